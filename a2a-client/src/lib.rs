@@ -1,0 +1,1 @@
+//! `a2a_client` (work in progress).

@@ -1,0 +1,1 @@
+//! `a2a_types` (work in progress).

@@ -1,0 +1,1 @@
+//! `conformance` (work in progress).
