@@ -1,0 +1,3 @@
+//! A2A 0.3 models (work in progress).
+
+pub mod rest;
