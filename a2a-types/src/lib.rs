@@ -7,12 +7,22 @@
 //! - [`error`]: every A2A error with codes, names, reasons and both versions' wire forms.
 //! - [`version`]: `A2A-Version`, extension headers, media types and protocol binding names.
 //! - [`timestamp`]: lenient timestamp parsing, UTC `Z` output.
+//! - [`binary`]: base64 `bytes` kept verbatim (hazard H6).
 //! - [`strict`]: the strict validator (every unknown member, missing REQUIRED field and bad enum value, with its JSON path).
 
+pub mod binary;
 pub mod error;
 pub mod jsonrpc;
+pub(crate) mod macros;
 pub mod strict;
 pub mod timestamp;
 pub mod v03;
 pub mod v1;
 pub mod version;
+
+pub use macros::UnknownEnumValue;
+
+/// A fresh random id (UUID v4, hyphenated) for messages, tasks, contexts and artifacts.
+pub fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
