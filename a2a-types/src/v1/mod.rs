@@ -16,10 +16,18 @@
 //! - Unknown members are ignored by the default parse, except on the agent card types, which keep
 //!   them (`extra`) so a card round trip loses nothing.
 
+mod card;
 mod message;
 mod requests;
 mod task;
 
+pub use card::{
+    AgentCapabilities, AgentCard, AgentCardSignature, AgentExtension, AgentInterface, AgentProvider,
+    AgentSkill, ApiKeySecurityScheme, AuthorizationCodeOAuthFlow, ClientCredentialsOAuthFlow,
+    DeviceCodeOAuthFlow, HttpAuthSecurityScheme, ImplicitOAuthFlow, MutualTlsSecurityScheme,
+    OAuth2SecurityScheme, OAuthFlows, OpenIdConnectSecurityScheme, PasswordOAuthFlow,
+    SecurityRequirement, SecurityScheme, StringList,
+};
 pub use message::{Message, Part, PartContent, Role};
 pub use requests::{
     AuthenticationInfo, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, Empty,

@@ -28,7 +28,11 @@ pub struct SendMessageConfiguration {
     )]
     pub task_push_notification_config: Option<TaskPushNotificationConfig>,
     /// `historyLength`: unset = no limit, 0 = no messages, N = at most N (S1 §3.2.4).
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "history_length")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "history_length"
+    )]
     pub history_length: Option<i32>,
     /// `returnImmediately`: return right after the task is created (default false = blocking).
     #[serde(
@@ -113,7 +117,11 @@ pub struct GetTaskRequest {
     #[schemars(required)]
     pub id: String,
     /// `historyLength`: unset = server default, 0 = omit history, N = at most N.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "history_length")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "history_length"
+    )]
     pub history_length: Option<i32>,
 }
 
@@ -147,7 +155,11 @@ pub struct ListTasksRequest {
     #[serde(default, skip_serializing_if = "Option::is_none", alias = "page_token")]
     pub page_token: Option<String>,
     /// `historyLength`: history limit per task.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "history_length")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "history_length"
+    )]
     pub history_length: Option<i32>,
     /// `statusTimestampAfter`: only tasks whose status timestamp is >= this.
     #[serde(
