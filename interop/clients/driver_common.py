@@ -63,7 +63,33 @@ def parse_args(description: str) -> argparse.Namespace:
     p.add_argument('--card-path', default=None, help='card path relative to --url')
     p.add_argument('--scenario', default=None, help='read the scenario from FILE, not stdin')
     p.add_argument('--debug', action='store_true', help='tracebacks on stderr')
+    p.add_argument(
+        '--trace',
+        action='store_true',
+        help='log every HTTP request/response (headers + JSON bodies) to stderr',
+    )
     return p.parse_args()
+
+
+def trace_hooks(enabled: bool) -> dict[str, list[Any]]:
+    """httpx event hooks that print the wire traffic to stderr (for --trace)."""
+    if not enabled:
+        return {}
+
+    async def on_request(request: Any) -> None:
+        body = request.content.decode('utf-8', 'replace') if request.content else ''
+        hdrs = {k: v for k, v in request.headers.items() if k.lower() not in ('host', 'accept-encoding', 'connection', 'user-agent', 'content-length')}
+        print(f'>>> {request.method} {request.url} {json.dumps(hdrs)}\n>>> {body}', file=sys.stderr, flush=True)
+
+    async def on_response(response: Any) -> None:
+        ctype = response.headers.get('content-type', '')
+        hdrs = {k: v for k, v in response.headers.items() if k.lower() not in ('date', 'server', 'content-length')}
+        print(f'<<< {response.status_code} {json.dumps(hdrs)}', file=sys.stderr, flush=True)
+        if 'event-stream' not in ctype:
+            await response.aread()
+            print(f'<<< {response.text}', file=sys.stderr, flush=True)
+
+    return {'request': [on_request], 'response': [on_response]}
 
 
 def read_scenario(args: argparse.Namespace) -> list[dict[str, Any]]:

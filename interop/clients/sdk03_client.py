@@ -64,7 +64,7 @@ from a2a.types import (  # noqa: E402
     TextPart,
 )
 
-from driver_common import Runner, parse_args, read_scenario  # noqa: E402
+from driver_common import Runner, parse_args, read_scenario, trace_hooks  # noqa: E402
 
 BINDINGS = {'jsonrpc': 'JSONRPC', 'rest': 'HTTP+JSON'}
 
@@ -103,12 +103,14 @@ def error_to_json(exc: BaseException) -> dict[str, Any]:
 
 
 class Sdk03Driver:
-    def __init__(self, url: str, binding: str, card_path: str | None):
+    def __init__(self, url: str, binding: str, card_path: str | None, trace: bool = False):
         self.url = url.rstrip('/')
         self.transport_name = BINDINGS[binding]
         self.binding = binding
         self.card_path = card_path
-        self.http = httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=10.0))
+        self.http = httpx.AsyncClient(
+            timeout=httpx.Timeout(60.0, connect=10.0), event_hooks=trace_hooks(trace)
+        )
         self.card: AgentCard | None = None
         self.clients: dict[bool, Any] = {}
         self.runner: Runner | None = None
@@ -300,7 +302,7 @@ async def main() -> int:
         print('sdk03 client speaks protocol 0.3 only', file=sys.stderr)
         return 2
     ops = read_scenario(args)
-    d = Sdk03Driver(args.url, args.binding, args.card_path)
+    d = Sdk03Driver(args.url, args.binding, args.card_path, args.trace)
     unary = {
         name[3:]: getattr(d, name)
         for name in dir(d)

@@ -63,7 +63,7 @@ from a2a.types.a2a_pb2 import (  # noqa: E402
 )
 from a2a.utils.errors import A2A_ERROR_MAPPING, JSON_RPC_ERROR_CODE_MAP  # noqa: E402
 
-from driver_common import Runner, parse_args, read_scenario  # noqa: E402
+from driver_common import Runner, parse_args, read_scenario, trace_hooks  # noqa: E402
 
 BINDINGS = {'jsonrpc': 'JSONRPC', 'rest': 'HTTP+JSON'}
 
@@ -98,12 +98,14 @@ def error_to_json(exc: BaseException) -> dict[str, Any]:
 
 
 class Sdk1Driver:
-    def __init__(self, url: str, binding: str, version: str | None, card_path: str | None):
+    def __init__(self, url: str, binding: str, version: str | None, card_path: str | None, trace: bool = False):
         self.url = url.rstrip('/')
         self.binding = BINDINGS[binding]
         self.version = version
         self.card_path = card_path
-        self.http = httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=10.0))
+        self.http = httpx.AsyncClient(
+            timeout=httpx.Timeout(60.0, connect=10.0), event_hooks=trace_hooks(trace)
+        )
         self.card: AgentCard | None = None
         self.clients: dict[bool, Any] = {}
         self.runner: Runner | None = None
@@ -276,7 +278,7 @@ class Sdk1Driver:
 async def main() -> int:
     args = parse_args('a2a-sdk 1.x client driver')
     ops = read_scenario(args)
-    d = Sdk1Driver(args.url, args.binding, args.protocol_version, args.card_path)
+    d = Sdk1Driver(args.url, args.binding, args.protocol_version, args.card_path, args.trace)
     unary = {
         name[3:]: getattr(d, name)
         for name in dir(d)
