@@ -1,0 +1,494 @@
+//! Agent card discovery with HTTP caching.
+//!
+//! [`CardResolver::fetch`] takes an agent's base URL (or the card URL itself), fetches
+//! `/.well-known/agent-card.json` with the `A2A-Version` header, and keeps the card in a cache
+//! that follows the parts of RFC 9111 the 1.0 spec asks for (§8.6): `Cache-Control: max-age`
+//! (minus `Age`) makes a card fresh; a stale card with an `ETag` / `Last-Modified` is revalidated
+//! with `If-None-Match` / `If-Modified-Since`, and a `304 Not Modified` keeps the cached body;
+//! `no-store` is never cached, `no-cache` is always revalidated. What is read is capped at
+//! [`CardResolver::max_bytes`] (checked on `Content-Length` and while streaming the body).
+//!
+//! Time comes from a [`Clock`], so tests drive freshness without sleeping.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use futures::StreamExt;
+use http::HeaderMap;
+use http::header::{
+    ACCEPT, AGE, CACHE_CONTROL, CONTENT_LENGTH, ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH,
+    LAST_MODIFIED,
+};
+use url::Url;
+
+use crate::headers as a2a_header;
+use crate::select::{self, CardInterfaces, NoUsableInterface, SelectedInterface, Speaks};
+
+/// The well-known path of the public agent card (both versions).
+pub const WELL_KNOWN_PATH: &str = ".well-known/agent-card.json";
+
+/// Default cap on the size of a card body: 1 MiB.
+pub const DEFAULT_MAX_CARD_BYTES: usize = 1024 * 1024;
+
+/// A source of monotonic time for cache freshness.
+pub trait Clock: Send + Sync + std::fmt::Debug {
+    /// The current instant.
+    fn now(&self) -> Instant;
+}
+
+/// The real monotonic clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+}
+
+/// Why a card could not be discovered.
+#[derive(Debug, thiserror::Error)]
+pub enum DiscoveryError {
+    /// The base URL cannot be turned into a card URL.
+    #[error("invalid agent URL {url:?}: {reason}")]
+    BadUrl {
+        /// What was given.
+        url: String,
+        /// Why it is unusable.
+        reason: String,
+    },
+    /// Connecting, sending or reading failed.
+    #[error("fetching agent card {url}: {source}")]
+    Http {
+        /// The card URL.
+        url: Url,
+        /// The underlying error.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The server answered with a non-success status.
+    #[error("fetching agent card {url}: HTTP {status}{}", if body.is_empty() { String::new() } else { format!(": {body}") })]
+    Status {
+        /// The card URL.
+        url: Url,
+        /// The HTTP status.
+        status: u16,
+        /// The first bytes of the body (lossy UTF-8), for the message.
+        body: String,
+    },
+    /// The body is larger than the configured limit.
+    #[error("agent card {url} is larger than the {limit}-byte limit")]
+    TooLarge {
+        /// The card URL.
+        url: Url,
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// The body is not an agent card.
+    #[error("agent card {url} is not valid JSON: {source}")]
+    Parse {
+        /// The card URL.
+        url: Url,
+        /// The JSON error.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// How a [`FetchedCard`] was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheStatus {
+    /// Downloaded (HTTP 200).
+    Fetched,
+    /// Served from the cache without any request (still fresh).
+    Fresh,
+    /// Revalidated with the server (HTTP 304), cached body reused.
+    Revalidated,
+}
+
+/// An agent card as fetched: the exact body plus what selection needs.
+#[derive(Debug, Clone)]
+pub struct FetchedCard {
+    /// The card URL it was fetched from.
+    pub url: Url,
+    /// The exact body bytes (for typed parsing, signature checks and pass-through).
+    pub body: Bytes,
+    /// The interface members of the card (either version).
+    pub interfaces: CardInterfaces,
+    /// The `ETag` the server sent, if any.
+    pub etag: Option<String>,
+    /// How this call obtained it.
+    pub cache: CacheStatus,
+}
+
+impl FetchedCard {
+    /// Selects the interface to use among the card's offers (see [`crate::select`]).
+    pub fn select(&self, speaks: &Speaks) -> Result<SelectedInterface, NoUsableInterface> {
+        select::select(&self.interfaces, speaks)
+    }
+
+    /// The card body as a JSON value tree (pass-through use only).
+    pub fn json(&self) -> Result<serde_json::Value, serde_json::Error> {
+        serde_json::from_slice(&self.body)
+    }
+
+    /// Whether this is a 1.0 card (it has a non-empty `supportedInterfaces`); otherwise 0.3.
+    pub fn is_v1(&self) -> bool {
+        !self.interfaces.supported_interfaces.is_empty()
+    }
+}
+
+#[derive(Debug, Clone)]
+struct CacheEntry {
+    body: Bytes,
+    interfaces: CardInterfaces,
+    etag: Option<String>,
+    last_modified: Option<String>,
+    /// Instant until which the entry is fresh (`None` = must revalidate).
+    fresh_until: Option<Instant>,
+}
+
+/// Fetches agent cards and caches them per card URL. Cheap to clone (shared cache).
+#[derive(Debug, Clone)]
+pub struct CardResolver {
+    http: reqwest::Client,
+    cache: Arc<Mutex<HashMap<String, CacheEntry>>>,
+    max_bytes: usize,
+    a2a_version: String,
+    headers: HeaderMap,
+    clock: Arc<dyn Clock>,
+}
+
+impl CardResolver {
+    /// A resolver using `http` for requests (share one client to reuse connections).
+    pub fn new(http: reqwest::Client) -> CardResolver {
+        CardResolver {
+            http,
+            cache: Arc::new(Mutex::new(HashMap::new())),
+            max_bytes: DEFAULT_MAX_CARD_BYTES,
+            a2a_version: crate::select::Version::V1.as_str().to_string(),
+            headers: HeaderMap::new(),
+            clock: Arc::new(SystemClock),
+        }
+    }
+
+    /// Sets the cap on the card body size.
+    pub fn with_max_bytes(mut self, max_bytes: usize) -> CardResolver {
+        self.max_bytes = max_bytes;
+        self
+    }
+
+    /// The cap on the card body size.
+    pub fn max_bytes(&self) -> usize {
+        self.max_bytes
+    }
+
+    /// Sets the `A2A-Version` value sent with card requests (default `1.0`).
+    pub fn with_a2a_version(mut self, version: impl Into<String>) -> CardResolver {
+        self.a2a_version = version.into();
+        self
+    }
+
+    /// Extra headers sent with card requests (e.g. credentials for a protected card).
+    pub fn with_headers(mut self, headers: HeaderMap) -> CardResolver {
+        self.headers = headers;
+        self
+    }
+
+    /// Replaces the clock (tests).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> CardResolver {
+        self.clock = clock;
+        self
+    }
+
+    /// Drops every cached card.
+    pub fn clear(&self) {
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.clear();
+        }
+    }
+
+    /// The card URL for an agent URL: a URL whose path already ends in `.json` is used as is;
+    /// otherwise `.well-known/agent-card.json` is appended to its path (as the Python SDK does).
+    pub fn card_url(agent_url: &str) -> Result<Url, DiscoveryError> {
+        let bad = |reason: String| DiscoveryError::BadUrl {
+            url: agent_url.to_string(),
+            reason,
+        };
+        let mut url = Url::parse(agent_url.trim()).map_err(|e| bad(e.to_string()))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(bad(format!(
+                "scheme {:?} is not http or https",
+                url.scheme()
+            )));
+        }
+        if url.path().ends_with(".json") {
+            return Ok(url);
+        }
+        let path = format!("{}/{WELL_KNOWN_PATH}", url.path().trim_end_matches('/'));
+        url.set_path(&path);
+        url.set_query(None);
+        url.set_fragment(None);
+        Ok(url)
+    }
+
+    /// Fetches (or serves from cache) the card of the agent at `agent_url`.
+    pub async fn fetch(&self, agent_url: &str) -> Result<FetchedCard, DiscoveryError> {
+        let url = Self::card_url(agent_url)?;
+        self.fetch_url(url).await
+    }
+
+    /// Fetches (or serves from cache) the card at exactly `url`.
+    pub async fn fetch_url(&self, url: Url) -> Result<FetchedCard, DiscoveryError> {
+        let key = url.as_str().to_string();
+        let cached = self.cache.lock().ok().and_then(|c| c.get(&key).cloned());
+        let now = self.clock.now();
+        if let Some(entry) = &cached
+            && entry.fresh_until.is_some_and(|until| now < until)
+        {
+            return Ok(FetchedCard {
+                url,
+                body: entry.body.clone(),
+                interfaces: entry.interfaces.clone(),
+                etag: entry.etag.clone(),
+                cache: CacheStatus::Fresh,
+            });
+        }
+
+        let mut request = self
+            .http
+            .get(url.clone())
+            .headers(self.headers.clone())
+            .header(ACCEPT, "application/json")
+            .header(a2a_header::VERSION, &self.a2a_version);
+        if let Some(entry) = &cached {
+            if let Some(etag) = &entry.etag {
+                request = request.header(IF_NONE_MATCH, etag);
+            }
+            if let Some(lm) = &entry.last_modified {
+                request = request.header(IF_MODIFIED_SINCE, lm);
+            }
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|source| DiscoveryError::Http {
+                url: url.clone(),
+                source,
+            })?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let policy = CachePolicy::from_headers(&headers);
+        let fresh_until = policy.fresh_for().map(|d| now + d);
+
+        if status == reqwest::StatusCode::NOT_MODIFIED
+            && let Some(mut entry) = cached
+        {
+            // RFC 9111 §4.3.4: update the stored headers from the 304.
+            entry.fresh_until = if policy.no_store { None } else { fresh_until };
+            if let Some(etag) = header_string(&headers, ETAG) {
+                entry.etag = Some(etag);
+            }
+            if let Some(lm) = header_string(&headers, LAST_MODIFIED) {
+                entry.last_modified = Some(lm);
+            }
+            self.store(&key, &entry, policy.no_store);
+            return Ok(FetchedCard {
+                url,
+                body: entry.body,
+                interfaces: entry.interfaces,
+                etag: entry.etag,
+                cache: CacheStatus::Revalidated,
+            });
+        }
+        if !status.is_success() {
+            let body = read_limited(response, 512).await.unwrap_or_default();
+            return Err(DiscoveryError::Status {
+                url,
+                status: status.as_u16(),
+                body: String::from_utf8_lossy(&body).trim().to_string(),
+            });
+        }
+        if let Some(len) = headers
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok())
+            && len > self.max_bytes as u64
+        {
+            return Err(DiscoveryError::TooLarge {
+                url,
+                limit: self.max_bytes,
+            });
+        }
+        let body = match read_limited(response, self.max_bytes).await {
+            Ok(body) => body,
+            Err(ReadError::TooLarge) => {
+                return Err(DiscoveryError::TooLarge {
+                    url,
+                    limit: self.max_bytes,
+                });
+            }
+            Err(ReadError::Http(source)) => return Err(DiscoveryError::Http { url, source }),
+        };
+        let interfaces =
+            CardInterfaces::from_json(&body).map_err(|source| DiscoveryError::Parse {
+                url: url.clone(),
+                source,
+            })?;
+        let entry = CacheEntry {
+            body: body.clone(),
+            interfaces: interfaces.clone(),
+            etag: header_string(&headers, ETAG),
+            last_modified: header_string(&headers, LAST_MODIFIED),
+            fresh_until,
+        };
+        self.store(&key, &entry, policy.no_store);
+        Ok(FetchedCard {
+            url,
+            body,
+            interfaces,
+            etag: entry.etag,
+            cache: CacheStatus::Fetched,
+        })
+    }
+
+    fn store(&self, key: &str, entry: &CacheEntry, no_store: bool) {
+        if let Ok(mut cache) = self.cache.lock() {
+            if no_store {
+                cache.remove(key);
+            } else {
+                cache.insert(key.to_string(), entry.clone());
+            }
+        }
+    }
+}
+
+/// The caching-relevant directives of a response.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CachePolicy {
+    /// `max-age` in seconds.
+    pub max_age: Option<u64>,
+    /// `Age` in seconds.
+    pub age: u64,
+    /// `no-store`.
+    pub no_store: bool,
+    /// `no-cache` (store, but always revalidate).
+    pub no_cache: bool,
+}
+
+impl CachePolicy {
+    /// Reads `Cache-Control` (all fields) and `Age`.
+    pub fn from_headers(headers: &HeaderMap) -> CachePolicy {
+        let mut policy = CachePolicy::default();
+        for value in headers.get_all(CACHE_CONTROL) {
+            let Ok(value) = value.to_str() else { continue };
+            for directive in value.split(',') {
+                let directive = directive.trim();
+                let (name, arg) = match directive.split_once('=') {
+                    Some((n, a)) => (n.trim(), Some(a.trim().trim_matches('"'))),
+                    None => (directive, None),
+                };
+                match name.to_ascii_lowercase().as_str() {
+                    "max-age" => policy.max_age = arg.and_then(|a| a.parse().ok()),
+                    "no-store" => policy.no_store = true,
+                    "no-cache" => policy.no_cache = true,
+                    _ => {}
+                }
+            }
+        }
+        policy.age = headers
+            .get(AGE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        policy
+    }
+
+    /// How long a response stays fresh (`None`: revalidate on every use).
+    pub fn fresh_for(&self) -> Option<Duration> {
+        if self.no_store || self.no_cache {
+            return None;
+        }
+        let max_age = self.max_age?;
+        let left = max_age.saturating_sub(self.age);
+        (left > 0).then(|| Duration::from_secs(left))
+    }
+}
+
+fn header_string(headers: &HeaderMap, name: http::HeaderName) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+/// Why reading a body stopped.
+#[derive(Debug)]
+pub(crate) enum ReadError {
+    TooLarge,
+    Http(reqwest::Error),
+}
+
+/// Reads a response body, refusing more than `limit` bytes.
+pub(crate) async fn read_limited(
+    response: reqwest::Response,
+    limit: usize,
+) -> Result<Bytes, ReadError> {
+    let mut stream = response.bytes_stream();
+    let mut buf = BytesMut::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(ReadError::Http)?;
+        if buf.len() + chunk.len() > limit {
+            return Err(ReadError::TooLarge);
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(buf.freeze())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn card_url_rules() {
+        assert_eq!(
+            CardResolver::card_url("http://h:1").unwrap().as_str(),
+            "http://h:1/.well-known/agent-card.json"
+        );
+        assert_eq!(
+            CardResolver::card_url("http://h/a/b/").unwrap().as_str(),
+            "http://h/a/b/.well-known/agent-card.json"
+        );
+        assert_eq!(
+            CardResolver::card_url("http://h/x/card.json")
+                .unwrap()
+                .as_str(),
+            "http://h/x/card.json"
+        );
+        assert!(CardResolver::card_url("ftp://h").is_err());
+        assert!(CardResolver::card_url("not a url").is_err());
+    }
+
+    #[test]
+    fn cache_control_parsing() {
+        let mut h = HeaderMap::new();
+        h.insert(CACHE_CONTROL, "public, max-age=60".parse().unwrap());
+        h.insert(AGE, "10".parse().unwrap());
+        let p = CachePolicy::from_headers(&h);
+        assert_eq!(p.max_age, Some(60));
+        assert_eq!(p.fresh_for(), Some(Duration::from_secs(50)));
+        h.insert(CACHE_CONTROL, "no-cache, max-age=60".parse().unwrap());
+        assert_eq!(CachePolicy::from_headers(&h).fresh_for(), None);
+        h.insert(CACHE_CONTROL, "max-age=\"5\"".parse().unwrap());
+        h.insert(AGE, "9".parse().unwrap());
+        assert_eq!(CachePolicy::from_headers(&h).fresh_for(), None);
+        assert!(
+            CachePolicy::from_headers(&HeaderMap::new())
+                .fresh_for()
+                .is_none()
+        );
+    }
+}
