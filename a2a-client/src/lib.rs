@@ -25,6 +25,7 @@
 //! - `futures`, `tokio`: async streams and runtime; `serde`, `serde_json`: JSON; `url`: URLs.
 //! - `thiserror`: typed errors; `tracing`: diagnostics; `uuid`: message ids; `base64`: file parts.
 //! - `clap`, `anyhow`: the `a2a` CLI only.
+//!
 //! (`eventsource-stream` is not used: the SSE parser is ours, with size limits and tests.)
 pub mod auth;
 pub mod discovery;
