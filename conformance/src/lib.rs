@@ -1,1 +1,35 @@
-//! `conformance` (work in progress).
+//! `conformance`: A2A fixtures and the runner that replays them.
+//!
+//! - [`fixture`]: the fixture format, one case per JSON file under `conformance/fixtures/<suite>/`.
+//! - [`matcher`]: the matcher engine (`"$uuid"`, `"$timestamp"`, `"$absent"`, captures, ...).
+//! - [`model`]: model cases (parse / serialize / strict-validate a document), replayed in-process.
+//! - [`registry`]: every top-level `a2a-types` type by dialect and name, with its schema.
+//! - [`spec`]: extraction and classification of the JSON examples of both specification texts.
+//! - [`wire`]: wire cases, replayed over HTTP against a target binary started on loopback.
+//! - [`runner`]: runs cases and prints `PASS`/`FAIL` lines and the closing `N passed, N failed` line.
+//!
+//! The `conformance` binary is the command-line runner (`cargo xtask conformance`), and the
+//! `export-schemas` binary writes `schemas/` (`cargo xtask schema`). See `docs/conformance.md`.
+//!
+//! ```
+//! use conformance::matcher::{match_value, Vars};
+//! use serde_json::json;
+//!
+//! let expected = json!({"id": "$uuid", "status": {"state": "TASK_STATE_SUBMITTED", "timestamp": "$timestamp"}});
+//! let actual = json!({"id": "9229e770-767c-417b-a0b0-f0741243c589",
+//!                     "status": {"state": "TASK_STATE_SUBMITTED", "timestamp": "2025-10-28T10:30:00.000Z"}});
+//! assert!(match_value(&expected, &actual, &mut Vars::new()).is_empty());
+//! ```
+//!
+//! Dependencies: `a2a-types` (the models under test), `serde`/`serde_json` (fixtures), `schemars`
+//! (schema export), `jsonschema` (schema checks), `regex` (matchers, URL discovery), `reqwest` +
+//! `tokio` (the wire replays), `clap` (the binaries' flags), `anyhow` (binary error reporting).
+
+pub mod fixture;
+pub mod interop;
+pub mod matcher;
+pub mod model;
+pub mod registry;
+pub mod runner;
+pub mod spec;
+pub mod wire;

@@ -1,1 +1,247 @@
-fn main() {}
+//! Project chores for a2a-rs, run as `cargo xtask <command>` (the alias lives in `.cargo/config.toml`).
+//!
+//! - `cargo xtask test`: the project's one test command (fmt check, clippy `-D warnings`, Python venvs,
+//!   nextest, doctests, conformance, schema check). It stops at the first failing step.
+//! - `cargo xtask conformance [ARGS]`: builds the workspace binaries and runs the conformance runner.
+//! - `cargo xtask schema [--check]`: exports the JSON Schemas of a2a-types into `schemas/`, or checks
+//!   that the committed files are current.
+//!
+//! Dependencies: `clap` (argument parsing) and `anyhow` (error reporting); everything else is
+//! `std::process::Command`, so this crate builds in seconds on a fresh clone.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+
+/// Command line of `cargo xtask`.
+#[derive(Parser)]
+#[command(name = "xtask", about = "a2a-rs project chores")]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+/// The chores.
+#[derive(Subcommand)]
+enum Cmd {
+    /// The one test command: fmt, clippy, venvs, nextest, doctests, conformance, schema check.
+    Test,
+    /// Build the workspace binaries and run the conformance runner (extra ARGS go to the runner).
+    Conformance {
+        /// Arguments passed to the `conformance` binary (default: `run`).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Export the JSON Schema of every top-level a2a-types type into `schemas/`.
+    Schema {
+        /// Fail if the committed files differ from what would be generated.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Create the Python venvs used by the interop tests (`interop/setup_venvs.py`).
+    Pyenv,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Cmd::Test => test(),
+        Cmd::Conformance { args } => conformance(&args),
+        Cmd::Schema { check } => schema(check),
+        Cmd::Pyenv => pyenv().map(|_| ()),
+    };
+    if let Err(err) = result {
+        eprintln!("xtask: error: {err:#}");
+        std::process::exit(1);
+    }
+}
+
+/// The workspace root (the parent of this crate's manifest directory).
+fn root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_path_buf()
+}
+
+/// The cargo that runs us (so toolchain overrides carry over).
+fn cargo() -> Command {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(root());
+    cmd
+}
+
+/// Runs `cmd`, failing with `what` when it exits non-zero.
+fn run(what: &str, mut cmd: Command) -> Result<()> {
+    eprintln!("xtask: running {what}: {cmd:?}");
+    let status = cmd
+        .status()
+        .with_context(|| format!("{what}: could not start {cmd:?}"))?;
+    if !status.success() {
+        bail!("{what} failed ({status})");
+    }
+    Ok(())
+}
+
+/// One named step of `cargo xtask test`.
+struct Step {
+    name: &'static str,
+    run: fn() -> Result<()>,
+}
+
+fn test() -> Result<()> {
+    let steps = [
+        Step {
+            name: "format check (cargo fmt --all -- --check)",
+            run: || {
+                let mut c = cargo();
+                c.args(["fmt", "--all", "--", "--check"]);
+                run("cargo fmt --check", c)
+            },
+        },
+        Step {
+            name: "lint (cargo clippy --workspace --all-targets -- -D warnings)",
+            run: || {
+                let mut c = cargo();
+                c.args([
+                    "clippy",
+                    "--workspace",
+                    "--all-targets",
+                    "--",
+                    "-D",
+                    "warnings",
+                ]);
+                run("cargo clippy", c)
+            },
+        },
+        Step {
+            name: "python venvs (interop/setup_venvs.py)",
+            run: || pyenv().map(|_| ()),
+        },
+        Step {
+            name: "tests (cargo nextest run --workspace --profile ci)",
+            run: || {
+                let mut c = cargo();
+                c.args(["nextest", "run", "--workspace", "--profile", "ci"]);
+                c.env(
+                    "PROPTEST_CASES",
+                    std::env::var("PROPTEST_CASES").unwrap_or("256".into()),
+                );
+                run("cargo nextest", c)
+            },
+        },
+        Step {
+            name: "doctests (cargo test --doc --workspace)",
+            run: || {
+                let mut c = cargo();
+                c.args(["test", "--doc", "--workspace"]);
+                run("cargo test --doc", c)
+            },
+        },
+        Step {
+            name: "conformance (cargo xtask conformance)",
+            run: || conformance(&[]),
+        },
+        Step {
+            name: "schemas current (cargo xtask schema --check)",
+            run: || schema(true),
+        },
+    ];
+    let total = Instant::now();
+    for (i, step) in steps.iter().enumerate() {
+        let started = Instant::now();
+        eprintln!(
+            "\nxtask test: step {}/{}: {}",
+            i + 1,
+            steps.len(),
+            step.name
+        );
+        if let Err(err) = (step.run)() {
+            bail!(
+                "step {}/{} `{}` FAILED: {err:#}\nxtask test: stopping at the first failing step",
+                i + 1,
+                steps.len(),
+                step.name
+            );
+        }
+        eprintln!(
+            "xtask test: step {}/{} ok ({:.1}s)",
+            i + 1,
+            steps.len(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    eprintln!(
+        "\nxtask test: all {} steps passed ({:.1}s)",
+        steps.len(),
+        total.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Runs `interop/setup_venvs.py` when the interop harness exists. Returns whether it ran.
+fn pyenv() -> Result<bool> {
+    let script = root().join("interop").join("setup_venvs.py");
+    if !script.exists() {
+        eprintln!(
+            "xtask: {} not present; no venvs to set up",
+            script.display()
+        );
+        return Ok(false);
+    }
+    let mut c = Command::new("python3");
+    c.arg(&script).current_dir(root());
+    run("python venv setup", c)?;
+    Ok(true)
+}
+
+fn conformance(args: &[String]) -> Result<()> {
+    // Build every binary first so the runner finds the agent and gateway next to itself.
+    let mut build = cargo();
+    build.args(["build", "--workspace", "--bins", "--quiet"]);
+    run("cargo build --workspace --bins", build)?;
+    let mut c = cargo();
+    c.args([
+        "run",
+        "--quiet",
+        "-p",
+        "conformance",
+        "--bin",
+        "conformance",
+        "--",
+    ]);
+    if args.is_empty() {
+        c.arg("run");
+    } else {
+        c.args(args);
+    }
+    run("conformance runner", c)
+}
+
+fn schema(check: bool) -> Result<()> {
+    let mut c = cargo();
+    c.args([
+        "run",
+        "--quiet",
+        "-p",
+        "conformance",
+        "--bin",
+        "export-schemas",
+        "--",
+        "--out",
+    ]);
+    c.arg(root().join("schemas"));
+    if check {
+        c.arg("--check");
+    }
+    run(
+        if check {
+            "schema check"
+        } else {
+            "schema export"
+        },
+        c,
+    )
+}
