@@ -1,1 +1,46 @@
-//! `a2a_gateway` (work in progress).
+//! `a2a_gateway`: a governed A2A gateway in front of registered peer agents.
+//!
+//! Callers authenticate with a workspace API key and reach the peers registered in their
+//! workspace at `/a2a/{agentId}` over JSON-RPC (A2A 0.3 or 1.0, both method name sets) or the
+//! A2A 1.0 HTTP+JSON binding at `/a2a/{agentId}/v1/...`. The gateway reads each peer's card,
+//! picks the peer's interface, checks the peer address, translates between the caller's and
+//! the peer's version, enforces limits and scopes, serves a governed card and writes one audit
+//! record per hop. The behaviour reference is the DVARA A2A Gateway API; see `docs/gateway.md`.
+//!
+//! ```
+//! use a2a_gateway::{config::Config, store::Store, keys::Scope, server::Gateway};
+//!
+//! let store = Store::open_in_memory().unwrap();
+//! store.create_workspace("team", "Team").unwrap();
+//! let (info, secret) = store.create_key("team", &[Scope::Read], None, None).unwrap();
+//! assert!(secret.starts_with("a2agw_"));
+//! assert_eq!(store.authenticate(&secret).unwrap().unwrap().key_id, info.key_id);
+//! let gateway = Gateway::new(Config::default(), store).unwrap();
+//! let _router = gateway.router();
+//! ```
+//!
+//! Why each dependency is here:
+//! - `axum`, `tokio`, `futures`, `async-stream`: the HTTP server, SSE and stream proxying;
+//! - `reqwest`, `eventsource-stream`: calls to peers and reading their SSE streams;
+//! - `rusqlite`: the embedded registry and audit store;
+//! - `aws-lc-rs`, `subtle`, `base64`: key generation, SHA-256 at rest, HMAC page tokens,
+//!   constant-time comparison;
+//! - `serde`, `serde_json`, `toml`, `clap`: wire JSON, the config file and the command line;
+//! - `url`: peer address checks; `time`: audit timestamps; `tracing`, `tracing-subscriber`: logs;
+//! - `thiserror`, `anyhow`: error types in the library and the binary.
+
+// Refusals are large but cold: boxing them would only add noise on the error paths.
+#![allow(clippy::result_large_err)]
+
+pub mod admin;
+pub mod config;
+pub mod demo;
+pub mod errors;
+pub mod keys;
+pub mod metrics;
+pub mod ops;
+pub mod peer;
+pub mod seams;
+pub mod server;
+pub mod store;
+pub mod xlate;

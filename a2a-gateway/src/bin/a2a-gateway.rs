@@ -1,1 +1,445 @@
-fn main() {}
+//! `a2a-gateway`: serve the governed A2A gateway, run the demo, or manage the registry.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+
+use a2a_gateway::config::{Config, ErrorStatusMode};
+use a2a_gateway::errors::Version;
+use a2a_gateway::keys;
+use a2a_gateway::server::Gateway;
+use a2a_gateway::store::{Agent, Store};
+
+/// Governed A2A gateway: workspace keys, scopes, limits, version translation (0.3 <-> 1.0),
+/// governed Agent Cards and an audit log in front of registered peer agents.
+#[derive(Parser)]
+#[command(name = "a2a-gateway", version)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Serve the gateway. Settings come from defaults, then the TOML file, then A2A_GATEWAY_*
+    /// environment variables, then flags.
+    Serve(ServeArgs),
+    /// Start a gateway with a demo workspace, key and the built-in echo agent registered, on an
+    /// embedded SQLite file, and print working curl commands.
+    Demo(DemoArgs),
+    /// Manage workspaces, agents, keys and the audit log directly in the SQLite file.
+    Admin(AdminArgs),
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// TOML configuration file (keys as in docs/gateway.md; every key optional).
+    #[arg(long, env = "A2A_GATEWAY_CONFIG")]
+    config: Option<PathBuf>,
+    /// Listen address [default: 127.0.0.1:8080].
+    #[arg(long, env = "A2A_GATEWAY_LISTEN")]
+    listen: Option<SocketAddr>,
+    /// Public base URL written on governed cards [default: http://<listen>].
+    #[arg(long, env = "A2A_GATEWAY_PUBLIC_URL")]
+    public_url: Option<String>,
+    /// SQLite file [default: a2a-gateway.db].
+    #[arg(long, env = "A2A_GATEWAY_DATABASE")]
+    database: Option<PathBuf>,
+    /// Bearer token of the admin API [default: none = admin API off].
+    #[arg(long, env = "A2A_GATEWAY_ADMIN_TOKEN")]
+    admin_token: Option<String>,
+    /// Serve A2A 1.0 as well as 0.3 (a2a.protocol.serve-v1) [default: true].
+    #[arg(long, env = "A2A_GATEWAY_SERVE_V1")]
+    serve_v1: Option<bool>,
+    /// Allow message:stream and tasks:resubscribe (a2a.streaming.enabled) [default: true].
+    #[arg(long, env = "A2A_GATEWAY_STREAMING")]
+    streaming: Option<bool>,
+    /// HTTP status of JSON-RPC refusals: `ok` = 200 (401 stays 401), `refusal` = the
+    /// refusal's own status (a2a.protocol.json-rpc-error-status) [default: ok].
+    #[arg(long, env = "A2A_GATEWAY_JSON_RPC_ERROR_STATUS", value_enum)]
+    json_rpc_error_status: Option<ErrorStatusMode>,
+    /// Development mode: allow plain http peers and loopback peer addresses [default: false].
+    #[arg(long, env = "A2A_GATEWAY_DEV")]
+    dev: Option<bool>,
+    /// Seconds to wait for a peer answer, and between stream events [default: 30].
+    #[arg(long, env = "A2A_GATEWAY_PEER_TIMEOUT_SECS")]
+    peer_timeout_secs: Option<u64>,
+    /// Characters of text across an outbound message (413 a2a_message_too_large) [default: 50000].
+    #[arg(long, env = "A2A_GATEWAY_MAX_MESSAGE_CHARS")]
+    max_message_chars: Option<usize>,
+    /// Bytes of a whole peer answer (502 a2a_response_too_large) [default: 16777216 = 16 MiB].
+    #[arg(long, env = "A2A_GATEWAY_MAX_RESPONSE_BYTES")]
+    max_response_bytes: Option<u64>,
+    /// Bytes of a peer Agent Card [default: 16777216 = 16 MiB].
+    #[arg(long, env = "A2A_GATEWAY_MAX_CARD_BYTES")]
+    max_card_bytes: Option<u64>,
+    /// Bytes of one stream; the stream then ends with an error event [default: 67108864 = 64 MiB].
+    #[arg(long, env = "A2A_GATEWAY_MAX_STREAM_BYTES")]
+    max_stream_bytes: Option<u64>,
+    /// Bytes of an incoming push-notification body (413 a2a_push_too_large) [default: 1048576 = 1 MiB].
+    #[arg(long, env = "A2A_GATEWAY_MAX_PUSH_BYTES")]
+    max_push_bytes: Option<u64>,
+}
+
+impl ServeArgs {
+    fn config(&self) -> Result<Config> {
+        let mut c = match &self.config {
+            Some(p) => Config::load(p).map_err(anyhow::Error::msg)?,
+            None => Config::default(),
+        };
+        if let Some(v) = self.listen {
+            c.listen = v;
+        }
+        if let Some(v) = &self.public_url {
+            c.public_url = Some(v.clone());
+        }
+        if let Some(v) = &self.database {
+            c.database = v.clone();
+        }
+        if let Some(v) = &self.admin_token {
+            c.admin_token = Some(v.clone());
+        }
+        if let Some(v) = self.serve_v1 {
+            c.serve_v1 = v;
+        }
+        if let Some(v) = self.streaming {
+            c.streaming_enabled = v;
+        }
+        if let Some(v) = self.json_rpc_error_status {
+            c.json_rpc_error_status = v;
+        }
+        if let Some(v) = self.dev {
+            c.dev_mode = v;
+        }
+        if let Some(v) = self.peer_timeout_secs {
+            c.peer_timeout_secs = v;
+        }
+        if let Some(v) = self.max_message_chars {
+            c.limits.max_message_chars = v;
+        }
+        if let Some(v) = self.max_response_bytes {
+            c.limits.max_response_bytes = v;
+        }
+        if let Some(v) = self.max_card_bytes {
+            c.limits.max_card_bytes = v;
+        }
+        if let Some(v) = self.max_stream_bytes {
+            c.limits.max_stream_bytes = v;
+        }
+        if let Some(v) = self.max_push_bytes {
+            c.limits.max_push_bytes = v;
+        }
+        Ok(c)
+    }
+}
+
+#[derive(Args)]
+struct DemoArgs {
+    /// Port of the gateway on 127.0.0.1 (0 = any free port).
+    #[arg(long, default_value_t = 8080, env = "A2A_GATEWAY_DEMO_PORT")]
+    port: u16,
+    /// SQLite file of the demo [default: a fresh file in the system temp directory].
+    #[arg(long)]
+    database: Option<PathBuf>,
+    /// A2A version the built-in echo agent speaks (the gateway translates for the other).
+    #[arg(long, default_value = "1.0", value_parser = ["0.3", "1.0"])]
+    echo_version: String,
+}
+
+#[derive(Args)]
+struct AdminArgs {
+    /// SQLite file.
+    #[arg(long, env = "A2A_GATEWAY_DATABASE", default_value = "a2a-gateway.db")]
+    database: PathBuf,
+    #[command(subcommand)]
+    cmd: AdminCmd,
+}
+
+#[derive(Subcommand)]
+enum AdminCmd {
+    /// Create a workspace.
+    WorkspaceCreate {
+        /// Workspace id.
+        id: String,
+        /// Display name [default: the id].
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// List workspaces.
+    WorkspaceList,
+    /// Set per-workspace response limits (omit a flag to use the gateway default).
+    WorkspaceLimits {
+        /// Workspace id.
+        id: String,
+        /// Peer answer limit in bytes.
+        #[arg(long)]
+        max_response_bytes: Option<u64>,
+        /// Stream limit in bytes.
+        #[arg(long)]
+        max_stream_bytes: Option<u64>,
+        /// Card limit in bytes.
+        #[arg(long)]
+        max_card_bytes: Option<u64>,
+    },
+    /// Register or replace an agent.
+    AgentAdd {
+        /// Workspace id.
+        workspace: String,
+        /// Agent id used in /a2a/{agentId}.
+        agent_id: String,
+        /// The peer's registered A2A endpoint.
+        endpoint: String,
+        /// Outbound bearer credential sent to the peer.
+        #[arg(long)]
+        credential: Option<String>,
+        /// Skill allow-list (repeatable); none = all skills.
+        #[arg(long = "skill")]
+        skills: Vec<String>,
+        /// Pinned card public key (used by card signature checks).
+        #[arg(long)]
+        pinned_card_key: Option<String>,
+    },
+    /// List agents of a workspace.
+    AgentList {
+        /// Workspace id.
+        workspace: String,
+    },
+    /// Remove an agent.
+    AgentRemove {
+        /// Workspace id.
+        workspace: String,
+        /// Agent id.
+        agent_id: String,
+    },
+    /// Create an API key; the key is printed once.
+    KeyCreate {
+        /// Workspace id.
+        workspace: String,
+        /// Scopes (repeatable): a2a:read, a2a:send; none = unrestricted.
+        #[arg(long = "scope")]
+        scopes: Vec<String>,
+        /// Label.
+        #[arg(long)]
+        label: Option<String>,
+        /// Lifetime in seconds [default: no expiry].
+        #[arg(long)]
+        ttl_secs: Option<i64>,
+    },
+    /// List keys of a workspace (metadata only).
+    KeyList {
+        /// Workspace id.
+        workspace: String,
+    },
+    /// Revoke a key.
+    KeyRevoke {
+        /// Key id.
+        key_id: String,
+    },
+    /// Export the audit log as JSON lines on stdout.
+    AuditExport {
+        /// Only this workspace.
+        #[arg(long)]
+        workspace: Option<String>,
+    },
+}
+
+fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(v)?);
+    Ok(())
+}
+
+fn admin(args: AdminArgs) -> Result<()> {
+    let store = Store::open(&args.database)
+        .with_context(|| format!("opening {}", args.database.display()))?;
+    match args.cmd {
+        AdminCmd::WorkspaceCreate { id, name } => {
+            print_json(&store.create_workspace(&id, name.as_deref().unwrap_or(&id))?)?
+        }
+        AdminCmd::WorkspaceList => print_json(&store.list_workspaces()?)?,
+        AdminCmd::WorkspaceLimits {
+            id,
+            max_response_bytes,
+            max_stream_bytes,
+            max_card_bytes,
+        } => {
+            store.set_workspace_limits(
+                &id,
+                max_response_bytes,
+                max_stream_bytes,
+                max_card_bytes,
+            )?;
+            print_json(&store.workspace(&id)?)?
+        }
+        AdminCmd::AgentAdd {
+            workspace,
+            agent_id,
+            endpoint,
+            credential,
+            skills,
+            pinned_card_key,
+        } => {
+            let a = Agent {
+                workspace_id: workspace,
+                agent_id,
+                endpoint,
+                credential,
+                skills: (!skills.is_empty()).then_some(skills),
+                pinned_card_key,
+            };
+            store.upsert_agent(&a)?;
+            print_json(&a)?
+        }
+        AdminCmd::AgentList { workspace } => print_json(&store.list_agents(&workspace)?)?,
+        AdminCmd::AgentRemove {
+            workspace,
+            agent_id,
+        } => store.delete_agent(&workspace, &agent_id)?,
+        AdminCmd::KeyCreate {
+            workspace,
+            scopes,
+            label,
+            ttl_secs,
+        } => {
+            let scopes = keys::parse_scopes(&scopes.join(" ")).map_err(anyhow::Error::msg)?;
+            let expires = ttl_secs.map(|t| time::OffsetDateTime::now_utc().unix_timestamp() + t);
+            let (info, secret) =
+                store.create_key(&workspace, &scopes, label.as_deref(), expires)?;
+            print_json(&info)?;
+            eprintln!("API key (shown only once):");
+            println!("{secret}");
+        }
+        AdminCmd::KeyList { workspace } => print_json(&store.list_keys(&workspace)?)?,
+        AdminCmd::KeyRevoke { key_id } => store.revoke_key(&key_id)?,
+        AdminCmd::AuditExport { workspace } => {
+            let mut out = std::io::stdout().lock();
+            store.export_audit_jsonl(workspace.as_deref(), &mut out)?;
+        }
+    }
+    Ok(())
+}
+
+async fn serve(args: ServeArgs) -> Result<()> {
+    let config = args.config()?;
+    let store = Store::open(&config.database)
+        .with_context(|| format!("opening {}", config.database.display()))?;
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("binding {}", config.listen))?;
+    let addr = listener.local_addr()?;
+    let gateway = Gateway::new(config, store).map_err(anyhow::Error::msg)?;
+    let handle = gateway.serve(listener).await?;
+    println!("LISTENING http://{addr}");
+    tokio::signal::ctrl_c().await.ok();
+    handle.shutdown().await;
+    Ok(())
+}
+
+async fn demo(args: DemoArgs) -> Result<()> {
+    let db = match args.database {
+        Some(p) => p,
+        None => std::env::temp_dir().join(format!("a2a-gateway-demo-{}.db", std::process::id())),
+    };
+    let store = Store::open(&db).with_context(|| format!("opening {}", db.display()))?;
+    let echo_version = if args.echo_version == "0.3" {
+        Version::V03
+    } else {
+        Version::V10
+    };
+    let echo_listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
+    let echo = a2a_gateway::demo::start_echo(echo_listener, echo_version, None).await?;
+    if store.workspace("demo")?.is_none() {
+        store.create_workspace("demo", "Demo workspace")?;
+    }
+    store.upsert_agent(&Agent {
+        workspace_id: "demo".into(),
+        agent_id: "echo".into(),
+        endpoint: echo.url.clone(),
+        credential: None,
+        skills: None,
+        pinned_card_key: None,
+    })?;
+    let (_, key) = store.create_key("demo", &[], Some("demo"), None)?;
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port))
+        .await
+        .with_context(|| format!("binding 127.0.0.1:{}", args.port))?;
+    let addr = listener.local_addr()?;
+    let config = Config {
+        listen: addr,
+        database: db.clone(),
+        dev_mode: true,
+        ..Config::default()
+    };
+    let gateway = Gateway::new(config, store).map_err(anyhow::Error::msg)?;
+    let handle = gateway.serve(listener).await?;
+    let base = format!("http://{addr}");
+    if key.is_empty() {
+        bail!("no demo key");
+    }
+    println!(
+        "a2a-gateway demo: workspace `demo`, agent `echo` (built-in echo agent, A2A {}), database {}",
+        echo_version.as_str(),
+        db.display()
+    );
+    println!();
+    println!("export A2A_GATEWAY_KEY={key}");
+    println!();
+    println!("# The governed Agent Card (A2A 1.0; add -H 'A2A-Version: 0.3' for the 0.3 card):");
+    println!(
+        "curl -s {base}/a2a/echo/.well-known/agent-card.json -H \"Authorization: Bearer $A2A_GATEWAY_KEY\""
+    );
+    println!();
+    println!("# Send a message, A2A 0.3 (no version header):");
+    println!(
+        "curl -s {base}/a2a/echo -H \"Authorization: Bearer $A2A_GATEWAY_KEY\" -H 'Content-Type: application/json' \\"
+    );
+    println!(
+        "  -d '{{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"method\":\"message/send\",\"params\":{{\"message\":{{\"kind\":\"message\",\"messageId\":\"m-1\",\"role\":\"user\",\"parts\":[{{\"kind\":\"text\",\"text\":\"hello\"}}]}}}}}}'"
+    );
+    println!();
+    println!("# Send a message, A2A 1.0:");
+    println!(
+        "curl -s {base}/a2a/echo -H \"Authorization: Bearer $A2A_GATEWAY_KEY\" -H 'A2A-Version: 1.0' -H 'Content-Type: application/json' \\"
+    );
+    println!(
+        "  -d '{{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"method\":\"SendMessage\",\"params\":{{\"message\":{{\"messageId\":\"m-1\",\"role\":\"ROLE_USER\",\"parts\":[{{\"text\":\"hello\"}}]}}}}}}'"
+    );
+    println!();
+    println!("# Stream, over the HTTP+JSON binding (A2A 1.0):");
+    println!(
+        "curl -sN {base}/a2a/echo/v1/message:stream -H \"Authorization: Bearer $A2A_GATEWAY_KEY\" -H 'A2A-Version: 1.0' -H 'Content-Type: application/a2a+json' \\"
+    );
+    println!(
+        "  -d '{{\"message\":{{\"messageId\":\"m-2\",\"role\":\"ROLE_USER\",\"parts\":[{{\"text\":\"hello\"}}]}}}}'"
+    );
+    println!();
+    println!("# With the a2a CLI (a2a-client):");
+    println!(
+        "a2a --header \"Authorization: Bearer $A2A_GATEWAY_KEY\" send {base}/a2a/echo 'hello'"
+    );
+    println!();
+    println!("# Metrics: curl -s {base}/metrics");
+    println!("LISTENING {base}");
+    tokio::signal::ctrl_c().await.ok();
+    handle.shutdown().await;
+    echo.shutdown().await;
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::Serve(a) => serve(a).await,
+        Cmd::Demo(a) => demo(a).await,
+        Cmd::Admin(a) => admin(a),
+    }
+}

@@ -1,0 +1,291 @@
+//! Admin API (bearer admin token from the configuration; off when no token is set).
+//!
+//! - `POST /admin/workspaces` `{id, name}`; `GET /admin/workspaces`;
+//!   `PUT /admin/workspaces/{ws}/limits` `{maxResponseBytes?, maxStreamBytes?, maxCardBytes?}`
+//! - `POST /admin/workspaces/{ws}/agents` (an [`Agent`]), `GET` lists,
+//!   `DELETE /admin/workspaces/{ws}/agents/{agentId}`
+//! - `POST /admin/workspaces/{ws}/keys` `{scopes?, label?, expiresAt?}` -> `{keyId, key, ...}`
+//!   (the key is shown only here), `GET` lists, `POST /admin/keys/{keyId}/revoke`
+//! - `GET /admin/audit?workspace=` JSON lines; `GET /admin/hops?workspace=&agent=&after=&limit=`
+//!   the hop history as a JSON list.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post, put};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::keys;
+use crate::server::GatewayState;
+use crate::store::{Agent, StoreError};
+
+fn err(status: StatusCode, msg: &str) -> Response {
+    (status, axum::Json(json!({"error": {"message": msg}}))).into_response()
+}
+
+fn store_err(e: StoreError) -> Response {
+    match e {
+        StoreError::NotFound(m) => err(StatusCode::NOT_FOUND, &format!("{m} not found")),
+        StoreError::Invalid(m) => err(StatusCode::BAD_REQUEST, &m),
+        other => err(StatusCode::INTERNAL_SERVER_ERROR, &other.to_string()),
+    }
+}
+
+fn authorized(st: &GatewayState, headers: &HeaderMap) -> Result<(), Response> {
+    let Some(expected) = st.config.admin_token.as_deref().filter(|t| !t.is_empty()) else {
+        return Err(err(
+            StatusCode::NOT_FOUND,
+            "the admin API is disabled (no admin token configured)",
+        ));
+    };
+    let presented = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    if keys::digest_eq(&keys::hash(presented), &keys::hash(expected)) {
+        Ok(())
+    } else {
+        let mut r = err(StatusCode::UNAUTHORIZED, "admin token required");
+        r.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        Err(r)
+    }
+}
+
+macro_rules! guard {
+    ($st:expr, $h:expr) => {
+        if let Err(r) = authorized(&$st, &$h) {
+            return r;
+        }
+    };
+}
+
+/// The admin routes.
+pub fn router(state: Arc<GatewayState>) -> Router {
+    Router::new()
+        .route("/admin/workspaces", post(create_ws).get(list_ws))
+        .route("/admin/workspaces/{ws}/limits", put(set_limits))
+        .route(
+            "/admin/workspaces/{ws}/agents",
+            post(upsert_agent).get(list_agents),
+        )
+        .route(
+            "/admin/workspaces/{ws}/agents/{agent}",
+            delete(delete_agent),
+        )
+        .route(
+            "/admin/workspaces/{ws}/keys",
+            post(create_key).get(list_keys),
+        )
+        .route("/admin/keys/{key}/revoke", post(revoke_key))
+        .route("/admin/audit", get(audit_export))
+        .route("/admin/hops", get(hops))
+        .with_state(state)
+}
+
+#[derive(Deserialize)]
+struct NewWs {
+    id: String,
+    #[serde(default)]
+    name: Option<String>,
+}
+
+async fn create_ws(
+    State(st): State<Arc<GatewayState>>,
+    h: HeaderMap,
+    axum::Json(b): axum::Json<NewWs>,
+) -> Response {
+    guard!(st, h);
+    match st
+        .store
+        .create_workspace(&b.id, b.name.as_deref().unwrap_or(&b.id))
+    {
+        Ok(w) => (StatusCode::CREATED, axum::Json(w)).into_response(),
+        Err(e) => store_err(e),
+    }
+}
+
+async fn list_ws(State(st): State<Arc<GatewayState>>, h: HeaderMap) -> Response {
+    guard!(st, h);
+    match st.store.list_workspaces() {
+        Ok(w) => axum::Json(w).into_response(),
+        Err(e) => store_err(e),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LimitsBody {
+    max_response_bytes: Option<u64>,
+    max_stream_bytes: Option<u64>,
+    max_card_bytes: Option<u64>,
+}
+
+async fn set_limits(
+    State(st): State<Arc<GatewayState>>,
+    h: HeaderMap,
+    Path(ws): Path<String>,
+    axum::Json(b): axum::Json<LimitsBody>,
+) -> Response {
+    guard!(st, h);
+    match st.store.set_workspace_limits(
+        &ws,
+        b.max_response_bytes,
+        b.max_stream_bytes,
+        b.max_card_bytes,
+    ) {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => store_err(e),
+    }
+}
+
+async fn upsert_agent(
+    State(st): State<Arc<GatewayState>>,
+    h: HeaderMap,
+    Path(ws): Path<String>,
+    axum::Json(mut a): axum::Json<Agent>,
+) -> Response {
+    guard!(st, h);
+    a.workspace_id = ws;
+    match st.store.upsert_agent(&a) {
+        Ok(()) => (StatusCode::CREATED, axum::Json(a)).into_response(),
+        Err(e) => store_err(e),
+    }
+}
+
+async fn list_agents(
+    State(st): State<Arc<GatewayState>>,
+    h: HeaderMap,
+    Path(ws): Path<String>,
+) -> Response {
+    guard!(st, h);
+    match st.store.list_agents(&ws) {
+        Ok(a) => axum::Json(a).into_response(),
+        Err(e) => store_err(e),
+    }
+}
+
+async fn delete_agent(
+    State(st): State<Arc<GatewayState>>,
+    h: HeaderMap,
+    Path((ws, agent)): Path<(String, String)>,
+) -> Response {
+    guard!(st, h);
+    match st.store.delete_agent(&ws, &agent) {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => store_err(e),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct NewKey {
+    #[serde(default)]
+    scopes: Vec<String>,
+    label: Option<String>,
+    /// Unix seconds.
+    expires_at: Option<i64>,
+}
+
+async fn create_key(
+    State(st): State<Arc<GatewayState>>,
+    h: HeaderMap,
+    Path(ws): Path<String>,
+    axum::Json(b): axum::Json<NewKey>,
+) -> Response {
+    guard!(st, h);
+    let scopes = match keys::parse_scopes(&b.scopes.join(" ")) {
+        Ok(s) => s,
+        Err(e) => return err(StatusCode::BAD_REQUEST, &e),
+    };
+    match st
+        .store
+        .create_key(&ws, &scopes, b.label.as_deref(), b.expires_at)
+    {
+        Ok((info, secret)) => {
+            let mut v = serde_json::to_value(&info).unwrap_or(Value::Null);
+            if let Some(o) = v.as_object_mut() {
+                o.insert("key".into(), json!(secret));
+            }
+            (StatusCode::CREATED, axum::Json(v)).into_response()
+        }
+        Err(e) => store_err(e),
+    }
+}
+
+async fn list_keys(
+    State(st): State<Arc<GatewayState>>,
+    h: HeaderMap,
+    Path(ws): Path<String>,
+) -> Response {
+    guard!(st, h);
+    match st.store.list_keys(&ws) {
+        Ok(k) => axum::Json(k).into_response(),
+        Err(e) => store_err(e),
+    }
+}
+
+async fn revoke_key(
+    State(st): State<Arc<GatewayState>>,
+    h: HeaderMap,
+    Path(key): Path<String>,
+) -> Response {
+    guard!(st, h);
+    match st.store.revoke_key(&key) {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => store_err(e),
+    }
+}
+
+#[derive(Deserialize)]
+struct AuditQuery {
+    workspace: Option<String>,
+    agent: Option<String>,
+    after: Option<i64>,
+    limit: Option<i64>,
+}
+
+async fn audit_export(
+    State(st): State<Arc<GatewayState>>,
+    h: HeaderMap,
+    Query(q): Query<AuditQuery>,
+) -> Response {
+    guard!(st, h);
+    let mut out = Vec::new();
+    match st
+        .store
+        .export_audit_jsonl(q.workspace.as_deref(), &mut out)
+    {
+        Ok(_) => {
+            let mut r = (StatusCode::OK, out).into_response();
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/x-ndjson"),
+            );
+            r
+        }
+        Err(e) => store_err(e),
+    }
+}
+
+async fn hops(
+    State(st): State<Arc<GatewayState>>,
+    h: HeaderMap,
+    Query(q): Query<AuditQuery>,
+) -> Response {
+    guard!(st, h);
+    match st.store.audit(
+        q.workspace.as_deref(),
+        q.agent.as_deref(),
+        q.after.unwrap_or(0),
+        q.limit.unwrap_or(100).clamp(1, 1000),
+    ) {
+        Ok(r) => axum::Json(r).into_response(),
+        Err(e) => store_err(e),
+    }
+}

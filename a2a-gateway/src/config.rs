@@ -1,0 +1,148 @@
+//! Gateway configuration: defaults, overlaid by a TOML file, then by `A2A_GATEWAY_*`
+//! environment variables and command-line flags (see the binary's `serve --help`).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// 50,000 characters of outbound message text.
+pub const DEFAULT_MAX_MESSAGE_CHARS: usize = 50_000;
+/// 16 MiB per peer answer or card.
+pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
+/// 64 MiB per stream.
+pub const DEFAULT_MAX_STREAM_BYTES: u64 = 64 * 1024 * 1024;
+/// 1 MiB per incoming push body.
+pub const DEFAULT_MAX_PUSH_BYTES: u64 = 1024 * 1024;
+
+/// HTTP status policy for refusals on JSON-RPC calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorStatusMode {
+    /// HTTP 200 with the JSON-RPC error (what the official SDKs read), except 401 for keys.
+    #[default]
+    Ok,
+    /// The refusal's own status (403 policy/scope, 404 target, 413 size, 502 peer ...).
+    Refusal,
+}
+
+/// Request and response limits.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Limits {
+    /// Characters of text across an outbound message (413 `a2a_message_too_large`).
+    pub max_message_chars: usize,
+    /// Bytes of a whole peer answer (502 `a2a_response_too_large`).
+    pub max_response_bytes: u64,
+    /// Bytes of a peer Agent Card (`a2a_card_unavailable` when no cached card).
+    pub max_card_bytes: u64,
+    /// Bytes of one stream (the stream ends with an error event).
+    pub max_stream_bytes: u64,
+    /// Bytes of an incoming push-notification body (413 `a2a_push_too_large`).
+    pub max_push_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_message_chars: DEFAULT_MAX_MESSAGE_CHARS,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            max_card_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            max_stream_bytes: DEFAULT_MAX_STREAM_BYTES,
+            max_push_bytes: DEFAULT_MAX_PUSH_BYTES,
+        }
+    }
+}
+
+/// Full gateway configuration (the TOML file's shape).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Listen address.
+    pub listen: SocketAddr,
+    /// Public base URL written on governed cards (default: `http://<listen>`).
+    pub public_url: Option<String>,
+    /// SQLite file.
+    pub database: PathBuf,
+    /// Bearer token of the admin API; the admin API is off when unset.
+    pub admin_token: Option<String>,
+    /// Serve A2A 1.0 (false holds the gateway at 0.3: `a2a.protocol.serve-v1`).
+    pub serve_v1: bool,
+    /// Streaming on (`a2a.streaming.enabled`).
+    pub streaming_enabled: bool,
+    /// HTTP status of JSON-RPC refusals (`a2a.protocol.json-rpc-error-status`).
+    pub json_rpc_error_status: ErrorStatusMode,
+    /// Development mode: plain http peers and loopback peers allowed.
+    pub dev_mode: bool,
+    /// Seconds to wait for a peer answer (and between stream events before a stall error).
+    pub peer_timeout_secs: u64,
+    /// Limits.
+    pub limits: Limits,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            public_url: None,
+            database: PathBuf::from("a2a-gateway.db"),
+            admin_token: None,
+            serve_v1: true,
+            streaming_enabled: true,
+            json_rpc_error_status: ErrorStatusMode::Ok,
+            dev_mode: false,
+            peer_timeout_secs: 30,
+            limits: Limits::default(),
+        }
+    }
+}
+
+impl Config {
+    /// Reads a TOML file over the defaults.
+    pub fn from_toml_str(s: &str) -> Result<Config, String> {
+        toml::from_str(s).map_err(|e| format!("invalid gateway config: {e}"))
+    }
+
+    /// Reads a TOML file over the defaults.
+    pub fn load(path: &std::path::Path) -> Result<Config, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        Self::from_toml_str(&text)
+    }
+
+    /// The public base URL (no trailing slash).
+    pub fn public_base(&self) -> String {
+        self.public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{}", self.listen))
+            .trim_end_matches('/')
+            .to_owned()
+    }
+
+    /// The versions this gateway serves.
+    pub fn served_versions(&self) -> &'static [&'static str] {
+        if self.serve_v1 {
+            &["0.3", "1.0"]
+        } else {
+            &["0.3"]
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_overrides_defaults() {
+        let c = Config::from_toml_str(
+            "serve_v1 = false\ndev_mode = true\n[limits]\nmax_message_chars = 10\n",
+        )
+        .unwrap();
+        assert!(!c.serve_v1);
+        assert!(c.dev_mode);
+        assert_eq!(c.limits.max_message_chars, 10);
+        assert_eq!(c.limits.max_stream_bytes, DEFAULT_MAX_STREAM_BYTES);
+        assert!(Config::from_toml_str("bogus = 1").is_err());
+    }
+}

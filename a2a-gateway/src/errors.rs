@@ -1,0 +1,604 @@
+//! The gateway's refusal model and its wire forms.
+//!
+//! One [`Refusal`] is rendered in the caller's version and binding:
+//! - JSON-RPC 0.3 (or no version): `error.data` is an object `{type, code, trace_id, ...}`;
+//! - JSON-RPC 1.0: `error.data` is a list with one `google.rpc.ErrorInfo`, `domain` =
+//!   [`GATEWAY_DOMAIN`] for the gateway's own decisions and `a2a-protocol.org` for errors the
+//!   A2A specification or JSON-RPC defines;
+//! - HTTP+JSON 1.0 and card requests: a `google.rpc.Status` body with the refusal's HTTP status.
+
+use serde_json::{Map, Value, json};
+
+/// `domain` of ErrorInfo for decisions the gateway made.
+pub const GATEWAY_DOMAIN: &str = "a2a-rs.dev";
+/// `domain` of ErrorInfo for errors the A2A specification defines.
+pub const SPEC_DOMAIN: &str = "a2a-protocol.org";
+
+/// A2A protocol version of a caller or peer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Version {
+    /// A2A 0.3 (also: no version named).
+    V03,
+    /// A2A 1.0.
+    V10,
+}
+
+impl Version {
+    /// `Major.Minor`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Version::V03 => "0.3",
+            Version::V10 => "1.0",
+        }
+    }
+}
+
+/// Protocol binding of a caller or peer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Binding {
+    /// JSON-RPC 2.0 over HTTP.
+    JsonRpc,
+    /// HTTP+JSON (REST).
+    HttpJson,
+}
+
+impl Binding {
+    /// Binding name as written on cards.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Binding::JsonRpc => "JSONRPC",
+            Binding::HttpJson => "HTTP+JSON",
+        }
+    }
+}
+
+/// Who decided a refusal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// The gateway (policy, keys, limits, peer reachability ...): JSON-RPC -32000 unless noted.
+    Gateway,
+    /// An error the A2A specification or JSON-RPC defines.
+    Spec,
+}
+
+/// A refusal, rendered in the caller's form.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    /// JSON-RPC code (always a number).
+    pub rpc_code: i64,
+    /// The gateway's code, such as `a2a_scope_denied`.
+    pub code: String,
+    /// ErrorInfo `reason`.
+    pub reason: String,
+    /// Gateway decision or specification error.
+    pub origin: Origin,
+    /// The refusal's own HTTP status (used for REST, cards, 401, and in `refusal` status mode).
+    pub status: u16,
+    /// Human-readable message.
+    pub message: String,
+    /// 0.3 `data.type`.
+    pub type_name: String,
+    /// Extra members (0.3 `data`, 1.0 ErrorInfo `metadata` as strings).
+    pub extra: Map<String, Value>,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({}): {}", self.code, self.rpc_code, self.message)
+    }
+}
+
+impl Refusal {
+    fn gateway(status: u16, code: &str, message: impl Into<String>) -> Refusal {
+        Refusal {
+            rpc_code: -32000,
+            code: code.to_owned(),
+            reason: code.to_ascii_uppercase(),
+            origin: Origin::Gateway,
+            status,
+            message: message.into(),
+            type_name: "a2a_error".to_owned(),
+            extra: Map::new(),
+        }
+    }
+
+    fn spec(
+        status: u16,
+        rpc_code: i64,
+        code: &str,
+        reason: &str,
+        type_name: &str,
+        message: impl Into<String>,
+    ) -> Refusal {
+        Refusal {
+            rpc_code,
+            code: code.to_owned(),
+            reason: reason.to_owned(),
+            origin: Origin::Spec,
+            status,
+            message: message.into(),
+            type_name: type_name.to_owned(),
+            extra: Map::new(),
+        }
+    }
+
+    /// Adds an extra member.
+    pub fn with(mut self, key: &str, value: Value) -> Refusal {
+        self.extra.insert(key.to_owned(), value);
+        self
+    }
+
+    /// -32009: the requested version is not served.
+    pub fn version_not_supported(requested: &str, supported: &[&str]) -> Refusal {
+        Refusal::spec(
+            400,
+            -32009,
+            "a2a_version_not_supported",
+            "VERSION_NOT_SUPPORTED",
+            "VersionNotSupportedError",
+            format!(
+                "A2A protocol version {requested} is not supported. Supported versions: {}",
+                supported.join(", ")
+            ),
+        )
+        .with("requestedVersion", json!(requested))
+        .with("supportedVersions", json!(supported))
+    }
+
+    /// 401: missing, invalid, expired or revoked key.
+    pub fn unauthorized(detail: &str) -> Refusal {
+        Refusal::gateway(
+            401,
+            "a2a_unauthorized",
+            format!("Workspace API key {detail}"),
+        )
+    }
+
+    /// The key lacks the operation's scope.
+    pub fn scope_denied(scope: &str) -> Refusal {
+        Refusal::gateway(
+            403,
+            "a2a_scope_denied",
+            format!("The API key lacks the {scope} scope for this operation"),
+        )
+    }
+
+    /// The target is not registered in the caller's workspace (or does not exist).
+    pub fn agent_not_found(agent: &str) -> Refusal {
+        Refusal::gateway(
+            404,
+            "a2a_agent_not_found",
+            format!("Agent {agent} not found"),
+        )
+    }
+
+    /// -32700: not JSON.
+    pub fn parse_error(detail: &str) -> Refusal {
+        Refusal::spec(
+            400,
+            -32700,
+            "a2a_parse_error",
+            "PARSE_ERROR",
+            "JSONParseError",
+            format!("Invalid JSON payload: {detail}"),
+        )
+    }
+
+    /// -32600: not a JSON-RPC request (for example, no method).
+    pub fn invalid_request(detail: &str) -> Refusal {
+        Refusal::spec(
+            400,
+            -32600,
+            "a2a_invalid_request",
+            "INVALID_REQUEST",
+            "InvalidRequestError",
+            format!("Request payload validation error: {detail}"),
+        )
+    }
+
+    /// -32601: unknown method, with a hint naming the right one.
+    pub fn method_not_found(detail: &str) -> Refusal {
+        Refusal::spec(
+            404,
+            -32601,
+            "a2a_method_not_found",
+            "METHOD_NOT_FOUND",
+            "MethodNotFoundError",
+            format!("Method not found: {detail}"),
+        )
+    }
+
+    /// -32602: invalid parameters (with the JSON path in the message).
+    pub fn invalid_params(detail: &str) -> Refusal {
+        Refusal::spec(
+            400,
+            -32602,
+            "a2a_invalid_params",
+            "INVALID_PARAMS",
+            "InvalidParamsError",
+            format!("Invalid parameters: {detail}"),
+        )
+    }
+
+    /// -32004 `a2a_untranslatable`: the peer's version cannot carry the request.
+    pub fn untranslatable(detail: &str) -> Refusal {
+        let mut r = Refusal::spec(
+            400,
+            -32004,
+            "a2a_untranslatable",
+            "UNSUPPORTED_OPERATION",
+            "UnsupportedOperationError",
+            format!("The peer's A2A version cannot carry this request: {detail}"),
+        );
+        r.reason = "UNSUPPORTED_OPERATION".into();
+        r
+    }
+
+    /// 413: too much outbound message text.
+    pub fn message_too_large(chars: usize, limit: usize) -> Refusal {
+        Refusal::gateway(
+            413,
+            "a2a_message_too_large",
+            format!("Message text is {chars} characters; the limit is {limit}"),
+        )
+    }
+
+    /// 415: unsupported request content type (`Accept` lists the two types).
+    pub fn unsupported_media_type(got: &str) -> Refusal {
+        Refusal::gateway(
+            415,
+            "a2a_unsupported_media_type",
+            format!(
+                "Content type {got:?} is not supported; send application/json or application/a2a+json"
+            ),
+        )
+    }
+
+    /// Streaming is disabled by the operator.
+    pub fn streaming_disabled() -> Refusal {
+        Refusal::gateway(
+            403,
+            "a2a_streaming_disabled",
+            "Streaming is disabled on this gateway",
+        )
+    }
+
+    /// No interface of the peer's card can be spoken.
+    pub fn peer_protocol_unsupported(detail: &str) -> Refusal {
+        Refusal::gateway(
+            502,
+            "a2a_peer_protocol_unsupported",
+            format!("The peer offers no supported binding: {detail}"),
+        )
+    }
+
+    /// The chosen interface URL failed a check; nothing was sent.
+    pub fn peer_url_refused(check: &str) -> Refusal {
+        Refusal::gateway(
+            502,
+            "a2a_peer_url_refused",
+            format!("Peer address refused: {check}"),
+        )
+    }
+
+    /// The peer could not be reached.
+    pub fn peer_unreachable(detail: &str) -> Refusal {
+        Refusal::gateway(
+            502,
+            "a2a_peer_unreachable",
+            format!("The peer could not be reached: {detail}"),
+        )
+    }
+
+    /// The peer's card could not be read and no cached card is available.
+    pub fn card_unavailable(detail: &str) -> Refusal {
+        Refusal::gateway(
+            502,
+            "a2a_card_unavailable",
+            format!("The peer's Agent Card is unavailable: {detail}"),
+        )
+    }
+
+    /// -32006: the peer's answer does not follow the specification.
+    pub fn upstream_invalid_response(detail: &str) -> Refusal {
+        let mut r = Refusal::spec(
+            502,
+            -32006,
+            "a2a_upstream_invalid_response",
+            "INVALID_AGENT_RESPONSE",
+            "InvalidAgentResponseError",
+            format!("Invalid agent response: {detail}"),
+        );
+        r.origin = Origin::Spec;
+        r
+    }
+
+    /// The peer's answer cannot be carried in the caller's version.
+    pub fn upstream_untranslatable(detail: &str) -> Refusal {
+        Refusal::gateway(
+            502,
+            "a2a_upstream_untranslatable",
+            format!("The peer's answer cannot be carried in your A2A version: {detail}"),
+        )
+    }
+
+    /// The peer answered with a non-JSON content type.
+    pub fn upstream_content_type(got: &str) -> Refusal {
+        Refusal::gateway(
+            502,
+            "a2a_upstream_content_type",
+            format!("The peer answered with content type {got:?}"),
+        )
+    }
+
+    /// The peer refused the version the gateway named.
+    pub fn peer_version_not_supported(peer: &str, version: &str) -> Refusal {
+        Refusal::gateway(
+            502,
+            "a2a_peer_version_not_supported",
+            format!("Agent {peer} does not support A2A {version}"),
+        )
+    }
+
+    /// The peer's answer exceeded the response limit.
+    pub fn response_too_large(limit: u64) -> Refusal {
+        Refusal::gateway(
+            502,
+            "a2a_response_too_large",
+            format!("The peer's answer exceeded {limit} bytes"),
+        )
+    }
+
+    /// A stream exceeded its size limit.
+    pub fn stream_too_large(limit: u64) -> Refusal {
+        Refusal::gateway(
+            502,
+            "a2a_stream_too_large",
+            format!("The stream exceeded {limit} bytes"),
+        )
+    }
+
+    /// The peer stalled.
+    pub fn peer_timeout(secs: u64) -> Refusal {
+        Refusal::gateway(
+            504,
+            "a2a_peer_timeout",
+            format!("The peer sent nothing for {secs} s"),
+        )
+    }
+
+    /// The operation is not offered by the gateway (for example push configuration without a callback).
+    pub fn unsupported_operation(detail: &str) -> Refusal {
+        Refusal::spec(
+            400,
+            -32004,
+            "a2a_unsupported_operation",
+            "UNSUPPORTED_OPERATION",
+            "UnsupportedOperationError",
+            format!("This operation is not supported: {detail}"),
+        )
+    }
+
+    /// A peer's A2A error, passed through with its code and reason; its text is withheld.
+    pub fn upstream_error(rpc_code: i64, reason: Option<&str>) -> Refusal {
+        let reason = reason
+            .map(str::to_owned)
+            .or_else(|| spec_reason(rpc_code).map(str::to_owned))
+            .unwrap_or_else(|| "UPSTREAM_ERROR".to_owned());
+        let (status, message) = spec_default(rpc_code);
+        Refusal {
+            rpc_code,
+            code: "a2a_upstream_error".to_owned(),
+            reason,
+            origin: if spec_reason(rpc_code).is_some() {
+                Origin::Spec
+            } else {
+                Origin::Gateway
+            },
+            status,
+            message: message.to_owned(),
+            type_name: spec_type(rpc_code).unwrap_or("a2a_error").to_owned(),
+            extra: Map::new(),
+        }
+    }
+
+    /// Internal failure.
+    pub fn internal(detail: &str) -> Refusal {
+        Refusal::gateway(
+            500,
+            "a2a_internal_error",
+            format!("Internal gateway error: {detail}"),
+        )
+    }
+
+    /// The JSON-RPC `error` object in the caller's version.
+    pub fn jsonrpc_error(&self, version: Version, trace_id: &str) -> Value {
+        match version {
+            Version::V03 => {
+                let mut data = Map::new();
+                data.insert("type".into(), json!(self.type_name));
+                for (k, v) in &self.extra {
+                    data.insert(k.clone(), v.clone());
+                }
+                data.insert("code".into(), json!(self.code));
+                data.insert("trace_id".into(), json!(trace_id));
+                json!({"code": self.rpc_code, "message": self.message, "data": Value::Object(data)})
+            }
+            Version::V10 => {
+                json!({"code": self.rpc_code, "message": self.message, "data": [self.error_info(trace_id)]})
+            }
+        }
+    }
+
+    /// A full JSON-RPC error response.
+    pub fn jsonrpc_response(&self, version: Version, id: &Value, trace_id: &str) -> Value {
+        json!({"jsonrpc": "2.0", "id": id, "error": self.jsonrpc_error(version, trace_id)})
+    }
+
+    /// The 1.0 `google.rpc.ErrorInfo`.
+    pub fn error_info(&self, trace_id: &str) -> Value {
+        let mut meta = Map::new();
+        meta.insert("code".into(), json!(self.code));
+        meta.insert("traceId".into(), json!(trace_id));
+        for (k, v) in &self.extra {
+            let s = match v {
+                Value::String(s) => s.clone(),
+                Value::Array(items) => items
+                    .iter()
+                    .map(|i| {
+                        i.as_str()
+                            .map(str::to_owned)
+                            .unwrap_or_else(|| i.to_string())
+                    })
+                    .collect::<Vec<_>>()
+                    .join(","),
+                other => other.to_string(),
+            };
+            meta.insert(k.clone(), json!(s));
+        }
+        json!({
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            "reason": self.reason,
+            "domain": match self.origin { Origin::Gateway => GATEWAY_DOMAIN, Origin::Spec => SPEC_DOMAIN },
+            "metadata": Value::Object(meta),
+        })
+    }
+
+    /// The HTTP status of this refusal on the 1.0 HTTP+JSON binding.
+    pub fn rest_status(&self) -> u16 {
+        if self.code == "a2a_upstream_error" {
+            return spec_default(self.rpc_code).0;
+        }
+        self.status
+    }
+
+    /// A `google.rpc.Status` body (HTTP+JSON 1.0, 1.0 card requests).
+    pub fn status_body(&self, trace_id: &str) -> Value {
+        let status = self.rest_status();
+        json!({"error": {
+            "code": status,
+            "status": grpc_status_name(status, self.rpc_code),
+            "message": self.message,
+            "details": [self.error_info(trace_id)],
+        }})
+    }
+
+    /// The legacy body of a card refusal for a caller that names no version.
+    pub fn legacy_body(&self, trace_id: &str) -> Value {
+        json!({"error": {"code": self.code, "message": self.message, "trace_id": trace_id}})
+    }
+}
+
+fn grpc_status_name(status: u16, rpc_code: i64) -> &'static str {
+    match (status, rpc_code) {
+        (_, -32002 | -32003 | -32004 | -32007 | -32008 | -32009) => "FAILED_PRECONDITION",
+        (400 | 413 | 415, _) => "INVALID_ARGUMENT",
+        (401, _) => "UNAUTHENTICATED",
+        (403, _) => "PERMISSION_DENIED",
+        (404, _) => "NOT_FOUND",
+        (409, _) => "ABORTED",
+        (429, _) => "RESOURCE_EXHAUSTED",
+        (502..=504, _) => "UNAVAILABLE",
+        _ => "INTERNAL",
+    }
+}
+
+/// The specification's ErrorInfo reason of a JSON-RPC code.
+pub fn spec_reason(code: i64) -> Option<&'static str> {
+    Some(match code {
+        -32001 => "TASK_NOT_FOUND",
+        -32002 => "TASK_NOT_CANCELABLE",
+        -32003 => "PUSH_NOTIFICATION_NOT_SUPPORTED",
+        -32004 => "UNSUPPORTED_OPERATION",
+        -32005 => "CONTENT_TYPE_NOT_SUPPORTED",
+        -32006 => "INVALID_AGENT_RESPONSE",
+        -32007 => "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+        -32008 => "EXTENSION_SUPPORT_REQUIRED",
+        -32009 => "VERSION_NOT_SUPPORTED",
+        -32700 => "PARSE_ERROR",
+        -32600 => "INVALID_REQUEST",
+        -32601 => "METHOD_NOT_FOUND",
+        -32602 => "INVALID_PARAMS",
+        -32603 => "INTERNAL_ERROR",
+        _ => return None,
+    })
+}
+
+fn spec_type(code: i64) -> Option<&'static str> {
+    Some(match code {
+        -32001 => "TaskNotFoundError",
+        -32002 => "TaskNotCancelableError",
+        -32003 => "PushNotificationNotSupportedError",
+        -32004 => "UnsupportedOperationError",
+        -32005 => "ContentTypeNotSupportedError",
+        -32006 => "InvalidAgentResponseError",
+        -32007 => "AuthenticatedExtendedCardNotConfiguredError",
+        -32008 => "ExtensionSupportRequiredError",
+        -32009 => "VersionNotSupportedError",
+        -32700 => "JSONParseError",
+        -32600 => "InvalidRequestError",
+        -32601 => "MethodNotFoundError",
+        -32602 => "InvalidParamsError",
+        -32603 => "InternalError",
+        _ => return None,
+    })
+}
+
+fn spec_default(code: i64) -> (u16, &'static str) {
+    match code {
+        -32001 => (404, "Task not found"),
+        -32002 => (400, "Task cannot be canceled"),
+        -32003 => (400, "Push Notification is not supported"),
+        -32004 => (400, "This operation is not supported"),
+        -32005 => (400, "Incompatible content types"),
+        -32006 => (502, "Invalid agent response"),
+        -32007 => (400, "Extended Agent Card is not configured"),
+        -32008 => (400, "Extension support is required"),
+        -32009 => (400, "Version not supported"),
+        -32700 => (400, "Invalid JSON payload"),
+        -32600 => (400, "Request payload validation error"),
+        -32601 => (404, "Method not found"),
+        -32602 => (400, "Invalid parameters"),
+        -32603 => (500, "Internal error"),
+        _ => (502, "The agent answered with an error"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_refusal_forms_match_the_seed() {
+        let r = Refusal::version_not_supported("0.5", &["0.3", "1.0"]);
+        let v03 = r.jsonrpc_response(Version::V03, &Value::Null, "t1");
+        assert_eq!(v03["error"]["code"], -32009);
+        assert_eq!(v03["error"]["data"]["type"], "VersionNotSupportedError");
+        assert_eq!(
+            v03["error"]["data"]["supportedVersions"],
+            json!(["0.3", "1.0"])
+        );
+        assert_eq!(v03["error"]["data"]["trace_id"], "t1");
+        let v10 = r.jsonrpc_response(Version::V10, &Value::Null, "t1");
+        let info = &v10["error"]["data"][0];
+        assert_eq!(info["domain"], SPEC_DOMAIN);
+        assert_eq!(info["reason"], "VERSION_NOT_SUPPORTED");
+        assert_eq!(info["metadata"]["supportedVersions"], "0.3,1.0");
+        assert_eq!(info["metadata"]["traceId"], "t1");
+    }
+
+    #[test]
+    fn gateway_decisions_use_gateway_domain() {
+        let r = Refusal::scope_denied("a2a:send");
+        let v = r.jsonrpc_error(Version::V10, "t");
+        assert_eq!(v["code"], -32000);
+        assert_eq!(v["data"][0]["domain"], GATEWAY_DOMAIN);
+        assert_eq!(v["data"][0]["reason"], "A2A_SCOPE_DENIED");
+        let up = Refusal::upstream_error(-32001, None);
+        assert_eq!(
+            up.jsonrpc_error(Version::V10, "t")["data"][0]["reason"],
+            "TASK_NOT_FOUND"
+        );
+        assert_eq!(up.status_body("t")["error"]["code"], 404);
+    }
+}

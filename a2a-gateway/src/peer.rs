@@ -1,0 +1,607 @@
+//! Calling peers: card cache, interface selection and peer address checks.
+//!
+//! - Cards are fetched from `<endpoint>/.well-known/agent-card.json` (falling back to the origin's
+//!   well-known path) and cached for the peer's `max-age`, clamped to 30 s .. 1 h, then
+//!   revalidated with `If-None-Match`.
+//! - The interface is the first entry of `supportedInterfaces`, in the card's order, that the
+//!   gateway speaks (JSON-RPC 0.3 / 1.0, HTTP+JSON 1.0); a card without `supportedInterfaces` is a
+//!   0.3 card reached over JSON-RPC at its `url`.
+//! - The chosen URL must have the registered endpoint's scheme, host and port, be https (http in
+//!   development mode), carry no userinfo or fragment, and resolve only to public addresses
+//!   (loopback allowed in development mode). The same address rules run again inside the HTTP
+//!   client's resolver, so the address connected to is the address checked.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use url::Url;
+
+use crate::errors::{Binding, Refusal, Version};
+
+/// Smallest time a peer card is kept.
+pub const MIN_CARD_TTL: Duration = Duration::from_secs(30);
+/// Largest time a peer card is kept.
+pub const MAX_CARD_TTL: Duration = Duration::from_secs(3600);
+
+/// The interface the gateway uses for a peer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chosen {
+    /// URL of the entry.
+    pub url: Url,
+    /// Binding.
+    pub binding: Binding,
+    /// Version.
+    pub version: Version,
+    /// Tenant to send, if the entry names one.
+    pub tenant: Option<String>,
+}
+
+fn major_minor(v: &str) -> Option<Version> {
+    let mut it = v.trim().split('.');
+    let major = it.next()?;
+    let minor = it.next().unwrap_or("0");
+    match (major, minor) {
+        ("0", "3") => Some(Version::V03),
+        ("1", "0") => Some(Version::V10),
+        _ => None,
+    }
+}
+
+/// Chooses the peer interface from a card (either version). `serve_v1 = false` restricts the
+/// gateway to JSON-RPC 0.3. Errors list every entry and why it was passed over.
+pub fn select_interface(card: &Value, serve_v1: bool) -> Result<Chosen, Refusal> {
+    let entries = card.get("supportedInterfaces").and_then(Value::as_array);
+    let mut reasons = Vec::new();
+    match entries {
+        Some(list) if !list.is_empty() => {
+            for (i, e) in list.iter().enumerate() {
+                let url = e.get("url").and_then(Value::as_str).unwrap_or("");
+                let binding = e
+                    .get("protocolBinding")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let version = e
+                    .get("protocolVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let why = match (binding.to_ascii_uppercase().as_str(), major_minor(version)) {
+                    ("GRPC", _) => Some("gRPC is not supported".to_owned()),
+                    ("JSONRPC" | "HTTP+JSON", None) => {
+                        Some(format!("A2A version {version:?} is not served"))
+                    }
+                    ("HTTP+JSON", Some(Version::V03)) => {
+                        Some("HTTP+JSON is supported at A2A 1.0 only".to_owned())
+                    }
+                    (_, Some(Version::V10)) if !serve_v1 => {
+                        Some("A2A 1.0 is disabled (serve-v1: false)".to_owned())
+                    }
+                    ("JSONRPC" | "HTTP+JSON", Some(_)) => None,
+                    _ => Some(format!("binding {binding:?} is not supported")),
+                };
+                if let Some(why) = why {
+                    reasons.push(format!(
+                        "supportedInterfaces[{i}] {binding} {version} at {url}: {why}"
+                    ));
+                    continue;
+                }
+                let parsed = Url::parse(url).map_err(|e| {
+                    Refusal::peer_url_refused(&format!(
+                        "supportedInterfaces[{i}].url {url:?} is not a URL: {e}"
+                    ))
+                })?;
+                let tenant = e
+                    .get("tenant")
+                    .and_then(Value::as_str)
+                    .filter(|t| !t.is_empty())
+                    .map(str::to_owned);
+                return Ok(Chosen {
+                    url: parsed,
+                    binding: if binding.eq_ignore_ascii_case("JSONRPC") {
+                        Binding::JsonRpc
+                    } else {
+                        Binding::HttpJson
+                    },
+                    version: major_minor(version).unwrap_or(Version::V03),
+                    tenant,
+                });
+            }
+            Err(Refusal::peer_protocol_unsupported(&reasons.join("; ")))
+        }
+        _ => {
+            // A 0.3 card: url + preferredTransport, then additionalInterfaces.
+            let url = card.get("url").and_then(Value::as_str).unwrap_or("");
+            let preferred = card
+                .get("preferredTransport")
+                .and_then(Value::as_str)
+                .unwrap_or("JSONRPC");
+            let mut offers = vec![("url".to_owned(), url.to_owned(), preferred.to_owned())];
+            if let Some(extra) = card.get("additionalInterfaces").and_then(Value::as_array) {
+                for (i, e) in extra.iter().enumerate() {
+                    offers.push((
+                        format!("additionalInterfaces[{i}]"),
+                        e.get("url")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_owned(),
+                        e.get("transport")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_owned(),
+                    ));
+                }
+            }
+            for (src, url, transport) in offers {
+                if !transport.eq_ignore_ascii_case("JSONRPC") {
+                    let why = if transport.eq_ignore_ascii_case("GRPC") {
+                        "gRPC is not supported".to_owned()
+                    } else if transport.eq_ignore_ascii_case("HTTP+JSON") {
+                        "HTTP+JSON is supported at A2A 1.0 only".to_owned()
+                    } else {
+                        format!("binding {transport:?} is not supported")
+                    };
+                    reasons.push(format!("{src} {transport} 0.3 at {url}: {why}"));
+                    continue;
+                }
+                let parsed = Url::parse(&url).map_err(|e| {
+                    Refusal::peer_url_refused(&format!("{src} {url:?} is not a URL: {e}"))
+                })?;
+                return Ok(Chosen {
+                    url: parsed,
+                    binding: Binding::JsonRpc,
+                    version: Version::V03,
+                    tenant: None,
+                });
+            }
+            Err(Refusal::peer_protocol_unsupported(&reasons.join("; ")))
+        }
+    }
+}
+
+/// Whether an address is one peers may not be reached at (`allow_loopback` in development).
+/// Returns the name of the failed check.
+pub fn forbidden_ip(ip: IpAddr, allow_loopback: bool) -> Option<&'static str> {
+    let ip = match ip {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(v6),
+        },
+        other => other,
+    };
+    match ip {
+        IpAddr::V4(v4) => {
+            let o = v4.octets();
+            if v4.is_loopback() {
+                return (!allow_loopback).then_some("loopback address");
+            }
+            if o == [169, 254, 169, 254] || o == [100, 100, 100, 200] {
+                return Some("cloud metadata address");
+            }
+            if v4.is_private() {
+                return Some("private address");
+            }
+            if v4.is_link_local() {
+                return Some("link-local address");
+            }
+            if o[0] == 100 && (o[1] & 0xc0) == 64 {
+                return Some("carrier-grade NAT address");
+            }
+            if v4.is_unspecified() || v4.is_broadcast() || v4.is_multicast() || o[0] == 0 {
+                return Some("non-unicast address");
+            }
+            None
+        }
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            if v6.is_loopback() {
+                return (!allow_loopback).then_some("loopback address");
+            }
+            if v6.is_unspecified() || v6.is_multicast() {
+                return Some("non-unicast address");
+            }
+            if (s[0] & 0xfe00) == 0xfc00 {
+                return Some("private address");
+            }
+            if (s[0] & 0xffc0) == 0xfe80 {
+                return Some("link-local address");
+            }
+            if s == [0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254] {
+                return Some("cloud metadata address");
+            }
+            None
+        }
+    }
+}
+
+/// Static checks of a peer URL against the registered endpoint (no DNS).
+pub fn check_url(url: &Url, registered: &Url, dev_mode: bool) -> Result<(), Refusal> {
+    match url.scheme() {
+        "https" => {}
+        "http" if dev_mode => {}
+        "http" => {
+            return Err(Refusal::peer_url_refused(&format!(
+                "{url}: plain http is allowed only in development mode"
+            )));
+        }
+        other => {
+            return Err(Refusal::peer_url_refused(&format!(
+                "{url}: scheme {other:?} is not https"
+            )));
+        }
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(Refusal::peer_url_refused(&format!(
+            "{}: user name or password in the address",
+            redact(url)
+        )));
+    }
+    if url.fragment().is_some() {
+        return Err(Refusal::peer_url_refused(&format!(
+            "{url}: fragment in the address"
+        )));
+    }
+    if url.scheme() != registered.scheme()
+        || url.host_str() != registered.host_str()
+        || url.port_or_known_default() != registered.port_or_known_default()
+    {
+        return Err(Refusal::peer_url_refused(&format!(
+            "{url}: not on the registered endpoint's scheme, host and port ({})",
+            registered.origin().ascii_serialization()
+        )));
+    }
+    if let Some(url::Host::Ipv4(v4)) = url.host()
+        && let Some(why) = forbidden_ip(IpAddr::V4(v4), dev_mode)
+    {
+        return Err(Refusal::peer_url_refused(&format!("{url}: {why}")));
+    }
+    if let Some(url::Host::Ipv6(v6)) = url.host()
+        && let Some(why) = forbidden_ip(IpAddr::V6(v6), dev_mode)
+    {
+        return Err(Refusal::peer_url_refused(&format!("{url}: {why}")));
+    }
+    Ok(())
+}
+
+fn redact(url: &Url) -> String {
+    let mut u = url.clone();
+    let _ = u.set_username("");
+    let _ = u.set_password(None);
+    u.to_string()
+}
+
+/// Resolves the URL's host and applies the network checks to every address.
+pub async fn check_resolved(url: &Url, dev_mode: bool) -> Result<(), Refusal> {
+    let Some(host) = url.host_str() else {
+        return Err(Refusal::peer_url_refused(&format!("{url}: no host")));
+    };
+    if matches!(url.host(), Some(url::Host::Ipv4(_) | url::Host::Ipv6(_))) {
+        return Ok(()); // checked statically
+    }
+    let port = url.port_or_known_default().unwrap_or(443);
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
+        .await
+        .map_err(|e| Refusal::peer_url_refused(&format!("{url}: host does not resolve ({e})")))?
+        .collect();
+    if addrs.is_empty() {
+        return Err(Refusal::peer_url_refused(&format!(
+            "{url}: host does not resolve"
+        )));
+    }
+    for a in addrs {
+        if let Some(why) = forbidden_ip(a.ip(), dev_mode) {
+            return Err(Refusal::peer_url_refused(&format!(
+                "{url}: {host} resolves to a {why}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A `reqwest` resolver that refuses forbidden addresses, so a name that changes between check
+/// and connect cannot reach an internal address.
+#[derive(Debug, Clone)]
+pub struct CheckedResolver {
+    /// Allow loopback (development mode).
+    pub allow_loopback: bool,
+}
+
+impl reqwest::dns::Resolve for CheckedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let allow = self.allow_loopback;
+        Box::pin(async move {
+            let host = name.as_str().to_owned();
+            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
+                .await?
+                .filter(|a| forbidden_ip(a.ip(), allow).is_none())
+                .collect();
+            if addrs.is_empty() {
+                return Err(format!("{host}: no permitted address").into());
+            }
+            let it: reqwest::dns::Addrs = Box::new(addrs.into_iter());
+            Ok(it)
+        })
+    }
+}
+
+#[derive(Clone)]
+struct CardEntry {
+    card: Value,
+    etag: Option<String>,
+    fresh_until: Instant,
+}
+
+/// Peer cards cached per card URL.
+#[derive(Clone, Default)]
+pub struct CardCache {
+    entries: Arc<Mutex<HashMap<String, CardEntry>>>,
+}
+
+/// The TTL for a card answer's `Cache-Control`, clamped to 30 s .. 1 h.
+pub fn card_ttl(headers: &reqwest::header::HeaderMap) -> Duration {
+    let mut max_age = None;
+    for v in headers.get_all(reqwest::header::CACHE_CONTROL) {
+        if let Ok(s) = v.to_str() {
+            for d in s.split(',') {
+                let d = d.trim();
+                if let Some(n) = d.strip_prefix("max-age=") {
+                    max_age = n.trim_matches('"').parse::<u64>().ok();
+                } else if d == "no-cache" || d == "no-store" {
+                    max_age = Some(0);
+                }
+            }
+        }
+    }
+    Duration::from_secs(max_age.unwrap_or(300)).clamp(MIN_CARD_TTL, MAX_CARD_TTL)
+}
+
+impl CardCache {
+    /// Fetches the peer card for a registered endpoint (cached; `refresh` forces a request).
+    pub async fn get(
+        &self,
+        http: &reqwest::Client,
+        endpoint: &Url,
+        credential: Option<&str>,
+        max_bytes: u64,
+        refresh: bool,
+    ) -> Result<Value, Refusal> {
+        let mut card_url = endpoint.clone();
+        let path = format!(
+            "{}/.well-known/agent-card.json",
+            endpoint.path().trim_end_matches('/')
+        );
+        card_url.set_path(&path);
+        card_url.set_query(None);
+        let key = card_url.to_string();
+        let cached = self.entries.lock().ok().and_then(|m| m.get(&key).cloned());
+        if let Some(e) = &cached
+            && !refresh
+            && Instant::now() < e.fresh_until
+        {
+            return Ok(e.card.clone());
+        }
+        match self
+            .fetch(http, &card_url, credential, max_bytes, cached.as_ref())
+            .await
+        {
+            Ok(entry) => {
+                let card = entry.card.clone();
+                if let Ok(mut m) = self.entries.lock() {
+                    m.insert(key, entry);
+                }
+                Ok(card)
+            }
+            Err(e) => {
+                // Root well-known as a fallback when the endpoint has a path.
+                if endpoint.path().trim_matches('/').is_empty() {
+                    return cached.map(|c| c.card).ok_or(e);
+                }
+                let mut root = endpoint.clone();
+                root.set_path("/.well-known/agent-card.json");
+                root.set_query(None);
+                match self.fetch(http, &root, credential, max_bytes, None).await {
+                    Ok(entry) => {
+                        let card = entry.card.clone();
+                        if let Ok(mut m) = self.entries.lock() {
+                            m.insert(key, entry);
+                        }
+                        Ok(card)
+                    }
+                    Err(_) => cached.map(|c| c.card).ok_or(e),
+                }
+            }
+        }
+    }
+
+    async fn fetch(
+        &self,
+        http: &reqwest::Client,
+        url: &Url,
+        credential: Option<&str>,
+        max_bytes: u64,
+        cached: Option<&CardEntry>,
+    ) -> Result<CardEntry, Refusal> {
+        let mut req = http.get(url.clone()).header("A2A-Version", "1.0");
+        if let Some(c) = credential {
+            req = req.bearer_auth(c);
+        }
+        if let Some(tag) = cached.and_then(|c| c.etag.as_deref()) {
+            req = req.header(reqwest::header::IF_NONE_MATCH, tag);
+        }
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| Refusal::card_unavailable(&format!("{url}: {}", error_chain(&e))))?;
+        let ttl = card_ttl(resp.headers());
+        if resp.status() == reqwest::StatusCode::NOT_MODIFIED
+            && let Some(c) = cached
+        {
+            return Ok(CardEntry {
+                card: c.card.clone(),
+                etag: c.etag.clone(),
+                fresh_until: Instant::now() + ttl,
+            });
+        }
+        if !resp.status().is_success() {
+            return Err(Refusal::card_unavailable(&format!(
+                "{url}: HTTP {}",
+                resp.status().as_u16()
+            )));
+        }
+        let etag = resp
+            .headers()
+            .get(reqwest::header::ETAG)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let body = read_limited(resp, max_bytes)
+            .await
+            .map_err(|e| Refusal::card_unavailable(&format!("{url}: {e}")))?;
+        let card: Value = serde_json::from_slice(&body)
+            .map_err(|e| Refusal::card_unavailable(&format!("{url}: not JSON ({e})")))?;
+        if !card.is_object() || card.get("name").is_none() {
+            return Err(Refusal::card_unavailable(&format!(
+                "{url}: not an Agent Card"
+            )));
+        }
+        Ok(CardEntry {
+            card,
+            etag,
+            fresh_until: Instant::now() + ttl,
+        })
+    }
+}
+
+/// Reads a body up to `max` bytes.
+pub async fn read_limited(mut resp: reqwest::Response, max: u64) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    while let Some(chunk) = resp.chunk().await.map_err(|e| error_chain(&e))? {
+        if (out.len() + chunk.len()) as u64 > max {
+            return Err(format!("larger than {max} bytes"));
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
+}
+
+/// An error and its sources, joined.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cur = c.source();
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn iface(b: &str, v: &str) -> Value {
+        json!({"url": "https://peer.example/a2a", "protocolBinding": b, "protocolVersion": v})
+    }
+
+    #[test]
+    fn selection_table_of_the_seed() {
+        let card03 = json!({"name": "x", "url": "https://peer.example/a2a"});
+        let c = select_interface(&card03, true).unwrap();
+        assert_eq!((c.binding, c.version), (Binding::JsonRpc, Version::V03));
+        let rows = [
+            (
+                vec![iface("JSONRPC", "1.0"), iface("JSONRPC", "0.3")],
+                Binding::JsonRpc,
+                Version::V10,
+            ),
+            (
+                vec![iface("JSONRPC", "0.3"), iface("JSONRPC", "1.0")],
+                Binding::JsonRpc,
+                Version::V03,
+            ),
+            (
+                vec![iface("HTTP+JSON", "1.0"), iface("JSONRPC", "1.0")],
+                Binding::HttpJson,
+                Version::V10,
+            ),
+            (
+                vec![iface("JSONRPC", "1.0"), iface("HTTP+JSON", "1.0")],
+                Binding::JsonRpc,
+                Version::V10,
+            ),
+        ];
+        for (list, b, v) in rows {
+            let c =
+                select_interface(&json!({"name": "x", "supportedInterfaces": list}), true).unwrap();
+            assert_eq!((c.binding, c.version), (b, v));
+        }
+        for list in [vec![iface("GRPC", "1.0")], vec![iface("HTTP+JSON", "0.3")]] {
+            let e = select_interface(&json!({"name": "x", "supportedInterfaces": list}), true)
+                .unwrap_err();
+            assert_eq!(e.code, "a2a_peer_protocol_unsupported");
+            assert!(
+                e.message.contains("supportedInterfaces[0]"),
+                "{}",
+                e.message
+            );
+        }
+        // serve-v1: false calls every peer in 0.3.
+        let c = select_interface(
+            &json!({"name": "x", "supportedInterfaces": [iface("JSONRPC", "1.0"), iface("JSONRPC", "0.3")]}),
+            false,
+        )
+        .unwrap();
+        assert_eq!(c.version, Version::V03);
+    }
+
+    #[test]
+    fn url_checks() {
+        let reg = Url::parse("https://peer.example/a2a").unwrap();
+        let ok = Url::parse("https://peer.example/a2a/v1").unwrap();
+        assert!(check_url(&ok, &reg, false).is_ok());
+        let cases = [
+            ("http://peer.example/a2a", "plain http"),
+            ("https://other.example/a2a", "registered endpoint"),
+            ("https://peer.example:8443/a2a", "registered endpoint"),
+            ("https://u:p@peer.example/a2a", "user name"),
+            ("https://peer.example/a2a#frag", "fragment"),
+        ];
+        for (u, needle) in cases {
+            let e = check_url(&Url::parse(u).unwrap(), &reg, false).unwrap_err();
+            assert_eq!(e.code, "a2a_peer_url_refused");
+            assert!(e.message.contains(needle), "{u}: {}", e.message);
+        }
+        let reg_ip = Url::parse("https://10.0.0.1/a2a").unwrap();
+        let e = check_url(&reg_ip, &reg_ip, false).unwrap_err();
+        assert!(e.message.contains("private"));
+        let lo = Url::parse("http://127.0.0.1:9/a2a").unwrap();
+        assert!(check_url(&lo, &lo, true).is_ok());
+        assert!(check_url(&lo, &lo, false).is_err());
+        for (ip, why) in [
+            ("169.254.169.254", "metadata"),
+            ("100.64.0.1", "carrier-grade"),
+            ("169.254.1.1", "link-local"),
+            ("192.168.1.1", "private"),
+            ("::1", "loopback"),
+            ("fe80::1", "link-local"),
+            ("::ffff:10.0.0.1", "private"),
+        ] {
+            let got = forbidden_ip(ip.parse().unwrap(), false).unwrap();
+            assert!(got.contains(why), "{ip}: {got}");
+        }
+        assert!(forbidden_ip("8.8.8.8".parse().unwrap(), false).is_none());
+    }
+
+    #[test]
+    fn ttl_is_clamped() {
+        let mut h = reqwest::header::HeaderMap::new();
+        h.insert("cache-control", "max-age=5".parse().unwrap());
+        assert_eq!(card_ttl(&h), MIN_CARD_TTL);
+        h.insert("cache-control", "max-age=99999".parse().unwrap());
+        assert_eq!(card_ttl(&h), MAX_CARD_TTL);
+        h.insert("cache-control", "max-age=120".parse().unwrap());
+        assert_eq!(card_ttl(&h), Duration::from_secs(120));
+    }
+}

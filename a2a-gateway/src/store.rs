@@ -1,0 +1,699 @@
+//! Embedded SQLite registry: workspaces, registered agents, workspace API keys and the
+//! append-only audit log.
+//!
+//! The store is one SQLite file in WAL mode. Migrations are in code ([`MIGRATIONS`]) and run on
+//! open. Every operation takes the connection lock for a few microseconds; the gateway calls it
+//! from request handlers directly (SQLite in WAL mode with `synchronous=NORMAL` does not block on
+//! fsync for reads).
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::keys::{self, Scope};
+
+/// Errors of the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite failed.
+    #[error("database error: {0}")]
+    Sql(#[from] rusqlite::Error),
+    /// The named row does not exist.
+    #[error("{0} not found")]
+    NotFound(String),
+    /// The row already exists or a value is not acceptable.
+    #[error("{0}")]
+    Invalid(String),
+    /// The connection lock was poisoned by a panic elsewhere.
+    #[error("database lock poisoned")]
+    Poisoned,
+}
+
+/// Schema migrations, applied in order; the index + 1 is the schema version.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: registry, keys and audit
+    r#"
+    CREATE TABLE workspaces (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        max_response_bytes INTEGER,
+        max_stream_bytes INTEGER,
+        max_card_bytes INTEGER
+    );
+    CREATE TABLE agents (
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+        agent_id TEXT NOT NULL,
+        endpoint TEXT NOT NULL,
+        credential TEXT,
+        skill_allow TEXT,
+        pinned_card_key TEXT,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (workspace_id, agent_id)
+    );
+    CREATE TABLE api_keys (
+        key_id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+        hash BLOB NOT NULL,
+        scopes TEXT NOT NULL,
+        label TEXT,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER,
+        revoked_at INTEGER
+    );
+    CREATE TABLE audit (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        ts TEXT NOT NULL,
+        trace_id TEXT NOT NULL,
+        workspace_id TEXT,
+        key_id TEXT,
+        target TEXT,
+        operation TEXT,
+        client_method TEXT,
+        peer_method TEXT,
+        client_version TEXT,
+        client_binding TEXT,
+        peer_version TEXT,
+        peer_binding TEXT,
+        decision TEXT NOT NULL,
+        status INTEGER NOT NULL,
+        latency_ms INTEGER NOT NULL,
+        error_code TEXT
+    );
+    CREATE INDEX audit_ws_target ON audit(workspace_id, target);
+    CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+        BEGIN SELECT RAISE(ABORT, 'audit is append-only'); END;
+    CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+        BEGIN SELECT RAISE(ABORT, 'audit is append-only'); END;
+    "#,
+];
+
+/// A workspace: the unit that owns agents and keys.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Workspace {
+    /// Stable identifier.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Per-workspace override of the peer answer/card limit in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_response_bytes: Option<u64>,
+    /// Per-workspace override of the per-stream limit in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_stream_bytes: Option<u64>,
+    /// Per-workspace override of the peer card limit in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_card_bytes: Option<u64>,
+}
+
+/// A registered peer agent inside a workspace.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Agent {
+    /// Workspace that owns the registration.
+    #[serde(default)]
+    pub workspace_id: String,
+    /// The agent id callers use in `/a2a/{agentId}`.
+    pub agent_id: String,
+    /// The registered A2A endpoint of the peer (the base its card is read from).
+    pub endpoint: String,
+    /// Outbound credential sent to the peer as `Authorization: Bearer ...`, if any.
+    #[serde(default, skip_serializing)]
+    pub credential: Option<String>,
+    /// Skill allow-list; `None` allows every skill of the peer's card.
+    #[serde(default)]
+    pub skills: Option<Vec<String>>,
+    /// Pinned public key for card signature checks (used by part 2).
+    #[serde(default)]
+    pub pinned_card_key: Option<String>,
+}
+
+/// Metadata of a workspace API key (never the secret).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyInfo {
+    /// Public key id (also the prefix of the key).
+    pub key_id: String,
+    /// Owning workspace.
+    pub workspace_id: String,
+    /// Scopes; empty = unrestricted.
+    pub scopes: Vec<Scope>,
+    /// Free-text label.
+    pub label: Option<String>,
+    /// Creation time, Unix seconds.
+    pub created_at: i64,
+    /// Expiry, Unix seconds.
+    pub expires_at: Option<i64>,
+    /// Revocation time, Unix seconds.
+    pub revoked_at: Option<i64>,
+}
+
+/// A key that authenticated successfully.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Principal {
+    /// Key id.
+    pub key_id: String,
+    /// Workspace the key belongs to.
+    pub workspace_id: String,
+    /// Scopes; empty = unrestricted.
+    pub scopes: Vec<Scope>,
+}
+
+/// Why a presented key was not accepted (all answered 401).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyRejection {
+    /// No key, malformed key, unknown key id or wrong secret.
+    Invalid,
+    /// The key has expired.
+    Expired,
+    /// The key was revoked.
+    Revoked,
+}
+
+/// One audit record: one hop (a caller request and, if made, the peer call).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditRecord {
+    /// Sequence number (assigned on insert).
+    #[serde(default)]
+    pub seq: i64,
+    /// RFC 3339 time.
+    #[serde(default)]
+    pub ts: String,
+    /// Trace id (W3C, 32 hex).
+    pub trace_id: String,
+    /// Workspace (None when refused before authentication).
+    pub workspace_id: Option<String>,
+    /// Key id.
+    pub key_id: Option<String>,
+    /// Target agent id.
+    pub target: Option<String>,
+    /// Operation, by its A2A 0.3 method name.
+    pub operation: Option<String>,
+    /// Method name the client sent (or the route it used).
+    pub client_method: Option<String>,
+    /// Method name sent to the peer.
+    pub peer_method: Option<String>,
+    /// A2A version of the caller.
+    pub client_version: Option<String>,
+    /// Binding of the caller (`JSONRPC`, `HTTP+JSON`).
+    pub client_binding: Option<String>,
+    /// A2A version used with the peer.
+    pub peer_version: Option<String>,
+    /// Binding used with the peer.
+    pub peer_binding: Option<String>,
+    /// `allowed` or `refused`.
+    pub decision: String,
+    /// HTTP status of the refusal's kind (e.g. 403), or 200.
+    pub status: i64,
+    /// Latency in milliseconds.
+    pub latency_ms: i64,
+    /// Gateway error code, if refused.
+    pub error_code: Option<String>,
+}
+
+/// Handle to the SQLite store; cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    conn: Arc<Mutex<Connection>>,
+}
+
+fn now() -> i64 {
+    time::OffsetDateTime::now_utc().unix_timestamp()
+}
+
+impl Store {
+    /// Opens (creating if needed) the SQLite file at `path` and applies migrations.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let conn = Connection::open(path)?;
+        Self::init(conn)
+    }
+
+    /// Opens a private in-memory store (tests, examples).
+    pub fn open_in_memory() -> Result<Store, StoreError> {
+        Self::init(Connection::open_in_memory()?)
+    }
+
+    fn init(conn: Connection) -> Result<Store, StoreError> {
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        for (i, sql) in MIGRATIONS.iter().enumerate() {
+            let v = i as i64 + 1;
+            if v > version {
+                let tx = conn.unchecked_transaction()?;
+                tx.execute_batch(sql)?;
+                tx.pragma_update(None, "user_version", v)?;
+                tx.commit()?;
+            }
+        }
+        Ok(Store {
+            conn: Arc::new(Mutex::new(conn)),
+        })
+    }
+
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let c = self.conn.lock().map_err(|_| StoreError::Poisoned)?;
+        f(&c)
+    }
+
+    /// Schema version after migrations.
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        self.with(|c| Ok(c.pragma_query_value(None, "user_version", |r| r.get(0))?))
+    }
+
+    /// Creates a workspace.
+    pub fn create_workspace(&self, id: &str, name: &str) -> Result<Workspace, StoreError> {
+        if id.is_empty()
+            || !id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        {
+            return Err(StoreError::Invalid(format!(
+                "workspace id {id:?} must be non-empty ASCII letters, digits, '-', '_' or '.'"
+            )));
+        }
+        self.with(|c| {
+            let n = c.execute(
+                "INSERT OR IGNORE INTO workspaces(id, name, created_at) VALUES (?1, ?2, ?3)",
+                params![id, name, now()],
+            )?;
+            if n == 0 {
+                return Err(StoreError::Invalid(format!(
+                    "workspace {id} already exists"
+                )));
+            }
+            Ok(())
+        })?;
+        self.workspace(id)?
+            .ok_or_else(|| StoreError::NotFound(format!("workspace {id}")))
+    }
+
+    /// Reads a workspace.
+    pub fn workspace(&self, id: &str) -> Result<Option<Workspace>, StoreError> {
+        self.with(|c| {
+            Ok(c.query_row(
+                "SELECT id, name, max_response_bytes, max_stream_bytes, max_card_bytes FROM workspaces WHERE id = ?1",
+                params![id],
+                |r| {
+                    Ok(Workspace {
+                        id: r.get(0)?,
+                        name: r.get(1)?,
+                        max_response_bytes: r.get::<_, Option<i64>>(2)?.map(|v| v as u64),
+                        max_stream_bytes: r.get::<_, Option<i64>>(3)?.map(|v| v as u64),
+                        max_card_bytes: r.get::<_, Option<i64>>(4)?.map(|v| v as u64),
+                    })
+                },
+            )
+            .optional()?)
+        })
+    }
+
+    /// Lists workspaces.
+    pub fn list_workspaces(&self) -> Result<Vec<Workspace>, StoreError> {
+        let ids: Vec<String> = self.with(|c| {
+            let mut st = c.prepare("SELECT id FROM workspaces ORDER BY id")?;
+            let rows = st.query_map([], |r| r.get(0))?;
+            Ok(rows.collect::<Result<Vec<String>, _>>()?)
+        })?;
+        let mut out = Vec::new();
+        for id in ids {
+            if let Some(w) = self.workspace(&id)? {
+                out.push(w);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Sets (or clears, with `None`) the per-workspace response limits.
+    pub fn set_workspace_limits(
+        &self,
+        id: &str,
+        max_response_bytes: Option<u64>,
+        max_stream_bytes: Option<u64>,
+        max_card_bytes: Option<u64>,
+    ) -> Result<(), StoreError> {
+        self.with(|c| {
+            let n = c.execute(
+                "UPDATE workspaces SET max_response_bytes = ?2, max_stream_bytes = ?3, max_card_bytes = ?4 WHERE id = ?1",
+                params![
+                    id,
+                    max_response_bytes.map(|v| v as i64),
+                    max_stream_bytes.map(|v| v as i64),
+                    max_card_bytes.map(|v| v as i64)
+                ],
+            )?;
+            if n == 0 {
+                return Err(StoreError::NotFound(format!("workspace {id}")));
+            }
+            Ok(())
+        })
+    }
+
+    /// Registers (or replaces) an agent in a workspace.
+    pub fn upsert_agent(&self, agent: &Agent) -> Result<(), StoreError> {
+        if agent.agent_id.is_empty()
+            || !agent
+                .agent_id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        {
+            return Err(StoreError::Invalid(format!(
+                "agent id {:?} must be non-empty ASCII letters, digits, '-', '_' or '.'",
+                agent.agent_id
+            )));
+        }
+        url::Url::parse(&agent.endpoint)
+            .map_err(|e| StoreError::Invalid(format!("endpoint {:?}: {e}", agent.endpoint)))?;
+        if self.workspace(&agent.workspace_id)?.is_none() {
+            return Err(StoreError::NotFound(format!(
+                "workspace {}",
+                agent.workspace_id
+            )));
+        }
+        let skills = match &agent.skills {
+            Some(s) => {
+                Some(serde_json::to_string(s).map_err(|e| StoreError::Invalid(e.to_string()))?)
+            }
+            None => None,
+        };
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO agents(workspace_id, agent_id, endpoint, credential, skill_allow, pinned_card_key, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT(workspace_id, agent_id) DO UPDATE SET endpoint = excluded.endpoint,
+                   credential = excluded.credential, skill_allow = excluded.skill_allow,
+                   pinned_card_key = excluded.pinned_card_key",
+                params![
+                    agent.workspace_id,
+                    agent.agent_id,
+                    agent.endpoint,
+                    agent.credential,
+                    skills,
+                    agent.pinned_card_key,
+                    now()
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Looks an agent up inside a workspace. An agent of another workspace is `None`, like a
+    /// missing one.
+    pub fn agent(&self, workspace_id: &str, agent_id: &str) -> Result<Option<Agent>, StoreError> {
+        self.with(|c| {
+            Ok(c.query_row(
+                "SELECT workspace_id, agent_id, endpoint, credential, skill_allow, pinned_card_key
+                 FROM agents WHERE workspace_id = ?1 AND agent_id = ?2",
+                params![workspace_id, agent_id],
+                row_agent,
+            )
+            .optional()?)
+        })
+    }
+
+    /// Lists the agents of a workspace.
+    pub fn list_agents(&self, workspace_id: &str) -> Result<Vec<Agent>, StoreError> {
+        self.with(|c| {
+            let mut st = c.prepare(
+                "SELECT workspace_id, agent_id, endpoint, credential, skill_allow, pinned_card_key
+                 FROM agents WHERE workspace_id = ?1 ORDER BY agent_id",
+            )?;
+            let rows = st.query_map(params![workspace_id], row_agent)?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+    }
+
+    /// Removes an agent registration.
+    pub fn delete_agent(&self, workspace_id: &str, agent_id: &str) -> Result<(), StoreError> {
+        self.with(|c| {
+            let n = c.execute(
+                "DELETE FROM agents WHERE workspace_id = ?1 AND agent_id = ?2",
+                params![workspace_id, agent_id],
+            )?;
+            if n == 0 {
+                return Err(StoreError::NotFound(format!("agent {agent_id}")));
+            }
+            Ok(())
+        })
+    }
+
+    /// Creates an API key. Returns the metadata and the secret key, which is shown only once
+    /// (only its SHA-256 is stored).
+    pub fn create_key(
+        &self,
+        workspace_id: &str,
+        scopes: &[Scope],
+        label: Option<&str>,
+        expires_at: Option<i64>,
+    ) -> Result<(KeyInfo, String), StoreError> {
+        if self.workspace(workspace_id)?.is_none() {
+            return Err(StoreError::NotFound(format!("workspace {workspace_id}")));
+        }
+        let generated = keys::generate().map_err(StoreError::Invalid)?;
+        let scopes_s = keys::scopes_to_string(scopes);
+        let created = now();
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO api_keys(key_id, workspace_id, hash, scopes, label, created_at, expires_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    generated.key_id,
+                    workspace_id,
+                    generated.hash.to_vec(),
+                    scopes_s,
+                    label,
+                    created,
+                    expires_at
+                ],
+            )?;
+            Ok(())
+        })?;
+        Ok((
+            KeyInfo {
+                key_id: generated.key_id,
+                workspace_id: workspace_id.to_owned(),
+                scopes: scopes.to_vec(),
+                label: label.map(str::to_owned),
+                created_at: created,
+                expires_at,
+                revoked_at: None,
+            },
+            generated.secret,
+        ))
+    }
+
+    /// Lists the keys of a workspace (metadata only).
+    pub fn list_keys(&self, workspace_id: &str) -> Result<Vec<KeyInfo>, StoreError> {
+        self.with(|c| {
+            let mut st = c.prepare(
+                "SELECT key_id, workspace_id, scopes, label, created_at, expires_at, revoked_at
+                 FROM api_keys WHERE workspace_id = ?1 ORDER BY created_at, key_id",
+            )?;
+            let rows = st.query_map(params![workspace_id], |r| {
+                Ok(KeyInfo {
+                    key_id: r.get(0)?,
+                    workspace_id: r.get(1)?,
+                    scopes: keys::parse_scopes(&r.get::<_, String>(2)?).unwrap_or_default(),
+                    label: r.get(3)?,
+                    created_at: r.get(4)?,
+                    expires_at: r.get(5)?,
+                    revoked_at: r.get(6)?,
+                })
+            })?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+    }
+
+    /// Revokes a key (idempotent).
+    pub fn revoke_key(&self, key_id: &str) -> Result<(), StoreError> {
+        self.with(|c| {
+            let n = c.execute(
+                "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?2) WHERE key_id = ?1",
+                params![key_id, now()],
+            )?;
+            if n == 0 {
+                return Err(StoreError::NotFound(format!("key {key_id}")));
+            }
+            Ok(())
+        })
+    }
+
+    /// Authenticates a presented bearer key: constant-time comparison of SHA-256 digests.
+    pub fn authenticate(
+        &self,
+        presented: &str,
+    ) -> Result<Result<Principal, KeyRejection>, StoreError> {
+        let Some(key_id) = keys::key_id_of(presented) else {
+            return Ok(Err(KeyRejection::Invalid));
+        };
+        let row: Option<KeyRow> = self.with(|c| {
+            Ok(c.query_row(
+                "SELECT workspace_id, hash, scopes, expires_at, revoked_at FROM api_keys WHERE key_id = ?1",
+                params![key_id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            )
+            .optional()?)
+        })?;
+        // Hash even when the id is unknown, so timing does not tell ids apart.
+        let digest = keys::hash(presented);
+        let Some((workspace_id, stored, scopes, expires_at, revoked_at)) = row else {
+            let _ = keys::digest_eq(&digest, &[0u8; 32]);
+            return Ok(Err(KeyRejection::Invalid));
+        };
+        if !keys::digest_eq(&digest, &stored) {
+            return Ok(Err(KeyRejection::Invalid));
+        }
+        if revoked_at.is_some() {
+            return Ok(Err(KeyRejection::Revoked));
+        }
+        if let Some(exp) = expires_at
+            && exp <= now()
+        {
+            return Ok(Err(KeyRejection::Expired));
+        }
+        Ok(Ok(Principal {
+            key_id: key_id.to_owned(),
+            workspace_id,
+            scopes: keys::parse_scopes(&scopes).unwrap_or_default(),
+        }))
+    }
+
+    /// Appends an audit record; returns its sequence number.
+    pub fn append_audit(&self, rec: &AuditRecord) -> Result<i64, StoreError> {
+        let ts = if rec.ts.is_empty() {
+            time::OffsetDateTime::now_utc()
+                .format(&time::format_description::well_known::Rfc3339)
+                .unwrap_or_default()
+        } else {
+            rec.ts.clone()
+        };
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO audit(ts, trace_id, workspace_id, key_id, target, operation, client_method,
+                   peer_method, client_version, client_binding, peer_version, peer_binding, decision,
+                   status, latency_ms, error_code)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                params![
+                    ts,
+                    rec.trace_id,
+                    rec.workspace_id,
+                    rec.key_id,
+                    rec.target,
+                    rec.operation,
+                    rec.client_method,
+                    rec.peer_method,
+                    rec.client_version,
+                    rec.client_binding,
+                    rec.peer_version,
+                    rec.peer_binding,
+                    rec.decision,
+                    rec.status,
+                    rec.latency_ms,
+                    rec.error_code
+                ],
+            )?;
+            Ok(c.last_insert_rowid())
+        })
+    }
+
+    /// Reads audit records, oldest first, optionally filtered by workspace and target, after
+    /// sequence number `after`.
+    pub fn audit(
+        &self,
+        workspace_id: Option<&str>,
+        target: Option<&str>,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<AuditRecord>, StoreError> {
+        self.with(|c| {
+            let mut st = c.prepare(
+                "SELECT seq, ts, trace_id, workspace_id, key_id, target, operation, client_method,
+                   peer_method, client_version, client_binding, peer_version, peer_binding, decision,
+                   status, latency_ms, error_code FROM audit
+                 WHERE (?1 IS NULL OR workspace_id = ?1) AND (?2 IS NULL OR target = ?2) AND seq > ?3
+                 ORDER BY seq LIMIT ?4",
+            )?;
+            let rows = st.query_map(params![workspace_id, target, after, limit], |r| {
+                Ok(AuditRecord {
+                    seq: r.get(0)?,
+                    ts: r.get(1)?,
+                    trace_id: r.get(2)?,
+                    workspace_id: r.get(3)?,
+                    key_id: r.get(4)?,
+                    target: r.get(5)?,
+                    operation: r.get(6)?,
+                    client_method: r.get(7)?,
+                    peer_method: r.get(8)?,
+                    client_version: r.get(9)?,
+                    client_binding: r.get(10)?,
+                    peer_version: r.get(11)?,
+                    peer_binding: r.get(12)?,
+                    decision: r.get(13)?,
+                    status: r.get(14)?,
+                    latency_ms: r.get(15)?,
+                    error_code: r.get(16)?,
+                })
+            })?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+    }
+
+    /// Exports audit records as JSON lines (one object per line).
+    pub fn export_audit_jsonl(
+        &self,
+        workspace_id: Option<&str>,
+        out: &mut dyn std::io::Write,
+    ) -> Result<usize, StoreError> {
+        let mut after = 0;
+        let mut n = 0;
+        loop {
+            let page = self.audit(workspace_id, None, after, 1000)?;
+            if page.is_empty() {
+                return Ok(n);
+            }
+            for rec in &page {
+                let line =
+                    serde_json::to_string(rec).map_err(|e| StoreError::Invalid(e.to_string()))?;
+                writeln!(out, "{line}").map_err(|e| StoreError::Invalid(e.to_string()))?;
+                after = rec.seq;
+                n += 1;
+            }
+        }
+    }
+
+    /// Raw SQL escape hatch for tests of the append-only rule.
+    #[doc(hidden)]
+    pub fn execute_raw(&self, sql: &str) -> Result<usize, StoreError> {
+        self.with(|c| Ok(c.execute(sql, [])?))
+    }
+}
+
+/// workspace, hash, scopes, expires_at, revoked_at
+type KeyRow = (String, Vec<u8>, String, Option<i64>, Option<i64>);
+
+fn row_agent(r: &rusqlite::Row<'_>) -> rusqlite::Result<Agent> {
+    let skills: Option<String> = r.get(4)?;
+    Ok(Agent {
+        workspace_id: r.get(0)?,
+        agent_id: r.get(1)?,
+        endpoint: r.get(2)?,
+        credential: r.get(3)?,
+        skills: skills.and_then(|s| serde_json::from_str::<Vec<String>>(&s).ok()),
+        pinned_card_key: r.get(5)?,
+    })
+}
+
+/// Serialises an audit record for the hop-history endpoint.
+pub fn audit_to_value(rec: &AuditRecord) -> Value {
+    serde_json::to_value(rec).unwrap_or(Value::Null)
+}
