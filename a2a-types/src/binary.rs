@@ -4,14 +4,19 @@
 //! re-encoding can change the text (padding, alphabet), which breaks signatures and byte-exact
 //! pass-through, so [`Base64Bytes`] stores the original string and only checks it.
 //!
-//! Accepted on input (what ProtoJSON parsers accept): the standard or URL-safe alphabet, with or
-//! without `=` padding. Whitespace and any other character are refused. Values built in Rust
+//! Valid text (what ProtoJSON parsers accept): the standard or URL-safe alphabet, with or without
+//! `=` padding; whitespace and any other character are invalid. The default (lenient) parse keeps
+//! any JSON string, so pass-through never fails and placeholders in documentation examples
+//! (`"iVBORw0KGgo..."`) still parse; [`Base64Bytes::decode`] and the strict validator
+//! (`format: byte`) report invalid text. [`Base64Bytes::new`] validates. Values built in Rust
 //! ([`Base64Bytes::encode`]) use the standard alphabet with padding.
 
 use std::fmt;
 
 use base64::Engine as _;
-use base64::engine::general_purpose::{STANDARD, STANDARD_PAD_INDIFFERENT, URL_SAFE_PAD_INDIFFERENT};
+use base64::engine::general_purpose::{
+    STANDARD, STANDARD_PAD_INDIFFERENT, URL_SAFE_PAD_INDIFFERENT,
+};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A base64 string validated on construction and kept verbatim.
@@ -37,6 +42,16 @@ impl Base64Bytes {
         let text = text.into();
         check(&text)?;
         Ok(Self(text))
+    }
+
+    /// Keeps `text` verbatim without validating it (what the lenient parse does).
+    pub fn new_unchecked(text: impl Into<String>) -> Self {
+        Self(text.into())
+    }
+
+    /// True if the text is valid base64 (see the module docs).
+    pub fn is_valid(&self) -> bool {
+        check(&self.0).is_ok()
     }
 
     /// The original base64 text.
@@ -75,7 +90,12 @@ fn decode(text: &str) -> Result<Vec<u8>, Base64Error> {
 impl fmt::Debug for Base64Bytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.0.len() > 64 {
-            write!(f, "Base64Bytes({}... {} chars)", &self.0[..48], self.0.len())
+            write!(
+                f,
+                "Base64Bytes({}... {} chars)",
+                &self.0[..48],
+                self.0.len()
+            )
         } else {
             write!(f, "Base64Bytes({})", self.0)
         }
@@ -103,8 +123,7 @@ impl Serialize for Base64Bytes {
 
 impl<'de> Deserialize<'de> for Base64Bytes {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        Self::new(s).map_err(serde::de::Error::custom)
+        String::deserialize(d).map(Self)
     }
 }
 
@@ -137,6 +156,14 @@ mod tests {
         for s in ["a", "aGk= ", "a Gk=", "not base64!", "aG=k", "+-__"] {
             assert!(Base64Bytes::new(s).is_err(), "{s}");
         }
+    }
+
+    #[test]
+    fn lenient_parse_keeps_invalid_text() {
+        let b: Base64Bytes = serde_json::from_str("\"iVBORw0KGgo...\"").unwrap();
+        assert!(!b.is_valid());
+        assert!(b.decode().is_err());
+        assert_eq!(serde_json::to_string(&b).unwrap(), "\"iVBORw0KGgo...\"");
     }
 
     #[test]

@@ -48,7 +48,9 @@ impl Timestamp {
     pub fn from_offset_date_time(dt: OffsetDateTime) -> Self {
         let utc = dt.to_offset(UtcOffset::UTC);
         let ms = utc.millisecond();
-        let utc = utc.replace_nanosecond(u32::from(ms) * 1_000_000).unwrap_or(utc);
+        let utc = utc
+            .replace_nanosecond(u32::from(ms) * 1_000_000)
+            .unwrap_or(utc);
         let text = format_utc(utc, 3);
         Self { utc, text }
     }
@@ -245,7 +247,8 @@ fn parse(input: &str) -> Result<Timestamp, TimestampError> {
             };
             let secs = sign * (oh as i32 * 3600 + om as i32 * 60);
             (
-                UtcOffset::from_whole_seconds(secs).map_err(|_| err(input, "offset out of range"))?,
+                UtcOffset::from_whole_seconds(secs)
+                    .map_err(|_| err(input, "offset out of range"))?,
                 false,
             )
         }

@@ -15,25 +15,22 @@ use super::Metadata;
 /// `/.well-known/agent-card.json`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["name", "description", "supportedInterfaces", "version", "capabilities", "defaultInputModes", "defaultOutputModes", "skills"]))]
 pub struct AgentCard {
     /// `name` (REQUIRED): human-readable name.
     #[serde(default)]
-    #[schemars(required)]
     pub name: String,
     /// `description` (REQUIRED).
     #[serde(default)]
-    #[schemars(required)]
     pub description: String,
     /// `supportedInterfaces` (REQUIRED): ordered, the first is preferred.
     #[serde(default, alias = "supported_interfaces")]
-    #[schemars(required)]
     pub supported_interfaces: Vec<AgentInterface>,
     /// `provider`: the organization behind the agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<AgentProvider>,
     /// `version` (REQUIRED): the agent's own version.
     #[serde(default)]
-    #[schemars(required)]
     pub version: String,
     /// `documentationUrl`.
     #[serde(
@@ -44,7 +41,6 @@ pub struct AgentCard {
     pub documentation_url: Option<String>,
     /// `capabilities` (REQUIRED).
     #[serde(default)]
-    #[schemars(required)]
     pub capabilities: AgentCapabilities,
     /// `securitySchemes`: scheme name -> scheme.
     #[serde(
@@ -62,15 +58,12 @@ pub struct AgentCard {
     pub security_requirements: Vec<SecurityRequirement>,
     /// `defaultInputModes` (REQUIRED): accepted media types.
     #[serde(default, alias = "default_input_modes")]
-    #[schemars(required)]
     pub default_input_modes: Vec<String>,
     /// `defaultOutputModes` (REQUIRED): produced media types.
     #[serde(default, alias = "default_output_modes")]
-    #[schemars(required)]
     pub default_output_modes: Vec<String>,
     /// `skills` (REQUIRED).
     #[serde(default)]
-    #[schemars(required)]
     pub skills: Vec<AgentSkill>,
     /// `signatures`: JWS signatures over the card (S1 §8.4).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -124,22 +117,20 @@ impl AgentCard {
 /// One way to reach the agent (P1 `AgentInterface`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["url", "protocolBinding", "protocolVersion"]))]
 pub struct AgentInterface {
     /// `url` (REQUIRED): the endpoint (for gRPC, `host:port`).
     #[serde(default)]
-    #[schemars(required)]
     pub url: String,
     /// `protocolBinding` (REQUIRED): `JSONRPC`, `GRPC`, `HTTP+JSON` or a custom URI; see
     /// [`crate::version::ProtocolBinding`].
     #[serde(default, alias = "protocol_binding")]
-    #[schemars(required)]
     pub protocol_binding: String,
     /// `tenant`: clients MUST copy it into every request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
     /// `protocolVersion` (REQUIRED): `Major.Minor`, e.g. `"1.0"`.
     #[serde(default, alias = "protocol_version")]
-    #[schemars(required)]
     pub protocol_version: String,
     /// Members 1.0 does not define, kept verbatim.
     #[serde(flatten)]
@@ -171,14 +162,13 @@ impl AgentInterface {
 /// The organization behind an agent (P1 `AgentProvider`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["url", "organization"]))]
 pub struct AgentProvider {
     /// `url` (REQUIRED).
     #[serde(default)]
-    #[schemars(required)]
     pub url: String,
     /// `organization` (REQUIRED).
     #[serde(default)]
-    #[schemars(required)]
     pub organization: String,
 }
 
@@ -233,22 +223,19 @@ pub struct AgentExtension {
 /// A capability the agent offers (P1 `AgentSkill`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["id", "name", "description", "tags"]))]
 pub struct AgentSkill {
     /// `id` (REQUIRED).
     #[serde(default)]
-    #[schemars(required)]
     pub id: String,
     /// `name` (REQUIRED).
     #[serde(default)]
-    #[schemars(required)]
     pub name: String,
     /// `description` (REQUIRED).
     #[serde(default)]
-    #[schemars(required)]
     pub description: String,
     /// `tags` (REQUIRED): keywords.
     #[serde(default)]
-    #[schemars(required)]
     pub tags: Vec<String>,
     /// `examples`: example prompts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -293,14 +280,13 @@ impl AgentSkill {
 /// A JWS signature over the card (P1 `AgentCardSignature`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["protected", "signature"]))]
 pub struct AgentCardSignature {
     /// `protected` (REQUIRED): base64url of the JWS protected header.
     #[serde(default)]
-    #[schemars(required)]
     pub protected: String,
     /// `signature` (REQUIRED): base64url signature.
     #[serde(default)]
-    #[schemars(required)]
     pub signature: String,
     /// `header`: unprotected JWS header.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -390,39 +376,43 @@ impl SecurityScheme {
 /// API key authentication (P1 `APIKeySecurityScheme`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["location", "name"]))]
 pub struct ApiKeySecurityScheme {
     /// `description`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// `location` (REQUIRED): `query`, `header` or `cookie` (0.3 called it `in`).
     #[serde(default)]
-    #[schemars(required)]
     pub location: String,
     /// `name` (REQUIRED): the header, query or cookie parameter name.
     #[serde(default)]
-    #[schemars(required)]
     pub name: String,
 }
 
 /// HTTP authentication (P1 `HTTPAuthSecurityScheme`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["scheme"]))]
 pub struct HttpAuthSecurityScheme {
     /// `description`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// `scheme` (REQUIRED): IANA scheme name, e.g. `Bearer`.
     #[serde(default)]
-    #[schemars(required)]
     pub scheme: String,
     /// `bearerFormat`: a hint such as `JWT`.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "bearer_format")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "bearer_format"
+    )]
     pub bearer_format: Option<String>,
 }
 
 /// OAuth 2.0 authentication (P1 `OAuth2SecurityScheme`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["flows"]))]
 pub struct OAuth2SecurityScheme {
     /// `description`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -441,13 +431,13 @@ pub struct OAuth2SecurityScheme {
 /// OpenID Connect authentication (P1 `OpenIdConnectSecurityScheme`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["openIdConnectUrl"]))]
 pub struct OpenIdConnectSecurityScheme {
     /// `description`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// `openIdConnectUrl` (REQUIRED): the discovery URL.
     #[serde(default, alias = "open_id_connect_url")]
-    #[schemars(required)]
     pub open_id_connect_url: String,
 }
 
@@ -482,41 +472,50 @@ pub enum OAuthFlows {
 /// Authorization code flow (P1 `AuthorizationCodeOAuthFlow`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["authorizationUrl", "tokenUrl", "scopes"]))]
 pub struct AuthorizationCodeOAuthFlow {
     /// `authorizationUrl` (REQUIRED).
     #[serde(default, alias = "authorization_url")]
-    #[schemars(required)]
     pub authorization_url: String,
     /// `tokenUrl` (REQUIRED).
     #[serde(default, alias = "token_url")]
-    #[schemars(required)]
     pub token_url: String,
     /// `refreshUrl`.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "refresh_url")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "refresh_url"
+    )]
     pub refresh_url: Option<String>,
     /// `scopes` (REQUIRED): scope -> description.
     #[serde(default)]
-    #[schemars(required)]
     pub scopes: BTreeMap<String, String>,
     /// `pkceRequired`: PKCE (RFC 7636) is required.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "pkce_required")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "pkce_required"
+    )]
     pub pkce_required: Option<bool>,
 }
 
 /// Client credentials flow (P1 `ClientCredentialsOAuthFlow`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["tokenUrl", "scopes"]))]
 pub struct ClientCredentialsOAuthFlow {
     /// `tokenUrl` (REQUIRED).
     #[serde(default, alias = "token_url")]
-    #[schemars(required)]
     pub token_url: String,
     /// `refreshUrl`.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "refresh_url")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "refresh_url"
+    )]
     pub refresh_url: Option<String>,
     /// `scopes` (REQUIRED).
     #[serde(default)]
-    #[schemars(required)]
     pub scopes: BTreeMap<String, String>,
 }
 
@@ -532,7 +531,11 @@ pub struct ImplicitOAuthFlow {
     )]
     pub authorization_url: Option<String>,
     /// `refreshUrl`.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "refresh_url")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "refresh_url"
+    )]
     pub refresh_url: Option<String>,
     /// `scopes`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -547,7 +550,11 @@ pub struct PasswordOAuthFlow {
     #[serde(default, skip_serializing_if = "Option::is_none", alias = "token_url")]
     pub token_url: Option<String>,
     /// `refreshUrl`.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "refresh_url")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "refresh_url"
+    )]
     pub refresh_url: Option<String>,
     /// `scopes`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -557,20 +564,22 @@ pub struct PasswordOAuthFlow {
 /// Device authorization flow, RFC 8628 (P1 `DeviceCodeOAuthFlow`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["deviceAuthorizationUrl", "tokenUrl", "scopes"]))]
 pub struct DeviceCodeOAuthFlow {
     /// `deviceAuthorizationUrl` (REQUIRED).
     #[serde(default, alias = "device_authorization_url")]
-    #[schemars(required)]
     pub device_authorization_url: String,
     /// `tokenUrl` (REQUIRED).
     #[serde(default, alias = "token_url")]
-    #[schemars(required)]
     pub token_url: String,
     /// `refreshUrl`.
-    #[serde(default, skip_serializing_if = "Option::is_none", alias = "refresh_url")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "refresh_url"
+    )]
     pub refresh_url: Option<String>,
     /// `scopes` (REQUIRED).
     #[serde(default)]
-    #[schemars(required)]
     pub scopes: BTreeMap<String, String>,
 }

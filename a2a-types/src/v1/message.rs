@@ -278,10 +278,10 @@ impl JsonSchema for Part {
 /// One turn of communication between client and agent (P1 `Message`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["messageId", "role", "parts"]))]
 pub struct Message {
     /// `messageId` (REQUIRED): unique id, created by the sender.
     #[serde(default, alias = "message_id")]
-    #[schemars(required)]
     pub message_id: String,
     /// `contextId`: the conversation context.
     #[serde(default, skip_serializing_if = "Option::is_none", alias = "context_id")]
@@ -291,11 +291,10 @@ pub struct Message {
     pub task_id: Option<String>,
     /// `role` (REQUIRED): who sent it.
     #[serde(default)]
-    #[schemars(required)]
     pub role: Role,
     /// `parts` (REQUIRED, at least one): the content.
     #[serde(default)]
-    #[schemars(required, length(min = 1))]
+    #[schemars(length(min = 1))]
     pub parts: Vec<Part>,
     /// `metadata`: free-form extension data.
     #[serde(default, skip_serializing_if = "Option::is_none")]

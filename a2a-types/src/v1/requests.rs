@@ -53,6 +53,7 @@ impl SendMessageConfiguration {
 /// `SendMessage` / `SendStreamingMessage` request (P1 `SendMessageRequest`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["message"]))]
 pub struct SendMessageRequest {
     /// `tenant`: opaque tenant id from the selected interface.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -108,13 +109,13 @@ impl From<Message> for SendMessageResponse {
 /// `GetTask` request (P1 `GetTaskRequest`); the result is a bare [`Task`].
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["id"]))]
 pub struct GetTaskRequest {
     /// `tenant`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
     /// `id` (REQUIRED): the task id.
     #[serde(default)]
-    #[schemars(required)]
     pub id: String,
     /// `historyLength`: unset = server default, 0 = omit history, N = at most N.
     #[serde(
@@ -181,35 +182,32 @@ pub struct ListTasksRequest {
 /// `nextPageToken` is `""` on the last page.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["tasks", "nextPageToken", "pageSize", "totalSize"]))]
 pub struct ListTasksResponse {
     /// `tasks` (REQUIRED).
     #[serde(default)]
-    #[schemars(required)]
     pub tasks: Vec<Task>,
     /// `nextPageToken` (REQUIRED): `""` when there are no more pages.
     #[serde(default, alias = "next_page_token")]
-    #[schemars(required)]
     pub next_page_token: String,
     /// `pageSize` (REQUIRED): the page size actually used.
     #[serde(default, alias = "page_size")]
-    #[schemars(required)]
     pub page_size: i32,
     /// `totalSize` (REQUIRED): the number of matching tasks before pagination.
     #[serde(default, alias = "total_size")]
-    #[schemars(required)]
     pub total_size: i32,
 }
 
 /// `CancelTask` request (P1 `CancelTaskRequest`); the result is a bare [`Task`].
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["id"]))]
 pub struct CancelTaskRequest {
     /// `tenant`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
     /// `id` (REQUIRED): the task id.
     #[serde(default)]
-    #[schemars(required)]
     pub id: String,
     /// `metadata`: free-form extension data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -230,13 +228,13 @@ impl CancelTaskRequest {
 /// [`super::StreamResponse`].
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["id"]))]
 pub struct SubscribeToTaskRequest {
     /// `tenant`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
     /// `id` (REQUIRED): the task id.
     #[serde(default)]
-    #[schemars(required)]
     pub id: String,
 }
 
@@ -253,10 +251,10 @@ impl SubscribeToTaskRequest {
 /// Credentials the agent sends to a push webhook (P1 `AuthenticationInfo`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["scheme"]))]
 pub struct AuthenticationInfo {
     /// `scheme` (REQUIRED): IANA HTTP auth scheme (`Bearer`, `Basic`, ...), case-insensitive.
     #[serde(default)]
-    #[schemars(required)]
     pub scheme: String,
     /// `credentials`: the credentials for the scheme.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -267,6 +265,7 @@ pub struct AuthenticationInfo {
 /// It is the `CreateTaskPushNotificationConfig` request and the result of create/get.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["url"]))]
 pub struct TaskPushNotificationConfig {
     /// `tenant`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -279,7 +278,6 @@ pub struct TaskPushNotificationConfig {
     pub task_id: Option<String>,
     /// `url` (REQUIRED): the webhook URL.
     #[serde(default)]
-    #[schemars(required)]
     pub url: String,
     /// `token`: a token the agent echoes to the webhook.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -304,17 +302,16 @@ impl TaskPushNotificationConfig {
 /// Note: `id` is the **config** id, `taskId` the task (hazard H13).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["taskId", "id"]))]
 pub struct GetTaskPushNotificationConfigRequest {
     /// `tenant`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
     /// `taskId` (REQUIRED).
     #[serde(default, alias = "task_id")]
-    #[schemars(required)]
     pub task_id: String,
     /// `id` (REQUIRED): the config id.
     #[serde(default)]
-    #[schemars(required)]
     pub id: String,
 }
 
@@ -322,30 +319,29 @@ pub struct GetTaskPushNotificationConfigRequest {
 /// the result is [`Empty`].
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["taskId", "id"]))]
 pub struct DeleteTaskPushNotificationConfigRequest {
     /// `tenant`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
     /// `taskId` (REQUIRED).
     #[serde(default, alias = "task_id")]
-    #[schemars(required)]
     pub task_id: String,
     /// `id` (REQUIRED): the config id.
     #[serde(default)]
-    #[schemars(required)]
     pub id: String,
 }
 
 /// `ListTaskPushNotificationConfigs` request (P1 `ListTaskPushNotificationConfigsRequest`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["taskId"]))]
 pub struct ListTaskPushNotificationConfigsRequest {
     /// `tenant`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
     /// `taskId` (REQUIRED).
     #[serde(default, alias = "task_id")]
-    #[schemars(required)]
     pub task_id: String,
     /// `pageSize`: maximum configs to return.
     #[serde(default, skip_serializing_if = "Option::is_none", alias = "page_size")]

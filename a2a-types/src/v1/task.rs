@@ -49,10 +49,10 @@ impl TaskState {
 /// The status of a task at a point in time (P1 `TaskStatus`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["state"]))]
 pub struct TaskStatus {
     /// `state` (REQUIRED).
     #[serde(default)]
-    #[schemars(required)]
     pub state: TaskState,
     /// `message`: a message associated with this status.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -82,10 +82,10 @@ impl TaskStatus {
 /// A unit of work (P1 `Task`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["id", "status"]))]
 pub struct Task {
     /// `id` (REQUIRED): server-generated task id.
     #[serde(default)]
-    #[schemars(required)]
     pub id: String,
     /// `contextId`: the conversation context.
     #[serde(default, skip_serializing_if = "Option::is_none", alias = "context_id")]
@@ -165,10 +165,10 @@ impl Task {
 /// An output of a task (P1 `Artifact`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["artifactId", "parts"]))]
 pub struct Artifact {
     /// `artifactId` (REQUIRED): unique within the task.
     #[serde(default, alias = "artifact_id")]
-    #[schemars(required)]
     pub artifact_id: String,
     /// `name`: human-readable name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -178,7 +178,7 @@ pub struct Artifact {
     pub description: Option<String>,
     /// `parts` (REQUIRED, at least one): the content.
     #[serde(default)]
-    #[schemars(required, length(min = 1))]
+    #[schemars(length(min = 1))]
     pub parts: Vec<Part>,
     /// `metadata`: free-form extension data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -220,14 +220,13 @@ impl Artifact {
 /// There is no `final` flag in 1.0: stream closure replaces it.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["taskId", "contextId", "status"]))]
 pub struct TaskStatusUpdateEvent {
     /// `taskId` (REQUIRED).
     #[serde(default, alias = "task_id")]
-    #[schemars(required)]
     pub task_id: String,
     /// `contextId` (REQUIRED).
     #[serde(default, alias = "context_id")]
-    #[schemars(required)]
     pub context_id: String,
     /// `status` (REQUIRED): the new status.
     pub status: TaskStatus,
@@ -255,14 +254,13 @@ impl TaskStatusUpdateEvent {
 /// A new or updated artifact, sent on streams and push (P1 `TaskArtifactUpdateEvent`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["taskId", "contextId", "artifact"]))]
 pub struct TaskArtifactUpdateEvent {
     /// `taskId` (REQUIRED).
     #[serde(default, alias = "task_id")]
-    #[schemars(required)]
     pub task_id: String,
     /// `contextId` (REQUIRED).
     #[serde(default, alias = "context_id")]
-    #[schemars(required)]
     pub context_id: String,
     /// `artifact` (REQUIRED).
     pub artifact: Artifact,
