@@ -379,7 +379,7 @@ impl<'de> Deserialize<'de> for FileContent {
 #[serde(rename_all = "camelCase")]
 pub struct FileWithBytes {
     /// Base64-encoded content, kept as the exact text received (see [`FileWithBytes::decode`]).
-    #[schemars(extend("contentEncoding" = "base64"))]
+    #[schemars(extend("format" = "byte"))]
     pub bytes: String,
     /// File name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
