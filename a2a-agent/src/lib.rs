@@ -1,1 +1,72 @@
-//! `a2a_agent` (work in progress).
+//! `a2a_agent`: serve any handler as an A2A agent over JSON-RPC and HTTP+JSON.
+//!
+//! Give it a card and a handler; it serves the card, both bindings, tasks, streaming, limits and
+//! auth. Internally everything is A2A 1.0 (`a2a_types::v1`); 0.3 callers are served at the edge.
+//!
+//! ```
+//! use a2a_agent::{AgentServer, AgentCard, Reply, handler_fn};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let card = AgentCard::identity("greeter", "Says hello", "1.0.0");
+//! let handler = handler_fn(|ctx: a2a_agent::RequestContext| async move {
+//!     ctx.emit("thinking...").await;
+//!     Ok(Reply::text(format!("Hello, {}!", ctx.text())))
+//! });
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+//! let server = AgentServer::new(card, handler)
+//!     .validate_auth(false) // local only: no security scheme in this card
+//!     .serve(listener)
+//!     .await
+//!     .unwrap();
+//! println!("serving at {}", server.url());
+//! server.shutdown().await;
+//! # }
+//! ```
+//!
+//! For a ready-made agent, [`demo::echo_handler`] with [`demo::echo_card`].
+//!
+//! Dependencies and why:
+//! - `a2a-types`: the protocol model; `a2a-translate`: 0.3 at the edge.
+//! - `axum`, `tower`, `tower-http` (CORS), `http`, `http-body-util`, `bytes`: the HTTP server and
+//!   bounded body reading.
+//! - `tokio`, `tokio-util` (cancellation, task tracking), `tokio-stream`, `async-stream`, `futures`:
+//!   the runtime, task lifecycle and SSE streams.
+//! - `async-trait`: object-safe async handler, store and authenticator traits.
+//! - `serde`, `serde_json`, `toml`, `clap`: wire JSON, the config file and the binary's flags.
+//! - `rusqlite`: the SQLite task store; `subtle`: constant-time credential comparison.
+//! - `uuid`: task/context/message ids; `time`: timestamps; `base64`: opaque page tokens;
+//!   `url`: query strings; `thiserror`, `anyhow`: errors.
+//! - `tracing`, `tracing-subscriber`: logs (JSON on request).
+//! - `metrics`, `metrics-exporter-prometheus`: the Prometheus `/metrics` endpoint of the binary.
+//! - `reqwest`, `jsonwebtoken`, `ipnet`: reserved for part 2 (OAuth/OIDC, push notifications).
+#![warn(missing_docs)]
+
+pub mod auth;
+pub mod card;
+pub mod config;
+pub mod cors;
+pub mod demo;
+mod edge;
+pub mod error;
+pub mod exec;
+pub mod handler;
+mod jsonrpc;
+pub mod model;
+pub mod negotiate;
+pub mod ops;
+mod rest;
+pub mod server;
+mod sse;
+pub mod store;
+pub mod tasks;
+
+pub use auth::{Authenticator, CallerProfile};
+pub use card::AgentCard;
+pub use config::AgentConfig;
+pub use error::{A2aError, ErrorKind};
+pub use handler::{
+    ExtensionHandler, FnHandler, Handler, HandlerError, Reply, RequestContext, SubTask, handler_fn,
+};
+pub use server::{AgentServer, ServeError, ServerHandle};
+pub use store::{MemoryStore, SqliteStore, TaskStore};

@@ -1,0 +1,286 @@
+//! Authentication: the [`Authenticator`] trait, the caller profile, and the built-in API key /
+//! static bearer authenticator driven by the card's `securitySchemes` and `securityRequirements`.
+
+use crate::card::AgentCard;
+use crate::error::{A2aError, ErrorKind};
+use async_trait::async_trait;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use subtle::ConstantTimeEq;
+
+/// Who is calling, derived from the schemes that were validated.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CallerProfile {
+    /// The scheme kind that identified the caller (`apiKey`, `bearer`, `none`, ...).
+    pub scheme: String,
+    /// Token subject, when a token identified the caller.
+    pub subject: Option<String>,
+    /// Token issuer.
+    pub issuer: Option<String>,
+    /// Granted scopes.
+    pub scopes: Vec<String>,
+    /// Token claims.
+    pub claims: Value,
+}
+
+impl CallerProfile {
+    /// The anonymous caller (auth disabled): every anonymous caller shares tasks.
+    pub fn anonymous() -> Self {
+        CallerProfile {
+            scheme: "none".into(),
+            ..Default::default()
+        }
+    }
+    /// The key tasks are owned by: issuer and subject of a token, else the scheme (so callers with
+    /// the same API key or static bearer token share their tasks).
+    pub fn owner_key(&self) -> String {
+        match (&self.issuer, &self.subject) {
+            (_, None) => self.scheme.clone(),
+            (i, Some(s)) => format!("{}|{}", i.as_deref().unwrap_or(""), s),
+        }
+    }
+}
+
+/// Request data an authenticator may look at.
+pub struct AuthRequest<'a> {
+    /// Request headers.
+    pub headers: &'a http::HeaderMap,
+    /// The raw query string.
+    pub query: Option<&'a str>,
+}
+
+/// Validates a request's credentials.
+#[async_trait]
+pub trait Authenticator: Send + Sync + 'static {
+    /// The caller, or an AuthenticationError (401).
+    async fn authenticate(&self, req: &AuthRequest<'_>) -> Result<CallerProfile, A2aError>;
+}
+
+/// Accepts everyone as [`CallerProfile::anonymous`] (`validate_auth = false`).
+pub struct NoAuth;
+
+#[async_trait]
+impl Authenticator for NoAuth {
+    async fn authenticate(&self, _req: &AuthRequest<'_>) -> Result<CallerProfile, A2aError> {
+        Ok(CallerProfile::anonymous())
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Scheme {
+    ApiKey { location: String, name: String },
+    Bearer,
+    Unsupported(String),
+}
+
+/// API key and static bearer authentication per the card (OR of ANDs over `securityRequirements`).
+/// Fails closed: with no scheme in the card every request is refused.
+pub struct CardAuthenticator {
+    schemes: BTreeMap<String, Scheme>,
+    requirements: Vec<Vec<String>>,
+    api_key: Option<String>,
+    bearer_token: Option<String>,
+}
+
+fn ct_eq(a: &str, b: &str) -> bool {
+    a.len() == b.len() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
+}
+
+fn unauth(msg: &str) -> A2aError {
+    A2aError::new(ErrorKind::Authentication, msg)
+}
+
+impl CardAuthenticator {
+    /// Build from the card; `api_key_header` is used when an apiKey scheme names no header.
+    pub fn new(
+        card: &AgentCard,
+        api_key: Option<String>,
+        api_key_header: &str,
+        bearer_token: Option<String>,
+    ) -> Self {
+        let mut schemes = BTreeMap::new();
+        if let Some(obj) = card
+            .json()
+            .get("securitySchemes")
+            .and_then(Value::as_object)
+        {
+            for (name, s) in obj {
+                let scheme = if let Some(k) = s.get("apiKeySecurityScheme") {
+                    Scheme::ApiKey {
+                        location: k
+                            .get("location")
+                            .and_then(Value::as_str)
+                            .unwrap_or("header")
+                            .to_ascii_lowercase(),
+                        name: k
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or(api_key_header)
+                            .to_string(),
+                    }
+                } else if s.get("type").and_then(Value::as_str) == Some("apiKey") {
+                    Scheme::ApiKey {
+                        location: s
+                            .get("in")
+                            .and_then(Value::as_str)
+                            .unwrap_or("header")
+                            .to_ascii_lowercase(),
+                        name: s
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or(api_key_header)
+                            .to_string(),
+                    }
+                } else if let Some(h) = s.get("httpAuthSecurityScheme") {
+                    let sch = h.get("scheme").and_then(Value::as_str).unwrap_or("");
+                    if sch.eq_ignore_ascii_case("bearer") {
+                        Scheme::Bearer
+                    } else {
+                        Scheme::Unsupported(format!("http {sch}"))
+                    }
+                } else if s.get("type").and_then(Value::as_str) == Some("http")
+                    && s.get("scheme")
+                        .and_then(Value::as_str)
+                        .is_some_and(|x| x.eq_ignore_ascii_case("bearer"))
+                {
+                    Scheme::Bearer
+                } else {
+                    Scheme::Unsupported(name.clone())
+                };
+                schemes.insert(name.clone(), scheme);
+            }
+        }
+        let mut requirements: Vec<Vec<String>> = Vec::new();
+        if let Some(reqs) = card
+            .json()
+            .get("securityRequirements")
+            .and_then(Value::as_array)
+        {
+            for r in reqs {
+                if let Some(m) = r.get("schemes").and_then(Value::as_object) {
+                    requirements.push(m.keys().cloned().collect());
+                }
+            }
+        } else if let Some(reqs) = card.json().get("security").and_then(Value::as_array) {
+            // Legacy draft field: [{scheme: [scopes]}].
+            for r in reqs {
+                if let Some(m) = r.as_object() {
+                    requirements.push(m.keys().cloned().collect());
+                }
+            }
+        }
+        if requirements.is_empty() {
+            // No requirement list: any one declared scheme suffices.
+            requirements = schemes.keys().map(|k| vec![k.clone()]).collect();
+        }
+        CardAuthenticator {
+            schemes,
+            requirements,
+            api_key,
+            bearer_token,
+        }
+    }
+
+    fn check(&self, name: &str, req: &AuthRequest<'_>) -> Result<CallerProfile, A2aError> {
+        match self.schemes.get(name) {
+            Some(Scheme::ApiKey { location, name: n }) => {
+                let Some(expected) = &self.api_key else {
+                    return Err(unauth("no API key configured"));
+                };
+                let got: Option<String> = match location.as_str() {
+                    "query" => req.query.and_then(|q| {
+                        url::form_urlencoded::parse(q.as_bytes())
+                            .find(|(k, _)| k == n.as_str())
+                            .map(|(_, v)| v.into_owned())
+                    }),
+                    "cookie" => req
+                        .headers
+                        .get_all(http::header::COOKIE)
+                        .iter()
+                        .filter_map(|v| v.to_str().ok())
+                        .flat_map(|v| v.split(';'))
+                        .filter_map(|kv| kv.trim().split_once('='))
+                        .find(|(k, _)| *k == n.as_str())
+                        .map(|(_, v)| v.to_string()),
+                    _ => req
+                        .headers
+                        .get(n.as_str())
+                        .and_then(|v| v.to_str().ok())
+                        .map(|v| {
+                            // `Authorization: ApiKey xyz` / `Bearer xyz` are tolerated.
+                            let v = v.trim();
+                            match v.split_once(' ') {
+                                Some((_, rest)) if n.eq_ignore_ascii_case("authorization") => {
+                                    rest.trim().to_string()
+                                }
+                                _ => v.to_string(),
+                            }
+                        }),
+                };
+                match got {
+                    Some(g) if ct_eq(&g, expected) => Ok(CallerProfile {
+                        scheme: "apiKey".into(),
+                        ..Default::default()
+                    }),
+                    _ => Err(unauth("missing or invalid API key")),
+                }
+            }
+            Some(Scheme::Bearer) => {
+                let Some(expected) = &self.bearer_token else {
+                    return Err(unauth("no bearer token configured"));
+                };
+                let got = req
+                    .headers
+                    .get(http::header::AUTHORIZATION)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.trim().split_once(' '))
+                    .filter(|(s, _)| s.eq_ignore_ascii_case("bearer"))
+                    .map(|(_, t)| t.trim().to_string());
+                match got {
+                    Some(g) if ct_eq(&g, expected) => Ok(CallerProfile {
+                        scheme: "bearer".into(),
+                        ..Default::default()
+                    }),
+                    _ => Err(unauth("missing or invalid bearer token")),
+                }
+            }
+            Some(Scheme::Unsupported(s)) => Err(unauth(&format!(
+                "security scheme {s:?} is not supported by this server"
+            ))),
+            None => Err(unauth(&format!("unknown security scheme {name:?}"))),
+        }
+    }
+}
+
+#[async_trait]
+impl Authenticator for CardAuthenticator {
+    async fn authenticate(&self, req: &AuthRequest<'_>) -> Result<CallerProfile, A2aError> {
+        if self.schemes.is_empty() {
+            return Err(unauth(
+                "authentication is required but the agent card declares no security scheme",
+            ));
+        }
+        let mut last = unauth("authentication required");
+        'alt: for alt in &self.requirements {
+            let mut profile: Option<CallerProfile> = None;
+            for name in alt {
+                match self.check(name, req) {
+                    Ok(p) => {
+                        // A token profile wins over a key profile.
+                        if profile.as_ref().is_none_or(|q| q.subject.is_none()) {
+                            profile = Some(p);
+                        }
+                    }
+                    Err(e) => {
+                        last = e;
+                        continue 'alt;
+                    }
+                }
+            }
+            if let Some(p) = profile {
+                return Ok(p);
+            }
+        }
+        Err(last)
+    }
+}

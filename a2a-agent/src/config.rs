@@ -1,0 +1,99 @@
+//! Runtime configuration (also the TOML schema of the binary's `--config` file).
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Every option of the runtime, with the seed's defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, rename_all = "snake_case", deny_unknown_fields)]
+pub struct AgentConfig {
+    /// Path prefix of every endpoint (JSON-RPC is `POST {base_path}/`). Default: "" (root).
+    pub base_path: String,
+    /// Require authentication on operations (the card stays public). Default: true. With no
+    /// security scheme in the card every operation is refused (fail closed).
+    pub validate_auth: bool,
+    /// The API key accepted by an `apiKey` scheme.
+    pub api_key: Option<String>,
+    /// Header carrying the API key when the scheme names none. Default: `Authorization`.
+    pub api_key_header: String,
+    /// The static bearer token accepted by an HTTP bearer scheme.
+    pub bearer_token: Option<String>,
+    /// Endpoint default for sends: return the SUBMITTED task at once. Default: false.
+    pub return_immediately: bool,
+    /// A task running longer fails (ms). Default: 300000.
+    pub async_timeout_ms: u64,
+    /// Maximum concurrently running tasks, 0 = unlimited. Default: 0.
+    pub max_concurrent_tasks: usize,
+    /// Queue for async sends when every slot is busy, 0 = no queue. Default: 0.
+    pub task_queue_size: usize,
+    /// Maximum request body (bytes). Default: 6291456 (6 MiB).
+    pub max_payload_size: usize,
+    /// SSE heartbeat comment interval (ms). Default: 15000.
+    pub sse_heartbeat_interval_ms: u64,
+    /// Events buffered per SSE connection before dropping for a slow client. Default: 1000.
+    pub sse_queue_capacity: usize,
+    /// CORS allowed origins; empty = CORS off, `*` = any. Default: empty.
+    pub cors_allowed_origins: Vec<String>,
+    /// `Cache-Control: max-age` of the agent card (s). Default: 300.
+    pub card_max_age_s: u64,
+    /// SQLite database for tasks; unset = the bounded in-memory store.
+    pub sqlite_path: Option<PathBuf>,
+    /// In-memory store capacity (tasks). Default: 10000.
+    pub memory_store_cap: usize,
+    /// How long terminal tasks stay in the in-memory store (s). Default: 3600.
+    pub terminal_task_ttl_s: u64,
+    /// On shutdown, how long running tasks may finish before they fail (ms). Default: 10000.
+    pub shutdown_grace_ms: u64,
+    /// Public base URL written into the card's interfaces; unset = the listening address.
+    pub public_url: Option<String>,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig {
+            base_path: String::new(),
+            validate_auth: true,
+            api_key: None,
+            api_key_header: "Authorization".into(),
+            bearer_token: None,
+            return_immediately: false,
+            async_timeout_ms: 300_000,
+            max_concurrent_tasks: 0,
+            task_queue_size: 0,
+            max_payload_size: 6_291_456,
+            sse_heartbeat_interval_ms: 15_000,
+            sse_queue_capacity: 1000,
+            cors_allowed_origins: Vec::new(),
+            card_max_age_s: 300,
+            sqlite_path: None,
+            memory_store_cap: 10_000,
+            terminal_task_ttl_s: 3600,
+            shutdown_grace_ms: 10_000,
+            public_url: None,
+        }
+    }
+}
+
+impl AgentConfig {
+    /// Parse a TOML document.
+    pub fn from_toml(s: &str) -> Result<Self, toml::de::Error> {
+        toml::from_str(s)
+    }
+
+    /// The normalized base path (`""` or `/x`).
+    pub fn base(&self) -> String {
+        let b = self.base_path.trim_end_matches('/');
+        if b.is_empty() {
+            String::new()
+        } else if b.starts_with('/') {
+            b.to_string()
+        } else {
+            format!("/{b}")
+        }
+    }
+
+    pub(crate) fn async_timeout(&self) -> Duration {
+        Duration::from_millis(self.async_timeout_ms)
+    }
+}

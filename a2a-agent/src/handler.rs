@@ -1,0 +1,316 @@
+//! The handler API: what user code implements, what it receives and what it returns.
+
+use crate::auth::CallerProfile;
+use crate::error::{A2aError, ErrorKind};
+use crate::model::{Artifact, Message, Part, Role, Struct, TaskState};
+use crate::tasks::Emitter;
+use async_trait::async_trait;
+use serde_json::Value;
+use std::future::Future;
+use tokio_util::sync::CancellationToken;
+
+/// What a handler receives for one message.
+#[derive(Clone)]
+pub struct RequestContext {
+    pub(crate) message: Message,
+    pub(crate) raw: Value,
+    pub(crate) task_id: String,
+    pub(crate) context_id: String,
+    pub(crate) caller: CallerProfile,
+    pub(crate) extensions: Vec<String>,
+    pub(crate) metadata: Option<Struct>,
+    pub(crate) emitter: Emitter,
+    pub(crate) cancel: CancellationToken,
+}
+
+impl RequestContext {
+    /// The text of the message: its text parts joined by newlines (the `PAYLOAD` view).
+    pub fn text(&self) -> String {
+        self.message
+            .parts
+            .iter()
+            .filter_map(|p| p.as_text())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+    /// The typed 1.0 message (the `POJO` view).
+    pub fn message(&self) -> &Message {
+        &self.message
+    }
+    /// The message as raw JSON, as the caller sent it (the `RAW` view).
+    pub fn raw(&self) -> &Value {
+        &self.raw
+    }
+    /// The task id.
+    pub fn task_id(&self) -> &str {
+        &self.task_id
+    }
+    /// The context id.
+    pub fn context_id(&self) -> &str {
+        &self.context_id
+    }
+    /// Who is calling.
+    pub fn caller(&self) -> &CallerProfile {
+        &self.caller
+    }
+    /// The negotiated (accepted) extension URIs.
+    pub fn extensions(&self) -> &[String] {
+        &self.extensions
+    }
+    /// The request `metadata`.
+    pub fn metadata(&self) -> Option<&Struct> {
+        self.metadata.as_ref()
+    }
+    /// Resolves when the task is canceled (or the server gives up on it).
+    pub fn cancelled(&self) -> tokio_util::sync::WaitForCancellationFuture<'_> {
+        self.cancel.cancelled()
+    }
+    /// Whether the task was canceled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+    /// The progress emitter of this task.
+    pub fn emitter(&self) -> &Emitter {
+        &self.emitter
+    }
+    /// Emit a WORKING status update with `text`.
+    pub async fn emit(&self, text: impl Into<String>) {
+        self.emitter.emit(text).await
+    }
+    /// Emit a status update with `state` and `text`.
+    pub async fn emit_state(&self, state: TaskState, text: impl Into<String>) {
+        self.emitter.emit_state(state, text).await
+    }
+    /// Emit an artifact update.
+    pub async fn emit_artifact(&self, artifact: Artifact, append: bool, last_chunk: bool) {
+        self.emitter
+            .emit_artifact(artifact, append, last_chunk)
+            .await
+    }
+    /// Emit an intermediate agent message (a WORKING status update carrying it).
+    pub async fn emit_message(&self, message: Message) {
+        self.emitter.emit_message(message).await
+    }
+    /// Run `work` as a scoped sub-task with optional before/after/on-error progress messages.
+    ///
+    /// Progress delivery is best effort: it never fails the work. The original error of `work`
+    /// propagates unchanged. With [`SubTask::fail_if_no_task`] the scope fails when the context has
+    /// no active task.
+    pub async fn sub_task<T, F>(&self, scope: SubTask, work: F) -> Result<T, HandlerError>
+    where
+        F: Future<Output = Result<T, HandlerError>>,
+    {
+        scope.run(&self.emitter, work).await
+    }
+}
+
+type OnError = Box<dyn Fn(&HandlerError) -> String + Send + Sync>;
+
+/// A scoped sub-task: optional messages before, after and on error.
+#[derive(Default)]
+pub struct SubTask {
+    before: Option<String>,
+    after: Option<String>,
+    on_error: Option<OnError>,
+    fail_if_no_task: bool,
+}
+
+impl SubTask {
+    /// A scope with no messages.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Emit `text` before the work.
+    pub fn before(mut self, text: impl Into<String>) -> Self {
+        self.before = Some(text.into());
+        self
+    }
+    /// Emit `text` after the work succeeds.
+    pub fn after(mut self, text: impl Into<String>) -> Self {
+        self.after = Some(text.into());
+        self
+    }
+    /// Emit a message computed from the error when the work fails.
+    pub fn on_error(mut self, f: impl Fn(&HandlerError) -> String + Send + Sync + 'static) -> Self {
+        self.on_error = Some(Box::new(f));
+        self
+    }
+    /// Fail (with an internal error) when there is no active task.
+    pub fn fail_if_no_task(mut self, yes: bool) -> Self {
+        self.fail_if_no_task = yes;
+        self
+    }
+    /// Run `work` in this scope with `emitter`.
+    pub async fn run<T, F>(self, emitter: &Emitter, work: F) -> Result<T, HandlerError>
+    where
+        F: Future<Output = Result<T, HandlerError>>,
+    {
+        if self.fail_if_no_task && !emitter.is_active() {
+            return Err(HandlerError::failed("no active A2A task context"));
+        }
+        if let Some(b) = &self.before {
+            emitter.emit(b.clone()).await;
+        }
+        let out = work.await;
+        match &out {
+            Ok(_) => {
+                if let Some(a) = &self.after {
+                    emitter.emit(a.clone()).await;
+                }
+            }
+            Err(e) => {
+                if let Some(f) = &self.on_error {
+                    emitter.emit(f(e)).await;
+                }
+            }
+        }
+        out
+    }
+}
+
+/// What a handler returns.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// A text answer: the task completes with an agent message holding it.
+    Text(String),
+    /// Parts of the answer message.
+    Parts(Vec<Part>),
+    /// A full agent message.
+    Message(Message),
+    /// Artifacts: the task completes with these artifacts.
+    Artifacts(Vec<Artifact>),
+    /// End the turn in `state` (for example INPUT_REQUIRED) with an optional text.
+    State(TaskState, Option<String>),
+    /// Nothing more: the task completes, or stays in the interrupted state last emitted.
+    Empty,
+}
+
+impl Reply {
+    /// A text reply.
+    pub fn text(t: impl Into<String>) -> Self {
+        Reply::Text(t.into())
+    }
+    /// Ask the caller for more input.
+    pub fn input_required(t: impl Into<String>) -> Self {
+        Reply::State(TaskState::InputRequired, Some(t.into()))
+    }
+}
+
+impl From<String> for Reply {
+    fn from(s: String) -> Self {
+        Reply::Text(s)
+    }
+}
+impl From<&str> for Reply {
+    fn from(s: &str) -> Self {
+        Reply::Text(s.to_string())
+    }
+}
+
+/// A handler failure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HandlerError {
+    /// The reason, shown in the FAILED status message.
+    pub message: String,
+    /// When set, a blocking caller gets this A2A error instead of the FAILED task.
+    pub a2a: Option<A2aError>,
+}
+
+impl HandlerError {
+    /// The task fails with `message`; callers see a FAILED task.
+    pub fn failed(message: impl Into<String>) -> Self {
+        HandlerError {
+            message: message.into(),
+            a2a: None,
+        }
+    }
+    /// The task fails and a blocking caller gets an A2A error of `kind`.
+    pub fn a2a(kind: ErrorKind, message: impl Into<String>) -> Self {
+        let message = message.into();
+        HandlerError {
+            a2a: Some(A2aError::new(kind, message.clone())),
+            message,
+        }
+    }
+    /// The A2A error a blocking caller gets, if any.
+    pub fn to_a2a(&self) -> Option<A2aError> {
+        self.a2a.clone()
+    }
+}
+
+impl std::fmt::Display for HandlerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+impl std::error::Error for HandlerError {}
+
+impl From<anyhow::Error> for HandlerError {
+    fn from(e: anyhow::Error) -> Self {
+        HandlerError::failed(e.to_string())
+    }
+}
+
+/// An agent: receives a message in context and returns a reply.
+#[async_trait]
+pub trait Handler: Send + Sync + 'static {
+    /// Handle one message of a task.
+    async fn handle(&self, ctx: RequestContext) -> Result<Reply, HandlerError>;
+}
+
+/// A [`Handler`] made from an async closure; see [`handler_fn`].
+pub struct FnHandler<F>(F);
+
+/// Make a [`Handler`] from an async closure.
+pub fn handler_fn<F, Fut>(f: F) -> FnHandler<F>
+where
+    F: Fn(RequestContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Reply, HandlerError>> + Send + 'static,
+{
+    FnHandler(f)
+}
+
+#[async_trait]
+impl<F, Fut> Handler for FnHandler<F>
+where
+    F: Fn(RequestContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Reply, HandlerError>> + Send + 'static,
+{
+    async fn handle(&self, ctx: RequestContext) -> Result<Reply, HandlerError> {
+        (self.0)(ctx).await
+    }
+}
+
+/// An extension handler: invoked before and after the handler when its URI is negotiated.
+#[async_trait]
+pub trait ExtensionHandler: Send + Sync + 'static {
+    /// The extension URI this handler serves.
+    fn uri(&self) -> &str;
+    /// Called before the handler with the card's extension declaration (including `params`).
+    async fn before(
+        &self,
+        _declaration: &Value,
+        _ctx: &RequestContext,
+    ) -> Result<(), HandlerError> {
+        Ok(())
+    }
+    /// Called after the handler with its outcome, which it may change.
+    async fn after(
+        &self,
+        _declaration: &Value,
+        _ctx: &RequestContext,
+        _outcome: &mut Result<Reply, HandlerError>,
+    ) {
+    }
+}
+
+pub(crate) fn agent_message(parts: Vec<Part>, task_id: &str, context_id: &str) -> Message {
+    Message {
+        message_id: uuid::Uuid::new_v4().to_string(),
+        context_id: Some(context_id.to_string()),
+        task_id: Some(task_id.to_string()),
+        role: Role::Agent,
+        parts,
+        ..Default::default()
+    }
+}

@@ -1,0 +1,226 @@
+//! Binding-independent operations in 1.0 terms: parameters in, typed results out.
+
+use crate::auth::CallerProfile;
+use crate::error::A2aError;
+use crate::model::{ListTasksRequest, ListTasksResponse, SendMessageRequest, Task, TaskState};
+use crate::store::TaskFilter;
+use crate::tasks::{SendInput, SendMode, SendOutcome, TaskManager, trim_history};
+use base64::Engine;
+use serde_json::{Value, json};
+
+/// The per-request knobs of a send besides its body.
+pub(crate) struct SendKnobs {
+    /// The per-request override header (`A2A-Return-Immediately`).
+    pub header_override: Option<bool>,
+    /// The endpoint default.
+    pub endpoint_default: bool,
+}
+
+/// `returnImmediately` resolution, highest wins: `configuration.returnImmediately`, then
+/// `configuration.blocking=false` (typed inverse), then the per-request override, then the
+/// endpoint default.
+pub fn resolve_return_immediately(
+    params: &Value,
+    header_override: Option<bool>,
+    endpoint_default: bool,
+) -> bool {
+    let cfg = params.get("configuration");
+    if let Some(b) = cfg
+        .and_then(|c| {
+            c.get("returnImmediately")
+                .or_else(|| c.get("return_immediately"))
+        })
+        .and_then(Value::as_bool)
+    {
+        return b;
+    }
+    if let Some(b) = cfg.and_then(|c| c.get("blocking")).and_then(Value::as_bool) {
+        return !b;
+    }
+    header_override.unwrap_or(endpoint_default)
+}
+
+pub(crate) fn parse_send(params: &Value) -> Result<(SendMessageRequest, Value), A2aError> {
+    if params.is_null() || params.as_object().is_some_and(|o| o.is_empty()) {
+        return Err(A2aError::new(
+            crate::error::ErrorKind::ContentTypeNotSupported,
+            "empty SendMessage body",
+        )
+        .with_status(400));
+    }
+    let req: SendMessageRequest = serde_json::from_value(params.clone())
+        .map_err(|e| A2aError::invalid_params(format!("invalid SendMessageRequest: {e}")))?;
+    let raw = params.get("message").cloned().unwrap_or(Value::Null);
+    Ok((req, raw))
+}
+
+pub(crate) async fn send(
+    mgr: &TaskManager,
+    params: &Value,
+    caller: CallerProfile,
+    extensions: Vec<String>,
+    knobs: SendKnobs,
+    streaming: bool,
+) -> Result<SendOutcome, A2aError> {
+    let (req, raw) = parse_send(params)?;
+    let mode = if streaming {
+        SendMode::Stream
+    } else if resolve_return_immediately(params, knobs.header_override, knobs.endpoint_default) {
+        SendMode::ReturnImmediately
+    } else {
+        SendMode::Blocking
+    };
+    mgr.send(SendInput {
+        request: req,
+        raw_message: raw,
+        caller,
+        extensions,
+        mode,
+    })
+    .await
+}
+
+const DEFAULT_PAGE: i32 = 50;
+const MAX_PAGE: i32 = 100;
+
+fn filter_key(f: &TaskFilter) -> String {
+    format!(
+        "{}|{}|{}|{}",
+        f.owner,
+        f.context_id.as_deref().unwrap_or(""),
+        f.state.map(|s| s.as_str()).unwrap_or(""),
+        f.status_timestamp_after
+            .as_ref()
+            .map(|t| t.unix_millis().to_string())
+            .unwrap_or_default()
+    )
+}
+
+fn fnv(s: &str) -> String {
+    crate::card::etag(s.as_bytes())
+        .trim_matches('"')
+        .to_string()
+}
+
+fn task_ms(t: &Task) -> i64 {
+    t.status
+        .timestamp
+        .as_ref()
+        .map(|x| x.unix_millis() as i64)
+        .unwrap_or(0)
+}
+
+fn encode_token(filter: &TaskFilter, last: &Task) -> String {
+    let v = json!({"f": fnv(&filter_key(filter)), "t": task_ms(last), "i": last.id});
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string())
+}
+
+fn decode_token(filter: &TaskFilter, token: &str) -> Result<(i64, String), A2aError> {
+    let bad = || {
+        A2aError::invalid_params(
+            "invalid pageToken: send back the token of the previous page unchanged",
+        )
+        .with_meta("field", "pageToken")
+    };
+    if token.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(A2aError::invalid_params(
+            "invalid pageToken: numeric offsets are not accepted; use nextPageToken",
+        )
+        .with_meta("field", "pageToken"));
+    }
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token)
+        .map_err(|_| bad())?;
+    let v: Value = serde_json::from_slice(&bytes).map_err(|_| bad())?;
+    let f = v.get("f").and_then(Value::as_str).ok_or_else(bad)?;
+    if f != fnv(&filter_key(filter)) {
+        return Err(A2aError::invalid_params(
+            "invalid pageToken: it was issued for different filters",
+        )
+        .with_meta("field", "pageToken"));
+    }
+    let t = v.get("t").and_then(Value::as_i64).ok_or_else(bad)?;
+    let i = v.get("i").and_then(Value::as_str).ok_or_else(bad)?;
+    Ok((t, i.to_string()))
+}
+
+pub(crate) async fn list(
+    mgr: &TaskManager,
+    req: ListTasksRequest,
+    caller: &CallerProfile,
+) -> Result<ListTasksResponse, A2aError> {
+    let page_size = req.page_size.unwrap_or(DEFAULT_PAGE);
+    if !(1..=MAX_PAGE).contains(&page_size) {
+        return Err(A2aError::invalid_params(format!(
+            "pageSize must be between 1 and {MAX_PAGE} inclusive"
+        ))
+        .with_meta("field", "pageSize"));
+    }
+    if req.history_length.is_some_and(|h| h < 0) {
+        return Err(
+            A2aError::invalid_params("historyLength must not be negative")
+                .with_meta("field", "historyLength"),
+        );
+    }
+    let filter = TaskFilter {
+        owner: caller.owner_key(),
+        context_id: req.context_id.clone().filter(|c| !c.is_empty()),
+        state: req.status.filter(|s| *s != TaskState::Unspecified),
+        status_timestamp_after: req.status_timestamp_after.clone(),
+    };
+    let all = mgr.list_all(&filter).await?;
+    let start = match req.page_token.as_deref().filter(|t| !t.is_empty()) {
+        None => 0,
+        Some(tok) => {
+            let (t, i) = decode_token(&filter, tok)?;
+            all.iter()
+                .position(|x| (task_ms(x), x.id.as_str()) < (t, i.as_str()))
+                .unwrap_or(all.len())
+        }
+    };
+    let end = (start + page_size as usize).min(all.len());
+    let include_artifacts = req.include_artifacts.unwrap_or(false);
+    let tasks: Vec<Task> = all[start..end]
+        .iter()
+        .cloned()
+        .map(|mut t| {
+            if !include_artifacts {
+                t.artifacts.clear();
+            }
+            trim_history(t, req.history_length)
+        })
+        .collect();
+    let next = if end < all.len() {
+        all.get(end.saturating_sub(1))
+            .map(|last| encode_token(&filter, last))
+            .unwrap_or_default()
+    } else {
+        String::new()
+    };
+    Ok(ListTasksResponse {
+        tasks,
+        next_page_token: next,
+        page_size,
+        total_size: all.len() as i32,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn precedence() {
+        let p = json!({"configuration": {"returnImmediately": false, "blocking": false}});
+        assert!(!resolve_return_immediately(&p, Some(true), true));
+        let p = json!({"configuration": {"blocking": false}});
+        assert!(resolve_return_immediately(&p, Some(false), false));
+        let p = json!({"configuration": {"blocking": true}});
+        assert!(!resolve_return_immediately(&p, Some(true), true));
+        let p = json!({"configuration": {}});
+        assert!(resolve_return_immediately(&p, Some(true), false));
+        assert!(!resolve_return_immediately(&p, Some(false), true));
+        assert!(resolve_return_immediately(&p, None, true));
+        assert!(!resolve_return_immediately(&json!({}), None, false));
+    }
+}

@@ -1,0 +1,362 @@
+//! The HTTP+JSON binding: 1.0 paths (optionally under `/{tenant}`) and the 0.3 `/v1/...` paths.
+//!
+//! Paths are parsed by hand rather than by the router: axum's matchit cannot express
+//! `/tasks/{id}:cancel`, and a hand parser keeps `:send` and `:stream` apart by construction.
+
+use crate::edge;
+use crate::error::{A2aError, ErrorKind};
+use crate::model::{ListTasksRequest, SendMessageResponse, StreamResponse, TaskState, Timestamp};
+use crate::negotiate::Version;
+use crate::ops::{self, SendKnobs};
+use crate::server::{A2A_JSON, App, Binding, Call, error_response, header_bool, json_response};
+use crate::sse::sse_response;
+use crate::tasks::SendOutcome;
+use axum::response::Response;
+use bytes::Bytes;
+use http::{Method, StatusCode};
+use serde_json::Value;
+use std::time::Duration;
+
+/// A REST operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Op {
+    Send,
+    Stream,
+    List,
+    Get(String),
+    Cancel(String),
+    Subscribe(String),
+    Push,
+    ExtendedCard,
+}
+
+/// A parsed REST path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Route {
+    pub op: Op,
+    pub version: Version,
+    pub tenant: Option<String>,
+}
+
+fn decode(seg: &str) -> String {
+    url::form_urlencoded::parse(format!("x={seg}").as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_else(|| seg.to_string())
+}
+
+fn parse_ops(segs: &[&str]) -> Option<Op> {
+    match segs {
+        ["message:send"] => Some(Op::Send),
+        ["message:stream"] => Some(Op::Stream),
+        ["tasks"] => Some(Op::List),
+        ["extendedAgentCard"] | ["card"] => Some(Op::ExtendedCard),
+        ["tasks", rest] => {
+            let (id, verb) = match rest.rsplit_once(':') {
+                Some((id, verb)) => (id, Some(verb)),
+                None => (*rest, None),
+            };
+            if id.is_empty() {
+                return None;
+            }
+            let id = decode(id);
+            match verb {
+                None => Some(Op::Get(id)),
+                Some("cancel") => Some(Op::Cancel(id)),
+                Some("subscribe") => Some(Op::Subscribe(id)),
+                Some(_) => None,
+            }
+        }
+        ["tasks", _, "pushNotificationConfigs"] | ["tasks", _, "pushNotificationConfigs", _] => {
+            Some(Op::Push)
+        }
+        _ => None,
+    }
+}
+
+/// Parse `rel` (the path after the base path). `/v1/...` is 0.3 unless the caller asked for 1.0
+/// (then `v1` is a tenant); any other leading segment before a known operation is a tenant.
+pub(crate) fn parse_route(rel: &str, explicit: Option<Version>) -> Option<Route> {
+    let segs: Vec<&str> = rel.trim_start_matches('/').split('/').collect();
+    if segs.first() == Some(&"v1") && explicit != Some(Version::V1) {
+        let op = parse_ops(&segs[1..])?;
+        return Some(Route {
+            op,
+            version: Version::V03,
+            tenant: None,
+        });
+    }
+    if let Some(op) = parse_ops(&segs) {
+        return Some(Route {
+            op,
+            version: explicit.unwrap_or(Version::V1),
+            tenant: None,
+        });
+    }
+    if segs.len() > 1 {
+        let op = parse_ops(&segs[1..])?;
+        return Some(Route {
+            op,
+            version: explicit.unwrap_or(Version::V1),
+            tenant: Some(decode(segs[0])),
+        });
+    }
+    None
+}
+
+fn ok_json(v: Version, body: &Value) -> Response {
+    let ct = if v == Version::V1 {
+        A2A_JSON
+    } else {
+        "application/json"
+    };
+    json_response(StatusCode::OK, ct, body)
+}
+
+fn query_map(q: Option<&str>) -> Vec<(String, String)> {
+    q.map(|q| {
+        url::form_urlencoded::parse(q.as_bytes())
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+fn parse_int(name: &str, v: &str) -> Result<i32, A2aError> {
+    v.parse::<i32>().map_err(|_| {
+        A2aError::invalid_params(format!("{name} must be an integer")).with_meta("field", name)
+    })
+}
+
+fn list_request(q: Option<&str>) -> Result<ListTasksRequest, A2aError> {
+    let mut r = ListTasksRequest::default();
+    for (k, v) in query_map(q) {
+        match k.as_str() {
+            "contextId" | "context_id" => r.context_id = Some(v),
+            "status" => {
+                r.status = Some(TaskState::from_name(&v).ok_or_else(|| {
+                    A2aError::invalid_params(format!("unknown status {v:?}"))
+                        .with_meta("field", "status")
+                })?)
+            }
+            "pageSize" | "page_size" => r.page_size = Some(parse_int("pageSize", &v)?),
+            "pageToken" | "page_token" => r.page_token = Some(v),
+            "historyLength" | "history_length" => {
+                r.history_length = Some(parse_int("historyLength", &v)?)
+            }
+            "statusTimestampAfter" | "status_timestamp_after" => {
+                r.status_timestamp_after = Some(Timestamp::parse(&v).map_err(|e| {
+                    A2aError::invalid_params(e.to_string())
+                        .with_meta("field", "statusTimestampAfter")
+                })?)
+            }
+            "includeArtifacts" | "include_artifacts" => {
+                r.include_artifacts = Some(match v.as_str() {
+                    "true" | "1" => true,
+                    "false" | "0" => false,
+                    _ => {
+                        return Err(A2aError::invalid_params(
+                            "includeArtifacts must be true or false",
+                        )
+                        .with_meta("field", "includeArtifacts"));
+                    }
+                })
+            }
+            _ => {}
+        }
+    }
+    Ok(r)
+}
+
+pub(crate) async fn handle(
+    app: &App,
+    route: Route,
+    method: &Method,
+    call: &Call,
+    body: Bytes,
+) -> Response {
+    let v = route.version;
+    match run(app, &route, method, call, body).await {
+        Ok(r) => r,
+        Err(e) => error_response(&e, v, Binding::Rest),
+    }
+}
+
+fn wrong_method() -> A2aError {
+    A2aError::new(
+        ErrorKind::MethodNotFound,
+        "HTTP method not allowed on this path",
+    )
+    .with_status(405)
+}
+
+async fn run(
+    app: &App,
+    route: &Route,
+    method: &Method,
+    call: &Call,
+    body: Bytes,
+) -> Result<Response, A2aError> {
+    let v = route.version;
+    let mgr = &app.manager;
+    let heartbeat = Duration::from_millis(app.cfg.sse_heartbeat_interval_ms);
+    match &route.op {
+        Op::Send | Op::Stream => {
+            if method != Method::POST {
+                return Err(wrong_method());
+            }
+            let streaming = route.op == Op::Stream;
+            if streaming && !app.card.streaming() {
+                return Err(A2aError::new(
+                    ErrorKind::UnsupportedOperation,
+                    "streaming is not supported by this agent (capabilities.streaming)",
+                ));
+            }
+            if body.iter().all(u8::is_ascii_whitespace) {
+                return Err(A2aError::new(
+                    ErrorKind::ContentTypeNotSupported,
+                    "empty request body",
+                )
+                .with_status(400));
+            }
+            let params: Value = serde_json::from_slice(&body).map_err(|e| {
+                A2aError::new(ErrorKind::Parse, format!("Invalid JSON payload: {e}"))
+                    .with_status(400)
+            })?;
+            let params = match v {
+                Version::V1 => params,
+                Version::V03 => edge::v03_rest_send(params)?,
+            };
+            if streaming
+                && params
+                    .pointer("/configuration/returnImmediately")
+                    .and_then(Value::as_bool)
+                    == Some(true)
+            {
+                return Err(A2aError::new(
+                    ErrorKind::UnsupportedOperation,
+                    "returnImmediately is not supported on SendStreamingMessage",
+                )
+                .with_status(400));
+            }
+            let knobs = SendKnobs {
+                header_override: header_bool(&call.headers, "a2a-return-immediately"),
+                endpoint_default: app.cfg.return_immediately,
+            };
+            match ops::send(
+                mgr,
+                &params,
+                call.caller.clone(),
+                call.extensions.clone(),
+                knobs,
+                streaming,
+            )
+            .await?
+            {
+                SendOutcome::Task(t) => {
+                    let body = match v {
+                        Version::V1 => serde_json::to_value(SendMessageResponse::Task(t))
+                            .map_err(|e| A2aError::internal(e.to_string()))?,
+                        Version::V03 => edge::v03_rest_send_response(&t)?,
+                    };
+                    Ok(ok_json(v, &body))
+                }
+                SendOutcome::Stream(sub) => Ok(stream(sub, heartbeat, v)),
+            }
+        }
+        Op::List => {
+            if method != Method::GET {
+                return Err(wrong_method());
+            }
+            let req = list_request(call.query.as_deref())?;
+            let r = ops::list(mgr, req, &call.caller).await?;
+            let body = serde_json::to_value(r).map_err(|e| A2aError::internal(e.to_string()))?;
+            let body = match v {
+                Version::V1 => body,
+                Version::V03 => edge::v03_rest_list(body)?,
+            };
+            Ok(ok_json(v, &body))
+        }
+        Op::Get(id) => {
+            if method != Method::GET {
+                return Err(wrong_method());
+            }
+            let hl = query_map(call.query.as_deref())
+                .into_iter()
+                .find(|(k, _)| k == "historyLength" || k == "history_length")
+                .map(|(_, x)| parse_int("historyLength", &x))
+                .transpose()?;
+            let t = mgr.get(id, hl, &call.caller).await?;
+            Ok(ok_json(v, &render_task(&t, v)?))
+        }
+        Op::Cancel(id) => {
+            if method != Method::POST {
+                return Err(wrong_method());
+            }
+            let t = mgr.cancel(id, &call.caller).await?;
+            Ok(ok_json(v, &render_task(&t, v)?))
+        }
+        Op::Subscribe(id) => {
+            if method != Method::POST && method != Method::GET {
+                return Err(wrong_method());
+            }
+            if !app.card.streaming() {
+                return Err(A2aError::new(
+                    ErrorKind::UnsupportedOperation,
+                    "streaming is not supported by this agent (capabilities.streaming)",
+                ));
+            }
+            let sub = mgr.subscribe(id, &call.caller).await?;
+            Ok(stream(sub, heartbeat, v))
+        }
+        Op::Push => Err(A2aError::new(
+            ErrorKind::PushNotificationNotSupported,
+            "Push Notification is not supported",
+        )),
+        Op::ExtendedCard => Err(A2aError::new(
+            ErrorKind::UnsupportedOperation,
+            "the extended agent card is not supported by this agent",
+        )),
+    }
+}
+
+fn render_task(t: &crate::model::Task, v: Version) -> Result<Value, A2aError> {
+    match v {
+        Version::V1 => serde_json::to_value(t).map_err(|e| A2aError::internal(e.to_string())),
+        Version::V03 => edge::v03_rest_task(t),
+    }
+}
+
+fn stream(sub: crate::tasks::Subscription, heartbeat: Duration, v: Version) -> Response {
+    sse_response(
+        sub,
+        heartbeat,
+        move |ev: &StreamResponse, fin: bool| match v {
+            Version::V1 => serde_json::to_value(ev).unwrap_or(Value::Null),
+            Version::V03 => edge::v03_rest_event(ev, fin).unwrap_or(Value::Null),
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colon_routes() {
+        let r = |p: &str| parse_route(p, None).map(|r| r.op);
+        assert_eq!(r("/message:send"), Some(Op::Send));
+        assert_eq!(r("/message:stream"), Some(Op::Stream));
+        assert_eq!(r("/tasks/abc:cancel"), Some(Op::Cancel("abc".into())));
+        assert_eq!(r("/tasks/abc:subscribe"), Some(Op::Subscribe("abc".into())));
+        assert_eq!(r("/tasks/abc"), Some(Op::Get("abc".into())));
+        assert_eq!(r("/tasks/abc:bogus"), None);
+        assert_eq!(r("/acme/message:stream"), Some(Op::Stream));
+        let t = parse_route("/acme/tasks/x:cancel", None).unwrap();
+        assert_eq!(t.tenant.as_deref(), Some("acme"));
+        let o = parse_route("/v1/message:send", None).unwrap();
+        assert_eq!(o.version, Version::V03);
+        let o = parse_route("/v1/message:send", Some(Version::V1)).unwrap();
+        assert_eq!((o.version, o.tenant.as_deref()), (Version::V1, Some("v1")));
+    }
+}

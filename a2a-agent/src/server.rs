@@ -1,0 +1,546 @@
+//! The HTTP server: builder, request pipeline (negotiation, limits, auth, extensions), card
+//! endpoint, graceful shutdown.
+
+use crate::auth::{AuthRequest, Authenticator, CallerProfile, CardAuthenticator, NoAuth};
+use crate::card::{AgentCard, etag};
+use crate::config::AgentConfig;
+use crate::error::{A2aError, ErrorKind};
+use crate::handler::{ExtensionHandler, Handler};
+use crate::negotiate::{Version, requested_version};
+use crate::store::{MemoryStore, SqliteStore, TaskStore};
+use crate::tasks::{TaskLimits, TaskManager};
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use http_body_util::BodyExt;
+use serde_json::Value;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+/// `application/a2a+json`.
+pub const A2A_JSON: &str = "application/a2a+json";
+
+/// Start-up failures.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The card cannot be served.
+    #[error(transparent)]
+    Card(#[from] crate::card::CardError),
+    /// The store cannot be opened.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    /// Socket trouble.
+    #[error("listener: {0}")]
+    Io(#[from] std::io::Error),
+    /// Bad configuration.
+    #[error("configuration: {0}")]
+    Config(String),
+}
+
+/// Builds and starts an A2A agent server: a card plus a handler.
+pub struct AgentServer {
+    card: AgentCard,
+    handler: Arc<dyn Handler>,
+    config: AgentConfig,
+    store: Option<Arc<dyn TaskStore>>,
+    authenticator: Option<Arc<dyn Authenticator>>,
+    ext_handlers: Vec<Arc<dyn ExtensionHandler>>,
+}
+
+impl AgentServer {
+    /// A server for `card` running `handler`, with the default [`AgentConfig`].
+    pub fn new(card: AgentCard, handler: impl Handler) -> Self {
+        Self::with_handler(card, Arc::new(handler))
+    }
+
+    /// Same as [`AgentServer::new`] with a shared handler.
+    pub fn with_handler(card: AgentCard, handler: Arc<dyn Handler>) -> Self {
+        AgentServer {
+            card,
+            handler,
+            config: AgentConfig::default(),
+            store: None,
+            authenticator: None,
+            ext_handlers: Vec::new(),
+        }
+    }
+
+    /// Replace the configuration.
+    pub fn config(mut self, config: AgentConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Shorthand for `validate_auth`.
+    pub fn validate_auth(mut self, on: bool) -> Self {
+        self.config.validate_auth = on;
+        self
+    }
+
+    /// Use this task store instead of the one the configuration names.
+    pub fn store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Use this authenticator instead of the card-driven API key / bearer one.
+    pub fn authenticator(mut self, a: Arc<dyn Authenticator>) -> Self {
+        self.authenticator = Some(a);
+        self
+    }
+
+    /// Register an extension handler (invoked before/after the handler for its URI).
+    pub fn extension_handler(mut self, h: Arc<dyn ExtensionHandler>) -> Self {
+        self.ext_handlers.push(h);
+        self
+    }
+
+    /// Serve on `listener` until [`ServerHandle::shutdown`].
+    pub async fn serve(self, listener: TcpListener) -> Result<ServerHandle, ServeError> {
+        let addr = listener.local_addr()?;
+        let cfg = self.config;
+        let base = cfg.base();
+        let url = match &cfg.public_url {
+            Some(u) => u.trim_end_matches('/').to_string(),
+            None => format!("http://{addr}{base}"),
+        };
+        let card = AgentCard::from_json(self.card.json().clone())?.with_default_interfaces(&url);
+        let store: Arc<dyn TaskStore> = match (self.store, &cfg.sqlite_path) {
+            (Some(s), _) => s,
+            (None, Some(p)) => Arc::new(SqliteStore::open(p)?),
+            (None, None) => Arc::new(MemoryStore::new(
+                cfg.memory_store_cap,
+                Duration::from_secs(cfg.terminal_task_ttl_s),
+            )),
+        };
+        let authenticator: Arc<dyn Authenticator> = match (self.authenticator, cfg.validate_auth) {
+            (Some(a), _) => a,
+            (None, false) => Arc::new(NoAuth),
+            (None, true) => Arc::new(CardAuthenticator::new(
+                &card,
+                cfg.api_key.clone(),
+                &cfg.api_key_header,
+                cfg.bearer_token.clone(),
+            )),
+        };
+        let decls = card.extensions();
+        let ext_handlers = self
+            .ext_handlers
+            .into_iter()
+            .map(|h| {
+                let decl = decls
+                    .iter()
+                    .find(|d| d.get("uri").and_then(Value::as_str) == Some(h.uri()))
+                    .cloned()
+                    .unwrap_or_else(|| serde_json::json!({"uri": h.uri()}));
+                (decl, h)
+            })
+            .collect();
+        let manager = TaskManager::new(
+            store,
+            self.handler,
+            ext_handlers,
+            TaskLimits {
+                max_concurrent_tasks: cfg.max_concurrent_tasks,
+                task_queue_size: cfg.task_queue_size,
+                async_timeout: cfg.async_timeout(),
+                sse_queue_capacity: cfg.sse_queue_capacity,
+            },
+        );
+        let app = Arc::new(App {
+            card,
+            cfg: cfg.clone(),
+            base,
+            manager: manager.clone(),
+            authenticator,
+        });
+        let mut router = axum::Router::new().fallback(entry).with_state(app.clone());
+        if !cfg.cors_allowed_origins.is_empty() {
+            router = router.layer(crate::cors::layer(&cfg.cors_allowed_origins));
+        }
+        let stop = CancellationToken::new();
+        let stop2 = stop.clone();
+        let listener = listener.tap_io(|tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::trace!("TCP_NODELAY: {e}");
+            }
+        });
+        let join = tokio::spawn(async move {
+            let r = axum::serve(listener, router)
+                .with_graceful_shutdown(async move { stop2.cancelled().await })
+                .await;
+            if let Err(e) = r {
+                tracing::error!("server error: {e}");
+            }
+        });
+        tracing::info!(%url, "a2a agent listening");
+        Ok(ServerHandle {
+            addr,
+            url,
+            stop,
+            join,
+            manager,
+            grace: Duration::from_millis(cfg.shutdown_grace_ms),
+        })
+    }
+}
+
+/// A running server.
+pub struct ServerHandle {
+    addr: SocketAddr,
+    url: String,
+    stop: CancellationToken,
+    join: tokio::task::JoinHandle<()>,
+    manager: Arc<TaskManager>,
+    grace: Duration,
+}
+
+impl ServerHandle {
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+    /// The base URL (`http://127.0.0.1:PORT` plus the base path).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+    /// The task manager (tests and embedding code).
+    pub fn manager(&self) -> &Arc<TaskManager> {
+        &self.manager
+    }
+    /// Stop accepting, let running tasks finish within the grace period, fail the rest.
+    pub async fn shutdown(self) {
+        self.stop.cancel();
+        self.manager.shutdown(self.grace).await;
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.join).await;
+    }
+}
+
+pub(crate) struct App {
+    pub card: AgentCard,
+    pub cfg: AgentConfig,
+    pub base: String,
+    pub manager: Arc<TaskManager>,
+    pub authenticator: Arc<dyn Authenticator>,
+}
+
+/// Which binding a request reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Binding {
+    JsonRpc,
+    Rest,
+}
+
+/// What the pipeline established before dispatch.
+pub(crate) struct Call {
+    pub caller: CallerProfile,
+    pub extensions: Vec<String>,
+    pub headers: HeaderMap,
+    pub query: Option<String>,
+}
+
+pub(crate) fn error_response(e: &A2aError, version: Version, binding: Binding) -> Response {
+    match binding {
+        Binding::JsonRpc => {
+            let body = serde_json::json!({
+                "jsonrpc": "2.0", "id": Value::Null, "error": e.jsonrpc_error(version)
+            });
+            let status = if e.status == Some(413) {
+                StatusCode::PAYLOAD_TOO_LARGE
+            } else {
+                StatusCode::OK
+            };
+            json_response(status, "application/json", &body)
+        }
+        Binding::Rest => {
+            let status =
+                StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let ct = if version == Version::V1 {
+                A2A_JSON
+            } else {
+                "application/json"
+            };
+            let mut r = json_response(status, ct, &e.rest_body(version));
+            if e.kind == ErrorKind::Authentication {
+                r.headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            }
+            r
+        }
+    }
+}
+
+pub(crate) fn json_response(status: StatusCode, ct: &'static str, v: &Value) -> Response {
+    let body = serde_json::to_vec(v).unwrap_or_default();
+    let mut r = Response::new(Body::from(body));
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(ct));
+    r
+}
+
+fn header_list(h: &HeaderMap, name: &str) -> Vec<String> {
+    h.get_all(name)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+impl App {
+    fn negotiate_extensions(&self, headers: &HeaderMap) -> Result<Vec<String>, A2aError> {
+        let mut requested = header_list(headers, "a2a-extensions");
+        for e in header_list(headers, "x-a2a-extensions") {
+            if !requested.contains(&e) {
+                requested.push(e);
+            }
+        }
+        let decls = self.card.extensions();
+        let uri = |d: &Value| d.get("uri").and_then(Value::as_str).map(str::to_string);
+        for r in &requested {
+            if !decls.iter().any(|d| uri(d).as_deref() == Some(r.as_str())) {
+                return Err(A2aError::new(
+                    ErrorKind::ExtensionSupportRequired,
+                    format!("extension {r:?} is not supported by this agent"),
+                )
+                .with_meta("extension", r.clone()));
+            }
+        }
+        for d in &decls {
+            if d.get("required").and_then(Value::as_bool) == Some(true)
+                && let Some(u) = uri(d)
+                && !requested.contains(&u)
+            {
+                return Err(A2aError::new(
+                    ErrorKind::ExtensionSupportRequired,
+                    format!(
+                        "extension {u:?} is required by this agent; request it in A2A-Extensions"
+                    ),
+                )
+                .with_meta("extension", u));
+            }
+        }
+        Ok(requested)
+    }
+
+    fn card_response(&self, headers: &HeaderMap, query: Option<&str>) -> Response {
+        let version = match requested_version(headers, query) {
+            Ok(v) => v,
+            Err(e) => return error_response(&e, Version::V1, Binding::Rest),
+        };
+        let body = serde_json::to_vec(&self.card.render(version)).unwrap_or_default();
+        let tag = etag(&body);
+        let inm = headers
+            .get(header::IF_NONE_MATCH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.split(',').any(|t| t.trim() == tag || t.trim() == "*"));
+        let mut r = if inm {
+            let mut r = Response::new(Body::empty());
+            *r.status_mut() = StatusCode::NOT_MODIFIED;
+            r
+        } else {
+            let mut r = Response::new(Body::from(body));
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            r
+        };
+        let h = r.headers_mut();
+        if let Ok(v) = HeaderValue::from_str(&tag) {
+            h.insert(header::ETAG, v);
+        }
+        if let Ok(v) =
+            HeaderValue::from_str(&format!("public, max-age={}", self.cfg.card_max_age_s))
+        {
+            h.insert(header::CACHE_CONTROL, v);
+        }
+        h.insert(header::VARY, HeaderValue::from_static("A2A-Version"));
+        r
+    }
+}
+
+/// Read the body under the payload limit; 413 as soon as the limit is passed.
+pub(crate) async fn read_body(body: Body, limit: usize) -> Result<Bytes, A2aError> {
+    let too_big = || {
+        A2aError::new(
+            ErrorKind::ContentTypeNotSupported,
+            format!("request body exceeds maxPayloadSize ({limit} bytes)"),
+        )
+        .with_status(413)
+    };
+    match http_body_util::Limited::new(body, limit).collect().await {
+        Ok(c) => Ok(c.to_bytes()),
+        Err(e) => {
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some()
+            {
+                Err(too_big())
+            } else {
+                Err(A2aError::invalid_params(format!(
+                    "cannot read request body: {e}"
+                )))
+            }
+        }
+    }
+}
+
+fn content_type_ok(headers: &HeaderMap) -> bool {
+    match headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+    {
+        None => true,
+        Some(ct) => {
+            let mime = ct
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
+            mime == "application/json" || mime == A2A_JSON
+        }
+    }
+}
+
+async fn entry(State(app): State<Arc<App>>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let path = parts.uri.path().to_string();
+    let query = parts.uri.query().map(str::to_string);
+    let headers = parts.headers;
+    let method = parts.method;
+
+    if method == Method::GET
+        && (path == "/.well-known/agent-card.json"
+            || path == format!("{}/.well-known/agent-card.json", app.base))
+    {
+        return app.card_response(&headers, query.as_deref());
+    }
+    let rel = match path.strip_prefix(app.base.as_str()) {
+        Some(r) if r.is_empty() || r.starts_with('/') => r.to_string(),
+        _ => {
+            let e = A2aError::new(ErrorKind::MethodNotFound, format!("no route for {path}"));
+            return error_response(&e, Version::V1, Binding::Rest);
+        }
+    };
+    let binding = if rel.is_empty() || rel == "/" {
+        Binding::JsonRpc
+    } else {
+        Binding::Rest
+    };
+    if binding == Binding::JsonRpc && method != Method::POST {
+        let e = A2aError::new(ErrorKind::MethodNotFound, "JSON-RPC requires POST");
+        let mut r = error_response(&e, Version::V1, Binding::Rest);
+        *r.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+        return r;
+    }
+    // 1. Version, before anything else (and before auth).
+    let explicit = match requested_version(&headers, query.as_deref()) {
+        Ok(v) => v,
+        Err(e) => return error_response(&e, Version::V1, binding),
+    };
+    let rest_route = (binding == Binding::Rest).then(|| crate::rest::parse_route(&rel, explicit));
+    // The version errors are reported in before the operation is known.
+    let early_version = explicit.unwrap_or(match &rest_route {
+        Some(Some(r)) => r.version,
+        _ => Version::V03,
+    });
+    // 2. Payload size from Content-Length, without reading.
+    let limit = app.cfg.max_payload_size;
+    if let Some(len) = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        && len > limit as u64
+    {
+        let e = A2aError::new(
+            ErrorKind::ContentTypeNotSupported,
+            format!("request body of {len} bytes exceeds maxPayloadSize ({limit} bytes)"),
+        )
+        .with_status(413);
+        let mut r = error_response(&e, early_version, binding);
+        r.headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return r;
+    }
+    // 3. Authentication.
+    let caller = match app
+        .authenticator
+        .authenticate(&AuthRequest {
+            headers: &headers,
+            query: query.as_deref(),
+        })
+        .await
+    {
+        Ok(c) => c,
+        Err(e) => return error_response(&e, early_version, binding),
+    };
+    // 4. Extensions.
+    let extensions = match app.negotiate_extensions(&headers) {
+        Ok(x) => x,
+        Err(e) => return error_response(&e, early_version, binding),
+    };
+    // 5. Content type of bodies.
+    if method == Method::POST && !content_type_ok(&headers) {
+        let e = A2aError::new(
+            ErrorKind::ContentTypeNotSupported,
+            "Content-Type must be application/json or application/a2a+json",
+        );
+        return error_response(&e, early_version, binding);
+    }
+    let bytes = if method == Method::POST {
+        match read_body(body, limit).await {
+            Ok(b) => b,
+            Err(e) => return error_response(&e, early_version, binding),
+        }
+    } else {
+        Bytes::new()
+    };
+    let call = Call {
+        caller,
+        extensions,
+        headers,
+        query,
+    };
+    let mut resp = match binding {
+        Binding::JsonRpc => crate::jsonrpc::handle(&app, explicit, &call, bytes).await,
+        Binding::Rest => match rest_route.flatten() {
+            Some(route) => crate::rest::handle(&app, route, &method, &call, bytes).await,
+            None => {
+                let e = A2aError::new(ErrorKind::MethodNotFound, format!("no route for {path}"));
+                error_response(&e, early_version, binding)
+            }
+        },
+    };
+    if !call.extensions.is_empty()
+        && let Ok(v) = HeaderValue::from_str(&call.extensions.join(", "))
+    {
+        resp.headers_mut().insert("a2a-extensions", v.clone());
+        resp.headers_mut().insert("x-a2a-extensions", v);
+    }
+    resp
+}
+
+pub(crate) fn header_bool(h: &HeaderMap, name: &str) -> Option<bool> {
+    h.get(name).and_then(|v| v.to_str().ok()).and_then(|v| {
+        match v.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" => Some(true),
+            "false" | "0" | "no" => Some(false),
+            _ => None,
+        }
+    })
+}
+
+impl IntoResponse for A2aError {
+    fn into_response(self) -> Response {
+        error_response(&self, Version::V1, Binding::Rest)
+    }
+}

@@ -1,0 +1,46 @@
+//! Server-sent events: one subscription per connection, heartbeats, slow-client dropping.
+
+use crate::model::StreamResponse;
+use crate::tasks::{Subscription, ends_stream};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+use std::convert::Infallible;
+use std::time::Duration;
+use tokio::sync::broadcast::error::RecvError;
+
+/// An SSE response: the task snapshot first, then every event until the turn ends.
+///
+/// Each connection reads from a bounded queue (`sseQueueCapacity`); a client too slow to keep up
+/// loses events (logged as a warning) instead of growing memory.
+pub(crate) fn sse_response<F>(sub: Subscription, heartbeat: Duration, map: F) -> Response
+where
+    F: Fn(&StreamResponse, bool) -> Value + Send + 'static,
+{
+    let Subscription { task, mut events } = sub;
+    let first = StreamResponse::Task(task);
+    let stream = async_stream::stream! {
+        let done = ends_stream(&first);
+        yield Ok::<Event, Infallible>(Event::default().data(map(&first, done).to_string()));
+        if !done {
+            loop {
+                match events.recv().await {
+                    Ok(ev) => {
+                        let end = ends_stream(&ev);
+                        yield Ok(Event::default().data(map(&ev, end).to_string()));
+                        if end {
+                            break;
+                        }
+                    }
+                    Err(RecvError::Lagged(n)) => {
+                        tracing::warn!(dropped = n, "slow SSE subscriber: events dropped");
+                    }
+                    Err(RecvError::Closed) => break,
+                }
+            }
+        }
+    };
+    Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(heartbeat).text(""))
+        .into_response()
+}

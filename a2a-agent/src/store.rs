@@ -1,0 +1,324 @@
+//! Task stores: the [`TaskStore`] trait, a bounded in-memory store and a SQLite store.
+
+use crate::model::{Task, TaskState, Timestamp};
+use async_trait::async_trait;
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A stored task with the key of the caller that owns it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredTask {
+    /// The task.
+    pub task: Task,
+    /// Owner key (see [`crate::auth::CallerProfile::owner_key`]).
+    pub owner: String,
+}
+
+impl StoredTask {
+    fn ms(&self) -> i64 {
+        self.task
+            .status
+            .timestamp
+            .as_ref()
+            .map(|t| t.unix_millis() as i64)
+            .unwrap_or(0)
+    }
+}
+
+/// Filters of a task listing (the store returns every match, newest status first).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskFilter {
+    /// Only this owner's tasks.
+    pub owner: String,
+    /// Only tasks of this context.
+    pub context_id: Option<String>,
+    /// Only tasks in this state.
+    pub state: Option<TaskState>,
+    /// Only tasks whose status timestamp is >= this.
+    pub status_timestamp_after: Option<Timestamp>,
+}
+
+impl TaskFilter {
+    /// Whether `t` matches.
+    pub fn matches(&self, t: &StoredTask) -> bool {
+        t.owner == self.owner
+            && self
+                .context_id
+                .as_ref()
+                .is_none_or(|c| t.task.context_id.as_ref() == Some(c))
+            && self.state.is_none_or(|s| t.task.status.state == s)
+            && self
+                .status_timestamp_after
+                .as_ref()
+                .is_none_or(|after| t.ms() >= after.unix_millis() as i64)
+    }
+}
+
+/// Store failures.
+#[derive(Debug, thiserror::Error)]
+#[error("task store: {0}")]
+pub struct StoreError(pub String);
+
+/// Where tasks live.
+#[async_trait]
+pub trait TaskStore: Send + Sync + 'static {
+    /// Insert or replace a task.
+    async fn put(&self, task: StoredTask) -> Result<(), StoreError>;
+    /// Fetch a task by id.
+    async fn get(&self, id: &str) -> Result<Option<StoredTask>, StoreError>;
+    /// Every task matching `filter`, sorted by status timestamp (newest first), then id (descending).
+    async fn list(&self, filter: &TaskFilter) -> Result<Vec<StoredTask>, StoreError>;
+    /// Number of stored tasks.
+    async fn count(&self) -> Result<usize, StoreError>;
+}
+
+fn sort_newest_first(v: &mut [StoredTask]) {
+    v.sort_by(|a, b| b.ms().cmp(&a.ms()).then_with(|| b.task.id.cmp(&a.task.id)));
+}
+
+/// In-memory store, bounded: terminal tasks expire after a TTL, and beyond `cap` tasks the oldest
+/// terminal tasks are evicted, so memory stays flat under load.
+pub struct MemoryStore {
+    inner: Mutex<MemInner>,
+    cap: usize,
+    ttl: Duration,
+}
+
+struct MemInner {
+    tasks: HashMap<String, StoredTask>,
+    terminal: VecDeque<(String, Instant)>,
+}
+
+impl MemoryStore {
+    /// A store holding at most `cap` tasks (non-terminal tasks are never evicted) and keeping
+    /// terminal tasks for `ttl`.
+    pub fn new(cap: usize, ttl: Duration) -> Self {
+        MemoryStore {
+            inner: Mutex::new(MemInner {
+                tasks: HashMap::new(),
+                terminal: VecDeque::new(),
+            }),
+            cap: cap.max(1),
+            ttl,
+        }
+    }
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        MemoryStore::new(10_000, Duration::from_secs(3600))
+    }
+}
+
+impl MemInner {
+    fn evict(&mut self, cap: usize, ttl: Duration) {
+        let now = Instant::now();
+        while let Some((id, at)) = self.terminal.front().cloned() {
+            let expired = now.duration_since(at) >= ttl;
+            if !(expired || self.tasks.len() > cap) {
+                break;
+            }
+            self.terminal.pop_front();
+            // The entry may be stale (the task was replaced); only evict terminal tasks.
+            if self
+                .tasks
+                .get(&id)
+                .is_some_and(|t| t.task.status.state.is_terminal())
+            {
+                self.tasks.remove(&id);
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl TaskStore for MemoryStore {
+    async fn put(&self, task: StoredTask) -> Result<(), StoreError> {
+        let mut g = self
+            .inner
+            .lock()
+            .map_err(|_| StoreError("poisoned".into()))?;
+        let terminal = task.task.status.state.is_terminal();
+        let id = task.task.id.clone();
+        let was_terminal = g
+            .tasks
+            .insert(id.clone(), task)
+            .is_some_and(|old| old.task.status.state.is_terminal());
+        if terminal && !was_terminal {
+            g.terminal.push_back((id, Instant::now()));
+        }
+        g.evict(self.cap, self.ttl);
+        Ok(())
+    }
+
+    async fn get(&self, id: &str) -> Result<Option<StoredTask>, StoreError> {
+        let g = self
+            .inner
+            .lock()
+            .map_err(|_| StoreError("poisoned".into()))?;
+        Ok(g.tasks.get(id).cloned())
+    }
+
+    async fn list(&self, filter: &TaskFilter) -> Result<Vec<StoredTask>, StoreError> {
+        let mut v: Vec<StoredTask> = {
+            let mut g = self
+                .inner
+                .lock()
+                .map_err(|_| StoreError("poisoned".into()))?;
+            g.evict(self.cap, self.ttl);
+            g.tasks
+                .values()
+                .filter(|t| filter.matches(t))
+                .cloned()
+                .collect()
+        };
+        sort_newest_first(&mut v);
+        Ok(v)
+    }
+
+    async fn count(&self) -> Result<usize, StoreError> {
+        let g = self
+            .inner
+            .lock()
+            .map_err(|_| StoreError("poisoned".into()))?;
+        Ok(g.tasks.len())
+    }
+}
+
+/// SQLite store (rusqlite, WAL journal): tasks survive a restart. Calls run on the blocking pool.
+#[derive(Clone)]
+pub struct SqliteStore {
+    conn: Arc<Mutex<rusqlite::Connection>>,
+}
+
+fn sq(e: impl std::fmt::Display) -> StoreError {
+    StoreError(e.to_string())
+}
+
+impl SqliteStore {
+    /// Open (or create) the database at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let conn = rusqlite::Connection::open(path).map_err(sq)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(sq)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(sq)?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS tasks (
+                id TEXT PRIMARY KEY,
+                owner TEXT NOT NULL,
+                context_id TEXT,
+                state TEXT NOT NULL,
+                ts INTEGER NOT NULL,
+                body TEXT NOT NULL
+             );
+             CREATE INDEX IF NOT EXISTS tasks_owner_ts ON tasks(owner, ts DESC, id DESC);",
+        )
+        .map_err(sq)?;
+        Ok(SqliteStore {
+            conn: Arc::new(Mutex::new(conn)),
+        })
+    }
+
+    async fn with<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&rusqlite::Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let conn = self.conn.clone();
+        tokio::task::spawn_blocking(move || {
+            let g = conn.lock().map_err(|_| StoreError("poisoned".into()))?;
+            f(&g)
+        })
+        .await
+        .map_err(sq)?
+    }
+}
+
+fn row_to_task(body: String, owner: String) -> Result<StoredTask, StoreError> {
+    let task: Task = serde_json::from_str(&body).map_err(sq)?;
+    Ok(StoredTask { task, owner })
+}
+
+#[async_trait]
+impl TaskStore for SqliteStore {
+    async fn put(&self, t: StoredTask) -> Result<(), StoreError> {
+        let body = serde_json::to_string(&t.task).map_err(sq)?;
+        self.with(move |c| {
+            c.execute(
+                "INSERT INTO tasks(id, owner, context_id, state, ts, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT(id) DO UPDATE SET owner=excluded.owner, context_id=excluded.context_id,
+                 state=excluded.state, ts=excluded.ts, body=excluded.body",
+                rusqlite::params![
+                    t.task.id,
+                    t.owner,
+                    t.task.context_id,
+                    t.task.status.state.as_str(),
+                    t.ms(),
+                    body
+                ],
+            )
+            .map_err(sq)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn get(&self, id: &str) -> Result<Option<StoredTask>, StoreError> {
+        let id = id.to_string();
+        self.with(move |c| {
+            let mut st = c
+                .prepare_cached("SELECT body, owner FROM tasks WHERE id = ?1")
+                .map_err(sq)?;
+            let mut rows = st.query([id]).map_err(sq)?;
+            match rows.next().map_err(sq)? {
+                Some(r) => Ok(Some(row_to_task(
+                    r.get(0).map_err(sq)?,
+                    r.get(1).map_err(sq)?,
+                )?)),
+                None => Ok(None),
+            }
+        })
+        .await
+    }
+
+    async fn list(&self, filter: &TaskFilter) -> Result<Vec<StoredTask>, StoreError> {
+        let f = filter.clone();
+        self.with(move |c| {
+            let mut st = c
+                .prepare_cached(
+                    "SELECT body, owner FROM tasks WHERE owner = ?1
+                     AND (?2 IS NULL OR context_id = ?2)
+                     AND (?3 IS NULL OR state = ?3)
+                     AND (?4 IS NULL OR ts >= ?4)
+                     ORDER BY ts DESC, id DESC",
+                )
+                .map_err(sq)?;
+            let mut rows = st
+                .query(rusqlite::params![
+                    f.owner,
+                    f.context_id,
+                    f.state.map(|s| s.as_str()),
+                    f.status_timestamp_after.map(|t| t.unix_millis() as i64)
+                ])
+                .map_err(sq)?;
+            let mut out = Vec::new();
+            while let Some(r) = rows.next().map_err(sq)? {
+                out.push(row_to_task(r.get(0).map_err(sq)?, r.get(1).map_err(sq)?)?);
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    async fn count(&self) -> Result<usize, StoreError> {
+        self.with(|c| {
+            let n: i64 = c
+                .query_row("SELECT COUNT(*) FROM tasks", [], |r| r.get(0))
+                .map_err(sq)?;
+            Ok(n as usize)
+        })
+        .await
+    }
+}

@@ -1,0 +1,916 @@
+//! Task lifecycle: creation, the running-task registry, cancellation, timeouts, concurrency and
+//! queue limits, event fan-out to subscribers.
+
+use crate::auth::CallerProfile;
+use crate::error::{A2aError, ErrorKind};
+use crate::handler::{Handler, HandlerError, Reply, RequestContext, agent_message};
+use crate::model::{
+    Artifact, Message, Part, Role, SendMessageRequest, StreamResponse, Task,
+    TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent, Timestamp,
+};
+use crate::store::{StoredTask, TaskFilter, TaskStore};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+use tokio::sync::{Semaphore, broadcast, watch};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// Now (UTC, millisecond precision).
+pub(crate) fn now_ts() -> Timestamp {
+    Timestamp::now()
+}
+
+/// Runtime limits of the task manager.
+#[derive(Debug, Clone)]
+pub struct TaskLimits {
+    /// Maximum concurrently running tasks (0 = unlimited).
+    pub max_concurrent_tasks: usize,
+    /// Pending queue for async requests when every slot is taken (0 = no queue).
+    pub task_queue_size: usize,
+    /// A task running longer than this fails.
+    pub async_timeout: Duration,
+    /// Events buffered per streaming connection.
+    pub sse_queue_capacity: usize,
+}
+
+impl Default for TaskLimits {
+    fn default() -> Self {
+        TaskLimits {
+            max_concurrent_tasks: 0,
+            task_queue_size: 0,
+            async_timeout: Duration::from_secs(300),
+            sse_queue_capacity: 1000,
+        }
+    }
+}
+
+/// How the caller waits for the outcome of a send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendMode {
+    /// Wait for a terminal or interrupted state.
+    Blocking,
+    /// Return right after creating the task (SUBMITTED).
+    ReturnImmediately,
+    /// Stream the events.
+    Stream,
+}
+
+struct LiveState {
+    task: Task,
+    owner: String,
+    tx: Option<broadcast::Sender<StreamResponse>>,
+    error: Option<A2aError>,
+}
+
+pub(crate) struct Live {
+    state: tokio::sync::Mutex<LiveState>,
+    cancel: CancellationToken,
+    watch: watch::Sender<TaskState>,
+    running: std::sync::atomic::AtomicBool,
+}
+
+/// A subscription: the current task first, then every event until the task ends its turn.
+pub struct Subscription {
+    /// The task snapshot (the first stream event).
+    pub task: Task,
+    /// The events after the snapshot.
+    pub events: broadcast::Receiver<StreamResponse>,
+}
+
+/// Emits progress for one task. Emitting on an inactive emitter is a no-op.
+#[derive(Clone, Default)]
+pub struct Emitter {
+    inner: Option<(Weak<TaskManager>, Arc<Live>, String)>,
+}
+
+impl Emitter {
+    /// An emitter with no task: every emit is a no-op.
+    pub fn inactive() -> Self {
+        Emitter { inner: None }
+    }
+    /// Whether there is an active task.
+    pub fn is_active(&self) -> bool {
+        self.inner.is_some()
+    }
+    /// WORKING status update with `text`.
+    pub async fn emit(&self, text: impl Into<String>) {
+        self.emit_state(TaskState::Working, text).await
+    }
+    /// Status update with `state` and `text`.
+    pub async fn emit_state(&self, state: TaskState, text: impl Into<String>) {
+        let text = text.into();
+        if let Some((mgr, live, _)) = &self.inner
+            && let Some(mgr) = mgr.upgrade()
+        {
+            let _ = mgr
+                .update(live, |t| {
+                    let msg = agent_message(
+                        vec![Part::text(text)],
+                        &t.id,
+                        t.context_id.as_deref().unwrap_or(""),
+                    );
+                    Some(status_change(t, state, Some(msg)))
+                })
+                .await;
+        }
+    }
+    /// Status update (WORKING) carrying an intermediate agent message.
+    pub async fn emit_message(&self, mut message: Message) {
+        if let Some((mgr, live, _)) = &self.inner
+            && let Some(mgr) = mgr.upgrade()
+        {
+            let _ = mgr
+                .update(live, |t| {
+                    message.task_id = Some(t.id.clone());
+                    message.context_id = t.context_id.clone();
+                    if message.message_id.is_empty() {
+                        message.message_id = uuid::Uuid::new_v4().to_string();
+                    }
+                    if message.role == Role::Unspecified {
+                        message.role = Role::Agent;
+                    }
+                    Some(status_change(t, TaskState::Working, Some(message)))
+                })
+                .await;
+        }
+    }
+    /// Artifact update: stored on the task and sent to subscribers.
+    pub async fn emit_artifact(&self, artifact: Artifact, append: bool, last_chunk: bool) {
+        if let Some((mgr, live, _)) = &self.inner
+            && let Some(mgr) = mgr.upgrade()
+        {
+            let _ = mgr
+                .update(live, |t| {
+                    Some(add_artifact(t, artifact, append, last_chunk))
+                })
+                .await;
+        }
+    }
+}
+
+fn status_change(t: &mut Task, state: TaskState, message: Option<Message>) -> StreamResponse {
+    if let Some(m) = &message {
+        t.history.push(m.clone());
+    }
+    t.status = TaskStatus {
+        state,
+        message,
+        timestamp: Some(now_ts()),
+    };
+    StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+        task_id: t.id.clone(),
+        context_id: t.context_id.clone().unwrap_or_default(),
+        status: t.status.clone(),
+        metadata: None,
+    })
+}
+
+fn add_artifact(
+    t: &mut Task,
+    artifact: Artifact,
+    append: bool,
+    last_chunk: bool,
+) -> StreamResponse {
+    match t
+        .artifacts
+        .iter_mut()
+        .find(|a| a.artifact_id == artifact.artifact_id)
+    {
+        Some(existing) if append => existing.parts.extend(artifact.parts.iter().cloned()),
+        Some(existing) => *existing = artifact.clone(),
+        None => t.artifacts.push(artifact.clone()),
+    }
+    StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+        task_id: t.id.clone(),
+        context_id: t.context_id.clone().unwrap_or_default(),
+        artifact,
+        append: Some(append),
+        last_chunk: Some(last_chunk),
+        metadata: None,
+    })
+}
+
+/// Apply `historyLength` (None: all; 0: none; N: the N most recent).
+pub(crate) fn trim_history(mut t: Task, history_length: Option<i32>) -> Task {
+    if let Some(n) = history_length {
+        let n = n.max(0) as usize;
+        if t.history.len() > n {
+            t.history.drain(..t.history.len() - n);
+        }
+    }
+    t
+}
+
+/// Everything one send needs besides the request.
+pub struct SendInput {
+    /// The 1.0 request.
+    pub request: SendMessageRequest,
+    /// The message JSON as the caller sent it.
+    pub raw_message: Value,
+    /// The caller.
+    pub caller: CallerProfile,
+    /// Accepted extensions.
+    pub extensions: Vec<String>,
+    /// How the caller waits.
+    pub mode: SendMode,
+}
+
+/// The outcome of a send.
+pub enum SendOutcome {
+    /// The task (blocking or return-immediately).
+    Task(Task),
+    /// A stream.
+    Stream(Subscription),
+}
+
+/// Owns tasks: creates them, runs the handler, fans events out, cancels.
+pub struct TaskManager {
+    store: Arc<dyn TaskStore>,
+    handler: Arc<dyn Handler>,
+    ext_handlers: Vec<(Value, Arc<dyn crate::handler::ExtensionHandler>)>,
+    live: Mutex<HashMap<String, Arc<Live>>>,
+    limits: TaskLimits,
+    permits: Option<Arc<Semaphore>>,
+    queued: AtomicUsize,
+    shutdown: CancellationToken,
+    tracker: TaskTracker,
+    me: Weak<TaskManager>,
+}
+
+impl TaskManager {
+    /// A manager over `store` running `handler`.
+    pub fn new(
+        store: Arc<dyn TaskStore>,
+        handler: Arc<dyn Handler>,
+        ext_handlers: Vec<(Value, Arc<dyn crate::handler::ExtensionHandler>)>,
+        limits: TaskLimits,
+    ) -> Arc<Self> {
+        Arc::new_cyclic(|me| TaskManager {
+            store,
+            handler,
+            ext_handlers,
+            live: Mutex::new(HashMap::new()),
+            permits: (limits.max_concurrent_tasks > 0)
+                .then(|| Arc::new(Semaphore::new(limits.max_concurrent_tasks))),
+            limits,
+            queued: AtomicUsize::new(0),
+            shutdown: CancellationToken::new(),
+            tracker: TaskTracker::new(),
+            me: me.clone(),
+        })
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn TaskStore> {
+        &self.store
+    }
+
+    fn live_get(&self, id: &str) -> Option<Arc<Live>> {
+        self.live.lock().ok().and_then(|m| m.get(id).cloned())
+    }
+
+    fn live_remove(&self, id: &str) {
+        if let Ok(mut m) = self.live.lock() {
+            m.remove(id);
+        }
+    }
+
+    /// Mutate a live task under its lock, persist it, and publish the event `f` returns.
+    /// Does nothing once the task is terminal.
+    async fn update(
+        &self,
+        live: &Arc<Live>,
+        f: impl FnOnce(&mut Task) -> Option<StreamResponse>,
+    ) -> Option<TaskState> {
+        let mut g = live.state.lock().await;
+        if g.task.status.state.is_terminal() {
+            return None;
+        }
+        let ev = f(&mut g.task)?;
+        let state = g.task.status.state;
+        let rec = StoredTask {
+            task: g.task.clone(),
+            owner: g.owner.clone(),
+        };
+        if let Err(e) = self.store.put(rec).await {
+            // Best effort: a failure to store progress never fails the handler.
+            tracing::debug!(error = %e, "storing task progress failed");
+        }
+        if let Some(tx) = &g.tx {
+            let _ = tx.send(ev);
+        }
+        live.watch.send_replace(state);
+        Some(state)
+    }
+
+    async fn load_owned(&self, id: &str, caller: &CallerProfile) -> Result<StoredTask, A2aError> {
+        let rec = self
+            .store
+            .get(id)
+            .await
+            .map_err(|e| A2aError::internal(e.to_string()))?;
+        match rec {
+            Some(r) if r.owner == caller.owner_key() => Ok(r),
+            _ => Err(A2aError::task_not_found(id)),
+        }
+    }
+
+    /// GetTask.
+    pub async fn get(
+        &self,
+        id: &str,
+        history_length: Option<i32>,
+        caller: &CallerProfile,
+    ) -> Result<Task, A2aError> {
+        if history_length.is_some_and(|h| h < 0) {
+            return Err(A2aError::invalid_params(
+                "historyLength must not be negative",
+            ));
+        }
+        if let Some(live) = self.live_get(id) {
+            let g = live.state.lock().await;
+            if g.owner == caller.owner_key() {
+                return Ok(trim_history(g.task.clone(), history_length));
+            }
+            return Err(A2aError::task_not_found(id));
+        }
+        let rec = self.load_owned(id, caller).await?;
+        Ok(trim_history(rec.task, history_length))
+    }
+
+    /// Every task of `filter` (newest first).
+    pub async fn list_all(&self, filter: &TaskFilter) -> Result<Vec<Task>, A2aError> {
+        let v = self
+            .store
+            .list(filter)
+            .await
+            .map_err(|e| A2aError::internal(e.to_string()))?;
+        Ok(v.into_iter().map(|s| s.task).collect())
+    }
+
+    /// CancelTask.
+    pub async fn cancel(&self, id: &str, caller: &CallerProfile) -> Result<Task, A2aError> {
+        if let Some(live) = self.live_get(id) {
+            {
+                let g = live.state.lock().await;
+                if g.owner != caller.owner_key() {
+                    return Err(A2aError::task_not_found(id));
+                }
+                if g.task.status.state.is_terminal() {
+                    return Err(not_cancelable(id, g.task.status.state));
+                }
+            }
+            self.update(&live, |t| Some(status_change(t, TaskState::Canceled, None)))
+                .await;
+            live.cancel.cancel();
+            if !live.running.load(Ordering::SeqCst) {
+                self.live_remove(id);
+            }
+            let g = live.state.lock().await;
+            if g.task.status.state != TaskState::Canceled {
+                return Err(not_cancelable(id, g.task.status.state));
+            }
+            return Ok(g.task.clone());
+        }
+        let mut rec = self.load_owned(id, caller).await?;
+        if rec.task.status.state.is_terminal() {
+            return Err(not_cancelable(id, rec.task.status.state));
+        }
+        status_change(&mut rec.task, TaskState::Canceled, None);
+        let task = rec.task.clone();
+        self.store
+            .put(rec)
+            .await
+            .map_err(|e| A2aError::internal(e.to_string()))?;
+        Ok(task)
+    }
+
+    /// SubscribeToTask.
+    pub async fn subscribe(
+        &self,
+        id: &str,
+        caller: &CallerProfile,
+    ) -> Result<Subscription, A2aError> {
+        if let Some(live) = self.live_get(id) {
+            let mut g = live.state.lock().await;
+            if g.owner != caller.owner_key() {
+                return Err(A2aError::task_not_found(id));
+            }
+            if g.task.status.state.is_terminal() {
+                return Err(terminal_subscribe(id));
+            }
+            let cap = self.limits.sse_queue_capacity.max(1);
+            let rx =
+                g.tx.get_or_insert_with(|| broadcast::channel(cap).0)
+                    .subscribe();
+            return Ok(Subscription {
+                task: g.task.clone(),
+                events: rx,
+            });
+        }
+        let rec = self.load_owned(id, caller).await?;
+        if rec.task.status.state.is_terminal() {
+            return Err(terminal_subscribe(id));
+        }
+        // Not live in this process (e.g. after a restart): register it so later turns reach us.
+        let live = self.register(rec.task.clone(), rec.owner);
+        let mut g = live.state.lock().await;
+        let cap = self.limits.sse_queue_capacity.max(1);
+        let rx =
+            g.tx.get_or_insert_with(|| broadcast::channel(cap).0)
+                .subscribe();
+        Ok(Subscription {
+            task: g.task.clone(),
+            events: rx,
+        })
+    }
+
+    fn register(&self, task: Task, owner: String) -> Arc<Live> {
+        let id = task.id.clone();
+        let state = task.status.state;
+        let live = Arc::new(Live {
+            state: tokio::sync::Mutex::new(LiveState {
+                task,
+                owner,
+                tx: None,
+                error: None,
+            }),
+            cancel: CancellationToken::new(),
+            watch: watch::channel(state).0,
+            running: std::sync::atomic::AtomicBool::new(false),
+        });
+        if let Ok(mut m) = self.live.lock() {
+            m.entry(id).or_insert(live).clone()
+        } else {
+            live
+        }
+    }
+
+    /// SendMessage / SendStreamingMessage.
+    pub async fn send(&self, input: SendInput) -> Result<SendOutcome, A2aError> {
+        let SendInput {
+            request,
+            raw_message,
+            caller,
+            extensions,
+            mode,
+        } = input;
+        let history_length = request
+            .configuration
+            .as_ref()
+            .and_then(|c| c.history_length);
+        if history_length.is_some_and(|h| h < 0) {
+            return Err(A2aError::invalid_params(
+                "historyLength must not be negative",
+            ));
+        }
+        let mut message = request.message;
+        if message.parts.is_empty() {
+            return Err(A2aError::invalid_params("message.parts must not be empty")
+                .with_meta("field", "message.parts"));
+        }
+        if message.message_id.is_empty() {
+            return Err(A2aError::invalid_params("message.messageId is required")
+                .with_meta("field", "message.messageId"));
+        }
+        if message.role == Role::Unspecified {
+            message.role = Role::User;
+        }
+        if self.shutdown.is_cancelled() {
+            return Err(A2aError::new(
+                ErrorKind::ServerBusy,
+                "server is shutting down",
+            ));
+        }
+
+        // Capacity: a shared semaphore governs every path.
+        let mut queued_slot = false;
+        let permit = match &self.permits {
+            None => None,
+            Some(sem) => match sem.clone().try_acquire_owned() {
+                Ok(p) => Some(p),
+                Err(_) => {
+                    if mode == SendMode::ReturnImmediately
+                        && self
+                            .queued
+                            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |q| {
+                                (q < self.limits.task_queue_size).then_some(q + 1)
+                            })
+                            .is_ok()
+                    {
+                        queued_slot = true;
+                        None
+                    } else {
+                        return Err(A2aError::new(
+                            ErrorKind::ServerBusy,
+                            "agent capacity reached; retry later",
+                        ));
+                    }
+                }
+            },
+        };
+        let release_queue = |q: bool| {
+            if q {
+                self.queued.fetch_sub(1, Ordering::SeqCst);
+            }
+        };
+
+        // Resume an existing task (multi-turn) or create one.
+        let live = match message.task_id.clone() {
+            Some(tid) => {
+                let live = match self.live_get(&tid) {
+                    Some(l) => l,
+                    None => match self.load_owned(&tid, &caller).await {
+                        Ok(rec) => {
+                            if rec.task.status.state.is_terminal() {
+                                release_queue(queued_slot);
+                                return Err(terminal_send(&tid));
+                            }
+                            self.register(rec.task, rec.owner)
+                        }
+                        Err(e) => {
+                            release_queue(queued_slot);
+                            return Err(e);
+                        }
+                    },
+                };
+                let mut g = live.state.lock().await;
+                let err = if g.owner != caller.owner_key() {
+                    Some(A2aError::task_not_found(&tid))
+                } else if g.task.status.state.is_terminal() {
+                    Some(terminal_send(&tid))
+                } else if live.running.load(Ordering::SeqCst) {
+                    Some(A2aError::new(
+                        ErrorKind::UnsupportedOperation,
+                        "the task is still working on a previous message",
+                    ))
+                } else if message
+                    .context_id
+                    .as_ref()
+                    .is_some_and(|c| Some(c) != g.task.context_id.as_ref())
+                {
+                    Some(A2aError::invalid_params(
+                        "message.contextId does not match the task's contextId",
+                    ))
+                } else {
+                    None
+                };
+                if let Some(e) = err {
+                    drop(g);
+                    release_queue(queued_slot);
+                    return Err(e);
+                }
+                message.context_id = g.task.context_id.clone();
+                live.running.store(true, Ordering::SeqCst);
+                g.error = None;
+                let snapshot_msg = message.clone();
+                let ev = status_change(&mut g.task, TaskState::Submitted, None);
+                g.task.history.push(snapshot_msg);
+                let rec = StoredTask {
+                    task: g.task.clone(),
+                    owner: g.owner.clone(),
+                };
+                let _ = self.store.put(rec).await;
+                if let Some(tx) = &g.tx {
+                    let _ = tx.send(ev);
+                }
+                live.watch.send_replace(TaskState::Submitted);
+                drop(g);
+                live
+            }
+            None => {
+                let id = uuid::Uuid::new_v4().to_string();
+                let ctx = message
+                    .context_id
+                    .clone()
+                    .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+                message.task_id = Some(id.clone());
+                message.context_id = Some(ctx.clone());
+                let task = Task {
+                    id: id.clone(),
+                    context_id: Some(ctx),
+                    status: TaskStatus {
+                        state: TaskState::Submitted,
+                        message: None,
+                        timestamp: Some(now_ts()),
+                    },
+                    history: vec![message.clone()],
+                    ..Default::default()
+                };
+                let owner = caller.owner_key();
+                if let Err(e) = self
+                    .store
+                    .put(StoredTask {
+                        task: task.clone(),
+                        owner: owner.clone(),
+                    })
+                    .await
+                {
+                    release_queue(queued_slot);
+                    return Err(A2aError::internal(e.to_string()));
+                }
+                let live = self.register(task, owner);
+                live.running.store(true, Ordering::SeqCst);
+                live
+            }
+        };
+        message.task_id = Some(live.state.lock().await.task.id.clone());
+
+        // Subscribe before the run starts so no event is missed.
+        let sub = if mode == SendMode::Stream {
+            let mut g = live.state.lock().await;
+            let cap = self.limits.sse_queue_capacity.max(1);
+            let rx =
+                g.tx.get_or_insert_with(|| broadcast::channel(cap).0)
+                    .subscribe();
+            Some(Subscription {
+                task: trim_history(g.task.clone(), history_length),
+                events: rx,
+            })
+        } else {
+            None
+        };
+        let mut watch_rx = live.watch.subscribe();
+        watch_rx.mark_unchanged();
+
+        let ctx_id = message.context_id.clone().unwrap_or_default();
+        let task_id = message.task_id.clone().unwrap_or_default();
+        let me = self.me.clone();
+        let ctx = RequestContext {
+            message,
+            raw: raw_message,
+            task_id,
+            context_id: ctx_id,
+            caller,
+            extensions,
+            metadata: request.metadata,
+            emitter: Emitter {
+                inner: Some((me.clone(), live.clone(), String::new())),
+            },
+            cancel: live.cancel.child_token(),
+        };
+        let live2 = live.clone();
+        self.tracker.spawn(async move {
+            if let Some(mgr) = me.upgrade() {
+                mgr.run(live2, ctx, permit, queued_slot).await;
+            }
+        });
+
+        match mode {
+            SendMode::Stream => match sub {
+                Some(s) => Ok(SendOutcome::Stream(s)),
+                None => Err(A2aError::internal("stream subscription missing")),
+            },
+            SendMode::ReturnImmediately => {
+                let g = live.state.lock().await;
+                Ok(SendOutcome::Task(trim_history(
+                    g.task.clone(),
+                    history_length,
+                )))
+            }
+            SendMode::Blocking => {
+                let _ = watch_rx
+                    .wait_for(|s| s.is_terminal() || s.is_interrupted())
+                    .await;
+                let g = live.state.lock().await;
+                if let Some(e) = &g.error {
+                    return Err(e.clone());
+                }
+                Ok(SendOutcome::Task(trim_history(
+                    g.task.clone(),
+                    history_length,
+                )))
+            }
+        }
+    }
+
+    async fn run(
+        &self,
+        live: Arc<Live>,
+        ctx: RequestContext,
+        permit: Option<tokio::sync::OwnedSemaphorePermit>,
+        queued: bool,
+    ) {
+        let task_id = ctx.task_id.clone();
+        // Queued: wait for a slot (or shutdown / cancel).
+        let _permit = if queued {
+            let sem = self.permits.clone();
+            let got = match sem {
+                Some(sem) => tokio::select! {
+                    p = sem.acquire_owned() => p.ok(),
+                    _ = self.shutdown.cancelled() => None,
+                    _ = live.cancel.cancelled() => None,
+                },
+                None => None,
+            };
+            self.queued.fetch_sub(1, Ordering::SeqCst);
+            if got.is_none() {
+                let reason = if self.shutdown.is_cancelled() {
+                    "server shut down before the task started"
+                } else {
+                    "task canceled while queued"
+                };
+                self.fail(&live, reason, None).await;
+                self.finish(&live, &task_id).await;
+                return;
+            }
+            got
+        } else {
+            permit
+        };
+
+        self.update(&live, |t| Some(status_change(t, TaskState::Working, None)))
+            .await;
+
+        let handler = self.handler.clone();
+        let exts: Vec<_> = self
+            .ext_handlers
+            .iter()
+            .filter(|(d, _)| {
+                d.get("uri")
+                    .and_then(Value::as_str)
+                    .is_some_and(|u| ctx.extensions.iter().any(|e| e == u))
+            })
+            .cloned()
+            .collect();
+        let work = async {
+            for (decl, h) in &exts {
+                h.before(decl, &ctx).await?;
+            }
+            let mut out = handler.handle(ctx.clone()).await;
+            for (decl, h) in &exts {
+                h.after(decl, &ctx, &mut out).await;
+            }
+            out
+        };
+        let timeout = self.limits.async_timeout;
+        let outcome = tokio::select! {
+            r = tokio::time::timeout(timeout, work) => match r {
+                Ok(r) => Some(r),
+                Err(_) => Some(Err(HandlerError::failed(format!(
+                    "task timed out after {} ms", timeout.as_millis()
+                )))),
+            },
+            _ = live.cancel.cancelled() => None,
+        };
+        match outcome {
+            None => {
+                // Canceled by the client (already CANCELED) or by shutdown.
+                self.fail(&live, "server shut down while the task was running", None)
+                    .await;
+            }
+            Some(Ok(reply)) => self.complete(&live, reply).await,
+            Some(Err(e)) => {
+                let msg = e.message.clone();
+                self.fail(&live, &msg, e.to_a2a()).await;
+            }
+        }
+        self.finish(&live, &task_id).await;
+    }
+
+    async fn finish(&self, live: &Arc<Live>, task_id: &str) {
+        live.running.store(false, Ordering::SeqCst);
+        let g = live.state.lock().await;
+        if g.task.status.state.is_terminal() {
+            drop(g);
+            self.live_remove(task_id);
+        }
+    }
+
+    async fn fail(&self, live: &Arc<Live>, reason: &str, err: Option<A2aError>) {
+        {
+            let mut g = live.state.lock().await;
+            if g.task.status.state.is_terminal() {
+                return;
+            }
+            g.error = err;
+        }
+        let reason = reason.to_string();
+        self.update(live, |t| {
+            let m = agent_message(
+                vec![Part::text(reason)],
+                &t.id,
+                t.context_id.as_deref().unwrap_or(""),
+            );
+            Some(status_change(t, TaskState::Failed, Some(m)))
+        })
+        .await;
+    }
+
+    async fn complete(&self, live: &Arc<Live>, reply: Reply) {
+        let (parts, artifacts, state, message) = match reply {
+            Reply::Text(t) => (vec![Part::text(t)], vec![], TaskState::Completed, None),
+            Reply::Parts(p) => (p, vec![], TaskState::Completed, None),
+            Reply::Message(m) => (vec![], vec![], TaskState::Completed, Some(m)),
+            Reply::Artifacts(a) => (vec![], a, TaskState::Completed, None),
+            Reply::State(s, t) => (
+                t.map(|t| vec![Part::text(t)]).unwrap_or_default(),
+                vec![],
+                s,
+                None,
+            ),
+            Reply::Empty => {
+                let cur = live.state.lock().await.task.status.state;
+                let s = if cur.is_interrupted() {
+                    cur
+                } else {
+                    TaskState::Completed
+                };
+                if s == cur {
+                    // Already in its final interrupted state: nothing to publish.
+                    return;
+                }
+                (vec![], vec![], s, None)
+            }
+        };
+        for a in artifacts {
+            self.update(live, |t| Some(add_artifact(t, a, false, true)))
+                .await;
+        }
+        self.update(live, |t| {
+            let msg = match message {
+                Some(mut m) => {
+                    m.task_id = Some(t.id.clone());
+                    m.context_id = t.context_id.clone();
+                    if m.message_id.is_empty() {
+                        m.message_id = uuid::Uuid::new_v4().to_string();
+                    }
+                    m.role = Role::Agent;
+                    Some(m)
+                }
+                None if parts.is_empty() => None,
+                None => Some(agent_message(
+                    parts,
+                    &t.id,
+                    t.context_id.as_deref().unwrap_or(""),
+                )),
+            };
+            Some(status_change(t, state, msg))
+        })
+        .await;
+    }
+
+    /// Stop accepting sends; wait up to `grace` for running tasks, then fail the rest.
+    pub async fn shutdown(&self, grace: Duration) {
+        self.shutdown.cancel();
+        self.tracker.close();
+        if tokio::time::timeout(grace, self.tracker.wait())
+            .await
+            .is_err()
+        {
+            let lives: Vec<Arc<Live>> = self
+                .live
+                .lock()
+                .map(|m| m.values().cloned().collect())
+                .unwrap_or_default();
+            for l in lives {
+                l.cancel.cancel();
+            }
+            let _ = tokio::time::timeout(Duration::from_secs(5), self.tracker.wait()).await;
+        }
+    }
+
+    /// Number of tasks live in this process (running or interrupted).
+    pub fn live_count(&self) -> usize {
+        self.live.lock().map(|m| m.len()).unwrap_or(0)
+    }
+}
+
+fn not_cancelable(id: &str, s: TaskState) -> A2aError {
+    A2aError::new(
+        ErrorKind::TaskNotCancelable,
+        format!("Task cannot be canceled: it is {}", s.as_str()),
+    )
+    .with_meta("taskId", id)
+}
+
+fn terminal_subscribe(id: &str) -> A2aError {
+    A2aError::new(
+        ErrorKind::UnsupportedOperation,
+        "the task is in a terminal state; subscribe is not supported",
+    )
+    .with_meta("taskId", id)
+}
+
+fn terminal_send(id: &str) -> A2aError {
+    A2aError::new(
+        ErrorKind::UnsupportedOperation,
+        "the task is in a terminal state and accepts no more messages",
+    )
+    .with_meta("taskId", id)
+}
+
+/// Whether a stream should close after `ev`.
+pub(crate) fn ends_stream(ev: &StreamResponse) -> bool {
+    match ev {
+        StreamResponse::StatusUpdate(s) => {
+            s.status.state.is_terminal() || s.status.state.is_interrupted()
+        }
+        StreamResponse::Task(t) => t.status.state.is_terminal(),
+        StreamResponse::Message(_) => true,
+        StreamResponse::ArtifactUpdate(_) => false,
+    }
+}

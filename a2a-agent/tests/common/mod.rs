@@ -1,0 +1,150 @@
+#![allow(dead_code)]
+//! Helpers for the integration tests: real servers on 127.0.0.1:0, a small JSON-RPC / REST
+//! client over reqwest and an SSE reader.
+
+use a2a_agent::{AgentCard, AgentConfig, AgentServer, Handler, ServerHandle};
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+pub fn open_config() -> AgentConfig {
+    AgentConfig {
+        validate_auth: false,
+        ..AgentConfig::default()
+    }
+}
+
+pub async fn start_with(card: AgentCard, handler: impl Handler, cfg: AgentConfig) -> ServerHandle {
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    AgentServer::new(card, handler)
+        .config(cfg)
+        .serve(l)
+        .await
+        .unwrap()
+}
+
+pub async fn echo(cfg: AgentConfig) -> ServerHandle {
+    start_with(
+        a2a_agent::demo::echo_card(),
+        a2a_agent::demo::echo_handler(),
+        cfg,
+    )
+    .await
+}
+
+pub fn client() -> reqwest::Client {
+    reqwest::Client::new()
+}
+
+pub fn msg(text: &str) -> Value {
+    json!({"messageId": uuid(), "role": "ROLE_USER", "parts": [{"text": text}]})
+}
+
+pub fn uuid() -> String {
+    format!(
+        "m-{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    )
+}
+
+/// A 1.0 JSON-RPC call; returns (HTTP status, body).
+pub async fn rpc(url: &str, method: &str, params: Value) -> (u16, Value) {
+    rpc_v(url, method, params, Some("1.0")).await
+}
+
+pub async fn rpc_v(url: &str, method: &str, params: Value, version: Option<&str>) -> (u16, Value) {
+    let mut r = client()
+        .post(format!("{url}/"))
+        .header("content-type", "application/json")
+        .json(&json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}));
+    if let Some(v) = version {
+        r = r.header("A2A-Version", v);
+    }
+    let resp = r.send().await.unwrap();
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(Value::Null))
+}
+
+pub async fn rest_post(url: &str, path: &str, body: Value) -> (u16, Value) {
+    let resp = client()
+        .post(format!("{url}{path}"))
+        .header("content-type", "application/a2a+json")
+        .header("A2A-Version", "1.0")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(Value::Null))
+}
+
+pub async fn rest_get(url: &str, path: &str) -> (u16, Value) {
+    let resp = client()
+        .get(format!("{url}{path}"))
+        .header("A2A-Version", "1.0")
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(Value::Null))
+}
+
+/// Read every `data:` event of an SSE response until it ends.
+pub async fn sse_events(resp: reqwest::Response) -> Vec<Value> {
+    assert!(
+        resp.headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .starts_with("text/event-stream"),
+        "not an event stream: {:?}",
+        resp.headers()
+    );
+    let mut out = Vec::new();
+    let mut buf = String::new();
+    let mut s = resp.bytes_stream();
+    while let Some(chunk) = s.next().await {
+        buf.push_str(&String::from_utf8_lossy(&chunk.unwrap()));
+        while let Some(pos) = buf.find("\n\n") {
+            let ev: String = buf.drain(..pos + 2).collect();
+            let data: Vec<&str> = ev
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(|d| d.strip_prefix(' ').unwrap_or(d))
+                .collect();
+            if !data.is_empty() {
+                out.push(serde_json::from_str(&data.join("\n")).unwrap());
+            }
+        }
+    }
+    out
+}
+
+pub async fn rpc_stream(url: &str, method: &str, params: Value) -> Vec<Value> {
+    let resp = client()
+        .post(format!("{url}/"))
+        .header("A2A-Version", "1.0")
+        .json(&json!({"jsonrpc": "2.0", "id": "s1", "method": method, "params": params}))
+        .send()
+        .await
+        .unwrap();
+    sse_events(resp).await
+}
+
+pub fn state(task: &Value) -> &str {
+    task["status"]["state"].as_str().unwrap_or("")
+}
+
+/// Poll GetTask until `pred` holds (bounded number of tries, no wall-clock assertion).
+pub async fn wait_task(url: &str, id: &str, pred: impl Fn(&str) -> bool) -> Value {
+    for _ in 0..500 {
+        let (_, v) = rpc(url, "GetTask", json!({"id": id})).await;
+        if pred(state(&v["result"])) {
+            return v["result"].clone();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("task {id} never reached the expected state");
+}
