@@ -295,6 +295,12 @@ fn artifact(a: &Value, to: Version, path: &str) -> R<Value> {
 /// Translates a task.
 pub fn task(t: &Value, to: Version, path: &str) -> R<Value> {
     let mut out = obj(t, path)?.clone();
+    if !out.get("id").is_some_and(Value::is_string) {
+        return Err(format!("{path}.id: required string"));
+    }
+    if !out.get("status").is_some_and(Value::is_object) {
+        return Err(format!("{path}.status: required object"));
+    }
     if let Some(s) = out.get("status").cloned() {
         out.insert("status".into(), status(&s, to, &format!("{path}.status"))?);
     }
@@ -321,6 +327,27 @@ pub fn task(t: &Value, to: Version, path: &str) -> R<Value> {
         }
     }
     Ok(Value::Object(out))
+}
+
+/// Checks a task in its own version: id, status and a state of that version.
+pub fn validate_task(t: &Value, v: Version, path: &str) -> R<()> {
+    let m = obj(t, path)?;
+    if !m.get("id").is_some_and(Value::is_string) {
+        return Err(format!("{path}.id: required string"));
+    }
+    let st = m
+        .get("status")
+        .and_then(|s| s.get("state"))
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("{path}.status.state: required"))?;
+    let known = STATES.iter().any(|(a, b)| match v {
+        Version::V03 => *a == st,
+        Version::V10 => *b == st,
+    });
+    if !known {
+        return Err(format!("{path}.status.state: invalid value {st:?}"));
+    }
+    Ok(())
 }
 
 fn is_final(state10: &str) -> bool {
@@ -666,8 +693,9 @@ pub fn result(
             event(res, from, to)
         }
         Operation::GetTask | Operation::CancelTask => {
+            // Read in the peer's own version first: a shape it does not define is unreadable.
+            validate_task(res, from, "result").map_err(inv)?;
             if from == to {
-                obj(res, "result").map_err(inv)?;
                 return Ok(res.clone());
             }
             task(res, to, "result").map_err(|e| if from == Version::V03 { inv(e) } else { ut(e) })

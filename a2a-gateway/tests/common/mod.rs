@@ -1,0 +1,182 @@
+//! Test harness: a real gateway on 127.0.0.1:0 over a SQLite file in a tempdir, and peers.
+
+#![allow(dead_code)]
+
+use a2a_gateway::config::Config;
+use a2a_gateway::demo::{EchoAgent, start_echo};
+use a2a_gateway::errors::Version;
+use a2a_gateway::keys::Scope;
+use a2a_gateway::server::{Gateway, ServerHandle};
+use a2a_gateway::store::{Agent, Store};
+use serde_json::Value;
+
+pub struct Env {
+    pub gw: ServerHandle,
+    pub store: Store,
+    pub key: String,
+    pub http: reqwest::Client,
+    pub _dir: tempfile::TempDir,
+    pub peers: Vec<EchoAgent>,
+}
+
+pub const ADMIN: &str = "admin-secret";
+
+impl Env {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.gw.base_url(), path)
+    }
+
+    /// Registers `agent_id` at `endpoint` in workspace `ws`.
+    pub fn register(&self, ws: &str, agent_id: &str, endpoint: &str, skills: Option<Vec<&str>>) {
+        self.store
+            .upsert_agent(&Agent {
+                workspace_id: ws.into(),
+                agent_id: agent_id.into(),
+                endpoint: endpoint.into(),
+                credential: Some("peer-cred".into()),
+                skills: skills.map(|s| s.into_iter().map(str::to_owned).collect()),
+                pinned_card_key: None,
+            })
+            .unwrap();
+    }
+
+    pub async fn rpc(&self, path: &str, version: Option<&str>, body: Value) -> (u16, Value) {
+        self.rpc_key(path, version, body, &self.key).await
+    }
+
+    pub async fn rpc_key(
+        &self,
+        path: &str,
+        version: Option<&str>,
+        body: Value,
+        key: &str,
+    ) -> (u16, Value) {
+        let mut req = self
+            .http
+            .post(self.url(path))
+            .header("content-type", "application/json")
+            .bearer_auth(key)
+            .body(body.to_string());
+        if let Some(v) = version {
+            req = req.header("A2A-Version", v);
+        }
+        let resp = req.send().await.unwrap();
+        let status = resp.status().as_u16();
+        let text = resp.text().await.unwrap();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
+    pub async fn sse(
+        &self,
+        path: &str,
+        version: Option<&str>,
+        body: Value,
+    ) -> (u16, String, Vec<Value>) {
+        let mut req = self
+            .http
+            .post(self.url(path))
+            .header("content-type", "application/json")
+            .bearer_auth(&self.key)
+            .body(body.to_string());
+        if let Some(v) = version {
+            req = req.header("A2A-Version", v);
+        }
+        let resp = req.send().await.unwrap();
+        let status = resp.status().as_u16();
+        let ct = resp
+            .headers()
+            .get("content-type")
+            .map(|v| v.to_str().unwrap().to_owned())
+            .unwrap_or_default();
+        let text = resp.text().await.unwrap();
+        let events = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(|d| serde_json::from_str(d.trim()).unwrap_or(Value::String(d.to_owned())))
+            .collect();
+        (status, ct, events)
+    }
+
+    pub async fn stop(self) {
+        self.gw.shutdown().await;
+        for p in self.peers {
+            p.shutdown().await;
+        }
+    }
+}
+
+pub async fn env_with(peer_version: Version, tweak: impl FnOnce(&mut Config)) -> Env {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("gw.db")).unwrap();
+    store.create_workspace("ws1", "One").unwrap();
+    store.create_workspace("ws2", "Two").unwrap();
+    let (_, key) = store.create_key("ws1", &[], None, None).unwrap();
+    let peer = start_echo(
+        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
+        peer_version,
+        None,
+    )
+    .await
+    .unwrap();
+    let mut config = Config {
+        dev_mode: true,
+        admin_token: Some(ADMIN.into()),
+        peer_timeout_secs: 5,
+        ..Config::default()
+    };
+    tweak(&mut config);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    config.listen = listener.local_addr().unwrap();
+    let gw = Gateway::new(config, store.clone())
+        .unwrap()
+        .serve(listener)
+        .await
+        .unwrap();
+    let env = Env {
+        gw,
+        store,
+        key,
+        http: reqwest::Client::new(),
+        _dir: dir,
+        peers: vec![],
+    };
+    env.register("ws1", "echo", &peer.url, None);
+    let mut env = env;
+    env.peers.push(peer);
+    env
+}
+
+pub async fn env(peer_version: Version) -> Env {
+    env_with(peer_version, |_| {}).await
+}
+
+pub fn key_with(env: &Env, scopes: &[Scope], expires_at: Option<i64>) -> (String, String) {
+    let (info, secret) = env
+        .store
+        .create_key("ws1", scopes, None, expires_at)
+        .unwrap();
+    (info.key_id, secret)
+}
+
+pub fn send03(text: &str) -> Value {
+    serde_json::json!({"jsonrpc":"2.0","id":"1","method":"message/send","params":{"message":
+        {"kind":"message","messageId":"m-1","role":"user","parts":[{"kind":"text","text":text}]}}})
+}
+
+pub fn send10(text: &str) -> Value {
+    serde_json::json!({"jsonrpc":"2.0","id":"1","method":"SendMessage","params":{"message":
+        {"messageId":"m-1","role":"ROLE_USER","parts":[{"text":text}]}}})
+}
+
+/// The gateway's own code of a JSON-RPC error in either form.
+pub fn gw_code(body: &Value) -> String {
+    let data = &body["error"]["data"];
+    if let Some(arr) = data.as_array() {
+        arr[0]["metadata"]["code"].as_str().unwrap_or("").to_owned()
+    } else {
+        data["code"].as_str().unwrap_or("").to_owned()
+    }
+}
