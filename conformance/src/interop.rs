@@ -44,7 +44,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{Context, Result, anyhow, bail};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
@@ -246,10 +246,10 @@ impl PyAgent {
             // Keep draining stdout after the LISTENING line so the agent never blocks on it.
             let mut tx = Some(tx);
             for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
-                if let Some(url) = line.strip_prefix("LISTENING ") {
-                    if let Some(tx) = tx.take() {
-                        let _ = tx.send(url.trim().to_string());
-                    }
+                if let Some(url) = line.strip_prefix("LISTENING ")
+                    && let Some(tx) = tx.take()
+                {
+                    let _ = tx.send(url.trim().to_string());
                 }
             }
         });
@@ -366,9 +366,9 @@ pub struct ClientOutput {
 impl ClientOutput {
     /// The closing record of op `i` (not stream events): `{"i": i, "ok": .., ...}`.
     pub fn op(&self, i: usize) -> Option<&Value> {
-        self.lines.iter().find(|l| {
-            l["i"].as_u64() == Some(i as u64) && l.get("event").is_none()
-        })
+        self.lines
+            .iter()
+            .find(|l| l["i"].as_u64() == Some(i as u64) && l.get("event").is_none())
     }
 
     /// The stream events of op `i`, in arrival order.
@@ -381,7 +381,12 @@ impl ClientOutput {
     }
 }
 
-fn client_command(sdk: Sdk, url: &str, opts: &ClientOptions, interactive: bool) -> Result<tokio::process::Command> {
+fn client_command(
+    sdk: Sdk,
+    url: &str,
+    opts: &ClientOptions,
+    interactive: bool,
+) -> Result<tokio::process::Command> {
     let python = sdk.python();
     if !python.exists() {
         bail!(
@@ -439,9 +444,11 @@ pub async fn run_client_async(
     binding: Binding,
     scenario: Value,
 ) -> Result<Vec<Value>> {
-    Ok(run_client_async_with(sdk, url, &ClientOptions::new(binding), scenario)
-        .await?
-        .lines)
+    Ok(
+        run_client_async_with(sdk, url, &ClientOptions::new(binding), scenario)
+            .await?
+            .lines,
+    )
 }
 
 /// Async [`run_client_with`].
@@ -459,7 +466,10 @@ pub async fn run_client_async_with(
         .context("spawning the client driver")?;
     let mut stdin = child.stdin.take().context("client stdin")?;
     let body = serde_json::to_vec(&scenario)?;
-    stdin.write_all(&body).await.context("writing the scenario")?;
+    stdin
+        .write_all(&body)
+        .await
+        .context("writing the scenario")?;
     drop(stdin);
     let output = tokio::time::timeout(opts.timeout, child.wait_with_output())
         .await
@@ -468,7 +478,10 @@ pub async fn run_client_async_with(
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     if !output.status.success() {
-        bail!("client driver failed ({}); stderr:\n{stderr}", output.status);
+        bail!(
+            "client driver failed ({}); stderr:\n{stderr}",
+            output.status
+        );
     }
     let lines = stdout
         .lines()

@@ -1,6 +1,7 @@
 """Scenario runner shared by the SDK client drivers (no a2a-sdk imports here).
 
-A scenario is a JSON list of operations read from stdin (or `--scenario FILE`):
+A scenario is a JSON list of operations read from stdin (or `--scenario FILE`;
+with `--interactive`, one op object per stdin line, each run as it arrives):
 
     [{"op": "send", "text": "echo hi"},
      {"op": "get", "taskId": "$last.task_id"}]
@@ -62,6 +63,11 @@ def parse_args(description: str) -> argparse.Namespace:
     )
     p.add_argument('--card-path', default=None, help='card path relative to --url')
     p.add_argument('--scenario', default=None, help='read the scenario from FILE, not stdin')
+    p.add_argument(
+        '--interactive',
+        action='store_true',
+        help='read one op (a JSON object) per stdin line and run it at once; EOF ends',
+    )
     p.add_argument('--debug', action='store_true', help='tracebacks on stderr')
     p.add_argument(
         '--trace',
@@ -237,52 +243,88 @@ class Runner:
     async def run(self, ops: list[dict[str, Any]]) -> int:
         failures = 0
         for i, raw in enumerate(ops):
-            name = str(raw.get('op', ''))
+            if not await self.run_one(i, raw):
+                failures += 1
+        await self.drain()
+        return failures
+
+    async def run_interactive(self) -> int:
+        """One op per stdin line, each run as soon as it arrives; EOF ends."""
+        loop = asyncio.get_running_loop()
+        failures = 0
+        i = 0
+        while True:
+            line = await loop.run_in_executor(None, sys.stdin.readline)
+            if not line:
+                break
+            line = line.strip()
+            if not line:
+                continue
             try:
-                spec = self.resolve(raw)
+                raw = json.loads(line)
+                if not isinstance(raw, dict):
+                    raise ValueError('an op must be a JSON object')
             except ValueError as exc:
-                self._close(i, raw, {'i': i, 'op': name, 'ok': False,
-                                     'error': {'type': 'ScenarioError', 'code': None, 'message': str(exc)}})
+                self._close(i, {}, {'i': i, 'op': None, 'ok': False,
+                                    'error': {'type': 'ScenarioError', 'code': None, 'message': str(exc)}})
+                i += 1
                 failures += 1
                 continue
-            if name == 'headers':
-                for k, v in (spec.get('headers') or {}).items():
-                    if v is None:
-                        self.headers.pop(k, None)
-                    else:
-                        self.headers[k] = str(v)
-                self._close(i, spec, {'i': i, 'op': name, 'ok': True, 'result': dict(self.headers)})
-            elif name == 'sleep':
-                await asyncio.sleep(float(spec.get('seconds', 1)))
-                self._close(i, spec, {'i': i, 'op': name, 'ok': True})
-            elif name == 'wait':
-                await asyncio.gather(*self.background, return_exceptions=True)
-                self.background.clear()
-                self._close(i, spec, {'i': i, 'op': name, 'ok': True})
-            elif name == 'echo':
-                self._close(i, spec, {'i': i, 'op': name, 'ok': True, 'result': spec.get('value')})
-            elif name in self.streams:
-                if spec.get('background'):
-                    self.background.append(asyncio.ensure_future(self.run_stream(i, name, spec)))
-                    await asyncio.sleep(0)
-                else:
-                    await self.run_stream(i, name, spec)
-            elif name in self.unary:
-                timeout = float(spec.get('timeout', DEFAULT_TIMEOUT_S))
-                try:
-                    async with asyncio.timeout(timeout):
-                        result = await self.unary[name](spec, self)
-                    rec = {'i': i, 'op': name, 'ok': True, 'result': result, **find_ids(result)}
-                except Exception as exc:  # noqa: BLE001
-                    rec = {'i': i, 'op': name, 'ok': False, 'error': self.error_record(exc)}
-                    failures += 1
-                self._close(i, spec, rec)
-            else:
-                known = sorted([*self.unary, *self.streams, 'headers', 'sleep', 'wait', 'echo'])
-                self._close(i, spec, {'i': i, 'op': name, 'ok': False,
-                                      'error': {'type': 'UnknownOp', 'code': None,
-                                                'message': f'unknown op {name!r}; known: {known}'}})
+            if not await self.run_one(i, raw):
                 failures += 1
+            i += 1
+        await self.drain()
+        return failures
+
+    async def drain(self) -> None:
         if self.background:
             await asyncio.gather(*self.background, return_exceptions=True)
-        return failures
+            self.background.clear()
+
+    async def run_one(self, i: int, raw: dict[str, Any]) -> bool:
+        """Run op number i; False when it failed (stream failures are reported on their line)."""
+        name = str(raw.get('op', ''))
+        try:
+            spec = self.resolve(raw)
+        except ValueError as exc:
+            self._close(i, raw, {'i': i, 'op': name, 'ok': False,
+                                 'error': {'type': 'ScenarioError', 'code': None, 'message': str(exc)}})
+            return False
+        if name == 'headers':
+            for k, v in (spec.get('headers') or {}).items():
+                if v is None:
+                    self.headers.pop(k, None)
+                else:
+                    self.headers[k] = str(v)
+            self._close(i, spec, {'i': i, 'op': name, 'ok': True, 'result': dict(self.headers)})
+        elif name == 'sleep':
+            await asyncio.sleep(float(spec.get('seconds', 1)))
+            self._close(i, spec, {'i': i, 'op': name, 'ok': True})
+        elif name == 'wait':
+            await self.drain()
+            self._close(i, spec, {'i': i, 'op': name, 'ok': True})
+        elif name == 'echo':
+            self._close(i, spec, {'i': i, 'op': name, 'ok': True, 'result': spec.get('value')})
+        elif name in self.streams:
+            if spec.get('background'):
+                self.background.append(asyncio.ensure_future(self.run_stream(i, name, spec)))
+                await asyncio.sleep(0)
+            else:
+                await self.run_stream(i, name, spec)
+        elif name in self.unary:
+            timeout = float(spec.get('timeout', DEFAULT_TIMEOUT_S))
+            try:
+                async with asyncio.timeout(timeout):
+                    result = await self.unary[name](spec, self)
+                rec = {'i': i, 'op': name, 'ok': True, 'result': result, **find_ids(result)}
+            except Exception as exc:  # noqa: BLE001
+                rec = {'i': i, 'op': name, 'ok': False, 'error': self.error_record(exc)}
+            self._close(i, spec, rec)
+            return bool(rec['ok'])
+        else:
+            known = sorted([*self.unary, *self.streams, 'headers', 'sleep', 'wait', 'echo'])
+            self._close(i, spec, {'i': i, 'op': name, 'ok': False,
+                                  'error': {'type': 'UnknownOp', 'code': None,
+                                            'message': f'unknown op {name!r}; known: {known}'}})
+            return False
+        return True

@@ -301,7 +301,7 @@ async def main() -> int:
     if args.protocol_version and not args.protocol_version.startswith('0.3'):
         print('sdk03 client speaks protocol 0.3 only', file=sys.stderr)
         return 2
-    ops = read_scenario(args)
+    ops = None if args.interactive else read_scenario(args)
     d = Sdk03Driver(args.url, args.binding, args.card_path, args.trace)
     unary = {
         name[3:]: getattr(d, name)
@@ -312,7 +312,10 @@ async def main() -> int:
     runner = Runner(unary, streams, error_to_json, debug=args.debug)
     d.runner = runner
     try:
-        await runner.run(ops)
+        if ops is None:
+            await runner.run_interactive()
+        else:
+            await runner.run(ops)
     finally:
         await d.http.aclose()
     return 0

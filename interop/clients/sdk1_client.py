@@ -277,7 +277,7 @@ class Sdk1Driver:
 
 async def main() -> int:
     args = parse_args('a2a-sdk 1.x client driver')
-    ops = read_scenario(args)
+    ops = None if args.interactive else read_scenario(args)
     d = Sdk1Driver(args.url, args.binding, args.protocol_version, args.card_path, args.trace)
     unary = {
         name[3:]: getattr(d, name)
@@ -288,7 +288,10 @@ async def main() -> int:
     runner = Runner(unary, streams, error_to_json, debug=args.debug)
     d.runner = runner
     try:
-        await runner.run(ops)
+        if ops is None:
+            await runner.run_interactive()
+        else:
+            await runner.run(ops)
     finally:
         for c in d.clients.values():
             try:
