@@ -520,6 +520,44 @@ impl<'a> Walker<'a> {
         s
     }
 
+    /// The schema maps that apply together at a node: the node itself, its `$ref` target
+    /// (2020-12 allows siblings next to `$ref`), and `allOf` members, recursively.
+    /// `Err(())` = a `false` schema is among them.
+    fn parts(&self, s: &'a Value) -> Result<Vec<&'a Map<String, Value>>, ()> {
+        let mut out = Vec::new();
+        self.collect_parts(s, &mut out, 0)?;
+        Ok(out)
+    }
+
+    fn collect_parts(
+        &self,
+        s: &'a Value,
+        out: &mut Vec<&'a Map<String, Value>>,
+        depth: usize,
+    ) -> Result<(), ()> {
+        if depth > 32 {
+            return Ok(());
+        }
+        match s {
+            Value::Bool(false) => Err(()),
+            Value::Object(m) => {
+                out.push(m);
+                if let Some(r) = m.get("$ref").and_then(Value::as_str)
+                    && let Some(t) = r.strip_prefix('#').and_then(|p| self.root.pointer(p))
+                {
+                    self.collect_parts(t, out, depth + 1)?;
+                }
+                if let Some(Value::Array(all)) = m.get("allOf") {
+                    for b in all {
+                        self.collect_parts(b, out, depth + 1)?;
+                    }
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn check(&mut self, schema: &'a Value, v: &Value, path: &mut String, depth: usize) {
         if depth > MAX_DEPTH {
             self.violation(
@@ -528,95 +566,80 @@ impl<'a> Walker<'a> {
             );
             return;
         }
-        let schema = self.resolve(schema);
-        let s = match schema {
-            Value::Bool(true) => return,
-            Value::Bool(false) => {
-                self.violation(path, ViolationKind::Other("value not allowed here".into()));
+        let Ok(parts) = self.parts(schema) else {
+            self.violation(path, ViolationKind::Other("value not allowed here".into()));
+            return;
+        };
+        // enum / const / type
+        for s in &parts {
+            if let Some(Value::Array(allowed)) = s.get("enum")
+                && !allowed.contains(v)
+            {
+                self.violation(path, ViolationKind::BadEnumValue(v.to_string()));
                 return;
             }
-            Value::Object(s) => s,
-            _ => return,
-        };
-        // allOf: every branch applies.
-        if let Some(Value::Array(all)) = s.get("allOf") {
-            for b in all {
-                self.check(b, v, path, depth + 1);
-            }
-        }
-        // enum / const
-        if let Some(Value::Array(allowed)) = s.get("enum") {
-            if !allowed.contains(v) {
+            if let Some(c) = s.get("const")
+                && c != v
+            {
                 self.violation(path, ViolationKind::BadEnumValue(v.to_string()));
+                return;
             }
-            return;
-        }
-        if let Some(c) = s.get("const") {
-            if c != v {
-                self.violation(path, ViolationKind::BadEnumValue(v.to_string()));
-            }
-            return;
-        }
-        // type
-        if let Some(t) = s.get("type") {
-            let ok = match t {
-                Value::String(t) => type_matches(t, v),
-                Value::Array(ts) => ts
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .any(|t| type_matches(t, v)),
-                _ => true,
-            };
-            if !ok {
-                let expected = match t {
-                    Value::String(t) => t.clone(),
+            if let Some(t) = s.get("type") {
+                let ok = match t {
+                    Value::String(t) => type_matches(t, v),
                     Value::Array(ts) => ts
                         .iter()
                         .filter_map(Value::as_str)
-                        .filter(|t| *t != "null" || ts.len() == 1)
-                        .collect::<Vec<_>>()
-                        .join(" or "),
-                    _ => String::new(),
+                        .any(|t| type_matches(t, v)),
+                    _ => true,
                 };
-                self.violation(
-                    path,
-                    ViolationKind::WrongType {
-                        expected,
-                        found: type_name(v),
-                    },
-                );
-                return;
+                if !ok {
+                    let expected = match t {
+                        Value::String(t) => t.clone(),
+                        Value::Array(ts) => ts
+                            .iter()
+                            .filter_map(Value::as_str)
+                            .filter(|t| *t != "null" || ts.len() == 1)
+                            .collect::<Vec<_>>()
+                            .join(" or "),
+                        _ => String::new(),
+                    };
+                    self.violation(
+                        path,
+                        ViolationKind::WrongType {
+                            expected,
+                            found: type_name(v),
+                        },
+                    );
+                    return;
+                }
             }
         }
-        // unions
-        let union = s
-            .get("oneOf")
-            .or_else(|| s.get("anyOf"))
-            .and_then(Value::as_array);
+        let unions = |ps: &[&'a Map<String, Value>]| -> Vec<&'a Vec<Value>> {
+            ps.iter()
+                .filter_map(|s| {
+                    s.get("oneOf")
+                        .or_else(|| s.get("anyOf"))
+                        .and_then(Value::as_array)
+                })
+                .collect()
+        };
         match v {
             Value::Object(o) => {
                 let mut view = ObjView::default();
-                view.absorb(s);
-                if let Some(branches) = union {
-                    let Some(sel) = self.select_branch(branches, o, &view, path) else {
-                        return;
-                    };
-                    if let Some(b) = sel {
-                        let b = self.resolve(b);
-                        if let Value::Object(bm) = b {
-                            // A branch may itself be a further union or allOf; handle it whole.
-                            if bm.contains_key("oneOf")
-                                || bm.contains_key("anyOf")
-                                || bm.contains_key("allOf")
-                                || bm.contains_key("$ref")
-                            {
-                                if view.has_props {
-                                    self.check_object(&view, o, path, depth);
-                                }
-                                self.check(b, v, path, depth + 1);
-                                return;
+                for s in &parts {
+                    view.absorb(s);
+                }
+                let mut pending: std::collections::VecDeque<&'a Vec<Value>> = unions(&parts).into();
+                while let Some(branches) = pending.pop_front() {
+                    match self.select_branch(branches, o, &view, path) {
+                        None => return,
+                        Some(None) => {}
+                        Some(Some(bparts)) => {
+                            for s in &bparts {
+                                view.absorb(s);
                             }
-                            view.absorb(bm);
+                            pending.extend(unions(&bparts));
                         }
                     }
                 }
@@ -629,46 +652,58 @@ impl<'a> Walker<'a> {
                 }
             }
             _ => {
-                if let Some(branches) = union {
+                for branches in unions(&parts) {
                     self.check_scalar_union(branches, v, path, depth);
                 }
-                match v {
-                    Value::Array(a) => self.check_array(s, a, path, depth),
-                    Value::String(st) => self.check_string(s, st, path),
-                    Value::Number(n) => self.check_number(s, n, path),
-                    _ => {}
+                for s in &parts {
+                    match v {
+                        Value::Array(a) => self.check_array(s, a, path, depth),
+                        Value::String(st) => self.check_string(s, st, path),
+                        Value::Number(n) => self.check_number(s, n, path),
+                        _ => {}
+                    }
                 }
             }
         }
     }
 
-    /// Picks the branch of an object union. `None` = already reported and nothing more to
-    /// check; `Some(None)` = no branch to merge (validate the parent view only).
+    /// Picks the branch of an object union and returns its schema parts. `None` = reported,
+    /// nothing more to check; `Some(None)` = no branch to merge.
+    #[allow(clippy::type_complexity)]
     fn select_branch(
         &mut self,
         branches: &'a [Value],
         o: &Map<String, Value>,
         parent: &ObjView<'a>,
         path: &str,
-    ) -> Option<Option<&'a Value>> {
-        let resolved: Vec<&'a Value> = branches
-            .iter()
-            .map(|b| self.resolve(b))
-            .filter(|b| b.get("type").and_then(Value::as_str) != Some("null"))
-            .collect();
-        if resolved.len() == 1 {
-            return Some(Some(resolved[0]));
+    ) -> Option<Option<Vec<&'a Map<String, Value>>>> {
+        let mut resolved: Vec<(&'a Value, Vec<&'a Map<String, Value>>)> = Vec::new();
+        for b in branches {
+            let Ok(ps) = self.parts(b) else { continue };
+            let is_null = ps
+                .iter()
+                .any(|s| s.get("type").and_then(Value::as_str) == Some("null"));
+            if !is_null {
+                resolved.push((b, ps));
+            }
         }
-        if resolved.is_empty() {
-            return Some(None);
+        if resolved.len() <= 1 {
+            return Some(resolved.pop().map(|(_, p)| p));
         }
-        // 1) const discriminator shared by every branch.
-        if let Some((member, values)) = self.const_discriminator(&resolved) {
-            let present = o.get(&member).or_else(|| parent.prop(&member).and(None));
-            match present {
+        let branch_view = |ps: &[&'a Map<String, Value>]| {
+            let mut v = ObjView::default();
+            for s in ps {
+                v.absorb(s);
+            }
+            v
+        };
+        let views: Vec<ObjView<'a>> = resolved.iter().map(|(_, p)| branch_view(p)).collect();
+        // 1) a const discriminator shared by every branch (0.3 `kind`).
+        if let Some((member, values)) = self.const_discriminator(&views) {
+            return match o.get(&member) {
                 Some(val) => {
                     if let Some(i) = values.iter().position(|c| *c == val) {
-                        return Some(Some(resolved[i]));
+                        return Some(Some(resolved.swap_remove(i).1));
                     }
                     let mut p = path.to_owned();
                     push_member(&mut p, &member);
@@ -680,27 +715,22 @@ impl<'a> Walker<'a> {
                             expected: values.iter().map(|v| v.to_string()).collect(),
                         },
                     );
-                    return None;
+                    None
                 }
                 None => {
                     self.violation(path, ViolationKind::MissingRequired(member));
-                    return None;
+                    None
                 }
-            }
+            };
         }
-        // 2) branch chosen by the presence of its required members.
-        let reqs: Vec<Vec<&str>> = resolved
-            .iter()
-            .map(|b| str_list(b.get("required")))
-            .collect();
+        // 2) the branch whose required members are present (1.0 oneofs, untagged unions).
+        let reqs: Vec<Vec<&str>> = views.iter().map(|v| v.required.clone()).collect();
         if reqs.iter().all(|r| !r.is_empty()) {
+            let snake = self.opts.snake_case_aliases;
             let has = |k: &str| {
                 o.contains_key(k)
-                    || (self.opts.snake_case_aliases
-                        && o.keys().any(|ok| snake_to_camel(ok).as_deref() == Some(k)))
+                    || (snake && o.keys().any(|ok| snake_to_camel(ok).as_deref() == Some(k)))
             };
-            // Members that distinguish branches: required members that are not required
-            // by every branch.
             let mut discrim: Vec<&str> = Vec::new();
             for r in &reqs {
                 for k in r {
@@ -713,32 +743,23 @@ impl<'a> Walker<'a> {
                 .filter(|&i| reqs[i].iter().all(|k| has(k)))
                 .collect();
             match matching.len() {
-                1 => return Some(Some(resolved[matching[0]])),
+                1 => return Some(Some(resolved.swap_remove(matching[0]).1)),
                 0 => {
                     let present: Vec<&str> = discrim.iter().copied().filter(|k| has(k)).collect();
                     if present.is_empty() {
-                        // Report unknown members against the union of all branches, then
-                        // what is missing.
-                        let mut view = ObjView::default();
-                        view.props.clone_from(&parent.props);
-                        view.has_props = true;
-                        for b in &resolved {
-                            if let Value::Object(bm) = b
-                                && let Some(Value::Object(p)) = bm.get("properties")
-                            {
-                                for (k, v) in p {
-                                    view.props.push((k.as_str(), v));
-                                }
-                            }
+                        // Unknown members against all branches together, then what is missing.
+                        let mut all = ObjView {
+                            has_props: true,
+                            ..Default::default()
+                        };
+                        all.props.clone_from(&parent.props);
+                        for v in &views {
+                            all.props.extend(v.props.iter().copied());
                         }
-                        for k in o.keys() {
-                            if !self.known(&view, k) {
-                                let mut p = path.to_owned();
-                                if p.is_empty() {
-                                    p.push('$');
-                                }
-                                self.violation(&p, ViolationKind::UnknownMember(k.clone()));
-                            }
+                        let unknown: Vec<String> =
+                            o.keys().filter(|k| !self.known(&all, k)).cloned().collect();
+                        for k in unknown {
+                            self.violation(path, ViolationKind::UnknownMember(k));
                         }
                         self.violation(
                             path,
@@ -748,12 +769,10 @@ impl<'a> Walker<'a> {
                         );
                         return None;
                     }
-                    // A discriminating member is present but its branch lacks other
-                    // required members: validate against that branch (reports them).
                     let i = (0..resolved.len())
                         .find(|&i| reqs[i].iter().any(|k| present.contains(k)))
                         .unwrap_or(0);
-                    return Some(Some(resolved[i]));
+                    return Some(Some(resolved.swap_remove(i).1));
                 }
                 _ => {
                     let present: Vec<String> = discrim
@@ -762,54 +781,62 @@ impl<'a> Walker<'a> {
                         .map(|s| (*s).to_owned())
                         .collect();
                     self.violation(path, ViolationKind::ConflictingMembers(present));
-                    return Some(Some(resolved[matching[0]]));
+                    // Merge the matching branches so their members are not also "unknown".
+                    let mut merged = Vec::new();
+                    for i in matching {
+                        merged.extend(resolved[i].1.iter().copied());
+                    }
+                    return Some(Some(merged));
                 }
             }
         }
         // 3) try each branch; keep the closest.
-        let mut best: Option<(usize, Vec<Violation>)> = None;
-        for (i, b) in resolved.iter().enumerate() {
+        let value = Value::Object(o.clone());
+        let mut best: Option<(usize, usize)> = None;
+        for (i, (b, _)) in resolved.iter().enumerate() {
             let mut w = Walker {
                 root: self.root,
                 opts: self.opts,
                 out: Vec::new(),
             };
             let mut p = path.to_owned();
-            w.check(b, &Value::Object(o.clone()), &mut p, 0);
+            w.check(b, &value, &mut p, 0);
             if w.out.is_empty() {
-                return Some(Some(resolved[i]));
+                return Some(Some(resolved.swap_remove(i).1));
             }
-            if best.as_ref().is_none_or(|(_, bv)| w.out.len() < bv.len()) {
-                best = Some((i, w.out));
+            if best.is_none_or(|(_, n)| w.out.len() < n) {
+                best = Some((i, w.out.len()));
             }
         }
-        if let Some((i, _)) = best {
-            return Some(Some(resolved[i]));
-        }
-        Some(None)
+        best.map(|(i, _)| Some(resolved.swap_remove(i).1))
     }
 
-    fn const_discriminator(&self, branches: &[&'a Value]) -> Option<(String, Vec<&'a Value>)> {
-        let first = branches.first()?.get("properties")?.as_object()?;
-        'outer: for (name, _) in first {
+    fn const_discriminator(&self, views: &[ObjView<'a>]) -> Option<(String, Vec<&'a Value>)> {
+        let first = views.first()?;
+        'outer: for (name, _) in &first.props {
             let mut values = Vec::new();
-            for b in branches {
-                let p = b.get("properties").and_then(|p| p.get(name));
-                let Some(p) = p.map(|p| self.resolve(p)) else {
-                    continue 'outer;
-                };
-                let c = p.get("const").or_else(|| {
-                    p.get("enum")
-                        .and_then(Value::as_array)
-                        .filter(|a| a.len() == 1)
-                        .and_then(|a| a.first())
-                });
+            for v in views {
+                // The last matching property wins (a branch's own `properties` come first,
+                // the `$ref` target's after; the const is on the branch).
+                let c = v
+                    .props
+                    .iter()
+                    .filter(|(k, _)| k == name)
+                    .find_map(|(_, p)| {
+                        let p = self.resolve(p);
+                        p.get("const").or_else(|| {
+                            p.get("enum")
+                                .and_then(Value::as_array)
+                                .filter(|a| a.len() == 1)
+                                .and_then(|a| a.first())
+                        })
+                    });
                 match c {
                     Some(c) => values.push(c),
                     None => continue 'outer,
                 }
             }
-            return Some((name.clone(), values));
+            return Some(((*name).to_owned(), values));
         }
         None
     }
