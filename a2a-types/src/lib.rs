@@ -1,4 +1,29 @@
-//! `a2a_types`: serde models of the A2A protocol, versions 0.3 and 1.0.
+//! `a2a_types`: serde models of the A2A (Agent2Agent) protocol, versions 0.3 and 1.0, with a
+//! strict validator and JSON Schemas.
+//!
+//! ```
+//! use a2a_types::v1::{Message, Part, SendMessageRequest, SendMessageResponse, Task};
+//! use a2a_types::jsonrpc::{JsonRpcRequest, V1Method};
+//!
+//! // A client's first request: a JSON-RPC SendMessage with one text part.
+//! let req = JsonRpcRequest::new(1, V1Method::SendMessage.as_str(),
+//!     SendMessageRequest::new(Message::user_text("hello")));
+//! let wire = serde_json::to_value(&req).unwrap();
+//! assert_eq!(wire["params"]["message"]["role"], "ROLE_USER");
+//! assert_eq!(wire["params"]["message"]["parts"][0], serde_json::json!({"text": "hello"}));
+//!
+//! // An agent's answer: a completed task, wrapped as the 1.0 oneof `{"task": ..}`.
+//! let resp = SendMessageResponse::from(Task::completed(vec![Part::text("hi!")]));
+//! let json = serde_json::to_string(&resp).unwrap();
+//! assert!(json.contains("TASK_STATE_COMPLETED"));
+//!
+//! // Lenient parse (paths on failure) and strict validation (every violation).
+//! let back: SendMessageResponse = a2a_types::strict::parse(&json).unwrap();
+//! assert_eq!(back, resp);
+//! let bad = serde_json::json!({"task": {"id": "t", "status": {"state": "DONE"}}});
+//! let v = a2a_types::strict::validate::<SendMessageResponse>(&bad);
+//! assert_eq!(v[0].to_string(), "task.status.state: bad enum value \"DONE\"");
+//! ```
 //!
 //! Module map (owners keep these stable; see `docs/architecture.md`):
 //! - [`v1`]: ProtoJSON models of A2A 1.0 (`a2a.proto`, package `lf.a2a.v1`).
@@ -9,6 +34,18 @@
 //! - [`timestamp`]: lenient timestamp parsing, UTC `Z` output.
 //! - [`binary`]: base64 `bytes` kept verbatim (hazard H6).
 //! - [`strict`]: the strict validator (every unknown member, missing REQUIRED field and bad enum value, with its JSON path).
+
+//!
+//! Dependencies and why they are here:
+//! - `serde`, `serde_json`: the wire models are serde types; JSON values for free-form members.
+//! - `serde_path_to_error`: the default parse reports the JSON path of a failure.
+//! - `schemars`: JSON Schema for every type; the strict validator walks these schemas.
+//! - `base64`: checking and decoding `bytes` (kept verbatim as text).
+//! - `time`: timestamp parsing, normalization to UTC and formatting.
+//! - `uuid`: fresh ids in the constructors (`Message::user_text`, `Task::completed`).
+//! - `thiserror`: error types.
+
+#![warn(missing_docs)]
 
 pub mod binary;
 pub mod error;
