@@ -64,7 +64,12 @@ def is_current(venv_dir: Path, stamp: str) -> bool:
     if not py.exists():
         return False
     probe = subprocess.run(
-        [str(py), '-c', 'import a2a, uvicorn, httpx, starlette'],
+        [
+            str(py),
+            '-c',
+            'import importlib.util as u, sys; '
+            "sys.exit(0 if all(u.find_spec(m) for m in ('a2a', 'uvicorn', 'httpx', 'starlette')) else 1)",
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         check=False,
