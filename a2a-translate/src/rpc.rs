@@ -1,0 +1,443 @@
+//! Typed JSON-RPC calls and results of both versions, keyed by method.
+//!
+//! A request's `params` (or a response's `result`) is parsed **once** into the typed model
+//! of its method ([`V03Request::parse`], [`V1Request::parse`], [`V03Result::parse`],
+//! [`V1Result::parse`]); translation then works on the typed values.
+
+use a2a_types::{v1, v03};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A 1.0 operation, with its method names in both versions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// `SendMessage` / `message/send`.
+    SendMessage,
+    /// `SendStreamingMessage` / `message/stream`.
+    SendStreamingMessage,
+    /// `GetTask` / `tasks/get`.
+    GetTask,
+    /// `ListTasks` (1.0 only).
+    ListTasks,
+    /// `CancelTask` / `tasks/cancel`.
+    CancelTask,
+    /// `SubscribeToTask` / `tasks/resubscribe`.
+    SubscribeToTask,
+    /// `CreateTaskPushNotificationConfig` / `tasks/pushNotificationConfig/set`.
+    CreateTaskPushNotificationConfig,
+    /// `GetTaskPushNotificationConfig` / `tasks/pushNotificationConfig/get`.
+    GetTaskPushNotificationConfig,
+    /// `ListTaskPushNotificationConfigs` / `tasks/pushNotificationConfig/list`.
+    ListTaskPushNotificationConfigs,
+    /// `DeleteTaskPushNotificationConfig` / `tasks/pushNotificationConfig/delete`.
+    DeleteTaskPushNotificationConfig,
+    /// `GetExtendedAgentCard` / `agent/getAuthenticatedExtendedCard`.
+    GetExtendedAgentCard,
+}
+
+impl Method {
+    /// Every operation.
+    pub const ALL: [Method; 11] = [
+        Method::SendMessage,
+        Method::SendStreamingMessage,
+        Method::GetTask,
+        Method::ListTasks,
+        Method::CancelTask,
+        Method::SubscribeToTask,
+        Method::CreateTaskPushNotificationConfig,
+        Method::GetTaskPushNotificationConfig,
+        Method::ListTaskPushNotificationConfigs,
+        Method::DeleteTaskPushNotificationConfig,
+        Method::GetExtendedAgentCard,
+    ];
+
+    /// The 1.0 JSON-RPC method name.
+    pub const fn v1_name(self) -> &'static str {
+        match self {
+            Method::SendMessage => "SendMessage",
+            Method::SendStreamingMessage => "SendStreamingMessage",
+            Method::GetTask => "GetTask",
+            Method::ListTasks => "ListTasks",
+            Method::CancelTask => "CancelTask",
+            Method::SubscribeToTask => "SubscribeToTask",
+            Method::CreateTaskPushNotificationConfig => "CreateTaskPushNotificationConfig",
+            Method::GetTaskPushNotificationConfig => "GetTaskPushNotificationConfig",
+            Method::ListTaskPushNotificationConfigs => "ListTaskPushNotificationConfigs",
+            Method::DeleteTaskPushNotificationConfig => "DeleteTaskPushNotificationConfig",
+            Method::GetExtendedAgentCard => "GetExtendedAgentCard",
+        }
+    }
+
+    /// The 0.3 JSON-RPC method name (`None` for `ListTasks`, which 0.3 lacks).
+    pub const fn v03_name(self) -> Option<&'static str> {
+        Some(match self {
+            Method::SendMessage => "message/send",
+            Method::SendStreamingMessage => "message/stream",
+            Method::GetTask => "tasks/get",
+            Method::ListTasks => return None,
+            Method::CancelTask => "tasks/cancel",
+            Method::SubscribeToTask => "tasks/resubscribe",
+            Method::CreateTaskPushNotificationConfig => "tasks/pushNotificationConfig/set",
+            Method::GetTaskPushNotificationConfig => "tasks/pushNotificationConfig/get",
+            Method::ListTaskPushNotificationConfigs => "tasks/pushNotificationConfig/list",
+            Method::DeleteTaskPushNotificationConfig => "tasks/pushNotificationConfig/delete",
+            Method::GetExtendedAgentCard => "agent/getAuthenticatedExtendedCard",
+        })
+    }
+
+    /// Looks up a 1.0 method name.
+    pub fn from_v1_name(name: &str) -> Option<Method> {
+        Method::ALL.into_iter().find(|m| m.v1_name() == name)
+    }
+
+    /// Looks up a 0.3 method name.
+    pub fn from_v03_name(name: &str) -> Option<Method> {
+        Method::ALL.into_iter().find(|m| m.v03_name() == Some(name))
+    }
+
+    /// True for the two methods answered with a stream.
+    pub const fn is_streaming(self) -> bool {
+        matches!(self, Method::SendStreamingMessage | Method::SubscribeToTask)
+    }
+}
+
+/// Why a request or result could not be parsed into its typed model.
+#[derive(Debug, thiserror::Error)]
+pub enum ParseError {
+    /// The method name belongs to neither set.
+    #[error("unknown method {0:?}")]
+    UnknownMethod(String),
+    /// The params/result do not match the method's model.
+    #[error("invalid {what}: {source}")]
+    Invalid {
+        /// `params` or `result`.
+        what: &'static str,
+        /// The serde error, with its position.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+fn from<T: for<'de> Deserialize<'de>>(what: &'static str, v: Value) -> Result<T, ParseError> {
+    serde_json::from_value(v).map_err(|source| ParseError::Invalid { what, source })
+}
+
+fn to(v: impl Serialize) -> Value {
+    // The models serialize infallibly (string keys, no non-finite floats by construction).
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+/// A 0.3 JSON-RPC call: the method and its typed `params`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum V03Request {
+    /// `message/send`.
+    SendMessage(v03::MessageSendParams),
+    /// `message/stream`.
+    SendStreamingMessage(v03::MessageSendParams),
+    /// `tasks/get`.
+    GetTask(v03::TaskQueryParams),
+    /// `tasks/cancel`.
+    CancelTask(v03::TaskIdParams),
+    /// `tasks/resubscribe`.
+    Resubscribe(v03::TaskIdParams),
+    /// `tasks/pushNotificationConfig/set`.
+    SetTaskPushNotificationConfig(v03::TaskPushNotificationConfig),
+    /// `tasks/pushNotificationConfig/get` (`id` = task id).
+    GetTaskPushNotificationConfig(v03::GetTaskPushNotificationConfigParams),
+    /// `tasks/pushNotificationConfig/list` (`id` = task id).
+    ListTaskPushNotificationConfig(v03::ListTaskPushNotificationConfigParams),
+    /// `tasks/pushNotificationConfig/delete` (`id` = task id).
+    DeleteTaskPushNotificationConfig(v03::DeleteTaskPushNotificationConfigParams),
+    /// `agent/getAuthenticatedExtendedCard` (no params).
+    GetAuthenticatedExtendedCard,
+}
+
+impl V03Request {
+    /// Parses `params` for the 0.3 `method`.
+    pub fn parse(method: &str, params: Option<Value>) -> Result<Self, ParseError> {
+        let m = Method::from_v03_name(method)
+            .ok_or_else(|| ParseError::UnknownMethod(method.into()))?;
+        let p = params.unwrap_or(Value::Null);
+        Ok(match m {
+            Method::SendMessage => V03Request::SendMessage(from("params", p)?),
+            Method::SendStreamingMessage => V03Request::SendStreamingMessage(from("params", p)?),
+            Method::GetTask => V03Request::GetTask(from("params", p)?),
+            Method::CancelTask => V03Request::CancelTask(from("params", p)?),
+            Method::SubscribeToTask => V03Request::Resubscribe(from("params", p)?),
+            Method::CreateTaskPushNotificationConfig => {
+                V03Request::SetTaskPushNotificationConfig(from("params", p)?)
+            }
+            Method::GetTaskPushNotificationConfig => {
+                V03Request::GetTaskPushNotificationConfig(from("params", p)?)
+            }
+            Method::ListTaskPushNotificationConfigs => {
+                V03Request::ListTaskPushNotificationConfig(from("params", p)?)
+            }
+            Method::DeleteTaskPushNotificationConfig => {
+                V03Request::DeleteTaskPushNotificationConfig(from("params", p)?)
+            }
+            Method::GetExtendedAgentCard => V03Request::GetAuthenticatedExtendedCard,
+            Method::ListTasks => return Err(ParseError::UnknownMethod(method.into())),
+        })
+    }
+
+    /// The operation.
+    pub fn method(&self) -> Method {
+        match self {
+            V03Request::SendMessage(_) => Method::SendMessage,
+            V03Request::SendStreamingMessage(_) => Method::SendStreamingMessage,
+            V03Request::GetTask(_) => Method::GetTask,
+            V03Request::CancelTask(_) => Method::CancelTask,
+            V03Request::Resubscribe(_) => Method::SubscribeToTask,
+            V03Request::SetTaskPushNotificationConfig(_) => {
+                Method::CreateTaskPushNotificationConfig
+            }
+            V03Request::GetTaskPushNotificationConfig(_) => Method::GetTaskPushNotificationConfig,
+            V03Request::ListTaskPushNotificationConfig(_) => {
+                Method::ListTaskPushNotificationConfigs
+            }
+            V03Request::DeleteTaskPushNotificationConfig(_) => {
+                Method::DeleteTaskPushNotificationConfig
+            }
+            V03Request::GetAuthenticatedExtendedCard => Method::GetExtendedAgentCard,
+        }
+    }
+
+    /// The 0.3 method name.
+    pub fn method_name(&self) -> &'static str {
+        self.method().v03_name().unwrap_or_default()
+    }
+
+    /// The `params` JSON (`None` for the extended-card call, which takes none).
+    pub fn params(&self) -> Option<Value> {
+        Some(match self {
+            V03Request::SendMessage(p) | V03Request::SendStreamingMessage(p) => to(p),
+            V03Request::GetTask(p) => to(p),
+            V03Request::CancelTask(p) | V03Request::Resubscribe(p) => to(p),
+            V03Request::SetTaskPushNotificationConfig(p) => to(p),
+            V03Request::GetTaskPushNotificationConfig(p) => to(p),
+            V03Request::ListTaskPushNotificationConfig(p) => to(p),
+            V03Request::DeleteTaskPushNotificationConfig(p) => to(p),
+            V03Request::GetAuthenticatedExtendedCard => return None,
+        })
+    }
+}
+
+/// A 1.0 JSON-RPC call: the method and its typed `params` (the request message).
+#[derive(Debug, Clone, PartialEq)]
+pub enum V1Request {
+    /// `SendMessage`.
+    SendMessage(v1::SendMessageRequest),
+    /// `SendStreamingMessage`.
+    SendStreamingMessage(v1::SendMessageRequest),
+    /// `GetTask`.
+    GetTask(v1::GetTaskRequest),
+    /// `ListTasks`.
+    ListTasks(v1::ListTasksRequest),
+    /// `CancelTask`.
+    CancelTask(v1::CancelTaskRequest),
+    /// `SubscribeToTask`.
+    SubscribeToTask(v1::SubscribeToTaskRequest),
+    /// `CreateTaskPushNotificationConfig`.
+    CreateTaskPushNotificationConfig(v1::TaskPushNotificationConfig),
+    /// `GetTaskPushNotificationConfig` (`id` = config id).
+    GetTaskPushNotificationConfig(v1::GetTaskPushNotificationConfigRequest),
+    /// `ListTaskPushNotificationConfigs`.
+    ListTaskPushNotificationConfigs(v1::ListTaskPushNotificationConfigsRequest),
+    /// `DeleteTaskPushNotificationConfig` (`id` = config id).
+    DeleteTaskPushNotificationConfig(v1::DeleteTaskPushNotificationConfigRequest),
+    /// `GetExtendedAgentCard`.
+    GetExtendedAgentCard(v1::GetExtendedAgentCardRequest),
+}
+
+impl V1Request {
+    /// Parses `params` for the 1.0 `method` (absent params read as `{}`).
+    pub fn parse(method: &str, params: Option<Value>) -> Result<Self, ParseError> {
+        let m =
+            Method::from_v1_name(method).ok_or_else(|| ParseError::UnknownMethod(method.into()))?;
+        let p = params.unwrap_or_else(|| Value::Object(Default::default()));
+        Ok(match m {
+            Method::SendMessage => V1Request::SendMessage(from("params", p)?),
+            Method::SendStreamingMessage => V1Request::SendStreamingMessage(from("params", p)?),
+            Method::GetTask => V1Request::GetTask(from("params", p)?),
+            Method::ListTasks => V1Request::ListTasks(from("params", p)?),
+            Method::CancelTask => V1Request::CancelTask(from("params", p)?),
+            Method::SubscribeToTask => V1Request::SubscribeToTask(from("params", p)?),
+            Method::CreateTaskPushNotificationConfig => {
+                V1Request::CreateTaskPushNotificationConfig(from("params", p)?)
+            }
+            Method::GetTaskPushNotificationConfig => {
+                V1Request::GetTaskPushNotificationConfig(from("params", p)?)
+            }
+            Method::ListTaskPushNotificationConfigs => {
+                V1Request::ListTaskPushNotificationConfigs(from("params", p)?)
+            }
+            Method::DeleteTaskPushNotificationConfig => {
+                V1Request::DeleteTaskPushNotificationConfig(from("params", p)?)
+            }
+            Method::GetExtendedAgentCard => V1Request::GetExtendedAgentCard(from("params", p)?),
+        })
+    }
+
+    /// The operation.
+    pub fn method(&self) -> Method {
+        match self {
+            V1Request::SendMessage(_) => Method::SendMessage,
+            V1Request::SendStreamingMessage(_) => Method::SendStreamingMessage,
+            V1Request::GetTask(_) => Method::GetTask,
+            V1Request::ListTasks(_) => Method::ListTasks,
+            V1Request::CancelTask(_) => Method::CancelTask,
+            V1Request::SubscribeToTask(_) => Method::SubscribeToTask,
+            V1Request::CreateTaskPushNotificationConfig(_) => {
+                Method::CreateTaskPushNotificationConfig
+            }
+            V1Request::GetTaskPushNotificationConfig(_) => Method::GetTaskPushNotificationConfig,
+            V1Request::ListTaskPushNotificationConfigs(_) => {
+                Method::ListTaskPushNotificationConfigs
+            }
+            V1Request::DeleteTaskPushNotificationConfig(_) => {
+                Method::DeleteTaskPushNotificationConfig
+            }
+            V1Request::GetExtendedAgentCard(_) => Method::GetExtendedAgentCard,
+        }
+    }
+
+    /// The 1.0 method name.
+    pub fn method_name(&self) -> &'static str {
+        self.method().v1_name()
+    }
+
+    /// The `params` JSON (`None` for a `GetExtendedAgentCard` without a tenant).
+    pub fn params(&self) -> Option<Value> {
+        Some(match self {
+            V1Request::SendMessage(p) | V1Request::SendStreamingMessage(p) => to(p),
+            V1Request::GetTask(p) => to(p),
+            V1Request::ListTasks(p) => to(p),
+            V1Request::CancelTask(p) => to(p),
+            V1Request::SubscribeToTask(p) => to(p),
+            V1Request::CreateTaskPushNotificationConfig(p) => to(p),
+            V1Request::GetTaskPushNotificationConfig(p) => to(p),
+            V1Request::ListTaskPushNotificationConfigs(p) => to(p),
+            V1Request::DeleteTaskPushNotificationConfig(p) => to(p),
+            V1Request::GetExtendedAgentCard(p) if p.tenant.is_none() => return None,
+            V1Request::GetExtendedAgentCard(p) => to(p),
+        })
+    }
+}
+
+/// A 0.3 JSON-RPC `result`, typed by the method that produced it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum V03Result {
+    /// `message/send`: a bare `Task` or `Message` (`kind`-discriminated).
+    SendMessage(v03::SendMessageResult),
+    /// `tasks/get`, `tasks/cancel`: a `Task`.
+    Task(v03::Task),
+    /// `tasks/pushNotificationConfig/set` and `/get`.
+    PushConfig(v03::TaskPushNotificationConfig),
+    /// `tasks/pushNotificationConfig/list`: a bare array.
+    PushConfigList(Vec<v03::TaskPushNotificationConfig>),
+    /// `tasks/pushNotificationConfig/delete`: `null`.
+    Deleted,
+    /// `agent/getAuthenticatedExtendedCard`.
+    Card(Box<v03::AgentCard>),
+}
+
+impl V03Result {
+    /// Parses the `result` of `method` (streaming methods have per-event results: use
+    /// [`v03::StreamResult`] directly).
+    pub fn parse(method: Method, result: Value) -> Result<Self, ParseError> {
+        Ok(match method {
+            Method::SendMessage => V03Result::SendMessage(from("result", result)?),
+            Method::GetTask | Method::CancelTask => V03Result::Task(from("result", result)?),
+            Method::CreateTaskPushNotificationConfig | Method::GetTaskPushNotificationConfig => {
+                V03Result::PushConfig(from("result", result)?)
+            }
+            Method::ListTaskPushNotificationConfigs => {
+                V03Result::PushConfigList(from("result", result)?)
+            }
+            Method::DeleteTaskPushNotificationConfig => V03Result::Deleted,
+            Method::GetExtendedAgentCard => V03Result::Card(Box::new(from("result", result)?)),
+            Method::SendStreamingMessage | Method::SubscribeToTask | Method::ListTasks => {
+                return Err(ParseError::UnknownMethod(method.v1_name().into()));
+            }
+        })
+    }
+
+    /// The `result` JSON.
+    pub fn to_value(&self) -> Value {
+        match self {
+            V03Result::SendMessage(r) => to(r),
+            V03Result::Task(t) => to(t),
+            V03Result::PushConfig(c) => to(c),
+            V03Result::PushConfigList(l) => to(l),
+            V03Result::Deleted => Value::Null,
+            V03Result::Card(c) => to(c),
+        }
+    }
+}
+
+/// A 1.0 JSON-RPC `result`, typed by the method that produced it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum V1Result {
+    /// `SendMessage`: `{"task":..}` or `{"message":..}`.
+    SendMessage(v1::SendMessageResponse),
+    /// `GetTask`, `CancelTask`: a bare `Task`.
+    Task(v1::Task),
+    /// `ListTasks`.
+    ListTasks(v1::ListTasksResponse),
+    /// `CreateTaskPushNotificationConfig`, `GetTaskPushNotificationConfig`.
+    PushConfig(v1::TaskPushNotificationConfig),
+    /// `ListTaskPushNotificationConfigs`: `{configs, nextPageToken}`.
+    PushConfigList(v1::ListTaskPushNotificationConfigsResponse),
+    /// `DeleteTaskPushNotificationConfig`: `{}`.
+    Deleted(v1::Empty),
+    /// `GetExtendedAgentCard`.
+    Card(Box<v1::AgentCard>),
+}
+
+impl V1Result {
+    /// Parses the `result` of `method` (streaming methods: use [`v1::StreamResponse`]).
+    pub fn parse(method: Method, result: Value) -> Result<Self, ParseError> {
+        Ok(match method {
+            Method::SendMessage => V1Result::SendMessage(from("result", result)?),
+            Method::GetTask | Method::CancelTask => V1Result::Task(from("result", result)?),
+            Method::ListTasks => V1Result::ListTasks(from("result", result)?),
+            Method::CreateTaskPushNotificationConfig | Method::GetTaskPushNotificationConfig => {
+                V1Result::PushConfig(from("result", result)?)
+            }
+            Method::ListTaskPushNotificationConfigs => {
+                V1Result::PushConfigList(from("result", result)?)
+            }
+            Method::DeleteTaskPushNotificationConfig => V1Result::Deleted(v1::Empty {}),
+            Method::GetExtendedAgentCard => V1Result::Card(Box::new(from("result", result)?)),
+            Method::SendStreamingMessage | Method::SubscribeToTask => {
+                return Err(ParseError::UnknownMethod(method.v1_name().into()));
+            }
+        })
+    }
+
+    /// The `result` JSON.
+    pub fn to_value(&self) -> Value {
+        match self {
+            V1Result::SendMessage(r) => to(r),
+            V1Result::Task(t) => to(t),
+            V1Result::ListTasks(l) => to(l),
+            V1Result::PushConfig(c) => to(c),
+            V1Result::PushConfigList(l) => to(l),
+            V1Result::Deleted(e) => to(e),
+            V1Result::Card(c) => to(c),
+        }
+    }
+}
+
+/// A JSON-RPC `error` object, either version: `{code, message, data?}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorObject {
+    /// The code (kept across versions).
+    pub code: i64,
+    /// The message.
+    pub message: String,
+    /// 0.3: any JSON value; 1.0: an array of `google.protobuf.Any` objects (`@type`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
