@@ -34,6 +34,84 @@
 
 pub mod rest;
 
+// ---------------------------------------------------------------------------------------------
+// Strict validation
+// ---------------------------------------------------------------------------------------------
+
+/// Strictly validates `value` as the JSON-RPC dialect type `T`: every member 0.3 does not
+/// define, every missing required member (`kind` included), every bad enum or `kind` value,
+/// non-object `data`, bad base64 and unparseable timestamps, each with its JSON path.
+///
+/// Uses [`strict`] with [`Options::JSON`] (exact member names, any ISO 8601 timestamp).
+///
+/// ```
+/// use a2a_types::v03;
+/// use serde_json::json;
+///
+/// let doc = json!({"kind": "message", "messageId": "m", "role": "user",
+///     "parts": [{"kind": "text", "text": "hi"}, {"kind": "data", "data": [1]}]});
+/// let shown: Vec<String> = v03::validate::<v03::Message>(&doc).iter().map(|v| v.to_string()).collect();
+/// assert_eq!(shown, ["parts[1].data: wrong type: expected object, found array"]);
+/// ```
+pub fn validate<T: JsonSchema>(value: &Value) -> Vec<Violation> {
+    strict::validate_with::<T>(value, Options::JSON)
+}
+
+/// The strict validator of a 0.3 method's `params`; `None` for a method without params
+/// (`agent/getAuthenticatedExtendedCard`).
+pub fn params_validator(method: V03Method) -> Option<Validator> {
+    let v = match method {
+        V03Method::MessageSend | V03Method::MessageStream => {
+            Validator::for_type::<MessageSendParams>()
+        }
+        V03Method::TasksGet => Validator::for_type::<TaskQueryParams>(),
+        V03Method::TasksCancel | V03Method::TasksResubscribe => {
+            Validator::for_type::<TaskIdParams>()
+        }
+        V03Method::PushConfigSet => Validator::for_type::<TaskPushNotificationConfig>(),
+        V03Method::PushConfigGet => Validator::for_type::<GetTaskPushNotificationConfigParams>(),
+        V03Method::PushConfigList => Validator::for_type::<ListTaskPushNotificationConfigParams>(),
+        V03Method::PushConfigDelete => {
+            Validator::for_type::<DeleteTaskPushNotificationConfigParams>()
+        }
+        V03Method::GetAuthenticatedExtendedCard => return None,
+    };
+    Some(v.with_options(Options::JSON))
+}
+
+/// The strict validator of a 0.3 method's successful `result`; `None` where the result is
+/// `null` (`tasks/pushNotificationConfig/delete`).
+pub fn result_validator(method: V03Method) -> Option<Validator> {
+    let v = match method {
+        V03Method::MessageSend => Validator::for_type::<SendMessageResult>(),
+        V03Method::MessageStream | V03Method::TasksResubscribe => {
+            Validator::for_type::<StreamResult>()
+        }
+        V03Method::TasksGet | V03Method::TasksCancel => Validator::for_type::<Task>(),
+        V03Method::PushConfigSet | V03Method::PushConfigGet => {
+            Validator::for_type::<TaskPushNotificationConfig>()
+        }
+        V03Method::PushConfigList => Validator::for_type::<ListTaskPushNotificationConfigResult>(),
+        V03Method::PushConfigDelete => return None,
+        V03Method::GetAuthenticatedExtendedCard => Validator::for_type::<AgentCard>(),
+    };
+    Some(v.with_options(Options::JSON))
+}
+
+/// Strictly validates a whole 0.3 JSON-RPC request: the envelope, the method (a 1.0 method is
+/// reported) and the params of the method, paths starting at the request (`params.message...`).
+pub fn validate_request(request: &Value) -> Vec<Violation> {
+    let resolver = |m: crate::jsonrpc::Method| match m {
+        crate::jsonrpc::Method::V03(m) => params_validator(m),
+        crate::jsonrpc::Method::V1(_) => None,
+    };
+    strict::validate_jsonrpc_request(
+        request,
+        Some(crate::version::ProtocolVersion::V0_3),
+        Some(&resolver),
+    )
+}
+
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
@@ -41,6 +119,8 @@ use serde::{Deserialize, Deserializer, Serialize, de::Error as _};
 use serde_json::Value;
 
 use crate::binary::{Base64Bytes, Base64Error};
+use crate::jsonrpc::V03Method;
+use crate::strict::{self, Options, Validator, Violation};
 use crate::timestamp::{Timestamp, TimestampError};
 
 /// Free-form metadata object (`{ [key: string]: any }` in T0).
@@ -66,17 +146,36 @@ macro_rules! kind_marker {
             }
         }
 
+        // Parsed through `deserialize_option`, so an absent member (serde's missing-field
+        // deserializer answers `none`) or `null` reads as the marker: the lenient parse accepts
+        // a missing `kind`, while the schema (no `serde(default)`) still lists it as required.
         impl<'de> Deserialize<'de> for $name {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let s = std::borrow::Cow::<'de, str>::deserialize(d)?;
-                if s == $value {
-                    Ok($name)
-                } else {
-                    Err(D::Error::invalid_value(
-                        serde::de::Unexpected::Str(&s),
-                        &concat!("\"", $value, "\""),
-                    ))
+                struct V;
+                impl<'de> serde::de::Visitor<'de> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str(concat!("\"", $value, "\""))
+                    }
+                    fn visit_none<E: serde::de::Error>(self) -> Result<$name, E> {
+                        Ok($name)
+                    }
+                    fn visit_unit<E: serde::de::Error>(self) -> Result<$name, E> {
+                        Ok($name)
+                    }
+                    fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<$name, D2::Error> {
+                        let s = std::borrow::Cow::<'de, str>::deserialize(d)?;
+                        if s == $value {
+                            Ok($name)
+                        } else {
+                            Err(D2::Error::invalid_value(
+                                serde::de::Unexpected::Str(&s),
+                                &concat!("\"", $value, "\""),
+                            ))
+                        }
+                    }
                 }
+                d.deserialize_option(V)
             }
         }
 
@@ -135,8 +234,6 @@ pub enum Role {
 pub struct Message {
     /// Always `"message"`. Required by J0 and always emitted; a missing `kind` is accepted on
     /// parse (the 0.3 spec examples omit it, and so do some peers) and reported by strict validation.
-    #[serde(default)]
-    #[schemars(required)]
     pub kind: MessageKind,
     /// Unique identifier of the message, generated by the sender.
     pub message_id: String,
@@ -498,6 +595,7 @@ pub struct TaskStatus {
     pub message: Option<Message>,
     /// ISO 8601 date-time of the status, kept verbatim (0.3 peers send naive times without zone).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("format" = "date-time"))]
     pub timestamp: Option<String>,
 }
 
@@ -523,8 +621,6 @@ impl TaskStatus {
 #[serde(rename_all = "camelCase")]
 pub struct Task {
     /// Always `"task"`.
-    #[serde(default)]
-    #[schemars(required)]
     pub kind: TaskKind,
     /// Server-generated task id.
     pub id: String,
@@ -615,8 +711,6 @@ impl Artifact {
 #[serde(rename_all = "camelCase")]
 pub struct TaskStatusUpdateEvent {
     /// Always `"status-update"`.
-    #[serde(default)]
-    #[schemars(required)]
     pub kind: StatusUpdateKind,
     /// Task id.
     pub task_id: String,
@@ -656,8 +750,6 @@ impl TaskStatusUpdateEvent {
 #[serde(rename_all = "camelCase")]
 pub struct TaskArtifactUpdateEvent {
     /// Always `"artifact-update"`.
-    #[serde(default)]
-    #[schemars(required)]
     pub kind: ArtifactUpdateKind,
     /// Task id.
     pub task_id: String,

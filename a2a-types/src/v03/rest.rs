@@ -19,8 +19,13 @@
 //! Conventions (the same as [`crate::v1`]): members are lowerCamelCase and the proto's snake_case
 //! names are accepted on input; enums are parsed from their names or numbers; fields that the 0.3
 //! model requires are plain and always serialized (ProtoJSON emitters omit default values, so
-//! they default when absent, and the strict validator reports them); other scalars are `Option`
-//! so a value the peer sent survives a round trip; other lists are omitted when empty.
+//! they default when absent); other scalars are `Option` so a value the peer sent survives a
+//! round trip; other lists are omitted when empty.
+//!
+//! Strict validation ([`validate`]) reports a missing member only where the proto default is not
+//! a legitimate value (`messageId`, `role`, ids, URLs, resource names, message-typed members such
+//! as `status`); members whose default is meaningful (`final: false`, empty `content`/`parts`/
+//! `skills`/`scopes`, `TASK_STATE_UNSPECIFIED`) may be omitted, as `json_format` does.
 //!
 //! ```
 //! use a2a_types::v03::rest::{Message, Part, Role, SendMessageRequest};
@@ -38,11 +43,30 @@ use schemars::JsonSchema;
 use serde::de::{self, MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
 
 use super::Metadata;
 use crate::binary::Base64Bytes;
 use crate::macros::proto_enum;
+use crate::strict::{self, Violation};
 use crate::timestamp::Timestamp;
+
+/// Strictly validates `value` as the HTTP+JSON dialect type `T` (ProtoJSON rules:
+/// snake_case spellings accepted, `Z` timestamps): every unknown member, missing required
+/// member, bad enum value, oneof violation, non-object `data` and bad base64, with JSON paths.
+///
+/// ```
+/// use a2a_types::v03::rest;
+/// use serde_json::json;
+///
+/// let doc = json!({"messageId": "m", "role": "user", "content": [{"text": "hi"}]});
+/// let shown: Vec<String> =
+///     rest::validate::<rest::Message>(&doc).iter().map(|v| v.to_string()).collect();
+/// assert_eq!(shown, [r#"role: bad enum value "user""#]);
+/// ```
+pub fn validate<T: JsonSchema>(value: &Value) -> Vec<Violation> {
+    strict::validate::<T>(value)
+}
 
 proto_enum! {
     /// Sender of a message (P0 `Role`).
@@ -430,10 +454,10 @@ impl JsonSchema for FilePart {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.DataPart")]
+#[schemars(extend("required" = ["data"]))]
 pub struct DataPart {
     /// `data`: the structured content.
     #[serde(default)]
-    #[schemars(required)]
     pub data: Metadata,
 }
 
@@ -445,10 +469,10 @@ pub struct DataPart {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.Message")]
+#[schemars(extend("required" = ["messageId", "role"]))]
 pub struct Message {
     /// `messageId`: unique id, created by the sender.
     #[serde(default, alias = "message_id")]
-    #[schemars(required)]
     pub message_id: String,
     /// `contextId`.
     #[serde(default, skip_serializing_if = "Option::is_none", alias = "context_id")]
@@ -458,11 +482,9 @@ pub struct Message {
     pub task_id: Option<String>,
     /// `role`.
     #[serde(default)]
-    #[schemars(required)]
     pub role: Role,
     /// `content`: the parts of the message.
     #[serde(default)]
-    #[schemars(required)]
     pub content: Vec<Part>,
     /// `metadata`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -501,7 +523,6 @@ impl Message {
 pub struct TaskStatus {
     /// `state`.
     #[serde(default)]
-    #[schemars(required)]
     pub state: TaskState,
     /// `message` (proto field `update`, also accepted on input).
     #[serde(default, skip_serializing_if = "Option::is_none", alias = "update")]
@@ -525,14 +546,13 @@ impl TaskStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.Task")]
+#[schemars(extend("required" = ["id", "contextId", "status"]))]
 pub struct Task {
     /// `id`.
     #[serde(default)]
-    #[schemars(required)]
     pub id: String,
     /// `contextId`.
     #[serde(default, alias = "context_id")]
-    #[schemars(required)]
     pub context_id: String,
     /// `status`.
     pub status: TaskStatus,
@@ -565,10 +585,10 @@ impl Task {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.Artifact")]
+#[schemars(extend("required" = ["artifactId"]))]
 pub struct Artifact {
     /// `artifactId`.
     #[serde(default, alias = "artifact_id")]
-    #[schemars(required)]
     pub artifact_id: String,
     /// `name`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -578,7 +598,6 @@ pub struct Artifact {
     pub description: Option<String>,
     /// `parts`.
     #[serde(default)]
-    #[schemars(required)]
     pub parts: Vec<Part>,
     /// `metadata`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -592,20 +611,18 @@ pub struct Artifact {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.TaskStatusUpdateEvent")]
+#[schemars(extend("required" = ["taskId", "contextId", "status"]))]
 pub struct TaskStatusUpdateEvent {
     /// `taskId`.
     #[serde(default, alias = "task_id")]
-    #[schemars(required)]
     pub task_id: String,
     /// `contextId`.
     #[serde(default, alias = "context_id")]
-    #[schemars(required)]
     pub context_id: String,
     /// `status`.
     pub status: TaskStatus,
     /// `final`: the last event of the stream (absent means `false`).
     #[serde(default, rename = "final")]
-    #[schemars(required)]
     pub is_final: bool,
     /// `metadata`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -616,14 +633,13 @@ pub struct TaskStatusUpdateEvent {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.TaskArtifactUpdateEvent")]
+#[schemars(extend("required" = ["taskId", "contextId", "artifact"]))]
 pub struct TaskArtifactUpdateEvent {
     /// `taskId`.
     #[serde(default, alias = "task_id")]
-    #[schemars(required)]
     pub task_id: String,
     /// `contextId`.
     #[serde(default, alias = "context_id")]
-    #[schemars(required)]
     pub context_id: String,
     /// `artifact`.
     pub artifact: Artifact,
@@ -646,13 +662,13 @@ pub struct TaskArtifactUpdateEvent {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.PushNotificationConfig")]
+#[schemars(extend("required" = ["url"]))]
 pub struct PushNotificationConfig {
     /// `id`: config id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// `url`: the webhook.
     #[serde(default)]
-    #[schemars(required)]
     pub url: String,
     /// `token`: echoed to the webhook.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -669,7 +685,6 @@ pub struct PushNotificationConfig {
 pub struct AuthenticationInfo {
     /// `schemes`: supported schemes, e.g. `Bearer`.
     #[serde(default)]
-    #[schemars(required)]
     pub schemes: Vec<String>,
     /// `credentials`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -680,14 +695,13 @@ pub struct AuthenticationInfo {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.TaskPushNotificationConfig")]
+#[schemars(extend("required" = ["name", "pushNotificationConfig"]))]
 pub struct TaskPushNotificationConfig {
     /// `name`: `tasks/{task id}/pushNotificationConfigs/{config id}` (see [`PushConfigName`]).
     #[serde(default)]
-    #[schemars(required)]
     pub name: String,
     /// `pushNotificationConfig`.
     #[serde(default, alias = "push_notification_config")]
-    #[schemars(required)]
     pub push_notification_config: PushNotificationConfig,
 }
 
@@ -800,10 +814,10 @@ impl From<SendMessageResponse> for StreamResponse {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.GetTaskRequest")]
+#[schemars(extend("required" = ["name"]))]
 pub struct GetTaskRequest {
     /// `name` (REQUIRED): `tasks/{id}`.
     #[serde(default)]
-    #[schemars(required)]
     pub name: String,
     /// `historyLength`.
     #[serde(
@@ -818,10 +832,10 @@ pub struct GetTaskRequest {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.CancelTaskRequest")]
+#[schemars(extend("required" = ["name"]))]
 pub struct CancelTaskRequest {
     /// `name`: `tasks/{id}`.
     #[serde(default)]
-    #[schemars(required)]
     pub name: String,
 }
 
@@ -829,10 +843,10 @@ pub struct CancelTaskRequest {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.TaskSubscriptionRequest")]
+#[schemars(extend("required" = ["name"]))]
 pub struct TaskSubscriptionRequest {
     /// `name`: `tasks/{id}`.
     #[serde(default)]
-    #[schemars(required)]
     pub name: String,
 }
 
@@ -840,10 +854,10 @@ pub struct TaskSubscriptionRequest {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.GetTaskPushNotificationConfigRequest")]
+#[schemars(extend("required" = ["name"]))]
 pub struct GetTaskPushNotificationConfigRequest {
     /// `name`: `tasks/{id}/pushNotificationConfigs/{config}`.
     #[serde(default)]
-    #[schemars(required)]
     pub name: String,
 }
 
@@ -852,10 +866,10 @@ pub struct GetTaskPushNotificationConfigRequest {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.DeleteTaskPushNotificationConfigRequest")]
+#[schemars(extend("required" = ["name"]))]
 pub struct DeleteTaskPushNotificationConfigRequest {
     /// `name`: `tasks/{id}/pushNotificationConfigs/{config}`.
     #[serde(default)]
-    #[schemars(required)]
     pub name: String,
 }
 
@@ -865,14 +879,13 @@ pub struct DeleteTaskPushNotificationConfigRequest {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.CreateTaskPushNotificationConfigRequest")]
+#[schemars(extend("required" = ["parent", "configId", "config"]))]
 pub struct CreateTaskPushNotificationConfigRequest {
     /// `parent` (REQUIRED): `tasks/{id}`.
     #[serde(default)]
-    #[schemars(required)]
     pub parent: String,
     /// `configId` (REQUIRED).
     #[serde(default, alias = "config_id")]
-    #[schemars(required)]
     pub config_id: String,
     /// `config` (REQUIRED).
     pub config: TaskPushNotificationConfig,
@@ -882,10 +895,10 @@ pub struct CreateTaskPushNotificationConfigRequest {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.ListTaskPushNotificationConfigRequest")]
+#[schemars(extend("required" = ["parent"]))]
 pub struct ListTaskPushNotificationConfigRequest {
     /// `parent`: `tasks/{id}`.
     #[serde(default)]
-    #[schemars(required)]
     pub parent: String,
     /// `pageSize`.
     #[serde(default, skip_serializing_if = "Option::is_none", alias = "page_size")]
@@ -992,22 +1005,19 @@ impl fmt::Display for PushConfigName {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.AgentCard")]
+#[schemars(extend("required" = ["protocolVersion", "name", "description", "url", "version", "capabilities"]))]
 pub struct AgentCard {
     /// `protocolVersion`.
     #[serde(default, alias = "protocol_version")]
-    #[schemars(required)]
     pub protocol_version: String,
     /// `name`.
     #[serde(default)]
-    #[schemars(required)]
     pub name: String,
     /// `description`.
     #[serde(default)]
-    #[schemars(required)]
     pub description: String,
     /// `url`: the preferred endpoint.
     #[serde(default)]
-    #[schemars(required)]
     pub url: String,
     /// `preferredTransport`.
     #[serde(
@@ -1028,7 +1038,6 @@ pub struct AgentCard {
     pub provider: Option<AgentProvider>,
     /// `version`.
     #[serde(default)]
-    #[schemars(required)]
     pub version: String,
     /// `documentationUrl`.
     #[serde(
@@ -1042,7 +1051,6 @@ pub struct AgentCard {
     pub icon_url: Option<String>,
     /// `capabilities`.
     #[serde(default)]
-    #[schemars(required)]
     pub capabilities: AgentCapabilities,
     /// `securitySchemes`.
     #[serde(
@@ -1056,15 +1064,12 @@ pub struct AgentCard {
     pub security: Vec<Security>,
     /// `defaultInputModes`.
     #[serde(default, alias = "default_input_modes")]
-    #[schemars(required)]
     pub default_input_modes: Vec<String>,
     /// `defaultOutputModes`.
     #[serde(default, alias = "default_output_modes")]
-    #[schemars(required)]
     pub default_output_modes: Vec<String>,
     /// `skills`.
     #[serde(default)]
-    #[schemars(required)]
     pub skills: Vec<AgentSkill>,
     /// `supportsAuthenticatedExtendedCard`.
     #[serde(
@@ -1086,14 +1091,13 @@ pub struct AgentCard {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.AgentInterface")]
+#[schemars(extend("required" = ["url", "transport"]))]
 pub struct AgentInterface {
     /// `url`.
     #[serde(default)]
-    #[schemars(required)]
     pub url: String,
     /// `transport`: `JSONRPC`, `GRPC`, `HTTP+JSON`.
     #[serde(default)]
-    #[schemars(required)]
     pub transport: String,
 }
 
@@ -1101,14 +1105,13 @@ pub struct AgentInterface {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.AgentProvider")]
+#[schemars(extend("required" = ["url", "organization"]))]
 pub struct AgentProvider {
     /// `url`.
     #[serde(default)]
-    #[schemars(required)]
     pub url: String,
     /// `organization`.
     #[serde(default)]
-    #[schemars(required)]
     pub organization: String,
 }
 
@@ -1136,10 +1139,10 @@ pub struct AgentCapabilities {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.AgentExtension")]
+#[schemars(extend("required" = ["uri"]))]
 pub struct AgentExtension {
     /// `uri`.
     #[serde(default)]
-    #[schemars(required)]
     pub uri: String,
     /// `description`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1156,22 +1159,19 @@ pub struct AgentExtension {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.AgentSkill")]
+#[schemars(extend("required" = ["id", "name", "description"]))]
 pub struct AgentSkill {
     /// `id`.
     #[serde(default)]
-    #[schemars(required)]
     pub id: String,
     /// `name`.
     #[serde(default)]
-    #[schemars(required)]
     pub name: String,
     /// `description`.
     #[serde(default)]
-    #[schemars(required)]
     pub description: String,
     /// `tags`.
     #[serde(default)]
-    #[schemars(required)]
     pub tags: Vec<String>,
     /// `examples`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -1191,14 +1191,13 @@ pub struct AgentSkill {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.AgentCardSignature")]
+#[schemars(extend("required" = ["protected", "signature"]))]
 pub struct AgentCardSignature {
     /// `protected` (REQUIRED).
     #[serde(default)]
-    #[schemars(required)]
     pub protected: String,
     /// `signature` (REQUIRED).
     #[serde(default)]
-    #[schemars(required)]
     pub signature: String,
     /// `header`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1250,17 +1249,16 @@ pub enum SecurityScheme {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.APIKeySecurityScheme")]
+#[schemars(extend("required" = ["location", "name"]))]
 pub struct ApiKeySecurityScheme {
     /// `description`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// `location`: `query`, `header` or `cookie`.
     #[serde(default)]
-    #[schemars(required)]
     pub location: String,
     /// `name`.
     #[serde(default)]
-    #[schemars(required)]
     pub name: String,
 }
 
@@ -1268,13 +1266,13 @@ pub struct ApiKeySecurityScheme {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.HTTPAuthSecurityScheme")]
+#[schemars(extend("required" = ["scheme"]))]
 pub struct HttpAuthSecurityScheme {
     /// `description`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// `scheme`, e.g. `Bearer`.
     #[serde(default)]
-    #[schemars(required)]
     pub scheme: String,
     /// `bearerFormat`.
     #[serde(
@@ -1308,13 +1306,13 @@ pub struct OAuth2SecurityScheme {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.OpenIdConnectSecurityScheme")]
+#[schemars(extend("required" = ["openIdConnectUrl"]))]
 pub struct OpenIdConnectSecurityScheme {
     /// `description`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// `openIdConnectUrl`.
     #[serde(default, alias = "open_id_connect_url")]
-    #[schemars(required)]
     pub open_id_connect_url: String,
 }
 
@@ -1349,14 +1347,13 @@ pub enum OAuthFlows {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.AuthorizationCodeOAuthFlow")]
+#[schemars(extend("required" = ["authorizationUrl", "tokenUrl"]))]
 pub struct AuthorizationCodeOAuthFlow {
     /// `authorizationUrl`.
     #[serde(default, alias = "authorization_url")]
-    #[schemars(required)]
     pub authorization_url: String,
     /// `tokenUrl`.
     #[serde(default, alias = "token_url")]
-    #[schemars(required)]
     pub token_url: String,
     /// `refreshUrl`.
     #[serde(
@@ -1367,7 +1364,6 @@ pub struct AuthorizationCodeOAuthFlow {
     pub refresh_url: Option<String>,
     /// `scopes`: name -> description.
     #[serde(default)]
-    #[schemars(required)]
     pub scopes: BTreeMap<String, String>,
 }
 
@@ -1375,10 +1371,10 @@ pub struct AuthorizationCodeOAuthFlow {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.ClientCredentialsOAuthFlow")]
+#[schemars(extend("required" = ["tokenUrl"]))]
 pub struct ClientCredentialsOAuthFlow {
     /// `tokenUrl`.
     #[serde(default, alias = "token_url")]
-    #[schemars(required)]
     pub token_url: String,
     /// `refreshUrl`.
     #[serde(
@@ -1389,7 +1385,6 @@ pub struct ClientCredentialsOAuthFlow {
     pub refresh_url: Option<String>,
     /// `scopes`.
     #[serde(default)]
-    #[schemars(required)]
     pub scopes: BTreeMap<String, String>,
 }
 
@@ -1397,10 +1392,10 @@ pub struct ClientCredentialsOAuthFlow {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.ImplicitOAuthFlow")]
+#[schemars(extend("required" = ["authorizationUrl"]))]
 pub struct ImplicitOAuthFlow {
     /// `authorizationUrl`.
     #[serde(default, alias = "authorization_url")]
-    #[schemars(required)]
     pub authorization_url: String,
     /// `refreshUrl`.
     #[serde(
@@ -1411,7 +1406,6 @@ pub struct ImplicitOAuthFlow {
     pub refresh_url: Option<String>,
     /// `scopes`.
     #[serde(default)]
-    #[schemars(required)]
     pub scopes: BTreeMap<String, String>,
 }
 
@@ -1419,10 +1413,10 @@ pub struct ImplicitOAuthFlow {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(rename = "v03.rest.PasswordOAuthFlow")]
+#[schemars(extend("required" = ["tokenUrl"]))]
 pub struct PasswordOAuthFlow {
     /// `tokenUrl`.
     #[serde(default, alias = "token_url")]
-    #[schemars(required)]
     pub token_url: String,
     /// `refreshUrl`.
     #[serde(
@@ -1433,6 +1427,5 @@ pub struct PasswordOAuthFlow {
     pub refresh_url: Option<String>,
     /// `scopes`.
     #[serde(default)]
-    #[schemars(required)]
     pub scopes: BTreeMap<String, String>,
 }
