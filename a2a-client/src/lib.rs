@@ -28,7 +28,15 @@
 //!
 //! (`eventsource-stream` is not used: the SSE parser is ours, with size limits and tests.)
 pub mod auth;
+pub mod client;
+mod compat;
 pub mod discovery;
+pub mod error;
 pub mod headers;
 pub mod select;
 pub mod sse;
+pub mod transport;
+
+pub use client::{A2aClient, ClientBuilder};
+pub use error::{A2aError, ClientError, ErrorKind};
+pub use select::{Binding, SelectedInterface, Speaks, Version};

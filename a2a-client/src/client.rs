@@ -1,0 +1,414 @@
+//! [`A2aClient`]: every A2A operation in 1.0 terms, whatever binding and version the agent speaks.
+//!
+//! Build one with [`A2aClient::builder`]: [`ClientBuilder::connect`] discovers the card and
+//! selects an interface ([`crate::select`]); [`ClientBuilder::from_interface`] skips discovery.
+//! The chosen entry's `tenant` is put on every request. One `reqwest::Client` (and so one
+//! connection pool) serves discovery, token requests and calls.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a_translate::Policy;
+use a2a_types::{v1, v03};
+use http::{HeaderMap, HeaderName, HeaderValue};
+
+use crate::auth::Credential;
+use crate::discovery::{CardResolver, FetchedCard};
+use crate::error::ClientError;
+use crate::select::{Binding, SelectedInterface, Speaks, Version};
+use crate::transport::jsonrpc::JsonRpcTransport;
+use crate::transport::rest::RestTransport;
+use crate::transport::{EventStream, HttpCore, Request, Response, Transport, expect_response};
+
+/// Configures and builds an [`A2aClient`].
+#[derive(Debug, Clone)]
+pub struct ClientBuilder {
+    http: Option<reqwest::Client>,
+    binding: Option<Binding>,
+    version: Option<Version>,
+    speaks: Option<Speaks>,
+    headers: HeaderMap,
+    credentials: Vec<Arc<Credential>>,
+    extensions: Vec<String>,
+    timeout: Option<Duration>,
+    connect_timeout: Duration,
+    stream_idle_timeout: Option<Duration>,
+    policy: Policy,
+    max_response_bytes: Option<usize>,
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        ClientBuilder {
+            http: None,
+            binding: None,
+            version: None,
+            speaks: None,
+            headers: HeaderMap::new(),
+            credentials: Vec::new(),
+            extensions: Vec::new(),
+            timeout: Some(Duration::from_secs(100)),
+            connect_timeout: Duration::from_secs(10),
+            stream_idle_timeout: None,
+            policy: Policy::Strict,
+            max_response_bytes: None,
+        }
+    }
+}
+
+impl ClientBuilder {
+    /// Uses this HTTP client (otherwise one is built with the connect timeout).
+    pub fn http_client(mut self, http: reqwest::Client) -> Self {
+        self.http = Some(http);
+        self
+    }
+
+    /// Forces the binding (selection only considers entries with it).
+    pub fn binding(mut self, binding: Binding) -> Self {
+        self.binding = Some(binding);
+        self
+    }
+
+    /// Forces the protocol version.
+    pub fn version(mut self, version: Version) -> Self {
+        self.version = Some(version);
+        self
+    }
+
+    /// Replaces the set of (binding, version) pairs selection may pick (overrides
+    /// [`ClientBuilder::binding`] / [`ClientBuilder::version`]).
+    pub fn speaks(mut self, speaks: Speaks) -> Self {
+        self.speaks = Some(speaks);
+        self
+    }
+
+    /// Adds a header sent on every request; it replaces a header this client would set.
+    pub fn header(mut self, name: &str, value: &str) -> Result<Self, ClientError> {
+        let name = HeaderName::try_from(name)
+            .map_err(|e| ClientError::Usage(format!("header name {name:?}: {e}")))?;
+        let value = HeaderValue::try_from(value)
+            .map_err(|e| ClientError::Usage(format!("header value for {name}: {e}")))?;
+        self.headers.append(name, value);
+        Ok(self)
+    }
+
+    /// Adds a credential applied to every request (card fetch excluded).
+    pub fn credential(mut self, credential: Credential) -> Self {
+        self.credentials.push(Arc::new(credential));
+        self
+    }
+
+    /// Requests an extension (`A2A-Extensions`; also `X-A2A-Extensions` for 0.3 peers).
+    pub fn extension(mut self, uri: impl Into<String>) -> Self {
+        self.extensions.push(uri.into());
+        self
+    }
+
+    /// Whole-call timeout for unary calls (default 100 s; `None` = none). Streams are not cut.
+    pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// TCP/TLS connect timeout of the built HTTP client (default 10 s).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Longest wait between two events of a stream (default: none).
+    pub fn stream_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.stream_idle_timeout = timeout;
+        self
+    }
+
+    /// Translation policy for 0.3 peers (default strict: refuse what 0.3 cannot carry).
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Cap on a unary response body (default 32 MiB).
+    pub fn max_response_bytes(mut self, bytes: usize) -> Self {
+        self.max_response_bytes = Some(bytes);
+        self
+    }
+
+    /// The (binding, version) pairs selection may pick.
+    pub fn speaks_set(&self) -> Speaks {
+        self.speaks
+            .clone()
+            .unwrap_or_else(|| Speaks::only(self.binding.clone(), self.version))
+    }
+
+    fn http(&self) -> Result<reqwest::Client, ClientError> {
+        match &self.http {
+            Some(h) => Ok(h.clone()),
+            None => reqwest::Client::builder()
+                .connect_timeout(self.connect_timeout)
+                .user_agent(concat!("a2a-rs/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .map_err(ClientError::Transport),
+        }
+    }
+
+    fn core(&self, http: reqwest::Client) -> HttpCore {
+        let mut core = HttpCore::new(http);
+        core.headers = self.headers.clone();
+        core.credentials = self.credentials.clone();
+        core.extensions = self.extensions.clone();
+        core.timeout = self.timeout;
+        core.stream_idle_timeout = self.stream_idle_timeout;
+        core.policy = self.policy;
+        if let Some(max) = self.max_response_bytes {
+            core.max_response_bytes = max;
+        }
+        core
+    }
+
+    /// Discovers the card at `agent_url` and selects the interface.
+    pub async fn connect(self, agent_url: &str) -> Result<A2aClient, ClientError> {
+        let http = self.http()?;
+        let resolver = CardResolver::new(http.clone());
+        let card = resolver.fetch(agent_url).await?;
+        self.http_client(http).from_card(card)
+    }
+
+    /// Discovers the card with `resolver` (shared cache) and selects the interface.
+    pub async fn connect_with(
+        self,
+        resolver: &CardResolver,
+        agent_url: &str,
+    ) -> Result<A2aClient, ClientError> {
+        let card = resolver.fetch(agent_url).await?;
+        self.from_card(card)
+    }
+
+    /// Selects the interface from an already fetched card.
+    pub fn from_card(self, card: FetchedCard) -> Result<A2aClient, ClientError> {
+        let interface = card.select(&self.speaks_set())?;
+        let mut client = self.from_interface(interface)?;
+        client.card = Some(card);
+        Ok(client)
+    }
+
+    /// Uses `interface` directly (no card).
+    pub fn from_interface(self, interface: SelectedInterface) -> Result<A2aClient, ClientError> {
+        let http = self.http()?;
+        let core = self.core(http);
+        let transport: Arc<dyn Transport> = match interface.binding {
+            Binding::JsonRpc => Arc::new(JsonRpcTransport::new(core, interface.clone())),
+            Binding::HttpJson => Arc::new(RestTransport::new(core, interface.clone())),
+            ref other => {
+                return Err(ClientError::Usage(format!(
+                    "binding {other} is not supported by this client"
+                )));
+            }
+        };
+        Ok(A2aClient {
+            transport,
+            interface,
+            card: None,
+        })
+    }
+}
+
+/// An A2A client bound to one interface of one agent. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct A2aClient {
+    transport: Arc<dyn Transport>,
+    interface: SelectedInterface,
+    card: Option<FetchedCard>,
+}
+
+impl A2aClient {
+    /// A builder with defaults (every binding and version this crate speaks).
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::default()
+    }
+
+    /// Discovers and connects with default settings.
+    pub async fn connect(agent_url: &str) -> Result<A2aClient, ClientError> {
+        ClientBuilder::default().connect(agent_url).await
+    }
+
+    /// A client over a custom transport.
+    pub fn with_transport(transport: Arc<dyn Transport>) -> A2aClient {
+        let interface = transport.interface().clone();
+        A2aClient {
+            transport,
+            interface,
+            card: None,
+        }
+    }
+
+    /// The interface in use.
+    pub fn interface(&self) -> &SelectedInterface {
+        &self.interface
+    }
+
+    /// The card it was built from, if any.
+    pub fn card(&self) -> Option<&FetchedCard> {
+        self.card.as_ref()
+    }
+
+    /// The card as a 1.0 card (a 0.3 card is translated; left-out parts are dropped).
+    pub fn card_v1(&self) -> Option<Result<v1::AgentCard, ClientError>> {
+        self.card.as_ref().map(card_v1)
+    }
+
+    fn prepare(&self, mut request: Request) -> Request {
+        if self.interface.tenant.is_some() {
+            request.set_tenant(self.interface.tenant.clone());
+        }
+        request
+    }
+
+    /// Performs any unary operation.
+    pub async fn call(&self, request: Request) -> Result<Response, ClientError> {
+        self.transport.call(self.prepare(request)).await
+    }
+
+    /// `SendMessage`.
+    pub async fn send(
+        &self,
+        request: v1::SendMessageRequest,
+    ) -> Result<v1::SendMessageResponse, ClientError> {
+        expect_response!(self.call(Request::SendMessage(request)).await?, SendMessage)
+    }
+
+    /// `SendMessage` with just a message.
+    pub async fn send_message(
+        &self,
+        message: v1::Message,
+    ) -> Result<v1::SendMessageResponse, ClientError> {
+        self.send(v1::SendMessageRequest::new(message)).await
+    }
+
+    /// `SendStreamingMessage`: the events as they arrive; ends when the agent closes the stream.
+    pub async fn stream(
+        &self,
+        request: v1::SendMessageRequest,
+    ) -> Result<EventStream, ClientError> {
+        self.transport
+            .stream(self.prepare(Request::SendStreamingMessage(request)))
+            .await
+    }
+
+    /// `GetTask`.
+    pub async fn get_task(
+        &self,
+        id: &str,
+        history_length: Option<i32>,
+    ) -> Result<v1::Task, ClientError> {
+        let mut req = v1::GetTaskRequest::new(id);
+        req.history_length = history_length;
+        expect_response!(self.call(Request::GetTask(req)).await?, Task)
+    }
+
+    /// `ListTasks` (1.0 only; a 0.3 peer gives `UnsupportedOperationError`).
+    pub async fn list_tasks(
+        &self,
+        request: v1::ListTasksRequest,
+    ) -> Result<v1::ListTasksResponse, ClientError> {
+        expect_response!(self.call(Request::ListTasks(request)).await?, ListTasks)
+    }
+
+    /// `CancelTask`.
+    pub async fn cancel_task(&self, id: &str) -> Result<v1::Task, ClientError> {
+        expect_response!(
+            self.call(Request::CancelTask(v1::CancelTaskRequest::new(id)))
+                .await?,
+            Task
+        )
+    }
+
+    /// `SubscribeToTask` (0.3 `tasks/resubscribe`).
+    pub async fn subscribe(&self, id: &str) -> Result<EventStream, ClientError> {
+        self.transport
+            .stream(
+                self.prepare(Request::SubscribeToTask(v1::SubscribeToTaskRequest::new(
+                    id,
+                ))),
+            )
+            .await
+    }
+
+    /// `CreateTaskPushNotificationConfig`.
+    pub async fn create_push_config(
+        &self,
+        config: v1::TaskPushNotificationConfig,
+    ) -> Result<v1::TaskPushNotificationConfig, ClientError> {
+        expect_response!(
+            self.call(Request::CreatePushConfig(config)).await?,
+            PushConfig
+        )
+    }
+
+    /// `GetTaskPushNotificationConfig`.
+    pub async fn get_push_config(
+        &self,
+        task_id: &str,
+        id: &str,
+    ) -> Result<v1::TaskPushNotificationConfig, ClientError> {
+        let req = v1::GetTaskPushNotificationConfigRequest {
+            task_id: task_id.to_string(),
+            id: id.to_string(),
+            ..Default::default()
+        };
+        expect_response!(self.call(Request::GetPushConfig(req)).await?, PushConfig)
+    }
+
+    /// `ListTaskPushNotificationConfigs`.
+    pub async fn list_push_configs(
+        &self,
+        request: v1::ListTaskPushNotificationConfigsRequest,
+    ) -> Result<v1::ListTaskPushNotificationConfigsResponse, ClientError> {
+        expect_response!(
+            self.call(Request::ListPushConfigs(request)).await?,
+            PushConfigList
+        )
+    }
+
+    /// `DeleteTaskPushNotificationConfig`.
+    pub async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<(), ClientError> {
+        let req = v1::DeleteTaskPushNotificationConfigRequest {
+            task_id: task_id.to_string(),
+            id: id.to_string(),
+            ..Default::default()
+        };
+        match self.call(Request::DeletePushConfig(req)).await? {
+            Response::Deleted => Ok(()),
+            other => Err(ClientError::Parse(format!(
+                "expected an empty result, transport produced {}",
+                other.kind_name()
+            ))),
+        }
+    }
+
+    /// `GetExtendedAgentCard` (0.3 `agent/getAuthenticatedExtendedCard`), as a 1.0 card.
+    pub async fn extended_card(&self) -> Result<v1::AgentCard, ClientError> {
+        let card = expect_response!(
+            self.call(Request::GetExtendedCard(Default::default()))
+                .await?,
+            Card
+        )?;
+        Ok(*card)
+    }
+}
+
+/// A fetched card as a 1.0 card: parsed as 1.0 when it has `supportedInterfaces`, else parsed as
+/// 0.3 and translated (interfaces and schemes 1.0 cannot use are left out).
+pub fn card_v1(card: &FetchedCard) -> Result<v1::AgentCard, ClientError> {
+    if card.is_v1() {
+        let value: serde_json::Value =
+            serde_json::from_slice(&card.body).map_err(ClientError::parse)?;
+        return crate::transport::parse_json("agent card", value);
+    }
+    let value: serde_json::Value =
+        serde_json::from_slice(&card.body).map_err(ClientError::parse)?;
+    let old: v03::AgentCard = crate::transport::parse_json("0.3 agent card", value)?;
+    a2a_translate::to_v1::card(old, Policy::SdkCompatible)
+        .map(|t| t.card)
+        .map_err(crate::compat::refused)
+}

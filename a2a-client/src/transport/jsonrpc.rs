@@ -1,0 +1,230 @@
+//! The JSON-RPC 2.0 binding (both versions): one `POST` per call to the interface URL; streams are
+//! SSE whose every `data` is a JSON-RPC response with the request's `id`.
+//!
+//! 1.0 uses PascalCase methods (`SendMessage`) with the 1.0 request message as `params`; 0.3 uses
+//! `message/send` and friends with the 0.3 shapes, produced and read by `a2a-translate`.
+
+use a2a_types::v1;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{
+    EventStream, HttpCore, Request, Response, Transport, is_event_stream, parse_json, snippet,
+};
+use crate::compat;
+use crate::error::{A2aError, ClientError};
+use crate::select::{SelectedInterface, Version};
+use crate::sse::SseEvent;
+
+/// JSON-RPC transport for one interface (1.0 or 0.3).
+#[derive(Debug, Clone)]
+pub struct JsonRpcTransport {
+    core: HttpCore,
+    interface: SelectedInterface,
+}
+
+#[derive(Serialize)]
+struct Envelope<'a> {
+    jsonrpc: &'static str,
+    id: String,
+    method: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    params: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Reply {
+    #[serde(default)]
+    result: Option<Value>,
+    #[serde(default)]
+    error: Option<ErrorObject>,
+}
+
+#[derive(Deserialize)]
+struct ErrorObject {
+    #[serde(default)]
+    code: i64,
+    #[serde(default)]
+    message: String,
+    #[serde(default)]
+    data: Option<Value>,
+}
+
+impl JsonRpcTransport {
+    /// A transport for `interface` (its binding must be JSON-RPC).
+    pub fn new(core: HttpCore, interface: SelectedInterface) -> JsonRpcTransport {
+        JsonRpcTransport { core, interface }
+    }
+
+    fn version(&self) -> Version {
+        self.interface.version
+    }
+
+    /// The method name and params for `request` in this transport's version.
+    fn encode(&self, request: &Request) -> Result<(&'static str, Option<Value>), ClientError> {
+        match self.version() {
+            Version::V03 => compat::jsonrpc_request(request.clone(), self.core.policy),
+            Version::V1 => Ok((request.name(), Some(v1_params(request)?))),
+        }
+    }
+
+    async fn post(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        streaming: bool,
+    ) -> Result<reqwest::Response, ClientError> {
+        let envelope = Envelope {
+            jsonrpc: "2.0",
+            id: uuid::Uuid::new_v4().to_string(),
+            method,
+            params,
+        };
+        let body = serde_json::to_vec(&envelope).map_err(ClientError::parse)?;
+        let url = self.interface.url.clone();
+        self.core
+            .send(self.version(), streaming, |c| {
+                c.post(url.clone())
+                    .header(http::header::CONTENT_TYPE, "application/json")
+                    .body(body.clone())
+            })
+            .await
+    }
+
+    /// Reads a unary JSON-RPC reply: `Ok(result)` or the A2A error.
+    async fn reply(&self, response: reqwest::Response) -> Result<Value, ClientError> {
+        let status = response.status();
+        let url = response.url().to_string();
+        let body = self.core.body(response).await?;
+        match serde_json::from_slice::<Reply>(&body) {
+            Ok(Reply { error: Some(e), .. }) => {
+                let mut err = A2aError::from_jsonrpc(e.code, e.message, e.data);
+                if !status.is_success() {
+                    err.http_status = Some(status.as_u16());
+                }
+                Err(err.into())
+            }
+            // 0.3.26 answers a push-config delete with neither `result` nor `error`: read as null.
+            _ if !status.is_success() => Err(ClientError::Http {
+                status: status.as_u16(),
+                url,
+                body: snippet(&body),
+            }),
+            Ok(Reply { result, .. }) => Ok(result.unwrap_or(Value::Null)),
+            Err(e) => Err(ClientError::Parse(format!(
+                "not a JSON-RPC response ({e}): {}",
+                snippet(&body)
+            ))),
+        }
+    }
+}
+
+/// The 1.0 params of a request: the request message itself.
+fn v1_params(request: &Request) -> Result<Value, ClientError> {
+    let v = match request {
+        Request::SendMessage(r) | Request::SendStreamingMessage(r) => serde_json::to_value(r),
+        Request::GetTask(r) => serde_json::to_value(r),
+        Request::ListTasks(r) => serde_json::to_value(r),
+        Request::CancelTask(r) => serde_json::to_value(r),
+        Request::SubscribeToTask(r) => serde_json::to_value(r),
+        Request::CreatePushConfig(r) => serde_json::to_value(r),
+        Request::GetPushConfig(r) => serde_json::to_value(r),
+        Request::ListPushConfigs(r) => serde_json::to_value(r),
+        Request::DeletePushConfig(r) => serde_json::to_value(r),
+        Request::GetExtendedCard(r) => serde_json::to_value(r),
+    };
+    v.map_err(ClientError::parse)
+}
+
+/// Reads a 1.0 result for `request`.
+pub(crate) fn v1_result(request: &Request, result: Value) -> Result<Response, ClientError> {
+    Ok(match request {
+        Request::SendMessage(_) => Response::SendMessage(parse_json("SendMessage result", result)?),
+        Request::GetTask(_) | Request::CancelTask(_) => Response::Task(parse_json("Task", result)?),
+        Request::ListTasks(_) => Response::ListTasks(parse_json("ListTasks result", result)?),
+        Request::CreatePushConfig(_) | Request::GetPushConfig(_) => {
+            Response::PushConfig(parse_json("TaskPushNotificationConfig", result)?)
+        }
+        Request::ListPushConfigs(_) => Response::PushConfigList(parse_json(
+            "ListTaskPushNotificationConfigs result",
+            result,
+        )?),
+        Request::DeletePushConfig(_) => Response::Deleted,
+        Request::GetExtendedCard(_) => Response::Card(Box::new(parse_json("AgentCard", result)?)),
+        Request::SendStreamingMessage(_) | Request::SubscribeToTask(_) => {
+            return Err(ClientError::Usage(format!(
+                "{} is a streaming operation",
+                request.name()
+            )));
+        }
+    })
+}
+
+/// Reads one SSE event of a JSON-RPC stream.
+fn stream_event(version: Version, ev: SseEvent) -> Result<Option<v1::StreamResponse>, ClientError> {
+    if ev.data.trim().is_empty() {
+        return Ok(None);
+    }
+    let reply: Reply = serde_json::from_str(&ev.data).map_err(|e| {
+        ClientError::Parse(format!(
+            "stream event is not a JSON-RPC response ({e}): {}",
+            snippet(ev.data.as_bytes())
+        ))
+    })?;
+    if let Some(e) = reply.error {
+        return Err(A2aError::from_jsonrpc(e.code, e.message, e.data).into());
+    }
+    let result = reply
+        .result
+        .ok_or_else(|| ClientError::Parse("stream event has neither result nor error".into()))?;
+    match version {
+        Version::V1 => parse_json("StreamResponse", result).map(Some),
+        Version::V03 => compat::stream_event(result).map(Some),
+    }
+}
+
+#[async_trait::async_trait]
+impl Transport for JsonRpcTransport {
+    fn interface(&self) -> &SelectedInterface {
+        &self.interface
+    }
+
+    async fn call(&self, request: Request) -> Result<Response, ClientError> {
+        if request.is_streaming() {
+            return Err(ClientError::Usage(format!(
+                "{} is a streaming operation",
+                request.name()
+            )));
+        }
+        let (method, params) = self.encode(&request)?;
+        let response = self.post(method, params, false).await?;
+        let result = self.reply(response).await?;
+        match self.version() {
+            Version::V1 => v1_result(&request, result),
+            Version::V03 => compat::jsonrpc_result(&request, result, self.core.policy),
+        }
+    }
+
+    async fn stream(&self, request: Request) -> Result<EventStream, ClientError> {
+        if !request.is_streaming() {
+            return Err(ClientError::Usage(format!(
+                "{} is not a streaming operation",
+                request.name()
+            )));
+        }
+        let (method, params) = self.encode(&request)?;
+        let response = self.post(method, params, true).await?;
+        if !is_event_stream(&response) {
+            // An error (or a misbehaving server) answered with a plain JSON-RPC reply.
+            let result = self.reply(response).await?;
+            return Err(ClientError::Parse(format!(
+                "expected an event stream, got a JSON reply: {}",
+                snippet(result.to_string().as_bytes())
+            )));
+        }
+        let version = self.version();
+        Ok(self
+            .core
+            .events(response, move |ev| stream_event(version, ev)))
+    }
+}

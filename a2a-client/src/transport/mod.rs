@@ -1,0 +1,345 @@
+//! Transports: one A2A call over one binding at one version, in 1.0 terms.
+//!
+//! [`Transport`] takes a typed 1.0 [`Request`] and returns a typed 1.0 [`Response`] (or a stream of
+//! [`v1::StreamResponse`]). [`jsonrpc::JsonRpcTransport`] and [`rest::RestTransport`] implement it
+//! for 1.0 natively and for 0.3 through `a2a-translate`, so callers never see 0.3 shapes.
+//! [`HttpCore`] holds what every binding shares: the `reqwest::Client` (one connection pool),
+//! service headers (`A2A-Version`, `A2A-Extensions`), credentials with one retry after a `401`
+//! for refreshable ones, user headers, timeouts and size limits.
+
+pub mod jsonrpc;
+pub mod rest;
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a_types::v1;
+use futures::{Stream, StreamExt};
+use http::{HeaderMap, HeaderValue};
+
+use crate::auth::Credential;
+use crate::discovery::{ReadError, read_limited};
+use crate::error::ClientError;
+use crate::headers;
+use crate::select::{SelectedInterface, Version};
+use crate::sse::{self, SseEvent};
+
+/// A stream of 1.0 events; it ends when the agent closes the stream.
+pub type EventStream = Pin<Box<dyn Stream<Item = Result<v1::StreamResponse, ClientError>> + Send>>;
+
+/// One A2A operation with its 1.0 request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    /// `SendMessage`.
+    SendMessage(v1::SendMessageRequest),
+    /// `SendStreamingMessage` (streaming).
+    SendStreamingMessage(v1::SendMessageRequest),
+    /// `GetTask`.
+    GetTask(v1::GetTaskRequest),
+    /// `ListTasks` (1.0 only).
+    ListTasks(v1::ListTasksRequest),
+    /// `CancelTask`.
+    CancelTask(v1::CancelTaskRequest),
+    /// `SubscribeToTask` (streaming; 0.3 `tasks/resubscribe`).
+    SubscribeToTask(v1::SubscribeToTaskRequest),
+    /// `CreateTaskPushNotificationConfig`.
+    CreatePushConfig(v1::TaskPushNotificationConfig),
+    /// `GetTaskPushNotificationConfig`.
+    GetPushConfig(v1::GetTaskPushNotificationConfigRequest),
+    /// `ListTaskPushNotificationConfigs`.
+    ListPushConfigs(v1::ListTaskPushNotificationConfigsRequest),
+    /// `DeleteTaskPushNotificationConfig`.
+    DeletePushConfig(v1::DeleteTaskPushNotificationConfigRequest),
+    /// `GetExtendedAgentCard`.
+    GetExtendedCard(v1::GetExtendedAgentCardRequest),
+}
+
+impl Request {
+    /// The 1.0 operation name (`SendMessage`, ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Request::SendMessage(_) => "SendMessage",
+            Request::SendStreamingMessage(_) => "SendStreamingMessage",
+            Request::GetTask(_) => "GetTask",
+            Request::ListTasks(_) => "ListTasks",
+            Request::CancelTask(_) => "CancelTask",
+            Request::SubscribeToTask(_) => "SubscribeToTask",
+            Request::CreatePushConfig(_) => "CreateTaskPushNotificationConfig",
+            Request::GetPushConfig(_) => "GetTaskPushNotificationConfig",
+            Request::ListPushConfigs(_) => "ListTaskPushNotificationConfigs",
+            Request::DeletePushConfig(_) => "DeleteTaskPushNotificationConfig",
+            Request::GetExtendedCard(_) => "GetExtendedAgentCard",
+        }
+    }
+
+    /// Whether the operation answers with a stream.
+    pub fn is_streaming(&self) -> bool {
+        matches!(
+            self,
+            Request::SendStreamingMessage(_) | Request::SubscribeToTask(_)
+        )
+    }
+
+    /// Sets the `tenant` member of the request.
+    pub fn set_tenant(&mut self, tenant: Option<String>) {
+        let slot = match self {
+            Request::SendMessage(r) | Request::SendStreamingMessage(r) => &mut r.tenant,
+            Request::GetTask(r) => &mut r.tenant,
+            Request::ListTasks(r) => &mut r.tenant,
+            Request::CancelTask(r) => &mut r.tenant,
+            Request::SubscribeToTask(r) => &mut r.tenant,
+            Request::CreatePushConfig(r) => &mut r.tenant,
+            Request::GetPushConfig(r) => &mut r.tenant,
+            Request::ListPushConfigs(r) => &mut r.tenant,
+            Request::DeletePushConfig(r) => &mut r.tenant,
+            Request::GetExtendedCard(r) => &mut r.tenant,
+        };
+        *slot = tenant;
+    }
+}
+
+/// The 1.0 result of a unary operation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Response {
+    /// `SendMessage`: task or message.
+    SendMessage(v1::SendMessageResponse),
+    /// `GetTask`, `CancelTask`.
+    Task(v1::Task),
+    /// `ListTasks`.
+    ListTasks(v1::ListTasksResponse),
+    /// Create/get push config.
+    PushConfig(v1::TaskPushNotificationConfig),
+    /// List push configs.
+    PushConfigList(v1::ListTaskPushNotificationConfigsResponse),
+    /// Delete push config.
+    Deleted,
+    /// Extended card.
+    Card(Box<v1::AgentCard>),
+}
+
+impl Response {
+    /// The result type's name, for messages.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Response::SendMessage(_) => "SendMessageResponse",
+            Response::Task(_) => "Task",
+            Response::ListTasks(_) => "ListTasksResponse",
+            Response::PushConfig(_) => "TaskPushNotificationConfig",
+            Response::PushConfigList(_) => "ListTaskPushNotificationConfigsResponse",
+            Response::Deleted => "Empty",
+            Response::Card(_) => "AgentCard",
+        }
+    }
+}
+
+macro_rules! expect_response {
+    ($value:expr, $variant:ident) => {
+        match $value {
+            $crate::transport::Response::$variant(v) => Ok(v),
+            other => Err($crate::error::ClientError::Parse(format!(
+                "expected {} result, transport produced {}",
+                stringify!($variant),
+                other.kind_name()
+            ))),
+        }
+    };
+}
+pub(crate) use expect_response;
+
+/// One A2A call over one binding at one version.
+#[async_trait::async_trait]
+pub trait Transport: Send + Sync + std::fmt::Debug {
+    /// The interface this transport talks to.
+    fn interface(&self) -> &SelectedInterface;
+
+    /// Performs a unary operation (not [`Request::SendStreamingMessage`] / [`Request::SubscribeToTask`]).
+    async fn call(&self, request: Request) -> Result<Response, ClientError>;
+
+    /// Performs a streaming operation ([`Request::SendStreamingMessage`] / [`Request::SubscribeToTask`]).
+    async fn stream(&self, request: Request) -> Result<EventStream, ClientError>;
+}
+
+/// Settings shared by every transport of a client.
+#[derive(Debug, Clone)]
+pub struct HttpCore {
+    /// The HTTP client (connection pool); share it.
+    pub client: reqwest::Client,
+    /// Extra headers sent on every request; they replace headers this client would set.
+    pub headers: HeaderMap,
+    /// Credentials applied to every request.
+    pub credentials: Vec<Arc<Credential>>,
+    /// Extension URIs requested via `A2A-Extensions` (and `X-A2A-Extensions` for 0.3 peers).
+    pub extensions: Vec<String>,
+    /// Whole-call timeout of unary calls (streams are not cut by it).
+    pub timeout: Option<Duration>,
+    /// Longest wait for the next event of a stream (`None` = wait forever).
+    pub stream_idle_timeout: Option<Duration>,
+    /// Cap on a unary response body.
+    pub max_response_bytes: usize,
+    /// Cap on one SSE event.
+    pub max_event_bytes: usize,
+    /// How 0.3 translation treats what the spec leaves open (default: strict, refuse).
+    pub policy: a2a_translate::Policy,
+}
+
+impl HttpCore {
+    /// Defaults around `client`: 100 s call timeout, no idle limit, 32 MiB responses, 16 MiB events.
+    pub fn new(client: reqwest::Client) -> HttpCore {
+        HttpCore {
+            client,
+            headers: HeaderMap::new(),
+            credentials: Vec::new(),
+            extensions: Vec::new(),
+            timeout: Some(Duration::from_secs(100)),
+            stream_idle_timeout: None,
+            max_response_bytes: 32 * 1024 * 1024,
+            max_event_bytes: sse::DEFAULT_MAX_EVENT_BYTES,
+            policy: a2a_translate::Policy::Strict,
+        }
+    }
+
+    /// Sends the request built by `build`, with service headers and credentials; after a `401`
+    /// with a refreshable credential, invalidates it and sends once more.
+    pub(crate) async fn send(
+        &self,
+        version: Version,
+        streaming: bool,
+        build: impl Fn(&reqwest::Client) -> reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, ClientError> {
+        let refreshable = self.credentials.iter().any(|c| c.is_refreshable());
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut req = build(&self.client)
+                .header(headers::VERSION, version.as_str())
+                .header(
+                    http::header::ACCEPT,
+                    if streaming {
+                        "text/event-stream, application/json"
+                    } else {
+                        "application/a2a+json, application/json"
+                    },
+                );
+            if !self.extensions.is_empty() {
+                let joined = self.extensions.join(", ");
+                req = req
+                    .header(headers::EXTENSIONS, &joined)
+                    .header(headers::EXTENSIONS_V03, &joined);
+            }
+            for cred in &self.credentials {
+                req = cred.apply(req).await?;
+            }
+            if !self.headers.is_empty() {
+                req = req.headers(self.headers.clone());
+            }
+            if !streaming && let Some(t) = self.timeout {
+                req = req.timeout(t);
+            }
+            let response = req.send().await.map_err(ClientError::Transport)?;
+            if response.status() == reqwest::StatusCode::UNAUTHORIZED && refreshable && attempt == 1
+            {
+                for cred in &self.credentials {
+                    cred.invalidate().await;
+                }
+                continue;
+            }
+            return Ok(response);
+        }
+    }
+
+    /// Reads a unary body within the size limit.
+    pub(crate) async fn body(
+        &self,
+        response: reqwest::Response,
+    ) -> Result<bytes::Bytes, ClientError> {
+        match read_limited(response, self.max_response_bytes).await {
+            Ok(b) => Ok(b),
+            Err(ReadError::TooLarge) => Err(ClientError::Parse(format!(
+                "response larger than {} bytes",
+                self.max_response_bytes
+            ))),
+            Err(ReadError::Http(e)) => Err(ClientError::Transport(e)),
+        }
+    }
+
+    /// Turns an SSE response into typed events with `parse`, ending when the server closes.
+    /// `parse` returns `Ok(None)` to skip an event, `Err` to yield an error (the stream then ends).
+    pub(crate) fn events<F>(&self, response: reqwest::Response, parse: F) -> EventStream
+    where
+        F: FnMut(SseEvent) -> Result<Option<v1::StreamResponse>, ClientError> + Send + 'static,
+    {
+        let raw = sse::events(response.bytes_stream(), self.max_event_bytes);
+        let idle = self.stream_idle_timeout;
+        struct St<S, F> {
+            raw: Pin<Box<S>>,
+            parse: F,
+            done: bool,
+        }
+        let st = St {
+            raw: Box::pin(raw),
+            parse,
+            done: false,
+        };
+        Box::pin(futures::stream::unfold(st, move |mut st| async move {
+            loop {
+                if st.done {
+                    return None;
+                }
+                let next = match idle {
+                    Some(limit) => match tokio::time::timeout(limit, st.raw.next()).await {
+                        Ok(n) => n,
+                        Err(_) => {
+                            st.done = true;
+                            return Some((Err(ClientError::StreamIdle(limit)), st));
+                        }
+                    },
+                    None => st.raw.next().await,
+                };
+                match next {
+                    None => return None,
+                    Some(Err(e)) => {
+                        st.done = true;
+                        return Some((Err(ClientError::Sse(e)), st));
+                    }
+                    Some(Ok(ev)) => match (st.parse)(ev) {
+                        Ok(Some(item)) => return Some((Ok(item), st)),
+                        Ok(None) => continue,
+                        Err(e) => {
+                            st.done = true;
+                            return Some((Err(e), st));
+                        }
+                    },
+                }
+            }
+        }))
+    }
+}
+
+/// Whether a response is an event stream.
+pub(crate) fn is_event_stream(response: &reqwest::Response) -> bool {
+    response
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v: &HeaderValue| v.to_str().ok())
+        .is_some_and(|ct| {
+            ct.split(';')
+                .next()
+                .is_some_and(|m| m.trim().eq_ignore_ascii_case(headers::EVENT_STREAM))
+        })
+}
+
+/// The start of a body as text, for error messages.
+pub(crate) fn snippet(body: &[u8]) -> String {
+    let end = body.len().min(300);
+    String::from_utf8_lossy(&body[..end]).trim().to_string()
+}
+
+/// Parses JSON into `T` with the JSON path of the first mismatch in the message.
+pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(
+    what: &str,
+    value: serde_json::Value,
+) -> Result<T, ClientError> {
+    serde_path_to_error::deserialize(value)
+        .map_err(|e| ClientError::Parse(format!("{what}: at {}: {}", e.path(), e.inner())))
+}

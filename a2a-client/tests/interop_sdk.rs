@@ -1,0 +1,239 @@
+//! Every operation against the official Python SDK reference agents (`interop/`), over each binding
+//! and version they serve: a2a-sdk 1.x (1.0, and 0.3 through its compat layer) and a2a-sdk 0.3.x.
+//!
+//! Agent behaviour is keyed on the message text (see `interop/README.md`): `echo X`, `stream N`,
+//! `slow S`, `message X`, `fail`, `input`.
+
+use std::time::Duration;
+
+use a2a_client::select::{Binding, Version};
+use a2a_client::transport::EventStream;
+use a2a_client::{A2aClient, ClientError, ErrorKind};
+use a2a_types::v1::{
+    self, Message, SendMessageConfiguration, SendMessageRequest, StreamResponse, TaskState,
+};
+use conformance::interop::{self, PyAgent, Sdk};
+use futures::StreamExt;
+
+async fn agent(sdk: Sdk) -> PyAgent {
+    interop::ensure_venvs_async().await.unwrap();
+    PyAgent::start_async(sdk).await.unwrap()
+}
+
+async fn client(url: &str, binding: Binding, version: Version) -> A2aClient {
+    let c = A2aClient::builder()
+        .binding(binding.clone())
+        .version(version)
+        .timeout(Some(Duration::from_secs(60)))
+        .connect(url)
+        .await
+        .unwrap();
+    assert_eq!(c.interface().binding, binding);
+    assert_eq!(c.interface().version, version);
+    c
+}
+
+fn text_of(parts: &[v1::Part]) -> String {
+    parts
+        .iter()
+        .filter_map(|p| p.as_text())
+        .collect::<Vec<_>>()
+        .join("")
+}
+
+async fn collect(stream: EventStream) -> Vec<StreamResponse> {
+    let items: Vec<Result<StreamResponse, ClientError>> =
+        tokio::time::timeout(Duration::from_secs(60), stream.collect())
+            .await
+            .expect("stream did not end");
+    items.into_iter().map(|r| r.unwrap()).collect()
+}
+
+fn non_blocking(text: &str) -> SendMessageRequest {
+    SendMessageRequest::new(Message::user_text(text)).with_configuration(SendMessageConfiguration {
+        return_immediately: Some(true),
+        ..Default::default()
+    })
+}
+
+fn task_of(r: v1::SendMessageResponse) -> v1::Task {
+    match r {
+        v1::SendMessageResponse::Task(t) => t,
+        other => panic!("expected a task, got {other:?}"),
+    }
+}
+
+/// What a given agent/interface combination supports.
+struct Caps {
+    list: bool,
+    push_list_delete: bool,
+    subscribe_terminal_is_error: bool,
+}
+
+async fn exercise(c: &A2aClient, caps: Caps) {
+    // send -> completed task with an artifact
+    let t = task_of(
+        c.send_message(Message::user_text("echo hi there"))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(t.status.state, TaskState::Completed);
+    assert_eq!(text_of(&t.artifacts[0].parts), "hi there");
+    assert!(t.context_id.is_some());
+
+    // send -> direct message
+    match c
+        .send_message(Message::user_text("message hello"))
+        .await
+        .unwrap()
+    {
+        v1::SendMessageResponse::Message(m) => assert_eq!(m.text(), "hello"),
+        other => panic!("expected a message, got {other:?}"),
+    }
+
+    // stream: task first, 3 working updates, 2 artifact chunks, completed last
+    let events = collect(
+        c.stream(SendMessageRequest::new(Message::user_text("stream 3")))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert!(matches!(events[0], StreamResponse::Task(_)), "{events:?}");
+    let working = events
+        .iter()
+        .filter(|e| matches!(e, StreamResponse::StatusUpdate(s) if s.status.state == TaskState::Working))
+        .count();
+    assert_eq!(working, 3, "{events:?}");
+    let chunks: Vec<&v1::TaskArtifactUpdateEvent> = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamResponse::ArtifactUpdate(a) => Some(a),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(chunks.len(), 2);
+    assert_eq!(text_of(&chunks[0].artifact.parts), "chunk 1");
+    assert!(!chunks[0].is_append() && !chunks[0].is_last_chunk());
+    assert!(chunks[1].is_append() && chunks[1].is_last_chunk());
+    match events.last().unwrap() {
+        StreamResponse::StatusUpdate(s) => assert_eq!(s.status.state, TaskState::Completed),
+        other => panic!("last event {other:?}"),
+    }
+
+    // get
+    let got = c.get_task(&t.id, Some(1)).await.unwrap();
+    assert_eq!(got.id, t.id);
+    assert_eq!(got.status.state, TaskState::Completed);
+
+    // list (1.0) / unsupported (0.3)
+    let listed = c.list_tasks(v1::ListTasksRequest::default()).await;
+    if caps.list {
+        let listed = listed.unwrap();
+        assert!(listed.tasks.iter().any(|x| x.id == t.id));
+    } else {
+        assert_eq!(
+            listed.unwrap_err().kind(),
+            Some(ErrorKind::UnsupportedOperation)
+        );
+    }
+
+    // cancel a running task
+    let slow = task_of(c.send(non_blocking("slow 30")).await.unwrap());
+    assert!(!slow.status.state.is_terminal());
+    let canceled = c.cancel_task(&slow.id).await.unwrap();
+    assert_eq!(canceled.status.state, TaskState::Canceled);
+
+    // subscribe to a running task: the task first, then updates until it completes
+    let running = task_of(c.send(non_blocking("slow 2")).await.unwrap());
+    let events = collect(c.subscribe(&running.id).await.unwrap()).await;
+    assert!(
+        matches!(&events[0], StreamResponse::Task(x) if x.id == running.id),
+        "{events:?}"
+    );
+    assert!(
+        events.iter().any(|e| matches!(e, StreamResponse::StatusUpdate(s) if s.status.state == TaskState::Completed)),
+        "{events:?}"
+    );
+
+    // push config CRUD
+    let mut cfg = v1::TaskPushNotificationConfig::new(&t.id, "http://127.0.0.1:9/hook");
+    cfg.id = Some("c1".into());
+    cfg.token = Some("tok".into());
+    let created = c.create_push_config(cfg).await.unwrap();
+    assert_eq!(created.id.as_deref(), Some("c1"));
+    assert_eq!(created.url, "http://127.0.0.1:9/hook");
+    let fetched = c.get_push_config(&t.id, "c1").await.unwrap();
+    assert_eq!(fetched.token.as_deref(), Some("tok"));
+    if caps.push_list_delete {
+        let list = c
+            .list_push_configs(v1::ListTaskPushNotificationConfigsRequest {
+                task_id: t.id.clone(),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!(list.configs.len(), 1);
+        c.delete_push_config(&t.id, "c1").await.unwrap();
+        let list = c
+            .list_push_configs(v1::ListTaskPushNotificationConfigsRequest {
+                task_id: t.id.clone(),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert!(list.configs.is_empty());
+    }
+
+    // extended card
+    let card = c.extended_card().await.unwrap();
+    assert!(card.name.ends_with("(extended)"), "{}", card.name);
+
+    // errors
+    let err = c.get_task("no-such-task", None).await.unwrap_err();
+    assert_eq!(err.kind(), Some(ErrorKind::TaskNotFound), "{err}");
+    let err = c.cancel_task(&t.id).await.unwrap_err();
+    assert_eq!(err.kind(), Some(ErrorKind::TaskNotCancelable), "{err}");
+    if caps.subscribe_terminal_is_error {
+        let err = match c.subscribe(&t.id).await {
+            Err(e) => e,
+            Ok(s) => {
+                let items: Vec<_> = s.collect().await;
+                items
+                    .into_iter()
+                    .find_map(Result::err)
+                    .expect("subscribe to a terminal task must fail")
+            }
+        };
+        assert_eq!(err.kind(), Some(ErrorKind::UnsupportedOperation), "{err}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sdk1_jsonrpc_v1() {
+    let a = agent(Sdk::V1).await;
+    let c = client(a.url(), Binding::JsonRpc, Version::V1).await;
+    exercise(
+        &c,
+        Caps {
+            list: true,
+            push_list_delete: true,
+            subscribe_terminal_is_error: true,
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sdk1_rest_v1() {
+    let a = agent(Sdk::V1).await;
+    let c = client(a.url(), Binding::HttpJson, Version::V1).await;
+    exercise(
+        &c,
+        Caps {
+            list: true,
+            push_list_delete: true,
+            subscribe_terminal_is_error: true,
+        },
+    )
+    .await;
+}
