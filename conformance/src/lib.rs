@@ -1,5 +1,6 @@
 //! `conformance`: A2A fixtures and the runner that replays them.
 //!
+//! - [`interop`]: the official Python SDK interop harness (venvs, reference agents, client drivers).
 //! - [`fixture`]: the fixture format, one case per JSON file under `conformance/fixtures/<suite>/`.
 //! - [`matcher`]: the matcher engine (`"$uuid"`, `"$timestamp"`, `"$absent"`, captures, ...).
 //! - [`model`]: model cases (parse / serialize / strict-validate a document), replayed in-process.

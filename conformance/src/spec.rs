@@ -252,10 +252,10 @@ pub fn classify(spec: &str, doc: &Value) -> Class {
             return Class::Typed(targets);
         }
         if obj.contains_key("error") {
-            return Class::Typed(vec![t("", default_dialect, "JsonRpcErrorResponse")]);
+            return Class::Typed(vec![t("", default_dialect, "JsonRpcResponse")]);
         }
         if let Some(result) = obj.get("result") {
-            let mut targets = vec![t("", default_dialect, "JsonRpcSuccessResponse")];
+            let mut targets = vec![t("", default_dialect, "JsonRpcResponse")];
             match classify_result(default_dialect, result) {
                 Some(ty) => targets.push(t("/result", default_dialect, ty)),
                 None => {
@@ -274,7 +274,7 @@ pub fn classify(spec: &str, doc: &Value) -> Class {
     let has = |k: &str| obj.contains_key(k);
     let dialect = if has("kind") { "v03" } else { default_dialect };
     if has("error") && obj.len() == 1 {
-        return Class::Typed(vec![t("", "v1", "Status")]);
+        return Class::Typed(vec![t("", "v1", "RestErrorBody")]);
     }
     if let Some(ty) = classify_result(dialect, doc) {
         return Class::Typed(vec![t("", dialect, ty)]);
@@ -513,7 +513,7 @@ mod tests {
         assert_eq!(
             classify("0.3", &resp),
             Class::Typed(vec![
-                t("", "v03", "JsonRpcSuccessResponse"),
+                t("", "v03", "JsonRpcResponse"),
                 t("/result", "v03", "Task")
             ])
         );

@@ -21,7 +21,7 @@ use crate::matcher::{Mismatch, Vars, match_optional, match_value, substitute, su
 
 /// How to start a target (an entry of `conformance/targets.json`).
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct TargetSpec {
     /// Binary name, looked up next to the runner's own executable (the cargo target dir).
     pub bin: String,

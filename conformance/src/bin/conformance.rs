@@ -100,7 +100,8 @@ fn main() -> Result<()> {
             let sum = runner::run(&cases, &tdefs, &opts, &mut stdout)?;
             println!("{}", sum.line());
             if sum.failed > 0 {
-                bail!("{} conformance case(s) failed", sum.failed);
+                eprintln!("conformance: {} replay(s) failed", sum.failed);
+                std::process::exit(1);
             }
             if cases.is_empty() {
                 bail!("no fixtures found under {}", dir.display());
