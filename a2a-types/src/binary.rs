@@ -134,6 +134,9 @@ impl schemars::JsonSchema for Base64Bytes {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "Base64Bytes".into()
     }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "Base64Bytes").into()
+    }
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({"type": "string", "format": "byte"})
     }

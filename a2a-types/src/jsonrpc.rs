@@ -120,6 +120,9 @@ impl JsonSchema for Id {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "JsonRpcId".into()
     }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "JsonRpcId").into()
+    }
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({"type": ["string", "number", "null"]})
     }
@@ -341,6 +344,9 @@ impl<'de, R: Deserialize<'de>> Deserialize<'de> for JsonRpcResponse<R> {
 impl<R: JsonSchema> JsonSchema for JsonRpcResponse<R> {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         format!("JsonRpcResponse_{}", R::schema_name()).into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        format!("{}::JsonRpcResponse<{}>", module_path!(), R::schema_id()).into()
     }
     fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
         let r = g.subschema_for::<R>();

@@ -135,6 +135,9 @@ macro_rules! proto_enum {
             fn schema_name() -> ::std::borrow::Cow<'static, str> {
                 $schema_name.into()
             }
+            fn schema_id() -> ::std::borrow::Cow<'static, str> {
+                concat!(module_path!(), "::", $schema_name).into()
+            }
             fn json_schema(_: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
                 ::schemars::json_schema!({
                     "description": concat!("Proto enum ", $schema_name, ": the value name (integer numbers are accepted on input)."),

@@ -288,7 +288,7 @@ impl Default for Options {
 /// A compiled validator for one root schema.
 #[derive(Debug, Clone)]
 pub struct Validator {
-    schema: Value,
+    schema: Arc<Value>,
     options: Options,
 }
 
@@ -333,7 +333,7 @@ impl Validator {
     /// The validator for `T` ([`Options::PROTOJSON`]).
     pub fn for_type<T: JsonSchema>() -> Self {
         Validator {
-            schema: (*schema_of::<T>()).clone(),
+            schema: schema_of::<T>(),
             options: Options::PROTOJSON,
         }
     }
@@ -341,7 +341,7 @@ impl Validator {
     /// A validator for a root schema given as JSON (with `$defs`).
     pub fn from_schema(schema: Value) -> Self {
         Validator {
-            schema,
+            schema: Arc::new(schema),
             options: Options::PROTOJSON,
         }
     }
@@ -365,12 +365,12 @@ impl Validator {
     /// Every violation of `value`, paths prefixed with `base` (e.g. `params`).
     pub fn validate_at(&self, value: &Value, base: &str) -> Vec<Violation> {
         let mut w = Walker {
-            root: &self.schema,
+            root: self.schema.as_ref(),
             opts: self.options,
             out: Vec::new(),
         };
         let mut path = base.to_owned();
-        w.check(&self.schema, value, &mut path, 0);
+        w.check(self.schema.as_ref(), value, &mut path, 0);
         w.out
     }
 }

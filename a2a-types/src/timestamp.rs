@@ -162,6 +162,9 @@ impl schemars::JsonSchema for Timestamp {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "Timestamp".into()
     }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "Timestamp").into()
+    }
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({"type": "string", "format": "date-time"})
     }

@@ -160,6 +160,9 @@ impl schemars::JsonSchema for ProtocolVersion {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "ProtocolVersion".into()
     }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ProtocolVersion").into()
+    }
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({"type": "string", "pattern": "^[0-9]+(\\.[0-9]+){0,2}$"})
     }
@@ -256,6 +259,9 @@ impl schemars::JsonSchema for ProtocolBinding {
     }
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "ProtocolBinding".into()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "ProtocolBinding").into()
     }
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({"type": "string", "description": "JSONRPC, HTTP+JSON, GRPC or a custom URI"})

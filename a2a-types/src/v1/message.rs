@@ -252,6 +252,9 @@ impl JsonSchema for Part {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "Part".into()
     }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::", "Part").into()
+    }
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
             "description": "One piece of content (P1 `Part`): exactly one of text, raw, url, data.",
