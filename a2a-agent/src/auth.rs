@@ -87,7 +87,7 @@ fn ct_eq(a: &str, b: &str) -> bool {
 }
 
 fn unauth(msg: &str) -> A2aError {
-    A2aError::new(ErrorKind::Authentication, msg)
+    A2aError::new(ErrorKind::Unauthenticated, msg)
 }
 
 impl CardAuthenticator {

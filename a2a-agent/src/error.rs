@@ -1,130 +1,14 @@
-//! A2A errors raised by the runtime, rendered in the caller's version and binding.
+//! A2A errors raised by the runtime, rendered in the caller's version and binding through
+//! `a2a_types::error`.
+//!
+//! The HTTP statuses of the HTTP+JSON binding follow the behaviour reference (the Camel guide's
+//! error table: 409 for a terminal cancel, 405 for disabled streaming/push, 415 for a wrong
+//! content type, 413 for an oversized body) where it is more specific than the 1.0.1 spec table,
+//! which maps all of these to 400; the `google.rpc.ErrorInfo` reason still identifies the error.
 
 use crate::negotiate::Version;
-use serde_json::{Value, json};
-
-/// The kind of an A2A error (the rows of the runtime's error table).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
-    /// `-32700`: the body is not JSON.
-    Parse,
-    /// `-32600`: not a JSON-RPC request.
-    InvalidRequest,
-    /// `-32601`: unknown method or path.
-    MethodNotFound,
-    /// `-32602`: invalid parameters.
-    InvalidParams,
-    /// `-32603`: internal error.
-    Internal,
-    /// `-32001`.
-    TaskNotFound,
-    /// `-32002`.
-    TaskNotCancelable,
-    /// `-32003`.
-    PushNotificationNotSupported,
-    /// `-32004`.
-    UnsupportedOperation,
-    /// `-32005`.
-    ContentTypeNotSupported,
-    /// `-32006`.
-    InvalidAgentResponse,
-    /// `-32008`.
-    ExtensionSupportRequired,
-    /// `-32009`.
-    VersionNotSupported,
-    /// `-32000`, HTTP 401.
-    Authentication,
-    /// `-32000`, HTTP 403.
-    Authorization,
-    /// `-32000`, HTTP 429.
-    ServerBusy,
-}
-
-impl ErrorKind {
-    /// JSON-RPC error code.
-    pub fn code(self) -> i64 {
-        match self {
-            ErrorKind::Parse => -32700,
-            ErrorKind::InvalidRequest => -32600,
-            ErrorKind::MethodNotFound => -32601,
-            ErrorKind::InvalidParams => -32602,
-            ErrorKind::Internal => -32603,
-            ErrorKind::TaskNotFound => -32001,
-            ErrorKind::TaskNotCancelable => -32002,
-            ErrorKind::PushNotificationNotSupported => -32003,
-            ErrorKind::UnsupportedOperation => -32004,
-            ErrorKind::ContentTypeNotSupported => -32005,
-            ErrorKind::InvalidAgentResponse => -32006,
-            ErrorKind::ExtensionSupportRequired => -32008,
-            ErrorKind::VersionNotSupported => -32009,
-            ErrorKind::Authentication | ErrorKind::Authorization | ErrorKind::ServerBusy => -32000,
-        }
-    }
-
-    /// Default HTTP status on the HTTP+JSON binding (the seed's table).
-    pub fn http_status(self) -> u16 {
-        match self {
-            ErrorKind::Parse | ErrorKind::InvalidRequest | ErrorKind::InvalidParams => 400,
-            ErrorKind::MethodNotFound => 404,
-            ErrorKind::Internal => 500,
-            ErrorKind::TaskNotFound => 404,
-            ErrorKind::TaskNotCancelable => 409,
-            ErrorKind::PushNotificationNotSupported => 405,
-            ErrorKind::UnsupportedOperation => 405,
-            ErrorKind::ContentTypeNotSupported => 415,
-            ErrorKind::InvalidAgentResponse => 502,
-            ErrorKind::ExtensionSupportRequired => 400,
-            ErrorKind::VersionNotSupported => 400,
-            ErrorKind::Authentication => 401,
-            ErrorKind::Authorization => 403,
-            ErrorKind::ServerBusy => 429,
-        }
-    }
-
-    /// `google.rpc.ErrorInfo` reason.
-    pub fn reason(self) -> &'static str {
-        match self {
-            ErrorKind::Parse => "PARSE_ERROR",
-            ErrorKind::InvalidRequest => "INVALID_REQUEST",
-            ErrorKind::MethodNotFound => "METHOD_NOT_FOUND",
-            ErrorKind::InvalidParams => "INVALID_PARAMS",
-            ErrorKind::Internal => "INTERNAL_ERROR",
-            ErrorKind::TaskNotFound => "TASK_NOT_FOUND",
-            ErrorKind::TaskNotCancelable => "TASK_NOT_CANCELABLE",
-            ErrorKind::PushNotificationNotSupported => "PUSH_NOTIFICATION_NOT_SUPPORTED",
-            ErrorKind::UnsupportedOperation => "UNSUPPORTED_OPERATION",
-            ErrorKind::ContentTypeNotSupported => "CONTENT_TYPE_NOT_SUPPORTED",
-            ErrorKind::InvalidAgentResponse => "INVALID_AGENT_RESPONSE",
-            ErrorKind::ExtensionSupportRequired => "EXTENSION_SUPPORT_REQUIRED",
-            ErrorKind::VersionNotSupported => "VERSION_NOT_SUPPORTED",
-            ErrorKind::Authentication => "AUTHENTICATION",
-            ErrorKind::Authorization => "AUTHORIZATION",
-            ErrorKind::ServerBusy => "SERVER_BUSY",
-        }
-    }
-
-    /// The error name (`TaskNotFoundError`).
-    pub fn name(self) -> &'static str {
-        match self {
-            ErrorKind::Parse => "JSONParseError",
-            ErrorKind::InvalidRequest => "InvalidRequestError",
-            ErrorKind::MethodNotFound => "MethodNotFoundError",
-            ErrorKind::InvalidParams => "InvalidParamsError",
-            ErrorKind::Internal => "InternalError",
-            ErrorKind::TaskNotFound => "TaskNotFoundError",
-            ErrorKind::TaskNotCancelable => "TaskNotCancelableError",
-            ErrorKind::PushNotificationNotSupported => "PushNotificationNotSupportedError",
-            ErrorKind::UnsupportedOperation => "UnsupportedOperationError",
-            ErrorKind::ContentTypeNotSupported => "ContentTypeNotSupportedError",
-            ErrorKind::InvalidAgentResponse => "InvalidAgentResponseError",
-            ErrorKind::ExtensionSupportRequired => "ExtensionSupportRequiredError",
-            ErrorKind::VersionNotSupported => "VersionNotSupportedError",
-            ErrorKind::Authentication => "AuthenticationError",
-            ErrorKind::Authorization => "AuthorizationError",
-            ErrorKind::ServerBusy => "ServerBusyError",
-        }
-    }
-}
+pub use a2a_types::error::ErrorKind;
+use serde_json::Value;
 
 /// An A2A error with its message, optional HTTP status override and ErrorInfo metadata.
 #[derive(Debug, Clone, PartialEq)]
@@ -135,17 +19,28 @@ pub struct A2aError {
     pub message: String,
     /// HTTP status on HTTP+JSON when it differs from the kind's default (413, 400 for empty bodies).
     pub status: Option<u16>,
-    /// `ErrorInfo.metadata` (1.0) / `data` (0.3), string values only.
-    pub metadata: serde_json::Map<String, Value>,
+    /// `ErrorInfo.metadata` (1.0) / `data` (0.3).
+    pub metadata: std::collections::BTreeMap<String, String>,
 }
 
 impl std::fmt::Display for A2aError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.kind.name(), self.message)
+        write!(f, "{}: {}", self.kind.name_v1(), self.message)
     }
 }
 
 impl std::error::Error for A2aError {}
+
+/// The HTTP+JSON status of `kind` in the behaviour reference's table.
+pub fn seed_http_status(kind: ErrorKind) -> u16 {
+    match kind {
+        ErrorKind::TaskNotCancelable => 409,
+        ErrorKind::UnsupportedOperation | ErrorKind::PushNotificationNotSupported => 405,
+        ErrorKind::ContentTypeNotSupported => 415,
+        ErrorKind::InvalidAgentResponse => 502,
+        k => k.http_status(),
+    }
+}
 
 impl A2aError {
     /// A new error of `kind`.
@@ -164,7 +59,7 @@ impl A2aError {
     }
     /// Add an ErrorInfo metadata entry.
     pub fn with_meta(mut self, k: &str, v: impl Into<String>) -> Self {
-        self.metadata.insert(k.into(), Value::String(v.into()));
+        self.metadata.insert(k.into(), v.into());
         self
     }
     /// Task not found.
@@ -181,65 +76,47 @@ impl A2aError {
     }
     /// HTTP status on the HTTP+JSON binding.
     pub fn http_status(&self) -> u16 {
-        self.status.unwrap_or_else(|| self.kind.http_status())
+        self.status.unwrap_or_else(|| seed_http_status(self.kind))
     }
 
-    fn error_info(&self) -> Value {
-        json!({
-            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-            "reason": self.kind.reason(),
-            "domain": "a2a-protocol.org",
-            "metadata": self.metadata,
-        })
+    /// The shared model's error value.
+    pub fn to_types(&self) -> a2a_types::error::A2aError {
+        let mut e = a2a_types::error::A2aError::new(self.kind, self.message.clone());
+        e.metadata = self.metadata.clone();
+        e
     }
 
     /// The JSON-RPC `error` member in the form of `version`.
     pub fn jsonrpc_error(&self, version: Version) -> Value {
-        match version {
-            Version::V1 => json!({
-                "code": self.kind.code(),
-                "message": self.message,
-                "data": [self.error_info()],
-            }),
-            Version::V03 => {
-                let mut e = json!({"code": self.kind.code(), "message": self.message});
-                if !self.metadata.is_empty() {
-                    e["data"] = Value::Object(self.metadata.clone());
-                }
-                e
-            }
-        }
+        let e = match version {
+            Version::V1 => self.to_types().to_jsonrpc_v1(),
+            Version::V03 => self.to_types().to_jsonrpc_v03(),
+        };
+        serde_json::to_value(e).unwrap_or(Value::Null)
     }
 
     /// The HTTP+JSON error body in the form of `version`.
     pub fn rest_body(&self, version: Version) -> Value {
-        let status = self.http_status();
         match version {
-            Version::V1 => json!({
-                "error": {
-                    "code": status,
-                    "status": grpc_status_name(status),
-                    "message": self.message,
-                    "details": [self.error_info()],
-                }
-            }),
+            Version::V1 => {
+                let mut v =
+                    serde_json::to_value(self.to_types().to_rest_body()).unwrap_or(Value::Null);
+                v["error"]["code"] = Value::from(self.http_status());
+                v
+            }
+            // 0.3 REST has no normative error body; a2a-js expects `{code, message, data?}`.
             Version::V03 => self.jsonrpc_error(Version::V03),
         }
     }
 }
 
-fn grpc_status_name(http: u16) -> &'static str {
-    match http {
-        400 => "INVALID_ARGUMENT",
-        401 => "UNAUTHENTICATED",
-        403 => "PERMISSION_DENIED",
-        404 => "NOT_FOUND",
-        405 => "UNIMPLEMENTED",
-        409 => "FAILED_PRECONDITION",
-        413 => "OUT_OF_RANGE",
-        415 => "INVALID_ARGUMENT",
-        429 => "RESOURCE_EXHAUSTED",
-        502 => "UNAVAILABLE",
-        _ => "INTERNAL",
+impl From<a2a_types::error::A2aError> for A2aError {
+    fn from(e: a2a_types::error::A2aError) -> Self {
+        A2aError {
+            kind: e.kind,
+            message: e.message,
+            status: None,
+            metadata: e.metadata,
+        }
     }
 }

@@ -3,19 +3,18 @@
 
 use crate::edge;
 use crate::error::{A2aError, ErrorKind};
-use crate::model::{ListTasksRequest, SendMessageResponse, StreamResponse};
 use crate::negotiate::Version;
-use crate::ops::{self, SendKnobs};
-use crate::server::{App, Call, header_bool, json_response};
+use crate::ops::{self, Outcome};
+use crate::server::{App, Call, json_response};
 use crate::sse::sse_response;
-use crate::tasks::SendOutcome;
 use axum::response::Response;
 use bytes::Bytes;
 use http::StatusCode;
 use serde_json::{Value, json};
 use std::time::Duration;
 
-const V1_METHODS: &[&str] = &[
+/// The 1.0 method names.
+pub(crate) const V1_METHODS: &[&str] = &[
     "SendMessage",
     "SendStreamingMessage",
     "GetTask",
@@ -57,16 +56,14 @@ pub(crate) async fn handle(
         Err(e) => {
             return reply_err(
                 &Value::Null,
-                &A2aError::new(ErrorKind::Parse, format!("Invalid JSON payload: {e}")),
+                &A2aError::new(ErrorKind::JsonParse, format!("Invalid JSON payload: {e}")),
                 fallback_v,
             );
         }
     };
-    let id = v.get("id").cloned().unwrap_or(Value::Null);
-    let id = if matches!(id, Value::String(_) | Value::Number(_) | Value::Null) {
-        id
-    } else {
-        Value::Null
+    let id = match v.get("id") {
+        Some(i @ (Value::String(_) | Value::Number(_))) => i.clone(),
+        _ => Value::Null,
     };
     let method = v.get("method").and_then(Value::as_str);
     let (Some(obj), Some(method)) = (v.as_object(), method) else {
@@ -97,171 +94,52 @@ pub(crate) async fn handle(
     } else {
         Version::V03
     });
-    match version {
-        Version::V1 => {
-            if !is_v1_name {
-                return reply_err(
-                    &id,
-                    &A2aError::new(
-                        ErrorKind::MethodNotFound,
-                        format!("Method not found: {method}"),
-                    ),
-                    version,
-                );
-            }
-            match dispatch_v1(app, call, method, params, &id, Version::V1).await {
-                Ok(r) => r,
-                Err(e) => reply_err(&id, &e, version),
-            }
-        }
-        Version::V03 => {
-            let (m1, p1) = match edge::v03_jsonrpc_request(method, params) {
-                Ok(x) => x,
-                Err(e) => return reply_err(&id, &e, version),
-            };
-            match dispatch_v1(app, call, m1, p1, &id, Version::V03).await {
-                Ok(r) => r,
-                Err(e) => reply_err(&id, &e, version),
-            }
-        }
-    }
-}
-
-/// Run a 1.0 method; `out` is the version the result is rendered in.
-async fn dispatch_v1(
-    app: &App,
-    call: &Call,
-    method: &str,
-    params: Value,
-    id: &Value,
-    out: Version,
-) -> Result<Response, A2aError> {
-    let mgr = &app.manager;
     let heartbeat = Duration::from_millis(app.cfg.sse_heartbeat_interval_ms);
-    match method {
-        "SendMessage" | "SendStreamingMessage" => {
-            let streaming = method == "SendStreamingMessage";
-            if streaming && !app.card.streaming() {
-                return Err(A2aError::new(
-                    ErrorKind::UnsupportedOperation,
-                    "streaming is not supported by this agent (capabilities.streaming)",
-                ));
-            }
-            let knobs = SendKnobs {
-                header_override: header_bool(&call.headers, "a2a-return-immediately"),
-                endpoint_default: app.cfg.return_immediately,
-            };
-            let outcome = ops::send(
-                mgr,
-                &params,
-                call.caller.clone(),
-                call.extensions.clone(),
-                knobs,
-                streaming,
-            )
-            .await?;
-            match outcome {
-                SendOutcome::Task(t) => {
-                    let result = match out {
-                        Version::V1 => serde_json::to_value(SendMessageResponse::Task(t))
-                            .map_err(|e| A2aError::internal(e.to_string()))?,
-                        Version::V03 => edge::v03_task(&t)?,
-                    };
-                    Ok(reply(id, result))
+    let (m1, p1) = match version {
+        Version::V1 if !is_v1_name => {
+            return reply_err(
+                &id,
+                &A2aError::new(
+                    ErrorKind::MethodNotFound,
+                    format!("Method not found: {method}"),
+                ),
+                version,
+            );
+        }
+        Version::V1 => (method, params),
+        Version::V03 => match edge::v03_jsonrpc_request(method, params) {
+            Ok(x) => x,
+            Err(e) => return reply_err(&id, &e, version),
+        },
+    };
+    match ops::dispatch(app, call, m1, p1).await {
+        Err(e) => reply_err(&id, &e, version),
+        Ok(Outcome::Unary(r)) => match version {
+            Version::V1 => reply(&id, r),
+            Version::V03 => match edge::v03_result(m1, r) {
+                Ok(r) => reply(&id, r),
+                Err(e) => reply_err(&id, &e, version),
+            },
+        },
+        Ok(Outcome::Stream(sub)) => {
+            let id2 = id.clone();
+            match version {
+                Version::V1 => sse_response(*sub, heartbeat, move |ev, _| {
+                    vec![json!({"jsonrpc": "2.0", "id": id2, "result": ev})]
+                }),
+                Version::V03 => {
+                    let mut tr = edge::V03Stream::new(false);
+                    sse_response(*sub, heartbeat, move |ev, last| {
+                        tr.push(ev, last)
+                            .into_iter()
+                            .map(|r| match r {
+                                Ok(v) => json!({"jsonrpc": "2.0", "id": id2, "result": v}),
+                                Err(e) => json!({"jsonrpc": "2.0", "id": id2, "error": e.jsonrpc_error(Version::V03)}),
+                            })
+                            .collect()
+                    })
                 }
-                SendOutcome::Stream(sub) => Ok(stream_reply(sub, heartbeat, id.clone(), out)),
             }
         }
-        "GetTask" => {
-            let id_s = str_param(&params, "id")?;
-            let hl = params
-                .get("historyLength")
-                .or_else(|| params.get("history_length"))
-                .map(|v| {
-                    v.as_i64()
-                        .ok_or_else(|| A2aError::invalid_params("historyLength must be an integer"))
-                })
-                .transpose()?
-                .map(|h| h as i32);
-            let t = mgr.get(&id_s, hl, &call.caller).await?;
-            Ok(reply(id, render_task(&t, out)?))
-        }
-        "ListTasks" => {
-            let req: ListTasksRequest = if params.is_null() {
-                ListTasksRequest::default()
-            } else {
-                serde_json::from_value(params).map_err(|e| {
-                    A2aError::invalid_params(format!("invalid ListTasksRequest: {e}"))
-                })?
-            };
-            let r = ops::list(mgr, req, &call.caller).await?;
-            Ok(reply(
-                id,
-                serde_json::to_value(r).map_err(|e| A2aError::internal(e.to_string()))?,
-            ))
-        }
-        "CancelTask" => {
-            let id_s = str_param(&params, "id")?;
-            let t = mgr.cancel(&id_s, &call.caller).await?;
-            Ok(reply(id, render_task(&t, out)?))
-        }
-        "SubscribeToTask" => {
-            if !app.card.streaming() {
-                return Err(A2aError::new(
-                    ErrorKind::UnsupportedOperation,
-                    "streaming is not supported by this agent (capabilities.streaming)",
-                ));
-            }
-            let id_s = str_param(&params, "id")?;
-            let sub = mgr.subscribe(&id_s, &call.caller).await?;
-            Ok(stream_reply(sub, heartbeat, id.clone(), out))
-        }
-        "CreateTaskPushNotificationConfig"
-        | "GetTaskPushNotificationConfig"
-        | "ListTaskPushNotificationConfigs"
-        | "DeleteTaskPushNotificationConfig" => Err(A2aError::new(
-            ErrorKind::PushNotificationNotSupported,
-            "Push Notification is not supported",
-        )),
-        "GetExtendedAgentCard" => Err(A2aError::new(
-            ErrorKind::UnsupportedOperation,
-            "the extended agent card is not supported by this agent",
-        )),
-        other => Err(A2aError::new(
-            ErrorKind::MethodNotFound,
-            format!("Method not found: {other}"),
-        )),
     }
-}
-
-fn render_task(t: &crate::model::Task, out: Version) -> Result<Value, A2aError> {
-    match out {
-        Version::V1 => serde_json::to_value(t).map_err(|e| A2aError::internal(e.to_string())),
-        Version::V03 => edge::v03_task(t),
-    }
-}
-
-pub(crate) fn str_param(params: &Value, name: &str) -> Result<String, A2aError> {
-    match params.get(name).and_then(Value::as_str) {
-        Some(s) if !s.is_empty() => Ok(s.to_string()),
-        _ => Err(
-            A2aError::invalid_params(format!("missing parameter {name:?}"))
-                .with_meta("field", name),
-        ),
-    }
-}
-
-fn stream_reply(
-    sub: crate::tasks::Subscription,
-    heartbeat: Duration,
-    id: Value,
-    out: Version,
-) -> Response {
-    sse_response(sub, heartbeat, move |ev: &StreamResponse, fin: bool| {
-        let result = match out {
-            Version::V1 => serde_json::to_value(ev).unwrap_or(Value::Null),
-            Version::V03 => edge::v03_event(ev, fin).unwrap_or(Value::Null),
-        };
-        json!({"jsonrpc": "2.0", "id": id, "result": result})
-    })
 }

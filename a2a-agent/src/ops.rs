@@ -205,6 +205,129 @@ pub(crate) async fn list(
     })
 }
 
+/// The result of a 1.0 operation.
+pub(crate) enum Outcome {
+    /// A unary result (1.0 JSON).
+    Unary(Value),
+    /// An event stream.
+    Stream(Box<crate::tasks::Subscription>),
+}
+
+fn streaming_unsupported() -> A2aError {
+    A2aError::new(
+        crate::error::ErrorKind::UnsupportedOperation,
+        "streaming is not supported by this agent (capabilities.streaming)",
+    )
+}
+
+fn ser(v: impl serde::Serialize) -> Result<Value, A2aError> {
+    serde_json::to_value(v).map_err(|e| A2aError::internal(e.to_string()))
+}
+
+/// A required non-empty string parameter.
+pub(crate) fn str_param(params: &Value, name: &str) -> Result<String, A2aError> {
+    match params.get(name).and_then(Value::as_str) {
+        Some(s) if !s.is_empty() => Ok(s.to_string()),
+        _ => Err(
+            A2aError::invalid_params(format!("missing parameter {name:?}"))
+                .with_meta("field", name),
+        ),
+    }
+}
+
+/// Run the 1.0 method `method` with `params` for `call`.
+pub(crate) async fn dispatch(
+    app: &crate::server::App,
+    call: &crate::server::Call,
+    method: &str,
+    params: Value,
+) -> Result<Outcome, A2aError> {
+    use crate::error::ErrorKind;
+    let mgr = &app.manager;
+    match method {
+        "SendMessage" | "SendStreamingMessage" => {
+            let streaming = method == "SendStreamingMessage";
+            if streaming && !app.card.streaming() {
+                return Err(streaming_unsupported());
+            }
+            let knobs = SendKnobs {
+                header_override: crate::server::header_bool(
+                    &call.headers,
+                    "a2a-return-immediately",
+                ),
+                endpoint_default: app.cfg.return_immediately,
+            };
+            match send(
+                mgr,
+                &params,
+                call.caller.clone(),
+                call.extensions.clone(),
+                knobs,
+                streaming,
+            )
+            .await?
+            {
+                SendOutcome::Task(t) => Ok(Outcome::Unary(ser(
+                    crate::model::SendMessageResponse::Task(t),
+                )?)),
+                SendOutcome::Stream(sub) => Ok(Outcome::Stream(Box::new(sub))),
+            }
+        }
+        "GetTask" => {
+            let id = str_param(&params, "id")?;
+            let hl =
+                match params
+                    .get("historyLength")
+                    .or_else(|| params.get("history_length"))
+                {
+                    None | Some(Value::Null) => None,
+                    Some(v) => Some(v.as_i64().and_then(|h| i32::try_from(h).ok()).ok_or_else(
+                        || A2aError::invalid_params("historyLength must be an integer"),
+                    )?),
+                };
+            Ok(Outcome::Unary(ser(mgr.get(&id, hl, &call.caller).await?)?))
+        }
+        "ListTasks" => {
+            let req: ListTasksRequest = if params.is_null() {
+                ListTasksRequest::default()
+            } else {
+                serde_json::from_value(params).map_err(|e| {
+                    A2aError::invalid_params(format!("invalid ListTasksRequest: {e}"))
+                })?
+            };
+            Ok(Outcome::Unary(ser(list(mgr, req, &call.caller).await?)?))
+        }
+        "CancelTask" => {
+            let id = str_param(&params, "id")?;
+            Ok(Outcome::Unary(ser(mgr.cancel(&id, &call.caller).await?)?))
+        }
+        "SubscribeToTask" => {
+            if !app.card.streaming() {
+                return Err(streaming_unsupported());
+            }
+            let id = str_param(&params, "id")?;
+            Ok(Outcome::Stream(Box::new(
+                mgr.subscribe(&id, &call.caller).await?,
+            )))
+        }
+        "CreateTaskPushNotificationConfig"
+        | "GetTaskPushNotificationConfig"
+        | "ListTaskPushNotificationConfigs"
+        | "DeleteTaskPushNotificationConfig" => Err(A2aError::new(
+            ErrorKind::PushNotificationNotSupported,
+            "Push Notification is not supported",
+        )),
+        "GetExtendedAgentCard" => Err(A2aError::new(
+            ErrorKind::UnsupportedOperation,
+            "the extended agent card is not supported by this agent",
+        )),
+        other => Err(A2aError::new(
+            ErrorKind::MethodNotFound,
+            format!("Method not found: {other}"),
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

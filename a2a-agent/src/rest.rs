@@ -5,12 +5,11 @@
 
 use crate::edge;
 use crate::error::{A2aError, ErrorKind};
-use crate::model::{ListTasksRequest, SendMessageResponse, StreamResponse, TaskState, Timestamp};
+use crate::model::{ListTasksRequest, TaskState, Timestamp};
 use crate::negotiate::Version;
-use crate::ops::{self, SendKnobs};
-use crate::server::{A2A_JSON, App, Binding, Call, error_response, header_bool, json_response};
+use crate::ops::{self, Outcome};
+use crate::server::{A2A_JSON, App, Binding, Call, error_response, json_response};
 use crate::sse::sse_response;
-use crate::tasks::SendOutcome;
 use axum::response::Response;
 use bytes::Bytes;
 use http::{Method, StatusCode};
@@ -190,6 +189,16 @@ fn wrong_method() -> A2aError {
     .with_status(405)
 }
 
+fn history_param(q: Option<&str>) -> Result<Value, A2aError> {
+    Ok(query_map(q)
+        .into_iter()
+        .find(|(k, _)| k == "historyLength" || k == "history_length")
+        .map(|(_, x)| parse_int("historyLength", &x))
+        .transpose()?
+        .map(Value::from)
+        .unwrap_or(Value::Null))
+}
+
 async fn run(
     app: &App,
     route: &Route,
@@ -198,13 +207,17 @@ async fn run(
     body: Bytes,
 ) -> Result<Response, A2aError> {
     let v = route.version;
-    let mgr = &app.manager;
     let heartbeat = Duration::from_millis(app.cfg.sse_heartbeat_interval_ms);
-    match &route.op {
+    let allow = |ok: &[Method]| {
+        if ok.contains(method) {
+            Ok(())
+        } else {
+            Err(wrong_method())
+        }
+    };
+    let (m1, params): (&str, Value) = match &route.op {
         Op::Send | Op::Stream => {
-            if method != Method::POST {
-                return Err(wrong_method());
-            }
+            allow(&[Method::POST])?;
             let streaming = route.op == Op::Stream;
             if streaming && !app.card.streaming() {
                 return Err(A2aError::new(
@@ -220,8 +233,7 @@ async fn run(
                 .with_status(400));
             }
             let params: Value = serde_json::from_slice(&body).map_err(|e| {
-                A2aError::new(ErrorKind::Parse, format!("Invalid JSON payload: {e}"))
-                    .with_status(400)
+                A2aError::new(ErrorKind::JsonParse, format!("Invalid JSON payload: {e}"))
             })?;
             let params = match v {
                 Version::V1 => params,
@@ -239,103 +251,71 @@ async fn run(
                 )
                 .with_status(400));
             }
-            let knobs = SendKnobs {
-                header_override: header_bool(&call.headers, "a2a-return-immediately"),
-                endpoint_default: app.cfg.return_immediately,
+            let m = if streaming {
+                "SendStreamingMessage"
+            } else {
+                "SendMessage"
             };
-            match ops::send(
-                mgr,
-                &params,
-                call.caller.clone(),
-                call.extensions.clone(),
-                knobs,
-                streaming,
-            )
-            .await?
-            {
-                SendOutcome::Task(t) => {
-                    let body = match v {
-                        Version::V1 => serde_json::to_value(SendMessageResponse::Task(t))
-                            .map_err(|e| A2aError::internal(e.to_string()))?,
-                        Version::V03 => edge::v03_rest_send_response(&t)?,
-                    };
-                    Ok(ok_json(v, &body))
-                }
-                SendOutcome::Stream(sub) => Ok(stream(sub, heartbeat, v)),
-            }
+            (m, params)
         }
         Op::List => {
-            if method != Method::GET {
-                return Err(wrong_method());
-            }
+            allow(&[Method::GET])?;
             let req = list_request(call.query.as_deref())?;
-            let r = ops::list(mgr, req, &call.caller).await?;
-            let body = serde_json::to_value(r).map_err(|e| A2aError::internal(e.to_string()))?;
+            (
+                "ListTasks",
+                serde_json::to_value(req).map_err(|e| A2aError::internal(e.to_string()))?,
+            )
+        }
+        Op::Get(id) => {
+            allow(&[Method::GET])?;
+            let hl = history_param(call.query.as_deref())?;
+            (
+                "GetTask",
+                serde_json::json!({"id": id, "historyLength": hl}),
+            )
+        }
+        Op::Cancel(id) => {
+            allow(&[Method::POST])?;
+            ("CancelTask", serde_json::json!({"id": id}))
+        }
+        Op::Subscribe(id) => {
+            allow(&[Method::POST, Method::GET])?;
+            ("SubscribeToTask", serde_json::json!({"id": id}))
+        }
+        Op::Push => ("CreateTaskPushNotificationConfig", Value::Null),
+        Op::ExtendedCard => ("GetExtendedAgentCard", Value::Null),
+    };
+    match ops::dispatch(app, call, m1, params).await? {
+        Outcome::Unary(r) => {
             let body = match v {
-                Version::V1 => body,
-                Version::V03 => edge::v03_rest_list(body)?,
+                Version::V1 => r,
+                Version::V03 => match m1 {
+                    "SendMessage" => edge::v03_rest_send_response(
+                        serde_json::from_value(r).map_err(|e| A2aError::internal(e.to_string()))?,
+                    )?,
+                    "ListTasks" => edge::v03_rest_list(r)?,
+                    _ => edge::v03_rest_task(
+                        serde_json::from_value(r).map_err(|e| A2aError::internal(e.to_string()))?,
+                    )?,
+                },
             };
             Ok(ok_json(v, &body))
         }
-        Op::Get(id) => {
-            if method != Method::GET {
-                return Err(wrong_method());
+        Outcome::Stream(sub) => Ok(match v {
+            Version::V1 => sse_response(*sub, heartbeat, |ev, _| {
+                vec![serde_json::to_value(ev).unwrap_or(Value::Null)]
+            }),
+            Version::V03 => {
+                let mut tr = edge::V03Stream::new(true);
+                sse_response(*sub, heartbeat, move |ev, last| {
+                    tr.push(ev, last)
+                        .into_iter()
+                        .map(|r| r.unwrap_or_else(|e| e.rest_body(Version::V03)))
+                        .collect()
+                })
             }
-            let hl = query_map(call.query.as_deref())
-                .into_iter()
-                .find(|(k, _)| k == "historyLength" || k == "history_length")
-                .map(|(_, x)| parse_int("historyLength", &x))
-                .transpose()?;
-            let t = mgr.get(id, hl, &call.caller).await?;
-            Ok(ok_json(v, &render_task(&t, v)?))
-        }
-        Op::Cancel(id) => {
-            if method != Method::POST {
-                return Err(wrong_method());
-            }
-            let t = mgr.cancel(id, &call.caller).await?;
-            Ok(ok_json(v, &render_task(&t, v)?))
-        }
-        Op::Subscribe(id) => {
-            if method != Method::POST && method != Method::GET {
-                return Err(wrong_method());
-            }
-            if !app.card.streaming() {
-                return Err(A2aError::new(
-                    ErrorKind::UnsupportedOperation,
-                    "streaming is not supported by this agent (capabilities.streaming)",
-                ));
-            }
-            let sub = mgr.subscribe(id, &call.caller).await?;
-            Ok(stream(sub, heartbeat, v))
-        }
-        Op::Push => Err(A2aError::new(
-            ErrorKind::PushNotificationNotSupported,
-            "Push Notification is not supported",
-        )),
-        Op::ExtendedCard => Err(A2aError::new(
-            ErrorKind::UnsupportedOperation,
-            "the extended agent card is not supported by this agent",
-        )),
+        }),
     }
-}
-
-fn render_task(t: &crate::model::Task, v: Version) -> Result<Value, A2aError> {
-    match v {
-        Version::V1 => serde_json::to_value(t).map_err(|e| A2aError::internal(e.to_string())),
-        Version::V03 => edge::v03_rest_task(t),
-    }
-}
-
-fn stream(sub: crate::tasks::Subscription, heartbeat: Duration, v: Version) -> Response {
-    sse_response(
-        sub,
-        heartbeat,
-        move |ev: &StreamResponse, fin: bool| match v {
-            Version::V1 => serde_json::to_value(ev).unwrap_or(Value::Null),
-            Version::V03 => edge::v03_rest_event(ev, fin).unwrap_or(Value::Null),
-        },
-    )
 }
 
 #[cfg(test)]

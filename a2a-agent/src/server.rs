@@ -267,7 +267,7 @@ pub(crate) fn error_response(e: &A2aError, version: Version, binding: Binding) -
                 "application/json"
             };
             let mut r = json_response(status, ct, &e.rest_body(version));
-            if e.kind == ErrorKind::Authentication {
+            if e.kind == ErrorKind::Unauthenticated {
                 r.headers_mut()
                     .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
             }

@@ -13,21 +13,25 @@ use tokio::sync::broadcast::error::RecvError;
 ///
 /// Each connection reads from a bounded queue (`sseQueueCapacity`); a client too slow to keep up
 /// loses events (logged as a warning) instead of growing memory.
-pub(crate) fn sse_response<F>(sub: Subscription, heartbeat: Duration, map: F) -> Response
+pub(crate) fn sse_response<F>(sub: Subscription, heartbeat: Duration, mut map: F) -> Response
 where
-    F: Fn(&StreamResponse, bool) -> Value + Send + 'static,
+    F: FnMut(StreamResponse, bool) -> Vec<Value> + Send + 'static,
 {
     let Subscription { task, mut events } = sub;
     let first = StreamResponse::Task(task);
     let stream = async_stream::stream! {
         let done = ends_stream(&first);
-        yield Ok::<Event, Infallible>(Event::default().data(map(&first, done).to_string()));
+        for v in map(first, done) {
+            yield Ok::<Event, Infallible>(Event::default().data(v.to_string()));
+        }
         if !done {
             loop {
                 match events.recv().await {
                     Ok(ev) => {
                         let end = ends_stream(&ev);
-                        yield Ok(Event::default().data(map(&ev, end).to_string()));
+                        for v in map(ev, end) {
+                            yield Ok(Event::default().data(v.to_string()));
+                        }
                         if end {
                             break;
                         }

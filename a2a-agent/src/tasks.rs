@@ -481,7 +481,7 @@ impl TaskManager {
         }
         if self.shutdown.is_cancelled() {
             return Err(A2aError::new(
-                ErrorKind::ServerBusy,
+                ErrorKind::ResourceExhausted,
                 "server is shutting down",
             ));
         }
@@ -505,7 +505,7 @@ impl TaskManager {
                         None
                     } else {
                         return Err(A2aError::new(
-                            ErrorKind::ServerBusy,
+                            ErrorKind::ResourceExhausted,
                             "agent capacity reached; retry later",
                         ));
                     }

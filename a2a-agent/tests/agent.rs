@@ -671,7 +671,7 @@ async fn busy_sync_rejected_async_queued_and_failed_on_shutdown() {
     assert_eq!(v["error"]["code"], -32000, "{v}");
     let (st, v) = rest_post(s.url(), "/message:send", json!({"message": msg("x")})).await;
     assert_eq!(st, 429);
-    assert_eq!(v["error"]["details"][0]["reason"], "SERVER_BUSY");
+    assert_eq!(v["error"]["details"][0]["reason"], "RESOURCE_EXHAUSTED");
     // streaming: rejected
     let r = client()
         .post(format!("{}/message:stream", s.url()))
