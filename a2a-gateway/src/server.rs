@@ -1026,10 +1026,17 @@ impl PeerCall<'_> {
         if let Some(err) = v.get("error") {
             return Err(self.peer_error_rpc(err));
         }
-        let Some(result) = v.get("result") else {
-            return Err(Refusal::upstream_invalid_response(
-                "neither result nor error",
-            ));
+        // The 1.x Python SDK omits `result` for DeleteTaskPushNotificationConfig (its result
+        // is empty); read that as the empty result rather than refuse it.
+        let empty = Value::Null;
+        let result = match v.get("result") {
+            Some(r) => r,
+            None if op == Operation::DeletePushConfig && v.get("jsonrpc").is_some() => &empty,
+            None => {
+                return Err(Refusal::upstream_invalid_response(
+                    "neither result nor error",
+                ));
+            }
         };
         if op.is_streaming() {
             return Err(Refusal::upstream_invalid_response(
