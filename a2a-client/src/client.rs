@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use a2a_translate::Policy;
 use a2a_types::{v1, v03};
+use futures::StreamExt;
 use http::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::auth::Credential;
@@ -324,14 +325,40 @@ impl A2aClient {
     }
 
     /// `SubscribeToTask` (0.3 `tasks/resubscribe`).
+    ///
+    /// The first event is the current `Task`, as 1.0 requires (§3.1.6). A 0.3 peer need not send it
+    /// (0.3 leaves backfill to the implementation), so for 0.3 the client fetches the task with
+    /// `tasks/get` and puts it first unless the peer's stream starts with a `Task` by itself
+    /// within a short grace period.
     pub async fn subscribe(&self, id: &str) -> Result<EventStream, ClientError> {
-        self.transport
+        let mut stream = self
+            .transport
             .stream(
                 self.prepare(Request::SubscribeToTask(v1::SubscribeToTaskRequest::new(
                     id,
                 ))),
             )
-            .await
+            .await?;
+        if self.interface.version != Version::V03 {
+            return Ok(stream);
+        }
+        let snapshot = self.get_task(id, None).await.ok();
+        let first = tokio::time::timeout(Duration::from_millis(250), stream.next()).await;
+        let mut head: Vec<Result<v1::StreamResponse, ClientError>> = Vec::new();
+        let task_event = |t: v1::Task| Ok(v1::StreamResponse::Task(t));
+        match first {
+            Ok(Some(Ok(v1::StreamResponse::Task(t)))) => head.push(task_event(t)),
+            Ok(Some(item)) => {
+                head.extend(snapshot.map(task_event));
+                head.push(item);
+            }
+            Ok(None) => {
+                head.extend(snapshot.map(task_event));
+                return Ok(Box::pin(futures::stream::iter(head)));
+            }
+            Err(_) => head.extend(snapshot.map(task_event)),
+        }
+        Ok(Box::pin(futures::stream::iter(head).chain(stream)))
     }
 
     /// `CreateTaskPushNotificationConfig`.

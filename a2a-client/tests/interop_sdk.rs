@@ -237,3 +237,53 @@ async fn sdk1_rest_v1() {
     )
     .await;
 }
+
+const V03_JSONRPC: Caps = Caps {
+    list: false,
+    push_list_delete: true,
+    subscribe_terminal_is_error: false,
+};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sdk1_jsonrpc_v03() {
+    let a = agent(Sdk::V1).await;
+    let c = client(a.url(), Binding::JsonRpc, Version::V03).await;
+    exercise(&c, V03_JSONRPC).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sdk03_jsonrpc() {
+    let a = agent(Sdk::V03).await;
+    let c = client(a.url(), Binding::JsonRpc, Version::V03).await;
+    exercise(&c, V03_JSONRPC).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sdk1_rest_v03() {
+    let a = agent(Sdk::V1).await;
+    let c = client(a.url(), Binding::HttpJson, Version::V03).await;
+    exercise(
+        &c,
+        Caps {
+            list: false,
+            push_list_delete: false,
+            subscribe_terminal_is_error: false,
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sdk03_rest() {
+    let a = agent(Sdk::V03).await;
+    let c = client(a.url(), Binding::HttpJson, Version::V03).await;
+    exercise(
+        &c,
+        Caps {
+            list: false,
+            push_list_delete: false,
+            subscribe_terminal_is_error: false,
+        },
+    )
+    .await;
+}

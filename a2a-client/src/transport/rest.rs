@@ -262,7 +262,11 @@ impl Call {
 }
 
 /// Reads one SSE event of an HTTP+JSON stream.
-fn stream_event(version: Version, ev: SseEvent) -> Result<Option<v1::StreamResponse>, ClientError> {
+fn stream_event(
+    version: Version,
+    policy: a2a_translate::Policy,
+    ev: SseEvent,
+) -> Result<Option<v1::StreamResponse>, ClientError> {
     if ev.data.trim().is_empty() {
         return Ok(None);
     }
@@ -280,7 +284,7 @@ fn stream_event(version: Version, ev: SseEvent) -> Result<Option<v1::StreamRespo
     }
     match version {
         Version::V1 => parse_json("StreamResponse", value).map(Some),
-        Version::V03 => compat::rest_stream_event(value).map(Some),
+        Version::V03 => compat::rest_stream_event(value, policy).map(Some),
     }
 }
 
@@ -323,8 +327,9 @@ impl Transport for RestTransport {
             )));
         }
         let version = self.version();
+        let policy = self.core.policy;
         Ok(self
             .core
-            .events(response, move |ev| stream_event(version, ev)))
+            .events(response, move |ev| stream_event(version, policy, ev)))
     }
 }
