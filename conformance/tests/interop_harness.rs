@@ -9,7 +9,10 @@ use std::collections::HashMap;
 use std::net::TcpStream;
 use std::time::Duration;
 
-use conformance::interop::{self, Binding, ClientOptions, ClientOutput, ClientRun, PyAgent, Sdk};
+use conformance::interop::{
+    self, Binding, ClientOptions, ClientOutput, ClientRun, PyAgent, Sdk, event_kind as kind_of,
+    status_text, task_state as state_of,
+};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
@@ -33,37 +36,6 @@ fn truncate(v: &Value) -> String {
         format!("{}...", &s[..300])
     } else {
         s
-    }
-}
-
-/// The task state of a Task / `{"task": ..}` / status event in either SDK's dump, normalised to
-/// the 0.3 spelling (`completed`, `input-required`, ...).
-fn state_of(v: &Value) -> String {
-    let status = if let Some(t) = v.get("task") {
-        &t["status"]
-    } else if let Some(u) = v.get("statusUpdate") {
-        &u["status"]
-    } else {
-        &v["status"]
-    };
-    let raw = status["state"].as_str().unwrap_or_default();
-    raw.trim_start_matches("TASK_STATE_")
-        .to_lowercase()
-        .replace('_', "-")
-}
-
-/// The kind of a stream event in either SDK's dump: task, status, artifact or message.
-fn kind_of(ev: &Value) -> &'static str {
-    match ev.get("kind").and_then(Value::as_str) {
-        Some("task") => "task",
-        Some("status-update") => "status",
-        Some("artifact-update") => "artifact",
-        Some("message") => "message",
-        _ if ev.get("task").is_some() => "task",
-        _ if ev.get("statusUpdate").is_some() => "status",
-        _ if ev.get("artifactUpdate").is_some() => "artifact",
-        _ if ev.get("message").is_some() => "message",
-        _ => "unknown",
     }
 }
 
@@ -648,4 +620,52 @@ fn agent_process_ends_on_drop() {
         TcpStream::connect(&addr).is_err(),
         "agent still listening after drop"
     );
+}
+
+#[test]
+fn api_key_and_extension_header() {
+    setup();
+    for sdk in Sdk::ALL {
+        let agent = PyAgent::start_with(sdk, &["--api-key", "sekret"]).expect("agent");
+        // 1.x reads `A2A-Extensions`; 0.3.26 reads the legacy `X-A2A-Extensions`
+        let ext_header = if sdk == Sdk::V1 {
+            "A2A-Extensions"
+        } else {
+            "X-A2A-Extensions"
+        };
+        for binding in Binding::ALL {
+            let out = run(
+                sdk,
+                &agent,
+                binding,
+                json!([
+                    {"op": "card"},
+                    {"op": "send", "text": "echo a"},
+                    {"op": "headers", "headers": {"X-API-Key": "sekret",
+                                                  ext_header: "urn:a2a-rs:interop:echo-ext"}},
+                    {"op": "send", "text": "ext"},
+                    {"op": "headers", "headers": {ext_header: null}},
+                    {"op": "send", "text": "ext"},
+                ]),
+            );
+            let card = &ok(&out, 0)["result"];
+            let scheme = &card["securitySchemes"]["apiKey"];
+            let declared = if sdk == Sdk::V1 {
+                &scheme["apiKeySecurityScheme"]
+            } else {
+                scheme
+            };
+            assert_eq!(declared["name"], "X-API-Key", "{card}");
+            assert_eq!(
+                card["capabilities"]["extensions"][0]["uri"],
+                "urn:a2a-rs:interop:echo-ext"
+            );
+            assert_eq!(err(&out, 1)["httpStatus"], 401, "{sdk:?}/{binding:?}");
+            assert_eq!(
+                status_text(&ok(&out, 3)["result"]),
+                "extensions: urn:a2a-rs:interop:echo-ext"
+            );
+            assert_eq!(status_text(&ok(&out, 5)["result"]), "extensions: none");
+        }
+    }
 }

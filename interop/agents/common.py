@@ -40,6 +40,12 @@ def parse_args(description: str) -> argparse.Namespace:
         '--log-level', default=os.environ.get('A2A_AGENT_LOG', 'warning')
     )
     p.add_argument(
+        '--api-key',
+        default=None,
+        help='require header X-API-Key: KEY on every path except /.well-known/* '
+        '(401 otherwise) and declare the apiKey scheme in the card',
+    )
+    p.add_argument(
         '--no-compat',
         action='store_true',
         help='(sdk1 agent) serve only protocol 1.0, not the SDK 0.3 compat layer',
@@ -56,6 +62,36 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+API_KEY_HEADER = 'X-API-Key'
+EXTENSION_URI = 'urn:a2a-rs:interop:echo-ext'
+
+
+def api_key_guard(app: Any, key: str) -> Any:
+    """Pure-ASGI wrapper: 401 unless `X-API-Key: key`; the card paths stay public."""
+    want = key.encode()
+
+    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope['type'] == 'http' and not scope['path'].startswith('/.well-known/'):
+            got = dict(scope.get('headers') or []).get(API_KEY_HEADER.lower().encode())
+            if got != want:
+                await send({
+                    'type': 'http.response.start',
+                    'status': 401,
+                    'headers': [
+                        (b'content-type', b'application/json'),
+                        (b'www-authenticate', f'ApiKey header="{API_KEY_HEADER}"'.encode()),
+                    ],
+                })
+                await send({
+                    'type': 'http.response.body',
+                    'body': b'{"error":"missing or invalid API key"}',
+                })
+                return
+        await app(scope, receive, send)
+
+    return guarded
+
+
 def _hard_exit_later() -> None:
     t = threading.Timer(HARD_EXIT_AFTER_S, lambda: os._exit(0))
     t.daemon = True
@@ -63,7 +99,7 @@ def _hard_exit_later() -> None:
 
 
 def serve(
-    build_app: Callable[[str], Any],
+    build_app: Callable[[str], Any],  # base URL -> ASGI app
     args: argparse.Namespace,
 ) -> None:
     """Bind, build the ASGI app for the base URL, serve until told to stop."""
@@ -74,6 +110,8 @@ def serve(
     port = sock.getsockname()[1]
     base_url = f'http://{args.host}:{port}'
     app = build_app(base_url)
+    if getattr(args, 'api_key', None):
+        app = api_key_guard(app, args.api_key)
     config = uvicorn.Config(
         app,
         log_level=args.log_level,

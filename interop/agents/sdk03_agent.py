@@ -12,7 +12,7 @@ Serves on one port (protocol 0.3 only; the SDK ignores `A2A-Version`):
   (A2ARESTFastAPIApplication)
 
 Behaviour keyed on the user text: same script as sdk1_agent.py (echo X,
-stream N, slow [S], input, fail, message X); see interop/README.md.
+stream N, slow [S], input, fail, message X, ext); see interop/README.md.
 """
 
 from __future__ import annotations
@@ -39,8 +39,12 @@ from a2a.server.tasks import (  # noqa: E402
 from a2a.types import (  # noqa: E402
     AgentCapabilities,
     AgentCard,
+    AgentExtension,
     AgentInterface,
     AgentSkill,
+    APIKeySecurityScheme,
+    In,
+    SecurityScheme,
     Message,
     Part,
     Role,
@@ -49,7 +53,7 @@ from a2a.types import (  # noqa: E402
 )
 from a2a.utils import new_task  # noqa: E402
 
-from common import parse_args, serve  # noqa: E402
+from common import API_KEY_HEADER, EXTENSION_URI, parse_args, serve  # noqa: E402
 
 STREAM_STEP_S = 0.05
 
@@ -128,6 +132,13 @@ class ReferenceExecutor(AgentExecutor):
             )
         elif cmd == 'fail':
             await updater.failed(updater.new_agent_message(text_parts('failed on request')))
+        elif cmd == 'ext':
+            requested = sorted(context.requested_extensions)
+            for uri in requested:
+                if uri == EXTENSION_URI:
+                    context.add_activated_extension(uri)
+            got = ','.join(requested) or 'none'
+            await updater.complete(updater.new_agent_message(text_parts(f'extensions: {got}')))
         else:
             echoed = arg if cmd == 'echo' else text
             await updater.add_artifact(text_parts(echoed), name='echo')
@@ -141,7 +152,7 @@ class ReferenceExecutor(AgentExecutor):
         await updater.cancel(updater.new_agent_message(text_parts('canceled')))
 
 
-def build_card(base_url: str, extended: bool = False) -> AgentCard:
+def build_card(base_url: str, extended: bool = False, api_key: bool = False) -> AgentCard:
     skills = [
         AgentSkill(
             id='scripted',
@@ -171,7 +182,23 @@ def build_card(base_url: str, extended: bool = False) -> AgentCard:
             AgentInterface(transport='JSONRPC', url=f'{base_url}/'),
             AgentInterface(transport='HTTP+JSON', url=base_url),
         ],
-        capabilities=AgentCapabilities(streaming=True, push_notifications=True),
+        capabilities=AgentCapabilities(
+            streaming=True,
+            push_notifications=True,
+            extensions=[
+                AgentExtension(
+                    uri=EXTENSION_URI,
+                    description='Echoed back by the `ext` command',
+                    required=False,
+                )
+            ],
+        ),
+        security_schemes=(
+            {'apiKey': SecurityScheme(root=APIKeySecurityScheme(in_=In.header, name=API_KEY_HEADER))}
+            if api_key
+            else None
+        ),
+        security=[{'apiKey': []}] if api_key else None,
         supports_authenticated_extended_card=True,
         default_input_modes=['text/plain'],
         default_output_modes=['text/plain'],
@@ -179,9 +206,9 @@ def build_card(base_url: str, extended: bool = False) -> AgentCard:
     )
 
 
-def build_app(base_url: str):  # noqa: ANN201
-    card = build_card(base_url)
-    extended = build_card(base_url, extended=True)
+def build_app(base_url: str, api_key: bool = False):  # noqa: ANN201
+    card = build_card(base_url, api_key=api_key)
+    extended = build_card(base_url, extended=True, api_key=api_key)
     push_store = InMemoryPushNotificationConfigStore()
     # The 0.3 SDK's sender has no URL screening: loopback webhooks are delivered.
     push_sender = BasePushNotificationSender(httpx.AsyncClient(), push_store)
@@ -204,4 +231,4 @@ def build_app(base_url: str):  # noqa: ANN201
 
 if __name__ == '__main__':
     args = parse_args('a2a-sdk 0.3.x reference agent')
-    serve(build_app, args)
+    serve(lambda base: build_app(base, api_key=bool(args.api_key)), args)

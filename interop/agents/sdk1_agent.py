@@ -21,6 +21,7 @@ Behaviour is keyed on the text of the user message (see interop/README.md):
   input       -> input-required; the next message on the same task completes it
   fail        -> failed
   message X   -> a Message reply (no task) with text X
+  ext         -> Task completed with text `extensions: <requested URIs, sorted>` (or `none`)
   anything else -> like echo of the whole text
 """
 
@@ -54,15 +55,20 @@ from a2a.server.tasks import (  # noqa: E402
 from a2a.types.a2a_pb2 import (  # noqa: E402
     AgentCapabilities,
     AgentCard,
+    AgentExtension,
     AgentInterface,
     AgentSkill,
+    APIKeySecurityScheme,
+    SecurityRequirement,
+    SecurityScheme,
+    StringList,
     Message,
     Part,
     Role,
     TaskState,
 )
 
-from common import parse_args, serve  # noqa: E402
+from common import API_KEY_HEADER, EXTENSION_URI, parse_args, serve  # noqa: E402
 
 STREAM_STEP_S = 0.05
 
@@ -142,6 +148,9 @@ class ReferenceExecutor(AgentExecutor):
             )
         elif cmd == 'fail':
             await updater.failed(updater.new_agent_message(text_parts('failed on request')))
+        elif cmd == 'ext':
+            got = ','.join(sorted(context.requested_extensions)) or 'none'
+            await updater.complete(updater.new_agent_message(text_parts(f'extensions: {got}')))
         else:
             echoed = arg if cmd == 'echo' else text
             await updater.add_artifact(text_parts(echoed), name='echo')
@@ -155,7 +164,9 @@ class ReferenceExecutor(AgentExecutor):
         await updater.cancel(updater.new_agent_message(text_parts('canceled')))
 
 
-def build_card(base_url: str, compat: bool, extended: bool = False) -> AgentCard:
+def build_card(
+    base_url: str, compat: bool, extended: bool = False, api_key: bool = False
+) -> AgentCard:
     interfaces = [
         AgentInterface(url=f'{base_url}/', protocol_binding='JSONRPC', protocol_version='1.0'),
         AgentInterface(url=base_url, protocol_binding='HTTP+JSON', protocol_version='1.0'),
@@ -183,22 +194,43 @@ def build_card(base_url: str, compat: bool, extended: bool = False) -> AgentCard
                 tags=['extended'],
             )
         )
-    return AgentCard(
+    card = AgentCard(
         name='sdk1-reference-agent' + (' (extended)' if extended else ''),
         description='Reference agent built with a2a-sdk 1.x for a2a-rs interop tests',
         version='1.3.0',
         supported_interfaces=interfaces,
         capabilities=AgentCapabilities(
-            streaming=True, push_notifications=True, extended_agent_card=True
+            streaming=True,
+            push_notifications=True,
+            extended_agent_card=True,
+            extensions=[
+                AgentExtension(
+                    uri=EXTENSION_URI,
+                    description='Echoed back by the `ext` command',
+                    required=False,
+                )
+            ],
         ),
         default_input_modes=['text/plain'],
         default_output_modes=['text/plain'],
         skills=skills,
     )
+    if api_key:
+        card.security_schemes['apiKey'].CopyFrom(
+            SecurityScheme(
+                api_key_security_scheme=APIKeySecurityScheme(
+                    location='header', name=API_KEY_HEADER
+                )
+            )
+        )
+        card.security_requirements.append(
+            SecurityRequirement(schemes={'apiKey': StringList()})
+        )
+    return card
 
 
-def build_app(base_url: str, compat: bool) -> Starlette:
-    card = build_card(base_url, compat)
+def build_app(base_url: str, compat: bool, api_key: bool = False) -> Starlette:
+    card = build_card(base_url, compat, api_key=api_key)
     push_store = InMemoryPushNotificationConfigStore()
     # No push_url_validator: loopback webhook URLs are allowed (test use only).
     push_sender = BasePushNotificationSender(httpx.AsyncClient(), push_store)
@@ -208,7 +240,7 @@ def build_app(base_url: str, compat: bool) -> Starlette:
         agent_card=card,
         push_config_store=push_store,
         push_sender=push_sender,
-        extended_agent_card=build_card(base_url, compat, extended=True),
+        extended_agent_card=build_card(base_url, compat, extended=True, api_key=api_key),
     )
     routes = []
     routes += create_agent_card_routes(card)
@@ -219,4 +251,7 @@ def build_app(base_url: str, compat: bool) -> Starlette:
 
 if __name__ == '__main__':
     args = parse_args('a2a-sdk 1.x reference agent')
-    serve(lambda base: build_app(base, compat=not args.no_compat), args)
+    serve(
+        lambda base: build_app(base, compat=not args.no_compat, api_key=bool(args.api_key)),
+        args,
+    )

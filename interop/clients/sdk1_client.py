@@ -87,6 +87,13 @@ def error_to_json(exc: BaseException) -> dict[str, Any]:
         'code': code,
         'message': getattr(exc, 'message', None) or str(exc),
     }
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, httpx.HTTPStatusError):
+            # the status actually received (the SDK's own mapping may differ)
+            http_status = cause.response.status_code
+            break
+        cause = cause.__cause__
     if http_status is not None:
         out['httpStatus'] = http_status
     data = getattr(exc, 'data', None)
