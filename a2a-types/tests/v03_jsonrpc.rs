@@ -452,3 +452,33 @@ fn naive_and_offset_timestamps_are_interpreted_as_utc() {
         "2025-04-02T16:59:25.331844"
     );
 }
+
+#[test]
+fn kind_less_parts_are_inferred_and_errors_keep_inner_paths() {
+    let p: Part = serde_json::from_value(json!({"text": "hi"})).unwrap();
+    assert_eq!(p.as_text(), Some("hi"));
+    let p: Part = serde_json::from_value(json!({"data": {"k": 1}})).unwrap();
+    assert!(matches!(p, Part::Data(_)));
+    let p: Part = serde_json::from_value(json!({"file": {"uri": "https://x"}})).unwrap();
+    assert!(matches!(p, Part::File(_)));
+    // serialization always emits `kind`
+    assert_eq!(
+        serde_json::to_value(Part::text("hi")).unwrap(),
+        json!({"kind": "text", "text": "hi"})
+    );
+    assert!(serde_json::from_value::<Part>(json!({"metadata": {}})).is_err());
+    assert!(serde_json::from_value::<Part>(json!({"kind": "text"})).is_err());
+
+    let bad = json!({"kind": "task", "id": "t", "contextId": "c", "status": {"state": "done"}});
+    let e = a2a_types::strict::parse_value::<StreamResult>(bad).unwrap_err();
+    assert!(
+        e.message
+            .starts_with("status.state: unknown variant `done`"),
+        "{e}"
+    );
+    let bad_part = json!({"kind": "message", "messageId": "m", "role": "user",
+        "parts": [{"kind": "text", "text": "a"}, {"kind": "data", "data": 3}]});
+    let e = a2a_types::strict::parse_value::<Message>(bad_part).unwrap_err();
+    assert_eq!(e.path, "parts[1]");
+    assert!(e.message.contains("must be a JSON object"), "{e}");
+}

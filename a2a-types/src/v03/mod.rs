@@ -304,7 +304,10 @@ impl Message {
 }
 
 /// A piece of content: text, file or structured data, discriminated by `kind` (T0 `Part`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+///
+/// Parsing is single-pass (no buffering). A missing `kind` is inferred from the content member
+/// (`text`, `file` or `data`), as the official Python SDK does; strict validation reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Part {
     /// `{"kind":"text","text":..}`.
@@ -370,6 +373,52 @@ impl Part {
             Part::Text(p) => p.metadata.as_ref(),
             Part::File(p) => p.metadata.as_ref(),
             Part::Data(p) => p.metadata.as_ref(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Part {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        /// Every member any part kind may carry; unknown members are ignored.
+        #[derive(Deserialize)]
+        struct Raw {
+            #[serde(default)]
+            kind: Option<String>,
+            #[serde(default)]
+            text: Option<String>,
+            #[serde(default)]
+            file: Option<FileContent>,
+            #[serde(default)]
+            data: Option<Value>,
+            #[serde(default)]
+            metadata: Option<Metadata>,
+        }
+        let raw = Raw::deserialize(d)?;
+        let kind = match raw.kind.as_deref() {
+            Some(k) => k,
+            None if raw.text.is_some() => "text",
+            None if raw.file.is_some() => "file",
+            None if raw.data.is_some() => "data",
+            None => return Err(D::Error::missing_field("kind")),
+        };
+        let metadata = raw.metadata;
+        match kind {
+            "text" => {
+                let text = raw.text.ok_or_else(|| D::Error::missing_field("text"))?;
+                Ok(Part::Text(TextPart { text, metadata }))
+            }
+            "file" => {
+                let file = raw.file.ok_or_else(|| D::Error::missing_field("file"))?;
+                Ok(Part::File(FilePart { file, metadata }))
+            }
+            "data" => match raw.data {
+                Some(Value::Object(data)) => Ok(Part::Data(DataPart { data, metadata })),
+                Some(_) => Err(D::Error::custom(
+                    "`data` of a 0.3 data part must be a JSON object",
+                )),
+                None => Err(D::Error::missing_field("data")),
+            },
+            other => Err(D::Error::unknown_variant(other, &["text", "file", "data"])),
         }
     }
 }
@@ -787,6 +836,19 @@ impl TaskArtifactUpdateEvent {
     }
 }
 
+/// Parses a union variant from its buffered JSON, keeping the inner path in the error message.
+fn variant_from<T: serde::de::DeserializeOwned, E: serde::de::Error>(value: Value) -> Result<T, E> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." {
+            E::custom(inner)
+        } else {
+            E::custom(format_args!("{path}: {inner}"))
+        }
+    })
+}
+
 /// Reads the `kind` member of a JSON object, for the `kind`-discriminated unions.
 ///
 /// A missing `kind` is inferred from the members that only one variant requires (`messageId`:
@@ -821,12 +883,8 @@ impl<'de> Deserialize<'de> for SendMessageResult {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let value = Value::deserialize(d)?;
         match kind_of::<D::Error>(&value)? {
-            "task" => Task::deserialize(value)
-                .map(SendMessageResult::Task)
-                .map_err(D::Error::custom),
-            "message" => Message::deserialize(value)
-                .map(SendMessageResult::Message)
-                .map_err(D::Error::custom),
+            "task" => variant_from::<Task, D::Error>(value).map(SendMessageResult::Task),
+            "message" => variant_from::<Message, D::Error>(value).map(SendMessageResult::Message),
             other => Err(D::Error::unknown_variant(other, &["task", "message"])),
         }
     }
@@ -850,18 +908,12 @@ impl<'de> Deserialize<'de> for StreamResult {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let value = Value::deserialize(d)?;
         match kind_of::<D::Error>(&value)? {
-            "task" => Task::deserialize(value)
-                .map(StreamResult::Task)
-                .map_err(D::Error::custom),
-            "message" => Message::deserialize(value)
-                .map(StreamResult::Message)
-                .map_err(D::Error::custom),
-            "status-update" => TaskStatusUpdateEvent::deserialize(value)
-                .map(StreamResult::StatusUpdate)
-                .map_err(D::Error::custom),
-            "artifact-update" => TaskArtifactUpdateEvent::deserialize(value)
-                .map(StreamResult::ArtifactUpdate)
-                .map_err(D::Error::custom),
+            "task" => variant_from::<Task, D::Error>(value).map(StreamResult::Task),
+            "message" => variant_from::<Message, D::Error>(value).map(StreamResult::Message),
+            "status-update" => variant_from::<TaskStatusUpdateEvent, D::Error>(value)
+                .map(StreamResult::StatusUpdate),
+            "artifact-update" => variant_from::<TaskArtifactUpdateEvent, D::Error>(value)
+                .map(StreamResult::ArtifactUpdate),
             other => Err(D::Error::unknown_variant(
                 other,
                 &["task", "message", "status-update", "artifact-update"],
