@@ -154,18 +154,6 @@ impl AgentCard {
         self
     }
 
-    fn first_interface(&self) -> Option<(String, String)> {
-        let arr = self.0.get("supportedInterfaces")?.as_array()?;
-        let pick = arr
-            .iter()
-            .find(|i| i.get("protocolVersion").and_then(Value::as_str) == Some("0.3"))
-            .or_else(|| arr.first())?;
-        Some((
-            pick.get("url")?.as_str()?.to_string(),
-            pick.get("protocolBinding")?.as_str()?.to_string(),
-        ))
-    }
-
     /// The card as served to a caller that asked for `version` (`None`: no header).
     ///
     /// No header: the 1.0 card plus the 0.3 `url`/`preferredTransport`/`protocolVersion` members, so
@@ -175,14 +163,18 @@ impl AgentCard {
             Some(Version::V1) => self.0.clone(),
             None => {
                 let mut v = self.0.clone();
-                if let Some((url, binding)) = self.first_interface() {
-                    v.as_object_mut().map(|o| {
-                        o.entry("url").or_insert(Value::String(url));
-                        o.entry("preferredTransport")
-                            .or_insert(Value::String(binding));
-                        o.entry("protocolVersion")
-                            .or_insert(Value::String("0.3.0".into()))
-                    });
+                let old = crate::edge::card_to_v03(&self.0);
+                if let (Some(o), Some(old)) = (v.as_object_mut(), old.as_object()) {
+                    for k in [
+                        "url",
+                        "preferredTransport",
+                        "protocolVersion",
+                        "additionalInterfaces",
+                    ] {
+                        if let Some(x) = old.get(k) {
+                            o.entry(k).or_insert(x.clone());
+                        }
+                    }
                 }
                 v
             }

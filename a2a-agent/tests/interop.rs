@@ -1,0 +1,280 @@
+//! The official Python SDK (a2a-sdk 1.x and 0.3.x, venvs made by `interop/setup_venvs.py`) as the
+//! client of our agent, over JSON-RPC and HTTP+JSON. The client drivers are `interop/clients/*`
+//! (see `interop/README.md`); they are run directly here so this crate needs no dependency on the
+//! conformance crate.
+
+mod common;
+
+use a2a_agent::{AgentCard, AgentConfig};
+use common::*;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use tokio::io::AsyncWriteExt;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn ensure_venvs() {
+    static DONE: OnceLock<bool> = OnceLock::new();
+    let ok = *DONE.get_or_init(|| {
+        std::process::Command::new(
+            std::env::var("A2A_INTEROP_PYTHON").unwrap_or_else(|_| "python3".into()),
+        )
+        .arg(root().join("interop/setup_venvs.py"))
+        .current_dir(root())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+    });
+    assert!(ok, "interop/setup_venvs.py failed");
+}
+
+/// Run the `sdk` ("sdk1" | "sdk03") client driver with `scenario`; returns its JSON lines.
+async fn run(
+    sdk: &str,
+    url: &str,
+    binding: &str,
+    version: Option<&str>,
+    scenario: Value,
+) -> Vec<Value> {
+    tokio::task::spawn_blocking(ensure_venvs).await.unwrap();
+    let mut cmd = tokio::process::Command::new(root().join(format!(".venv/{sdk}/bin/python")));
+    cmd.arg(root().join(format!("interop/clients/{sdk}_client.py")))
+        .args(["--url", url, "--binding", binding])
+        .current_dir(root())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    if let Some(v) = version {
+        cmd.args(["--protocol-version", v]);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(scenario.to_string().as_bytes())
+        .await
+        .unwrap();
+    drop(stdin);
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(180),
+        child.wait_with_output(),
+    )
+    .await
+    .expect("client driver timed out")
+    .unwrap();
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|_| panic!("non-JSON line {l:?}")))
+        .collect();
+    assert!(
+        !lines.is_empty(),
+        "no output; stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    lines
+}
+
+fn op(lines: &[Value], i: u64) -> &Value {
+    lines
+        .iter()
+        .find(|l| l["i"] == i && l.get("event").is_none())
+        .unwrap_or_else(|| panic!("no op {i} in {lines:?}"))
+}
+
+fn events(lines: &[Value], i: u64) -> Vec<&Value> {
+    lines
+        .iter()
+        .filter(|l| l["i"] == i)
+        .filter_map(|l| l.get("event"))
+        .collect()
+}
+
+fn st(v: &Value) -> String {
+    let s = v
+        .pointer("/task/status/state")
+        .or_else(|| v.pointer("/status/state"));
+    s.and_then(Value::as_str).unwrap_or("").to_string()
+}
+
+fn main_scenario() -> Value {
+    json!([
+        {"op": "card"},
+        {"op": "send", "text": "hello"},
+        {"op": "send", "text": "slow", "blocking": false},
+        {"op": "get", "taskId": "$2.task_id"},
+        {"op": "cancel", "taskId": "$2.task_id"},
+        {"op": "cancel", "taskId": "$1.task_id"},
+        {"op": "get", "taskId": "nope"},
+        {"op": "stream", "text": "stream x"},
+        {"op": "get", "taskId": "$1.task_id", "historyLength": 1},
+        {"op": "send", "text": "input"},
+        {"op": "send", "text": "more", "taskId": "$9.task_id"},
+    ])
+}
+
+fn check_main(tag: &str, l: &[Value], v03: bool) {
+    let (done, working, submitted, canceled, input) = if v03 {
+        (
+            "completed",
+            "working",
+            "submitted",
+            "canceled",
+            "input-required",
+        )
+    } else {
+        (
+            "TASK_STATE_COMPLETED",
+            "TASK_STATE_WORKING",
+            "TASK_STATE_SUBMITTED",
+            "TASK_STATE_CANCELED",
+            "TASK_STATE_INPUT_REQUIRED",
+        )
+    };
+    assert_eq!(op(l, 0)["ok"], true, "{tag}");
+    assert_eq!(st(&op(l, 1)["result"]), done, "{tag}: {}", op(l, 1));
+    let s2 = st(&op(l, 2)["result"]);
+    assert!(s2 == submitted || s2 == working, "{tag}: {s2}");
+    assert_eq!(op(l, 3)["ok"], true, "{tag}");
+    assert_eq!(st(&op(l, 4)["result"]), canceled, "{tag}");
+    assert_eq!(op(l, 5)["ok"], false, "{tag}: terminal cancel must fail");
+    assert_eq!(op(l, 6)["ok"], false, "{tag}: unknown task must fail");
+    let evs = events(l, 7);
+    assert_eq!(evs.len(), 6, "{tag}: {evs:?}");
+    assert_eq!(
+        st(evs[5].get("statusUpdate").unwrap_or(evs[5])),
+        done,
+        "{tag}"
+    );
+    assert_eq!(op(l, 7)["ok"], true, "{tag}");
+    let hist = op(l, 8)["result"]["history"]
+        .as_array()
+        .map(Vec::len)
+        .unwrap_or(0);
+    assert_eq!(hist, 1, "{tag}: historyLength=1");
+    assert_eq!(st(&op(l, 9)["result"]), input, "{tag}");
+    assert_eq!(st(&op(l, 10)["result"]), done, "{tag}");
+    assert_eq!(
+        op(l, 10)["task_id"],
+        op(l, 9)["task_id"],
+        "{tag}: same task"
+    );
+}
+
+#[tokio::test]
+async fn sdk1_client_over_jsonrpc_and_rest_1_0() {
+    let s = echo(open_config()).await;
+    for binding in ["jsonrpc", "rest"] {
+        let l = run("sdk1", s.url(), binding, Some("1.0"), main_scenario()).await;
+        check_main(&format!("sdk1 1.0 {binding}"), &l, false);
+        // error classes
+        assert_eq!(op(&l, 5)["error"]["type"], "TaskNotCancelableError");
+        assert_eq!(op(&l, 6)["error"]["type"], "TaskNotFoundError");
+    }
+    // list with paging, version refused (1.x only)
+    for binding in ["jsonrpc", "rest"] {
+        let l = run(
+            "sdk1",
+            s.url(),
+            binding,
+            Some("1.0"),
+            json!([
+                {"op": "list", "pageSize": 2},
+                {"op": "list", "pageSize": 2, "pageToken": "$0.result.nextPageToken"},
+                {"op": "list", "pageToken": "5"},
+                {"op": "headers", "headers": {"A2A-Version": "9.9"}},
+                {"op": "send", "text": "x"},
+            ]),
+        )
+        .await;
+        let p1 = op(&l, 0)["result"]["tasks"].as_array().unwrap().clone();
+        let p2 = op(&l, 1)["result"]["tasks"].as_array().unwrap().clone();
+        assert_eq!(p1.len(), 2, "{binding}");
+        assert_eq!(p2.len(), 2, "{binding}");
+        assert_ne!(p1[0]["id"], p2[0]["id"]);
+        assert_eq!(op(&l, 2)["ok"], false, "{binding}: numeric pageToken");
+        assert_eq!(
+            op(&l, 4)["error"]["type"],
+            "VersionNotSupportedError",
+            "{binding}"
+        );
+    }
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn sdk1_in_0_3_mode_and_sdk03_client() {
+    let s = echo(open_config()).await;
+    for binding in ["jsonrpc", "rest"] {
+        let l = run("sdk1", s.url(), binding, Some("0.3"), main_scenario()).await;
+        check_main(&format!("sdk1 0.3 {binding}"), &l, false);
+        let l = run("sdk03", s.url(), binding, None, main_scenario()).await;
+        check_main(&format!("sdk03 {binding}"), &l, true);
+    }
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn sdk_clients_see_limits_and_extensions() {
+    let card = AgentCard::builder("ext", "d", "1")
+        .streaming(true)
+        .extension("urn:a2a:test", false)
+        .build();
+    let cfg = AgentConfig {
+        max_payload_size: 2048,
+        max_concurrent_tasks: 1,
+        ..open_config()
+    };
+    let s = start_with(card, a2a_agent::demo::echo_handler(), cfg).await;
+    let big = "y".repeat(4096);
+    for binding in ["jsonrpc", "rest"] {
+        let l = run(
+            "sdk1",
+            s.url(),
+            binding,
+            Some("1.0"),
+            json!([
+                {"op": "send", "text": big},
+                {"op": "send", "text": "slow", "blocking": false},
+                {"op": "send", "text": "while busy"},
+                {"op": "cancel", "taskId": "$1.task_id"},
+                {"op": "headers", "headers": {"A2A-Extensions": "urn:a2a:test"}},
+                {"op": "send", "text": "with ext"},
+                {"op": "headers", "headers": {"A2A-Extensions": "urn:unknown"}},
+                {"op": "send", "text": "bad ext"},
+            ]),
+        )
+        .await;
+        assert_eq!(op(&l, 0)["ok"], false, "{binding}: payload too large");
+        assert_eq!(
+            op(&l, 0)["error"]["httpStatus"],
+            413,
+            "{binding}: {}",
+            op(&l, 0)
+        );
+        assert_eq!(op(&l, 1)["ok"], true, "{binding}");
+        assert_eq!(op(&l, 2)["ok"], false, "{binding}: busy");
+        let busy = &op(&l, 2)["error"];
+        assert!(
+            busy["code"] == -32000
+                || busy["httpStatus"] == 429
+                || busy["message"].as_str().unwrap_or("").contains("-32000"),
+            "{binding}: {busy}"
+        );
+        assert_eq!(op(&l, 3)["ok"], true, "{binding}");
+        assert_eq!(
+            st(&op(&l, 5)["result"]),
+            "TASK_STATE_COMPLETED",
+            "{binding}: {}",
+            op(&l, 5)
+        );
+        assert_eq!(op(&l, 7)["ok"], false, "{binding}: unknown extension");
+    }
+    s.shutdown().await;
+}
