@@ -102,3 +102,40 @@ fn error_examples() {
     assert_eq!(e.kind, ErrorKind::TaskNotFound);
     assert_eq!(serde_json::to_value(e.to_rest_body()).unwrap(), body);
 }
+
+#[test]
+fn signing_payload_applies_presence_rules() {
+    // S1 §8.4.1 example: optional bools kept when false, empty non-REQUIRED lists dropped,
+    // REQUIRED members kept even when empty.
+    let card: AgentCard = strict::parse(
+        r#"{"name":"Example Agent","description":"","capabilities":{"streaming":false,"pushNotifications":false,"extensions":[]},"skills":[]}"#,
+    )
+    .unwrap();
+    let p = card.signing_payload();
+    assert_eq!(
+        p["capabilities"],
+        serde_json::json!({"streaming": false, "pushNotifications": false})
+    );
+    assert_eq!(p["description"], "");
+    assert_eq!(p["skills"], serde_json::json!([]));
+    // Signatures are excluded; plain proto3 fields at their default are dropped.
+    let mut card: AgentCard = strict::parse(CARD).unwrap();
+    card.capabilities.extensions.push(AgentExtension {
+        uri: Some("urn:x".into()),
+        description: Some(String::new()),
+        required: Some(false),
+        params: None,
+    });
+    card.supported_interfaces[0].tenant = Some(String::new());
+    let p = card.signing_payload();
+    assert!(p.get("signatures").is_none());
+    assert_eq!(
+        p["capabilities"]["extensions"],
+        serde_json::json!([{"uri": "urn:x"}])
+    );
+    assert!(p["supportedInterfaces"][0].get("tenant").is_none());
+    assert_eq!(
+        p["documentationUrl"],
+        "https://docs.examplegeoservices.com/georoute-agent/api"
+    );
+}

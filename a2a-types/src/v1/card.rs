@@ -112,6 +112,67 @@ impl AgentCard {
         self.capabilities = capabilities;
         self
     }
+
+    /// The JSON a card signature covers (S1 §8.4.1), before RFC 8785 canonicalization: the card
+    /// without `signatures`, with proto presence rules applied: unset fields omitted, `optional`
+    /// fields kept when set (even to a default), REQUIRED fields always kept, and other fields
+    /// omitted when they hold their default (`""`, `false`, empty list or map). Unknown members
+    /// (`extra`) are kept as they are. Feed the result to a JCS canonicalizer, then sign or
+    /// verify the bytes.
+    pub fn signing_payload(&self) -> serde_json::Value {
+        fn non_default(s: &mut Option<String>) {
+            if s.as_deref() == Some("") {
+                *s = None;
+            }
+        }
+        fn non_false(b: &mut Option<bool>) {
+            if *b == Some(false) {
+                *b = None;
+            }
+        }
+        let mut c = self.clone();
+        c.signatures.clear();
+        for i in &mut c.supported_interfaces {
+            non_default(&mut i.tenant);
+        }
+        for e in &mut c.capabilities.extensions {
+            non_default(&mut e.uri);
+            non_default(&mut e.description);
+            non_false(&mut e.required);
+        }
+        for s in c.security_schemes.values_mut() {
+            match s {
+                SecurityScheme::ApiKeySecurityScheme(x) => non_default(&mut x.description),
+                SecurityScheme::HttpAuthSecurityScheme(x) => {
+                    non_default(&mut x.description);
+                    non_default(&mut x.bearer_format);
+                }
+                SecurityScheme::Oauth2SecurityScheme(x) => {
+                    non_default(&mut x.description);
+                    non_default(&mut x.oauth2_metadata_url);
+                    match &mut x.flows {
+                        OAuthFlows::AuthorizationCode(f) => {
+                            non_default(&mut f.refresh_url);
+                            non_false(&mut f.pkce_required);
+                        }
+                        OAuthFlows::ClientCredentials(f) => non_default(&mut f.refresh_url),
+                        OAuthFlows::Implicit(f) => {
+                            non_default(&mut f.authorization_url);
+                            non_default(&mut f.refresh_url);
+                        }
+                        OAuthFlows::Password(f) => {
+                            non_default(&mut f.token_url);
+                            non_default(&mut f.refresh_url);
+                        }
+                        OAuthFlows::DeviceCode(f) => non_default(&mut f.refresh_url),
+                    }
+                }
+                SecurityScheme::OpenIdConnectSecurityScheme(x) => non_default(&mut x.description),
+                SecurityScheme::MtlsSecurityScheme(x) => non_default(&mut x.description),
+            }
+        }
+        serde_json::to_value(&c).unwrap_or(serde_json::Value::Null)
+    }
 }
 
 /// One way to reach the agent (P1 `AgentInterface`).
