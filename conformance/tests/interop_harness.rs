@@ -669,3 +669,86 @@ fn api_key_and_extension_header() {
         }
     }
 }
+
+#[test]
+fn capabilities_off_and_error_cases() {
+    setup();
+    for sdk in Sdk::ALL {
+        let off = PyAgent::start_with(sdk, &["--no-streaming", "--no-push", "--no-extended-card"])
+            .expect("agent with capabilities off");
+        let on = PyAgent::start(sdk).expect("agent");
+        for binding in Binding::ALL {
+            let out = run(
+                sdk,
+                &off,
+                binding,
+                json!([
+                    {"op": "send", "text": "echo a"},
+                    {"op": "stream", "text": "stream 1"},
+                    {"op": "push_set", "taskId": "$0.task_id", "url": "http://127.0.0.1:9/h"},
+                    {"op": "extended_card"},
+                    {"op": "subscribe", "taskId": "$0.task_id"},
+                ]),
+            );
+            // streaming off in the card: the SDK client falls back to one blocking send
+            let events = out.events(1);
+            assert_eq!(events.len(), 1, "{sdk:?}/{binding:?}");
+            assert_eq!(state_of(events[0]), "completed");
+            // ... and refuses to subscribe on the client side
+            assert_eq!(err(&out, 4)["type"], "NotImplementedError");
+            // no extended card: the SDK client hands back the public card
+            let card = &ok(&out, 3)["result"];
+            assert!(
+                !card["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .ends_with("(extended)")
+            );
+            let push = err(&out, 2);
+            match (sdk, binding) {
+                (Sdk::V1, _) => {
+                    assert_eq!(push["type"], "PushNotificationNotSupportedError");
+                    assert_eq!(push["code"], -32003);
+                }
+                // 0.3.26 answers an internal error over JSON-RPC, 501 over REST
+                (Sdk::V03, Binding::JsonRpc) => assert_eq!(push["code"], -32603, "{push}"),
+                (Sdk::V03, Binding::Rest) => assert_eq!(push["httpStatus"], 501, "{push}"),
+            }
+
+            let out = run(
+                sdk,
+                &on,
+                binding,
+                json!([
+                    {"op": "send", "text": "echo a"},
+                    {"op": "subscribe", "taskId": "$0.task_id"},
+                    {"op": "subscribe", "taskId": "no-such-task"},
+                    {"op": "push_get", "taskId": "$0.task_id", "id": "no-such-config"},
+                ]),
+            );
+            let (terminal, unknown, no_cfg) = (err(&out, 1), err(&out, 2), err(&out, 3));
+            match (sdk, binding) {
+                (Sdk::V1, _) => {
+                    assert_eq!(terminal["type"], "UnsupportedOperationError", "{terminal}");
+                    assert_eq!(terminal["code"], -32004);
+                    assert_eq!(unknown["code"], -32001);
+                    assert_eq!(no_cfg["code"], -32001, "{no_cfg}");
+                }
+                (Sdk::V03, Binding::JsonRpc) => {
+                    // 0.3.26: invalid params for a terminal task, internal error for a
+                    // missing config
+                    assert_eq!(terminal["code"], -32602, "{terminal}");
+                    assert_eq!(unknown["code"], -32001);
+                    assert_eq!(no_cfg["code"], -32603, "{no_cfg}");
+                }
+                (Sdk::V03, Binding::Rest) => {
+                    // the 0.3.26 REST server breaks the SSE response off instead of answering
+                    // an error; the client reports a network error (503)
+                    assert_eq!(terminal["httpStatus"], 503, "{terminal}");
+                    assert_eq!(unknown["httpStatus"], 503, "{unknown}");
+                    assert_eq!(no_cfg["httpStatus"], 500, "{no_cfg}");
+                }
+            }
+        }
+    }
+}

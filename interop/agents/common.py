@@ -45,6 +45,9 @@ def parse_args(description: str) -> argparse.Namespace:
         help='require header X-API-Key: KEY on every path except /.well-known/* '
         '(401 otherwise) and declare the apiKey scheme in the card',
     )
+    p.add_argument('--no-streaming', action='store_true', help='capabilities.streaming = false')
+    p.add_argument('--no-push', action='store_true', help='capabilities.pushNotifications = false, no push store')
+    p.add_argument('--no-extended-card', action='store_true', help='no extended card')
     p.add_argument(
         '--no-compat',
         action='store_true',

@@ -152,7 +152,13 @@ class ReferenceExecutor(AgentExecutor):
         await updater.cancel(updater.new_agent_message(text_parts('canceled')))
 
 
-def build_card(base_url: str, extended: bool = False, api_key: bool = False) -> AgentCard:
+def build_card(
+    base_url: str,
+    extended: bool = False,
+    api_key: bool = False,
+    caps: dict[str, bool] | None = None,
+) -> AgentCard:
+    caps = caps or {}
     skills = [
         AgentSkill(
             id='scripted',
@@ -183,8 +189,8 @@ def build_card(base_url: str, extended: bool = False, api_key: bool = False) -> 
             AgentInterface(transport='HTTP+JSON', url=base_url),
         ],
         capabilities=AgentCapabilities(
-            streaming=True,
-            push_notifications=True,
+            streaming=caps.get('streaming', True),
+            push_notifications=caps.get('push', True),
             extensions=[
                 AgentExtension(
                     uri=EXTENSION_URI,
@@ -199,19 +205,28 @@ def build_card(base_url: str, extended: bool = False, api_key: bool = False) -> 
             else None
         ),
         security=[{'apiKey': []}] if api_key else None,
-        supports_authenticated_extended_card=True,
+        supports_authenticated_extended_card=caps.get('extended', True),
         default_input_modes=['text/plain'],
         default_output_modes=['text/plain'],
         skills=skills,
     )
 
 
-def build_app(base_url: str, api_key: bool = False):  # noqa: ANN201
-    card = build_card(base_url, api_key=api_key)
-    extended = build_card(base_url, extended=True, api_key=api_key)
-    push_store = InMemoryPushNotificationConfigStore()
-    # The 0.3 SDK's sender has no URL screening: loopback webhooks are delivered.
-    push_sender = BasePushNotificationSender(httpx.AsyncClient(), push_store)
+def build_app(  # noqa: ANN201
+    base_url: str, api_key: bool = False, caps: dict[str, bool] | None = None
+):
+    caps = caps or {}
+    card = build_card(base_url, api_key=api_key, caps=caps)
+    extended = (
+        build_card(base_url, extended=True, api_key=api_key, caps=caps)
+        if caps.get('extended', True)
+        else None
+    )
+    push_store = push_sender = None
+    if caps.get('push', True):
+        push_store = InMemoryPushNotificationConfigStore()
+        # The 0.3 SDK's sender has no URL screening: loopback webhooks are delivered.
+        push_sender = BasePushNotificationSender(httpx.AsyncClient(), push_store)
     handler = DefaultRequestHandler(
         agent_executor=ReferenceExecutor(),
         task_store=InMemoryTaskStore(),
@@ -231,4 +246,9 @@ def build_app(base_url: str, api_key: bool = False):  # noqa: ANN201
 
 if __name__ == '__main__':
     args = parse_args('a2a-sdk 0.3.x reference agent')
-    serve(lambda base: build_app(base, api_key=bool(args.api_key)), args)
+    caps = {
+        'streaming': not args.no_streaming,
+        'push': not args.no_push,
+        'extended': not args.no_extended_card,
+    }
+    serve(lambda base: build_app(base, api_key=bool(args.api_key), caps=caps), args)

@@ -165,8 +165,13 @@ class ReferenceExecutor(AgentExecutor):
 
 
 def build_card(
-    base_url: str, compat: bool, extended: bool = False, api_key: bool = False
+    base_url: str,
+    compat: bool,
+    extended: bool = False,
+    api_key: bool = False,
+    caps: dict[str, bool] | None = None,
 ) -> AgentCard:
+    caps = caps or {}
     interfaces = [
         AgentInterface(url=f'{base_url}/', protocol_binding='JSONRPC', protocol_version='1.0'),
         AgentInterface(url=base_url, protocol_binding='HTTP+JSON', protocol_version='1.0'),
@@ -200,9 +205,9 @@ def build_card(
         version='1.3.0',
         supported_interfaces=interfaces,
         capabilities=AgentCapabilities(
-            streaming=True,
-            push_notifications=True,
-            extended_agent_card=True,
+            streaming=caps.get('streaming', True),
+            push_notifications=caps.get('push', True),
+            extended_agent_card=caps.get('extended', True),
             extensions=[
                 AgentExtension(
                     uri=EXTENSION_URI,
@@ -229,18 +234,26 @@ def build_card(
     return card
 
 
-def build_app(base_url: str, compat: bool, api_key: bool = False) -> Starlette:
-    card = build_card(base_url, compat, api_key=api_key)
-    push_store = InMemoryPushNotificationConfigStore()
-    # No push_url_validator: loopback webhook URLs are allowed (test use only).
-    push_sender = BasePushNotificationSender(httpx.AsyncClient(), push_store)
+def build_app(
+    base_url: str, compat: bool, api_key: bool = False, caps: dict[str, bool] | None = None
+) -> Starlette:
+    caps = caps or {}
+    card = build_card(base_url, compat, api_key=api_key, caps=caps)
+    push_store = push_sender = None
+    if caps.get('push', True):
+        push_store = InMemoryPushNotificationConfigStore()
+        # No push_url_validator: loopback webhook URLs are allowed (test use only).
+        push_sender = BasePushNotificationSender(httpx.AsyncClient(), push_store)
+    extended = None
+    if caps.get('extended', True):
+        extended = build_card(base_url, compat, extended=True, api_key=api_key, caps=caps)
     handler = DefaultRequestHandler(
         agent_executor=ReferenceExecutor(),
         task_store=InMemoryTaskStore(),
         agent_card=card,
         push_config_store=push_store,
         push_sender=push_sender,
-        extended_agent_card=build_card(base_url, compat, extended=True, api_key=api_key),
+        extended_agent_card=extended,
     )
     routes = []
     routes += create_agent_card_routes(card)
@@ -252,6 +265,15 @@ def build_app(base_url: str, compat: bool, api_key: bool = False) -> Starlette:
 if __name__ == '__main__':
     args = parse_args('a2a-sdk 1.x reference agent')
     serve(
-        lambda base: build_app(base, compat=not args.no_compat, api_key=bool(args.api_key)),
+        lambda base: build_app(
+            base,
+            compat=not args.no_compat,
+            api_key=bool(args.api_key),
+            caps={
+                'streaming': not args.no_streaming,
+                'push': not args.no_push,
+                'extended': not args.no_extended_card,
+            },
+        ),
         args,
     )
