@@ -56,6 +56,7 @@ from a2a.types import (  # noqa: E402
     Message,
     MessageSendConfiguration,
     Part,
+    PushNotificationAuthenticationInfo,
     PushNotificationConfig,
     Role,
     TaskIdParams,
@@ -211,7 +212,16 @@ class Sdk03Driver:
         cfg = TaskPushNotificationConfig(
             task_id=spec['taskId'],
             push_notification_config=PushNotificationConfig(
-                url=spec['url'], token=spec.get('token'), id=spec.get('id')
+                url=spec['url'],
+                token=spec.get('token'),
+                id=spec.get('id'),
+                authentication=(
+                    PushNotificationAuthenticationInfo(
+                        schemes=[spec['authScheme']], credentials=spec.get('authCredentials')
+                    )
+                    if spec.get('authScheme')
+                    else None
+                ),
             ),
         )
         return dump(await c.set_task_callback(cfg, context=self.ctx()))
