@@ -1,0 +1,131 @@
+//! The `a2a` binary against the a2a-sdk 1.x reference agent: readable and `--json` output,
+//! streaming progress, forced binding/version, errors, and `--help`.
+
+use std::process::Command;
+
+use a2a_types::v1;
+use conformance::interop::{self, PyAgent, Sdk};
+
+fn a2a(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_a2a"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn help_documents_every_flag() {
+    let (ok, help, _) = a2a(&["--help"]);
+    assert!(ok);
+    for flag in [
+        "--a2a-version",
+        "--binding",
+        "--header",
+        "--api-key",
+        "--bearer",
+        "--json",
+        "--no-card",
+        "--extension",
+        "--timeout",
+    ] {
+        assert!(help.contains(flag), "--help lacks {flag}:\n{help}");
+    }
+    let (ok, help, _) = a2a(&["send", "--help"]);
+    assert!(ok);
+    for flag in ["--stream", "--data", "--file", "--task-id", "--no-wait"] {
+        assert!(help.contains(flag), "send --help lacks {flag}:\n{help}");
+    }
+    for sub in [&["task", "--help"][..], &["push", "--help"][..]] {
+        let (ok, help, _) = a2a(sub);
+        assert!(ok, "{sub:?}");
+        assert!(help.contains("get") && help.contains("list"), "{help}");
+    }
+}
+
+#[test]
+fn cli_against_sdk1_agent() {
+    interop::ensure_venvs().unwrap();
+    let agent = PyAgent::start(Sdk::V1).unwrap();
+    let url = agent.url();
+
+    let (ok, out, err) = a2a(&["card", url]);
+    assert!(ok, "{err}");
+    assert!(out.contains("sdk1-reference-agent"), "{out}");
+    assert!(
+        out.contains(" * JSONRPC 1.0"),
+        "first usable entry marked:\n{out}"
+    );
+
+    let (ok, out, err) = a2a(&["send", url, "stream 2", "--stream"]);
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("[task] "), "{out}");
+    assert!(out.contains("[status] working: working 1/2"), "{out}");
+    assert!(out.contains("[artifact] stream (+): chunk 2"), "{out}");
+    assert_eq!(*lines.last().unwrap(), "[status] completed: done", "{out}");
+
+    // --json streams: one StreamResponse per line.
+    let (ok, out, err) = a2a(&[
+        "--json",
+        "--binding",
+        "rest",
+        "send",
+        url,
+        "stream 1",
+        "--stream",
+    ]);
+    assert!(ok, "{err}");
+    let events: Vec<v1::StreamResponse> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(matches!(events[0], v1::StreamResponse::Task(_)));
+    assert_eq!(events.len(), 1 + 1 + 2 + 1, "{out}");
+
+    // 0.3 forced, JSON output is still 1.0.
+    let (ok, out, err) = a2a(&[
+        "--json",
+        "--a2a-version",
+        "0.3",
+        "send",
+        url,
+        "echo via 0.3",
+    ]);
+    assert!(ok, "{err}");
+    let task: v1::Task = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(task.status.state, v1::TaskState::Completed);
+    let id = task.id.clone();
+
+    let (ok, out, err) = a2a(&["task", "get", url, &id]);
+    assert!(ok, "{err}");
+    assert!(out.starts_with(&format!("task {id} (completed)")), "{out}");
+
+    let (ok, out, err) = a2a(&[
+        "push",
+        "set",
+        url,
+        &id,
+        "http://127.0.0.1:9/h",
+        "--id",
+        "p1",
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("push config p1 of task"), "{out}");
+    let (ok, out, _) = a2a(&["push", "list", url, &id]);
+    assert!(ok && out.contains("p1"), "{out}");
+    let (ok, _, err) = a2a(&["push", "delete", url, &id, "p1"]);
+    assert!(ok, "{err}");
+
+    let (ok, _, err) = a2a(&["task", "get", url, "no-such-task"]);
+    assert!(!ok);
+    assert!(err.contains("TaskNotFoundError"), "{err}");
+
+    let (ok, _, err) = a2a(&["--a2a-version", "2.0", "task", "get", url, &id]);
+    assert!(!ok);
+    assert!(err.contains("unsupported --a2a-version"), "{err}");
+}
