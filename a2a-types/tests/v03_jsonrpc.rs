@@ -482,3 +482,16 @@ fn kind_less_parts_are_inferred_and_errors_keep_inner_paths() {
     assert_eq!(e.path, "parts[1]");
     assert!(e.message.contains("must be a JSON object"), "{e}");
 }
+
+#[test]
+fn card_without_protocol_version_gets_the_j0_default() {
+    let mut v: Value = serde_json::from_str(SPEC_CARD).unwrap();
+    v.as_object_mut().unwrap().remove("protocolVersion");
+    let card: AgentCard = serde_json::from_value(v.clone()).unwrap();
+    assert_eq!(card.protocol_version, "0.3.0");
+    let shown: Vec<String> = validate::<AgentCard>(&v)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(shown, ["$: missing required member protocolVersion"]);
+}

@@ -1121,8 +1121,14 @@ pub mod transport {
 /// round trip loses nothing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = [
+    "protocolVersion", "name", "description", "url", "version", "capabilities",
+    "defaultInputModes", "defaultOutputModes", "skills"
+]))]
 pub struct AgentCard {
-    /// A2A version the agent implements (T0 default `"0.3.0"`).
+    /// A2A version the agent implements. Required by J0, with the default `"0.3.0"`, which the
+    /// lenient parse applies when a (pre-0.2.6) card omits it; strict validation reports it.
+    #[serde(default = "default_protocol_version")]
     pub protocol_version: String,
     /// Human-readable name.
     pub name: String,
@@ -1210,6 +1216,11 @@ impl AgentCard {
             .as_deref()
             .unwrap_or(transport::JSONRPC)
     }
+}
+
+/// The J0 default of `AgentCard.protocolVersion`.
+fn default_protocol_version() -> String {
+    "0.3.0".into()
 }
 
 /// One security requirement: scheme name -> required scopes (all must be satisfied).
