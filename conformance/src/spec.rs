@@ -418,10 +418,6 @@ pub const KNOWN_BROKEN: &[(&str, &str)] = &[
         "0.3 legacy illustration mixing dialects: `kind` (JSON-RPC) with `fileWithBytes` (ProtoJSON of P0); valid in neither",
     ),
     (
-        "v1.0#27",
-        "pre-1.0 illustration of the removed field `supportsExtendedAgentCard` (0.3 spelled it supportsAuthenticatedExtendedCard, digest §12.4)",
-    ),
-    (
         "v0.3#8.1",
         "FileWithBytes written with member `data` instead of `bytes` (no 0.3 file part has `data`)",
     ),
@@ -432,6 +428,18 @@ pub const KNOWN_BROKEN: &[(&str, &str)] = &[
     (
         "v0.3#9",
         "messageId sits in params instead of params.message (message lacks its REQUIRED messageId)",
+    ),
+    (
+        "v0.3#6",
+        "the agent's reply message lacks its REQUIRED role (J0 Message.required)",
+    ),
+    (
+        "v0.3#7",
+        "FileWithBytes written with member `data` instead of `bytes` (no 0.3 file part has `data`)",
+    ),
+    (
+        "v0.3#12",
+        "the status message lacks its REQUIRED messageId and kind (J0 Message.required)",
     ),
     (
         "v0.3#13",
@@ -452,12 +460,86 @@ pub const KNOWN_BROKEN: &[(&str, &str)] = &[
 /// Examples that are not A2A documents (or fragments of no A2A type), with the reason.
 pub const UNCLASSIFIABLE: &[(&str, &str)] = &[
     (
+        "v1.0#27",
+        "pre-1.0 illustration of the removed top-level `supportsExtendedAgentCard` (0.3 spelled it supportsAuthenticatedExtendedCard, digest §12.4): no 1.0 type has it",
+    ),
+    (
         "v1.0#4",
         "illustrates timestamp formatting with made-up field names (createdAt, lastModified)",
     ),
     (
         "v1.0#10",
         "a decoded JWS protected header (alg/typ/kid/jku): JOSE, not an A2A type; it is the base64url payload of v1.0#9",
+    ),
+];
+
+/// Examples that parse but whose serialization differs from the text, with the exact differences
+/// (`pointer path: difference`, as the test prints them) and the reason. The test checks the
+/// differences are exactly these, so nothing else may change.
+pub const KNOWN_DIFFS: &[(&str, &[&str], &str)] = &[
+    (
+        "v1.0#2",
+        &["messageId: unexpected member"],
+        "the message lacks its REQUIRED messageId; the model emits the REQUIRED scalar (empty)",
+    ),
+    (
+        "v1.0#7",
+        &[
+            "capabilities.extensions: missing",
+            "defaultInputModes: unexpected member",
+            "defaultOutputModes: unexpected member",
+            "supportedInterfaces: unexpected member",
+            "version: unexpected member",
+        ],
+        "canonicalization illustration: a card without its REQUIRED version, supportedInterfaces and modes (emitted empty), and an empty non-REQUIRED extensions list (omitted, as S1 §8.4.1 itself says)",
+    ),
+    (
+        "v1.0#8",
+        &[
+            "defaultInputModes: unexpected member",
+            "defaultOutputModes: unexpected member",
+            "supportedInterfaces: unexpected member",
+            "version: unexpected member",
+        ],
+        "canonical form of v1.0#7: the same missing REQUIRED members are emitted empty",
+    ),
+    (
+        "v1.0#22",
+        &["/supportedInterfaces/0 protocolVersion: unexpected member"],
+        "the interface lacks its REQUIRED protocolVersion (P1 AgentInterface); the model emits it empty",
+    ),
+    (
+        "v0.3#3",
+        &["/params message.kind: unexpected member"],
+        "the message lacks its REQUIRED kind (J0 Message.required); parsed leniently, emitted with kind",
+    ),
+    (
+        "v0.3#4",
+        &["/result history[0].kind: unexpected member"],
+        "the history message lacks its REQUIRED kind; emitted with kind",
+    ),
+    (
+        "v0.3#5",
+        &["/params message.kind: unexpected member"],
+        "the message lacks its REQUIRED kind; emitted with kind",
+    ),
+    (
+        "v0.3#10",
+        &[
+            "/result history[0].kind: unexpected member",
+            "/result status.message.kind: unexpected member",
+        ],
+        "the messages lack their REQUIRED kind; emitted with kind",
+    ),
+    (
+        "v0.3#11",
+        &["/params message.kind: unexpected member"],
+        "the message lacks its REQUIRED kind; emitted with kind",
+    ),
+    (
+        "v0.3#18",
+        &["/params message.kind: unexpected member"],
+        "the message lacks its REQUIRED kind; emitted with kind",
     ),
 ];
 
