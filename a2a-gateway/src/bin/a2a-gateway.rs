@@ -342,20 +342,33 @@ async fn demo(args: DemoArgs) -> Result<()> {
         None => std::env::temp_dir().join(format!("a2a-gateway-demo-{}.db", std::process::id())),
     };
     let store = Store::open(&db).with_context(|| format!("opening {}", db.display()))?;
-    let echo_version = if args.echo_version == "0.3" {
-        Version::V03
-    } else {
-        Version::V10
-    };
+    // The built-in echo agent of a2a-agent (JSON-RPC and HTTP+JSON, A2A 1.0 and 0.3), or the
+    // gateway's own small echo peer speaking only A2A 0.3 (`--echo-version 0.3`).
     let echo_listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
-    let echo = a2a_gateway::demo::start_echo(echo_listener, echo_version, None).await?;
+    let (echo_url, echo_stop): (String, Box<dyn FnOnce() -> tokio::task::JoinHandle<()>>) =
+        if args.echo_version == "0.3" {
+            let echo = a2a_gateway::demo::start_echo(echo_listener, Version::V03, None).await?;
+            let url = echo.url.clone();
+            (url, Box::new(move || tokio::spawn(echo.shutdown())))
+        } else {
+            let server = a2a_agent::AgentServer::new(
+                a2a_agent::demo::echo_card(),
+                a2a_agent::demo::echo_handler(),
+            )
+            .validate_auth(false)
+            .serve(echo_listener)
+            .await
+            .map_err(|e| anyhow::anyhow!("starting the echo agent: {e}"))?;
+            let url = server.url().to_owned();
+            (url, Box::new(move || tokio::spawn(server.shutdown())))
+        };
     if store.workspace("demo")?.is_none() {
         store.create_workspace("demo", "Demo workspace")?;
     }
     store.upsert_agent(&Agent {
         workspace_id: "demo".into(),
         agent_id: "echo".into(),
-        endpoint: echo.url.clone(),
+        endpoint: echo_url.clone(),
         credential: None,
         skills: None,
         pinned_card_key: None,
@@ -378,8 +391,8 @@ async fn demo(args: DemoArgs) -> Result<()> {
         bail!("no demo key");
     }
     println!(
-        "a2a-gateway demo: workspace `demo`, agent `echo` (built-in echo agent, A2A {}), database {}",
-        echo_version.as_str(),
+        "a2a-gateway demo: workspace `demo`, agent `echo` (built-in echo agent at {echo_url}, A2A {}), database {}",
+        args.echo_version,
         db.display()
     );
     println!();
@@ -415,15 +428,15 @@ async fn demo(args: DemoArgs) -> Result<()> {
     );
     println!();
     println!("# With the a2a CLI (a2a-client):");
-    println!(
-        "a2a --header \"Authorization: Bearer $A2A_GATEWAY_KEY\" send {base}/a2a/echo 'hello'"
-    );
+    println!("a2a --bearer \"$A2A_GATEWAY_KEY\" card {base}/a2a/echo");
+    println!("a2a --bearer \"$A2A_GATEWAY_KEY\" send {base}/a2a/echo 'hello'");
+    println!("a2a --bearer \"$A2A_GATEWAY_KEY\" send --stream {base}/a2a/echo 'stream hello'");
     println!();
     println!("# Metrics: curl -s {base}/metrics");
     println!("LISTENING {base}");
     tokio::signal::ctrl_c().await.ok();
     handle.shutdown().await;
-    echo.shutdown().await;
+    let _ = echo_stop().await;
     Ok(())
 }
 

@@ -1,0 +1,66 @@
+//! `a2a-gateway demo` as a child process: it prints LISTENING and the printed commands work.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+#[tokio::test]
+async fn demo_prints_listening_and_serves_the_echo_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-gateway"))
+        .args(["demo", "--port", "0", "--database"])
+        .arg(dir.path().join("demo.db"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (base, key) = tokio::task::spawn_blocking(move || {
+        let mut key = None;
+        for line in BufReader::new(stdout).lines() {
+            let line = line.unwrap();
+            if let Some(k) = line.strip_prefix("export A2A_GATEWAY_KEY=") {
+                key = Some(k.to_owned());
+            }
+            if let Some(url) = line.strip_prefix("LISTENING ") {
+                return (url.to_owned(), key.unwrap());
+            }
+        }
+        panic!("no LISTENING line");
+    })
+    .await
+    .unwrap();
+    let http = reqwest::Client::new();
+    let b: Value = http
+        .post(format!("{base}/a2a/echo"))
+        .bearer_auth(&key)
+        .header("content-type", "application/json")
+        .body(
+            json!({"jsonrpc":"2.0","id":"1","method":"message/send","params":{"message":
+                {"kind":"message","messageId":"m-1","role":"user","parts":[{"kind":"text","text":"hello"}]}}})
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(b["result"].to_string().contains("hello"), "{b}");
+    let card: Value = http
+        .get(format!("{base}/a2a/echo/.well-known/agent-card.json"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        card["supportedInterfaces"][0]["url"],
+        format!("{base}/a2a/echo")
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
