@@ -159,3 +159,57 @@ pub struct UnknownEnumValue {
     /// The refused text.
     pub value: String,
 }
+
+/// Implements `Deserialize` for a proto `oneof` wrapper enum (`{"task": ..}`): unknown members
+/// are ignored (S1 §5.7), `null` members count as unset, and zero or several set members are an
+/// error. Serialization stays with `#[derive(Serialize)]`.
+macro_rules! oneof_deserialize {
+    ($ty:ident { $($name:literal $(| $alias:literal)* => $variant:ident($inner:ty)),+ $(,)? }) => {
+        impl<'de> ::serde::Deserialize<'de> for $ty {
+            fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> ::serde::de::Visitor<'de> for V {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                        f.write_str(concat!("a ", stringify!($ty), " object with exactly one of: ", $($name, " "),+))
+                    }
+                    fn visit_map<A: ::serde::de::MapAccess<'de>>(
+                        self,
+                        mut map: A,
+                    ) -> Result<$ty, A::Error> {
+                        let mut found: Option<($ty, &'static str)> = None;
+                        while let Some(key) = map.next_key::<::std::borrow::Cow<'de, str>>()? {
+                            match key.as_ref() {
+                                $(
+                                    $name $(| $alias)* => {
+                                        let v: Option<$inner> = map.next_value()?;
+                                        if let Some(v) = v {
+                                            if let Some((_, prev)) = &found {
+                                                return Err(::serde::de::Error::custom(format_args!(
+                                                    "{} has both `{}` and `{}` (oneof allows one)",
+                                                    stringify!($ty), prev, $name
+                                                )));
+                                            }
+                                            found = Some(($ty::$variant(v), $name));
+                                        }
+                                    }
+                                )+
+                                _ => {
+                                    map.next_value::<::serde::de::IgnoredAny>()?;
+                                }
+                            }
+                        }
+                        found.map(|(v, _)| v).ok_or_else(|| {
+                            ::serde::de::Error::custom(concat!(
+                                stringify!($ty), " needs one of: ", $($name, " "),+
+                            ))
+                        })
+                    }
+                }
+                d.deserialize_map(V)
+            }
+        }
+    };
+}
+
+pub(crate) use oneof_deserialize;

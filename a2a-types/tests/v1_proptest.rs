@@ -657,3 +657,25 @@ fn part_data_null_is_a_data_part() {
     assert!(strict::parse_value::<Part>(json!({"metadata": {}})).is_err());
     let _ = Map::<String, Value>::new();
 }
+
+#[test]
+fn oneof_wrappers_ignore_unknown_members_and_refuse_two_payloads() {
+    let t = json!({"id": "t", "status": {"state": 1}});
+    let r: SendMessageResponse =
+        strict::parse_value(json!({"x": 1, "task": t, "kind": "task"})).unwrap();
+    assert!(matches!(r, SendMessageResponse::Task(_)));
+    let r: StreamResponse = strict::parse_value(json!({"task": null, "status_update": {"taskId": "t", "contextId": "c", "status": {"state": 2}}})).unwrap();
+    assert!(matches!(r, StreamResponse::StatusUpdate(_)));
+    let e = strict::parse_value::<StreamResponse>(
+        json!({"task": t, "message": {"messageId": "m", "role": 1, "parts": [{"text": "a"}]}}),
+    )
+    .unwrap_err();
+    assert!(e.message.contains("has both"), "{e}");
+    let e = strict::parse_value::<SendMessageResponse>(json!({})).unwrap_err();
+    assert!(e.message.contains("needs one of"), "{e}");
+    let e = strict::parse_value::<SecurityScheme>(
+        json!({"oauth2SecurityScheme": {"flows": {"deviceCode": {"tokenUrl": 5}}}}),
+    )
+    .unwrap_err();
+    assert_eq!(e.path, "oauth2SecurityScheme.flows.deviceCode.tokenUrl");
+}

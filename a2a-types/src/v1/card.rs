@@ -383,25 +383,28 @@ impl SecurityRequirement {
 /// An authentication scheme (P1 `SecurityScheme`, `oneof scheme`); the member name is the
 /// discriminator: `{"apiKeySecurityScheme":{..}}`.
 #[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum SecurityScheme {
     /// `apiKeySecurityScheme`.
-    #[serde(alias = "api_key_security_scheme")]
     ApiKeySecurityScheme(ApiKeySecurityScheme),
     /// `httpAuthSecurityScheme`.
-    #[serde(alias = "http_auth_security_scheme")]
     HttpAuthSecurityScheme(HttpAuthSecurityScheme),
     /// `oauth2SecurityScheme`.
-    #[serde(alias = "oauth2_security_scheme")]
     Oauth2SecurityScheme(OAuth2SecurityScheme),
     /// `openIdConnectSecurityScheme`.
-    #[serde(alias = "open_id_connect_security_scheme")]
     OpenIdConnectSecurityScheme(OpenIdConnectSecurityScheme),
     /// `mtlsSecurityScheme`.
-    #[serde(alias = "mtls_security_scheme")]
     MtlsSecurityScheme(MutualTlsSecurityScheme),
 }
+
+crate::macros::oneof_deserialize!(SecurityScheme {
+    "apiKeySecurityScheme" | "api_key_security_scheme" => ApiKeySecurityScheme(ApiKeySecurityScheme),
+    "httpAuthSecurityScheme" | "http_auth_security_scheme" => HttpAuthSecurityScheme(HttpAuthSecurityScheme),
+    "oauth2SecurityScheme" | "oauth2_security_scheme" => Oauth2SecurityScheme(OAuth2SecurityScheme),
+    "openIdConnectSecurityScheme" | "open_id_connect_security_scheme" => OpenIdConnectSecurityScheme(OpenIdConnectSecurityScheme),
+    "mtlsSecurityScheme" | "mtls_security_scheme" => MtlsSecurityScheme(MutualTlsSecurityScheme),
+});
 
 impl SecurityScheme {
     /// The JSON member name of this variant.
@@ -512,23 +515,28 @@ pub struct MutualTlsSecurityScheme {
 }
 
 /// The OAuth flow of a scheme (P1 `OAuthFlows`, `oneof flow`: exactly one).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum OAuthFlows {
     /// `authorizationCode`.
-    #[serde(alias = "authorization_code")]
     AuthorizationCode(AuthorizationCodeOAuthFlow),
     /// `clientCredentials`.
-    #[serde(alias = "client_credentials")]
     ClientCredentials(ClientCredentialsOAuthFlow),
     /// `implicit` (deprecated).
     Implicit(ImplicitOAuthFlow),
     /// `password` (deprecated).
     Password(PasswordOAuthFlow),
     /// `deviceCode` (RFC 8628).
-    #[serde(alias = "device_code")]
     DeviceCode(DeviceCodeOAuthFlow),
 }
+
+crate::macros::oneof_deserialize!(OAuthFlows {
+    "authorizationCode" | "authorization_code" => AuthorizationCode(AuthorizationCodeOAuthFlow),
+    "clientCredentials" | "client_credentials" => ClientCredentials(ClientCredentialsOAuthFlow),
+    "implicit" => Implicit(ImplicitOAuthFlow),
+    "password" => Password(PasswordOAuthFlow),
+    "deviceCode" | "device_code" => DeviceCode(DeviceCodeOAuthFlow),
+});
 
 /// Authorization code flow (P1 `AuthorizationCodeOAuthFlow`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]

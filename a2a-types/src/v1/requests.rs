@@ -86,7 +86,7 @@ impl SendMessageRequest {
 
 /// `SendMessage` result (P1 `SendMessageResponse`, `oneof payload`): `{"task":..}` or
 /// `{"message":..}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum SendMessageResponse {
     /// `task`: the task created or continued.
@@ -94,6 +94,11 @@ pub enum SendMessageResponse {
     /// `message`: a direct reply without a task.
     Message(Message),
 }
+
+crate::macros::oneof_deserialize!(SendMessageResponse {
+    "task" => Task(Task),
+    "message" => Message(Message),
+});
 
 impl From<Task> for SendMessageResponse {
     fn from(t: Task) -> Self {

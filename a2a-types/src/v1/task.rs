@@ -304,7 +304,7 @@ impl TaskArtifactUpdateEvent {
 
 /// One event of a stream or push delivery (P1 `StreamResponse`, `oneof payload`):
 /// `{"task":..}`, `{"message":..}`, `{"statusUpdate":..}` or `{"artifactUpdate":..}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum StreamResponse {
     /// `task`: a task snapshot.
@@ -312,12 +312,17 @@ pub enum StreamResponse {
     /// `message`: a direct message.
     Message(Message),
     /// `statusUpdate`: a status change.
-    #[serde(alias = "status_update")]
     StatusUpdate(TaskStatusUpdateEvent),
     /// `artifactUpdate`: an artifact change.
-    #[serde(alias = "artifact_update")]
     ArtifactUpdate(TaskArtifactUpdateEvent),
 }
+
+crate::macros::oneof_deserialize!(StreamResponse {
+    "task" => Task(Task),
+    "message" => Message(Message),
+    "statusUpdate" | "status_update" => StatusUpdate(TaskStatusUpdateEvent),
+    "artifactUpdate" | "artifact_update" => ArtifactUpdate(TaskArtifactUpdateEvent),
+});
 
 impl StreamResponse {
     /// The task id this event is about, if any.
