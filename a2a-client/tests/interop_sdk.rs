@@ -287,3 +287,82 @@ async fn sdk03_rest() {
     )
     .await;
 }
+
+/// The 1.x agent refuses a 1.0 call labelled with another version: `VersionNotSupportedError`,
+/// recognised by code (JSON-RPC) and by ErrorInfo reason (HTTP+JSON, HTTP 400).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sdk1_version_refused_on_both_bindings() {
+    let a = agent(Sdk::V1).await;
+    for binding in [Binding::JsonRpc, Binding::HttpJson] {
+        let c = A2aClient::builder()
+            .binding(binding.clone())
+            .version(Version::V1)
+            .header("A2A-Version", "9.9")
+            .unwrap()
+            .connect(a.url())
+            .await
+            .unwrap();
+        let err = c
+            .send_message(Message::user_text("echo x"))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.kind(),
+            Some(ErrorKind::VersionNotSupported),
+            "{binding}: {err}"
+        );
+        let a2a = err.a2a().unwrap();
+        assert_eq!(
+            a2a.reason.as_deref(),
+            Some("VERSION_NOT_SUPPORTED"),
+            "{binding}"
+        );
+        assert!(!a2a.local);
+        if binding == Binding::HttpJson {
+            assert_eq!(a2a.http_status, Some(400));
+        }
+        let err = c.get_task("whatever", None).await.unwrap_err();
+        assert_eq!(
+            err.kind(),
+            Some(ErrorKind::VersionNotSupported),
+            "{binding}: {err}"
+        );
+    }
+}
+
+/// Errors that need no running task: unknown task over every combination, and the streaming
+/// form of an error (subscribe to an unknown task).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sdk03_unknown_task_everywhere() {
+    let a = agent(Sdk::V03).await;
+    for binding in [Binding::JsonRpc, Binding::HttpJson] {
+        let c = client(a.url(), binding.clone(), Version::V03).await;
+        let err = c.cancel_task("missing").await.unwrap_err();
+        assert_eq!(
+            err.kind(),
+            Some(ErrorKind::TaskNotFound),
+            "{binding}: {err}"
+        );
+        let err = match c.subscribe("missing").await {
+            Err(e) => e,
+            Ok(s) => {
+                let items: Vec<_> = s.collect().await;
+                items
+                    .into_iter()
+                    .find_map(Result::err)
+                    .expect("subscribe to an unknown task must fail")
+            }
+        };
+        if binding == Binding::HttpJson {
+            // a2a-sdk 0.3.26 REST answers 200 text/event-stream, then raises inside the stream and
+            // drops the connection: a truncated stream must surface as an error, not a clean end.
+            assert!(matches!(err, ClientError::Sse(_)), "{binding}: {err}");
+        } else {
+            assert_eq!(
+                err.kind(),
+                Some(ErrorKind::TaskNotFound),
+                "{binding}: {err}"
+            );
+        }
+    }
+}
