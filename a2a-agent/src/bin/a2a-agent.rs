@@ -56,7 +56,8 @@ struct Serve {
     /// Path prefix of every endpoint. Default: "".
     #[arg(long, env = "A2A_AGENT_BASE_PATH")]
     base_path: Option<String>,
-    /// Require authentication (true/false). Default: true; fails closed if the card has no scheme.
+    /// Require authentication (true/false). Default: true (fails closed if the card has no
+    /// scheme), except with --echo and no --card, where the local demo defaults to false.
     #[arg(long, env = "A2A_AGENT_VALIDATE_AUTH")]
     validate_auth: Option<bool>,
     /// API key accepted by the card's apiKey scheme.
@@ -168,7 +169,17 @@ fn build_config(s: &Serve) -> anyhow::Result<AgentConfig> {
 }
 
 async fn serve(s: Serve) -> anyhow::Result<()> {
-    let cfg = build_config(&s)?;
+    let mut cfg = build_config(&s)?;
+    let auth_set = s.validate_auth.is_some()
+        || s.config
+            .as_ref()
+            .is_some_and(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains("validate_auth")));
+    if s.echo && s.card.is_none() && !auth_set {
+        cfg.validate_auth = false;
+        tracing::warn!(
+            "--echo demo: operations are served without authentication (local use only)"
+        );
+    }
     let (handler, default_name): (Arc<dyn Handler>, String) = match (&s.exec, s.echo) {
         (Some(cmd), _) => (
             Arc::new(a2a_agent::exec::ExecHandler::new(cmd.clone())),
