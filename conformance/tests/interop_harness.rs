@@ -752,3 +752,34 @@ fn capabilities_off_and_error_cases() {
         }
     }
 }
+
+#[test]
+fn setup_venvs_is_idempotent_and_concurrency_safe() {
+    setup();
+    let script = interop::repo_root().join("interop/setup_venvs.py");
+    let spawn = || {
+        std::process::Command::new("python3")
+            .arg(&script)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn setup_venvs.py")
+    };
+    // two at once: both succeed, neither rebuilds (the venvs are current)
+    let (a, b) = (spawn(), spawn());
+    for child in [a, b] {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("sdk1: up to date"), "{stdout}");
+        assert!(stdout.contains("sdk03: up to date"), "{stdout}");
+        assert!(!stdout.contains("creating"), "{stdout}");
+    }
+    for sdk in Sdk::ALL {
+        assert!(sdk.python().exists());
+    }
+}
