@@ -51,6 +51,7 @@ pub struct AgentServer {
     store: Option<Arc<dyn TaskStore>>,
     authenticator: Option<Arc<dyn Authenticator>>,
     ext_handlers: Vec<Arc<dyn ExtensionHandler>>,
+    metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
 }
 
 impl AgentServer {
@@ -68,7 +69,15 @@ impl AgentServer {
             store: None,
             authenticator: None,
             ext_handlers: Vec::new(),
+            metrics: None,
         }
+    }
+
+    /// Serve Prometheus metrics at `GET {base}/metrics` from this handle (install the recorder
+    /// with `metrics_exporter_prometheus::PrometheusBuilder::install_recorder`).
+    pub fn metrics(mut self, handle: metrics_exporter_prometheus::PrometheusHandle) -> Self {
+        self.metrics = Some(handle);
+        self
     }
 
     /// Replace the configuration.
@@ -159,6 +168,7 @@ impl AgentServer {
             base,
             manager: manager.clone(),
             authenticator,
+            metrics: self.metrics,
         });
         let mut router = axum::Router::new().fallback(entry).with_state(app.clone());
         if !cfg.cors_allowed_origins.is_empty() {
@@ -228,6 +238,7 @@ pub(crate) struct App {
     pub base: String,
     pub manager: Arc<TaskManager>,
     pub authenticator: Arc<dyn Authenticator>,
+    pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
 }
 
 /// Which binding a request reached.
@@ -412,6 +423,39 @@ fn content_type_ok(headers: &HeaderMap) -> bool {
 }
 
 async fn entry(State(app): State<Arc<App>>, req: Request) -> Response {
+    use tracing::Instrument;
+    let trace_id = req
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+        .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
+    let span = tracing::info_span!(
+        "a2a_request",
+        trace_id = %trace_id,
+        method = %req.method(),
+        path = %req.uri().path()
+    );
+    let started = std::time::Instant::now();
+    let mut resp = pipeline(app, req).instrument(span.clone()).await;
+    let status = resp.status().as_u16();
+    span.in_scope(|| {
+        tracing::debug!(
+            status,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "done"
+        )
+    });
+    metrics::counter!("a2a_agent_requests_total", "status" => status.to_string()).increment(1);
+    metrics::histogram!("a2a_agent_request_duration_seconds")
+        .record(started.elapsed().as_secs_f64());
+    if let Ok(v) = HeaderValue::from_str(&trace_id) {
+        resp.headers_mut().insert("x-trace-id", v);
+    }
+    resp
+}
+
+async fn pipeline(app: Arc<App>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
     let path = parts.uri.path().to_string();
     let query = parts.uri.query().map(str::to_string);
@@ -423,6 +467,17 @@ async fn entry(State(app): State<Arc<App>>, req: Request) -> Response {
             || path == format!("{}/.well-known/agent-card.json", app.base))
     {
         return app.card_response(&headers, query.as_deref());
+    }
+    if method == Method::GET
+        && path == format!("{}/metrics", app.base)
+        && let Some(h) = &app.metrics
+    {
+        let mut r = Response::new(Body::from(h.render()));
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4"),
+        );
+        return r;
     }
     let rel = match path.strip_prefix(app.base.as_str()) {
         Some(r) if r.is_empty() || r.starts_with('/') => r.to_string(),

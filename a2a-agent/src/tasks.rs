@@ -774,6 +774,8 @@ impl TaskManager {
     async fn finish(&self, live: &Arc<Live>, task_id: &str) {
         live.running.store(false, Ordering::SeqCst);
         let g = live.state.lock().await;
+        metrics::counter!("a2a_agent_task_turns_total", "state" => g.task.status.state.as_str())
+            .increment(1);
         if g.task.status.state.is_terminal() {
             drop(g);
             self.live_remove(task_id);

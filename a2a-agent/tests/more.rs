@@ -668,7 +668,15 @@ async fn exec_handler_progress_answer_and_failure() {
 async fn binary_prints_listening_line_and_serves() {
     use tokio::io::AsyncBufReadExt;
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-agent"))
-        .args(["serve", "--echo", "--port", "0", "--validate-auth", "false"])
+        .args([
+            "serve",
+            "--echo",
+            "--port",
+            "0",
+            "--validate-auth",
+            "false",
+            "--metrics",
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
@@ -686,4 +694,87 @@ async fn binary_prints_listening_line_and_serves() {
         "bin"
     );
     child.kill().await.unwrap();
+}
+
+// ---------- shutdown, config ----------
+
+#[tokio::test]
+async fn graceful_shutdown_lets_running_tasks_finish_then_fails_the_rest() {
+    let cfg = AgentConfig {
+        shutdown_grace_ms: 5_000,
+        ..open_config()
+    };
+    let s = echo(cfg).await;
+    let (_, v) = rpc(s.url(), "SendMessage", json!({"message": msg("sleep:100 finish me"), "configuration": {"returnImmediately": true}})).await;
+    let quick = v["result"]["task"]["id"].as_str().unwrap().to_string();
+    let mgr = s.manager().clone();
+    s.shutdown().await;
+    let anon = CallerProfile::anonymous();
+    assert_eq!(
+        mgr.get(&quick, None, &anon).await.unwrap().status.state,
+        TaskState::Completed
+    );
+
+    let cfg = AgentConfig {
+        shutdown_grace_ms: 20,
+        ..open_config()
+    };
+    let s = echo(cfg).await;
+    let (_, v) = rpc(
+        s.url(),
+        "SendMessage",
+        json!({"message": msg("slow"), "configuration": {"returnImmediately": true}}),
+    )
+    .await;
+    let slow = v["result"]["task"]["id"].as_str().unwrap().to_string();
+    let url = s.url().to_string();
+    let mgr = s.manager().clone();
+    s.shutdown().await;
+    let t = mgr.get(&slow, None, &anon).await.unwrap();
+    assert_eq!(t.status.state, TaskState::Failed);
+    // no longer accepting
+    assert!(
+        client()
+            .get(format!("{url}/.well-known/agent-card.json"))
+            .send()
+            .await
+            .is_err()
+    );
+}
+
+#[test]
+fn toml_config_with_defaults() {
+    let c = AgentConfig::from_toml(
+        "max_payload_size = 10\nvalidate_auth = false\nbase_path = \"a2a/\"",
+    )
+    .unwrap();
+    assert_eq!(c.max_payload_size, 10);
+    assert!(!c.validate_auth);
+    assert_eq!(c.base(), "/a2a");
+    assert_eq!(c.sse_queue_capacity, 1000);
+    assert_eq!(c.async_timeout_ms, 300_000);
+    assert!(AgentConfig::from_toml("no_such_option = 1").is_err());
+}
+
+#[tokio::test]
+async fn base_path_prefixes_every_endpoint() {
+    let cfg = AgentConfig {
+        base_path: "/a2a".into(),
+        ..open_config()
+    };
+    let s = echo(cfg).await;
+    assert!(s.url().ends_with("/a2a"));
+    let (_, v) = rpc(s.url(), "SendMessage", json!({"message": msg("based")})).await;
+    assert_eq!(state(&v["result"]["task"]), "TASK_STATE_COMPLETED");
+    let (st, _) = rest_post(s.url(), "/message:send", json!({"message": msg("x")})).await;
+    assert_eq!(st, 200);
+    let r = client()
+        .post(format!("{}/message:send", s.url().trim_end_matches("/a2a")))
+        .header("A2A-Version", "1.0")
+        .json(&json!({"message": msg("x")}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    s.shutdown().await;
 }

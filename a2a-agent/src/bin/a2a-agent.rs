@@ -115,6 +115,9 @@ struct Serve {
     /// Public base URL for the card's interfaces. Default: the listening address.
     #[arg(long, env = "A2A_AGENT_PUBLIC_URL")]
     public_url: Option<String>,
+    /// Serve Prometheus metrics at GET {base}/metrics.
+    #[arg(long, env = "A2A_AGENT_METRICS")]
+    metrics: bool,
     /// Log as JSON lines.
     #[arg(long, env = "A2A_AGENT_LOG_JSON")]
     log_json: bool,
@@ -201,10 +204,14 @@ async fn serve(s: Serve) -> anyhow::Result<()> {
         .build(),
     };
     let listener = tokio::net::TcpListener::bind((s.host.as_str(), s.port)).await?;
-    let server = AgentServer::with_handler(card, handler)
-        .config(cfg)
-        .serve(listener)
-        .await?;
+    let mut server = AgentServer::with_handler(card, handler).config(cfg);
+    if s.metrics {
+        let handle = metrics_exporter_prometheus::PrometheusBuilder::new()
+            .install_recorder()
+            .map_err(|e| anyhow::anyhow!("metrics: {e}"))?;
+        server = server.metrics(handle);
+    }
+    let server = server.serve(listener).await?;
     let url = server.url().to_string();
     {
         let mut out = std::io::stdout().lock();
