@@ -766,6 +766,56 @@ proptest! {
             }
         }
     }
+    #[test]
+    fn v1_values_round_trip_through_the_rest_dialect(
+        m in v1_message().prop_map(strip_message),
+        t in v1_task().prop_map(strip_task),
+        e in v1_event().prop_map(strip_event),
+        c in v1_push(true).prop_map(|mut c| { c.id.get_or_insert_with(|| "p-1".into()); c }),
+        send in v1_send(),
+    ) {
+        use a2a_translate::to_v03::rest as o;
+        use a2a_translate::to_v1::rest as i;
+        fn no_refs(mut m: v1::Message) -> v1::Message { m.reference_task_ids.clear(); m }
+        let m = no_refs(m);
+        prop_assert_eq!(i::message(o::message(m.clone(), S).unwrap(), S).unwrap(), m);
+        let mut t = t;
+        t.history = t.history.into_iter().map(no_refs).collect();
+        t.status.message = t.status.message.map(no_refs);
+        prop_assert_eq!(i::task(o::task(t.clone(), S).unwrap(), S).unwrap(), t);
+        let e = match e {
+            v1::StreamResponse::Task(mut t) => {
+                t.history = t.history.into_iter().map(no_refs).collect();
+                t.status.message = t.status.message.map(no_refs);
+                v1::StreamResponse::Task(t)
+            }
+            v1::StreamResponse::Message(m) => v1::StreamResponse::Message(no_refs(m)),
+            v1::StreamResponse::StatusUpdate(mut s) => {
+                s.status.message = s.status.message.map(no_refs);
+                v1::StreamResponse::StatusUpdate(s)
+            }
+            other => other,
+        };
+        prop_assert_eq!(i::stream_event(o::stream_event(e.clone(), S).unwrap(), S).unwrap(), e);
+        prop_assert_eq!(i::task_push_config(o::task_push_config(c.clone(), S).unwrap(), S).unwrap(), c);
+        // REST send options: blocking is always explicit and historyLength 0 means unlimited.
+        let mut send = strip_request(V1Request::SendMessage(send));
+        if let V1Request::SendMessage(r) = &mut send {
+            r.message = no_refs(r.message.clone());
+            if let Some(cfg) = &mut r.configuration {
+                cfg.return_immediately = Some(cfg.return_immediately.unwrap_or(false));
+                if cfg.history_length == Some(0) { cfg.history_length = None; }
+            }
+        }
+        let V1Request::SendMessage(send) = send else { unreachable!() };
+        prop_assert_eq!(i::send_message_request(o::send_message_request(send.clone(), S).unwrap(), S).unwrap(), send);
+    }
+
+    #[test]
+    fn rest_refuses_reference_task_ids(mut m in v1_message().prop_map(strip_message), r in ident()) {
+        m.reference_task_ids.push(r);
+        prop_assert_eq!(a2a_translate::to_v03::rest::message(m, S).unwrap_err().path, "referenceTaskIds");
+    }
 }
 
 /// Removes what is outside the intersection from generated messages (filename/mediaType on
