@@ -783,3 +783,45 @@ fn setup_venvs_is_idempotent_and_concurrency_safe() {
         assert!(sdk.python().exists());
     }
 }
+
+#[test]
+fn sdk1_agent_without_compat_serves_1_0_only() {
+    setup();
+    let agent = PyAgent::start_with(Sdk::V1, &["--no-compat"]).expect("agent");
+    let out = run(
+        Sdk::V1,
+        &agent,
+        Binding::JsonRpc,
+        json!([{"op": "card"}, {"op": "send", "text": "echo a"}]),
+    );
+    let card = &ok(&out, 0)["result"];
+    let ifaces = interface_set(card);
+    assert_eq!(ifaces.len(), 2, "{card}");
+    assert!(ifaces.keys().all(|(_, v)| v == "1.0"));
+    assert_eq!(state_of(&ok(&out, 1)["result"]), "completed");
+    // the 0.3 SDK client cannot even parse a card without the 0.3 `url` field
+    let out = run(
+        Sdk::V03,
+        &agent,
+        Binding::JsonRpc,
+        json!([{"op": "send", "text": "echo a"}]),
+    );
+    let e = err(&out, 0);
+    assert_eq!(e["type"], "A2AClientJSONError", "{e}");
+    // and the 1.x SDK finds no 0.3 interface
+    let mut opts = ClientOptions::new(Binding::Rest);
+    opts.protocol_version = Some("0.3".into());
+    let out = interop::run_client_with(
+        Sdk::V1,
+        agent.url(),
+        &opts,
+        json!([{"op": "send", "text": "echo a"}]),
+    )
+    .unwrap();
+    assert!(
+        err(&out, 0)["message"]
+            .as_str()
+            .unwrap()
+            .contains("no HTTP+JSON interface at version 0.3")
+    );
+}

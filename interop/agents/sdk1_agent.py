@@ -185,7 +185,7 @@ def build_card(
         AgentSkill(
             id='scripted',
             name='Scripted behaviours',
-            description='echo X | stream N | slow [S] | input | fail | message X',
+            description='echo X | stream N | slow [S] | input | fail | message X | ext',
             tags=['test'],
             examples=['echo hello', 'stream 3'],
         )
