@@ -255,6 +255,8 @@ class Sdk03Driver:
         )
         # 0.3 HTTP+JSON bodies are proto-JSON (`name: tasks/{id}/pushNotificationConfigs/{cid}`),
         # not the JSON-RPC model, so the body is passed through as received.
+        if isinstance(data, dict) and isinstance(data.get('configs'), list):
+            data = data['configs']  # the 1.x SDK's 0.3 compat wraps the list
         return {'via': 'raw', 'configs': data}
 
     async def op_push_delete(self, spec: dict[str, Any], _r: Runner) -> Any:
