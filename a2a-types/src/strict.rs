@@ -35,7 +35,8 @@
 //!
 //! For a whole JSON-RPC request, [`validate_jsonrpc_request`] checks the envelope and
 //! dispatches on the method to the right params type (1.0 built in; 0.3 through a resolver the
-//! `v03` module can supply).
+//! `v03` module supplies, see `v03::validate_request`). [`validate_jsonrpc_response`] does the
+//! same for a response to a known method ([`v1_params_validator`], [`v1_result_validator`]).
 //!
 //! ```
 //! use a2a_types::{strict, v1};
@@ -1086,6 +1087,144 @@ pub fn v1_params_validator(method: V1Method) -> Validator {
     }
 }
 
+/// The strict validator for the successful `result` of a 1.0 method (streaming methods: one
+/// `StreamResponse` event; `DeleteTaskPushNotificationConfig`: `{}`).
+pub fn v1_result_validator(method: V1Method) -> Validator {
+    use crate::v1;
+    match method {
+        V1Method::SendMessage => Validator::for_type::<v1::SendMessageResponse>(),
+        V1Method::SendStreamingMessage | V1Method::SubscribeToTask => {
+            Validator::for_type::<v1::StreamResponse>()
+        }
+        V1Method::GetTask | V1Method::CancelTask => Validator::for_type::<v1::Task>(),
+        V1Method::ListTasks => Validator::for_type::<v1::ListTasksResponse>(),
+        V1Method::CreateTaskPushNotificationConfig | V1Method::GetTaskPushNotificationConfig => {
+            Validator::for_type::<v1::TaskPushNotificationConfig>()
+        }
+        V1Method::ListTaskPushNotificationConfigs => {
+            Validator::for_type::<v1::ListTaskPushNotificationConfigsResponse>()
+        }
+        V1Method::DeleteTaskPushNotificationConfig => Validator::for_type::<v1::Empty>(),
+        V1Method::GetExtendedAgentCard => Validator::for_type::<v1::AgentCard>(),
+    }
+}
+
+/// Validates a JSON-RPC response to `method` strictly: the envelope (`jsonrpc`, `id`, exactly
+/// one of `result`/`error`, nothing else), the error object (`code` integer, `message` string;
+/// for 1.0, `data` an array of objects with `@type`), and the result against the method's result
+/// type. 1.0 results are built in; 0.3 results need `v03_results` (e.g. a closure over
+/// `v03::result_validator`), else they are not inspected. A resolver returning `None` means the
+/// result must be `null`.
+pub fn validate_jsonrpc_response(
+    v: &Value,
+    method: Method,
+    v03_results: Option<ParamsResolver<'_>>,
+) -> Vec<Violation> {
+    let mut out = Vec::new();
+    let push = |out: &mut Vec<Violation>, path: &str, kind| {
+        out.push(Violation {
+            path: path.into(),
+            kind,
+        })
+    };
+    let Value::Object(o) = v else {
+        push(
+            &mut out,
+            "$",
+            ViolationKind::WrongType {
+                expected: "object".into(),
+                found: type_name(v),
+            },
+        );
+        return out;
+    };
+    for k in o.keys() {
+        if !matches!(k.as_str(), "jsonrpc" | "id" | "result" | "error") {
+            push(&mut out, "$", ViolationKind::UnknownMember(k.clone()));
+        }
+    }
+    match o.get("jsonrpc") {
+        None => push(
+            &mut out,
+            "$",
+            ViolationKind::MissingRequired("jsonrpc".into()),
+        ),
+        Some(Value::String(s)) if s == JSONRPC_VERSION => {}
+        Some(other) => push(
+            &mut out,
+            "jsonrpc",
+            ViolationKind::BadEnumValue(other.to_string()),
+        ),
+    }
+    match o.get("id") {
+        None => push(&mut out, "$", ViolationKind::MissingRequired("id".into())),
+        Some(Value::String(_) | Value::Number(_) | Value::Null) => {}
+        Some(other) => push(
+            &mut out,
+            "id",
+            ViolationKind::WrongType {
+                expected: "string or number or null".into(),
+                found: type_name(other),
+            },
+        ),
+    }
+    match (o.get("result"), o.get("error")) {
+        (Some(_), Some(_)) => push(
+            &mut out,
+            "$",
+            ViolationKind::ConflictingMembers(vec!["result".into(), "error".into()]),
+        ),
+        (None, None) => push(
+            &mut out,
+            "$",
+            ViolationKind::MissingOneOf(vec!["result".into(), "error".into()]),
+        ),
+        (Some(r), None) => {
+            let validator = match method {
+                Method::V1(m) => Some(Some(v1_result_validator(m))),
+                Method::V03(_) => v03_results.map(|f| f(method)),
+            };
+            match validator {
+                Some(Some(val)) => out.extend(val.validate_at(r, "result")),
+                Some(None) if !r.is_null() => push(
+                    &mut out,
+                    "result",
+                    ViolationKind::WrongType {
+                        expected: "null".into(),
+                        found: type_name(r),
+                    },
+                ),
+                _ => {}
+            }
+        }
+        (None, Some(e)) => {
+            let schema = if matches!(method, Method::V1(_)) {
+                serde_json::json!({
+                    "type": "object",
+                    "properties": {
+                        "code": {"type": "integer"},
+                        "message": {"type": "string"},
+                        "data": {"type": "array", "items": {
+                            "type": "object", "required": ["@type"],
+                            "properties": {"@type": {"type": "string"}},
+                            "additionalProperties": true
+                        }}
+                    },
+                    "required": ["code", "message"]
+                })
+            } else {
+                serde_json::json!({
+                    "type": "object",
+                    "properties": {"code": {"type": "integer"}, "message": {"type": "string"}, "data": {}},
+                    "required": ["code", "message"]
+                })
+            };
+            out.extend(Validator::from_schema(schema).validate_at(e, "error"));
+        }
+    }
+    out
+}
+
 /// Resolves a method name to its params validator; `None` = no params allowed/known.
 pub type ParamsResolver<'r> = &'r dyn Fn(Method) -> Option<Validator>;
 
@@ -1341,6 +1480,49 @@ mod tests {
                 "supportedInterfaces[0]: unknown member x",
             ]
         );
+    }
+
+    #[test]
+    fn jsonrpc_responses() {
+        let m = Method::V1(V1Method::GetTask);
+        let ok = json!({"jsonrpc": "2.0", "id": 1, "result": {"id": "t", "status": {"state": "TASK_STATE_WORKING"}}});
+        assert!(validate_jsonrpc_response(&ok, m, None).is_empty());
+        let bad = json!({"jsonrpc": "2.0", "id": 1, "result": {"id": "t", "status": {"state": "working"}, "kind": "task"}});
+        assert_eq!(
+            shown(&validate_jsonrpc_response(&bad, m, None)),
+            [
+                "result: unknown member kind",
+                "result.status.state: bad enum value \"working\""
+            ]
+        );
+        let err = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": "x", "data": {"taskId": "t"}}});
+        assert_eq!(
+            shown(&validate_jsonrpc_response(&err, m, None)),
+            ["error.data: wrong type: expected array, found object"]
+        );
+        let m03 = Method::V03(crate::jsonrpc::V03Method::TasksGet);
+        assert!(validate_jsonrpc_response(&err, m03, None).is_empty());
+        let both =
+            json!({"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": ""}});
+        assert_eq!(
+            shown(&validate_jsonrpc_response(&both, m, None)),
+            ["$: conflicting members result, error (only one allowed)"]
+        );
+        let del = json!({"jsonrpc": "2.0", "id": 1, "result": {}});
+        assert!(
+            validate_jsonrpc_response(
+                &del,
+                Method::V1(V1Method::DeleteTaskPushNotificationConfig),
+                None
+            )
+            .is_empty()
+        );
+        for mm in V1Method::ALL {
+            assert!(
+                !v1_result_validator(*mm).validate(&json!(5)).is_empty(),
+                "{mm}"
+            );
+        }
     }
 
     #[test]
