@@ -836,36 +836,123 @@ impl TaskArtifactUpdateEvent {
     }
 }
 
-/// Parses a union variant from its buffered JSON, keeping the inner path in the error message.
-fn variant_from<T: serde::de::DeserializeOwned, E: serde::de::Error>(value: Value) -> Result<T, E> {
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        if path == "." {
-            E::custom(inner)
-        } else {
-            E::custom(format_args!("{path}: {inner}"))
-        }
-    })
+/// Every member of the four `kind`-discriminated result objects, read in one pass (no buffering);
+/// members the selected variant does not define are ignored, as in the lenient parse of each type.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AnyResult {
+    #[serde(default)]
+    kind: Option<String>,
+    // Task
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    context_id: Option<String>,
+    #[serde(default)]
+    status: Option<TaskStatus>,
+    #[serde(default)]
+    artifacts: Option<Vec<Artifact>>,
+    #[serde(default)]
+    history: Option<Vec<Message>>,
+    #[serde(default)]
+    metadata: Option<Metadata>,
+    // Message
+    #[serde(default)]
+    message_id: Option<String>,
+    #[serde(default)]
+    role: Option<Role>,
+    #[serde(default)]
+    parts: Option<Vec<Part>>,
+    #[serde(default)]
+    task_id: Option<String>,
+    #[serde(default)]
+    reference_task_ids: Option<Vec<String>>,
+    #[serde(default)]
+    extensions: Option<Vec<String>>,
+    // events
+    #[serde(default, rename = "final")]
+    is_final: Option<bool>,
+    #[serde(default)]
+    artifact: Option<Artifact>,
+    #[serde(default)]
+    append: Option<bool>,
+    #[serde(default)]
+    last_chunk: Option<bool>,
 }
 
-/// Reads the `kind` member of a JSON object, for the `kind`-discriminated unions.
-///
-/// A missing `kind` is inferred from the members that only one variant requires (`messageId`:
-/// message; `artifact`: artifact-update; `final`: status-update; `status`: task), so lenient
-/// parsing matches the leniency of the official SDKs; strict validation reports it.
-fn kind_of<E: serde::de::Error>(value: &Value) -> Result<&str, E> {
-    match value {
-        Value::Object(map) => match map.get("kind") {
-            Some(Value::String(k)) => Ok(k),
-            Some(_) => Err(E::custom("`kind` must be a string")),
-            None if map.contains_key("messageId") => Ok(MessageKind::VALUE),
-            None if map.contains_key("artifact") => Ok(ArtifactUpdateKind::VALUE),
-            None if map.contains_key("final") => Ok(StatusUpdateKind::VALUE),
-            None if map.contains_key("status") => Ok(TaskKind::VALUE),
-            None => Err(E::missing_field("kind")),
-        },
-        _ => Err(E::custom("expected a JSON object")),
+fn need<T, E: serde::de::Error>(v: Option<T>, field: &'static str) -> Result<T, E> {
+    v.ok_or_else(|| E::missing_field(field))
+}
+
+impl AnyResult {
+    /// The `kind`, or when absent the one inferred from the members only one variant requires
+    /// (`messageId`: message; `artifact`: artifact-update; `final`: status-update; `status`:
+    /// task), matching the leniency of the official SDKs; strict validation reports it.
+    fn kind<E: serde::de::Error>(&self) -> Result<String, E> {
+        if let Some(k) = &self.kind {
+            return Ok(k.clone());
+        }
+        let k = if self.message_id.is_some() {
+            MessageKind::VALUE
+        } else if self.artifact.is_some() {
+            ArtifactUpdateKind::VALUE
+        } else if self.is_final.is_some() {
+            StatusUpdateKind::VALUE
+        } else if self.status.is_some() {
+            TaskKind::VALUE
+        } else {
+            return Err(E::missing_field("kind"));
+        };
+        Ok(k.to_owned())
+    }
+
+    fn into_task<E: serde::de::Error>(self) -> Result<Task, E> {
+        Ok(Task {
+            kind: TaskKind,
+            id: need(self.id, "id")?,
+            context_id: need(self.context_id, "contextId")?,
+            status: need(self.status, "status")?,
+            artifacts: self.artifacts,
+            history: self.history,
+            metadata: self.metadata,
+        })
+    }
+
+    fn into_message<E: serde::de::Error>(self) -> Result<Message, E> {
+        Ok(Message {
+            kind: MessageKind,
+            message_id: need(self.message_id, "messageId")?,
+            role: need(self.role, "role")?,
+            parts: need(self.parts, "parts")?,
+            context_id: self.context_id,
+            task_id: self.task_id,
+            reference_task_ids: self.reference_task_ids,
+            extensions: self.extensions,
+            metadata: self.metadata,
+        })
+    }
+
+    fn into_status_update<E: serde::de::Error>(self) -> Result<TaskStatusUpdateEvent, E> {
+        Ok(TaskStatusUpdateEvent {
+            kind: StatusUpdateKind,
+            task_id: need(self.task_id, "taskId")?,
+            context_id: need(self.context_id, "contextId")?,
+            status: need(self.status, "status")?,
+            is_final: need(self.is_final, "final")?,
+            metadata: self.metadata,
+        })
+    }
+
+    fn into_artifact_update<E: serde::de::Error>(self) -> Result<TaskArtifactUpdateEvent, E> {
+        Ok(TaskArtifactUpdateEvent {
+            kind: ArtifactUpdateKind,
+            task_id: need(self.task_id, "taskId")?,
+            context_id: need(self.context_id, "contextId")?,
+            artifact: need(self.artifact, "artifact")?,
+            append: self.append,
+            last_chunk: self.last_chunk,
+            metadata: self.metadata,
+        })
     }
 }
 
@@ -881,10 +968,10 @@ pub enum SendMessageResult {
 
 impl<'de> Deserialize<'de> for SendMessageResult {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let value = Value::deserialize(d)?;
-        match kind_of::<D::Error>(&value)? {
-            "task" => variant_from::<Task, D::Error>(value).map(SendMessageResult::Task),
-            "message" => variant_from::<Message, D::Error>(value).map(SendMessageResult::Message),
+        let raw = AnyResult::deserialize(d)?;
+        match raw.kind::<D::Error>()?.as_str() {
+            "task" => raw.into_task().map(SendMessageResult::Task),
+            "message" => raw.into_message().map(SendMessageResult::Message),
             other => Err(D::Error::unknown_variant(other, &["task", "message"])),
         }
     }
@@ -906,14 +993,12 @@ pub enum StreamResult {
 
 impl<'de> Deserialize<'de> for StreamResult {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let value = Value::deserialize(d)?;
-        match kind_of::<D::Error>(&value)? {
-            "task" => variant_from::<Task, D::Error>(value).map(StreamResult::Task),
-            "message" => variant_from::<Message, D::Error>(value).map(StreamResult::Message),
-            "status-update" => variant_from::<TaskStatusUpdateEvent, D::Error>(value)
-                .map(StreamResult::StatusUpdate),
-            "artifact-update" => variant_from::<TaskArtifactUpdateEvent, D::Error>(value)
-                .map(StreamResult::ArtifactUpdate),
+        let raw = AnyResult::deserialize(d)?;
+        match raw.kind::<D::Error>()?.as_str() {
+            "task" => raw.into_task().map(StreamResult::Task),
+            "message" => raw.into_message().map(StreamResult::Message),
+            "status-update" => raw.into_status_update().map(StreamResult::StatusUpdate),
+            "artifact-update" => raw.into_artifact_update().map(StreamResult::ArtifactUpdate),
             other => Err(D::Error::unknown_variant(
                 other,
                 &["task", "message", "status-update", "artifact-update"],
