@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use a2a_types::error::{A2aError, ErrorKind};
 use serde_json::{Value, json};
 
 use crate::path::Path;
@@ -102,6 +103,27 @@ impl Untranslatable {
         })
     }
 
+    /// The refusal as an [`A2aError`] (`UnsupportedOperationError`, -32004), for servers that
+    /// answer through the `a2a-types` error model (JSON-RPC of either version and the 1.0 REST
+    /// body): its A2A `ErrorInfo` (reason `UNSUPPORTED_OPERATION`) carries `metadata.path` and
+    /// `metadata.detail`, followed by this crate's own `ErrorInfo` (reason `a2a_untranslatable`
+    /// or `a2a_upstream_untranslatable`, domain `a2a-rs`); a 0.3 caller gets
+    /// `data: {"reason", "path", "detail"}`.
+    pub fn to_a2a_error(&self, side: Side) -> A2aError {
+        let mut e = A2aError::new(ErrorKind::UnsupportedOperation, self.to_string())
+            .with_metadata("path", self.path.clone())
+            .with_metadata("detail", self.reason.clone());
+        e.extra_details.push(json!({
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            "reason": side.reason(),
+            "domain": DOMAIN,
+            "metadata": {"path": self.path, "detail": self.reason},
+        }));
+        e.data_v03 =
+            Some(json!({"reason": side.reason(), "path": self.path, "detail": self.reason}));
+        e
+    }
+
     /// The JSON-RPC `error` object for a **0.3** caller: code -32004 with
     /// `data: {"reason", "path", "detail"}`.
     pub fn jsonrpc_error_v03(&self, side: Side) -> Value {
@@ -168,6 +190,18 @@ mod tests {
         );
         let v03 = e.jsonrpc_error_v03(Side::Answer);
         assert_eq!(v03["data"]["reason"], "a2a_upstream_untranslatable");
+        let a = e.to_a2a_error(Side::Request);
+        let j1 = a.to_jsonrpc_v1();
+        assert_eq!(j1.code, -32004);
+        let d = j1.data.unwrap();
+        assert_eq!(d[0]["reason"], "UNSUPPORTED_OPERATION");
+        assert_eq!(d[0]["metadata"]["path"], "params.message.parts[0].filename");
+        assert_eq!(d[1]["reason"], "a2a_untranslatable");
+        assert_eq!(
+            a.to_jsonrpc_v03().data.unwrap()["reason"],
+            "a2a_untranslatable"
+        );
+        assert_eq!(a.http_status(), 400);
         assert_eq!(Untranslatable::new("", "x").under("result").path, "result");
         assert_eq!(
             Untranslatable::new("[2].a", "x").under("result").path,

@@ -430,14 +430,6 @@ impl V1Result {
     }
 }
 
-/// A JSON-RPC `error` object, either version: `{code, message, data?}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ErrorObject {
-    /// The code (kept across versions).
-    pub code: i64,
-    /// The message.
-    pub message: String,
-    /// 0.3: any JSON value; 1.0: an array of `google.protobuf.Any` objects (`@type`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<Value>,
-}
+/// A JSON-RPC `error` object, either version: `{code, message, data?}` (the `a2a-types` model;
+/// 0.3 `data` is any JSON value, 1.0 `data` is an array of `google.protobuf.Any` objects).
+pub type ErrorObject = a2a_types::jsonrpc::JsonRpcError;
