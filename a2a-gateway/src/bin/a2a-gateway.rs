@@ -391,12 +391,14 @@ async fn demo(args: DemoArgs) -> Result<()> {
         bail!("no demo key");
     }
     println!(
-        "a2a-gateway demo: workspace `demo`, agent `echo` (built-in echo agent at {echo_url}, A2A {}), database {}",
+        "a2a-gateway demo: workspace `demo`, agent `echo` (built-in echo agent, A2A {}), database {}",
         args.echo_version,
         db.display()
     );
     println!();
     println!("export A2A_GATEWAY_KEY={key}");
+    println!("LISTENING {base}");
+    println!("# The echo agent itself (direct, no gateway): {echo_url}");
     println!();
     println!("# The governed Agent Card (A2A 1.0; add -H 'A2A-Version: 0.3' for the 0.3 card):");
     println!(
@@ -433,7 +435,6 @@ async fn demo(args: DemoArgs) -> Result<()> {
     println!("a2a --bearer \"$A2A_GATEWAY_KEY\" send --stream {base}/a2a/echo 'stream hello'");
     println!();
     println!("# Metrics: curl -s {base}/metrics");
-    println!("LISTENING {base}");
     tokio::signal::ctrl_c().await.ok();
     handle.shutdown().await;
     let _ = echo_stop().await;
