@@ -139,3 +139,46 @@ fn signing_payload_applies_presence_rules() {
         "https://docs.examplegeoservices.com/georoute-agent/api"
     );
 }
+
+#[test]
+fn builders_make_short_programs() {
+    let m = Message::user_text("hi").with_context_id("c1");
+    assert_eq!(m.role, Role::User);
+    assert_eq!(m.text(), "hi");
+    assert!(!m.message_id.is_empty());
+    let t = Task::completed(vec![
+        Part::text("done"),
+        Part::raw(b"\x00\x01").with_media_type("application/octet-stream"),
+    ]);
+    assert_eq!(t.state(), TaskState::Completed);
+    assert_eq!(t.artifacts[0].parts[1].as_raw().unwrap().as_str(), "AAE=");
+    let ev = StreamResponse::from(t.clone());
+    assert!(ev.ends_stream());
+    let working = StreamResponse::from(TaskStatusUpdateEvent::new(
+        &t.id,
+        "c",
+        TaskStatus::new(TaskState::Working),
+    ));
+    assert!(!working.ends_stream());
+    assert!(
+        StreamResponse::from(TaskStatusUpdateEvent::new(
+            "t",
+            "c",
+            TaskStatus::new(TaskState::InputRequired)
+        ))
+        .ends_stream()
+    );
+    let cfg = SendMessageConfiguration::default()
+        .with_history_length(0)
+        .with_return_immediately(true);
+    let req = SendMessageRequest::new(m).with_configuration(cfg);
+    let v = serde_json::to_value(&req).unwrap();
+    assert_eq!(
+        v["configuration"],
+        serde_json::json!({"historyLength": 0, "returnImmediately": true})
+    );
+    assert!(strict::validate::<SendMessageRequest>(&v).is_empty());
+    let card = AgentCard::new("A", "d", AgentInterface::new("https://a", "JSONRPC", "1.0"))
+        .with_skill(AgentSkill::new("s", "S", "d", vec!["t".into()]));
+    assert!(strict::validate::<AgentCard>(&serde_json::to_value(&card).unwrap()).is_empty());
+}

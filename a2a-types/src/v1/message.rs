@@ -126,6 +126,22 @@ impl Part {
         }
     }
 
+    /// The base64 text if this is a raw part.
+    pub fn as_raw(&self) -> Option<&Base64Bytes> {
+        match &self.content {
+            PartContent::Raw(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The URL if this is a URL part.
+    pub fn as_url(&self) -> Option<&str> {
+        match &self.content {
+            PartContent::Url(u) => Some(u),
+            _ => None,
+        }
+    }
+
     /// The data value if this is a data part.
     pub fn as_data(&self) -> Option<&Value> {
         match &self.content {

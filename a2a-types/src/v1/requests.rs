@@ -44,6 +44,30 @@ pub struct SendMessageConfiguration {
 }
 
 impl SendMessageConfiguration {
+    /// Sets `historyLength`.
+    pub fn with_history_length(mut self, n: i32) -> Self {
+        self.history_length = Some(n);
+        self
+    }
+
+    /// Sets `returnImmediately`.
+    pub fn with_return_immediately(mut self, yes: bool) -> Self {
+        self.return_immediately = Some(yes);
+        self
+    }
+
+    /// Sets `acceptedOutputModes`.
+    pub fn with_accepted_output_modes(mut self, modes: Vec<String>) -> Self {
+        self.accepted_output_modes = modes;
+        self
+    }
+
+    /// Sets `taskPushNotificationConfig`.
+    pub fn with_push_config(mut self, config: TaskPushNotificationConfig) -> Self {
+        self.task_push_notification_config = Some(config);
+        self
+    }
+
     /// `returnImmediately`, absent meaning `false` (blocking).
     pub fn is_return_immediately(&self) -> bool {
         self.return_immediately.unwrap_or(false)

@@ -325,6 +325,27 @@ crate::macros::oneof_deserialize!(StreamResponse {
 });
 
 impl StreamResponse {
+    /// The task state this event reports: the task's state for a task snapshot or a status
+    /// update; `None` for messages and artifact updates.
+    pub fn state(&self) -> Option<TaskState> {
+        match self {
+            StreamResponse::Task(t) => Some(t.status.state),
+            StreamResponse::StatusUpdate(e) => Some(e.status.state),
+            _ => None,
+        }
+    }
+
+    /// True if this event ends a stream: a direct message, or a terminal or interrupted state
+    /// (S1 §3.1.2, §11.7).
+    pub fn ends_stream(&self) -> bool {
+        match self {
+            StreamResponse::Message(_) => true,
+            _ => self
+                .state()
+                .is_some_and(|s| s.is_terminal() || s.is_interrupted()),
+        }
+    }
+
     /// The task id this event is about, if any.
     pub fn task_id(&self) -> Option<&str> {
         match self {
