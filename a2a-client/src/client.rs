@@ -248,6 +248,12 @@ impl A2aClient {
         &self.interface
     }
 
+    /// Extensions the agent reported as activated in its last answer (`A2A-Extensions` response
+    /// header; `None` when it sent none).
+    pub fn activated_extensions(&self) -> Option<Vec<String>> {
+        self.transport.activated_extensions()
+    }
+
     /// The card it was built from, if any.
     pub fn card(&self) -> Option<&FetchedCard> {
         self.card.as_ref()

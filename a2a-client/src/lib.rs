@@ -4,6 +4,28 @@
 //! - [`select`]: pick the interface (url, binding, version, tenant) from a card, as the spec says.
 //! - [`sse`]: an incremental Server-Sent Events parser over a byte stream.
 //! - [`auth`]: API keys, bearer tokens, OAuth2 client credentials with token caching and refresh.
+//! - [`transport`]: the [`transport::Transport`] trait with JSON-RPC and HTTP+JSON implementations,
+//!   each for 1.0 and (through `a2a-translate`) 0.3.
+//! - [`error`]: typed errors; A2A errors are classified by `ErrorInfo.reason`, then code.
+//! - [`client`]: [`A2aClient`], every operation in 1.0 terms. See `docs/client.md`.
+//!
+//! ```no_run
+//! use a2a_client::A2aClient;
+//! use a2a_types::v1::{Message, SendMessageRequest};
+//! use futures::StreamExt;
+//!
+//! # async fn demo() -> Result<(), a2a_client::ClientError> {
+//! let client = A2aClient::connect("http://127.0.0.1:8080").await?;
+//! let mut events = client.stream(SendMessageRequest::new(Message::user_text("hi"))).await?;
+//! while let Some(event) = events.next().await {
+//!     println!("{:?}", event?);
+//! }
+//! let task = client.get_task("task-id", Some(10)).await?;
+//! # let _ = task;
+//! # Ok(()) }
+//! ```
+//!
+//! Selection alone (a pure function, also used by the gateway):
 //!
 //! ```
 //! use a2a_client::select::{select, Binding, CardInterfaces, Speaks, Version};
@@ -22,8 +44,9 @@
 //! Why each dependency is here:
 //! - `a2a-types`: the wire models of both versions; `a2a-translate`: reaching 0.3 peers in 1.0 terms.
 //! - `reqwest`: HTTP client (rustls, HTTP/2, streaming bodies, connection pooling); `http`, `bytes`: its types.
-//! - `futures`, `tokio`: async streams and runtime; `serde`, `serde_json`: JSON; `url`: URLs.
-//! - `thiserror`: typed errors; `tracing`: diagnostics; `uuid`: message ids; `base64`: file parts.
+//! - `futures`, `tokio`: async streams and runtime; `async-trait`: the object-safe `Transport` trait.
+//! - `serde`, `serde_json`, `serde_path_to_error`: JSON with error paths; `url`: URLs.
+//! - `thiserror`: typed errors; `uuid`: JSON-RPC request ids.
 //! - `clap`, `anyhow`: the `a2a` CLI only.
 //!
 //! (`eventsource-stream` is not used: the SSE parser is ours, with size limits and tests.)

@@ -486,3 +486,36 @@ async fn list_tasks_is_refused_locally_for_0_3() {
     }
     assert!(f.seen.lock().unwrap().is_empty(), "nothing may be sent");
 }
+
+#[tokio::test]
+async fn activated_extensions_are_read_from_the_answer() {
+    let f = fake(Arc::new(|s: &Seen, n| {
+        let mut r = v1_answers(s, n);
+        if s.headers.get("a2a-extensions").is_some() {
+            r.headers_mut()
+                .insert("A2A-Extensions", "urn:ext:one".parse().unwrap());
+        }
+        r
+    }))
+    .await;
+    let base = SelectedInterface::direct(f.base.parse().unwrap(), Binding::JsonRpc, Version::V1);
+    let plain = A2aClient::builder().from_interface(base.clone()).unwrap();
+    plain.get_task("t1", None).await.unwrap();
+    assert_eq!(plain.activated_extensions(), None);
+    let c = A2aClient::builder()
+        .extension("urn:ext:one")
+        .extension("urn:ext:unknown")
+        .from_interface(base)
+        .unwrap();
+    assert_eq!(c.activated_extensions(), None);
+    c.get_task("t1", None).await.unwrap();
+    assert_eq!(
+        c.activated_extensions(),
+        Some(vec!["urn:ext:one".to_string()])
+    );
+    let seen = f.seen.lock().unwrap().clone();
+    assert_eq!(
+        seen[1].headers["x-a2a-extensions"],
+        "urn:ext:one, urn:ext:unknown"
+    );
+}

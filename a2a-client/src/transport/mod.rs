@@ -158,6 +158,11 @@ pub trait Transport: Send + Sync + std::fmt::Debug {
 
     /// Performs a streaming operation ([`Request::SendStreamingMessage`] / [`Request::SubscribeToTask`]).
     async fn stream(&self, request: Request) -> Result<EventStream, ClientError>;
+
+    /// Extensions the agent reported as activated in its last answer (`A2A-Extensions`).
+    fn activated_extensions(&self) -> Option<Vec<String>> {
+        None
+    }
 }
 
 /// Settings shared by every transport of a client.
@@ -181,6 +186,8 @@ pub struct HttpCore {
     pub max_event_bytes: usize,
     /// How 0.3 translation treats what the spec leaves open (default: strict, refuse).
     pub policy: a2a_translate::Policy,
+    /// Extensions the agent reported as activated in its last answer (`A2A-Extensions`).
+    pub activated: Arc<std::sync::Mutex<Option<Vec<String>>>>,
 }
 
 impl HttpCore {
@@ -196,6 +203,7 @@ impl HttpCore {
             max_response_bytes: 32 * 1024 * 1024,
             max_event_bytes: sse::DEFAULT_MAX_EVENT_BYTES,
             policy: a2a_translate::Policy::Strict,
+            activated: Arc::default(),
         }
     }
 
@@ -244,8 +252,39 @@ impl HttpCore {
                 }
                 continue;
             }
+            self.record_extensions(response.headers());
             return Ok(response);
         }
+    }
+
+    /// Remembers the extensions an answer reports as activated (`A2A-Extensions`, or the 0.3
+    /// `X-A2A-Extensions`).
+    fn record_extensions(&self, headers: &HeaderMap) {
+        let values: Vec<String> = headers
+            .get_all(headers::EXTENSIONS)
+            .iter()
+            .chain(headers.get_all(headers::EXTENSIONS_V03).iter())
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+            .collect();
+        let present = headers.contains_key(headers::EXTENSIONS)
+            || headers.contains_key(headers::EXTENSIONS_V03);
+        if let Ok(mut slot) = self.activated.lock() {
+            let mut unique: Vec<String> = Vec::new();
+            for v in values {
+                if !unique.contains(&v) {
+                    unique.push(v);
+                }
+            }
+            *slot = present.then_some(unique);
+        }
+    }
+
+    /// Extensions the agent reported as activated in its last answer (`None`: it said nothing).
+    pub fn activated_extensions(&self) -> Option<Vec<String>> {
+        self.activated.lock().ok().and_then(|s| s.clone())
     }
 
     /// Reads a unary body within the size limit.

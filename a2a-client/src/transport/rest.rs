@@ -294,6 +294,10 @@ impl Transport for RestTransport {
         &self.interface
     }
 
+    fn activated_extensions(&self) -> Option<Vec<String>> {
+        self.core.activated_extensions()
+    }
+
     async fn call(&self, request: Request) -> Result<Response, ClientError> {
         if request.is_streaming() {
             return Err(ClientError::Usage(format!(
