@@ -54,6 +54,7 @@ pub mod handler;
 mod jsonrpc;
 pub mod model;
 pub mod negotiate;
+pub mod net_guard;
 pub mod ops;
 mod rest;
 pub mod server;
