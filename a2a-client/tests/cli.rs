@@ -121,6 +121,28 @@ fn cli_against_sdk1_agent() {
     let (ok, _, err) = a2a(&["push", "delete", url, &id, "p1"]);
     assert!(ok, "{err}");
 
+    // data and file parts, over 1.0 and 0.3
+    let dir = std::env::temp_dir().join(format!("a2a-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("note.txt");
+    std::fs::write(&file, b"file body").unwrap();
+    for version in ["1.0", "0.3"] {
+        let (ok, out, err) = a2a(&[
+            "--a2a-version",
+            version,
+            "send",
+            url,
+            "echo parts",
+            "--data",
+            r#"{"k":[1,2]}"#,
+            "--file",
+            file.to_str().unwrap(),
+        ]);
+        assert!(ok, "{version}: {err}");
+        assert!(out.contains("(completed)"), "{version}: {out}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+
     let (ok, _, err) = a2a(&["task", "get", url, "no-such-task"]);
     assert!(!ok);
     assert!(err.contains("TaskNotFoundError"), "{err}");

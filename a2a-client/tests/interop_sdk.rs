@@ -120,6 +120,40 @@ async fn exercise(c: &A2aClient, caps: Caps) {
         other => panic!("last event {other:?}"),
     }
 
+    // stream answered by a single message
+    let events = collect(
+        c.stream(SendMessageRequest::new(Message::user_text(
+            "message streamed",
+        )))
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert!(
+        matches!(&events[..], [StreamResponse::Message(m)] if m.text() == "streamed"),
+        "{events:?}"
+    );
+
+    // multi-turn: input-required, then the follow-up on the same task completes it
+    let asked = task_of(c.send_message(Message::user_text("input")).await.unwrap());
+    assert_eq!(asked.status.state, TaskState::InputRequired);
+    let follow = Message::user_text("more").with_task_id(asked.id.clone());
+    let follow = match &asked.context_id {
+        Some(ctx) => follow.with_context_id(ctx.clone()),
+        None => follow,
+    };
+    let done = task_of(c.send_message(follow).await.unwrap());
+    assert_eq!(done.id, asked.id);
+    assert_eq!(done.status.state, TaskState::Completed);
+    assert_eq!(
+        done.status.message.as_ref().map(|m| m.text()).as_deref(),
+        Some("got more")
+    );
+
+    // a failing task
+    let failed = task_of(c.send_message(Message::user_text("fail")).await.unwrap());
+    assert_eq!(failed.status.state, TaskState::Failed);
+
     // get
     let got = c.get_task(&t.id, Some(1)).await.unwrap();
     assert_eq!(got.id, t.id);

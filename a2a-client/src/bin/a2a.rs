@@ -507,7 +507,7 @@ fn send_request(a: &SendArgs) -> Result<v1::SendMessageRequest> {
     if let Some(data) = &a.data {
         let value: serde_json::Value =
             serde_json::from_str(data).context("--data is not valid JSON")?;
-        msg = msg.with_part(v1::Part::data(value).with_media_type("application/json"));
+        msg = msg.with_part(v1::Part::data(value));
     }
     if let Some(path) = &a.file {
         let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
