@@ -836,8 +836,10 @@ impl TaskArtifactUpdateEvent {
     }
 }
 
-/// Every member of the four `kind`-discriminated result objects, read in one pass (no buffering);
-/// members the selected variant does not define are ignored, as in the lenient parse of each type.
+/// Every member of the four `kind`-discriminated result objects, read in one pass (no buffering).
+/// Members the selected variant does not define are dropped, as in the lenient parse of each
+/// type; since they are parsed with their types first, a malformed one (say a task with
+/// `"role": 5`) is refused.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct AnyResult {
