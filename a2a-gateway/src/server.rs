@@ -24,6 +24,7 @@ use futures::stream::BoxStream;
 use futures::{Stream, StreamExt};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
+use tracing::Instrument;
 use url::Url;
 
 use crate::config::Config;
@@ -600,7 +601,11 @@ async fn rpc(
         }
     };
     call.audit.operation = Some(op.name_03().to_owned());
-    match execute(&st, &mut call, &agent, &principal, op, params).await {
+    let span = tracing::info_span!("a2a.hop", trace_id = %call.trace_id, operation = op.name_03(), target = %agent);
+    match execute(&st, &mut call, &agent, &principal, op, params)
+        .instrument(span)
+        .await
+    {
         Err(r) => rpc_refusal(&st, &mut call, r),
         Ok(Answer::Unary(result)) => {
             record(&st, &mut call, None);
@@ -1324,7 +1329,11 @@ async fn rest_entry(
     if chars > limit {
         return rest_refusal(&st, &mut call, Refusal::message_too_large(chars, limit));
     }
-    match execute(&st, &mut call, &agent, &principal, op, params).await {
+    let span = tracing::info_span!("a2a.hop", trace_id = %call.trace_id, operation = op.name_03(), target = %agent);
+    match execute(&st, &mut call, &agent, &principal, op, params)
+        .instrument(span)
+        .await
+    {
         Err(r) => rest_refusal(&st, &mut call, r),
         Ok(Answer::Unary(result)) => {
             record(&st, &mut call, None);
