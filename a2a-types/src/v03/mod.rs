@@ -3,7 +3,9 @@
 //! Every object that the 0.3 JSON-RPC binding puts on the wire has a type here, with the exact member
 //! names, `required` lists and enum strings of J0:
 //! - `kind` discriminators (`"message"`, `"task"`, `"status-update"`, `"artifact-update"`, and
-//!   `"text"`/`"file"`/`"data"` on parts) are checked on parse and always emitted;
+//!   `"text"`/`"file"`/`"data"` on parts) are always emitted; on parse a wrong one is refused
+//!   and a missing one is inferred (the 0.3 spec examples and the Python SDK omit it), while
+//!   [`validate`] reports it;
 //! - [`TaskState`] is kebab-case and includes `unknown`;
 //! - push-notification configs are nested ([`TaskPushNotificationConfig`]), and the push-config
 //!   params use `id` for the **task** id (see [`GetTaskPushNotificationConfigParams`]);
@@ -12,6 +14,11 @@
 //! Timestamps are kept as the exact text the peer sent ([`TaskStatus::timestamp`]), because 0.3
 //! peers send naive ISO 8601 (`"2025-04-02T16:59:25.331844"`) and a parse/serialize round trip
 //! must not rewrite them; [`TaskStatus::timestamp_utc`] interprets them.
+//!
+//! Strict validation ([`validate`], [`validate_request`], [`params_validator`],
+//! [`result_validator`]) uses the schemas derived from these types with [`crate::strict`] and
+//! reports every unknown member, missing required member, bad enum or `kind` value, non-object
+//! `data`, bad base64 and unparseable timestamp with its JSON path.
 //!
 //! The HTTP+JSON dialect of 0.3 (ProtoJSON of the 0.3 proto) is a different JSON shape and lives in
 //! [`rest`].
