@@ -47,6 +47,14 @@ pub struct AgentConfig {
     pub shutdown_grace_ms: u64,
     /// Public base URL written into the card's interfaces; unset = the listening address.
     pub public_url: Option<String>,
+    /// Push delivery retries after the first attempt (5xx and I/O errors only). Default: 3.
+    pub push_retry_attempts: u32,
+    /// Push retry base backoff (ms); retry n waits `backoff x 2^n`. Default: 1000.
+    pub push_retry_backoff_ms: u64,
+    /// Timeout of one push delivery attempt (ms). Default: 10000.
+    pub push_timeout_ms: u64,
+    /// Permit loopback webhook URLs, plain http allowed (development only). Default: false.
+    pub allow_local_webhook_urls: bool,
 }
 
 impl Default for AgentConfig {
@@ -71,6 +79,10 @@ impl Default for AgentConfig {
             terminal_task_ttl_s: 3600,
             shutdown_grace_ms: 10_000,
             public_url: None,
+            push_retry_attempts: 3,
+            push_retry_backoff_ms: 1000,
+            push_timeout_ms: 10_000,
+            allow_local_webhook_urls: false,
         }
     }
 }

@@ -112,7 +112,7 @@ pub(crate) async fn handle(
             Err(e) => return reply_err(&id, &e, version),
         },
     };
-    match ops::dispatch(app, call, m1, p1).await {
+    match ops::dispatch_v(app, call, m1, p1, version).await {
         Err(e) => reply_err(&id, &e, version),
         Ok(Outcome::Unary(r)) => match version {
             Version::V1 => reply(&id, r),

@@ -56,6 +56,7 @@ pub mod model;
 pub mod negotiate;
 pub mod net_guard;
 pub mod ops;
+pub mod push;
 mod rest;
 pub mod server;
 mod sse;

@@ -235,6 +235,60 @@ pub(crate) fn str_param(params: &Value, name: &str) -> Result<String, A2aError> 
     }
 }
 
+/// Run the 1.0 method `method` for a caller of `version`: push config operations and inline
+/// push configs of sends are handled here (they depend on the version), the rest by
+/// [`dispatch`].
+pub(crate) async fn dispatch_v(
+    app: &crate::server::App,
+    call: &crate::server::Call,
+    method: &str,
+    params: Value,
+    version: crate::negotiate::Version,
+) -> Result<Outcome, A2aError> {
+    match method {
+        "CreateTaskPushNotificationConfig"
+        | "GetTaskPushNotificationConfig"
+        | "ListTaskPushNotificationConfigs"
+        | "DeleteTaskPushNotificationConfig" => Ok(Outcome::Unary(
+            crate::push::op(app, &call.caller, method, params, version).await?,
+        )),
+        "SendMessage" | "SendStreamingMessage" => {
+            let inline = params
+                .get("configuration")
+                .and_then(|c| {
+                    c.get("taskPushNotificationConfig")
+                        .or_else(|| c.get("task_push_notification_config"))
+                })
+                .filter(|v| !v.is_null())
+                .cloned();
+            let Some(inline) = inline else {
+                return dispatch(app, call, method, params).await;
+            };
+            let Some(d) = app.push.as_ref() else {
+                return Err(A2aError::new(
+                    crate::error::ErrorKind::PushNotificationNotSupported,
+                    "Push Notification is not supported",
+                ));
+            };
+            let config: a2a_types::v1::TaskPushNotificationConfig =
+                serde_json::from_value(inline).map_err(|e| {
+                    A2aError::invalid_params(format!("invalid taskPushNotificationConfig: {e}"))
+                        .with_meta("field", "configuration.taskPushNotificationConfig")
+                })?;
+            let mid = params
+                .pointer("/message/messageId")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            d.stage_inline(&mid, config, &call.caller, version).await?;
+            let r = dispatch(app, call, method, params).await;
+            d.settle(&mid).await;
+            r
+        }
+        _ => dispatch(app, call, method, params).await,
+    }
+}
+
 /// Run the 1.0 method `method` with `params` for `call`.
 pub(crate) async fn dispatch(
     app: &crate::server::App,

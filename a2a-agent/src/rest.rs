@@ -25,7 +25,8 @@ pub(crate) enum Op {
     Get(String),
     Cancel(String),
     Subscribe(String),
-    Push,
+    /// Push config collection (`None`) or one config of a task.
+    Push(String, Option<String>),
     ExtendedCard,
 }
 
@@ -66,8 +67,9 @@ fn parse_ops(segs: &[&str]) -> Option<Op> {
                 Some(_) => None,
             }
         }
-        ["tasks", _, "pushNotificationConfigs"] | ["tasks", _, "pushNotificationConfigs", _] => {
-            Some(Op::Push)
+        ["tasks", t, "pushNotificationConfigs"] if !t.is_empty() => Some(Op::Push(decode(t), None)),
+        ["tasks", t, "pushNotificationConfigs", c] if !t.is_empty() && !c.is_empty() => {
+            Some(Op::Push(decode(t), Some(decode(c))))
         }
         _ => None,
     }
@@ -282,10 +284,17 @@ async fn run(
             allow(&[Method::POST, Method::GET])?;
             ("SubscribeToTask", serde_json::json!({"id": id}))
         }
-        Op::Push => ("CreateTaskPushNotificationConfig", Value::Null),
+        Op::Push(task_id, config_id) => crate::push::rest_request(
+            method,
+            v,
+            task_id,
+            config_id.as_deref(),
+            call.query.as_deref(),
+            &body,
+        )?,
         Op::ExtendedCard => ("GetExtendedAgentCard", Value::Null),
     };
-    match ops::dispatch(app, call, m1, params).await? {
+    match ops::dispatch_v(app, call, m1, params, v).await? {
         Outcome::Unary(r) => {
             let body = match v {
                 Version::V1 => r,
@@ -294,6 +303,9 @@ async fn run(
                         serde_json::from_value(r).map_err(|e| A2aError::internal(e.to_string()))?,
                     )?,
                     "ListTasks" => edge::v03_rest_list(r)?,
+                    m if m.contains("PushNotificationConfig") => {
+                        crate::push::rest_v03_result(m, r)?
+                    }
                     _ => edge::v03_rest_task(
                         serde_json::from_value(r).map_err(|e| A2aError::internal(e.to_string()))?,
                     )?,

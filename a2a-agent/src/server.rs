@@ -162,6 +162,29 @@ impl AgentServer {
                 sse_queue_capacity: cfg.sse_queue_capacity,
             },
         );
+        let push = if card.push_notifications() {
+            let push_store: Arc<dyn crate::push::store::PushConfigStore> = match &cfg.sqlite_path {
+                Some(p) => Arc::new(
+                    crate::push::store::SqlitePushStore::open(p)
+                        .map_err(|e| ServeError::Config(e.to_string()))?,
+                ),
+                None => Arc::new(crate::push::store::MemoryPushStore::default()),
+            };
+            let d = crate::push::Dispatcher::new(
+                push_store,
+                crate::net_guard::NetGuard::new(cfg.allow_local_webhook_urls),
+                crate::push::PushSettings {
+                    retry_attempts: cfg.push_retry_attempts,
+                    retry_backoff: Duration::from_millis(cfg.push_retry_backoff_ms),
+                    attempt_timeout: Duration::from_millis(cfg.push_timeout_ms.max(1)),
+                },
+            )
+            .map_err(|e| ServeError::Config(e.message.clone()))?;
+            manager.set_event_sink(Arc::new(d.clone()));
+            Some(d)
+        } else {
+            None
+        };
         let app = Arc::new(App {
             card,
             cfg: cfg.clone(),
@@ -169,6 +192,7 @@ impl AgentServer {
             manager: manager.clone(),
             authenticator,
             metrics: self.metrics,
+            push,
         });
         let mut router = axum::Router::new().fallback(entry).with_state(app.clone());
         if !cfg.cors_allowed_origins.is_empty() {
@@ -239,6 +263,7 @@ pub(crate) struct App {
     pub manager: Arc<TaskManager>,
     pub authenticator: Arc<dyn Authenticator>,
     pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
+    pub push: Option<Arc<crate::push::Dispatcher>>,
 }
 
 /// Which binding a request reached.

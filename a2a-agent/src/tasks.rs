@@ -238,6 +238,7 @@ pub struct TaskManager {
     shutdown: CancellationToken,
     tracker: TaskTracker,
     me: Weak<TaskManager>,
+    sink: std::sync::OnceLock<Arc<dyn crate::push::EventSink>>,
 }
 
 impl TaskManager {
@@ -260,7 +261,13 @@ impl TaskManager {
             shutdown: CancellationToken::new(),
             tracker: TaskTracker::new(),
             me: me.clone(),
+            sink: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Receive every task event (push notifications). Only the first call takes effect.
+    pub fn set_event_sink(&self, sink: Arc<dyn crate::push::EventSink>) {
+        let _ = self.sink.set(sink);
     }
 
     /// The store.
@@ -298,6 +305,9 @@ impl TaskManager {
         if let Err(e) = self.store.put(rec).await {
             // Best effort: a failure to store progress never fails the handler.
             tracing::debug!(error = %e, "storing task progress failed");
+        }
+        if let Some(s) = self.sink.get() {
+            s.on_event(&g.task, &ev);
         }
         if let Some(tx) = &g.tx {
             let _ = tx.send(ev);
@@ -574,6 +584,10 @@ impl TaskManager {
                     owner: g.owner.clone(),
                 };
                 let _ = self.store.put(rec).await;
+                if let Some(s) = self.sink.get() {
+                    s.on_task_started(&g.task, &g.owner);
+                    s.on_event(&g.task, &ev);
+                }
                 if let Some(tx) = &g.tx {
                     let _ = tx.send(ev);
                 }
@@ -611,6 +625,9 @@ impl TaskManager {
                 {
                     release_queue(queued_slot);
                     return Err(A2aError::internal(e.to_string()));
+                }
+                if let Some(s) = self.sink.get() {
+                    s.on_task_started(&task, &owner);
                 }
                 let live = self.register(task, owner);
                 live.running.store(true, Ordering::SeqCst);
@@ -722,8 +739,15 @@ impl TaskManager {
             permit
         };
 
-        self.update(&live, |t| Some(status_change(t, TaskState::Working, None)))
-            .await;
+        if self
+            .update(&live, |t| Some(status_change(t, TaskState::Working, None)))
+            .await
+            .is_none()
+        {
+            // Canceled before it started: the handler never runs.
+            self.finish(&live, &task_id).await;
+            return;
+        }
 
         let handler = self.handler.clone();
         let exts: Vec<_> = self
@@ -747,7 +771,10 @@ impl TaskManager {
             out
         };
         let timeout = self.limits.async_timeout;
+        // Biased towards the work: a handler watching `ctx.cancelled()` gets to see the cancel
+        // and stop cleanly before the task is given up.
         let outcome = tokio::select! {
+            biased;
             r = tokio::time::timeout(timeout, work) => match r {
                 Ok(r) => Some(r),
                 Err(_) => Some(Err(HandlerError::failed(format!(

@@ -326,6 +326,7 @@ async fn cancel_tells_running_handler_to_stop() {
     )
     .await;
     let id = v["result"]["task"]["id"].as_str().unwrap().to_string();
+    wait_task(s.url(), &id, |st| st == "TASK_STATE_WORKING").await;
     let (_, c) = rpc(s.url(), "CancelTask", json!({"id": id})).await;
     assert_eq!(state(&c["result"]), "TASK_STATE_CANCELED");
     assert!(rx.await.unwrap());
@@ -481,6 +482,21 @@ async fn list_tasks_paging_filters_and_tokens() {
         let (_, v) = rpc(s.url(), "ListTasks", json!({"pageSize": ps})).await;
         assert_eq!(v["error"]["code"], -32602);
     }
+    // statusTimestampAfter
+    let (_, v) = rpc(
+        s.url(),
+        "ListTasks",
+        json!({"statusTimestampAfter": "2999-01-01T00:00:00Z"}),
+    )
+    .await;
+    assert_eq!(v["result"]["totalSize"], 0, "{v}");
+    let (_, v) = rpc(
+        s.url(),
+        "ListTasks",
+        json!({"statusTimestampAfter": "2000-01-01T00:00:00Z"}),
+    )
+    .await;
+    assert_eq!(v["result"]["totalSize"], 5);
     // status filter + REST
     let (st, v) = rest_get(
         s.url(),
@@ -782,4 +798,37 @@ async fn card_rejects_unsupported_binding_and_keeps_unknown_members() {
         json!([{"url": "h:1", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]);
     let err = AgentCard::from_json(v).unwrap_err();
     assert!(err.to_string().contains("GRPC"));
+}
+
+#[tokio::test]
+async fn sse_heartbeats_while_idle() {
+    let cfg = AgentConfig {
+        sse_heartbeat_interval_ms: 20,
+        ..open_config()
+    };
+    let s = echo(cfg).await;
+    let (_, v) = rpc(
+        s.url(),
+        "SendMessage",
+        json!({"message": msg("slow"), "configuration": {"returnImmediately": true}}),
+    )
+    .await;
+    let id = v["result"]["task"]["id"].as_str().unwrap().to_string();
+    let mut resp = client()
+        .post(format!("{}/tasks/{id}:subscribe", s.url()))
+        .header("A2A-Version", "1.0")
+        .send()
+        .await
+        .unwrap();
+    let mut buf = String::new();
+    while !buf.contains("\n:") && !buf.starts_with(':') {
+        let chunk = resp
+            .chunk()
+            .await
+            .unwrap()
+            .expect("stream ended before a heartbeat");
+        buf.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    rpc(s.url(), "CancelTask", json!({"id": id})).await;
+    s.shutdown().await;
 }

@@ -188,6 +188,11 @@ async fn sdk1_client_over_jsonrpc_and_rest_1_0() {
                 {"op": "list", "pageSize": 2},
                 {"op": "list", "pageSize": 2, "pageToken": "$0.result.nextPageToken"},
                 {"op": "list", "pageToken": "5"},
+                {"op": "send", "text": "slow", "blocking": false},
+                {"op": "subscribe", "taskId": "$3.task_id", "background": true},
+                {"op": "sleep", "seconds": 0.5},
+                {"op": "cancel", "taskId": "$3.task_id"},
+                {"op": "wait"},
                 {"op": "headers", "headers": {"A2A-Version": "9.9"}},
                 {"op": "send", "text": "x"},
             ]),
@@ -199,8 +204,15 @@ async fn sdk1_client_over_jsonrpc_and_rest_1_0() {
         assert_eq!(p2.len(), 2, "{binding}");
         assert_ne!(p1[0]["id"], p2[0]["id"]);
         assert_eq!(op(&l, 2)["ok"], false, "{binding}: numeric pageToken");
+        let sub = events(&l, 4);
+        assert!(sub[0].get("task").is_some(), "{binding}: {sub:?}");
         assert_eq!(
-            op(&l, 4)["error"]["type"],
+            sub.last().unwrap()["statusUpdate"]["status"]["state"],
+            "TASK_STATE_CANCELED",
+            "{binding}: {sub:?}"
+        );
+        assert_eq!(
+            op(&l, 9)["error"]["type"],
             "VersionNotSupportedError",
             "{binding}"
         );
