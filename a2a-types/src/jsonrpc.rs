@@ -301,8 +301,9 @@ impl<'de, R: Deserialize<'de>> Deserialize<'de> for JsonRpcResponse<R> {
                 let mut result = None;
                 let mut error = None;
                 let mut version = None;
-                while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    match k.as_ref() {
+                const KEYS: &[&str] = &["jsonrpc", "id", "result", "error"];
+                while let Some(k) = map.next_key_seed(crate::macros::KeySeed(KEYS))? {
+                    match k.map(|i| KEYS[i]).unwrap_or("") {
                         "jsonrpc" => version = Some(map.next_value::<String>()?),
                         "id" => id = Some(map.next_value::<Id>()?),
                         "result" => result = Some(map.next_value::<R>()?),

@@ -177,9 +177,14 @@ macro_rules! oneof_deserialize {
                         self,
                         mut map: A,
                     ) -> Result<$ty, A::Error> {
+                        const NAMES: &[&str] = &[$($name, $($alias,)*)+];
                         let mut found: Option<($ty, &'static str)> = None;
-                        while let Some(key) = map.next_key::<::std::borrow::Cow<'de, str>>()? {
-                            match key.as_ref() {
+                        while let Some(key) = map.next_key_seed($crate::macros::KeySeed(NAMES))? {
+                            let Some(i) = key else {
+                                map.next_value::<::serde::de::IgnoredAny>()?;
+                                continue;
+                            };
+                            match NAMES[i] {
                                 $(
                                     $name $(| $alias)* => {
                                         let v: Option<$inner> = map.next_value()?;
@@ -213,3 +218,27 @@ macro_rules! oneof_deserialize {
 }
 
 pub(crate) use oneof_deserialize;
+
+/// Reads a map key and returns its index in a list of names, without allocating
+/// (`None` = a key not in the list).
+pub(crate) struct KeySeed(pub &'static [&'static str]);
+
+impl<'de> serde::de::DeserializeSeed<'de> for KeySeed {
+    type Value = Option<usize>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Option<usize>, D::Error> {
+        d.deserialize_identifier(self)
+    }
+}
+
+impl serde::de::Visitor<'_> for KeySeed {
+    type Value = Option<usize>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a member name")
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Option<usize>, E> {
+        Ok(self.0.iter().position(|k| *k == v))
+    }
+    fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Option<usize>, E> {
+        Ok(self.0.iter().position(|k| k.as_bytes() == v))
+    }
+}

@@ -201,8 +201,18 @@ impl<'de> Deserialize<'de> for Part {
                     *content = Some(c);
                     Ok(())
                 };
-                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    match key.as_ref() {
+                const KEYS: &[&str] = &[
+                    "text",
+                    "raw",
+                    "url",
+                    "data",
+                    "metadata",
+                    "filename",
+                    "mediaType",
+                    "media_type",
+                ];
+                while let Some(key) = map.next_key_seed(crate::macros::KeySeed(KEYS))? {
+                    match key.map(|i| KEYS[i]).unwrap_or("") {
                         "text" => {
                             let v: Option<String> = map.next_value()?;
                             if let Some(v) = v {
