@@ -214,7 +214,11 @@ struct Call {
     version: Version,
     id: Value,
     a2a_json_only: bool,
+    hops: u32,
 }
+
+/// Header carrying the number of gateway hops a request has made (loop-detection seam input).
+pub const HOPS_HEADER: &str = "x-a2a-gateway-hops";
 
 fn parse_traceparent(v: &str) -> Option<String> {
     let parts: Vec<&str> = v.trim().split('-').collect();
@@ -264,6 +268,11 @@ impl Call {
             version: Version::V03,
             id: Value::Null,
             a2a_json_only,
+            hops: headers
+                .get(HOPS_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0),
         }
     }
 
@@ -672,7 +681,7 @@ async fn execute(
         key_id: &principal.key_id,
         target: agent_id,
         operation: op,
-        hop_count: 0,
+        hop_count: call.hops,
     };
     st.seams.loops.check(&hop)?;
     st.seams.policy.check(&hop, &params)?;
@@ -763,6 +772,7 @@ async fn execute(
         chosen: &chosen,
         caller: call.version,
         traceparent: call.traceparent(),
+        hops: call.hops.saturating_add(1),
         id: if call.id.is_null() {
             json!(random_hex(8))
         } else {
@@ -858,6 +868,7 @@ struct PeerCall<'a> {
     chosen: &'a Chosen,
     caller: Version,
     traceparent: String,
+    hops: u32,
     id: Value,
     max_resp: u64,
     max_stream: u64,
@@ -893,6 +904,7 @@ impl PeerCall<'_> {
             .timeout(Duration::from_secs(self.st.config.peer_timeout_secs.max(1)))
             .header("A2A-Version", self.chosen.version.as_str())
             .header("traceparent", &self.traceparent)
+            .header(HOPS_HEADER, self.hops.to_string())
             .header(reqwest::header::CONTENT_TYPE, content_type);
         if let Some(c) = &self.agent.credential {
             req = req.bearer_auth(c);

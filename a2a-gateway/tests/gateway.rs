@@ -974,3 +974,78 @@ async fn admin_api_manages_registry() {
     assert_eq!(s, 401);
     env.stop().await;
 }
+
+struct DenyDeep;
+impl a2a_gateway::seams::Policy for DenyDeep {
+    fn check(
+        &self,
+        hop: &a2a_gateway::seams::HopContext<'_>,
+        _params: &Value,
+    ) -> Result<(), a2a_gateway::errors::Refusal> {
+        if hop.hop_count >= 3 {
+            return Err(a2a_gateway::errors::Refusal::internal("policy: too deep"));
+        }
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn seams_are_called_and_hops_counted() {
+    use a2a_gateway::seams::Seams;
+    let dir = tempfile::tempdir().unwrap();
+    let store = a2a_gateway::store::Store::open(&dir.path().join("s.db")).unwrap();
+    store.create_workspace("ws1", "One").unwrap();
+    let (_, key) = store.create_key("ws1", &[], None, None).unwrap();
+    let peer = start_echo(
+        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
+        Version::V10,
+        None,
+    )
+    .await
+    .unwrap();
+    store
+        .upsert_agent(&a2a_gateway::store::Agent {
+            workspace_id: "ws1".into(),
+            agent_id: "echo".into(),
+            endpoint: peer.url.clone(),
+            credential: None,
+            skills: None,
+            pinned_card_key: None,
+        })
+        .unwrap();
+    let config = a2a_gateway::config::Config {
+        dev_mode: true,
+        ..Default::default()
+    };
+    let seams = Seams {
+        policy: std::sync::Arc::new(DenyDeep),
+        ..Seams::default()
+    };
+    let gw = a2a_gateway::server::Gateway::new(config, store)
+        .unwrap()
+        .with_seams(seams)
+        .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
+        .await
+        .unwrap();
+    let http = reqwest::Client::new();
+    let call = |hops: &str| {
+        http.post(format!("{}/a2a/echo", gw.base_url()))
+            .header("content-type", "application/json")
+            .header("x-a2a-gateway-hops", hops)
+            .bearer_auth(&key)
+            .body(send03("x").to_string())
+            .send()
+    };
+    let b: Value = call("1").await.unwrap().json().await.unwrap();
+    assert_eq!(b["result"]["kind"], "task", "{b}");
+    let sent = peer.last_headers();
+    assert!(
+        sent.iter()
+            .any(|(k, v)| k == "x-a2a-gateway-hops" && v == "2"),
+        "{sent:?}"
+    );
+    let b: Value = call("3").await.unwrap().json().await.unwrap();
+    assert_eq!(b["error"]["data"]["code"], "a2a_internal_error", "{b}");
+    gw.shutdown().await;
+    peer.shutdown().await;
+}
