@@ -270,8 +270,8 @@ pub(crate) async fn dispatch_v(
                     "Push Notification is not supported",
                 ));
             };
-            let config: a2a_types::v1::TaskPushNotificationConfig =
-                serde_json::from_value(inline).map_err(|e| {
+            let config: a2a_types::v1::TaskPushNotificationConfig = serde_json::from_value(inline)
+                .map_err(|e| {
                     A2aError::invalid_params(format!("invalid taskPushNotificationConfig: {e}"))
                         .with_meta("field", "configuration.taskPushNotificationConfig")
                 })?;
