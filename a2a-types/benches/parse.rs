@@ -164,7 +164,11 @@ macro_rules! group {
                     // The typed parse must round-trip the document, or the comparison is unfair.
                     let t: $ty = serde_json::from_slice(&d).unwrap();
                     let v: Value = serde_json::from_slice(&d).unwrap();
-                    assert_eq!(serde_json::to_value(&t).unwrap(), v, "document does not round-trip");
+                    assert_eq!(
+                        serde_json::to_value(&t).unwrap(),
+                        v,
+                        "document does not round-trip"
+                    );
                     d
                 })
             }
@@ -223,7 +227,8 @@ group!(
     send_message_request,
     send_message_doc(),
     JsonRpcRequest<v1::SendMessageRequest>,
-    |v| strict::validate_jsonrpc_request(v, Some(a2a_types::version::ProtocolVersion::V1_0), None).len()
+    |v| strict::validate_jsonrpc_request(v, Some(a2a_types::version::ProtocolVersion::V1_0), None)
+        .len()
 );
 group!(
     list_tasks_response_50,
@@ -231,4 +236,6 @@ group!(
     JsonRpcResponse<v1::ListTasksResponse>,
     |v| strict::validate::<v1::ListTasksResponse>(&v["result"]).len()
 );
-group!(agent_card_large, card_doc(), v1::AgentCard, |v| strict::validate::<v1::AgentCard>(v).len());
+group!(agent_card_large, card_doc(), v1::AgentCard, |v| {
+    strict::validate::<v1::AgentCard>(v).len()
+});

@@ -34,6 +34,17 @@ pub struct TargetSpec {
     /// Extra path appended to the printed URL (e.g. an agent's path behind the gateway).
     #[serde(default)]
     pub base_path: Option<String>,
+    /// Regex finding the base URL on a stdout line (group 1 if it has one, else the whole match);
+    /// default: the first loopback `http(s)://` URL printed.
+    #[serde(default)]
+    pub url_pattern: Option<String>,
+    /// Headers sent with every request (values may use variables, e.g. `Bearer ${api_key}`);
+    /// a fixture's own header of the same name wins.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Fixed variables for fixtures (e.g. a path prefix that differs between targets).
+    #[serde(default)]
+    pub vars: BTreeMap<String, String>,
 }
 
 /// The targets file: target name -> how to start it.
@@ -65,6 +76,8 @@ pub struct Target {
     child: Child,
     /// The base URL (no trailing slash).
     pub base_url: String,
+    /// Headers sent with every request (variables already substituted).
+    pub headers: BTreeMap<String, String>,
     /// Variables available to fixtures: `base_url` plus the target's captures.
     pub vars: Vars,
 }
@@ -143,7 +156,12 @@ pub fn start(spec: &TargetSpec, bin_dir: &Path, wait: Duration) -> Result<Target
             let _ = etx.send(String::from_utf8_lossy(&buf).into_owned());
         });
     }
-    let url_re = url_re();
+    let url_re = match &spec.url_pattern {
+        Some(p) => {
+            Regex::new(p).map_err(|e| StartError::Failed(format!("bad urlPattern {p}: {e}")))?
+        }
+        None => url_re(),
+    };
     let mut base_url: Option<String> = None;
     let mut vars = Vars::new();
     let deadline = std::time::Instant::now() + wait;
@@ -161,7 +179,8 @@ pub fn start(spec: &TargetSpec, bin_dir: &Path, wait: Duration) -> Result<Target
                     stdout_seen.push('\n');
                 }
                 if base_url.is_none()
-                    && let Some(m) = url_re.find(&line)
+                    && let Some(c) = url_re.captures(&line)
+                    && let Some(m) = c.get(1).or_else(|| c.get(0))
                 {
                     base_url = Some(m.as_str().trim_end_matches('/').to_string());
                 }
@@ -210,14 +229,23 @@ pub fn start(spec: &TargetSpec, bin_dir: &Path, wait: Duration) -> Result<Target
             }
         }
     }
+    for (k, v) in &spec.vars {
+        vars.insert(k.clone(), Value::String(v.clone()));
+    }
     let mut base = base_url.unwrap_or_default();
     if let Some(p) = &spec.base_path {
         base.push_str(&substitute_str(p, &vars));
     }
     vars.insert("base_url".into(), Value::String(base.clone()));
+    let headers = spec
+        .headers
+        .iter()
+        .map(|(k, v)| (k.clone(), substitute_str(v, &vars)))
+        .collect();
     Ok(Target {
         child,
         base_url: base,
+        headers,
         vars,
     })
 }
@@ -234,7 +262,7 @@ pub async fn replay_variant(
         return vec!["variant has no steps".into()];
     }
     for (i, step) in steps.iter().enumerate() {
-        let fails = replay_step(client, &target.base_url, step, &mut vars).await;
+        let fails = replay_step(client, target, step, &mut vars).await;
         if !fails.is_empty() {
             let prefix = if steps.len() > 1 {
                 format!("step {}: ", i + 1)
@@ -249,10 +277,11 @@ pub async fn replay_variant(
 
 async fn replay_step(
     client: &reqwest::Client,
-    base_url: &str,
+    target: &Target,
     step: &Step,
     vars: &mut Vars,
 ) -> Vec<String> {
+    let base_url = target.base_url.as_str();
     let req = &step.request;
     let Ok(method) = reqwest::Method::from_bytes(req.method.as_bytes()) else {
         return vec![format!("bad method {} in fixture", req.method)];
@@ -260,6 +289,11 @@ async fn replay_step(
     let url = format!("{base_url}{}", substitute_str(&req.path, vars));
     let mut builder = client.request(method, &url);
     let mut has_ct = false;
+    for (k, v) in &target.headers {
+        if !req.headers.keys().any(|h| h.eq_ignore_ascii_case(k)) {
+            builder = builder.header(k.as_str(), v.as_str());
+        }
+    }
     for (k, v) in &req.headers {
         has_ct |= k.eq_ignore_ascii_case("content-type");
         builder = builder.header(k.as_str(), substitute_str(v, vars));
@@ -402,6 +436,9 @@ mod tests {
             args: vec![],
             captures: BTreeMap::new(),
             base_path: None,
+            url_pattern: None,
+            headers: BTreeMap::new(),
+            vars: BTreeMap::new(),
         };
         let dir = tempfile::tempdir().unwrap();
         match start(&spec, dir.path(), Duration::from_secs(1)) {

@@ -24,6 +24,9 @@ fn mock_targets(bin: &str, args: &[&str]) -> TargetsFile {
             args: args.iter().map(|s| s.to_string()).collect(),
             captures,
             base_path: None,
+            url_pattern: Some(r"listening on (\S+)".into()),
+            headers: [("X-Target-Token".to_string(), "${token}".to_string())].into(),
+            vars: [("echo".to_string(), "/echo".to_string())].into(),
         },
     );
     t

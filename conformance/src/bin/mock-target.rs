@@ -2,7 +2,8 @@
 //! exercise the wire runner (URL discovery, headers, JSON bodies, SSE, captures). Not an A2A server.
 //!
 //! Routes: `GET /card` (JSON with a generated id), `POST /echo` (echoes the JSON body, `X-Echo-Method`
-//! header), `GET /stream` (two SSE events), anything else 404. One request per connection.
+//! and `X-Seen-Token` = the request's `X-Target-Token` headers), `GET /stream` (two SSE events),
+//! anything else 404. One request per connection.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -40,16 +41,21 @@ async fn serve(mut sock: TcpStream) -> std::io::Result<()> {
         }
     };
     let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    let mut lines = head.lines();
-    let first = lines.next().unwrap_or_default();
+    let first = head.lines().next().unwrap_or_default();
     let mut parts = first.split_whitespace();
     let method = parts.next().unwrap_or_default().to_string();
     let path = parts.next().unwrap_or_default().to_string();
-    let len: usize = lines
-        .filter_map(|l| l.split_once(':'))
-        .find(|(k, _)| k.trim().eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.trim().parse().ok())
+    let header = |name: &str| {
+        head.lines()
+            .skip(1)
+            .filter_map(|l| l.split_once(':'))
+            .find(|(k, _)| k.trim().eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.trim().to_string())
+    };
+    let len: usize = header("content-length")
+        .and_then(|v| v.parse().ok())
         .unwrap_or(0);
+    let token = header("x-target-token").unwrap_or_default();
     let mut body = buf[head_end..].to_vec();
     while body.len() < len {
         let n = sock.read(&mut chunk).await?;
@@ -76,7 +82,7 @@ async fn serve(mut sock: TcpStream) -> std::io::Result<()> {
         ("POST", "/echo") => (
             "200 OK",
             "application/json",
-            "X-Echo-Method: POST\r\n".to_string(),
+            format!("X-Echo-Method: POST\r\nX-Seen-Token: {token}\r\n"),
             String::from_utf8_lossy(&body).into_owned(),
         ),
         ("GET", "/stream") => (
