@@ -291,6 +291,8 @@ impl Default for Options {
 pub struct Validator {
     schema: Arc<Value>,
     options: Options,
+    /// The schema comes from the global per-type cache (never dropped).
+    cached: bool,
 }
 
 fn cache() -> &'static Mutex<HashMap<String, Arc<Value>>> {
@@ -336,6 +338,7 @@ impl Validator {
         Validator {
             schema: schema_of::<T>(),
             options: Options::PROTOJSON,
+            cached: true,
         }
     }
 
@@ -344,6 +347,7 @@ impl Validator {
         Validator {
             schema: Arc::new(schema),
             options: Options::PROTOJSON,
+            cached: false,
         }
     }
 
@@ -369,6 +373,7 @@ impl Validator {
             root: self.schema.as_ref(),
             opts: self.options,
             out: Vec::new(),
+            cacheable: self.cached,
         };
         let mut path = base.to_owned();
         w.check(self.schema.as_ref(), value, &mut path, 0);
@@ -380,6 +385,36 @@ struct Walker<'a> {
     root: &'a Value,
     opts: Options,
     out: Vec<Violation>,
+    /// The root lives in the global schema cache, so node addresses are stable keys.
+    cacheable: bool,
+}
+
+/// How a union's branch is chosen (computed once per union node).
+enum UnionPlan {
+    /// At most one non-null branch (its index).
+    Single(Option<usize>),
+    /// A member that is a `const` in every branch.
+    Const {
+        member: String,
+        values: Vec<Value>,
+        idx: Vec<usize>,
+    },
+    /// Branches told apart by their `required` members.
+    Required {
+        idx: Vec<usize>,
+        reqs: Vec<Vec<String>>,
+        discrim: Vec<String>,
+        all_props: Vec<String>,
+    },
+    /// Nothing to discriminate on: try each branch.
+    TryEach { idx: Vec<usize> },
+}
+
+type PlanCache = Mutex<HashMap<(usize, usize), Arc<UnionPlan>>>;
+
+fn plans() -> &'static PlanCache {
+    static P: OnceLock<PlanCache> = OnceLock::new();
+    P.get_or_init(Default::default)
 }
 
 const MAX_DEPTH: usize = 128;
@@ -668,6 +703,85 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Analyzes a union once (cached per schema node for cached schemas).
+    fn plan(&self, branches: &'a [Value]) -> Arc<UnionPlan> {
+        let key = (
+            self.root as *const Value as usize,
+            branches.as_ptr() as usize,
+        );
+        if self.cacheable
+            && let Ok(c) = plans().lock()
+            && let Some(p) = c.get(&key)
+        {
+            return p.clone();
+        }
+        let plan = Arc::new(self.analyze(branches));
+        if self.cacheable
+            && let Ok(mut c) = plans().lock()
+        {
+            c.insert(key, plan.clone());
+        }
+        plan
+    }
+
+    fn analyze(&self, branches: &'a [Value]) -> UnionPlan {
+        let mut idx = Vec::new();
+        let mut views: Vec<ObjView<'a>> = Vec::new();
+        for (i, b) in branches.iter().enumerate() {
+            let Ok(ps) = self.parts(b) else { continue };
+            let is_null = ps
+                .iter()
+                .any(|s| s.get("type").and_then(Value::as_str) == Some("null"));
+            if !is_null {
+                let mut v = ObjView::default();
+                for s in &ps {
+                    v.absorb(s);
+                }
+                idx.push(i);
+                views.push(v);
+            }
+        }
+        if idx.len() <= 1 {
+            return UnionPlan::Single(idx.first().copied());
+        }
+        if let Some((member, values)) = self.const_discriminator(&views) {
+            return UnionPlan::Const {
+                member,
+                values: values.into_iter().cloned().collect(),
+                idx,
+            };
+        }
+        let reqs: Vec<Vec<String>> = views
+            .iter()
+            .map(|v| v.required.iter().map(|s| (*s).to_owned()).collect())
+            .collect();
+        if reqs.iter().all(|r| !r.is_empty()) {
+            let mut discrim: Vec<String> = Vec::new();
+            for r in &reqs {
+                for k in r {
+                    if !reqs.iter().all(|r2| r2.contains(k)) && !discrim.contains(k) {
+                        discrim.push(k.clone());
+                    }
+                }
+            }
+            let mut all_props: Vec<String> = Vec::new();
+            for v in &views {
+                all_props.extend(v.props.iter().map(|(k, _)| (*k).to_owned()));
+            }
+            return UnionPlan::Required {
+                idx,
+                reqs,
+                discrim,
+                all_props,
+            };
+        }
+        UnionPlan::TryEach { idx }
+    }
+
+    fn branch_parts(&self, b: &'a Value) -> Vec<&'a Map<String, Value>> {
+        self.parts(b).unwrap_or_default()
+    }
+
     /// Picks the branch of an object union and returns its schema parts. `None` = reported,
     /// nothing more to check; `Some(None)` = no branch to merge.
     #[allow(clippy::type_complexity)]
@@ -678,36 +792,21 @@ impl<'a> Walker<'a> {
         parent: &ObjView<'a>,
         path: &str,
     ) -> Option<Option<Vec<&'a Map<String, Value>>>> {
-        let mut resolved: Vec<(&'a Value, Vec<&'a Map<String, Value>>)> = Vec::new();
-        for b in branches {
-            let Ok(ps) = self.parts(b) else { continue };
-            let is_null = ps
-                .iter()
-                .any(|s| s.get("type").and_then(Value::as_str) == Some("null"));
-            if !is_null {
-                resolved.push((b, ps));
-            }
-        }
-        if resolved.len() <= 1 {
-            return Some(resolved.pop().map(|(_, p)| p));
-        }
-        let branch_view = |ps: &[&'a Map<String, Value>]| {
-            let mut v = ObjView::default();
-            for s in ps {
-                v.absorb(s);
-            }
-            v
-        };
-        let views: Vec<ObjView<'a>> = resolved.iter().map(|(_, p)| branch_view(p)).collect();
-        // 1) a const discriminator shared by every branch (0.3 `kind`).
-        if let Some((member, values)) = self.const_discriminator(&views) {
-            return match o.get(&member) {
+        let plan = self.plan(branches);
+        match &*plan {
+            UnionPlan::Single(i) => Some(i.map(|i| self.branch_parts(&branches[i]))),
+            // 1) a const discriminator shared by every branch (0.3 `kind`).
+            UnionPlan::Const {
+                member,
+                values,
+                idx,
+            } => match o.get(member) {
                 Some(val) => {
-                    if let Some(i) = values.iter().position(|c| *c == val) {
-                        return Some(Some(resolved.swap_remove(i).1));
+                    if let Some(i) = values.iter().position(|c| c == val) {
+                        return Some(Some(self.branch_parts(&branches[idx[i]])));
                     }
                     let mut p = path.to_owned();
-                    push_member(&mut p, &member);
+                    push_member(&mut p, member);
                     self.violation(
                         &p,
                         ViolationKind::WrongDiscriminator {
@@ -719,78 +818,87 @@ impl<'a> Walker<'a> {
                     None
                 }
                 None => {
-                    self.violation(path, ViolationKind::MissingRequired(member));
+                    self.violation(path, ViolationKind::MissingRequired(member.clone()));
                     None
                 }
-            };
-        }
-        // 2) the branch whose required members are present (1.0 oneofs, untagged unions).
-        let reqs: Vec<Vec<&str>> = views.iter().map(|v| v.required.clone()).collect();
-        if reqs.iter().all(|r| !r.is_empty()) {
-            let snake = self.opts.snake_case_aliases;
-            let has = |k: &str| {
-                o.contains_key(k)
-                    || (snake && o.keys().any(|ok| snake_to_camel(ok).as_deref() == Some(k)))
-            };
-            let mut discrim: Vec<&str> = Vec::new();
-            for r in &reqs {
-                for k in r {
-                    if !reqs.iter().all(|r2| r2.contains(k)) && !discrim.contains(k) {
-                        discrim.push(k);
+            },
+            // 2) the branch whose required members are present (1.0 oneofs, untagged unions).
+            UnionPlan::Required {
+                idx,
+                reqs,
+                discrim,
+                all_props,
+            } => {
+                let snake = self.opts.snake_case_aliases;
+                let has = |k: &str| {
+                    o.contains_key(k)
+                        || (snake && o.keys().any(|ok| snake_to_camel(ok).as_deref() == Some(k)))
+                };
+                let matching: Vec<usize> = (0..idx.len())
+                    .filter(|&i| reqs[i].iter().all(|k| has(k)))
+                    .collect();
+                match matching.len() {
+                    1 => Some(Some(self.branch_parts(&branches[idx[matching[0]]]))),
+                    0 => {
+                        let present: Vec<&str> = discrim
+                            .iter()
+                            .map(String::as_str)
+                            .filter(|k| has(k))
+                            .collect();
+                        if present.is_empty() {
+                            // Unknown members against all branches together, then what is
+                            // missing.
+                            let known = |k: &str| {
+                                parent.prop(k).is_some()
+                                    || all_props.iter().any(|p| p == k)
+                                    || (snake
+                                        && snake_to_camel(k).is_some_and(|c| {
+                                            parent.prop(&c).is_some() || all_props.contains(&c)
+                                        }))
+                            };
+                            let unknown: Vec<String> =
+                                o.keys().filter(|k| !known(k)).cloned().collect();
+                            for k in unknown {
+                                self.violation(path, ViolationKind::UnknownMember(k));
+                            }
+                            self.violation(path, ViolationKind::MissingOneOf(discrim.clone()));
+                            return None;
+                        }
+                        let i = (0..idx.len())
+                            .find(|&i| reqs[i].iter().any(|k| present.contains(&k.as_str())))
+                            .unwrap_or(0);
+                        Some(Some(self.branch_parts(&branches[idx[i]])))
+                    }
+                    _ => {
+                        let present: Vec<String> =
+                            discrim.iter().filter(|k| has(k)).cloned().collect();
+                        self.violation(path, ViolationKind::ConflictingMembers(present));
+                        // Merge the matching branches so their members are not also "unknown".
+                        let mut merged = Vec::new();
+                        for i in matching {
+                            merged.extend(self.branch_parts(&branches[idx[i]]));
+                        }
+                        Some(Some(merged))
                     }
                 }
             }
-            let matching: Vec<usize> = (0..resolved.len())
-                .filter(|&i| reqs[i].iter().all(|k| has(k)))
-                .collect();
-            match matching.len() {
-                1 => return Some(Some(resolved.swap_remove(matching[0]).1)),
-                0 => {
-                    let present: Vec<&str> = discrim.iter().copied().filter(|k| has(k)).collect();
-                    if present.is_empty() {
-                        // Unknown members against all branches together, then what is missing.
-                        let mut all = ObjView {
-                            has_props: true,
-                            ..Default::default()
-                        };
-                        all.props.clone_from(&parent.props);
-                        for v in &views {
-                            all.props.extend(v.props.iter().copied());
-                        }
-                        let unknown: Vec<String> =
-                            o.keys().filter(|k| !self.known(&all, k)).cloned().collect();
-                        for k in unknown {
-                            self.violation(path, ViolationKind::UnknownMember(k));
-                        }
-                        self.violation(
-                            path,
-                            ViolationKind::MissingOneOf(
-                                discrim.iter().map(|s| (*s).to_owned()).collect(),
-                            ),
-                        );
-                        return None;
-                    }
-                    let i = (0..resolved.len())
-                        .find(|&i| reqs[i].iter().any(|k| present.contains(k)))
-                        .unwrap_or(0);
-                    return Some(Some(resolved.swap_remove(i).1));
-                }
-                _ => {
-                    let present: Vec<String> = discrim
-                        .iter()
-                        .filter(|k| has(k))
-                        .map(|s| (*s).to_owned())
-                        .collect();
-                    self.violation(path, ViolationKind::ConflictingMembers(present));
-                    // Merge the matching branches so their members are not also "unknown".
-                    let mut merged = Vec::new();
-                    for i in matching {
-                        merged.extend(resolved[i].1.iter().copied());
-                    }
-                    return Some(Some(merged));
-                }
+            UnionPlan::TryEach { idx } => {
+                let resolved: Vec<(&'a Value, Vec<&'a Map<String, Value>>)> = idx
+                    .iter()
+                    .map(|&i| (&branches[i], self.branch_parts(&branches[i])))
+                    .collect();
+                self.try_each(resolved, o, path)
             }
         }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn try_each(
+        &mut self,
+        mut resolved: Vec<(&'a Value, Vec<&'a Map<String, Value>>)>,
+        o: &Map<String, Value>,
+        path: &str,
+    ) -> Option<Option<Vec<&'a Map<String, Value>>>> {
         // 3) try each branch; keep the closest.
         let value = Value::Object(o.clone());
         let mut best: Option<(usize, usize)> = None;
@@ -799,6 +907,7 @@ impl<'a> Walker<'a> {
                 root: self.root,
                 opts: self.opts,
                 out: Vec::new(),
+                cacheable: self.cacheable,
             };
             let mut p = path.to_owned();
             w.check(b, &value, &mut p, 0);
@@ -840,12 +949,6 @@ impl<'a> Walker<'a> {
             return Some(((*name).to_owned(), values));
         }
         None
-    }
-
-    fn known(&self, view: &ObjView<'a>, k: &str) -> bool {
-        view.prop(k).is_some()
-            || (self.opts.snake_case_aliases
-                && snake_to_camel(k).is_some_and(|c| view.prop(&c).is_some()))
     }
 
     fn check_object(
@@ -939,6 +1042,7 @@ impl<'a> Walker<'a> {
                 root: self.root,
                 opts: self.opts,
                 out: Vec::new(),
+                cacheable: self.cacheable,
             };
             let mut p = path.to_owned();
             w.check(b, v, &mut p, depth + 1);
