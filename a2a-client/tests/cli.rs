@@ -116,6 +116,28 @@ fn cli_against_sdk1_agent() {
     ]);
     assert!(ok, "{err}");
     assert!(out.contains("push config p1 of task"), "{out}");
+    // No card: the URL is the interface itself.
+    let rpc = format!("{url}/");
+    let (ok, out, err) = a2a(&[
+        "--no-card",
+        "--binding",
+        "jsonrpc",
+        "--a2a-version",
+        "1.0",
+        "task",
+        "get",
+        &rpc,
+        &id,
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.starts_with(&format!("task {id} (completed)")), "{out}");
+    let (ok, _, err) = a2a(&["--no-card", "task", "get", &rpc, &id]);
+    assert!(!ok);
+    assert!(
+        err.contains("--no-card needs --binding and --a2a-version"),
+        "{err}"
+    );
+
     let (ok, out, _) = a2a(&["push", "list", url, &id]);
     assert!(ok && out.contains("p1"), "{out}");
     let (ok, _, err) = a2a(&["push", "delete", url, &id, "p1"]);

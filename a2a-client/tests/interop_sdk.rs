@@ -400,3 +400,32 @@ async fn sdk03_unknown_task_everywhere() {
         }
     }
 }
+
+/// The 1.x agent serves its card with an ETag and honours If-None-Match: the second fetch is a
+/// conditional request answered 304 (or served fresh if the agent sent max-age).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sdk1_card_revalidation() {
+    use a2a_client::discovery::{CacheStatus, CardResolver};
+    let a = agent(Sdk::V1).await;
+    let resolver = CardResolver::new(reqwest::Client::new());
+    let first = resolver.fetch(a.url()).await.unwrap();
+    assert_eq!(first.cache, CacheStatus::Fetched);
+    assert!(first.etag.is_some(), "the sdk1 agent sends an ETag");
+    let second = resolver.fetch(a.url()).await.unwrap();
+    assert_ne!(second.cache, CacheStatus::Fetched);
+    assert_eq!(second.body, first.body);
+    let card = a2a_client::client::card_v1(&second).unwrap();
+    assert_eq!(card.name, "sdk1-reference-agent");
+    // the 0.3 agent's card (no supportedInterfaces) is translated to 1.0
+    let b = agent(Sdk::V03).await;
+    let old = resolver.fetch(b.url()).await.unwrap();
+    assert!(!old.is_v1());
+    let card = a2a_client::client::card_v1(&old).unwrap();
+    assert!(!card.supported_interfaces.is_empty());
+    assert!(
+        card.supported_interfaces
+            .iter()
+            .all(|i| i.protocol_version.starts_with("0.3")),
+        "{card:?}"
+    );
+}
