@@ -21,6 +21,12 @@ pub struct CallerProfile {
     pub scopes: Vec<String>,
     /// Token claims.
     pub claims: Value,
+    /// Token audience (`aud`).
+    pub audience: Vec<String>,
+    /// Introspection `username` (identifies a token without `sub`).
+    pub username: Option<String>,
+    /// `client_id` / `azp` (identifies a token without `sub` and `username`).
+    pub client_id: Option<String>,
 }
 
 impl CallerProfile {
@@ -31,12 +37,16 @@ impl CallerProfile {
             ..Default::default()
         }
     }
-    /// The key tasks are owned by: issuer and subject of a token, else the scheme (so callers with
-    /// the same API key or static bearer token share their tasks).
+    /// The key tasks are owned by: issuer and subject of a token, else issuer and user name,
+    /// else issuer and client, else the scheme (so callers with the same API key or static
+    /// bearer token share their tasks).
     pub fn owner_key(&self) -> String {
-        match (&self.issuer, &self.subject) {
-            (_, None) => self.scheme.clone(),
-            (i, Some(s)) => format!("{}|{}", i.as_deref().unwrap_or(""), s),
+        let iss = self.issuer.as_deref().unwrap_or("");
+        match (&self.subject, &self.username, &self.client_id) {
+            (Some(s), _, _) => format!("{iss}|{s}"),
+            (None, Some(u), _) => format!("{iss}|user:{u}"),
+            (None, None, Some(c)) => format!("{iss}|client:{c}"),
+            (None, None, None) => self.scheme.clone(),
         }
     }
 }
@@ -68,8 +78,13 @@ impl Authenticator for NoAuth {
 
 #[derive(Debug, Clone)]
 enum Scheme {
-    ApiKey { location: String, name: String },
+    ApiKey {
+        location: String,
+        name: String,
+    },
     Bearer,
+    /// OAuth 2.0 / OpenID Connect: a token validated by the [`crate::oidc::TokenValidator`].
+    Token,
     Unsupported(String),
 }
 
@@ -78,8 +93,11 @@ enum Scheme {
 pub struct CardAuthenticator {
     schemes: BTreeMap<String, Scheme>,
     requirements: Vec<Vec<String>>,
+    /// Required scopes per requirement and scheme (the requirement's `list`).
+    req_scopes: Vec<BTreeMap<String, Vec<String>>>,
     api_key: Option<String>,
     bearer_token: Option<String>,
+    tokens: Option<std::sync::Arc<crate::oidc::TokenValidator>>,
 }
 
 fn ct_eq(a: &str, b: &str) -> bool {
@@ -88,6 +106,17 @@ fn ct_eq(a: &str, b: &str) -> bool {
 
 fn unauth(msg: &str) -> A2aError {
     A2aError::new(ErrorKind::Unauthenticated, msg)
+}
+
+/// The token of `Authorization: Bearer <token>`.
+fn bearer_of(req: &AuthRequest<'_>) -> Option<String> {
+    req.headers
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().split_once(' '))
+        .filter(|(s, _)| s.eq_ignore_ascii_case("bearer"))
+        .map(|(_, t)| t.trim().to_string())
+        .filter(|t| !t.is_empty())
 }
 
 impl CardAuthenticator {
@@ -144,6 +173,14 @@ impl CardAuthenticator {
                         .is_some_and(|x| x.eq_ignore_ascii_case("bearer"))
                 {
                     Scheme::Bearer
+                } else if s.get("oauth2SecurityScheme").is_some()
+                    || s.get("openIdConnectSecurityScheme").is_some()
+                    || matches!(
+                        s.get("type").and_then(Value::as_str),
+                        Some("oauth2" | "openIdConnect")
+                    )
+                {
+                    Scheme::Token
                 } else {
                     Scheme::Unsupported(name.clone())
                 };
@@ -151,6 +188,17 @@ impl CardAuthenticator {
             }
         }
         let mut requirements: Vec<Vec<String>> = Vec::new();
+        let mut req_scopes: Vec<BTreeMap<String, Vec<String>>> = Vec::new();
+        let str_list = |v: Option<&Value>| -> Vec<String> {
+            v.and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
         if let Some(reqs) = card
             .json()
             .get("securityRequirements")
@@ -159,6 +207,11 @@ impl CardAuthenticator {
             for r in reqs {
                 if let Some(m) = r.get("schemes").and_then(Value::as_object) {
                     requirements.push(m.keys().cloned().collect());
+                    req_scopes.push(
+                        m.iter()
+                            .map(|(k, v)| (k.clone(), str_list(v.get("list"))))
+                            .collect(),
+                    );
                 }
             }
         } else if let Some(reqs) = card.json().get("security").and_then(Value::as_array) {
@@ -166,6 +219,11 @@ impl CardAuthenticator {
             for r in reqs {
                 if let Some(m) = r.as_object() {
                     requirements.push(m.keys().cloned().collect());
+                    req_scopes.push(
+                        m.iter()
+                            .map(|(k, v)| (k.clone(), str_list(Some(v))))
+                            .collect(),
+                    );
                 }
             }
         }
@@ -176,12 +234,37 @@ impl CardAuthenticator {
         CardAuthenticator {
             schemes,
             requirements,
+            req_scopes,
             api_key,
             bearer_token,
+            tokens: None,
         }
     }
 
-    fn check(&self, name: &str, req: &AuthRequest<'_>) -> Result<CallerProfile, A2aError> {
+    /// Validate OAuth 2.0 / OpenID Connect tokens (and bearer tokens other than the static one)
+    /// with `v`.
+    pub fn with_token_validator(mut self, v: std::sync::Arc<crate::oidc::TokenValidator>) -> Self {
+        self.tokens = Some(v);
+        self
+    }
+
+    async fn check_token(
+        &self,
+        scheme: &str,
+        req: &AuthRequest<'_>,
+    ) -> Result<CallerProfile, A2aError> {
+        let Some(v) = &self.tokens else {
+            return Err(unauth("no token validator configured (OAuth/OIDC)"));
+        };
+        let Some(tok) = bearer_of(req) else {
+            return Err(unauth("missing bearer token"));
+        };
+        let mut p = v.validate(&tok).await?;
+        p.scheme = scheme.to_string();
+        Ok(p)
+    }
+
+    async fn check(&self, name: &str, req: &AuthRequest<'_>) -> Result<CallerProfile, A2aError> {
         match self.schemes.get(name) {
             Some(Scheme::ApiKey { location, name: n }) => {
                 let Some(expected) = &self.api_key else {
@@ -225,8 +308,12 @@ impl CardAuthenticator {
                     _ => Err(unauth("missing or invalid API key")),
                 }
             }
+            Some(Scheme::Token) => self.check_token("oauth2", req).await,
             Some(Scheme::Bearer) => {
                 let Some(expected) = &self.bearer_token else {
+                    if self.tokens.is_some() {
+                        return self.check_token("bearer", req).await;
+                    }
                     return Err(unauth("no bearer token configured"));
                 };
                 let got = req
@@ -241,6 +328,7 @@ impl CardAuthenticator {
                         scheme: "bearer".into(),
                         ..Default::default()
                     }),
+                    Some(_) if self.tokens.is_some() => self.check_token("bearer", req).await,
                     _ => Err(unauth("missing or invalid bearer token")),
                 }
             }
@@ -261,13 +349,13 @@ impl Authenticator for CardAuthenticator {
             ));
         }
         let mut last = unauth("authentication required");
-        'alt: for alt in &self.requirements {
+        'alt: for (ai, alt) in self.requirements.iter().enumerate() {
             let mut profile: Option<CallerProfile> = None;
             for name in alt {
-                match self.check(name, req) {
+                match self.check(name, req).await {
                     Ok(p) => {
                         // A token profile wins over a key profile.
-                        if profile.as_ref().is_none_or(|q| q.subject.is_none()) {
+                        if profile.as_ref().is_none_or(|q| q.owner_key() == q.scheme) {
                             profile = Some(p);
                         }
                     }
@@ -278,7 +366,22 @@ impl Authenticator for CardAuthenticator {
                 }
             }
             if let Some(p) = profile {
-                return Ok(p);
+                // Scopes of the requirement's `list` must all be granted to the token.
+                let missing: Vec<&String> = self
+                    .req_scopes
+                    .get(ai)
+                    .into_iter()
+                    .flat_map(|m| m.values().flatten())
+                    .filter(|s| !p.scopes.contains(s))
+                    .collect();
+                if missing.is_empty() {
+                    return Ok(p);
+                }
+                last = A2aError::new(
+                    ErrorKind::PermissionDenied,
+                    format!("insufficient scope: missing {missing:?}"),
+                );
+                continue;
             }
         }
         Err(last)

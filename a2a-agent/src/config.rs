@@ -55,6 +55,20 @@ pub struct AgentConfig {
     pub push_timeout_ms: u64,
     /// Permit loopback webhook URLs, plain http allowed (development only). Default: false.
     pub allow_local_webhook_urls: bool,
+    /// OAuth/OIDC: expected token issuer; its discovery document gives the JWKS.
+    pub oidc_issuer: Option<String>,
+    /// OAuth/OIDC: JWKS URL (instead of discovery).
+    pub oidc_jwks_url: Option<String>,
+    /// OAuth/OIDC: accepted audiences; empty = not checked.
+    pub oidc_audience: Vec<String>,
+    /// RFC 7662 introspection endpoint for opaque tokens.
+    pub oidc_introspection_url: Option<String>,
+    /// Client id for introspection (HTTP Basic).
+    pub oidc_client_id: Option<String>,
+    /// Client secret for introspection.
+    pub oidc_client_secret: Option<String>,
+    /// Minimum interval between JWKS fetches (ms). Default: 30000.
+    pub oidc_min_refresh_ms: u64,
 }
 
 impl Default for AgentConfig {
@@ -83,6 +97,13 @@ impl Default for AgentConfig {
             push_retry_backoff_ms: 1000,
             push_timeout_ms: 10_000,
             allow_local_webhook_urls: false,
+            oidc_issuer: None,
+            oidc_jwks_url: None,
+            oidc_audience: Vec::new(),
+            oidc_introspection_url: None,
+            oidc_client_id: None,
+            oidc_client_secret: None,
+            oidc_min_refresh_ms: 30_000,
         }
     }
 }
@@ -103,6 +124,23 @@ impl AgentConfig {
         } else {
             format!("/{b}")
         }
+    }
+
+    /// The token validation settings, when any OAuth/OIDC option is set.
+    pub fn oidc(&self) -> Option<crate::oidc::OidcConfig> {
+        (self.oidc_issuer.is_some()
+            || self.oidc_jwks_url.is_some()
+            || self.oidc_introspection_url.is_some())
+        .then(|| crate::oidc::OidcConfig {
+            issuer: self.oidc_issuer.clone(),
+            jwks_url: self.oidc_jwks_url.clone(),
+            audience: self.oidc_audience.clone(),
+            introspection_url: self.oidc_introspection_url.clone(),
+            client_id: self.oidc_client_id.clone(),
+            client_secret: self.oidc_client_secret.clone(),
+            min_refresh_interval: Duration::from_millis(self.oidc_min_refresh_ms),
+            ..Default::default()
+        })
     }
 
     pub(crate) fn async_timeout(&self) -> Duration {

@@ -55,6 +55,7 @@ mod jsonrpc;
 pub mod model;
 pub mod negotiate;
 pub mod net_guard;
+pub mod oidc;
 pub mod ops;
 pub mod push;
 mod rest;

@@ -131,12 +131,20 @@ impl AgentServer {
         let authenticator: Arc<dyn Authenticator> = match (self.authenticator, cfg.validate_auth) {
             (Some(a), _) => a,
             (None, false) => Arc::new(NoAuth),
-            (None, true) => Arc::new(CardAuthenticator::new(
-                &card,
-                cfg.api_key.clone(),
-                &cfg.api_key_header,
-                cfg.bearer_token.clone(),
-            )),
+            (None, true) => {
+                let mut a = CardAuthenticator::new(
+                    &card,
+                    cfg.api_key.clone(),
+                    &cfg.api_key_header,
+                    cfg.bearer_token.clone(),
+                );
+                if let Some(o) = cfg.oidc() {
+                    let v = crate::oidc::TokenValidator::new(o)
+                        .map_err(|e| ServeError::Config(e.message.clone()))?;
+                    a = a.with_token_validator(Arc::new(v));
+                }
+                Arc::new(a)
+            }
         };
         let decls = card.extensions();
         let ext_handlers = self
