@@ -83,7 +83,7 @@ pub struct Subscription {
 /// Emits progress for one task. Emitting on an inactive emitter is a no-op.
 #[derive(Clone, Default)]
 pub struct Emitter {
-    inner: Option<(Weak<TaskManager>, Arc<Live>, String)>,
+    inner: Option<(Weak<TaskManager>, Arc<Live>)>,
 }
 
 impl Emitter {
@@ -102,7 +102,7 @@ impl Emitter {
     /// Status update with `state` and `text`.
     pub async fn emit_state(&self, state: TaskState, text: impl Into<String>) {
         let text = text.into();
-        if let Some((mgr, live, _)) = &self.inner
+        if let Some((mgr, live)) = &self.inner
             && let Some(mgr) = mgr.upgrade()
         {
             let _ = mgr
@@ -119,7 +119,7 @@ impl Emitter {
     }
     /// Status update (WORKING) carrying an intermediate agent message.
     pub async fn emit_message(&self, mut message: Message) {
-        if let Some((mgr, live, _)) = &self.inner
+        if let Some((mgr, live)) = &self.inner
             && let Some(mgr) = mgr.upgrade()
         {
             let _ = mgr
@@ -139,7 +139,7 @@ impl Emitter {
     }
     /// Artifact update: stored on the task and sent to subscribers.
     pub async fn emit_artifact(&self, artifact: Artifact, append: bool, last_chunk: bool) {
-        if let Some((mgr, live, _)) = &self.inner
+        if let Some((mgr, live)) = &self.inner
             && let Some(mgr) = mgr.upgrade()
         {
             let _ = mgr
@@ -665,7 +665,7 @@ impl TaskManager {
             extensions,
             metadata: request.metadata,
             emitter: Emitter {
-                inner: Some((me.clone(), live.clone(), String::new())),
+                inner: Some((me.clone(), live.clone())),
             },
             cancel: live.cancel.child_token(),
         };
@@ -803,7 +803,10 @@ impl TaskManager {
         let g = live.state.lock().await;
         metrics::counter!("a2a_agent_task_turns_total", "state" => g.task.status.state.as_str())
             .increment(1);
-        if g.task.status.state.is_terminal() {
+        // Terminal tasks leave the registry; so do interrupted ones (their streams have ended;
+        // the next turn or a subscriber registers them again from the store), which keeps the
+        // registry bounded by the running tasks.
+        if g.task.status.state.is_terminal() || g.task.status.state.is_interrupted() {
             drop(g);
             self.live_remove(task_id);
         }

@@ -832,3 +832,41 @@ async fn sse_heartbeats_while_idle() {
     rpc(s.url(), "CancelTask", json!({"id": id})).await;
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn subscriber_of_interrupted_task_sees_the_next_turn() {
+    let s = echo(open_config()).await;
+    let (_, v) = rpc(
+        s.url(),
+        "SendMessage",
+        json!({"message": msg("input please")}),
+    )
+    .await;
+    let id = v["result"]["task"]["id"].as_str().unwrap().to_string();
+    let anon = a2a_agent::CallerProfile::anonymous();
+    let mut sub = s.manager().subscribe(&id, &anon).await.unwrap();
+    assert_eq!(sub.task.status.state, TaskState::InputRequired);
+    let mut m = msg("the answer");
+    m["taskId"] = json!(id);
+    let (_, v) = rpc(s.url(), "SendMessage", json!({"message": m})).await;
+    assert_eq!(state(&v["result"]["task"]), "TASK_STATE_COMPLETED");
+    let mut states = vec![];
+    while let Ok(ev) = sub.events.recv().await {
+        if let a2a_agent::model::StreamResponse::StatusUpdate(u) = ev {
+            states.push(u.status.state);
+            if u.status.state.is_terminal() {
+                break;
+            }
+        }
+    }
+    assert_eq!(
+        states,
+        vec![
+            TaskState::Submitted,
+            TaskState::Working,
+            TaskState::Completed
+        ]
+    );
+    assert_eq!(s.manager().live_count(), 0);
+    s.shutdown().await;
+}
