@@ -50,6 +50,8 @@
 //! - `clap`, `anyhow`: the `a2a` CLI only.
 //!
 //! (`eventsource-stream` is not used: the SSE parser is ours, with size limits and tests.)
+#![warn(missing_docs)]
+
 pub mod auth;
 pub mod client;
 mod compat;

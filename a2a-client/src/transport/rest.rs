@@ -12,7 +12,7 @@
 //! official SDK servers accept both).
 //!
 //! 0.3 (ProtoJSON of the 0.3 proto, `/v1/...` paths) goes through `a2a-translate`'s REST dialect
-//! functions in [`crate::compat`].
+//! functions (module `compat`).
 
 use a2a_types::v1;
 use http::Method;
