@@ -429,3 +429,64 @@ async fn sdk1_card_revalidation() {
         "{card:?}"
     );
 }
+
+/// A push config created through the client is live: the 1.x agent POSTs the task's updates to
+/// the webhook, with the token, over both bindings of 1.0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sdk1_push_config_is_delivered() {
+    use std::sync::{Arc, Mutex};
+    let a = agent(Sdk::V1).await;
+    let got: Arc<Mutex<Vec<(Option<String>, serde_json::Value)>>> = Arc::default();
+    let sink = got.clone();
+    let app = axum::Router::new().fallback(
+        move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+            let sink = sink.clone();
+            async move {
+                let token = headers
+                    .get("x-a2a-notification-token")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string);
+                sink.lock()
+                    .unwrap()
+                    .push((token, serde_json::from_slice(&body).unwrap_or_default()));
+                "ok"
+            }
+        },
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook = format!("http://{}/hook", listener.local_addr().unwrap());
+    let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    for binding in [Binding::JsonRpc, Binding::HttpJson] {
+        got.lock().unwrap().clear();
+        let c = client(a.url(), binding.clone(), Version::V1).await;
+        let task = task_of(c.send(non_blocking("slow 2")).await.unwrap());
+        let mut cfg = v1::TaskPushNotificationConfig::new(&task.id, &hook);
+        cfg.token = Some(format!("tok-{binding}"));
+        c.create_push_config(cfg).await.unwrap();
+        // wait (bounded) for the terminal state to be delivered
+        let mut delivered = false;
+        for _ in 0..100 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let seen = got.lock().unwrap().clone();
+            if seen
+                .iter()
+                .any(|(_, b)| b.to_string().contains("TASK_STATE_COMPLETED"))
+            {
+                assert!(
+                    seen.iter()
+                        .all(|(t, _)| t.as_deref() == Some(format!("tok-{binding}").as_str())),
+                    "{seen:?}"
+                );
+                delivered = true;
+                break;
+            }
+        }
+        assert!(
+            delivered,
+            "{binding}: no completed update reached the webhook: {:?}",
+            got.lock().unwrap()
+        );
+    }
+    server.abort();
+}
