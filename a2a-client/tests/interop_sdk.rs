@@ -436,7 +436,8 @@ async fn sdk1_card_revalidation() {
 async fn sdk1_push_config_is_delivered() {
     use std::sync::{Arc, Mutex};
     let a = agent(Sdk::V1).await;
-    let got: Arc<Mutex<Vec<(Option<String>, serde_json::Value)>>> = Arc::default();
+    type Deliveries = Arc<Mutex<Vec<(Option<String>, serde_json::Value)>>>;
+    let got: Deliveries = Arc::default();
     let sink = got.clone();
     let app = axum::Router::new().fallback(
         move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
