@@ -64,3 +64,25 @@ async fn demo_prints_listening_and_serves_the_echo_agent() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn serve_help_names_every_default() {
+    let out = Command::new(env!("CARGO_BIN_EXE_a2a-gateway"))
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    for needle in [
+        "default: 127.0.0.1:8080",
+        "default: true",
+        "default: ok",
+        "default: 50000",
+        "16 MiB",
+        "64 MiB",
+        "1 MiB",
+        "default: 30",
+        "A2A_GATEWAY_SERVE_V1",
+    ] {
+        assert!(help.contains(needle), "missing {needle:?} in:\n{help}");
+    }
+}

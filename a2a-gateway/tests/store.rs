@@ -1,0 +1,107 @@
+//! The SQLite store on a real file: migrations, WAL, keys at rest, isolation, audit export.
+
+use a2a_gateway::keys::Scope;
+use a2a_gateway::store::{Agent, AuditRecord, KeyRejection, Store};
+
+#[test]
+fn file_store_migrates_once_and_keeps_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gw.db");
+    let secret = {
+        let s = Store::open(&path).unwrap();
+        assert_eq!(
+            s.schema_version().unwrap(),
+            a2a_gateway::store::MIGRATIONS.len() as i64
+        );
+        s.create_workspace("w", "W").unwrap();
+        let (_, secret) = s.create_key("w", &[Scope::Read], Some("l"), None).unwrap();
+        secret
+    };
+    assert!(dir.path().join("gw.db-wal").exists() || dir.path().join("gw.db").exists());
+    let s = Store::open(&path).unwrap();
+    assert_eq!(s.list_workspaces().unwrap().len(), 1);
+    let p = s.authenticate(&secret).unwrap().unwrap();
+    assert_eq!(p.scopes, vec![Scope::Read]);
+    // Only the SHA-256 is stored, never the key.
+    let raw = std::fs::read(&path).unwrap();
+    let wal = std::fs::read(dir.path().join("gw.db-wal")).unwrap_or_default();
+    let needle = secret.as_bytes();
+    assert!(!raw.windows(needle.len()).any(|w| w == needle));
+    assert!(!wal.windows(needle.len()).any(|w| w == needle));
+    assert_eq!(
+        s.authenticate("a2agw_0000000000000000_nope").unwrap(),
+        Err(KeyRejection::Invalid)
+    );
+    assert_eq!(
+        s.authenticate("garbage").unwrap(),
+        Err(KeyRejection::Invalid)
+    );
+}
+
+#[test]
+fn agents_are_scoped_to_their_workspace() {
+    let s = Store::open_in_memory().unwrap();
+    s.create_workspace("a", "A").unwrap();
+    s.create_workspace("b", "B").unwrap();
+    let agent = Agent {
+        workspace_id: "a".into(),
+        agent_id: "x".into(),
+        endpoint: "https://peer.example/a2a".into(),
+        credential: Some("c".into()),
+        skills: Some(vec!["s1".into()]),
+        pinned_card_key: Some("k".into()),
+    };
+    s.upsert_agent(&agent).unwrap();
+    assert_eq!(s.agent("a", "x").unwrap().unwrap(), agent);
+    assert!(s.agent("b", "x").unwrap().is_none());
+    assert!(
+        s.upsert_agent(&Agent {
+            agent_id: "bad id".into(),
+            ..agent.clone()
+        })
+        .is_err()
+    );
+    assert!(
+        s.upsert_agent(&Agent {
+            endpoint: "not a url".into(),
+            ..agent.clone()
+        })
+        .is_err()
+    );
+    assert!(
+        s.upsert_agent(&Agent {
+            workspace_id: "zz".into(),
+            ..agent.clone()
+        })
+        .is_err()
+    );
+    s.delete_agent("a", "x").unwrap();
+    assert!(s.agent("a", "x").unwrap().is_none());
+}
+
+#[test]
+fn audit_is_append_only_and_exports_json_lines() {
+    let s = Store::open_in_memory().unwrap();
+    for i in 0..3 {
+        s.append_audit(&AuditRecord {
+            trace_id: format!("t{i}"),
+            workspace_id: Some(if i == 2 { "w2" } else { "w1" }.into()),
+            decision: "allowed".into(),
+            status: 200,
+            ..AuditRecord::default()
+        })
+        .unwrap();
+    }
+    let mut out = Vec::new();
+    assert_eq!(s.export_audit_jsonl(Some("w1"), &mut out).unwrap(), 2);
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["traceId"], "t0");
+    assert_eq!(lines[1]["traceId"], "t1");
+    assert!(s.execute_raw("UPDATE audit SET status = 1").is_err());
+    assert!(s.execute_raw("DELETE FROM audit WHERE seq = 1").is_err());
+    assert_eq!(s.audit(None, None, 0, 10).unwrap().len(), 3);
+}
