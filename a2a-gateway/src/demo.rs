@@ -27,6 +27,8 @@ struct EchoState {
     next: u64,
     /// Last request headers seen (tests read `traceparent` and `authorization`).
     last_headers: Vec<(String, String)>,
+    /// Last JSON-RPC request body.
+    last_body: Value,
 }
 
 /// A running echo agent.
@@ -45,6 +47,14 @@ impl EchoAgent {
             .lock()
             .map(|s| s.last_headers.clone())
             .unwrap_or_default()
+    }
+
+    /// The last JSON-RPC request body.
+    pub fn last_body(&self) -> Value {
+        self.state
+            .lock()
+            .map(|s| s.last_body.clone())
+            .unwrap_or(Value::Null)
     }
 
     /// Stops the agent.
@@ -157,6 +167,9 @@ async fn echo_rpc(State(c): State<Ctx>, headers: HeaderMap, body: axum::body::By
             .collect();
     }
     let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    if let Ok(mut s) = c.state.lock() {
+        s.last_body = req.clone();
+    }
     let id = req.get("id").cloned().unwrap_or(Value::Null);
     let method = req.get("method").and_then(Value::as_str).unwrap_or("");
     let params = req.get("params").cloned().unwrap_or_else(|| json!({}));

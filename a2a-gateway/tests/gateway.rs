@@ -1049,3 +1049,23 @@ async fn seams_are_called_and_hops_counted() {
     gw.shutdown().await;
     peer.shutdown().await;
 }
+
+#[tokio::test]
+async fn entry_tenant_and_path_are_used() {
+    let env = env(Version::V10).await;
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", l.local_addr().unwrap());
+    let card = json!({"name":"t","description":"","version":"1","skills":[],"capabilities":{},
+        "defaultInputModes":[],"defaultOutputModes":[],
+        "supportedInterfaces":[{"url": url, "protocolBinding":"JSONRPC","protocolVersion":"1.0","tenant":"acme"}]});
+    let peer = start_echo(l, Version::V10, Some(card)).await.unwrap();
+    // Registered with a path: the card is read at <endpoint>/.well-known (404) then the origin's.
+    env.register("ws1", "tenant", &format!("{}/agents/t", peer.url), None);
+    let (_, b) = env.rpc("/a2a/tenant", None, send03("x")).await;
+    assert_eq!(b["result"]["kind"], "task", "{b}");
+    let sent = peer.last_body();
+    assert_eq!(sent["params"]["tenant"], "acme", "{sent}");
+    assert_eq!(sent["method"], "SendMessage");
+    peer.shutdown().await;
+    env.stop().await;
+}
