@@ -248,11 +248,11 @@ impl A2aError {
             e.http_status = Some(status);
             return Some(e);
         }
-        let kind = if v03 {
-            ErrorKind::from_v03_rest_status(status)
-        } else {
-            ErrorKind::Other
-        };
+        if !v03 {
+            // A bare `{"message": ..}` is not the 1.0 error model (e.g. a proxy or auth layer).
+            return None;
+        }
+        let kind = ErrorKind::from_v03_rest_status(status);
         Some(A2aError {
             kind,
             code: kind.code(),
@@ -456,6 +456,8 @@ mod tests {
             A2aError::from_rest_body(400, br#"{"code":-32004,"message":"nope"}"#, true).unwrap();
         assert_eq!(e.kind, ErrorKind::UnsupportedOperation);
         assert!(A2aError::from_rest_body(500, b"<html>", true).is_none());
+        // 1.0: a bare message body (auth layer, proxy) is not an A2A error.
+        assert!(A2aError::from_rest_body(401, br#"{"message":"no"}"#, false).is_none());
     }
 
     #[test]
