@@ -252,6 +252,28 @@ pub(crate) async fn dispatch_v(
         | "DeleteTaskPushNotificationConfig" => Ok(Outcome::Unary(
             crate::push::op(app, &call.caller, method, params, version).await?,
         )),
+        "GetExtendedAgentCard" => {
+            let j = app.card.json();
+            let declared = j
+                .pointer("/capabilities/extendedAgentCard")
+                .or_else(|| j.get("supportsAuthenticatedExtendedCard"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            if !declared {
+                return Err(A2aError::new(
+                    crate::error::ErrorKind::UnsupportedOperation,
+                    "the extended agent card is not supported by this agent \
+                     (capabilities.extendedAgentCard)",
+                ));
+            }
+            match &app.extended_card {
+                Some(c) => Ok(Outcome::Unary(c.json().clone())),
+                None => Err(A2aError::new(
+                    crate::error::ErrorKind::ExtendedAgentCardNotConfigured,
+                    "the extended agent card is not configured",
+                )),
+            }
+        }
         "SendMessage" | "SendStreamingMessage" => {
             let inline = params
                 .get("configuration")

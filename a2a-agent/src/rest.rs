@@ -303,6 +303,7 @@ async fn run(
                         serde_json::from_value(r).map_err(|e| A2aError::internal(e.to_string()))?,
                     )?,
                     "ListTasks" => edge::v03_rest_list(r)?,
+                    "GetExtendedAgentCard" => edge::card_to_v03(&r),
                     m if m.contains("PushNotificationConfig") => {
                         crate::push::rest_v03_result(m, r)?
                     }

@@ -52,6 +52,7 @@ pub struct AgentServer {
     authenticator: Option<Arc<dyn Authenticator>>,
     ext_handlers: Vec<Arc<dyn ExtensionHandler>>,
     metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
+    extended_card: Option<AgentCard>,
 }
 
 impl AgentServer {
@@ -70,7 +71,16 @@ impl AgentServer {
             authenticator: None,
             ext_handlers: Vec::new(),
             metrics: None,
+            extended_card: None,
         }
+    }
+
+    /// The extended agent card served to authenticated callers by `GetExtendedAgentCard`
+    /// (0.3: `agent/getAuthenticatedExtendedCard`, REST `GET /extendedAgentCard`, `/v1/card`)
+    /// when the card declares `capabilities.extendedAgentCard`.
+    pub fn extended_card(mut self, card: AgentCard) -> Self {
+        self.extended_card = Some(card);
+        self
     }
 
     /// Serve Prometheus metrics at `GET {base}/metrics` from this handle (install the recorder
@@ -201,6 +211,12 @@ impl AgentServer {
             authenticator,
             metrics: self.metrics,
             push,
+            extended_card: match self.extended_card {
+                Some(c) => {
+                    Some(AgentCard::from_json(c.json().clone())?.with_default_interfaces(&url))
+                }
+                None => None,
+            },
         });
         let mut router = axum::Router::new().fallback(entry).with_state(app.clone());
         if !cfg.cors_allowed_origins.is_empty() {
@@ -272,6 +288,7 @@ pub(crate) struct App {
     pub authenticator: Arc<dyn Authenticator>,
     pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
     pub push: Option<Arc<crate::push::Dispatcher>>,
+    pub extended_card: Option<AgentCard>,
 }
 
 /// Which binding a request reached.

@@ -397,3 +397,138 @@ async fn second_caller_cannot_cancel_but_owner_can() {
     assert_eq!(cancel("alice").await, 200);
     srv.shutdown().await;
 }
+
+async fn card_agent(cap: Option<bool>, extended: bool) -> a2a_agent::ServerHandle {
+    let mut c = json!({
+        "name": "cards", "description": "public", "version": "1.0.0",
+        "capabilities": {"streaming": true},
+        "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"], "skills": []
+    });
+    if let Some(b) = cap {
+        c["capabilities"]["extendedAgentCard"] = b.into();
+    }
+    let h = handler_fn(|_ctx: a2a_agent::RequestContext| async move { Ok(Reply::text("x")) });
+    let mut s =
+        AgentServer::new(AgentCard::from_json(c).unwrap(), h).authenticator(Arc::new(HeaderAuth));
+    if extended {
+        s = s.extended_card(
+            AgentCard::from_json(json!({
+                "name": "cards", "description": "extended for members", "version": "1.0.0",
+                "capabilities": {"streaming": true, "extendedAgentCard": true},
+                "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+                "skills": [{"id": "secret", "name": "Secret skill", "description": "members only",
+                    "tags": ["x"]}]
+            }))
+            .unwrap(),
+        );
+    }
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    s.serve(l).await.unwrap()
+}
+
+#[tokio::test]
+async fn extended_card_for_authenticated_callers() {
+    let srv = card_agent(Some(true), true).await;
+    let env = Env {
+        url: srv.url().to_string(),
+        http: reqwest::Client::new(),
+    };
+    // 1.0 JSON-RPC, 0.3 JSON-RPC, 1.0 REST, 0.3 REST.
+    let (_, b) = env
+        .rpc("alice", "1.0", "GetExtendedAgentCard", json!({}))
+        .await;
+    let b: Value = serde_json::from_str(&b).unwrap();
+    assert_eq!(b["result"]["skills"][0]["id"], "secret", "{b}");
+    assert_eq!(b["result"]["description"], "extended for members");
+    let (_, b) = env
+        .rpc(
+            "alice",
+            "",
+            "agent/getAuthenticatedExtendedCard",
+            Value::Null,
+        )
+        .await;
+    let b: Value = serde_json::from_str(&b).unwrap();
+    assert_eq!(b["result"]["skills"][0]["id"], "secret", "{b}");
+    assert!(b["result"]["url"].is_string(), "0.3 card shape: {b}");
+    let (st, b) = env
+        .call(
+            "alice",
+            reqwest::Method::GET,
+            "/extendedAgentCard",
+            "1.0",
+            None,
+        )
+        .await;
+    assert_eq!(st, 200, "{b}");
+    assert!(b.contains("members only"));
+    let (st, b) = env
+        .call("alice", reqwest::Method::GET, "/v1/card", "", None)
+        .await;
+    assert_eq!(st, 200, "{b}");
+    let v: Value = serde_json::from_str(&b).unwrap();
+    assert!(v["url"].is_string() && b.contains("members only"), "{b}");
+    // Unauthenticated: refused, while the public card stays public.
+    let r = env
+        .http
+        .get(format!("{}/extendedAgentCard", env.url))
+        .header("A2A-Version", "1.0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    let r = env
+        .http
+        .get(format!("{}/.well-known/agent-card.json", env.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(!r.text().await.unwrap().contains("members only"));
+    srv.shutdown().await;
+
+    // Declared but not configured: ExtendedAgentCardNotConfigured (-32007).
+    let srv = card_agent(Some(true), false).await;
+    let env2 = Env {
+        url: srv.url().to_string(),
+        http: reqwest::Client::new(),
+    };
+    let (_, b) = env2
+        .rpc("alice", "1.0", "GetExtendedAgentCard", json!({}))
+        .await;
+    assert!(b.contains("-32007"), "{b}");
+    let (_, b) = env2
+        .rpc(
+            "alice",
+            "",
+            "agent/getAuthenticatedExtendedCard",
+            Value::Null,
+        )
+        .await;
+    assert!(b.contains("-32007"), "{b}");
+    srv.shutdown().await;
+
+    // Capability off (even with a card configured): UnsupportedOperation (-32004).
+    for cap in [None, Some(false)] {
+        let srv = card_agent(cap, true).await;
+        let env3 = Env {
+            url: srv.url().to_string(),
+            http: reqwest::Client::new(),
+        };
+        let (_, b) = env3
+            .rpc("alice", "1.0", "GetExtendedAgentCard", json!({}))
+            .await;
+        assert!(b.contains("-32004"), "{b}");
+        let (st, _) = env3
+            .call(
+                "alice",
+                reqwest::Method::GET,
+                "/extendedAgentCard",
+                "1.0",
+                None,
+            )
+            .await;
+        assert!(st >= 400);
+        srv.shutdown().await;
+    }
+}
