@@ -31,6 +31,7 @@
 
 // Refusals are large but cold: boxing them would only add noise on the error paths.
 #![allow(clippy::result_large_err)]
+#![warn(missing_docs)]
 
 pub mod admin;
 pub mod config;
