@@ -39,7 +39,9 @@
 //!   `url`: query strings; `thiserror`, `anyhow`: errors.
 //! - `tracing`, `tracing-subscriber`: logs (JSON on request).
 //! - `metrics`, `metrics-exporter-prometheus`: the Prometheus `/metrics` endpoint of the binary.
-//! - `reqwest`, `jsonwebtoken`, `ipnet`: reserved for part 2 (OAuth/OIDC, push notifications).
+//! - `reqwest`: push webhooks (through [`net_guard`]), JWKS / discovery fetches and RFC 7662
+//!   token introspection ([`oidc`]); `jsonwebtoken` (aws-lc-rs): JWT signature and claim checks.
+//! - `ipnet`: not used yet (the SSRF ranges in [`net_guard`] are matched on octets directly).
 #![warn(missing_docs)]
 
 pub mod auth;

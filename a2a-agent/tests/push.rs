@@ -695,3 +695,42 @@ async fn no_retry_on_400_and_410_deregisters() {
     srv.shutdown().await;
     j.abort();
 }
+
+#[tokio::test]
+async fn sqlite_configs_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = AgentConfig {
+        sqlite_path: Some(dir.path().join("tasks.db")),
+        shutdown_grace_ms: 50,
+        ..push_config()
+    };
+    let (srv, _gate) = agent(true, cfg.clone()).await;
+    let url = srv.url().to_string();
+    let (_, r) = rpc(
+        &url,
+        "SendMessage",
+        json!({"message": msg("wait"), "configuration": {"returnImmediately": true}}),
+    )
+    .await;
+    let tid = r["result"]["task"]["id"].as_str().unwrap().to_string();
+    let (_, c) = rpc(
+        &url,
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": tid, "id": "keep", "url": "http://127.0.0.1:9/hook", "token": "t"}),
+    )
+    .await;
+    assert_eq!(c["result"]["id"], "keep", "{c}");
+    srv.shutdown().await;
+
+    let (srv, _gate) = agent(true, cfg).await;
+    let url = srv.url().to_string();
+    let (_, g) = rpc(
+        &url,
+        "GetTaskPushNotificationConfig",
+        json!({"taskId": tid, "id": "keep"}),
+    )
+    .await;
+    assert_eq!(g["result"]["token"], "t", "{g}");
+    assert_eq!(g["result"]["url"], "http://127.0.0.1:9/hook");
+    srv.shutdown().await;
+}
