@@ -734,3 +734,60 @@ async fn sqlite_configs_survive_a_restart() {
     assert_eq!(g["result"]["url"], "http://127.0.0.1:9/hook");
     srv.shutdown().await;
 }
+
+#[tokio::test]
+async fn inline_config_on_a_follow_up_send_and_on_a_stream() {
+    let (rx, hook, j) = Receiver::start(200, &[]).await;
+    let h = handler_fn(|ctx: a2a_agent::RequestContext| async move {
+        if ctx.text() == "first" {
+            return Ok(Reply::input_required("more please"));
+        }
+        Ok(Reply::text("thanks"))
+    });
+    let srv = start_with(push_card(true), h, push_config()).await;
+    let url = srv.url().to_string();
+    let (_, r) = rpc(&url, "SendMessage", json!({"message": msg("first")})).await;
+    assert_eq!(
+        r["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{r}"
+    );
+    let tid = r["result"]["task"]["id"].as_str().unwrap().to_string();
+    assert!(rx.hits().is_empty(), "no config yet");
+    // The follow-up turn brings a config: it belongs to the existing task.
+    let mut m = msg("second");
+    m["taskId"] = tid.clone().into();
+    let resp = common::client()
+        .post(format!("{url}/"))
+        .header("A2A-Version", "1.0")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {
+            "message": m, "configuration": {"taskPushNotificationConfig": {"id": "late", "url": hook}}}}))
+        .send()
+        .await
+        .unwrap();
+    let evs = common::sse_events(resp).await;
+    assert!(!evs.is_empty());
+    let mut hits = Vec::new();
+    for _ in 0..500 {
+        hits = rx.hits();
+        if states(&hits).last().map(String::as_str) == Some("TASK_STATE_COMPLETED") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        states(&hits).last().unwrap(),
+        "TASK_STATE_COMPLETED",
+        "{:?}",
+        states(&hits)
+    );
+    assert!(hits.iter().all(|h| h.body.to_string().contains(&tid)));
+    let (_, g) = rpc(
+        &url,
+        "GetTaskPushNotificationConfig",
+        json!({"taskId": tid, "id": "late"}),
+    )
+    .await;
+    assert_eq!(g["result"]["taskId"], tid, "{g}");
+    srv.shutdown().await;
+    j.abort();
+}
