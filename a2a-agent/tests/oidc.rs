@@ -459,3 +459,101 @@ async fn tasks_belong_to_the_token_identity() {
     srv.shutdown().await;
     j.abort();
 }
+
+#[tokio::test]
+async fn combined_requirement_takes_the_token_profile() {
+    let (iss, j) = issuer().await;
+    let k = SigningKey::es256("k");
+    *iss.jwks.lock().unwrap() = vec![k.jwk()];
+    let card = AgentCard::from_json(json!({
+        "name": "combo", "description": "key + token", "version": "1.0.0",
+        "capabilities": {"streaming": true},
+        "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"], "skills": [],
+        "securitySchemes": {
+            "key": {"apiKeySecurityScheme": {"location": "header", "name": "X-API-Key"}},
+            "oidc": {"openIdConnectSecurityScheme": {
+                "openIdConnectUrl": format!("{}/.well-known/openid-configuration", iss.url)}}},
+        // The key first: the profile is still the token's.
+        "securityRequirements": [{"schemes": {"key": {"list": []}, "oidc": {"list": []}}}]
+    }))
+    .unwrap();
+    let cfg = AgentConfig {
+        api_key: Some("shared-key".into()),
+        oidc_issuer: Some(iss.url.clone()),
+        oidc_min_refresh_ms: 0,
+        ..AgentConfig::default()
+    };
+    let h = handler_fn(|ctx: a2a_agent::RequestContext| async move {
+        Ok(Reply::text(format!(
+            "{}:{}",
+            ctx.caller().scheme,
+            ctx.caller().subject.clone().unwrap_or_default()
+        )))
+    });
+    let srv = common::start_with(card, h, cfg).await;
+    let url = srv.url().to_string();
+    let call = |tok: Option<String>, key: bool, path: String, body: Option<Value>| {
+        let url = url.clone();
+        async move {
+            let mut r = match &body {
+                Some(_) => common::client().post(format!("{url}{path}")),
+                None => common::client().get(format!("{url}{path}")),
+            }
+            .header("A2A-Version", "1.0");
+            if key {
+                r = r.header("X-API-Key", "shared-key");
+            }
+            if let Some(t) = tok {
+                r = r.bearer_auth(t);
+            }
+            if let Some(b) = body {
+                r = r.json(&b);
+            }
+            let resp = r.send().await.unwrap();
+            (
+                resp.status().as_u16(),
+                resp.json::<Value>().await.unwrap_or(Value::Null),
+            )
+        }
+    };
+    let alice = k.sign(&claims(&iss, Some("alice")));
+    let bob = k.sign(&claims(&iss, Some("bob")));
+    let send = json!({"message": common::msg("hi")});
+    // Both schemes are required.
+    assert_eq!(
+        call(Some(alice.clone()), false, "/tasks".into(), None)
+            .await
+            .0,
+        401
+    );
+    assert_eq!(call(None, true, "/tasks".into(), None).await.0, 401);
+    let (st, t) = call(
+        Some(alice.clone()),
+        true,
+        "/message:send".into(),
+        Some(send),
+    )
+    .await;
+    assert_eq!(st, 200, "{t}");
+    let text = t
+        .pointer("/task/status/message/parts/0/text")
+        .or_else(|| t.pointer("/task/artifacts/0/parts/0/text"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(text, "oauth2:alice", "{t}");
+    let tid = t["task"]["id"].as_str().unwrap().to_string();
+    // Same API key, another token: another caller.
+    assert_eq!(
+        call(Some(bob), true, format!("/tasks/{tid}"), None).await.0,
+        404
+    );
+    assert_eq!(
+        call(Some(alice), true, format!("/tasks/{tid}"), None)
+            .await
+            .0,
+        200
+    );
+    srv.shutdown().await;
+    j.abort();
+}
