@@ -791,3 +791,34 @@ async fn inline_config_on_a_follow_up_send_and_on_a_stream() {
     srv.shutdown().await;
     j.abort();
 }
+
+/// Figure, not a check: `cargo test -p a2a-agent --release --test push -- --ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore]
+async fn measure_delivery_rate() {
+    let (rx, hook, j) = Receiver::start(200, &[]).await;
+    let h = handler_fn(|ctx: a2a_agent::RequestContext| async move {
+        for i in 0..500 {
+            ctx.emit(format!("step {i}")).await;
+        }
+        Ok(Reply::text("done"))
+    });
+    let srv = start_with(push_card(true), h, push_config()).await;
+    let t0 = std::time::Instant::now();
+    inline_send(srv.url(), &hook, json!({})).await;
+    let emitted = t0.elapsed();
+    for _ in 0..3000 {
+        if rx.hits.lock().unwrap().len() >= 502 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    let n = rx.hits.lock().unwrap().len();
+    let all = t0.elapsed();
+    println!(
+        "push: {n} deliveries to one config in {all:?} ({:.0}/s); task finished after {emitted:?}",
+        n as f64 / all.as_secs_f64()
+    );
+    srv.shutdown().await;
+    j.abort();
+}
