@@ -88,6 +88,8 @@ pub struct Dispatcher {
     /// Configs given inline on a send, keyed by message id, until the task exists.
     pending: Mutex<HashMap<String, PushRecord>>,
     workers: Mutex<HashMap<WorkerKey, mpsc::UnboundedSender<Delivery>>>,
+    /// Tasks that have (or had) configs: events of other tasks skip the store.
+    with_configs: Mutex<std::collections::HashSet<String>>,
 }
 
 impl std::fmt::Debug for Dispatcher {
@@ -122,6 +124,7 @@ impl Dispatcher {
             ingress: tx,
             pending: Mutex::new(HashMap::new()),
             workers: Mutex::new(HashMap::new()),
+            with_configs: Mutex::new(std::collections::HashSet::new()),
         });
         tokio::spawn(route(Arc::downgrade(&d), rx));
         Ok(d)
@@ -200,6 +203,19 @@ impl Dispatcher {
         }
     }
 
+    fn mark(&self, task_id: &str) {
+        if let Ok(mut s) = self.with_configs.lock() {
+            s.insert(task_id.to_string());
+        }
+    }
+
+    fn has_configs(&self, task_id: &str) -> bool {
+        self.with_configs
+            .lock()
+            .map(|s| s.contains(task_id))
+            .unwrap_or(true)
+    }
+
     fn key(rec: &PushRecord) -> WorkerKey {
         (rec.task_id().to_string(), rec.id().to_string())
     }
@@ -246,6 +262,10 @@ impl Dispatcher {
     fn close_task(&self, task_id: &str) {
         if let Ok(mut w) = self.workers.lock() {
             w.retain(|(t, _), _| t != task_id);
+        }
+        // A terminal task sends no more events (a config added later marks it again).
+        if let Ok(mut s) = self.with_configs.lock() {
+            s.remove(task_id);
         }
     }
 
@@ -303,6 +323,17 @@ impl Dispatcher {
 }
 
 async fn route(d: std::sync::Weak<Dispatcher>, mut rx: mpsc::UnboundedReceiver<Ingress>) {
+    // Configs persisted by an earlier run (SQLite) are known before the first event.
+    if let Some(disp) = d.upgrade() {
+        match disp.store.task_ids().await {
+            Ok(ids) => {
+                for id in ids {
+                    disp.mark(&id);
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "push: loading config index failed"),
+        }
+    }
     while let Some(msg) = rx.recv().await {
         let Some(d) = d.upgrade() else { return };
         match msg {
@@ -310,11 +341,15 @@ async fn route(d: std::sync::Weak<Dispatcher>, mut rx: mpsc::UnboundedReceiver<I
                 let _ = tx.send(());
             }
             Ingress::Register(rec) => {
+                d.mark(rec.task_id());
                 if let Err(e) = d.store.put(rec).await {
                     tracing::warn!(error = %e, "push: storing inline config failed");
                 }
             }
             Ingress::Event(task, ev) => {
+                if !d.has_configs(&task.id) {
+                    continue;
+                }
                 let recs = match d.store.list(&task.id).await {
                     Ok(r) => r,
                     Err(e) => {
@@ -433,6 +468,8 @@ pub(crate) async fn op(
             let c: TaskPushNotificationConfig = parse(params, "TaskPushNotificationConfig")?;
             let task_id = owned(c.task_id.clone().unwrap_or_default()).await?;
             let c = d.prepare(c, &task_id, version).await?;
+            // Marked before the put: an event racing with the creation may find the config.
+            d.mark(&task_id);
             d.store
                 .put(PushRecord {
                     config: c.clone(),

@@ -43,6 +43,8 @@ pub trait PushConfigStore: Send + Sync + 'static {
     async fn list(&self, task_id: &str) -> Result<Vec<PushRecord>, PushStoreError>;
     /// Remove a config; whether it existed.
     async fn delete(&self, task_id: &str, id: &str) -> Result<bool, PushStoreError>;
+    /// The ids of every task with at least one config (read once at start-up).
+    async fn task_ids(&self) -> Result<Vec<String>, PushStoreError>;
 }
 
 /// In-memory push configs.
@@ -82,6 +84,14 @@ impl PushConfigStore for MemoryPushStore {
         let before = g.len();
         g.retain(|r| !(r.task_id() == task_id && r.id() == id));
         Ok(g.len() != before)
+    }
+
+    async fn task_ids(&self) -> Result<Vec<String>, PushStoreError> {
+        let g = self.inner.lock().map_err(|_| poisoned())?;
+        let mut v: Vec<String> = g.iter().map(|r| r.task_id().to_string()).collect();
+        v.sort();
+        v.dedup();
+        Ok(v)
     }
 }
 
@@ -187,6 +197,21 @@ impl PushConfigStore for SqlitePushStore {
                 )
                 .map_err(sq)?;
             Ok(n > 0)
+        })
+        .await
+    }
+
+    async fn task_ids(&self) -> Result<Vec<String>, PushStoreError> {
+        self.with(|c| {
+            let mut st = c
+                .prepare_cached("SELECT DISTINCT task_id FROM push_configs")
+                .map_err(sq)?;
+            let mut rows = st.query([]).map_err(sq)?;
+            let mut out = Vec::new();
+            while let Some(r) = rows.next().map_err(sq)? {
+                out.push(r.get(0).map_err(sq)?);
+            }
+            Ok(out)
         })
         .await
     }
