@@ -7,11 +7,11 @@
 //! values: -32602 with the JSON path), then translated under [`Policy::Strict`]: anything the
 //! target version cannot carry is refused with its path, never dropped.
 
-use a2a_translate::{Method, Policy, Untranslatable, V03Request, V03Result, V1Request, V1Result};
-use a2a_translate::{to_v03, to_v1};
-use a2a_types::jsonrpc::{V03Method, V1Method};
+use a2a_translate::{Method, Policy, Untranslatable, V1Request, V1Result, V03Request, V03Result};
+use a2a_translate::{to_v1, to_v03};
+use a2a_types::jsonrpc::{V1Method, V03Method};
 use a2a_types::strict::{self, Violation};
-use a2a_types::{v03, v1};
+use a2a_types::{v1, v03};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -99,7 +99,9 @@ pub fn task(t: &Value, to: Version, path: &str) -> R<Value> {
         }
         Version::V03 => {
             let t: v1::Task = read(t, path)?;
-            to_v03::task(t, POLICY).map(write).map_err(|e| refused(e, path))
+            to_v03::task(t, POLICY)
+                .map(write)
+                .map_err(|e| refused(e, path))
         }
     }
 }
@@ -374,7 +376,10 @@ mod tests {
 
     #[test]
     fn card_schemes_without_03_form_are_listed() {
-        let c = json!({"name":"x","securitySchemes":{
+        let c = json!({"name":"x","description":"d","version":"1","capabilities":{},
+            "supportedInterfaces":[{"url":"https://a/","protocolBinding":"JSONRPC","protocolVersion":"0.3"}],
+            "defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[],
+            "securitySchemes":{
             "dc":{"oauth2SecurityScheme":{"flows":{"deviceCode":{"tokenUrl":"https://t"}}}},
             "b":{"httpAuthSecurityScheme":{"scheme":"bearer"}}},
             "securityRequirements":[{"schemes":{"dc":{"list":[]}}},{"schemes":{"b":{}}}]});
