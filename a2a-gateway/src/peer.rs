@@ -19,6 +19,9 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use url::Url;
 
+use a2a_agent::net_guard::{GuardError, NetGuard};
+use a2a_client::select as sel;
+
 use crate::errors::{Binding, Refusal, Version};
 
 /// Smallest time a peer card is kept.
@@ -39,204 +42,125 @@ pub struct Chosen {
     pub tenant: Option<String>,
 }
 
-fn major_minor(v: &str) -> Option<Version> {
-    let mut it = v.trim().split('.');
-    let major = it.next()?;
-    let minor = it.next().unwrap_or("0");
-    match (major, minor) {
-        ("0", "3") => Some(Version::V03),
-        ("1", "0") => Some(Version::V10),
-        _ => None,
+/// The `(binding, version)` pairs the gateway speaks to peers: JSON-RPC 1.0, HTTP+JSON 1.0 and
+/// JSON-RPC 0.3, or JSON-RPC 0.3 only when `serve-v1: false`. (The gateway has no HTTP+JSON 0.3
+/// client: that binding was never normative in 0.3.)
+pub fn gateway_speaks(serve_v1: bool) -> sel::Speaks {
+    use sel::{Binding as B, Version as V};
+    if serve_v1 {
+        sel::Speaks::pairs([
+            (B::JsonRpc, V::V1),
+            (B::HttpJson, V::V1),
+            (B::JsonRpc, V::V03),
+        ])
+    } else {
+        sel::Speaks::pairs([(B::JsonRpc, V::V03)])
     }
 }
 
-/// Chooses the peer interface from a card (either version). `serve_v1 = false` restricts the
-/// gateway to JSON-RPC 0.3. Errors list every entry and why it was passed over.
+/// The gateway's wording for why `a2a_client::select` passed an entry over.
+fn passed_over_reason(why: &sel::PassedOver, serve_v1: bool) -> String {
+    use sel::{Binding as B, PassedOver as P, Version as V};
+    match why {
+        P::Binding(b) if sel::Binding::parse(b) == B::Grpc => "gRPC is not supported".to_owned(),
+        P::Binding(b) => format!("binding {b:?} is not supported"),
+        P::UnknownVersion(v) => format!("A2A version {v:?} is not served"),
+        P::NotRequested(B::HttpJson, V::V03) => "HTTP+JSON is supported at A2A 1.0 only".to_owned(),
+        P::NotRequested(_, V::V1) if !serve_v1 => {
+            "A2A 1.0 is disabled (serve-v1: false)".to_owned()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Chooses the peer interface from a card (either version) with [`a2a_client::select`], over the
+/// pairs of [`gateway_speaks`]. Errors list every entry and why it was passed over
+/// (`a2a_peer_protocol_unsupported`); an entry the gateway would take but whose URL is unusable
+/// is refused (`a2a_peer_url_refused`) rather than silently skipped for a later entry.
 pub fn select_interface(card: &Value, serve_v1: bool) -> Result<Chosen, Refusal> {
-    let entries = card.get("supportedInterfaces").and_then(Value::as_array);
+    let interfaces: sel::CardInterfaces = serde_json::from_value(card.clone()).map_err(|e| {
+        Refusal::peer_protocol_unsupported(&format!(
+            "the card's interface members are unreadable ({e})"
+        ))
+    })?;
+    let speaks = gateway_speaks(serve_v1);
+    let offers = interfaces.offers();
     let mut reasons = Vec::new();
-    match entries {
-        Some(list) if !list.is_empty() => {
-            for (i, e) in list.iter().enumerate() {
-                let url = e.get("url").and_then(Value::as_str).unwrap_or("");
-                let binding = e
-                    .get("protocolBinding")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                let version = e
-                    .get("protocolVersion")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                let why = match (binding.to_ascii_uppercase().as_str(), major_minor(version)) {
-                    ("GRPC", _) => Some("gRPC is not supported".to_owned()),
-                    ("JSONRPC" | "HTTP+JSON", None) => {
-                        Some(format!("A2A version {version:?} is not served"))
-                    }
-                    ("HTTP+JSON", Some(Version::V03)) => {
-                        Some("HTTP+JSON is supported at A2A 1.0 only".to_owned())
-                    }
-                    (_, Some(Version::V10)) if !serve_v1 => {
-                        Some("A2A 1.0 is disabled (serve-v1: false)".to_owned())
-                    }
-                    ("JSONRPC" | "HTTP+JSON", Some(_)) => None,
-                    _ => Some(format!("binding {binding:?} is not supported")),
-                };
-                if let Some(why) = why {
-                    reasons.push(format!(
-                        "supportedInterfaces[{i}] {binding} {version} at {url}: {why}"
-                    ));
-                    continue;
-                }
-                let parsed = Url::parse(url).map_err(|e| {
-                    Refusal::peer_url_refused(&format!(
-                        "supportedInterfaces[{i}].url {url:?} is not a URL: {e}"
-                    ))
-                })?;
-                let tenant = e
-                    .get("tenant")
-                    .and_then(Value::as_str)
-                    .filter(|t| !t.is_empty())
-                    .map(str::to_owned);
+    // One entry at a time, so the first entry whose only defect is its URL stops the walk.
+    for offer in &offers {
+        match sel::select_offers(std::slice::from_ref(offer), &speaks) {
+            Ok(s) => {
                 return Ok(Chosen {
-                    url: parsed,
-                    binding: if binding.eq_ignore_ascii_case("JSONRPC") {
-                        Binding::JsonRpc
-                    } else {
-                        Binding::HttpJson
+                    url: s.url,
+                    binding: match s.binding {
+                        sel::Binding::JsonRpc => Binding::JsonRpc,
+                        _ => Binding::HttpJson,
                     },
-                    version: major_minor(version).unwrap_or(Version::V03),
-                    tenant,
+                    version: match s.version {
+                        sel::Version::V03 => Version::V03,
+                        sel::Version::V1 => Version::V10,
+                    },
+                    tenant: s.tenant,
                 });
             }
-            Err(Refusal::peer_protocol_unsupported(&reasons.join("; ")))
-        }
-        _ => {
-            // A 0.3 card: url + preferredTransport, then additionalInterfaces.
-            let url = card.get("url").and_then(Value::as_str).unwrap_or("");
-            let preferred = card
-                .get("preferredTransport")
-                .and_then(Value::as_str)
-                .unwrap_or("JSONRPC");
-            let mut offers = vec![("url".to_owned(), url.to_owned(), preferred.to_owned())];
-            if let Some(extra) = card.get("additionalInterfaces").and_then(Value::as_array) {
-                for (i, e) in extra.iter().enumerate() {
-                    offers.push((
-                        format!("additionalInterfaces[{i}]"),
-                        e.get("url")
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_owned(),
-                        e.get("transport")
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_owned(),
+            Err(none) => {
+                for (o, why) in &none.passed_over {
+                    if let sel::PassedOver::BadUrl(bad) = why {
+                        return Err(Refusal::peer_url_refused(&format!(
+                            "{}.url {:?} is not a URL: {bad}",
+                            o.source, o.url
+                        )));
+                    }
+                    reasons.push(format!(
+                        "{} {} {} at {}: {}",
+                        o.source,
+                        o.binding,
+                        o.version,
+                        o.url,
+                        passed_over_reason(why, serve_v1)
                     ));
                 }
             }
-            for (src, url, transport) in offers {
-                if !transport.eq_ignore_ascii_case("JSONRPC") {
-                    let why = if transport.eq_ignore_ascii_case("GRPC") {
-                        "gRPC is not supported".to_owned()
-                    } else if transport.eq_ignore_ascii_case("HTTP+JSON") {
-                        "HTTP+JSON is supported at A2A 1.0 only".to_owned()
-                    } else {
-                        format!("binding {transport:?} is not supported")
-                    };
-                    reasons.push(format!("{src} {transport} 0.3 at {url}: {why}"));
-                    continue;
-                }
-                let parsed = Url::parse(&url).map_err(|e| {
-                    Refusal::peer_url_refused(&format!("{src} {url:?} is not a URL: {e}"))
-                })?;
-                return Ok(Chosen {
-                    url: parsed,
-                    binding: Binding::JsonRpc,
-                    version: Version::V03,
-                    tenant: None,
-                });
-            }
-            Err(Refusal::peer_protocol_unsupported(&reasons.join("; ")))
         }
     }
+    if reasons.is_empty() {
+        reasons.push("the card offers no interface".to_owned());
+    }
+    Err(Refusal::peer_protocol_unsupported(&reasons.join("; ")))
 }
 
-/// Whether an address is one peers may not be reached at (`allow_loopback` in development).
-/// Returns the name of the failed check.
+/// Whether an address is one peers may not be reached at (`allow_loopback` in development), by
+/// [`NetGuard::check_ip`]. Returns the name of the failed check.
 pub fn forbidden_ip(ip: IpAddr, allow_loopback: bool) -> Option<&'static str> {
-    let ip = match ip {
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => IpAddr::V4(v4),
-            None => IpAddr::V6(v6),
-        },
-        other => other,
-    };
-    match ip {
-        IpAddr::V4(v4) => {
-            let o = v4.octets();
-            if v4.is_loopback() {
-                return (!allow_loopback).then_some("loopback address");
-            }
-            if o == [169, 254, 169, 254] || o == [100, 100, 100, 200] {
-                return Some("cloud metadata address");
-            }
-            if v4.is_private() {
-                return Some("private address");
-            }
-            if v4.is_link_local() {
-                return Some("link-local address");
-            }
-            if o[0] == 100 && (o[1] & 0xc0) == 64 {
-                return Some("carrier-grade NAT address");
-            }
-            if v4.is_unspecified() || v4.is_broadcast() || v4.is_multicast() || o[0] == 0 {
-                return Some("non-unicast address");
-            }
-            None
-        }
-        IpAddr::V6(v6) => {
-            let s = v6.segments();
-            if v6.is_loopback() {
-                return (!allow_loopback).then_some("loopback address");
-            }
-            if v6.is_unspecified() || v6.is_multicast() {
-                return Some("non-unicast address");
-            }
-            if (s[0] & 0xfe00) == 0xfc00 {
-                return Some("private address");
-            }
-            if (s[0] & 0xffc0) == 0xfe80 {
-                return Some("link-local address");
-            }
-            if s == [0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254] {
-                return Some("cloud metadata address");
-            }
-            None
-        }
+    match NetGuard::new(allow_loopback).check_ip(ip) {
+        Ok(()) => None,
+        Err(GuardError::Address(_, why)) => Some(why),
+        Err(_) => Some("refused address"),
     }
 }
 
-/// Static checks of a peer URL against the registered endpoint (no DNS).
+/// Names the failed check of a [`GuardError`] for `a2a_peer_url_refused`.
+fn guard_refusal(url: &Url, e: GuardError, dev_mode: bool) -> Refusal {
+    let check = match e {
+        GuardError::Scheme(s) if s == "http" && !dev_mode => {
+            "plain http is allowed only in development mode".to_owned()
+        }
+        GuardError::Scheme(s) => format!("scheme {s:?} is not https"),
+        GuardError::Credentials => "user name or password in the address".to_owned(),
+        GuardError::Address(ip, why) => format!("{why} address ({ip})"),
+        other => other.to_string(),
+    };
+    Refusal::peer_url_refused(&format!("{}: {check}", redact(url)))
+}
+
+/// Static checks of a peer URL against the registered endpoint (no DNS): the SSRF policy of
+/// [`NetGuard::check_url`] (https, or http in development; no userinfo; no metadata host; literal
+/// addresses public, loopback in development), then the gateway's own rules: no fragment, and the
+/// registered endpoint's scheme, host and port.
 pub fn check_url(url: &Url, registered: &Url, dev_mode: bool) -> Result<(), Refusal> {
-    match url.scheme() {
-        "https" => {}
-        "http" if dev_mode => {}
-        "http" => {
-            return Err(Refusal::peer_url_refused(&format!(
-                "{url}: plain http is allowed only in development mode"
-            )));
-        }
-        other => {
-            return Err(Refusal::peer_url_refused(&format!(
-                "{url}: scheme {other:?} is not https"
-            )));
-        }
-    }
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err(Refusal::peer_url_refused(&format!(
-            "{}: user name or password in the address",
-            redact(url)
-        )));
-    }
+    NetGuard::new(dev_mode)
+        .check_url(url.as_str())
+        .map_err(|e| guard_refusal(url, e, dev_mode))?;
     if url.fragment().is_some() {
         return Err(Refusal::peer_url_refused(&format!(
             "{url}: fragment in the address"
@@ -251,16 +175,6 @@ pub fn check_url(url: &Url, registered: &Url, dev_mode: bool) -> Result<(), Refu
             registered.origin().ascii_serialization()
         )));
     }
-    if let Some(url::Host::Ipv4(v4)) = url.host()
-        && let Some(why) = forbidden_ip(IpAddr::V4(v4), dev_mode)
-    {
-        return Err(Refusal::peer_url_refused(&format!("{url}: {why}")));
-    }
-    if let Some(url::Host::Ipv6(v6)) = url.host()
-        && let Some(why) = forbidden_ip(IpAddr::V6(v6), dev_mode)
-    {
-        return Err(Refusal::peer_url_refused(&format!("{url}: {why}")));
-    }
     Ok(())
 }
 
@@ -271,36 +185,29 @@ fn redact(url: &Url) -> String {
     u.to_string()
 }
 
-/// Resolves the URL's host and applies the network checks to every address.
+/// Resolves the URL's host and applies the network checks to every address
+/// ([`NetGuard::resolve_checked`]: one refused address refuses the host).
 pub async fn check_resolved(url: &Url, dev_mode: bool) -> Result<(), Refusal> {
-    let Some(host) = url.host_str() else {
-        return Err(Refusal::peer_url_refused(&format!("{url}: no host")));
+    let host = match url.host() {
+        Some(url::Host::Domain(d)) => d,
+        Some(_) => return Ok(()), // literal addresses are checked statically
+        None => return Err(Refusal::peer_url_refused(&format!("{url}: no host"))),
     };
-    if matches!(url.host(), Some(url::Host::Ipv4(_) | url::Host::Ipv6(_))) {
-        return Ok(()); // checked statically
+    match NetGuard::new(dev_mode).resolve_checked(host).await {
+        Ok(_) => Ok(()),
+        Err(GuardError::Resolve(_, e)) => Err(Refusal::peer_url_refused(&format!(
+            "{url}: host does not resolve ({e})"
+        ))),
+        Err(GuardError::Address(ip, why)) => Err(Refusal::peer_url_refused(&format!(
+            "{url}: {host} resolves to a {why} address ({ip})"
+        ))),
+        Err(e) => Err(guard_refusal(url, e, dev_mode)),
     }
-    let port = url.port_or_known_default().unwrap_or(443);
-    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
-        .await
-        .map_err(|e| Refusal::peer_url_refused(&format!("{url}: host does not resolve ({e})")))?
-        .collect();
-    if addrs.is_empty() {
-        return Err(Refusal::peer_url_refused(&format!(
-            "{url}: host does not resolve"
-        )));
-    }
-    for a in addrs {
-        if let Some(why) = forbidden_ip(a.ip(), dev_mode) {
-            return Err(Refusal::peer_url_refused(&format!(
-                "{url}: {host} resolves to a {why}"
-            )));
-        }
-    }
-    Ok(())
 }
 
-/// A `reqwest` resolver that refuses forbidden addresses, so a name that changes between check
-/// and connect cannot reach an internal address.
+/// A `reqwest` resolver that returns only addresses [`NetGuard`] allows, so a name that changes
+/// between check and connect cannot reach an internal address. (The gateway builds its own client
+/// rather than [`NetGuard::client`], whose whole-request timeout would cut long streams.)
 #[derive(Debug, Clone)]
 pub struct CheckedResolver {
     /// Allow loopback (development mode).
@@ -309,17 +216,15 @@ pub struct CheckedResolver {
 
 impl reqwest::dns::Resolve for CheckedResolver {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
-        let allow = self.allow_loopback;
+        let guard = NetGuard::new(self.allow_loopback);
+        let host = name.as_str().to_owned();
         Box::pin(async move {
-            let host = name.as_str().to_owned();
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
-                .await?
-                .filter(|a| forbidden_ip(a.ip(), allow).is_none())
-                .collect();
-            if addrs.is_empty() {
-                return Err(format!("{host}: no permitted address").into());
-            }
-            let it: reqwest::dns::Addrs = Box::new(addrs.into_iter());
+            let ips = guard
+                .resolve_checked(&host)
+                .await
+                .map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)?;
+            let it: reqwest::dns::Addrs =
+                Box::new(ips.into_iter().map(|ip| SocketAddr::new(ip, 0)));
             Ok(it)
         })
     }
@@ -581,7 +486,7 @@ mod tests {
         assert!(check_url(&lo, &lo, false).is_err());
         for (ip, why) in [
             ("169.254.169.254", "metadata"),
-            ("100.64.0.1", "carrier-grade"),
+            ("100.64.0.1", "CGNAT"),
             ("169.254.1.1", "link-local"),
             ("192.168.1.1", "private"),
             ("::1", "loopback"),

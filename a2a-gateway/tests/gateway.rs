@@ -361,9 +361,11 @@ async fn streams_translated_without_done() {
 async fn push_config_crud_and_paging_for_03_peer() {
     for peer in [Version::V10, Version::V03] {
         let env = env(peer).await;
+        // A public literal address (no DNS; the echo peer never delivers). Documentation ranges
+        // such as 203.0.113.0/24 are refused by the shared SSRF policy (a2a_agent::net_guard).
         for cid in ["c1", "c2", "c3"] {
             let set = json!({"jsonrpc":"2.0","id":1,"method":"CreateTaskPushNotificationConfig","params":
-                {"taskId":"t1","id":cid,"url":"https://203.0.113.10/a2a","token":"tok"}});
+                {"taskId":"t1","id":cid,"url":"https://8.8.8.8/a2a","token":"tok"}});
             let (_, b) = env.rpc("/a2a/echo", Some("1.0"), set).await;
             assert_eq!(b["result"]["id"], cid, "{peer:?} {b}");
             assert_eq!(b["result"]["taskId"], "t1");
