@@ -152,6 +152,13 @@ pub fn event(ev: &Value, from: Version, to: Version) -> Result<Value, AnswerErro
     }
 }
 
+/// Translates a push-notification body (a `StreamResponse` in 1.0, the bare `kind` object in
+/// 0.3) from the peer's version to the subscriber's; status updates get `final` like
+/// [`event`].
+pub fn push_payload(body: &Value, from: Version, to: Version) -> Result<Value, AnswerError> {
+    event(body, from, to)
+}
+
 fn method(op: Operation) -> Method {
     // Every gateway operation has a 1.0 name.
     Method::from_v1_name(op.name_10()).unwrap_or(Method::SendMessage)
@@ -375,6 +382,77 @@ mod tests {
     }
 
     #[test]
+    fn interrupted_status_is_final_for_03() {
+        let ev = json!({"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_INPUT_REQUIRED"}}});
+        let v = event(&ev, Version::V10, Version::V03).unwrap();
+        assert_eq!(
+            (v["final"].clone(), v["status"]["state"].clone()),
+            (json!(true), json!("input-required"))
+        );
+        let ev = json!({"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}});
+        assert_eq!(
+            event(&ev, Version::V10, Version::V03).unwrap()["final"],
+            false
+        );
+        assert_eq!(push_payload(&ev, Version::V10, Version::V10).unwrap(), ev);
+    }
+
+    #[test]
+    fn v03_requests_validated_strictly_and_gateway_members_stripped() {
+        let p = json!({"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"a","mimeType":"x"}]}});
+        let e = request(Operation::SendMessage, Version::V03, Version::V10, &p).unwrap_err();
+        assert_eq!(e.rpc_code, -32602);
+        assert!(
+            e.message
+                .contains("params.message.parts[0]: unknown member mimeType"),
+            "{}",
+            e.message
+        );
+        let p = json!({"id":"t","tenant":"gw"});
+        assert_eq!(
+            request(Operation::GetTask, Version::V10, Version::V03, &p).unwrap(),
+            json!({"id":"t"})
+        );
+        let p = json!({"taskId":"t","pageSize":2,"pageToken":"x"});
+        assert_eq!(
+            request(Operation::ListPushConfigs, Version::V10, Version::V03, &p).unwrap(),
+            json!({"id":"t"})
+        );
+        let p = json!({"id":"t","metadata":{"a":1}});
+        let e = request(Operation::GetTask, Version::V03, Version::V10, &p).unwrap_err();
+        assert_eq!(e.rpc_code, -32004, "{}", e.message);
+    }
+
+    #[test]
+    fn answers_invalid_or_untranslatable() {
+        let bad = json!({"id":"t","status":{"state":"done"}});
+        assert!(matches!(
+            result(Operation::GetTask, Version::V03, Version::V10, &bad),
+            Err(AnswerError::Invalid(_))
+        ));
+        assert!(matches!(
+            result(Operation::GetTask, Version::V03, Version::V03, &bad),
+            Err(AnswerError::Invalid(_))
+        ));
+        let t = json!({"id":"t","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"},
+            "artifacts":[{"artifactId":"a","parts":[{"text":"x","filename":"f.txt"}]}]});
+        match result(Operation::GetTask, Version::V10, Version::V03, &t) {
+            Err(AnswerError::Untranslatable(e)) => {
+                assert!(e.contains("result.artifacts[0].parts[0].filename"), "{e}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let m = json!({"message":{"messageId":"m","role":"ROLE_AGENT","parts":[{"data":[1,2]}]}});
+        let v = result(Operation::SendMessage, Version::V10, Version::V03, &m).unwrap();
+        assert_eq!(v["kind"], "message");
+        assert_eq!(v["parts"][0]["data"], json!({"value":[1,2]}));
+        assert_eq!(
+            result(Operation::SendMessage, Version::V03, Version::V10, &v).unwrap(),
+            m
+        );
+    }
+
+    #[test]
     fn card_schemes_without_03_form_are_listed() {
         let c = json!({"name":"x","description":"d","version":"1","capabilities":{},
             "supportedInterfaces":[{"url":"https://a/","protocolBinding":"JSONRPC","protocolVersion":"0.3"}],
@@ -390,6 +468,7 @@ mod tests {
         );
         assert!(c03["securitySchemes"].get("dc").is_none());
         assert_eq!(omitted[0]["scheme"], "dc");
+        assert_eq!(omitted[0]["path"], "securitySchemes.dc");
         assert_eq!(c03["security"], json!([{"b":[]}]));
     }
 }
