@@ -20,6 +20,7 @@ use serde_json::Value;
 use url::Url;
 
 use a2a_agent::net_guard::{GuardError, NetGuard};
+use a2a_client::discovery::CachePolicy;
 use a2a_client::select as sel;
 
 use crate::errors::{Binding, Refusal, Version};
@@ -243,22 +244,23 @@ pub struct CardCache {
     entries: Arc<Mutex<HashMap<String, CardEntry>>>,
 }
 
-/// The TTL for a card answer's `Cache-Control`, clamped to 30 s .. 1 h.
+/// Time a card is kept when its answer names no `max-age`.
+pub const DEFAULT_CARD_TTL: Duration = Duration::from_secs(300);
+
+/// The TTL for a card answer's caching headers, clamped to 30 s .. 1 h. The headers are read by
+/// [`CachePolicy`] (`max-age` minus `Age`; `no-store` / `no-cache` give the minimum); a missing
+/// `max-age` gives [`DEFAULT_CARD_TTL`].
 pub fn card_ttl(headers: &reqwest::header::HeaderMap) -> Duration {
-    let mut max_age = None;
-    for v in headers.get_all(reqwest::header::CACHE_CONTROL) {
-        if let Ok(s) = v.to_str() {
-            for d in s.split(',') {
-                let d = d.trim();
-                if let Some(n) = d.strip_prefix("max-age=") {
-                    max_age = n.trim_matches('"').parse::<u64>().ok();
-                } else if d == "no-cache" || d == "no-store" {
-                    max_age = Some(0);
-                }
-            }
+    let policy = CachePolicy::from_headers(headers);
+    let ttl = if policy.no_store || policy.no_cache {
+        Duration::ZERO
+    } else {
+        match policy.max_age {
+            Some(max_age) => Duration::from_secs(max_age.saturating_sub(policy.age)),
+            None => DEFAULT_CARD_TTL,
         }
-    }
-    Duration::from_secs(max_age.unwrap_or(300)).clamp(MIN_CARD_TTL, MAX_CARD_TTL)
+    };
+    ttl.clamp(MIN_CARD_TTL, MAX_CARD_TTL)
 }
 
 impl CardCache {
@@ -508,5 +510,69 @@ mod tests {
         assert_eq!(card_ttl(&h), MAX_CARD_TTL);
         h.insert("cache-control", "max-age=120".parse().unwrap());
         assert_eq!(card_ttl(&h), Duration::from_secs(120));
+        h.insert("age", "60".parse().unwrap());
+        assert_eq!(card_ttl(&h), Duration::from_secs(60));
+        h.insert("cache-control", "no-cache".parse().unwrap());
+        assert_eq!(card_ttl(&h), MIN_CARD_TTL);
+        assert_eq!(
+            card_ttl(&reqwest::header::HeaderMap::new()),
+            DEFAULT_CARD_TTL
+        );
+    }
+
+    #[test]
+    fn selection_reasons_in_gateway_wording() {
+        let card = json!({"name": "x", "supportedInterfaces": [
+            iface("GRPC", "1.0"), iface("HTTP+JSON", "0.3"), iface("JSONRPC", "2.0")]});
+        let e = select_interface(&card, true).unwrap_err();
+        assert_eq!(e.code, "a2a_peer_protocol_unsupported");
+        for needle in [
+            "supportedInterfaces[0] GRPC 1.0 at https://peer.example/a2a: gRPC is not supported",
+            "supportedInterfaces[1] HTTP+JSON 0.3 at https://peer.example/a2a: HTTP+JSON is supported at A2A 1.0 only",
+            "supportedInterfaces[2] JSONRPC 2.0 at https://peer.example/a2a: A2A version \"2.0\" is not served",
+        ] {
+            assert!(e.message.contains(needle), "{needle}: {}", e.message);
+        }
+        let v1_only = json!({"name": "x", "supportedInterfaces": [iface("JSONRPC", "1.0")]});
+        let e = select_interface(&v1_only, false).unwrap_err();
+        assert!(e.message.contains("serve-v1: false"), "{}", e.message);
+        // The tenant of the chosen entry is kept.
+        let mut t = iface("JSONRPC", "1.0");
+        t["tenant"] = json!("acme");
+        let c = select_interface(&json!({"name": "x", "supportedInterfaces": [t]}), true).unwrap();
+        assert_eq!(c.tenant.as_deref(), Some("acme"));
+    }
+
+    #[test]
+    fn unusable_url_of_a_spoken_entry_is_refused_not_skipped() {
+        let card = json!({"name": "x", "supportedInterfaces": [
+            {"url": "not a url", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            iface("JSONRPC", "0.3")]});
+        let e = select_interface(&card, true).unwrap_err();
+        assert_eq!(e.code, "a2a_peer_url_refused");
+        assert!(
+            e.message.contains("supportedInterfaces[0]"),
+            "{}",
+            e.message
+        );
+        // A 0.3 card: url + preferredTransport, then additionalInterfaces.
+        let card03 = json!({"name": "x", "url": "https://peer.example/grpc", "preferredTransport": "GRPC",
+            "additionalInterfaces": [{"url": "https://peer.example/rpc", "transport": "JSONRPC"}]});
+        let c = select_interface(&card03, true).unwrap();
+        assert_eq!(c.url.as_str(), "https://peer.example/rpc");
+        assert_eq!((c.binding, c.version), (Binding::JsonRpc, Version::V03));
+    }
+
+    #[tokio::test]
+    async fn resolved_and_metadata_host_checks() {
+        let reg = Url::parse("https://metadata.google.internal/a2a").unwrap();
+        let e = check_url(&reg, &reg, false).unwrap_err();
+        assert!(e.message.contains("metadata"), "{}", e.message);
+        let lo = Url::parse("http://localhost:9/a2a").unwrap();
+        assert!(check_url(&lo, &lo, false).is_err());
+        let e = check_resolved(&lo, false).await.unwrap_err();
+        assert_eq!(e.code, "a2a_peer_url_refused");
+        assert!(e.message.contains("loopback"), "{}", e.message);
+        assert!(check_resolved(&lo, true).await.is_ok());
     }
 }
