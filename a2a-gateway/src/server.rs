@@ -1216,12 +1216,13 @@ impl PeerCall<'_> {
         let stall_secs = self.st.config.peer_timeout_secs;
         let agent_id = self.agent.agent_id.clone();
         let mut events = resp.bytes_stream().eventsource();
+        let mut xl = xlate::Events::new(from, to);
         let s = async_stream::stream! {
             let mut total: u64 = 0;
             loop {
                 let next = match tokio::time::timeout(stall, events.next()).await {
                     Err(_) => { yield Err(Refusal::peer_timeout(stall_secs)); break; }
-                    Ok(None) => break,
+                    Ok(None) => { if let Some(ev) = xl.finish() { yield Ok(ev); } break; }
                     Ok(Some(Err(e))) => { yield Err(Refusal::peer_unreachable(&format!("stream broke: {e}"))); break; }
                     Ok(Some(Ok(ev))) => ev,
                 };
@@ -1264,8 +1265,8 @@ impl PeerCall<'_> {
                         v
                     }
                 };
-                match xlate::event(&payload, from, to) {
-                    Ok(ev) => yield Ok(ev),
+                match xl.push(&payload) {
+                    Ok(out) => for ev in out { yield Ok(ev) },
                     Err(e) => { yield Err(map_answer_error(e)); break; }
                 }
             }

@@ -7,7 +7,9 @@
 //! values: -32602 with the JSON path), then translated under [`Policy::Strict`]: anything the
 //! target version cannot carry is refused with its path, never dropped.
 
-use a2a_translate::{Method, Policy, Untranslatable, V1Request, V1Result, V03Request, V03Result};
+use a2a_translate::{
+    Method, Policy, StreamTranslator, Untranslatable, V1Request, V1Result, V03Request, V03Result,
+};
 use a2a_translate::{to_v1, to_v03};
 use a2a_types::jsonrpc::{V1Method, V03Method};
 use a2a_types::strict::{self, Violation};
@@ -116,11 +118,10 @@ pub fn validate_task(t: &Value, v: Version, path: &str) -> R<()> {
 
 /// Translates one stream event (or a send result, which has the same shapes minus updates).
 ///
-/// Stateless (the gateway's stream loop translates event by event): a 1.0 status update gets
-/// `final: true` in 0.3 when its state is terminal **or interrupted** (`input-required`,
-/// `auth-required`), since a 1.0 stream closes on both (S1 §3.1.2). `a2a-translate`'s
-/// stateless `to_v03::stream_event` marks terminal states only; its `StreamTranslator` needs
-/// state the call site does not hold.
+/// Stateless (streams use [`Events`]; this serves send results, push bodies and single
+/// events): a 1.0 status update gets `final: true` in 0.3 when its state is terminal **or
+/// interrupted** (`input-required`, `auth-required`), since a 1.0 stream closes on both.
+/// `a2a-translate`'s stateless `to_v03::stream_event` marks terminal states only.
 pub fn event(ev: &Value, from: Version, to: Version) -> Result<Value, AnswerError> {
     let inv = AnswerError::Invalid;
     let ut = AnswerError::Untranslatable;
@@ -149,6 +150,48 @@ pub fn event(ev: &Value, from: Version, to: Version) -> Result<Value, AnswerErro
             }
             Ok(write(out))
         }
+    }
+}
+
+/// Stateful translation of one event stream from the peer's version to the caller's.
+///
+/// For a 1.0 peer and a 0.3 caller this is `a2a-translate`'s [`StreamTranslator`]: a status
+/// update in an interrupted state is held until the next event shows whether the stream goes
+/// on (`final: false`) or ends ([`Events::finish`], `final: true`); terminal states are final at
+/// once. Other version pairs translate event by event like [`event`].
+#[derive(Debug)]
+pub struct Events {
+    from: Version,
+    to: Version,
+    st: StreamTranslator,
+}
+
+impl Events {
+    /// A translator for one stream.
+    pub fn new(from: Version, to: Version) -> Self {
+        Events {
+            from,
+            to,
+            st: StreamTranslator::new(POLICY),
+        }
+    }
+
+    /// Translates one peer event; returns the caller's events ready to send (zero to two).
+    pub fn push(&mut self, ev: &Value) -> Result<Vec<Value>, AnswerError> {
+        if !(self.from == Version::V10 && self.to == Version::V03) {
+            return event(ev, self.from, self.to).map(|v| vec![v]);
+        }
+        let e: v1::StreamResponse = read(ev, "result").map_err(AnswerError::Invalid)?;
+        let out = self
+            .st
+            .push(e)
+            .map_err(|e| AnswerError::Untranslatable(refused(e, "result")))?;
+        Ok(out.map(write).collect())
+    }
+
+    /// The peer's stream ended cleanly: the held interrupted status, now `final: true`.
+    pub fn finish(&mut self) -> Option<Value> {
+        self.st.finish().map(write)
     }
 }
 
@@ -395,6 +438,43 @@ mod tests {
             false
         );
         assert_eq!(push_payload(&ev, Version::V10, Version::V10).unwrap(), ev);
+    }
+
+    #[test]
+    fn streams_hold_interrupted_status_until_the_next_event() {
+        let su =
+            |s: &str| json!({"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":s}}});
+        let mut ev = Events::new(Version::V10, Version::V03);
+        assert!(
+            ev.push(&su("TASK_STATE_INPUT_REQUIRED"))
+                .unwrap()
+                .is_empty()
+        );
+        let out = ev.push(&su("TASK_STATE_WORKING")).unwrap();
+        assert_eq!(out.len(), 2);
+        assert_eq!(
+            (out[0]["status"]["state"].clone(), out[0]["final"].clone()),
+            (json!("input-required"), json!(false))
+        );
+        assert!(ev.push(&su("TASK_STATE_AUTH_REQUIRED")).unwrap().is_empty());
+        let last = ev.finish().unwrap();
+        assert_eq!(
+            (last["status"]["state"].clone(), last["final"].clone()),
+            (json!("auth-required"), json!(true))
+        );
+        assert!(ev.finish().is_none());
+        let mut ev = Events::new(Version::V10, Version::V03);
+        assert_eq!(
+            ev.push(&su("TASK_STATE_COMPLETED")).unwrap()[0]["final"],
+            true
+        );
+        assert!(matches!(
+            ev.push(&json!({"bogus":{}})),
+            Err(AnswerError::Invalid(_))
+        ));
+        let mut ev = Events::new(Version::V03, Version::V10);
+        let v = ev.push(&json!({"kind":"status-update","taskId":"t","contextId":"c","status":{"state":"working"},"final":false})).unwrap();
+        assert_eq!(v, vec![su("TASK_STATE_WORKING")]);
     }
 
     #[test]
