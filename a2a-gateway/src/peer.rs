@@ -10,6 +10,11 @@
 //!   development mode), carry no userinfo or fragment, and resolve only to public addresses
 //!   (loopback allowed in development mode). The same address rules run again inside the HTTP
 //!   client's resolver, so the address connected to is the address checked.
+//!
+//! Shared pieces do the work: [`a2a_client::select`] judges each card entry, the SSRF policy is
+//! [`a2a_agent::net_guard`], and caching headers are read by [`CachePolicy`]. This module adds
+//! the gateway's rules on top (same origin as the registered endpoint, no fragment, no fallback
+//! past an entry with an unusable URL, the 30 s .. 1 h TTL clamp) and the gateway's error codes.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
