@@ -45,7 +45,7 @@ fn schemas_validate_the_spec_examples() {
         }
         let known_diff = spec::KNOWN_DIFFS.iter().any(|(i, _, _)| *i == id);
         let doc: Value = serde_json::from_str(&ex.text).unwrap();
-        let spec::Class::Typed(targets) = spec::classify(ex.spec, &doc) else {
+        let spec::Class::Typed(targets) = spec::classify_example(&ex, &doc) else {
             panic!("{id} is not classified");
         };
         for t in targets {

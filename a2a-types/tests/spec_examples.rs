@@ -37,7 +37,7 @@ fn check(ex: &Example) -> Checked {
         Ok(v) => v,
         Err(e) => return Checked::Broken(format!("invalid JSON: {e}")),
     };
-    let targets = match spec::classify(ex.spec, &doc) {
+    let targets = match spec::classify_example(ex, &doc) {
         Class::Unclassifiable(r) => return Checked::Unclassified(r),
         Class::Typed(t) => t,
     };
@@ -160,7 +160,7 @@ fn every_spec_json_example_parses_and_round_trips_or_is_listed() {
     );
     assert!(problems.is_empty(), "\n{}", problems.join("\n"));
     assert!(
-        pass + normalized >= 32,
+        pass + normalized >= 55,
         "only {pass} + {normalized} examples pass"
     );
 }

@@ -2,7 +2,9 @@
 //! by content to a registered type, and the explicit lists of known-broken and unclassifiable examples.
 //!
 //! Every ```` ```json ```` block is an example. A block made of SSE `data:` lines is split into one
-//! example per event (`v0.3#8.2` is the second event of the eighth block). This file depends only on
+//! example per event (`v0.3#8.2` is the second event of the eighth block). The bodies of
+//! ```` ```http ```` blocks are examples too (`v1.0#http5`), classified by their request line
+//! (`POST /message:send` -> `SendMessageRequest`) or, for responses, by content. This file depends only on
 //! `serde_json`, so `a2a-types` tests include it with `#[path]`.
 
 use serde_json::Value;
@@ -22,14 +24,18 @@ pub struct Example {
     pub heading: String,
     /// The JSON text.
     pub text: String,
+    /// For the body of an ```` ```http ```` block: its first line (`POST /message:send HTTP/1.1`
+    /// or `HTTP/1.1 200 OK`).
+    pub http: Option<String>,
 }
 
 impl Example {
     /// Stable id, e.g. `v1.0#13` or `v0.3#8.2`.
     pub fn id(&self) -> String {
+        let kind = if self.http.is_some() { "http" } else { "" };
         match self.event {
-            Some(e) => format!("v{}#{}.{e}", self.spec, self.block),
-            None => format!("v{}#{}", self.spec, self.block),
+            Some(e) => format!("v{}#{kind}{}.{e}", self.spec, self.block),
+            None => format!("v{}#{kind}{}", self.spec, self.block),
         }
     }
 
@@ -61,6 +67,7 @@ pub fn extract(spec: &'static str, markdown: &str) -> Vec<Example> {
     let mut out = Vec::new();
     let mut heading = String::new();
     let mut block = 0;
+    let mut http_block = 0;
     let mut i = 0;
     while i < lines.len() {
         let l = lines[i];
@@ -68,6 +75,43 @@ pub fn extract(spec: &'static str, markdown: &str) -> Vec<Example> {
             heading = l.trim().to_string();
         }
         let trimmed = l.trim_start();
+        if trimmed.trim_end() == "```http" {
+            http_block += 1;
+            let mut j = i + 1;
+            while j < lines.len() && lines[j].trim() != "```" {
+                j += 1;
+            }
+            let blk = &lines[i + 1..j.min(lines.len())];
+            let first = blk
+                .first()
+                .map(|f| f.trim().to_string())
+                .unwrap_or_default();
+            // The body follows the first blank line (after the headers).
+            if let Some(blank) = blk.iter().position(|b| b.trim().is_empty()) {
+                let body = blk[blank + 1..].join("\n").trim().to_string();
+                if !body.is_empty() {
+                    let events = if body.starts_with("data:") {
+                        split_sse(&body).into_iter().map(Some).collect()
+                    } else {
+                        vec![None]
+                    };
+                    let sse = events.len() > 1 || events.first().is_some_and(Option::is_some);
+                    for (k, ev) in events.into_iter().enumerate() {
+                        out.push(Example {
+                            spec,
+                            block: http_block,
+                            event: sse.then_some(k + 1),
+                            line: i + 1,
+                            heading: heading.clone(),
+                            text: ev.unwrap_or_else(|| body.clone()),
+                            http: Some(first.clone()),
+                        });
+                    }
+                }
+            }
+            i = j + 1;
+            continue;
+        }
         if trimmed.trim_end() == "```json" {
             let indent = l.len() - trimmed.len();
             block += 1;
@@ -96,6 +140,7 @@ pub fn extract(spec: &'static str, markdown: &str) -> Vec<Example> {
                         line: i + 1,
                         heading: heading.clone(),
                         text: ev,
+                        http: None,
                     });
                 }
             } else {
@@ -106,6 +151,7 @@ pub fn extract(spec: &'static str, markdown: &str) -> Vec<Example> {
                     line: i + 1,
                     heading: heading.clone(),
                     text,
+                    http: None,
                 });
             }
             i = j;
@@ -228,6 +274,36 @@ const CARD_KEYS_V1: &[&str] = &[
     "signatures",
     "iconUrl",
 ];
+
+/// Classifies an example: HTTP bodies by their request line (or, for responses, by content),
+/// everything else by content ([`classify`]).
+pub fn classify_example(ex: &Example, doc: &Value) -> Class {
+    let Some(first) = &ex.http else {
+        return classify(ex.spec, doc);
+    };
+    let dialect: &'static str = if ex.spec == "0.3" { "v03-rest" } else { "v1" };
+    let mut words = first.split_whitespace();
+    let method = words.next().unwrap_or_default();
+    let path = words.next().unwrap_or_default();
+    if method.starts_with("HTTP/") {
+        // A response: by content (error bodies, tasks, cards, stream events, ...).
+        return classify(ex.spec, doc);
+    }
+    let path = path.split('?').next().unwrap_or_default();
+    let ty = if path.ends_with("/message:send") || path.ends_with("/message:stream") {
+        "SendMessageRequest"
+    } else if path.ends_with("/pushNotificationConfigs") && method == "POST" {
+        "TaskPushNotificationConfig"
+    } else if doc.get("jsonrpc").is_some() {
+        return classify(ex.spec, doc);
+    } else if method == "POST" && !path.starts_with('/') || path.contains("webhook") {
+        // A push notification delivery: one StreamResponse (S1 §4.3.3).
+        "StreamResponse"
+    } else {
+        return Class::Unclassifiable(format!("HTTP body of {method} {path}: no A2A type"));
+    };
+    Class::Typed(vec![t("", dialect, ty)])
+}
 
 /// Classifies a parsed example of specification `spec` (`1.0` or `0.3`) by its content.
 pub fn classify(spec: &str, doc: &Value) -> Class {
@@ -398,6 +474,38 @@ fn classify_result(dialect: &'static str, v: &Value) -> Option<&'static str> {
 /// and more). `spec_examples.rs` fails if one of these starts passing (the list must stay honest).
 pub const KNOWN_BROKEN: &[(&str, &str)] = &[
     (
+        "v1.0#http3",
+        "placeholder comments (`/* StreamResponse object - one of: */`) instead of a push payload",
+    ),
+    (
+        "v1.0#http19",
+        "invalid JSON: `/* ... additional tasks */` placeholder comment",
+    ),
+    (
+        "v1.0#http25",
+        "invalid JSON: missing comma between members (digest §12.7, S1 §6.7)",
+    ),
+    (
+        "v1.0#http31",
+        "invalid JSON: `/* Extended skills ... */` placeholder comment",
+    ),
+    (
+        "v1.0#http32",
+        "invalid JSON: `/* SendMessageRequest */` placeholder comment",
+    ),
+    (
+        "v1.0#http39",
+        "invalid JSON: `/* SendMessageRequest object */` placeholder",
+    ),
+    (
+        "v1.0#http40.1",
+        "invalid JSON: `/* StreamResponse object */` placeholder",
+    ),
+    (
+        "v1.0#http40.2",
+        "invalid JSON: `/* StreamResponse object */` placeholder",
+    ),
+    (
         "v1.0#1",
         "invalid JSON: trailing comma after protocolVersion (digest §12.7, S1 §4.6.1)",
     ),
@@ -460,6 +568,14 @@ pub const KNOWN_BROKEN: &[(&str, &str)] = &[
 /// Examples that are not A2A documents (or fragments of no A2A type), with the reason.
 pub const UNCLASSIFIABLE: &[(&str, &str)] = &[
     (
+        "v1.0#http13",
+        "RFC 9457 application/problem+json body, which S1 §11.6 (google.rpc.Status) supersedes (digest §12.6)",
+    ),
+    (
+        "v1.0#http21",
+        "RFC 9457 application/problem+json validation error, superseded by google.rpc.Status + BadRequest (digest §12.6)",
+    ),
+    (
         "v1.0#27",
         "pre-1.0 illustration of the removed top-level `supportsExtendedAgentCard` (0.3 spelled it supportsAuthenticatedExtendedCard, digest §12.4): no 1.0 type has it",
     ),
@@ -477,6 +593,26 @@ pub const UNCLASSIFIABLE: &[(&str, &str)] = &[
 /// (`pointer path: difference`, as the test prints them) and the reason. The test checks the
 /// differences are exactly these, so nothing else may change.
 pub const KNOWN_DIFFS: &[(&str, &[&str], &str)] = &[
+    (
+        "v1.0#http4",
+        &["message.messageId: unexpected member"],
+        "the message lacks its REQUIRED messageId; the model emits the REQUIRED scalar (empty)",
+    ),
+    (
+        "v1.0#http8.2",
+        &["artifactUpdate.artifact.artifactId: unexpected member"],
+        "the streamed artifact lacks its REQUIRED artifactId (P1 Artifact); emitted empty",
+    ),
+    (
+        "v1.0#http10",
+        &["task.status.message.messageId: unexpected member"],
+        "the status message lacks its REQUIRED messageId; emitted empty",
+    ),
+    (
+        "v1.0#http33",
+        &["message.messageId: unexpected member"],
+        "the message lacks its REQUIRED messageId; emitted empty",
+    ),
     (
         "v1.0#2",
         &["messageId: unexpected member"],
@@ -565,7 +701,11 @@ mod tests {
     fn extracts_every_json_block_of_both_specs() {
         let ex = all_examples();
         let blocks = |v: &str| {
-            let mut b: Vec<usize> = ex.iter().filter(|e| e.spec == v).map(|e| e.block).collect();
+            let mut b: Vec<usize> = ex
+                .iter()
+                .filter(|e| e.spec == v && e.http.is_none())
+                .map(|e| e.block)
+                .collect();
             b.dedup();
             b.len()
         };
@@ -575,9 +715,14 @@ mod tests {
         // The SSE block of S0 §9.3 is split into its five events.
         assert_eq!(
             ex.iter()
-                .filter(|e| e.spec == "0.3" && e.block == 8)
+                .filter(|e| e.spec == "0.3" && e.block == 8 && e.http.is_none())
                 .count(),
             5
+        );
+        // HTTP blocks with a body are examples too, with their request or status line.
+        assert!(
+            ex.iter()
+                .any(|e| e.http.as_deref() == Some("POST /message:send HTTP/1.1"))
         );
     }
 
