@@ -125,10 +125,6 @@ fn test() -> Result<()> {
             run: || {
                 let mut c = cargo();
                 c.args(["nextest", "run", "--workspace", "--profile", "ci"]);
-                c.env(
-                    "PROPTEST_CASES",
-                    std::env::var("PROPTEST_CASES").unwrap_or("256".into()),
-                );
                 run("cargo nextest", c)
             },
         },
