@@ -168,11 +168,42 @@ impl ClientBuilder {
     }
 
     /// Discovers the card at `agent_url` and selects the interface.
+    ///
+    /// The card request carries the builder's extra headers and its header- or cookie-borne
+    /// credentials (API key, static bearer), so a card behind the same key (a governed gateway
+    /// card, for one) is reachable; query-string keys and OAuth2 tokens are not sent for it.
     pub async fn connect(self, agent_url: &str) -> Result<A2aClient, ClientError> {
         let http = self.http()?;
-        let resolver = CardResolver::new(http.clone());
+        let resolver = CardResolver::new(http.clone()).with_headers(self.card_headers());
         let card = resolver.fetch(agent_url).await?;
         self.http_client(http).from_card(card)
+    }
+
+    /// Headers sent with the card request of [`ClientBuilder::connect`].
+    pub fn card_headers(&self) -> HeaderMap {
+        let mut headers = self.headers.clone();
+        for credential in &self.credentials {
+            let (name, value) = match credential.as_ref() {
+                Credential::ApiKey {
+                    location: crate::auth::ApiKeyLocation::Header,
+                    name,
+                    value,
+                } => (HeaderName::from_bytes(name.as_bytes()).ok(), value.clone()),
+                Credential::ApiKey {
+                    location: crate::auth::ApiKeyLocation::Cookie,
+                    name,
+                    value,
+                } => (Some(http::header::COOKIE), format!("{name}={value}")),
+                Credential::Bearer(token) => {
+                    (Some(http::header::AUTHORIZATION), format!("Bearer {token}"))
+                }
+                _ => (None, String::new()),
+            };
+            if let (Some(name), Ok(value)) = (name, HeaderValue::from_str(&value)) {
+                headers.insert(name, value);
+            }
+        }
+        headers
     }
 
     /// Discovers the card with `resolver` (shared cache) and selects the interface.

@@ -236,3 +236,41 @@ async fn size_limit_and_errors() {
     assert_eq!(ok.body.len(), 5011);
     server.abort();
 }
+
+/// A card behind the same key as the agent (a governed gateway card) is read by `connect`.
+#[tokio::test]
+async fn connect_sends_header_credentials_with_the_card_request() {
+    async fn guarded(headers: HeaderMap) -> Response {
+        let key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
+        let bearer = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        if key == Some("k1") && bearer == Some("Bearer t1") {
+            ([(header::CONTENT_TYPE, "application/json")], CARD).into_response()
+        } else {
+            StatusCode::UNAUTHORIZED.into_response()
+        }
+    }
+    let app = Router::new().route("/.well-known/agent-card.json", get(guarded));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let without = a2a_client::ClientBuilder::default().connect(&base).await;
+    assert!(
+        without.is_err(),
+        "a card behind a key must not be read without it"
+    );
+
+    let client = a2a_client::ClientBuilder::default()
+        .credential(a2a_client::auth::Credential::api_key_header(
+            "X-API-Key",
+            "k1",
+        ))
+        .credential(a2a_client::auth::Credential::Bearer("t1".into()))
+        .connect(&base)
+        .await
+        .expect("card read with the key");
+    assert_eq!(client.interface().tenant.as_deref(), Some("t"));
+    server.abort();
+}

@@ -341,7 +341,8 @@ async fn run(cli: Cli) -> Result<()> {
                 let card = c.extended_card().await?;
                 out.card(&card, None)?;
             } else {
-                let resolver = CardResolver::new(reqwest::Client::new());
+                let resolver = CardResolver::new(reqwest::Client::new())
+                    .with_headers(builder(g)?.card_headers());
                 let fetched = resolver.fetch(url).await?;
                 if g.json {
                     let v: serde_json::Value = fetched.json()?;

@@ -430,12 +430,14 @@ async fn demo(args: DemoArgs) -> Result<()> {
     );
     println!();
     println!("# With the a2a CLI (a2a-client):");
-    println!("# (--no-card: the governed card needs the key, so name the interface directly)");
     println!(
-        "a2a --bearer \"$A2A_GATEWAY_KEY\" --no-card --binding jsonrpc --a2a-version 1.0 send {base}/a2a/echo 'hello'"
+        "# (the CLI reads the governed card with the key and picks the first interface it speaks)"
     );
+    println!("a2a --bearer \"$A2A_GATEWAY_KEY\" card {base}/a2a/echo");
+    println!("a2a --bearer \"$A2A_GATEWAY_KEY\" send {base}/a2a/echo 'hello'");
+    println!("a2a --bearer \"$A2A_GATEWAY_KEY\" send --stream {base}/a2a/echo 'stream hello'");
     println!(
-        "a2a --bearer \"$A2A_GATEWAY_KEY\" --no-card --binding jsonrpc --a2a-version 0.3 send --stream {base}/a2a/echo 'stream hello'"
+        "a2a --bearer \"$A2A_GATEWAY_KEY\" --no-card --binding jsonrpc --a2a-version 0.3 send {base}/a2a/echo 'hello in 0.3'"
     );
     println!(
         "a2a --bearer \"$A2A_GATEWAY_KEY\" --no-card --binding rest --a2a-version 1.0 send {base}/a2a/echo/v1 'hello over HTTP+JSON'"
