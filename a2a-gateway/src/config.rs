@@ -78,6 +78,13 @@ pub struct Config {
     pub peer_timeout_secs: u64,
     /// Limits.
     pub limits: Limits,
+    /// Base URL of the gateway's push callbacks (`a2a.push.callback-base-url`): peers are given
+    /// `{base}/a2a/{agentId}/push:notify/{callback}` instead of the caller's webhook. Unset:
+    /// push configs are refused (503 `a2a_push_not_available`) except for direct workspaces.
+    pub push_callback_base_url: Option<String>,
+    /// Workspaces whose push configs are forwarded to the peer as given (direct delivery: the
+    /// peer posts to the caller's webhook itself).
+    pub push_direct_workspaces: Vec<String>,
 }
 
 impl Default for Config {
@@ -93,6 +100,8 @@ impl Default for Config {
             dev_mode: false,
             peer_timeout_secs: 30,
             limits: Limits::default(),
+            push_callback_base_url: None,
+            push_direct_workspaces: Vec::new(),
         }
     }
 }

@@ -254,6 +254,15 @@ impl Refusal {
         )
     }
 
+    /// Push notifications cannot be governed here: no callback base URL and no direct delivery.
+    pub fn push_not_available(detail: &str) -> Refusal {
+        Refusal::gateway(
+            503,
+            "a2a_push_not_available",
+            format!("Push notifications are not available through this gateway: {detail}"),
+        )
+    }
+
     /// Streaming is disabled by the operator.
     pub fn streaming_disabled() -> Refusal {
         Refusal::gateway(

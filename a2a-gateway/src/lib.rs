@@ -41,6 +41,7 @@ pub mod keys;
 pub mod metrics;
 pub mod ops;
 pub mod peer;
+pub mod push;
 pub mod seams;
 pub mod server;
 pub mod store;

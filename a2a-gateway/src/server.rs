@@ -95,7 +95,8 @@ impl ServerHandle {
     }
 }
 
-fn random_hex(n: usize) -> String {
+/// `n` random bytes as hex.
+pub(crate) fn random_hex(n: usize) -> String {
     use aws_lc_rs::rand::SecureRandom;
     let mut b = vec![0u8; n];
     let _ = aws_lc_rs::rand::SystemRandom::new().fill(&mut b);
@@ -171,6 +172,14 @@ impl Gateway {
             .route(
                 "/a2a/{agent}/v1/tasks/{id}/pushNotificationConfigs/{cfg}",
                 get(rest_push_get).delete(rest_push_delete),
+            )
+            .route(
+                "/a2a/{agent}/push:notify/{callback}",
+                post(crate::push::notify).layer(DefaultBodyLimit::max(
+                    usize::try_from(self.state.config.limits.max_push_bytes)
+                        .unwrap_or(usize::MAX)
+                        .saturating_add(1),
+                )),
             )
             .route("/metrics", get(metrics_handler))
             .route("/healthz", get(|| async { "ok" }))
@@ -694,9 +703,28 @@ async fn execute(
     st.seams.pii.scan(&hop, &mut params)?;
     // Validation in the caller's version happens before anything is fetched from the peer.
     xlate::request(op, call.version, call.version, &params)?;
-    if op == Operation::SetPushConfig {
+    let push_mode = if op == Operation::SetPushConfig {
         check_webhook(st, &params, call.version).await?;
-    }
+        Some(crate::push::mode(st, &principal.workspace_id)?)
+    } else if matches!(
+        op,
+        Operation::GetPushConfig | Operation::ListPushConfigs | Operation::DeletePushConfig
+    ) {
+        crate::push::mode(st, &principal.workspace_id).ok()
+    } else {
+        if crate::push::has_inline_config(&params)
+            && !matches!(
+                crate::push::mode(st, &principal.workspace_id)?,
+                crate::push::Mode::Direct
+            )
+        {
+            // Inline configs are not sealed: the peer would see the caller's webhook.
+            return Err(Refusal::push_not_available(
+                "inline push configs need direct delivery; use pushConfig:set",
+            ));
+        }
+        None
+    };
     let (max_resp, max_stream, max_card) = effective_limits(st, ws.as_ref());
     let registered = Url::parse(&agent.endpoint)
         .map_err(|e| Refusal::peer_url_refused(&format!("registered endpoint: {e}")))?;
@@ -748,6 +776,20 @@ async fn execute(
         }
     }
 
+    let sealed = match (&push_mode, op) {
+        (Some(crate::push::Mode::Sealed(base)), Operation::SetPushConfig) => {
+            Some(crate::push::seal(
+                st,
+                base,
+                &principal.workspace_id,
+                agent_id,
+                call.version,
+                chosen.version,
+                &mut params,
+            )?)
+        }
+        _ => None,
+    };
     let mut peer_params = xlate::request(op, call.version, chosen.version, &params)?;
     if chosen.version == Version::V10
         && let Some(obj) = peer_params.as_object_mut()
@@ -785,10 +827,19 @@ async fn execute(
         max_resp,
         max_stream,
     };
-    let answer = match chosen.binding {
+    let mut answer = match chosen.binding {
         Binding::JsonRpc => ctx.jsonrpc(op, peer_params).await?,
         Binding::HttpJson => ctx.rest(op, peer_params).await?,
     };
+    if let (Some(crate::push::Mode::Sealed(base)), Answer::Unary(res)) = (&push_mode, &mut answer) {
+        if let Some(cb) = &sealed {
+            crate::push::remember_id(st, cb, res, call.version);
+        }
+        if op == Operation::DeletePushConfig {
+            crate::push::forget(st, &principal.workspace_id, agent_id, call.version, &params);
+        }
+        crate::push::unseal(st, base, agent_id, call.version, res);
+    }
     if let (Some((offset, size, task)), Answer::Unary(res)) = (&page, &answer) {
         let all = res
             .get("configs")

@@ -89,7 +89,61 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
         BEGIN SELECT RAISE(ABORT, 'audit is append-only'); END;
     "#,
+    // 2: sealed push callbacks (the caller's webhook, kept from the peer) and delivered bodies
+    r#"
+    CREATE TABLE push_callbacks (
+        callback_id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        config_id TEXT,
+        url TEXT NOT NULL,
+        token TEXT,
+        auth_scheme TEXT,
+        auth_credentials TEXT,
+        caller_version TEXT NOT NULL,
+        peer_version TEXT NOT NULL,
+        notify_token TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+    );
+    CREATE INDEX push_callbacks_task ON push_callbacks(workspace_id, agent_id, task_id);
+    CREATE TABLE push_delivered (
+        callback_id TEXT NOT NULL REFERENCES push_callbacks(callback_id) ON DELETE CASCADE,
+        body_hash TEXT NOT NULL,
+        delivered_at INTEGER NOT NULL,
+        PRIMARY KEY (callback_id, body_hash)
+    );
+    "#,
 ];
+
+/// A sealed push callback: the caller's webhook, which the peer never sees.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PushCallback {
+    /// Random id in the callback URL given to the peer.
+    pub callback_id: String,
+    /// Owning workspace.
+    pub workspace_id: String,
+    /// Target agent.
+    pub agent_id: String,
+    /// Task the config belongs to.
+    pub task_id: String,
+    /// The config id (as the peer answered it), when known.
+    pub config_id: Option<String>,
+    /// The caller's webhook URL.
+    pub url: String,
+    /// The caller's notification token.
+    pub token: Option<String>,
+    /// The caller's authentication scheme (`Bearer` ...).
+    pub auth_scheme: Option<String>,
+    /// The caller's authentication credentials.
+    pub auth_credentials: Option<String>,
+    /// Version the caller created the config in (`0.3`/`1.0`).
+    pub caller_version: String,
+    /// Version the peer speaks (`0.3`/`1.0`).
+    pub peer_version: String,
+    /// Token the peer must send in `X-A2A-Notification-Token`.
+    pub notify_token: String,
+}
 
 /// A workspace: the unit that owns agents and keys.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -566,6 +620,120 @@ impl Store {
             workspace_id,
             scopes: keys::parse_scopes(&scopes).unwrap_or_default(),
         }))
+    }
+
+    /// Stores a sealed push callback.
+    pub fn insert_push_callback(&self, cb: &PushCallback) -> Result<(), StoreError> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO push_callbacks(callback_id, workspace_id, agent_id, task_id, config_id,
+                   url, token, auth_scheme, auth_credentials, caller_version, peer_version,
+                   notify_token, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                params![
+                    cb.callback_id,
+                    cb.workspace_id,
+                    cb.agent_id,
+                    cb.task_id,
+                    cb.config_id,
+                    cb.url,
+                    cb.token,
+                    cb.auth_scheme,
+                    cb.auth_credentials,
+                    cb.caller_version,
+                    cb.peer_version,
+                    cb.notify_token,
+                    now()
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Records the config id the peer answered for a callback.
+    pub fn set_push_callback_config_id(
+        &self,
+        callback_id: &str,
+        config_id: &str,
+    ) -> Result<(), StoreError> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE push_callbacks SET config_id = ?2 WHERE callback_id = ?1",
+                params![callback_id, config_id],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// One sealed push callback.
+    pub fn push_callback(&self, callback_id: &str) -> Result<Option<PushCallback>, StoreError> {
+        self.with(|c| {
+            Ok(c.query_row(
+                "SELECT callback_id, workspace_id, agent_id, task_id, config_id, url, token,
+                   auth_scheme, auth_credentials, caller_version, peer_version, notify_token
+                 FROM push_callbacks WHERE callback_id = ?1",
+                params![callback_id],
+                |r| {
+                    Ok(PushCallback {
+                        callback_id: r.get(0)?,
+                        workspace_id: r.get(1)?,
+                        agent_id: r.get(2)?,
+                        task_id: r.get(3)?,
+                        config_id: r.get(4)?,
+                        url: r.get(5)?,
+                        token: r.get(6)?,
+                        auth_scheme: r.get(7)?,
+                        auth_credentials: r.get(8)?,
+                        caller_version: r.get(9)?,
+                        peer_version: r.get(10)?,
+                        notify_token: r.get(11)?,
+                    })
+                },
+            )
+            .optional()?)
+        })
+    }
+
+    /// Removes the sealed callbacks of a push config (`config_id` None: of every config of
+    /// the task); returns how many were removed.
+    pub fn delete_push_callbacks(
+        &self,
+        workspace_id: &str,
+        agent_id: &str,
+        task_id: &str,
+        config_id: Option<&str>,
+    ) -> Result<usize, StoreError> {
+        self.with(|c| {
+            Ok(c.execute(
+                "DELETE FROM push_callbacks WHERE workspace_id = ?1 AND agent_id = ?2
+                   AND task_id = ?3 AND (?4 IS NULL OR config_id = ?4)",
+                params![workspace_id, agent_id, task_id, config_id],
+            )?)
+        })
+    }
+
+    /// Marks a body as delivered for a callback; false when it already was (a duplicate).
+    pub fn mark_push_delivered(&self, callback_id: &str, hash: &str) -> Result<bool, StoreError> {
+        self.with(|c| {
+            Ok(c.execute(
+                "INSERT OR IGNORE INTO push_delivered(callback_id, body_hash, delivered_at)
+                 VALUES (?1, ?2, ?3)",
+                params![callback_id, hash, now()],
+            )? == 1)
+        })
+    }
+
+    /// Whether a body was already delivered for a callback.
+    pub fn push_delivered(&self, callback_id: &str, hash: &str) -> Result<bool, StoreError> {
+        self.with(|c| {
+            Ok(c.query_row(
+                "SELECT 1 FROM push_delivered WHERE callback_id = ?1 AND body_hash = ?2",
+                params![callback_id, hash],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some())
+        })
     }
 
     /// Appends an audit record; returns its sequence number.

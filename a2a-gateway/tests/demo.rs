@@ -16,21 +16,24 @@ async fn demo_prints_listening_and_serves_the_echo_agent() {
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
-    let (base, key) = tokio::task::spawn_blocking(move || {
+    // Keep reading stdout after LISTENING: a closed pipe would kill the demo mid-print.
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
         let mut key = None;
+        let mut tx = Some(tx);
         for line in BufReader::new(stdout).lines() {
-            let line = line.unwrap();
+            let Ok(line) = line else { break };
             if let Some(k) = line.strip_prefix("export A2A_GATEWAY_KEY=") {
                 key = Some(k.to_owned());
             }
-            if let Some(url) = line.strip_prefix("LISTENING ") {
-                return (url.to_owned(), key.unwrap());
+            if let Some(url) = line.strip_prefix("LISTENING ")
+                && let (Some(tx), Some(k)) = (tx.take(), key.clone())
+            {
+                let _ = tx.send((url.to_owned(), k));
             }
         }
-        panic!("no LISTENING line");
-    })
-    .await
-    .unwrap();
+    });
+    let (base, key) = rx.await.expect("no LISTENING line");
     let http = reqwest::Client::new();
     let b: Value = http
         .post(format!("{base}/a2a/echo"))
@@ -72,6 +75,8 @@ fn serve_help_names_every_default() {
         .output()
         .unwrap();
     let help = String::from_utf8(out.stdout).unwrap();
+    // clap wraps the help to the terminal width, so a default may be split over two lines.
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
     for needle in [
         "default: 127.0.0.1:8080",
         "default: true",

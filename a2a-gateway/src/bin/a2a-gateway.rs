@@ -81,6 +81,17 @@ struct ServeArgs {
     /// Bytes of an incoming push-notification body (413 a2a_push_too_large) [default: 1048576 = 1 MiB].
     #[arg(long, env = "A2A_GATEWAY_MAX_PUSH_BYTES")]
     max_push_bytes: Option<u64>,
+    /// Base URL of push callbacks (a2a.push.callback-base-url): peers post notifications to
+    /// `{base}/a2a/{agentId}/push:notify/{callback}` [default: none = push refused].
+    #[arg(long, env = "A2A_GATEWAY_PUSH_CALLBACK_BASE_URL")]
+    push_callback_base_url: Option<String>,
+    /// Workspaces with direct push delivery (comma-separated) [default: none].
+    #[arg(
+        long,
+        env = "A2A_GATEWAY_PUSH_DIRECT_WORKSPACES",
+        value_delimiter = ','
+    )]
+    push_direct_workspaces: Option<Vec<String>>,
 }
 
 impl ServeArgs {
@@ -130,6 +141,12 @@ impl ServeArgs {
         }
         if let Some(v) = self.max_push_bytes {
             c.limits.max_push_bytes = v;
+        }
+        if let Some(v) = &self.push_callback_base_url {
+            c.push_callback_base_url = Some(v.clone());
+        }
+        if let Some(v) = &self.push_direct_workspaces {
+            c.push_direct_workspaces = v.clone();
         }
         Ok(c)
     }
@@ -382,6 +399,7 @@ async fn demo(args: DemoArgs) -> Result<()> {
         listen: addr,
         database: db.clone(),
         dev_mode: true,
+        push_callback_base_url: Some(format!("http://{addr}")),
         ..Config::default()
     };
     let gateway = Gateway::new(config, store).map_err(anyhow::Error::msg)?;

@@ -125,6 +125,9 @@ pub async fn env_with(peer_version: Version, tweak: impl FnOnce(&mut Config)) ->
         dev_mode: true,
         admin_token: Some(ADMIN.into()),
         peer_timeout_secs: 5,
+        // Direct push delivery (the caller's webhook goes to the peer): the CRUD and interop
+        // tests predate governed push; `tests/push_callback.rs` covers sealed callbacks.
+        push_direct_workspaces: vec!["ws1".into(), "ws2".into()],
         ..Config::default()
     };
     tweak(&mut config);

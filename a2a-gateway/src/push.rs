@@ -1,0 +1,355 @@
+//! Governed push notifications.
+//!
+//! With `push_callback_base_url` set, a caller's push config is sealed: the caller's webhook
+//! (url, token, authentication, version) stays in SQLite under a random callback id, and the
+//! peer is given `{base}/a2a/{agentId}/push:notify/{callback}` with a fresh notification
+//! token. `POST /a2a/{agentId}/push:notify/{callback}` (no API key; the notification token)
+//! translates the peer's body to the caller's version and posts it to the caller's webhook.
+//! Workspaces listed in `push_direct_workspaces` keep direct delivery (the config is forwarded
+//! as given). Otherwise push configs are refused with 503 `a2a_push_not_available`.
+
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use url::Url;
+
+use crate::errors::{Refusal, Version};
+use crate::keys;
+use crate::peer;
+use crate::server::{GatewayState, random_hex};
+use crate::store::{AuditRecord, PushCallback};
+
+/// Header the peer (and the caller's webhook) receive the notification token in.
+pub const TOKEN_HEADER: &str = "x-a2a-notification-token";
+
+/// How a push config of a workspace is handled.
+pub enum Mode {
+    /// Forward the caller's config to the peer unchanged.
+    Direct,
+    /// Seal the caller's webhook; the peer gets a gateway callback under this base URL.
+    Sealed(String),
+}
+
+/// The push mode of a workspace, or 503 `a2a_push_not_available`.
+pub fn mode(st: &GatewayState, workspace_id: &str) -> Result<Mode, Refusal> {
+    if st
+        .config
+        .push_direct_workspaces
+        .iter()
+        .any(|w| w == workspace_id)
+    {
+        return Ok(Mode::Direct);
+    }
+    match &st.config.push_callback_base_url {
+        Some(b) => Ok(Mode::Sealed(b.trim_end_matches('/').to_owned())),
+        None => Err(Refusal::push_not_available(
+            "no callback base URL is configured and the workspace has no direct delivery",
+        )),
+    }
+}
+
+/// Whether a send's params carry an inline push config (sealing applies only to
+/// `pushConfig:set`; inline configs are forwarded only with direct delivery).
+pub fn has_inline_config(params: &Value) -> bool {
+    params.get("configuration").is_some_and(|c| {
+        ["pushNotificationConfig", "taskPushNotificationConfig"]
+            .iter()
+            .any(|k| c.get(*k).is_some_and(|v| !v.is_null()))
+    })
+}
+
+fn callback_prefix(base: &str, agent_id: &str) -> String {
+    format!("{base}/a2a/{agent_id}/push:notify/")
+}
+
+/// The config object inside a set/get answer or request in `version`.
+fn config_obj(v: &mut Value, version: Version) -> Option<&mut serde_json::Map<String, Value>> {
+    match version {
+        Version::V03 => v.get_mut("pushNotificationConfig")?.as_object_mut(),
+        Version::V10 => v.as_object_mut(),
+    }
+}
+
+/// Seals a `pushConfig:set` request (in the caller's version): stores the caller's webhook
+/// and rewrites the config to the gateway callback. Returns the callback id.
+pub fn seal(
+    st: &GatewayState,
+    base: &str,
+    workspace_id: &str,
+    agent_id: &str,
+    caller: Version,
+    peer_version: Version,
+    params: &mut Value,
+) -> Result<String, Refusal> {
+    let task_id = params
+        .get("taskId")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let cfg = config_obj(params, caller)
+        .ok_or_else(|| Refusal::invalid_params("params: push notification config missing"))?;
+    let s = |o: &serde_json::Map<String, Value>, k: &str| {
+        o.get(k).and_then(Value::as_str).map(str::to_owned)
+    };
+    let url = s(cfg, "url").unwrap_or_default();
+    let auth = cfg.get("authentication").cloned().unwrap_or(Value::Null);
+    let auth_scheme = match caller {
+        Version::V03 => auth
+            .get("schemes")
+            .and_then(Value::as_array)
+            .and_then(|a| a.first())
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        Version::V10 => auth
+            .get("scheme")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    };
+    let auth_credentials = auth
+        .get("credentials")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let callback_id = random_hex(16);
+    let notify_token = random_hex(24);
+    let cb = PushCallback {
+        callback_id: callback_id.clone(),
+        workspace_id: workspace_id.to_owned(),
+        agent_id: agent_id.to_owned(),
+        task_id,
+        config_id: s(cfg, "id"),
+        url,
+        token: s(cfg, "token"),
+        auth_scheme,
+        auth_credentials,
+        caller_version: caller.as_str().to_owned(),
+        peer_version: peer_version.as_str().to_owned(),
+        notify_token: notify_token.clone(),
+    };
+    cfg.insert(
+        "url".into(),
+        json!(format!("{}{callback_id}", callback_prefix(base, agent_id))),
+    );
+    cfg.insert("token".into(), json!(notify_token));
+    cfg.remove("authentication");
+    st.store
+        .insert_push_callback(&cb)
+        .map_err(|e| Refusal::internal(&e.to_string()))?;
+    Ok(callback_id)
+}
+
+/// Records the config id the peer gave a sealed config (from the set answer, caller's version).
+pub fn remember_id(st: &GatewayState, callback_id: &str, answer: &Value, caller: Version) {
+    let mut a = answer.clone();
+    if let Some(id) = config_obj(&mut a, caller)
+        .and_then(|o| o.get("id").and_then(Value::as_str).map(str::to_owned))
+        && let Err(e) = st.store.set_push_callback_config_id(callback_id, &id)
+    {
+        tracing::error!("push callback id not recorded: {e}");
+    }
+}
+
+/// Rewrites every sealed callback URL in an answer back to the caller's own webhook.
+pub fn unseal(st: &GatewayState, base: &str, agent_id: &str, caller: Version, v: &mut Value) {
+    let prefix = callback_prefix(base, agent_id);
+    match v {
+        Value::Array(a) => a
+            .iter_mut()
+            .for_each(|x| unseal(st, base, agent_id, caller, x)),
+        Value::Object(o) => {
+            let cb = o
+                .get("url")
+                .and_then(Value::as_str)
+                .and_then(|u| u.strip_prefix(&prefix))
+                .and_then(|id| st.store.push_callback(id).ok().flatten());
+            if let Some(cb) = cb {
+                o.insert("url".into(), json!(cb.url));
+                match cb.token {
+                    Some(t) => o.insert("token".into(), json!(t)),
+                    None => o.remove("token"),
+                };
+                if let Some(scheme) = cb.auth_scheme {
+                    let mut auth = match caller {
+                        Version::V03 => json!({"schemes": [scheme]}),
+                        Version::V10 => json!({"scheme": scheme}),
+                    };
+                    if let Some(c) = cb.auth_credentials {
+                        auth["credentials"] = json!(c);
+                    }
+                    o.insert("authentication".into(), auth);
+                }
+            }
+            o.values_mut()
+                .for_each(|x| unseal(st, base, agent_id, caller, x));
+        }
+        _ => {}
+    }
+}
+
+/// After a successful `pushConfig:delete`: drops the sealed callback rows of that config.
+pub fn forget(st: &GatewayState, workspace_id: &str, agent_id: &str, caller: Version, p: &Value) {
+    let s = |k: &str| p.get(k).and_then(Value::as_str);
+    let (task, cfg) = match caller {
+        Version::V03 => (s("id"), s("pushNotificationConfigId")),
+        Version::V10 => (s("taskId"), s("id")),
+    };
+    if let Some(task) = task
+        && let Err(e) = st
+            .store
+            .delete_push_callbacks(workspace_id, agent_id, task, cfg)
+    {
+        tracing::error!("push callbacks not removed: {e}");
+    }
+}
+
+fn version_of(s: &str) -> Version {
+    if s == "0.3" {
+        Version::V03
+    } else {
+        Version::V10
+    }
+}
+
+fn status(code: StatusCode) -> Response {
+    code.into_response()
+}
+
+/// `POST /a2a/{agentId}/push:notify/{callback}`: a peer's notification for a sealed config.
+pub async fn notify(
+    State(st): State<Arc<GatewayState>>,
+    Path((agent, callback)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let started = Instant::now();
+    let cb = match st.store.push_callback(&callback) {
+        Ok(Some(cb)) if cb.agent_id == agent => cb,
+        Ok(_) => return status(StatusCode::NOT_FOUND),
+        Err(e) => {
+            tracing::error!("push callback lookup failed: {e}");
+            return status(StatusCode::INTERNAL_SERVER_ERROR);
+        }
+    };
+    let mut audit = AuditRecord {
+        trace_id: random_hex(16),
+        workspace_id: Some(cb.workspace_id.clone()),
+        target: Some(agent.clone()),
+        operation: Some("push:notify".into()),
+        client_version: Some(cb.caller_version.clone()),
+        peer_version: Some(cb.peer_version.clone()),
+        decision: "refused".into(),
+        ..AuditRecord::default()
+    };
+    let finish = |audit: &mut AuditRecord, code: StatusCode, decision: &str, err: Option<&str>| {
+        audit.status = i64::from(code.as_u16());
+        audit.decision = decision.into();
+        audit.error_code = err.map(str::to_owned);
+        audit.latency_ms = started.elapsed().as_millis() as i64;
+        st.metrics.record(
+            "push:notify",
+            err.unwrap_or("ok"),
+            started.elapsed().as_secs_f64(),
+        );
+        if let Err(e) = st.store.append_audit(audit) {
+            tracing::error!("audit write failed: {e}");
+        }
+        status(code)
+    };
+    let token = headers
+        .get(TOKEN_HEADER)
+        .map(|v| v.as_bytes())
+        .unwrap_or_default();
+    if !keys::digest_eq(token, cb.notify_token.as_bytes()) {
+        return finish(
+            &mut audit,
+            StatusCode::UNAUTHORIZED,
+            "refused",
+            Some("a2a_push_unauthorized"),
+        );
+    }
+    if body.len() as u64 > st.config.limits.max_push_bytes {
+        return finish(
+            &mut audit,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "refused",
+            Some("a2a_push_too_large"),
+        );
+    }
+    let from = version_of(&cb.peer_version);
+    let to = version_of(&cb.caller_version);
+    let translated = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|v| crate::xlate::push_payload(&v, from, to).ok());
+    let Some(translated) = translated else {
+        return finish(
+            &mut audit,
+            StatusCode::BAD_REQUEST,
+            "refused",
+            Some("a2a_push_invalid"),
+        );
+    };
+    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, &body);
+    let hash: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    if st
+        .store
+        .push_delivered(&cb.callback_id, &hash)
+        .unwrap_or(false)
+    {
+        return finish(&mut audit, StatusCode::OK, "duplicate", None);
+    }
+    match deliver(&st, &cb, to, &translated).await {
+        Ok(()) => {
+            if let Err(e) = st.store.mark_push_delivered(&cb.callback_id, &hash) {
+                tracing::error!("push delivery not recorded: {e}");
+            }
+            finish(&mut audit, StatusCode::OK, "delivered", None)
+        }
+        Err(why) => {
+            tracing::info!(callback = %cb.callback_id, "push delivery failed: {why}");
+            finish(
+                &mut audit,
+                StatusCode::BAD_GATEWAY,
+                "failed",
+                Some("a2a_push_delivery_failed"),
+            )
+        }
+    }
+}
+
+async fn deliver(
+    st: &GatewayState,
+    cb: &PushCallback,
+    to: Version,
+    body: &Value,
+) -> Result<(), String> {
+    let url = Url::parse(&cb.url).map_err(|e| e.to_string())?;
+    peer::check_resolved(&url, st.config.dev_mode)
+        .await
+        .map_err(|r| r.message)?;
+    let ct = match to {
+        Version::V10 => "application/a2a+json",
+        Version::V03 => "application/json",
+    };
+    let mut req = st
+        .http
+        .post(url)
+        .header(header::CONTENT_TYPE, ct)
+        .timeout(Duration::from_secs(st.config.peer_timeout_secs.max(1)))
+        .body(body.to_string());
+    if let (Some(s), Some(c)) = (&cb.auth_scheme, &cb.auth_credentials) {
+        req = req.header(header::AUTHORIZATION, format!("{s} {c}"));
+    }
+    if let Some(t) = &cb.token {
+        req = req.header(TOKEN_HEADER, t);
+    }
+    let resp = req.send().await.map_err(|e| peer::error_chain(&e))?;
+    if resp.status().is_success() {
+        Ok(())
+    } else {
+        Err(format!("webhook answered {}", resp.status()))
+    }
+}
