@@ -53,14 +53,27 @@ pub fn mode(st: &GatewayState, workspace_id: &str) -> Result<Mode, Refusal> {
     }
 }
 
-/// Whether a send's params carry an inline push config (sealing applies only to
-/// `pushConfig:set`; inline configs are forwarded only with direct delivery).
-pub fn has_inline_config(params: &Value) -> bool {
-    params.get("configuration").is_some_and(|c| {
-        ["pushNotificationConfig", "taskPushNotificationConfig"]
-            .iter()
-            .any(|k| c.get(*k).is_some_and(|v| !v.is_null()))
-    })
+/// The key of an inline push config in a send's `configuration`, per version.
+fn inline_key(version: Version) -> &'static str {
+    match version {
+        Version::V03 => "pushNotificationConfig",
+        Version::V10 => "taskPushNotificationConfig",
+    }
+}
+
+/// The webhook URL of an inline push config on a send (`configuration.pushNotificationConfig`
+/// in 0.3, `configuration.taskPushNotificationConfig` in 1.0), if there is one.
+pub fn inline_url(params: &Value, version: Version) -> Option<String> {
+    let cfg = params.get("configuration")?.get(inline_key(version))?;
+    if cfg.is_null() {
+        return None;
+    }
+    Some(
+        cfg.get("url")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned(),
+    )
 }
 
 fn callback_prefix(base: &str, agent_id: &str) -> String {
@@ -75,8 +88,10 @@ fn config_obj(v: &mut Value, version: Version) -> Option<&mut serde_json::Map<St
     }
 }
 
-/// Seals a `pushConfig:set` request (in the caller's version): stores the caller's webhook
-/// and rewrites the config to the gateway callback. Returns the callback id.
+/// Seals a `pushConfig:set` request, or the inline config of a send (`inline`), in the
+/// caller's version: stores the caller's webhook and rewrites the config to the gateway
+/// callback. Returns the callback id.
+#[allow(clippy::too_many_arguments)]
 pub fn seal(
     st: &GatewayState,
     base: &str,
@@ -84,15 +99,26 @@ pub fn seal(
     agent_id: &str,
     caller: Version,
     peer_version: Version,
+    inline: bool,
     params: &mut Value,
 ) -> Result<String, Refusal> {
-    let task_id = params
-        .get("taskId")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned();
-    let cfg = config_obj(params, caller)
-        .ok_or_else(|| Refusal::invalid_params("params: push notification config missing"))?;
+    let task_id = if inline {
+        params.pointer("/message/taskId")
+    } else {
+        params.get("taskId")
+    }
+    .and_then(Value::as_str)
+    .unwrap_or("")
+    .to_owned();
+    let cfg = if inline {
+        params
+            .get_mut("configuration")
+            .and_then(|c| c.get_mut(inline_key(caller)))
+            .and_then(Value::as_object_mut)
+    } else {
+        config_obj(params, caller)
+    }
+    .ok_or_else(|| Refusal::invalid_params("params: push notification config missing"))?;
     let s = |o: &serde_json::Map<String, Value>, k: &str| {
         o.get(k).and_then(Value::as_str).map(str::to_owned)
     };
@@ -142,14 +168,34 @@ pub fn seal(
     Ok(callback_id)
 }
 
-/// Records the config id the peer gave a sealed config (from the set answer, caller's version).
-pub fn remember_id(st: &GatewayState, callback_id: &str, answer: &Value, caller: Version) {
+/// Records what the peer's answer tells about a sealed config (caller's version): the config
+/// id of a set answer, or the task id of a send answer (`inline`).
+pub fn remember_id(
+    st: &GatewayState,
+    callback_id: &str,
+    answer: &Value,
+    caller: Version,
+    inline: bool,
+) {
     let mut a = answer.clone();
-    if let Some(id) = config_obj(&mut a, caller)
-        .and_then(|o| o.get("id").and_then(Value::as_str).map(str::to_owned))
-        && let Err(e) = st.store.set_push_callback_config_id(callback_id, &id)
+    let (task, config) = if inline {
+        let task = match caller {
+            Version::V03 => (a.get("kind").and_then(Value::as_str) == Some("task"))
+                .then(|| a.get("id"))
+                .flatten(),
+            Version::V10 => a.pointer("/task/id"),
+        };
+        (task.and_then(Value::as_str).map(str::to_owned), None)
+    } else {
+        let id = config_obj(&mut a, caller)
+            .and_then(|o| o.get("id").and_then(Value::as_str).map(str::to_owned));
+        (None, id)
+    };
+    if let Err(e) = st
+        .store
+        .update_push_callback(callback_id, task.as_deref(), config.as_deref())
     {
-        tracing::error!("push callback id not recorded: {e}");
+        tracing::error!("push callback not updated: {e}");
     }
 }
 

@@ -711,18 +711,11 @@ async fn execute(
         Operation::GetPushConfig | Operation::ListPushConfigs | Operation::DeletePushConfig
     ) {
         crate::push::mode(st, &principal.workspace_id).ok()
+    } else if let Some(url) = crate::push::inline_url(&params, call.version) {
+        // An inline push config on message:send / message:stream.
+        check_webhook_url(st, &url).await?;
+        Some(crate::push::mode(st, &principal.workspace_id)?)
     } else {
-        if crate::push::has_inline_config(&params)
-            && !matches!(
-                crate::push::mode(st, &principal.workspace_id)?,
-                crate::push::Mode::Direct
-            )
-        {
-            // Inline configs are not sealed: the peer would see the caller's webhook.
-            return Err(Refusal::push_not_available(
-                "inline push configs need direct delivery; use pushConfig:set",
-            ));
-        }
         None
     };
     let (max_resp, max_stream, max_card) = effective_limits(st, ws.as_ref());
@@ -777,17 +770,20 @@ async fn execute(
     }
 
     let sealed = match (&push_mode, op) {
-        (Some(crate::push::Mode::Sealed(base)), Operation::SetPushConfig) => {
-            Some(crate::push::seal(
-                st,
-                base,
-                &principal.workspace_id,
-                agent_id,
-                call.version,
-                chosen.version,
-                &mut params,
-            )?)
-        }
+        (Some(crate::push::Mode::Sealed(base)), Operation::SetPushConfig)
+        | (
+            Some(crate::push::Mode::Sealed(base)),
+            Operation::SendMessage | Operation::SendStreamingMessage,
+        ) => Some(crate::push::seal(
+            st,
+            base,
+            &principal.workspace_id,
+            agent_id,
+            call.version,
+            chosen.version,
+            op != Operation::SetPushConfig,
+            &mut params,
+        )?),
         _ => None,
     };
     let mut peer_params = xlate::request(op, call.version, chosen.version, &params)?;
@@ -833,7 +829,7 @@ async fn execute(
     };
     if let (Some(crate::push::Mode::Sealed(base)), Answer::Unary(res)) = (&push_mode, &mut answer) {
         if let Some(cb) = &sealed {
-            crate::push::remember_id(st, cb, res, call.version);
+            crate::push::remember_id(st, cb, res, call.version, op != Operation::SetPushConfig);
         }
         if op == Operation::DeletePushConfig {
             crate::push::forget(st, &principal.workspace_id, agent_id, call.version, &params);
@@ -891,6 +887,11 @@ async fn check_webhook(st: &GatewayState, params: &Value, version: Version) -> R
     }
     .and_then(Value::as_str)
     .unwrap_or("");
+    check_webhook_url(st, url).await
+}
+
+/// The webhook URL checks (https, public address; http and loopback in dev mode).
+pub(crate) async fn check_webhook_url(st: &GatewayState, url: &str) -> Result<(), Refusal> {
     let bad = |why: String| Refusal::invalid_params(&format!("webhook url: {why}"));
     let u = Url::parse(url).map_err(|e| bad(format!("{url:?}: {e}")))?;
     if u.scheme() != "https" && !(st.config.dev_mode && u.scheme() == "http") {

@@ -650,16 +650,18 @@ impl Store {
         })
     }
 
-    /// Records the config id the peer answered for a callback.
-    pub fn set_push_callback_config_id(
+    /// Records the task id and/or config id the peer answered for a callback (None: unchanged).
+    pub fn update_push_callback(
         &self,
         callback_id: &str,
-        config_id: &str,
+        task_id: Option<&str>,
+        config_id: Option<&str>,
     ) -> Result<(), StoreError> {
         self.with(|c| {
             c.execute(
-                "UPDATE push_callbacks SET config_id = ?2 WHERE callback_id = ?1",
-                params![callback_id, config_id],
+                "UPDATE push_callbacks SET task_id = COALESCE(?2, task_id),
+                   config_id = COALESCE(?3, config_id) WHERE callback_id = ?1",
+                params![callback_id, task_id, config_id],
             )?;
             Ok(())
         })

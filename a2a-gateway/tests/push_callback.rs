@@ -316,3 +316,47 @@ async fn direct_delivery_forwards_the_callers_webhook() {
     agent.shutdown().await;
     recv.abort();
 }
+
+#[tokio::test]
+async fn inline_push_config_on_send_is_sealed() {
+    let agent = rust_push_agent().await;
+    let (hook, seen, recv) = receiver().await;
+    let env = gateway(true, false).await;
+    env.register("ws1", "rust", agent.url(), None);
+    let mut send = send03("hello inline");
+    send["params"]["configuration"] =
+        json!({"blocking": true, "pushNotificationConfig": {"url": hook, "token": "inline-token"}});
+    let (_, b) = env.rpc("/a2a/rust", None, send).await;
+    assert_eq!(b["result"]["status"]["state"], "completed", "{b}");
+    let tid = b["result"]["id"].as_str().unwrap().to_owned();
+    wait_for(&seen, 1).await;
+    for (h, v) in seen.lock().unwrap().iter() {
+        assert_eq!(h["x-a2a-notification-token"], "inline-token");
+        assert_eq!(h["content-type"], "application/json");
+        assert!(v.get("kind").is_some(), "not a 0.3 body: {v}");
+    }
+    let v: Value = reqwest::Client::new()
+        .post(agent.url())
+        .header("A2A-Version", "1.0")
+        .json(
+            &json!({"jsonrpc":"2.0","id":"l","method":"ListTaskPushNotificationConfigs",
+            "params":{"taskId": tid}}),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let configs = v["result"]["configs"].as_array().unwrap();
+    assert_eq!(configs.len(), 1, "{v}");
+    let prefix = format!("{}/a2a/rust/push:notify/", env.gw.base_url());
+    assert!(
+        configs[0]["url"].as_str().unwrap().starts_with(&prefix),
+        "{v}"
+    );
+    assert!(!v.to_string().contains(&hook), "{v}");
+    env.stop().await;
+    agent.shutdown().await;
+    recv.abort();
+}
