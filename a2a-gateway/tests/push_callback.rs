@@ -260,6 +260,14 @@ async fn sealed_push_reaches_a_03_caller_from_a_10_peer() {
     assert!(notes.iter().any(|h| h.status == 401));
     assert!(notes.iter().filter(|h| h.decision == "delivered").count() >= 2);
 
+    // A webhook that is gone: 502 to the peer, no delivery recorded.
+    recv.abort();
+    let _ = recv.await;
+    let body2 = json!({"task": {"id": tid, "contextId": cid,
+        "status": {"state": "TASK_STATE_FAILED"}}})
+    .to_string();
+    assert_eq!(post_notify(&sealed, &peer_token, body2).await, 502);
+
     // Delete removes the sealed callback: the peer's callback URL is dead.
     let (_, b) = env
         .rpc(
@@ -274,7 +282,6 @@ async fn sealed_push_reaches_a_03_caller_from_a_10_peer() {
 
     env.stop().await;
     agent.shutdown().await;
-    recv.abort();
 }
 
 #[tokio::test]
@@ -356,6 +363,75 @@ async fn inline_push_config_on_send_is_sealed() {
         "{v}"
     );
     assert!(!v.to_string().contains(&hook), "{v}");
+    env.stop().await;
+    agent.shutdown().await;
+    recv.abort();
+}
+
+#[tokio::test]
+async fn sealed_push_reaches_a_10_caller_in_10_form() {
+    let agent = rust_push_agent().await;
+    let (hook, seen, recv) = receiver().await;
+    let env = gateway(true, false).await;
+    env.register("ws1", "rust", agent.url(), None);
+    let (_, b) = env
+        .rpc("/a2a/rust", Some("1.0"), send10("input please"))
+        .await;
+    assert_eq!(
+        b["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{b}"
+    );
+    let tid = b["result"]["task"]["id"].as_str().unwrap().to_owned();
+    let cid = b["result"]["task"]["contextId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (_, b) = env
+        .rpc(
+            "/a2a/rust",
+            Some("1.0"),
+            json!({"jsonrpc":"2.0","id":"p","method":"CreateTaskPushNotificationConfig","params":{
+                "taskId": tid, "id": "c1", "url": hook, "token": "t10",
+                "authentication": {"scheme": "Bearer", "credentials": "cred10"}}}),
+        )
+        .await;
+    assert_eq!(b["result"]["url"], hook.as_str(), "{b}");
+    assert_eq!(
+        b["result"]["authentication"]["credentials"], "cred10",
+        "{b}"
+    );
+    let pc = peer_config(agent.url(), &tid).await;
+    assert!(!pc.to_string().contains(&hook), "{pc}");
+    let (_, b) = env
+        .rpc(
+            "/a2a/rust",
+            Some("1.0"),
+            json!({"jsonrpc":"2.0","id":"l","method":"ListTaskPushNotificationConfigs",
+                "params":{"taskId": tid}}),
+        )
+        .await;
+    assert_eq!(b["result"]["configs"][0]["url"], hook.as_str(), "{b}");
+    let follow = json!({"jsonrpc":"2.0","id":"2","method":"SendMessage","params":{"message":
+        {"messageId":"m-2","role":"ROLE_USER","taskId":tid,"contextId":cid,
+         "parts":[{"text":"thanks"}]}}});
+    let (_, b) = env.rpc("/a2a/rust", Some("1.0"), follow).await;
+    assert_eq!(
+        b["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{b}"
+    );
+    wait_for(&seen, 1).await;
+    for (h, v) in seen.lock().unwrap().iter() {
+        assert_eq!(h["content-type"], "application/a2a+json");
+        assert_eq!(h["x-a2a-notification-token"], "t10");
+        assert_eq!(h["authorization"], "Bearer cred10");
+        assert!(v.get("kind").is_none(), "not a 1.0 body: {v}");
+        assert!(
+            ["task", "statusUpdate", "artifactUpdate", "message"]
+                .iter()
+                .any(|k| v.get(*k).is_some()),
+            "{v}"
+        );
+    }
     env.stop().await;
     agent.shutdown().await;
     recv.abort();
