@@ -710,7 +710,7 @@ async fn execute(
         op,
         Operation::GetPushConfig | Operation::ListPushConfigs | Operation::DeletePushConfig
     ) {
-        crate::push::mode(st, &principal.workspace_id).ok()
+        Some(crate::push::mode(st, &principal.workspace_id).unwrap_or(crate::push::Mode::Direct))
     } else if let Some(url) = crate::push::inline_url(&params, call.version) {
         // An inline push config on message:send / message:stream.
         check_webhook_url(st, &url).await?;
@@ -827,14 +827,18 @@ async fn execute(
         Binding::JsonRpc => ctx.jsonrpc(op, peer_params).await?,
         Binding::HttpJson => ctx.rest(op, peer_params).await?,
     };
-    if let (Some(crate::push::Mode::Sealed(base)), Answer::Unary(res)) = (&push_mode, &mut answer) {
+    // Sealed configs are unsealed whatever the workspace's mode is now (a workspace may have
+    // been switched to direct delivery after sealing).
+    if let (Some(base), Answer::Unary(res)) = (&st.config.push_callback_base_url, &mut answer)
+        && push_mode.is_some()
+    {
         if let Some(cb) = &sealed {
             crate::push::remember_id(st, cb, res, call.version, op != Operation::SetPushConfig);
         }
         if op == Operation::DeletePushConfig {
             crate::push::forget(st, &principal.workspace_id, agent_id, call.version, &params);
         }
-        crate::push::unseal(st, base, agent_id, call.version, res);
+        crate::push::unseal(st, base.trim_end_matches('/'), agent_id, call.version, res);
     }
     if let (Some((offset, size, task)), Answer::Unary(res)) = (&page, &answer) {
         let all = res
