@@ -112,6 +112,16 @@ fn v6_reason(ip: Ipv6Addr) -> Option<&'static str> {
         let v4 = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
         return v4_reason(v4).or(Some("IPv4-compatible"));
     }
+    // IPv4-translated (::ffff:0:a.b.c.d, RFC 2765): judge the IPv4 inside.
+    if s[..4] == [0, 0, 0, 0] && s[4] == 0xffff && s[5] == 0 {
+        let v4 = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+        return v4_reason(v4).or(Some("IPv4-translated"));
+    }
+    // NAT64 local-use prefix 64:ff9b:1::/48 (RFC 8215): translates to operator-chosen, often
+    // private, IPv4 space.
+    if s[..3] == [0x64, 0xff9b, 1] {
+        return Some("NAT64 local-use");
+    }
     // NAT64 well-known prefix 64:ff9b::/96 and 6to4 2002::/16 embed an IPv4 address.
     if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
         let v4 = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);

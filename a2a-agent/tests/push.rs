@@ -45,6 +45,15 @@ fn ssrf_table_refuses() {
         "https://[::127.0.0.1]/",                   // IPv4-compatible loopback
         "https://[64:ff9b::a9fe:a9fe]/",            // NAT64 of 169.254.169.254
         "https://[2002:7f00:1::]/",                 // 6to4 of 127.0.0.1
+        "https://[::ffff:0:7f00:1]/",               // IPv4-translated loopback
+        "https://[::ffff:0:a9fe:a9fe]/",            // IPv4-translated metadata
+        "https://[::ffff:0:a00:1]/",                // IPv4-translated private
+        "https://[64:ff9b:1::a00:1]/",              // NAT64 local-use prefix
+        "https://[64:ff9b:1:ffff::808:808]/",       // NAT64 local-use, public-looking v4
+        "https://[2001:0:4136:e378::1]/",           // Teredo
+        "https://[2002:a00:1::]/",                  // 6to4 of 10.0.0.1
+        "https://user:pw@example.com/",             // userinfo
+        "https://user@example.com/",                // username only
         "https://2130706433/",                      // decimal 127.0.0.1
         "https://0177.0.0.1/",                      // octal 127.0.0.1
         "https://0x7f.0.0.1/",                      // hex 127.0.0.1

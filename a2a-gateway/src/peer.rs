@@ -17,7 +17,7 @@
 //! past an entry with an unusable URL, the 30 s .. 1 h TTL clamp) and the gateway's error codes.
 
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -135,14 +135,17 @@ pub fn select_interface(card: &Value, serve_v1: bool) -> Result<Chosen, Refusal>
     Err(Refusal::peer_protocol_unsupported(&reasons.join("; ")))
 }
 
-/// Whether an address is one peers may not be reached at (`allow_loopback` in development), by
-/// [`NetGuard::check_ip`]. Returns the name of the failed check.
-pub fn forbidden_ip(ip: IpAddr, allow_loopback: bool) -> Option<&'static str> {
-    match NetGuard::new(allow_loopback).check_ip(ip) {
-        Ok(()) => None,
-        Err(GuardError::Address(_, why)) => Some(why),
-        Err(_) => Some("refused address"),
-    }
+/// The static checks of a caller's webhook URL ([`NetGuard::check_url`]: scheme, userinfo,
+/// metadata host names, literal addresses), with the failed check named in the error.
+pub fn check_webhook(url: &str, dev_mode: bool) -> Result<Url, String> {
+    NetGuard::new(dev_mode).check_url(url).map_err(|e| match e {
+        GuardError::Scheme(s) if s == "http" && !dev_mode => {
+            format!("{url}: only https webhooks are allowed")
+        }
+        GuardError::Credentials => "user name or password in the address".to_owned(),
+        GuardError::Address(ip, why) => format!("{why} address ({ip})"),
+        other => other.to_string(),
+    })
 }
 
 /// Names the failed check of a [`GuardError`] for `a2a_peer_url_refused`.
@@ -500,10 +503,40 @@ mod tests {
             ("fe80::1", "link-local"),
             ("::ffff:10.0.0.1", "private"),
         ] {
-            let got = forbidden_ip(ip.parse().unwrap(), false).unwrap();
+            let host = if ip.contains(':') {
+                format!("[{ip}]")
+            } else {
+                ip.to_owned()
+            };
+            let got = check_webhook(&format!("https://{host}/hook"), false).unwrap_err();
             assert!(got.contains(why), "{ip}: {got}");
         }
-        assert!(forbidden_ip("8.8.8.8".parse().unwrap(), false).is_none());
+        assert!(check_webhook("https://8.8.8.8/hook", false).is_ok());
+    }
+
+    #[test]
+    fn webhook_table_refuses_every_embedded_and_credential_form() {
+        let refused = [
+            "https://[::ffff:127.0.0.1]/",    // IPv4-mapped loopback
+            "https://[::ffff:0:7f00:1]/",     // IPv4-translated loopback
+            "https://[::ffff:0:a9fe:a9fe]/",  // IPv4-translated metadata
+            "https://[::127.0.0.1]/",         // IPv4-compatible
+            "https://[64:ff9b::a00:1]/",      // NAT64 of 10.0.0.1
+            "https://[64:ff9b:1::808:808]/",  // NAT64 local-use prefix
+            "https://[2002:a9fe:a9fe::]/",    // 6to4 of the metadata address
+            "https://[2001:0:4136:e378::1]/", // Teredo
+            "https://user:pw@example.com/",   // userinfo
+            "https://user@example.com/",      // user name only
+            "https://metadata.google.internal/",
+            "http://example.com/", // plain http outside development
+        ];
+        for u in refused {
+            assert!(check_webhook(u, false).is_err(), "{u} must be refused");
+        }
+        // Development mode allows http and loopback, never userinfo.
+        assert!(check_webhook("http://127.0.0.1:9/hook", true).is_ok());
+        assert!(check_webhook("http://user:pw@127.0.0.1:9/hook", true).is_err());
+        assert!(check_webhook("https://[64:ff9b::808:808]/", false).is_ok());
     }
 
     #[test]

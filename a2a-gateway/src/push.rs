@@ -16,7 +16,6 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use std::sync::Arc;
-use url::Url;
 
 use crate::errors::{Refusal, Version};
 use crate::keys;
@@ -372,7 +371,9 @@ async fn deliver(
     to: Version,
     body: &Value,
 ) -> Result<(), String> {
-    let url = Url::parse(&cb.url).map_err(|e| e.to_string())?;
+    // Checked again at delivery: the policy may have changed since sealing, and userinfo must
+    // never become an Authorization header.
+    let url = peer::check_webhook(&cb.url, st.config.dev_mode)?;
     peer::check_resolved(&url, st.config.dev_mode)
         .await
         .map_err(|r| r.message)?;

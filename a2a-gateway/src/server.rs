@@ -894,32 +894,15 @@ async fn check_webhook(st: &GatewayState, params: &Value, version: Version) -> R
     check_webhook_url(st, url).await
 }
 
-/// The webhook URL checks (https, public address; http and loopback in dev mode).
+/// The webhook URL checks: the one address policy of [`a2a_agent::net_guard`] (https, or http
+/// and loopback in dev mode; no userinfo; no metadata host; public literal addresses), then every
+/// address the host resolves to.
 pub(crate) async fn check_webhook_url(st: &GatewayState, url: &str) -> Result<(), Refusal> {
     let bad = |why: String| Refusal::invalid_params(&format!("webhook url: {why}"));
-    let u = Url::parse(url).map_err(|e| bad(format!("{url:?}: {e}")))?;
-    if u.scheme() != "https" && !(st.config.dev_mode && u.scheme() == "http") {
-        return Err(bad(format!("{url}: only https webhooks are allowed")));
-    }
-    match u.host() {
-        Some(url::Host::Ipv4(ip)) => {
-            if let Some(why) = peer::forbidden_ip(ip.into(), st.config.dev_mode) {
-                return Err(bad(format!("{url}: {why}")));
-            }
-        }
-        Some(url::Host::Ipv6(ip)) => {
-            if let Some(why) = peer::forbidden_ip(ip.into(), st.config.dev_mode) {
-                return Err(bad(format!("{url}: {why}")));
-            }
-        }
-        Some(url::Host::Domain(_)) => {
-            peer::check_resolved(&u, st.config.dev_mode)
-                .await
-                .map_err(|r| bad(r.message))?;
-        }
-        None => return Err(bad(format!("{url}: no host"))),
-    }
-    Ok(())
+    let u = peer::check_webhook(url, st.config.dev_mode).map_err(bad)?;
+    peer::check_resolved(&u, st.config.dev_mode)
+        .await
+        .map_err(|r| bad(r.message))
 }
 
 struct PeerCall<'a> {
