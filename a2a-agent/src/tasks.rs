@@ -770,6 +770,19 @@ impl TaskManager {
             }
             out
         };
+        // A panicking handler (or extension hook) fails its task instead of leaving it WORKING.
+        let work = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(work));
+        let work = async {
+            match work.await {
+                Ok(r) => r,
+                Err(panic) => {
+                    let what = panic_text(panic.as_ref());
+                    tracing::error!(task_id = %ctx.task_id, panic = %what, "the agent's handler panicked");
+                    metrics::counter!("a2a_agent_handler_panics_total").increment(1);
+                    Err(HandlerError::a2a(ErrorKind::Internal, HANDLER_PANICKED))
+                }
+            }
+        };
         let timeout = self.limits.async_timeout;
         // Biased towards the work: a handler watching `ctx.cancelled()` gets to see the cancel
         // and stop cleanly before the task is given up.
@@ -908,6 +921,20 @@ impl TaskManager {
     /// Number of tasks live in this process (running or interrupted).
     pub fn live_count(&self) -> usize {
         self.live.lock().map(|m| m.len()).unwrap_or(0)
+    }
+}
+
+/// The status message (and InternalError message) of a task whose handler panicked.
+pub const HANDLER_PANICKED: &str = "internal error: the agent's handler panicked";
+
+/// The payload of a caught panic as text (for the log only; never sent to the caller).
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_string()
     }
 }
 
