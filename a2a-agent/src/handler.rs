@@ -256,6 +256,14 @@ impl From<anyhow::Error> for HandlerError {
 pub trait Handler: Send + Sync + 'static {
     /// Handle one message of a task.
     async fn handle(&self, ctx: RequestContext) -> Result<Reply, HandlerError>;
+
+    /// Called on start for each task a previous process left SUBMITTED or WORKING (a
+    /// persistent store, e.g. after a crash). `None` (the default: "cannot resume") fails the
+    /// task with "the agent restarted before this task finished"; `Some(outcome)` ends the task
+    /// with that outcome as if [`Handler::handle`] had returned it.
+    async fn resume(&self, _task: &crate::model::Task) -> Option<Result<Reply, HandlerError>> {
+        None
+    }
 }
 
 /// A [`Handler`] made from an async closure; see [`handler_fn`].

@@ -60,6 +60,7 @@ pub mod net_guard;
 pub mod oidc;
 pub mod ops;
 pub mod push;
+mod recovery;
 mod rest;
 pub mod server;
 mod sse;
@@ -73,5 +74,6 @@ pub use error::{A2aError, ErrorKind};
 pub use handler::{
     ExtensionHandler, FnHandler, Handler, HandlerError, Reply, RequestContext, SubTask, handler_fn,
 };
+pub use recovery::RESTARTED;
 pub use server::{AgentServer, ServeError, ServerHandle};
 pub use store::{MemoryStore, SqliteStore, TaskStore};

@@ -203,6 +203,7 @@ impl AgentServer {
         } else {
             None
         };
+        manager.recover().await;
         let app = Arc::new(App {
             card,
             cfg: cfg.clone(),

@@ -72,6 +72,11 @@ pub trait TaskStore: Send + Sync + 'static {
     async fn list(&self, filter: &TaskFilter) -> Result<Vec<StoredTask>, StoreError>;
     /// Number of stored tasks.
     async fn count(&self) -> Result<usize, StoreError>;
+    /// Tasks left SUBMITTED or WORKING, read once on start to recover what a previous process
+    /// did not finish. Default: none (a store that does not outlive the process).
+    async fn unfinished(&self) -> Result<Vec<StoredTask>, StoreError> {
+        Ok(Vec::new())
+    }
 }
 
 fn sort_newest_first(v: &mut [StoredTask]) {
@@ -301,6 +306,26 @@ impl TaskStore for SqliteStore {
                     f.context_id,
                     f.state.map(|s| s.as_str()),
                     f.status_timestamp_after.map(|t| t.unix_millis() as i64)
+                ])
+                .map_err(sq)?;
+            let mut out = Vec::new();
+            while let Some(r) = rows.next().map_err(sq)? {
+                out.push(row_to_task(r.get(0).map_err(sq)?, r.get(1).map_err(sq)?)?);
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    async fn unfinished(&self) -> Result<Vec<StoredTask>, StoreError> {
+        self.with(|c| {
+            let mut st = c
+                .prepare("SELECT body, owner FROM tasks WHERE state IN (?1, ?2) ORDER BY ts, id")
+                .map_err(sq)?;
+            let mut rows = st
+                .query(rusqlite::params![
+                    TaskState::Submitted.as_str(),
+                    TaskState::Working.as_str()
                 ])
                 .map_err(sq)?;
             let mut out = Vec::new();

@@ -275,6 +275,10 @@ impl TaskManager {
         &self.store
     }
 
+    pub(crate) fn handler(&self) -> &Arc<dyn Handler> {
+        &self.handler
+    }
+
     fn live_get(&self, id: &str) -> Option<Arc<Live>> {
         self.live.lock().ok().and_then(|m| m.get(id).cloned())
     }
@@ -438,7 +442,7 @@ impl TaskManager {
         })
     }
 
-    fn register(&self, task: Task, owner: String) -> Arc<Live> {
+    pub(crate) fn register(&self, task: Task, owner: String) -> Arc<Live> {
         let id = task.id.clone();
         let state = task.status.state;
         let live = Arc::new(Live {
@@ -811,7 +815,7 @@ impl TaskManager {
         self.finish(&live, &task_id).await;
     }
 
-    async fn finish(&self, live: &Arc<Live>, task_id: &str) {
+    pub(crate) async fn finish(&self, live: &Arc<Live>, task_id: &str) {
         live.running.store(false, Ordering::SeqCst);
         let g = live.state.lock().await;
         metrics::counter!("a2a_agent_task_turns_total", "state" => g.task.status.state.as_str())
@@ -825,7 +829,7 @@ impl TaskManager {
         }
     }
 
-    async fn fail(&self, live: &Arc<Live>, reason: &str, err: Option<A2aError>) {
+    pub(crate) async fn fail(&self, live: &Arc<Live>, reason: &str, err: Option<A2aError>) {
         {
             let mut g = live.state.lock().await;
             if g.task.status.state.is_terminal() {
@@ -845,7 +849,7 @@ impl TaskManager {
         .await;
     }
 
-    async fn complete(&self, live: &Arc<Live>, reply: Reply) {
+    pub(crate) async fn complete(&self, live: &Arc<Live>, reply: Reply) {
         let (parts, artifacts, state, message) = match reply {
             Reply::Text(t) => (vec![Part::text(t)], vec![], TaskState::Completed, None),
             Reply::Parts(p) => (p, vec![], TaskState::Completed, None),
