@@ -54,6 +54,9 @@ pub struct GatewayState {
     pub metrics: Metrics,
     /// Part-2 seams.
     pub seams: Seams,
+    /// Cancelled when the shutdown grace period ends: open streams end with an
+    /// `a2a_shutting_down` event and waiting peer calls are answered with it.
+    pub shutdown: tokio_util::sync::CancellationToken,
     page_key: aws_lc_rs::hmac::Key,
 }
 
@@ -66,8 +69,8 @@ pub struct Gateway {
 /// A running gateway; dropping it does not stop the server, [`ServerHandle::shutdown`] does.
 pub struct ServerHandle {
     addr: SocketAddr,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    join: tokio::task::JoinHandle<()>,
+    listening: a2a_agent::listen::Listening,
+    state: Arc<GatewayState>,
 }
 
 impl ServerHandle {
@@ -81,17 +84,23 @@ impl ServerHandle {
         format!("http://{}", self.addr)
     }
 
-    /// Stops the server and waits for it.
-    pub async fn shutdown(mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        let _ = self.join.await;
+    /// Open connections right now.
+    pub fn open_connections(&self) -> usize {
+        self.listening.open_connections()
     }
 
-    /// Waits until the server stops by itself.
-    pub async fn wait(self) {
-        let _ = self.join.await;
+    /// Stops accepting, lets calls finish for `shutdown_grace_secs`, then ends every open
+    /// stream with an `a2a_shutting_down` error event and answers every waiting call with it;
+    /// connections still open a few seconds later are dropped.
+    pub async fn shutdown(self) {
+        self.listening.stop_accepting();
+        let grace = Duration::from_secs(self.state.config.shutdown_grace_secs);
+        if !self.listening.drain(grace).await {
+            self.state.shutdown.cancel();
+            if !self.listening.drain(Duration::from_secs(5)).await {
+                self.listening.kill().await;
+            }
+        }
     }
 }
 
@@ -126,6 +135,7 @@ impl Gateway {
                 cards: CardCache::default(),
                 metrics: Metrics::default(),
                 seams: Seams::default(),
+                shutdown: tokio_util::sync::CancellationToken::new(),
                 page_key,
             }),
         })
@@ -191,23 +201,16 @@ impl Gateway {
     /// Serves on `listener` until [`ServerHandle::shutdown`].
     pub async fn serve(self, listener: TcpListener) -> std::io::Result<ServerHandle> {
         let addr = listener.local_addr()?;
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let app = self.router();
-        // Small SSE frames must not wait for Nagle/delayed-ACK.
-        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        let join = tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = rx.await;
-                })
-                .await;
-        });
+        let serve_v1 = self.state.config.serve_v1;
+        let refuse: a2a_agent::listen::Refuser =
+            Arc::new(move |parts, why| crate::edge::edge_refusal(serve_v1, parts, why));
+        let listening =
+            a2a_agent::listen::serve(listener, app, self.state.config.listen(), refuse)?;
         Ok(ServerHandle {
             addr,
-            stop: Some(tx),
-            join,
+            listening,
+            state: self.state,
         })
     }
 }
@@ -1007,7 +1010,11 @@ impl PeerCall<'_> {
     }
 
     async fn send(&self, req: reqwest::RequestBuilder) -> Result<reqwest::Response, Refusal> {
-        req.send().await.map_err(|e| {
+        let r = tokio::select! {
+            _ = self.st.shutdown.cancelled() => return Err(crate::edge::shutting_down()),
+            r = req.send() => r,
+        };
+        r.map_err(|e| {
             if e.is_timeout() {
                 Refusal::peer_timeout(self.st.config.peer_timeout_secs)
             } else {
@@ -1030,7 +1037,11 @@ impl PeerCall<'_> {
             .unwrap_or("")
             .trim()
             .to_ascii_lowercase();
-        let body = peer::read_limited(resp, self.max_resp).await.map_err(|e| {
+        let read = tokio::select! {
+            _ = self.st.shutdown.cancelled() => return Err(crate::edge::shutting_down()),
+            r = peer::read_limited(resp, self.max_resp) => r,
+        };
+        let body = read.map_err(|e| {
             if e.starts_with("larger than") {
                 Refusal::response_too_large(self.max_resp)
             } else {
@@ -1254,12 +1265,26 @@ impl PeerCall<'_> {
         let stall = Duration::from_secs(self.st.config.peer_timeout_secs.max(1));
         let stall_secs = self.st.config.peer_timeout_secs;
         let agent_id = self.agent.agent_id.clone();
-        let mut events = resp.bytes_stream().eventsource();
+        let shutdown = self.st.shutdown.clone();
+        // Any byte from the peer is life, SSE comments (heartbeats) included.
+        let life = crate::edge::Liveness::new();
+        let seen = life.clone();
+        let mut events = resp
+            .bytes_stream()
+            .inspect(move |_| seen.touch())
+            .eventsource();
         let mut xl = xlate::Events::new(from, to);
         let s = async_stream::stream! {
             let mut total: u64 = 0;
             loop {
-                let next = match tokio::time::timeout(stall, events.next()).await {
+                let wait = stall.saturating_sub(life.silent_for());
+                let next = tokio::select! {
+                    biased;
+                    _ = shutdown.cancelled() => { yield Err(crate::edge::shutting_down()); break; }
+                    r = tokio::time::timeout(wait, events.next()) => r,
+                };
+                let next = match next {
+                    Err(_) if life.silent_for() < stall => continue,
                     Err(_) => { yield Err(Refusal::peer_timeout(stall_secs)); break; }
                     Ok(None) => { if let Some(ev) = xl.finish() { yield Ok(ev); } break; }
                     Ok(Some(Err(e))) => { yield Err(Refusal::peer_unreachable(&format!("stream broke: {e}"))); break; }
