@@ -45,4 +45,5 @@ pub mod push;
 pub mod seams;
 pub mod server;
 pub mod store;
+pub mod wire;
 pub mod xlate;

@@ -27,6 +27,8 @@ use tokio::net::TcpListener;
 use tracing::Instrument;
 use url::Url;
 
+use a2a_types::envelope::{RawId, parse_envelope};
+
 use crate::config::Config;
 use crate::errors::{Binding, Refusal, Version, spec_reason};
 use crate::keys;
@@ -35,6 +37,7 @@ use crate::ops::Operation;
 use crate::peer::{self, CardCache, Chosen};
 use crate::seams::{HopContext, Seams};
 use crate::store::{Agent, AuditRecord, KeyRejection, Principal, Store, Workspace};
+use crate::wire::json_text_response;
 use crate::xlate::{self, AnswerError};
 
 /// Largest request body the gateway reads.
@@ -186,6 +189,10 @@ impl Gateway {
             .with_state(self.state.clone());
         a2a.merge(crate::admin::router(self.state.clone()))
             .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
+            .layer(axum::middleware::from_fn_with_state(
+                self.state.clone(),
+                crate::wire::guard,
+            ))
     }
 
     /// Serves on `listener` until [`ServerHandle::shutdown`].
@@ -225,7 +232,7 @@ struct Call {
     started: Instant,
     audit: AuditRecord,
     version: Version,
-    id: Value,
+    id: RawId,
     a2a_json_only: bool,
     hops: u32,
 }
@@ -279,7 +286,7 @@ impl Call {
             trace_id,
             started: Instant::now(),
             version: Version::V03,
-            id: Value::Null,
+            id: RawId::null(),
             a2a_json_only,
             hops: headers
                 .get(HOPS_HEADER)
@@ -451,8 +458,8 @@ fn rpc_refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> Response {
         } else {
             StatusCode::OK
         };
-    let body = r.jsonrpc_response(call.version, &call.id, &call.trace_id);
-    let mut resp = json_response(status, call.json_content_type(), &body);
+    let body = r.jsonrpc_text(call.version, &call.id, &call.trace_id);
+    let mut resp = json_text_response(status, call.json_content_type(), body);
     if r.code == "a2a_unsupported_media_type" {
         accept_header(&mut resp);
     }
@@ -532,10 +539,11 @@ async fn rpc(
     if let Err(r) = content_type_ok(&headers) {
         return rpc_refusal(&st, &mut call, r);
     }
-    let parsed: Result<Value, _> = serde_json::from_slice(&body);
-    if let Ok(v) = &parsed {
-        call.id = v.get("id").cloned().unwrap_or(Value::Null);
-        call.audit.client_method = v.get("method").and_then(Value::as_str).map(str::to_owned);
+    // The id is kept as the caller's exact text; bad ids and batches are refused below.
+    let parsed = parse_envelope(&body);
+    if let Ok(env) = &parsed {
+        call.id = env.id.clone();
+        call.audit.client_method = env.method().map(str::to_owned);
     }
     if let Some(p) = &path_op
         && call.audit.client_method.is_none()
@@ -548,17 +556,11 @@ async fn rpc(
     };
     call.audit.workspace_id = Some(principal.workspace_id.clone());
     call.audit.key_id = Some(principal.key_id.clone());
-    let v = match parsed {
+    let envelope = match parsed {
         Ok(v) => v,
-        Err(e) => return rpc_refusal(&st, &mut call, Refusal::parse_error(&e.to_string())),
+        Err(e) => return rpc_refusal(&st, &mut call, crate::wire::envelope_refusal(&e)),
     };
-    let Some(env) = v.as_object() else {
-        return rpc_refusal(
-            &st,
-            &mut call,
-            Refusal::invalid_request("the body must be a JSON-RPC request object"),
-        );
-    };
+    let env = &envelope.members;
     if env.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return rpc_refusal(
             &st,
@@ -631,8 +633,8 @@ async fn rpc(
         Err(r) => rpc_refusal(&st, &mut call, r),
         Ok(Answer::Unary(result)) => {
             record(&st, &mut call, None);
-            let body = json!({"jsonrpc": "2.0", "id": call.id, "result": result});
-            json_response(StatusCode::OK, call.json_content_type(), &body)
+            let body = call.id.result_text(&result);
+            json_text_response(StatusCode::OK, call.json_content_type(), body)
         }
         Ok(Answer::Stream(events)) => {
             record(&st, &mut call, None);
@@ -641,10 +643,10 @@ async fn rpc(
             let trace = call.trace_id.clone();
             let mapped = events.map(move |item| {
                 let data = match item {
-                    Ok(ev) => json!({"jsonrpc": "2.0", "id": id, "result": ev}),
-                    Err(r) => r.jsonrpc_response(version, &id, &trace),
+                    Ok(ev) => id.result_text(&ev),
+                    Err(r) => r.jsonrpc_text(version, &id, &trace),
                 };
-                Ok::<_, Infallible>(Event::default().data(data.to_string()))
+                Ok::<_, Infallible>(Event::default().data(data))
             });
             sse_response(mapped)
         }
@@ -815,11 +817,12 @@ async fn execute(
         caller: call.version,
         traceparent: call.traceparent(),
         hops: call.hops.saturating_add(1),
-        id: if call.id.is_null() {
-            json!(random_hex(8))
-        } else {
-            call.id.clone()
-        },
+        // The caller's id when a JSON value carries it exactly, else one of the gateway's own.
+        id: call
+            .id
+            .to_exact_value()
+            .filter(|v| !v.is_null())
+            .unwrap_or_else(|| json!(random_hex(8))),
         max_resp,
         max_stream,
     };
