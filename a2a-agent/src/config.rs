@@ -45,6 +45,16 @@ pub struct AgentConfig {
     pub terminal_task_ttl_s: u64,
     /// On shutdown, how long running tasks may finish before they fail (ms). Default: 10000.
     pub shutdown_grace_ms: u64,
+    /// Time allowed for a request's headers to arrive (ms); the connection is closed beyond.
+    /// Default: 10000.
+    pub header_read_timeout_ms: u64,
+    /// Time allowed for a request's whole body to arrive (ms); 408 beyond. Default: 30000.
+    pub body_read_timeout_ms: u64,
+    /// A keep-alive connection with no request in flight is closed after this (ms). Default: 60000.
+    pub idle_timeout_ms: u64,
+    /// Open connections at most (0 = derived from the fd limit); beyond it new connections get
+    /// 503 and are closed. Always kept below `RLIMIT_NOFILE` minus a margin. Default: 10000.
+    pub max_connections: usize,
     /// Public base URL written into the card's interfaces; unset = the listening address.
     pub public_url: Option<String>,
     /// Push delivery retries after the first attempt (5xx and I/O errors only). Default: 3.
@@ -92,6 +102,10 @@ impl Default for AgentConfig {
             memory_store_cap: 10_000,
             terminal_task_ttl_s: 3600,
             shutdown_grace_ms: 10_000,
+            header_read_timeout_ms: 10_000,
+            body_read_timeout_ms: 30_000,
+            idle_timeout_ms: 60_000,
+            max_connections: 10_000,
             public_url: None,
             push_retry_attempts: 3,
             push_retry_backoff_ms: 1000,
@@ -141,6 +155,17 @@ impl AgentConfig {
             min_refresh_interval: Duration::from_millis(self.oidc_min_refresh_ms),
             ..Default::default()
         })
+    }
+
+    /// The connection-level limits of [`crate::listen`].
+    pub fn listen(&self) -> crate::listen::ListenConfig {
+        crate::listen::ListenConfig {
+            header_read_timeout: Duration::from_millis(self.header_read_timeout_ms.max(1)),
+            body_read_timeout: Duration::from_millis(self.body_read_timeout_ms.max(1)),
+            idle_timeout: Duration::from_millis(self.idle_timeout_ms.max(1)),
+            max_connections: self.max_connections,
+            max_buffered_body: self.max_payload_size,
+        }
     }
 
     pub(crate) fn async_timeout(&self) -> Duration {

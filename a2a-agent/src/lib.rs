@@ -41,6 +41,8 @@
 //! - `metrics`, `metrics-exporter-prometheus`: the Prometheus `/metrics` endpoint of the binary.
 //! - `reqwest`: push webhooks (through [`net_guard`]), JWKS / discovery fetches and RFC 7662
 //!   token introspection ([`oidc`]); `jsonwebtoken` (aws-lc-rs): JWT signature and claim checks.
+//! - `hyper`, `hyper-util`, `libc`: the shared protocol edge ([`listen`]): per-connection
+//!   header/body/idle timeouts, the connection cap under `RLIMIT_NOFILE`, graceful draining.
 //! - `ipnet`: not used yet (the SSRF ranges in [`net_guard`] are matched on octets directly).
 #![warn(missing_docs)]
 
@@ -54,6 +56,7 @@ pub mod error;
 pub mod exec;
 pub mod handler;
 mod jsonrpc;
+pub mod listen;
 pub mod model;
 pub mod negotiate;
 pub mod net_guard;

@@ -12,7 +12,6 @@ use crate::tasks::{TaskLimits, TaskManager};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
-use axum::serve::ListenerExt;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use http_body_util::BodyExt;
@@ -21,7 +20,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
-use tokio_util::sync::CancellationToken;
 
 /// `application/a2a+json`.
 pub const A2A_JSON: &str = "application/a2a+json";
@@ -223,27 +221,15 @@ impl AgentServer {
         if !cfg.cors_allowed_origins.is_empty() {
             router = router.layer(crate::cors::layer(&cfg.cors_allowed_origins));
         }
-        let stop = CancellationToken::new();
-        let stop2 = stop.clone();
-        let listener = listener.tap_io(|tcp| {
-            if let Err(e) = tcp.set_nodelay(true) {
-                tracing::trace!("TCP_NODELAY: {e}");
-            }
-        });
-        let join = tokio::spawn(async move {
-            let r = axum::serve(listener, router)
-                .with_graceful_shutdown(async move { stop2.cancelled().await })
-                .await;
-            if let Err(e) = r {
-                tracing::error!("server error: {e}");
-            }
-        });
+        let base2 = app.base.clone();
+        let refuse: crate::listen::Refuser =
+            Arc::new(move |parts, why| edge_refusal(&base2, parts, why));
+        let listening = crate::listen::serve(listener, router.into(), cfg.listen(), refuse)?;
         tracing::info!(%url, "a2a agent listening");
         Ok(ServerHandle {
             addr,
             url,
-            stop,
-            join,
+            listening,
             manager,
             grace: Duration::from_millis(cfg.shutdown_grace_ms),
         })
@@ -254,8 +240,7 @@ impl AgentServer {
 pub struct ServerHandle {
     addr: SocketAddr,
     url: String,
-    stop: CancellationToken,
-    join: tokio::task::JoinHandle<()>,
+    listening: crate::listen::Listening,
     manager: Arc<TaskManager>,
     grace: Duration,
 }
@@ -273,11 +258,19 @@ impl ServerHandle {
     pub fn manager(&self) -> &Arc<TaskManager> {
         &self.manager
     }
-    /// Stop accepting, let running tasks finish within the grace period, fail the rest.
+    /// Open connections right now.
+    pub fn open_connections(&self) -> usize {
+        self.listening.open_connections()
+    }
+    /// Stop accepting, let running tasks finish within the grace period, then fail the rest:
+    /// their streams end with the FAILED status event and blocking sends are answered with the
+    /// FAILED task. Connections still open a few seconds later are dropped.
     pub async fn shutdown(self) {
-        self.stop.cancel();
+        self.listening.stop_accepting();
         self.manager.shutdown(self.grace).await;
-        let _ = tokio::time::timeout(Duration::from_secs(5), self.join).await;
+        if !self.listening.drain(Duration::from_secs(5)).await {
+            self.listening.kill().await;
+        }
     }
 }
 
@@ -428,6 +421,32 @@ impl App {
         h.insert(header::VARY, HeaderValue::from_static("A2A-Version"));
         r
     }
+}
+
+/// The 408 / 503 the edge answers itself, in the caller's binding and version.
+fn edge_refusal(
+    base: &str,
+    parts: &http::request::Parts,
+    why: crate::listen::EdgeRefusal,
+) -> Response {
+    let version = requested_version(&parts.headers, parts.uri.query())
+        .ok()
+        .flatten()
+        .unwrap_or(Version::V03);
+    let rel = parts.uri.path().strip_prefix(base).unwrap_or("");
+    let binding = if rel.is_empty() || rel == "/" {
+        Binding::JsonRpc
+    } else {
+        Binding::Rest
+    };
+    let kind = match why {
+        crate::listen::EdgeRefusal::BodyTimeout(_) => ErrorKind::InvalidRequest,
+        crate::listen::EdgeRefusal::Overloaded => ErrorKind::Unavailable,
+    };
+    let e = A2aError::new(kind, why.message()).with_status(why.status().as_u16());
+    let mut r = error_response(&e, version, binding);
+    *r.status_mut() = why.status();
+    r
 }
 
 /// Read the body under the payload limit; 413 as soon as the limit is passed.

@@ -8,6 +8,9 @@
 //!   (the key is shown only here), `GET` lists, `POST /admin/keys/{keyId}/revoke`
 //! - `GET /admin/audit?workspace=` JSON lines; `GET /admin/hops?workspace=&agent=&after=&limit=`
 //!   the hop history as a JSON list.
+//!
+//! The token is checked before the body is read or parsed (401 for any body); errors are 1.0
+//! `google.rpc.Status` bodies (bad bodies: axum's rejection status, rewritten by [`crate::wire`]).
 
 use std::sync::Arc;
 
@@ -23,8 +26,24 @@ use crate::keys;
 use crate::server::GatewayState;
 use crate::store::{Agent, StoreError};
 
+/// An admin error: a 1.0 `google.rpc.Status` body (`error.message` names the problem).
 fn err(status: StatusCode, msg: &str) -> Response {
-    (status, axum::Json(json!({"error": {"message": msg}}))).into_response()
+    crate::wire::render(
+        crate::wire::Form::Rest,
+        &crate::errors::Refusal::admin(status.as_u16(), msg),
+    )
+}
+
+/// Checks the admin token before any extractor runs, so a bad token is 401 whatever the body.
+async fn require_token(
+    State(st): State<Arc<GatewayState>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    match authorized(&st, req.headers()) {
+        Ok(()) => next.run(req).await,
+        Err(r) => r,
+    }
 }
 
 fn store_err(e: StoreError) -> Response {
@@ -85,6 +104,10 @@ pub fn router(state: Arc<GatewayState>) -> Router {
         .route("/admin/keys/{key}/revoke", post(revoke_key))
         .route("/admin/audit", get(audit_export))
         .route("/admin/hops", get(hops))
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            require_token,
+        ))
         .with_state(state)
 }
 

@@ -78,6 +78,19 @@ pub struct Config {
     pub peer_timeout_secs: u64,
     /// Limits.
     pub limits: Limits,
+    /// On SIGTERM/SIGINT: stop accepting and let calls finish for this long; then every open
+    /// stream ends with an `a2a_shutting_down` error event and every waiting call is answered
+    /// with it, and the process exits 0.
+    pub shutdown_grace_secs: u64,
+    /// Seconds for a request's headers to arrive (slowloris); the connection is closed beyond.
+    pub header_read_timeout_secs: u64,
+    /// Seconds for a request's whole body to arrive; 408 beyond.
+    pub body_read_timeout_secs: u64,
+    /// Seconds a keep-alive connection with no request in flight stays open.
+    pub idle_timeout_secs: u64,
+    /// Open connections at most (0 = from the fd limit); beyond it new connections get 503 and
+    /// are closed. Always kept below `RLIMIT_NOFILE` minus a margin.
+    pub max_connections: usize,
     /// Base URL of the gateway's push callbacks (`a2a.push.callback-base-url`): peers are given
     /// `{base}/a2a/{agentId}/push:notify/{callback}` instead of the caller's webhook. Unset:
     /// push configs are refused (503 `a2a_push_not_available`) except for direct workspaces.
@@ -100,6 +113,11 @@ impl Default for Config {
             dev_mode: false,
             peer_timeout_secs: 30,
             limits: Limits::default(),
+            shutdown_grace_secs: 5,
+            header_read_timeout_secs: 10,
+            body_read_timeout_secs: 30,
+            idle_timeout_secs: 60,
+            max_connections: 10_000,
             push_callback_base_url: None,
             push_direct_workspaces: Vec::new(),
         }
@@ -126,6 +144,18 @@ impl Config {
             .unwrap_or_else(|| format!("http://{}", self.listen))
             .trim_end_matches('/')
             .to_owned()
+    }
+
+    /// The connection-level limits of the shared edge ([`a2a_agent::listen`]).
+    pub fn listen(&self) -> a2a_agent::listen::ListenConfig {
+        use std::time::Duration;
+        a2a_agent::listen::ListenConfig {
+            header_read_timeout: Duration::from_secs(self.header_read_timeout_secs.max(1)),
+            body_read_timeout: Duration::from_secs(self.body_read_timeout_secs.max(1)),
+            idle_timeout: Duration::from_secs(self.idle_timeout_secs.max(1)),
+            max_connections: self.max_connections,
+            max_buffered_body: crate::server::MAX_REQUEST_BYTES,
+        }
     }
 
     /// The versions this gateway serves.

@@ -7,6 +7,7 @@
 //!   A2A specification or JSON-RPC defines;
 //! - HTTP+JSON 1.0 and card requests: a `google.rpc.Status` body with the refusal's HTTP status.
 
+use a2a_types::envelope::RawId;
 use serde_json::{Map, Value, json};
 
 /// `domain` of ErrorInfo for decisions the gateway made.
@@ -411,6 +412,67 @@ impl Refusal {
         }
     }
 
+    /// 413: the request body is over the gateway's limit (refused from `Content-Length` before
+    /// the body is read, or while reading it).
+    pub fn payload_too_large(limit: u64) -> Refusal {
+        Refusal::gateway(
+            413,
+            "a2a_payload_too_large",
+            format!("The request body exceeds the limit of {limit} bytes"),
+        )
+    }
+
+    /// 404: no route of the gateway matches the path.
+    pub fn route_not_found(method: &str, path: &str) -> Refusal {
+        Refusal::spec(
+            404,
+            -32601,
+            "a2a_route_not_found",
+            "METHOD_NOT_FOUND",
+            "MethodNotFoundError",
+            format!("No route for {method} {path}"),
+        )
+    }
+
+    /// 405: the path exists but not for this HTTP method.
+    pub fn method_not_allowed(method: &str, path: &str) -> Refusal {
+        Refusal::spec(
+            405,
+            -32601,
+            "a2a_method_not_allowed",
+            "METHOD_NOT_FOUND",
+            "MethodNotFoundError",
+            format!("{method} is not allowed on {path}"),
+        )
+    }
+
+    /// 400: a path segment is not valid percent-encoded UTF-8.
+    pub fn bad_path(detail: &str) -> Refusal {
+        Refusal::spec(
+            400,
+            -32600,
+            "a2a_bad_path",
+            "INVALID_REQUEST",
+            "InvalidRequestError",
+            format!("Invalid request path: {detail}"),
+        )
+    }
+
+    /// An admin API error (`a2a_admin_error`) with its HTTP status.
+    pub fn admin(status: u16, message: &str) -> Refusal {
+        Refusal::gateway(status, "a2a_admin_error", message)
+    }
+
+    /// Any other HTTP-level failure with its status (an axum rejection, say).
+    pub fn http(status: u16, message: &str) -> Refusal {
+        match status {
+            400 => Refusal::invalid_request(message),
+            415 => Refusal::unsupported_media_type(message),
+            422 => Refusal::invalid_params(message),
+            _ => Refusal::gateway(status, "a2a_http_error", message),
+        }
+    }
+
     /// Internal failure.
     pub fn internal(detail: &str) -> Refusal {
         Refusal::gateway(
@@ -442,6 +504,11 @@ impl Refusal {
     /// A full JSON-RPC error response.
     pub fn jsonrpc_response(&self, version: Version, id: &Value, trace_id: &str) -> Value {
         json!({"jsonrpc": "2.0", "id": id, "error": self.jsonrpc_error(version, trace_id)})
+    }
+
+    /// A full JSON-RPC error response as text, the id written exactly as the caller sent it.
+    pub fn jsonrpc_text(&self, version: Version, id: &RawId, trace_id: &str) -> String {
+        id.error_text(&self.jsonrpc_error(version, trace_id))
     }
 
     /// The 1.0 `google.rpc.ErrorInfo`.
@@ -503,6 +570,7 @@ fn grpc_status_name(status: u16, rpc_code: i64) -> &'static str {
         (_, -32002 | -32003 | -32004 | -32007 | -32008 | -32009) => "FAILED_PRECONDITION",
         (400 | 413 | 415, _) => "INVALID_ARGUMENT",
         (401, _) => "UNAUTHENTICATED",
+        (405, _) => "UNIMPLEMENTED",
         (403, _) => "PERMISSION_DENIED",
         (404, _) => "NOT_FOUND",
         (409, _) => "ABORTED",

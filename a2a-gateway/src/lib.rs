@@ -27,7 +27,8 @@
 //!   constant-time comparison;
 //! - `serde`, `serde_json`, `toml`, `clap`: wire JSON, the config file and the command line;
 //! - `url`: peer address checks; `time`: audit timestamps; `tracing`, `tracing-subscriber`: logs;
-//! - `thiserror`, `anyhow`: error types in the library and the binary.
+//! - `thiserror`, `anyhow`: error types in the library and the binary;
+//! - `tokio-util`: the cancellation token that ends streams and waiting calls at shutdown.
 
 // Refusals are large but cold: boxing them would only add noise on the error paths.
 #![allow(clippy::result_large_err)]
@@ -36,6 +37,7 @@
 pub mod admin;
 pub mod config;
 pub mod demo;
+pub mod edge;
 pub mod errors;
 pub mod keys;
 pub mod metrics;
@@ -45,4 +47,5 @@ pub mod push;
 pub mod seams;
 pub mod server;
 pub mod store;
+pub mod wire;
 pub mod xlate;

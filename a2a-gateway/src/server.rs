@@ -27,6 +27,8 @@ use tokio::net::TcpListener;
 use tracing::Instrument;
 use url::Url;
 
+use a2a_types::envelope::{RawId, parse_envelope};
+
 use crate::config::Config;
 use crate::errors::{Binding, Refusal, Version, spec_reason};
 use crate::keys;
@@ -35,6 +37,7 @@ use crate::ops::Operation;
 use crate::peer::{self, CardCache, Chosen};
 use crate::seams::{HopContext, Seams};
 use crate::store::{Agent, AuditRecord, KeyRejection, Principal, Store, Workspace};
+use crate::wire::json_text_response;
 use crate::xlate::{self, AnswerError};
 
 /// Largest request body the gateway reads.
@@ -54,6 +57,9 @@ pub struct GatewayState {
     pub metrics: Metrics,
     /// Part-2 seams.
     pub seams: Seams,
+    /// Cancelled when the shutdown grace period ends: open streams end with an
+    /// `a2a_shutting_down` event and waiting peer calls are answered with it.
+    pub shutdown: tokio_util::sync::CancellationToken,
     page_key: aws_lc_rs::hmac::Key,
 }
 
@@ -66,8 +72,8 @@ pub struct Gateway {
 /// A running gateway; dropping it does not stop the server, [`ServerHandle::shutdown`] does.
 pub struct ServerHandle {
     addr: SocketAddr,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    join: tokio::task::JoinHandle<()>,
+    listening: a2a_agent::listen::Listening,
+    state: Arc<GatewayState>,
 }
 
 impl ServerHandle {
@@ -81,17 +87,23 @@ impl ServerHandle {
         format!("http://{}", self.addr)
     }
 
-    /// Stops the server and waits for it.
-    pub async fn shutdown(mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        let _ = self.join.await;
+    /// Open connections right now.
+    pub fn open_connections(&self) -> usize {
+        self.listening.open_connections()
     }
 
-    /// Waits until the server stops by itself.
-    pub async fn wait(self) {
-        let _ = self.join.await;
+    /// Stops accepting, lets calls finish for `shutdown_grace_secs`, then ends every open
+    /// stream with an `a2a_shutting_down` error event and answers every waiting call with it;
+    /// connections still open a few seconds later are dropped.
+    pub async fn shutdown(self) {
+        self.listening.stop_accepting();
+        let grace = Duration::from_secs(self.state.config.shutdown_grace_secs);
+        if !self.listening.drain(grace).await {
+            self.state.shutdown.cancel();
+            if !self.listening.drain(Duration::from_secs(5)).await {
+                self.listening.kill().await;
+            }
+        }
     }
 }
 
@@ -126,6 +138,7 @@ impl Gateway {
                 cards: CardCache::default(),
                 metrics: Metrics::default(),
                 seams: Seams::default(),
+                shutdown: tokio_util::sync::CancellationToken::new(),
                 page_key,
             }),
         })
@@ -186,28 +199,25 @@ impl Gateway {
             .with_state(self.state.clone());
         a2a.merge(crate::admin::router(self.state.clone()))
             .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
+            .layer(axum::middleware::from_fn_with_state(
+                self.state.clone(),
+                crate::wire::guard,
+            ))
     }
 
     /// Serves on `listener` until [`ServerHandle::shutdown`].
     pub async fn serve(self, listener: TcpListener) -> std::io::Result<ServerHandle> {
         let addr = listener.local_addr()?;
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let app = self.router();
-        // Small SSE frames must not wait for Nagle/delayed-ACK.
-        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        let join = tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = rx.await;
-                })
-                .await;
-        });
+        let serve_v1 = self.state.config.serve_v1;
+        let refuse: a2a_agent::listen::Refuser =
+            Arc::new(move |parts, why| crate::edge::edge_refusal(serve_v1, parts, why));
+        let listening =
+            a2a_agent::listen::serve(listener, app, self.state.config.listen(), refuse)?;
         Ok(ServerHandle {
             addr,
-            stop: Some(tx),
-            join,
+            listening,
+            state: self.state,
         })
     }
 }
@@ -225,7 +235,7 @@ struct Call {
     started: Instant,
     audit: AuditRecord,
     version: Version,
-    id: Value,
+    id: RawId,
     a2a_json_only: bool,
     hops: u32,
 }
@@ -279,7 +289,7 @@ impl Call {
             trace_id,
             started: Instant::now(),
             version: Version::V03,
-            id: Value::Null,
+            id: RawId::null(),
             a2a_json_only,
             hops: headers
                 .get(HOPS_HEADER)
@@ -451,8 +461,8 @@ fn rpc_refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> Response {
         } else {
             StatusCode::OK
         };
-    let body = r.jsonrpc_response(call.version, &call.id, &call.trace_id);
-    let mut resp = json_response(status, call.json_content_type(), &body);
+    let body = r.jsonrpc_text(call.version, &call.id, &call.trace_id);
+    let mut resp = json_text_response(status, call.json_content_type(), body);
     if r.code == "a2a_unsupported_media_type" {
         accept_header(&mut resp);
     }
@@ -532,10 +542,11 @@ async fn rpc(
     if let Err(r) = content_type_ok(&headers) {
         return rpc_refusal(&st, &mut call, r);
     }
-    let parsed: Result<Value, _> = serde_json::from_slice(&body);
-    if let Ok(v) = &parsed {
-        call.id = v.get("id").cloned().unwrap_or(Value::Null);
-        call.audit.client_method = v.get("method").and_then(Value::as_str).map(str::to_owned);
+    // The id is kept as the caller's exact text; bad ids and batches are refused below.
+    let parsed = parse_envelope(&body);
+    if let Ok(env) = &parsed {
+        call.id = env.id.clone();
+        call.audit.client_method = env.method().map(str::to_owned);
     }
     if let Some(p) = &path_op
         && call.audit.client_method.is_none()
@@ -548,17 +559,11 @@ async fn rpc(
     };
     call.audit.workspace_id = Some(principal.workspace_id.clone());
     call.audit.key_id = Some(principal.key_id.clone());
-    let v = match parsed {
+    let envelope = match parsed {
         Ok(v) => v,
-        Err(e) => return rpc_refusal(&st, &mut call, Refusal::parse_error(&e.to_string())),
+        Err(e) => return rpc_refusal(&st, &mut call, crate::wire::envelope_refusal(&e)),
     };
-    let Some(env) = v.as_object() else {
-        return rpc_refusal(
-            &st,
-            &mut call,
-            Refusal::invalid_request("the body must be a JSON-RPC request object"),
-        );
-    };
+    let env = &envelope.members;
     if env.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return rpc_refusal(
             &st,
@@ -631,8 +636,8 @@ async fn rpc(
         Err(r) => rpc_refusal(&st, &mut call, r),
         Ok(Answer::Unary(result)) => {
             record(&st, &mut call, None);
-            let body = json!({"jsonrpc": "2.0", "id": call.id, "result": result});
-            json_response(StatusCode::OK, call.json_content_type(), &body)
+            let body = call.id.result_text(&result);
+            json_text_response(StatusCode::OK, call.json_content_type(), body)
         }
         Ok(Answer::Stream(events)) => {
             record(&st, &mut call, None);
@@ -641,10 +646,10 @@ async fn rpc(
             let trace = call.trace_id.clone();
             let mapped = events.map(move |item| {
                 let data = match item {
-                    Ok(ev) => json!({"jsonrpc": "2.0", "id": id, "result": ev}),
-                    Err(r) => r.jsonrpc_response(version, &id, &trace),
+                    Ok(ev) => id.result_text(&ev),
+                    Err(r) => r.jsonrpc_text(version, &id, &trace),
                 };
-                Ok::<_, Infallible>(Event::default().data(data.to_string()))
+                Ok::<_, Infallible>(Event::default().data(data))
             });
             sse_response(mapped)
         }
@@ -815,11 +820,12 @@ async fn execute(
         caller: call.version,
         traceparent: call.traceparent(),
         hops: call.hops.saturating_add(1),
-        id: if call.id.is_null() {
-            json!(random_hex(8))
-        } else {
-            call.id.clone()
-        },
+        // The caller's id when a JSON value carries it exactly, else one of the gateway's own.
+        id: call
+            .id
+            .to_exact_value()
+            .filter(|v| !v.is_null())
+            .unwrap_or_else(|| json!(random_hex(8))),
         max_resp,
         max_stream,
     };
@@ -1007,7 +1013,11 @@ impl PeerCall<'_> {
     }
 
     async fn send(&self, req: reqwest::RequestBuilder) -> Result<reqwest::Response, Refusal> {
-        req.send().await.map_err(|e| {
+        let r = tokio::select! {
+            _ = self.st.shutdown.cancelled() => return Err(crate::edge::shutting_down()),
+            r = req.send() => r,
+        };
+        r.map_err(|e| {
             if e.is_timeout() {
                 Refusal::peer_timeout(self.st.config.peer_timeout_secs)
             } else {
@@ -1030,7 +1040,11 @@ impl PeerCall<'_> {
             .unwrap_or("")
             .trim()
             .to_ascii_lowercase();
-        let body = peer::read_limited(resp, self.max_resp).await.map_err(|e| {
+        let read = tokio::select! {
+            _ = self.st.shutdown.cancelled() => return Err(crate::edge::shutting_down()),
+            r = peer::read_limited(resp, self.max_resp) => r,
+        };
+        let body = read.map_err(|e| {
             if e.starts_with("larger than") {
                 Refusal::response_too_large(self.max_resp)
             } else {
@@ -1254,12 +1268,26 @@ impl PeerCall<'_> {
         let stall = Duration::from_secs(self.st.config.peer_timeout_secs.max(1));
         let stall_secs = self.st.config.peer_timeout_secs;
         let agent_id = self.agent.agent_id.clone();
-        let mut events = resp.bytes_stream().eventsource();
+        let shutdown = self.st.shutdown.clone();
+        // Any byte from the peer is life, SSE comments (heartbeats) included.
+        let life = crate::edge::Liveness::new();
+        let seen = life.clone();
+        let mut events = resp
+            .bytes_stream()
+            .inspect(move |_| seen.touch())
+            .eventsource();
         let mut xl = xlate::Events::new(from, to);
         let s = async_stream::stream! {
             let mut total: u64 = 0;
             loop {
-                let next = match tokio::time::timeout(stall, events.next()).await {
+                let wait = stall.saturating_sub(life.silent_for());
+                let next = tokio::select! {
+                    biased;
+                    _ = shutdown.cancelled() => { yield Err(crate::edge::shutting_down()); break; }
+                    r = tokio::time::timeout(wait, events.next()) => r,
+                };
+                let next = match next {
+                    Err(_) if life.silent_for() < stall => continue,
                     Err(_) => { yield Err(Refusal::peer_timeout(stall_secs)); break; }
                     Ok(None) => { if let Some(ev) = xl.finish() { yield Ok(ev); } break; }
                     Ok(Some(Err(e))) => { yield Err(Refusal::peer_unreachable(&format!("stream broke: {e}"))); break; }

@@ -29,6 +29,8 @@
 //! - [`v1`]: ProtoJSON models of A2A 1.0 (`a2a.proto`, package `lf.a2a.v1`).
 //! - [`v03`]: A2A 0.3 in its JSON-RPC dialect, and [`v03::rest`] its HTTP+JSON (ProtoJSON of the 0.3 proto) dialect.
 //! - [`jsonrpc`]: JSON-RPC 2.0 envelopes and the method name sets of both versions.
+//! - [`path`]: strict percent-decoding of HTTP+JSON path segments.
+//! - [`envelope`]: the request envelope as a server reads it, the id kept as its exact text.
 //! - [`error`]: every A2A error with codes, names, reasons and both versions' wire forms.
 //! - [`version`]: `A2A-Version`, extension headers, media types and protocol binding names.
 //! - [`timestamp`]: lenient timestamp parsing, UTC `Z` output.
@@ -48,9 +50,11 @@
 #![warn(missing_docs)]
 
 pub mod binary;
+pub mod envelope;
 pub mod error;
 pub mod jsonrpc;
 pub(crate) mod macros;
+pub mod path;
 pub mod strict;
 pub mod timestamp;
 pub mod v03;

@@ -109,9 +109,24 @@ struct Serve {
     /// Terminal task TTL in the in-memory store (s). Default: 3600.
     #[arg(long, env = "A2A_AGENT_TERMINAL_TASK_TTL_S")]
     terminal_task_ttl_s: Option<u64>,
-    /// Shutdown grace period for running tasks (ms). Default: 10000.
+    /// On SIGTERM/SIGINT: stop accepting, let running tasks finish for this long, then fail
+    /// the rest (streams get the FAILED event, blocking sends the FAILED task) and exit 0 (ms).
+    /// Default: 10000.
     #[arg(long, env = "A2A_AGENT_SHUTDOWN_GRACE_MS")]
     shutdown_grace_ms: Option<u64>,
+    /// Time allowed for a request's headers to arrive (ms). Default: 10000.
+    #[arg(long, env = "A2A_AGENT_HEADER_READ_TIMEOUT_MS")]
+    header_read_timeout_ms: Option<u64>,
+    /// Time allowed for a request's whole body to arrive, 408 beyond (ms). Default: 30000.
+    #[arg(long, env = "A2A_AGENT_BODY_READ_TIMEOUT_MS")]
+    body_read_timeout_ms: Option<u64>,
+    /// Close a keep-alive connection with no request in flight after (ms). Default: 60000.
+    #[arg(long, env = "A2A_AGENT_IDLE_TIMEOUT_MS")]
+    idle_timeout_ms: Option<u64>,
+    /// Open connections at most, 503 beyond (0 = from the fd limit; always kept below
+    /// RLIMIT_NOFILE minus a margin). Default: 10000.
+    #[arg(long, env = "A2A_AGENT_MAX_CONNECTIONS")]
+    max_connections: Option<usize>,
     /// Public base URL for the card's interfaces. Default: the listening address.
     #[arg(long, env = "A2A_AGENT_PUBLIC_URL")]
     public_url: Option<String>,
@@ -151,7 +166,11 @@ fn build_config(s: &Serve) -> anyhow::Result<AgentConfig> {
         card_max_age_s,
         memory_store_cap,
         terminal_task_ttl_s,
-        shutdown_grace_ms
+        shutdown_grace_ms,
+        header_read_timeout_ms,
+        body_read_timeout_ms,
+        idle_timeout_ms,
+        max_connections
     );
     if s.api_key.is_some() {
         cfg.api_key = s.api_key.clone();
@@ -223,33 +242,10 @@ async fn serve(s: Serve) -> anyhow::Result<()> {
         )?;
         out.flush()?;
     }
-    shutdown_signal().await;
+    a2a_agent::listen::shutdown_signal().await;
     tracing::info!("shutting down");
     server.shutdown().await;
     Ok(())
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(t) => t,
-                Err(_) => {
-                    let _ = ctrl_c.await;
-                    return;
-                }
-            };
-        tokio::select! {
-            _ = ctrl_c => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = ctrl_c.await;
-    }
 }
 
 #[tokio::main]

@@ -81,6 +81,23 @@ struct ServeArgs {
     /// Bytes of an incoming push-notification body (413 a2a_push_too_large) [default: 1048576 = 1 MiB].
     #[arg(long, env = "A2A_GATEWAY_MAX_PUSH_BYTES")]
     max_push_bytes: Option<u64>,
+    /// On SIGTERM/SIGINT, seconds calls may finish before open streams end with an
+    /// a2a_shutting_down error event and waiting calls are answered with it [default: 5].
+    #[arg(long, env = "A2A_GATEWAY_SHUTDOWN_GRACE_SECS")]
+    shutdown_grace_secs: Option<u64>,
+    /// Seconds for a request's headers to arrive; the connection is closed beyond [default: 10].
+    #[arg(long, env = "A2A_GATEWAY_HEADER_READ_TIMEOUT_SECS")]
+    header_read_timeout_secs: Option<u64>,
+    /// Seconds for a request's whole body to arrive; 408 beyond [default: 30].
+    #[arg(long, env = "A2A_GATEWAY_BODY_READ_TIMEOUT_SECS")]
+    body_read_timeout_secs: Option<u64>,
+    /// Seconds an idle keep-alive connection stays open [default: 60].
+    #[arg(long, env = "A2A_GATEWAY_IDLE_TIMEOUT_SECS")]
+    idle_timeout_secs: Option<u64>,
+    /// Open connections at most, 503 beyond (0 = from the fd limit; always kept below
+    /// RLIMIT_NOFILE minus a margin) [default: 10000].
+    #[arg(long, env = "A2A_GATEWAY_MAX_CONNECTIONS")]
+    max_connections: Option<usize>,
     /// Base URL of push callbacks (a2a.push.callback-base-url): peers post notifications to
     /// `{base}/a2a/{agentId}/push:notify/{callback}` [default: none = push refused].
     #[arg(long, env = "A2A_GATEWAY_PUSH_CALLBACK_BASE_URL")]
@@ -127,6 +144,21 @@ impl ServeArgs {
         if let Some(v) = self.peer_timeout_secs {
             c.peer_timeout_secs = v;
         }
+        if let Some(v) = self.shutdown_grace_secs {
+            c.shutdown_grace_secs = v;
+        }
+        if let Some(v) = self.header_read_timeout_secs {
+            c.header_read_timeout_secs = v;
+        }
+        if let Some(v) = self.body_read_timeout_secs {
+            c.body_read_timeout_secs = v;
+        }
+        if let Some(v) = self.idle_timeout_secs {
+            c.idle_timeout_secs = v;
+        }
+        if let Some(v) = self.max_connections {
+            c.max_connections = v;
+        }
         if let Some(v) = self.max_message_chars {
             c.limits.max_message_chars = v;
         }
@@ -163,6 +195,10 @@ struct DemoArgs {
     /// A2A version the built-in echo agent speaks (the gateway translates for the other).
     #[arg(long, default_value = "1.0", value_parser = ["0.3", "1.0"])]
     echo_version: String,
+    /// On SIGTERM/SIGINT, seconds calls may finish before open streams end with an
+    /// a2a_shutting_down error event and waiting calls are answered with it.
+    #[arg(long, default_value_t = 5, env = "A2A_GATEWAY_SHUTDOWN_GRACE_SECS")]
+    shutdown_grace_secs: u64,
 }
 
 #[derive(Args)]
@@ -348,7 +384,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
     let gateway = Gateway::new(config, store).map_err(anyhow::Error::msg)?;
     let handle = gateway.serve(listener).await?;
     println!("LISTENING http://{addr}");
-    tokio::signal::ctrl_c().await.ok();
+    a2a_agent::listen::shutdown_signal().await;
     handle.shutdown().await;
     Ok(())
 }
@@ -400,6 +436,7 @@ async fn demo(args: DemoArgs) -> Result<()> {
         database: db.clone(),
         dev_mode: true,
         push_callback_base_url: Some(format!("http://{addr}")),
+        shutdown_grace_secs: args.shutdown_grace_secs,
         ..Config::default()
     };
     let gateway = Gateway::new(config, store).map_err(anyhow::Error::msg)?;
@@ -462,7 +499,7 @@ async fn demo(args: DemoArgs) -> Result<()> {
     );
     println!();
     println!("# Metrics: curl -s {base}/metrics");
-    tokio::signal::ctrl_c().await.ok();
+    a2a_agent::listen::shutdown_signal().await;
     handle.shutdown().await;
     let _ = echo_stop().await;
     Ok(())

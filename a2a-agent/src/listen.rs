@@ -1,0 +1,428 @@
+//! The protocol edge shared by the agent and the gateway: one accept loop with TCP_NODELAY,
+//! header-read, body-read and idle timeouts, a connection cap kept below the fd limit, graceful
+//! draining, and the SIGTERM/SIGINT wait of both binaries ([`shutdown_signal`]).
+//!
+//! Built on `hyper` + `hyper-util` (`server::conn::auto`, HTTP/1.1 and h2c) rather than
+//! `axum::serve`, which offers none of these timeouts.
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::response::Response;
+use bytes::Bytes;
+use futures::StreamExt;
+use http_body_util::BodyExt;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tower::ServiceExt;
+
+/// Connection-level limits of a server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListenConfig {
+    /// Time allowed for a request's headers to arrive (slowloris). Default: 10 s.
+    pub header_read_timeout: Duration,
+    /// Time allowed for a request's whole body to arrive (slow body): 408 beyond. Default: 30 s.
+    pub body_read_timeout: Duration,
+    /// A connection with no request in flight for this long is closed. Default: 60 s.
+    pub idle_timeout: Duration,
+    /// Open connections at most; 0 = derived from the fd limit. Beyond it new connections get
+    /// 503 and are closed. Always kept below `RLIMIT_NOFILE` minus a margin. Default: 10000.
+    pub max_connections: usize,
+    /// Body bytes buffered under the body-read timeout; a larger body is passed on as a stream
+    /// (the server's own size limit answers it). Default: 16 MiB.
+    pub max_buffered_body: usize,
+}
+
+impl Default for ListenConfig {
+    fn default() -> Self {
+        ListenConfig {
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 10_000,
+            max_buffered_body: 16 * 1024 * 1024,
+        }
+    }
+}
+
+/// Why the edge refuses a request itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EdgeRefusal {
+    /// The body did not arrive within the body-read timeout (408).
+    BodyTimeout(Duration),
+    /// The connection cap is reached (503).
+    Overloaded,
+}
+
+impl EdgeRefusal {
+    /// The HTTP status of the refusal.
+    pub fn status(self) -> http::StatusCode {
+        match self {
+            EdgeRefusal::BodyTimeout(_) => http::StatusCode::REQUEST_TIMEOUT,
+            EdgeRefusal::Overloaded => http::StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    /// A human-readable message.
+    pub fn message(self) -> String {
+        match self {
+            EdgeRefusal::BodyTimeout(d) => format!(
+                "the request body did not arrive within {} ms",
+                d.as_millis()
+            ),
+            EdgeRefusal::Overloaded => {
+                "the server is at its connection limit; retry later".to_string()
+            }
+        }
+    }
+}
+
+/// Renders an [`EdgeRefusal`] as the server's JSON error in the caller's form (the request head
+/// tells the binding and version).
+pub type Refuser = Arc<dyn Fn(&http::request::Parts, EdgeRefusal) -> Response + Send + Sync>;
+
+/// Extra connections that may be open only to receive the 503 refusal.
+const REFUSAL_SLOTS: usize = 64;
+/// File descriptors kept free below `RLIMIT_NOFILE` (stores, peers, logs, child processes).
+const FD_MARGIN: u64 = 256;
+
+/// The soft `RLIMIT_NOFILE` of the process (unix), if known.
+pub fn fd_limit() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        let mut r = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes into the struct we own.
+        let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } == 0;
+        (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur as u64)
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+/// The connection cap actually applied: the configured one (0 = 10000), kept below the fd
+/// limit minus a margin and the refusal slots.
+pub fn effective_max_connections(configured: usize) -> usize {
+    let wanted = if configured == 0 { 10_000 } else { configured };
+    match fd_limit() {
+        Some(l) => {
+            let room = l.saturating_sub(FD_MARGIN + REFUSAL_SLOTS as u64).max(16);
+            wanted.min(usize::try_from(room).unwrap_or(usize::MAX))
+        }
+        None => wanted,
+    }
+}
+
+/// Waits for SIGINT (Ctrl-C) or SIGTERM, whichever comes first.
+pub async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(t) => t,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
+
+/// A running accept loop and its connections.
+pub struct Listening {
+    addr: SocketAddr,
+    stop: CancellationToken,
+    kill: CancellationToken,
+    conns: TaskTracker,
+    open: Arc<AtomicUsize>,
+}
+
+impl Listening {
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Open connections right now.
+    pub fn open_connections(&self) -> usize {
+        self.open.load(Ordering::SeqCst)
+    }
+
+    /// Stop accepting; idle keep-alive connections close, in-flight requests continue.
+    pub fn stop_accepting(&self) {
+        self.stop.cancel();
+        self.conns.close();
+    }
+
+    /// Wait up to `within` for every connection to close; true when all did.
+    pub async fn drain(&self, within: Duration) -> bool {
+        self.conns.close();
+        tokio::time::timeout(within, self.conns.wait())
+            .await
+            .is_ok()
+    }
+
+    /// Drop every connection still open.
+    pub async fn kill(&self) {
+        self.kill.cancel();
+        let _ = tokio::time::timeout(Duration::from_secs(2), self.conns.wait()).await;
+    }
+}
+
+/// Serve `router` on `listener` with the edge limits of `cfg`; `refuse` renders the 408/503
+/// answers in the server's error form.
+pub fn serve(
+    listener: TcpListener,
+    router: axum::Router,
+    cfg: ListenConfig,
+    refuse: Refuser,
+) -> std::io::Result<Listening> {
+    let addr = listener.local_addr()?;
+    let stop = CancellationToken::new();
+    let kill = CancellationToken::new();
+    let conns = TaskTracker::new();
+    let open = Arc::new(AtomicUsize::new(0));
+    let max = effective_max_connections(cfg.max_connections);
+    let slots = Arc::new(Semaphore::new(max));
+    let refusal_slots = Arc::new(Semaphore::new(REFUSAL_SLOTS));
+    let cfg = Arc::new(cfg);
+    let l = Listening {
+        addr,
+        stop: stop.clone(),
+        kill: kill.clone(),
+        conns: conns.clone(),
+        open: open.clone(),
+    };
+    tracing::debug!(max_connections = max, "edge listener");
+    tokio::spawn(async move {
+        loop {
+            let (tcp, _peer) = tokio::select! {
+                _ = stop.cancelled() => break,
+                r = listener.accept() => match r {
+                    Ok(x) => x,
+                    Err(e) => {
+                        // EMFILE and friends: back off instead of spinning.
+                        tracing::warn!("accept error: {e}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+            };
+            let _ = tcp.set_nodelay(true);
+            let ctx = ConnCtx {
+                router: router.clone(),
+                cfg: cfg.clone(),
+                refuse: refuse.clone(),
+                stop: stop.clone(),
+                kill: kill.clone(),
+            };
+            match slots.clone().try_acquire_owned() {
+                Ok(permit) => {
+                    let open = open.clone();
+                    open.fetch_add(1, Ordering::SeqCst);
+                    conns.spawn(async move {
+                        ctx.run(tcp, false).await;
+                        open.fetch_sub(1, Ordering::SeqCst);
+                        drop(permit);
+                    });
+                }
+                Err(_) => match refusal_slots.clone().try_acquire_owned() {
+                    Ok(permit) => {
+                        conns.spawn(async move {
+                            ctx.run(tcp, true).await;
+                            drop(permit);
+                        });
+                    }
+                    Err(_) => drop(tcp),
+                },
+            }
+        }
+    });
+    Ok(l)
+}
+
+struct ConnCtx {
+    router: axum::Router,
+    cfg: Arc<ListenConfig>,
+    refuse: Refuser,
+    stop: CancellationToken,
+    kill: CancellationToken,
+}
+
+/// Requests in flight on a connection and when the last one ended (ms since `start`).
+struct Activity {
+    start: Instant,
+    in_flight: AtomicUsize,
+    last_ms: AtomicU64,
+}
+
+impl Activity {
+    fn touch(&self) {
+        let ms = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_ms.store(ms, Ordering::SeqCst);
+    }
+    fn idle_for(&self) -> Duration {
+        let last = Duration::from_millis(self.last_ms.load(Ordering::SeqCst));
+        self.start.elapsed().saturating_sub(last)
+    }
+}
+
+/// Ends a request's activity when the response body is dropped.
+struct InFlight(Arc<Activity>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.touch();
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl ConnCtx {
+    async fn run(self, tcp: tokio::net::TcpStream, overloaded: bool) {
+        let act = Arc::new(Activity {
+            start: Instant::now(),
+            in_flight: AtomicUsize::new(0),
+            last_ms: AtomicU64::new(0),
+        });
+        let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+        builder
+            .http1()
+            .timer(TokioTimer::new())
+            .header_read_timeout(self.cfg.header_read_timeout)
+            .keep_alive(!overloaded);
+        builder.http2().timer(TokioTimer::new());
+        let ConnCtx {
+            router,
+            cfg,
+            refuse,
+            stop,
+            kill,
+        } = self;
+        let idle = if overloaded {
+            cfg.header_read_timeout
+        } else {
+            cfg.idle_timeout
+        };
+        let act2 = act.clone();
+        let svc = hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+            let router = router.clone();
+            let cfg = cfg.clone();
+            let refuse = refuse.clone();
+            let act = act2.clone();
+            async move {
+                act.in_flight.fetch_add(1, Ordering::SeqCst);
+                let guard = InFlight(act);
+                let req = req.map(Body::new);
+                let resp = if overloaded {
+                    let (parts, _) = req.into_parts();
+                    close(refuse(&parts, EdgeRefusal::Overloaded))
+                } else {
+                    match buffer_body(req, &cfg).await {
+                        Ok(req) => match router.oneshot(req).await {
+                            Ok(r) => r,
+                            Err(never) => match never {},
+                        },
+                        Err(parts) => close(refuse(
+                            &parts,
+                            EdgeRefusal::BodyTimeout(cfg.body_read_timeout),
+                        )),
+                    }
+                };
+                let resp = resp.map(|b| {
+                    Body::new(b.map_frame(move |f| {
+                        let _ = &guard;
+                        f
+                    }))
+                });
+                Ok::<_, std::convert::Infallible>(resp)
+            }
+        });
+        let conn = builder.serve_connection_with_upgrades(TokioIo::new(tcp), svc);
+        tokio::pin!(conn);
+        let mut draining = false;
+        loop {
+            let wait = idle
+                .saturating_sub(act.idle_for())
+                .max(Duration::from_millis(50));
+            tokio::select! {
+                _ = conn.as_mut() => return,
+                _ = kill.cancelled() => return,
+                _ = stop.cancelled(), if !draining => {
+                    draining = true;
+                    conn.as_mut().graceful_shutdown();
+                }
+                _ = tokio::time::sleep(wait), if !draining => {
+                    if act.in_flight.load(Ordering::SeqCst) == 0 && act.idle_for() >= idle {
+                        draining = true;
+                        conn.as_mut().graceful_shutdown();
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn close(mut r: Response) -> Response {
+    r.headers_mut().insert(
+        http::header::CONNECTION,
+        http::HeaderValue::from_static("close"),
+    );
+    r
+}
+
+/// Read the body within the body-read timeout. Up to `max_buffered_body` bytes are buffered;
+/// a larger body goes on as buffered prefix + the rest of the stream. `Err` = timed out.
+async fn buffer_body(req: Request, cfg: &ListenConfig) -> Result<Request, http::request::Parts> {
+    let (parts, mut body) = req.into_parts();
+    if axum::body::HttpBody::is_end_stream(&body) {
+        return Ok(Request::from_parts(parts, body));
+    }
+    let deadline = tokio::time::Instant::now() + cfg.body_read_timeout;
+    let mut buf = bytes::BytesMut::new();
+    loop {
+        let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
+            Err(_) => return Err(parts),
+            Ok(None) => break,
+            Ok(Some(Err(e))) => {
+                // Pass the error on: the server reports a broken body its own way.
+                let err = std::io::Error::other(e.to_string());
+                let s = futures::stream::iter([Ok(buf.freeze()), Err(err)]);
+                return Ok(Request::from_parts(parts, Body::from_stream(s)));
+            }
+            Ok(Some(Ok(f))) => f,
+        };
+        if let Ok(d) = frame.into_data() {
+            buf.extend_from_slice(&d);
+        }
+        if buf.len() > cfg.max_buffered_body {
+            let head = futures::stream::once(futures::future::ready(Ok::<Bytes, axum::Error>(
+                buf.freeze(),
+            )));
+            let rest = body.into_data_stream();
+            return Ok(Request::from_parts(
+                parts,
+                Body::from_stream(head.chain(rest)),
+            ));
+        }
+    }
+    Ok(Request::from_parts(parts, Body::from(buf.freeze())))
+}

@@ -1,0 +1,174 @@
+//! Error forms at the edge of the router: every error the gateway writes is JSON in the caller's
+//! A2A form, including the ones no handler decides.
+//!
+//! [`guard`] wraps the whole router:
+//! - a path whose segments are not valid percent-encoded UTF-8 is refused (400, `a2a_bad_path`);
+//! - a declared `Content-Length` over the limit is refused at once, before the body is read
+//!   (413 `a2a_payload_too_large`, `Connection: close`);
+//! - any other error response that is not JSON (axum's 404/405 with empty bodies, its
+//!   text/plain 400/413/415/422 rejections) is rewritten into the same status in A2A form.
+//!
+//! The form follows the path: the JSON-RPC endpoints (`/a2a/{agent}`, `/a2a/{agent}/{op}`) get a
+//! JSON-RPC error object with `id: null` in the requested version's form; everything else (the
+//! HTTP+JSON binding under `/a2a/{agent}/v1/`, cards, push callbacks, `/admin`, unknown paths)
+//! gets the 1.0 `google.rpc.Status` body.
+
+use std::sync::Arc;
+
+use a2a_types::envelope::{EnvelopeError, EnvelopeErrorKind, RawId};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::errors::{Refusal, Version};
+use crate::server::{GatewayState, MAX_REQUEST_BYTES, negotiate, random_hex};
+
+/// Which error form a path's callers expect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// A JSON-RPC error response in this version's form.
+    Rpc(Version),
+    /// A 1.0 `google.rpc.Status` body.
+    Rest,
+}
+
+/// The error form of `path` (see the module documentation).
+pub fn form_of(path: &str, headers: &HeaderMap, query: Option<&str>, serve_v1: bool) -> Form {
+    let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let rpc = match segs.as_slice() {
+        ["a2a", _] => true,
+        ["a2a", _, op] => *op != "v1" && *op != ".well-known" && *op != "push:notify",
+        _ => false,
+    };
+    if !rpc {
+        return Form::Rest;
+    }
+    let requested = headers
+        .get("a2a-version")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| {
+            url::form_urlencoded::parse(query?.as_bytes())
+                .find(|(k, _)| k.eq_ignore_ascii_case("a2a-version"))
+                .map(|(_, v)| v.into_owned())
+        });
+    Form::Rpc(match negotiate(requested.as_deref(), serve_v1) {
+        Ok(v) => v,
+        Err((_, v)) => v,
+    })
+}
+
+/// A JSON response from text.
+pub fn json_text_response(
+    status: StatusCode,
+    content_type: &'static str,
+    body: String,
+) -> Response {
+    let mut resp = (status, body).into_response();
+    resp.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    resp
+}
+
+/// `r` in `form` with its own HTTP status (not audited: nothing reached a handler).
+pub fn render(form: Form, r: &Refusal) -> Response {
+    let trace = random_hex(16);
+    let status = StatusCode::from_u16(r.rest_status()).unwrap_or(StatusCode::BAD_REQUEST);
+    let body = match form {
+        Form::Rpc(v) => r.jsonrpc_text(v, &RawId::null(), &trace),
+        Form::Rest => r.status_body(&trace).to_string(),
+    };
+    let mut resp = json_text_response(status, "application/json", body);
+    if status == StatusCode::UNAUTHORIZED {
+        resp.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    resp
+}
+
+/// The refusal of an envelope the JSON-RPC endpoints cannot read.
+pub fn envelope_refusal(e: &EnvelopeError) -> Refusal {
+    match e.kind {
+        EnvelopeErrorKind::NotJson => Refusal::parse_error(&e.detail),
+        _ => Refusal::invalid_request(&e.detail),
+    }
+}
+
+/// The body limit of `path` in bytes.
+fn body_limit(st: &GatewayState, path: &str) -> u64 {
+    if path.contains("/push:notify/") {
+        st.config.limits.max_push_bytes
+    } else {
+        MAX_REQUEST_BYTES as u64
+    }
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|c| {
+            let base = c.split(';').next().unwrap_or("").trim();
+            base.eq_ignore_ascii_case("application/json")
+                || base.eq_ignore_ascii_case("application/a2a+json")
+        })
+        .unwrap_or(false)
+}
+
+/// The router-wide middleware (see the module documentation).
+pub async fn guard(State(st): State<Arc<GatewayState>>, req: Request, next: Next) -> Response {
+    let path = req.uri().path().to_owned();
+    let method = req.method().clone();
+    let form = form_of(&path, req.headers(), req.uri().query(), st.config.serve_v1);
+    if let Err(e) = a2a_types::path::check_path(&path) {
+        return render(form, &Refusal::bad_path(&e.to_string()));
+    }
+    let limit = body_limit(&st, &path);
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        let mut r = render(form, &Refusal::payload_too_large(limit));
+        r.headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return r;
+    }
+    let resp = next.run(req).await;
+    if resp.status().as_u16() < 400 || is_json(resp.headers()) {
+        return resp;
+    }
+    let (parts, body) = resp.into_parts();
+    let text = axum::body::to_bytes(body, 16 * 1024)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
+        .unwrap_or_default();
+    let mut refusal = match parts.status {
+        StatusCode::NOT_FOUND => Refusal::route_not_found(method.as_str(), &path),
+        StatusCode::METHOD_NOT_ALLOWED => Refusal::method_not_allowed(method.as_str(), &path),
+        StatusCode::PAYLOAD_TOO_LARGE => Refusal::payload_too_large(limit),
+        s => Refusal::http(
+            s.as_u16(),
+            if text.is_empty() {
+                s.canonical_reason().unwrap_or("error")
+            } else {
+                &text
+            },
+        ),
+    };
+    // The rewritten answer keeps the original status and headers (such as `Allow`).
+    refusal.status = parts.status.as_u16();
+    let mut out = render(form, &refusal);
+    for (k, v) in &parts.headers {
+        if k != header::CONTENT_TYPE && k != header::CONTENT_LENGTH {
+            out.headers_mut().insert(k.clone(), v.clone());
+        }
+    }
+    if parts.status == StatusCode::PAYLOAD_TOO_LARGE {
+        out.headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    out
+}

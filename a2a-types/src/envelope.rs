@@ -1,0 +1,282 @@
+//! The JSON-RPC request envelope as a server reads it, with the `id` kept as its exact JSON text.
+//!
+//! [`jsonrpc::Id`](crate::jsonrpc::Id) stores numbers as `serde_json::Number`, which (without
+//! serde_json's `arbitrary_precision`) turns integers beyond `i64`/`u64` into floats. A server
+//! must echo the caller's id exactly, so [`parse_envelope`] keeps it as a [`RawId`] (the id's own
+//! JSON text, checked to be a string, a number or `null`) and [`RawId::result_text`] /
+//! [`RawId::error_text`] write responses around that text.
+//!
+//! Refusals ([`EnvelopeError`]): a body that is not JSON (`-32700`), a batch (an array: batches
+//! are not supported), any other non-object, and an id that is an object, array or boolean
+//! (`-32600`, answered with `id: null`).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Serialize, Serializer};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+/// A JSON-RPC id kept as its exact JSON text: a string, a number of any size, or `null`.
+#[derive(Debug, Clone)]
+pub struct RawId(Box<RawValue>);
+
+impl PartialEq for RawId {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.get() == other.0.get()
+    }
+}
+
+impl Eq for RawId {}
+
+impl Default for RawId {
+    fn default() -> Self {
+        RawId::null()
+    }
+}
+
+impl RawId {
+    /// The `null` id.
+    pub fn null() -> RawId {
+        RawId(RawValue::NULL.to_owned())
+    }
+
+    /// The id in `raw` if it is a string, a number or `null`.
+    pub fn from_raw(raw: &RawValue) -> Option<RawId> {
+        let text = raw.get().trim();
+        match text.as_bytes().first()? {
+            b'"' | b'-' | b'0'..=b'9' | b'n' => {
+                RawValue::from_string(text.to_owned()).ok().map(RawId)
+            }
+            _ => None,
+        }
+    }
+
+    /// The id's JSON text, exactly as the caller sent it.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// True for `null`.
+    pub fn is_null(&self) -> bool {
+        self.0.get() == "null"
+    }
+
+    /// The id as a JSON value when a `serde_json::Value` carries it exactly (strings, null,
+    /// numbers that print back to the same text); `None` for, e.g., integers beyond `u64`.
+    pub fn to_exact_value(&self) -> Option<Value> {
+        let v: Value = serde_json::from_str(self.get()).ok()?;
+        match &v {
+            Value::Number(n) if n.to_string() != self.get() => None,
+            _ => Some(v),
+        }
+    }
+
+    /// `{"jsonrpc":"2.0","id":<id>,"result":<result>}` as text.
+    pub fn result_text(&self, result: &Value) -> String {
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{result}}}",
+            self.get()
+        )
+    }
+
+    /// `{"jsonrpc":"2.0","id":<id>,"error":<error>}` as text.
+    pub fn error_text(&self, error: &Value) -> String {
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{error}}}",
+            self.get()
+        )
+    }
+}
+
+impl fmt::Display for RawId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.get())
+    }
+}
+
+impl Serialize for RawId {
+    /// Exact with the `serde_json` serializer; other serializers see the raw value's own form.
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+/// What was wrong with an envelope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnvelopeErrorKind {
+    /// The body is not JSON (`-32700`).
+    NotJson,
+    /// The body is a JSON array: batch requests are not supported (`-32600`).
+    Batch,
+    /// The body is JSON but not an object (`-32600`).
+    NotObject,
+    /// The id is an object, an array or a boolean (`-32600`).
+    BadId,
+}
+
+/// A refused envelope; the answer's id is always `null`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvelopeError {
+    /// Which refusal.
+    pub kind: EnvelopeErrorKind,
+    /// A description naming what was wrong.
+    pub detail: String,
+}
+
+impl EnvelopeError {
+    /// The JSON-RPC code: `-32700` for [`EnvelopeErrorKind::NotJson`], else `-32600`.
+    pub fn code(&self) -> i64 {
+        match self.kind {
+            EnvelopeErrorKind::NotJson => crate::error::ErrorKind::JsonParse.code(),
+            _ => crate::error::ErrorKind::InvalidRequest.code(),
+        }
+    }
+}
+
+impl fmt::Display for EnvelopeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.detail, self.code())
+    }
+}
+
+impl std::error::Error for EnvelopeError {}
+
+/// A JSON-RPC request object: its exact id and every other member as JSON values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Envelope {
+    /// The id (`null` when absent).
+    pub id: RawId,
+    /// True when the body had an `id` member (false for a notification).
+    pub has_id: bool,
+    /// The other members (`jsonrpc`, `method`, `params`, ...), unchecked.
+    pub members: Map<String, Value>,
+}
+
+impl Envelope {
+    /// The `method` member if it is a string.
+    pub fn method(&self) -> Option<&str> {
+        self.members.get("method").and_then(Value::as_str)
+    }
+}
+
+/// Reads a JSON-RPC request body: JSON, a single object, an id that is a string, number or null.
+/// The members other than `id` are returned unchecked for the caller's own rules.
+pub fn parse_envelope(body: &[u8]) -> Result<Envelope, EnvelopeError> {
+    let raw: BTreeMap<String, Box<RawValue>> = match serde_json::from_slice(body) {
+        Ok(m) => m,
+        Err(e) => return Err(not_an_object(body, e)),
+    };
+    let mut id = RawId::null();
+    let mut has_id = false;
+    let mut members = Map::new();
+    for (k, v) in raw {
+        if k == "id" {
+            has_id = true;
+            id = RawId::from_raw(&v).ok_or_else(|| EnvelopeError {
+                kind: EnvelopeErrorKind::BadId,
+                detail: "id must be a string, a number or null".into(),
+            })?;
+        } else {
+            let value: Value = serde_json::from_str(v.get()).map_err(|e| EnvelopeError {
+                kind: EnvelopeErrorKind::NotJson,
+                detail: e.to_string(),
+            })?;
+            members.insert(k, value);
+        }
+    }
+    Ok(Envelope {
+        id,
+        has_id,
+        members,
+    })
+}
+
+fn not_an_object(body: &[u8], e: serde_json::Error) -> EnvelopeError {
+    if let Err(syntax) = serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+        return EnvelopeError {
+            kind: EnvelopeErrorKind::NotJson,
+            detail: syntax.to_string(),
+        };
+    }
+    let first = body.iter().find(|b| !b.is_ascii_whitespace()).copied();
+    if first == Some(b'[') {
+        EnvelopeError {
+            kind: EnvelopeErrorKind::Batch,
+            detail: "batch requests are not supported; send one request object".into(),
+        }
+    } else if first == Some(b'{') {
+        // An object the map could not hold (e.g. a key that is not valid UTF-8 text).
+        EnvelopeError {
+            kind: EnvelopeErrorKind::NotJson,
+            detail: e.to_string(),
+        }
+    } else {
+        EnvelopeError {
+            kind: EnvelopeErrorKind::NotObject,
+            detail: "the body must be a JSON-RPC request object".into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(b: &str) -> EnvelopeErrorKind {
+        parse_envelope(b.as_bytes()).unwrap_err().kind
+    }
+
+    #[test]
+    fn ids_kept_exactly() {
+        for id in [
+            "-9223372036854775809",
+            "18446744073709551616",
+            "1.50",
+            "1e400",
+            "\"a\\u00e9\"",
+            "7",
+            "null",
+        ] {
+            let body = format!(r#"{{"jsonrpc":"2.0","id": {id} ,"method":"m"}}"#);
+            let e = parse_envelope(body.as_bytes()).unwrap();
+            assert_eq!(e.id.get(), id);
+            assert!(e.has_id);
+            assert_eq!(
+                e.id.result_text(&Value::Null),
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"result":null}}"#)
+            );
+        }
+        let e = parse_envelope(br#"{"jsonrpc":"2.0","method":"m"}"#).unwrap();
+        assert!(e.id.is_null() && !e.has_id);
+        assert_eq!(e.method(), Some("m"));
+    }
+
+    #[test]
+    fn exact_values() {
+        let id = |s: &str| RawId::from_raw(&RawValue::from_string(s.into()).unwrap()).unwrap();
+        assert_eq!(id("7").to_exact_value(), Some(Value::from(7)));
+        assert_eq!(id("\"x\"").to_exact_value(), Some(Value::from("x")));
+        assert_eq!(id("18446744073709551616").to_exact_value(), None);
+        assert_eq!(id("-9223372036854775809").to_exact_value(), None);
+    }
+
+    #[test]
+    fn refusals() {
+        assert_eq!(kind("{"), EnvelopeErrorKind::NotJson);
+        assert_eq!(kind(""), EnvelopeErrorKind::NotJson);
+        assert_eq!(kind("[]"), EnvelopeErrorKind::Batch);
+        assert_eq!(
+            kind(r#" [{"jsonrpc":"2.0","id":1,"method":"m"}]"#),
+            EnvelopeErrorKind::Batch
+        );
+        assert_eq!(kind("3"), EnvelopeErrorKind::NotObject);
+        assert_eq!(kind("null"), EnvelopeErrorKind::NotObject);
+        for id in ["{}", "[1]", "true", "false"] {
+            let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"m"}}"#);
+            let e = parse_envelope(body.as_bytes()).unwrap_err();
+            assert_eq!((e.kind, e.code()), (EnvelopeErrorKind::BadId, -32600));
+        }
+        assert_eq!(parse_envelope(b"\xff").unwrap_err().code(), -32700);
+    }
+}
