@@ -42,6 +42,7 @@ pub mod errors;
 pub mod keys;
 pub mod metrics;
 pub mod ops;
+pub mod ownership;
 pub mod peer;
 pub mod push;
 pub mod seams;

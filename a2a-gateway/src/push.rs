@@ -198,38 +198,60 @@ pub fn remember_id(
     }
 }
 
-/// Rewrites every sealed callback URL in an answer back to the caller's own webhook.
-pub fn unseal(st: &GatewayState, base: &str, agent_id: &str, caller: Version, v: &mut Value) {
+/// Rewrites every sealed callback URL in an answer back to the caller's own webhook. Only
+/// callbacks of `workspace_id` and `agent_id` are unsealed; a callback of anyone else keeps the
+/// gateway URL and loses its notification token.
+pub fn unseal(
+    st: &GatewayState,
+    base: &str,
+    workspace_id: &str,
+    agent_id: &str,
+    caller: Version,
+    v: &mut Value,
+) {
     let prefix = callback_prefix(base, agent_id);
     match v {
         Value::Array(a) => a
             .iter_mut()
-            .for_each(|x| unseal(st, base, agent_id, caller, x)),
+            .for_each(|x| unseal(st, base, workspace_id, agent_id, caller, x)),
         Value::Object(o) => {
-            let cb = o
+            let sealed = o
                 .get("url")
                 .and_then(Value::as_str)
                 .and_then(|u| u.strip_prefix(&prefix))
-                .and_then(|id| st.store.push_callback(id).ok().flatten());
-            if let Some(cb) = cb {
-                o.insert("url".into(), json!(cb.url));
-                match cb.token {
-                    Some(t) => o.insert("token".into(), json!(t)),
-                    None => o.remove("token"),
-                };
-                if let Some(scheme) = cb.auth_scheme {
-                    let mut auth = match caller {
-                        Version::V03 => json!({"schemes": [scheme]}),
-                        Version::V10 => json!({"scheme": scheme}),
-                    };
-                    if let Some(c) = cb.auth_credentials {
-                        auth["credentials"] = json!(c);
+                .map(str::to_owned);
+            if let Some(id) = sealed {
+                let cb = st
+                    .store
+                    .push_callback(&id)
+                    .ok()
+                    .flatten()
+                    .filter(|cb| cb.workspace_id == workspace_id && cb.agent_id == agent_id);
+                match cb {
+                    Some(cb) => {
+                        o.insert("url".into(), json!(cb.url));
+                        match cb.token {
+                            Some(t) => o.insert("token".into(), json!(t)),
+                            None => o.remove("token"),
+                        };
+                        if let Some(scheme) = cb.auth_scheme {
+                            let mut auth = match caller {
+                                Version::V03 => json!({"schemes": [scheme]}),
+                                Version::V10 => json!({"scheme": scheme}),
+                            };
+                            if let Some(c) = cb.auth_credentials {
+                                auth["credentials"] = json!(c);
+                            }
+                            o.insert("authentication".into(), auth);
+                        }
                     }
-                    o.insert("authentication".into(), auth);
+                    None => {
+                        o.remove("token");
+                    }
                 }
             }
             o.values_mut()
-                .for_each(|x| unseal(st, base, agent_id, caller, x));
+                .for_each(|x| unseal(st, base, workspace_id, agent_id, caller, x));
         }
         _ => {}
     }

@@ -34,6 +34,7 @@ use crate::errors::{Binding, Refusal, Version, spec_reason};
 use crate::keys;
 use crate::metrics::Metrics;
 use crate::ops::Operation;
+use crate::ownership::{self, Owner, OwnershipStore, SqliteOwnership};
 use crate::peer::{self, CardCache, Chosen};
 use crate::seams::{HopContext, Seams};
 use crate::store::{Agent, AuditRecord, KeyRejection, Principal, Store, Workspace};
@@ -376,13 +377,15 @@ fn content_type_ok(headers: &HeaderMap) -> Result<(), Refusal> {
 }
 
 fn authenticate(st: &GatewayState, headers: &HeaderMap) -> Result<Principal, Refusal> {
+    let refused = |reason: &'static str, detail: &str| {
+        st.metrics.unauthenticated(reason);
+        Err(Refusal::unauthorized(detail))
+    };
     let Some(auth) = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
     else {
-        return Err(Refusal::unauthorized(
-            "missing: send Authorization: Bearer <key>",
-        ));
+        return refused("missing", "missing: send Authorization: Bearer <key>");
     };
     let token = auth
         .strip_prefix("Bearer ")
@@ -391,9 +394,9 @@ fn authenticate(st: &GatewayState, headers: &HeaderMap) -> Result<Principal, Ref
         .trim();
     match st.store.authenticate(token) {
         Ok(Ok(p)) => Ok(p),
-        Ok(Err(KeyRejection::Invalid)) => Err(Refusal::unauthorized("is not valid")),
-        Ok(Err(KeyRejection::Expired)) => Err(Refusal::unauthorized("has expired")),
-        Ok(Err(KeyRejection::Revoked)) => Err(Refusal::unauthorized("was revoked")),
+        Ok(Err(KeyRejection::Invalid)) => refused("invalid", "is not valid"),
+        Ok(Err(KeyRejection::Expired)) => refused("expired", "has expired"),
+        Ok(Err(KeyRejection::Revoked)) => refused("revoked", "was revoked"),
         Err(e) => Err(Refusal::internal(&e.to_string())),
     }
 }
@@ -422,6 +425,13 @@ fn record(st: &GatewayState, call: &mut Call, refusal: Option<&Refusal>) {
         .unwrap_or_else(|| "unknown".into());
     let code = refusal.map(|r| r.code.as_str()).unwrap_or("ok");
     st.metrics.record(&op, code, latency.as_secs_f64());
+    // Only authenticated callers get audit rows: refusals before a key was accepted are
+    // counted (`a2a_unauthenticated_total`, `a2a_requests_total`) and logged sampled, so that
+    // nobody without a key can grow the append-only table.
+    if call.audit.workspace_id.is_none() {
+        st.metrics.log_unaudited(&call.trace_id, &op, code);
+        return;
+    }
     if let Err(e) = st.store.append_audit(&call.audit) {
         tracing::error!(trace_id = %call.trace_id, "audit write failed: {e}");
     }
@@ -708,6 +718,20 @@ async fn execute(
     st.seams.pii.scan(&hop, &mut params)?;
     // Validation in the caller's version happens before anything is fetched from the peer.
     xlate::request(op, call.version, call.version, &params)?;
+    // Ownership: a task of another owner answers exactly like one that never existed.
+    let owner = Owner {
+        workspace_id: principal.workspace_id.clone(),
+        agent_id: agent_id.to_owned(),
+    };
+    let owners: Arc<dyn OwnershipStore> = Arc::new(SqliteOwnership::new(st.store.clone()));
+    call.audit.task_id = ownership::check(
+        owners.as_ref(),
+        &agent.endpoint,
+        &owner,
+        op,
+        call.version,
+        &params,
+    )?;
     let push_mode = if op == Operation::SetPushConfig {
         check_webhook(st, &params, call.version).await?;
         Some(crate::push::mode(st, &principal.workspace_id)?)
@@ -829,10 +853,38 @@ async fn execute(
         max_resp,
         max_stream,
     };
-    let mut answer = match chosen.binding {
-        Binding::JsonRpc => ctx.jsonrpc(op, peer_params).await?,
-        Binding::HttpJson => ctx.rest(op, peer_params).await?,
+    // The intent record: written before the peer is called, completed by `record`.
+    call.audit.decision = "allowed".into();
+    call.audit.client_version = Some(call.version.as_str().to_owned());
+    call.audit.intent_seq = Some(
+        st.store
+            .append_intent(&call.audit)
+            .map_err(|e| Refusal::internal(&format!("audit intent not written: {e}")))?,
+    );
+    let mut answer = if op == Operation::ListTasks {
+        list_owned(
+            st,
+            &ctx,
+            owners.as_ref(),
+            &agent.endpoint,
+            &owner,
+            &params,
+            peer_params,
+        )
+        .await?
+    } else {
+        match chosen.binding {
+            Binding::JsonRpc => ctx.jsonrpc(op, peer_params).await?,
+            Binding::HttpJson => ctx.rest(op, peer_params).await?,
+        }
     };
+    if matches!(op, Operation::SendMessage | Operation::SendStreamingMessage) {
+        let (a, task) = ownership::bind_answer(owners, &agent.endpoint, &owner, answer)?;
+        answer = a;
+        if task.is_some() {
+            call.audit.task_id = task;
+        }
+    }
     // Sealed configs are unsealed whatever the workspace's mode is now (a workspace may have
     // been switched to direct delivery after sealing).
     if let (Some(base), Answer::Unary(res)) = (&st.config.push_callback_base_url, &mut answer)
@@ -844,7 +896,14 @@ async fn execute(
         if op == Operation::DeletePushConfig {
             crate::push::forget(st, &principal.workspace_id, agent_id, call.version, &params);
         }
-        crate::push::unseal(st, base.trim_end_matches('/'), agent_id, call.version, res);
+        crate::push::unseal(
+            st,
+            base.trim_end_matches('/'),
+            &principal.workspace_id,
+            agent_id,
+            call.version,
+            res,
+        );
     }
     if let (Some((offset, size, task)), Answer::Unary(res)) = (&page, &answer) {
         let all = res
@@ -867,6 +926,111 @@ async fn execute(
         ));
     }
     Ok(answer)
+}
+
+/// Largest ListTasks page the gateway serves (and asks its peers for).
+const MAX_LIST_PAGE: usize = 100;
+/// Peer pages read at most for one ListTasks call.
+const MAX_PEER_PAGES: usize = 100;
+
+/// ListTasks for the caller's own tasks only: reads the peer's list (its filters and order) in
+/// pages of [`MAX_LIST_PAGE`], keeps the owner's tasks and pages that filtered list itself
+/// (page tokens are HMAC'd offsets into it, bound to owner and filter; `totalSize` counts
+/// only the owner's tasks).
+async fn list_owned(
+    st: &GatewayState,
+    ctx: &PeerCall<'_>,
+    owners: &dyn OwnershipStore,
+    endpoint: &str,
+    owner: &Owner,
+    params: &Value,
+    mut peer_params: Value,
+) -> Result<Answer, Refusal> {
+    let size = params
+        .get("pageSize")
+        .and_then(Value::as_u64)
+        .map(|n| (n as usize).clamp(1, MAX_LIST_PAGE))
+        .unwrap_or(50);
+    let mut filter = params.clone();
+    if let Some(o) = filter.as_object_mut() {
+        o.remove("pageSize");
+        o.remove("pageToken");
+    }
+    let scope = format!(
+        "tasks\n{}\n{}\n{filter}",
+        owner.workspace_id, owner.agent_id
+    );
+    let offset = match params
+        .get("pageToken")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+    {
+        Some(t) => verify_page_token(st, &scope, t).ok_or_else(|| {
+            Refusal::invalid_params("params.pageToken: not a token this gateway issued")
+        })?,
+        None => 0,
+    };
+    let owned: std::collections::HashSet<String> = owners
+        .list(endpoint, owner, 0, i64::MAX)
+        .map_err(|e| Refusal::internal(&e.to_string()))?
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect();
+    if let Some(o) = peer_params.as_object_mut() {
+        o.insert("pageSize".into(), json!(MAX_LIST_PAGE));
+        o.remove("pageToken");
+    }
+    let mut mine = Vec::new();
+    let mut first: Option<Value> = None;
+    for _ in 0..MAX_PEER_PAGES {
+        let page = match ctx.chosen.binding {
+            Binding::JsonRpc => {
+                ctx.jsonrpc(Operation::ListTasks, peer_params.clone())
+                    .await?
+            }
+            Binding::HttpJson => ctx.rest(Operation::ListTasks, peer_params.clone()).await?,
+        };
+        let Answer::Unary(page) = page else {
+            return Err(Refusal::upstream_invalid_response("expected a task list"));
+        };
+        let tasks = page
+            .get("tasks")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        mine.extend(ownership::owned_only(tasks, &owned));
+        let next = page
+            .get("nextPageToken")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        first.get_or_insert(page);
+        if next.is_empty() {
+            break;
+        }
+        if let Some(o) = peer_params.as_object_mut() {
+            o.insert("pageToken".into(), json!(next));
+        }
+    }
+    let total = mine.len();
+    let end = offset.saturating_add(size).min(total);
+    let slice: Vec<Value> = mine
+        .get(offset.min(total)..end)
+        .map(<[Value]>::to_vec)
+        .unwrap_or_default();
+    let next = if end < total {
+        page_token(st, &scope, end)
+    } else {
+        String::new()
+    };
+    let mut out = first.unwrap_or_else(|| json!({}));
+    if let Some(o) = out.as_object_mut() {
+        o.insert("tasks".into(), Value::Array(slice));
+        o.insert("nextPageToken".into(), json!(next));
+        o.insert("pageSize".into(), json!(size));
+        o.insert("totalSize".into(), json!(total));
+    }
+    Ok(Answer::Unary(out))
 }
 
 fn page_token(st: &GatewayState, task: &str, offset: usize) -> String {

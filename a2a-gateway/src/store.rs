@@ -114,6 +114,24 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (callback_id, body_hash)
     );
     "#,
+    // 3: task ownership (see `crate::ownership`) and audit intent records: an intent row is
+    // written before the peer call; the hop's final row names it in `intent_of`.
+    r#"
+    CREATE TABLE task_owners (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        endpoint TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        workspace_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+    );
+    CREATE UNIQUE INDEX task_owners_task ON task_owners(endpoint, task_id);
+    CREATE INDEX task_owners_owner ON task_owners(workspace_id, agent_id, endpoint, seq);
+    ALTER TABLE audit ADD COLUMN phase TEXT;
+    ALTER TABLE audit ADD COLUMN intent_of INTEGER;
+    ALTER TABLE audit ADD COLUMN task_id TEXT;
+    CREATE INDEX audit_intent_of ON audit(intent_of);
+    "#,
 ];
 
 /// A sealed push callback: the caller's webhook, which the peer never sees.
@@ -268,6 +286,16 @@ pub struct AuditRecord {
     pub latency_ms: i64,
     /// Gateway error code, if refused.
     pub error_code: Option<String>,
+    /// The task the hop concerned or created, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    /// Sequence number of the hop's intent record (written before the peer call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intent_seq: Option<i64>,
+    /// `incomplete` on an intent record whose hop never finished (the gateway stopped
+    /// between the peer call and the answer); absent on finished hops.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
 }
 
 /// Handle to the SQLite store; cheap to clone.
@@ -312,7 +340,8 @@ impl Store {
         })
     }
 
-    fn with<T>(
+    /// Runs `f` under the connection lock (for stores in other modules over the same file).
+    pub(crate) fn with<T>(
         &self,
         f: impl FnOnce(&Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
@@ -738,8 +767,20 @@ impl Store {
         })
     }
 
-    /// Appends an audit record; returns its sequence number.
+    /// Appends an audit record; returns its sequence number. `rec.intent_seq` names the
+    /// intent record this record completes.
     pub fn append_audit(&self, rec: &AuditRecord) -> Result<i64, StoreError> {
+        self.insert_audit(rec, None)
+    }
+
+    /// Appends the intent record of a hop about to call its peer; returns its sequence
+    /// number. Until a record naming it in `intent_seq` is appended, reads show it with
+    /// `outcome = "incomplete"`.
+    pub fn append_intent(&self, rec: &AuditRecord) -> Result<i64, StoreError> {
+        self.insert_audit(rec, Some("intent"))
+    }
+
+    fn insert_audit(&self, rec: &AuditRecord, phase: Option<&str>) -> Result<i64, StoreError> {
         let ts = if rec.ts.is_empty() {
             time::OffsetDateTime::now_utc()
                 .format(&time::format_description::well_known::Rfc3339)
@@ -751,8 +792,9 @@ impl Store {
             c.execute(
                 "INSERT INTO audit(ts, trace_id, workspace_id, key_id, target, operation, client_method,
                    peer_method, client_version, client_binding, peer_version, peer_binding, decision,
-                   status, latency_ms, error_code)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                   status, latency_ms, error_code, phase, intent_of, task_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                   ?17, ?18, ?19)",
                 params![
                     ts,
                     rec.trace_id,
@@ -769,7 +811,10 @@ impl Store {
                     rec.decision,
                     rec.status,
                     rec.latency_ms,
-                    rec.error_code
+                    rec.error_code,
+                    phase,
+                    if phase.is_some() { None } else { rec.intent_seq },
+                    rec.task_id
                 ],
             )?;
             Ok(c.last_insert_rowid())
@@ -777,7 +822,8 @@ impl Store {
     }
 
     /// Reads audit records, oldest first, optionally filtered by workspace and target, after
-    /// sequence number `after`.
+    /// sequence number `after`. One record per hop: an intent record is shown only while no
+    /// record completes it (then with `outcome = "incomplete"`).
     pub fn audit(
         &self,
         workspace_id: Option<&str>,
@@ -789,8 +835,11 @@ impl Store {
             let mut st = c.prepare(
                 "SELECT seq, ts, trace_id, workspace_id, key_id, target, operation, client_method,
                    peer_method, client_version, client_binding, peer_version, peer_binding, decision,
-                   status, latency_ms, error_code FROM audit
+                   status, latency_ms, error_code, task_id, intent_of,
+                   CASE WHEN phase = 'intent' THEN 'incomplete' END FROM audit
                  WHERE (?1 IS NULL OR workspace_id = ?1) AND (?2 IS NULL OR target = ?2) AND seq > ?3
+                   AND NOT (phase IS 'intent'
+                     AND EXISTS (SELECT 1 FROM audit c WHERE c.intent_of = audit.seq))
                  ORDER BY seq LIMIT ?4",
             )?;
             let rows = st.query_map(params![workspace_id, target, after, limit], |r| {
@@ -812,6 +861,9 @@ impl Store {
                     status: r.get(14)?,
                     latency_ms: r.get(15)?,
                     error_code: r.get(16)?,
+                    task_id: r.get(17)?,
+                    intent_seq: r.get(18)?,
+                    outcome: r.get(19)?,
                 })
             })?;
             Ok(rows.collect::<Result<Vec<_>, _>>()?)

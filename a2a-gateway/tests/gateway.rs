@@ -361,6 +361,8 @@ async fn streams_translated_without_done() {
 async fn push_config_crud_and_paging_for_03_peer() {
     for peer in [Version::V10, Version::V03] {
         let env = env(peer).await;
+        // "t1" never passed through the gateway: bind it to the caller (see `ownership`).
+        bind_task(&env, &env.peers[0].url.clone(), "t1", "echo");
         // A public literal address (no DNS; the echo peer never delivers). Documentation ranges
         // such as 203.0.113.0/24 are refused by the shared SSRF policy (a2a_agent::net_guard).
         for cid in ["c1", "c2", "c3"] {
@@ -675,6 +677,7 @@ async fn upstream_failures() {
     let env = env(Version::V10).await;
     let (url, h) = html_peer().await;
     env.register("ws1", "html", &url, None);
+    bind_task(&env, &url, "t", "html");
     let (_, b) = env.rpc("/a2a/html", Some("1.0"), send10("x")).await;
     assert_eq!(gw_code(&b), "a2a_upstream_content_type", "{b}");
     assert!(

@@ -183,3 +183,18 @@ pub fn gw_code(body: &Value) -> String {
         data["code"].as_str().unwrap_or("").to_owned()
     }
 }
+
+/// Binds `task` at `endpoint` to ws1's `agent_id`, as if it had been created through the gateway.
+pub fn bind_task(env: &Env, endpoint: &str, task: &str, agent_id: &str) {
+    use a2a_gateway::ownership::{Owner, OwnershipStore, SqliteOwnership};
+    SqliteOwnership::new(env.store.clone())
+        .bind(
+            endpoint,
+            task,
+            &Owner {
+                workspace_id: "ws1".into(),
+                agent_id: agent_id.into(),
+            },
+        )
+        .unwrap();
+}
