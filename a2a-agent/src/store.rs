@@ -2,7 +2,7 @@
 
 use crate::model::{Task, TaskState, Timestamp};
 use async_trait::async_trait;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -70,6 +70,29 @@ pub trait TaskStore: Send + Sync + 'static {
     async fn get(&self, id: &str) -> Result<Option<StoredTask>, StoreError>;
     /// Every task matching `filter`, sorted by status timestamp (newest first), then id (descending).
     async fn list(&self, filter: &TaskFilter) -> Result<Vec<StoredTask>, StoreError>;
+    /// One page of `filter`'s matches: up to `limit` tasks after `after` (exclusive), newest
+    /// first, with the total count. The default pages over [`TaskStore::list`].
+    async fn page(
+        &self,
+        filter: &TaskFilter,
+        after: Option<&PageCursor>,
+        limit: usize,
+    ) -> Result<TaskPage, StoreError> {
+        let all = self.list(filter).await?;
+        let start = match after {
+            None => 0,
+            Some((t, i)) => all
+                .iter()
+                .position(|x| (x.ms(), x.task.id.as_str()) < (*t, i.as_str()))
+                .unwrap_or(all.len()),
+        };
+        let end = start.saturating_add(limit).min(all.len());
+        Ok(TaskPage {
+            tasks: all[start..end].to_vec(),
+            total: all.len(),
+            more: end < all.len(),
+        })
+    }
     /// Number of stored tasks.
     async fn count(&self) -> Result<usize, StoreError>;
     /// Tasks left SUBMITTED or WORKING, read once on start to recover what a previous process
@@ -79,20 +102,34 @@ pub trait TaskStore: Send + Sync + 'static {
     }
 }
 
-fn sort_newest_first(v: &mut [StoredTask]) {
-    v.sort_by(|a, b| b.ms().cmp(&a.ms()).then_with(|| b.task.id.cmp(&a.task.id)));
+/// One page of a listing (newest status first).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskPage {
+    /// The tasks of the page.
+    pub tasks: Vec<StoredTask>,
+    /// How many tasks match the filter in all.
+    pub total: usize,
+    /// Whether tasks follow this page.
+    pub more: bool,
 }
 
+/// The position of a task in a listing: (status timestamp ms, id), compared newest first.
+pub type PageCursor = (i64, String);
+
 /// In-memory store, bounded: terminal tasks expire after a TTL, and beyond `cap` tasks the oldest
-/// terminal tasks are evicted, so memory stays flat under load.
+/// terminal tasks are evicted, so memory stays flat under load. Listings page from a per-owner
+/// index ordered by (status timestamp, id), cloning only the page.
 pub struct MemoryStore {
     inner: Mutex<MemInner>,
     cap: usize,
     ttl: Duration,
 }
 
+#[derive(Default)]
 struct MemInner {
-    tasks: HashMap<String, StoredTask>,
+    tasks: HashMap<String, Arc<StoredTask>>,
+    /// Per owner: (status ms, id) of each of its tasks.
+    by_owner: HashMap<String, BTreeSet<PageCursor>>,
     terminal: VecDeque<(String, Instant)>,
 }
 
@@ -101,13 +138,14 @@ impl MemoryStore {
     /// terminal tasks for `ttl`.
     pub fn new(cap: usize, ttl: Duration) -> Self {
         MemoryStore {
-            inner: Mutex::new(MemInner {
-                tasks: HashMap::new(),
-                terminal: VecDeque::new(),
-            }),
+            inner: Mutex::new(MemInner::default()),
             cap: cap.max(1),
             ttl,
         }
+    }
+
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, MemInner>, StoreError> {
+        self.inner.lock().map_err(|_| StoreError("poisoned".into()))
     }
 }
 
@@ -118,6 +156,27 @@ impl Default for MemoryStore {
 }
 
 impl MemInner {
+    fn remove(&mut self, id: &str) -> Option<Arc<StoredTask>> {
+        let old = self.tasks.remove(id)?;
+        if let Some(set) = self.by_owner.get_mut(&old.owner) {
+            set.remove(&(old.ms(), old.task.id.clone()));
+            if set.is_empty() {
+                self.by_owner.remove(&old.owner);
+            }
+        }
+        Some(old)
+    }
+
+    fn insert(&mut self, t: StoredTask) -> Option<Arc<StoredTask>> {
+        let old = self.remove(&t.task.id);
+        self.by_owner
+            .entry(t.owner.clone())
+            .or_default()
+            .insert((t.ms(), t.task.id.clone()));
+        self.tasks.insert(t.task.id.clone(), Arc::new(t));
+        old
+    }
+
     fn evict(&mut self, cap: usize, ttl: Duration) {
         let now = Instant::now();
         while let Some((id, at)) = self.terminal.front().cloned() {
@@ -132,24 +191,58 @@ impl MemInner {
                 .get(&id)
                 .is_some_and(|t| t.task.status.state.is_terminal())
             {
-                self.tasks.remove(&id);
+                self.remove(&id);
             }
         }
+    }
+
+    /// Walk `filter`'s matches newest first: count them all, keep `limit` after `after`.
+    fn page(
+        &self,
+        filter: &TaskFilter,
+        after: Option<&PageCursor>,
+        limit: usize,
+    ) -> (Vec<Arc<StoredTask>>, usize, bool) {
+        let (mut out, mut total, mut more) = (Vec::new(), 0, false);
+        let Some(idx) = self.by_owner.get(&filter.owner) else {
+            return (out, total, more);
+        };
+        let min_ms = filter
+            .status_timestamp_after
+            .as_ref()
+            .map(|t| t.unix_millis() as i64);
+        for (ms, id) in idx.iter().rev() {
+            if min_ms.is_some_and(|m| *ms < m) {
+                break;
+            }
+            let Some(t) = self.tasks.get(id) else {
+                continue;
+            };
+            if !filter.matches(t) {
+                continue;
+            }
+            total += 1;
+            if after.is_some_and(|(am, ai)| (*ms, id.as_str()) >= (*am, ai.as_str())) {
+                continue;
+            }
+            if out.len() < limit {
+                out.push(t.clone());
+            } else {
+                more = true;
+            }
+        }
+        (out, total, more)
     }
 }
 
 #[async_trait]
 impl TaskStore for MemoryStore {
     async fn put(&self, task: StoredTask) -> Result<(), StoreError> {
-        let mut g = self
-            .inner
-            .lock()
-            .map_err(|_| StoreError("poisoned".into()))?;
+        let mut g = self.lock()?;
         let terminal = task.task.status.state.is_terminal();
         let id = task.task.id.clone();
         let was_terminal = g
-            .tasks
-            .insert(id.clone(), task)
+            .insert(task)
             .is_some_and(|old| old.task.status.state.is_terminal());
         if terminal && !was_terminal {
             g.terminal.push_back((id, Instant::now()));
@@ -159,36 +252,40 @@ impl TaskStore for MemoryStore {
     }
 
     async fn get(&self, id: &str) -> Result<Option<StoredTask>, StoreError> {
-        let g = self
-            .inner
-            .lock()
-            .map_err(|_| StoreError("poisoned".into()))?;
-        Ok(g.tasks.get(id).cloned())
+        let found = self.lock()?.tasks.get(id).cloned();
+        Ok(found.map(|t| (*t).clone()))
     }
 
     async fn list(&self, filter: &TaskFilter) -> Result<Vec<StoredTask>, StoreError> {
-        let mut v: Vec<StoredTask> = {
-            let mut g = self
-                .inner
-                .lock()
-                .map_err(|_| StoreError("poisoned".into()))?;
+        let (v, _, _) = {
+            let mut g = self.lock()?;
             g.evict(self.cap, self.ttl);
-            g.tasks
-                .values()
-                .filter(|t| filter.matches(t))
-                .cloned()
-                .collect()
+            g.page(filter, None, usize::MAX)
         };
-        sort_newest_first(&mut v);
-        Ok(v)
+        Ok(v.into_iter().map(|t| (*t).clone()).collect())
+    }
+
+    async fn page(
+        &self,
+        filter: &TaskFilter,
+        after: Option<&PageCursor>,
+        limit: usize,
+    ) -> Result<TaskPage, StoreError> {
+        let (v, total, more) = {
+            let mut g = self.lock()?;
+            g.evict(self.cap, self.ttl);
+            g.page(filter, after, limit)
+        };
+        // Clone only the page, outside the lock.
+        Ok(TaskPage {
+            tasks: v.into_iter().map(|t| (*t).clone()).collect(),
+            total,
+            more,
+        })
     }
 
     async fn count(&self) -> Result<usize, StoreError> {
-        let g = self
-            .inner
-            .lock()
-            .map_err(|_| StoreError("poisoned".into()))?;
-        Ok(g.tasks.len())
+        Ok(self.lock()?.tasks.len())
     }
 }
 
@@ -313,6 +410,69 @@ impl TaskStore for SqliteStore {
                 out.push(row_to_task(r.get(0).map_err(sq)?, r.get(1).map_err(sq)?)?);
             }
             Ok(out)
+        })
+        .await
+    }
+
+    async fn page(
+        &self,
+        filter: &TaskFilter,
+        after: Option<&PageCursor>,
+        limit: usize,
+    ) -> Result<TaskPage, StoreError> {
+        let f = filter.clone();
+        let after = after.cloned();
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.with(move |c| {
+            let ctx = f.context_id.clone();
+            let state = f.state.map(|s| s.as_str());
+            let ts = f.status_timestamp_after.map(|t| t.unix_millis() as i64);
+            let total: i64 = c
+                .prepare_cached(
+                    "SELECT COUNT(*) FROM tasks WHERE owner = ?1
+                     AND (?2 IS NULL OR context_id = ?2)
+                     AND (?3 IS NULL OR state = ?3)
+                     AND (?4 IS NULL OR ts >= ?4)",
+                )
+                .map_err(sq)?
+                .query_row(rusqlite::params![f.owner, ctx, state, ts], |r| r.get(0))
+                .map_err(sq)?;
+            let mut st = c
+                .prepare_cached(
+                    "SELECT body, owner FROM tasks WHERE owner = ?1
+                     AND (?2 IS NULL OR context_id = ?2)
+                     AND (?3 IS NULL OR state = ?3)
+                     AND (?4 IS NULL OR ts >= ?4)
+                     AND (?5 IS NULL OR ts < ?5 OR (ts = ?5 AND id < ?6))
+                     ORDER BY ts DESC, id DESC LIMIT ?7",
+                )
+                .map_err(sq)?;
+            let (am, ai) = match &after {
+                Some((m, i)) => (Some(*m), Some(i.clone())),
+                None => (None, None),
+            };
+            let mut rows = st
+                .query(rusqlite::params![
+                    f.owner,
+                    ctx,
+                    state,
+                    ts,
+                    am,
+                    ai,
+                    limit.saturating_add(1)
+                ])
+                .map_err(sq)?;
+            let mut tasks = Vec::new();
+            while let Some(r) = rows.next().map_err(sq)? {
+                tasks.push(row_to_task(r.get(0).map_err(sq)?, r.get(1).map_err(sq)?)?);
+            }
+            let more = tasks.len() as i64 > limit;
+            tasks.truncate(limit as usize);
+            Ok(TaskPage {
+                tasks,
+                total: total as usize,
+                more,
+            })
         })
         .await
     }

@@ -365,6 +365,19 @@ impl TaskManager {
         Ok(v.into_iter().map(|s| s.task).collect())
     }
 
+    /// One page of `filter`'s matches (newest first) after `after`, with the total count.
+    pub async fn list_page(
+        &self,
+        filter: &TaskFilter,
+        after: Option<&crate::store::PageCursor>,
+        limit: usize,
+    ) -> Result<crate::store::TaskPage, A2aError> {
+        self.store
+            .page(filter, after, limit)
+            .await
+            .map_err(|e| A2aError::internal(e.to_string()))
+    }
+
     /// CancelTask.
     pub async fn cancel(&self, id: &str, caller: &CallerProfile) -> Result<Task, A2aError> {
         if let Some(live) = self.live_get(id) {
