@@ -45,6 +45,7 @@
 #![warn(missing_docs)]
 
 pub mod auth;
+pub mod bounds;
 pub mod card;
 pub mod config;
 pub mod cors;

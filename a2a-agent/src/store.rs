@@ -61,6 +61,19 @@ impl TaskFilter {
 #[error("task store: {0}")]
 pub struct StoreError(pub String);
 
+const FULL: &str = "full: ";
+
+impl StoreError {
+    /// The store has no room for a new task (its byte bound is reached by unfinished tasks).
+    pub fn full(msg: impl std::fmt::Display) -> Self {
+        StoreError(format!("{FULL}{msg}"))
+    }
+    /// Whether this is a [`StoreError::full`].
+    pub fn is_full(&self) -> bool {
+        self.0.starts_with(FULL)
+    }
+}
+
 /// Where tasks live.
 #[async_trait]
 pub trait TaskStore: Send + Sync + 'static {
@@ -123,11 +136,19 @@ pub struct MemoryStore {
     inner: Mutex<MemInner>,
     cap: usize,
     ttl: Duration,
+    max_bytes: usize,
+}
+
+struct Entry {
+    t: Arc<StoredTask>,
+    bytes: usize,
 }
 
 #[derive(Default)]
 struct MemInner {
-    tasks: HashMap<String, Arc<StoredTask>>,
+    tasks: HashMap<String, Entry>,
+    /// Sum of the stored sizes (JSON bytes) of every task.
+    bytes: usize,
     /// Per owner: (status ms, id) of each of its tasks.
     by_owner: HashMap<String, BTreeSet<PageCursor>>,
     terminal: VecDeque<(String, Instant)>,
@@ -141,7 +162,21 @@ impl MemoryStore {
             inner: Mutex::new(MemInner::default()),
             cap: cap.max(1),
             ttl,
+            max_bytes: 0,
         }
+    }
+
+    /// Bound the store to `max_bytes` (JSON bytes of every task; 0 = unlimited): the oldest
+    /// terminal tasks are evicted first, and a new task is refused while unfinished tasks
+    /// alone fill the bound.
+    pub fn with_max_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_bytes = max_bytes;
+        self
+    }
+
+    /// Bytes currently stored (JSON size of every task).
+    pub fn bytes(&self) -> usize {
+        self.inner.lock().map(|g| g.bytes).unwrap_or(0)
     }
 
     fn lock(&self) -> Result<std::sync::MutexGuard<'_, MemInner>, StoreError> {
@@ -157,7 +192,8 @@ impl Default for MemoryStore {
 
 impl MemInner {
     fn remove(&mut self, id: &str) -> Option<Arc<StoredTask>> {
-        let old = self.tasks.remove(id)?;
+        let Entry { t: old, bytes } = self.tasks.remove(id)?;
+        self.bytes = self.bytes.saturating_sub(bytes);
         if let Some(set) = self.by_owner.get_mut(&old.owner) {
             set.remove(&(old.ms(), old.task.id.clone()));
             if set.is_empty() {
@@ -173,15 +209,24 @@ impl MemInner {
             .entry(t.owner.clone())
             .or_default()
             .insert((t.ms(), t.task.id.clone()));
-        self.tasks.insert(t.task.id.clone(), Arc::new(t));
+        let bytes = crate::bounds::task_bytes(&t.task);
+        self.bytes += bytes;
+        self.tasks.insert(
+            t.task.id.clone(),
+            Entry {
+                t: Arc::new(t),
+                bytes,
+            },
+        );
         old
     }
 
-    fn evict(&mut self, cap: usize, ttl: Duration) {
+    fn evict(&mut self, cap: usize, ttl: Duration, max_bytes: usize) {
         let now = Instant::now();
         while let Some((id, at)) = self.terminal.front().cloned() {
             let expired = now.duration_since(at) >= ttl;
-            if !(expired || self.tasks.len() > cap) {
+            let over = max_bytes > 0 && self.bytes > max_bytes;
+            if !(expired || over || self.tasks.len() > cap) {
                 break;
             }
             self.terminal.pop_front();
@@ -189,7 +234,7 @@ impl MemInner {
             if self
                 .tasks
                 .get(&id)
-                .is_some_and(|t| t.task.status.state.is_terminal())
+                .is_some_and(|e| e.t.task.status.state.is_terminal())
             {
                 self.remove(&id);
             }
@@ -215,7 +260,7 @@ impl MemInner {
             if min_ms.is_some_and(|m| *ms < m) {
                 break;
             }
-            let Some(t) = self.tasks.get(id) else {
+            let Some(Entry { t, .. }) = self.tasks.get(id) else {
                 continue;
             };
             if !filter.matches(t) {
@@ -241,25 +286,33 @@ impl TaskStore for MemoryStore {
         let mut g = self.lock()?;
         let terminal = task.task.status.state.is_terminal();
         let id = task.task.id.clone();
-        let was_terminal = g
-            .insert(task)
-            .is_some_and(|old| old.task.status.state.is_terminal());
+        let old = g.insert(task);
+        let is_new = old.is_none();
+        let was_terminal = old.is_some_and(|old| old.task.status.state.is_terminal());
         if terminal && !was_terminal {
-            g.terminal.push_back((id, Instant::now()));
+            g.terminal.push_back((id.clone(), Instant::now()));
         }
-        g.evict(self.cap, self.ttl);
+        g.evict(self.cap, self.ttl, self.max_bytes);
+        if is_new && self.max_bytes > 0 && g.bytes > self.max_bytes {
+            // Only unfinished tasks are left and they fill the bound: refuse the new one.
+            g.remove(&id);
+            return Err(StoreError::full(format!(
+                "the in-memory task store is at its bound of {} bytes",
+                self.max_bytes
+            )));
+        }
         Ok(())
     }
 
     async fn get(&self, id: &str) -> Result<Option<StoredTask>, StoreError> {
-        let found = self.lock()?.tasks.get(id).cloned();
+        let found = self.lock()?.tasks.get(id).map(|e| e.t.clone());
         Ok(found.map(|t| (*t).clone()))
     }
 
     async fn list(&self, filter: &TaskFilter) -> Result<Vec<StoredTask>, StoreError> {
         let (v, _, _) = {
             let mut g = self.lock()?;
-            g.evict(self.cap, self.ttl);
+            g.evict(self.cap, self.ttl, self.max_bytes);
             g.page(filter, None, usize::MAX)
         };
         Ok(v.into_iter().map(|t| (*t).clone()).collect())
@@ -273,7 +326,7 @@ impl TaskStore for MemoryStore {
     ) -> Result<TaskPage, StoreError> {
         let (v, total, more) = {
             let mut g = self.lock()?;
-            g.evict(self.cap, self.ttl);
+            g.evict(self.cap, self.ttl, self.max_bytes);
             g.page(filter, after, limit)
         };
         // Clone only the page, outside the lock.
