@@ -43,6 +43,16 @@ pub struct AgentConfig {
     pub memory_store_cap: usize,
     /// How long terminal tasks stay in the in-memory store (s). Default: 3600.
     pub terminal_task_ttl_s: u64,
+    /// In-memory store bound in bytes (JSON size of every task), 0 = unlimited. Oldest terminal
+    /// tasks are evicted first; a new task is refused (ResourceExhausted) while unfinished tasks
+    /// fill it. Default: 268435456 (256 MiB).
+    pub memory_store_max_bytes: usize,
+    /// Largest task in bytes (JSON size), 0 = unlimited; a message that would exceed it is
+    /// refused with InvalidParams before it is stored (any store). Default: 16777216 (16 MiB).
+    pub max_task_bytes: usize,
+    /// Most messages kept in a task's history (oldest dropped first), 0 = unlimited.
+    /// Default: 1000.
+    pub max_history_length: usize,
     /// On shutdown, how long running tasks may finish before they fail (ms). Default: 10000.
     pub shutdown_grace_ms: u64,
     /// Time allowed for a request's headers to arrive (ms); the connection is closed beyond.
@@ -101,6 +111,9 @@ impl Default for AgentConfig {
             sqlite_path: None,
             memory_store_cap: 10_000,
             terminal_task_ttl_s: 3600,
+            memory_store_max_bytes: 256 * 1024 * 1024,
+            max_task_bytes: 16 * 1024 * 1024,
+            max_history_length: 1000,
             shutdown_grace_ms: 10_000,
             header_read_timeout_ms: 10_000,
             body_read_timeout_ms: 30_000,
@@ -165,6 +178,14 @@ impl AgentConfig {
             idle_timeout: Duration::from_millis(self.idle_timeout_ms.max(1)),
             max_connections: self.max_connections,
             max_buffered_body: self.max_payload_size,
+        }
+    }
+
+    /// The byte and history bounds of stored tasks.
+    pub fn store_limits(&self) -> crate::bounds::StoreLimits {
+        crate::bounds::StoreLimits {
+            max_task_bytes: self.max_task_bytes,
+            max_history_length: self.max_history_length,
         }
     }
 

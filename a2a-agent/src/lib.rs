@@ -47,6 +47,7 @@
 #![warn(missing_docs)]
 
 pub mod auth;
+pub mod bounds;
 pub mod card;
 pub mod config;
 pub mod cors;

@@ -168,40 +168,35 @@ pub(crate) async fn list(
         state: req.status.filter(|s| *s != TaskState::Unspecified),
         status_timestamp_after: req.status_timestamp_after.clone(),
     };
-    let all = mgr.list_all(&filter).await?;
-    let start = match req.page_token.as_deref().filter(|t| !t.is_empty()) {
-        None => 0,
-        Some(tok) => {
-            let (t, i) = decode_token(&filter, tok)?;
-            all.iter()
-                .position(|x| (task_ms(x), x.id.as_str()) < (t, i.as_str()))
-                .unwrap_or(all.len())
-        }
+    let after = match req.page_token.as_deref().filter(|t| !t.is_empty()) {
+        None => None,
+        Some(tok) => Some(decode_token(&filter, tok)?),
     };
-    let end = (start + page_size as usize).min(all.len());
+    let page = mgr
+        .list_page(&filter, after.as_ref(), page_size as usize)
+        .await?;
     let include_artifacts = req.include_artifacts.unwrap_or(false);
-    let tasks: Vec<Task> = all[start..end]
-        .iter()
-        .cloned()
-        .map(|mut t| {
+    let next = match page.tasks.last() {
+        Some(last) if page.more => encode_token(&filter, &last.task),
+        _ => String::new(),
+    };
+    let total = page.total;
+    let tasks: Vec<Task> = page
+        .tasks
+        .into_iter()
+        .map(|s| {
+            let mut t = s.task;
             if !include_artifacts {
                 t.artifacts.clear();
             }
             trim_history(t, req.history_length)
         })
         .collect();
-    let next = if end < all.len() {
-        all.get(end.saturating_sub(1))
-            .map(|last| encode_token(&filter, last))
-            .unwrap_or_default()
-    } else {
-        String::new()
-    };
     Ok(ListTasksResponse {
         tasks,
         next_page_token: next,
         page_size,
-        total_size: all.len() as i32,
+        total_size: i32::try_from(total).unwrap_or(i32::MAX),
     })
 }
 

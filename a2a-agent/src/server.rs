@@ -131,10 +131,13 @@ impl AgentServer {
         let store: Arc<dyn TaskStore> = match (self.store, &cfg.sqlite_path) {
             (Some(s), _) => s,
             (None, Some(p)) => Arc::new(SqliteStore::open(p)?),
-            (None, None) => Arc::new(MemoryStore::new(
-                cfg.memory_store_cap,
-                Duration::from_secs(cfg.terminal_task_ttl_s),
-            )),
+            (None, None) => Arc::new(
+                MemoryStore::new(
+                    cfg.memory_store_cap,
+                    Duration::from_secs(cfg.terminal_task_ttl_s),
+                )
+                .with_max_bytes(cfg.memory_store_max_bytes),
+            ),
         };
         let authenticator: Arc<dyn Authenticator> = match (self.authenticator, cfg.validate_auth) {
             (Some(a), _) => a,
@@ -176,6 +179,7 @@ impl AgentServer {
                 task_queue_size: cfg.task_queue_size,
                 async_timeout: cfg.async_timeout(),
                 sse_queue_capacity: cfg.sse_queue_capacity,
+                store: cfg.store_limits(),
             },
         );
         let push = if card.push_notifications() {

@@ -2,7 +2,7 @@
 
 use crate::model::{Task, TaskState, Timestamp};
 use async_trait::async_trait;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -61,6 +61,19 @@ impl TaskFilter {
 #[error("task store: {0}")]
 pub struct StoreError(pub String);
 
+const FULL: &str = "full: ";
+
+impl StoreError {
+    /// The store has no room for a new task (its byte bound is reached by unfinished tasks).
+    pub fn full(msg: impl std::fmt::Display) -> Self {
+        StoreError(format!("{FULL}{msg}"))
+    }
+    /// Whether this is a [`StoreError::full`].
+    pub fn is_full(&self) -> bool {
+        self.0.starts_with(FULL)
+    }
+}
+
 /// Where tasks live.
 #[async_trait]
 pub trait TaskStore: Send + Sync + 'static {
@@ -70,6 +83,29 @@ pub trait TaskStore: Send + Sync + 'static {
     async fn get(&self, id: &str) -> Result<Option<StoredTask>, StoreError>;
     /// Every task matching `filter`, sorted by status timestamp (newest first), then id (descending).
     async fn list(&self, filter: &TaskFilter) -> Result<Vec<StoredTask>, StoreError>;
+    /// One page of `filter`'s matches: up to `limit` tasks after `after` (exclusive), newest
+    /// first, with the total count. The default pages over [`TaskStore::list`].
+    async fn page(
+        &self,
+        filter: &TaskFilter,
+        after: Option<&PageCursor>,
+        limit: usize,
+    ) -> Result<TaskPage, StoreError> {
+        let all = self.list(filter).await?;
+        let start = match after {
+            None => 0,
+            Some((t, i)) => all
+                .iter()
+                .position(|x| (x.ms(), x.task.id.as_str()) < (*t, i.as_str()))
+                .unwrap_or(all.len()),
+        };
+        let end = start.saturating_add(limit).min(all.len());
+        Ok(TaskPage {
+            tasks: all[start..end].to_vec(),
+            total: all.len(),
+            more: end < all.len(),
+        })
+    }
     /// Number of stored tasks.
     async fn count(&self) -> Result<usize, StoreError>;
     /// Tasks left SUBMITTED or WORKING, read once on start to recover what a previous process
@@ -79,20 +115,42 @@ pub trait TaskStore: Send + Sync + 'static {
     }
 }
 
-fn sort_newest_first(v: &mut [StoredTask]) {
-    v.sort_by(|a, b| b.ms().cmp(&a.ms()).then_with(|| b.task.id.cmp(&a.task.id)));
+/// One page of a listing (newest status first).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskPage {
+    /// The tasks of the page.
+    pub tasks: Vec<StoredTask>,
+    /// How many tasks match the filter in all.
+    pub total: usize,
+    /// Whether tasks follow this page.
+    pub more: bool,
 }
 
+/// The position of a task in a listing: (status timestamp ms, id), compared newest first.
+pub type PageCursor = (i64, String);
+
 /// In-memory store, bounded: terminal tasks expire after a TTL, and beyond `cap` tasks the oldest
-/// terminal tasks are evicted, so memory stays flat under load.
+/// terminal tasks are evicted, so memory stays flat under load. Listings page from a per-owner
+/// index ordered by (status timestamp, id), cloning only the page.
 pub struct MemoryStore {
     inner: Mutex<MemInner>,
     cap: usize,
     ttl: Duration,
+    max_bytes: usize,
 }
 
+struct Entry {
+    t: Arc<StoredTask>,
+    bytes: usize,
+}
+
+#[derive(Default)]
 struct MemInner {
-    tasks: HashMap<String, StoredTask>,
+    tasks: HashMap<String, Entry>,
+    /// Sum of the stored sizes (JSON bytes) of every task.
+    bytes: usize,
+    /// Per owner: (status ms, id) of each of its tasks.
+    by_owner: HashMap<String, BTreeSet<PageCursor>>,
     terminal: VecDeque<(String, Instant)>,
 }
 
@@ -101,13 +159,28 @@ impl MemoryStore {
     /// terminal tasks for `ttl`.
     pub fn new(cap: usize, ttl: Duration) -> Self {
         MemoryStore {
-            inner: Mutex::new(MemInner {
-                tasks: HashMap::new(),
-                terminal: VecDeque::new(),
-            }),
+            inner: Mutex::new(MemInner::default()),
             cap: cap.max(1),
             ttl,
+            max_bytes: 0,
         }
+    }
+
+    /// Bound the store to `max_bytes` (JSON bytes of every task; 0 = unlimited): the oldest
+    /// terminal tasks are evicted first, and a new task is refused while unfinished tasks
+    /// alone fill the bound.
+    pub fn with_max_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_bytes = max_bytes;
+        self
+    }
+
+    /// Bytes currently stored (JSON size of every task).
+    pub fn bytes(&self) -> usize {
+        self.inner.lock().map(|g| g.bytes).unwrap_or(0)
+    }
+
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, MemInner>, StoreError> {
+        self.inner.lock().map_err(|_| StoreError("poisoned".into()))
     }
 }
 
@@ -118,11 +191,42 @@ impl Default for MemoryStore {
 }
 
 impl MemInner {
-    fn evict(&mut self, cap: usize, ttl: Duration) {
+    fn remove(&mut self, id: &str) -> Option<Arc<StoredTask>> {
+        let Entry { t: old, bytes } = self.tasks.remove(id)?;
+        self.bytes = self.bytes.saturating_sub(bytes);
+        if let Some(set) = self.by_owner.get_mut(&old.owner) {
+            set.remove(&(old.ms(), old.task.id.clone()));
+            if set.is_empty() {
+                self.by_owner.remove(&old.owner);
+            }
+        }
+        Some(old)
+    }
+
+    fn insert(&mut self, t: StoredTask) -> Option<Arc<StoredTask>> {
+        let old = self.remove(&t.task.id);
+        self.by_owner
+            .entry(t.owner.clone())
+            .or_default()
+            .insert((t.ms(), t.task.id.clone()));
+        let bytes = crate::bounds::task_bytes(&t.task);
+        self.bytes += bytes;
+        self.tasks.insert(
+            t.task.id.clone(),
+            Entry {
+                t: Arc::new(t),
+                bytes,
+            },
+        );
+        old
+    }
+
+    fn evict(&mut self, cap: usize, ttl: Duration, max_bytes: usize) {
         let now = Instant::now();
         while let Some((id, at)) = self.terminal.front().cloned() {
             let expired = now.duration_since(at) >= ttl;
-            if !(expired || self.tasks.len() > cap) {
+            let over = max_bytes > 0 && self.bytes > max_bytes;
+            if !(expired || over || self.tasks.len() > cap) {
                 break;
             }
             self.terminal.pop_front();
@@ -130,65 +234,111 @@ impl MemInner {
             if self
                 .tasks
                 .get(&id)
-                .is_some_and(|t| t.task.status.state.is_terminal())
+                .is_some_and(|e| e.t.task.status.state.is_terminal())
             {
-                self.tasks.remove(&id);
+                self.remove(&id);
             }
         }
+    }
+
+    /// Walk `filter`'s matches newest first: count them all, keep `limit` after `after`.
+    fn page(
+        &self,
+        filter: &TaskFilter,
+        after: Option<&PageCursor>,
+        limit: usize,
+    ) -> (Vec<Arc<StoredTask>>, usize, bool) {
+        let (mut out, mut total, mut more) = (Vec::new(), 0, false);
+        let Some(idx) = self.by_owner.get(&filter.owner) else {
+            return (out, total, more);
+        };
+        let min_ms = filter
+            .status_timestamp_after
+            .as_ref()
+            .map(|t| t.unix_millis() as i64);
+        for (ms, id) in idx.iter().rev() {
+            if min_ms.is_some_and(|m| *ms < m) {
+                break;
+            }
+            let Some(Entry { t, .. }) = self.tasks.get(id) else {
+                continue;
+            };
+            if !filter.matches(t) {
+                continue;
+            }
+            total += 1;
+            if after.is_some_and(|(am, ai)| (*ms, id.as_str()) >= (*am, ai.as_str())) {
+                continue;
+            }
+            if out.len() < limit {
+                out.push(t.clone());
+            } else {
+                more = true;
+            }
+        }
+        (out, total, more)
     }
 }
 
 #[async_trait]
 impl TaskStore for MemoryStore {
     async fn put(&self, task: StoredTask) -> Result<(), StoreError> {
-        let mut g = self
-            .inner
-            .lock()
-            .map_err(|_| StoreError("poisoned".into()))?;
+        let mut g = self.lock()?;
         let terminal = task.task.status.state.is_terminal();
         let id = task.task.id.clone();
-        let was_terminal = g
-            .tasks
-            .insert(id.clone(), task)
-            .is_some_and(|old| old.task.status.state.is_terminal());
+        let old = g.insert(task);
+        let is_new = old.is_none();
+        let was_terminal = old.is_some_and(|old| old.task.status.state.is_terminal());
         if terminal && !was_terminal {
-            g.terminal.push_back((id, Instant::now()));
+            g.terminal.push_back((id.clone(), Instant::now()));
         }
-        g.evict(self.cap, self.ttl);
+        g.evict(self.cap, self.ttl, self.max_bytes);
+        if is_new && self.max_bytes > 0 && g.bytes > self.max_bytes {
+            // Only unfinished tasks are left and they fill the bound: refuse the new one.
+            g.remove(&id);
+            return Err(StoreError::full(format!(
+                "the in-memory task store is at its bound of {} bytes",
+                self.max_bytes
+            )));
+        }
         Ok(())
     }
 
     async fn get(&self, id: &str) -> Result<Option<StoredTask>, StoreError> {
-        let g = self
-            .inner
-            .lock()
-            .map_err(|_| StoreError("poisoned".into()))?;
-        Ok(g.tasks.get(id).cloned())
+        let found = self.lock()?.tasks.get(id).map(|e| e.t.clone());
+        Ok(found.map(|t| (*t).clone()))
     }
 
     async fn list(&self, filter: &TaskFilter) -> Result<Vec<StoredTask>, StoreError> {
-        let mut v: Vec<StoredTask> = {
-            let mut g = self
-                .inner
-                .lock()
-                .map_err(|_| StoreError("poisoned".into()))?;
-            g.evict(self.cap, self.ttl);
-            g.tasks
-                .values()
-                .filter(|t| filter.matches(t))
-                .cloned()
-                .collect()
+        let (v, _, _) = {
+            let mut g = self.lock()?;
+            g.evict(self.cap, self.ttl, self.max_bytes);
+            g.page(filter, None, usize::MAX)
         };
-        sort_newest_first(&mut v);
-        Ok(v)
+        Ok(v.into_iter().map(|t| (*t).clone()).collect())
+    }
+
+    async fn page(
+        &self,
+        filter: &TaskFilter,
+        after: Option<&PageCursor>,
+        limit: usize,
+    ) -> Result<TaskPage, StoreError> {
+        let (v, total, more) = {
+            let mut g = self.lock()?;
+            g.evict(self.cap, self.ttl, self.max_bytes);
+            g.page(filter, after, limit)
+        };
+        // Clone only the page, outside the lock.
+        Ok(TaskPage {
+            tasks: v.into_iter().map(|t| (*t).clone()).collect(),
+            total,
+            more,
+        })
     }
 
     async fn count(&self) -> Result<usize, StoreError> {
-        let g = self
-            .inner
-            .lock()
-            .map_err(|_| StoreError("poisoned".into()))?;
-        Ok(g.tasks.len())
+        Ok(self.lock()?.tasks.len())
     }
 }
 
@@ -313,6 +463,69 @@ impl TaskStore for SqliteStore {
                 out.push(row_to_task(r.get(0).map_err(sq)?, r.get(1).map_err(sq)?)?);
             }
             Ok(out)
+        })
+        .await
+    }
+
+    async fn page(
+        &self,
+        filter: &TaskFilter,
+        after: Option<&PageCursor>,
+        limit: usize,
+    ) -> Result<TaskPage, StoreError> {
+        let f = filter.clone();
+        let after = after.cloned();
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.with(move |c| {
+            let ctx = f.context_id.clone();
+            let state = f.state.map(|s| s.as_str());
+            let ts = f.status_timestamp_after.map(|t| t.unix_millis() as i64);
+            let total: i64 = c
+                .prepare_cached(
+                    "SELECT COUNT(*) FROM tasks WHERE owner = ?1
+                     AND (?2 IS NULL OR context_id = ?2)
+                     AND (?3 IS NULL OR state = ?3)
+                     AND (?4 IS NULL OR ts >= ?4)",
+                )
+                .map_err(sq)?
+                .query_row(rusqlite::params![f.owner, ctx, state, ts], |r| r.get(0))
+                .map_err(sq)?;
+            let mut st = c
+                .prepare_cached(
+                    "SELECT body, owner FROM tasks WHERE owner = ?1
+                     AND (?2 IS NULL OR context_id = ?2)
+                     AND (?3 IS NULL OR state = ?3)
+                     AND (?4 IS NULL OR ts >= ?4)
+                     AND (?5 IS NULL OR ts < ?5 OR (ts = ?5 AND id < ?6))
+                     ORDER BY ts DESC, id DESC LIMIT ?7",
+                )
+                .map_err(sq)?;
+            let (am, ai) = match &after {
+                Some((m, i)) => (Some(*m), Some(i.clone())),
+                None => (None, None),
+            };
+            let mut rows = st
+                .query(rusqlite::params![
+                    f.owner,
+                    ctx,
+                    state,
+                    ts,
+                    am,
+                    ai,
+                    limit.saturating_add(1)
+                ])
+                .map_err(sq)?;
+            let mut tasks = Vec::new();
+            while let Some(r) = rows.next().map_err(sq)? {
+                tasks.push(row_to_task(r.get(0).map_err(sq)?, r.get(1).map_err(sq)?)?);
+            }
+            let more = tasks.len() as i64 > limit;
+            tasks.truncate(limit as usize);
+            Ok(TaskPage {
+                tasks,
+                total: total as usize,
+                more,
+            })
         })
         .await
     }

@@ -34,6 +34,8 @@ pub struct TaskLimits {
     pub async_timeout: Duration,
     /// Events buffered per streaming connection.
     pub sse_queue_capacity: usize,
+    /// Byte and history bounds of stored tasks.
+    pub store: crate::bounds::StoreLimits,
 }
 
 impl Default for TaskLimits {
@@ -43,6 +45,7 @@ impl Default for TaskLimits {
             task_queue_size: 0,
             async_timeout: Duration::from_secs(300),
             sse_queue_capacity: 1000,
+            store: crate::bounds::StoreLimits::default(),
         }
     }
 }
@@ -301,6 +304,7 @@ impl TaskManager {
             return None;
         }
         let ev = f(&mut g.task)?;
+        crate::bounds::cap_history(&mut g.task, self.limits.store.max_history_length);
         let state = g.task.status.state;
         let rec = StoredTask {
             task: g.task.clone(),
@@ -363,6 +367,19 @@ impl TaskManager {
             .await
             .map_err(|e| A2aError::internal(e.to_string()))?;
         Ok(v.into_iter().map(|s| s.task).collect())
+    }
+
+    /// One page of `filter`'s matches (newest first) after `after`, with the total count.
+    pub async fn list_page(
+        &self,
+        filter: &TaskFilter,
+        after: Option<&crate::store::PageCursor>,
+        limit: usize,
+    ) -> Result<crate::store::TaskPage, A2aError> {
+        self.store
+            .page(filter, after, limit)
+            .await
+            .map_err(|e| A2aError::internal(e.to_string()))
     }
 
     /// CancelTask.
@@ -493,6 +510,11 @@ impl TaskManager {
         if message.role == Role::Unspecified {
             message.role = Role::User;
         }
+        let msg_bytes = crate::bounds::message_bytes(&message);
+        let max_task = self.limits.store.max_task_bytes;
+        if max_task > 0 && msg_bytes > max_task {
+            return Err(too_large(msg_bytes, max_task));
+        }
         if self.shutdown.is_cancelled() {
             return Err(A2aError::new(
                 ErrorKind::ResourceExhausted,
@@ -556,6 +578,13 @@ impl TaskManager {
                     Some(A2aError::task_not_found(&tid))
                 } else if g.task.status.state.is_terminal() {
                     Some(terminal_send(&tid))
+                } else if max_task > 0
+                    && crate::bounds::task_bytes(&g.task).saturating_add(msg_bytes) > max_task
+                {
+                    Some(too_large(
+                        crate::bounds::task_bytes(&g.task).saturating_add(msg_bytes),
+                        max_task,
+                    ))
                 } else if live.running.load(Ordering::SeqCst) {
                     Some(A2aError::new(
                         ErrorKind::UnsupportedOperation,
@@ -583,6 +612,7 @@ impl TaskManager {
                 let snapshot_msg = message.clone();
                 let ev = status_change(&mut g.task, TaskState::Submitted, None);
                 g.task.history.push(snapshot_msg);
+                crate::bounds::cap_history(&mut g.task, self.limits.store.max_history_length);
                 let rec = StoredTask {
                     task: g.task.clone(),
                     owner: g.owner.clone(),
@@ -628,6 +658,12 @@ impl TaskManager {
                     .await
                 {
                     release_queue(queued_slot);
+                    if e.is_full() {
+                        return Err(A2aError::new(
+                            ErrorKind::ResourceExhausted,
+                            "the agent's task store is full; retry later",
+                        ));
+                    }
                     return Err(A2aError::internal(e.to_string()));
                 }
                 if let Some(s) = self.sink.get() {
@@ -940,6 +976,15 @@ fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
     } else {
         "non-string panic payload".to_string()
     }
+}
+
+/// A message (or the task it would grow) over the per-task byte bound: InvalidParams, refused
+/// before anything is stored.
+fn too_large(bytes: usize, max: usize) -> A2aError {
+    A2aError::invalid_params(format!(
+        "message too large: the task would hold {bytes} bytes; the limit is {max} bytes per task"
+    ))
+    .with_meta("field", "message")
 }
 
 fn not_cancelable(id: &str, s: TaskState) -> A2aError {

@@ -71,3 +71,88 @@ async fn panicking_handler_fails_task_and_server_keeps_serving() {
     assert_eq!(state(&v["result"]["task"]), "TASK_STATE_COMPLETED", "{v}");
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn oversize_message_is_refused_before_it_is_stored() {
+    let cfg = a2a_agent::AgentConfig {
+        max_task_bytes: 64 * 1024,
+        ..open_config()
+    };
+    let s = echo(cfg).await;
+    let url = s.url().to_string();
+    let big = "x".repeat(100 * 1024);
+    let (_, v) = rpc(&url, "SendMessage", json!({"message": msg(&big)})).await;
+    assert_eq!(
+        v["error"]["code"],
+        -32602,
+        "{}",
+        &v.to_string()[..200.min(v.to_string().len())]
+    );
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("too large"),
+        "{}",
+        v["error"]
+    );
+    let (_, v) = rpc(&url, "ListTasks", json!({})).await;
+    assert_eq!(v["result"]["totalSize"], 0, "nothing stored: {v}");
+    // REST answers in its own form (400 with an A2A error body).
+    let (st, _) = rest_post(&url, "/message:send", json!({"message": msg(&big)})).await;
+    assert_eq!(st, 400);
+    // A message under the bound is served.
+    let (_, v) = rpc(&url, "SendMessage", json!({"message": msg("small")})).await;
+    assert_eq!(state(&v["result"]["task"]), "TASK_STATE_COMPLETED", "{v}");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn history_is_capped_and_a_growing_task_is_refused() {
+    let h = handler_fn(|_ctx: RequestContext| async move {
+        Ok::<Reply, HandlerError>(Reply::input_required("more?"))
+    });
+    let cfg = a2a_agent::AgentConfig {
+        max_history_length: 4,
+        max_task_bytes: 48 * 1024,
+        ..open_config()
+    };
+    let s = start_with(a2a_agent::demo::echo_card(), h, cfg).await;
+    let url = s.url().to_string();
+    let (_, v) = rpc(&url, "SendMessage", json!({"message": msg("turn 0")})).await;
+    let id = v["result"]["task"]["id"].as_str().unwrap().to_string();
+    for i in 1..6 {
+        let mut m = msg(&format!("turn {i}"));
+        m["taskId"] = json!(id);
+        let (_, v) = rpc(&url, "SendMessage", json!({"message": m})).await;
+        assert_eq!(
+            state(&v["result"]["task"]),
+            "TASK_STATE_INPUT_REQUIRED",
+            "{v}"
+        );
+    }
+    let (_, v) = rpc(&url, "GetTask", json!({"id": id})).await;
+    let hist = v["result"]["history"].as_array().unwrap();
+    assert_eq!(hist.len(), 4, "{v}");
+    // The newest turns are kept: the last user message is "turn 5".
+    assert!(
+        hist.iter().any(|m| m["parts"][0]["text"] == "turn 5"),
+        "{v}"
+    );
+    assert!(
+        !hist.iter().any(|m| m["parts"][0]["text"] == "turn 0"),
+        "{v}"
+    );
+    // Each turn fits, but the task would outgrow its byte bound: refused, task unchanged.
+    let mut m = msg(&"y".repeat(30 * 1024));
+    m["taskId"] = json!(id);
+    let (_, ok) = rpc(&url, "SendMessage", json!({"message": m})).await;
+    assert!(ok.get("result").is_some(), "first 30 KiB turn fits");
+    let mut m = msg(&"z".repeat(30 * 1024));
+    m["taskId"] = json!(id);
+    let (_, v) = rpc(&url, "SendMessage", json!({"message": m})).await;
+    assert_eq!(v["error"]["code"], -32602, "{}", v["error"]);
+    let (_, v) = rpc(&url, "GetTask", json!({"id": id})).await;
+    assert_eq!(state(&v["result"]), "TASK_STATE_INPUT_REQUIRED");
+    s.shutdown().await;
+}

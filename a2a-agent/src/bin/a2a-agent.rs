@@ -109,6 +109,15 @@ struct Serve {
     /// Terminal task TTL in the in-memory store (s). Default: 3600.
     #[arg(long, env = "A2A_AGENT_TERMINAL_TASK_TTL_S")]
     terminal_task_ttl_s: Option<u64>,
+    /// In-memory store bound in bytes (0 = unlimited). Default: 268435456 (256 MiB).
+    #[arg(long, env = "A2A_AGENT_MEMORY_STORE_MAX_BYTES")]
+    memory_store_max_bytes: Option<usize>,
+    /// Largest task in bytes; bigger messages are refused (0 = unlimited). Default: 16777216.
+    #[arg(long, env = "A2A_AGENT_MAX_TASK_BYTES")]
+    max_task_bytes: Option<usize>,
+    /// Most messages kept in a task's history (0 = unlimited). Default: 1000.
+    #[arg(long, env = "A2A_AGENT_MAX_HISTORY_LENGTH")]
+    max_history_length: Option<usize>,
     /// On SIGTERM/SIGINT: stop accepting, let running tasks finish for this long, then fail
     /// the rest (streams get the FAILED event, blocking sends the FAILED task) and exit 0 (ms).
     /// Default: 10000.
@@ -166,6 +175,9 @@ fn build_config(s: &Serve) -> anyhow::Result<AgentConfig> {
         card_max_age_s,
         memory_store_cap,
         terminal_task_ttl_s,
+        memory_store_max_bytes,
+        max_task_bytes,
+        max_history_length,
         shutdown_grace_ms,
         header_read_timeout_ms,
         body_read_timeout_ms,
