@@ -296,6 +296,33 @@ impl Drop for InFlight {
     }
 }
 
+/// A response body that holds its request's [`InFlight`] until it is dropped; size hint and
+/// end-of-stream pass through (Content-Length is kept).
+struct Tracked {
+    inner: Body,
+    _guard: InFlight,
+}
+
+impl axum::body::HttpBody for Tracked {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
 impl ConnCtx {
     async fn run(self, tcp: tokio::net::TcpStream, overloaded: bool) {
         let act = Arc::new(Activity {
@@ -348,10 +375,10 @@ impl ConnCtx {
                     }
                 };
                 let resp = resp.map(|b| {
-                    Body::new(b.map_frame(move |f| {
-                        let _ = &guard;
-                        f
-                    }))
+                    Body::new(Tracked {
+                        inner: b,
+                        _guard: guard,
+                    })
                 });
                 Ok::<_, std::convert::Infallible>(resp)
             }
