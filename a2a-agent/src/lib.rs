@@ -28,7 +28,7 @@
 //!
 //! Dependencies and why:
 //! - `a2a-types`: the protocol model; `a2a-translate`: 0.3 at the edge.
-//! - `axum`, `tower`, `tower-http` (CORS), `http`, `http-body-util`, `bytes`: the HTTP server and
+//! - `axum`, `tower`, `tower-http` (CORS), `http`, `http-body`, `http-body-util`, `bytes`: the HTTP server and
 //!   bounded body reading.
 //! - `tokio`, `tokio-util` (cancellation, task tracking), `tokio-stream`, `async-stream`, `futures`:
 //!   the runtime, task lifecycle and SSE streams.

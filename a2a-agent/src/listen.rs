@@ -102,7 +102,10 @@ pub fn fd_limit() -> Option<u64> {
         };
         // SAFETY: getrlimit writes into the struct we own.
         let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } == 0;
-        (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur as u64)
+        // rlim_t is u64 on Linux, not everywhere.
+        #[allow(clippy::unnecessary_cast)]
+        let cur = r.rlim_cur as u64;
+        (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(cur)
     }
     #[cfg(not(unix))]
     {
@@ -296,6 +299,33 @@ impl Drop for InFlight {
     }
 }
 
+/// A response body that holds its request's [`InFlight`] until it is dropped; size hint and
+/// end-of-stream pass through (Content-Length is kept).
+struct Tracked {
+    inner: Body,
+    _guard: InFlight,
+}
+
+impl axum::body::HttpBody for Tracked {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
 impl ConnCtx {
     async fn run(self, tcp: tokio::net::TcpStream, overloaded: bool) {
         let act = Arc::new(Activity {
@@ -348,10 +378,10 @@ impl ConnCtx {
                     }
                 };
                 let resp = resp.map(|b| {
-                    Body::new(b.map_frame(move |f| {
-                        let _ = &guard;
-                        f
-                    }))
+                    Body::new(Tracked {
+                        inner: b,
+                        _guard: guard,
+                    })
                 });
                 Ok::<_, std::convert::Infallible>(resp)
             }
@@ -360,9 +390,13 @@ impl ConnCtx {
         tokio::pin!(conn);
         let mut draining = false;
         loop {
-            let wait = idle
-                .saturating_sub(act.idle_for())
-                .max(Duration::from_millis(50));
+            // A request in flight (a stream, a blocking send) is not idle: look again later.
+            let wait = if act.in_flight.load(Ordering::SeqCst) > 0 {
+                idle
+            } else {
+                idle.saturating_sub(act.idle_for())
+                    .max(Duration::from_millis(50))
+            };
             tokio::select! {
                 _ = conn.as_mut() => return,
                 _ = kill.cancelled() => return,
@@ -425,4 +459,21 @@ async fn buffer_body(req: Request, cfg: &ListenConfig) -> Result<Request, http::
         }
     }
     Ok(Request::from_parts(parts, Body::from(buf.freeze())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cap_stays_below_the_fd_limit() {
+        assert_eq!(
+            effective_max_connections(50),
+            50.min(effective_max_connections(0))
+        );
+        if let Some(l) = fd_limit().filter(|l| *l > 1024) {
+            let c = effective_max_connections(usize::MAX) as u64;
+            assert!(c + FD_MARGIN + REFUSAL_SLOTS as u64 <= l, "{c} vs {l}");
+        }
+    }
 }

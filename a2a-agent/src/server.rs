@@ -228,7 +228,7 @@ impl AgentServer {
         let base2 = app.base.clone();
         let refuse: crate::listen::Refuser =
             Arc::new(move |parts, why| edge_refusal(&base2, parts, why));
-        let listening = crate::listen::serve(listener, router.into(), cfg.listen(), refuse)?;
+        let listening = crate::listen::serve(listener, router, cfg.listen(), refuse)?;
         tracing::info!(%url, "a2a agent listening");
         Ok(ServerHandle {
             addr,

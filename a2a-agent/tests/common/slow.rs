@@ -1,0 +1,164 @@
+//! Slow and greedy clients over raw TCP, shared by the agent's and the gateway's edge tests
+//! (the gateway includes this file with `#[path]`): both servers use `a2a_agent::listen`.
+
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Reads until the peer closes (Ok(bytes)) or `within` passes (Err(bytes so far)).
+pub async fn read_until_closed(s: &mut TcpStream, within: Duration) -> Result<Vec<u8>, Vec<u8>> {
+    let deadline = Instant::now() + within;
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, s.read(&mut buf)).await {
+            Err(_) => return Err(out),
+            Ok(Ok(0)) | Ok(Err(_)) => return Ok(out),
+            Ok(Ok(n)) => out.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+/// Headers dribbled one byte every 200 ms never complete: the server closes the connection.
+pub async fn slowloris_is_cut(addr: SocketAddr) {
+    let s = TcpStream::connect(addr).await.unwrap();
+    let (mut r, mut w) = s.into_split();
+    let dribble = tokio::spawn(async move {
+        let _ = w.write_all(b"POST / HTTP/1.1\r\nHost: x\r\n").await;
+        for b in
+            b"X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                .iter()
+        {
+            if w.write_all(&[*b]).await.is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    });
+    let mut buf = [0u8; 1024];
+    let closed = tokio::time::timeout(Duration::from_secs(8), async {
+        loop {
+            match r.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await;
+    dribble.abort();
+    assert!(closed.is_ok(), "slowloris connection still open");
+}
+
+/// Headers complete, body announced but only partly sent: 408 with a JSON error, then close.
+pub async fn slow_body_gets_408(addr: SocketAddr, path: &str, extra_headers: &str) -> String {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{extra_headers}Content-Length: 100\r\n\r\n{{\"jsonrpc\""
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    let got = read_until_closed(&mut s, Duration::from_secs(8))
+        .await
+        .expect("slow body connection not closed");
+    let text = String::from_utf8_lossy(&got).into_owned();
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
+    let v: serde_json::Value = serde_json::from_str(body).expect("408 body is JSON");
+    // 1.0 / JSON-RPC: {"error": ...}; 0.3 HTTP+JSON: {"code", "message"}.
+    assert!(
+        v.get("error").is_some() || (v.get("code").is_some() && v.get("message").is_some()),
+        "{v}"
+    );
+    text
+}
+
+/// One complete request, then nothing: the keep-alive connection is closed after the idle
+/// timeout.
+pub async fn idle_is_closed(addr: SocketAddr, get_path: &str) {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(format!("GET {get_path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let got = read_until_closed(&mut s, Duration::from_secs(8))
+        .await
+        .expect("idle keep-alive connection not closed");
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+}
+
+/// A complete GET on a fresh connection, keeping it open; returns the status line's code.
+pub async fn get_keep(addr: SocketAddr, path: &str) -> (u16, String, TcpStream) {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 8192];
+    // Enough for the head and a small body.
+    let deadline = Instant::now() + Duration::from_secs(8);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, s.read(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => {
+                got.extend_from_slice(&buf[..n]);
+                let t = String::from_utf8_lossy(&got);
+                if let Some((h, b)) = t.split_once("\r\n\r\n") {
+                    let len = h
+                        .lines()
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length:")
+                                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                        })
+                        .unwrap_or(0);
+                    if b.len() >= len {
+                        break;
+                    }
+                }
+            }
+            _ => break,
+        }
+    }
+    let text = String::from_utf8_lossy(&got).into_owned();
+    let code = text
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (code, text, s)
+}
+
+/// With the cap at `cap`: `cap` connections are served and kept, the next gets 503 with a JSON
+/// error, and once one closes a normal request is served again.
+pub async fn cap_refuses_then_serves(addr: SocketAddr, cap: usize, path: &str) {
+    let mut held = Vec::new();
+    for i in 0..cap {
+        let (code, text, s) = get_keep(addr, path).await;
+        assert_eq!(code, 200, "connection {i} under the cap: {text}");
+        held.push(s);
+    }
+    let (code, text, _s) = get_keep(addr, path).await;
+    assert_eq!(code, 503, "over the cap: {text}");
+    let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
+    let v: serde_json::Value = serde_json::from_str(body).expect("503 body is JSON");
+    // 1.0 / JSON-RPC: {"error": ...}; 0.3 HTTP+JSON: {"code", "message"}.
+    assert!(
+        v.get("error").is_some() || (v.get("code").is_some() && v.get("message").is_some()),
+        "{v}"
+    );
+    drop(_s);
+    held.pop();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (code, _, _) = get_keep(addr, path).await;
+        if code == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not served again below the cap");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    drop(held);
+}

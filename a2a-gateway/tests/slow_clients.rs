@@ -1,0 +1,41 @@
+//! The gateway's protocol edge (the shared `a2a_agent::listen` module) under slow and greedy
+//! clients: the same raw-TCP checks as the agent's `tests/slow_clients.rs`.
+
+mod common;
+
+#[path = "../../a2a-agent/tests/common/slow.rs"]
+mod slow;
+
+use a2a_gateway::errors::Version;
+
+#[tokio::test]
+async fn slowloris_slow_body_and_idle_connections_are_closed() {
+    let env = common::env_with(Version::V10, |c| {
+        c.header_read_timeout_secs = 1;
+        c.body_read_timeout_secs = 1;
+        c.idle_timeout_secs = 1;
+    })
+    .await;
+    let addr = env.gw.local_addr();
+    slow::slowloris_is_cut(addr).await;
+    let text = slow::slow_body_gets_408(addr, "/a2a/echo", "A2A-Version: 1.0\r\n").await;
+    assert!(text.contains("a2a_request_timeout"), "{text}");
+    assert!(
+        text.contains("\"jsonrpc\":\"2.0\""),
+        "JSON-RPC form: {text}"
+    );
+    let text = slow::slow_body_gets_408(addr, "/a2a/echo/v1/message:send", "").await;
+    assert!(
+        text.contains("\"status\""),
+        "google.rpc.Status form: {text}"
+    );
+    slow::idle_is_closed(addr, "/healthz").await;
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn connection_cap_refuses_with_503_and_serves_again_below_it() {
+    let env = common::env_with(Version::V10, |c| c.max_connections = 50).await;
+    slow::cap_refuses_then_serves(env.gw.local_addr(), 50, "/healthz").await;
+    env.stop().await;
+}
