@@ -5,12 +5,12 @@ use crate::edge;
 use crate::error::{A2aError, ErrorKind};
 use crate::negotiate::Version;
 use crate::ops::{self, Outcome};
-use crate::server::{App, Call, json_response};
+use crate::server::{App, Call};
 use crate::sse::sse_response;
+use a2a_types::envelope::{EnvelopeError, EnvelopeErrorKind, RawId, parse_envelope};
 use axum::response::Response;
 use bytes::Bytes;
-use http::StatusCode;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::time::Duration;
 
 /// The 1.0 method names.
@@ -28,20 +28,35 @@ pub(crate) const V1_METHODS: &[&str] = &[
     "GetExtendedAgentCard",
 ];
 
-fn reply(id: &Value, result: Value) -> Response {
-    json_response(
-        StatusCode::OK,
-        "application/json",
-        &json!({"jsonrpc": "2.0", "id": id, "result": result}),
-    )
+fn text_json(body: String) -> Response {
+    let mut r = Response::new(axum::body::Body::from(body));
+    r.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    r
 }
 
-fn reply_err(id: &Value, e: &A2aError, v: Version) -> Response {
-    json_response(
-        StatusCode::OK,
-        "application/json",
-        &json!({"jsonrpc": "2.0", "id": id, "error": e.jsonrpc_error(v)}),
-    )
+fn reply(id: &RawId, result: Value) -> Response {
+    text_json(id.result_text(&result))
+}
+
+fn reply_err(id: &RawId, e: &A2aError, v: Version) -> Response {
+    text_json(id.error_text(&e.jsonrpc_error(v)))
+}
+
+/// The envelope refusal as an A2A error (the answer's id is `null`).
+fn envelope_error(e: &EnvelopeError) -> A2aError {
+    match e.kind {
+        EnvelopeErrorKind::NotJson => A2aError::new(
+            ErrorKind::JsonParse,
+            format!("Invalid JSON payload: {}", e.detail),
+        ),
+        _ => A2aError::new(
+            ErrorKind::InvalidRequest,
+            format!("Request payload validation error: {}", e.detail),
+        ),
+    }
 }
 
 pub(crate) async fn handle(
@@ -51,22 +66,14 @@ pub(crate) async fn handle(
     body: Bytes,
 ) -> Response {
     let fallback_v = explicit.unwrap_or(Version::V03);
-    let v: Value = match serde_json::from_slice(&body) {
-        Ok(v) => v,
-        Err(e) => {
-            return reply_err(
-                &Value::Null,
-                &A2aError::new(ErrorKind::JsonParse, format!("Invalid JSON payload: {e}")),
-                fallback_v,
-            );
-        }
+    // The id is kept as the caller's exact text; ids of other JSON types and batches are refused.
+    let env = match parse_envelope(&body) {
+        Ok(env) => env,
+        Err(e) => return reply_err(&RawId::null(), &envelope_error(&e), fallback_v),
     };
-    let id = match v.get("id") {
-        Some(i @ (Value::String(_) | Value::Number(_))) => i.clone(),
-        _ => Value::Null,
-    };
-    let method = v.get("method").and_then(Value::as_str);
-    let (Some(obj), Some(method)) = (v.as_object(), method) else {
+    let id = env.id.clone();
+    let obj = &env.members;
+    let Some(method) = env.method() else {
         return reply_err(
             &id,
             &A2aError::new(
@@ -125,7 +132,7 @@ pub(crate) async fn handle(
             let id2 = id.clone();
             match version {
                 Version::V1 => sse_response(*sub, heartbeat, move |ev, _| {
-                    vec![json!({"jsonrpc": "2.0", "id": id2, "result": ev})]
+                    vec![id2.result_text(&serde_json::to_value(ev).unwrap_or_default())]
                 }),
                 Version::V03 => {
                     let mut tr = edge::V03Stream::new(false);
@@ -133,8 +140,8 @@ pub(crate) async fn handle(
                         tr.push(ev, last)
                             .into_iter()
                             .map(|r| match r {
-                                Ok(v) => json!({"jsonrpc": "2.0", "id": id2, "result": v}),
-                                Err(e) => json!({"jsonrpc": "2.0", "id": id2, "error": e.jsonrpc_error(Version::V03)}),
+                                Ok(v) => id2.result_text(&v),
+                                Err(e) => id2.error_text(&e.jsonrpc_error(Version::V03)),
                             })
                             .collect()
                     })
