@@ -59,39 +59,46 @@ fn envelope_error(e: &EnvelopeError) -> A2aError {
     }
 }
 
-pub(crate) async fn handle(
-    app: &App,
-    explicit: Option<Version>,
-    call: &Call,
-    body: Bytes,
-) -> Response {
+/// A JSON-RPC request read at the edge: the exact id, the version, the 1.0 method and params.
+#[derive(Debug, Clone)]
+pub struct Parsed {
+    /// The caller's id, exactly.
+    pub id: RawId,
+    /// The version whose forms the answer uses.
+    pub version: Version,
+    /// The 1.0 method name.
+    pub method: String,
+    /// The 1.0 params (0.3 requests translated).
+    pub params: Value,
+}
+
+/// Reads a JSON-RPC body (pure: no state). `explicit` is the negotiated `A2A-Version`, if any.
+/// A refusal comes with the id and the version to answer with.
+pub fn parse(body: &[u8], explicit: Option<Version>) -> Result<Parsed, (RawId, A2aError, Version)> {
     let fallback_v = explicit.unwrap_or(Version::V03);
     // The id is kept as the caller's exact text; ids of other JSON types and batches are refused.
-    let env = match parse_envelope(&body) {
-        Ok(env) => env,
-        Err(e) => return reply_err(&RawId::null(), &envelope_error(&e), fallback_v),
-    };
+    let env = parse_envelope(body).map_err(|e| (RawId::null(), envelope_error(&e), fallback_v))?;
     let id = env.id.clone();
     let obj = &env.members;
     let Some(method) = env.method() else {
-        return reply_err(
-            &id,
-            &A2aError::new(
+        return Err((
+            id,
+            A2aError::new(
                 ErrorKind::InvalidRequest,
                 "Request payload validation error: not a JSON-RPC 2.0 request",
             ),
             fallback_v,
-        );
+        ));
     };
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return reply_err(
-            &id,
-            &A2aError::new(
+        return Err((
+            id,
+            A2aError::new(
                 ErrorKind::InvalidRequest,
                 "Request payload validation error: jsonrpc must be \"2.0\"",
             ),
             fallback_v,
-        );
+        ));
     }
     let params = obj.get("params").cloned().unwrap_or(Value::Null);
     let is_v1_name = V1_METHODS.contains(&method);
@@ -101,24 +108,48 @@ pub(crate) async fn handle(
     } else {
         Version::V03
     });
-    let heartbeat = Duration::from_millis(app.cfg.sse_heartbeat_interval_ms);
     let (m1, p1) = match version {
         Version::V1 if !is_v1_name => {
-            return reply_err(
-                &id,
-                &A2aError::new(
+            return Err((
+                id,
+                A2aError::new(
                     ErrorKind::MethodNotFound,
                     format!("Method not found: {method}"),
                 ),
                 version,
-            );
+            ));
         }
-        Version::V1 => (method, params),
+        Version::V1 => (method.to_owned(), params),
         Version::V03 => match edge::v03_jsonrpc_request(method, params) {
-            Ok(x) => x,
-            Err(e) => return reply_err(&id, &e, version),
+            Ok((m, p)) => (m.to_owned(), p),
+            Err(e) => return Err((id, e, version)),
         },
     };
+    Ok(Parsed {
+        id,
+        version,
+        method: m1,
+        params: p1,
+    })
+}
+
+pub(crate) async fn handle(
+    app: &App,
+    explicit: Option<Version>,
+    call: &Call,
+    body: Bytes,
+) -> Response {
+    let Parsed {
+        id,
+        version,
+        method: m1,
+        params: p1,
+    } = match parse(&body, explicit) {
+        Ok(p) => p,
+        Err((id, e, v)) => return reply_err(&id, &e, v),
+    };
+    let m1 = m1.as_str();
+    let heartbeat = Duration::from_millis(app.cfg.sse_heartbeat_interval_ms);
     match ops::dispatch_v(app, call, m1, p1, version).await {
         Err(e) => reply_err(&id, &e, version),
         Ok(Outcome::Unary(r)) => match version {

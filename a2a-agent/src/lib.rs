@@ -59,6 +59,7 @@ pub mod negotiate;
 pub mod net_guard;
 pub mod oidc;
 pub mod ops;
+pub mod parse;
 pub mod push;
 mod rest;
 pub mod server;
