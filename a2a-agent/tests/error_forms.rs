@@ -90,6 +90,9 @@ fn request(method: &str, path: &str, extra: &str, body: &[u8]) -> String {
     )
 }
 
+/// (name, method, path, extra headers, body, status, shape).
+type Case<'a> = (&'a str, &'a str, String, &'a str, &'a [u8], u16, Shape);
+
 #[derive(Clone, Copy, Debug)]
 enum Shape {
     /// JSON-RPC error object with `id: null`.
@@ -176,7 +179,7 @@ async fn every_error_is_a2a_json() {
     check("actual body", &a, 413, Shape::Status);
 
     let v1 = "A2A-Version: 1.0\r\n";
-    let cases: Vec<(&str, &str, String, &str, &[u8], u16, Shape)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "404 unknown path",
             "GET",
