@@ -5,12 +5,12 @@ use crate::edge;
 use crate::error::{A2aError, ErrorKind};
 use crate::negotiate::Version;
 use crate::ops::{self, Outcome};
-use crate::server::{App, Call, json_response};
+use crate::server::{App, Call};
 use crate::sse::sse_response;
+use a2a_types::envelope::{EnvelopeError, EnvelopeErrorKind, RawId, parse_envelope};
 use axum::response::Response;
 use bytes::Bytes;
-use http::StatusCode;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::time::Duration;
 
 /// The 1.0 method names.
@@ -28,63 +28,77 @@ pub(crate) const V1_METHODS: &[&str] = &[
     "GetExtendedAgentCard",
 ];
 
-fn reply(id: &Value, result: Value) -> Response {
-    json_response(
-        StatusCode::OK,
-        "application/json",
-        &json!({"jsonrpc": "2.0", "id": id, "result": result}),
-    )
+fn text_json(body: String) -> Response {
+    let mut r = Response::new(axum::body::Body::from(body));
+    r.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    r
 }
 
-fn reply_err(id: &Value, e: &A2aError, v: Version) -> Response {
-    json_response(
-        StatusCode::OK,
-        "application/json",
-        &json!({"jsonrpc": "2.0", "id": id, "error": e.jsonrpc_error(v)}),
-    )
+fn reply(id: &RawId, result: Value) -> Response {
+    text_json(id.result_text(&result))
 }
 
-pub(crate) async fn handle(
-    app: &App,
-    explicit: Option<Version>,
-    call: &Call,
-    body: Bytes,
-) -> Response {
+fn reply_err(id: &RawId, e: &A2aError, v: Version) -> Response {
+    text_json(id.error_text(&e.jsonrpc_error(v)))
+}
+
+/// The envelope refusal as an A2A error (the answer's id is `null`).
+fn envelope_error(e: &EnvelopeError) -> A2aError {
+    match e.kind {
+        EnvelopeErrorKind::NotJson => A2aError::new(
+            ErrorKind::JsonParse,
+            format!("Invalid JSON payload: {}", e.detail),
+        ),
+        _ => A2aError::new(
+            ErrorKind::InvalidRequest,
+            format!("Request payload validation error: {}", e.detail),
+        ),
+    }
+}
+
+/// A JSON-RPC request read at the edge: the exact id, the version, the 1.0 method and params.
+#[derive(Debug, Clone)]
+pub struct Parsed {
+    /// The caller's id, exactly.
+    pub id: RawId,
+    /// The version whose forms the answer uses.
+    pub version: Version,
+    /// The 1.0 method name.
+    pub method: String,
+    /// The 1.0 params (0.3 requests translated).
+    pub params: Value,
+}
+
+/// Reads a JSON-RPC body (pure: no state). `explicit` is the negotiated `A2A-Version`, if any.
+/// A refusal comes with the id and the version to answer with.
+pub fn parse(body: &[u8], explicit: Option<Version>) -> Result<Parsed, (RawId, A2aError, Version)> {
     let fallback_v = explicit.unwrap_or(Version::V03);
-    let v: Value = match serde_json::from_slice(&body) {
-        Ok(v) => v,
-        Err(e) => {
-            return reply_err(
-                &Value::Null,
-                &A2aError::new(ErrorKind::JsonParse, format!("Invalid JSON payload: {e}")),
-                fallback_v,
-            );
-        }
-    };
-    let id = match v.get("id") {
-        Some(i @ (Value::String(_) | Value::Number(_))) => i.clone(),
-        _ => Value::Null,
-    };
-    let method = v.get("method").and_then(Value::as_str);
-    let (Some(obj), Some(method)) = (v.as_object(), method) else {
-        return reply_err(
-            &id,
-            &A2aError::new(
+    // The id is kept as the caller's exact text; ids of other JSON types and batches are refused.
+    let env = parse_envelope(body).map_err(|e| (RawId::null(), envelope_error(&e), fallback_v))?;
+    let id = env.id.clone();
+    let obj = &env.members;
+    let Some(method) = env.method() else {
+        return Err((
+            id,
+            A2aError::new(
                 ErrorKind::InvalidRequest,
                 "Request payload validation error: not a JSON-RPC 2.0 request",
             ),
             fallback_v,
-        );
+        ));
     };
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return reply_err(
-            &id,
-            &A2aError::new(
+        return Err((
+            id,
+            A2aError::new(
                 ErrorKind::InvalidRequest,
                 "Request payload validation error: jsonrpc must be \"2.0\"",
             ),
             fallback_v,
-        );
+        ));
     }
     let params = obj.get("params").cloned().unwrap_or(Value::Null);
     let is_v1_name = V1_METHODS.contains(&method);
@@ -94,24 +108,48 @@ pub(crate) async fn handle(
     } else {
         Version::V03
     });
-    let heartbeat = Duration::from_millis(app.cfg.sse_heartbeat_interval_ms);
     let (m1, p1) = match version {
         Version::V1 if !is_v1_name => {
-            return reply_err(
-                &id,
-                &A2aError::new(
+            return Err((
+                id,
+                A2aError::new(
                     ErrorKind::MethodNotFound,
                     format!("Method not found: {method}"),
                 ),
                 version,
-            );
+            ));
         }
-        Version::V1 => (method, params),
+        Version::V1 => (method.to_owned(), params),
         Version::V03 => match edge::v03_jsonrpc_request(method, params) {
-            Ok(x) => x,
-            Err(e) => return reply_err(&id, &e, version),
+            Ok((m, p)) => (m.to_owned(), p),
+            Err(e) => return Err((id, e, version)),
         },
     };
+    Ok(Parsed {
+        id,
+        version,
+        method: m1,
+        params: p1,
+    })
+}
+
+pub(crate) async fn handle(
+    app: &App,
+    explicit: Option<Version>,
+    call: &Call,
+    body: Bytes,
+) -> Response {
+    let Parsed {
+        id,
+        version,
+        method: m1,
+        params: p1,
+    } = match parse(&body, explicit) {
+        Ok(p) => p,
+        Err((id, e, v)) => return reply_err(&id, &e, v),
+    };
+    let m1 = m1.as_str();
+    let heartbeat = Duration::from_millis(app.cfg.sse_heartbeat_interval_ms);
     match ops::dispatch_v(app, call, m1, p1, version).await {
         Err(e) => reply_err(&id, &e, version),
         Ok(Outcome::Unary(r)) => match version {
@@ -125,7 +163,7 @@ pub(crate) async fn handle(
             let id2 = id.clone();
             match version {
                 Version::V1 => sse_response(*sub, heartbeat, move |ev, _| {
-                    vec![json!({"jsonrpc": "2.0", "id": id2, "result": ev})]
+                    vec![id2.result_text(&serde_json::to_value(ev).unwrap_or_default())]
                 }),
                 Version::V03 => {
                     let mut tr = edge::V03Stream::new(false);
@@ -133,8 +171,8 @@ pub(crate) async fn handle(
                         tr.push(ev, last)
                             .into_iter()
                             .map(|r| match r {
-                                Ok(v) => json!({"jsonrpc": "2.0", "id": id2, "result": v}),
-                                Err(e) => json!({"jsonrpc": "2.0", "id": id2, "error": e.jsonrpc_error(Version::V03)}),
+                                Ok(v) => id2.result_text(&v),
+                                Err(e) => id2.error_text(&e.jsonrpc_error(Version::V03)),
                             })
                             .collect()
                     })

@@ -63,6 +63,7 @@ pub mod negotiate;
 pub mod net_guard;
 pub mod oidc;
 pub mod ops;
+pub mod parse;
 pub mod push;
 mod recovery;
 mod rest;

@@ -38,11 +38,10 @@ pub(crate) struct Route {
     pub tenant: Option<String>,
 }
 
+/// A path segment, percent-decoded strictly (`+` stays a plus). The pipeline has refused paths
+/// that do not decode ([`a2a_types::path::check_path`]), so the fallback is never taken.
 fn decode(seg: &str) -> String {
-    url::form_urlencoded::parse(format!("x={seg}").as_bytes())
-        .next()
-        .map(|(_, v)| v.into_owned())
-        .unwrap_or_else(|| seg.to_string())
+    a2a_types::path::decode_segment(seg).unwrap_or_else(|_| seg.to_string())
 }
 
 fn parse_ops(segs: &[&str]) -> Option<Op> {

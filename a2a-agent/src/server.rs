@@ -310,10 +310,11 @@ pub(crate) fn error_response(e: &A2aError, version: Version, binding: Binding) -
             let body = serde_json::json!({
                 "jsonrpc": "2.0", "id": Value::Null, "error": e.jsonrpc_error(version)
             });
-            let status = if e.status == Some(413) {
-                StatusCode::PAYLOAD_TOO_LARGE
-            } else {
-                StatusCode::OK
+            // Transport-level refusals keep their status; A2A errors are 200.
+            let status = match e.status {
+                Some(413) => StatusCode::PAYLOAD_TOO_LARGE,
+                Some(405) if e.kind == ErrorKind::MethodNotFound => StatusCode::METHOD_NOT_ALLOWED,
+                _ => StatusCode::OK,
             };
             json_response(status, "application/json", &body)
         }
@@ -536,6 +537,19 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
     let headers = parts.headers;
     let method = parts.method;
 
+    // 0. Path bytes: every segment must be valid percent-encoded UTF-8.
+    if let Err(e) = a2a_types::path::check_path(&path) {
+        let v = requested_version(&headers, query.as_deref())
+            .ok()
+            .flatten()
+            .unwrap_or(Version::V1);
+        let e = A2aError::new(
+            ErrorKind::InvalidRequest,
+            format!("Invalid request path: {e}"),
+        )
+        .with_status(400);
+        return error_response(&e, v, Binding::Rest);
+    }
     if method == Method::GET
         && (path == "/.well-known/agent-card.json"
             || path == format!("{}/.well-known/agent-card.json", app.base))
@@ -566,9 +580,15 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
         Binding::Rest
     };
     if binding == Binding::JsonRpc && method != Method::POST {
-        let e = A2aError::new(ErrorKind::MethodNotFound, "JSON-RPC requires POST");
-        let mut r = error_response(&e, Version::V1, Binding::Rest);
-        *r.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+        // A JSON-RPC error object (id null) with the HTTP status 405.
+        let e = A2aError::new(ErrorKind::MethodNotFound, "JSON-RPC requires POST").with_status(405);
+        let v = requested_version(&headers, query.as_deref())
+            .ok()
+            .flatten()
+            .unwrap_or(Version::V03);
+        let mut r = error_response(&e, v, Binding::JsonRpc);
+        r.headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("POST"));
         return r;
     }
     // 1. Version, before anything else (and before auth).

@@ -4,18 +4,19 @@ use crate::model::StreamResponse;
 use crate::tasks::{Subscription, ends_stream};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use serde_json::Value;
 use std::convert::Infallible;
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 
-/// An SSE response: the task snapshot first, then every event until the turn ends.
+/// An SSE response: the task snapshot first, then every event until the turn ends. `map` gives
+/// each event's `data` lines as JSON values or as JSON text (exact JSON-RPC ids).
 ///
 /// Each connection reads from a bounded queue (`sseQueueCapacity`); a client too slow to keep up
 /// loses events (logged as a warning) instead of growing memory.
-pub(crate) fn sse_response<F>(sub: Subscription, heartbeat: Duration, mut map: F) -> Response
+pub(crate) fn sse_response<F, T>(sub: Subscription, heartbeat: Duration, mut map: F) -> Response
 where
-    F: FnMut(StreamResponse, bool) -> Vec<Value> + Send + 'static,
+    F: FnMut(StreamResponse, bool) -> Vec<T> + Send + 'static,
+    T: std::fmt::Display + Send + 'static,
 {
     let Subscription { task, mut events } = sub;
     let first = StreamResponse::Task(task);

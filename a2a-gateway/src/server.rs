@@ -38,7 +38,7 @@ use crate::ownership::{self, Owner, OwnershipStore, SqliteOwnership};
 use crate::peer::{self, CardCache, Chosen};
 use crate::seams::{HopContext, Seams};
 use crate::store::{Agent, AuditRecord, KeyRejection, Principal, Store, Workspace};
-use crate::wire::json_text_response;
+use crate::wire::{RpcRequest, json_text_response};
 use crate::xlate::{self, AnswerError};
 
 /// Largest request body the gateway reads.
@@ -569,73 +569,14 @@ async fn rpc(
     };
     call.audit.workspace_id = Some(principal.workspace_id.clone());
     call.audit.key_id = Some(principal.key_id.clone());
-    let envelope = match parsed {
-        Ok(v) => v,
-        Err(e) => return rpc_refusal(&st, &mut call, crate::wire::envelope_refusal(&e)),
-    };
-    let env = &envelope.members;
-    if env.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return rpc_refusal(
-            &st,
-            &mut call,
-            Refusal::invalid_request("jsonrpc must be \"2.0\""),
-        );
-    }
-    let params = env.get("params").cloned().unwrap_or_else(|| json!({}));
-    // The message limit runs before any other inspection of the message.
-    let limit = st.config.limits.max_message_chars;
-    let chars = xlate::message_text_chars(&params);
-    if chars > limit {
-        return rpc_refusal(&st, &mut call, Refusal::message_too_large(chars, limit));
-    }
-    let path_operation = match &path_op {
-        Some(p) => match Operation::from_path(p) {
-            Some(op) => Some(op),
-            None => {
-                return rpc_refusal(
-                    &st,
-                    &mut call,
-                    Refusal::method_not_found(&format!(
-                        "{p} is not an operation path of the gateway"
-                    )),
-                );
-            }
-        },
-        None => None,
-    };
-    let op = match (path_operation, env.get("method")) {
-        (_, Some(m)) if !m.is_string() => {
-            return rpc_refusal(
-                &st,
-                &mut call,
-                Refusal::invalid_request("method must be a string"),
-            );
-        }
-        (None, None) => {
-            return rpc_refusal(&st, &mut call, Refusal::invalid_request("no method"));
-        }
-        (Some(p), None) => p,
-        (p, Some(m)) => {
-            let m = m.as_str().unwrap_or("");
-            match Operation::from_method(m, call.version) {
-                Ok(op) => {
-                    if let Some(p) = p
-                        && p != op
-                    {
-                        return rpc_refusal(
-                            &st,
-                            &mut call,
-                            Refusal::invalid_request(&format!(
-                                "method {m} does not match the path {}",
-                                p.path()
-                            )),
-                        );
-                    }
-                    op
-                }
-                Err(r) => return rpc_refusal(&st, &mut call, r),
-            }
-        }
+    let RpcRequest { op, params, .. } = match crate::wire::parse_rpc(
+        parsed,
+        path_op.as_deref(),
+        call.version,
+        st.config.limits.max_message_chars,
+    ) {
+        Ok(r) => r,
+        Err(r) => return rpc_refusal(&st, &mut call, r),
     };
     call.audit.operation = Some(op.name_03().to_owned());
     let span = tracing::info_span!("a2a.hop", trace_id = %call.trace_id, operation = op.name_03(), target = %agent);
@@ -1553,30 +1494,14 @@ async fn rest_entry(
     };
     call.audit.workspace_id = Some(principal.workspace_id.clone());
     call.audit.key_id = Some(principal.key_id.clone());
-    let mut params = match body {
-        Some(b) if !b.is_empty() => match serde_json::from_slice::<Value>(&b) {
-            Ok(v) if v.is_object() => v,
-            Ok(_) => {
-                return rest_refusal(
-                    &st,
-                    &mut call,
-                    Refusal::invalid_params("body: must be an object"),
-                );
-            }
-            Err(e) => return rest_refusal(&st, &mut call, Refusal::parse_error(&e.to_string())),
-        },
-        _ => json!({}),
+    let params = match crate::wire::parse_rest_body(
+        body.as_deref(),
+        &params_from_path,
+        st.config.limits.max_message_chars,
+    ) {
+        Ok(p) => p,
+        Err(r) => return rest_refusal(&st, &mut call, r),
     };
-    if let (Some(p), Some(extra)) = (params.as_object_mut(), params_from_path.as_object()) {
-        for (k, v) in extra {
-            p.insert(k.clone(), v.clone());
-        }
-    }
-    let limit = st.config.limits.max_message_chars;
-    let chars = xlate::message_text_chars(&params);
-    if chars > limit {
-        return rest_refusal(&st, &mut call, Refusal::message_too_large(chars, limit));
-    }
     let span = tracing::info_span!("a2a.hop", trace_id = %call.trace_id, operation = op.name_03(), target = %agent);
     match execute(&st, &mut call, &agent, &principal, op, params)
         .instrument(span)

@@ -15,14 +15,18 @@
 
 use std::sync::Arc;
 
-use a2a_types::envelope::{EnvelopeError, EnvelopeErrorKind, RawId};
+use a2a_types::envelope::{Envelope, EnvelopeError, EnvelopeErrorKind, RawId, parse_envelope};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use serde_json::{Value, json};
+
 use crate::errors::{Refusal, Version};
+use crate::ops::Operation;
 use crate::server::{GatewayState, MAX_REQUEST_BYTES, negotiate, random_hex};
+use crate::xlate;
 
 /// Which error form a path's callers expect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,4 +175,117 @@ pub async fn guard(State(st): State<Arc<GatewayState>>, req: Request, next: Next
             .insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
     out
+}
+
+/// A JSON-RPC request the gateway can execute.
+#[derive(Debug, Clone)]
+pub struct RpcRequest {
+    /// The caller's id, exactly.
+    pub id: RawId,
+    /// The operation (from the path, the method, or both agreeing).
+    pub op: Operation,
+    /// The params (`{}` when absent).
+    pub params: Value,
+}
+
+/// The JSON-RPC edge after authentication: envelope, `jsonrpc`, the message limit (before any
+/// other inspection of the message), the operation named by the path and/or `method`.
+pub fn parse_rpc(
+    envelope: Result<Envelope, EnvelopeError>,
+    path_op: Option<&str>,
+    version: Version,
+    max_message_chars: usize,
+) -> Result<RpcRequest, Refusal> {
+    let envelope = envelope.map_err(|e| envelope_refusal(&e))?;
+    let env = &envelope.members;
+    if env.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(Refusal::invalid_request("jsonrpc must be \"2.0\""));
+    }
+    let params = env.get("params").cloned().unwrap_or_else(|| json!({}));
+    let chars = xlate::message_text_chars(&params);
+    if chars > max_message_chars {
+        return Err(Refusal::message_too_large(chars, max_message_chars));
+    }
+    let path_operation = match path_op {
+        Some(p) => Some(Operation::from_path(p).ok_or_else(|| {
+            Refusal::method_not_found(&format!("{p} is not an operation path of the gateway"))
+        })?),
+        None => None,
+    };
+    let op = match (path_operation, env.get("method")) {
+        (_, Some(m)) if !m.is_string() => {
+            return Err(Refusal::invalid_request("method must be a string"));
+        }
+        (None, None) => return Err(Refusal::invalid_request("no method")),
+        (Some(p), None) => p,
+        (p, Some(m)) => {
+            let m = m.as_str().unwrap_or("");
+            let op = Operation::from_method(m, version)?;
+            if let Some(p) = p
+                && p != op
+            {
+                return Err(Refusal::invalid_request(&format!(
+                    "method {m} does not match the path {}",
+                    p.path()
+                )));
+            }
+            op
+        }
+    };
+    Ok(RpcRequest {
+        id: envelope.id,
+        op,
+        params,
+    })
+}
+
+/// The whole JSON-RPC request parser from bytes (what the fuzz target drives): the path's
+/// bytes, then the body as [`parse_rpc`] reads it, then strict validation of the params in the
+/// caller's version. A refusal comes with the id to answer with.
+pub fn parse_rpc_bytes(
+    path: &str,
+    body: &[u8],
+    version: Version,
+    max_message_chars: usize,
+) -> Result<RpcRequest, (RawId, Refusal)> {
+    a2a_types::path::check_path(path)
+        .map_err(|e| (RawId::null(), Refusal::bad_path(&e.to_string())))?;
+    let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let path_op = match segs.as_slice() {
+        ["a2a", _, op] => Some(*op),
+        _ => None,
+    };
+    let envelope = parse_envelope(body);
+    let id = envelope.as_ref().map(|e| e.id.clone()).unwrap_or_default();
+    let r =
+        parse_rpc(envelope, path_op, version, max_message_chars).map_err(|r| (id.clone(), r))?;
+    xlate::request(r.op, version, version, &r.params).map_err(|e| (id, e))?;
+    Ok(r)
+}
+
+/// The HTTP+JSON request body parser (what `rest_entry` and the fuzz target use): an object or
+/// nothing, merged with the members taken from the path and query, then the message limit.
+pub fn parse_rest_body(
+    body: Option<&[u8]>,
+    from_path: &Value,
+    max_message_chars: usize,
+) -> Result<Value, Refusal> {
+    let mut params = match body {
+        Some(b) if !b.is_empty() => match serde_json::from_slice::<Value>(b) {
+            Ok(v) if v.is_object() => v,
+            Ok(_) => return Err(Refusal::invalid_params("body: must be an object")),
+            Err(e) => return Err(Refusal::parse_error(&e.to_string())),
+        },
+        _ => json!({}),
+    };
+    if let (Some(p), Some(extra)) = (params.as_object_mut(), from_path.as_object()) {
+        for (k, v) in extra {
+            p.insert(k.clone(), v.clone());
+        }
+    }
+    let chars = xlate::message_text_chars(&params);
+    if chars > max_message_chars {
+        return Err(Refusal::message_too_large(chars, max_message_chars));
+    }
+    Ok(params)
 }

@@ -127,6 +127,9 @@ fn request(method: &str, path: &str, extra: &str, body: &[u8]) -> String {
     )
 }
 
+/// (name, method, path, extra headers, body, status, shape).
+type Case<'a> = (&'a str, &'a str, &'a str, String, &'a [u8], u16, Shape);
+
 #[derive(Clone, Copy, Debug)]
 enum Shape {
     /// JSON-RPC error object with `id: null`, 0.3 form (`data` is an object).
@@ -203,7 +206,7 @@ async fn every_error_is_a2a_json() {
     let a = run(head, chunked).await.unwrap();
     check("actual body", &a, 413, Shape::Status);
 
-    let cases: Vec<(&str, &str, &str, String, &[u8], u16, Shape)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "404 unknown path",
             "GET",
