@@ -150,9 +150,8 @@ async fn list_tasks_over_2000_tasks_stays_usable_while_sends_proceed() {
             let mut firsts = Vec::new();
             for _ in 0..5 {
                 let (_, v) = rpc(&url, "ListTasks", json!({"pageSize": 1})).await;
-                assert_eq!(
+                assert!(
                     v["result"]["totalSize"].as_u64().unwrap_or(0) >= 2000,
-                    true,
                     "{v}"
                 );
                 assert_eq!(v["result"]["tasks"].as_array().map(|a| a.len()), Some(1));

@@ -68,17 +68,17 @@ fn msg10(task: &str) -> Value {
     json!({"messageId":"m-x","role":"ROLE_USER","taskId":task,"parts":[{"text":"hi"}]})
 }
 
-/// Every task operation on `task` in every binding, as (label, method, path, version, body).
-fn calls(
-    agent: &str,
-    task: &str,
-) -> Vec<(
+/// One probe: (label, method, path, version, body).
+type Call = (
     String,
     reqwest::Method,
     String,
     Option<&'static str>,
     Option<Value>,
-)> {
+);
+
+/// Every task operation on `task` in every binding.
+fn calls(agent: &str, task: &str) -> Vec<Call> {
     use reqwest::Method;
     let rpc = format!("/a2a/{agent}");
     let r = |m: &str, p: Value| json!({"jsonrpc":"2.0","id":7,"method":m,"params":p});
