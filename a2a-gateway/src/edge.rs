@@ -1,14 +1,23 @@
-//! The gateway's side of the shared protocol edge ([`a2a_agent::listen`]): its 408/503 edge
-//! refusals in the caller's form, and the `a2a_shutting_down` refusal that ends open streams and
-//! waiting calls when the shutdown grace period is over.
+//! The caller edge: version negotiation and content type checks of a request, and rendering a
+//! refusal in the caller's binding and version (JSON-RPC, HTTP+JSON `google.rpc.Status`, the
+//! card's forms), including the 408/503 refusals of the shared listener ([`a2a_agent::listen`])
+//! and the `a2a_shutting_down` refusal that ends open streams and waiting calls at shutdown.
 
-use axum::http::{HeaderValue, StatusCode, header};
+use std::convert::Infallible;
+
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
+use futures::Stream;
 use serde_json::{Map, Value};
 
-use crate::errors::{Origin, Refusal};
+use crate::call::Call;
+use crate::errors::{Origin, Refusal, Version};
+use crate::record::record;
+use crate::server::GatewayState;
+use crate::wire::json_text_response;
 
-fn refusal(status: u16, code: &str, message: String) -> Refusal {
+pub(crate) fn refusal(status: u16, code: &str, message: String) -> Refusal {
     Refusal {
         rpc_code: -32000,
         code: code.to_owned(),
@@ -49,7 +58,7 @@ pub fn edge_refusal(
         .headers
         .get("a2a-version")
         .and_then(|v| v.to_str().ok());
-    let version = match crate::server::negotiate(requested, serve_v1) {
+    let version = match negotiate(requested, serve_v1) {
         Ok(v) => v,
         Err((_, form)) => form,
     };
@@ -69,32 +78,135 @@ pub fn edge_refusal(
     resp
 }
 
-/// When a peer stream last delivered bytes, shared between the byte stream and the stall timer.
-#[derive(Clone)]
-pub(crate) struct Liveness {
-    start: std::time::Instant,
-    last_ms: std::sync::Arc<std::sync::atomic::AtomicU64>,
+pub(crate) fn header_version(headers: &HeaderMap) -> Option<&str> {
+    headers.get("a2a-version").and_then(|v| v.to_str().ok())
 }
 
-impl Liveness {
-    pub(crate) fn new() -> Liveness {
-        Liveness {
-            start: std::time::Instant::now(),
-            last_ms: std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0)),
+pub(crate) fn query_version(query: Option<&str>) -> Option<String> {
+    url::form_urlencoded::parse(query?.as_bytes())
+        .find(|(k, _)| k.eq_ignore_ascii_case("a2a-version"))
+        .map(|(_, v)| v.into_owned())
+}
+
+/// Negotiates the request's version: none or empty = 0.3, patch ignored. A refusal comes with
+/// the version whose error form it must use (0.x -> 0.3, anything else -> 1.0).
+pub fn negotiate(requested: Option<&str>, serve_v1: bool) -> Result<Version, (Refusal, Version)> {
+    let raw = requested.map(str::trim).unwrap_or("");
+    if raw.is_empty() {
+        return Ok(Version::V03);
+    }
+    let mut it = raw.split('.');
+    let major = it.next().unwrap_or("");
+    let minor = it.next().unwrap_or("");
+    let supported: &[&str] = if serve_v1 { &["0.3", "1.0"] } else { &["0.3"] };
+    match (major, minor) {
+        ("0", "3") => Ok(Version::V03),
+        ("1", "0") if serve_v1 => Ok(Version::V10),
+        _ => {
+            let form = if raw.starts_with("0.") {
+                Version::V03
+            } else {
+                Version::V10
+            };
+            let shown = format!("{major}.{}", if minor.is_empty() { "0" } else { minor });
+            let shown = if it.next().is_some() || !minor.is_empty() {
+                shown
+            } else {
+                raw.to_owned()
+            };
+            Err((Refusal::version_not_supported(&shown, supported), form))
         }
     }
+}
 
-    /// Bytes arrived now.
-    pub(crate) fn touch(&self) {
-        let ms = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.last_ms.store(ms, std::sync::atomic::Ordering::Relaxed);
+pub(crate) fn content_type_ok(headers: &HeaderMap) -> Result<(), Refusal> {
+    let ct = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let base = ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    if base == "application/json" || base == "application/a2a+json" {
+        Ok(())
+    } else {
+        Err(Refusal::unsupported_media_type(if ct.is_empty() {
+            "(none)"
+        } else {
+            ct
+        }))
     }
+}
 
-    /// How long since the last bytes (or since the stream began).
-    pub(crate) fn silent_for(&self) -> std::time::Duration {
-        let last = std::time::Duration::from_millis(
-            self.last_ms.load(std::sync::atomic::Ordering::Relaxed),
-        );
-        self.start.elapsed().saturating_sub(last)
+pub(crate) fn json_response(
+    status: StatusCode,
+    content_type: &'static str,
+    body: &Value,
+) -> Response {
+    let mut resp = (status, body.to_string()).into_response();
+    resp.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    resp
+}
+
+pub(crate) fn accept_header(resp: &mut Response) {
+    resp.headers_mut().insert(
+        header::ACCEPT,
+        HeaderValue::from_static("application/json, application/a2a+json"),
+    );
+}
+
+/// A JSON-RPC refusal: 200 (or the refusal's status in `refusal` mode); 401, 400 for versions
+/// and 415 keep their status.
+pub(crate) fn rpc_refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> Response {
+    record(st, call, Some(&r));
+    let keep = matches!(
+        r.code.as_str(),
+        "a2a_unauthorized" | "a2a_version_not_supported" | "a2a_unsupported_media_type"
+    );
+    let status =
+        if keep || st.config.json_rpc_error_status == crate::config::ErrorStatusMode::Refusal {
+            StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_GATEWAY)
+        } else {
+            StatusCode::OK
+        };
+    let body = r.jsonrpc_text(call.version, &call.id, &call.trace_id);
+    let mut resp = json_text_response(status, call.json_content_type(), body);
+    if r.code == "a2a_unsupported_media_type" {
+        accept_header(&mut resp);
     }
+    if r.code == "a2a_unauthorized" {
+        resp.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    resp
+}
+
+/// An HTTP+JSON refusal: `google.rpc.Status` with the refusal's status.
+pub(crate) fn rest_refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> Response {
+    record(st, call, Some(&r));
+    let status = StatusCode::from_u16(r.rest_status()).unwrap_or(StatusCode::BAD_GATEWAY);
+    let mut resp = json_response(
+        status,
+        call.json_content_type(),
+        &r.status_body(&call.trace_id),
+    );
+    if r.code == "a2a_unsupported_media_type" {
+        accept_header(&mut resp);
+    }
+    if r.code == "a2a_unauthorized" {
+        resp.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    resp
+}
+
+pub(crate) fn sse_response<S>(stream: S) -> Response
+where
+    S: Stream<Item = Result<Event, Infallible>> + Send + 'static,
+{
+    Sse::new(stream).into_response()
 }

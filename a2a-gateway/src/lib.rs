@@ -35,16 +35,27 @@
 #![warn(missing_docs)]
 
 pub mod admin;
+mod auth;
+mod call;
+mod card;
 pub mod config;
 pub mod demo;
 pub mod edge;
 pub mod errors;
+mod hop;
+mod jsonrpc;
 pub mod keys;
+mod listing;
 pub mod metrics;
 pub mod ops;
 pub mod ownership;
 pub mod peer;
+pub mod pipeline;
 pub mod push;
+mod push_hop;
+mod record;
+mod relay;
+mod rest;
 pub mod seams;
 pub mod server;
 pub mod store;

@@ -1,0 +1,94 @@
+//! One caller's hop in flight: its trace id, negotiated version, JSON-RPC id, hop count and the
+//! audit record that [`crate::record`] completes once the hop is decided.
+
+use std::time::Instant;
+
+use axum::http::{HeaderMap, header};
+
+use a2a_types::envelope::RawId;
+
+use crate::errors::{Binding, Version};
+use crate::server::random_hex;
+use crate::store::AuditRecord;
+
+pub(crate) struct Call {
+    pub(crate) trace_id: String,
+    pub(crate) started: Instant,
+    pub(crate) audit: AuditRecord,
+    pub(crate) version: Version,
+    pub(crate) id: RawId,
+    pub(crate) a2a_json_only: bool,
+    pub(crate) hops: u32,
+}
+
+/// Header carrying the number of gateway hops a request has made (loop-detection seam input).
+pub const HOPS_HEADER: &str = "x-a2a-gateway-hops";
+
+pub(crate) fn parse_traceparent(v: &str) -> Option<String> {
+    let parts: Vec<&str> = v.trim().split('-').collect();
+    if parts.len() >= 4
+        && parts[0].len() == 2
+        && parts[1].len() == 32
+        && parts[1].bytes().all(|b| b.is_ascii_hexdigit())
+        && parts[1] != "00000000000000000000000000000000"
+        && parts[2].len() == 16
+    {
+        Some(parts[1].to_ascii_lowercase())
+    } else {
+        None
+    }
+}
+
+impl Call {
+    pub(crate) fn new(headers: &HeaderMap, binding: Binding) -> Call {
+        let trace_id = headers
+            .get("traceparent")
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_traceparent)
+            .unwrap_or_else(|| random_hex(16));
+        let a2a_json_only = headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .map(|a| {
+                let types: Vec<&str> = a
+                    .split(',')
+                    .map(|t| t.split(';').next().unwrap_or("").trim())
+                    .collect();
+                types.contains(&"application/a2a+json")
+                    && !types
+                        .iter()
+                        .any(|t| *t == "application/json" || *t == "*/*" || *t == "application/*")
+            })
+            .unwrap_or(false);
+        Call {
+            audit: AuditRecord {
+                trace_id: trace_id.clone(),
+                client_binding: Some(binding.as_str().to_owned()),
+                decision: "refused".into(),
+                ..AuditRecord::default()
+            },
+            trace_id,
+            started: Instant::now(),
+            version: Version::V03,
+            id: RawId::null(),
+            a2a_json_only,
+            hops: headers
+                .get(HOPS_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0),
+        }
+    }
+
+    pub(crate) fn traceparent(&self) -> String {
+        format!("00-{}-{}-01", self.trace_id, random_hex(8))
+    }
+
+    pub(crate) fn json_content_type(&self) -> &'static str {
+        if self.a2a_json_only {
+            "application/a2a+json"
+        } else {
+            "application/json"
+        }
+    }
+}

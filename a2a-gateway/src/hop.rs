@@ -1,0 +1,430 @@
+//! Peer calls, the hop itself: one request to the chosen interface of the peer (JSON-RPC or
+//! HTTP+JSON, in the peer's version), its answer read within limits and translated back to the
+//! caller's version; the peer's errors become the gateway's refusals.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use url::Url;
+
+use crate::call::HOPS_HEADER;
+use crate::errors::{Binding, Refusal, Version, spec_reason};
+use crate::ops::Operation;
+use crate::peer::{self, Chosen};
+use crate::server::{Answer, GatewayState};
+use crate::store::Agent;
+use crate::xlate::{self, AnswerError};
+
+pub(crate) struct PeerCall<'a> {
+    pub(crate) st: &'a GatewayState,
+    pub(crate) agent: &'a Agent,
+    pub(crate) chosen: &'a Chosen,
+    pub(crate) caller: Version,
+    pub(crate) traceparent: String,
+    pub(crate) hops: u32,
+    pub(crate) id: Value,
+    pub(crate) max_resp: u64,
+    pub(crate) max_stream: u64,
+}
+
+/// registered endpoint checks, peer card, interface, chosen URL checks: the peer's card (cached)
+/// read from its registered address and the interface the gateway will call.
+pub(crate) async fn choose(
+    st: &GatewayState,
+    agent: &Agent,
+    max_card: u64,
+) -> Result<Chosen, Refusal> {
+    let registered = Url::parse(&agent.endpoint)
+        .map_err(|e| Refusal::peer_url_refused(&format!("registered endpoint: {e}")))?;
+    peer::check_url(&registered, &registered, st.config.dev_mode)?;
+    peer::check_resolved(&registered, st.config.dev_mode).await?;
+    let card = st
+        .cards
+        .get(
+            &st.http,
+            &registered,
+            agent.credential.as_deref(),
+            max_card,
+            false,
+        )
+        .await?;
+    let chosen = peer::select_interface(&card, st.config.serve_v1)?;
+    peer::check_url(&chosen.url, &registered, st.config.dev_mode)?;
+    peer::check_resolved(&chosen.url, st.config.dev_mode).await?;
+    Ok(chosen)
+}
+
+/// translation to the peer's version: the params in the peer's version, with the chosen entry's
+/// tenant (1.0), without the paging members when the gateway pages itself (`paged`).
+pub(crate) fn peer_params(
+    op: Operation,
+    caller: Version,
+    chosen: &Chosen,
+    params: &Value,
+    paged: bool,
+) -> Result<Value, Refusal> {
+    let mut peer_params = xlate::request(op, caller, chosen.version, params)?;
+    if chosen.version == Version::V10
+        && let Some(obj) = peer_params.as_object_mut()
+    {
+        match &chosen.tenant {
+            Some(t) => {
+                obj.insert("tenant".into(), json!(t));
+            }
+            None => {
+                obj.remove("tenant");
+            }
+        }
+        if paged {
+            obj.remove("pageSize");
+            obj.remove("pageToken");
+        }
+    }
+    Ok(peer_params)
+}
+
+pub(crate) fn map_answer_error(e: AnswerError) -> Refusal {
+    match e {
+        AnswerError::Invalid(m) => Refusal::upstream_invalid_response(&m),
+        AnswerError::Untranslatable(m) => Refusal::upstream_untranslatable(&m),
+    }
+}
+
+pub(crate) fn reason_code(reason: &str) -> Option<i64> {
+    [
+        -32001, -32002, -32003, -32004, -32005, -32006, -32007, -32008, -32009, -32700, -32600,
+        -32601, -32602, -32603,
+    ]
+    .into_iter()
+    .find(|c| spec_reason(*c) == Some(reason))
+}
+
+impl PeerCall<'_> {
+    /// peer call: `op` on the chosen binding.
+    pub(crate) async fn call(&self, op: Operation, params: Value) -> Result<Answer, Refusal> {
+        match self.chosen.binding {
+            Binding::JsonRpc => self.jsonrpc(op, params).await,
+            Binding::HttpJson => self.rest(op, params).await,
+        }
+    }
+
+    pub(crate) fn request(
+        &self,
+        method: reqwest::Method,
+        url: Url,
+        content_type: &'static str,
+    ) -> reqwest::RequestBuilder {
+        let mut req = self
+            .st
+            .http
+            .request(method, url)
+            .timeout(Duration::from_secs(self.st.config.peer_timeout_secs.max(1)))
+            .header("A2A-Version", self.chosen.version.as_str())
+            .header("traceparent", &self.traceparent)
+            .header(HOPS_HEADER, self.hops.to_string())
+            .header(reqwest::header::CONTENT_TYPE, content_type);
+        if let Some(c) = &self.agent.credential {
+            req = req.bearer_auth(c);
+        }
+        req
+    }
+
+    pub(crate) fn peer_error_rpc(&self, err: &Value) -> Refusal {
+        let Some(code) = err.get("code").and_then(Value::as_i64) else {
+            return Refusal::upstream_invalid_response("error.code is not a number");
+        };
+        if code == -32009 {
+            return Refusal::peer_version_not_supported(
+                &self.agent.agent_id,
+                self.chosen.version.as_str(),
+            );
+        }
+        let reason = err
+            .get("data")
+            .and_then(Value::as_array)
+            .and_then(|d| {
+                d.iter().find(|i| {
+                    i.get("domain").and_then(Value::as_str) == Some(crate::errors::SPEC_DOMAIN)
+                })
+            })
+            .and_then(|i| i.get("reason"))
+            .and_then(Value::as_str);
+        Refusal::upstream_error(code, reason)
+    }
+
+    pub(crate) fn peer_error_status(&self, status: u16, body: &Value) -> Refusal {
+        let reason = body
+            .get("error")
+            .and_then(|e| e.get("details"))
+            .and_then(Value::as_array)
+            .and_then(|d| {
+                d.iter()
+                    .find_map(|i| i.get("reason").and_then(Value::as_str))
+            });
+        if reason == Some("VERSION_NOT_SUPPORTED") {
+            return Refusal::peer_version_not_supported(
+                &self.agent.agent_id,
+                self.chosen.version.as_str(),
+            );
+        }
+        match reason.and_then(reason_code) {
+            Some(code) => Refusal::upstream_error(code, reason),
+            None => Refusal::upstream_error(
+                match status {
+                    404 => -32001,
+                    400 => -32602,
+                    _ => -32603,
+                },
+                None,
+            ),
+        }
+    }
+
+    pub(crate) async fn send(
+        &self,
+        req: reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, Refusal> {
+        let r = tokio::select! {
+            _ = self.st.shutdown.cancelled() => return Err(crate::edge::shutting_down()),
+            r = req.send() => r,
+        };
+        r.map_err(|e| {
+            if e.is_timeout() {
+                Refusal::peer_timeout(self.st.config.peer_timeout_secs)
+            } else {
+                Refusal::peer_unreachable(&peer::error_chain(&e))
+            }
+        })
+    }
+
+    pub(crate) async fn read_json(&self, resp: reqwest::Response) -> Result<(u16, Value), Refusal> {
+        let status = resp.status().as_u16();
+        let ct = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned();
+        let base = ct
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        let read = tokio::select! {
+            _ = self.st.shutdown.cancelled() => return Err(crate::edge::shutting_down()),
+            r = peer::read_limited(resp, self.max_resp) => r,
+        };
+        let body = read.map_err(|e| {
+            if e.starts_with("larger than") {
+                Refusal::response_too_large(self.max_resp)
+            } else {
+                Refusal::peer_unreachable(&e)
+            }
+        })?;
+        if body.is_empty() && (200..300).contains(&status) {
+            return Ok((status, json!({})));
+        }
+        if base != "application/json" && base != "application/a2a+json" {
+            return Err(Refusal::upstream_content_type(if ct.is_empty() {
+                "(none)"
+            } else {
+                &ct
+            }));
+        }
+        let v: Value = serde_json::from_slice(&body)
+            .map_err(|e| Refusal::upstream_invalid_response(&format!("not JSON: {e}")))?;
+        Ok((status, v))
+    }
+
+    pub(crate) fn is_sse(resp: &reqwest::Response) -> bool {
+        resp.headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(|c| {
+                c.trim()
+                    .to_ascii_lowercase()
+                    .starts_with("text/event-stream")
+            })
+            .unwrap_or(false)
+    }
+
+    pub(crate) async fn jsonrpc(&self, op: Operation, params: Value) -> Result<Answer, Refusal> {
+        let body = json!({"jsonrpc": "2.0", "id": self.id, "method": op.name(self.chosen.version), "params": params});
+        let mut req = self.request(
+            reqwest::Method::POST,
+            self.chosen.url.clone(),
+            "application/json",
+        );
+        if op.is_streaming() {
+            req = req
+                .header(reqwest::header::ACCEPT, "text/event-stream")
+                .timeout(Duration::from_secs(24 * 3600));
+        } else {
+            req = req.header(reqwest::header::ACCEPT, "application/json");
+        }
+        let resp = self.send(req.body(body.to_string())).await?;
+        if op.is_streaming() && Self::is_sse(&resp) {
+            return Ok(Answer::Stream(self.stream(resp, Binding::JsonRpc)));
+        }
+        let (_, v) = self.read_json(resp).await?;
+        if let Some(err) = v.get("error") {
+            return Err(self.peer_error_rpc(err));
+        }
+        // The 1.x Python SDK omits `result` for DeleteTaskPushNotificationConfig (its result
+        // is empty); read that as the empty result rather than refuse it.
+        let empty = Value::Null;
+        let result = match v.get("result") {
+            Some(r) => r,
+            None if op == Operation::DeletePushConfig && v.get("jsonrpc").is_some() => &empty,
+            None => {
+                return Err(Refusal::upstream_invalid_response(
+                    "neither result nor error",
+                ));
+            }
+        };
+        if op.is_streaming() {
+            return Err(Refusal::upstream_invalid_response(
+                "expected an event stream",
+            ));
+        }
+        xlate::result(op, self.chosen.version, self.caller, result)
+            .map(Answer::Unary)
+            .map_err(map_answer_error)
+    }
+
+    pub(crate) fn rest_url(&self, segments: &[&str]) -> Url {
+        let mut url = self.chosen.url.clone();
+        if let Ok(mut p) = url.path_segments_mut() {
+            p.pop_if_empty();
+            if let Some(t) = &self.chosen.tenant {
+                p.push(t);
+            }
+            for s in segments {
+                p.push(s);
+            }
+        }
+        url
+    }
+
+    pub(crate) async fn rest(&self, op: Operation, mut params: Value) -> Result<Answer, Refusal> {
+        use reqwest::Method;
+        if let Some(o) = params.as_object_mut() {
+            o.remove("tenant");
+        }
+        let s = |k: &str| {
+            params
+                .get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
+        let (method, url, body): (Method, Url, Option<Value>) = match op {
+            Operation::SendMessage => (
+                Method::POST,
+                self.rest_url(&["message:send"]),
+                Some(params.clone()),
+            ),
+            Operation::SendStreamingMessage => (
+                Method::POST,
+                self.rest_url(&["message:stream"]),
+                Some(params.clone()),
+            ),
+            Operation::GetTask => {
+                let mut u = self.rest_url(&["tasks", &s("id")]);
+                if let Some(h) = params.get("historyLength") {
+                    u.query_pairs_mut()
+                        .append_pair("historyLength", &h.to_string());
+                }
+                (Method::GET, u, None)
+            }
+            Operation::ListTasks => {
+                let mut u = self.rest_url(&["tasks"]);
+                if let Some(o) = params.as_object() {
+                    for (k, v) in o {
+                        let val = match v {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        };
+                        u.query_pairs_mut().append_pair(k, &val);
+                    }
+                }
+                (Method::GET, u, None)
+            }
+            Operation::CancelTask => {
+                let mut b = params.clone();
+                if let Some(o) = b.as_object_mut() {
+                    o.remove("id");
+                }
+                (
+                    Method::POST,
+                    self.rest_url(&["tasks", &format!("{}:cancel", s("id"))]),
+                    Some(b),
+                )
+            }
+            Operation::SubscribeToTask => (
+                Method::POST,
+                self.rest_url(&["tasks", &format!("{}:subscribe", s("id"))]),
+                Some(json!({})),
+            ),
+            Operation::SetPushConfig => (
+                Method::POST,
+                self.rest_url(&["tasks", &s("taskId"), "pushNotificationConfigs"]),
+                Some(params.clone()),
+            ),
+            Operation::GetPushConfig => (
+                Method::GET,
+                self.rest_url(&["tasks", &s("taskId"), "pushNotificationConfigs", &s("id")]),
+                None,
+            ),
+            Operation::ListPushConfigs => {
+                let mut u = self.rest_url(&["tasks", &s("taskId"), "pushNotificationConfigs"]);
+                for k in ["pageSize", "pageToken"] {
+                    if let Some(v) = params.get(k) {
+                        let val = v
+                            .as_str()
+                            .map(str::to_owned)
+                            .unwrap_or_else(|| v.to_string());
+                        u.query_pairs_mut().append_pair(k, &val);
+                    }
+                }
+                (Method::GET, u, None)
+            }
+            Operation::DeletePushConfig => (
+                Method::DELETE,
+                self.rest_url(&["tasks", &s("taskId"), "pushNotificationConfigs", &s("id")]),
+                None,
+            ),
+        };
+        let mut req = self.request(method, url, "application/a2a+json");
+        if op.is_streaming() {
+            req = req
+                .header(reqwest::header::ACCEPT, "text/event-stream")
+                .timeout(Duration::from_secs(24 * 3600));
+        } else {
+            req = req.header(
+                reqwest::header::ACCEPT,
+                "application/a2a+json, application/json",
+            );
+        }
+        if let Some(b) = body {
+            req = req.body(b.to_string());
+        }
+        let resp = self.send(req).await?;
+        if op.is_streaming() && resp.status().is_success() && Self::is_sse(&resp) {
+            return Ok(Answer::Stream(self.stream(resp, Binding::HttpJson)));
+        }
+        let (status, v) = self.read_json(resp).await?;
+        if !(200..300).contains(&status) {
+            return Err(self.peer_error_status(status, &v));
+        }
+        if op.is_streaming() {
+            return Err(Refusal::upstream_invalid_response(
+                "expected an event stream",
+            ));
+        }
+        xlate::result(op, Version::V10, self.caller, &v)
+            .map(Answer::Unary)
+            .map_err(map_answer_error)
+    }
+}

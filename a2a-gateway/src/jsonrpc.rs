@@ -1,0 +1,125 @@
+//! The JSON-RPC caller binding (`POST /a2a/{agent}` and `POST /a2a/{agent}/{op}`): the edge steps
+//! of [`crate::pipeline::STEPS`] for JSON-RPC, then one [`Operation`] handed to
+//! [`crate::pipeline::execute`], and the answer (unary or SSE) in the caller's version.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::response::sse::Event;
+use futures::StreamExt;
+use tracing::Instrument;
+
+use a2a_types::envelope::parse_envelope;
+
+use crate::auth::authenticate;
+use crate::call::Call;
+use crate::edge::{
+    content_type_ok, header_version, negotiate, query_version, rpc_refusal, sse_response,
+};
+use crate::errors::Binding;
+use crate::pipeline::execute;
+use crate::record::record;
+use crate::server::{Answer, GatewayState};
+use crate::wire::{RpcRequest, json_text_response};
+
+pub(crate) async fn rpc_root(
+    State(st): State<Arc<GatewayState>>,
+    Path(agent): Path<String>,
+    RawQuery(q): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    rpc(st, agent, None, headers, q, body).await
+}
+
+pub(crate) async fn rpc_path(
+    State(st): State<Arc<GatewayState>>,
+    Path((agent, op)): Path<(String, String)>,
+    RawQuery(q): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    rpc(st, agent, Some(op), headers, q, body).await
+}
+
+pub(crate) async fn rpc(
+    st: Arc<GatewayState>,
+    agent: String,
+    path_op: Option<String>,
+    headers: HeaderMap,
+    query: Option<String>,
+    body: Bytes,
+) -> Response {
+    let mut call = Call::new(&headers, Binding::JsonRpc);
+    call.audit.target = Some(agent.clone());
+    let requested = header_version(&headers)
+        .map(str::to_owned)
+        .or_else(|| query_version(query.as_deref()));
+    match negotiate(requested.as_deref(), st.config.serve_v1) {
+        Ok(v) => call.version = v,
+        Err((r, form)) => {
+            call.version = form;
+            return rpc_refusal(&st, &mut call, r);
+        }
+    }
+    if let Err(r) = content_type_ok(&headers) {
+        return rpc_refusal(&st, &mut call, r);
+    }
+    // The id is kept as the caller's exact text; bad ids and batches are refused below.
+    let parsed = parse_envelope(&body);
+    if let Ok(env) = &parsed {
+        call.id = env.id.clone();
+        call.audit.client_method = env.method().map(str::to_owned);
+    }
+    if let Some(p) = &path_op
+        && call.audit.client_method.is_none()
+    {
+        call.audit.client_method = Some(p.clone());
+    }
+    let principal = match authenticate(&st, &headers) {
+        Ok(p) => p,
+        Err(r) => return rpc_refusal(&st, &mut call, r),
+    };
+    call.audit.workspace_id = Some(principal.workspace_id.clone());
+    call.audit.key_id = Some(principal.key_id.clone());
+    let RpcRequest { op, params, .. } = match crate::wire::parse_rpc(
+        parsed,
+        path_op.as_deref(),
+        call.version,
+        st.config.limits.max_message_chars,
+    ) {
+        Ok(r) => r,
+        Err(r) => return rpc_refusal(&st, &mut call, r),
+    };
+    call.audit.operation = Some(op.name_03().to_owned());
+    let span = tracing::info_span!("a2a.hop", trace_id = %call.trace_id, operation = op.name_03(), target = %agent);
+    match execute(&st, &mut call, &agent, &principal, op, params)
+        .instrument(span)
+        .await
+    {
+        Err(r) => rpc_refusal(&st, &mut call, r),
+        Ok(Answer::Unary(result)) => {
+            record(&st, &mut call, None);
+            let body = call.id.result_text(&result);
+            json_text_response(StatusCode::OK, call.json_content_type(), body)
+        }
+        Ok(Answer::Stream(events)) => {
+            record(&st, &mut call, None);
+            let id = call.id.clone();
+            let version = call.version;
+            let trace = call.trace_id.clone();
+            let mapped = events.map(move |item| {
+                let data = match item {
+                    Ok(ev) => id.result_text(&ev),
+                    Err(r) => r.jsonrpc_text(version, &id, &trace),
+                };
+                Ok::<_, Infallible>(Event::default().data(data))
+            });
+            sse_response(mapped)
+        }
+    }
+}

@@ -1,0 +1,203 @@
+//! Lists the gateway pages itself: ListTasks filtered to the caller's own tasks, and push config
+//! lists of 0.3 peers for 1.0 callers; page tokens are HMAC'd offsets bound to what they page.
+
+use serde_json::{Value, json};
+
+use crate::errors::{Binding, Refusal, Version};
+use crate::hop::PeerCall;
+use crate::keys;
+use crate::ops::Operation;
+use crate::ownership::{self, Owner, OwnershipStore};
+use crate::server::{Answer, GatewayState};
+
+/// A page of a push config list the gateway serves itself: offset, size and the task it pages.
+pub(crate) struct PushPage {
+    offset: usize,
+    size: usize,
+    task: String,
+}
+
+/// gateway paging: a 1.0 caller asking a 0.3 peer (which cannot page) for one page of push
+/// configs; the gateway reads the whole list and pages it ([`push_page_slice`]).
+pub(crate) fn push_page(
+    st: &GatewayState,
+    op: Operation,
+    peer: Version,
+    caller: Version,
+    params: &Value,
+) -> Result<Option<PushPage>, Refusal> {
+    if !(op == Operation::ListPushConfigs && peer == Version::V03 && caller == Version::V10) {
+        return Ok(None);
+    }
+    let task = params
+        .get("taskId")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let size = params
+        .get("pageSize")
+        .and_then(Value::as_u64)
+        .map(|n| n as usize);
+    let token = params
+        .get("pageToken")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty());
+    if size.is_none() && token.is_none() {
+        return Ok(None);
+    }
+    let offset = match token {
+        Some(t) => verify_page_token(st, &task, t).ok_or_else(|| {
+            Refusal::invalid_params("params.pageToken: not a token this gateway issued")
+        })?,
+        None => 0,
+    };
+    Ok(Some(PushPage {
+        offset,
+        size: size.unwrap_or(usize::MAX).max(1),
+        task,
+    }))
+}
+
+/// The caller's page of the peer's whole push config list `res`.
+pub(crate) fn push_page_slice(st: &GatewayState, page: &PushPage, res: &Value) -> Value {
+    let all = res
+        .get("configs")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let end = page.offset.saturating_add(page.size).min(all.len());
+    let slice: Vec<Value> = all
+        .get(page.offset.min(all.len())..end)
+        .map(<[Value]>::to_vec)
+        .unwrap_or_default();
+    let next = if end < all.len() {
+        page_token(st, &page.task, end)
+    } else {
+        String::new()
+    };
+    json!({"configs": slice, "nextPageToken": next})
+}
+
+/// Largest ListTasks page the gateway serves (and asks its peers for).
+pub(crate) const MAX_LIST_PAGE: usize = 100;
+/// Peer pages read at most for one ListTasks call.
+pub(crate) const MAX_PEER_PAGES: usize = 100;
+
+/// ListTasks for the caller's own tasks only: reads the peer's list (its filters and order) in
+/// pages of [`MAX_LIST_PAGE`], keeps the owner's tasks and pages that filtered list itself
+/// (page tokens are HMAC'd offsets into it, bound to owner and filter; `totalSize` counts
+/// only the owner's tasks).
+pub(crate) async fn list_owned(
+    st: &GatewayState,
+    ctx: &PeerCall<'_>,
+    owners: &dyn OwnershipStore,
+    endpoint: &str,
+    owner: &Owner,
+    params: &Value,
+    mut peer_params: Value,
+) -> Result<Answer, Refusal> {
+    let size = params
+        .get("pageSize")
+        .and_then(Value::as_u64)
+        .map(|n| (n as usize).clamp(1, MAX_LIST_PAGE))
+        .unwrap_or(50);
+    let mut filter = params.clone();
+    if let Some(o) = filter.as_object_mut() {
+        o.remove("pageSize");
+        o.remove("pageToken");
+    }
+    let scope = format!(
+        "tasks\n{}\n{}\n{filter}",
+        owner.workspace_id, owner.agent_id
+    );
+    let offset = match params
+        .get("pageToken")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+    {
+        Some(t) => verify_page_token(st, &scope, t).ok_or_else(|| {
+            Refusal::invalid_params("params.pageToken: not a token this gateway issued")
+        })?,
+        None => 0,
+    };
+    let owned: std::collections::HashSet<String> = owners
+        .list(endpoint, owner, 0, i64::MAX)
+        .map_err(|e| Refusal::internal(&e.to_string()))?
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect();
+    if let Some(o) = peer_params.as_object_mut() {
+        o.insert("pageSize".into(), json!(MAX_LIST_PAGE));
+        o.remove("pageToken");
+    }
+    let mut mine = Vec::new();
+    let mut first: Option<Value> = None;
+    for _ in 0..MAX_PEER_PAGES {
+        let page = match ctx.chosen.binding {
+            Binding::JsonRpc => {
+                ctx.jsonrpc(Operation::ListTasks, peer_params.clone())
+                    .await?
+            }
+            Binding::HttpJson => ctx.rest(Operation::ListTasks, peer_params.clone()).await?,
+        };
+        let Answer::Unary(page) = page else {
+            return Err(Refusal::upstream_invalid_response("expected a task list"));
+        };
+        let tasks = page
+            .get("tasks")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        mine.extend(ownership::owned_only(tasks, &owned));
+        let next = page
+            .get("nextPageToken")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        first.get_or_insert(page);
+        if next.is_empty() {
+            break;
+        }
+        if let Some(o) = peer_params.as_object_mut() {
+            o.insert("pageToken".into(), json!(next));
+        }
+    }
+    let total = mine.len();
+    let end = offset.saturating_add(size).min(total);
+    let slice: Vec<Value> = mine
+        .get(offset.min(total)..end)
+        .map(<[Value]>::to_vec)
+        .unwrap_or_default();
+    let next = if end < total {
+        page_token(st, &scope, end)
+    } else {
+        String::new()
+    };
+    let mut out = first.unwrap_or_else(|| json!({}));
+    if let Some(o) = out.as_object_mut() {
+        o.insert("tasks".into(), Value::Array(slice));
+        o.insert("nextPageToken".into(), json!(next));
+        o.insert("pageSize".into(), json!(size));
+        o.insert("totalSize".into(), json!(total));
+    }
+    Ok(Answer::Unary(out))
+}
+
+pub(crate) fn page_token(st: &GatewayState, task: &str, offset: usize) -> String {
+    let tag = aws_lc_rs::hmac::sign(&st.page_key, format!("{task}\n{offset}").as_bytes());
+    let hex: String = tag.as_ref()[..12]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("gw1.{offset}.{hex}")
+}
+
+pub(crate) fn verify_page_token(st: &GatewayState, task: &str, token: &str) -> Option<usize> {
+    let mut it = token.splitn(3, '.');
+    if it.next()? != "gw1" {
+        return None;
+    }
+    let offset: usize = it.next()?.parse().ok()?;
+    let expected = page_token(st, task, offset);
+    keys::digest_eq(expected.as_bytes(), token.as_bytes()).then_some(offset)
+}

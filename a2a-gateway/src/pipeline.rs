@@ -1,0 +1,243 @@
+//! The request pipeline in one place: [`STEPS`] names every check a request goes through, in
+//! order, and [`execute`] runs the hop's part of it (the edge part runs in the binding's entry,
+//! [`crate::jsonrpc`] or [`crate::rest`], before the operation is known).
+//!
+//! The order is the "Order of checks" of `docs/gateway.md` (a test holds the two together). A
+//! new governance step (policy, PII, approval, loop control) goes into [`STEPS`] and into
+//! [`execute`] at the same place; today they are the seams of [`crate::seams`].
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::auth::{effective_limits, lookup_agent};
+use crate::call::Call;
+use crate::errors::{Binding, Refusal};
+use crate::hop::{self, PeerCall};
+use crate::keys;
+use crate::listing;
+use crate::ops::Operation;
+use crate::ownership::{self, Owner, OwnershipStore, SqliteOwnership};
+use crate::push_hop;
+use crate::seams::HopContext;
+use crate::server::{Answer, GatewayState};
+use crate::store::Principal;
+use crate::xlate;
+
+/// Every step of a request, in order, named as in `docs/gateway.md` ("Order of checks").
+///
+/// The first seven are the caller edge (in the binding's entry: HTTP+JSON has no envelope and
+/// reads the method from the path); the rest are [`execute`].
+pub const STEPS: &[&str] = &[
+    // The caller edge.
+    "version",
+    "content type",
+    "key",
+    "JSON",
+    "envelope",
+    "message text limit",
+    "method",
+    // The hop.
+    "scope",
+    "target",
+    "streaming switch",
+    "seams (loop, policy, approval, PII)",
+    "request validation in the caller's version",
+    "ownership",
+    "webhook check",
+    "registered endpoint checks",
+    "peer card",
+    "interface",
+    "chosen URL checks",
+    "gateway paging",
+    "sealing",
+    "translation to the peer's version",
+    "intent record",
+    "peer call",
+    "answer checks and translation",
+    "ownership of new tasks",
+    "unsealing",
+];
+
+/// The hop's steps (from "scope" on, see [`STEPS`]) once the edge has named the operation.
+pub(crate) async fn execute(
+    st: &GatewayState,
+    call: &mut Call,
+    agent_id: &str,
+    principal: &Principal,
+    op: Operation,
+    params: Value,
+) -> Result<Answer, Refusal> {
+    // scope
+    if !keys::allows(&principal.scopes, op.scope()) {
+        return Err(Refusal::scope_denied(op.scope().as_str()));
+    }
+    // target
+    let agent = lookup_agent(st, principal, agent_id)?;
+    // streaming switch
+    if op.is_streaming() && !st.config.streaming_enabled {
+        return Err(Refusal::streaming_disabled());
+    }
+    // seams (loop, policy, approval, PII)
+    let ws = st.store.workspace(&principal.workspace_id).ok().flatten();
+    let hop = HopContext {
+        trace_id: &call.trace_id,
+        workspace_id: &principal.workspace_id,
+        key_id: &principal.key_id,
+        target: agent_id,
+        operation: op,
+        hop_count: call.hops,
+    };
+    st.seams.loops.check(&hop)?;
+    st.seams.policy.check(&hop, &params)?;
+    st.seams.approval.approve(&hop)?;
+    let mut params = params;
+    st.seams.pii.scan(&hop, &mut params)?;
+    // request validation in the caller's version: before anything is fetched from the peer.
+    xlate::request(op, call.version, call.version, &params)?;
+    // ownership: a task of another owner answers exactly like one that never existed.
+    let owner = Owner {
+        workspace_id: principal.workspace_id.clone(),
+        agent_id: agent_id.to_owned(),
+    };
+    let owners: Arc<dyn OwnershipStore> = Arc::new(SqliteOwnership::new(st.store.clone()));
+    call.audit.task_id = ownership::check(
+        owners.as_ref(),
+        &agent.endpoint,
+        &owner,
+        op,
+        call.version,
+        &params,
+    )?;
+    // webhook check (and the workspace's push delivery mode)
+    let push_mode = push_hop::check(st, &principal.workspace_id, op, call.version, &params).await?;
+    // registered endpoint checks, peer card, interface, chosen URL checks
+    let (max_resp, max_stream, max_card) = effective_limits(st, ws.as_ref());
+    let chosen = hop::choose(st, &agent, max_card).await?;
+    call.audit.peer_version = Some(chosen.version.as_str().to_owned());
+    call.audit.peer_binding = Some(chosen.binding.as_str().to_owned());
+    // gateway paging (push config lists of 0.3 peers for 1.0 callers)
+    let page = listing::push_page(st, op, chosen.version, call.version, &params)?;
+    // sealing
+    let sealed = push_hop::seal(
+        st,
+        push_mode.as_ref(),
+        op,
+        &principal.workspace_id,
+        agent_id,
+        call.version,
+        chosen.version,
+        &mut params,
+    )?;
+    // translation to the peer's version
+    let peer_params = hop::peer_params(op, call.version, &chosen, &params, page.is_some())?;
+    let peer_method = op.name(chosen.version);
+    call.audit.peer_method = Some(match chosen.binding {
+        Binding::JsonRpc => peer_method.to_owned(),
+        Binding::HttpJson => format!("HTTP+JSON {}", op.path()),
+    });
+    let ctx = PeerCall {
+        st,
+        agent: &agent,
+        chosen: &chosen,
+        caller: call.version,
+        traceparent: call.traceparent(),
+        hops: call.hops.saturating_add(1),
+        // The caller's id when a JSON value carries it exactly, else one of the gateway's own.
+        id: call
+            .id
+            .to_exact_value()
+            .filter(|v| !v.is_null())
+            .unwrap_or_else(|| serde_json::json!(crate::server::random_hex(8))),
+        max_resp,
+        max_stream,
+    };
+    // intent record: written before the peer is called, completed by `record`.
+    call.audit.decision = "allowed".into();
+    call.audit.client_version = Some(call.version.as_str().to_owned());
+    call.audit.intent_seq = Some(
+        st.store
+            .append_intent(&call.audit)
+            .map_err(|e| Refusal::internal(&format!("audit intent not written: {e}")))?,
+    );
+    // peer call, answer checks and translation
+    let mut answer = if op == Operation::ListTasks {
+        listing::list_owned(
+            st,
+            &ctx,
+            owners.as_ref(),
+            &agent.endpoint,
+            &owner,
+            &params,
+            peer_params,
+        )
+        .await?
+    } else {
+        ctx.call(op, peer_params).await?
+    };
+    // ownership of new tasks
+    if matches!(op, Operation::SendMessage | Operation::SendStreamingMessage) {
+        let (a, task) = ownership::bind_answer(owners, &agent.endpoint, &owner, answer)?;
+        answer = a;
+        if task.is_some() {
+            call.audit.task_id = task;
+        }
+    }
+    // unsealing
+    if push_mode.is_some()
+        && let Answer::Unary(res) = &mut answer
+    {
+        push_hop::unseal(
+            st,
+            sealed.as_deref(),
+            op,
+            &principal.workspace_id,
+            agent_id,
+            call.version,
+            &params,
+            res,
+        );
+    }
+    // gateway paging: the caller's page of the whole list
+    if let (Some(page), Answer::Unary(res)) = (&page, &answer) {
+        return Ok(Answer::Unary(listing::push_page_slice(st, page, res)));
+    }
+    Ok(answer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::STEPS;
+
+    /// `docs/gateway.md` lists the steps in the order of [`STEPS`] (and no others).
+    #[test]
+    fn docs_order_of_checks_matches_steps() {
+        let doc = include_str!("../../docs/gateway.md");
+        let start = doc
+            .find("### Order of checks")
+            .expect("docs/gateway.md has an Order of checks section");
+        let para: String = doc[start..]
+            .lines()
+            .skip(1)
+            .skip_while(|l| l.trim().is_empty())
+            .take_while(|l| !l.trim().is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let named: Vec<String> = para
+            .split('→')
+            .map(|s| {
+                // "key (401)" -> "key"; "**message text limit** (413 ...)" -> "message text limit"
+                let s = s.replace("**", "");
+                let s = s.trim().trim_end_matches('.').trim();
+                match s.find(" (") {
+                    Some(i) if s.ends_with(')') && !s.starts_with("seams") => s[..i].to_owned(),
+                    _ => s.to_owned(),
+                }
+            })
+            .collect();
+        assert_eq!(
+            named, STEPS,
+            "docs/gateway.md Order of checks vs pipeline::STEPS"
+        );
+    }
+}

@@ -1,0 +1,322 @@
+//! The HTTP+JSON 1.0 caller binding (`/a2a/{agent}/v1/...`): the edge steps of
+//! [`crate::pipeline::STEPS`] for HTTP+JSON, path and query into params, one [`Operation`] handed
+//! to [`crate::pipeline::execute`], and the answer (JSON or SSE) as HTTP+JSON.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::response::sse::Event;
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tracing::Instrument;
+
+use crate::auth::authenticate;
+use crate::call::Call;
+use crate::edge::{
+    content_type_ok, header_version, json_response, negotiate, query_version, rest_refusal,
+    sse_response,
+};
+use crate::errors::{Binding, Refusal, Version};
+use crate::ops::Operation;
+use crate::pipeline::execute;
+use crate::record::record;
+use crate::server::{Answer, GatewayState};
+
+pub(crate) async fn rest_entry(
+    st: Arc<GatewayState>,
+    agent: String,
+    headers: HeaderMap,
+    query: Option<String>,
+    op: Operation,
+    body: Option<Bytes>,
+    params_from_path: Value,
+) -> Response {
+    let mut call = Call::new(&headers, Binding::HttpJson);
+    call.audit.target = Some(agent.clone());
+    call.audit.operation = Some(op.name_03().to_owned());
+    call.audit.client_method = Some(format!("HTTP+JSON {}", op.path()));
+    call.version = Version::V10;
+    // The HTTP+JSON entry is advertised at 1.0 only: no version = 1.0, 0.3 is refused.
+    let requested = header_version(&headers)
+        .map(str::to_owned)
+        .or_else(|| query_version(query.as_deref()));
+    if let Some(r) = requested.as_deref().filter(|r| !r.trim().is_empty()) {
+        match negotiate(Some(r), st.config.serve_v1) {
+            Ok(Version::V10) => {}
+            Ok(Version::V03) => {
+                return rest_refusal(&st, &mut call, Refusal::version_not_supported(r, &["1.0"]));
+            }
+            Err((r, _)) => return rest_refusal(&st, &mut call, r),
+        }
+    } else if !st.config.serve_v1 {
+        return rest_refusal(
+            &st,
+            &mut call,
+            Refusal::version_not_supported("1.0", &["0.3"]),
+        );
+    }
+    if body.is_some()
+        && let Err(r) = content_type_ok(&headers)
+    {
+        return rest_refusal(&st, &mut call, r);
+    }
+    let principal = match authenticate(&st, &headers) {
+        Ok(p) => p,
+        Err(r) => return rest_refusal(&st, &mut call, r),
+    };
+    call.audit.workspace_id = Some(principal.workspace_id.clone());
+    call.audit.key_id = Some(principal.key_id.clone());
+    let params = match crate::wire::parse_rest_body(
+        body.as_deref(),
+        &params_from_path,
+        st.config.limits.max_message_chars,
+    ) {
+        Ok(p) => p,
+        Err(r) => return rest_refusal(&st, &mut call, r),
+    };
+    let span = tracing::info_span!("a2a.hop", trace_id = %call.trace_id, operation = op.name_03(), target = %agent);
+    match execute(&st, &mut call, &agent, &principal, op, params)
+        .instrument(span)
+        .await
+    {
+        Err(r) => rest_refusal(&st, &mut call, r),
+        Ok(Answer::Unary(result)) => {
+            record(&st, &mut call, None);
+            json_response(StatusCode::OK, call.json_content_type(), &result)
+        }
+        Ok(Answer::Stream(events)) => {
+            record(&st, &mut call, None);
+            let trace = call.trace_id.clone();
+            let mapped = events.map(move |item| {
+                Ok::<_, Infallible>(match item {
+                    Ok(ev) => Event::default().data(ev.to_string()),
+                    Err(r) => Event::default()
+                        .event("error")
+                        .data(r.status_body(&trace).to_string()),
+                })
+            });
+            sse_response(mapped)
+        }
+    }
+}
+
+pub(crate) fn query_params(query: Option<&str>) -> serde_json::Map<String, Value> {
+    let mut out = serde_json::Map::new();
+    if let Some(q) = query {
+        for (k, v) in url::form_urlencoded::parse(q.as_bytes()) {
+            if k.eq_ignore_ascii_case("a2a-version") {
+                continue;
+            }
+            let val = match k.as_ref() {
+                "pageSize" | "historyLength" => v
+                    .parse::<i64>()
+                    .map(Value::from)
+                    .unwrap_or(Value::String(v.into_owned())),
+                "includeArtifacts" => Value::Bool(v == "true"),
+                _ => Value::String(v.into_owned()),
+            };
+            out.insert(k.into_owned(), val);
+        }
+    }
+    out
+}
+
+pub(crate) async fn rest_send(
+    State(st): State<Arc<GatewayState>>,
+    Path(agent): Path<String>,
+    RawQuery(q): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    rest_entry(
+        st,
+        agent,
+        headers,
+        q,
+        Operation::SendMessage,
+        Some(body),
+        json!({}),
+    )
+    .await
+}
+
+pub(crate) async fn rest_stream(
+    State(st): State<Arc<GatewayState>>,
+    Path(agent): Path<String>,
+    RawQuery(q): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    rest_entry(
+        st,
+        agent,
+        headers,
+        q,
+        Operation::SendStreamingMessage,
+        Some(body),
+        json!({}),
+    )
+    .await
+}
+
+pub(crate) async fn rest_list(
+    State(st): State<Arc<GatewayState>>,
+    Path(agent): Path<String>,
+    RawQuery(q): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    let p = Value::Object(query_params(q.as_deref()));
+    rest_entry(st, agent, headers, q, Operation::ListTasks, None, p).await
+}
+
+pub(crate) async fn rest_task_get(
+    State(st): State<Arc<GatewayState>>,
+    Path((agent, id)): Path<(String, String)>,
+    RawQuery(q): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    if let Some(task) = id.strip_suffix(":subscribe") {
+        return rest_entry(
+            st,
+            agent,
+            headers,
+            q,
+            Operation::SubscribeToTask,
+            None,
+            json!({"id": task}),
+        )
+        .await;
+    }
+    let mut p = query_params(q.as_deref());
+    p.insert("id".into(), json!(id));
+    rest_entry(
+        st,
+        agent,
+        headers,
+        q,
+        Operation::GetTask,
+        None,
+        Value::Object(p),
+    )
+    .await
+}
+
+pub(crate) async fn rest_task_post(
+    State(st): State<Arc<GatewayState>>,
+    Path((agent, id)): Path<(String, String)>,
+    RawQuery(q): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let body = (!body.is_empty()).then_some(body);
+    if let Some(task) = id.strip_suffix(":cancel") {
+        return rest_entry(
+            st,
+            agent,
+            headers,
+            q,
+            Operation::CancelTask,
+            body,
+            json!({"id": task}),
+        )
+        .await;
+    }
+    if let Some(task) = id.strip_suffix(":subscribe") {
+        return rest_entry(
+            st,
+            agent,
+            headers,
+            q,
+            Operation::SubscribeToTask,
+            None,
+            json!({"id": task}),
+        )
+        .await;
+    }
+    let mut call = Call::new(&headers, Binding::HttpJson);
+    call.version = Version::V10;
+    rest_refusal(
+        &st,
+        &mut call,
+        Refusal::method_not_found(&format!("POST tasks/{id}")),
+    )
+}
+
+pub(crate) async fn rest_push_list(
+    State(st): State<Arc<GatewayState>>,
+    Path((agent, task)): Path<(String, String)>,
+    RawQuery(q): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    let mut p = query_params(q.as_deref());
+    p.insert("taskId".into(), json!(task));
+    rest_entry(
+        st,
+        agent,
+        headers,
+        q,
+        Operation::ListPushConfigs,
+        None,
+        Value::Object(p),
+    )
+    .await
+}
+
+pub(crate) async fn rest_push_set(
+    State(st): State<Arc<GatewayState>>,
+    Path((agent, task)): Path<(String, String)>,
+    RawQuery(q): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    rest_entry(
+        st,
+        agent,
+        headers,
+        q,
+        Operation::SetPushConfig,
+        Some(body),
+        json!({"taskId": task}),
+    )
+    .await
+}
+
+pub(crate) async fn rest_push_get(
+    State(st): State<Arc<GatewayState>>,
+    Path((agent, task, cfg)): Path<(String, String, String)>,
+    RawQuery(q): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    rest_entry(
+        st,
+        agent,
+        headers,
+        q,
+        Operation::GetPushConfig,
+        None,
+        json!({"taskId": task, "id": cfg}),
+    )
+    .await
+}
+
+pub(crate) async fn rest_push_delete(
+    State(st): State<Arc<GatewayState>>,
+    Path((agent, task, cfg)): Path<(String, String, String)>,
+    RawQuery(q): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    rest_entry(
+        st,
+        agent,
+        headers,
+        q,
+        Operation::DeletePushConfig,
+        None,
+        json!({"taskId": task, "id": cfg}),
+    )
+    .await
+}
