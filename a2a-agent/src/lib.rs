@@ -52,7 +52,7 @@ pub mod card;
 pub mod config;
 pub mod cors;
 pub mod demo;
-mod edge;
+pub mod edge;
 pub mod error;
 pub mod exec;
 pub mod handler;

@@ -76,6 +76,7 @@ fn parse_ops(segs: &[&str]) -> Option<Op> {
 
 /// Parse `rel` (the path after the base path). `/v1/...` is 0.3 unless the caller asked for 1.0
 /// (then `v1` is a tenant); any other leading segment before a known operation is a tenant.
+/// A request that names no version is 0.3 on every path (S1 §3.6.2: empty = 0.3).
 pub(crate) fn parse_route(rel: &str, explicit: Option<Version>) -> Option<Route> {
     let segs: Vec<&str> = rel.trim_start_matches('/').split('/').collect();
     if segs.first() == Some(&"v1") && explicit != Some(Version::V1) {
@@ -89,7 +90,7 @@ pub(crate) fn parse_route(rel: &str, explicit: Option<Version>) -> Option<Route>
     if let Some(op) = parse_ops(&segs) {
         return Some(Route {
             op,
-            version: explicit.unwrap_or(Version::V1),
+            version: explicit.unwrap_or(Version::V03),
             tenant: None,
         });
     }
@@ -97,7 +98,7 @@ pub(crate) fn parse_route(rel: &str, explicit: Option<Version>) -> Option<Route>
         let op = parse_ops(&segs[1..])?;
         return Some(Route {
             op,
-            version: explicit.unwrap_or(Version::V1),
+            version: explicit.unwrap_or(Version::V03),
             tenant: Some(decode(segs[0])),
         });
     }

@@ -479,22 +479,12 @@ pub(crate) async fn read_body(body: Body, limit: usize) -> Result<Bytes, A2aErro
     }
 }
 
+/// A body's content type: JSON (either media type) or none at all ([`crate::edge::media`]).
 fn content_type_ok(headers: &HeaderMap) -> bool {
-    match headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-    {
-        None => true,
-        Some(ct) => {
-            let mime = ct
-                .split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase();
-            mime == "application/json" || mime == A2A_JSON
-        }
-    }
+    !matches!(
+        crate::edge::media::check_content_type(headers),
+        Err(Some(_))
+    )
 }
 
 async fn entry(State(app): State<Arc<App>>, req: Request) -> Response {

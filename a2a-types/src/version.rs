@@ -121,6 +121,52 @@ impl ProtocolVersion {
     }
 }
 
+/// A requested version an interface does not serve (S1 §3.6.2 `VersionNotSupportedError`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnsupportedVersion {
+    /// The version as asked for, `Major.Minor` when it parses (the patch dropped), else the text.
+    pub requested: String,
+    /// The versions the interface serves.
+    pub supported: Vec<ProtocolVersion>,
+    /// The refusal is best read in the 0.3 form: the caller asked for a `0.x` version.
+    pub legacy_form: bool,
+}
+
+impl UnsupportedVersion {
+    /// The supported versions as `"0.3, 1.0"`.
+    pub fn supported_list(&self) -> String {
+        self.supported
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Version negotiation, the one rule of both the agent and the gateway: `requested` is the
+/// `A2A-Version` the caller sent (header, else query parameter; see `a2a_agent::edge`). None or
+/// empty is 0.3 (S1 §3.6.2: "Agents MUST interpret empty value as 0.3 version"); the patch is
+/// ignored (`1.0.3` = 1.0); a version outside `serves` (the versions of the interface the request
+/// reached) is refused.
+pub fn negotiate(
+    requested: Option<&str>,
+    serves: &[ProtocolVersion],
+) -> Result<ProtocolVersion, UnsupportedVersion> {
+    let raw = requested.map(str::trim).unwrap_or("");
+    let parsed = ProtocolVersion::parse(raw);
+    match parsed {
+        Ok(v) if serves.contains(&v) => Ok(v),
+        _ => Err(UnsupportedVersion {
+            requested: match parsed {
+                Ok(v) => v.to_string(),
+                Err(_) => raw.to_owned(),
+            },
+            supported: serves.to_vec(),
+            legacy_form: raw.is_empty() || raw.starts_with("0."),
+        }),
+    }
+}
+
 impl Default for ProtocolVersion {
     fn default() -> Self {
         Self::V1_0
@@ -300,6 +346,25 @@ mod tests {
             assert!(ProtocolVersion::parse(bad).is_err(), "{bad}");
         }
         assert_eq!(ProtocolVersion::V0_3.to_string(), "0.3");
+    }
+
+    #[test]
+    fn negotiation() {
+        let both = [ProtocolVersion::V0_3, ProtocolVersion::V1_0];
+        let v1 = [ProtocolVersion::V1_0];
+        assert_eq!(negotiate(None, &both), Ok(ProtocolVersion::V0_3));
+        assert_eq!(negotiate(Some(" "), &both), Ok(ProtocolVersion::V0_3));
+        assert_eq!(negotiate(Some("1.0.3"), &both), Ok(ProtocolVersion::V1_0));
+        assert_eq!(negotiate(Some("0.3.9"), &both), Ok(ProtocolVersion::V0_3));
+        let e = negotiate(None, &v1).unwrap_err();
+        assert_eq!((e.requested.as_str(), e.legacy_form), ("0.3", true));
+        assert_eq!(e.supported_list(), "1.0");
+        let e = negotiate(Some("2.0.1"), &both).unwrap_err();
+        assert_eq!((e.requested.as_str(), e.legacy_form), ("2.0", false));
+        assert_eq!(e.supported_list(), "0.3, 1.0");
+        let e = negotiate(Some("0.2"), &both).unwrap_err();
+        assert!(e.legacy_form);
+        assert_eq!(negotiate(Some("abc"), &both).unwrap_err().requested, "abc");
     }
 
     #[test]

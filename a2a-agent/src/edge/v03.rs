@@ -1,0 +1,171 @@
+//! The 0.3 translation edge: one function per direction between the 0.3 wire forms (JSON-RPC dialect and
+//! HTTP+JSON dialect) and the runtime's 1.0 model, all through `a2a-translate`.
+//!
+//! The translation policy is SDK-compatible: a 0.3 caller gets what 0.3 can carry rather than a
+//! refusal for members it never sent.
+
+use crate::error::{A2aError, ErrorKind};
+use crate::model::{SendMessageResponse, StreamResponse, Task};
+use a2a_translate::rpc::ParseError;
+use a2a_translate::{Method, Policy, StreamTranslator, Untranslatable, V1Result, V03Request};
+use a2a_types::v03;
+use serde_json::{Value, json};
+
+const POLICY: Policy = Policy::SdkCompatible;
+
+fn untranslatable(e: Untranslatable) -> A2aError {
+    A2aError::new(ErrorKind::UnsupportedOperation, e.to_string()).with_meta("path", e.path.clone())
+}
+
+fn ser(v: impl serde::Serialize) -> Result<Value, A2aError> {
+    serde_json::to_value(v).map_err(|e| A2aError::internal(e.to_string()))
+}
+
+/// A 0.3 JSON-RPC request -> the 1.0 method name and params.
+pub(crate) fn v03_jsonrpc_request(
+    method: &str,
+    params: Value,
+) -> Result<(&'static str, Value), A2aError> {
+    let p = (!params.is_null()).then_some(params);
+    let req = V03Request::parse(method, p).map_err(|e| match e {
+        ParseError::UnknownMethod(m) => {
+            A2aError::new(ErrorKind::MethodNotFound, format!("Method not found: {m}"))
+        }
+        ParseError::Invalid { source, .. } => {
+            A2aError::invalid_params(format!("Invalid parameters: {source}"))
+        }
+    })?;
+    let v1 = a2a_translate::to_v1::request(req, POLICY).map_err(untranslatable)?;
+    let name = v1.method_name();
+    Ok((name, v1.params().unwrap_or_else(|| json!({}))))
+}
+
+/// A 1.0 JSON-RPC result of `method` -> the 0.3 result.
+pub(crate) fn v03_result(method: &str, v1: Value) -> Result<Value, A2aError> {
+    let m = Method::from_v1_name(method)
+        .ok_or_else(|| A2aError::internal(format!("no 0.3 form for {method}")))?;
+    if m == Method::ListTasks {
+        // 0.3 JSON-RPC has no ListTasks; the 1.0 shape with 0.3 tasks is the nearest.
+        return v03_list(v1, false);
+    }
+    let r = V1Result::parse(m, v1).map_err(|e| A2aError::internal(e.to_string()))?;
+    let r = a2a_translate::to_v03::result(r, POLICY).map_err(untranslatable)?;
+    Ok(r.to_value())
+}
+
+fn v03_list(v1: Value, rest: bool) -> Result<Value, A2aError> {
+    let mut out = v1;
+    let tasks: Vec<Task> = serde_json::from_value(out["tasks"].take())
+        .map_err(|e| A2aError::internal(e.to_string()))?;
+    let mut conv = Vec::with_capacity(tasks.len());
+    for t in tasks {
+        conv.push(if rest {
+            ser(a2a_translate::to_v03::rest::task(t, POLICY).map_err(untranslatable)?)?
+        } else {
+            ser(a2a_translate::to_v03::task(t, POLICY).map_err(untranslatable)?)?
+        });
+    }
+    out["tasks"] = Value::Array(conv);
+    Ok(out)
+}
+
+/// Translates a 1.0 event stream for a 0.3 caller (JSON-RPC results or REST events).
+pub(crate) struct V03Stream {
+    tr: StreamTranslator,
+    rest: bool,
+}
+
+impl V03Stream {
+    /// A translator for the JSON-RPC (`rest = false`) or HTTP+JSON dialect.
+    pub(crate) fn new(rest: bool) -> Self {
+        V03Stream {
+            tr: StreamTranslator::new(POLICY),
+            rest,
+        }
+    }
+
+    /// The 0.3 events for `ev`; `last` flushes the translator (the stream ends after `ev`).
+    pub(crate) fn push(&mut self, ev: StreamResponse, last: bool) -> Vec<Result<Value, A2aError>> {
+        let mut out = Vec::new();
+        if self.rest {
+            match self.tr.push_rest(ev) {
+                Ok(v) => out.extend(v.into_iter().map(ser)),
+                Err(e) => out.push(Err(untranslatable(e))),
+            }
+            if last {
+                match self.tr.finish_rest() {
+                    Ok(Some(e)) => out.push(ser(e)),
+                    Ok(None) => {}
+                    Err(e) => out.push(Err(untranslatable(e))),
+                }
+            }
+        } else {
+            match self.tr.push(ev) {
+                Ok(v) => out.extend(v.map(ser)),
+                Err(e) => out.push(Err(untranslatable(e))),
+            }
+            if last && let Some(e) = self.tr.finish() {
+                out.push(ser(e));
+            }
+        }
+        out
+    }
+}
+
+/// A 0.3 REST send body -> 1.0 `SendMessageRequest` JSON.
+pub(crate) fn v03_rest_send(body: Value) -> Result<Value, A2aError> {
+    let r: v03::rest::SendMessageRequest = serde_json::from_value(body)
+        .map_err(|e| A2aError::invalid_params(format!("invalid SendMessageRequest: {e}")))?;
+    let v1 = a2a_translate::to_v1::rest::send_message_request(r, POLICY).map_err(untranslatable)?;
+    ser(v1)
+}
+
+/// A 1.0 send response -> 0.3 REST `SendMessageResponse`.
+pub(crate) fn v03_rest_send_response(r: SendMessageResponse) -> Result<Value, A2aError> {
+    ser(a2a_translate::to_v03::rest::send_message_result(r, POLICY).map_err(untranslatable)?)
+}
+
+/// A 1.0 `ListTasksResponse` -> 0.3 REST list body (1.0 shape, 0.3 tasks).
+pub(crate) fn v03_rest_list(v: Value) -> Result<Value, A2aError> {
+    v03_list(v, true)
+}
+
+/// A 1.0 task -> 0.3 REST task.
+pub(crate) fn v03_rest_task(t: Task) -> Result<Value, A2aError> {
+    ser(a2a_translate::to_v03::rest::task(t, POLICY).map_err(untranslatable)?)
+}
+
+/// A 1.0 card -> a 0.3 card (through a2a-translate; a minimal mapping if it refuses).
+pub(crate) fn card_to_v03(card: &Value) -> Value {
+    if let Ok(c) = serde_json::from_value::<a2a_types::v1::AgentCard>(card.clone())
+        && let Ok(t) = a2a_translate::to_v03::card(c, POLICY)
+        && let Ok(v) = serde_json::to_value(t.card)
+    {
+        return v;
+    }
+    minimal_card(card)
+}
+
+fn minimal_card(card: &Value) -> Value {
+    let ifaces = card
+        .get("supportedInterfaces")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let pick = ifaces
+        .iter()
+        .find(|i| i.get("protocolVersion").and_then(Value::as_str) == Some("0.3"))
+        .or_else(|| ifaces.first());
+    json!({
+        "protocolVersion": "0.3.0",
+        "name": card.get("name").cloned().unwrap_or_default(),
+        "description": card.get("description").cloned().unwrap_or_default(),
+        "version": card.get("version").cloned().unwrap_or_default(),
+        "url": pick.and_then(|i| i.get("url")).cloned().unwrap_or_default(),
+        "preferredTransport": pick.and_then(|i| i.get("protocolBinding")).cloned().unwrap_or(json!("JSONRPC")),
+        "capabilities": card.get("capabilities").cloned().unwrap_or(json!({})),
+        "defaultInputModes": card.get("defaultInputModes").cloned().unwrap_or(json!([])),
+        "defaultOutputModes": card.get("defaultOutputModes").cloned().unwrap_or(json!([])),
+        "skills": card.get("skills").cloned().unwrap_or(json!([])),
+    })
+}
