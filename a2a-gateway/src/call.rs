@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use axum::http::{HeaderMap, header};
+use axum::http::HeaderMap;
 
 use a2a_types::envelope::RawId;
 
@@ -46,20 +46,7 @@ impl Call {
             .and_then(|v| v.to_str().ok())
             .and_then(parse_traceparent)
             .unwrap_or_else(|| random_hex(16));
-        let a2a_json_only = headers
-            .get(header::ACCEPT)
-            .and_then(|v| v.to_str().ok())
-            .map(|a| {
-                let types: Vec<&str> = a
-                    .split(',')
-                    .map(|t| t.split(';').next().unwrap_or("").trim())
-                    .collect();
-                types.contains(&"application/a2a+json")
-                    && !types
-                        .iter()
-                        .any(|t| *t == "application/json" || *t == "*/*" || *t == "application/*")
-            })
-            .unwrap_or(false);
+        let a2a_json_only = a2a_agent::edge::media::accepts_only_a2a_json(headers);
         Call {
             audit: AuditRecord {
                 trace_id: trace_id.clone(),

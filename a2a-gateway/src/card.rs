@@ -13,7 +13,7 @@ use url::Url;
 use crate::auth::{authenticate, effective_limits, lookup_agent};
 use crate::call::Call;
 use crate::config::Config;
-use crate::edge::{header_version, json_response, negotiate};
+use crate::edge::{json_response, negotiate, requested_version};
 use crate::errors::{Binding, Refusal, Version};
 use crate::keys;
 use crate::peer;
@@ -167,9 +167,8 @@ pub(crate) async fn card_handler(
     call.audit.operation = Some("agent/card".into());
     call.audit.client_method = Some("GET agent-card.json".into());
     // Only the header picks the card's version; none = the 1.0 card.
-    let requested = header_version(&headers)
-        .map(str::trim)
-        .filter(|s| !s.is_empty());
+    let requested = requested_version(&headers, None);
+    let requested = requested.as_deref();
     let form = requested.map(|r| {
         if r.starts_with("0.") {
             Version::V03

@@ -54,11 +54,8 @@ pub fn edge_refusal(
     let status = why.status();
     let r = refusal(status.as_u16(), code, why.message());
     let trace = crate::server::random_hex(16);
-    let requested = parts
-        .headers
-        .get("a2a-version")
-        .and_then(|v| v.to_str().ok());
-    let version = match negotiate(requested, serve_v1) {
+    let requested = requested_version(&parts.headers, parts.uri.query());
+    let version = match negotiate(requested.as_deref(), serve_v1) {
         Ok(v) => v,
         Err((_, form)) => form,
     };
@@ -78,66 +75,69 @@ pub fn edge_refusal(
     resp
 }
 
-pub(crate) fn header_version(headers: &HeaderMap) -> Option<&str> {
-    headers.get("a2a-version").and_then(|v| v.to_str().ok())
+/// The `A2A-Version` a request names ([`a2a_agent::edge::requested`]: the header, else the query
+/// parameter; `None` means 0.3).
+pub(crate) fn requested_version(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
+    a2a_agent::edge::requested(headers, query)
 }
 
-pub(crate) fn query_version(query: Option<&str>) -> Option<String> {
-    url::form_urlencoded::parse(query?.as_bytes())
-        .find(|(k, _)| k.eq_ignore_ascii_case("a2a-version"))
-        .map(|(_, v)| v.into_owned())
-}
-
-/// Negotiates the request's version: none or empty = 0.3, patch ignored. A refusal comes with
-/// the version whose error form it must use (0.x -> 0.3, anything else -> 1.0).
-pub fn negotiate(requested: Option<&str>, serve_v1: bool) -> Result<Version, (Refusal, Version)> {
-    let raw = requested.map(str::trim).unwrap_or("");
-    if raw.is_empty() {
-        return Ok(Version::V03);
+/// The gateway's version in the shared edge's terms.
+fn shared(v: Version) -> a2a_agent::edge::Version {
+    match v {
+        Version::V03 => a2a_agent::edge::Version::V03,
+        Version::V10 => a2a_agent::edge::Version::V1,
     }
-    let mut it = raw.split('.');
-    let major = it.next().unwrap_or("");
-    let minor = it.next().unwrap_or("");
-    let supported: &[&str] = if serve_v1 { &["0.3", "1.0"] } else { &["0.3"] };
-    match (major, minor) {
-        ("0", "3") => Ok(Version::V03),
-        ("1", "0") if serve_v1 => Ok(Version::V10),
-        _ => {
-            let form = if raw.starts_with("0.") {
+}
+
+/// Negotiates a requested version against the versions an entry `serves` (the one rule of
+/// [`a2a_types::version::negotiate`]: none or empty = 0.3, patch ignored). A refusal comes with
+/// the version whose error form it must use (0.x -> 0.3, anything else -> 1.0).
+///
+/// The refusal lists `advertised` as the supported versions (`None`: `serves`).
+pub(crate) fn negotiate_on(
+    requested: Option<&str>,
+    serves: &[Version],
+    advertised: Option<&[&str]>,
+) -> Result<Version, (Refusal, Version)> {
+    let shared_serves: Vec<_> = serves.iter().copied().map(shared).collect();
+    match a2a_agent::edge::negotiate(requested, &shared_serves) {
+        Ok(a2a_agent::edge::Version::V03) => Ok(Version::V03),
+        Ok(a2a_agent::edge::Version::V1) => Ok(Version::V10),
+        Err(u) => {
+            let supported: Vec<String> = u.supported.iter().map(ToString::to_string).collect();
+            let supported: Vec<&str> = match advertised {
+                Some(a) => a.to_vec(),
+                None => supported.iter().map(String::as_str).collect(),
+            };
+            let form = if u.legacy_form {
                 Version::V03
             } else {
                 Version::V10
             };
-            let shown = format!("{major}.{}", if minor.is_empty() { "0" } else { minor });
-            let shown = if it.next().is_some() || !minor.is_empty() {
-                shown
-            } else {
-                raw.to_owned()
-            };
-            Err((Refusal::version_not_supported(&shown, supported), form))
+            Err((
+                Refusal::version_not_supported(&u.requested, &supported),
+                form,
+            ))
         }
     }
 }
 
-pub(crate) fn content_type_ok(headers: &HeaderMap) -> Result<(), Refusal> {
-    let ct = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let base = ct
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    if base == "application/json" || base == "application/a2a+json" {
-        Ok(())
+/// Negotiates the version of a JSON-RPC request (0.3, and 1.0 when `serve_v1`).
+pub fn negotiate(requested: Option<&str>, serve_v1: bool) -> Result<Version, (Refusal, Version)> {
+    if serve_v1 {
+        negotiate_on(requested, &[Version::V03, Version::V10], None)
     } else {
-        Err(Refusal::unsupported_media_type(if ct.is_empty() {
-            "(none)"
-        } else {
-            ct
-        }))
+        negotiate_on(requested, &[Version::V03], None)
+    }
+}
+
+/// A body's content type: `application/json` or `application/a2a+json`, else 415 (a missing
+/// type included) ([`a2a_agent::edge::media`]).
+pub(crate) fn content_type_ok(headers: &HeaderMap) -> Result<(), Refusal> {
+    match a2a_agent::edge::media::check_content_type(headers) {
+        Ok(()) => Ok(()),
+        Err(None) => Err(Refusal::unsupported_media_type("(none)")),
+        Err(Some(ct)) => Err(Refusal::unsupported_media_type(&ct)),
     }
 }
 
@@ -155,7 +155,7 @@ pub(crate) fn json_response(
 pub(crate) fn accept_header(resp: &mut Response) {
     resp.headers_mut().insert(
         header::ACCEPT,
-        HeaderValue::from_static("application/json, application/a2a+json"),
+        HeaderValue::from_static(a2a_agent::edge::media::ACCEPTED_TYPES),
     );
 }
 

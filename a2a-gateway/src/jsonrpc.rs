@@ -17,9 +17,7 @@ use a2a_types::envelope::parse_envelope;
 
 use crate::auth::authenticate;
 use crate::call::Call;
-use crate::edge::{
-    content_type_ok, header_version, negotiate, query_version, rpc_refusal, sse_response,
-};
+use crate::edge::{content_type_ok, negotiate, requested_version, rpc_refusal, sse_response};
 use crate::errors::Binding;
 use crate::pipeline::execute;
 use crate::record::record;
@@ -56,9 +54,7 @@ pub(crate) async fn rpc(
 ) -> Response {
     let mut call = Call::new(&headers, Binding::JsonRpc);
     call.audit.target = Some(agent.clone());
-    let requested = header_version(&headers)
-        .map(str::to_owned)
-        .or_else(|| query_version(query.as_deref()));
+    let requested = requested_version(&headers, query.as_deref());
     match negotiate(requested.as_deref(), st.config.serve_v1) {
         Ok(v) => call.version = v,
         Err((r, form)) => {

@@ -17,8 +17,7 @@ use tracing::Instrument;
 use crate::auth::authenticate;
 use crate::call::Call;
 use crate::edge::{
-    content_type_ok, header_version, json_response, negotiate, query_version, rest_refusal,
-    sse_response,
+    content_type_ok, json_response, negotiate_on, requested_version, rest_refusal, sse_response,
 };
 use crate::errors::{Binding, Refusal, Version};
 use crate::ops::Operation;
@@ -40,24 +39,16 @@ pub(crate) async fn rest_entry(
     call.audit.operation = Some(op.name_03().to_owned());
     call.audit.client_method = Some(format!("HTTP+JSON {}", op.path()));
     call.version = Version::V10;
-    // The HTTP+JSON entry is advertised at 1.0 only: no version = 1.0, 0.3 is refused.
-    let requested = header_version(&headers)
-        .map(str::to_owned)
-        .or_else(|| query_version(query.as_deref()));
-    if let Some(r) = requested.as_deref().filter(|r| !r.trim().is_empty()) {
-        match negotiate(Some(r), st.config.serve_v1) {
-            Ok(Version::V10) => {}
-            Ok(Version::V03) => {
-                return rest_refusal(&st, &mut call, Refusal::version_not_supported(r, &["1.0"]));
-            }
-            Err((r, _)) => return rest_refusal(&st, &mut call, r),
-        }
-    } else if !st.config.serve_v1 {
-        return rest_refusal(
-            &st,
-            &mut call,
-            Refusal::version_not_supported("1.0", &["0.3"]),
-        );
+    // The HTTP+JSON entry serves 1.0 only (none at all without `serve_v1`). A request that
+    // names no version is 0.3 (S1 §3.6.2: empty = 0.3) and is refused like an explicit 0.3.
+    let requested = requested_version(&headers, query.as_deref());
+    let (serves, advertised): (&[Version], &[&str]) = if st.config.serve_v1 {
+        (&[Version::V10], &["1.0"])
+    } else {
+        (&[], &["0.3"])
+    };
+    if let Err((r, _)) = negotiate_on(requested.as_deref(), serves, Some(advertised)) {
+        return rest_refusal(&st, &mut call, r);
     }
     if body.is_some()
         && let Err(r) = content_type_ok(&headers)

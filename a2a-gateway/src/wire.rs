@@ -48,15 +48,7 @@ pub fn form_of(path: &str, headers: &HeaderMap, query: Option<&str>, serve_v1: b
     if !rpc {
         return Form::Rest;
     }
-    let requested = headers
-        .get("a2a-version")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
-        .or_else(|| {
-            url::form_urlencoded::parse(query?.as_bytes())
-                .find(|(k, _)| k.eq_ignore_ascii_case("a2a-version"))
-                .map(|(_, v)| v.into_owned())
-        });
+    let requested = crate::edge::requested_version(headers, query);
     Form::Rpc(match negotiate(requested.as_deref(), serve_v1) {
         Ok(v) => v,
         Err((_, v)) => v,

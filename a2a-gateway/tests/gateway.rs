@@ -735,6 +735,7 @@ async fn http_json_binding_for_callers() {
     let resp = env
         .http
         .get(env.url(&format!("/a2a/echo/v1/tasks/{tid}")))
+        .header("A2A-Version", "1.0")
         .bearer_auth(&env.key)
         .send()
         .await
@@ -744,6 +745,7 @@ async fn http_json_binding_for_callers() {
     let resp = env
         .http
         .get(env.url("/a2a/echo/v1/tasks/ghost"))
+        .header("A2A-Version", "1.0")
         .bearer_auth(&env.key)
         .send()
         .await
@@ -754,6 +756,7 @@ async fn http_json_binding_for_callers() {
     let resp = env
         .http
         .post(env.url(&format!("/a2a/echo/v1/tasks/{tid}:cancel")))
+        .header("A2A-Version", "1.0")
         .bearer_auth(&env.key)
         .send()
         .await
@@ -762,6 +765,7 @@ async fn http_json_binding_for_callers() {
     let resp = env
         .http
         .post(env.url("/a2a/echo/v1/message:stream"))
+        .header("A2A-Version", "1.0")
         .header("content-type", "application/json")
         .bearer_auth(&env.key)
         .body(
@@ -782,12 +786,31 @@ async fn http_json_binding_for_callers() {
     let resp = env
         .http
         .get(env.url("/a2a/echo/v1/tasks"))
+        .header("A2A-Version", "1.0")
         .bearer_auth(&env.key)
         .send()
         .await
         .unwrap();
     let b: Value = resp.json().await.unwrap();
     assert_eq!(b["error"]["details"][0]["reason"], "UNSUPPORTED_OPERATION");
+    // No A2A-Version is 0.3 (S1 §3.6.2), which this 1.0 entry does not serve.
+    let resp = env
+        .http
+        .get(env.url(&format!("/a2a/echo/v1/tasks/{tid}")))
+        .bearer_auth(&env.key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 400);
+    let b: Value = resp.json().await.unwrap();
+    assert_eq!(
+        b["error"]["details"][0]["reason"], "VERSION_NOT_SUPPORTED",
+        "{b}"
+    );
+    assert_eq!(
+        b["error"]["details"][0]["metadata"]["supportedVersions"],
+        "1.0"
+    );
     env.stop().await;
 }
 
