@@ -102,12 +102,8 @@ pub fn parse(body: &[u8], explicit: Option<Version>) -> Result<Parsed, (RawId, A
     }
     let params = obj.get("params").cloned().unwrap_or(Value::Null);
     let is_v1_name = V1_METHODS.contains(&method);
-    // No header: the method name tells the version (names never collide between versions).
-    let version = explicit.unwrap_or(if is_v1_name {
-        Version::V1
-    } else {
-        Version::V03
-    });
+    // No version named: 0.3 (S1 §3.6.2), whatever the method name; a 1.0 name is then unknown.
+    let version = explicit.unwrap_or(Version::V03);
     let (m1, p1) = match version {
         Version::V1 if !is_v1_name => {
             return Err((

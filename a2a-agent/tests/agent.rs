@@ -536,9 +536,9 @@ async fn version_negotiation() {
     )
     .await;
     assert_eq!(state(&v["result"]["task"]), "TASK_STATE_COMPLETED");
-    // no header: the 1.0 method name is served as 1.0
+    // no header: 0.3 (S1 §3.6.2), so a 1.0 method name is unknown
     let (_, v) = rpc_v(s.url(), "SendMessage", json!({"message": msg("x")}), None).await;
-    assert_eq!(state(&v["result"]["task"]), "TASK_STATE_COMPLETED");
+    assert_eq!(v["error"]["code"], -32601, "{v}");
     // query parameter
     let r = client()
         .post(format!("{}/message:send?A2A-Version=3.1", s.url()))
