@@ -1,10 +1,9 @@
 //! Server-sent events: one subscription per connection, heartbeats, slow-client dropping.
 
+use crate::edge::sse;
 use crate::model::StreamResponse;
 use crate::tasks::{Subscription, ends_stream};
-use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::response::{IntoResponse, Response};
-use std::convert::Infallible;
+use axum::response::Response;
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 
@@ -23,7 +22,7 @@ where
     let stream = async_stream::stream! {
         let done = ends_stream(&first);
         for v in map(first, done) {
-            yield Ok::<Event, Infallible>(Event::default().data(v.to_string()));
+            yield sse::data(v.to_string());
         }
         if !done {
             loop {
@@ -31,7 +30,7 @@ where
                     Ok(ev) => {
                         let end = ends_stream(&ev);
                         for v in map(ev, end) {
-                            yield Ok(Event::default().data(v.to_string()));
+                            yield sse::data(v.to_string());
                         }
                         if end {
                             break;
@@ -45,7 +44,5 @@ where
             }
         }
     };
-    Sse::new(stream)
-        .keep_alive(KeepAlive::new().interval(heartbeat).text(""))
-        .into_response()
+    sse::response(stream, Some(heartbeat))
 }

@@ -3,12 +3,8 @@
 //! card's forms), including the 408/503 refusals of the shared listener ([`a2a_agent::listen`])
 //! and the `a2a_shutting_down` refusal that ends open streams and waiting calls at shutdown.
 
-use std::convert::Infallible;
-
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
-use futures::Stream;
 use serde_json::{Map, Value};
 
 use crate::call::Call;
@@ -202,11 +198,4 @@ pub(crate) fn rest_refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> Re
             .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     }
     resp
-}
-
-pub(crate) fn sse_response<S>(stream: S) -> Response
-where
-    S: Stream<Item = Result<Event, Infallible>> + Send + 'static,
-{
-    Sse::new(stream).into_response()
 }

@@ -2,14 +2,12 @@
 //! of [`crate::pipeline::STEPS`] for JSON-RPC, then one [`Operation`] handed to
 //! [`crate::pipeline::execute`], and the answer (unary or SSE) in the caller's version.
 
-use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use axum::response::sse::Event;
 use futures::StreamExt;
 use tracing::Instrument;
 
@@ -17,7 +15,7 @@ use a2a_types::envelope::parse_envelope;
 
 use crate::auth::authenticate;
 use crate::call::Call;
-use crate::edge::{content_type_ok, negotiate, requested_version, rpc_refusal, sse_response};
+use crate::edge::{content_type_ok, negotiate, requested_version, rpc_refusal};
 use crate::errors::Binding;
 use crate::pipeline::execute;
 use crate::record::record;
@@ -113,9 +111,9 @@ pub(crate) async fn rpc(
                     Ok(ev) => id.result_text(&ev),
                     Err(r) => r.jsonrpc_text(version, &id, &trace),
                 };
-                Ok::<_, Infallible>(Event::default().data(data))
+                a2a_agent::edge::sse::data(data)
             });
-            sse_response(mapped)
+            a2a_agent::edge::sse::response(mapped, None)
         }
     }
 }

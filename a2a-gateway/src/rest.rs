@@ -2,23 +2,19 @@
 //! [`crate::pipeline::STEPS`] for HTTP+JSON, path and query into params, one [`Operation`] handed
 //! to [`crate::pipeline::execute`], and the answer (JSON or SSE) as HTTP+JSON.
 
-use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use axum::response::sse::Event;
 use futures::StreamExt;
 use serde_json::{Value, json};
 use tracing::Instrument;
 
 use crate::auth::authenticate;
 use crate::call::Call;
-use crate::edge::{
-    content_type_ok, json_response, negotiate_on, requested_version, rest_refusal, sse_response,
-};
+use crate::edge::{content_type_ok, json_response, negotiate_on, requested_version, rest_refusal};
 use crate::errors::{Binding, Refusal, Version};
 use crate::ops::Operation;
 use crate::pipeline::execute;
@@ -82,15 +78,11 @@ pub(crate) async fn rest_entry(
         Ok(Answer::Stream(events)) => {
             record(&st, &mut call, None);
             let trace = call.trace_id.clone();
-            let mapped = events.map(move |item| {
-                Ok::<_, Infallible>(match item {
-                    Ok(ev) => Event::default().data(ev.to_string()),
-                    Err(r) => Event::default()
-                        .event("error")
-                        .data(r.status_body(&trace).to_string()),
-                })
+            let mapped = events.map(move |item| match item {
+                Ok(ev) => a2a_agent::edge::sse::data(ev.to_string()),
+                Err(r) => a2a_agent::edge::sse::error(r.status_body(&trace).to_string()),
             });
-            sse_response(mapped)
+            a2a_agent::edge::sse::response(mapped, None)
         }
     }
 }

@@ -1,0 +1,35 @@
+//! SSE framing at the edge, for the agent's streams and the gateway's relayed ones: each A2A
+//! stream event is one event whose `data` is the event's JSON text; an error that ends an
+//! HTTP+JSON stream of the gateway is an `error` event; heartbeats are empty comment lines.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::{Stream, StreamExt};
+
+/// One stream event carrying `json` (a JSON document as text).
+pub fn data(json: impl AsRef<str>) -> Event {
+    Event::default().data(json.as_ref())
+}
+
+/// The error event that ends a stream (`event: error`), carrying `json`.
+pub fn error(json: impl AsRef<str>) -> Event {
+    Event::default().event("error").data(json.as_ref())
+}
+
+/// A `text/event-stream` response of `events`, with a heartbeat comment every `heartbeat`
+/// (`None`: no heartbeats) so that idle streams stay open through proxies.
+pub fn response<S>(events: S, heartbeat: Option<Duration>) -> Response
+where
+    S: Stream<Item = Event> + Send + 'static,
+{
+    let sse = Sse::new(events.map(Ok::<Event, Infallible>));
+    match heartbeat {
+        Some(every) => sse
+            .keep_alive(KeepAlive::new().interval(every).text(""))
+            .into_response(),
+        None => sse.into_response(),
+    }
+}
