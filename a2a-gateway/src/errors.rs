@@ -7,7 +7,7 @@
 //!   A2A specification or JSON-RPC defines;
 //! - HTTP+JSON 1.0 and card requests: a `google.rpc.Status` body with the refusal's HTTP status.
 
-use a2a_types::envelope::RawId;
+use a2a_types::error::ErrorKind;
 use serde_json::{Map, Value, json};
 
 /// `domain` of ErrorInfo for decisions the gateway made.
@@ -481,147 +481,31 @@ impl Refusal {
             format!("Internal gateway error: {detail}"),
         )
     }
-
-    /// The JSON-RPC `error` object in the caller's version.
-    pub fn jsonrpc_error(&self, version: Version, trace_id: &str) -> Value {
-        match version {
-            Version::V03 => {
-                let mut data = Map::new();
-                data.insert("type".into(), json!(self.type_name));
-                for (k, v) in &self.extra {
-                    data.insert(k.clone(), v.clone());
-                }
-                data.insert("code".into(), json!(self.code));
-                data.insert("trace_id".into(), json!(trace_id));
-                json!({"code": self.rpc_code, "message": self.message, "data": Value::Object(data)})
-            }
-            Version::V10 => {
-                json!({"code": self.rpc_code, "message": self.message, "data": [self.error_info(trace_id)]})
-            }
-        }
-    }
-
-    /// A full JSON-RPC error response.
-    pub fn jsonrpc_response(&self, version: Version, id: &Value, trace_id: &str) -> Value {
-        json!({"jsonrpc": "2.0", "id": id, "error": self.jsonrpc_error(version, trace_id)})
-    }
-
-    /// A full JSON-RPC error response as text, the id written exactly as the caller sent it.
-    pub fn jsonrpc_text(&self, version: Version, id: &RawId, trace_id: &str) -> String {
-        id.error_text(&self.jsonrpc_error(version, trace_id))
-    }
-
-    /// The 1.0 `google.rpc.ErrorInfo`.
-    pub fn error_info(&self, trace_id: &str) -> Value {
-        let mut meta = Map::new();
-        meta.insert("code".into(), json!(self.code));
-        meta.insert("traceId".into(), json!(trace_id));
-        for (k, v) in &self.extra {
-            let s = match v {
-                Value::String(s) => s.clone(),
-                Value::Array(items) => items
-                    .iter()
-                    .map(|i| {
-                        i.as_str()
-                            .map(str::to_owned)
-                            .unwrap_or_else(|| i.to_string())
-                    })
-                    .collect::<Vec<_>>()
-                    .join(","),
-                other => other.to_string(),
-            };
-            meta.insert(k.clone(), json!(s));
-        }
-        json!({
-            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-            "reason": self.reason,
-            "domain": match self.origin { Origin::Gateway => GATEWAY_DOMAIN, Origin::Spec => SPEC_DOMAIN },
-            "metadata": Value::Object(meta),
-        })
-    }
-
-    /// The HTTP status of this refusal on the 1.0 HTTP+JSON binding.
-    pub fn rest_status(&self) -> u16 {
-        if self.code == "a2a_upstream_error" {
-            return spec_default(self.rpc_code).0;
-        }
-        self.status
-    }
-
-    /// A `google.rpc.Status` body (HTTP+JSON 1.0, 1.0 card requests).
-    pub fn status_body(&self, trace_id: &str) -> Value {
-        let status = self.rest_status();
-        json!({"error": {
-            "code": status,
-            "status": grpc_status_name(status, self.rpc_code),
-            "message": self.message,
-            "details": [self.error_info(trace_id)],
-        }})
-    }
-
-    /// The legacy body of a card refusal for a caller that names no version.
-    pub fn legacy_body(&self, trace_id: &str) -> Value {
-        json!({"error": {"code": self.code, "message": self.message, "trace_id": trace_id}})
-    }
 }
 
-fn grpc_status_name(status: u16, rpc_code: i64) -> &'static str {
-    match (status, rpc_code) {
-        (_, -32002 | -32003 | -32004 | -32007 | -32008 | -32009) => "FAILED_PRECONDITION",
-        (400 | 413 | 415, _) => "INVALID_ARGUMENT",
-        (401, _) => "UNAUTHENTICATED",
-        (405, _) => "UNIMPLEMENTED",
-        (403, _) => "PERMISSION_DENIED",
-        (404, _) => "NOT_FOUND",
-        (409, _) => "ABORTED",
-        (429, _) => "RESOURCE_EXHAUSTED",
-        (502..=504, _) => "UNAVAILABLE",
-        _ => "INTERNAL",
-    }
-}
-
-/// The specification's ErrorInfo reason of a JSON-RPC code.
+/// The specification's ErrorInfo reason of a JSON-RPC code (from [`ErrorKind`]), `None` for a
+/// code the specification does not name.
+///
+/// Two reasons keep the gateway's spelling (`PARSE_ERROR`, `INTERNAL_ERROR`, as DVARA writes them)
+/// where `a2a-types` says `JSON_PARSE` and `INTERNAL`; the specification names neither.
 pub fn spec_reason(code: i64) -> Option<&'static str> {
-    Some(match code {
-        -32001 => "TASK_NOT_FOUND",
-        -32002 => "TASK_NOT_CANCELABLE",
-        -32003 => "PUSH_NOTIFICATION_NOT_SUPPORTED",
-        -32004 => "UNSUPPORTED_OPERATION",
-        -32005 => "CONTENT_TYPE_NOT_SUPPORTED",
-        -32006 => "INVALID_AGENT_RESPONSE",
-        -32007 => "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
-        -32008 => "EXTENSION_SUPPORT_REQUIRED",
-        -32009 => "VERSION_NOT_SUPPORTED",
-        -32700 => "PARSE_ERROR",
-        -32600 => "INVALID_REQUEST",
-        -32601 => "METHOD_NOT_FOUND",
-        -32602 => "INVALID_PARAMS",
-        -32603 => "INTERNAL_ERROR",
-        _ => return None,
-    })
+    match ErrorKind::from_code(code) {
+        ErrorKind::Other(_) => None,
+        ErrorKind::JsonParse => Some("PARSE_ERROR"),
+        ErrorKind::Internal => Some("INTERNAL_ERROR"),
+        k => Some(k.reason()),
+    }
 }
 
+/// The error's type name in 0.3 `error.data.type` (the 0.3 name where 0.3 has one).
 fn spec_type(code: i64) -> Option<&'static str> {
-    Some(match code {
-        -32001 => "TaskNotFoundError",
-        -32002 => "TaskNotCancelableError",
-        -32003 => "PushNotificationNotSupportedError",
-        -32004 => "UnsupportedOperationError",
-        -32005 => "ContentTypeNotSupportedError",
-        -32006 => "InvalidAgentResponseError",
-        -32007 => "AuthenticatedExtendedCardNotConfiguredError",
-        -32008 => "ExtensionSupportRequiredError",
-        -32009 => "VersionNotSupportedError",
-        -32700 => "JSONParseError",
-        -32600 => "InvalidRequestError",
-        -32601 => "MethodNotFoundError",
-        -32602 => "InvalidParamsError",
-        -32603 => "InternalError",
-        _ => return None,
-    })
+    match ErrorKind::from_code(code) {
+        ErrorKind::Other(_) => None,
+        k => Some(k.name_v03().unwrap_or(k.name_v1())),
+    }
 }
 
-fn spec_default(code: i64) -> (u16, &'static str) {
+pub(crate) fn spec_default(code: i64) -> (u16, &'static str) {
     match code {
         -32001 => (404, "Task not found"),
         -32002 => (400, "Task cannot be canceled"),
@@ -662,6 +546,21 @@ mod tests {
         assert_eq!(info["reason"], "VERSION_NOT_SUPPORTED");
         assert_eq!(info["metadata"]["supportedVersions"], "0.3,1.0");
         assert_eq!(info["metadata"]["traceId"], "t1");
+    }
+
+    #[test]
+    fn spec_tables_come_from_the_types() {
+        assert_eq!(spec_reason(-32009), Some("VERSION_NOT_SUPPORTED"));
+        assert_eq!(spec_reason(-32700), Some("PARSE_ERROR"));
+        assert_eq!(spec_reason(-32603), Some("INTERNAL_ERROR"));
+        assert_eq!(spec_reason(-32000), None);
+        assert_eq!(
+            spec_type(-32007),
+            Some("AuthenticatedExtendedCardNotConfiguredError")
+        );
+        assert_eq!(spec_type(-32009), Some("VersionNotSupportedError"));
+        assert_eq!(spec_type(-32700), Some("JSONParseError"));
+        assert_eq!(spec_type(-31999), None);
     }
 
     #[test]

@@ -55,6 +55,7 @@ pub mod push;
 mod push_hop;
 mod record;
 mod relay;
+mod render;
 mod rest;
 pub mod seams;
 pub mod server;
