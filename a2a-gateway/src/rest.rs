@@ -12,6 +12,8 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use tracing::Instrument;
 
+use a2a_agent::edge::routes::{Op as RestOp, parse_decoded_op};
+
 use crate::auth::authenticate;
 use crate::call::Call;
 use crate::edge::{content_type_ok, json_response, negotiate_on, requested_version, rest_refusal};
@@ -162,7 +164,8 @@ pub(crate) async fn rest_task_get(
     RawQuery(q): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    if let Some(task) = id.strip_suffix(":subscribe") {
+    // The verb split of `tasks/{id}:verb` is the shared route table's.
+    if let Some(RestOp::Subscribe(task)) = parse_decoded_op(&["tasks", &id]) {
         return rest_entry(
             st,
             agent,
@@ -196,37 +199,20 @@ pub(crate) async fn rest_task_post(
     body: Bytes,
 ) -> Response {
     let body = (!body.is_empty()).then_some(body);
-    if let Some(task) = id.strip_suffix(":cancel") {
-        return rest_entry(
-            st,
-            agent,
-            headers,
-            q,
-            Operation::CancelTask,
-            body,
-            json!({"id": task}),
-        )
-        .await;
-    }
-    if let Some(task) = id.strip_suffix(":subscribe") {
-        return rest_entry(
-            st,
-            agent,
-            headers,
-            q,
-            Operation::SubscribeToTask,
-            None,
-            json!({"id": task}),
-        )
-        .await;
-    }
-    let mut call = Call::new(&headers, Binding::HttpJson);
-    call.version = Version::V10;
-    rest_refusal(
-        &st,
-        &mut call,
-        Refusal::method_not_found(&format!("POST tasks/{id}")),
-    )
+    let (op, body, task) = match parse_decoded_op(&["tasks", &id]) {
+        Some(RestOp::Cancel(task)) => (Operation::CancelTask, body, task),
+        Some(RestOp::Subscribe(task)) => (Operation::SubscribeToTask, None, task),
+        _ => {
+            let mut call = Call::new(&headers, Binding::HttpJson);
+            call.version = Version::V10;
+            return rest_refusal(
+                &st,
+                &mut call,
+                Refusal::method_not_found(&format!("POST tasks/{id}")),
+            );
+        }
+    };
+    rest_entry(st, agent, headers, q, op, body, json!({"id": task})).await
 }
 
 pub(crate) async fn rest_push_list(
