@@ -427,7 +427,16 @@ fn close(mut r: Response) -> Response {
 /// a larger body goes on as buffered prefix + the rest of the stream. `Err` = timed out.
 async fn buffer_body(req: Request, cfg: &ListenConfig) -> Result<Request, http::request::Parts> {
     let (parts, mut body) = req.into_parts();
-    if axum::body::HttpBody::is_end_stream(&body) {
+    // Nothing to buffer, or a declared length over the buffer: the server answers that one
+    // (413) without waiting for a body that may never come.
+    let declared = parts
+        .headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if axum::body::HttpBody::is_end_stream(&body)
+        || declared.is_some_and(|n| n > cfg.max_buffered_body as u64)
+    {
         return Ok(Request::from_parts(parts, body));
     }
     let deadline = tokio::time::Instant::now() + cfg.body_read_timeout;
