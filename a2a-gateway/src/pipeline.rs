@@ -1,10 +1,10 @@
 //! The request pipeline in one place: [`STEPS`] names every check a request goes through, in
-//! order, and [`execute`] runs the hop's part of it (the edge part runs in the binding's entry,
-//! [`crate::jsonrpc`] or [`crate::rest`], before the operation is known).
+//! order, and `execute` runs the hop's part of it (the edge part runs in the binding's entry,
+//! `jsonrpc.rs` or `rest.rs`, before the operation is known).
 //!
 //! The order is the "Order of checks" of `docs/gateway.md` (a test holds the two together). A
 //! new governance step (policy, PII, approval, loop control) goes into [`STEPS`] and into
-//! [`execute`] at the same place; today they are the seams of [`crate::seams`].
+//! `execute` at the same place; today they are the seams of [`crate::seams`].
 
 use std::sync::Arc;
 
@@ -27,7 +27,7 @@ use crate::xlate;
 /// Every step of a request, in order, named as in `docs/gateway.md` ("Order of checks").
 ///
 /// The first seven are the caller edge (in the binding's entry: HTTP+JSON has no envelope and
-/// reads the method from the path); the rest are [`execute`].
+/// reads the method from the path); the rest are `execute`.
 pub const STEPS: &[&str] = &[
     // The caller edge.
     "version",

@@ -9,11 +9,11 @@
 //!
 //! This module holds the gateway's state, its router and its lifecycle; the request path is
 //! laid out by concern in sibling modules, in the order of [`crate::pipeline::STEPS`]:
-//! the caller edge ([`crate::edge`], [`crate::call`]), authentication ([`crate::auth`]), the
-//! entry points of each binding ([`crate::jsonrpc`], [`crate::rest`]), the hop's checks
-//! ([`crate::pipeline`], [`crate::push_hop`], [`crate::listing`]), the peer call
-//! ([`crate::hop`], [`crate::relay`]), the governed card ([`crate::card`]) and the audit and
-//! metrics glue ([`crate::record`]).
+//! the caller edge ([`crate::edge`], `call.rs`), authentication (`auth.rs`), the
+//! entry points of each binding (`jsonrpc.rs`, `rest.rs`), the hop's checks
+//! ([`crate::pipeline`], `push_hop.rs`, `listing.rs`), the peer call
+//! (`hop.rs`, `relay.rs`), the governed card (`card.rs`) and the audit and
+//! metrics glue (`record.rs`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
