@@ -205,12 +205,6 @@ impl PeerCall<'_> {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_owned();
-        let base = ct
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
         let read = tokio::select! {
             _ = self.st.shutdown.cancelled() => return Err(crate::edge::shutting_down()),
             r = peer::read_limited(resp, self.max_resp) => r,
@@ -225,7 +219,7 @@ impl PeerCall<'_> {
         if body.is_empty() && (200..300).contains(&status) {
             return Ok((status, json!({})));
         }
-        if base != "application/json" && base != "application/a2a+json" {
+        if !a2a_types::version::is_json_media_type(&ct) {
             return Err(Refusal::upstream_content_type(if ct.is_empty() {
                 "(none)"
             } else {
@@ -241,12 +235,7 @@ impl PeerCall<'_> {
         resp.headers()
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
-            .map(|c| {
-                c.trim()
-                    .to_ascii_lowercase()
-                    .starts_with("text/event-stream")
-            })
-            .unwrap_or(false)
+            .is_some_and(a2a_types::version::is_event_stream)
     }
 
     pub(crate) async fn jsonrpc(&self, op: Operation, params: Value) -> Result<Answer, Refusal> {
