@@ -21,8 +21,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 
-/// `application/a2a+json`.
-pub const A2A_JSON: &str = "application/a2a+json";
+/// `application/a2a+json` (the types' [`a2a_types::version::APPLICATION_A2A_JSON`]).
+pub const A2A_JSON: &str = a2a_types::version::APPLICATION_A2A_JSON;
 
 /// Start-up failures.
 #[derive(Debug, thiserror::Error)]
