@@ -424,10 +424,19 @@ fn close(mut r: Response) -> Response {
 }
 
 /// Read the body within the body-read timeout. Up to `max_buffered_body` bytes are buffered;
-/// a larger body goes on as buffered prefix + the rest of the stream. `Err` = timed out.
+/// a larger body goes on as buffered prefix + the rest of the stream. A declared
+/// `Content-Length` over `max_buffered_body` is not read at all: the server refuses it (413) at
+/// once. `Err` = timed out.
 async fn buffer_body(req: Request, cfg: &ListenConfig) -> Result<Request, http::request::Parts> {
     let (parts, mut body) = req.into_parts();
-    if axum::body::HttpBody::is_end_stream(&body) {
+    let declared = parts
+        .headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if axum::body::HttpBody::is_end_stream(&body)
+        || declared.is_some_and(|n| n > cfg.max_buffered_body as u64)
+    {
         return Ok(Request::from_parts(parts, body));
     }
     let deadline = tokio::time::Instant::now() + cfg.body_read_timeout;
