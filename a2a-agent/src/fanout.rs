@@ -119,6 +119,25 @@ impl Fanout {
     }
 }
 
+impl Fanout {
+    /// Ends every subscription: each gets `task` as its last event (after what is queued), then
+    /// its stream ends. Used at shutdown for tasks that are not running (e.g. waiting for input).
+    pub(crate) fn close_with(&mut self, task: &Task) {
+        let snap = StreamResponse::Task(task.clone());
+        let n = crate::bounds::json_len(&snap);
+        for s in self.subs.drain(..) {
+            if let Ok(mut q) = s.queue.lock() {
+                if !q.dropped {
+                    q.items.push_back((snap.clone(), n));
+                    q.bytes += n;
+                }
+                q.closed = true;
+            }
+            s.ready.notify_one();
+        }
+    }
+}
+
 impl Drop for Fanout {
     fn drop(&mut self) {
         for s in &self.subs {

@@ -49,7 +49,14 @@ impl Drop for Gateway {
 
 fn start_gateway(db: &std::path::Path) -> (Gateway, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-gateway"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--dev", "true", "--database"])
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--dev",
+            "true",
+            "--database",
+        ])
         .arg(db)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -174,10 +181,7 @@ async fn kill_9_under_load_leaves_no_hop_without_an_audit_record() {
         .map(a2a_gateway::store::audit_to_value)
         .filter(|r| r["operation"] == "message/send")
         .collect();
-    let incomplete = hops
-        .iter()
-        .filter(|r| r["outcome"] == "incomplete")
-        .count();
+    let incomplete = hops.iter().filter(|r| r["outcome"] == "incomplete").count();
     let complete = hops.len() - incomplete;
     eprintln!(
         "peer saw {seen_n}, acked {}, audit hops {} ({incomplete} incomplete)",
@@ -196,6 +200,9 @@ async fn kill_9_under_load_leaves_no_hop_without_an_audit_record() {
         "{complete} completed records for {} acknowledged sends (+1 after restart)",
         acked.len()
     );
-    assert!(incomplete <= 8, "{incomplete} incomplete records for 8 callers");
+    assert!(
+        incomplete <= 8,
+        "{incomplete} incomplete records for 8 callers"
+    );
     peer.shutdown().await;
 }
