@@ -31,8 +31,12 @@ pub struct AgentConfig {
     pub max_payload_size: usize,
     /// SSE heartbeat comment interval (ms). Default: 15000.
     pub sse_heartbeat_interval_ms: u64,
-    /// Events buffered per SSE connection before dropping for a slow client. Default: 1000.
+    /// Events queued per SSE connection; a client further behind gets the task snapshot and its
+    /// stream ends. Default: 1000.
     pub sse_queue_capacity: usize,
+    /// Bytes queued per streaming connection (JSON size of the events), 0 = unlimited; a client
+    /// that falls further behind gets the task snapshot and its stream ends. Default: 4194304.
+    pub sse_queue_max_bytes: usize,
     /// CORS allowed origins; empty = CORS off, `*` = any. Default: empty.
     pub cors_allowed_origins: Vec<String>,
     /// `Cache-Control: max-age` of the agent card (s). Default: 300.
@@ -106,6 +110,7 @@ impl Default for AgentConfig {
             max_payload_size: 6_291_456,
             sse_heartbeat_interval_ms: 15_000,
             sse_queue_capacity: 1000,
+            sse_queue_max_bytes: 4 * 1024 * 1024,
             cors_allowed_origins: Vec::new(),
             card_max_age_s: 300,
             sqlite_path: None,

@@ -55,6 +55,7 @@ pub mod demo;
 pub mod edge;
 pub mod error;
 pub mod exec;
+pub mod fanout;
 pub mod handler;
 mod jsonrpc;
 pub mod listen;

@@ -424,7 +424,9 @@ fn close(mut r: Response) -> Response {
 }
 
 /// Read the body within the body-read timeout. Up to `max_buffered_body` bytes are buffered;
-/// a larger body goes on as buffered prefix + the rest of the stream. `Err` = timed out.
+/// a larger body goes on as buffered prefix + the rest of the stream. A declared
+/// `Content-Length` over `max_buffered_body` is not read at all: the server refuses it (413) at
+/// once. `Err` = timed out.
 async fn buffer_body(req: Request, cfg: &ListenConfig) -> Result<Request, http::request::Parts> {
     let (parts, mut body) = req.into_parts();
     // Nothing to buffer, or a declared length over the buffer: the server answers that one

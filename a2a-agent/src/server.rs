@@ -179,6 +179,7 @@ impl AgentServer {
                 task_queue_size: cfg.task_queue_size,
                 async_timeout: cfg.async_timeout(),
                 sse_queue_capacity: cfg.sse_queue_capacity,
+                sse_queue_max_bytes: cfg.sse_queue_max_bytes,
                 store: cfg.store_limits(),
             },
         );

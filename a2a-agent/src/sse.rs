@@ -1,17 +1,17 @@
-//! Server-sent events: one subscription per connection, heartbeats, slow-client dropping.
+//! Server-sent events: one subscription per connection, heartbeats, slow clients ended.
 
 use crate::edge::sse;
 use crate::model::StreamResponse;
 use crate::tasks::{Subscription, ends_stream};
 use axum::response::Response;
 use std::time::Duration;
-use tokio::sync::broadcast::error::RecvError;
 
 /// An SSE response: the task snapshot first, then every event until the turn ends. `map` gives
 /// each event's `data` lines as JSON values or as JSON text (exact JSON-RPC ids).
 ///
-/// Each connection reads from a bounded queue (`sseQueueCapacity`); a client too slow to keep up
-/// loses events (logged as a warning) instead of growing memory.
+/// Each connection reads from its own queue, bounded in events and bytes (`sse_queue_capacity`,
+/// `sse_queue_max_bytes`); a client too slow to keep up gets the task snapshot and its stream ends
+/// (see [`crate::fanout`]) instead of growing memory.
 pub(crate) fn sse_response<F, T>(sub: Subscription, heartbeat: Duration, mut map: F) -> Response
 where
     F: FnMut(StreamResponse, bool) -> Vec<T> + Send + 'static,
@@ -25,21 +25,13 @@ where
             yield sse::data(v.to_string());
         }
         if !done {
-            loop {
-                match events.recv().await {
-                    Ok(ev) => {
-                        let end = ends_stream(&ev);
-                        for v in map(ev, end) {
-                            yield sse::data(v.to_string());
-                        }
-                        if end {
-                            break;
-                        }
-                    }
-                    Err(RecvError::Lagged(n)) => {
-                        tracing::warn!(dropped = n, "slow SSE subscriber: events dropped");
-                    }
-                    Err(RecvError::Closed) => break,
+            while let Some(ev) = events.recv().await {
+                let end = ends_stream(&ev);
+                for v in map(ev, end) {
+                    yield sse::data(v.to_string());
+                }
+                if end {
+                    break;
                 }
             }
         }

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
-use tokio::sync::{Semaphore, broadcast, watch};
+use tokio::sync::{Semaphore, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -32,8 +32,10 @@ pub struct TaskLimits {
     pub task_queue_size: usize,
     /// A task running longer than this fails.
     pub async_timeout: Duration,
-    /// Events buffered per streaming connection.
+    /// Events queued per streaming connection.
     pub sse_queue_capacity: usize,
+    /// Bytes queued per streaming connection (0 = unlimited).
+    pub sse_queue_max_bytes: usize,
     /// Byte and history bounds of stored tasks.
     pub store: crate::bounds::StoreLimits,
 }
@@ -45,6 +47,7 @@ impl Default for TaskLimits {
             task_queue_size: 0,
             async_timeout: Duration::from_secs(300),
             sse_queue_capacity: 1000,
+            sse_queue_max_bytes: 4 * 1024 * 1024,
             store: crate::bounds::StoreLimits::default(),
         }
     }
@@ -64,7 +67,7 @@ pub enum SendMode {
 struct LiveState {
     task: Task,
     owner: String,
-    tx: Option<broadcast::Sender<StreamResponse>>,
+    fanout: crate::fanout::Fanout,
     error: Option<A2aError>,
 }
 
@@ -79,8 +82,8 @@ pub(crate) struct Live {
 pub struct Subscription {
     /// The task snapshot (the first stream event).
     pub task: Task,
-    /// The events after the snapshot.
-    pub events: broadcast::Receiver<StreamResponse>,
+    /// The events after the snapshot (bounded per subscriber, see [`crate::fanout`]).
+    pub events: crate::fanout::Events,
 }
 
 /// Emits progress for one task. Emitting on an inactive emitter is a no-op.
@@ -292,6 +295,13 @@ impl TaskManager {
         }
     }
 
+    fn queue_limits(&self) -> crate::fanout::QueueLimits {
+        crate::fanout::QueueLimits {
+            max_events: self.limits.sse_queue_capacity.max(1),
+            max_bytes: self.limits.sse_queue_max_bytes,
+        }
+    }
+
     /// Mutate a live task under its lock, persist it, and publish the event `f` returns.
     /// Does nothing once the task is terminal.
     async fn update(
@@ -317,9 +327,8 @@ impl TaskManager {
         if let Some(s) = self.sink.get() {
             s.on_event(&g.task, &ev);
         }
-        if let Some(tx) = &g.tx {
-            let _ = tx.send(ev);
-        }
+        let LiveState { fanout, task, .. } = &mut *g;
+        fanout.publish(&ev, task);
         live.watch.send_replace(state);
         Some(state)
     }
@@ -433,10 +442,7 @@ impl TaskManager {
             if g.task.status.state.is_terminal() {
                 return Err(terminal_subscribe(id));
             }
-            let cap = self.limits.sse_queue_capacity.max(1);
-            let rx =
-                g.tx.get_or_insert_with(|| broadcast::channel(cap).0)
-                    .subscribe();
+            let rx = g.fanout.subscribe();
             return Ok(Subscription {
                 task: g.task.clone(),
                 events: rx,
@@ -449,10 +455,7 @@ impl TaskManager {
         // Not live in this process (e.g. after a restart): register it so later turns reach us.
         let live = self.register(rec.task.clone(), rec.owner);
         let mut g = live.state.lock().await;
-        let cap = self.limits.sse_queue_capacity.max(1);
-        let rx =
-            g.tx.get_or_insert_with(|| broadcast::channel(cap).0)
-                .subscribe();
+        let rx = g.fanout.subscribe();
         Ok(Subscription {
             task: g.task.clone(),
             events: rx,
@@ -466,7 +469,7 @@ impl TaskManager {
             state: tokio::sync::Mutex::new(LiveState {
                 task,
                 owner,
-                tx: None,
+                fanout: crate::fanout::Fanout::new(self.queue_limits()),
                 error: None,
             }),
             cancel: CancellationToken::new(),
@@ -622,9 +625,8 @@ impl TaskManager {
                     s.on_task_started(&g.task, &g.owner);
                     s.on_event(&g.task, &ev);
                 }
-                if let Some(tx) = &g.tx {
-                    let _ = tx.send(ev);
-                }
+                let LiveState { fanout, task, .. } = &mut *g;
+                fanout.publish(&ev, task);
                 live.watch.send_replace(TaskState::Submitted);
                 drop(g);
                 live
@@ -679,10 +681,7 @@ impl TaskManager {
         // Subscribe before the run starts so no event is missed.
         let sub = if mode == SendMode::Stream {
             let mut g = live.state.lock().await;
-            let cap = self.limits.sse_queue_capacity.max(1);
-            let rx =
-                g.tx.get_or_insert_with(|| broadcast::channel(cap).0)
-                    .subscribe();
+            let rx = g.fanout.subscribe();
             Some(Subscription {
                 task: trim_history(g.task.clone(), history_length),
                 events: rx,
@@ -955,6 +954,18 @@ impl TaskManager {
                 l.cancel.cancel();
             }
             let _ = tokio::time::timeout(Duration::from_secs(5), self.tracker.wait()).await;
+        }
+        // Streams of tasks that are not running (waiting for input, or subscribed after a
+        // restart) end too: the task as it stands is their last event.
+        let lives: Vec<Arc<Live>> = self
+            .live
+            .lock()
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default();
+        for l in lives {
+            let mut g = l.state.lock().await;
+            let LiveState { fanout, task, .. } = &mut *g;
+            fanout.close_with(task);
         }
     }
 

@@ -851,7 +851,7 @@ async fn subscriber_of_interrupted_task_sees_the_next_turn() {
     let (_, v) = rpc(s.url(), "SendMessage", json!({"message": m})).await;
     assert_eq!(state(&v["result"]["task"]), "TASK_STATE_COMPLETED");
     let mut states = vec![];
-    while let Ok(ev) = sub.events.recv().await {
+    while let Some(ev) = sub.events.recv().await {
         if let a2a_agent::model::StreamResponse::StatusUpdate(u) = ev {
             states.push(u.status.state);
             if u.status.state.is_terminal() {

@@ -156,3 +156,45 @@ async fn history_is_capped_and_a_growing_task_is_refused() {
     assert_eq!(state(&v["result"]), "TASK_STATE_INPUT_REQUIRED");
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn at_shutdown_a_stream_on_a_task_waiting_for_input_ends_with_its_state() {
+    let h = handler_fn(|_ctx: RequestContext| async move {
+        Ok::<Reply, HandlerError>(Reply::input_required("which colour?"))
+    });
+    let s = start_with(a2a_agent::demo::echo_card(), h, open_config()).await;
+    let url = s.url().to_string();
+    let (_, v) = rpc(&url, "SendMessage", json!({"message": msg("start")})).await;
+    let id = v["result"]["task"]["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        state(&v["result"]["task"]),
+        "TASK_STATE_INPUT_REQUIRED",
+        "{v}"
+    );
+    // A subscriber waits for the next turn, which never comes.
+    let url2 = url.clone();
+    let sub =
+        tokio::spawn(async move { rpc_stream(&url2, "SubscribeToTask", json!({"id": id})).await });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!sub.is_finished(), "the subscription is open");
+    let t0 = std::time::Instant::now();
+    s.shutdown().await;
+    let events = tokio::time::timeout(std::time::Duration::from_secs(10), sub)
+        .await
+        .expect("the stream must end at shutdown")
+        .unwrap();
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(5),
+        "ended by shutdown, not by the drain timer"
+    );
+    let last = events.last().expect("at least one event");
+    assert_eq!(
+        state(&last["result"]["task"]),
+        "TASK_STATE_INPUT_REQUIRED",
+        "the last event is the task's state: {events:?}"
+    );
+    assert!(
+        events.len() >= 2,
+        "snapshot on subscribe, then the state at shutdown: {events:?}"
+    );
+}

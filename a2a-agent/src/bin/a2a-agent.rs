@@ -90,6 +90,10 @@ struct Serve {
     /// Events buffered per SSE connection. Default: 1000.
     #[arg(long, env = "A2A_AGENT_SSE_QUEUE_CAPACITY")]
     sse_queue_capacity: Option<usize>,
+    /// Bytes queued per streaming connection (0 = unlimited); a client further behind gets the
+    /// task snapshot and its stream ends. Default: 4194304 (4 MiB).
+    #[arg(long, env = "A2A_AGENT_SSE_QUEUE_MAX_BYTES")]
+    sse_queue_max_bytes: Option<usize>,
     /// CORS allowed origin (repeatable; `*` = any). Default: CORS off.
     #[arg(
         long = "cors-origin",
@@ -172,6 +176,7 @@ fn build_config(s: &Serve) -> anyhow::Result<AgentConfig> {
         max_payload_size,
         sse_heartbeat_interval_ms,
         sse_queue_capacity,
+        sse_queue_max_bytes,
         card_max_age_s,
         memory_store_cap,
         terminal_task_ttl_s,

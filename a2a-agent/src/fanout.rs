@@ -1,0 +1,320 @@
+//! Event fan-out from a live task to its subscribers, each queue bounded in events and in bytes.
+//!
+//! Every subscriber (a stream or a resubscription) has its own queue. Publishing never waits: an
+//! event goes into each subscriber's queue. When a subscriber reads more slowly than the task
+//! produces and its queue would pass a bound, the queue collapses into one `Task` snapshot (the
+//! task as it stands after the event): the reader skips intermediate events but never loses the
+//! task's state, and later events, the final one included, follow the snapshot as usual. Memory per
+//! subscriber is therefore bounded by the byte limit plus one task. A single event larger than the
+//! byte limit still reaches a subscriber whose queue is empty.
+
+use crate::model::{StreamResponse, Task};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::Notify;
+
+/// Times a subscriber's queue collapsed into a snapshot (process-wide; also counted in the
+/// `a2a_agent_stream_queue_overflows_total` metric).
+pub static OVERFLOWS: AtomicU64 = AtomicU64::new(0);
+
+/// Per-subscriber queue bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueLimits {
+    /// Events queued at most (at least 1).
+    pub max_events: usize,
+    /// Bytes queued at most (JSON size of the events), 0 = unlimited.
+    pub max_bytes: usize,
+}
+
+impl Default for QueueLimits {
+    fn default() -> Self {
+        QueueLimits {
+            max_events: 1000,
+            max_bytes: 4 * 1024 * 1024,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Queue {
+    items: VecDeque<(StreamResponse, usize)>,
+    bytes: usize,
+    /// The publisher is gone: once `items` is empty the subscription ends.
+    closed: bool,
+    /// The subscriber is gone: stop queueing for it.
+    dropped: bool,
+}
+
+#[derive(Default)]
+struct Shared {
+    queue: Mutex<Queue>,
+    ready: Notify,
+}
+
+/// The subscribers of one live task.
+pub(crate) struct Fanout {
+    subs: Vec<Arc<Shared>>,
+    limits: QueueLimits,
+}
+
+impl Fanout {
+    pub(crate) fn new(limits: QueueLimits) -> Self {
+        Fanout {
+            subs: Vec::new(),
+            limits,
+        }
+    }
+
+    /// A new subscriber; it sees every event published from now on.
+    pub(crate) fn subscribe(&mut self) -> Events {
+        let shared = Arc::new(Shared::default());
+        self.subs.push(shared.clone());
+        Events { shared }
+    }
+
+    /// Queue `ev` for every subscriber; `task` is the task after the event, which replaces the
+    /// queue of a subscriber that would pass a bound.
+    pub(crate) fn publish(&mut self, ev: &StreamResponse, task: &Task) {
+        if self.subs.is_empty() {
+            return;
+        }
+        let size = crate::bounds::json_len(ev);
+        let QueueLimits {
+            max_events,
+            max_bytes,
+        } = self.limits;
+        self.subs.retain(|s| {
+            let Ok(mut q) = s.queue.lock() else {
+                return false;
+            };
+            if q.dropped {
+                return false;
+            }
+            let full = !q.items.is_empty()
+                && (q.items.len() + 1 > max_events.max(1)
+                    || (max_bytes > 0 && q.bytes.saturating_add(size) > max_bytes));
+            if full {
+                OVERFLOWS.fetch_add(1, Ordering::Relaxed);
+                metrics::counter!("a2a_agent_stream_queue_overflows_total").increment(1);
+                tracing::debug!(
+                    task_id = %task.id,
+                    queued_events = q.items.len(),
+                    queued_bytes = q.bytes,
+                    "slow subscriber: queue collapsed into the task snapshot"
+                );
+                let snap = StreamResponse::Task(task.clone());
+                let n = crate::bounds::json_len(&snap);
+                q.items.clear();
+                q.items.push_back((snap, n));
+                q.bytes = n;
+            } else {
+                q.items.push_back((ev.clone(), size));
+                q.bytes += size;
+            }
+            drop(q);
+            s.ready.notify_one();
+            true
+        });
+    }
+}
+
+impl Fanout {
+    /// Ends every subscription: each gets `task` as its last event (after what is queued), then
+    /// its stream ends. Used at shutdown for tasks that are not running (e.g. waiting for input).
+    pub(crate) fn close_with(&mut self, task: &Task) {
+        let snap = StreamResponse::Task(task.clone());
+        let n = crate::bounds::json_len(&snap);
+        for s in self.subs.drain(..) {
+            if let Ok(mut q) = s.queue.lock() {
+                if !q.dropped {
+                    q.items.push_back((snap.clone(), n));
+                    q.bytes += n;
+                }
+                q.closed = true;
+            }
+            s.ready.notify_one();
+        }
+    }
+}
+
+impl Drop for Fanout {
+    fn drop(&mut self) {
+        for s in &self.subs {
+            if let Ok(mut q) = s.queue.lock() {
+                q.closed = true;
+            }
+            s.ready.notify_one();
+        }
+    }
+}
+
+/// The receiving end of one subscription.
+pub struct Events {
+    shared: Arc<Shared>,
+}
+
+impl Events {
+    /// The next event; `None` once the task is no longer live in this process (its turn ended
+    /// and every queued event was read) or the agent stops.
+    pub async fn recv(&mut self) -> Option<StreamResponse> {
+        loop {
+            let notified = self.shared.ready.notified();
+            {
+                let mut q = self.shared.queue.lock().ok()?;
+                if let Some((ev, size)) = q.items.pop_front() {
+                    q.bytes -= size;
+                    return Some(ev);
+                }
+                if q.closed {
+                    return None;
+                }
+            }
+            notified.await;
+        }
+    }
+
+    /// Bytes queued for this subscriber now.
+    pub fn queued_bytes(&self) -> usize {
+        self.shared.queue.lock().map(|q| q.bytes).unwrap_or(0)
+    }
+}
+
+impl Drop for Events {
+    fn drop(&mut self) {
+        if let Ok(mut q) = self.shared.queue.lock() {
+            q.dropped = true;
+            q.items.clear();
+            q.bytes = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{TaskState, TaskStatus, TaskStatusUpdateEvent};
+
+    fn task(state: TaskState) -> Task {
+        serde_json::from_value(serde_json::json!({
+            "id": "t1", "contextId": "c1", "status": {"state": state}
+        }))
+        .unwrap_or_else(|e| panic!("task: {e}"))
+    }
+
+    fn status(text: &str) -> StreamResponse {
+        StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            task_id: "t1".into(),
+            context_id: "c1".into(),
+            status: TaskStatus {
+                state: TaskState::Working,
+                message: Some(crate::handler::agent_message(
+                    vec![crate::model::Part::text(text)],
+                    "t1",
+                    "c1",
+                )),
+                timestamp: None,
+            },
+            metadata: None,
+        })
+    }
+
+    #[tokio::test]
+    async fn a_reader_gets_every_event_in_order() {
+        let mut f = Fanout::new(QueueLimits::default());
+        let mut a = f.subscribe();
+        let t = task(TaskState::Working);
+        for i in 0..10 {
+            f.publish(&status(&format!("e{i}")), &t);
+        }
+        for _ in 0..10 {
+            assert!(matches!(
+                a.recv().await,
+                Some(StreamResponse::StatusUpdate(_))
+            ));
+        }
+        assert_eq!(a.queued_bytes(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_slow_reader_is_bounded_in_bytes_and_keeps_the_state() {
+        let big = "x".repeat(100 * 1024);
+        let mut f = Fanout::new(QueueLimits {
+            max_events: 1000,
+            max_bytes: 1024 * 1024,
+        });
+        let mut slow = f.subscribe();
+        let mut fast = f.subscribe();
+        let t = task(TaskState::Working);
+        let mut fast_seen = 0;
+        for _ in 0..50 {
+            f.publish(&status(&big), &t);
+            assert!(
+                slow.queued_bytes() <= 1024 * 1024,
+                "{}",
+                slow.queued_bytes()
+            );
+            if fast.recv().await.is_some() {
+                fast_seen += 1;
+            }
+        }
+        let done = task(TaskState::Completed);
+        f.publish(&status("last"), &done);
+        drop(f);
+        assert_eq!(fast_seen, 50, "a reader that keeps up loses nothing");
+        let mut got = Vec::new();
+        while let Some(ev) = slow.recv().await {
+            got.push(ev);
+        }
+        assert!(got.len() < 50, "{}", got.len());
+        assert!(
+            got.iter().any(|e| matches!(e, StreamResponse::Task(_))),
+            "the skipped events are replaced by the snapshot"
+        );
+        match got.last() {
+            Some(StreamResponse::StatusUpdate(e)) => {
+                assert!(e.status.message.is_some(), "the last event still arrives")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn one_event_over_the_byte_limit_still_reaches_an_empty_queue() {
+        let mut f = Fanout::new(QueueLimits {
+            max_events: 10,
+            max_bytes: 10,
+        });
+        let mut a = f.subscribe();
+        f.publish(&status("more than ten bytes"), &task(TaskState::Working));
+        assert!(matches!(
+            a.recv().await,
+            Some(StreamResponse::StatusUpdate(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn the_event_cap_applies_too_and_a_dropped_reader_is_forgotten() {
+        let mut f = Fanout::new(QueueLimits {
+            max_events: 3,
+            max_bytes: 0,
+        });
+        let mut a = f.subscribe();
+        let b = f.subscribe();
+        let t = task(TaskState::Working);
+        for i in 0..5 {
+            f.publish(&status(&format!("e{i}")), &t);
+        }
+        drop(b);
+        f.publish(&status("e5"), &t);
+        assert_eq!(f.subs.len(), 1);
+        drop(f);
+        let mut got = Vec::new();
+        while let Some(ev) = a.recv().await {
+            got.push(ev);
+        }
+        // e0 e1 e2, then e3 collapses the queue into the snapshot, e4 e5 follow it.
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert!(matches!(got[0], StreamResponse::Task(_)));
+    }
+}
