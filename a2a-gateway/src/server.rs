@@ -35,7 +35,7 @@ use crate::keys;
 use crate::metrics::Metrics;
 use crate::ops::Operation;
 use crate::ownership::{self, Owner, OwnershipStore, SqliteOwnership};
-use crate::peer::{self, CardCache, Chosen};
+use crate::peer::{self, Chosen};
 use crate::seams::{HopContext, Seams};
 use crate::store::{Agent, AuditRecord, KeyRejection, Principal, Store, Workspace};
 use crate::wire::{RpcRequest, json_text_response};
@@ -53,7 +53,7 @@ pub struct GatewayState {
     /// HTTP client for peers (checked resolver, no redirects, no proxy).
     pub http: reqwest::Client,
     /// Peer cards.
-    pub cards: CardCache,
+    pub cards: a2a_client::discovery::CardResolver,
     /// Metrics registry.
     pub metrics: Metrics,
     /// Part-2 seams.
@@ -135,8 +135,8 @@ impl Gateway {
             state: Arc::new(GatewayState {
                 config,
                 store,
-                http,
-                cards: CardCache::default(),
+                http: http.clone(),
+                cards: peer::card_resolver(http),
                 metrics: Metrics::default(),
                 seams: Seams::default(),
                 shutdown: tokio_util::sync::CancellationToken::new(),
@@ -693,17 +693,15 @@ async fn execute(
         .map_err(|e| Refusal::peer_url_refused(&format!("registered endpoint: {e}")))?;
     peer::check_url(&registered, &registered, st.config.dev_mode)?;
     peer::check_resolved(&registered, st.config.dev_mode).await?;
-    let card = st
-        .cards
-        .get(
-            &st.http,
-            &registered,
-            agent.credential.as_deref(),
-            max_card,
-            false,
-        )
-        .await?;
-    let chosen = peer::select_interface(&card, st.config.serve_v1)?;
+    let card = peer::peer_card(
+        &st.cards,
+        &registered,
+        agent.credential.as_deref(),
+        max_card,
+        false,
+    )
+    .await?;
+    let chosen = peer::select_from(&card.interfaces, st.config.serve_v1)?;
     call.audit.peer_version = Some(chosen.version.as_str().to_owned());
     call.audit.peer_binding = Some(chosen.binding.as_str().to_owned());
     peer::check_url(&chosen.url, &registered, st.config.dev_mode)?;
@@ -1933,15 +1931,15 @@ async fn card_handler(
             .map_err(|e| Refusal::peer_url_refused(&format!("registered endpoint: {e}")))?;
         peer::check_url(&registered, &registered, st.config.dev_mode)?;
         peer::check_resolved(&registered, st.config.dev_mode).await?;
-        st.cards
-            .get(
-                &st.http,
-                &registered,
-                agent.credential.as_deref(),
-                max_card,
-                refresh,
-            )
-            .await
+        peer::peer_card(
+            &st.cards,
+            &registered,
+            agent.credential.as_deref(),
+            max_card,
+            refresh,
+        )
+        .await
+        .and_then(|c| peer::card_json(&c))
     }
     .await;
     let peer_card = match peer_card {

@@ -192,12 +192,7 @@ impl Transport for JsonRpcTransport {
     }
 
     async fn call(&self, request: V1Request) -> Result<V1Result, ClientError> {
-        if request.is_streaming() {
-            return Err(ClientError::Usage(format!(
-                "{} is a streaming operation",
-                request.method_name()
-            )));
-        }
+        super::expect_streaming(&request, false)?;
         let (method, params) = self.encode(&request)?;
         let response = self.post(method, params, false).await?;
         let result = self.reply(response).await?;
@@ -208,12 +203,7 @@ impl Transport for JsonRpcTransport {
     }
 
     async fn stream(&self, request: V1Request) -> Result<EventStream, ClientError> {
-        if !request.is_streaming() {
-            return Err(ClientError::Usage(format!(
-                "{} is not a streaming operation",
-                request.method_name()
-            )));
-        }
+        super::expect_streaming(&request, true)?;
         let (method, params) = self.encode(&request)?;
         let response = self.post(method, params, true).await?;
         if !is_event_stream(&response) {

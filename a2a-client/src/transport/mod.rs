@@ -57,6 +57,22 @@ macro_rules! expect_response {
 }
 pub(crate) use expect_response;
 
+/// Refuses a streaming operation on [`Transport::call`] (`streaming: false`) and a unary one on
+/// [`Transport::stream`] (`streaming: true`).
+pub(crate) fn expect_streaming(request: &V1Request, streaming: bool) -> Result<(), ClientError> {
+    match (request.is_streaming(), streaming) {
+        (true, false) => Err(ClientError::Usage(format!(
+            "{} is a streaming operation",
+            request.method_name()
+        ))),
+        (false, true) => Err(ClientError::Usage(format!(
+            "{} is not a streaming operation",
+            request.method_name()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// One A2A call over one binding at one version.
 #[async_trait::async_trait]
 pub trait Transport: Send + Sync + std::fmt::Debug {

@@ -299,12 +299,7 @@ impl Transport for RestTransport {
     }
 
     async fn call(&self, request: V1Request) -> Result<V1Result, ClientError> {
-        if request.is_streaming() {
-            return Err(ClientError::Usage(format!(
-                "{} is a streaming operation",
-                request.method_name()
-            )));
-        }
+        super::expect_streaming(&request, false)?;
         let call = self.encode(&request)?;
         let response = self.send(&call, false).await?;
         let value = self.reply(response).await?;
@@ -315,12 +310,7 @@ impl Transport for RestTransport {
     }
 
     async fn stream(&self, request: V1Request) -> Result<EventStream, ClientError> {
-        if !request.is_streaming() {
-            return Err(ClientError::Usage(format!(
-                "{} is not a streaming operation",
-                request.method_name()
-            )));
-        }
+        super::expect_streaming(&request, true)?;
         let call = self.encode(&request)?;
         let response = self.send(&call, true).await?;
         if !response.status().is_success() || !is_event_stream(&response) {
