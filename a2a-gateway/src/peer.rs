@@ -548,6 +548,65 @@ mod tests {
         assert_eq!((c.binding, c.version), (Binding::JsonRpc, Version::V03));
     }
 
+    /// A peer with no card under its endpoint path (only at the origin), a bearer-protected
+    /// card, and a nameless card: the fallback, the credential and the card check.
+    #[tokio::test]
+    async fn peer_card_falls_back_sends_the_credential_and_refuses_non_cards() {
+        use axum::http::{HeaderMap, StatusCode};
+        use axum::response::IntoResponse;
+        let app = axum::Router::new()
+            .route(
+                "/.well-known/agent-card.json",
+                axum::routing::get(|h: HeaderMap| async move {
+                    if h.get("authorization").and_then(|v| v.to_str().ok()) != Some("Bearer s3") {
+                        return StatusCode::UNAUTHORIZED.into_response();
+                    }
+                    axum::Json(json!({"name": "root", "url": "http://127.0.0.1:1/"}))
+                        .into_response()
+                }),
+            )
+            .route(
+                "/nameless/.well-known/agent-card.json",
+                axum::routing::get(|| async { axum::Json(json!({"url": "http://127.0.0.1:1/"})) }),
+            );
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", l.local_addr().unwrap());
+        let server = tokio::spawn(async move { axum::serve(l, app).await });
+        let cards = card_resolver(reqwest::Client::new());
+        let endpoint = Url::parse(&format!("{base}/a2a/agent")).unwrap();
+
+        let card = peer_card(&cards, &endpoint, Some("s3"), 65536, false)
+            .await
+            .unwrap();
+        assert_eq!(card_json(&card).unwrap()["name"], "root");
+        let again = peer_card(&cards, &endpoint, Some("s3"), 65536, false)
+            .await
+            .unwrap();
+        assert_eq!(again.cache, a2a_client::discovery::CacheStatus::Fresh);
+
+        let other = Url::parse(&format!("{base}/b")).unwrap();
+        let e = peer_card(&cards, &other, None, 65536, false)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, "a2a_card_unavailable");
+        assert!(e.message.contains("HTTP 404"), "{}", e.message);
+
+        let nameless = Url::parse(&format!("{base}/nameless")).unwrap();
+        let e = peer_card(&cards, &nameless, None, 65536, false)
+            .await
+            .unwrap_err();
+        assert!(
+            e.message.contains("not an Agent Card"),
+            "the path's own error, not the fallback's: {}",
+            e.message
+        );
+        let e = peer_card(&cards, &Url::parse(&base).unwrap(), Some("s3"), 8, false)
+            .await
+            .unwrap_err();
+        assert!(e.message.contains("larger than 8 bytes"), "{}", e.message);
+        server.abort();
+    }
+
     #[tokio::test]
     async fn resolved_and_metadata_host_checks() {
         let reg = Url::parse("https://metadata.google.internal/a2a").unwrap();
