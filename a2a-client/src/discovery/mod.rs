@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
@@ -352,10 +352,10 @@ impl CardResolver {
             return Ok(FetchedCard::of(entry.clone(), CacheStatus::Fresh));
         }
         let mut result = self.request(&url, cached.as_ref(), now).await;
-        if let (Err(_), Some(fallback)) = (&result, fallback) {
-            if let Ok(found) = self.request(&fallback, None, now).await {
-                result = Ok(found);
-            }
+        if let (Err(_), Some(fallback)) = (&result, fallback)
+            && let Ok(found) = self.request(&fallback, None, now).await
+        {
+            result = Ok(found);
         }
         match result {
             Ok((entry, status, no_store)) => {
