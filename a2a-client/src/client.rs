@@ -19,7 +19,7 @@ use crate::error::ClientError;
 use crate::select::{Binding, SelectedInterface, Speaks, Version};
 use crate::transport::jsonrpc::JsonRpcTransport;
 use crate::transport::rest::RestTransport;
-use crate::transport::{EventStream, HttpCore, Request, Response, Transport, expect_response};
+use crate::transport::{EventStream, HttpCore, Transport, V1Request, V1Result, expect_response};
 
 /// Configures and builds an [`A2aClient`].
 #[derive(Debug, Clone)]
@@ -295,7 +295,7 @@ impl A2aClient {
         self.card.as_ref().map(card_v1)
     }
 
-    fn prepare(&self, mut request: Request) -> Request {
+    fn prepare(&self, mut request: V1Request) -> V1Request {
         if self.interface.tenant.is_some() {
             request.set_tenant(self.interface.tenant.clone());
         }
@@ -303,7 +303,7 @@ impl A2aClient {
     }
 
     /// Performs any unary operation.
-    pub async fn call(&self, request: Request) -> Result<Response, ClientError> {
+    pub async fn call(&self, request: V1Request) -> Result<V1Result, ClientError> {
         self.transport.call(self.prepare(request)).await
     }
 
@@ -312,7 +312,10 @@ impl A2aClient {
         &self,
         request: v1::SendMessageRequest,
     ) -> Result<v1::SendMessageResponse, ClientError> {
-        expect_response!(self.call(Request::SendMessage(request)).await?, SendMessage)
+        expect_response!(
+            self.call(V1Request::SendMessage(request)).await?,
+            SendMessage
+        )
     }
 
     /// `SendMessage` with just a message.
@@ -329,7 +332,7 @@ impl A2aClient {
         request: v1::SendMessageRequest,
     ) -> Result<EventStream, ClientError> {
         self.transport
-            .stream(self.prepare(Request::SendStreamingMessage(request)))
+            .stream(self.prepare(V1Request::SendStreamingMessage(request)))
             .await
     }
 
@@ -341,7 +344,7 @@ impl A2aClient {
     ) -> Result<v1::Task, ClientError> {
         let mut req = v1::GetTaskRequest::new(id);
         req.history_length = history_length;
-        expect_response!(self.call(Request::GetTask(req)).await?, Task)
+        expect_response!(self.call(V1Request::GetTask(req)).await?, Task)
     }
 
     /// `ListTasks` (1.0 only; a 0.3 peer gives `UnsupportedOperationError`).
@@ -349,13 +352,13 @@ impl A2aClient {
         &self,
         request: v1::ListTasksRequest,
     ) -> Result<v1::ListTasksResponse, ClientError> {
-        expect_response!(self.call(Request::ListTasks(request)).await?, ListTasks)
+        expect_response!(self.call(V1Request::ListTasks(request)).await?, ListTasks)
     }
 
     /// `CancelTask`.
     pub async fn cancel_task(&self, id: &str) -> Result<v1::Task, ClientError> {
         expect_response!(
-            self.call(Request::CancelTask(v1::CancelTaskRequest::new(id)))
+            self.call(V1Request::CancelTask(v1::CancelTaskRequest::new(id)))
                 .await?,
             Task
         )
@@ -371,7 +374,7 @@ impl A2aClient {
         let mut stream = self
             .transport
             .stream(
-                self.prepare(Request::SubscribeToTask(v1::SubscribeToTaskRequest::new(
+                self.prepare(V1Request::SubscribeToTask(v1::SubscribeToTaskRequest::new(
                     id,
                 ))),
             )
@@ -404,7 +407,8 @@ impl A2aClient {
         config: v1::TaskPushNotificationConfig,
     ) -> Result<v1::TaskPushNotificationConfig, ClientError> {
         expect_response!(
-            self.call(Request::CreatePushConfig(config)).await?,
+            self.call(V1Request::CreateTaskPushNotificationConfig(config))
+                .await?,
             PushConfig
         )
     }
@@ -420,7 +424,11 @@ impl A2aClient {
             id: id.to_string(),
             ..Default::default()
         };
-        expect_response!(self.call(Request::GetPushConfig(req)).await?, PushConfig)
+        expect_response!(
+            self.call(V1Request::GetTaskPushNotificationConfig(req))
+                .await?,
+            PushConfig
+        )
     }
 
     /// `ListTaskPushNotificationConfigs`.
@@ -429,7 +437,8 @@ impl A2aClient {
         request: v1::ListTaskPushNotificationConfigsRequest,
     ) -> Result<v1::ListTaskPushNotificationConfigsResponse, ClientError> {
         expect_response!(
-            self.call(Request::ListPushConfigs(request)).await?,
+            self.call(V1Request::ListTaskPushNotificationConfigs(request))
+                .await?,
             PushConfigList
         )
     }
@@ -441,11 +450,14 @@ impl A2aClient {
             id: id.to_string(),
             ..Default::default()
         };
-        match self.call(Request::DeletePushConfig(req)).await? {
-            Response::Deleted => Ok(()),
+        match self
+            .call(V1Request::DeleteTaskPushNotificationConfig(req))
+            .await?
+        {
+            V1Result::Deleted(_) => Ok(()),
             other => Err(ClientError::Parse(format!(
                 "expected an empty result, transport produced {}",
-                other.kind_name()
+                crate::transport::result_name(&other)
             ))),
         }
     }
@@ -453,7 +465,7 @@ impl A2aClient {
     /// `GetExtendedAgentCard` (0.3 `agent/getAuthenticatedExtendedCard`), as a 1.0 card.
     pub async fn extended_card(&self) -> Result<v1::AgentCard, ClientError> {
         let card = expect_response!(
-            self.call(Request::GetExtendedCard(Default::default()))
+            self.call(V1Request::GetExtendedAgentCard(Default::default()))
                 .await?,
             Card
         )?;

@@ -1,16 +1,14 @@
 //! Reaching 0.3 peers in 1.0 terms through `a2a-translate`.
 
-use a2a_translate::{
-    Method, Policy, Untranslatable, V1Request, V1Result, V03Result, to_v1, to_v03,
-};
+use a2a_translate::{Policy, Untranslatable, V1Request, V1Result, V03Result, to_v1, to_v03};
 use a2a_types::v03::rest;
 use a2a_types::{v1, v03};
 use http::Method as Verb;
 use serde_json::Value;
 
 use crate::error::{A2aError, ClientError, ErrorKind};
+use crate::transport::parse_json;
 use crate::transport::rest::Call;
-use crate::transport::{Request, Response, parse_json};
 
 pub(crate) fn refused(e: Untranslatable) -> ClientError {
     ClientError::Translation {
@@ -19,77 +17,37 @@ pub(crate) fn refused(e: Untranslatable) -> ClientError {
     }
 }
 
-/// The 1.0 request as the translator's typed call; `ListTasks` has no 0.3 form (H17).
-pub(crate) fn v1_request(request: Request) -> Result<V1Request, ClientError> {
-    Ok(match request {
-        Request::SendMessage(r) => V1Request::SendMessage(r),
-        Request::SendStreamingMessage(r) => V1Request::SendStreamingMessage(r),
-        Request::GetTask(r) => V1Request::GetTask(r),
-        Request::ListTasks(_) => {
-            return Err(A2aError::local(
-                ErrorKind::UnsupportedOperation,
-                "ListTasks does not exist in A2A 0.3",
-            )
-            .into());
-        }
-        Request::CancelTask(r) => V1Request::CancelTask(r),
-        Request::SubscribeToTask(r) => V1Request::SubscribeToTask(r),
-        Request::CreatePushConfig(r) => V1Request::CreateTaskPushNotificationConfig(r),
-        Request::GetPushConfig(r) => V1Request::GetTaskPushNotificationConfig(r),
-        Request::ListPushConfigs(r) => V1Request::ListTaskPushNotificationConfigs(r),
-        Request::DeletePushConfig(r) => V1Request::DeleteTaskPushNotificationConfig(r),
-        Request::GetExtendedCard(r) => V1Request::GetExtendedAgentCard(r),
-    })
-}
-
-/// The translator's method for a request.
-pub(crate) fn method(request: &Request) -> Method {
-    match request {
-        Request::SendMessage(_) => Method::SendMessage,
-        Request::SendStreamingMessage(_) => Method::SendStreamingMessage,
-        Request::GetTask(_) => Method::GetTask,
-        Request::ListTasks(_) => Method::ListTasks,
-        Request::CancelTask(_) => Method::CancelTask,
-        Request::SubscribeToTask(_) => Method::SubscribeToTask,
-        Request::CreatePushConfig(_) => Method::CreateTaskPushNotificationConfig,
-        Request::GetPushConfig(_) => Method::GetTaskPushNotificationConfig,
-        Request::ListPushConfigs(_) => Method::ListTaskPushNotificationConfigs,
-        Request::DeletePushConfig(_) => Method::DeleteTaskPushNotificationConfig,
-        Request::GetExtendedCard(_) => Method::GetExtendedAgentCard,
+/// Refuses what has no 0.3 form: `ListTasks` (H17).
+fn exists_in_v03(request: &V1Request) -> Result<(), ClientError> {
+    if let V1Request::ListTasks(_) = request {
+        return Err(A2aError::local(
+            ErrorKind::UnsupportedOperation,
+            "ListTasks does not exist in A2A 0.3",
+        )
+        .into());
     }
-}
-
-/// A typed 1.0 result as the transport's [`Response`].
-pub(crate) fn response(result: V1Result) -> Response {
-    match result {
-        V1Result::SendMessage(r) => Response::SendMessage(r),
-        V1Result::Task(t) => Response::Task(t),
-        V1Result::ListTasks(l) => Response::ListTasks(l),
-        V1Result::PushConfig(c) => Response::PushConfig(c),
-        V1Result::PushConfigList(l) => Response::PushConfigList(l),
-        V1Result::Deleted(_) => Response::Deleted,
-        V1Result::Card(c) => Response::Card(c),
-    }
+    Ok(())
 }
 
 /// The 0.3 JSON-RPC method name and params of a 1.0 request.
 pub(crate) fn jsonrpc_request(
-    request: Request,
+    request: V1Request,
     policy: Policy,
 ) -> Result<(&'static str, Option<Value>), ClientError> {
-    let call = to_v03::request(v1_request(request)?, policy).map_err(refused)?;
+    exists_in_v03(&request)?;
+    let call = to_v03::request(request, policy).map_err(refused)?;
     Ok((call.method_name(), call.params()))
 }
 
 /// A 0.3 JSON-RPC result as the 1.0 response of `request`.
 pub(crate) fn jsonrpc_result(
-    request: &Request,
+    request: &V1Request,
     result: Value,
     policy: Policy,
-) -> Result<Response, ClientError> {
-    let typed = V03Result::parse(method(request), result)
-        .map_err(|e| ClientError::Parse(format!("0.3 {}: {e}", request.name())))?;
-    Ok(response(to_v1::result(typed, policy).map_err(refused)?))
+) -> Result<V1Result, ClientError> {
+    let typed = V03Result::parse(request.method(), result)
+        .map_err(|e| ClientError::Parse(format!("0.3 {}: {e}", request.method_name())))?;
+    to_v1::result(typed, policy).map_err(refused)
 }
 
 /// One 0.3 JSON-RPC stream `result` as a 1.0 event.
@@ -100,7 +58,7 @@ pub(crate) fn stream_event(result: Value) -> Result<v1::StreamResponse, ClientEr
 
 /// The 0.3 HTTP+JSON exchange of a 1.0 request (paths below `/v1`, bodies in the ProtoJSON of
 /// the 0.3 proto, resource names `tasks/{id}[/pushNotificationConfigs/{cid}]`).
-pub(crate) fn rest_request(request: Request, policy: Policy) -> Result<Call, ClientError> {
+pub(crate) fn rest_request(request: V1Request, policy: Policy) -> Result<Call, ClientError> {
     let to_value = |v: &dyn erased::Ser| v.value();
     // A proto3 reader takes an absent `configuration` as `blocking: false`, while 1.0 (and 0.3
     // JSON-RPC) mean blocking: always send a configuration so `blocking` is written.
@@ -108,7 +66,7 @@ pub(crate) fn rest_request(request: Request, policy: Policy) -> Result<Call, Cli
         r.configuration.get_or_insert_with(Default::default);
         to_value(&to_v03::rest::send_message_request(r, policy).map_err(refused)?)
     };
-    Ok(match v1_request(request)? {
+    Ok(match request {
         V1Request::SendMessage(r) => Call::new(Verb::POST, &["message:send"]).body(send_body(r)?),
         V1Request::SendStreamingMessage(r) => {
             Call::new(Verb::POST, &["message:stream"]).body(send_body(r)?)
@@ -226,24 +184,25 @@ mod erased {
 
 /// A 0.3 HTTP+JSON result as the 1.0 response of `request`.
 pub(crate) fn rest_result(
-    request: &Request,
+    request: &V1Request,
     value: Value,
     policy: Policy,
-) -> Result<Response, ClientError> {
+) -> Result<V1Result, ClientError> {
     Ok(match request {
-        Request::SendMessage(_) => {
+        V1Request::SendMessage(_) => {
             let r: rest::SendMessageResponse = parse_json("0.3 REST send result", value)?;
-            Response::SendMessage(to_v1::rest::send_message_result(r, policy).map_err(refused)?)
+            V1Result::SendMessage(to_v1::rest::send_message_result(r, policy).map_err(refused)?)
         }
-        Request::GetTask(_) | Request::CancelTask(_) => {
+        V1Request::GetTask(_) | V1Request::CancelTask(_) => {
             let t: rest::Task = parse_json("0.3 REST task", value)?;
-            Response::Task(to_v1::rest::task(t, policy).map_err(refused)?)
+            V1Result::Task(to_v1::rest::task(t, policy).map_err(refused)?)
         }
-        Request::CreatePushConfig(_) | Request::GetPushConfig(_) => {
+        V1Request::CreateTaskPushNotificationConfig(_)
+        | V1Request::GetTaskPushNotificationConfig(_) => {
             let c: rest::TaskPushNotificationConfig = parse_json("0.3 REST push config", value)?;
-            Response::PushConfig(to_v1::rest::task_push_config(c, policy).map_err(refused)?)
+            V1Result::PushConfig(to_v1::rest::task_push_config(c, policy).map_err(refused)?)
         }
-        Request::ListPushConfigs(_) => {
+        V1Request::ListTaskPushNotificationConfigs(_) => {
             // The proto answer is `{configs, nextPageToken}`; accept a bare array as well.
             let list: rest::ListTaskPushNotificationConfigResponse = match value {
                 Value::Array(_) => rest::ListTaskPushNotificationConfigResponse {
@@ -253,12 +212,12 @@ pub(crate) fn rest_result(
                 Value::Null => Default::default(),
                 other => parse_json("0.3 REST push config list", other)?,
             };
-            Response::PushConfigList(
+            V1Result::PushConfigList(
                 to_v1::rest::list_push_configs_result(list, policy).map_err(refused)?,
             )
         }
-        Request::DeletePushConfig(_) => Response::Deleted,
-        Request::GetExtendedCard(_) => {
+        V1Request::DeleteTaskPushNotificationConfig(_) => V1Result::Deleted(v1::Empty {}),
+        V1Request::GetExtendedAgentCard(_) => {
             // The 0.3 proto card; some 0.3 servers answer with the JSON-RPC card shape instead.
             let card = match serde_json::from_value::<rest::AgentCard>(value.clone()) {
                 Ok(c) => to_v1::rest::card(c, policy).map_err(refused)?.card,
@@ -267,12 +226,14 @@ pub(crate) fn rest_result(
                     to_v1::card(c, policy).map_err(refused)?.card
                 }
             };
-            Response::Card(Box::new(card))
+            V1Result::Card(Box::new(card))
         }
-        Request::ListTasks(_) | Request::SendStreamingMessage(_) | Request::SubscribeToTask(_) => {
+        V1Request::ListTasks(_)
+        | V1Request::SendStreamingMessage(_)
+        | V1Request::SubscribeToTask(_) => {
             return Err(ClientError::Usage(format!(
                 "{} has no unary 0.3 REST result",
-                request.name()
+                request.method_name()
             )));
         }
     })

@@ -1,8 +1,8 @@
 //! Typed client errors.
 //!
 //! An error the agent returns in the A2A error model is an [`A2aError`], classified into an
-//! [`ErrorKind`] by the `google.rpc.ErrorInfo` `reason` when there is one, else by the JSON-RPC
-//! code. The HTTP status is kept for information but is **not** used to classify a 1.0 error: peers
+//! [`ErrorKind`] (re-exported from `a2a_types::error`) by the `google.rpc.ErrorInfo` `reason`
+//! when there is one, else by the JSON-RPC code. The HTTP status is kept for information but is **not** used to classify a 1.0 error: peers
 //! built on 1.0.0 and 1.0.1 use different statuses for the same error (spec digest §12.9). Only a
 //! 0.3 HTTP+JSON peer, whose error bodies have no normative format (`{"message": ..}`), is
 //! classified by status, following the 0.3 SDK's mapping.
@@ -16,142 +16,10 @@ use crate::discovery::DiscoveryError;
 use crate::select::NoUsableInterface;
 use crate::sse::SseError;
 
-/// The kind of an A2A (or JSON-RPC) error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ErrorKind {
-    /// `TaskNotFoundError` (-32001, `TASK_NOT_FOUND`).
-    TaskNotFound,
-    /// `TaskNotCancelableError` (-32002, `TASK_NOT_CANCELABLE`).
-    TaskNotCancelable,
-    /// `PushNotificationNotSupportedError` (-32003).
-    PushNotificationNotSupported,
-    /// `UnsupportedOperationError` (-32004).
-    UnsupportedOperation,
-    /// `ContentTypeNotSupportedError` (-32005).
-    ContentTypeNotSupported,
-    /// `InvalidAgentResponseError` (-32006).
-    InvalidAgentResponse,
-    /// `ExtendedAgentCardNotConfiguredError` (-32007; 0.3 `AuthenticatedExtendedCardNotConfiguredError`).
-    ExtendedAgentCardNotConfigured,
-    /// `ExtensionSupportRequiredError` (-32008, 1.0 only).
-    ExtensionSupportRequired,
-    /// `VersionNotSupportedError` (-32009, 1.0 only).
-    VersionNotSupported,
-    /// JSON-RPC parse error (-32700).
-    JsonParse,
-    /// JSON-RPC invalid request (-32600).
-    InvalidRequest,
-    /// JSON-RPC method not found (-32601).
-    MethodNotFound,
-    /// JSON-RPC invalid params (-32602) / validation error.
-    InvalidParams,
-    /// JSON-RPC internal error (-32603).
-    Internal,
-    /// Anything else (a code or reason this client does not know).
-    Other,
-}
-
-/// `(kind, JSON-RPC code, ErrorInfo reason)` for every known error.
-const TABLE: &[(ErrorKind, i64, &str)] = &[
-    (ErrorKind::TaskNotFound, -32001, "TASK_NOT_FOUND"),
-    (ErrorKind::TaskNotCancelable, -32002, "TASK_NOT_CANCELABLE"),
-    (
-        ErrorKind::PushNotificationNotSupported,
-        -32003,
-        "PUSH_NOTIFICATION_NOT_SUPPORTED",
-    ),
-    (
-        ErrorKind::UnsupportedOperation,
-        -32004,
-        "UNSUPPORTED_OPERATION",
-    ),
-    (
-        ErrorKind::ContentTypeNotSupported,
-        -32005,
-        "CONTENT_TYPE_NOT_SUPPORTED",
-    ),
-    (
-        ErrorKind::InvalidAgentResponse,
-        -32006,
-        "INVALID_AGENT_RESPONSE",
-    ),
-    (
-        ErrorKind::ExtendedAgentCardNotConfigured,
-        -32007,
-        "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
-    ),
-    (
-        ErrorKind::ExtensionSupportRequired,
-        -32008,
-        "EXTENSION_SUPPORT_REQUIRED",
-    ),
-    (
-        ErrorKind::VersionNotSupported,
-        -32009,
-        "VERSION_NOT_SUPPORTED",
-    ),
-    (ErrorKind::JsonParse, -32700, "PARSE_ERROR"),
-    (ErrorKind::InvalidRequest, -32600, "INVALID_REQUEST"),
-    (ErrorKind::MethodNotFound, -32601, "METHOD_NOT_FOUND"),
-    (ErrorKind::InvalidParams, -32602, "INVALID_PARAMS"),
-    (ErrorKind::Internal, -32603, "INTERNAL_ERROR"),
-];
-
-impl ErrorKind {
-    /// The kind of a JSON-RPC error code.
-    pub fn from_code(code: i64) -> ErrorKind {
-        TABLE
-            .iter()
-            .find(|(_, c, _)| *c == code)
-            .map_or(ErrorKind::Other, |(k, _, _)| *k)
-    }
-
-    /// The kind of an `ErrorInfo.reason` (also accepts 0.3's
-    /// `AUTHENTICATED_EXTENDED_CARD_NOT_CONFIGURED` and `INTERNAL`).
-    pub fn from_reason(reason: &str) -> ErrorKind {
-        match reason {
-            "AUTHENTICATED_EXTENDED_CARD_NOT_CONFIGURED" => {
-                ErrorKind::ExtendedAgentCardNotConfigured
-            }
-            "INTERNAL" => ErrorKind::Internal,
-            "INVALID_ARGUMENT" | "VALIDATION_ERROR" => ErrorKind::InvalidParams,
-            _ => TABLE
-                .iter()
-                .find(|(_, _, r)| *r == reason)
-                .map_or(ErrorKind::Other, |(k, _, _)| *k),
-        }
-    }
-
-    /// The JSON-RPC code of this kind (`None` for [`ErrorKind::Other`]).
-    pub fn code(self) -> Option<i64> {
-        TABLE
-            .iter()
-            .find(|(k, _, _)| *k == self)
-            .map(|(_, c, _)| *c)
-    }
-
-    /// The `ErrorInfo.reason` of this kind (`None` for [`ErrorKind::Other`]).
-    pub fn reason(self) -> Option<&'static str> {
-        TABLE
-            .iter()
-            .find(|(k, _, _)| *k == self)
-            .map(|(_, _, r)| *r)
-    }
-
-    /// The 0.3 HTTP+JSON status mapping of the 0.3 Python SDK (`{"message": ..}` bodies only).
-    pub fn from_v03_rest_status(status: u16) -> ErrorKind {
-        match status {
-            404 => ErrorKind::TaskNotFound,
-            409 => ErrorKind::TaskNotCancelable,
-            415 => ErrorKind::ContentTypeNotSupported,
-            501 => ErrorKind::UnsupportedOperation,
-            502 => ErrorKind::InvalidAgentResponse,
-            400 | 422 => ErrorKind::InvalidParams,
-            500 => ErrorKind::Internal,
-            _ => ErrorKind::Other,
-        }
-    }
-}
+/// The kind of an A2A (or JSON-RPC) error: the one table in `a2a-types` (code, reason, names).
+/// Reasons are read with [`ErrorKind::from_reason`], which also accepts the legacy spellings
+/// (`PARSE_ERROR`, `INTERNAL_ERROR`, ...) some peers send; [`ErrorKind::reason`] gives the spec's.
+pub use a2a_types::error::ErrorKind;
 
 /// An error in the A2A error model, as returned by the agent (or produced locally when an
 /// operation cannot exist for the peer's version, e.g. `ListTasks` on 0.3).
@@ -178,8 +46,8 @@ impl A2aError {
     pub fn local(kind: ErrorKind, message: impl Into<String>) -> A2aError {
         A2aError {
             kind,
-            code: kind.code(),
-            reason: kind.reason().map(str::to_string),
+            code: Some(kind.code()),
+            reason: Some(kind.reason().to_string()),
             message: message.into(),
             http_status: None,
             details: None,
@@ -192,8 +60,7 @@ impl A2aError {
         let reason = data.as_ref().and_then(error_info_reason);
         let kind = reason
             .as_deref()
-            .map(ErrorKind::from_reason)
-            .filter(|k| *k != ErrorKind::Other)
+            .and_then(ErrorKind::from_reason)
             .unwrap_or_else(|| ErrorKind::from_code(code));
         A2aError {
             kind,
@@ -221,18 +88,14 @@ impl A2aError {
                 .to_string();
             let details = err.get("details").cloned();
             let reason = details.as_ref().and_then(error_info_reason);
+            // 1.0: the reason decides, never the status; 0.3 bodies may lack one.
             let kind = reason
                 .as_deref()
-                .map(ErrorKind::from_reason)
-                .unwrap_or(ErrorKind::Other);
-            let kind = if kind == ErrorKind::Other && v03 {
-                ErrorKind::from_v03_rest_status(status)
-            } else {
-                kind
-            };
+                .and_then(ErrorKind::from_reason)
+                .or_else(|| v03.then(|| ErrorKind::from_http_status(status)));
             return Some(A2aError {
-                kind,
-                code: kind.code(),
+                kind: kind.unwrap_or(ErrorKind::Other(GENERIC_SERVER_ERROR)),
+                code: kind.map(ErrorKind::code),
                 reason,
                 message,
                 http_status: Some(status),
@@ -252,10 +115,10 @@ impl A2aError {
             // A bare `{"message": ..}` is not the 1.0 error model (e.g. a proxy or auth layer).
             return None;
         }
-        let kind = ErrorKind::from_v03_rest_status(status);
+        let kind = ErrorKind::from_http_status(status);
         Some(A2aError {
             kind,
-            code: kind.code(),
+            code: Some(kind.code()),
             reason: None,
             message,
             http_status: Some(status),
@@ -264,6 +127,9 @@ impl A2aError {
         })
     }
 }
+
+/// JSON-RPC's generic server error code, the kind of a 1.0 error body without a known reason.
+const GENERIC_SERVER_ERROR: i64 = -32000;
 
 /// The `reason` of the first `google.rpc.ErrorInfo` in a details array (or a single object).
 fn error_info_reason(details: &Value) -> Option<String> {
@@ -287,21 +153,8 @@ fn error_info_reason(details: &Value) -> Option<String> {
 impl fmt::Display for A2aError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name = match self.kind {
-            ErrorKind::Other => "A2A error",
-            ErrorKind::TaskNotFound => "TaskNotFoundError",
-            ErrorKind::TaskNotCancelable => "TaskNotCancelableError",
-            ErrorKind::PushNotificationNotSupported => "PushNotificationNotSupportedError",
-            ErrorKind::UnsupportedOperation => "UnsupportedOperationError",
-            ErrorKind::ContentTypeNotSupported => "ContentTypeNotSupportedError",
-            ErrorKind::InvalidAgentResponse => "InvalidAgentResponseError",
-            ErrorKind::ExtendedAgentCardNotConfigured => "ExtendedAgentCardNotConfiguredError",
-            ErrorKind::ExtensionSupportRequired => "ExtensionSupportRequiredError",
-            ErrorKind::VersionNotSupported => "VersionNotSupportedError",
-            ErrorKind::JsonParse => "JSONParseError",
-            ErrorKind::InvalidRequest => "InvalidRequestError",
-            ErrorKind::MethodNotFound => "MethodNotFoundError",
-            ErrorKind::InvalidParams => "InvalidParamsError",
-            ErrorKind::Internal => "InternalError",
+            ErrorKind::Other(_) => "A2A error",
+            kind => kind.name_v1(),
         };
         write!(f, "{name}")?;
         if let Some(code) = self.code {
@@ -443,7 +296,35 @@ mod tests {
         }
         let body = json!({"error": {"code": 404, "message": "gone"}});
         let e = A2aError::from_rest_body(404, body.to_string().as_bytes(), false).unwrap();
-        assert_eq!(e.kind, ErrorKind::Other);
+        assert_eq!(e.kind, ErrorKind::Other(GENERIC_SERVER_ERROR));
+        assert_eq!(e.code, None);
+    }
+
+    #[test]
+    fn legacy_and_spec_reasons_parse_alike() {
+        for (legacy, spec, kind) in [
+            ("PARSE_ERROR", "JSON_PARSE", ErrorKind::JsonParse),
+            ("INTERNAL_ERROR", "INTERNAL", ErrorKind::Internal),
+            (
+                "AUTHENTICATED_EXTENDED_CARD_NOT_CONFIGURED",
+                "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+                ErrorKind::ExtendedAgentCardNotConfigured,
+            ),
+        ] {
+            for reason in [legacy, spec] {
+                let info = json!([{"@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                                   "reason": reason, "domain": "a2a-protocol.org"}]);
+                let e = A2aError::from_jsonrpc(-32099, "x".into(), Some(info.clone()));
+                assert_eq!(e.kind, kind, "JSON-RPC {reason}");
+                let body = json!({"error": {"code": 500, "status": "INTERNAL", "message": "x",
+                                            "details": info}});
+                let e = A2aError::from_rest_body(500, body.to_string().as_bytes(), false).unwrap();
+                assert_eq!(e.kind, kind, "REST {reason}");
+            }
+            // Rendering always gives the spec spelling.
+            assert_eq!(kind.reason(), spec);
+            assert_eq!(A2aError::local(kind, "x").reason.as_deref(), Some(spec));
+        }
     }
 
     #[test]

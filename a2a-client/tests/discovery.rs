@@ -1,10 +1,10 @@
 //! Card discovery against a local axum server: A2A-Version sent, ETag/304, max-age, size limit.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use a2a_client::discovery::{CacheStatus, CardResolver, Clock, DiscoveryError};
+use a2a_client::discovery::{CacheStatus, CardResolver, Clock, DiscoveryError, TtlClamp};
 use a2a_client::select::{Binding, Speaks, Version};
 use axum::Router;
 use axum::extract::State;
@@ -272,5 +272,177 @@ async fn connect_sends_header_credentials_with_the_card_request() {
         .await
         .expect("card read with the key");
     assert_eq!(client.interface().tenant.as_deref(), Some("t"));
+    server.abort();
+}
+
+fn clamp(min: u64, max: u64) -> TtlClamp {
+    TtlClamp {
+        min: Duration::from_secs(min),
+        max: Duration::from_secs(max),
+        default: Duration::from_secs(300),
+    }
+}
+
+#[tokio::test]
+async fn ttl_clamp_bounds_the_peer_max_age() {
+    // max-age=5 is raised to the 30 s minimum.
+    let (seen, clock) = setup("max-age=5");
+    let (base, server) = serve(seen.clone()).await;
+    let resolver = CardResolver::new(reqwest::Client::new())
+        .with_clock(clock.clone())
+        .with_ttl_clamp(clamp(30, 3600));
+    assert_eq!(
+        resolver.fetch(&base).await.unwrap().cache,
+        CacheStatus::Fetched
+    );
+    clock.advance(Duration::from_secs(29));
+    assert_eq!(
+        resolver.fetch(&base).await.unwrap().cache,
+        CacheStatus::Fresh
+    );
+    clock.advance(Duration::from_secs(2));
+    assert_eq!(
+        resolver.fetch(&base).await.unwrap().cache,
+        CacheStatus::Revalidated
+    );
+    assert_eq!(seen.not_modified.load(Ordering::SeqCst), 1);
+
+    // A huge max-age is cut to the maximum.
+    *seen.cache_control.lock().unwrap() = "max-age=99999".to_string();
+    resolver.clear();
+    resolver.fetch(&base).await.unwrap();
+    clock.advance(Duration::from_secs(3599));
+    assert_eq!(
+        resolver.fetch(&base).await.unwrap().cache,
+        CacheStatus::Fresh
+    );
+    clock.advance(Duration::from_secs(2));
+    assert_eq!(
+        resolver.fetch(&base).await.unwrap().cache,
+        CacheStatus::Revalidated
+    );
+
+    // no-store is kept for the minimum under a clamp (never without one: see above).
+    *seen.cache_control.lock().unwrap() = "no-store".to_string();
+    resolver.clear();
+    resolver.fetch(&base).await.unwrap();
+    clock.advance(Duration::from_secs(10));
+    assert_eq!(
+        resolver.fetch(&base).await.unwrap().cache,
+        CacheStatus::Fresh
+    );
+    server.abort();
+}
+
+#[tokio::test]
+async fn revalidate_asks_again_even_when_fresh() {
+    let (seen, clock) = setup("max-age=600");
+    let (base, server) = serve(seen.clone()).await;
+    let resolver = CardResolver::new(reqwest::Client::new()).with_clock(clock);
+    resolver.fetch(&base).await.unwrap();
+    assert_eq!(
+        resolver.fetch(&base).await.unwrap().cache,
+        CacheStatus::Fresh
+    );
+    let again = resolver.revalidate(&base).await.unwrap();
+    assert_eq!(again.cache, CacheStatus::Revalidated);
+    assert_eq!(
+        seen.not_modified.load(Ordering::SeqCst),
+        1,
+        "sent If-None-Match"
+    );
+    assert_eq!(seen.hits.load(Ordering::SeqCst), 2);
+    // Nothing cached: revalidate is a plain fetch.
+    resolver.clear();
+    assert_eq!(
+        resolver.revalidate(&base).await.unwrap().cache,
+        CacheStatus::Fetched
+    );
+    server.abort();
+}
+
+#[tokio::test]
+async fn fallback_url_stale_if_error_and_card_check() {
+    let fail = Arc::new(AtomicBool::new(false));
+    let f = fail.clone();
+    let app = Router::new()
+        .route(
+            "/.well-known/agent-card.json",
+            get(move || {
+                let f = f.clone();
+                async move {
+                    if f.load(Ordering::SeqCst) {
+                        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+                    }
+                    ([(header::CACHE_CONTROL, "max-age=60")], CARD).into_response()
+                }
+            }),
+        )
+        .route(
+            "/nameless/.well-known/agent-card.json",
+            get(|| async { r#"{"url":"http://h/"}"# }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+    let (_, clock) = setup("");
+    fn named(body: &[u8]) -> Result<(), String> {
+        let v: serde_json::Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+        v.get("name")
+            .map(|_| ())
+            .ok_or_else(|| "not an Agent Card".to_string())
+    }
+    let resolver = CardResolver::new(reqwest::Client::new())
+        .with_clock(clock.clone())
+        .with_ttl_clamp(clamp(30, 3600))
+        .with_stale_if_error(true)
+        .with_card_check(named);
+
+    // The path's card is missing (404): the root card is used and cached under the path's URL.
+    let primary = CardResolver::card_url(&format!("{base}/a2a")).unwrap();
+    let root = CardResolver::card_url(&base).unwrap();
+    let got = resolver
+        .fetch_url_or(primary.clone(), Some(root.clone()), false)
+        .await
+        .unwrap();
+    assert_eq!(
+        (got.cache, got.url.clone()),
+        (CacheStatus::Fetched, root.clone())
+    );
+    let again = resolver
+        .fetch_url_or(primary.clone(), Some(root.clone()), false)
+        .await
+        .unwrap();
+    assert_eq!(again.cache, CacheStatus::Fresh);
+
+    // Both fail once stale: the cached card is served, marked stale.
+    fail.store(true, Ordering::SeqCst);
+    clock.advance(Duration::from_secs(61));
+    let stale = resolver
+        .fetch_url_or(primary.clone(), Some(root.clone()), false)
+        .await
+        .unwrap();
+    assert_eq!(stale.cache, CacheStatus::Stale);
+    assert_eq!(stale.body, got.body);
+    // Without a cached card the primary URL's error is returned.
+    resolver.forget(&primary);
+    let err = resolver
+        .fetch_url_or(primary.clone(), Some(root), false)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, DiscoveryError::Status { status: 404, .. }),
+        "{err}"
+    );
+
+    // A body the check refuses is an error and is not cached.
+    let err = resolver
+        .fetch(&format!("{base}/nameless"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, DiscoveryError::Invalid { ref reason, .. } if reason == "not an Agent Card"),
+        "{err}"
+    );
     server.abort();
 }

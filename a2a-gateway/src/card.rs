@@ -211,15 +211,15 @@ pub(crate) async fn card_handler(
             .map_err(|e| Refusal::peer_url_refused(&format!("registered endpoint: {e}")))?;
         peer::check_url(&registered, &registered, st.config.dev_mode)?;
         peer::check_resolved(&registered, st.config.dev_mode).await?;
-        st.cards
-            .get(
-                &st.http,
-                &registered,
-                agent.credential.as_deref(),
-                max_card,
-                refresh,
-            )
-            .await
+        peer::peer_card(
+            &st.cards,
+            &registered,
+            agent.credential.as_deref(),
+            max_card,
+            refresh,
+        )
+        .await
+        .and_then(|c| peer::card_json(&c))
     }
     .await;
     let peer_card = match peer_card {

@@ -38,17 +38,15 @@ pub(crate) async fn choose(
         .map_err(|e| Refusal::peer_url_refused(&format!("registered endpoint: {e}")))?;
     peer::check_url(&registered, &registered, st.config.dev_mode)?;
     peer::check_resolved(&registered, st.config.dev_mode).await?;
-    let card = st
-        .cards
-        .get(
-            &st.http,
-            &registered,
-            agent.credential.as_deref(),
-            max_card,
-            false,
-        )
-        .await?;
-    let chosen = peer::select_interface(&card, st.config.serve_v1)?;
+    let card = peer::peer_card(
+        &st.cards,
+        &registered,
+        agent.credential.as_deref(),
+        max_card,
+        false,
+    )
+    .await?;
+    let chosen = peer::select_from(&card.interfaces, st.config.serve_v1)?;
     peer::check_url(&chosen.url, &registered, st.config.dev_mode)?;
     peer::check_resolved(&chosen.url, st.config.dev_mode).await?;
     Ok(chosen)

@@ -12,20 +12,19 @@
 //!   client's resolver, so the address connected to is the address checked.
 //!
 //! Shared pieces do the work: [`a2a_client::select`] judges each card entry, the SSRF policy is
-//! [`a2a_agent::net_guard`], and caching headers are read by [`CachePolicy`]. This module adds
+//! [`a2a_agent::net_guard`], and the card cache is the client's [`CardResolver`] (caching headers,
+//! ETag revalidation) with the gateway's 30 s .. 1 h TTL clamp ([`CARD_TTL`]). This module adds
 //! the gateway's rules on top (same origin as the registered endpoint, no fragment, no fallback
-//! past an entry with an unusable URL, the 30 s .. 1 h TTL clamp) and the gateway's error codes.
+//! past an entry with an unusable URL) and the gateway's error codes.
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 use url::Url;
 
 use a2a_agent::net_guard::{GuardError, NetGuard};
-use a2a_client::discovery::CachePolicy;
+use a2a_client::discovery::{CardResolver, DiscoveryError, FetchedCard, TtlClamp};
 use a2a_client::select as sel;
 
 use crate::errors::{Binding, Refusal, Version};
@@ -89,6 +88,11 @@ pub fn select_interface(card: &Value, serve_v1: bool) -> Result<Chosen, Refusal>
             "the card's interface members are unreadable ({e})"
         ))
     })?;
+    select_from(&interfaces, serve_v1)
+}
+
+/// [`select_interface`] over the interface members already read (a [`FetchedCard`]'s).
+pub fn select_from(interfaces: &sel::CardInterfaces, serve_v1: bool) -> Result<Chosen, Refusal> {
     let speaks = gateway_speaks(serve_v1);
     let offers = interfaces.offers();
     let mut reasons = Vec::new();
@@ -239,151 +243,90 @@ impl reqwest::dns::Resolve for CheckedResolver {
     }
 }
 
-#[derive(Clone)]
-struct CardEntry {
-    card: Value,
-    etag: Option<String>,
-    fresh_until: Instant,
-}
-
-/// Peer cards cached per card URL.
-#[derive(Clone, Default)]
-pub struct CardCache {
-    entries: Arc<Mutex<HashMap<String, CardEntry>>>,
-}
-
 /// Time a card is kept when its answer names no `max-age`.
 pub const DEFAULT_CARD_TTL: Duration = Duration::from_secs(300);
 
-/// The TTL for a card answer's caching headers, clamped to 30 s .. 1 h. The headers are read by
-/// [`CachePolicy`] (`max-age` minus `Age`; `no-store` / `no-cache` give the minimum); a missing
-/// `max-age` gives [`DEFAULT_CARD_TTL`].
-pub fn card_ttl(headers: &reqwest::header::HeaderMap) -> Duration {
-    let policy = CachePolicy::from_headers(headers);
-    let ttl = if policy.no_store || policy.no_cache {
-        Duration::ZERO
-    } else {
-        match policy.max_age {
-            Some(max_age) => Duration::from_secs(max_age.saturating_sub(policy.age)),
-            None => DEFAULT_CARD_TTL,
-        }
-    };
-    ttl.clamp(MIN_CARD_TTL, MAX_CARD_TTL)
+/// The gateway's card freshness: the peer's `max-age` (minus `Age`; `no-store` / `no-cache` give
+/// the minimum) clamped to 30 s .. 1 h, [`DEFAULT_CARD_TTL`] when there is none.
+pub const CARD_TTL: TtlClamp = TtlClamp {
+    min: MIN_CARD_TTL,
+    max: MAX_CARD_TTL,
+    default: DEFAULT_CARD_TTL,
+};
+
+/// The peer-card cache: the client's [`CardResolver`] over `http` (the gateway's peer client,
+/// whose DNS resolver is [`CheckedResolver`]) with [`CARD_TTL`], the cached card served when a
+/// refetch fails, and bodies that are not Agent Cards refused.
+pub fn card_resolver(http: reqwest::Client) -> CardResolver {
+    CardResolver::new(http)
+        .with_ttl_clamp(CARD_TTL)
+        .with_stale_if_error(true)
+        .with_card_check(agent_card_check)
 }
 
-impl CardCache {
-    /// Fetches the peer card for a registered endpoint (cached; `refresh` forces a request).
-    pub async fn get(
-        &self,
-        http: &reqwest::Client,
-        endpoint: &Url,
-        credential: Option<&str>,
-        max_bytes: u64,
-        refresh: bool,
-    ) -> Result<Value, Refusal> {
-        let mut card_url = endpoint.clone();
-        let path = format!(
-            "{}/.well-known/agent-card.json",
-            endpoint.path().trim_end_matches('/')
-        );
-        card_url.set_path(&path);
-        card_url.set_query(None);
-        let key = card_url.to_string();
-        let cached = self.entries.lock().ok().and_then(|m| m.get(&key).cloned());
-        if let Some(e) = &cached
-            && !refresh
-            && Instant::now() < e.fresh_until
-        {
-            return Ok(e.card.clone());
-        }
-        match self
-            .fetch(http, &card_url, credential, max_bytes, cached.as_ref())
-            .await
-        {
-            Ok(entry) => {
-                let card = entry.card.clone();
-                if let Ok(mut m) = self.entries.lock() {
-                    m.insert(key, entry);
-                }
-                Ok(card)
-            }
-            Err(e) => {
-                // Root well-known as a fallback when the endpoint has a path.
-                if endpoint.path().trim_matches('/').is_empty() {
-                    return cached.map(|c| c.card).ok_or(e);
-                }
-                let mut root = endpoint.clone();
-                root.set_path("/.well-known/agent-card.json");
-                root.set_query(None);
-                match self.fetch(http, &root, credential, max_bytes, None).await {
-                    Ok(entry) => {
-                        let card = entry.card.clone();
-                        if let Ok(mut m) = self.entries.lock() {
-                            m.insert(key, entry);
-                        }
-                        Ok(card)
-                    }
-                    Err(_) => cached.map(|c| c.card).ok_or(e),
-                }
-            }
-        }
+/// A card body must be a JSON object with a `name`.
+fn agent_card_check(body: &[u8]) -> Result<(), String> {
+    let card: Value = serde_json::from_slice(body).map_err(|e| format!("not JSON ({e})"))?;
+    if !card.is_object() || card.get("name").is_none() {
+        return Err("not an Agent Card".to_owned());
     }
+    Ok(())
+}
 
-    async fn fetch(
-        &self,
-        http: &reqwest::Client,
-        url: &Url,
-        credential: Option<&str>,
-        max_bytes: u64,
-        cached: Option<&CardEntry>,
-    ) -> Result<CardEntry, Refusal> {
-        let mut req = http.get(url.clone()).header("A2A-Version", "1.0");
-        if let Some(c) = credential {
-            req = req.bearer_auth(c);
-        }
-        if let Some(tag) = cached.and_then(|c| c.etag.as_deref()) {
-            req = req.header(reqwest::header::IF_NONE_MATCH, tag);
-        }
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| Refusal::card_unavailable(&format!("{url}: {}", error_chain(&e))))?;
-        let ttl = card_ttl(resp.headers());
-        if resp.status() == reqwest::StatusCode::NOT_MODIFIED
-            && let Some(c) = cached
-        {
-            return Ok(CardEntry {
-                card: c.card.clone(),
-                etag: c.etag.clone(),
-                fresh_until: Instant::now() + ttl,
-            });
-        }
-        if !resp.status().is_success() {
-            return Err(Refusal::card_unavailable(&format!(
-                "{url}: HTTP {}",
-                resp.status().as_u16()
-            )));
-        }
-        let etag = resp
-            .headers()
-            .get(reqwest::header::ETAG)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        let body = read_limited(resp, max_bytes)
-            .await
-            .map_err(|e| Refusal::card_unavailable(&format!("{url}: {e}")))?;
-        let card: Value = serde_json::from_slice(&body)
-            .map_err(|e| Refusal::card_unavailable(&format!("{url}: not JSON ({e})")))?;
-        if !card.is_object() || card.get("name").is_none() {
-            return Err(Refusal::card_unavailable(&format!(
-                "{url}: not an Agent Card"
-            )));
-        }
-        Ok(CardEntry {
-            card,
-            etag,
-            fresh_until: Instant::now() + ttl,
-        })
+/// Fetches the peer card for a registered endpoint through `cards`: `<endpoint>/.well-known/
+/// agent-card.json`, else the origin's well-known card, cached under the first (`refresh`
+/// revalidates a fresh card). Check `endpoint` with [`check_url`] and [`check_resolved`] first.
+pub async fn peer_card(
+    cards: &CardResolver,
+    endpoint: &Url,
+    credential: Option<&str>,
+    max_bytes: u64,
+    refresh: bool,
+) -> Result<FetchedCard, Refusal> {
+    let mut card_url = endpoint.clone();
+    let path = format!(
+        "{}/.well-known/agent-card.json",
+        endpoint.path().trim_end_matches('/')
+    );
+    card_url.set_path(&path);
+    card_url.set_query(None);
+    card_url.set_fragment(None);
+    let fallback = (!endpoint.path().trim_matches('/').is_empty()).then(|| {
+        let mut root = card_url.clone();
+        root.set_path("/.well-known/agent-card.json");
+        root
+    });
+    let mut headers = reqwest::header::HeaderMap::new();
+    if let Some(c) = credential {
+        let mut value = reqwest::header::HeaderValue::from_str(&format!("Bearer {c}"))
+            .map_err(|_| Refusal::card_unavailable("the agent credential is not a header value"))?;
+        value.set_sensitive(true);
+        headers.insert(reqwest::header::AUTHORIZATION, value);
+    }
+    cards
+        .clone()
+        .with_max_bytes(usize::try_from(max_bytes).unwrap_or(usize::MAX))
+        .with_headers(headers)
+        .fetch_url_or(card_url, fallback, refresh)
+        .await
+        .map_err(|e| Refusal::card_unavailable(&discovery_detail(&e)))
+}
+
+/// The peer card as a JSON value (for the governed card).
+pub fn card_json(card: &FetchedCard) -> Result<Value, Refusal> {
+    card.json()
+        .map_err(|e| Refusal::card_unavailable(&format!("{}: not JSON ({e})", card.url)))
+}
+
+/// The `a2a_card_unavailable` detail of a discovery error.
+fn discovery_detail(e: &DiscoveryError) -> String {
+    match e {
+        DiscoveryError::Http { url, source } => format!("{url}: {}", error_chain(source)),
+        DiscoveryError::Status { url, status, .. } => format!("{url}: HTTP {status}"),
+        DiscoveryError::TooLarge { url, limit } => format!("{url}: larger than {limit} bytes"),
+        DiscoveryError::Parse { url, source } => format!("{url}: not JSON ({source})"),
+        DiscoveryError::Invalid { url, reason } => format!("{url}: {reason}"),
+        other => other.to_string(),
     }
 }
 
@@ -539,6 +482,10 @@ mod tests {
         assert!(check_webhook("https://[64:ff9b::808:808]/", false).is_ok());
     }
 
+    fn card_ttl(h: &reqwest::header::HeaderMap) -> Duration {
+        CARD_TTL.ttl(&a2a_client::discovery::CachePolicy::from_headers(h))
+    }
+
     #[test]
     fn ttl_is_clamped() {
         let mut h = reqwest::header::HeaderMap::new();
@@ -599,6 +546,65 @@ mod tests {
         let c = select_interface(&card03, true).unwrap();
         assert_eq!(c.url.as_str(), "https://peer.example/rpc");
         assert_eq!((c.binding, c.version), (Binding::JsonRpc, Version::V03));
+    }
+
+    /// A peer with no card under its endpoint path (only at the origin), a bearer-protected
+    /// card, and a nameless card: the fallback, the credential and the card check.
+    #[tokio::test]
+    async fn peer_card_falls_back_sends_the_credential_and_refuses_non_cards() {
+        use axum::http::{HeaderMap, StatusCode};
+        use axum::response::IntoResponse;
+        let app = axum::Router::new()
+            .route(
+                "/.well-known/agent-card.json",
+                axum::routing::get(|h: HeaderMap| async move {
+                    if h.get("authorization").and_then(|v| v.to_str().ok()) != Some("Bearer s3") {
+                        return StatusCode::UNAUTHORIZED.into_response();
+                    }
+                    axum::Json(json!({"name": "root", "url": "http://127.0.0.1:1/"}))
+                        .into_response()
+                }),
+            )
+            .route(
+                "/nameless/.well-known/agent-card.json",
+                axum::routing::get(|| async { axum::Json(json!({"url": "http://127.0.0.1:1/"})) }),
+            );
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", l.local_addr().unwrap());
+        let server = tokio::spawn(async move { axum::serve(l, app).await });
+        let cards = card_resolver(reqwest::Client::new());
+        let endpoint = Url::parse(&format!("{base}/a2a/agent")).unwrap();
+
+        let card = peer_card(&cards, &endpoint, Some("s3"), 65536, false)
+            .await
+            .unwrap();
+        assert_eq!(card_json(&card).unwrap()["name"], "root");
+        let again = peer_card(&cards, &endpoint, Some("s3"), 65536, false)
+            .await
+            .unwrap();
+        assert_eq!(again.cache, a2a_client::discovery::CacheStatus::Fresh);
+
+        let other = Url::parse(&format!("{base}/b")).unwrap();
+        let e = peer_card(&cards, &other, None, 65536, false)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, "a2a_card_unavailable");
+        assert!(e.message.contains("HTTP 404"), "{}", e.message);
+
+        let nameless = Url::parse(&format!("{base}/nameless")).unwrap();
+        let e = peer_card(&cards, &nameless, None, 65536, false)
+            .await
+            .unwrap_err();
+        assert!(
+            e.message.contains("not an Agent Card"),
+            "the path's own error, not the fallback's: {}",
+            e.message
+        );
+        let e = peer_card(&cards, &Url::parse(&base).unwrap(), Some("s3"), 8, false)
+            .await
+            .unwrap_err();
+        assert!(e.message.contains("larger than 8 bytes"), "{}", e.message);
+        server.abort();
     }
 
     #[tokio::test]

@@ -31,7 +31,7 @@ use crate::config::Config;
 use crate::errors::Refusal;
 use crate::jsonrpc::{rpc_path, rpc_root};
 use crate::metrics::Metrics;
-use crate::peer::{self, CardCache};
+use crate::peer;
 use crate::record::metrics_handler;
 use crate::rest::{
     rest_list, rest_push_delete, rest_push_get, rest_push_list, rest_push_set, rest_send,
@@ -56,7 +56,7 @@ pub struct GatewayState {
     /// HTTP client for peers (checked resolver, no redirects, no proxy).
     pub http: reqwest::Client,
     /// Peer cards.
-    pub cards: CardCache,
+    pub cards: a2a_client::discovery::CardResolver,
     /// Metrics registry.
     pub metrics: Metrics,
     /// Part-2 seams.
@@ -138,8 +138,8 @@ impl Gateway {
             state: Arc::new(GatewayState {
                 config,
                 store,
-                http,
-                cards: CardCache::default(),
+                http: http.clone(),
+                cards: peer::card_resolver(http),
                 metrics: Metrics::default(),
                 seams: Seams::default(),
                 shutdown: tokio_util::sync::CancellationToken::new(),

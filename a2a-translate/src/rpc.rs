@@ -307,6 +307,28 @@ impl V1Request {
         self.method().v1_name()
     }
 
+    /// Whether the call is answered with a stream.
+    pub fn is_streaming(&self) -> bool {
+        self.method().is_streaming()
+    }
+
+    /// Sets the `tenant` member of the request message.
+    pub fn set_tenant(&mut self, tenant: Option<String>) {
+        let slot = match self {
+            V1Request::SendMessage(r) | V1Request::SendStreamingMessage(r) => &mut r.tenant,
+            V1Request::GetTask(r) => &mut r.tenant,
+            V1Request::ListTasks(r) => &mut r.tenant,
+            V1Request::CancelTask(r) => &mut r.tenant,
+            V1Request::SubscribeToTask(r) => &mut r.tenant,
+            V1Request::CreateTaskPushNotificationConfig(r) => &mut r.tenant,
+            V1Request::GetTaskPushNotificationConfig(r) => &mut r.tenant,
+            V1Request::ListTaskPushNotificationConfigs(r) => &mut r.tenant,
+            V1Request::DeleteTaskPushNotificationConfig(r) => &mut r.tenant,
+            V1Request::GetExtendedAgentCard(r) => &mut r.tenant,
+        };
+        *slot = tenant;
+    }
+
     /// The `params` JSON (`None` for a `GetExtendedAgentCard` without a tenant).
     pub fn params(&self) -> Option<Value> {
         Some(match self {

@@ -72,6 +72,19 @@ pub enum ErrorKind {
     Other(i64),
 }
 
+/// Reason spellings some peers (and earlier versions of this client) send, accepted on input
+/// only by [`ErrorKind::from_reason`]; the spec spelling is [`ErrorKind::reason`].
+pub const LEGACY_REASONS: &[(&str, ErrorKind)] = &[
+    ("PARSE_ERROR", ErrorKind::JsonParse),
+    ("INTERNAL_ERROR", ErrorKind::Internal),
+    (
+        "AUTHENTICATED_EXTENDED_CARD_NOT_CONFIGURED",
+        ErrorKind::ExtendedAgentCardNotConfigured,
+    ),
+    ("INVALID_ARGUMENT", ErrorKind::InvalidParams),
+    ("VALIDATION_ERROR", ErrorKind::InvalidParams),
+];
+
 impl ErrorKind {
     /// The A2A-specific kinds and the standard JSON-RPC kinds (not the generic categories).
     pub const ALL: &'static [ErrorKind] = &[
@@ -202,12 +215,19 @@ impl ErrorKind {
         }
     }
 
-    /// The kind for an ErrorInfo reason.
+    /// The kind for an ErrorInfo reason, as received from a peer: the spec spelling
+    /// ([`Self::reason`]) or one of the [`LEGACY_REASONS`]. Never use a legacy spelling on output.
     pub fn from_reason(reason: &str) -> Option<ErrorKind> {
         ErrorKind::ALL
             .iter()
             .copied()
             .find(|k| k.reason() == reason)
+            .or_else(|| {
+                LEGACY_REASONS
+                    .iter()
+                    .find(|(r, _)| *r == reason)
+                    .map(|(_, k)| *k)
+            })
     }
 
     /// The HTTP status of the 1.0 HTTP+JSON binding (the S1 §5.4 table of 1.0.1).
@@ -669,6 +689,29 @@ mod tests {
                 assert_eq!(ErrorKind::from_code(k.code()), *k);
             }
         }
+    }
+
+    #[test]
+    fn legacy_reasons_are_read_never_written() {
+        for (legacy, kind) in LEGACY_REASONS {
+            assert_eq!(ErrorKind::from_reason(legacy), Some(*kind));
+            assert_eq!(ErrorKind::from_reason(kind.reason()), Some(*kind));
+            assert_ne!(kind.reason(), *legacy);
+        }
+        assert_eq!(ErrorKind::JsonParse.reason(), "JSON_PARSE");
+        assert_eq!(ErrorKind::Internal.reason(), "INTERNAL");
+        // A peer's legacy reason is read; the error is written back in the spec spelling.
+        let j = JsonRpcError {
+            code: -32099,
+            message: "x".into(),
+            data: Some(
+                json!([{"@type": ERROR_INFO_TYPE, "reason": "INTERNAL_ERROR",
+                               "domain": A2A_ERROR_DOMAIN}]),
+            ),
+        };
+        let e = A2aError::from_jsonrpc(&j);
+        assert_eq!(e.kind, ErrorKind::Internal);
+        assert_eq!(e.error_info().reason, "INTERNAL");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    EventStream, HttpCore, Request, Response, Transport, is_event_stream, parse_json, snippet,
+    EventStream, HttpCore, Transport, V1Request, V1Result, is_event_stream, parse_json, snippet,
 };
 use crate::compat;
 use crate::error::{A2aError, ClientError};
@@ -61,10 +61,18 @@ impl JsonRpcTransport {
     }
 
     /// The method name and params for `request` in this transport's version.
-    fn encode(&self, request: &Request) -> Result<(&'static str, Option<Value>), ClientError> {
+    fn encode(&self, request: &V1Request) -> Result<(&'static str, Option<Value>), ClientError> {
         match self.version() {
             Version::V03 => compat::jsonrpc_request(request.clone(), self.core.policy),
-            Version::V1 => Ok((request.name(), Some(v1_params(request)?))),
+            // The request message itself; `{}` rather than no params for a bare extended-card call.
+            Version::V1 => Ok((
+                request.method_name(),
+                Some(
+                    request
+                        .params()
+                        .unwrap_or_else(|| Value::Object(Default::default())),
+                ),
+            )),
         }
     }
 
@@ -119,42 +127,32 @@ impl JsonRpcTransport {
     }
 }
 
-/// The 1.0 params of a request: the request message itself.
-fn v1_params(request: &Request) -> Result<Value, ClientError> {
-    let v = match request {
-        Request::SendMessage(r) | Request::SendStreamingMessage(r) => serde_json::to_value(r),
-        Request::GetTask(r) => serde_json::to_value(r),
-        Request::ListTasks(r) => serde_json::to_value(r),
-        Request::CancelTask(r) => serde_json::to_value(r),
-        Request::SubscribeToTask(r) => serde_json::to_value(r),
-        Request::CreatePushConfig(r) => serde_json::to_value(r),
-        Request::GetPushConfig(r) => serde_json::to_value(r),
-        Request::ListPushConfigs(r) => serde_json::to_value(r),
-        Request::DeletePushConfig(r) => serde_json::to_value(r),
-        Request::GetExtendedCard(r) => serde_json::to_value(r),
-    };
-    v.map_err(ClientError::parse)
-}
-
 /// Reads a 1.0 result for `request`.
-pub(crate) fn v1_result(request: &Request, result: Value) -> Result<Response, ClientError> {
+pub(crate) fn v1_result(request: &V1Request, result: Value) -> Result<V1Result, ClientError> {
     Ok(match request {
-        Request::SendMessage(_) => Response::SendMessage(parse_json("SendMessage result", result)?),
-        Request::GetTask(_) | Request::CancelTask(_) => Response::Task(parse_json("Task", result)?),
-        Request::ListTasks(_) => Response::ListTasks(parse_json("ListTasks result", result)?),
-        Request::CreatePushConfig(_) | Request::GetPushConfig(_) => {
-            Response::PushConfig(parse_json("TaskPushNotificationConfig", result)?)
+        V1Request::SendMessage(_) => {
+            V1Result::SendMessage(parse_json("SendMessage result", result)?)
         }
-        Request::ListPushConfigs(_) => Response::PushConfigList(parse_json(
+        V1Request::GetTask(_) | V1Request::CancelTask(_) => {
+            V1Result::Task(parse_json("Task", result)?)
+        }
+        V1Request::ListTasks(_) => V1Result::ListTasks(parse_json("ListTasks result", result)?),
+        V1Request::CreateTaskPushNotificationConfig(_)
+        | V1Request::GetTaskPushNotificationConfig(_) => {
+            V1Result::PushConfig(parse_json("TaskPushNotificationConfig", result)?)
+        }
+        V1Request::ListTaskPushNotificationConfigs(_) => V1Result::PushConfigList(parse_json(
             "ListTaskPushNotificationConfigs result",
             result,
         )?),
-        Request::DeletePushConfig(_) => Response::Deleted,
-        Request::GetExtendedCard(_) => Response::Card(Box::new(parse_json("AgentCard", result)?)),
-        Request::SendStreamingMessage(_) | Request::SubscribeToTask(_) => {
+        V1Request::DeleteTaskPushNotificationConfig(_) => V1Result::Deleted(v1::Empty {}),
+        V1Request::GetExtendedAgentCard(_) => {
+            V1Result::Card(Box::new(parse_json("AgentCard", result)?))
+        }
+        V1Request::SendStreamingMessage(_) | V1Request::SubscribeToTask(_) => {
             return Err(ClientError::Usage(format!(
                 "{} is a streaming operation",
-                request.name()
+                request.method_name()
             )));
         }
     })
@@ -193,13 +191,8 @@ impl Transport for JsonRpcTransport {
         self.core.activated_extensions()
     }
 
-    async fn call(&self, request: Request) -> Result<Response, ClientError> {
-        if request.is_streaming() {
-            return Err(ClientError::Usage(format!(
-                "{} is a streaming operation",
-                request.name()
-            )));
-        }
+    async fn call(&self, request: V1Request) -> Result<V1Result, ClientError> {
+        super::expect_streaming(&request, false)?;
         let (method, params) = self.encode(&request)?;
         let response = self.post(method, params, false).await?;
         let result = self.reply(response).await?;
@@ -209,13 +202,8 @@ impl Transport for JsonRpcTransport {
         }
     }
 
-    async fn stream(&self, request: Request) -> Result<EventStream, ClientError> {
-        if !request.is_streaming() {
-            return Err(ClientError::Usage(format!(
-                "{} is not a streaming operation",
-                request.name()
-            )));
-        }
+    async fn stream(&self, request: V1Request) -> Result<EventStream, ClientError> {
+        super::expect_streaming(&request, true)?;
         let (method, params) = self.encode(&request)?;
         let response = self.post(method, params, true).await?;
         if !is_event_stream(&response) {

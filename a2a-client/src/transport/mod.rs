@@ -1,7 +1,7 @@
 //! Transports: one A2A call over one binding at one version, in 1.0 terms.
 //!
-//! [`Transport`] takes a typed 1.0 [`Request`] and returns a typed 1.0 [`Response`] (or a stream of
-//! [`v1::StreamResponse`]). [`jsonrpc::JsonRpcTransport`] and [`rest::RestTransport`] implement it
+//! [`Transport`] takes the translator's typed 1.0 call [`V1Request`] and returns its typed 1.0
+//! result [`V1Result`] (or a stream of [`v1::StreamResponse`]), both from `a2a_translate::rpc`. [`jsonrpc::JsonRpcTransport`] and [`rest::RestTransport`] implement it
 //! for 1.0 natively and for 0.3 through `a2a-translate`, so callers never see 0.3 shapes.
 //! [`HttpCore`] holds what every binding shares: the `reqwest::Client` (one connection pool),
 //! service headers (`A2A-Version`, `A2A-Extensions`), credentials with one retry after a `401`
@@ -28,124 +28,50 @@ use crate::sse::{self, SseEvent};
 /// A stream of 1.0 events; it ends when the agent closes the stream.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<v1::StreamResponse, ClientError>> + Send>>;
 
-/// One A2A operation with its 1.0 request.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Request {
-    /// `SendMessage`.
-    SendMessage(v1::SendMessageRequest),
-    /// `SendStreamingMessage` (streaming).
-    SendStreamingMessage(v1::SendMessageRequest),
-    /// `GetTask`.
-    GetTask(v1::GetTaskRequest),
-    /// `ListTasks` (1.0 only).
-    ListTasks(v1::ListTasksRequest),
-    /// `CancelTask`.
-    CancelTask(v1::CancelTaskRequest),
-    /// `SubscribeToTask` (streaming; 0.3 `tasks/resubscribe`).
-    SubscribeToTask(v1::SubscribeToTaskRequest),
-    /// `CreateTaskPushNotificationConfig`.
-    CreatePushConfig(v1::TaskPushNotificationConfig),
-    /// `GetTaskPushNotificationConfig`.
-    GetPushConfig(v1::GetTaskPushNotificationConfigRequest),
-    /// `ListTaskPushNotificationConfigs`.
-    ListPushConfigs(v1::ListTaskPushNotificationConfigsRequest),
-    /// `DeleteTaskPushNotificationConfig`.
-    DeletePushConfig(v1::DeleteTaskPushNotificationConfigRequest),
-    /// `GetExtendedAgentCard`.
-    GetExtendedCard(v1::GetExtendedAgentCardRequest),
-}
+pub use a2a_translate::{Method, V1Request, V1Result};
 
-impl Request {
-    /// The 1.0 operation name (`SendMessage`, ...).
-    pub fn name(&self) -> &'static str {
-        match self {
-            Request::SendMessage(_) => "SendMessage",
-            Request::SendStreamingMessage(_) => "SendStreamingMessage",
-            Request::GetTask(_) => "GetTask",
-            Request::ListTasks(_) => "ListTasks",
-            Request::CancelTask(_) => "CancelTask",
-            Request::SubscribeToTask(_) => "SubscribeToTask",
-            Request::CreatePushConfig(_) => "CreateTaskPushNotificationConfig",
-            Request::GetPushConfig(_) => "GetTaskPushNotificationConfig",
-            Request::ListPushConfigs(_) => "ListTaskPushNotificationConfigs",
-            Request::DeletePushConfig(_) => "DeleteTaskPushNotificationConfig",
-            Request::GetExtendedCard(_) => "GetExtendedAgentCard",
-        }
-    }
-
-    /// Whether the operation answers with a stream.
-    pub fn is_streaming(&self) -> bool {
-        matches!(
-            self,
-            Request::SendStreamingMessage(_) | Request::SubscribeToTask(_)
-        )
-    }
-
-    /// Sets the `tenant` member of the request.
-    pub fn set_tenant(&mut self, tenant: Option<String>) {
-        let slot = match self {
-            Request::SendMessage(r) | Request::SendStreamingMessage(r) => &mut r.tenant,
-            Request::GetTask(r) => &mut r.tenant,
-            Request::ListTasks(r) => &mut r.tenant,
-            Request::CancelTask(r) => &mut r.tenant,
-            Request::SubscribeToTask(r) => &mut r.tenant,
-            Request::CreatePushConfig(r) => &mut r.tenant,
-            Request::GetPushConfig(r) => &mut r.tenant,
-            Request::ListPushConfigs(r) => &mut r.tenant,
-            Request::DeletePushConfig(r) => &mut r.tenant,
-            Request::GetExtendedCard(r) => &mut r.tenant,
-        };
-        *slot = tenant;
-    }
-}
-
-/// The 1.0 result of a unary operation.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Response {
-    /// `SendMessage`: task or message.
-    SendMessage(v1::SendMessageResponse),
-    /// `GetTask`, `CancelTask`.
-    Task(v1::Task),
-    /// `ListTasks`.
-    ListTasks(v1::ListTasksResponse),
-    /// Create/get push config.
-    PushConfig(v1::TaskPushNotificationConfig),
-    /// List push configs.
-    PushConfigList(v1::ListTaskPushNotificationConfigsResponse),
-    /// Delete push config.
-    Deleted,
-    /// Extended card.
-    Card(Box<v1::AgentCard>),
-}
-
-impl Response {
-    /// The result type's name, for messages.
-    pub fn kind_name(&self) -> &'static str {
-        match self {
-            Response::SendMessage(_) => "SendMessageResponse",
-            Response::Task(_) => "Task",
-            Response::ListTasks(_) => "ListTasksResponse",
-            Response::PushConfig(_) => "TaskPushNotificationConfig",
-            Response::PushConfigList(_) => "ListTaskPushNotificationConfigsResponse",
-            Response::Deleted => "Empty",
-            Response::Card(_) => "AgentCard",
-        }
+/// The result type's name, for messages.
+pub(crate) fn result_name(result: &V1Result) -> &'static str {
+    match result {
+        V1Result::SendMessage(_) => "SendMessageResponse",
+        V1Result::Task(_) => "Task",
+        V1Result::ListTasks(_) => "ListTasksResponse",
+        V1Result::PushConfig(_) => "TaskPushNotificationConfig",
+        V1Result::PushConfigList(_) => "ListTaskPushNotificationConfigsResponse",
+        V1Result::Deleted(_) => "Empty",
+        V1Result::Card(_) => "AgentCard",
     }
 }
 
 macro_rules! expect_response {
     ($value:expr, $variant:ident) => {
         match $value {
-            $crate::transport::Response::$variant(v) => Ok(v),
+            $crate::transport::V1Result::$variant(v) => Ok(v),
             other => Err($crate::error::ClientError::Parse(format!(
                 "expected {} result, transport produced {}",
                 stringify!($variant),
-                other.kind_name()
+                $crate::transport::result_name(&other)
             ))),
         }
     };
 }
 pub(crate) use expect_response;
+
+/// Refuses a streaming operation on [`Transport::call`] (`streaming: false`) and a unary one on
+/// [`Transport::stream`] (`streaming: true`).
+pub(crate) fn expect_streaming(request: &V1Request, streaming: bool) -> Result<(), ClientError> {
+    match (request.is_streaming(), streaming) {
+        (true, false) => Err(ClientError::Usage(format!(
+            "{} is a streaming operation",
+            request.method_name()
+        ))),
+        (false, true) => Err(ClientError::Usage(format!(
+            "{} is not a streaming operation",
+            request.method_name()
+        ))),
+        _ => Ok(()),
+    }
+}
 
 /// One A2A call over one binding at one version.
 #[async_trait::async_trait]
@@ -153,11 +79,13 @@ pub trait Transport: Send + Sync + std::fmt::Debug {
     /// The interface this transport talks to.
     fn interface(&self) -> &SelectedInterface;
 
-    /// Performs a unary operation (not [`Request::SendStreamingMessage`] / [`Request::SubscribeToTask`]).
-    async fn call(&self, request: Request) -> Result<Response, ClientError>;
+    /// Performs a unary operation (not [`V1Request::SendStreamingMessage`] /
+    /// [`V1Request::SubscribeToTask`]).
+    async fn call(&self, request: V1Request) -> Result<V1Result, ClientError>;
 
-    /// Performs a streaming operation ([`Request::SendStreamingMessage`] / [`Request::SubscribeToTask`]).
-    async fn stream(&self, request: Request) -> Result<EventStream, ClientError>;
+    /// Performs a streaming operation ([`V1Request::SendStreamingMessage`] /
+    /// [`V1Request::SubscribeToTask`]).
+    async fn stream(&self, request: V1Request) -> Result<EventStream, ClientError>;
 
     /// Extensions the agent reported as activated in its last answer (`A2A-Extensions`).
     fn activated_extensions(&self) -> Option<Vec<String>> {

@@ -20,7 +20,7 @@ use serde_json::Value;
 use url::Url;
 
 use super::{
-    EventStream, HttpCore, Request, Response, Transport, is_event_stream, parse_json, snippet,
+    EventStream, HttpCore, Transport, V1Request, V1Result, is_event_stream, parse_json, snippet,
 };
 use crate::compat;
 use crate::error::{A2aError, ClientError};
@@ -200,27 +200,27 @@ impl RestTransport {
         })
     }
 
-    fn v1_call(&self, request: &Request) -> Result<Call, ClientError> {
+    fn v1_call(&self, request: &V1Request) -> Result<Call, ClientError> {
         Ok(match request {
-            Request::SendMessage(r) => {
+            V1Request::SendMessage(r) => {
                 Call::new(Method::POST, &["message:send"]).body(body_without_tenant(r)?)
             }
-            Request::SendStreamingMessage(r) => {
+            V1Request::SendStreamingMessage(r) => {
                 Call::new(Method::POST, &["message:stream"]).body(body_without_tenant(r)?)
             }
-            Request::GetTask(r) => {
+            V1Request::GetTask(r) => {
                 Call::new(Method::GET, &["tasks", &r.id]).query(query_of(r, &["tenant", "id"])?)
             }
-            Request::ListTasks(r) => {
+            V1Request::ListTasks(r) => {
                 Call::new(Method::GET, &["tasks"]).query(query_of(r, &["tenant"])?)
             }
-            Request::CancelTask(r) => Call::new(Method::POST, &[&format!("{}:cancel", r.id)])
+            V1Request::CancelTask(r) => Call::new(Method::POST, &[&format!("{}:cancel", r.id)])
                 .body(body_without_tenant(r)?)
                 .under_tasks(),
-            Request::SubscribeToTask(r) => {
+            V1Request::SubscribeToTask(r) => {
                 Call::new(Method::GET, &[&format!("{}:subscribe", r.id)]).under_tasks()
             }
-            Request::CreatePushConfig(r) => {
+            V1Request::CreateTaskPushNotificationConfig(r) => {
                 let task_id = r
                     .task_id
                     .as_deref()
@@ -228,24 +228,24 @@ impl RestTransport {
                 Call::new(Method::POST, &["tasks", task_id, "pushNotificationConfigs"])
                     .body(body_without_tenant(r)?)
             }
-            Request::GetPushConfig(r) => Call::new(
+            V1Request::GetTaskPushNotificationConfig(r) => Call::new(
                 Method::GET,
                 &["tasks", &r.task_id, "pushNotificationConfigs", &r.id],
             ),
-            Request::ListPushConfigs(r) => Call::new(
+            V1Request::ListTaskPushNotificationConfigs(r) => Call::new(
                 Method::GET,
                 &["tasks", &r.task_id, "pushNotificationConfigs"],
             )
             .query(query_of(r, &["tenant", "taskId"])?),
-            Request::DeletePushConfig(r) => Call::new(
+            V1Request::DeleteTaskPushNotificationConfig(r) => Call::new(
                 Method::DELETE,
                 &["tasks", &r.task_id, "pushNotificationConfigs", &r.id],
             ),
-            Request::GetExtendedCard(_) => Call::new(Method::GET, &["extendedAgentCard"]),
+            V1Request::GetExtendedAgentCard(_) => Call::new(Method::GET, &["extendedAgentCard"]),
         })
     }
 
-    fn encode(&self, request: &Request) -> Result<Call, ClientError> {
+    fn encode(&self, request: &V1Request) -> Result<Call, ClientError> {
         match self.version() {
             Version::V1 => self.v1_call(request),
             Version::V03 => compat::rest_request(request.clone(), self.core.policy),
@@ -298,13 +298,8 @@ impl Transport for RestTransport {
         self.core.activated_extensions()
     }
 
-    async fn call(&self, request: Request) -> Result<Response, ClientError> {
-        if request.is_streaming() {
-            return Err(ClientError::Usage(format!(
-                "{} is a streaming operation",
-                request.name()
-            )));
-        }
+    async fn call(&self, request: V1Request) -> Result<V1Result, ClientError> {
+        super::expect_streaming(&request, false)?;
         let call = self.encode(&request)?;
         let response = self.send(&call, false).await?;
         let value = self.reply(response).await?;
@@ -314,13 +309,8 @@ impl Transport for RestTransport {
         }
     }
 
-    async fn stream(&self, request: Request) -> Result<EventStream, ClientError> {
-        if !request.is_streaming() {
-            return Err(ClientError::Usage(format!(
-                "{} is not a streaming operation",
-                request.name()
-            )));
-        }
+    async fn stream(&self, request: V1Request) -> Result<EventStream, ClientError> {
+        super::expect_streaming(&request, true)?;
         let call = self.encode(&request)?;
         let response = self.send(&call, true).await?;
         if !response.status().is_success() || !is_event_stream(&response) {

@@ -8,23 +8,31 @@
 //! `no-store` is never cached, `no-cache` is always revalidated. What is read is capped at
 //! [`CardResolver::max_bytes`] (checked on `Content-Length` and while streaming the body).
 //!
+//! A gateway-style policy is available on top: [`CardResolver::with_ttl_clamp`] bounds the
+//! peer's `max-age` ([`TtlClamp`]), [`CardResolver::with_stale_if_error`] serves the cached card
+//! when a refetch fails, [`CardResolver::with_card_check`] refuses bodies that are not cards,
+//! [`CardResolver::revalidate`] asks again even when fresh, and [`CardResolver::fetch_url_or`]
+//! falls back to a second URL. The resolver does no address checks of its own: give it a
+//! `reqwest::Client` whose DNS resolver refuses internal addresses (the gateway does), and check
+//! URLs before calling.
+//!
 //! Time comes from a [`Clock`], so tests drive freshness without sleeping.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use http::HeaderMap;
-use http::header::{
-    ACCEPT, AGE, CACHE_CONTROL, CONTENT_LENGTH, ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH,
-    LAST_MODIFIED,
-};
+use http::header::{ACCEPT, CONTENT_LENGTH, ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED};
 use url::Url;
 
 use crate::headers as a2a_header;
+
+mod policy;
 use crate::select::{self, CardInterfaces, NoUsableInterface, SelectedInterface, Speaks};
+pub use policy::{CachePolicy, TtlClamp};
 
 /// The well-known path of the public agent card (both versions).
 pub const WELL_KNOWN_PATH: &str = ".well-known/agent-card.json";
@@ -86,6 +94,14 @@ pub enum DiscoveryError {
         /// The limit in bytes.
         limit: usize,
     },
+    /// The body failed the resolver's card check ([`CardResolver::with_card_check`]).
+    #[error("agent card {url}: {reason}")]
+    Invalid {
+        /// The card URL.
+        url: Url,
+        /// What the check said.
+        reason: String,
+    },
     /// The body is not an agent card.
     #[error("agent card {url} is not valid JSON: {source}")]
     Parse {
@@ -106,7 +122,14 @@ pub enum CacheStatus {
     Fresh,
     /// Revalidated with the server (HTTP 304), cached body reused.
     Revalidated,
+    /// Served from the cache, no longer fresh, because fetching failed
+    /// ([`CardResolver::with_stale_if_error`]).
+    Stale,
 }
+
+/// A check of a card body beyond "JSON with readable interface members" (see
+/// [`CardResolver::with_card_check`]); `Err` carries the reason.
+pub type CardCheck = fn(&[u8]) -> Result<(), String>;
 
 /// An agent card as fetched: the exact body plus what selection needs.
 #[derive(Debug, Clone)]
@@ -124,6 +147,16 @@ pub struct FetchedCard {
 }
 
 impl FetchedCard {
+    fn of(entry: CacheEntry, cache: CacheStatus) -> FetchedCard {
+        FetchedCard {
+            url: entry.source,
+            body: entry.body,
+            interfaces: entry.interfaces,
+            etag: entry.etag,
+            cache,
+        }
+    }
+
     /// Selects the interface to use among the card's offers (see [`crate::select`]).
     pub fn select(&self, speaks: &Speaks) -> Result<SelectedInterface, NoUsableInterface> {
         select::select(&self.interfaces, speaks)
@@ -142,6 +175,8 @@ impl FetchedCard {
 
 #[derive(Debug, Clone)]
 struct CacheEntry {
+    /// The URL the body came from (a fallback URL's entry is stored under the primary URL).
+    source: Url,
     body: Bytes,
     interfaces: CardInterfaces,
     etag: Option<String>,
@@ -159,6 +194,9 @@ pub struct CardResolver {
     a2a_version: String,
     headers: HeaderMap,
     clock: Arc<dyn Clock>,
+    ttl: Option<TtlClamp>,
+    stale_if_error: bool,
+    check: Option<CardCheck>,
 }
 
 impl CardResolver {
@@ -171,6 +209,36 @@ impl CardResolver {
             a2a_version: crate::select::Version::V1.as_str().to_string(),
             headers: HeaderMap::new(),
             clock: Arc::new(SystemClock),
+            ttl: None,
+            stale_if_error: false,
+            check: None,
+        }
+    }
+
+    /// Keeps cards for the peer's `max-age` clamped by `clamp` instead of following the caching
+    /// headers to the letter (see [`TtlClamp`]).
+    pub fn with_ttl_clamp(mut self, clamp: TtlClamp) -> CardResolver {
+        self.ttl = Some(clamp);
+        self
+    }
+
+    /// When fetching fails, serve the cached card if there is one ([`CacheStatus::Stale`]).
+    pub fn with_stale_if_error(mut self, on: bool) -> CardResolver {
+        self.stale_if_error = on;
+        self
+    }
+
+    /// Refuses fetched bodies that `check` rejects ([`DiscoveryError::Invalid`]); they are not
+    /// cached.
+    pub fn with_card_check(mut self, check: CardCheck) -> CardResolver {
+        self.check = Some(check);
+        self
+    }
+
+    /// Drops the cached card of `url`.
+    pub fn forget(&self, url: &Url) {
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.remove(url.as_str());
         }
     }
 
@@ -242,28 +310,93 @@ impl CardResolver {
 
     /// Fetches (or serves from cache) the card at exactly `url`.
     pub async fn fetch_url(&self, url: Url) -> Result<FetchedCard, DiscoveryError> {
+        self.resolve(url, None, false).await
+    }
+
+    /// Asks the server again for the card of the agent at `agent_url` even if the cached card is
+    /// fresh: a conditional request (`If-None-Match` / `If-Modified-Since`) when one is cached.
+    pub async fn revalidate(&self, agent_url: &str) -> Result<FetchedCard, DiscoveryError> {
+        self.resolve(Self::card_url(agent_url)?, None, true).await
+    }
+
+    /// [`Self::revalidate`] for exactly `url`.
+    pub async fn revalidate_url(&self, url: Url) -> Result<FetchedCard, DiscoveryError> {
+        self.resolve(url, None, true).await
+    }
+
+    /// The card at `url`, or when fetching it fails, the card at `fallback` (fetched
+    /// unconditionally); either way cached under `url`. `revalidate` asks even if fresh. When
+    /// both fail, the error is `url`'s.
+    pub async fn fetch_url_or(
+        &self,
+        url: Url,
+        fallback: Option<Url>,
+        revalidate: bool,
+    ) -> Result<FetchedCard, DiscoveryError> {
+        self.resolve(url, fallback, revalidate).await
+    }
+
+    async fn resolve(
+        &self,
+        url: Url,
+        fallback: Option<Url>,
+        force: bool,
+    ) -> Result<FetchedCard, DiscoveryError> {
         let key = url.as_str().to_string();
         let cached = self.cache.lock().ok().and_then(|c| c.get(&key).cloned());
         let now = self.clock.now();
         if let Some(entry) = &cached
+            && !force
             && entry.fresh_until.is_some_and(|until| now < until)
         {
-            return Ok(FetchedCard {
-                url,
-                body: entry.body.clone(),
-                interfaces: entry.interfaces.clone(),
-                etag: entry.etag.clone(),
-                cache: CacheStatus::Fresh,
-            });
+            return Ok(FetchedCard::of(entry.clone(), CacheStatus::Fresh));
         }
+        let mut result = self.request(&url, cached.as_ref(), now).await;
+        if let (Err(_), Some(fallback)) = (&result, fallback)
+            && let Ok(found) = self.request(&fallback, None, now).await
+        {
+            result = Ok(found);
+        }
+        match result {
+            Ok((entry, status, no_store)) => {
+                self.store(&key, &entry, no_store);
+                Ok(FetchedCard::of(entry, status))
+            }
+            Err(e) => match cached {
+                Some(entry) if self.stale_if_error => {
+                    Ok(FetchedCard::of(entry, CacheStatus::Stale))
+                }
+                _ => Err(e),
+            },
+        }
+    }
 
+    /// How long an answer with `headers` stays fresh, and whether it must not be stored.
+    fn freshness(&self, headers: &HeaderMap, now: Instant) -> (Option<Instant>, bool) {
+        let policy = CachePolicy::from_headers(headers);
+        match &self.ttl {
+            Some(clamp) => (Some(now + clamp.ttl(&policy)), false),
+            None if policy.no_store => (None, true),
+            None => (policy.fresh_for().map(|d| now + d), false),
+        }
+    }
+
+    /// One request for `url` (conditional on `cached`): the entry to store, how it was
+    /// obtained, and whether it must not be stored.
+    async fn request(
+        &self,
+        url: &Url,
+        cached: Option<&CacheEntry>,
+        now: Instant,
+    ) -> Result<(CacheEntry, CacheStatus, bool), DiscoveryError> {
+        let url = url.clone();
         let mut request = self
             .http
             .get(url.clone())
             .headers(self.headers.clone())
             .header(ACCEPT, "application/json")
             .header(a2a_header::VERSION, &self.a2a_version);
-        if let Some(entry) = &cached {
+        if let Some(entry) = cached {
             if let Some(etag) = &entry.etag {
                 request = request.header(IF_NONE_MATCH, etag);
             }
@@ -280,28 +413,21 @@ impl CardResolver {
             })?;
         let status = response.status();
         let headers = response.headers().clone();
-        let policy = CachePolicy::from_headers(&headers);
-        let fresh_until = policy.fresh_for().map(|d| now + d);
+        let (fresh_until, no_store) = self.freshness(&headers, now);
 
         if status == reqwest::StatusCode::NOT_MODIFIED
-            && let Some(mut entry) = cached
+            && let Some(entry) = cached
         {
             // RFC 9111 §4.3.4: update the stored headers from the 304.
-            entry.fresh_until = if policy.no_store { None } else { fresh_until };
+            let mut entry = entry.clone();
+            entry.fresh_until = fresh_until;
             if let Some(etag) = header_string(&headers, ETAG) {
                 entry.etag = Some(etag);
             }
             if let Some(lm) = header_string(&headers, LAST_MODIFIED) {
                 entry.last_modified = Some(lm);
             }
-            self.store(&key, &entry, policy.no_store);
-            return Ok(FetchedCard {
-                url,
-                body: entry.body,
-                interfaces: entry.interfaces,
-                etag: entry.etag,
-                cache: CacheStatus::Revalidated,
-            });
+            return Ok((entry, CacheStatus::Revalidated, no_store));
         }
         if !status.is_success() {
             let body = read_limited(response, 512).await.unwrap_or_default();
@@ -337,21 +463,20 @@ impl CardResolver {
                 url: url.clone(),
                 source,
             })?;
+        if let Some(check) = self.check
+            && let Err(reason) = check(&body)
+        {
+            return Err(DiscoveryError::Invalid { url, reason });
+        }
         let entry = CacheEntry {
-            body: body.clone(),
-            interfaces: interfaces.clone(),
+            source: url,
+            body,
+            interfaces,
             etag: header_string(&headers, ETAG),
             last_modified: header_string(&headers, LAST_MODIFIED),
             fresh_until,
         };
-        self.store(&key, &entry, policy.no_store);
-        Ok(FetchedCard {
-            url,
-            body,
-            interfaces,
-            etag: entry.etag,
-            cache: CacheStatus::Fetched,
-        })
+        Ok((entry, CacheStatus::Fetched, no_store))
     }
 
     fn store(&self, key: &str, entry: &CacheEntry, no_store: bool) {
@@ -362,58 +487,6 @@ impl CardResolver {
                 cache.insert(key.to_string(), entry.clone());
             }
         }
-    }
-}
-
-/// The caching-relevant directives of a response.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CachePolicy {
-    /// `max-age` in seconds.
-    pub max_age: Option<u64>,
-    /// `Age` in seconds.
-    pub age: u64,
-    /// `no-store`.
-    pub no_store: bool,
-    /// `no-cache` (store, but always revalidate).
-    pub no_cache: bool,
-}
-
-impl CachePolicy {
-    /// Reads `Cache-Control` (all fields) and `Age`.
-    pub fn from_headers(headers: &HeaderMap) -> CachePolicy {
-        let mut policy = CachePolicy::default();
-        for value in headers.get_all(CACHE_CONTROL) {
-            let Ok(value) = value.to_str() else { continue };
-            for directive in value.split(',') {
-                let directive = directive.trim();
-                let (name, arg) = match directive.split_once('=') {
-                    Some((n, a)) => (n.trim(), Some(a.trim().trim_matches('"'))),
-                    None => (directive, None),
-                };
-                match name.to_ascii_lowercase().as_str() {
-                    "max-age" => policy.max_age = arg.and_then(|a| a.parse().ok()),
-                    "no-store" => policy.no_store = true,
-                    "no-cache" => policy.no_cache = true,
-                    _ => {}
-                }
-            }
-        }
-        policy.age = headers
-            .get(AGE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0);
-        policy
-    }
-
-    /// How long a response stays fresh (`None`: revalidate on every use).
-    pub fn fresh_for(&self) -> Option<Duration> {
-        if self.no_store || self.no_cache {
-            return None;
-        }
-        let max_age = self.max_age?;
-        let left = max_age.saturating_sub(self.age);
-        (left > 0).then(|| Duration::from_secs(left))
     }
 }
 
@@ -470,25 +543,5 @@ mod tests {
         );
         assert!(CardResolver::card_url("ftp://h").is_err());
         assert!(CardResolver::card_url("not a url").is_err());
-    }
-
-    #[test]
-    fn cache_control_parsing() {
-        let mut h = HeaderMap::new();
-        h.insert(CACHE_CONTROL, "public, max-age=60".parse().unwrap());
-        h.insert(AGE, "10".parse().unwrap());
-        let p = CachePolicy::from_headers(&h);
-        assert_eq!(p.max_age, Some(60));
-        assert_eq!(p.fresh_for(), Some(Duration::from_secs(50)));
-        h.insert(CACHE_CONTROL, "no-cache, max-age=60".parse().unwrap());
-        assert_eq!(CachePolicy::from_headers(&h).fresh_for(), None);
-        h.insert(CACHE_CONTROL, "max-age=\"5\"".parse().unwrap());
-        h.insert(AGE, "9".parse().unwrap());
-        assert_eq!(CachePolicy::from_headers(&h).fresh_for(), None);
-        assert!(
-            CachePolicy::from_headers(&HeaderMap::new())
-                .fresh_for()
-                .is_none()
-        );
     }
 }
