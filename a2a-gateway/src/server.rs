@@ -432,7 +432,7 @@ fn record(st: &GatewayState, call: &mut Call, refusal: Option<&Refusal>) {
         st.metrics.log_unaudited(&call.trace_id, &op, code);
         return;
     }
-    if let Err(e) = st.store.append_audit(&call.audit) {
+    if let Err(e) = st.store.append_audit_queued(&call.audit) {
         tracing::error!(trace_id = %call.trace_id, "audit write failed: {e}");
     }
     match refusal {
@@ -799,7 +799,7 @@ async fn execute(
     call.audit.client_version = Some(call.version.as_str().to_owned());
     call.audit.intent_seq = Some(
         st.store
-            .append_intent(&call.audit)
+            .append_intent_committed(&call.audit).await
             .map_err(|e| Refusal::internal(&format!("audit intent not written: {e}")))?,
     );
     let mut answer = if op == Operation::ListTasks {
