@@ -799,7 +799,8 @@ async fn execute(
     call.audit.client_version = Some(call.version.as_str().to_owned());
     call.audit.intent_seq = Some(
         st.store
-            .append_intent_committed(&call.audit).await
+            .append_intent_committed(&call.audit)
+            .await
             .map_err(|e| Refusal::internal(&format!("audit intent not written: {e}")))?,
     );
     let mut answer = if op == Operation::ListTasks {

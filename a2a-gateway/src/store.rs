@@ -959,15 +959,15 @@ fn insert_audit_row(
     rec: &AuditRecord,
     phase: Option<&str>,
 ) -> Result<i64, StoreError> {
-        let ts = if rec.ts.is_empty() {
-            time::OffsetDateTime::now_utc()
-                .format(&time::format_description::well_known::Rfc3339)
-                .unwrap_or_default()
-        } else {
-            rec.ts.clone()
-        };
-        {
-            c.execute_cached(
+    let ts = if rec.ts.is_empty() {
+        time::OffsetDateTime::now_utc()
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default()
+    } else {
+        rec.ts.clone()
+    };
+    {
+        c.execute_cached(
                 "INSERT INTO audit(ts, trace_id, workspace_id, key_id, target, operation, client_method,
                    peer_method, client_version, client_binding, peer_version, peer_binding, decision,
                    status, latency_ms, error_code, phase, intent_of, task_id)
@@ -995,6 +995,6 @@ fn insert_audit_row(
                     rec.task_id
                 ],
             )?;
-            Ok(c.last_insert_rowid())
-        }
+        Ok(c.last_insert_rowid())
+    }
 }

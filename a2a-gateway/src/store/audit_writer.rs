@@ -136,7 +136,9 @@ fn run(conn: &Mutex<Connection>, rx: &Receiver<Job>) {
                 } => {
                     let _ = reply.send(result);
                 }
-                Job::Insert { reply: None, rec, .. } => {
+                Job::Insert {
+                    reply: None, rec, ..
+                } => {
                     if let Err(e) = result {
                         tracing::error!(trace_id = %rec.trace_id, "audit write failed: {e}");
                     }
