@@ -4,7 +4,11 @@
 //! The store is one SQLite file in WAL mode. Migrations are in code ([`MIGRATIONS`]) and run on
 //! open. Every operation takes the connection lock for a few microseconds; the gateway calls it
 //! from request handlers directly (SQLite in WAL mode with `synchronous=NORMAL` does not block on
-//! fsync for reads).
+//! fsync for reads). What a hop needs is kept cheap (issue 11, figures in docs/benchmarks.md):
+//! statements are compiled once per connection (`sql`), keys, agents and workspaces are read
+//! from an exact in-memory cache (`cache`), and the hop's audit rows go through one writer
+//! thread that commits them in batches (`audit_writer`; the intent record is committed before
+//! [`Store::append_intent_committed`] returns).
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
