@@ -1,54 +1,91 @@
 #!/bin/sh
-# Gateway benchmark: echo SendMessage (A2A 1.0 JSON-RPC) through the gateway vs directly to the
-# same Rust peer (the a2a-agent echo agent that `a2a-gateway demo` starts and registers), same
-# load generator (wrk + Lua body), same run, at 1 and 16 connections; then SendStreamingMessage
-# streams (events/s) both ways at 1 connection. Everything on 127.0.0.1, port 0.
+# Gateway benchmark: echo SendMessage through the gateway vs directly to the same peer (the
+# a2a-agent binary, `serve --echo`, its own process), same load generator (wrk + Lua body), same
+# run: A2A 1.0 JSON-RPC and HTTP+JSON at 1 and 16 connections, then SendStreamingMessage streams
+# (events/s) both ways at 1 connection. Prints the ratios gateway/direct, the added p50 latency
+# and the server CPU per request (utime+stime of each process over a run, from /proc/PID/stat,
+# divided by wrk's request count). Everything on 127.0.0.1, ports picked by the kernel (port 0).
 #
-# Usage (from the repository root):
+# Usage (from the repository root; `cargo xtask bench [--secs N]` runs this):
 #   a2a-gateway/bench/run.sh [seconds per run] [--no-build]
-# Environment: CARGO_TARGET_DIR (default target), as for cargo.
+# Environment: CARGO_TARGET_DIR (default target), as for cargo; BENCH_KEEP=1 keeps the temp dir.
+# wrk comes from Debian (`apt-get install -y wrk`); the script installs it when it runs as root.
 set -eu
 SECS=${1:-10}
 DIR=$(dirname "$0")
 TARGET=${CARGO_TARGET_DIR:-target}
 if [ "${2:-}" != "--no-build" ]; then
-  cargo build --release -p a2a-gateway --bin a2a-gateway
+  cargo build --release -p a2a-gateway --bin a2a-gateway -p a2a-agent --bin a2a-agent
 fi
-BIN=$TARGET/release/a2a-gateway
-command -v wrk >/dev/null || { echo "wrk not found (apt-get install -y wrk)" >&2; exit 1; }
+GWBIN=$TARGET/release/a2a-gateway
+AGBIN=$TARGET/release/a2a-agent
+if ! command -v wrk >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get install -y wrk >/dev/null || { echo "apt-get install -y wrk failed" >&2; exit 1; }
+  else
+    echo "wrk not found (apt-get install -y wrk)" >&2; exit 1
+  fi
+fi
 
 TMP=$(mktemp -d)
-OUT=$TMP/demo.out
-"$BIN" demo --port 0 --database "$TMP/demo.db" >"$OUT" 2>"$TMP/demo.err" &
-PID=$!
-trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null; rm -rf "$TMP"' EXIT
+APID=""; GPID=""
+cleanup() {
+  for p in $GPID $APID; do kill "$p" 2>/dev/null || true; done
+  for p in $GPID $APID; do wait "$p" 2>/dev/null || true; done
+  [ "${BENCH_KEEP:-}" = 1 ] && echo "kept $TMP" >&2 || rm -rf "$TMP"
+}
+trap cleanup EXIT
 trap 'exit 130' INT TERM HUP PIPE
-for _ in $(seq 100); do grep -q '^LISTENING' "$OUT" && break; sleep 0.1; done
-grep -q '^LISTENING' "$OUT" || { echo "demo did not start:" >&2; cat "$TMP/demo.err" >&2; exit 1; }
-KEY=$(sed -n 's/^export A2A_GATEWAY_KEY=//p' "$OUT")
-GW=$(sed -n 's/^LISTENING //p' "$OUT")/a2a/echo
-DIRECT=$(sed -n 's/^# The echo agent itself (direct, no gateway): //p' "$OUT")
-echo "gateway $GW, direct $DIRECT (one process, pid $PID); $(uptime)"
+# wait_listening FILE ERRFILE -> prints the URL after LISTENING
+wait_listening() {
+  for _ in $(seq 100); do grep -q '^LISTENING' "$1" && break; sleep 0.1; done
+  grep -q '^LISTENING' "$1" || { echo "server did not start:" >&2; cat "$2" >&2; exit 1; }
+  sed -n 's/^LISTENING //p' "$1" | head -1
+}
 
-# sanity: both answer the benchmark body with a JSON-RPC result (wrk only sees HTTP statuses)
+"$AGBIN" serve --echo --host 127.0.0.1 --port 0 >"$TMP/agent.out" 2>"$TMP/agent.err" &
+APID=$!
+DIRECT=$(wait_listening "$TMP/agent.out" "$TMP/agent.err")
+DB=$TMP/gw.db
+"$GWBIN" admin --database "$DB" workspace-create bench >/dev/null
+"$GWBIN" admin --database "$DB" agent-add bench echo "$DIRECT" >/dev/null
+KEY=$("$GWBIN" admin --database "$DB" key-create bench | grep -o 'a2agw_[A-Za-z0-9_-]*' | head -1)
+"$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev true >"$TMP/gw.out" 2>"$TMP/gw.err" &
+GPID=$!
+GW=$(wait_listening "$TMP/gw.out" "$TMP/gw.err")/a2a/echo
+echo "direct $DIRECT (a2a-agent pid $APID), gateway $GW (pid $GPID); $(uptime)"
+
+# sanity: both answer each benchmark body with a result (wrk only sees HTTP statuses)
 SEND='{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello bench"}]}}}'
+REST='{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello bench"}]}}'
 for u in "$DIRECT" "$GW"; do
   curl -s "$u" -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -d "$SEND" \
     | grep -q '"result"' || { echo "no JSON-RPC result from $u" >&2; exit 1; }
 done
+for u in "$DIRECT/message:send" "$GW/v1/message:send"; do
+  curl -s "$u" -H "Authorization: Bearer $KEY" -H 'Content-Type: application/a2a+json' -H 'A2A-Version: 1.0' -d "$REST" \
+    | grep -q '"task"\|"message"' || { echo "no HTTP+JSON answer from $u" >&2; exit 1; }
+done
 
+TCK=$(getconf CLK_TCK)
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 # ms from a wrk latency figure (12.3us / 1.2ms / 1.5s)
 ms() { echo "$1" | awk '{v=$1; if (v ~ /us$/) {sub(/us$/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms$/,"",v)} else if (v ~ /s$/) {sub(/s$/,"",v); v*=1000}; printf "%.3f", v}'; }
-# run NAME LUA CONNS URL KEY -> RES file with "rps p50ms p99ms errors"
+# run NAME LUA CONNS URL KEY -> RES file with "rps p50ms p99ms agent_us_per_req gateway_us_per_req"
 run() {
   t=$([ "$3" -lt 2 ] && echo 1 || echo 2)
+  a0=$(cpu "$APID"); g0=$(cpu "$GPID")
   A2A_GATEWAY_KEY=$5 wrk -t"$t" -c"$3" -d"${SECS}s" --latency -s "$DIR/$2.lua" "$4" >"$TMP/$1.wrk"
+  a1=$(cpu "$APID"); g1=$(cpu "$GPID")
   rps=$(awk '/^Requests\/sec/ {print $2}' "$TMP/$1.wrk")
+  n=$(awk '/requests in/ {print $1}' "$TMP/$1.wrk")
   p50=$(ms "$(awk '$1=="50%" {print $2}' "$TMP/$1.wrk")")
   p99=$(ms "$(awk '$1=="99%" {print $2}' "$TMP/$1.wrk")")
   err=$(awk '/Non-2xx|Socket errors/ {print}' "$TMP/$1.wrk" | tr '\n' ' ')
-  echo "$rps $p50 $p99" >"$TMP/$1.res"
-  echo "  $1: $rps req/s, p50 $p50 ms, p99 $p99 ms ${err}" >&2
+  cpus=$(awk -v a="$((a1 - a0))" -v g="$((g1 - g0))" -v n="$n" -v t="$TCK" 'BEGIN {
+    if (n < 1) n = 1; printf "%.0f %.0f", a * 1e6 / t / n, g * 1e6 / t / n }')
+  echo "$rps $p50 $p99 $cpus" >"$TMP/$1.res"
+  echo "  $1: $rps req/s, p50 $p50 ms, p99 $p99 ms, CPU us/req agent gateway: $cpus ${err}" >&2
 }
 
 # warm-up (card cache, connection pool, SQLite pages), 2 s each, not reported
@@ -57,31 +94,37 @@ run warm-gw send 1 "$GW" "$KEY"; run warm-direct send 1 "$DIRECT" ""
 SECS=$SAVE
 
 for c in 1 16; do
-  run "direct-$c" send "$c" "$DIRECT" ""
-  run "gw-$c" send "$c" "$GW" "$KEY"
+  run "direct-jsonrpc-$c" send "$c" "$DIRECT" ""
+  run "gw-jsonrpc-$c" send "$c" "$GW" "$KEY"
+  run "direct-rest-$c" rest "$c" "$DIRECT/message:send" ""
+  run "gw-rest-$c" rest "$c" "$GW/v1/message:send" "$KEY"
 done
 run stream-direct stream 1 "$DIRECT" ""
 run stream-gw stream 1 "$GW" "$KEY"
 
-# events per stream (SSE `data:` lines of one echo `stream` reply), both ways
+# events per stream (SSE `data:` lines of one echo stream reply), both ways
 BODY='{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"stream hello"}]}}}'
 EVD=$(curl -sN "$DIRECT" -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -d "$BODY" | grep -c "^data:" || true)
 EVG=$(curl -sN "$GW" -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -d "$BODY" | grep -c "^data:" || true)
-echo "RSS of the demo process (gateway + echo peer) after the runs: $(awk '/VmRSS/ {print $2 " kB"}' /proc/$PID/status)"
+rss() { awk '/VmRSS/ {print $2 " kB"}' "/proc/$1/status"; }
+echo "RSS after the runs: gateway $(rss "$GPID"), agent $(rss "$APID"); $(uptime)"
 
 echo
-echo "| connections | direct req/s | gateway req/s | ratio | direct p50 / p99 | gateway p50 / p99 | added p50 / p99 |"
-echo "| --- | --- | --- | --- | --- | --- | --- |"
-for c in 1 16; do
-  read -r drps dp50 dp99 <"$TMP/direct-$c.res"
-  read -r grps gp50 gp99 <"$TMP/gw-$c.res"
-  awk -v c="$c" -v d="$drps" -v g="$grps" -v dp50="$dp50" -v dp99="$dp99" -v gp50="$gp50" -v gp99="$gp99" 'BEGIN {
-    printf "| %d | %.0f | %.0f | %.2f | %.2f / %.2f ms | %.2f / %.2f ms | +%.2f / +%.2f ms |\n",
-      c, d, g, g/d, dp50, dp99, gp50, gp99, gp50-dp50, gp99-dp99 }'
+echo "| binding | connections | direct req/s | gateway req/s | ratio | direct p50 / p99 | gateway p50 / p99 | added p50 | CPU us/req: agent direct / agent via gw / gateway |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+for b in jsonrpc rest; do
+  for c in 1 16; do
+    read -r drps dp50 dp99 dac _ <"$TMP/direct-$b-$c.res"
+    read -r grps gp50 gp99 gac ggc <"$TMP/gw-$b-$c.res"
+    awk -v b="$b" -v c="$c" -v d="$drps" -v g="$grps" -v dp50="$dp50" -v dp99="$dp99" -v gp50="$gp50" -v gp99="$gp99" \
+      -v dac="$dac" -v gac="$gac" -v ggc="$ggc" 'BEGIN {
+      printf "| %s | %d | %.0f | %.0f | **%.2f** | %.2f / %.2f ms | %.2f / %.2f ms | +%.2f ms | %d / %d / %d |\n",
+        (b == "rest" ? "HTTP+JSON" : "JSON-RPC"), c, d, g, g/d, dp50, dp99, gp50, gp99, gp50-dp50, dac, gac, ggc }'
+  done
 done
-read -r sd sdp50 sdp99 <"$TMP/stream-direct.res"
-read -r sg sgp50 sgp99 <"$TMP/stream-gw.res"
+read -r sd sdp50 _ <"$TMP/stream-direct.res"
+read -r sg sgp50 _ <"$TMP/stream-gw.res"
 echo
 awk -v sd="$sd" -v sg="$sg" -v ed="$EVD" -v eg="$EVG" -v dp="$sdp50" -v gp="$sgp50" 'BEGIN {
-  printf "stream (1 connection, sequential): direct %.0f streams/s x %d events = %.0f events/s (p50 %.2f ms); gateway %.0f streams/s x %d events = %.0f events/s (p50 %.2f ms); ratio %.2f\n",
+  printf "stream (JSON-RPC, 1 connection, sequential): direct %.0f streams/s x %d events = %.0f events/s (p50 %.2f ms); gateway %.0f streams/s x %d events = %.0f events/s (p50 %.2f ms); ratio **%.2f**\n",
     sd, ed, sd*ed, dp, sg, eg, sg*eg, gp, (sg*eg)/(sd*ed) }'

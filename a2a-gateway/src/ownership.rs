@@ -23,7 +23,7 @@ use serde_json::Value;
 use crate::errors::{Refusal, Version};
 use crate::ops::Operation;
 use crate::server::Answer;
-use crate::store::{Store, StoreError};
+use crate::store::{CachedExt, Store, StoreError};
 
 /// The owner of a task: a registration inside a workspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,7 +84,7 @@ impl SqliteOwnership {
 impl OwnershipStore for SqliteOwnership {
     fn bind(&self, endpoint: &str, task_id: &str, owner: &Owner) -> Result<Bound, StoreError> {
         self.store.with(|c| {
-            let n = c.execute(
+            let n = c.execute_cached(
                 "INSERT OR IGNORE INTO task_owners(endpoint, task_id, workspace_id, agent_id, created_at)
                  VALUES (?1, ?2, ?3, ?4, strftime('%s','now'))",
                 params![endpoint, task_id, owner.workspace_id, owner.agent_id],
@@ -93,7 +93,7 @@ impl OwnershipStore for SqliteOwnership {
                 return Ok(Bound::New);
             }
             let same: Option<i64> = c
-                .query_row(
+                .query_row_cached(
                     "SELECT 1 FROM task_owners WHERE endpoint = ?1 AND task_id = ?2
                        AND workspace_id = ?3 AND agent_id = ?4",
                     params![endpoint, task_id, owner.workspace_id, owner.agent_id],
@@ -145,7 +145,7 @@ impl OwnershipStore for SqliteOwnership {
 
     fn forget(&self, endpoint: &str, task_id: &str) -> Result<(), StoreError> {
         self.store.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "DELETE FROM task_owners WHERE endpoint = ?1 AND task_id = ?2",
                 params![endpoint, task_id],
             )?;

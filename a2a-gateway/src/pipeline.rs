@@ -157,7 +157,8 @@ pub(crate) async fn execute(
     call.audit.client_version = Some(call.version.as_str().to_owned());
     call.audit.intent_seq = Some(
         st.store
-            .append_intent(&call.audit)
+            .append_intent_committed(&call.audit)
+            .await
             .map_err(|e| Refusal::internal(&format!("audit intent not written: {e}")))?,
     );
     // peer call, answer checks and translation

@@ -4,7 +4,11 @@
 //! The store is one SQLite file in WAL mode. Migrations are in code ([`MIGRATIONS`]) and run on
 //! open. Every operation takes the connection lock for a few microseconds; the gateway calls it
 //! from request handlers directly (SQLite in WAL mode with `synchronous=NORMAL` does not block on
-//! fsync for reads).
+//! fsync for reads). What a hop needs is kept cheap (issue 11, figures in docs/benchmarks.md):
+//! statements are compiled once per connection (`sql`), keys, agents and workspaces are read
+//! from an exact in-memory cache (`cache`), and the hop's audit rows go through one writer
+//! thread that commits them in batches (`audit_writer`; the intent record is committed before
+//! [`Store::append_intent_committed`] returns).
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -14,6 +18,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::keys::{self, Scope};
+
+mod audit_writer;
+mod cache;
+mod sql;
+pub(crate) use sql::CachedExt;
 
 /// Errors of the store.
 #[derive(Debug, thiserror::Error)]
@@ -302,6 +311,10 @@ pub struct AuditRecord {
 #[derive(Clone)]
 pub struct Store {
     conn: Arc<Mutex<Connection>>,
+    /// Keys, agents and workspaces read on every hop (see [`cache`]).
+    cache: Arc<cache::Cache>,
+    /// The audit log's group-commit writer (see [`audit_writer`]).
+    audit: Arc<audit_writer::AuditWriter>,
 }
 
 fn now() -> i64 {
@@ -325,6 +338,7 @@ impl Store {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.set_prepared_statement_cache_capacity(sql::STATEMENT_CACHE);
         let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
         for (i, sql) in MIGRATIONS.iter().enumerate() {
             let v = i as i64 + 1;
@@ -335,8 +349,11 @@ impl Store {
                 tx.commit()?;
             }
         }
+        let conn = Arc::new(Mutex::new(conn));
         Ok(Store {
-            conn: Arc::new(Mutex::new(conn)),
+            audit: Arc::new(audit_writer::AuditWriter::start(conn.clone())),
+            conn,
+            cache: Arc::default(),
         })
     }
 
@@ -347,6 +364,18 @@ impl Store {
     ) -> Result<T, StoreError> {
         let c = self.conn.lock().map_err(|_| StoreError::Poisoned)?;
         f(&c)
+    }
+
+    /// Like [`Store::with`] for changes to workspaces, agents or keys: the registry cache is
+    /// cleared before the lock is released.
+    fn with_write<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let c = self.conn.lock().map_err(|_| StoreError::Poisoned)?;
+        let out = f(&c);
+        self.cache.clear();
+        out
     }
 
     /// Schema version after migrations.
@@ -365,8 +394,8 @@ impl Store {
                 "workspace id {id:?} must be non-empty ASCII letters, digits, '-', '_' or '.'"
             )));
         }
-        self.with(|c| {
-            let n = c.execute(
+        self.with_write(|c| {
+            let n = c.execute_cached(
                 "INSERT OR IGNORE INTO workspaces(id, name, created_at) VALUES (?1, ?2, ?3)",
                 params![id, name, now()],
             )?;
@@ -384,7 +413,11 @@ impl Store {
     /// Reads a workspace.
     pub fn workspace(&self, id: &str) -> Result<Option<Workspace>, StoreError> {
         self.with(|c| {
-            Ok(c.query_row(
+            let mut cached = self.cache.current(c)?;
+            if let Some(w) = cached.workspaces.get(id) {
+                return Ok(w.clone());
+            }
+            let w = c.query_row_cached(
                 "SELECT id, name, max_response_bytes, max_stream_bytes, max_card_bytes FROM workspaces WHERE id = ?1",
                 params![id],
                 |r| {
@@ -397,14 +430,17 @@ impl Store {
                     })
                 },
             )
-            .optional()?)
+            .optional()?;
+            cached.make_room();
+            cached.workspaces.insert(id.to_owned(), w.clone());
+            Ok(w)
         })
     }
 
     /// Lists workspaces.
     pub fn list_workspaces(&self) -> Result<Vec<Workspace>, StoreError> {
         let ids: Vec<String> = self.with(|c| {
-            let mut st = c.prepare("SELECT id FROM workspaces ORDER BY id")?;
+            let mut st = c.prepare_cached("SELECT id FROM workspaces ORDER BY id")?;
             let rows = st.query_map([], |r| r.get(0))?;
             Ok(rows.collect::<Result<Vec<String>, _>>()?)
         })?;
@@ -425,8 +461,8 @@ impl Store {
         max_stream_bytes: Option<u64>,
         max_card_bytes: Option<u64>,
     ) -> Result<(), StoreError> {
-        self.with(|c| {
-            let n = c.execute(
+        self.with_write(|c| {
+            let n = c.execute_cached(
                 "UPDATE workspaces SET max_response_bytes = ?2, max_stream_bytes = ?3, max_card_bytes = ?4 WHERE id = ?1",
                 params![
                     id,
@@ -469,8 +505,8 @@ impl Store {
             }
             None => None,
         };
-        self.with(|c| {
-            c.execute(
+        self.with_write(|c| {
+            c.execute_cached(
                 "INSERT INTO agents(workspace_id, agent_id, endpoint, credential, skill_allow, pinned_card_key, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                  ON CONFLICT(workspace_id, agent_id) DO UPDATE SET endpoint = excluded.endpoint,
@@ -494,20 +530,29 @@ impl Store {
     /// missing one.
     pub fn agent(&self, workspace_id: &str, agent_id: &str) -> Result<Option<Agent>, StoreError> {
         self.with(|c| {
-            Ok(c.query_row(
-                "SELECT workspace_id, agent_id, endpoint, credential, skill_allow, pinned_card_key
-                 FROM agents WHERE workspace_id = ?1 AND agent_id = ?2",
-                params![workspace_id, agent_id],
-                row_agent,
-            )
-            .optional()?)
+            let mut cached = self.cache.current(c)?;
+            let key = (workspace_id.to_owned(), agent_id.to_owned());
+            if let Some(a) = cached.agents.get(&key) {
+                return Ok(a.clone());
+            }
+            let a = c
+                .query_row_cached(
+                    "SELECT workspace_id, agent_id, endpoint, credential, skill_allow, pinned_card_key
+                     FROM agents WHERE workspace_id = ?1 AND agent_id = ?2",
+                    params![workspace_id, agent_id],
+                    row_agent,
+                )
+                .optional()?;
+            cached.make_room();
+            cached.agents.insert(key, a.clone());
+            Ok(a)
         })
     }
 
     /// Lists the agents of a workspace.
     pub fn list_agents(&self, workspace_id: &str) -> Result<Vec<Agent>, StoreError> {
         self.with(|c| {
-            let mut st = c.prepare(
+            let mut st = c.prepare_cached(
                 "SELECT workspace_id, agent_id, endpoint, credential, skill_allow, pinned_card_key
                  FROM agents WHERE workspace_id = ?1 ORDER BY agent_id",
             )?;
@@ -518,8 +563,8 @@ impl Store {
 
     /// Removes an agent registration.
     pub fn delete_agent(&self, workspace_id: &str, agent_id: &str) -> Result<(), StoreError> {
-        self.with(|c| {
-            let n = c.execute(
+        self.with_write(|c| {
+            let n = c.execute_cached(
                 "DELETE FROM agents WHERE workspace_id = ?1 AND agent_id = ?2",
                 params![workspace_id, agent_id],
             )?;
@@ -545,8 +590,8 @@ impl Store {
         let generated = keys::generate().map_err(StoreError::Invalid)?;
         let scopes_s = keys::scopes_to_string(scopes);
         let created = now();
-        self.with(|c| {
-            c.execute(
+        self.with_write(|c| {
+            c.execute_cached(
                 "INSERT INTO api_keys(key_id, workspace_id, hash, scopes, label, created_at, expires_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 params![
@@ -578,7 +623,7 @@ impl Store {
     /// Lists the keys of a workspace (metadata only).
     pub fn list_keys(&self, workspace_id: &str) -> Result<Vec<KeyInfo>, StoreError> {
         self.with(|c| {
-            let mut st = c.prepare(
+            let mut st = c.prepare_cached(
                 "SELECT key_id, workspace_id, scopes, label, created_at, expires_at, revoked_at
                  FROM api_keys WHERE workspace_id = ?1 ORDER BY created_at, key_id",
             )?;
@@ -599,8 +644,8 @@ impl Store {
 
     /// Revokes a key (idempotent).
     pub fn revoke_key(&self, key_id: &str) -> Result<(), StoreError> {
-        self.with(|c| {
-            let n = c.execute(
+        self.with_write(|c| {
+            let n = c.execute_cached(
                 "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?2) WHERE key_id = ?1",
                 params![key_id, now()],
             )?;
@@ -620,12 +665,22 @@ impl Store {
             return Ok(Err(KeyRejection::Invalid));
         };
         let row: Option<KeyRow> = self.with(|c| {
-            Ok(c.query_row(
-                "SELECT workspace_id, hash, scopes, expires_at, revoked_at FROM api_keys WHERE key_id = ?1",
-                params![key_id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-            )
-            .optional()?)
+            let mut cached = self.cache.current(c)?;
+            if let Some(k) = cached.keys.get(key_id) {
+                return Ok(Some(k.clone()));
+            }
+            let k: Option<KeyRow> = c
+                .query_row_cached(
+                    "SELECT workspace_id, hash, scopes, expires_at, revoked_at FROM api_keys WHERE key_id = ?1",
+                    params![key_id],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+                )
+                .optional()?;
+            if let Some(k) = &k {
+                cached.make_room();
+                cached.keys.insert(key_id.to_owned(), k.clone());
+            }
+            Ok(k)
         })?;
         // Hash even when the id is unknown, so timing does not tell ids apart.
         let digest = keys::hash(presented);
@@ -654,7 +709,7 @@ impl Store {
     /// Stores a sealed push callback.
     pub fn insert_push_callback(&self, cb: &PushCallback) -> Result<(), StoreError> {
         self.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "INSERT INTO push_callbacks(callback_id, workspace_id, agent_id, task_id, config_id,
                    url, token, auth_scheme, auth_credentials, caller_version, peer_version,
                    notify_token, created_at)
@@ -687,7 +742,7 @@ impl Store {
         config_id: Option<&str>,
     ) -> Result<(), StoreError> {
         self.with(|c| {
-            c.execute(
+            c.execute_cached(
                 "UPDATE push_callbacks SET task_id = COALESCE(?2, task_id),
                    config_id = COALESCE(?3, config_id) WHERE callback_id = ?1",
                 params![callback_id, task_id, config_id],
@@ -699,7 +754,7 @@ impl Store {
     /// One sealed push callback.
     pub fn push_callback(&self, callback_id: &str) -> Result<Option<PushCallback>, StoreError> {
         self.with(|c| {
-            Ok(c.query_row(
+            Ok(c.query_row_cached(
                 "SELECT callback_id, workspace_id, agent_id, task_id, config_id, url, token,
                    auth_scheme, auth_credentials, caller_version, peer_version, notify_token
                  FROM push_callbacks WHERE callback_id = ?1",
@@ -735,7 +790,7 @@ impl Store {
         config_id: Option<&str>,
     ) -> Result<usize, StoreError> {
         self.with(|c| {
-            Ok(c.execute(
+            Ok(c.execute_cached(
                 "DELETE FROM push_callbacks WHERE workspace_id = ?1 AND agent_id = ?2
                    AND task_id = ?3 AND (?4 IS NULL OR config_id = ?4)",
                 params![workspace_id, agent_id, task_id, config_id],
@@ -746,7 +801,7 @@ impl Store {
     /// Marks a body as delivered for a callback; false when it already was (a duplicate).
     pub fn mark_push_delivered(&self, callback_id: &str, hash: &str) -> Result<bool, StoreError> {
         self.with(|c| {
-            Ok(c.execute(
+            Ok(c.execute_cached(
                 "INSERT OR IGNORE INTO push_delivered(callback_id, body_hash, delivered_at)
                  VALUES (?1, ?2, ?3)",
                 params![callback_id, hash, now()],
@@ -757,7 +812,7 @@ impl Store {
     /// Whether a body was already delivered for a callback.
     pub fn push_delivered(&self, callback_id: &str, hash: &str) -> Result<bool, StoreError> {
         self.with(|c| {
-            Ok(c.query_row(
+            Ok(c.query_row_cached(
                 "SELECT 1 FROM push_delivered WHERE callback_id = ?1 AND body_hash = ?2",
                 params![callback_id, hash],
                 |_| Ok(()),
@@ -781,44 +836,24 @@ impl Store {
     }
 
     fn insert_audit(&self, rec: &AuditRecord, phase: Option<&str>) -> Result<i64, StoreError> {
-        let ts = if rec.ts.is_empty() {
-            time::OffsetDateTime::now_utc()
-                .format(&time::format_description::well_known::Rfc3339)
-                .unwrap_or_default()
-        } else {
-            rec.ts.clone()
-        };
-        self.with(|c| {
-            c.execute(
-                "INSERT INTO audit(ts, trace_id, workspace_id, key_id, target, operation, client_method,
-                   peer_method, client_version, client_binding, peer_version, peer_binding, decision,
-                   status, latency_ms, error_code, phase, intent_of, task_id)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                   ?17, ?18, ?19)",
-                params![
-                    ts,
-                    rec.trace_id,
-                    rec.workspace_id,
-                    rec.key_id,
-                    rec.target,
-                    rec.operation,
-                    rec.client_method,
-                    rec.peer_method,
-                    rec.client_version,
-                    rec.client_binding,
-                    rec.peer_version,
-                    rec.peer_binding,
-                    rec.decision,
-                    rec.status,
-                    rec.latency_ms,
-                    rec.error_code,
-                    phase,
-                    if phase.is_some() { None } else { rec.intent_seq },
-                    rec.task_id
-                ],
-            )?;
-            Ok(c.last_insert_rowid())
-        })
+        self.with(|c| insert_audit_row(c, rec, phase))
+    }
+
+    /// Writes the intent record of a hop through the group-commit writer; returns its sequence
+    /// number once the batch holding it has committed (so before the peer is called).
+    pub async fn append_intent_committed(&self, rec: &AuditRecord) -> Result<i64, StoreError> {
+        self.audit.intent(rec).await
+    }
+
+    /// Queues an audit record for the writer's next batch (commits within one batch; readers of
+    /// the log and [`Store::flush_audit`] wait for it).
+    pub fn append_audit_queued(&self, rec: &AuditRecord) -> Result<(), StoreError> {
+        self.audit.enqueue(rec)
+    }
+
+    /// Blocks until every queued audit record has committed.
+    pub fn flush_audit(&self) {
+        self.audit.flush();
     }
 
     /// Reads audit records, oldest first, optionally filtered by workspace and target, after
@@ -831,8 +866,9 @@ impl Store {
         after: i64,
         limit: i64,
     ) -> Result<Vec<AuditRecord>, StoreError> {
+        self.flush_audit();
         self.with(|c| {
-            let mut st = c.prepare(
+            let mut st = c.prepare_cached(
                 "SELECT seq, ts, trace_id, workspace_id, key_id, target, operation, client_method,
                    peer_method, client_version, client_binding, peer_version, peer_binding, decision,
                    status, latency_ms, error_code, task_id, intent_of,
@@ -896,7 +932,8 @@ impl Store {
     /// Raw SQL escape hatch for tests of the append-only rule.
     #[doc(hidden)]
     pub fn execute_raw(&self, sql: &str) -> Result<usize, StoreError> {
-        self.with(|c| Ok(c.execute(sql, [])?))
+        self.flush_audit();
+        self.with_write(|c| Ok(c.execute(sql, [])?))
     }
 }
 
@@ -918,4 +955,50 @@ fn row_agent(r: &rusqlite::Row<'_>) -> rusqlite::Result<Agent> {
 /// Serialises an audit record for the hop-history endpoint.
 pub fn audit_to_value(rec: &AuditRecord) -> Value {
     serde_json::to_value(rec).unwrap_or(Value::Null)
+}
+
+/// Inserts one audit row on `c` (the store's connection or a transaction on it).
+fn insert_audit_row(
+    c: &Connection,
+    rec: &AuditRecord,
+    phase: Option<&str>,
+) -> Result<i64, StoreError> {
+    let ts = if rec.ts.is_empty() {
+        time::OffsetDateTime::now_utc()
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default()
+    } else {
+        rec.ts.clone()
+    };
+    {
+        c.execute_cached(
+                "INSERT INTO audit(ts, trace_id, workspace_id, key_id, target, operation, client_method,
+                   peer_method, client_version, client_binding, peer_version, peer_binding, decision,
+                   status, latency_ms, error_code, phase, intent_of, task_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                   ?17, ?18, ?19)",
+                params![
+                    ts,
+                    rec.trace_id,
+                    rec.workspace_id,
+                    rec.key_id,
+                    rec.target,
+                    rec.operation,
+                    rec.client_method,
+                    rec.peer_method,
+                    rec.client_version,
+                    rec.client_binding,
+                    rec.peer_version,
+                    rec.peer_binding,
+                    rec.decision,
+                    rec.status,
+                    rec.latency_ms,
+                    rec.error_code,
+                    phase,
+                    if phase.is_some() { None } else { rec.intent_seq },
+                    rec.task_id
+                ],
+            )?;
+        Ok(c.last_insert_rowid())
+    }
 }

@@ -9,6 +9,10 @@
 //!   instrumentation on the stable toolchain (no cargo-fuzz needed, see [`fuzz`]) and runs each for
 //!   N seconds (default 60), printing executions and crashes. `cargo xtask test` ends with a brief
 //!   run (`A2A_CI_FUZZ_SECS`, default 10 s per target; 0 skips it).
+//! - `cargo xtask bench [--secs N] [--no-build]`: the gateway benchmark (`a2a-gateway/bench/run.sh`):
+//!   release build, the a2a-agent echo agent called directly and through the gateway with wrk
+//!   (SendMessage on JSON-RPC and HTTP+JSON at 1 and 16 connections, streams), and prints the
+//!   ratios gateway/direct of the same run (see docs/benchmarks.md).
 //!
 //! Dependencies: `clap` (argument parsing) and `anyhow` (error reporting); everything else is
 //! `std::process::Command`, so this crate builds in seconds on a fresh clone.
@@ -57,6 +61,15 @@ enum Cmd {
         /// Only this target (default: all of them).
         target: Option<String>,
     },
+    /// Gateway vs direct benchmark (release build, wrk): prints the ratios gateway/direct.
+    Bench {
+        /// Seconds per wrk run.
+        #[arg(long, default_value_t = 10)]
+        secs: u64,
+        /// Use the release binaries already built.
+        #[arg(long)]
+        no_build: bool,
+    },
 }
 
 fn main() {
@@ -67,6 +80,7 @@ fn main() {
         Cmd::Schema { check } => schema(check),
         Cmd::Pyenv => pyenv().map(|_| ()),
         Cmd::Fuzz { secs, target } => fuzz::fuzz(secs, target.as_deref()).map(|_| ()),
+        Cmd::Bench { secs, no_build } => bench(secs, no_build),
     };
     if let Err(err) = result {
         eprintln!("xtask: error: {err:#}");
@@ -98,6 +112,18 @@ fn run(what: &str, mut cmd: Command) -> Result<()> {
         bail!("{what} failed ({status})");
     }
     Ok(())
+}
+
+/// Runs the gateway benchmark script from the workspace root.
+fn bench(secs: u64, no_build: bool) -> Result<()> {
+    let mut c = Command::new("sh");
+    c.current_dir(root())
+        .arg("a2a-gateway/bench/run.sh")
+        .arg(secs.to_string());
+    if no_build {
+        c.arg("--no-build");
+    }
+    run("gateway benchmark", c)
 }
 
 /// One named step of `cargo xtask test`.

@@ -381,11 +381,14 @@ async fn serve(args: ServeArgs) -> Result<()> {
         .await
         .with_context(|| format!("binding {}", config.listen))?;
     let addr = listener.local_addr()?;
+    let audit = store.clone();
     let gateway = Gateway::new(config, store).map_err(anyhow::Error::msg)?;
     let handle = gateway.serve(listener).await?;
     println!("LISTENING http://{addr}");
     a2a_agent::listen::shutdown_signal().await;
     handle.shutdown().await;
+    // Completion records queued for the audit writer's next batch commit before we exit.
+    audit.flush_audit();
     Ok(())
 }
 
