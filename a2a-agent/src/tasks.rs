@@ -945,28 +945,26 @@ impl TaskManager {
             .await
             .is_err()
         {
-            let lives: Vec<Arc<Live>> = self
-                .live
-                .lock()
-                .map(|m| m.values().cloned().collect())
-                .unwrap_or_default();
-            for l in lives {
+            for l in self.lives() {
                 l.cancel.cancel();
             }
             let _ = tokio::time::timeout(Duration::from_secs(5), self.tracker.wait()).await;
         }
         // Streams of tasks that are not running (waiting for input, or subscribed after a
         // restart) end too: the task as it stands is their last event.
-        let lives: Vec<Arc<Live>> = self
-            .live
-            .lock()
-            .map(|m| m.values().cloned().collect())
-            .unwrap_or_default();
-        for l in lives {
+        for l in self.lives() {
             let mut g = l.state.lock().await;
             let LiveState { fanout, task, .. } = &mut *g;
             fanout.close_with(task);
         }
+    }
+
+    /// The tasks live in this process, taken out of the registry's lock.
+    fn lives(&self) -> Vec<Arc<Live>> {
+        self.live
+            .lock()
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// Number of tasks live in this process (running or interrupted).

@@ -196,7 +196,10 @@ async fn kill_9_under_load_leaves_no_hop_without_an_audit_record() {
     );
     // Incomplete records: the hops cut by the kill (at most one per caller) and completions
     // still in the audit writer's queue (one batch); every other acknowledged send is complete.
-    assert!(incomplete <= 16, "{incomplete} incomplete records for 8 callers");
+    assert!(
+        incomplete <= 16,
+        "{incomplete} incomplete records for 8 callers"
+    );
     assert!(
         complete + 16 > acked.len(),
         "{complete} completed records for {} acknowledged sends",
