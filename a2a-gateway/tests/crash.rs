@@ -4,14 +4,16 @@
 //! same file.
 
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use a2a_agent::{AgentCard, AgentConfig, AgentServer, Reply, handler_fn};
-use a2a_gateway::store::{Agent, Store};
+use a2a_gateway::store::Store;
 use serde_json::{Value, json};
+
+mod common;
+use common::{seed_file, spawn_serve};
 
 /// A peer that remembers the message id of every call that reached it.
 async fn peer(seen: Arc<Mutex<HashSet<String>>>) -> a2a_agent::ServerHandle {
@@ -48,33 +50,7 @@ impl Drop for Gateway {
 }
 
 fn start_gateway(db: &std::path::Path) -> (Gateway, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-gateway"))
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--dev",
-            "true",
-            "--database",
-        ])
-        .arg(db)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if let Some(u) = line.strip_prefix("LISTENING ") {
-                let _ = tx.send(u.to_owned());
-            }
-        }
-    });
-    let base = rx
-        .recv_timeout(Duration::from_secs(10))
-        .expect("no LISTENING line");
+    let (child, base) = spawn_serve(db, &[]);
     (Gateway(child), base)
 }
 
@@ -90,21 +66,7 @@ async fn kill_9_under_load_leaves_no_hop_without_an_audit_record() {
     let peer = peer(seen.clone()).await;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("gw.db");
-    let key = {
-        let store = Store::open(&db).unwrap();
-        store.create_workspace("ws", "W").unwrap();
-        store
-            .upsert_agent(&Agent {
-                workspace_id: "ws".into(),
-                agent_id: "p".into(),
-                endpoint: peer.url().to_owned(),
-                credential: None,
-                skills: None,
-                pinned_card_key: None,
-            })
-            .unwrap();
-        store.create_key("ws", &[], None, None).unwrap().1
-    };
+    let key = seed_file(&db, "p", peer.url());
     let (mut gw, base) = start_gateway(&db);
     let url = format!("{base}/a2a/p");
     let http = reqwest::Client::new();

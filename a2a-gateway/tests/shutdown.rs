@@ -2,15 +2,16 @@
 //! grace period, then every open stream ends with an `a2a_shutting_down` error event, every
 //! waiting blocking call is answered with it, and the process exits 0.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use a2a_agent::{AgentCard, AgentConfig, AgentServer, Reply, handler_fn};
-use a2a_gateway::store::{Agent, Store};
 use serde_json::{Value, json};
+
+mod common;
+use common::{seed_file, spawn_serve};
 
 /// A peer whose every task takes 30 s; `calls` counts the messages that reached it.
 async fn slow_peer(calls: Arc<AtomicUsize>) -> a2a_agent::ServerHandle {
@@ -35,31 +36,6 @@ async fn slow_peer(calls: Arc<AtomicUsize>) -> a2a_agent::ServerHandle {
         .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
         .await
         .unwrap()
-}
-
-fn start_gateway(db: &std::path::Path) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-gateway"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--dev", "true"])
-        .args(["--shutdown-grace-secs", "1", "--database"])
-        .arg(db)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if let Some(u) = line.strip_prefix("LISTENING ") {
-                let _ = tx.send(u.to_owned());
-            }
-        }
-    });
-    let base = rx
-        .recv_timeout(Duration::from_secs(10))
-        .expect("no LISTENING line");
-    (child, base)
 }
 
 fn body(method: &str, i: usize) -> String {
@@ -87,22 +63,8 @@ async fn run(signal: &str, streams: usize, blocking: usize) {
     let peer = slow_peer(calls.clone()).await;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("gw.db");
-    let key = {
-        let store = Store::open(&db).unwrap();
-        store.create_workspace("ws", "W").unwrap();
-        store
-            .upsert_agent(&Agent {
-                workspace_id: "ws".into(),
-                agent_id: "slow".into(),
-                endpoint: peer.url().to_owned(),
-                credential: None,
-                skills: None,
-                pinned_card_key: None,
-            })
-            .unwrap();
-        store.create_key("ws", &[], None, None).unwrap().1
-    };
-    let (mut child, base) = start_gateway(&db);
+    let key = seed_file(&db, "slow", peer.url());
+    let (mut child, base) = spawn_serve(&db, &["--shutdown-grace-secs", "1"]);
     let http = reqwest::Client::new();
     let url = format!("{base}/a2a/slow");
     let mut tasks = Vec::new();

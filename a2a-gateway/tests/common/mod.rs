@@ -198,3 +198,50 @@ pub fn bind_task(env: &Env, endpoint: &str, task: &str, agent_id: &str) {
         )
         .unwrap();
 }
+
+/// Seeds the SQLite file `db` for the `serve` binary: workspace `ws` with `agent_id` at
+/// `endpoint` (no credential); returns an unscoped key of `ws`.
+pub fn seed_file(db: &std::path::Path, agent_id: &str, endpoint: &str) -> String {
+    let store = Store::open(db).unwrap();
+    store.create_workspace("ws", "W").unwrap();
+    store
+        .upsert_agent(&Agent {
+            workspace_id: "ws".into(),
+            agent_id: agent_id.into(),
+            endpoint: endpoint.into(),
+            credential: None,
+            skills: None,
+            pinned_card_key: None,
+        })
+        .unwrap();
+    store.create_key("ws", &[], None, None).unwrap().1
+}
+
+/// Starts `a2a-gateway serve --listen 127.0.0.1:0 --dev true --database db` plus `extra`
+/// arguments; returns the child and the base URL from its `LISTENING` line.
+pub fn spawn_serve(db: &std::path::Path, extra: &[&str]) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-gateway"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--dev", "true"])
+        .args(extra)
+        .arg("--database")
+        .arg(db)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Some(u) = line.strip_prefix("LISTENING ") {
+                let _ = tx.send(u.to_owned());
+            }
+        }
+    });
+    let base = rx
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("no LISTENING line");
+    (child, base)
+}
