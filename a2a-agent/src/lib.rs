@@ -38,6 +38,8 @@
 //! - `uuid`: task/context/message ids; `time`: timestamps; `base64`: opaque page tokens;
 //!   `url`: query strings; `thiserror`, `anyhow`: errors.
 //! - `tracing`, `tracing-subscriber`: logs (JSON on request).
+//! - `tikv-jemallocator` (feature `jemalloc`, default, binary only): the binary's allocator, chosen
+//!   by measurement (docs/benchmarks.md, "Allocator"); embedders keep their own.
 //! - `metrics`, `metrics-exporter-prometheus`: the Prometheus `/metrics` endpoint of the binary.
 //! - `reqwest`: push webhooks (through [`net_guard`]), JWKS / discovery fetches and RFC 7662
 //!   token introspection ([`oidc`]); `jsonwebtoken` (aws-lc-rs): JWT signature and claim checks.

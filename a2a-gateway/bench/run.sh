@@ -8,7 +8,8 @@
 #
 # Usage (from the repository root; `cargo xtask bench [--secs N]` runs this):
 #   a2a-gateway/bench/run.sh [seconds per run] [--no-build]
-# Environment: CARGO_TARGET_DIR (default target), as for cargo; BENCH_KEEP=1 keeps the temp dir.
+# Environment: CARGO_TARGET_DIR (default target), as for cargo; BENCH_KEEP=1 keeps the temp dir;
+# BENCH_PRELOAD=/path/lib.so runs both servers with LD_PRELOAD (e.g. to compare allocators).
 # wrk comes from Debian (`apt-get install -y wrk`); the script installs it when it runs as root.
 set -eu
 SECS=${1:-10}
@@ -43,14 +44,14 @@ wait_listening() {
   sed -n 's/^LISTENING //p' "$1" | head -1
 }
 
-"$AGBIN" serve --echo --host 127.0.0.1 --port 0 >"$TMP/agent.out" 2>"$TMP/agent.err" &
+env ${BENCH_PRELOAD:+LD_PRELOAD=$BENCH_PRELOAD} "$AGBIN" serve --echo --host 127.0.0.1 --port 0 >"$TMP/agent.out" 2>"$TMP/agent.err" &
 APID=$!
 DIRECT=$(wait_listening "$TMP/agent.out" "$TMP/agent.err")
 DB=$TMP/gw.db
 "$GWBIN" admin --database "$DB" workspace-create bench >/dev/null
 "$GWBIN" admin --database "$DB" agent-add bench echo "$DIRECT" >/dev/null
 KEY=$("$GWBIN" admin --database "$DB" key-create bench | grep -o 'a2agw_[A-Za-z0-9_-]*' | head -1)
-"$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev true >"$TMP/gw.out" 2>"$TMP/gw.err" &
+env ${BENCH_PRELOAD:+LD_PRELOAD=$BENCH_PRELOAD} "$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev true >"$TMP/gw.out" 2>"$TMP/gw.err" &
 GPID=$!
 GW=$(wait_listening "$TMP/gw.out" "$TMP/gw.err")/a2a/echo
 echo "direct $DIRECT (a2a-agent pid $APID), gateway $GW (pid $GPID); $(uptime)"

@@ -9,7 +9,7 @@ use a2a_types::envelope::RawId;
 
 use crate::errors::{Binding, Version};
 use crate::server::random_hex;
-use crate::store::AuditRecord;
+use crate::store::{AuditRecord, IntentRef};
 
 pub(crate) struct Call {
     pub(crate) trace_id: String,
@@ -19,6 +19,8 @@ pub(crate) struct Call {
     pub(crate) id: RawId,
     pub(crate) a2a_json_only: bool,
     pub(crate) hops: u32,
+    /// The hop's intent record, once written (its completion names it).
+    pub(crate) intent: Option<IntentRef>,
 }
 
 /// Header carrying the number of gateway hops a request has made (loop-detection seam input).
@@ -64,6 +66,7 @@ impl Call {
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.trim().parse().ok())
                 .unwrap_or(0),
+            intent: None,
         }
     }
 

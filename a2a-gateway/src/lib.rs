@@ -28,7 +28,9 @@
 //! - `serde`, `serde_json`, `toml`, `clap`: wire JSON, the config file and the command line;
 //! - `url`: peer address checks; `time`: audit timestamps; `tracing`, `tracing-subscriber`: logs;
 //! - `thiserror`, `anyhow`: error types in the library and the binary;
-//! - `tokio-util`: the cancellation token that ends streams and waiting calls at shutdown.
+//! - `tokio-util`: the cancellation token that ends streams and waiting calls at shutdown;
+//! - `tikv-jemallocator` (feature `jemalloc`, default, binary only): the binary's allocator, chosen
+//!   by measurement over glibc malloc and mimalloc (docs/benchmarks.md, "Allocator").
 
 // Refusals are large but cold: boxing them would only add noise on the error paths.
 #![allow(clippy::result_large_err)]

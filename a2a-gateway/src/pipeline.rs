@@ -155,7 +155,7 @@ pub(crate) async fn execute(
     // intent record: written before the peer is called, completed by `record`.
     call.audit.decision = "allowed".into();
     call.audit.client_version = Some(call.version.as_str().to_owned());
-    call.audit.intent_seq = Some(
+    call.intent = Some(
         st.store
             .append_intent_committed(&call.audit)
             .await

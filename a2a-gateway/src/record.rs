@@ -42,7 +42,10 @@ pub(crate) fn record(st: &GatewayState, call: &mut Call, refusal: Option<&Refusa
         st.metrics.log_unaudited(&call.trace_id, &op, code);
         return;
     }
-    if let Err(e) = st.store.append_audit_queued(&call.audit) {
+    if let Err(e) = st
+        .store
+        .append_audit_queued(&call.audit, call.intent.as_ref())
+    {
         tracing::error!(trace_id = %call.trace_id, "audit write failed: {e}");
     }
     match refusal {

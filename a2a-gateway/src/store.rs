@@ -7,8 +7,8 @@
 //! fsync for reads). What a hop needs is kept cheap (issue 11, figures in docs/benchmarks.md):
 //! statements are compiled once per connection (`sql`), keys, agents and workspaces are read
 //! from an exact in-memory cache (`cache`), and the hop's audit rows go through one writer
-//! thread that commits them in batches (`audit_writer`; the intent record is committed before
-//! [`Store::append_intent_committed`] returns).
+//! thread that commits them in batches (`audit_writer`; the intent record is committed, or in the
+//! serving process journaled (`journal`), before [`Store::append_intent_committed`] returns).
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -21,6 +21,8 @@ use crate::keys::{self, Scope};
 
 mod audit_writer;
 mod cache;
+mod journal;
+pub use audit_writer::IntentRef;
 mod sql;
 pub(crate) use sql::CachedExt;
 
@@ -140,6 +142,15 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE audit ADD COLUMN intent_of INTEGER;
     ALTER TABLE audit ADD COLUMN task_id TEXT;
     CREATE INDEX audit_intent_of ON audit(intent_of);
+    "#,
+    // 4: the intent journal's watermark (see `journal`): the highest journal number whose
+    // intent row is committed.
+    r#"
+    CREATE TABLE journal_state (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        committed INTEGER NOT NULL
+    );
+    INSERT INTO journal_state(id, committed) VALUES (1, 0);
     "#,
 ];
 
@@ -315,6 +326,8 @@ pub struct Store {
     cache: Arc<cache::Cache>,
     /// The audit log's group-commit writer (see [`audit_writer`]).
     audit: Arc<audit_writer::AuditWriter>,
+    /// The database file (none in memory).
+    path: Option<Arc<std::path::PathBuf>>,
 }
 
 fn now() -> i64 {
@@ -325,7 +338,9 @@ impl Store {
     /// Opens (creating if needed) the SQLite file at `path` and applies migrations.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         let conn = Connection::open(path)?;
-        Self::init(conn)
+        let mut store = Self::init(conn)?;
+        store.path = Some(Arc::new(path.to_owned()));
+        Ok(store)
     }
 
     /// Opens a private in-memory store (tests, examples).
@@ -354,7 +369,26 @@ impl Store {
             audit: Arc::new(audit_writer::AuditWriter::start(conn.clone())),
             conn,
             cache: Arc::default(),
+            path: None,
         })
+    }
+
+    /// Makes this process the one serving the database: intent records are journaled to
+    /// `<database>.intents` instead of committed one by one (see [`journal`]), after the
+    /// intents a previous process journaled but never committed are recovered (returned: how
+    /// many). Refused if another process holds the journal, and for in-memory stores.
+    pub fn open_intent_journal(&self) -> Result<usize, StoreError> {
+        let Some(path) = &self.path else {
+            return Err(StoreError::Invalid(
+                "an in-memory store has no intent journal".into(),
+            ));
+        };
+        let (journal, recovered) = {
+            let c = self.conn.lock().map_err(|_| StoreError::Poisoned)?;
+            journal::Journal::open(path, &c)?
+        };
+        self.audit.set_journal(journal)?;
+        Ok(recovered)
     }
 
     /// Runs `f` under the connection lock (for stores in other modules over the same file).
@@ -839,16 +873,24 @@ impl Store {
         self.with(|c| insert_audit_row(c, rec, phase))
     }
 
-    /// Writes the intent record of a hop through the group-commit writer; returns its sequence
-    /// number once the batch holding it has committed (so before the peer is called).
-    pub async fn append_intent_committed(&self, rec: &AuditRecord) -> Result<i64, StoreError> {
+    /// Writes the intent record of a hop through the group-commit writer; returns once the
+    /// record survives the process (its batch committed, or its journal line written when
+    /// [`Store::open_intent_journal`] was called), so before the peer is called.
+    pub async fn append_intent_committed(
+        &self,
+        rec: &AuditRecord,
+    ) -> Result<IntentRef, StoreError> {
         self.audit.intent(rec).await
     }
 
-    /// Queues an audit record for the writer's next batch (commits within one batch; readers of
-    /// the log and [`Store::flush_audit`] wait for it).
-    pub fn append_audit_queued(&self, rec: &AuditRecord) -> Result<(), StoreError> {
-        self.audit.enqueue(rec)
+    /// Queues an audit record for the writer's next batch (readers of the log and
+    /// [`Store::flush_audit`] wait for it); `intent` names the intent record it completes.
+    pub fn append_audit_queued(
+        &self,
+        rec: &AuditRecord,
+        intent: Option<&IntentRef>,
+    ) -> Result<(), StoreError> {
+        self.audit.enqueue(rec, intent)
     }
 
     /// Blocks until every queued audit record has committed.

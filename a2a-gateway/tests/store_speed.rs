@@ -117,10 +117,13 @@ async fn intent_is_committed_before_it_answers_and_queued_records_before_reads()
         let s = s.clone();
         let path = path.clone();
         tasks.push(tokio::spawn(async move {
-            let seq = s
+            let intent = s
                 .append_intent_committed(&rec(&format!("t{i}")))
                 .await
                 .unwrap();
+            let seq = intent
+                .seq()
+                .expect("committed without a journal: the seq is known");
             let other = Store::open(&path).unwrap();
             let rows = other.audit(Some("w"), None, seq - 1, 1).unwrap();
             assert_eq!(rows.len(), 1, "intent {seq} not committed");
@@ -128,8 +131,7 @@ async fn intent_is_committed_before_it_answers_and_queued_records_before_reads()
             assert_eq!(rows[0].outcome.as_deref(), Some("incomplete"));
             // The completion record, queued without waiting.
             let mut done = rec(&format!("t{i}"));
-            done.intent_seq = Some(seq);
-            s.append_audit_queued(&done).unwrap();
+            s.append_audit_queued(&done, Some(&intent)).unwrap();
             seq
         }));
     }
@@ -145,9 +147,49 @@ async fn intent_is_committed_before_it_answers_and_queued_records_before_reads()
     assert_eq!(rows.len(), 32);
     assert!(rows.iter().all(|r| r.outcome.is_none()), "{rows:?}");
     // Dropping the store flushes what is queued: another connection sees it afterwards.
-    s.append_audit_queued(&rec("lone")).unwrap();
+    s.append_audit_queued(&rec("lone"), None).unwrap();
     drop(s);
     let other = Store::open(&path).unwrap();
     let rows = other.audit(Some("w"), None, 0, 1000).unwrap();
     assert!(rows.iter().any(|r| r.trace_id == "lone"));
+}
+
+/// With the intent journal (the serving process), an intent returns once journaled; reads
+/// still show one record per finished hop; a second process cannot take the same journal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn journaled_intents_link_their_completions_and_the_journal_is_exclusive() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gw.db");
+    let s = Store::open(&path).unwrap();
+    s.create_workspace("w", "W").unwrap();
+    assert_eq!(s.open_intent_journal().unwrap(), 0);
+    let other = Store::open(&path).unwrap();
+    let err = other.open_intent_journal().unwrap_err().to_string();
+    assert!(err.contains("another gateway process"), "{err}");
+    for i in 0..20 {
+        let intent = s
+            .append_intent_committed(&rec(&format!("j{i}")))
+            .await
+            .unwrap();
+        if i % 2 == 0 {
+            s.append_audit_queued(&rec(&format!("j{i}")), Some(&intent))
+                .unwrap();
+        }
+    }
+    let rows = s.audit(Some("w"), None, 0, 1000).unwrap();
+    assert_eq!(rows.len(), 20, "{rows:?}");
+    let incomplete = rows.iter().filter(|r| r.outcome.is_some()).count();
+    assert_eq!(incomplete, 10, "odd hops never completed: {rows:?}");
+    assert!(
+        std::fs::metadata(dir.path().join("gw.db.intents"))
+            .unwrap()
+            .len()
+            > 0
+    );
+    // A restart recovers nothing twice: every journaled intent is in the database already.
+    drop(s);
+    drop(other);
+    let again = Store::open(&path).unwrap();
+    assert_eq!(again.open_intent_journal().unwrap(), 0);
+    assert_eq!(again.audit(Some("w"), None, 0, 1000).unwrap().len(), 20);
 }

@@ -1,5 +1,11 @@
 //! `a2a-agent`: serve a command (`--exec`) or the built-in echo agent (`--echo`) as an A2A agent.
 
+/// jemalloc instead of the system allocator: glibc malloc/free was the largest single cost in
+/// the profile of an echo request (docs/benchmarks.md, "Allocator").
+#[cfg(all(feature = "jemalloc", unix, not(target_env = "musl")))]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 use a2a_agent::{AgentCard, AgentConfig, AgentServer, Handler};
 use clap::{Args, Parser, Subcommand};
 use std::io::Write;

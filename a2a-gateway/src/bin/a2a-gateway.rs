@@ -1,5 +1,11 @@
 //! `a2a-gateway`: serve the governed A2A gateway, run the demo, or manage the registry.
 
+/// jemalloc instead of the system allocator: glibc malloc/free was the largest single cost in
+/// the profile of an echo request (docs/benchmarks.md, "Allocator").
+#[cfg(all(feature = "jemalloc", unix, not(target_env = "musl")))]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -377,6 +383,17 @@ async fn serve(args: ServeArgs) -> Result<()> {
     let config = args.config()?;
     let store = Store::open(&config.database)
         .with_context(|| format!("opening {}", config.database.display()))?;
+    // This process serves the database: intent records go through the journal (one write per
+    // hop instead of a commit); intents a killed predecessor journaled are recovered first.
+    let recovered = store.open_intent_journal().with_context(|| {
+        format!(
+            "opening the intent journal of {}",
+            config.database.display()
+        )
+    })?;
+    if recovered > 0 {
+        eprintln!("recovered {recovered} intent record(s) journaled by a previous process");
+    }
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("binding {}", config.listen))?;
@@ -398,6 +415,9 @@ async fn demo(args: DemoArgs) -> Result<()> {
         None => std::env::temp_dir().join(format!("a2a-gateway-demo-{}.db", std::process::id())),
     };
     let store = Store::open(&db).with_context(|| format!("opening {}", db.display()))?;
+    store
+        .open_intent_journal()
+        .with_context(|| format!("opening the intent journal of {}", db.display()))?;
     // The built-in echo agent of a2a-agent (JSON-RPC and HTTP+JSON, A2A 1.0 and 0.3), or the
     // gateway's own small echo peer speaking only A2A 0.3 (`--echo-version 0.3`).
     let echo_listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;

@@ -6,29 +6,54 @@
 //! the gateway's CPU. Here a dedicated thread takes every queued row, inserts them all in one
 //! transaction and commits once: with one connection a batch is the completion of the last hop
 //! plus the intent of the next, with many connections the rows of all hops in flight. There is
-//! no timer: the writer commits as soon as it has taken what is queued (at most
-//! [`MAX_BATCH`] rows), so a lone hop waits for one commit and nothing else.
+//! no timer while somebody waits for the batch: the writer commits as soon as it has taken what
+//! is queued (at most [`MAX_BATCH`] rows), so a lone hop waits for one commit and nothing else.
+//! With the intent journal ([`super::journal`], the serving binary) nobody waits for an intent
+//! commit, and the writer gathers rows for up to [`BATCH_WINDOW`] before committing: fewer,
+//! larger transactions, off the request path.
 //!
 //! Guarantees:
 //! - [`AuditWriter::intent`] returns only after the transaction holding the intent record has
-//!   committed (the intent-before-call rule of the hardening work: a hop whose gateway stops
-//!   between the peer call and the answer is still on record, as `incomplete`);
+//!   committed, or, with the journal, after its journal line is written (the intent-before-call
+//!   rule of the hardening work: a hop whose gateway stops between the peer call and the answer
+//!   is still on record, as `incomplete`);
 //! - completion records ([`AuditWriter::enqueue`]) are committed in the next batch; readers of
 //!   the log call [`AuditWriter::flush`] first, so they see every record of every hop that
 //!   has answered; dropping the last handle (and the binary at shutdown) flushes as well.
 
-use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError, channel};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
-use rusqlite::Connection;
+use rusqlite::{Connection, params};
 
+use super::journal::Journal;
 use super::{AuditRecord, StoreError};
 
 /// Most rows committed in one transaction.
 pub(crate) const MAX_BATCH: usize = 256;
 
+/// With the journal, how long the writer gathers rows nobody waits for before committing.
+pub(crate) const BATCH_WINDOW: Duration = Duration::from_millis(5);
+
 type Reply = tokio::sync::oneshot::Sender<Result<i64, String>>;
+
+/// A hop's intent record as the writer will know it: its sequence number, set once inserted.
+/// The completion record carries it, so the writer links the two in either mode.
+#[derive(Debug, Clone, Default)]
+pub struct IntentRef(Arc<AtomicI64>);
+
+impl IntentRef {
+    /// The intent row's sequence number, once it is in the database.
+    pub fn seq(&self) -> Option<i64> {
+        match self.0.load(Ordering::Acquire) {
+            0 => None,
+            n => Some(n),
+        }
+    }
+}
 
 enum Job {
     /// Insert `rec` (`phase` = `Some("intent")` for intent records); answer with its rowid.
@@ -36,29 +61,57 @@ enum Job {
         rec: Box<AuditRecord>,
         phase: Option<&'static str>,
         reply: Option<Reply>,
+        /// Intent: where to put the rowid; completion: the intent it completes.
+        link: Option<IntentRef>,
+        /// The intent's journal number, when journaled.
+        journal: Option<u64>,
     },
     /// Answer once everything queued before has committed.
     Flush(Sender<()>),
+}
+
+impl Job {
+    fn waited_for(&self) -> bool {
+        matches!(self, Job::Flush(_) | Job::Insert { reply: Some(_), .. })
+    }
+}
+
+/// What the writer thread shares with the handles.
+#[derive(Default)]
+struct Shared {
+    journal: OnceLock<Journal>,
 }
 
 /// Handle to the writer thread (one per store, shared by its clones).
 pub(crate) struct AuditWriter {
     tx: Mutex<Option<Sender<Job>>>,
     join: Mutex<Option<JoinHandle<()>>>,
+    shared: Arc<Shared>,
 }
 
 impl AuditWriter {
     /// Starts the writer over the store's connection.
     pub fn start(conn: Arc<Mutex<Connection>>) -> AuditWriter {
         let (tx, rx) = channel();
+        let shared = Arc::new(Shared::default());
+        let thread_shared = shared.clone();
         let join = std::thread::Builder::new()
             .name("a2a-gateway-audit".into())
-            .spawn(move || run(&conn, &rx))
+            .spawn(move || run(&conn, &rx, &thread_shared))
             .ok();
         AuditWriter {
             tx: Mutex::new(Some(tx)),
             join: Mutex::new(join),
+            shared,
         }
+    }
+
+    /// Hands the writer the intent journal (once; the serving process).
+    pub fn set_journal(&self, journal: Journal) -> Result<(), StoreError> {
+        self.shared
+            .journal
+            .set(journal)
+            .map_err(|_| StoreError::Invalid("the intent journal is open already".into()))
     }
 
     fn send(&self, job: Job) -> Result<(), StoreError> {
@@ -71,27 +124,45 @@ impl AuditWriter {
         }
     }
 
-    /// Writes an intent record; returns its sequence number once it has committed.
-    pub async fn intent(&self, rec: &AuditRecord) -> Result<i64, StoreError> {
+    /// Writes an intent record: returns once it is journaled (journal open) or committed.
+    pub async fn intent(&self, rec: &AuditRecord) -> Result<IntentRef, StoreError> {
+        let link = IntentRef::default();
+        if let Some(journal) = self.shared.journal.get() {
+            journal.append(rec, |j| {
+                self.send(Job::Insert {
+                    rec: Box::new(rec.clone()),
+                    phase: Some("intent"),
+                    reply: None,
+                    link: Some(link.clone()),
+                    journal: Some(j),
+                })
+            })?;
+            return Ok(link);
+        }
         let (reply, done) = tokio::sync::oneshot::channel();
         self.send(Job::Insert {
             rec: Box::new(rec.clone()),
             phase: Some("intent"),
             reply: Some(reply),
+            link: Some(link.clone()),
+            journal: None,
         })?;
         match done.await {
-            Ok(Ok(seq)) => Ok(seq),
+            Ok(Ok(_)) => Ok(link),
             Ok(Err(e)) => Err(StoreError::Invalid(format!("audit write failed: {e}"))),
             Err(_) => Err(StoreError::Invalid("audit writer stopped".into())),
         }
     }
 
-    /// Queues a (completion) record for the next batch; does not wait.
-    pub fn enqueue(&self, rec: &AuditRecord) -> Result<(), StoreError> {
+    /// Queues a (completion) record for the next batch; does not wait. `intent` names the
+    /// intent record it completes (else `rec.intent_seq` is used as it is).
+    pub fn enqueue(&self, rec: &AuditRecord, intent: Option<&IntentRef>) -> Result<(), StoreError> {
         self.send(Job::Insert {
             rec: Box::new(rec.clone()),
             phase: None,
             reply: None,
+            link: intent.cloned(),
+            journal: None,
         })
     }
 
@@ -118,17 +189,39 @@ impl Drop for AuditWriter {
     }
 }
 
-/// The writer loop: take one job (blocking), then whatever else is queued, commit, answer.
-fn run(conn: &Mutex<Connection>, rx: &Receiver<Job>) {
+/// Takes what is queued after `batch[0]`: everything at once while somebody waits for the
+/// batch (or without a journal), else for up to [`BATCH_WINDOW`].
+fn gather(rx: &Receiver<Job>, batch: &mut Vec<Job>, window: bool) {
+    let deadline = Instant::now() + BATCH_WINDOW;
+    while batch.len() < MAX_BATCH {
+        match rx.try_recv() {
+            Ok(job) => {
+                batch.push(job);
+                continue;
+            }
+            Err(TryRecvError::Disconnected) => return,
+            Err(TryRecvError::Empty) => {}
+        }
+        if !window || batch.iter().any(Job::waited_for) {
+            return;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(job) => batch.push(job),
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}
+
+/// The writer loop: take one job (blocking), then what else is queued, commit, answer.
+fn run(conn: &Mutex<Connection>, rx: &Receiver<Job>, shared: &Shared) {
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
-            match rx.try_recv() {
-                Ok(job) => batch.push(job),
-                Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
-            }
+        gather(rx, &mut batch, shared.journal.get().is_some());
+        let (results, journaled) = commit(conn, &batch);
+        if let (Some(j), Some(journal)) = (journaled, shared.journal.get()) {
+            journal.committed(j);
         }
-        let results = commit(conn, &batch);
         for (job, result) in batch.into_iter().zip(results) {
             match job {
                 Job::Insert {
@@ -151,9 +244,10 @@ fn run(conn: &Mutex<Connection>, rx: &Receiver<Job>) {
     }
 }
 
-/// Inserts the batch's records in one transaction; one result per job.
-fn commit(conn: &Mutex<Connection>, batch: &[Job]) -> Vec<Result<i64, String>> {
-    let fail = |e: String| batch.iter().map(|_| Err(e.clone())).collect();
+/// Inserts the batch's records in one transaction; one result per job, and the highest
+/// journal number committed (recorded in `journal_state` in the same transaction).
+fn commit(conn: &Mutex<Connection>, batch: &[Job]) -> (Vec<Result<i64, String>>, Option<u64>) {
+    let fail = |e: String| (batch.iter().map(|_| Err(e.clone())).collect(), None);
     let Ok(c) = conn.lock() else {
         return fail("store lock poisoned".into());
     };
@@ -162,16 +256,56 @@ fn commit(conn: &Mutex<Connection>, batch: &[Job]) -> Vec<Result<i64, String>> {
         Err(e) => return fail(e.to_string()),
     };
     let mut out = Vec::with_capacity(batch.len());
+    let mut journaled = None;
+    // Intents linked in this batch (a completion later in the batch needs the rowid); unset
+    // again if the transaction does not commit.
+    let mut linked: Vec<&IntentRef> = Vec::new();
     for job in batch {
         out.push(match job {
-            Job::Insert { rec, phase, .. } => {
-                super::insert_audit_row(&tx, rec, *phase).map_err(|e| e.to_string())
+            Job::Insert {
+                rec,
+                phase,
+                link,
+                journal,
+                ..
+            } => {
+                let inserted = if phase.is_none()
+                    && let Some(seq) = link.as_ref().and_then(IntentRef::seq)
+                {
+                    let mut rec = rec.as_ref().clone();
+                    rec.intent_seq = Some(seq);
+                    super::insert_audit_row(&tx, &rec, None)
+                } else {
+                    super::insert_audit_row(&tx, rec, *phase)
+                };
+                let inserted = inserted.map_err(|e| e.to_string());
+                if let (Ok(seq), Some(link), Some(_)) = (&inserted, link, phase) {
+                    link.0.store(*seq, Ordering::Release);
+                    linked.push(link);
+                }
+                if journal.is_some() {
+                    journaled = journaled.max(*journal);
+                }
+                inserted
             }
             Job::Flush(_) => Ok(0),
         });
     }
-    if let Err(e) = tx.commit() {
+    let done = match journaled {
+        Some(j) => tx
+            .execute(
+                "UPDATE journal_state SET committed = ?1 WHERE id = 1",
+                params![i64::try_from(j).unwrap_or(i64::MAX)],
+            )
+            .map(|_| ()),
+        None => Ok(()),
+    }
+    .and_then(|()| tx.commit());
+    if let Err(e) = done {
+        for link in linked {
+            link.0.store(0, Ordering::Release);
+        }
         return fail(e.to_string());
     }
-    out
+    (out, journaled)
 }
