@@ -130,7 +130,7 @@ async fn intent_is_committed_before_it_answers_and_queued_records_before_reads()
             assert_eq!(rows[0].trace_id, format!("t{i}"));
             assert_eq!(rows[0].outcome.as_deref(), Some("incomplete"));
             // The completion record, queued without waiting.
-            let mut done = rec(&format!("t{i}"));
+            let done = rec(&format!("t{i}"));
             s.append_audit_queued(&done, Some(&intent)).unwrap();
             seq
         }));
