@@ -1,23 +1,79 @@
 #!/bin/sh
-# Echo SendMessage benchmark: JSON-RPC and HTTP+JSON at 1/16/64 connections, server RSS after
-# each run. Usage: a2a-agent/bench/run.sh [path/to/release/a2a-agent] [seconds per run]
+# Echo SendMessage benchmark of the agent beside its no-A2A floor, in the same run.
+#
+# The `a2a-agent serve --echo` binary and the `floor` example (a plain axum server that answers
+# the same bytes without parsing anything, see a2a-agent/examples/floor.rs) are each loaded with
+# wrk over JSON-RPC and HTTP+JSON at 1, 16 and 64 connections. Per run: req/s, p50/p99, server CPU
+# per request (utime+stime from /proc/PID/stat over the run divided by wrk's request count) and
+# the ratio agent/floor; RSS of the agent after all runs. Everything on 127.0.0.1, port 0.
+#
+# Usage (repository root): a2a-agent/bench/run.sh [path/to/release/a2a-agent] [seconds per run]
+# The floor binary is expected beside the agent (target/release/examples/floor); build both with
+#   cargo build --release -p a2a-agent --bin a2a-agent --example floor
 set -eu
 BIN=${1:-target/release/a2a-agent}
 SECS=${2:-10}
+FLOOR=${FLOOR_BIN:-$(dirname "$BIN")/examples/floor}
 DIR=$(dirname "$0")
-OUT=$(mktemp)
-"$BIN" serve --echo --port 0 >"$OUT" 2>/dev/null &
-PID=$!
-trap 'kill $PID 2>/dev/null' EXIT
-for _ in $(seq 50); do grep -q LISTENING "$OUT" && break; sleep 0.1; done
-URL=$(head -1 "$OUT" | cut -d' ' -f2)
-rss() { grep VmRSS /proc/$PID/status | awk '{print $2 " kB"}'; }
-echo "server $URL pid $PID, RSS at start: $(rss)"
+command -v wrk >/dev/null || { echo "wrk not found (apt-get install -y wrk)" >&2; exit 1; }
+[ -x "$FLOOR" ] || { echo "floor not found at $FLOOR (cargo build --release -p a2a-agent --example floor)" >&2; exit 1; }
+TMP=$(mktemp -d)
+APID=""; FPID=""
+cleanup() {
+  for p in $APID $FPID; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP PIPE
+listening() {
+  for _ in $(seq 100); do grep -q '^LISTENING' "$1" && break; sleep 0.1; done
+  sed -n 's/^LISTENING //p' "$1" | head -1
+}
+"$BIN" serve --echo --host 127.0.0.1 --port 0 >"$TMP/agent.out" 2>/dev/null &
+APID=$!
+"$FLOOR" >"$TMP/floor.out" 2>/dev/null &
+FPID=$!
+AURL=$(listening "$TMP/agent.out"); FURL=$(listening "$TMP/floor.out")
+[ -n "$AURL" ] && [ -n "$FURL" ] || { echo "a server did not start" >&2; exit 1; }
+echo "agent $AURL (pid $APID), floor $FURL (pid $FPID); $(uptime)"
+
+TCK=$(getconf CLK_TCK)
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+ms() { echo "$1" | awk '{v=$1; if (v ~ /us$/) {sub(/us$/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms$/,"",v)} else if (v ~ /s$/) {sub(/s$/,"",v); v*=1000}; printf "%.3f", v}'; }
+# run NAME PID LUA CONNS URL -> NAME.res "rps p50 p99 cpu_us_per_req"
+run() {
+  t=$([ "$4" -lt 2 ] && echo 1 || echo 2)
+  c0=$(cpu "$2")
+  wrk -t"$t" -c"$4" -d"${SECS}s" --latency -s "$DIR/$3.lua" "$5" >"$TMP/$1.wrk"
+  c1=$(cpu "$2")
+  rps=$(awk '/^Requests\/sec/ {print $2}' "$TMP/$1.wrk")
+  n=$(awk '/requests in/ {print $1}' "$TMP/$1.wrk")
+  p50=$(ms "$(awk '$1=="50%" {print $2}' "$TMP/$1.wrk")")
+  p99=$(ms "$(awk '$1=="99%" {print $2}' "$TMP/$1.wrk")")
+  us=$(awk -v c="$((c1 - c0))" -v n="$n" -v t="$TCK" 'BEGIN { if (n < 1) n = 1; printf "%.0f", c * 1e6 / t / n }')
+  echo "$rps $p50 $p99 $us" >"$TMP/$1.res"
+  echo "  $1: $rps req/s, p50 $p50 ms, p99 $p99 ms, server CPU $us us/req" >&2
+}
+# warm-up, not reported
+SAVE=$SECS; SECS=2
+run warm-agent "$APID" jsonrpc 1 "$AURL"; run warm-floor "$FPID" jsonrpc 1 "$FURL"
+SECS=$SAVE
 for b in jsonrpc rest; do
   for c in 1 16 64; do
-    t=$([ "$c" -lt 2 ] && echo 1 || echo 2)
-    echo "== $b c=$c"
-    wrk -t"$t" -c"$c" -d"${SECS}s" --latency -s "$DIR/$b.lua" "$URL" | grep -E "Requests/sec|requests in|^ +(50|99)%"
-    echo "RSS: $(rss)"
+    run "agent-$b-$c" "$APID" "$b" "$c" "$AURL"
+    run "floor-$b-$c" "$FPID" "$b" "$c" "$FURL"
+  done
+done
+echo "agent RSS after the runs: $(awk '/VmRSS/ {print $2 " kB"}' "/proc/$APID/status"); $(uptime)"
+echo
+echo "| binding | connections | floor req/s | agent req/s | agent/floor | agent p50 / p99 | CPU us/req floor / agent |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
+for b in jsonrpc rest; do
+  for c in 1 16 64; do
+    read -r frps _ _ fus <"$TMP/floor-$b-$c.res"
+    read -r arps ap50 ap99 aus <"$TMP/agent-$b-$c.res"
+    awk -v b="$b" -v c="$c" -v f="$frps" -v a="$arps" -v p50="$ap50" -v p99="$ap99" -v fus="$fus" -v aus="$aus" 'BEGIN {
+      printf "| %s | %d | %.0f | %.0f | **%.2f** | %.2f / %.2f ms | %d / %d |\n",
+        (b == "rest" ? "HTTP+JSON" : "JSON-RPC"), c, f, a, a/f, p50, p99, fus, aus }'
   done
 done
