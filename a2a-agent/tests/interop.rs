@@ -446,8 +446,14 @@ async fn sdk_clients_against_the_exec_example_script() {
     for binding in ["jsonrpc", "rest"] {
         let l = run("sdk1", &a.url, binding, Some("1.0"), exec_scenario()).await;
         check_exec(&format!("sdk1 1.0 {binding}"), &l, false);
-        let l = run("sdk1", &a.url, binding, Some("0.3"), exec_scenario()).await;
-        check_exec(&format!("sdk1 0.3 {binding}"), &l, false);
+        // Not sdk1's 0.3 mode over HTTP+JSON: a2a-sdk 1.3.0's 0.3 compat client decodes a
+        // `fileWithBytes` part twice (`compat/v0_3/proto_utils.py` takes the decoded bytes for
+        // base64 text: "Incorrect padding"), so the file artifact breaks its stream; the 0.3.x
+        // SDK reads the same stream (below).
+        if binding == "jsonrpc" {
+            let l = run("sdk1", &a.url, binding, Some("0.3"), exec_scenario()).await;
+            check_exec(&format!("sdk1 0.3 {binding}"), &l, false);
+        }
         let l = run("sdk03", &a.url, binding, None, exec_scenario()).await;
         check_exec(&format!("sdk03 {binding}"), &l, true);
     }
