@@ -370,3 +370,54 @@ async fn page_size_is_capped_and_capacity_says_server_busy() {
     rpc(s.url(), "CancelTask", json!({"id": id})).await;
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn page_tokens_are_not_shifted_by_tasks_created_while_paging() {
+    let s = echo(open_config()).await;
+    let mut ids = Vec::new();
+    for i in 0..3 {
+        let (_, v) = rpc(
+            s.url(),
+            "SendMessage",
+            json!({"message": msg(&format!("t{i}"))}),
+        )
+        .await;
+        ids.push(v["result"]["task"]["id"].as_str().unwrap().to_string());
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let (_, p1) = rpc(s.url(), "ListTasks", json!({"pageSize": 2})).await;
+    let first: Vec<&str> = p1["result"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(first, [ids[2].as_str(), ids[1].as_str()], "{p1}");
+    let token = p1["result"]["nextPageToken"].as_str().unwrap().to_string();
+    for i in 0..2 {
+        rpc(
+            s.url(),
+            "SendMessage",
+            json!({"message": msg(&format!("new{i}"))}),
+        )
+        .await;
+    }
+    let (_, p2) = rpc(
+        s.url(),
+        "ListTasks",
+        json!({"pageSize": 2, "pageToken": token}),
+    )
+    .await;
+    let second: Vec<&str> = p2["result"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        second,
+        [ids[0].as_str()],
+        "the next page continues where the first ended: {p2}"
+    );
+    s.shutdown().await;
+}
