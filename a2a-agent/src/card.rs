@@ -102,6 +102,25 @@ impl AgentCard {
             .unwrap_or_default()
     }
 
+    /// The header names of the card's `apiKey` schemes located in a header (lowercase).
+    pub fn api_key_header_names(&self) -> Vec<String> {
+        self.0
+            .get("securitySchemes")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|m| m.values())
+            .filter_map(|s| s.get("apiKeySecurityScheme").or_else(|| s.get("apiKey")))
+            .filter(|k| {
+                k.get("location")
+                    .or_else(|| k.get("in"))
+                    .and_then(Value::as_str)
+                    .is_none_or(|l| l.eq_ignore_ascii_case("header"))
+            })
+            .filter_map(|k| k.get("name").and_then(Value::as_str))
+            .map(str::to_ascii_lowercase)
+            .collect()
+    }
+
     /// Whether the card declares any security scheme.
     pub fn has_security_schemes(&self) -> bool {
         self.0
@@ -137,40 +156,81 @@ impl AgentCard {
 
     /// Fill in `supportedInterfaces` for `base_url` when the card has none: JSON-RPC and HTTP+JSON in
     /// 1.0 and 0.3 at the same URL.
-    pub fn with_default_interfaces(mut self, base_url: &str) -> Self {
+    pub fn with_default_interfaces(self, base_url: &str) -> Self {
+        self.with_default_interfaces_for(base_url, crate::config::ServedBindings::Both)
+    }
+
+    /// [`Self::with_default_interfaces`] for the bindings `served` (`binding` setting).
+    pub fn with_default_interfaces_for(
+        mut self,
+        base_url: &str,
+        served: crate::config::ServedBindings,
+    ) -> Self {
         let has = self
             .0
             .get("supportedInterfaces")
             .and_then(Value::as_array)
             .is_some_and(|a| !a.is_empty());
         if !has {
-            self.0["supportedInterfaces"] = json!([
-                {"url": base_url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
-                {"url": base_url, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
-                {"url": base_url, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
-                {"url": base_url, "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3"},
-            ]);
+            let mut v = Vec::new();
+            for version in ["1.0", "0.3"] {
+                if served.jsonrpc() {
+                    v.push(json!({"url": base_url, "protocolBinding": "JSONRPC", "protocolVersion": version}));
+                }
+                if served.rest() {
+                    v.push(json!({"url": base_url, "protocolBinding": "HTTP+JSON", "protocolVersion": version}));
+                }
+            }
+            self.0["supportedInterfaces"] = Value::Array(v);
         }
         self
     }
 
+    /// Whether `supportedInterfaces` lists an interface of `version` (`"1.0"`, `"0.3"`).
+    pub fn has_interface_version(&self, version: &str) -> bool {
+        self.0
+            .get("supportedInterfaces")
+            .and_then(Value::as_array)
+            .is_some_and(|a| {
+                a.iter().any(|i| {
+                    i.get("protocolVersion")
+                        .and_then(Value::as_str)
+                        .is_some_and(|v| v == version || v.starts_with(&format!("{version}.")))
+                })
+            })
+    }
+
     /// The card as served to a caller that asked for `version` (`None`: no header).
     ///
-    /// No header: the 1.0 card plus the 0.3 `url`/`preferredTransport`/`protocolVersion` members, so
-    /// a header-less 0.3 client still finds the address. `0.3`: a pure 0.3 card.
+    /// `1.0`: a pure 1.0 card (no 0.3 `url`/`preferredTransport`/`protocolVersion`/
+    /// `additionalInterfaces`, even if the card file has them). No header: the 1.0 card plus those
+    /// 0.3 members when the card lists a 0.3 interface, so a header-less 0.3 client still finds
+    /// the address (a card with only 1.0 interfaces gets none invented). `0.3`: a pure 0.3 card.
     pub fn render(&self, version: Option<Version>) -> Value {
+        const V03_KEYS: [&str; 4] = [
+            "url",
+            "preferredTransport",
+            "protocolVersion",
+            "additionalInterfaces",
+        ];
         match version {
-            Some(Version::V1) => self.0.clone(),
+            Some(Version::V1) => {
+                let mut v = self.0.clone();
+                if let Some(o) = v.as_object_mut() {
+                    for k in V03_KEYS {
+                        o.remove(k);
+                    }
+                }
+                v
+            }
             None => {
                 let mut v = self.0.clone();
+                if !self.has_interface_version("0.3") {
+                    return v;
+                }
                 let old = crate::edge::card_to_v03(&self.0);
                 if let (Some(o), Some(old)) = (v.as_object_mut(), old.as_object()) {
-                    for k in [
-                        "url",
-                        "preferredTransport",
-                        "protocolVersion",
-                        "additionalInterfaces",
-                    ] {
+                    for k in V03_KEYS {
                         if let Some(x) = old.get(k) {
                             o.entry(k).or_insert(x.clone());
                         }
@@ -183,6 +243,40 @@ impl AgentCard {
     }
 }
 
+/// `t` as an HTTP date (RFC 9110 IMF-fixdate), e.g. `Sun, 06 Nov 1994 08:49:37 GMT`.
+pub(crate) fn http_date(t: std::time::SystemTime) -> String {
+    let secs = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    const WD: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MO: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{}, {:02} {} {} {:02}:{:02}:{:02} GMT",
+        WD[days.rem_euclid(7) as usize],
+        d,
+        MO[(m - 1) as usize],
+        y,
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
 /// Builds an [`AgentCard`].
 #[derive(Debug, Clone)]
 pub struct CardBuilder(Value);
@@ -191,6 +285,43 @@ impl CardBuilder {
     /// Set `capabilities.streaming`.
     pub fn streaming(mut self, on: bool) -> Self {
         self.0["capabilities"]["streaming"] = Value::Bool(on);
+        self
+    }
+    /// Set `capabilities.pushNotifications` (push configs and webhooks are served when true).
+    pub fn push_notifications(mut self, on: bool) -> Self {
+        self.0["capabilities"]["pushNotifications"] = Value::Bool(on);
+        self
+    }
+    /// Set `capabilities.extendedAgentCard` (serve [`crate::AgentServer::extended_card`]).
+    pub fn extended_agent_card(mut self, on: bool) -> Self {
+        self.0["capabilities"]["extendedAgentCard"] = Value::Bool(on);
+        self
+    }
+    /// Declare an extension with a description and `params` (an object, or `Value::Null`).
+    pub fn extension_with(
+        mut self,
+        uri: &str,
+        required: bool,
+        description: Option<&str>,
+        params: Value,
+    ) -> Self {
+        self = self.extension(uri, required);
+        if let Some(e) = self.0["capabilities"]["extensions"]
+            .as_array_mut()
+            .and_then(|a| a.last_mut())
+        {
+            if let Some(d) = description {
+                e["description"] = Value::String(d.into());
+            }
+            if !params.is_null() {
+                e["params"] = params;
+            }
+        }
+        self
+    }
+    /// Set any member of `capabilities` (for capabilities without a setter of their own).
+    pub fn capability(mut self, key: &str, value: Value) -> Self {
+        self.0["capabilities"][key] = value;
         self
     }
     /// Add a skill.
@@ -257,4 +388,55 @@ pub(crate) fn etag(body: &[u8]) -> String {
         h = h.wrapping_mul(0x100000001b3);
     }
     format!("\"{h:016x}\"")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_date_formats_imf_fixdate() {
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(784_111_777);
+        assert_eq!(http_date(t), "Sun, 06 Nov 1994 08:49:37 GMT");
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(951_782_400);
+        assert_eq!(http_date(t), "Tue, 29 Feb 2000 00:00:00 GMT");
+    }
+
+    #[test]
+    fn render_forms() {
+        let one = AgentCard::identity("a", "b", "1")
+            .with_default_interfaces("http://x")
+            .json()
+            .clone();
+        let mut both = one.clone();
+        both["url"] = json!("http://stale");
+        let both = AgentCard::from_json(both).unwrap();
+        let v1 = both.render(Some(Version::V1));
+        assert!(v1.get("url").is_none() && v1.get("preferredTransport").is_none());
+        let bare = both.render(None);
+        assert_eq!(bare["protocolVersion"], "0.3.0");
+        assert!(bare["preferredTransport"].is_string());
+        let only1 = AgentCard::identity("a", "b", "1")
+            .with_default_interfaces("http://x")
+            .json()
+            .clone();
+        let mut only1 = only1;
+        only1["supportedInterfaces"] =
+            json!([{"url": "http://x", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]);
+        let only1 = AgentCard::from_json(only1).unwrap();
+        let bare = only1.render(None);
+        assert!(bare.get("url").is_none() && bare.get("protocolVersion").is_none());
+        let old = both.render(Some(Version::V03));
+        let extra = old["additionalInterfaces"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let mut transports: Vec<String> = extra
+            .iter()
+            .filter_map(|i| i["transport"].as_str().map(str::to_string))
+            .collect();
+        transports.push(old["preferredTransport"].as_str().unwrap_or("").to_string());
+        assert!(transports.iter().any(|t| t == "HTTP+JSON"), "{old}");
+        assert!(transports.iter().any(|t| t == "JSONRPC"), "{old}");
+    }
 }

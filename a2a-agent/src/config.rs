@@ -4,138 +4,228 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Every option of the runtime, with the seed's defaults.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, rename_all = "snake_case", deny_unknown_fields)]
-pub struct AgentConfig {
+/// Defines [`AgentConfig`] (the TOML schema) and [`ConfigArgs`] (its flags and env vars) from one
+/// list, so that every field is a TOML key, a flag and an env var and they cannot drift.
+macro_rules! agent_config {
+    ($(
+        $(#[doc = $doc:expr])*
+        $([$($arg:tt)*])?
+        $field:ident : $ty:ty => $fty:ty = $default:expr;
+    )*) => {
+        /// Every option of the runtime, with the Camel guide's defaults. Each field is a TOML key
+        /// (snake_case), a flag (`--kebab-case`) and an env var (`A2A_AGENT_UPPER_CASE`): see
+        /// [`ConfigArgs`].
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(default, rename_all = "snake_case", deny_unknown_fields)]
+        pub struct AgentConfig {
+            $( $(#[doc = $doc])* pub $field: $ty, )*
+        }
+
+        impl Default for AgentConfig {
+            fn default() -> Self {
+                AgentConfig { $( $field: $default, )* }
+            }
+        }
+
+        /// The flags of every [`AgentConfig`] field (`--kebab-case`; the env var
+        /// `A2A_AGENT_<FIELD>` is attached by [`ConfigArgs::with_env`]). A flag given overrides
+        /// the env var, which overrides the TOML file, which overrides the default.
+        #[derive(Debug, Clone, Default, clap::Args)]
+        pub struct ConfigArgs {
+            $(
+                $(#[doc = $doc])*
+                #[arg(long $(, $($arg)*)?)]
+                pub $field: Option<$fty>,
+            )*
+        }
+
+        impl ConfigArgs {
+            /// The field names (= TOML keys), in order.
+            pub const FIELDS: &'static [&'static str] = &[$(stringify!($field)),*];
+
+            /// Write every given value over `cfg`.
+            pub fn apply(&self, cfg: &mut AgentConfig) {
+                $( if let Some(v) = self.$field.clone() { cfg.$field = v.into(); } )*
+            }
+        }
+    };
+}
+
+agent_config! {
     /// Path prefix of every endpoint (JSON-RPC is `POST {base_path}/`). Default: "" (root).
-    pub base_path: String,
+    base_path: String => String = String::new();
     /// Require authentication on operations (the card stays public). Default: true. With no
     /// security scheme in the card every operation is refused (fail closed).
-    pub validate_auth: bool,
+    validate_auth: bool => bool = true;
     /// The API key accepted by an `apiKey` scheme.
-    pub api_key: Option<String>,
+    api_key: Option<String> => String = None;
     /// Header carrying the API key when the scheme names none. Default: `Authorization`.
-    pub api_key_header: String,
+    api_key_header: String => String = "Authorization".into();
     /// The static bearer token accepted by an HTTP bearer scheme.
-    pub bearer_token: Option<String>,
+    bearer_token: Option<String> => String = None;
     /// Endpoint default for sends: return the SUBMITTED task at once. Default: false.
-    pub return_immediately: bool,
+    return_immediately: bool => bool = false;
     /// A task running longer fails (ms). Default: 300000.
-    pub async_timeout_ms: u64,
+    async_timeout_ms: u64 => u64 = 300_000;
     /// Maximum concurrently running tasks, 0 = unlimited. Default: 0.
-    pub max_concurrent_tasks: usize,
+    max_concurrent_tasks: usize => usize = 0;
     /// Queue for async sends when every slot is busy, 0 = no queue. Default: 0.
-    pub task_queue_size: usize,
+    task_queue_size: usize => usize = 0;
     /// Maximum request body (bytes). Default: 6291456 (6 MiB).
-    pub max_payload_size: usize,
+    max_payload_size: usize => usize = 6_291_456;
     /// SSE heartbeat comment interval (ms). Default: 15000.
-    pub sse_heartbeat_interval_ms: u64,
+    sse_heartbeat_interval_ms: u64 => u64 = 15_000;
     /// Events queued per SSE connection; a client further behind gets the task snapshot and its
     /// stream ends. Default: 1000.
-    pub sse_queue_capacity: usize,
+    sse_queue_capacity: usize => usize = 1000;
     /// Bytes queued per streaming connection (JSON size of the events), 0 = unlimited; a client
     /// that falls further behind gets the task snapshot and its stream ends. Default: 4194304.
-    pub sse_queue_max_bytes: usize,
+    sse_queue_max_bytes: usize => usize = 4 * 1024 * 1024;
     /// CORS allowed origins; empty = CORS off, `*` = any. Default: empty.
-    pub cors_allowed_origins: Vec<String>,
+    [alias = "cors-origin"]
+    cors_allowed_origins: Vec<String> => List = Vec::new();
     /// `Cache-Control: max-age` of the agent card (s). Default: 300.
-    pub card_max_age_s: u64,
+    card_max_age_s: u64 => u64 = 300;
     /// SQLite database for tasks; unset = the bounded in-memory store.
-    pub sqlite_path: Option<PathBuf>,
+    sqlite_path: Option<PathBuf> => PathBuf = None;
     /// In-memory store capacity (tasks). Default: 10000.
-    pub memory_store_cap: usize,
+    memory_store_cap: usize => usize = 10_000;
     /// How long terminal tasks stay in the in-memory store (s). Default: 3600.
-    pub terminal_task_ttl_s: u64,
+    terminal_task_ttl_s: u64 => u64 = 3600;
     /// In-memory store bound in bytes (JSON size of every task), 0 = unlimited. Oldest terminal
     /// tasks are evicted first; a new task is refused (ResourceExhausted) while unfinished tasks
     /// fill it. Default: 268435456 (256 MiB).
-    pub memory_store_max_bytes: usize,
+    memory_store_max_bytes: usize => usize = 256 * 1024 * 1024;
     /// Largest task in bytes (JSON size), 0 = unlimited; a message that would exceed it is
     /// refused with InvalidParams before it is stored (any store). Default: 16777216 (16 MiB).
-    pub max_task_bytes: usize,
+    max_task_bytes: usize => usize = 16 * 1024 * 1024;
     /// Most messages kept in a task's history (oldest dropped first), 0 = unlimited.
     /// Default: 1000.
-    pub max_history_length: usize,
+    max_history_length: usize => usize = 1000;
     /// On shutdown, how long running tasks may finish before they fail (ms). Default: 10000.
-    pub shutdown_grace_ms: u64,
+    shutdown_grace_ms: u64 => u64 = 10_000;
     /// Time allowed for a request's headers to arrive (ms); the connection is closed beyond.
     /// Default: 10000.
-    pub header_read_timeout_ms: u64,
+    header_read_timeout_ms: u64 => u64 = 10_000;
     /// Time allowed for a request's whole body to arrive (ms); 408 beyond. Default: 30000.
-    pub body_read_timeout_ms: u64,
+    body_read_timeout_ms: u64 => u64 = 30_000;
     /// A keep-alive connection with no request in flight is closed after this (ms). Default: 60000.
-    pub idle_timeout_ms: u64,
+    idle_timeout_ms: u64 => u64 = 60_000;
     /// Open connections at most (0 = derived from the fd limit); beyond it new connections get
     /// 503 and are closed. Always kept below `RLIMIT_NOFILE` minus a margin. Default: 10000.
-    pub max_connections: usize,
+    max_connections: usize => usize = 10_000;
     /// Public base URL written into the card's interfaces; unset = the listening address.
-    pub public_url: Option<String>,
+    public_url: Option<String> => String = None;
     /// Push delivery retries after the first attempt (5xx and I/O errors only). Default: 3.
-    pub push_retry_attempts: u32,
+    push_retry_attempts: u32 => u32 = 3;
     /// Push retry base backoff (ms); retry n waits `backoff x 2^n`. Default: 1000.
-    pub push_retry_backoff_ms: u64,
+    push_retry_backoff_ms: u64 => u64 = 1000;
     /// Timeout of one push delivery attempt (ms). Default: 10000.
-    pub push_timeout_ms: u64,
+    push_timeout_ms: u64 => u64 = 10_000;
     /// Permit loopback webhook URLs, plain http allowed (development only). Default: false.
-    pub allow_local_webhook_urls: bool,
+    allow_local_webhook_urls: bool => bool = false;
     /// OAuth/OIDC: expected token issuer; its discovery document gives the JWKS.
-    pub oidc_issuer: Option<String>,
+    oidc_issuer: Option<String> => String = None;
     /// OAuth/OIDC: JWKS URL (instead of discovery).
-    pub oidc_jwks_url: Option<String>,
+    oidc_jwks_url: Option<String> => String = None;
     /// OAuth/OIDC: accepted audiences; empty = not checked.
-    pub oidc_audience: Vec<String>,
+    oidc_audience: Vec<String> => List = Vec::new();
     /// RFC 7662 introspection endpoint for opaque tokens.
-    pub oidc_introspection_url: Option<String>,
+    oidc_introspection_url: Option<String> => String = None;
     /// Client id for introspection (HTTP Basic).
-    pub oidc_client_id: Option<String>,
+    oidc_client_id: Option<String> => String = None;
     /// Client secret for introspection.
-    pub oidc_client_secret: Option<String>,
+    oidc_client_secret: Option<String> => String = None;
     /// Minimum interval between JWKS fetches (ms). Default: 30000.
-    pub oidc_min_refresh_ms: u64,
+    oidc_min_refresh_ms: u64 => u64 = 30_000;
+    /// HTTP+JSON error statuses: `spec` (the spec 1.0 table: 400 for a terminal cancel, an
+    /// operation on a terminal task, a wrong content type) or `camel` (the Camel guide's table:
+    /// 409 / 405 / 415). Default: spec.
+    rest_status_table: crate::error::RestStatusTable => crate::error::RestStatusTable = crate::error::RestStatusTable::Spec;
+    /// Which bindings are served: `both`, `jsonrpc` (JSON-RPC only) or `rest` (HTTP+JSON only).
+    /// The other binding answers 404 in its own form, and the default card lists only the
+    /// served bindings' interfaces. Default: both.
+    binding: ServedBindings => ServedBindings = ServedBindings::Both;
+    /// What a slow stream subscriber loses when its queue is full (`sse_queue_capacity` /
+    /// `sse_queue_max_bytes`): `drop-newest` (the Camel guide: new events are dropped),
+    /// `drop-oldest`, `snapshot` (the queue collapses into one Task snapshot) or `disconnect`
+    /// (the stream ends so that the client resubscribes). The final event is always
+    /// delivered. Default: drop-newest.
+    sse_overflow_policy: crate::fanout::OverflowPolicy => crate::fanout::OverflowPolicy = crate::fanout::OverflowPolicy::DropNewest;
 }
 
-impl Default for AgentConfig {
-    fn default() -> Self {
-        AgentConfig {
-            base_path: String::new(),
-            validate_auth: true,
-            api_key: None,
-            api_key_header: "Authorization".into(),
-            bearer_token: None,
-            return_immediately: false,
-            async_timeout_ms: 300_000,
-            max_concurrent_tasks: 0,
-            task_queue_size: 0,
-            max_payload_size: 6_291_456,
-            sse_heartbeat_interval_ms: 15_000,
-            sse_queue_capacity: 1000,
-            sse_queue_max_bytes: 4 * 1024 * 1024,
-            cors_allowed_origins: Vec::new(),
-            card_max_age_s: 300,
-            sqlite_path: None,
-            memory_store_cap: 10_000,
-            terminal_task_ttl_s: 3600,
-            memory_store_max_bytes: 256 * 1024 * 1024,
-            max_task_bytes: 16 * 1024 * 1024,
-            max_history_length: 1000,
-            shutdown_grace_ms: 10_000,
-            header_read_timeout_ms: 10_000,
-            body_read_timeout_ms: 30_000,
-            idle_timeout_ms: 60_000,
-            max_connections: 10_000,
-            public_url: None,
-            push_retry_attempts: 3,
-            push_retry_backoff_ms: 1000,
-            push_timeout_ms: 10_000,
-            allow_local_webhook_urls: false,
-            oidc_issuer: None,
-            oidc_jwks_url: None,
-            oidc_audience: Vec::new(),
-            oidc_introspection_url: None,
-            oidc_client_id: None,
-            oidc_client_secret: None,
-            oidc_min_refresh_ms: 30_000,
+/// A comma-separated list flag value (`--cors-allowed-origins a,b`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct List(pub Vec<String>);
+
+impl std::str::FromStr for List {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(List(
+            s.split(',')
+                .map(str::trim)
+                .filter(|x| !x.is_empty())
+                .map(str::to_string)
+                .collect(),
+        ))
+    }
+}
+
+impl From<List> for Vec<String> {
+    fn from(l: List) -> Self {
+        l.0
+    }
+}
+
+impl ConfigArgs {
+    /// The env var of field `name`: `A2A_AGENT_` and the name in upper case.
+    pub fn env_name(name: &str) -> String {
+        format!("A2A_AGENT_{}", name.to_ascii_uppercase())
+    }
+
+    /// Attach the env var of every config flag to `cmd` (a command holding [`ConfigArgs`]),
+    /// and note it in the help.
+    pub fn with_env(mut cmd: clap::Command) -> clap::Command {
+        for f in Self::FIELDS {
+            let env: &'static str = Box::leak(Self::env_name(f).into_boxed_str());
+            cmd = cmd.mut_arg(*f, |a| a.env(env));
+        }
+        cmd
+    }
+}
+
+/// The bindings a server answers on (`binding`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ServedBindings {
+    /// JSON-RPC and HTTP+JSON.
+    #[default]
+    Both,
+    /// JSON-RPC only.
+    Jsonrpc,
+    /// HTTP+JSON only.
+    Rest,
+}
+
+impl ServedBindings {
+    /// Whether JSON-RPC is served.
+    pub fn jsonrpc(self) -> bool {
+        self != ServedBindings::Rest
+    }
+    /// Whether HTTP+JSON is served.
+    pub fn rest(self) -> bool {
+        self != ServedBindings::Jsonrpc
+    }
+}
+
+impl std::str::FromStr for ServedBindings {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "both" => Ok(ServedBindings::Both),
+            "jsonrpc" | "json-rpc" => Ok(ServedBindings::Jsonrpc),
+            "rest" | "http+json" => Ok(ServedBindings::Rest),
+            o => Err(format!("binding must be jsonrpc, rest or both, not {o:?}")),
         }
     }
 }

@@ -1,10 +1,12 @@
 //! A2A errors raised by the runtime, rendered in the caller's version and binding through
 //! `a2a_types::error`.
 //!
-//! The HTTP statuses of the HTTP+JSON binding follow the behaviour reference (the Camel guide's
-//! error table: 409 for a terminal cancel, 405 for disabled streaming/push, 415 for a wrong
-//! content type, 413 for an oversized body) where it is more specific than the 1.0.1 spec table,
-//! which maps all of these to 400; the `google.rpc.ErrorInfo` reason still identifies the error.
+//! The HTTP statuses of the HTTP+JSON binding follow the spec 1.0 table by default (400 for a
+//! terminal cancel, an operation on a terminal task, disabled streaming/push and a wrong content
+//! type). [`RestStatusTable::Camel`] selects the Camel guide's table instead (409 for a terminal
+//! cancel, 405 for unsupported operations and push, 415 for a wrong content type), for callers
+//! migrating from it. Either way the `google.rpc.ErrorInfo` reason identifies the error, and an
+//! explicit status (413 for an oversized body, 405 for a wrong HTTP method) is kept.
 
 use crate::negotiate::Version;
 pub use a2a_types::error::ErrorKind;
@@ -31,8 +33,51 @@ impl std::fmt::Display for A2aError {
 
 impl std::error::Error for A2aError {}
 
-/// The HTTP+JSON status of `kind` in the behaviour reference's table.
-pub fn seed_http_status(kind: ErrorKind) -> u16 {
+/// Which HTTP+JSON status table errors follow (`rest_status_table`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RestStatusTable {
+    /// The spec 1.0 table (`ErrorKind::http_status`). The default.
+    #[default]
+    Spec,
+    /// The Camel guide's table ([`camel_http_status`]).
+    Camel,
+}
+
+impl std::str::FromStr for RestStatusTable {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "spec" => Ok(RestStatusTable::Spec),
+            "camel" => Ok(RestStatusTable::Camel),
+            o => Err(format!(
+                "rest_status_table must be \"spec\" or \"camel\", not {o:?}"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for RestStatusTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RestStatusTable::Spec => "spec",
+            RestStatusTable::Camel => "camel",
+        })
+    }
+}
+
+impl RestStatusTable {
+    /// The HTTP+JSON status of `kind` in this table.
+    pub fn status(self, kind: ErrorKind) -> u16 {
+        match self {
+            RestStatusTable::Spec => kind.http_status(),
+            RestStatusTable::Camel => camel_http_status(kind),
+        }
+    }
+}
+
+/// The HTTP+JSON status of `kind` in the Camel guide's table.
+pub fn camel_http_status(kind: ErrorKind) -> u16 {
     match kind {
         ErrorKind::TaskNotCancelable => 409,
         ErrorKind::UnsupportedOperation | ErrorKind::PushNotificationNotSupported => 405,
@@ -74,9 +119,17 @@ impl A2aError {
     pub fn internal(msg: impl Into<String>) -> Self {
         Self::new(ErrorKind::Internal, msg)
     }
-    /// HTTP status on the HTTP+JSON binding.
+    /// HTTP status on the HTTP+JSON binding (the spec table unless a status was set).
     pub fn http_status(&self) -> u16 {
-        self.status.unwrap_or_else(|| seed_http_status(self.kind))
+        self.status.unwrap_or_else(|| self.kind.http_status())
+    }
+
+    /// Fix the HTTP status from `table` (an explicit status is kept).
+    pub fn in_table(mut self, table: RestStatusTable) -> Self {
+        if self.status.is_none() {
+            self.status = Some(table.status(self.kind));
+        }
+        self
     }
 
     /// The shared model's error value.

@@ -2,11 +2,14 @@
 //!
 //! Every subscriber (a stream or a resubscription) has its own queue. Publishing never waits: an
 //! event goes into each subscriber's queue. When a subscriber reads more slowly than the task
-//! produces and its queue would pass a bound, the queue collapses into one `Task` snapshot (the
-//! task as it stands after the event): the reader skips intermediate events but never loses the
-//! task's state, and later events, the final one included, follow the snapshot as usual. Memory per
-//! subscriber is therefore bounded by the byte limit plus one task. A single event larger than the
-//! byte limit still reaches a subscriber whose queue is empty.
+//! produces and its queue would pass a bound, the [`OverflowPolicy`] decides what it loses: the
+//! new event (`drop-newest`, the default, as the Camel guide says), the oldest queued ones
+//! (`drop-oldest`), everything queued in favour of one `Task` snapshot (`snapshot`), or the
+//! stream itself (`disconnect`: what is queued is delivered, then the stream ends so that the
+//! client resubscribes). The final event of a turn is always queued (an overflowing final event
+//! ends a `disconnect` stream as its last event). Memory per subscriber is therefore bounded by
+//! the byte limit plus one event (or one task). A single event larger than the byte limit still
+//! reaches a subscriber whose queue is empty.
 
 use crate::model::{StreamResponse, Task};
 use std::collections::VecDeque;
@@ -18,6 +21,36 @@ use tokio::sync::Notify;
 /// `a2a_agent_stream_queue_overflows_total` metric).
 pub static OVERFLOWS: AtomicU64 = AtomicU64::new(0);
 
+/// What a subscriber whose queue is full loses (`sse_overflow_policy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OverflowPolicy {
+    /// The new event is dropped (the Camel guide). The default.
+    #[default]
+    DropNewest,
+    /// The oldest queued events are dropped to make room.
+    DropOldest,
+    /// The queue collapses into one `Task` snapshot of the task as it stands.
+    Snapshot,
+    /// The stream ends after what is queued; the client can resubscribe.
+    Disconnect,
+}
+
+impl std::str::FromStr for OverflowPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().replace('_', "-").as_str() {
+            "drop-newest" => Ok(OverflowPolicy::DropNewest),
+            "drop-oldest" => Ok(OverflowPolicy::DropOldest),
+            "snapshot" => Ok(OverflowPolicy::Snapshot),
+            "disconnect" => Ok(OverflowPolicy::Disconnect),
+            o => Err(format!(
+                "sse_overflow_policy must be drop-newest, drop-oldest, snapshot or disconnect, not {o:?}"
+            )),
+        }
+    }
+}
+
 /// Per-subscriber queue bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QueueLimits {
@@ -25,6 +58,8 @@ pub struct QueueLimits {
     pub max_events: usize,
     /// Bytes queued at most (JSON size of the events), 0 = unlimited.
     pub max_bytes: usize,
+    /// What a full queue loses.
+    pub policy: OverflowPolicy,
 }
 
 impl Default for QueueLimits {
@@ -32,6 +67,7 @@ impl Default for QueueLimits {
         QueueLimits {
             max_events: 1000,
             max_bytes: 4 * 1024 * 1024,
+            policy: OverflowPolicy::DropNewest,
         }
     }
 }
@@ -44,6 +80,13 @@ struct Queue {
     closed: bool,
     /// The subscriber is gone: stop queueing for it.
     dropped: bool,
+}
+
+impl Queue {
+    fn push(&mut self, ev: StreamResponse, size: usize) {
+        self.items.push_back((ev, size));
+        self.bytes += size;
+    }
 }
 
 #[derive(Default)]
@@ -83,7 +126,9 @@ impl Fanout {
         let QueueLimits {
             max_events,
             max_bytes,
+            policy,
         } = self.limits;
+        let last = crate::tasks::ends_stream(ev);
         self.subs.retain(|s| {
             let Ok(mut q) = s.queue.lock() else {
                 return false;
@@ -91,30 +136,58 @@ impl Fanout {
             if q.dropped {
                 return false;
             }
-            let full = !q.items.is_empty()
-                && (q.items.len() + 1 > max_events.max(1)
-                    || (max_bytes > 0 && q.bytes.saturating_add(size) > max_bytes));
-            if full {
+            let over = |q: &Queue| {
+                !q.items.is_empty()
+                    && (q.items.len() + 1 > max_events.max(1)
+                        || (max_bytes > 0 && q.bytes.saturating_add(size) > max_bytes))
+            };
+            let mut keep = true;
+            if over(&q) {
                 OVERFLOWS.fetch_add(1, Ordering::Relaxed);
                 metrics::counter!("a2a_agent_stream_queue_overflows_total").increment(1);
                 tracing::debug!(
                     task_id = %task.id,
                     queued_events = q.items.len(),
                     queued_bytes = q.bytes,
-                    "slow subscriber: queue collapsed into the task snapshot"
+                    ?policy,
+                    "slow subscriber: queue full"
                 );
-                let snap = StreamResponse::Task(task.clone());
-                let n = crate::bounds::json_len(&snap);
-                q.items.clear();
-                q.items.push_back((snap, n));
-                q.bytes = n;
+                match policy {
+                    // The final event is queued anyway (one event over the bound).
+                    OverflowPolicy::DropNewest if last => q.push(ev.clone(), size),
+                    OverflowPolicy::DropNewest => {}
+                    OverflowPolicy::DropOldest => {
+                        while over(&q) {
+                            if let Some((_, n)) = q.items.pop_front() {
+                                q.bytes = q.bytes.saturating_sub(n);
+                            }
+                        }
+                        q.push(ev.clone(), size);
+                    }
+                    OverflowPolicy::Snapshot => {
+                        let snap = StreamResponse::Task(task.clone());
+                        let n = crate::bounds::json_len(&snap);
+                        q.items.clear();
+                        q.items.push_back((snap, n));
+                        q.bytes = n;
+                        if last {
+                            q.push(ev.clone(), size);
+                        }
+                    }
+                    OverflowPolicy::Disconnect => {
+                        if last {
+                            q.push(ev.clone(), size);
+                        }
+                        q.closed = true;
+                        keep = false;
+                    }
+                }
             } else {
-                q.items.push_back((ev.clone(), size));
-                q.bytes += size;
+                q.push(ev.clone(), size);
             }
             drop(q);
             s.ready.notify_one();
-            true
+            keep
         });
     }
 }
@@ -242,6 +315,7 @@ mod tests {
         let mut f = Fanout::new(QueueLimits {
             max_events: 1000,
             max_bytes: 1024 * 1024,
+            policy: OverflowPolicy::Snapshot,
         });
         let mut slow = f.subscribe();
         let mut fast = f.subscribe();
@@ -284,6 +358,7 @@ mod tests {
         let mut f = Fanout::new(QueueLimits {
             max_events: 10,
             max_bytes: 10,
+            policy: OverflowPolicy::DropNewest,
         });
         let mut a = f.subscribe();
         f.publish(&status("more than ten bytes"), &task(TaskState::Working));
@@ -298,6 +373,7 @@ mod tests {
         let mut f = Fanout::new(QueueLimits {
             max_events: 3,
             max_bytes: 0,
+            policy: OverflowPolicy::Snapshot,
         });
         let mut a = f.subscribe();
         let b = f.subscribe();
@@ -316,5 +392,76 @@ mod tests {
         // e0 e1 e2, then e3 collapses the queue into the snapshot, e4 e5 follow it.
         assert_eq!(got.len(), 3, "{got:?}");
         assert!(matches!(got[0], StreamResponse::Task(_)));
+    }
+
+    fn final_status() -> StreamResponse {
+        let mut ev = status("end");
+        if let StreamResponse::StatusUpdate(e) = &mut ev {
+            e.status.state = TaskState::Completed;
+        }
+        ev
+    }
+
+    async fn run_policy(policy: OverflowPolicy) -> Vec<StreamResponse> {
+        let mut f = Fanout::new(QueueLimits {
+            max_events: 3,
+            max_bytes: 0,
+            policy,
+        });
+        let mut a = f.subscribe();
+        let t = task(TaskState::Working);
+        for i in 0..6 {
+            f.publish(&status(&format!("e{i}")), &t);
+        }
+        f.publish(&final_status(), &task(TaskState::Completed));
+        drop(f);
+        let mut got = Vec::new();
+        while let Some(ev) = a.recv().await {
+            got.push(ev);
+        }
+        got
+    }
+
+    fn texts(evs: &[StreamResponse]) -> Vec<String> {
+        evs.iter()
+            .map(|e| match e {
+                StreamResponse::StatusUpdate(u) => u
+                    .status
+                    .message
+                    .as_ref()
+                    .and_then(|m| m.parts.first())
+                    .and_then(|p| p.as_text())
+                    .unwrap_or("")
+                    .to_string(),
+                StreamResponse::Task(_) => "task".into(),
+                _ => "?".into(),
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn overflow_policies_drop_what_they_say_and_keep_the_final_event() {
+        assert_eq!(
+            texts(&run_policy(OverflowPolicy::DropNewest).await),
+            ["e0", "e1", "e2", "end"]
+        );
+        assert_eq!(
+            texts(&run_policy(OverflowPolicy::DropOldest).await),
+            ["e4", "e5", "end"]
+        );
+        assert_eq!(
+            texts(&run_policy(OverflowPolicy::Snapshot).await),
+            ["task", "end"]
+        );
+        // Disconnect: what was queued, then the stream ends (the reader resubscribes).
+        assert_eq!(
+            texts(&run_policy(OverflowPolicy::Disconnect).await),
+            ["e0", "e1", "e2"]
+        );
+        assert_eq!(
+            "drop_oldest".parse::<OverflowPolicy>().unwrap(),
+            OverflowPolicy::DropOldest
+        );
+        assert!("lose-all".parse::<OverflowPolicy>().is_err());
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::auth::CallerProfile;
 use crate::error::{A2aError, ErrorKind};
-use crate::model::{Artifact, Message, Part, Role, Struct, TaskState};
+use crate::model::{Artifact, Message, Part, Role, Struct, Task, TaskState};
 use crate::tasks::Emitter;
 use async_trait::async_trait;
 use serde_json::Value;
@@ -19,6 +19,8 @@ pub struct RequestContext {
     pub(crate) caller: CallerProfile,
     pub(crate) extensions: Vec<String>,
     pub(crate) metadata: Option<Struct>,
+    pub(crate) task: Option<Task>,
+    pub(crate) headers: http::HeaderMap,
     pub(crate) emitter: Emitter,
     pub(crate) cancel: CancellationToken,
 }
@@ -61,6 +63,17 @@ impl RequestContext {
     pub fn metadata(&self) -> Option<&Struct> {
         self.metadata.as_ref()
     }
+    /// The task this message continues, as it stood when the message arrived (state, e.g.
+    /// INPUT_REQUIRED; history; artifacts), on a follow-up turn; `None` on the first turn of a
+    /// new task. The new message itself is [`Self::message`].
+    pub fn task(&self) -> Option<&Task> {
+        self.task.as_ref()
+    }
+    /// The request headers the handler may see: every header except the hop-by-hop ones and
+    /// credentials (see [`visible_headers`] for the list removed).
+    pub fn headers(&self) -> &http::HeaderMap {
+        &self.headers
+    }
     /// Resolves when the task is canceled (or the server gives up on it).
     pub fn cancelled(&self) -> tokio_util::sync::WaitForCancellationFuture<'_> {
         self.cancel.cancelled()
@@ -76,6 +89,11 @@ impl RequestContext {
     /// Emit a WORKING status update with `text`.
     pub async fn emit(&self, text: impl Into<String>) {
         self.emitter.emit(text).await
+    }
+    /// Emit a status update with `state` and an optional agent message (`None`: a bare state
+    /// change, e.g. `emit_status(TaskState::Working, None)`).
+    pub async fn emit_status(&self, state: TaskState, message: Option<Message>) {
+        self.emitter.emit_status(state, message).await
     }
     /// Emit a status update with `state` and `text`.
     pub async fn emit_state(&self, state: TaskState, text: impl Into<String>) {
@@ -183,12 +201,28 @@ pub enum Reply {
     State(TaskState, Option<String>),
     /// Nothing more: the task completes, or stays in the interrupted state last emitted.
     Empty,
+    /// A direct agent message and no task (spec 1.0 §3.1.1: SendMessage returns a Message).
+    /// It applies to the first turn of a blocking send (the task is dropped) and of a stream
+    /// when the handler declares [`Handler::may_reply_directly`] (the stream is exactly one
+    /// Message event). Anywhere else (the caller already saw the task: return-immediately, a
+    /// follow-up turn, after an emit) the task completes with this message, like
+    /// [`Reply::Message`].
+    Direct(Message),
 }
 
 impl Reply {
     /// A text reply.
     pub fn text(t: impl Into<String>) -> Self {
         Reply::Text(t.into())
+    }
+    /// A direct agent message with `text` and no task (see [`Reply::Direct`]).
+    pub fn direct_text(t: impl Into<String>) -> Self {
+        Reply::Direct(Message {
+            message_id: uuid::Uuid::new_v4().to_string(),
+            role: Role::Agent,
+            parts: vec![Part::text(t.into())],
+            ..Default::default()
+        })
     }
     /// Ask the caller for more input.
     pub fn input_required(t: impl Into<String>) -> Self {
@@ -264,10 +298,78 @@ pub trait Handler: Send + Sync + 'static {
     async fn resume(&self, _task: &crate::model::Task) -> Option<Result<Reply, HandlerError>> {
         None
     }
+
+    /// Whether this handler may answer a stream's first turn with [`Reply::Direct`]. When true,
+    /// a new task's stream starts only once the handler emits something or returns (as the
+    /// official SDK servers do), so that a direct reply can be a stream of exactly one Message.
+    /// Default: false (the stream starts with the SUBMITTED task at once).
+    fn may_reply_directly(&self) -> bool {
+        false
+    }
+}
+
+/// Header names a handler never sees in [`RequestContext::headers`]: the hop-by-hop headers of
+/// RFC 9110 §7.6.1 (`Connection`, `Keep-Alive`, `Proxy-Connection`, `TE`, `Trailer`,
+/// `Transfer-Encoding`, `Upgrade`), `Host`, `Content-Length`, and credentials
+/// (`Authorization`, `Proxy-Authorization`, `Cookie`, `X-API-Key`, `API-Key`, any header named
+/// by the card's `apiKey` schemes, and any name containing `api-key`, `apikey`, `token` or `secret`).
+pub const HIDDEN_HEADERS: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+    "content-length",
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "x-api-key",
+    "api-key",
+];
+
+/// The request headers a handler may see: `headers` without [`HIDDEN_HEADERS`], the names
+/// listed in `Connection`, the extra credential names in `also_hidden` (the card's API-key
+/// header names), and any name containing `api-key`, `apikey`, `token` or `secret`.
+pub fn visible_headers(headers: &http::HeaderMap, also_hidden: &[String]) -> http::HeaderMap {
+    let listed: Vec<String> = headers
+        .get_all(http::header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|s| s.trim().to_ascii_lowercase())
+        .collect();
+    let mut out = http::HeaderMap::new();
+    for (k, v) in headers {
+        let n = k.as_str();
+        let secret = ["api-key", "apikey", "token", "secret"]
+            .iter()
+            .any(|w| n.contains(w));
+        if HIDDEN_HEADERS.contains(&n)
+            || secret
+            || listed.iter().any(|l| l == n)
+            || also_hidden.iter().any(|h| h.eq_ignore_ascii_case(n))
+        {
+            continue;
+        }
+        out.append(k.clone(), v.clone());
+    }
+    out
 }
 
 /// A [`Handler`] made from an async closure; see [`handler_fn`].
-pub struct FnHandler<F>(F);
+pub struct FnHandler<F>(F, bool);
+
+impl<F> FnHandler<F> {
+    /// Declare that the closure may answer a stream with [`Reply::Direct`]
+    /// ([`Handler::may_reply_directly`]).
+    pub fn direct_replies(mut self) -> Self {
+        self.1 = true;
+        self
+    }
+}
 
 /// Make a [`Handler`] from an async closure.
 pub fn handler_fn<F, Fut>(f: F) -> FnHandler<F>
@@ -275,7 +377,7 @@ where
     F: Fn(RequestContext) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Reply, HandlerError>> + Send + 'static,
 {
-    FnHandler(f)
+    FnHandler(f, false)
 }
 
 #[async_trait]
@@ -286,6 +388,9 @@ where
 {
     async fn handle(&self, ctx: RequestContext) -> Result<Reply, HandlerError> {
         (self.0)(ctx).await
+    }
+    fn may_reply_directly(&self) -> bool {
+        self.1
     }
 }
 

@@ -146,7 +146,15 @@ pub(crate) async fn handle(
     };
     let m1 = m1.as_str();
     let heartbeat = Duration::from_millis(app.cfg.sse_heartbeat_interval_ms);
+    // 0.3 `message/stream` and `tasks/resubscribe`: a failure is one SSE error event (as the
+    // official SDK servers answer; the 0.3 SDK client refuses a JSON body there).
+    let v03_stream =
+        version == Version::V03 && matches!(m1, "SendStreamingMessage" | "SubscribeToTask");
     match ops::dispatch_v(app, call, m1, p1, version).await {
+        Err(e) if v03_stream => {
+            let ev = edge::sse::data(id.error_text(&e.jsonrpc_error(version)));
+            edge::sse::response(futures::stream::iter([ev]), None)
+        }
         Err(e) => reply_err(&id, &e, version),
         Ok(Outcome::Unary(r)) => match version {
             Version::V1 => reply(&id, r),
@@ -155,6 +163,25 @@ pub(crate) async fn handle(
                 Err(e) => reply_err(&id, &e, version),
             },
         },
+        Ok(Outcome::Single(ev)) => {
+            let data = match version {
+                Version::V1 => {
+                    vec![id.result_text(&serde_json::to_value(*ev).unwrap_or_default())]
+                }
+                Version::V03 => edge::V03Stream::new(false)
+                    .push(*ev, true)
+                    .into_iter()
+                    .map(|r| match r {
+                        Ok(v) => id.result_text(&v),
+                        Err(e) => id.error_text(&e.jsonrpc_error(Version::V03)),
+                    })
+                    .collect(),
+            };
+            edge::sse::response(
+                futures::stream::iter(data.into_iter().map(edge::sse::data)),
+                None,
+            )
+        }
         Ok(Outcome::Stream(sub)) => {
             let id2 = id.clone();
             match version {

@@ -11,7 +11,7 @@
 //! HTTP Basic client credentials); `active: false` is refused.
 //!
 //! The caller is identified by `sub`; a token without `sub` by the introspection `username`,
-//! else `client_id` / `azp`; a token with none of them is refused (the seed's caller profile).
+//! else `client_id` / `azp`; a token with none of them is refused (the Camel guide's caller profile).
 
 use crate::auth::CallerProfile;
 use crate::error::{A2aError, ErrorKind};
@@ -348,7 +348,7 @@ fn scopes(v: &Value) -> Vec<String> {
     out
 }
 
-/// The caller profile of validated claims (the seed's table).
+/// The caller profile of validated claims (the Camel guide's table).
 fn profile(claims: Value, introspected: bool) -> Result<CallerProfile, A2aError> {
     let s = |k: &str| {
         claims

@@ -61,6 +61,7 @@ pub(crate) async fn send(
     extensions: Vec<String>,
     knobs: SendKnobs,
     streaming: bool,
+    headers: http::HeaderMap,
 ) -> Result<SendOutcome, A2aError> {
     let (req, raw) = parse_send(params)?;
     let mode = if streaming {
@@ -76,6 +77,7 @@ pub(crate) async fn send(
         caller,
         extensions,
         mode,
+        headers,
     })
     .await
 }
@@ -149,12 +151,13 @@ pub(crate) async fn list(
     req: ListTasksRequest,
     caller: &CallerProfile,
 ) -> Result<ListTasksResponse, A2aError> {
-    let page_size = req.page_size.unwrap_or(DEFAULT_PAGE);
-    if !(1..=MAX_PAGE).contains(&page_size) {
-        return Err(A2aError::invalid_params(format!(
-            "pageSize must be between 1 and {MAX_PAGE} inclusive"
-        ))
-        .with_meta("field", "pageSize"));
+    // Above the maximum: capped at 100 (the Camel guide), not refused.
+    let page_size = req.page_size.unwrap_or(DEFAULT_PAGE).min(MAX_PAGE);
+    if page_size < 1 {
+        return Err(
+            A2aError::invalid_params(format!("pageSize must be between 1 and {MAX_PAGE}"))
+                .with_meta("field", "pageSize"),
+        );
     }
     if req.history_length.is_some_and(|h| h < 0) {
         return Err(
@@ -206,6 +209,8 @@ pub(crate) enum Outcome {
     Unary(Value),
     /// An event stream.
     Stream(Box<crate::tasks::Subscription>),
+    /// A stream of exactly one event (a direct message reply).
+    Single(Box<crate::model::StreamResponse>),
 }
 
 fn streaming_unsupported() -> A2aError {
@@ -335,6 +340,7 @@ pub(crate) async fn dispatch(
                 call.extensions.clone(),
                 knobs,
                 streaming,
+                crate::handler::visible_headers(&call.headers, &app.hidden_headers),
             )
             .await?
             {
@@ -342,6 +348,12 @@ pub(crate) async fn dispatch(
                     crate::model::SendMessageResponse::Task(t),
                 )?)),
                 SendOutcome::Stream(sub) => Ok(Outcome::Stream(Box::new(sub))),
+                SendOutcome::Message(m) if streaming => Ok(Outcome::Single(Box::new(
+                    crate::model::StreamResponse::Message(m),
+                ))),
+                SendOutcome::Message(m) => Ok(Outcome::Unary(ser(
+                    crate::model::SendMessageResponse::Message(m),
+                )?)),
             }
         }
         "GetTask" => {

@@ -90,7 +90,7 @@ pub(crate) async fn handle(
     let v = route.version;
     match run(app, &route, method, call, body).await {
         Ok(r) => r,
-        Err(e) => error_response(&e, v, Binding::Rest),
+        Err(e) => error_response(&e.in_table(app.cfg.rest_status_table), v, Binding::Rest),
     }
 }
 
@@ -224,6 +224,20 @@ async fn run(
                 },
             };
             Ok(ok_json(v, &body))
+        }
+        Outcome::Single(ev) => {
+            let data: Vec<Value> = match v {
+                Version::V1 => vec![serde_json::to_value(*ev).unwrap_or(Value::Null)],
+                Version::V03 => edge::V03Stream::new(true)
+                    .push(*ev, true)
+                    .into_iter()
+                    .map(|r| r.unwrap_or_else(|e| e.rest_body(Version::V03)))
+                    .collect(),
+            };
+            Ok(edge::sse::response(
+                futures::stream::iter(data.into_iter().map(|d| edge::sse::data(d.to_string()))),
+                None,
+            ))
         }
         Outcome::Stream(sub) => Ok(match v {
             Version::V1 => sse_response(*sub, heartbeat, |ev, _| {

@@ -9,6 +9,7 @@ use crate::handler::{ExtensionHandler, Handler};
 use crate::negotiate::{Version, requested_version};
 use crate::store::{MemoryStore, SqliteStore, TaskStore};
 use crate::tasks::{TaskLimits, TaskManager};
+use a2a_types::envelope::RawId;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
@@ -127,7 +128,8 @@ impl AgentServer {
             Some(u) => u.trim_end_matches('/').to_string(),
             None => format!("http://{addr}{base}"),
         };
-        let card = AgentCard::from_json(self.card.json().clone())?.with_default_interfaces(&url);
+        let card = AgentCard::from_json(self.card.json().clone())?
+            .with_default_interfaces_for(&url, cfg.binding);
         let store: Arc<dyn TaskStore> = match (self.store, &cfg.sqlite_path) {
             (Some(s), _) => s,
             (None, Some(p)) => Arc::new(SqliteStore::open(p)?),
@@ -180,6 +182,7 @@ impl AgentServer {
                 async_timeout: cfg.async_timeout(),
                 sse_queue_capacity: cfg.sse_queue_capacity,
                 sse_queue_max_bytes: cfg.sse_queue_max_bytes,
+                sse_overflow_policy: cfg.sse_overflow_policy,
                 store: cfg.store_limits(),
             },
         );
@@ -207,6 +210,8 @@ impl AgentServer {
             None
         };
         manager.recover().await;
+        let mut hidden_headers = card.api_key_header_names();
+        hidden_headers.push(cfg.api_key_header.to_ascii_lowercase());
         let app = Arc::new(App {
             card,
             cfg: cfg.clone(),
@@ -215,10 +220,13 @@ impl AgentServer {
             authenticator,
             metrics: self.metrics,
             push,
+            card_modified: crate::card::http_date(std::time::SystemTime::now()),
+            hidden_headers,
             extended_card: match self.extended_card {
-                Some(c) => {
-                    Some(AgentCard::from_json(c.json().clone())?.with_default_interfaces(&url))
-                }
+                Some(c) => Some(
+                    AgentCard::from_json(c.json().clone())?
+                        .with_default_interfaces_for(&url, cfg.binding),
+                ),
                 None => None,
             },
         });
@@ -288,6 +296,10 @@ pub(crate) struct App {
     pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
     pub push: Option<Arc<crate::push::Dispatcher>>,
     pub extended_card: Option<AgentCard>,
+    /// `Last-Modified` of the card (the server's start: the card does not change while it runs).
+    pub card_modified: String,
+    /// Credential headers hidden from handlers besides [`crate::handler::HIDDEN_HEADERS`].
+    pub hidden_headers: Vec<String>,
 }
 
 /// Which binding a request reached.
@@ -306,18 +318,37 @@ pub(crate) struct Call {
 }
 
 pub(crate) fn error_response(e: &A2aError, version: Version, binding: Binding) -> Response {
+    jsonrpc_or_rest_error(e, version, binding, &RawId::null())
+}
+
+/// An error answer; on JSON-RPC it carries `id` (the caller's, when the body could be read).
+pub(crate) fn jsonrpc_or_rest_error(
+    e: &A2aError,
+    version: Version,
+    binding: Binding,
+    id: &RawId,
+) -> Response {
     match binding {
         Binding::JsonRpc => {
-            let body = serde_json::json!({
-                "jsonrpc": "2.0", "id": Value::Null, "error": e.jsonrpc_error(version)
-            });
-            // Transport-level refusals keep their status; A2A errors are 200.
+            // Transport-level refusals keep their status; authentication failures are 401 (the
+            // Camel guide); other A2A errors are 200.
             let status = match e.status {
                 Some(413) => StatusCode::PAYLOAD_TOO_LARGE,
                 Some(405) if e.kind == ErrorKind::MethodNotFound => StatusCode::METHOD_NOT_ALLOWED,
+                _ if e.kind == ErrorKind::Unauthenticated => StatusCode::UNAUTHORIZED,
                 _ => StatusCode::OK,
             };
-            json_response(status, "application/json", &body)
+            let mut r = Response::new(Body::from(id.error_text(&e.jsonrpc_error(version))));
+            *r.status_mut() = status;
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            if e.kind == ErrorKind::Unauthenticated {
+                r.headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            }
+            r
         }
         Binding::Rest => {
             let status =
@@ -335,6 +366,13 @@ pub(crate) fn error_response(e: &A2aError, version: Version, binding: Binding) -
             r
         }
     }
+}
+
+/// The id of a JSON-RPC body, `null` when it cannot be read.
+pub(crate) fn peek_id(body: &[u8]) -> RawId {
+    a2a_types::envelope::parse_envelope(body)
+        .map(|e| e.id)
+        .unwrap_or_else(|_| RawId::null())
 }
 
 pub(crate) fn json_response(status: StatusCode, ct: &'static str, v: &Value) -> Response {
@@ -403,7 +441,13 @@ impl App {
             .get(header::IF_NONE_MATCH)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.split(',').any(|t| t.trim() == tag || t.trim() == "*"));
-        let mut r = if inm {
+        // If-Modified-Since counts only without If-None-Match (RFC 9110 §13.1.3).
+        let ims = headers.get(header::IF_NONE_MATCH).is_none()
+            && headers
+                .get(header::IF_MODIFIED_SINCE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.trim() == self.card_modified);
+        let mut r = if inm || ims {
             let mut r = Response::new(Body::empty());
             *r.status_mut() = StatusCode::NOT_MODIFIED;
             r
@@ -425,6 +469,9 @@ impl App {
             h.insert(header::CACHE_CONTROL, v);
         }
         h.insert(header::VARY, HeaderValue::from_static("A2A-Version"));
+        if let Ok(v) = HeaderValue::from_str(&self.card_modified) {
+            h.insert(header::LAST_MODIFIED, v);
+        }
         r
     }
 }
@@ -570,6 +617,29 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
     } else {
         Binding::Rest
     };
+    // The `binding` setting: a binding not served is 404 in its own form.
+    let served = app.cfg.binding;
+    if (binding == Binding::JsonRpc && !served.jsonrpc())
+        || (binding == Binding::Rest && !served.rest())
+    {
+        let v = requested_version(&headers, query.as_deref())
+            .ok()
+            .flatten()
+            .unwrap_or(Version::V03);
+        let what = if binding == Binding::JsonRpc {
+            "JSON-RPC"
+        } else {
+            "HTTP+JSON"
+        };
+        let e = A2aError::new(
+            ErrorKind::MethodNotFound,
+            format!("this agent does not serve the {what} binding"),
+        )
+        .in_table(app.cfg.rest_status_table);
+        let mut r = error_response(&e, v, binding);
+        *r.status_mut() = StatusCode::NOT_FOUND;
+        return r;
+    }
     if binding == Binding::JsonRpc && method != Method::POST {
         // A JSON-RPC error object (id null) with the HTTP status 405.
         let e = A2aError::new(ErrorKind::MethodNotFound, "JSON-RPC requires POST").with_status(405);
@@ -584,62 +654,65 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
     }
     // 1. Version, before anything else (and before auth).
     let explicit = match requested_version(&headers, query.as_deref()) {
-        Ok(v) => v,
-        Err(e) => return error_response(&e, Version::V1, binding),
+        Ok(v) => Ok(v),
+        Err(e) => Err((e, Version::V1)),
     };
-    let rest_route = (binding == Binding::Rest).then(|| crate::rest::parse_route(&rel, explicit));
+    let rest_route = match &explicit {
+        Ok(x) if binding == Binding::Rest => Some(crate::rest::parse_route(&rel, *x)),
+        _ => None,
+    };
     // The version errors are reported in before the operation is known.
-    let early_version = explicit.unwrap_or(match &rest_route {
-        Some(Some(r)) => r.version,
-        _ => Version::V03,
-    });
-    // 2. Payload size from Content-Length, without reading.
+    let early_version = match &explicit {
+        Ok(x) => x.unwrap_or(match &rest_route {
+            Some(Some(r)) => r.version,
+            _ => Version::V03,
+        }),
+        Err(_) => Version::V1,
+    };
     let limit = app.cfg.max_payload_size;
-    if let Some(len) = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok())
-        && len > limit as u64
-    {
-        let e = A2aError::new(
-            ErrorKind::ContentTypeNotSupported,
-            format!("request body of {len} bytes exceeds maxPayloadSize ({limit} bytes)"),
-        )
-        .with_status(413);
-        let mut r = error_response(&e, early_version, binding);
-        r.headers_mut()
-            .insert(header::CONNECTION, HeaderValue::from_static("close"));
-        return r;
-    }
-    // 3. Authentication.
-    let caller = match app
-        .authenticator
-        .authenticate(&AuthRequest {
-            headers: &headers,
-            query: query.as_deref(),
-        })
-        .await
-    {
+    let checked = match explicit {
+        Ok(x) => pre_dispatch(&app, &headers, query.as_deref(), &method)
+            .await
+            .map(|(caller, extensions)| (x, caller, extensions)),
+        Err((e, _)) => Err(e),
+    };
+    let (explicit, caller, extensions) = match checked {
         Ok(c) => c,
-        Err(e) => return error_response(&e, early_version, binding),
+        Err(e) => {
+            let e = if binding == Binding::Rest {
+                e.in_table(app.cfg.rest_status_table)
+            } else {
+                e
+            };
+            // JSON-RPC: echo the caller's id when the body can be read within the limit.
+            let id =
+                if binding == Binding::JsonRpc && method == Method::POST && e.status != Some(413) {
+                    read_body(body, limit)
+                        .await
+                        .map(|b| peek_id(&b))
+                        .unwrap_or_else(|_| RawId::null())
+                } else {
+                    RawId::null()
+                };
+            let mut r = jsonrpc_or_rest_error(&e, early_version, binding, &id);
+            if e.status == Some(413) {
+                r.headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            return r;
+        }
     };
-    // 4. Extensions.
-    let extensions = match app.negotiate_extensions(&headers) {
-        Ok(x) => x,
-        Err(e) => return error_response(&e, early_version, binding),
-    };
-    // 5. Content type of bodies.
-    if method == Method::POST && !content_type_ok(&headers) {
-        let e = A2aError::new(
-            ErrorKind::ContentTypeNotSupported,
-            "Content-Type must be application/json or application/a2a+json",
-        );
-        return error_response(&e, early_version, binding);
-    }
     let bytes = if method == Method::POST {
         match read_body(body, limit).await {
             Ok(b) => b,
-            Err(e) => return error_response(&e, early_version, binding),
+            Err(e) => {
+                let e = if binding == Binding::Rest {
+                    e.in_table(app.cfg.rest_status_table)
+                } else {
+                    e
+                };
+                return error_response(&e, early_version, binding);
+            }
         }
     } else {
         Bytes::new()
@@ -655,7 +728,8 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
         Binding::Rest => match rest_route.flatten() {
             Some(route) => crate::rest::handle(&app, route, &method, &call, bytes).await,
             None => {
-                let e = A2aError::new(ErrorKind::MethodNotFound, format!("no route for {path}"));
+                let e = A2aError::new(ErrorKind::MethodNotFound, format!("no route for {path}"))
+                    .in_table(app.cfg.rest_status_table);
                 error_response(&e, early_version, binding)
             }
         },
@@ -667,6 +741,45 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
         resp.headers_mut().insert("x-a2a-extensions", v);
     }
     resp
+}
+
+/// The checks between the version and the body: declared size, authentication, extensions,
+/// content type. Returns the caller and the negotiated extensions.
+async fn pre_dispatch(
+    app: &App,
+    headers: &HeaderMap,
+    query: Option<&str>,
+    method: &Method,
+) -> Result<(CallerProfile, Vec<String>), A2aError> {
+    // 2. Payload size from Content-Length, without reading.
+    let limit = app.cfg.max_payload_size;
+    if let Some(len) = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        && len > limit as u64
+    {
+        return Err(A2aError::new(
+            ErrorKind::ContentTypeNotSupported,
+            format!("request body of {len} bytes exceeds maxPayloadSize ({limit} bytes)"),
+        )
+        .with_status(413));
+    }
+    // 3. Authentication.
+    let caller = app
+        .authenticator
+        .authenticate(&AuthRequest { headers, query })
+        .await?;
+    // 4. Extensions.
+    let extensions = app.negotiate_extensions(headers)?;
+    // 5. Content type of bodies.
+    if method == Method::POST && !content_type_ok(headers) {
+        return Err(A2aError::new(
+            ErrorKind::ContentTypeNotSupported,
+            "Content-Type must be application/json or application/a2a+json",
+        ));
+    }
+    Ok((caller, extensions))
 }
 
 pub(crate) fn header_bool(h: &HeaderMap, name: &str) -> Option<bool> {

@@ -113,6 +113,11 @@ pub trait TaskStore: Send + Sync + 'static {
     async fn unfinished(&self) -> Result<Vec<StoredTask>, StoreError> {
         Ok(Vec::new())
     }
+    /// Remove a task (the task of a direct-message reply, which the caller never sees).
+    /// Default: keep it (a store that cannot delete lists it as COMPLETED).
+    async fn delete(&self, _id: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 /// One page of a listing (newest status first).
@@ -304,6 +309,13 @@ impl TaskStore for MemoryStore {
         Ok(())
     }
 
+    async fn delete(&self, id: &str) -> Result<(), StoreError> {
+        let mut g = self.lock()?;
+        g.remove(id);
+        g.terminal.retain(|(t, _)| t != id);
+        Ok(())
+    }
+
     async fn get(&self, id: &str) -> Result<Option<StoredTask>, StoreError> {
         let found = self.lock()?.tasks.get(id).map(|e| e.t.clone());
         Ok(found.map(|t| (*t).clone()))
@@ -398,6 +410,16 @@ fn row_to_task(body: String, owner: String) -> Result<StoredTask, StoreError> {
 
 #[async_trait]
 impl TaskStore for SqliteStore {
+    async fn delete(&self, id: &str) -> Result<(), StoreError> {
+        let id = id.to_string();
+        self.with(move |c| {
+            c.execute("DELETE FROM tasks WHERE id = ?1", [id])
+                .map_err(sq)?;
+            Ok(())
+        })
+        .await
+    }
+
     async fn put(&self, t: StoredTask) -> Result<(), StoreError> {
         let body = serde_json::to_string(&t.task).map_err(sq)?;
         self.with(move |c| {

@@ -36,6 +36,8 @@ pub struct TaskLimits {
     pub sse_queue_capacity: usize,
     /// Bytes queued per streaming connection (0 = unlimited).
     pub sse_queue_max_bytes: usize,
+    /// What a slow subscriber loses when its queue is full.
+    pub sse_overflow_policy: crate::fanout::OverflowPolicy,
     /// Byte and history bounds of stored tasks.
     pub store: crate::bounds::StoreLimits,
 }
@@ -48,6 +50,7 @@ impl Default for TaskLimits {
             async_timeout: Duration::from_secs(300),
             sse_queue_capacity: 1000,
             sse_queue_max_bytes: 4 * 1024 * 1024,
+            sse_overflow_policy: crate::fanout::OverflowPolicy::DropNewest,
             store: crate::bounds::StoreLimits::default(),
         }
     }
@@ -69,12 +72,18 @@ struct LiveState {
     owner: String,
     fanout: crate::fanout::Fanout,
     error: Option<A2aError>,
+    /// This turn may end with a direct message and no task (a new task nobody has seen yet).
+    direct_ok: bool,
+    /// The direct message the handler answered with (the task was dropped).
+    direct: Option<Message>,
 }
 
 pub(crate) struct Live {
     state: tokio::sync::Mutex<LiveState>,
     cancel: CancellationToken,
     watch: watch::Sender<TaskState>,
+    /// Set once the task has been shown to the caller (the handler emitted, or the turn ended).
+    announced: watch::Sender<bool>,
     running: std::sync::atomic::AtomicBool,
 }
 
@@ -123,6 +132,19 @@ impl Emitter {
                 .await;
         }
     }
+    /// Status update with `state` and an optional agent message (none: a bare state change).
+    pub async fn emit_status(&self, state: TaskState, message: Option<Message>) {
+        if let Some((mgr, live)) = &self.inner
+            && let Some(mgr) = mgr.upgrade()
+        {
+            let _ = mgr
+                .update(live, |t| {
+                    let message = message.map(|m| own_message(m, t));
+                    Some(status_change(t, state, message))
+                })
+                .await;
+        }
+    }
     /// Status update (WORKING) carrying an intermediate agent message.
     pub async fn emit_message(&self, mut message: Message) {
         if let Some((mgr, live)) = &self.inner
@@ -155,6 +177,19 @@ impl Emitter {
                 .await;
         }
     }
+}
+
+/// `m` as an agent message of task `t` (ids filled in).
+fn own_message(mut m: Message, t: &Task) -> Message {
+    m.task_id = Some(t.id.clone());
+    m.context_id = t.context_id.clone();
+    if m.message_id.is_empty() {
+        m.message_id = uuid::Uuid::new_v4().to_string();
+    }
+    if m.role == Role::Unspecified {
+        m.role = Role::Agent;
+    }
+    m
 }
 
 fn status_change(t: &mut Task, state: TaskState, message: Option<Message>) -> StreamResponse {
@@ -222,6 +257,9 @@ pub struct SendInput {
     pub extensions: Vec<String>,
     /// How the caller waits.
     pub mode: SendMode,
+    /// The request headers the handler may see (already filtered, see
+    /// [`crate::handler::visible_headers`]).
+    pub headers: http::HeaderMap,
 }
 
 /// The outcome of a send.
@@ -230,6 +268,8 @@ pub enum SendOutcome {
     Task(Task),
     /// A stream.
     Stream(Subscription),
+    /// The handler answered with a direct message: no task.
+    Message(Message),
 }
 
 /// Owns tasks: creates them, runs the handler, fans events out, cancels.
@@ -299,12 +339,24 @@ impl TaskManager {
         crate::fanout::QueueLimits {
             max_events: self.limits.sse_queue_capacity.max(1),
             max_bytes: self.limits.sse_queue_max_bytes,
+            policy: self.limits.sse_overflow_policy,
         }
     }
 
     /// Mutate a live task under its lock, persist it, and publish the event `f` returns.
     /// Does nothing once the task is terminal.
     async fn update(
+        &self,
+        live: &Arc<Live>,
+        f: impl FnOnce(&mut Task) -> Option<StreamResponse>,
+    ) -> Option<TaskState> {
+        let r = self.update_quiet(live, f).await;
+        live.announced.send_replace(true);
+        r
+    }
+
+    /// [`Self::update`] without announcing the task (the runtime's own SUBMITTED -> WORKING).
+    async fn update_quiet(
         &self,
         live: &Arc<Live>,
         f: impl FnOnce(&mut Task) -> Option<StreamResponse>,
@@ -471,9 +523,12 @@ impl TaskManager {
                 owner,
                 fanout: crate::fanout::Fanout::new(self.queue_limits()),
                 error: None,
+                direct_ok: false,
+                direct: None,
             }),
             cancel: CancellationToken::new(),
             watch: watch::channel(state).0,
+            announced: watch::channel(false).0,
             running: std::sync::atomic::AtomicBool::new(false),
         });
         if let Ok(mut m) = self.live.lock() {
@@ -491,6 +546,7 @@ impl TaskManager {
             caller,
             extensions,
             mode,
+            headers,
         } = input;
         let history_length = request
             .configuration
@@ -545,7 +601,7 @@ impl TaskManager {
                     } else {
                         return Err(A2aError::new(
                             ErrorKind::ResourceExhausted,
-                            "agent capacity reached; retry later",
+                            "server busy: agent capacity reached; retry later",
                         ));
                     }
                 }
@@ -558,6 +614,7 @@ impl TaskManager {
         };
 
         // Resume an existing task (multi-turn) or create one.
+        let mut prior: Option<Task> = None;
         let live = match message.task_id.clone() {
             Some(tid) => {
                 let live = match self.live_get(&tid) {
@@ -612,6 +669,11 @@ impl TaskManager {
                 message.context_id = g.task.context_id.clone();
                 live.running.store(true, Ordering::SeqCst);
                 g.error = None;
+                g.direct_ok = false;
+                g.direct = None;
+                live.announced.send_replace(true);
+                // The task as it stood when this message arrived (for the handler).
+                prior = Some(g.task.clone());
                 let snapshot_msg = message.clone();
                 let ev = status_change(&mut g.task, TaskState::Submitted, None);
                 g.task.history.push(snapshot_msg);
@@ -663,7 +725,7 @@ impl TaskManager {
                     if e.is_full() {
                         return Err(A2aError::new(
                             ErrorKind::ResourceExhausted,
-                            "the agent's task store is full; retry later",
+                            "server busy: the agent's task store is full; retry later",
                         ));
                     }
                     return Err(A2aError::internal(e.to_string()));
@@ -673,10 +735,20 @@ impl TaskManager {
                 }
                 let live = self.register(task, owner);
                 live.running.store(true, Ordering::SeqCst);
+                // A new task nobody has seen: a blocking send, or a stream of a handler that
+                // may answer directly, can still end with a message and no task.
+                let direct_ok = mode == SendMode::Blocking
+                    || (mode == SendMode::Stream && self.handler.may_reply_directly());
+                live.state.lock().await.direct_ok = direct_ok;
                 live
             }
         };
-        message.task_id = Some(live.state.lock().await.task.id.clone());
+        let first_turn = {
+            let g = live.state.lock().await;
+            message.task_id = Some(g.task.id.clone());
+            g.direct_ok
+        };
+        let mut announced_rx = live.announced.subscribe();
 
         // Subscribe before the run starts so no event is missed.
         let sub = if mode == SendMode::Stream {
@@ -703,6 +775,8 @@ impl TaskManager {
             caller,
             extensions,
             metadata: request.metadata,
+            task: prior,
+            headers,
             emitter: Emitter {
                 inner: Some((me.clone(), live.clone())),
             },
@@ -716,10 +790,19 @@ impl TaskManager {
         });
 
         match mode {
-            SendMode::Stream => match sub {
-                Some(s) => Ok(SendOutcome::Stream(s)),
-                None => Err(A2aError::internal("stream subscription missing")),
-            },
+            SendMode::Stream => {
+                if first_turn {
+                    // Announce the stream only once the handler has emitted or ended.
+                    let _ = announced_rx.wait_for(|a| *a).await;
+                    if let Some(m) = live.state.lock().await.direct.take() {
+                        return Ok(SendOutcome::Message(m));
+                    }
+                }
+                match sub {
+                    Some(s) => Ok(SendOutcome::Stream(s)),
+                    None => Err(A2aError::internal("stream subscription missing")),
+                }
+            }
             SendMode::ReturnImmediately => {
                 let g = live.state.lock().await;
                 Ok(SendOutcome::Task(trim_history(
@@ -731,7 +814,10 @@ impl TaskManager {
                 let _ = watch_rx
                     .wait_for(|s| s.is_terminal() || s.is_interrupted())
                     .await;
-                let g = live.state.lock().await;
+                let mut g = live.state.lock().await;
+                if let Some(m) = g.direct.take() {
+                    return Ok(SendOutcome::Message(m));
+                }
                 if let Some(e) = &g.error {
                     return Err(e.clone());
                 }
@@ -779,7 +865,7 @@ impl TaskManager {
         };
 
         if self
-            .update(&live, |t| Some(status_change(t, TaskState::Working, None)))
+            .update_quiet(&live, |t| Some(status_change(t, TaskState::Working, None)))
             .await
             .is_none()
         {
@@ -885,6 +971,13 @@ impl TaskManager {
     }
 
     pub(crate) async fn complete(&self, live: &Arc<Live>, reply: Reply) {
+        let reply = match reply {
+            Reply::Direct(m) => match self.answer_directly(live, m).await {
+                None => return,
+                Some(m) => Reply::Message(m),
+            },
+            r => r,
+        };
         let (parts, artifacts, state, message) = match reply {
             Reply::Text(t) => (vec![Part::text(t)], vec![], TaskState::Completed, None),
             Reply::Parts(p) => (p, vec![], TaskState::Completed, None),
@@ -896,6 +989,7 @@ impl TaskManager {
                 s,
                 None,
             ),
+            Reply::Direct(m) => (vec![], vec![], TaskState::Completed, Some(m)),
             Reply::Empty => {
                 let cur = live.state.lock().await.task.status.state;
                 let s = if cur.is_interrupted() {
@@ -935,6 +1029,35 @@ impl TaskManager {
             Some(status_change(t, state, msg))
         })
         .await;
+    }
+
+    /// End a turn with a direct message and no task when nobody has seen the task yet (the task
+    /// is dropped from the store); otherwise give the message back (the task completes with it).
+    async fn answer_directly(&self, live: &Arc<Live>, mut m: Message) -> Option<Message> {
+        let mut g = live.state.lock().await;
+        if !g.direct_ok || *live.announced.borrow() || g.task.status.state.is_terminal() {
+            return Some(m);
+        }
+        m.task_id = None;
+        if m.context_id.is_none() {
+            m.context_id = g.task.context_id.clone();
+        }
+        if m.message_id.is_empty() {
+            m.message_id = uuid::Uuid::new_v4().to_string();
+        }
+        m.role = Role::Agent;
+        g.direct = Some(m);
+        g.task.status.state = TaskState::Completed;
+        let id = g.task.id.clone();
+        let LiveState { fanout, task, .. } = &mut *g;
+        fanout.close_with(task);
+        drop(g);
+        if let Err(e) = self.store.delete(&id).await {
+            tracing::debug!(error = %e, "dropping the task of a direct reply failed");
+        }
+        live.watch.send_replace(TaskState::Completed);
+        live.announced.send_replace(true);
+        None
     }
 
     /// Stop accepting sends; wait up to `grace` for running tasks, then fail the rest.

@@ -525,6 +525,7 @@ async fn slow_subscriber_skips_to_the_snapshot_and_sees_the_end() {
     });
     let cfg = AgentConfig {
         sse_queue_capacity: 4,
+        sse_overflow_policy: a2a_agent::fanout::OverflowPolicy::Snapshot,
         ..open_config()
     };
     let s = start_with(a2a_agent::demo::echo_card(), h, cfg).await;
@@ -539,6 +540,7 @@ async fn slow_subscriber_skips_to_the_snapshot_and_sees_the_end() {
             caller: CallerProfile::anonymous(),
             extensions: vec![],
             mode: SendMode::Stream,
+            headers: Default::default(),
         })
         .await
         .unwrap();

@@ -595,7 +595,7 @@ async fn registration_refuses_ssrf_urls_and_requires_capability() {
     gate.add_permits(1);
     srv.shutdown().await;
 
-    // Capability off: -32003 (JSON-RPC) / 405 (REST).
+    // Capability off: -32003 (JSON-RPC) / 400 (REST, the spec table).
     let (srv, _) = agent(false, push_config()).await;
     let url = srv.url().to_string();
     let (_, e) = rpc(
@@ -614,7 +614,7 @@ async fn registration_refuses_ssrf_urls_and_requires_capability() {
     .await;
     assert_eq!(e["error"]["code"], -32003, "{e}");
     let (st, _) = rest_get(&url, "/tasks/t/pushNotificationConfigs").await;
-    assert_eq!(st, 405);
+    assert_eq!(st, 400);
     srv.shutdown().await;
 }
 

@@ -1,0 +1,423 @@
+//! Camel-parity settings of issue #12: every `AgentConfig` field is a TOML key, a flag and an
+//! env var (one definition), the `binding` setting, `--name` & co. over a `--card` file, the
+//! slow-subscriber overflow policy, `pageSize` capped, "server busy".
+
+mod common;
+
+use a2a_agent::config::{ConfigArgs, ServedBindings};
+use a2a_agent::fanout::OverflowPolicy;
+use a2a_agent::model::{Message, Part, Role, SendMessageRequest, StreamResponse, TaskState};
+use a2a_agent::tasks::{SendInput, SendMode, SendOutcome};
+use a2a_agent::{AgentConfig, CallerProfile, Reply, RequestContext, handler_fn};
+use common::*;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+#[test]
+fn every_config_field_is_a_toml_key_a_flag_and_an_env_var() {
+    // The TOML keys are the serialized field names; the flags are generated from the same list.
+    let toml_keys: Vec<String> = serde_json::to_value(AgentConfig::default())
+        .unwrap()
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    let mut fields: Vec<String> = ConfigArgs::FIELDS.iter().map(|s| s.to_string()).collect();
+    let mut keys = toml_keys.clone();
+    fields.sort();
+    keys.sort();
+    assert_eq!(fields, keys);
+    let out = Command::new(env!("CARGO_BIN_EXE_a2a-agent"))
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    for k in &toml_keys {
+        let flag = format!("--{}", k.replace('_', "-"));
+        let env = format!("A2A_AGENT_{}", k.to_ascii_uppercase());
+        assert!(help.contains(&flag), "{flag} missing from serve --help");
+        assert!(help.contains(&env), "{env} missing from serve --help");
+    }
+    // Each field parses from TOML.
+    for (k, v) in [
+        ("push_timeout_ms", "5"),
+        ("allow_local_webhook_urls", "true"),
+        ("oidc_min_refresh_ms", "7"),
+        ("binding", "\"rest\""),
+        ("sse_overflow_policy", "\"drop-oldest\""),
+    ] {
+        AgentConfig::from_toml(&format!("{k} = {v}")).unwrap_or_else(|e| panic!("{k}: {e}"));
+    }
+}
+
+struct Bin {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Bin {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn bin(args: &[&str], env: &[(&str, &str)]) -> Bin {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_a2a-agent"));
+    c.args(["serve", "--port", "0"]).args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Some(u) = line.strip_prefix("LISTENING ") {
+                let _ = tx.send(u.to_owned());
+            }
+        }
+    });
+    let url = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("no LISTENING line");
+    Bin { child, url }
+}
+
+async fn card(url: &str) -> Value {
+    client()
+        .get(format!("{url}/.well-known/agent-card.json"))
+        .header("A2A-Version", "1.0")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+fn bindings(card: &Value) -> Vec<String> {
+    card["supportedInterfaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["protocolBinding"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn flags_beat_env_beat_toml_for_formerly_toml_only_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = dir.path().join("agent.toml");
+    std::fs::write(
+        &toml,
+        "binding = \"jsonrpc\"\nrest_status_table = \"camel\"\nvalidate_auth = false\n",
+    )
+    .unwrap();
+    let toml = toml.to_str().unwrap();
+    // TOML only: JSON-RPC only.
+    let b = bin(&["--echo", "--config", toml], &[]);
+    assert_eq!(bindings(&card(&b.url).await), ["JSONRPC", "JSONRPC"]);
+    let (st, _) = rest_get(&b.url, "/tasks").await;
+    assert_eq!(st, 404, "HTTP+JSON is not served");
+    drop(b);
+    // Env over TOML.
+    let b = bin(
+        &["--echo", "--config", toml],
+        &[("A2A_AGENT_BINDING", "rest")],
+    );
+    assert_eq!(bindings(&card(&b.url).await), ["HTTP+JSON", "HTTP+JSON"]);
+    // The TOML's camel table still applies: cancel of an unknown task is 404, of a terminal 409.
+    let (_, v) = rest_post(&b.url, "/message:send", json!({"message": msg("x")})).await;
+    let id = v["task"]["id"].as_str().unwrap().to_string();
+    let (st, _) = rest_post(&b.url, &format!("/tasks/{id}:cancel"), json!({})).await;
+    assert_eq!(st, 409);
+    let r = client()
+        .post(format!("{}/", b.url))
+        .header("A2A-Version", "1.0")
+        .json(&json!({"jsonrpc": "2.0", "id": 5, "method": "GetTask", "params": {"id": "x"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["error"]["code"], -32601, "JSON-RPC form: {v}");
+    drop(b);
+    // Flag over env.
+    let b = bin(
+        &["--echo", "--config", toml, "--binding", "both"],
+        &[("A2A_AGENT_BINDING", "rest")],
+    );
+    assert_eq!(bindings(&card(&b.url).await).len(), 4);
+    drop(b);
+    // A formerly TOML-only field by env: push_timeout_ms (parses, serves).
+    let b = bin(
+        &["--echo", "--validate-auth", "false"],
+        &[
+            ("A2A_AGENT_PUSH_TIMEOUT_MS", "1500"),
+            ("A2A_AGENT_OIDC_MIN_REFRESH_MS", "1000"),
+        ],
+    );
+    assert_eq!(card(&b.url).await["name"], "echo");
+    drop(b);
+    // A bad value is refused at start.
+    let out = Command::new(env!("CARGO_BIN_EXE_a2a-agent"))
+        .args(["serve", "--echo", "--port", "0"])
+        .env("A2A_AGENT_SSE_OVERFLOW_POLICY", "lose-all")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("sse-overflow-policy"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[tokio::test]
+async fn identity_flags_override_the_card_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("card.json");
+    std::fs::write(
+        &path,
+        json!({"name": "file-name", "description": "file description", "version": "0.1.0",
+            "capabilities": {"streaming": true}, "defaultInputModes": ["text/plain"],
+            "defaultOutputModes": ["text/plain"], "skills": [{"id": "s", "name": "S",
+            "description": "d", "tags": []}]})
+        .to_string(),
+    )
+    .unwrap();
+    let p = path.to_str().unwrap();
+    let b = bin(
+        &[
+            "--echo",
+            "--card",
+            p,
+            "--validate-auth",
+            "false",
+            "--name",
+            "flag-name",
+            "--agent-version",
+            "2.0.0",
+        ],
+        &[],
+    );
+    let c = card(&b.url).await;
+    assert_eq!(c["name"], "flag-name");
+    assert_eq!(c["version"], "2.0.0");
+    assert_eq!(c["description"], "file description", "not overridden");
+    assert_eq!(c["skills"][0]["id"], "s");
+}
+
+#[tokio::test]
+async fn binding_setting_in_the_library_shapes_the_card_and_routes() {
+    let cfg = AgentConfig {
+        binding: ServedBindings::Rest,
+        ..open_config()
+    };
+    let s = echo(cfg).await;
+    let c = card(s.url()).await;
+    assert_eq!(bindings(&c), ["HTTP+JSON", "HTTP+JSON"]);
+    let (st, v) = rpc(s.url(), "GetTask", json!({"id": "x"})).await;
+    assert_eq!(st, 404, "{v}");
+    let (st, _) = rest_post(s.url(), "/message:send", json!({"message": msg("x")})).await;
+    assert_eq!(st, 200);
+    s.shutdown().await;
+}
+
+async fn slow_reader(policy: Option<OverflowPolicy>) -> Vec<StreamResponse> {
+    let h = handler_fn(|ctx: RequestContext| async move {
+        for i in 0..20 {
+            ctx.emit(format!("e{i}")).await;
+        }
+        Ok(Reply::text("done"))
+    });
+    let mut cfg = AgentConfig {
+        sse_queue_capacity: 4,
+        ..open_config()
+    };
+    if let Some(p) = policy {
+        cfg.sse_overflow_policy = p;
+    }
+    let s = start_with(a2a_agent::demo::echo_card(), h, cfg).await;
+    let mgr = s.manager().clone();
+    let req = SendMessageRequest::new(
+        Message::new(Role::User, vec![Part::text("go")]).with_message_id("m1"),
+    );
+    let out = mgr
+        .send(SendInput {
+            request: req,
+            raw_message: Value::Null,
+            caller: CallerProfile::anonymous(),
+            extensions: vec![],
+            mode: SendMode::Stream,
+            headers: Default::default(),
+        })
+        .await
+        .unwrap();
+    let SendOutcome::Stream(mut sub) = out else {
+        panic!("not a stream")
+    };
+    let id = sub.task.id.clone();
+    loop {
+        let t = mgr
+            .get(&id, None, &CallerProfile::anonymous())
+            .await
+            .unwrap();
+        if t.status.state.is_terminal() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let mut got = vec![];
+    while let Some(ev) = sub.events.recv().await {
+        got.push(ev);
+    }
+    s.shutdown().await;
+    got
+}
+
+fn text_of(e: &StreamResponse) -> String {
+    match e {
+        StreamResponse::StatusUpdate(u) => u
+            .status
+            .message
+            .as_ref()
+            .map(|m| m.text())
+            .unwrap_or_default(),
+        StreamResponse::Task(_) => "task".into(),
+        _ => String::new(),
+    }
+}
+
+#[tokio::test]
+async fn slow_subscriber_policies_end_to_end() {
+    // Default drop-newest: the first events, then the final one.
+    let got = slow_reader(None).await;
+    let texts: Vec<String> = got.iter().map(text_of).collect();
+    assert!(texts.len() <= 5, "{texts:?}");
+    assert!(!texts.contains(&"task".to_string()), "{texts:?}");
+    assert_eq!(
+        texts.last().unwrap(),
+        "done",
+        "the final event is delivered: {texts:?}"
+    );
+    match got.last().unwrap() {
+        StreamResponse::StatusUpdate(u) => assert_eq!(u.status.state, TaskState::Completed),
+        o => panic!("{o:?}"),
+    }
+    // drop-oldest: the last events before the final one.
+    let texts: Vec<String> = slow_reader(Some(OverflowPolicy::DropOldest))
+        .await
+        .iter()
+        .map(text_of)
+        .collect();
+    assert_eq!(texts.last().unwrap(), "done", "{texts:?}");
+    assert!(texts.contains(&"e19".to_string()), "{texts:?}");
+    assert!(!texts.contains(&"e0".to_string()), "{texts:?}");
+    // disconnect: the stream ends early, without the final event.
+    let texts: Vec<String> = slow_reader(Some(OverflowPolicy::Disconnect))
+        .await
+        .iter()
+        .map(text_of)
+        .collect();
+    assert!(texts.len() <= 4, "{texts:?}");
+    assert!(!texts.contains(&"done".to_string()), "{texts:?}");
+}
+
+#[tokio::test]
+async fn page_size_is_capped_and_capacity_says_server_busy() {
+    let cfg = AgentConfig {
+        max_concurrent_tasks: 1,
+        ..open_config()
+    };
+    let s = echo(cfg).await;
+    let (st, v) = rest_get(s.url(), "/tasks?pageSize=500").await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["pageSize"], 100, "{v}");
+    let (_, v) = rpc(
+        s.url(),
+        "SendMessage",
+        json!({"message": msg("slow"), "configuration": {"returnImmediately": true}}),
+    )
+    .await;
+    let id = v["result"]["task"]["id"].as_str().unwrap().to_string();
+    let (_, v) = rpc(s.url(), "SendMessage", json!({"message": msg("x")})).await;
+    assert_eq!(v["error"]["code"], -32000, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("server busy"),
+        "{v}"
+    );
+    let (st, v) = rest_post(s.url(), "/message:send", json!({"message": msg("x")})).await;
+    assert_eq!(st, 429, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("server busy")
+    );
+    rpc(s.url(), "CancelTask", json!({"id": id})).await;
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn page_tokens_are_not_shifted_by_tasks_created_while_paging() {
+    let s = echo(open_config()).await;
+    let mut ids = Vec::new();
+    for i in 0..3 {
+        let (_, v) = rpc(
+            s.url(),
+            "SendMessage",
+            json!({"message": msg(&format!("t{i}"))}),
+        )
+        .await;
+        ids.push(v["result"]["task"]["id"].as_str().unwrap().to_string());
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let (_, p1) = rpc(s.url(), "ListTasks", json!({"pageSize": 2})).await;
+    let first: Vec<&str> = p1["result"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(first, [ids[2].as_str(), ids[1].as_str()], "{p1}");
+    let token = p1["result"]["nextPageToken"].as_str().unwrap().to_string();
+    for i in 0..2 {
+        rpc(
+            s.url(),
+            "SendMessage",
+            json!({"message": msg(&format!("new{i}"))}),
+        )
+        .await;
+    }
+    let (_, p2) = rpc(
+        s.url(),
+        "ListTasks",
+        json!({"pageSize": 2, "pageToken": token}),
+    )
+    .await;
+    let second: Vec<&str> = p2["result"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        second,
+        [ids[0].as_str()],
+        "the next page continues where the first ended: {p2}"
+    );
+    s.shutdown().await;
+}
