@@ -23,7 +23,7 @@ use serde_json::Value;
 use crate::errors::{Refusal, Version};
 use crate::ops::Operation;
 use crate::server::Answer;
-use crate::store::{CachedExt, Store, StoreError};
+use crate::store::{BindOutcome, CachedExt, Store, StoreError, TaskBinding};
 
 /// The owner of a task: a registration inside a workspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,6 +83,24 @@ impl SqliteOwnership {
 
 impl OwnershipStore for SqliteOwnership {
     fn bind(&self, endpoint: &str, task_id: &str, owner: &Owner) -> Result<Bound, StoreError> {
+        // The serving process: through the intent journal, off the request path.
+        let b = TaskBinding {
+            endpoint: endpoint.to_owned(),
+            task_id: task_id.to_owned(),
+            workspace_id: owner.workspace_id.clone(),
+            agent_id: owner.agent_id.clone(),
+        };
+        match self.store.bind_journaled(&b)? {
+            Some(BindOutcome::New) => return Ok(Bound::New),
+            Some(BindOutcome::Existing(ws, agent)) => {
+                return Ok(if ws == owner.workspace_id && agent == owner.agent_id {
+                    Bound::Already
+                } else {
+                    Bound::Other
+                });
+            }
+            None => {}
+        }
         self.store.with(|c| {
             let n = c.execute_cached(
                 "INSERT OR IGNORE INTO task_owners(endpoint, task_id, workspace_id, agent_id, created_at)
@@ -109,6 +127,12 @@ impl OwnershipStore for SqliteOwnership {
     }
 
     fn owner(&self, endpoint: &str, task_id: &str) -> Result<Option<Owner>, StoreError> {
+        if let Some((workspace_id, agent_id)) = self.store.pending_owner(endpoint, task_id) {
+            return Ok(Some(Owner {
+                workspace_id,
+                agent_id,
+            }));
+        }
         self.store.with(|c| {
             Ok(c.prepare_cached(
                 "SELECT workspace_id, agent_id FROM task_owners WHERE endpoint = ?1 AND task_id = ?2",
@@ -130,6 +154,10 @@ impl OwnershipStore for SqliteOwnership {
         after: i64,
         limit: i64,
     ) -> Result<Vec<(i64, String)>, StoreError> {
+        // Lists read committed rows: let the writer commit journaled bindings first.
+        if self.store.has_pending_bindings() {
+            self.store.flush_audit();
+        }
         self.store.with(|c| {
             let mut st = c.prepare_cached(
                 "SELECT seq, task_id FROM task_owners WHERE workspace_id = ?1 AND agent_id = ?2
@@ -144,6 +172,10 @@ impl OwnershipStore for SqliteOwnership {
     }
 
     fn forget(&self, endpoint: &str, task_id: &str) -> Result<(), StoreError> {
+        // A binding still queued would come back after the delete: commit it first.
+        if self.store.has_pending_bindings() {
+            self.store.flush_audit();
+        }
         self.store.with(|c| {
             c.execute_cached(
                 "DELETE FROM task_owners WHERE endpoint = ?1 AND task_id = ?2",

@@ -22,6 +22,8 @@ use crate::keys::{self, Scope};
 mod audit_writer;
 mod cache;
 mod journal;
+pub(crate) use audit_writer::BindOutcome;
+pub(crate) use journal::TaskBinding;
 pub use audit_writer::IntentRef;
 mod sql;
 pub(crate) use sql::CachedExt;
@@ -891,6 +893,35 @@ impl Store {
         intent: Option<&IntentRef>,
     ) -> Result<(), StoreError> {
         self.audit.enqueue(rec, intent)
+    }
+
+    /// Binds a task to its owner through the intent journal when it is open (the binding is
+    /// visible at once and committed in the writer's next batch); `None` without a journal.
+    pub(crate) fn bind_journaled(
+        &self,
+        b: &TaskBinding,
+    ) -> Result<Option<BindOutcome>, StoreError> {
+        self.audit.bind(b, || {
+            self.with(|c| {
+                Ok(c.query_row_cached(
+                    "SELECT workspace_id, agent_id FROM task_owners WHERE endpoint = ?1 AND task_id = ?2",
+                    params![b.endpoint, b.task_id],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()?)
+            })
+        })
+    }
+
+    /// The owner (workspace id, agent id) of a task bound through the journal and not yet
+    /// committed.
+    pub(crate) fn pending_owner(&self, endpoint: &str, task_id: &str) -> Option<(String, String)> {
+        self.audit.pending_owner(endpoint, task_id)
+    }
+
+    /// Whether journaled bindings wait for the writer's next batch.
+    pub(crate) fn has_pending_bindings(&self) -> bool {
+        self.audit.has_pending_bindings()
     }
 
     /// Blocks until every queued audit record has committed.

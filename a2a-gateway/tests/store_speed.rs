@@ -193,3 +193,80 @@ async fn journaled_intents_link_their_completions_and_the_journal_is_exclusive()
     assert_eq!(again.open_intent_journal().unwrap(), 0);
     assert_eq!(again.audit(Some("w"), None, 0, 1000).unwrap().len(), 20);
 }
+
+/// With the journal open, a task binding is answered from memory at once (first owner wins,
+/// another owner is told `Other`), committed in the writer's batch (seen by another
+/// connection after a flush) and listed; without a journal it is committed on the spot.
+#[test]
+fn journaled_bindings_are_visible_at_once_and_committed_in_the_batch() {
+    use a2a_gateway::ownership::{Bound, Owner, OwnershipStore, SqliteOwnership};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gw.db");
+    let s = Store::open(&path).unwrap();
+    s.open_intent_journal().unwrap();
+    let own = SqliteOwnership::new(s.clone());
+    let a = Owner {
+        workspace_id: "wa".into(),
+        agent_id: "echo".into(),
+    };
+    let b = Owner {
+        workspace_id: "wb".into(),
+        agent_id: "echo".into(),
+    };
+    let ep = "http://127.0.0.1:1/";
+    for i in 0..50 {
+        let t = format!("t{i}");
+        assert!(matches!(own.bind(ep, &t, &a).unwrap(), Bound::New));
+        // Before any commit: the same owner again, another owner, reads.
+        assert!(matches!(own.bind(ep, &t, &a).unwrap(), Bound::Already));
+        assert!(matches!(own.bind(ep, &t, &b).unwrap(), Bound::Other));
+        assert!(own.owns(ep, &t, &a).unwrap());
+        assert!(!own.owns(ep, &t, &b).unwrap());
+    }
+    // Lists see every binding (they wait for the batch), in binding order.
+    let listed = own.list(ep, &a, 0, 100).unwrap();
+    assert_eq!(listed.len(), 50);
+    assert_eq!(listed[0].1, "t0");
+    assert!(own.list(ep, &b, 0, 100).unwrap().is_empty());
+    // Committed: another connection sees the owners.
+    s.flush_audit();
+    let other = SqliteOwnership::new(Store::open(&path).unwrap());
+    for i in 0..50 {
+        assert!(other.owns(ep, &format!("t{i}"), &a).unwrap());
+        assert!(!other.owns(ep, &format!("t{i}"), &b).unwrap());
+    }
+    // Without a journal (that other store): committed on the spot, first owner wins.
+    assert!(matches!(other.bind(ep, "t0", &b).unwrap(), Bound::Other));
+    assert!(matches!(other.bind(ep, "u", &b).unwrap(), Bound::New));
+    assert!(own.owns(ep, "u", &b).unwrap());
+}
+
+/// A binding journaled by a process that died before its batch committed is recovered when
+/// the next process opens the journal (the caller who saw the task still owns it; nobody else
+/// can take it).
+#[test]
+fn a_journaled_binding_not_committed_is_recovered_on_start() {
+    use a2a_gateway::ownership::{Bound, Owner, OwnershipStore, SqliteOwnership};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gw.db");
+    drop(Store::open(&path).unwrap());
+    // What a killed process leaves: a journal line above journal_state.committed (0).
+    let line = r#"{"j":1,"bind":{"endpoint":"http://127.0.0.1:1/","task_id":"t-lost","workspace_id":"wa","agent_id":"echo"}}"#;
+    std::fs::write(dir.path().join("gw.db.intents"), format!("{line}\n")).unwrap();
+    let s = Store::open(&path).unwrap();
+    assert_eq!(s.open_intent_journal().unwrap(), 0, "no intents, one binding");
+    let own = SqliteOwnership::new(s.clone());
+    let a = Owner {
+        workspace_id: "wa".into(),
+        agent_id: "echo".into(),
+    };
+    let b = Owner {
+        workspace_id: "wb".into(),
+        agent_id: "echo".into(),
+    };
+    assert!(own.owns("http://127.0.0.1:1/", "t-lost", &a).unwrap());
+    assert!(matches!(
+        own.bind("http://127.0.0.1:1/", "t-lost", &b).unwrap(),
+        Bound::Other
+    ));
+}

@@ -29,7 +29,9 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, params};
 
-use super::journal::Journal;
+use std::collections::HashMap;
+
+use super::journal::{Journal, TaskBinding, insert_binding};
 use super::{AuditRecord, StoreError};
 
 /// Most rows committed in one transaction.
@@ -66,6 +68,11 @@ enum Job {
         /// The intent's journal number, when journaled.
         journal: Option<u64>,
     },
+    /// Insert a task binding (journaled with number `journal`).
+    Bind {
+        binding: Box<TaskBinding>,
+        journal: u64,
+    },
     /// Answer once everything queued before has committed.
     Flush(Sender<()>),
 }
@@ -76,10 +83,25 @@ impl Job {
     }
 }
 
+/// (endpoint, task id) -> (workspace id, agent id).
+type Pending = HashMap<(String, String), (String, String)>;
+
 /// What the writer thread shares with the handles.
 #[derive(Default)]
 struct Shared {
     journal: OnceLock<Journal>,
+    /// Bindings journaled but not yet committed. Lock order: this lock, then the connection;
+    /// the writer takes it only after its transaction has ended.
+    pending: Mutex<Pending>,
+}
+
+/// What [`AuditWriter::bind`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum BindOutcome {
+    /// The task was not bound; now it is, to the given owner.
+    New,
+    /// The task was bound already, to this (workspace id, agent id).
+    Existing(String, String),
 }
 
 /// Handle to the writer thread (one per store, shared by its clones).
@@ -154,6 +176,55 @@ impl AuditWriter {
         }
     }
 
+    /// Binds a task through the journal (`None` when no journal is open: the caller commits
+    /// the binding itself). `lookup` reads the committed owner of the task; it runs under the
+    /// pending-bindings lock, so two binds of one task cannot both find it unbound.
+    pub fn bind(
+        &self,
+        b: &TaskBinding,
+        lookup: impl FnOnce() -> Result<Option<(String, String)>, StoreError>,
+    ) -> Result<Option<BindOutcome>, StoreError> {
+        let Some(journal) = self.shared.journal.get() else {
+            return Ok(None);
+        };
+        let mut pending = self.shared.pending.lock().map_err(|_| StoreError::Poisoned)?;
+        let key = (b.endpoint.clone(), b.task_id.clone());
+        if let Some((ws, agent)) = pending.get(&key) {
+            return Ok(Some(BindOutcome::Existing(ws.clone(), agent.clone())));
+        }
+        if let Some((ws, agent)) = lookup()? {
+            return Ok(Some(BindOutcome::Existing(ws, agent)));
+        }
+        journal.append_binding(b, |j| {
+            self.send(Job::Bind {
+                binding: Box::new(b.clone()),
+                journal: j,
+            })
+        })?;
+        pending.insert(key, (b.workspace_id.clone(), b.agent_id.clone()));
+        Ok(Some(BindOutcome::New))
+    }
+
+    /// The owner of a task bound through the journal and not yet committed.
+    pub fn pending_owner(&self, endpoint: &str, task_id: &str) -> Option<(String, String)> {
+        if self.shared.journal.get().is_none() {
+            return None;
+        }
+        let pending = self.shared.pending.lock().ok()?;
+        pending
+            .get(&(endpoint.to_owned(), task_id.to_owned()))
+            .cloned()
+    }
+
+    /// Whether bindings are waiting for the writer's next batch.
+    pub fn has_pending_bindings(&self) -> bool {
+        self.shared
+            .pending
+            .lock()
+            .map(|p| !p.is_empty())
+            .unwrap_or(false)
+    }
+
     /// Queues a (completion) record for the next batch; does not wait. `intent` names the
     /// intent record it completes (else `rec.intent_seq` is used as it is).
     pub fn enqueue(&self, rec: &AuditRecord, intent: Option<&IntentRef>) -> Result<(), StoreError> {
@@ -222,6 +293,19 @@ fn run(conn: &Mutex<Connection>, rx: &Receiver<Job>, shared: &Shared) {
         if let (Some(j), Some(journal)) = (journaled, shared.journal.get()) {
             journal.committed(j);
         }
+        // Committed bindings are in the database now (the transaction has ended, so taking
+        // the pending lock here keeps the lock order). A failed batch leaves them pending:
+        // still enforced here, and in the journal for the next start.
+        if results.iter().all(Result::is_ok)
+            && batch.iter().any(|j| matches!(j, Job::Bind { .. }))
+            && let Ok(mut pending) = shared.pending.lock()
+        {
+            for job in &batch {
+                if let Job::Bind { binding, .. } = job {
+                    pending.remove(&(binding.endpoint.clone(), binding.task_id.clone()));
+                }
+            }
+        }
         for (job, result) in batch.into_iter().zip(results) {
             match job {
                 Job::Insert {
@@ -234,6 +318,11 @@ fn run(conn: &Mutex<Connection>, rx: &Receiver<Job>, shared: &Shared) {
                 } => {
                     if let Err(e) = result {
                         tracing::error!(trace_id = %rec.trace_id, "audit write failed: {e}");
+                    }
+                }
+                Job::Bind { binding, .. } => {
+                    if let Err(e) = result {
+                        tracing::error!(task = %binding.task_id, "task binding not committed: {e}");
                     }
                 }
                 Job::Flush(done) => {
@@ -287,6 +376,12 @@ fn commit(conn: &Mutex<Connection>, batch: &[Job]) -> (Vec<Result<i64, String>>,
                     journaled = journaled.max(*journal);
                 }
                 inserted
+            }
+            Job::Bind { binding, journal } => {
+                journaled = journaled.max(Some(*journal));
+                insert_binding(&tx, binding)
+                    .map(|_| 0)
+                    .map_err(|e| e.to_string())
             }
             Job::Flush(_) => Ok(0),
         });
