@@ -23,8 +23,8 @@ mod audit_writer;
 mod cache;
 mod journal;
 pub(crate) use audit_writer::BindOutcome;
-pub(crate) use journal::TaskBinding;
 pub use audit_writer::IntentRef;
+pub(crate) use journal::TaskBinding;
 mod sql;
 pub(crate) use sql::CachedExt;
 

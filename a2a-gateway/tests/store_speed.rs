@@ -254,7 +254,11 @@ fn a_journaled_binding_not_committed_is_recovered_on_start() {
     let line = r#"{"j":1,"bind":{"endpoint":"http://127.0.0.1:1/","task_id":"t-lost","workspace_id":"wa","agent_id":"echo"}}"#;
     std::fs::write(dir.path().join("gw.db.intents"), format!("{line}\n")).unwrap();
     let s = Store::open(&path).unwrap();
-    assert_eq!(s.open_intent_journal().unwrap(), 0, "no intents, one binding");
+    assert_eq!(
+        s.open_intent_journal().unwrap(),
+        0,
+        "no intents, one binding"
+    );
     let own = SqliteOwnership::new(s.clone());
     let a = Owner {
         workspace_id: "wa".into(),

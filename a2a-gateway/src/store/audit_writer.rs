@@ -187,7 +187,11 @@ impl AuditWriter {
         let Some(journal) = self.shared.journal.get() else {
             return Ok(None);
         };
-        let mut pending = self.shared.pending.lock().map_err(|_| StoreError::Poisoned)?;
+        let mut pending = self
+            .shared
+            .pending
+            .lock()
+            .map_err(|_| StoreError::Poisoned)?;
         let key = (b.endpoint.clone(), b.task_id.clone());
         if let Some((ws, agent)) = pending.get(&key) {
             return Ok(Some(BindOutcome::Existing(ws.clone(), agent.clone())));
@@ -207,9 +211,7 @@ impl AuditWriter {
 
     /// The owner of a task bound through the journal and not yet committed.
     pub fn pending_owner(&self, endpoint: &str, task_id: &str) -> Option<(String, String)> {
-        if self.shared.journal.get().is_none() {
-            return None;
-        }
+        self.shared.journal.get()?;
         let pending = self.shared.pending.lock().ok()?;
         pending
             .get(&(endpoint.to_owned(), task_id.to_owned()))
