@@ -344,6 +344,10 @@ fn exec_scenario() -> Value {
         {"op": "stream", "text": "quick stream"},
         {"op": "send", "text": "fail now"},
         {"op": "get", "taskId": "nope"},
+        {"op": "send", "text": "a third report"},
+        {"op": "cancel", "taskId": "$10.task_id"},
+        {"op": "get", "taskId": "$10.task_id"},
+        {"op": "list"},
     ])
 }
 
@@ -370,14 +374,16 @@ fn artifact_texts(task: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-fn check_exec(tag: &str, l: &[Value], v03: bool) {
-    let (done, input, failed) = if v03 {
-        ("completed", "input-required", "failed")
+/// `lists`: the client speaks 1.0, where ListTasks is a core operation.
+fn check_exec(tag: &str, l: &[Value], v03: bool, lists: bool) {
+    let (done, input, failed, canceled) = if v03 {
+        ("completed", "input-required", "failed", "canceled")
     } else {
         (
             "TASK_STATE_COMPLETED",
             "TASK_STATE_INPUT_REQUIRED",
             "TASK_STATE_FAILED",
+            "TASK_STATE_CANCELED",
         )
     };
     assert_eq!(op(l, 0)["result"]["name"], "exec-example", "{tag}");
@@ -438,6 +444,20 @@ fn check_exec(tag: &str, l: &[Value], v03: bool) {
     // A failing script fails the task with its stderr.
     assert_eq!(st(&op(l, 8)["result"]), failed, "{tag}: {}", op(l, 8));
     assert_eq!(op(l, 9)["ok"], false, "{tag}");
+    // A task waiting for input is canceled (no program runs meanwhile) and reads as canceled.
+    assert_eq!(st(&op(l, 10)["result"]), input, "{tag}: {}", op(l, 10));
+    assert_eq!(st(&op(l, 11)["result"]), canceled, "{tag}: {}", op(l, 11));
+    assert_eq!(st(&op(l, 12)["result"]), canceled, "{tag}: {}", op(l, 12));
+    if lists {
+        let listed = op(l, 13)["result"].to_string();
+        for i in [2, 5, 10] {
+            let id = op(l, i)["task_id"].as_str().unwrap_or("?").to_string();
+            assert!(
+                listed.contains(&id),
+                "{tag}: task {id} not listed: {listed}"
+            );
+        }
+    }
 }
 
 #[tokio::test]
@@ -445,17 +465,17 @@ async fn sdk_clients_against_the_exec_example_script() {
     let a = tokio::task::spawn_blocking(exec_agent).await.unwrap();
     for binding in ["jsonrpc", "rest"] {
         let l = run("sdk1", &a.url, binding, Some("1.0"), exec_scenario()).await;
-        check_exec(&format!("sdk1 1.0 {binding}"), &l, false);
+        check_exec(&format!("sdk1 1.0 {binding}"), &l, false, true);
         // Not sdk1's 0.3 mode over HTTP+JSON: a2a-sdk 1.3.0's 0.3 compat client decodes a
         // `fileWithBytes` part twice (`compat/v0_3/proto_utils.py` takes the decoded bytes for
         // base64 text: "Incorrect padding"), so the file artifact breaks its stream; the 0.3.x
         // SDK reads the same stream (below).
         if binding == "jsonrpc" {
             let l = run("sdk1", &a.url, binding, Some("0.3"), exec_scenario()).await;
-            check_exec(&format!("sdk1 0.3 {binding}"), &l, false);
+            check_exec(&format!("sdk1 0.3 {binding}"), &l, false, false);
         }
         let l = run("sdk03", &a.url, binding, None, exec_scenario()).await;
-        check_exec(&format!("sdk03 {binding}"), &l, true);
+        check_exec(&format!("sdk03 {binding}"), &l, true, false);
     }
 }
 
