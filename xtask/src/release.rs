@@ -118,7 +118,10 @@ pub fn dist() -> Result<()> {
         let folder = name.replacen("a2ars-", "a2a-", 1);
         let copies = [
             (target_dir().join("release").join(bin), dir.join(bin)),
-            (root().join(&folder).join("README.md"), dir.join("README.md")),
+            (
+                root().join(&folder).join("README.md"),
+                dir.join("README.md"),
+            ),
             (root().join("LICENSE"), dir.join("LICENSE")),
         ];
         for (from, to) in copies {
@@ -152,7 +155,11 @@ fn version() -> Result<String> {
         if l.starts_with('[') {
             in_package = l == "[workspace.package]";
         } else if in_package && let Some(v) = l.strip_prefix("version") {
-            let v = v.trim_start().trim_start_matches('=').trim().trim_matches('"');
+            let v = v
+                .trim_start()
+                .trim_start_matches('=')
+                .trim()
+                .trim_matches('"');
             return Ok(v.to_owned());
         }
     }
