@@ -30,7 +30,9 @@ const UNPUBLISHED: &[&str] = &["conformance", "xtask"];
 /// so the build reuses `target/debug`'s dependencies. Then the semver check (see [`semver`]).
 pub fn package(verify: bool) -> Result<()> {
     let mut c = cargo();
-    c.args(["package", "--workspace"]);
+    // --allow-dirty: `cargo xtask test` runs before a commit too; the packages are checked, not
+    // uploaded (`cargo publish` itself still refuses a dirty tree).
+    c.args(["package", "--workspace", "--allow-dirty"]);
     for p in UNPUBLISHED {
         c.args(["--exclude", p]);
     }
