@@ -801,7 +801,7 @@ async fn inline_config_on_a_follow_up_send_and_on_a_stream() {
     j.abort();
 }
 
-/// Figure, not a check: `cargo test -p a2a-agent --release --test push -- --ignored --nocapture`.
+/// Figure, not a check: `cargo test -p a2ars-agent --release --test push -- --ignored --nocapture`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore]
 async fn measure_delivery_rate() {

@@ -8,18 +8,20 @@
 #
 # Usage (from the repository root; `cargo xtask bench [--secs N]` runs this):
 #   a2a-gateway/bench/run.sh [seconds per run] [--no-build]
-# Environment: CARGO_TARGET_DIR (default target), as for cargo; BENCH_KEEP=1 keeps the temp dir;
+# Environment: CARGO_TARGET_DIR (default target), as for cargo; BENCH_PROFILE (default release;
+# `profiling` = release code with debug info and symbols, for `perf record`); BENCH_KEEP=1 keeps the temp dir;
 # BENCH_PRELOAD=/path/lib.so runs both servers with LD_PRELOAD (e.g. to compare allocators).
 # wrk comes from Debian (`apt-get install -y wrk`); the script installs it when it runs as root.
 set -eu
 SECS=${1:-10}
 DIR=$(dirname "$0")
 TARGET=${CARGO_TARGET_DIR:-target}
+PROFILE=${BENCH_PROFILE:-release}
 if [ "${2:-}" != "--no-build" ]; then
-  cargo build --release -p a2a-gateway --bin a2a-gateway -p a2a-agent --bin a2a-agent
+  cargo build --profile "$PROFILE" -p a2ars-gateway --bin a2a-gateway -p a2ars-agent --bin a2a-agent
 fi
-GWBIN=$TARGET/release/a2a-gateway
-AGBIN=$TARGET/release/a2a-agent
+GWBIN=$TARGET/$PROFILE/a2a-gateway
+AGBIN=$TARGET/$PROFILE/a2a-agent
 if ! command -v wrk >/dev/null; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     apt-get install -y wrk >/dev/null || { echo "apt-get install -y wrk failed" >&2; exit 1; }

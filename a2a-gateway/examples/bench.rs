@@ -1,7 +1,7 @@
 //! Echo SendMessage through the gateway vs directly to the same Rust peer (a2a-agent echo),
 //! same load generator, same run; and stream events/s both ways.
 //!
-//! `cargo run --release -p a2a-gateway --example bench -- [REQUESTS]`
+//! `cargo run --release -p a2ars-gateway --example bench -- [REQUESTS]`
 
 use std::time::{Duration, Instant};
 

@@ -1,6 +1,6 @@
 //! 1.0 -> 0.3 -> 1.0 round trips of a realistic stream event and a SendMessage request.
 //!
-//! `cargo bench -p a2a-translate --bench roundtrip`. Each benchmark reports items/s
+//! `cargo bench -p a2ars-translate --bench roundtrip`. Each benchmark reports items/s
 //! (one item = one round trip) and bytes/s (the size of the 1.0 JSON document).
 //! `typed_*` measures the translation alone (typed model in, typed model out);
 //! `json_*` adds what a gateway does around it: parse 1.0 JSON, translate, serialize 0.3

@@ -1,5 +1,5 @@
 //! Parse and serialize throughput of representative A2A 1.0 documents, with `serde_json::Value`
-//! on the same bytes as the baseline (run: `cargo bench -p a2a-types --bench parse`).
+//! on the same bytes as the baseline (run: `cargo bench -p a2ars-types --bench parse`).
 //!
 //! Documents: a JSON-RPC `SendMessage` request (text + file + data parts, configuration, metadata),
 //! a JSON-RPC `ListTasks` response with 50 tasks (status, 2-message history, an artifact each), and a

@@ -49,6 +49,11 @@
 
 #![warn(missing_docs)]
 
+/// The crate README (the program a new user copies first), compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctest;
+
 pub mod binary;
 pub mod envelope;
 pub mod error;

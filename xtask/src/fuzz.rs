@@ -22,7 +22,7 @@ const RUSTFLAGS: &str = "-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-
 -Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing -Cdebug-assertions";
 
 /// The host triple, from `rustc -vV`.
-fn host() -> Result<String> {
+pub(crate) fn host() -> Result<String> {
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
     let out = Command::new(rustc)
         .arg("-vV")

@@ -1,7 +1,7 @@
 //! Project chores for a2a-rs, run as `cargo xtask <command>` (the alias lives in `.cargo/config.toml`).
 //!
 //! - `cargo xtask test`: the project's one test command (fmt check, clippy `-D warnings`, Python venvs,
-//!   nextest, doctests, conformance, schema check). It stops at the first failing step.
+//!   nextest, doctests, packaging and semver, conformance, schema check). It stops at the first failing step.
 //! - `cargo xtask conformance [ARGS]`: builds the workspace binaries and runs the conformance runner.
 //! - `cargo xtask schema [--check]`: exports the JSON Schemas of a2a-types into `schemas/`, or checks
 //!   that the committed files are current.
@@ -14,6 +14,13 @@
 //!   (SendMessage on JSON-RPC and HTTP+JSON at 1 and 16 connections, streams), and prints the
 //!   ratios gateway/direct of the same run (see docs/benchmarks.md).
 //!
+//! - `cargo xtask package [--no-verify]`: `cargo package` of every published crate in dependency
+//!   order (types, translate, client, agent, gateway), built from the packaged sources, then the
+//!   semver check against the last `v*` tag (skipped, saying why, without a tag or without
+//!   cargo-semver-checks). Run by `cargo xtask test`.
+//! - `cargo xtask dist`: release build and one `{package}-{target}.tar.gz` per binary under
+//!   `target/dist/` (the archives `cargo binstall` fetches; see docs/releases.md).
+//!
 //! Dependencies: `clap` (argument parsing) and `anyhow` (error reporting); everything else is
 //! `std::process::Command`, so this crate builds in seconds on a fresh clone.
 
@@ -25,6 +32,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 
 mod fuzz;
+mod release;
 
 /// Command line of `cargo xtask`.
 #[derive(Parser)]
@@ -37,7 +45,7 @@ struct Cli {
 /// The chores.
 #[derive(Subcommand)]
 enum Cmd {
-    /// The one test command: fmt, clippy, venvs, nextest, doctests, conformance, schema check.
+    /// The one test command: fmt, clippy, venvs, nextest, doctests, packages, conformance, schema check.
     Test,
     /// Build the workspace binaries and run the conformance runner (extra ARGS go to the runner).
     Conformance {
@@ -61,6 +69,14 @@ enum Cmd {
         /// Only this target (default: all of them).
         target: Option<String>,
     },
+    /// `cargo package` every published crate in dependency order, then the semver check.
+    Package {
+        /// Only package (file list, manifests, lock files); do not build the packaged sources.
+        #[arg(long)]
+        no_verify: bool,
+    },
+    /// Release archives of the three binaries under target/dist/ (for GitHub releases, binstall).
+    Dist,
     /// Gateway vs direct benchmark (release build, wrk): prints the ratios gateway/direct.
     Bench {
         /// Seconds per wrk run.
@@ -81,6 +97,8 @@ fn main() {
         Cmd::Pyenv => pyenv().map(|_| ()),
         Cmd::Fuzz { secs, target } => fuzz::fuzz(secs, target.as_deref()).map(|_| ()),
         Cmd::Bench { secs, no_build } => bench(secs, no_build),
+        Cmd::Package { no_verify } => release::package(!no_verify),
+        Cmd::Dist => release::dist(),
     };
     if let Err(err) = result {
         eprintln!("xtask: error: {err:#}");
@@ -175,6 +193,13 @@ fn test() -> Result<()> {
                 let mut c = cargo();
                 c.args(["test", "--doc", "--workspace"]);
                 run("cargo test --doc", c)
+            },
+        },
+        Step {
+            name: "packages and semver (cargo xtask package; A2A_CI_PACKAGE_VERIFY=0 skips building them)",
+            run: || {
+                let verify = std::env::var("A2A_CI_PACKAGE_VERIFY").map_or(true, |v| v != "0");
+                release::package(verify)
             },
         },
         Step {

@@ -1,0 +1,169 @@
+//! Release chores: `cargo xtask package` (the CI packaging and semver checks) and
+//! `cargo xtask dist` (the release archives `cargo binstall` downloads). See `docs/releases.md`.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+use crate::{cargo, root, run};
+
+/// The published packages in dependency order, with the binary each one installs.
+pub const PUBLISHED: &[(&str, Option<&str>)] = &[
+    ("a2ars-types", None),
+    ("a2ars-translate", None),
+    ("a2ars-client", Some("a2a")),
+    ("a2ars-agent", Some("a2a-agent")),
+    ("a2ars-gateway", Some("a2a-gateway")),
+];
+
+/// Workspace members that are never published (`publish = false`).
+const UNPUBLISHED: &[&str] = &["conformance", "xtask"];
+
+/// `cargo package` of every published crate, as `cargo publish` would upload it.
+///
+/// One `cargo package --workspace` call (cargo 1.90+): cargo packages the members in dependency
+/// order and resolves each one's dependencies on not-yet-published siblings against a local
+/// registry holding the siblings it just packaged, so `a2ars-gateway` is checked against the
+/// packaged `a2ars-agent`, not the folder. With `verify`, each package is also built from its
+/// `.crate` contents (what a user of crates.io gets); the dev profile of the workspace is passed
+/// so the build reuses `target/debug`'s dependencies. Then the semver check (see [`semver`]).
+pub fn package(verify: bool) -> Result<()> {
+    let mut c = cargo();
+    // --allow-dirty: `cargo xtask test` runs before a commit too; the packages are checked, not
+    // uploaded (`cargo publish` itself still refuses a dirty tree).
+    c.args(["package", "--workspace", "--allow-dirty"]);
+    for p in UNPUBLISHED {
+        c.args(["--exclude", p]);
+    }
+    if verify {
+        // The packaged manifests carry no [profile]; the workspace's dev profile keeps the
+        // verification builds on the artifacts `cargo build` / `cargo nextest` already made.
+        c.args([
+            "--config",
+            "profile.dev.debug=\"line-tables-only\"",
+            "--config",
+            "profile.dev.package.\"*\".debug=false",
+        ]);
+    } else {
+        c.arg("--no-verify");
+    }
+    run("cargo package --workspace", c)?;
+    let dir = target_dir().join("package");
+    for (name, _) in PUBLISHED {
+        let krate = dir.join(format!("{name}-{}.crate", version()?));
+        if !krate.exists() {
+            bail!("{} was not written", krate.display());
+        }
+        eprintln!("xtask: packaged {}", krate.display());
+    }
+    semver()
+}
+
+/// `cargo semver-checks` of every published crate against the last `v*` tag, when there is one
+/// and the tool is installed; otherwise says why it is skipped (CI does not install it).
+pub fn semver() -> Result<()> {
+    let out = Command::new("git")
+        .current_dir(root())
+        .args(["describe", "--tags", "--abbrev=0", "--match", "v*"])
+        .output();
+    let tag = match out {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_owned(),
+        _ => {
+            eprintln!(
+                "xtask: semver check skipped: no release tag `v*` yet (nothing published to compare with)"
+            );
+            return Ok(());
+        }
+    };
+    let installed = cargo()
+        .args(["semver-checks", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !installed {
+        eprintln!(
+            "xtask: semver check against {tag} skipped: cargo-semver-checks is not installed \
+             (cargo install cargo-semver-checks --locked)"
+        );
+        return Ok(());
+    }
+    let mut c = cargo();
+    c.args(["semver-checks", "check-release", "--baseline-rev", &tag]);
+    for (name, _) in PUBLISHED {
+        c.args(["-p", name]);
+    }
+    run(&format!("cargo semver-checks against {tag}"), c)
+}
+
+/// Builds the release binaries and writes one archive per binary crate under `target/dist/`:
+/// `{package}-{target}.tar.gz` holding `{package}-{target}/{bin}`, its README and the LICENSE
+/// (the layout `[package.metadata.binstall]` of each crate names).
+pub fn dist() -> Result<()> {
+    let host = crate::fuzz::host()?;
+    let mut b = cargo();
+    b.args(["build", "--release", "--locked"]);
+    for (name, bin) in PUBLISHED {
+        if bin.is_some() {
+            b.args(["-p", name]);
+        }
+    }
+    b.arg("--bins");
+    run("cargo build --release (dist)", b)?;
+    let out = target_dir().join("dist");
+    std::fs::create_dir_all(&out).with_context(|| format!("create {}", out.display()))?;
+    for (name, bin) in PUBLISHED {
+        let Some(bin) = bin else { continue };
+        let stem = format!("{name}-{host}");
+        let dir = out.join(&stem);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)?;
+        let folder = name.replacen("a2ars-", "a2a-", 1);
+        let copies = [
+            (target_dir().join("release").join(bin), dir.join(bin)),
+            (
+                root().join(&folder).join("README.md"),
+                dir.join("README.md"),
+            ),
+            (root().join("LICENSE"), dir.join("LICENSE")),
+        ];
+        for (from, to) in copies {
+            std::fs::copy(&from, &to)
+                .with_context(|| format!("copy {} -> {}", from.display(), to.display()))?;
+        }
+        let archive = out.join(format!("{stem}.tar.gz"));
+        let mut t = Command::new("tar");
+        t.arg("-czf").arg(&archive).arg("-C").arg(&out).arg(&stem);
+        run("tar", t)?;
+        let size = std::fs::metadata(&archive)?.len();
+        println!("{} ({:.1} MB)", archive.display(), size as f64 / 1e6);
+    }
+    Ok(())
+}
+
+/// The cargo target directory (`CARGO_TARGET_DIR` or `target/`).
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|p| if p.is_relative() { root().join(p) } else { p })
+        .unwrap_or_else(|| root().join("target"))
+}
+
+/// The workspace version (`[workspace.package] version`).
+fn version() -> Result<String> {
+    let toml = std::fs::read_to_string(root().join("Cargo.toml"))?;
+    let mut in_package = false;
+    for line in toml.lines() {
+        let l = line.trim();
+        if l.starts_with('[') {
+            in_package = l == "[workspace.package]";
+        } else if in_package && let Some(v) = l.strip_prefix("version") {
+            let v = v
+                .trim_start()
+                .trim_start_matches('=')
+                .trim()
+                .trim_matches('"');
+            return Ok(v.to_owned());
+        }
+    }
+    bail!("no version in [workspace.package] of Cargo.toml")
+}
