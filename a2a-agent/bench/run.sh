@@ -9,14 +9,14 @@
 #
 # Usage (repository root): a2a-agent/bench/run.sh [path/to/release/a2a-agent] [seconds per run]
 # The floor binary is expected beside the agent (target/release/examples/floor); build both with
-#   cargo build --release -p a2a-agent --bin a2a-agent --example floor
+#   cargo build --release -p a2ars-agent --bin a2a-agent --example floor
 set -eu
 BIN=${1:-target/release/a2a-agent}
 SECS=${2:-10}
 FLOOR=${FLOOR_BIN:-$(dirname "$BIN")/examples/floor}
 DIR=$(dirname "$0")
 command -v wrk >/dev/null || { echo "wrk not found (apt-get install -y wrk)" >&2; exit 1; }
-[ -x "$FLOOR" ] || { echo "floor not found at $FLOOR (cargo build --release -p a2a-agent --example floor)" >&2; exit 1; }
+[ -x "$FLOOR" ] || { echo "floor not found at $FLOOR (cargo build --release -p a2ars-agent --example floor)" >&2; exit 1; }
 TMP=$(mktemp -d)
 APID=""; FPID=""
 cleanup() {

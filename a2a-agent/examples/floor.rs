@@ -4,7 +4,7 @@
 //!
 //! It uses the same HTTP stack (axum on hyper, HTTP/1.1 keep-alive), the same tokio runtime
 //! and, with the `jemalloc` feature (on by default), the same allocator as the `a2a-agent`
-//! binary. Run: `cargo run --release -p a2a-agent --example floor` (prints `LISTENING <url>`).
+//! binary. Run: `cargo run --release -p a2ars-agent --example floor` (prints `LISTENING <url>`).
 
 #[cfg(all(feature = "jemalloc", unix, not(target_env = "musl")))]
 #[global_allocator]
