@@ -52,6 +52,7 @@ pub mod metrics;
 pub mod ops;
 pub mod ownership;
 pub mod peer;
+pub mod pii;
 pub mod pipeline;
 pub mod push;
 mod push_hop;

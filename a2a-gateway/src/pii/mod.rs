@@ -1,0 +1,197 @@
+//! PII detection and redaction (issue 14): what governance uses to look at content.
+//!
+//! This module is pure: it finds PII in text and applies a workspace's [`PiiRules`] to A2A 1.0
+//! JSON values (messages, tasks, stream events, push payloads). The request pipeline decides
+//! where it runs and turns a block into the `a2a_pii_blocked` refusal; audit records keep only
+//! the [`PiiReport`] (types and counts, never the PII itself).
+//!
+//! API contract (other modules code against exactly these items):
+//! - [`PiiKind`], [`Finding`], [`find`]: detection in one string;
+//! - [`PiiAction`], [`PiiRules`]: what a workspace does per type (serde form stored by the gateway);
+//! - [`PiiReport`]: what was found, by type and count, whether something blocked;
+//! - [`scan_value`]: one whole JSON value in place;
+//! - [`StreamScanner`]: the events of one stream, in order, with text carried across
+//!   artifact-chunk boundaries.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A type of personal or secret data the gateway detects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum PiiKind {
+    /// E-mail address.
+    Email,
+    /// Phone number (E.164 and common national forms).
+    Phone,
+    /// Payment card number (Luhn-checked).
+    PaymentCard,
+    /// IBAN (mod-97 checked).
+    Iban,
+    /// US social security number.
+    UsSsn,
+    /// IPv4 address.
+    Ipv4,
+    /// IPv6 address.
+    Ipv6,
+    /// API keys and tokens with known prefixes, JWTs, private key blocks.
+    Secret,
+}
+
+impl PiiKind {
+    /// Every kind, in a fixed order.
+    pub const ALL: [PiiKind; 8] = [
+        PiiKind::Email,
+        PiiKind::Phone,
+        PiiKind::PaymentCard,
+        PiiKind::Iban,
+        PiiKind::UsSsn,
+        PiiKind::Ipv4,
+        PiiKind::Ipv6,
+        PiiKind::Secret,
+    ];
+
+    /// The type name used in rules, audit and placeholders (`EMAIL`, `PAYMENT_CARD`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            PiiKind::Email => "EMAIL",
+            PiiKind::Phone => "PHONE",
+            PiiKind::PaymentCard => "PAYMENT_CARD",
+            PiiKind::Iban => "IBAN",
+            PiiKind::UsSsn => "US_SSN",
+            PiiKind::Ipv4 => "IPV4",
+            PiiKind::Ipv6 => "IPV6",
+            PiiKind::Secret => "SECRET",
+        }
+    }
+
+    /// The text that replaces a redacted finding, e.g. `[REDACTED:EMAIL]`.
+    pub fn placeholder(self) -> String {
+        format!("[REDACTED:{}]", self.name())
+    }
+}
+
+/// One detected item: its kind and its byte range in the scanned text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// What was found.
+    pub kind: PiiKind,
+    /// Byte range in the text (always on `char` boundaries).
+    pub range: Range<usize>,
+}
+
+/// Finds PII in `text`: non-overlapping findings sorted by start.
+pub fn find(text: &str) -> Vec<Finding> {
+    let _ = text;
+    Vec::new()
+}
+
+/// What a workspace does with one kind of finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PiiAction {
+    /// Count it in the audit record and let the content through unchanged.
+    #[default]
+    Record,
+    /// Replace it with its [`PiiKind::placeholder`].
+    Redact,
+    /// Refuse the request (`a2a_pii_blocked`), end the stream, or drop the push notification.
+    Block,
+}
+
+/// A workspace's PII rules: one action per kind, and the action for kinds not listed.
+///
+/// Serde form: `{"default_action": "record", "actions": {"EMAIL": "redact", "SECRET": "block"}}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PiiRules {
+    /// Action for kinds not in [`PiiRules::actions`].
+    #[serde(default)]
+    pub default_action: PiiAction,
+    /// Per-kind actions.
+    #[serde(default)]
+    pub actions: BTreeMap<PiiKind, PiiAction>,
+}
+
+impl PiiRules {
+    /// The action for `kind`.
+    pub fn action(&self, kind: PiiKind) -> PiiAction {
+        self.actions
+            .get(&kind)
+            .copied()
+            .unwrap_or(self.default_action)
+    }
+}
+
+/// What a scan found: counts by kind (never the PII itself), how many were redacted, and the
+/// first kind whose action is [`PiiAction::Block`], if any.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct PiiReport {
+    /// Findings by kind.
+    pub counts: BTreeMap<PiiKind, u32>,
+    /// Findings replaced by a placeholder.
+    pub redacted: u32,
+    /// Set when a finding's action is `Block`: the content must not be forwarded.
+    pub blocked: Option<PiiKind>,
+}
+
+impl PiiReport {
+    /// True when nothing was found.
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+
+    /// Adds `other` into `self` (the first block wins).
+    pub fn merge(&mut self, other: &PiiReport) {
+        for (kind, n) in &other.counts {
+            *self.counts.entry(*kind).or_default() += n;
+        }
+        self.redacted += other.redacted;
+        if self.blocked.is_none() {
+            self.blocked = other.blocked;
+        }
+    }
+}
+
+/// Scans one A2A 1.0 JSON value in place and applies `rules`.
+///
+/// Looks at text parts, data parts (every string value, recursively; keys kept), file names,
+/// inline `text/*` raw parts (decoded, scanned, re-encoded), and message and artifact metadata,
+/// wherever they sit in `value` (SendMessage params, a Message, a Task with history and
+/// artifacts, a stream event, a push payload). When [`PiiReport::blocked`] is set the value may
+/// be partly rewritten and must not be forwarded.
+pub fn scan_value(value: &mut Value, rules: &PiiRules) -> PiiReport {
+    let _ = (value, rules);
+    PiiReport::default()
+}
+
+/// Scans the events of one stream in order, so that an item split across two artifact chunks
+/// (`append: true` updates of the same artifact) is still found and redacted.
+///
+/// It may hold back the tail of a chunk's text and prepend it to the next chunk of the same
+/// artifact; [`StreamScanner::flush`] gives the events still owed when the stream ends.
+#[derive(Debug, Default)]
+pub struct StreamScanner {
+    rules: PiiRules,
+}
+
+impl StreamScanner {
+    /// A scanner applying `rules`.
+    pub fn new(rules: PiiRules) -> Self {
+        StreamScanner { rules }
+    }
+
+    /// Scans one 1.0 stream event (`StreamResponse` form: `task`, `message`, `statusUpdate` or
+    /// `artifactUpdate` member) in place.
+    pub fn scan_event(&mut self, event: &mut Value) -> PiiReport {
+        scan_value(event, &self.rules)
+    }
+
+    /// Events (1.0 `StreamResponse` form) for text still held back, to send before the stream
+    /// ends; empty when nothing is held.
+    pub fn flush(&mut self) -> (Vec<Value>, PiiReport) {
+        (Vec::new(), PiiReport::default())
+    }
+}
