@@ -76,7 +76,7 @@ pub(super) fn email(text: &str, start: usize, end: usize) -> Option<usize> {
     }
     let mut s = start;
     while let Some(c) = prev_char(text, s) {
-        if c.is_alphanumeric() || "._%+-".contains(c) {
+        if c.is_alphanumeric() || "._%+-'".contains(c) {
             s -= c.len_utf8();
         } else {
             break;
@@ -105,12 +105,14 @@ pub(super) fn ipv6(text: &str, start: usize, end: usize) -> bool {
     (has_digit || groups >= 5) && ipv6_parses(m)
 }
 
-/// IPv4: four octets 0-255 without leading zeros, not part of a longer dotted number, and not
-/// right after a word that says it is a version (`version 1.2.3.4`, `build 10.0.0.1`).
+/// IPv4: four octets 0-255 without leading zeros, not part of a longer dotted number, not
+/// followed by a pre-release label (`-beta`), and not right after a word that says it is a
+/// version (`version 1.2.3.4`, `build 10.0.0.1`).
 pub(super) fn ipv4(text: &str, start: usize, end: usize) -> bool {
     if prev_is(text, start, |c| is_word(c) || c == '.')
         || next_is(text, end, is_word)
         || continues_with_digit(text, end, b".")
+        || prerelease_follows(text, end)
     {
         return false;
     }
@@ -121,6 +123,12 @@ pub(super) fn ipv4(text: &str, start: usize, end: usize) -> bool {
         .split('.')
         .all(|o| (o.len() == 1 || !o.starts_with('0')) && o.parse::<u16>().is_ok_and(|n| n <= 255));
     octets_ok && !after_version_word(text, start)
+}
+
+/// `1.2.3.4-beta`: a version's pre-release label (a range `10.0.0.1-10.0.0.9` is not one).
+fn prerelease_follows(text: &str, end: usize) -> bool {
+    let b = text.as_bytes();
+    b.get(end) == Some(&b'-') && b.get(end + 1).is_some_and(u8::is_ascii_alphabetic)
 }
 
 const VERSION_WORDS: [&str; 9] = [

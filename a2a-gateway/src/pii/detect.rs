@@ -44,8 +44,11 @@ const CARD: &str = r"[0-9](?:[ \-]?[0-9]){12,}";
 const IBAN: &str = r"[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){11,31}";
 const SSN: &str = r"[0-9]{3}-[0-9]{2}-[0-9]{4}";
 const IPV4: &str = r"[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}";
-const IPV6: &str =
-    r"(?:[0-9A-Fa-f]{1,4})?(?::{1,2}[0-9A-Fa-f]{1,4}){1,7}(?:::)?(?:\.[0-9]{1,3}){0,3}|::";
+/// Groups with `:` or `::` (an IPv4 tail allowed); second, forms ending in `::` (`fe80::`).
+const IPV6: &str = concat!(
+    r"(?:[0-9A-Fa-f]{1,4})?(?::{1,2}[0-9A-Fa-f]{1,4}){1,7}(?:::)?(?:\.[0-9]{1,3}){0,3}",
+    r"|[0-9A-Fa-f]{1,4}(?::{1,2}[0-9A-Fa-f]{1,4}){0,6}::",
+);
 const SECRET: &str = concat!(
     r"sk-[A-Za-z0-9_\-]{20,}",
     r"|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}",
