@@ -107,14 +107,14 @@ static CLASSES: [u8; 256] = {
     t
 };
 
-/// Classes present in `bytes` (stops early once the ones that gate detectors are all seen).
+/// Classes present in `bytes` (stops early once all are seen).
 fn classes(bytes: &[u8]) -> u8 {
     let mut mask = 0u8;
     for chunk in bytes.chunks(64) {
         for b in chunk {
             mask |= CLASSES[*b as usize];
         }
-        if mask & (DIGIT | AT | COLON) == DIGIT | AT | COLON {
+        if mask == DIGIT | AT | COLON | DASH {
             break;
         }
     }
@@ -303,6 +303,13 @@ mod tests {
                 (PiiKind::Secret, "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
             ]
         );
+    }
+
+    #[test]
+    fn a_dash_after_the_first_64_bytes_still_counts() {
+        // The class pass stops early only when every class was seen.
+        let text = format!("@: 1 {} ssn 123-45-6789", "x".repeat(70));
+        assert_eq!(kinds(&text), vec![(PiiKind::UsSsn, "123-45-6789")]);
     }
 
     #[test]
