@@ -141,7 +141,7 @@ fn message(rng: &mut Rng, i: usize) -> Value {
         sentence(rng, &mut text, 330);
     }
     let mut parts = vec![json!({ "text": text })];
-    if i % 4 == 0 {
+    if i.is_multiple_of(4) {
         let rows: Vec<Value> = (0..10)
             .map(|r| {
                 json!({"id": format!("ord-{}", 100_000 + rng.below(900_000)), "date": "2026-12-04",
