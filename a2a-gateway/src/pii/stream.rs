@@ -234,18 +234,10 @@ fn partial_jwt(text: &str, findings: &[Finding]) -> Option<Finding> {
 }
 
 impl super::StreamScanner {
-    fn take_held(&mut self, task_id: &Option<String>, artifact_id: &str) -> Option<Held> {
-        let i = self
-            .held
-            .iter()
-            .position(|h| h.artifact_id == artifact_id && &h.task_id == task_id)?;
-        Some(self.held.remove(i))
-    }
-
     /// One `artifactUpdate` member.
     pub(super) fn artifact_update(&mut self, update: &mut Map<String, Value>) -> PiiReport {
-        let rules = self.rules.clone();
-        let mut scan = Scan::new(&rules);
+        let super::StreamScanner { rules, held: state } = self;
+        let mut scan = Scan::new(rules);
         let task_id = get_str(update, "taskId", "task_id");
         let context_id = get_str(update, "contextId", "context_id");
         let append = get_bool(update, "append", "append");
@@ -266,7 +258,11 @@ impl super::StreamScanner {
             }
             return scan.report;
         };
-        let carry = self.take_held(&task_id, &artifact_id).filter(|_| append);
+        let carry = state
+            .iter()
+            .position(|h| h.artifact_id == artifact_id && h.task_id == task_id)
+            .map(|i| state.remove(i))
+            .filter(|_| append);
         let mut open = carry.as_ref().map_or(Open::No, |h| h.open);
         let mut carry_text = carry.map(|h| h.text).filter(|t| !t.is_empty());
         let parts = artifact
@@ -342,7 +338,7 @@ impl super::StreamScanner {
             }
         }
         if !last && (!held.is_empty() || open != Open::No) {
-            self.held.push(Held {
+            state.push(Held {
                 task_id,
                 context_id,
                 artifact_id,
@@ -355,8 +351,7 @@ impl super::StreamScanner {
 
     /// See [`super::StreamScanner::flush`].
     pub(super) fn flush_held(&mut self) -> (Vec<Value>, PiiReport) {
-        let rules = self.rules.clone();
-        let mut scan = Scan::new(&rules);
+        let mut scan = Scan::new(&self.rules);
         let mut events = Vec::new();
         for h in std::mem::take(&mut self.held) {
             if h.text.is_empty() {
