@@ -307,3 +307,29 @@ fn a_task_with_history_and_artifacts() {
     assert_eq!(v["artifacts"][0]["metadata"]["owner"], "[REDACTED:EMAIL]");
     assert_eq!(r.redacted, 3);
 }
+
+#[test]
+fn placeholders_split_at_every_byte_pass_unchanged() {
+    // Text that already holds placeholders (a peer echoing a redacted answer) is not PII, and a
+    // boundary anywhere inside a placeholder-sized area changes nothing.
+    let text = "was [REDACTED:EMAIL], now [REDACTED:PAYMENT_CARD]; [REDACTED:IPV6]:443";
+    assert_eq!(found(text), vec![]);
+    for cut in 1..text.len() {
+        let (got, report) = stream_texts(&[&text[..cut], &text[cut..]]);
+        assert_eq!(got, text, "cut at {cut}");
+        assert!(report.is_empty());
+    }
+}
+
+#[test]
+fn an_item_right_after_a_placeholder_sized_gap() {
+    // Items packed closer than a placeholder's length, split between them and inside them.
+    let text = "a@example.com,b@example.com 10.0.0.1,10.0.0.2";
+    let want = "[REDACTED:EMAIL],[REDACTED:EMAIL] [REDACTED:IPV4],[REDACTED:IPV4]";
+    assert_eq!(redacted_whole(text), want);
+    for cut in 1..text.len() {
+        let (got, report) = stream_texts(&[&text[..cut], &text[cut..]]);
+        assert_eq!(got, want, "cut at {cut}");
+        assert_eq!(report.redacted, 4, "cut at {cut}");
+    }
+}
