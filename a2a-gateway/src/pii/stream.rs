@@ -36,12 +36,18 @@
 //!   does the same before an event that ends the turn, so the owed text goes out before it.
 //!
 //! Reports count each finding once: held text is counted when it is finally scanned.
+//!
+//! With rules that only record (no kind redacts or blocks) nothing forwarded changes: every
+//! chunk goes out as it came, the held tail is a copy kept only to count items split across
+//! chunks, and `flush` returns no events.
+
+use std::borrow::Cow;
 
 use serde_json::{Map, Value, json};
 
 use super::check::pem_end;
 use super::walk::Scan;
-use super::{Finding, PiiKind, PiiReport, find, scan_value};
+use super::{Finding, PiiAction, PiiKind, PiiReport, PiiRules, find, scan_value};
 
 /// The most text held back per artifact, in bytes.
 pub const MAX_HOLD: usize = 128;
@@ -233,6 +239,57 @@ fn partial_jwt(text: &str, findings: &[Finding]) -> Option<Finding> {
     })
 }
 
+/// True when no kind's action changes or stops content.
+fn records_only(rules: &PiiRules) -> bool {
+    rules.default_action == PiiAction::Record
+        && rules.actions.values().all(|a| *a == PiiAction::Record)
+}
+
+/// Where to cut the last text of a chunk that is not the last chunk: the start of the tail held
+/// back. May shorten the finding of an open private key block to the cut.
+fn cut_for(text: &str, findings: &mut Vec<Finding>, open: Open, pem_open: bool) -> usize {
+    if pem_open {
+        // Keep the end of the key body, so that a split `-----END` line is found.
+        let mut c = text.len().saturating_sub(PEM_TAIL);
+        while !text.is_char_boundary(c) {
+            c += 1;
+        }
+        if let Some(f) = findings.last_mut() {
+            if f.range.start >= c {
+                c = f.range.start;
+            } else {
+                f.range.end = c;
+            }
+        }
+        return c;
+    }
+    // The continuation of an open secret is never held back.
+    let continued = match (open, findings.first()) {
+        (Open::No, _) | (_, None) => 0,
+        (_, Some(f)) => f.range.end,
+    };
+    if let Some(jwt) = partial_jwt(text, findings) {
+        findings.push(jwt);
+    }
+    hold_start(text, findings).max(continued)
+}
+
+/// What is open at the end of `text` (cut at `cut`) for the next text of the artifact.
+fn open_after(text: &str, findings: &[Finding], pem_open: bool, cut: usize) -> Open {
+    if pem_open {
+        Open::Pem
+    } else if cut == text.len()
+        && !text.is_empty()
+        && findings
+            .last()
+            .is_some_and(|f| f.kind == PiiKind::Secret && f.range.end == text.len())
+    {
+        Open::Token
+    } else {
+        Open::No
+    }
+}
+
 impl super::StreamScanner {
     /// One `artifactUpdate` member.
     pub(super) fn artifact_update(&mut self, update: &mut Map<String, Value>) -> PiiReport {
@@ -265,13 +322,16 @@ impl super::StreamScanner {
             .filter(|_| append);
         let mut open = carry.as_ref().map_or(Open::No, |h| h.open);
         let mut carry_text = carry.map(|h| h.text).filter(|t| !t.is_empty());
+        // Rules that only record never change what is forwarded: the held text is then a copy
+        // kept for detection, and the chunks go out as they came.
+        let passthrough = records_only(rules);
         let parts = artifact
             .entry("parts")
             .or_insert_with(|| Value::Array(Vec::new()));
         let Value::Array(parts) = parts else {
             return scan.report;
         };
-        if let Some(t) = carry_text.take() {
+        if !passthrough && let Some(t) = carry_text.take() {
             match parts.first_mut().and_then(|p| p.get_mut("text")) {
                 Some(Value::String(s)) => s.insert_str(0, &t),
                 _ => parts.insert(0, json!({ "text": t })),
@@ -281,54 +341,39 @@ impl super::StreamScanner {
         let mut held = String::new();
         for (k, part) in parts.iter_mut().enumerate() {
             let Some(Value::String(text)) = part.get_mut("text") else {
+                if let Some(t) = carry_text.take() {
+                    let (findings, _) = findings_in(&t, open);
+                    scan.apply(&t, &findings);
+                }
                 scan.part(part);
                 continue;
             };
-            let (mut findings, pem_open) = findings_in(text, open);
-            // The continuation of an open secret is never held back.
-            let continued = match (open, findings.first()) {
-                (Open::No, _) | (_, None) => 0,
-                (_, Some(f)) => f.range.end,
+            let combined = match carry_text.take() {
+                Some(mut t) => {
+                    t.push_str(text);
+                    Cow::Owned(t)
+                }
+                None => Cow::Borrowed(text.as_str()),
             };
+            let (mut findings, pem_open) = findings_in(&combined, open);
             let cut = if k + 1 < n || last {
-                text.len()
-            } else if pem_open {
-                // Keep the end of the key body, so that a split `-----END` line is found.
-                let mut c = text.len().saturating_sub(PEM_TAIL);
-                while !text.is_char_boundary(c) {
-                    c += 1;
-                }
-                if let Some(f) = findings.last_mut() {
-                    if f.range.start >= c {
-                        c = f.range.start;
-                    } else {
-                        f.range.end = c;
-                    }
-                }
-                c
+                combined.len()
             } else {
-                findings.extend(partial_jwt(text, &findings));
-                hold_start(text, &findings).max(continued)
+                cut_for(&combined, &mut findings, open, pem_open)
             };
-            // What is open at the end of this text for the next one.
-            open = if pem_open {
-                Open::Pem
-            } else if cut == text.len()
-                && findings.last().is_some_and(|f| {
-                    f.kind == PiiKind::Secret && f.range.end == text.len() && !text.is_empty()
-                })
-            {
-                Open::Token
-            } else {
-                Open::No
-            };
+            open = open_after(&combined, &findings, pem_open, cut);
             let keep: Vec<Finding> = findings
                 .into_iter()
                 .filter(|f| f.range.end <= cut)
                 .collect();
-            held = text.get(cut..).unwrap_or("").to_owned();
-            let head = text.get(..cut).unwrap_or("");
-            *text = scan.apply(head, &keep).unwrap_or_else(|| head.to_owned());
+            held = combined.get(cut..).unwrap_or("").to_owned();
+            let head = combined.get(..cut).unwrap_or("");
+            let redacted = scan.apply(head, &keep);
+            if !passthrough {
+                let new = redacted.unwrap_or_else(|| head.to_owned());
+                drop(combined);
+                *text = new;
+            }
             if let Value::Object(p) = part {
                 for key in ["filename", "metadata"] {
                     if let Some(v) = p.get_mut(key) {
@@ -358,9 +403,12 @@ impl super::StreamScanner {
                 continue;
             }
             let (findings, _) = findings_in(&h.text, h.open);
-            let text = scan
-                .apply(&h.text, &findings)
-                .unwrap_or_else(|| h.text.clone());
+            let redacted = scan.apply(&h.text, &findings);
+            if records_only(&self.rules) {
+                // Already forwarded as it came: only counted.
+                continue;
+            }
+            let text = redacted.unwrap_or_else(|| h.text.clone());
             let mut update = Map::new();
             if let Some(t) = h.task_id {
                 update.insert("taskId".into(), Value::String(t));

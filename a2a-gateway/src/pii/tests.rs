@@ -312,3 +312,25 @@ fn long_private_key_across_chunks() {
     assert_eq!(out[3], "[REDACTED:SECRET]\nbye");
     assert_eq!(report.counts.get(&PiiKind::Secret), Some(&3));
 }
+
+#[test]
+fn record_only_streams_go_out_unchanged_and_still_count_split_items() {
+    let mut s = StreamScanner::new(rules(PiiAction::Record));
+    let texts = [
+        "mail ann.lee@exa",
+        "mple.org and card 4111 1111 ",
+        "1111 1111 bye",
+    ];
+    let mut report = PiiReport::default();
+    for (i, t) in texts.iter().enumerate() {
+        let mut e = chunk("a", t, i > 0, false);
+        report.merge(&s.scan_event(&mut e));
+        assert_eq!(text_of(&e), *t, "forwarded as it came");
+    }
+    let (owed, r) = s.flush();
+    report.merge(&r);
+    assert!(owed.is_empty());
+    assert_eq!(report.counts.get(&PiiKind::Email), Some(&1));
+    assert_eq!(report.counts.get(&PiiKind::PaymentCard), Some(&1));
+    assert_eq!(report.redacted, 0);
+}
