@@ -14,8 +14,8 @@ use std::sync::LazyLock;
 use base64::Engine;
 use regex::Regex;
 
-use super::check;
 use super::{Finding, PiiKind};
+use super::{check, checksum};
 
 /// Compiled detectors (built once, on first use).
 struct Detectors {
@@ -172,10 +172,10 @@ pub fn find(text: &str) -> Vec<Finding> {
     }
     if mask & DIGIT != 0 {
         for m in d.card.find_iter(text) {
-            check::cards(text, m.start(), m.end(), &mut push);
+            checksum::cards(text, m.start(), m.end(), &mut push);
         }
         for m in d.iban.find_iter(text) {
-            if let Some(end) = check::iban(text, m.start(), m.end()) {
+            if let Some(end) = checksum::iban(text, m.start(), m.end()) {
                 push(PiiKind::Iban, m.start(), end);
             }
         }
