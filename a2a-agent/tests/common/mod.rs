@@ -1,10 +1,55 @@
 #![allow(dead_code)]
 //! Helpers for the integration tests: real servers on 127.0.0.1:0, a small JSON-RPC / REST
-//! client over reqwest and an SSE reader.
+//! client over reqwest and an SSE reader, the `a2a-agent` binary on port 0 (`bin`), the SDK
+//! client drivers (`sdk`) and the reference agent of the SDK table (`reference`).
+
+pub mod reference;
+pub mod sdk;
 
 use a2a_agent::{AgentCard, AgentConfig, AgentServer, Handler, ServerHandle};
 use futures::StreamExt;
 use serde_json::{Value, json};
+
+/// `a2a-agent serve --port 0 ARGS` (stdout read for its `LISTENING` line); killed on drop.
+pub struct Bin {
+    pub child: std::process::Child,
+    pub url: String,
+}
+
+impl Drop for Bin {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn bin(args: &[&str], env: &[(&str, &str)]) -> Bin {
+    use std::io::BufRead;
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-agent"));
+    c.args(["serve", "--port", "0"]).args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut child = c
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Some(u) = line.strip_prefix("LISTENING ") {
+                let _ = tx.send(u.to_owned());
+            }
+        }
+    });
+    let url = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("no LISTENING line");
+    Bin { child, url }
+}
 
 pub fn open_config() -> AgentConfig {
     AgentConfig {
