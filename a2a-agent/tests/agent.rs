@@ -243,22 +243,11 @@ async fn stream_carries_every_event_in_order_and_ends_after_terminal() {
 #[tokio::test]
 async fn subscribe_get_and_post_and_terminal_subscribe_refused() {
     let s = echo(open_config()).await;
-    let (_, v) = rpc(
-        s.url(),
-        "SendMessage",
-        json!({"message": msg("slow"), "configuration": {"returnImmediately": true}}),
-    )
-    .await;
-    let id = v["result"]["task"]["id"].as_str().unwrap().to_string();
+    let id = start_slow(s.url()).await;
     let url = s.url().to_string();
     let id2 = id.clone();
     let sub_post = tokio::spawn(async move {
-        let r = client()
-            .post(format!("{url}/tasks/{id2}:subscribe"))
-            .header("A2A-Version", "1.0")
-            .send()
-            .await
-            .unwrap();
+        let r = post_1_0(format!("{url}/tasks/{id2}:subscribe")).await;
         sse_events(r).await
     });
     let url = s.url().to_string();
@@ -289,12 +278,7 @@ async fn subscribe_get_and_post_and_terminal_subscribe_refused() {
         );
     }
     // terminal: UnsupportedOperationError
-    let r = client()
-        .post(format!("{}/tasks/{id}:subscribe", s.url()))
-        .header("A2A-Version", "1.0")
-        .send()
-        .await
-        .unwrap();
+    let r = post_1_0(format!("{}/tasks/{id}:subscribe", s.url())).await;
     assert_eq!(r.status(), 400);
     let (_, v) = rpc(s.url(), "SubscribeToTask", json!({"id": id})).await;
     assert_eq!(v["error"]["code"], -32004);
@@ -676,13 +660,7 @@ async fn busy_sync_rejected_async_queued_and_failed_on_shutdown() {
         ..open_config()
     };
     let s = echo(cfg).await;
-    let (_, v) = rpc(
-        s.url(),
-        "SendMessage",
-        json!({"message": msg("slow"), "configuration": {"returnImmediately": true}}),
-    )
-    .await;
-    let first = v["result"]["task"]["id"].as_str().unwrap().to_string();
+    let first = start_slow(s.url()).await;
     // sync: rejected
     let (_, v) = rpc(s.url(), "SendMessage", json!({"message": msg("x")})).await;
     assert_eq!(v["error"]["code"], -32000, "{v}");
@@ -808,19 +786,8 @@ async fn sse_heartbeats_while_idle() {
         ..open_config()
     };
     let s = echo(cfg).await;
-    let (_, v) = rpc(
-        s.url(),
-        "SendMessage",
-        json!({"message": msg("slow"), "configuration": {"returnImmediately": true}}),
-    )
-    .await;
-    let id = v["result"]["task"]["id"].as_str().unwrap().to_string();
-    let mut resp = client()
-        .post(format!("{}/tasks/{id}:subscribe", s.url()))
-        .header("A2A-Version", "1.0")
-        .send()
-        .await
-        .unwrap();
+    let id = start_slow(s.url()).await;
+    let mut resp = post_1_0(format!("{}/tasks/{id}:subscribe", s.url())).await;
     let mut buf = String::new();
     while !buf.contains("\n:") && !buf.starts_with(':') {
         let chunk = resp

@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 
 /// "direct ..." answers with a direct message; anything else completes a task.
-fn direct_handler() -> impl a2a_agent::Handler {
-    handler_fn(|ctx: RequestContext| async move {
+async fn direct_agent() -> a2a_agent::ServerHandle {
+    let h = handler_fn(|ctx: RequestContext| async move {
         let t = ctx.text();
         if let Some(rest) = t.strip_prefix("direct ") {
             Ok(Reply::direct_text(format!("re: {rest}")))
@@ -20,7 +20,8 @@ fn direct_handler() -> impl a2a_agent::Handler {
             Ok(Reply::text(t))
         }
     })
-    .direct_replies()
+    .direct_replies();
+    start_with(a2a_agent::demo::echo_card(), h, open_config()).await
 }
 
 async fn raw_sse(resp: reqwest::Response) -> Vec<Value> {
@@ -29,12 +30,7 @@ async fn raw_sse(resp: reqwest::Response) -> Vec<Value> {
 
 #[tokio::test]
 async fn direct_message_blocking_both_bindings_both_versions() {
-    let s = start_with(
-        a2a_agent::demo::echo_card(),
-        direct_handler(),
-        open_config(),
-    )
-    .await;
+    let s = direct_agent().await;
     // 1.0 JSON-RPC
     let (_, v) = rpc(s.url(), "SendMessage", json!({"message": msg("direct hi")})).await;
     let m = &v["result"]["message"];
@@ -82,12 +78,7 @@ async fn direct_message_blocking_both_bindings_both_versions() {
 
 #[tokio::test]
 async fn direct_message_streaming_is_one_message_event() {
-    let s = start_with(
-        a2a_agent::demo::echo_card(),
-        direct_handler(),
-        open_config(),
-    )
-    .await;
+    let s = direct_agent().await;
     let evs = rpc_stream(
         s.url(),
         "SendStreamingMessage",

@@ -193,3 +193,83 @@ pub async fn wait_task(url: &str, id: &str, pred: impl Fn(&str) -> bool) -> Valu
     }
     panic!("task {id} never reached the expected state");
 }
+
+/// A streamed send whose subscriber reads nothing until the task is done: a handler emitting
+/// `n` WORKING updates, `sse_queue_capacity` 4 and `policy`; returns the events then read.
+pub async fn unread_stream(
+    n: usize,
+    policy: a2a_agent::fanout::OverflowPolicy,
+) -> Vec<a2a_agent::model::StreamResponse> {
+    use a2a_agent::model::{Message, Part, Role, SendMessageRequest};
+    use a2a_agent::tasks::{SendInput, SendMode, SendOutcome};
+    use a2a_agent::{CallerProfile, Reply, RequestContext, handler_fn};
+    let h = handler_fn(move |ctx: RequestContext| async move {
+        for i in 0..n {
+            ctx.emit(format!("e{i}")).await;
+        }
+        Ok(Reply::text("done"))
+    });
+    let cfg = AgentConfig {
+        sse_queue_capacity: 4,
+        sse_overflow_policy: policy,
+        ..open_config()
+    };
+    let s = start_with(a2a_agent::demo::echo_card(), h, cfg).await;
+    let mgr = s.manager().clone();
+    let req = SendMessageRequest::new(
+        Message::new(Role::User, vec![Part::text("go")]).with_message_id("m1"),
+    );
+    let out = mgr
+        .send(SendInput {
+            request: req,
+            raw_message: Value::Null,
+            caller: CallerProfile::anonymous(),
+            extensions: vec![],
+            mode: SendMode::Stream,
+            headers: Default::default(),
+        })
+        .await
+        .unwrap();
+    let SendOutcome::Stream(mut sub) = out else {
+        panic!("not a stream")
+    };
+    let id = sub.task.id.clone();
+    // Do not read until the task is done.
+    loop {
+        let t = mgr
+            .get(&id, None, &CallerProfile::anonymous())
+            .await
+            .unwrap();
+        if t.status.state.is_terminal() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    let mut got = vec![];
+    while let Some(ev) = sub.events.recv().await {
+        got.push(ev);
+    }
+    s.shutdown().await;
+    got
+}
+
+/// A non-blocking 1.0 JSON-RPC send of "slow" (the echo demo waits until canceled); the task id.
+pub async fn start_slow(url: &str) -> String {
+    let (_, v) = rpc(
+        url,
+        "SendMessage",
+        json!({"message": msg("slow"), "configuration": {"returnImmediately": true}}),
+    )
+    .await;
+    v["result"]["task"]["id"].as_str().unwrap().to_string()
+}
+
+/// `POST url` with `A2A-Version: 1.0` and no body (e.g. an HTTP+JSON subscribe).
+pub async fn post_1_0(url: String) -> reqwest::Response {
+    client()
+        .post(url)
+        .header("A2A-Version", "1.0")
+        .send()
+        .await
+        .unwrap()
+}
