@@ -4,10 +4,10 @@
 
 mod common;
 
+use a2a_agent::AgentConfig;
 use a2a_agent::config::{ConfigArgs, ServedBindings};
 use a2a_agent::fanout::OverflowPolicy;
 use a2a_agent::model::{StreamResponse, TaskState};
-use a2a_agent::AgentConfig;
 use common::*;
 use serde_json::{Value, json};
 use std::process::Command;
