@@ -617,6 +617,31 @@ async fn exec_handler_progress_answer_and_failure() {
     s.shutdown().await;
 }
 
+#[tokio::test]
+async fn canceling_an_exec_turn_kills_what_the_program_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("survived");
+    // A background subshell (a grandchild of the agent) that would leave a mark after 1 s.
+    let h = a2a_agent::exec::ExecHandler::new(format!(
+        "(sleep 1; touch {}) & echo started >&2; sleep 30",
+        marker.display()
+    ));
+    let s = start_with(a2a_agent::demo::echo_card(), h, open_config()).await;
+    let (_, v) = rpc(
+        s.url(),
+        "SendMessage",
+        json!({"message": msg("go"), "configuration": {"returnImmediately": true}}),
+    )
+    .await;
+    let id = v["result"]["task"]["id"].as_str().unwrap().to_string();
+    wait_task(s.url(), &id, |st| st == "TASK_STATE_WORKING").await;
+    let (_, v) = rpc(s.url(), "CancelTask", json!({"id": id})).await;
+    assert_eq!(state(&v["result"]), "TASK_STATE_CANCELED", "{v}");
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    assert!(!marker.exists(), "the background child outlived the cancel");
+    s.shutdown().await;
+}
+
 // ---------- binary ----------
 
 #[tokio::test]
