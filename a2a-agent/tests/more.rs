@@ -627,13 +627,7 @@ async fn canceling_an_exec_turn_kills_what_the_program_started() {
         marker.display()
     ));
     let s = start_with(a2a_agent::demo::echo_card(), h, open_config()).await;
-    let (_, v) = rpc(
-        s.url(),
-        "SendMessage",
-        json!({"message": msg("go"), "configuration": {"returnImmediately": true}}),
-    )
-    .await;
-    let id = v["result"]["task"]["id"].as_str().unwrap().to_string();
+    let id = send_async(s.url(), "go").await;
     wait_task(s.url(), &id, |st| st == "TASK_STATE_WORKING").await;
     let (_, v) = rpc(s.url(), "CancelTask", json!({"id": id})).await;
     assert_eq!(state(&v["result"]), "TASK_STATE_CANCELED", "{v}");

@@ -253,15 +253,37 @@ pub async fn unread_stream(
     got
 }
 
-/// A non-blocking 1.0 JSON-RPC send of "slow" (the echo demo waits until canceled); the task id.
-pub async fn start_slow(url: &str) -> String {
+/// A non-blocking 1.0 JSON-RPC send (`returnImmediately`) of `text`; the task id.
+pub async fn send_async(url: &str, text: &str) -> String {
     let (_, v) = rpc(
         url,
         "SendMessage",
-        json!({"message": msg("slow"), "configuration": {"returnImmediately": true}}),
+        json!({"message": msg(text), "configuration": {"returnImmediately": true}}),
     )
     .await;
     v["result"]["task"]["id"].as_str().unwrap().to_string()
+}
+
+/// A non-blocking send of "slow" (the echo demo waits until canceled); the task id.
+pub async fn start_slow(url: &str) -> String {
+    send_async(url, "slow").await
+}
+
+/// A 1.0 JSON-RPC SendStreamingMessage of `text`; its events.
+pub async fn stream_text(url: &str, text: &str) -> Vec<Value> {
+    rpc_stream(url, "SendStreamingMessage", json!({"message": msg(text)})).await
+}
+
+/// A 1.0 HTTP+JSON send with the wrong content type (`text/plain`, body "hi").
+pub async fn post_text_plain(url: String) -> reqwest::Response {
+    client()
+        .post(url)
+        .header("A2A-Version", "1.0")
+        .header("content-type", "text/plain")
+        .body("hi")
+        .send()
+        .await
+        .unwrap()
 }
 
 /// `POST url` with `A2A-Version: 1.0` and no body (e.g. an HTTP+JSON subscribe).
