@@ -127,6 +127,12 @@ impl Run<'_> {
     fn state(&self, name: &str) -> String {
         st(&self.rec(name)["result"])
     }
+    /// Submitted or working: not finished yet.
+    fn running(&self, name: &str) {
+        let s = self.state(name);
+        let ok = s == self.c.state("submitted") || s == self.c.state("working");
+        assert!(ok, "{}", self.rec(name));
+    }
     fn is(&self, name: &str, short: &str) {
         assert_eq!(self.state(name), self.c.state(short), "{}", self.rec(name));
     }
@@ -271,24 +277,12 @@ const TABLE: &[Row] = &[
     Row {
         name: "slow",
         op: |_| Some(json!({"op": "send", "text": "slow job", "blocking": false})),
-        check: |r| {
-            let s = r.state("slow");
-            assert!(
-                s == r.c.state("submitted") || s == r.c.state("working"),
-                "{s}"
-            );
-        },
+        check: |r| r.running("slow"),
     },
     Row {
         name: "poll",
         op: |_| Some(json!({"op": "get", "taskId": "$slow.task_id"})),
-        check: |r| {
-            let s = r.state("poll");
-            assert!(
-                s == r.c.state("submitted") || s == r.c.state("working"),
-                "{s}"
-            );
-        },
+        check: |r| r.running("poll"),
     },
     Row {
         name: "resubscribe",
