@@ -144,7 +144,8 @@ pub async fn receiver() -> Receiver {
 impl Receiver {
     /// The deliveries carrying `token`, once one of them satisfies `done` (bounded wait).
     pub async fn wait(&self, token: &str, done: impl Fn(&Value) -> bool) -> Vec<Value> {
-        for _ in 0..1000 {
+        // up to 30 s: deliveries are asynchronous, and CI machines are loaded
+        for _ in 0..3000 {
             let got: Vec<Value> = self
                 .hits
                 .lock()
