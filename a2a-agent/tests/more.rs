@@ -620,18 +620,27 @@ async fn exec_handler_progress_answer_and_failure() {
 #[tokio::test]
 async fn canceling_an_exec_turn_kills_what_the_program_started() {
     let dir = tempfile::tempdir().unwrap();
-    let marker = dir.path().join("survived");
-    // A background subshell (a grandchild of the agent) that would leave a mark after 1 s.
+    let marker = dir.path().join("alive");
+    // A background subshell (a grandchild of the agent) that keeps writing a mark (for 5 s at
+    // most, should it survive).
     let h = a2a_agent::exec::ExecHandler::new(format!(
-        "(sleep 1; touch {}) & echo started >&2; sleep 30",
+        "(i=0; while [ $i -lt 100 ]; do date > {}; sleep 0.05; i=$((i+1)); done) & sleep 5",
         marker.display()
     ));
     let s = start_with(a2a_agent::demo::echo_card(), h, open_config()).await;
     let id = send_async(s.url(), "go").await;
-    wait_task(s.url(), &id, |st| st == "TASK_STATE_WORKING").await;
+    for _ in 0..500 {
+        if marker.exists() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(marker.exists(), "the program did not start");
     let (_, v) = rpc(s.url(), "CancelTask", json!({"id": id})).await;
     assert_eq!(state(&v["result"]), "TASK_STATE_CANCELED", "{v}");
-    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let _ = std::fs::remove_file(&marker);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     assert!(!marker.exists(), "the background child outlived the cancel");
     s.shutdown().await;
 }
