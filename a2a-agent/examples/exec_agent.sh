@@ -16,8 +16,10 @@
 # turn (the caller answers our input-required question) $A2A_FOLLOW_UP=1, $A2A_TASK_STATE is
 # the state we left the task in and $A2A_TASK holds the task JSON.
 #
-# Behaviour: "quick ..." answers directly (no task); "fail" fails; anything else writes a report
-# (progress, a file artifact), then asks which format to use; the answer completes the task.
+# Behaviour: "quick ..." answers directly (no task); "fail" fails; "slow" works until it is
+# canceled (at most 60 s); anything else writes a report (progress, a file artifact, or a text
+# artifact when the text says "inline"), then asks which format to use; the answer completes
+# the task. a2a-agent/tests/common/reference.rs is the same agent written on the library.
 set -eu
 
 text=$(cat)
@@ -44,12 +46,23 @@ case "$text" in
         echo "the script was asked to fail" >&2
         exit 3
         ;;
+    slow*)
+        echo '{"type":"status","state":"working","text":"working slowly"}'
+        # Canceling the task kills the program and what it started (its process group).
+        sleep 60
+        echo '{"type":"final","state":"completed","text":"slow job done"}'
+        ;;
     *)
         echo '{"type":"status","state":"working","text":"reading the request"}'
         report="${TMPDIR:-/tmp}/a2a-exec-report-${A2A_TASK_ID:-x}.txt"
         printf 'Report for: %s\nlines: %s\n' "$text" "$(printf '%s\n' "$text" | wc -l)" > "$report"
         echo '{"type":"status","state":"working","text":"report written"}'
-        echo "{\"type\":\"artifact\",\"name\":\"report.txt\",\"file\":{\"path\":\"$report\",\"mediaType\":\"text/plain\"}}"
+        case "$text" in
+            *inline*)
+                echo "{\"type\":\"artifact\",\"name\":\"report.txt\",\"text\":\"Report for: $(esc "$text")\"}" ;;
+            *)
+                echo "{\"type\":\"artifact\",\"name\":\"report.txt\",\"file\":{\"path\":\"$report\",\"mediaType\":\"text/plain\"}}" ;;
+        esac
         echo '{"type":"final","state":"input-required","text":"Which format do you want (csv or md)?"}'
         ;;
 esac

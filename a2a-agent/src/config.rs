@@ -4,13 +4,24 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// The flag type of a config field: the field's type unless the list names another
+/// (`Option<String> => String`: the flag takes a string).
+macro_rules! flag_type {
+    ($ty:ty) => {
+        $ty
+    };
+    ($ty:ty, $fty:ty) => {
+        $fty
+    };
+}
+
 /// Defines [`AgentConfig`] (the TOML schema) and [`ConfigArgs`] (its flags and env vars) from one
 /// list, so that every field is a TOML key, a flag and an env var and they cannot drift.
 macro_rules! agent_config {
     ($(
         $(#[doc = $doc:expr])*
         $([$($arg:tt)*])?
-        $field:ident : $ty:ty => $fty:ty = $default:expr;
+        $field:ident : $ty:ty $(=> $fty:ty)? = $default:expr;
     )*) => {
         /// Every option of the runtime, with the Camel guide's defaults. Each field is a TOML key
         /// (snake_case), a flag (`--kebab-case`) and an env var (`A2A_AGENT_UPPER_CASE`): see
@@ -35,7 +46,7 @@ macro_rules! agent_config {
             $(
                 $(#[doc = $doc])*
                 #[arg(long $(, $($arg)*)?)]
-                pub $field: Option<$fty>,
+                pub $field: Option<flag_type!($ty $(, $fty)?)>,
             )*
         }
 
@@ -53,77 +64,77 @@ macro_rules! agent_config {
 
 agent_config! {
     /// Path prefix of every endpoint (JSON-RPC is `POST {base_path}/`). Default: "" (root).
-    base_path: String => String = String::new();
+    base_path: String = String::new();
     /// Require authentication on operations (the card stays public). Default: true. With no
     /// security scheme in the card every operation is refused (fail closed).
-    validate_auth: bool => bool = true;
+    validate_auth: bool = true;
     /// The API key accepted by an `apiKey` scheme.
     api_key: Option<String> => String = None;
     /// Header carrying the API key when the scheme names none. Default: `Authorization`.
-    api_key_header: String => String = "Authorization".into();
+    api_key_header: String = "Authorization".into();
     /// The static bearer token accepted by an HTTP bearer scheme.
     bearer_token: Option<String> => String = None;
     /// Endpoint default for sends: return the SUBMITTED task at once. Default: false.
-    return_immediately: bool => bool = false;
+    return_immediately: bool = false;
     /// A task running longer fails (ms). Default: 300000.
-    async_timeout_ms: u64 => u64 = 300_000;
+    async_timeout_ms: u64 = 300_000;
     /// Maximum concurrently running tasks, 0 = unlimited. Default: 0.
-    max_concurrent_tasks: usize => usize = 0;
+    max_concurrent_tasks: usize = 0;
     /// Queue for async sends when every slot is busy, 0 = no queue. Default: 0.
-    task_queue_size: usize => usize = 0;
+    task_queue_size: usize = 0;
     /// Maximum request body (bytes). Default: 6291456 (6 MiB).
-    max_payload_size: usize => usize = 6_291_456;
+    max_payload_size: usize = 6_291_456;
     /// SSE heartbeat comment interval (ms). Default: 15000.
-    sse_heartbeat_interval_ms: u64 => u64 = 15_000;
+    sse_heartbeat_interval_ms: u64 = 15_000;
     /// Events queued per SSE connection; a client further behind gets the task snapshot and its
     /// stream ends. Default: 1000.
-    sse_queue_capacity: usize => usize = 1000;
+    sse_queue_capacity: usize = 1000;
     /// Bytes queued per streaming connection (JSON size of the events), 0 = unlimited; a client
     /// that falls further behind gets the task snapshot and its stream ends. Default: 4194304.
-    sse_queue_max_bytes: usize => usize = 4 * 1024 * 1024;
+    sse_queue_max_bytes: usize = 4 * 1024 * 1024;
     /// CORS allowed origins; empty = CORS off, `*` = any. Default: empty.
     [alias = "cors-origin"]
     cors_allowed_origins: Vec<String> => List = Vec::new();
     /// `Cache-Control: max-age` of the agent card (s). Default: 300.
-    card_max_age_s: u64 => u64 = 300;
+    card_max_age_s: u64 = 300;
     /// SQLite database for tasks; unset = the bounded in-memory store.
     sqlite_path: Option<PathBuf> => PathBuf = None;
     /// In-memory store capacity (tasks). Default: 10000.
-    memory_store_cap: usize => usize = 10_000;
+    memory_store_cap: usize = 10_000;
     /// How long terminal tasks stay in the in-memory store (s). Default: 3600.
-    terminal_task_ttl_s: u64 => u64 = 3600;
+    terminal_task_ttl_s: u64 = 3600;
     /// In-memory store bound in bytes (JSON size of every task), 0 = unlimited. Oldest terminal
     /// tasks are evicted first; a new task is refused (ResourceExhausted) while unfinished tasks
     /// fill it. Default: 268435456 (256 MiB).
-    memory_store_max_bytes: usize => usize = 256 * 1024 * 1024;
+    memory_store_max_bytes: usize = 256 * 1024 * 1024;
     /// Largest task in bytes (JSON size), 0 = unlimited; a message that would exceed it is
     /// refused with InvalidParams before it is stored (any store). Default: 16777216 (16 MiB).
-    max_task_bytes: usize => usize = 16 * 1024 * 1024;
+    max_task_bytes: usize = 16 * 1024 * 1024;
     /// Most messages kept in a task's history (oldest dropped first), 0 = unlimited.
     /// Default: 1000.
-    max_history_length: usize => usize = 1000;
+    max_history_length: usize = 1000;
     /// On shutdown, how long running tasks may finish before they fail (ms). Default: 10000.
-    shutdown_grace_ms: u64 => u64 = 10_000;
+    shutdown_grace_ms: u64 = 10_000;
     /// Time allowed for a request's headers to arrive (ms); the connection is closed beyond.
     /// Default: 10000.
-    header_read_timeout_ms: u64 => u64 = 10_000;
+    header_read_timeout_ms: u64 = 10_000;
     /// Time allowed for a request's whole body to arrive (ms); 408 beyond. Default: 30000.
-    body_read_timeout_ms: u64 => u64 = 30_000;
+    body_read_timeout_ms: u64 = 30_000;
     /// A keep-alive connection with no request in flight is closed after this (ms). Default: 60000.
-    idle_timeout_ms: u64 => u64 = 60_000;
+    idle_timeout_ms: u64 = 60_000;
     /// Open connections at most (0 = derived from the fd limit); beyond it new connections get
     /// 503 and are closed. Always kept below `RLIMIT_NOFILE` minus a margin. Default: 10000.
-    max_connections: usize => usize = 10_000;
+    max_connections: usize = 10_000;
     /// Public base URL written into the card's interfaces; unset = the listening address.
     public_url: Option<String> => String = None;
     /// Push delivery retries after the first attempt (5xx and I/O errors only). Default: 3.
-    push_retry_attempts: u32 => u32 = 3;
+    push_retry_attempts: u32 = 3;
     /// Push retry base backoff (ms); retry n waits `backoff x 2^n`. Default: 1000.
-    push_retry_backoff_ms: u64 => u64 = 1000;
+    push_retry_backoff_ms: u64 = 1000;
     /// Timeout of one push delivery attempt (ms). Default: 10000.
-    push_timeout_ms: u64 => u64 = 10_000;
+    push_timeout_ms: u64 = 10_000;
     /// Permit loopback webhook URLs, plain http allowed (development only). Default: false.
-    allow_local_webhook_urls: bool => bool = false;
+    allow_local_webhook_urls: bool = false;
     /// OAuth/OIDC: expected token issuer; its discovery document gives the JWKS.
     oidc_issuer: Option<String> => String = None;
     /// OAuth/OIDC: JWKS URL (instead of discovery).
@@ -137,21 +148,21 @@ agent_config! {
     /// Client secret for introspection.
     oidc_client_secret: Option<String> => String = None;
     /// Minimum interval between JWKS fetches (ms). Default: 30000.
-    oidc_min_refresh_ms: u64 => u64 = 30_000;
+    oidc_min_refresh_ms: u64 = 30_000;
     /// HTTP+JSON error statuses: `spec` (the spec 1.0 table: 400 for a terminal cancel, an
     /// operation on a terminal task, a wrong content type) or `camel` (the Camel guide's table:
     /// 409 / 405 / 415). Default: spec.
-    rest_status_table: crate::error::RestStatusTable => crate::error::RestStatusTable = crate::error::RestStatusTable::Spec;
+    rest_status_table: crate::error::RestStatusTable = crate::error::RestStatusTable::Spec;
     /// Which bindings are served: `both`, `jsonrpc` (JSON-RPC only) or `rest` (HTTP+JSON only).
     /// The other binding answers 404 in its own form, and the default card lists only the
     /// served bindings' interfaces. Default: both.
-    binding: ServedBindings => ServedBindings = ServedBindings::Both;
+    binding: ServedBindings = ServedBindings::Both;
     /// What a slow stream subscriber loses when its queue is full (`sse_queue_capacity` /
     /// `sse_queue_max_bytes`): `drop-newest` (the Camel guide: new events are dropped),
     /// `drop-oldest`, `snapshot` (the queue collapses into one Task snapshot) or `disconnect`
     /// (the stream ends so that the client resubscribes). The final event is always
     /// delivered. Default: drop-newest.
-    sse_overflow_policy: crate::fanout::OverflowPolicy => crate::fanout::OverflowPolicy = crate::fanout::OverflowPolicy::DropNewest;
+    sse_overflow_policy: crate::fanout::OverflowPolicy = crate::fanout::OverflowPolicy::DropNewest;
 }
 
 /// A comma-separated list flag value (`--cors-allowed-origins a,b`).

@@ -5,7 +5,8 @@
 //! of a task, e.g. after INPUT_REQUIRED, `A2A_FOLLOW_UP=1`, `A2A_TASK_STATE` (the state before
 //! this turn, e.g. `input-required`) and `A2A_TASK` (the task JSON, history included)). Each
 //! stderr line becomes a WORKING progress update; a non-zero exit fails the task with the tail of
-//! stderr as the reason. Canceling the task kills the process.
+//! stderr as the reason. Canceling the task kills the process and whatever it started (its
+//! process group).
 //!
 //! stdout is read per [`ExecEvents`]: the whole of it is the answer text ([`ExecEvents::Text`],
 //! the default), or each line is an event ([`ExecEvents::Jsonl`], `--exec-events jsonl`):
@@ -231,6 +232,23 @@ async fn apply_line(ctx: &RequestContext, line: &str, turn: &mut Turn) {
     }
 }
 
+/// Kills the process group of the program on drop (a canceled turn, a shutdown, a dropped
+/// handler future) unless disarmed; `kill_on_drop` alone reaches only `sh` itself.
+struct GroupKill(Option<u32>);
+
+impl Drop for GroupKill {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Some(pid) = self.0.and_then(|p| libc::pid_t::try_from(p).ok()) {
+            // SAFETY: kill(2) on the process group our own child leads (`process_group(0)`);
+            // the group id cannot be reused while any member of it lives.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
 #[async_trait]
 impl Handler for ExecHandler {
     async fn handle(&self, ctx: RequestContext) -> Result<Reply, HandlerError> {
@@ -253,6 +271,9 @@ impl Handler for ExecHandler {
                 .env("A2A_TASK_STATE", short_state(t.status.state))
                 .env("A2A_TASK", serde_json::to_string(t).unwrap_or_default());
         }
+        // Its own process group, so that a turn ended early kills what `sh -c CMD` started too.
+        #[cfg(unix)]
+        cmd.process_group(0);
         let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -260,6 +281,7 @@ impl Handler for ExecHandler {
             .kill_on_drop(true)
             .spawn()
             .map_err(|e| HandlerError::failed(format!("cannot start command: {e}")))?;
+        let mut group = GroupKill(child.id());
         let text = ctx.text();
         let mut stdin = child.stdin.take();
         let writer = async move {
@@ -325,6 +347,8 @@ impl Handler for ExecHandler {
                 return Err(HandlerError::failed("canceled"));
             }
         };
+        // The program ended by itself: what it left running in the background is its business.
+        group.0 = None;
         let status = status.map_err(|e| HandlerError::failed(format!("command failed: {e}")))?;
         if !status.success() {
             let reason = if tail.is_empty() {

@@ -80,13 +80,7 @@ async fn send_precedence_header_then_endpoint_default() {
 #[tokio::test]
 async fn non_blocking_then_poll_and_history_length() {
     let s = echo(open_config()).await;
-    let (_, v) = rpc(
-        s.url(),
-        "SendMessage",
-        json!({"message": msg("sleep:20 hi"), "configuration": {"returnImmediately": true}}),
-    )
-    .await;
-    let id = v["result"]["task"]["id"].as_str().unwrap().to_string();
+    let id = send_async(s.url(), "sleep:20 hi").await;
     let t = wait_task(s.url(), &id, |st| st == "TASK_STATE_COMPLETED").await;
     assert_eq!(t["history"].as_array().unwrap().len(), 2, "{t}");
     let (_, v) = rpc(s.url(), "GetTask", json!({"id": id, "historyLength": 1})).await;
@@ -200,12 +194,7 @@ async fn rest_colon_routes_send_and_stream_do_not_collide() {
 #[tokio::test]
 async fn stream_carries_every_event_in_order_and_ends_after_terminal() {
     let s = echo(open_config()).await;
-    let evs = rpc_stream(
-        s.url(),
-        "SendStreamingMessage",
-        json!({"message": msg("stream please")}),
-    )
-    .await;
+    let evs = stream_text(s.url(), "stream please").await;
     let kinds: Vec<String> = evs
         .iter()
         .map(|e| {
@@ -243,22 +232,11 @@ async fn stream_carries_every_event_in_order_and_ends_after_terminal() {
 #[tokio::test]
 async fn subscribe_get_and_post_and_terminal_subscribe_refused() {
     let s = echo(open_config()).await;
-    let (_, v) = rpc(
-        s.url(),
-        "SendMessage",
-        json!({"message": msg("slow"), "configuration": {"returnImmediately": true}}),
-    )
-    .await;
-    let id = v["result"]["task"]["id"].as_str().unwrap().to_string();
+    let id = start_slow(s.url()).await;
     let url = s.url().to_string();
     let id2 = id.clone();
     let sub_post = tokio::spawn(async move {
-        let r = client()
-            .post(format!("{url}/tasks/{id2}:subscribe"))
-            .header("A2A-Version", "1.0")
-            .send()
-            .await
-            .unwrap();
+        let r = post_1_0(format!("{url}/tasks/{id2}:subscribe")).await;
         sse_events(r).await
     });
     let url = s.url().to_string();
@@ -289,12 +267,7 @@ async fn subscribe_get_and_post_and_terminal_subscribe_refused() {
         );
     }
     // terminal: UnsupportedOperationError
-    let r = client()
-        .post(format!("{}/tasks/{id}:subscribe", s.url()))
-        .header("A2A-Version", "1.0")
-        .send()
-        .await
-        .unwrap();
+    let r = post_1_0(format!("{}/tasks/{id}:subscribe", s.url())).await;
     assert_eq!(r.status(), 400);
     let (_, v) = rpc(s.url(), "SubscribeToTask", json!({"id": id})).await;
     assert_eq!(v["error"]["code"], -32004);
@@ -319,13 +292,7 @@ async fn cancel_tells_running_handler_to_stop() {
         }
     });
     let s = start_with(a2a_agent::demo::echo_card(), h, open_config()).await;
-    let (_, v) = rpc(
-        s.url(),
-        "SendMessage",
-        json!({"message": msg("x"), "configuration": {"returnImmediately": true}}),
-    )
-    .await;
-    let id = v["result"]["task"]["id"].as_str().unwrap().to_string();
+    let id = send_async(s.url(), "x").await;
     wait_task(s.url(), &id, |st| st == "TASK_STATE_WORKING").await;
     let (_, c) = rpc(s.url(), "CancelTask", json!({"id": id})).await;
     assert_eq!(state(&c["result"]), "TASK_STATE_CANCELED");
@@ -599,14 +566,7 @@ async fn payload_content_type_and_empty_body() {
         .await
         .unwrap();
     assert_eq!(r.status(), 413);
-    let r = client()
-        .post(format!("{}/message:send", s.url()))
-        .header("A2A-Version", "1.0")
-        .header("content-type", "text/plain")
-        .body("hi")
-        .send()
-        .await
-        .unwrap();
+    let r = post_text_plain(format!("{}/message:send", s.url())).await;
     assert_eq!(r.status(), 400);
     let r = client()
         .post(format!("{}/message:send", s.url()))
@@ -676,13 +636,7 @@ async fn busy_sync_rejected_async_queued_and_failed_on_shutdown() {
         ..open_config()
     };
     let s = echo(cfg).await;
-    let (_, v) = rpc(
-        s.url(),
-        "SendMessage",
-        json!({"message": msg("slow"), "configuration": {"returnImmediately": true}}),
-    )
-    .await;
-    let first = v["result"]["task"]["id"].as_str().unwrap().to_string();
+    let first = start_slow(s.url()).await;
     // sync: rejected
     let (_, v) = rpc(s.url(), "SendMessage", json!({"message": msg("x")})).await;
     assert_eq!(v["error"]["code"], -32000, "{v}");
@@ -808,19 +762,8 @@ async fn sse_heartbeats_while_idle() {
         ..open_config()
     };
     let s = echo(cfg).await;
-    let (_, v) = rpc(
-        s.url(),
-        "SendMessage",
-        json!({"message": msg("slow"), "configuration": {"returnImmediately": true}}),
-    )
-    .await;
-    let id = v["result"]["task"]["id"].as_str().unwrap().to_string();
-    let mut resp = client()
-        .post(format!("{}/tasks/{id}:subscribe", s.url()))
-        .header("A2A-Version", "1.0")
-        .send()
-        .await
-        .unwrap();
+    let id = start_slow(s.url()).await;
+    let mut resp = post_1_0(format!("{}/tasks/{id}:subscribe", s.url())).await;
     let mut buf = String::new();
     while !buf.contains("\n:") && !buf.starts_with(':') {
         let chunk = resp

@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 
 /// "direct ..." answers with a direct message; anything else completes a task.
-fn direct_handler() -> impl a2a_agent::Handler {
-    handler_fn(|ctx: RequestContext| async move {
+async fn direct_agent() -> a2a_agent::ServerHandle {
+    let h = handler_fn(|ctx: RequestContext| async move {
         let t = ctx.text();
         if let Some(rest) = t.strip_prefix("direct ") {
             Ok(Reply::direct_text(format!("re: {rest}")))
@@ -20,7 +20,8 @@ fn direct_handler() -> impl a2a_agent::Handler {
             Ok(Reply::text(t))
         }
     })
-    .direct_replies()
+    .direct_replies();
+    start_with(a2a_agent::demo::echo_card(), h, open_config()).await
 }
 
 async fn raw_sse(resp: reqwest::Response) -> Vec<Value> {
@@ -29,12 +30,7 @@ async fn raw_sse(resp: reqwest::Response) -> Vec<Value> {
 
 #[tokio::test]
 async fn direct_message_blocking_both_bindings_both_versions() {
-    let s = start_with(
-        a2a_agent::demo::echo_card(),
-        direct_handler(),
-        open_config(),
-    )
-    .await;
+    let s = direct_agent().await;
     // 1.0 JSON-RPC
     let (_, v) = rpc(s.url(), "SendMessage", json!({"message": msg("direct hi")})).await;
     let m = &v["result"]["message"];
@@ -82,18 +78,8 @@ async fn direct_message_blocking_both_bindings_both_versions() {
 
 #[tokio::test]
 async fn direct_message_streaming_is_one_message_event() {
-    let s = start_with(
-        a2a_agent::demo::echo_card(),
-        direct_handler(),
-        open_config(),
-    )
-    .await;
-    let evs = rpc_stream(
-        s.url(),
-        "SendStreamingMessage",
-        json!({"message": msg("direct s")}),
-    )
-    .await;
+    let s = direct_agent().await;
+    let evs = stream_text(s.url(), "direct s").await;
     assert_eq!(evs.len(), 1, "{evs:?}");
     assert_eq!(evs[0]["result"]["message"]["parts"][0]["text"], "re: s");
     let r = client()
@@ -121,12 +107,7 @@ async fn direct_message_streaming_is_one_message_event() {
     assert_eq!(evs.len(), 1, "{evs:?}");
     assert_eq!(evs[0]["result"]["kind"], "message", "{evs:?}");
     // A task answer still streams the task first.
-    let evs = rpc_stream(
-        s.url(),
-        "SendStreamingMessage",
-        json!({"message": msg("x")}),
-    )
-    .await;
+    let evs = stream_text(s.url(), "x").await;
     assert!(evs[0]["result"].get("task").is_some(), "{evs:?}");
     assert!(evs.len() >= 2, "{evs:?}");
     s.shutdown().await;
@@ -137,24 +118,13 @@ async fn direct_reply_after_the_task_was_seen_completes_the_task() {
     // Without the declaration a stream starts with the task; the direct reply completes it.
     let h = handler_fn(|_ctx: RequestContext| async move { Ok(Reply::direct_text("late")) });
     let s = start_with(a2a_agent::demo::echo_card(), h, open_config()).await;
-    let evs = rpc_stream(
-        s.url(),
-        "SendStreamingMessage",
-        json!({"message": msg("x")}),
-    )
-    .await;
+    let evs = stream_text(s.url(), "x").await;
     assert!(evs[0]["result"].get("task").is_some(), "{evs:?}");
     let last = &evs.last().unwrap()["result"]["statusUpdate"]["status"];
     assert_eq!(last["state"], "TASK_STATE_COMPLETED", "{evs:?}");
     assert_eq!(last["message"]["parts"][0]["text"], "late", "{evs:?}");
     // Return-immediately: the caller has the task, which completes with the message.
-    let (_, v) = rpc(
-        s.url(),
-        "SendMessage",
-        json!({"message": msg("y"), "configuration": {"returnImmediately": true}}),
-    )
-    .await;
-    let id = v["result"]["task"]["id"].as_str().unwrap().to_string();
+    let id = send_async(s.url(), "y").await;
     let t = wait_task(s.url(), &id, |st| st == "TASK_STATE_COMPLETED").await;
     assert_eq!(t["status"]["message"]["parts"][0]["text"], "late", "{t}");
     s.shutdown().await;
@@ -287,12 +257,7 @@ async fn emit_status_without_message() {
         Ok(Reply::text("ok"))
     });
     let s = start_with(a2a_agent::demo::echo_card(), h, open_config()).await;
-    let evs = rpc_stream(
-        s.url(),
-        "SendStreamingMessage",
-        json!({"message": msg("x")}),
-    )
-    .await;
+    let evs = stream_text(s.url(), "x").await;
     let updates: Vec<&Value> = evs
         .iter()
         .filter_map(|e| e["result"].get("statusUpdate"))

@@ -4,8 +4,8 @@ mod common;
 
 use a2a_agent::auth::CallerProfile;
 use a2a_agent::handler::SubTask;
-use a2a_agent::model::{Message, Part, Role, SendMessageRequest, StreamResponse, TaskState};
-use a2a_agent::tasks::{Emitter, SendInput, SendMode, SendOutcome};
+use a2a_agent::model::{StreamResponse, TaskState};
+use a2a_agent::tasks::Emitter;
 use a2a_agent::{
     AgentCard, AgentConfig, ExtensionHandler, HandlerError, Reply, RequestContext, handler_fn,
 };
@@ -517,52 +517,7 @@ async fn memory_store_is_bounded() {
 
 #[tokio::test]
 async fn slow_subscriber_skips_to_the_snapshot_and_sees_the_end() {
-    let h = handler_fn(|ctx: RequestContext| async move {
-        for i in 0..50 {
-            ctx.emit(format!("e{i}")).await;
-        }
-        Ok(Reply::text("done"))
-    });
-    let cfg = AgentConfig {
-        sse_queue_capacity: 4,
-        sse_overflow_policy: a2a_agent::fanout::OverflowPolicy::Snapshot,
-        ..open_config()
-    };
-    let s = start_with(a2a_agent::demo::echo_card(), h, cfg).await;
-    let mgr = s.manager().clone();
-    let req = SendMessageRequest::new(
-        Message::new(Role::User, vec![Part::text("go")]).with_message_id("m1"),
-    );
-    let out = mgr
-        .send(SendInput {
-            request: req,
-            raw_message: Value::Null,
-            caller: CallerProfile::anonymous(),
-            extensions: vec![],
-            mode: SendMode::Stream,
-            headers: Default::default(),
-        })
-        .await
-        .unwrap();
-    let SendOutcome::Stream(mut sub) = out else {
-        panic!("not a stream")
-    };
-    let id = sub.task.id.clone();
-    // Do not read until the task is done.
-    loop {
-        let t = mgr
-            .get(&id, None, &CallerProfile::anonymous())
-            .await
-            .unwrap();
-        if t.status.state.is_terminal() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    }
-    let mut got = vec![];
-    while let Some(ev) = sub.events.recv().await {
-        got.push(ev);
-    }
+    let got = unread_stream(50, a2a_agent::fanout::OverflowPolicy::Snapshot).await;
     assert!(got.len() <= 4, "the queue stays within its bound: {got:?}");
     assert!(
         got.iter().any(|e| matches!(e, StreamResponse::Task(_))),
@@ -573,7 +528,6 @@ async fn slow_subscriber_skips_to_the_snapshot_and_sees_the_end() {
         StreamResponse::Task(t) => assert_eq!(t.status.state, TaskState::Completed),
         other => panic!("{other:?}"),
     }
-    s.shutdown().await;
 }
 
 // ---------- CORS ----------
@@ -663,6 +617,34 @@ async fn exec_handler_progress_answer_and_failure() {
     s.shutdown().await;
 }
 
+#[tokio::test]
+async fn canceling_an_exec_turn_kills_what_the_program_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("alive");
+    // A background subshell (a grandchild of the agent) that keeps writing a mark (for 5 s at
+    // most, should it survive).
+    let h = a2a_agent::exec::ExecHandler::new(format!(
+        "(i=0; while [ $i -lt 100 ]; do date > {}; sleep 0.05; i=$((i+1)); done) & sleep 5",
+        marker.display()
+    ));
+    let s = start_with(a2a_agent::demo::echo_card(), h, open_config()).await;
+    let id = send_async(s.url(), "go").await;
+    for _ in 0..500 {
+        if marker.exists() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(marker.exists(), "the program did not start");
+    let (_, v) = rpc(s.url(), "CancelTask", json!({"id": id})).await;
+    assert_eq!(state(&v["result"]), "TASK_STATE_CANCELED", "{v}");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let _ = std::fs::remove_file(&marker);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!marker.exists(), "the background child outlived the cancel");
+    s.shutdown().await;
+}
+
 // ---------- binary ----------
 
 #[tokio::test]
@@ -721,13 +703,7 @@ async fn graceful_shutdown_lets_running_tasks_finish_then_fails_the_rest() {
         ..open_config()
     };
     let s = echo(cfg).await;
-    let (_, v) = rpc(
-        s.url(),
-        "SendMessage",
-        json!({"message": msg("slow"), "configuration": {"returnImmediately": true}}),
-    )
-    .await;
-    let slow = v["result"]["task"]["id"].as_str().unwrap().to_string();
+    let slow = start_slow(s.url()).await;
     let url = s.url().to_string();
     let mgr = s.manager().clone();
     s.shutdown().await;

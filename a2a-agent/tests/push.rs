@@ -548,6 +548,24 @@ async fn v1_rest_crud_and_paging() {
     assert_eq!(resp.status(), 200);
     let b: Value = resp.json().await.unwrap();
     assert_eq!(b["pushNotificationConfig"]["id"], "r03", "{b}");
+    // ... and the 0.3 proto's request with the proto field names (a2a-sdk 1.x's 0.3 client),
+    // the config id given only beside the config.
+    let resp = common::client()
+        .post(format!("{url}/v1/tasks/{tid}/pushNotificationConfigs"))
+        .json(
+            &json!({"parent": format!("tasks/{tid}"), "config_id": "p03",
+            "config": {"push_notification_config": {"url": "http://127.0.0.1:9/p03"}}}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let (st, g) = rest_get(&url, &format!("/tasks/{tid}/pushNotificationConfigs/p03")).await;
+    assert_eq!(
+        (st, g["url"].as_str()),
+        (200, Some("http://127.0.0.1:9/p03")),
+        "{g}"
+    );
     gate.add_permits(1);
     srv.shutdown().await;
 }

@@ -6,52 +6,26 @@ mod common;
 
 use common::*;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-struct Agent {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(dir: &Path) -> Agent {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-agent"))
-        .args(["serve", "--exec", "sleep 10", "--port", "0"])
-        .arg("--card")
-        .arg(dir.join("card.json"))
-        .arg("--config")
-        .arg(dir.join("agent.toml"))
-        .arg("--sqlite-path")
-        .arg(dir.join("tasks.db"))
-        .env("A2A_AGENT_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let out = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(out).lines();
-    let url = loop {
-        let line = lines
-            .next()
-            .expect("agent exited before listening")
-            .unwrap();
-        if let Some(u) = line.strip_prefix("LISTENING ") {
-            break u.trim().to_string();
-        }
-    };
-    // Keep draining stdout so the agent never blocks on it.
-    std::thread::spawn(move || for _ in lines {});
-    Agent { child, url }
+fn start(dir: &Path) -> Bin {
+    let path = |f: &str| dir.join(f).display().to_string();
+    let (card, toml, db) = (path("card.json"), path("agent.toml"), path("tasks.db"));
+    bin(
+        &[
+            "--exec",
+            "sleep 10",
+            "--card",
+            &card,
+            "--config",
+            &toml,
+            "--sqlite-path",
+            &db,
+        ],
+        &[("A2A_AGENT_LOG", "warn")],
+    )
 }
 
 /// A webhook on 127.0.0.1:0 recording every JSON body it receives.

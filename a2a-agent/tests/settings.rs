@@ -4,15 +4,13 @@
 
 mod common;
 
+use a2a_agent::AgentConfig;
 use a2a_agent::config::{ConfigArgs, ServedBindings};
 use a2a_agent::fanout::OverflowPolicy;
-use a2a_agent::model::{Message, Part, Role, SendMessageRequest, StreamResponse, TaskState};
-use a2a_agent::tasks::{SendInput, SendMode, SendOutcome};
-use a2a_agent::{AgentConfig, CallerProfile, Reply, RequestContext, handler_fn};
+use a2a_agent::model::{StreamResponse, TaskState};
 use common::*;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 #[test]
@@ -51,45 +49,6 @@ fn every_config_field_is_a_toml_key_a_flag_and_an_env_var() {
     ] {
         AgentConfig::from_toml(&format!("{k} = {v}")).unwrap_or_else(|e| panic!("{k}: {e}"));
     }
-}
-
-struct Bin {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Bin {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn bin(args: &[&str], env: &[(&str, &str)]) -> Bin {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_a2a-agent"));
-    c.args(["serve", "--port", "0"]).args(args);
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let mut child = c
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if let Some(u) = line.strip_prefix("LISTENING ") {
-                let _ = tx.send(u.to_owned());
-            }
-        }
-    });
-    let url = rx
-        .recv_timeout(Duration::from_secs(20))
-        .expect("no LISTENING line");
-    Bin { child, url }
 }
 
 async fn card(url: &str) -> Value {
@@ -233,58 +192,6 @@ async fn binding_setting_in_the_library_shapes_the_card_and_routes() {
     s.shutdown().await;
 }
 
-async fn slow_reader(policy: Option<OverflowPolicy>) -> Vec<StreamResponse> {
-    let h = handler_fn(|ctx: RequestContext| async move {
-        for i in 0..20 {
-            ctx.emit(format!("e{i}")).await;
-        }
-        Ok(Reply::text("done"))
-    });
-    let mut cfg = AgentConfig {
-        sse_queue_capacity: 4,
-        ..open_config()
-    };
-    if let Some(p) = policy {
-        cfg.sse_overflow_policy = p;
-    }
-    let s = start_with(a2a_agent::demo::echo_card(), h, cfg).await;
-    let mgr = s.manager().clone();
-    let req = SendMessageRequest::new(
-        Message::new(Role::User, vec![Part::text("go")]).with_message_id("m1"),
-    );
-    let out = mgr
-        .send(SendInput {
-            request: req,
-            raw_message: Value::Null,
-            caller: CallerProfile::anonymous(),
-            extensions: vec![],
-            mode: SendMode::Stream,
-            headers: Default::default(),
-        })
-        .await
-        .unwrap();
-    let SendOutcome::Stream(mut sub) = out else {
-        panic!("not a stream")
-    };
-    let id = sub.task.id.clone();
-    loop {
-        let t = mgr
-            .get(&id, None, &CallerProfile::anonymous())
-            .await
-            .unwrap();
-        if t.status.state.is_terminal() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    let mut got = vec![];
-    while let Some(ev) = sub.events.recv().await {
-        got.push(ev);
-    }
-    s.shutdown().await;
-    got
-}
-
 fn text_of(e: &StreamResponse) -> String {
     match e {
         StreamResponse::StatusUpdate(u) => u
@@ -300,8 +207,12 @@ fn text_of(e: &StreamResponse) -> String {
 
 #[tokio::test]
 async fn slow_subscriber_policies_end_to_end() {
-    // Default drop-newest: the first events, then the final one.
-    let got = slow_reader(None).await;
+    // drop-newest (the default): the first events, then the final one.
+    assert_eq!(
+        AgentConfig::default().sse_overflow_policy,
+        OverflowPolicy::DropNewest
+    );
+    let got = unread_stream(20, OverflowPolicy::DropNewest).await;
     let texts: Vec<String> = got.iter().map(text_of).collect();
     assert!(texts.len() <= 5, "{texts:?}");
     assert!(!texts.contains(&"task".to_string()), "{texts:?}");
@@ -315,7 +226,7 @@ async fn slow_subscriber_policies_end_to_end() {
         o => panic!("{o:?}"),
     }
     // drop-oldest: the last events before the final one.
-    let texts: Vec<String> = slow_reader(Some(OverflowPolicy::DropOldest))
+    let texts: Vec<String> = unread_stream(20, OverflowPolicy::DropOldest)
         .await
         .iter()
         .map(text_of)
@@ -324,7 +235,7 @@ async fn slow_subscriber_policies_end_to_end() {
     assert!(texts.contains(&"e19".to_string()), "{texts:?}");
     assert!(!texts.contains(&"e0".to_string()), "{texts:?}");
     // disconnect: the stream ends early, without the final event.
-    let texts: Vec<String> = slow_reader(Some(OverflowPolicy::Disconnect))
+    let texts: Vec<String> = unread_stream(20, OverflowPolicy::Disconnect)
         .await
         .iter()
         .map(text_of)
@@ -343,13 +254,7 @@ async fn page_size_is_capped_and_capacity_says_server_busy() {
     let (st, v) = rest_get(s.url(), "/tasks?pageSize=500").await;
     assert_eq!(st, 200, "{v}");
     assert_eq!(v["pageSize"], 100, "{v}");
-    let (_, v) = rpc(
-        s.url(),
-        "SendMessage",
-        json!({"message": msg("slow"), "configuration": {"returnImmediately": true}}),
-    )
-    .await;
-    let id = v["result"]["task"]["id"].as_str().unwrap().to_string();
+    let id = start_slow(s.url()).await;
     let (_, v) = rpc(s.url(), "SendMessage", json!({"message": msg("x")})).await;
     assert_eq!(v["error"]["code"], -32000, "{v}");
     assert!(

@@ -2,39 +2,26 @@
 //! period, then every open stream gets a final event and every blocking send an answer, and the
 //! process exits 0.
 
+mod common;
+
+use common::{Bin, bin};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
-struct Agent {
-    child: Child,
-    url: String,
-}
-
-fn start(grace_ms: u64) -> Agent {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-agent"))
-        .args(["serve", "--exec", "sleep 20", "--port", "0"])
-        .args(["--validate-auth", "false"])
-        .args(["--shutdown-grace-ms", &grace_ms.to_string()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn a2a-agent");
-    let stdout = child.stdout.take().expect("stdout");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if let Some(u) = line.strip_prefix("LISTENING ") {
-                let _ = tx.send(u.to_owned());
-            }
-        }
-    });
-    let url = rx
-        .recv_timeout(Duration::from_secs(10))
-        .expect("no LISTENING line");
-    Agent { child, url }
+fn start(grace_ms: u64) -> Bin {
+    let grace = grace_ms.to_string();
+    bin(
+        &[
+            "--exec",
+            "sleep 20",
+            "--validate-auth",
+            "false",
+            "--shutdown-grace-ms",
+            &grace,
+        ],
+        &[],
+    )
 }
 
 fn msg(i: usize) -> Value {

@@ -22,26 +22,14 @@ async fn table_rows(url: &str) -> Vec<(&'static str, u16, Value)> {
     let mut out = Vec::new();
     let (st, v) = rest_post(url, &format!("/tasks/{id}:cancel"), json!({})).await;
     out.push(("cancel terminal", st, v));
-    let r = client()
-        .post(format!("{url}/tasks/{id}:subscribe"))
-        .header("A2A-Version", "1.0")
-        .send()
-        .await
-        .unwrap();
+    let r = post_1_0(format!("{url}/tasks/{id}:subscribe")).await;
     let st = r.status().as_u16();
     out.push(("subscribe terminal", st, r.json().await.unwrap()));
     let mut m = msg("again");
     m["taskId"] = json!(id);
     let (st, v) = rest_post(url, "/message:send", json!({"message": m})).await;
     out.push(("send on terminal", st, v));
-    let r = client()
-        .post(format!("{url}/message:send"))
-        .header("A2A-Version", "1.0")
-        .header("content-type", "text/plain")
-        .body("hi")
-        .send()
-        .await
-        .unwrap();
+    let r = post_text_plain(format!("{url}/message:send")).await;
     let st = r.status().as_u16();
     out.push(("content type", st, r.json().await.unwrap()));
     out

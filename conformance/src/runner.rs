@@ -112,9 +112,10 @@ pub fn run(
         }
     };
     for tname in &target_names {
+        let explicit = targets.get(tname).is_some_and(|t| t.explicit);
         let mine: Vec<_> = wire_cases
             .iter()
-            .filter(|(_, w)| w.targets.is_empty() || w.targets.contains(tname))
+            .filter(|(_, w)| (w.targets.is_empty() && !explicit) || w.targets.contains(tname))
             .collect();
         if mine.is_empty() {
             continue;

@@ -45,6 +45,10 @@ pub struct TargetSpec {
     /// Fixed variables for fixtures (e.g. a path prefix that differs between targets).
     #[serde(default)]
     pub vars: BTreeMap<String, String>,
+    /// Replay only the cases that name this target in `targets` (a variant of another target,
+    /// e.g. the agent with authentication on), not the cases that name none.
+    #[serde(default)]
+    pub explicit: bool,
 }
 
 /// The targets file: target name -> how to start it.
@@ -439,6 +443,7 @@ mod tests {
             url_pattern: None,
             headers: BTreeMap::new(),
             vars: BTreeMap::new(),
+            explicit: false,
         };
         let dir = tempfile::tempdir().unwrap();
         match start(&spec, dir.path(), Duration::from_secs(1)) {

@@ -27,6 +27,7 @@ fn mock_targets(bin: &str, args: &[&str]) -> TargetsFile {
             url_pattern: Some(r"listening on (\S+)".into()),
             headers: [("X-Target-Token".to_string(), "${token}".to_string())].into(),
             vars: [("echo".to_string(), "/echo".to_string())].into(),
+            explicit: false,
         },
     );
     t
@@ -130,4 +131,17 @@ fn every_repository_fixture_loads() {
             }
         }
     }
+}
+
+#[test]
+fn an_explicit_target_replays_only_the_cases_that_name_it() {
+    let exe = PathBuf::from(env!("CARGO_BIN_EXE_mock-target"));
+    let mut targets = mock_targets("mock-target", &[]);
+    if let Some(t) = targets.get_mut("mock") {
+        t.explicit = true;
+    }
+    // The self-test cases name no target: an explicit target replays none of them.
+    let (sum, out) = run(&targets, exe.parent().unwrap().into());
+    assert_eq!(sum, Summary::default(), "{out}");
+    assert!(!out.contains("# target mock"), "not even started: {out}");
 }

@@ -31,7 +31,10 @@ Common op options:
 * `"maxEvents": N` on `stream`/`subscribe`: stop reading after N events.
 * `"timeout": seconds` (default 60) on any op.
 Runner ops: `headers` {headers: {name: value|null}} sets/removes extra HTTP
-headers for every later op; `sleep` {seconds}; `wait`; `echo` {value}.
+headers for every later op; `sleep` {seconds}; `wait`; `echo` {value};
+`until_events` {stream: NAME|N, count?: 1}: wait until that (background) stream
+has printed `count` events (fails when it ends with fewer, or at `timeout`),
+e.g. to act on a task only once a subscription to it is open.
 """
 
 from __future__ import annotations
@@ -163,6 +166,8 @@ class Runner:
         self.records: list[dict[str, Any]] = []  # closing record per op index
         self.named: dict[str, dict[str, Any]] = {}
         self.background: list[asyncio.Task[None]] = []
+        self.seen: dict[int, int] = {}  # events printed so far per stream op index
+        self.index_of: dict[str, int] = {}  # `as` name -> op index
 
     # -- references -------------------------------------------------------
     def resolve(self, value: Any) -> Any:
@@ -224,6 +229,7 @@ class Runner:
                         ids.setdefault(k, v)
                     emit({'i': i, 'op': name, 'event': event, 'n': n, **ids})
                     n += 1
+                    self.seen[i] = n
                     if max_events is not None and n >= int(max_events):
                         break
         except BaseException as exc:  # noqa: BLE001
@@ -276,6 +282,22 @@ class Runner:
         await self.drain()
         return failures
 
+    async def until_events(self, spec: dict[str, Any]) -> tuple[bool, str | None]:
+        target = spec.get('stream')
+        j = self.index_of.get(target) if isinstance(target, str) else target
+        if not isinstance(j, int):
+            return False, f'until_events: unknown stream {target!r}'
+        count = int(spec.get('count', 1))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + float(spec.get('timeout', DEFAULT_TIMEOUT_S))
+        while self.seen.get(j, 0) < count:
+            if j < len(self.records) and self.records[j] is not None:
+                return False, f'until_events: stream {target!r} ended after {self.seen.get(j, 0)} events'
+            if loop.time() > deadline:
+                return False, f'until_events: timed out waiting for {count} events of {target!r}'
+            await asyncio.sleep(0.01)
+        return True, None
+
     async def drain(self) -> None:
         if self.background:
             await asyncio.gather(*self.background, return_exceptions=True)
@@ -284,6 +306,8 @@ class Runner:
     async def run_one(self, i: int, raw: dict[str, Any]) -> bool:
         """Run op number i; False when it failed (stream failures are reported on their line)."""
         name = str(raw.get('op', ''))
+        if isinstance(raw.get('as'), str):
+            self.index_of[raw['as']] = i
         try:
             spec = self.resolve(raw)
         except ValueError as exc:
@@ -303,6 +327,13 @@ class Runner:
         elif name == 'wait':
             await self.drain()
             self._close(i, spec, {'i': i, 'op': name, 'ok': True})
+        elif name == 'until_events':
+            ok, error = await self.until_events(spec)
+            rec = {'i': i, 'op': name, 'ok': ok}
+            if error:
+                rec['error'] = {'type': 'ScenarioError', 'code': None, 'message': error}
+            self._close(i, spec, rec)
+            return ok
         elif name == 'echo':
             self._close(i, spec, {'i': i, 'op': name, 'ok': True, 'result': spec.get('value')})
         elif name in self.streams:
@@ -322,7 +353,7 @@ class Runner:
             self._close(i, spec, rec)
             return bool(rec['ok'])
         else:
-            known = sorted([*self.unary, *self.streams, 'headers', 'sleep', 'wait', 'echo'])
+            known = sorted([*self.unary, *self.streams, 'headers', 'sleep', 'wait', 'echo', 'until_events'])
             self._close(i, spec, {'i': i, 'op': name, 'ok': False,
                                   'error': {'type': 'UnknownOp', 'code': None,
                                             'message': f'unknown op {name!r}; known: {known}'}})

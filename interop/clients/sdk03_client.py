@@ -20,7 +20,11 @@ transport's raw request helper (JSON-RPC) or the transport's httpx client
 
 Ops: card, send, stream, get, cancel, subscribe (= resubscribe), push_set,
 push_get, push_list, push_delete, extended_card (the SDK's `get_card()`, which
-fetches the authenticated extended card when the card says it has one).
+fetches the authenticated extended card when the card says it has one),
+raw {body, path?, method?, contentType?, headers?} (sends `body`, a string, as is
+to the transport's URL + path; an error status raises the SDK's A2AClientHTTPError,
+a JSON-RPC error body is read with the SDK's JSONRPCErrorResponse model and raised
+as A2AClientJSONRPCError, as the transport does).
 Arguments as in sdk1_client.py.
 """
 
@@ -187,9 +191,27 @@ class Sdk03Driver:
 
     async def op_send(self, spec: dict[str, Any], _r: Runner) -> Any:
         c = await self.client(streaming=False)
+        configuration = self.configuration(spec)
+        if spec.get('pushUrl') and self.binding == 'rest':
+            # a2a-sdk 0.3.26 bug: BaseClient.send_message merges a per-call configuration with
+            # `model_copy(update=model_dump())`, which leaves the push config a dict, and the
+            # REST transport's proto conversion then fails ("'dict' object has no attribute
+            # 'authentication'"). The SDK's other way in, ClientConfig.push_notification_configs,
+            # keeps the model: a one-off client carries the push config there.
+            assert self.card is not None and configuration is not None
+            push = configuration.push_notification_config
+            configuration = self.configuration({**spec, 'pushUrl': None})
+            c = ClientFactory(
+                ClientConfig(
+                    streaming=False,
+                    httpx_client=self.http,
+                    supported_transports=[self.transport_name],
+                    push_notification_configs=[push] if push else [],
+                )
+            ).create(self.card.model_copy(deep=True))
         last = None
         async for ev in c.send_message(
-            self.message(spec), configuration=self.configuration(spec), context=self.ctx()
+            self.message(spec), configuration=configuration, context=self.ctx()
         ):
             last = ev
         return self.event(last)
@@ -293,6 +315,29 @@ class Sdk03Driver:
     async def op_extended_card(self, spec: dict[str, Any], _r: Runner) -> Any:
         c = await self.client(streaming=False)
         return dump(await c.get_card(context=self.ctx()))
+
+    async def op_raw(self, spec: dict[str, Any], _r: Runner) -> Any:
+        assert self.runner is not None
+        c = await self.client(streaming=False)
+        t = self._transport(c)
+        headers = {
+            'Content-Type': spec.get('contentType') or 'application/json',
+            **self.runner.headers,
+            **(spec.get('headers') or {}),
+        }
+        url = t.url.rstrip('/') + spec['path'] if spec.get('path') else t.url
+        request = t.httpx_client.build_request(
+            spec.get('method', 'POST'), url, content=str(spec.get('body', '')).encode(), headers=headers
+        )
+        if self.binding == 'rest':
+            return await t._send_request(request)  # noqa: SLF001
+        response = await t.httpx_client.send(request)
+        if response.status_code >= 400:
+            raise A2AClientHTTPError(response.status_code, response.text)
+        data = response.json()
+        if isinstance(data, dict) and 'error' in data:
+            raise A2AClientJSONRPCError(JSONRPCErrorResponse.model_validate(data))
+        return data
 
     # -- streaming ops -----------------------------------------------------
     async def op_stream(self, spec: dict[str, Any], _r: Runner) -> AsyncIterator[Any]:

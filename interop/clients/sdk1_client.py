@@ -27,6 +27,11 @@ Ops (see driver_common.py for the runner, refs and output format):
   push_list                 {taskId, pageSize?, pageToken?} -> ListTaskPushNotificationConfigsResponse
   push_delete               {taskId, id}              -> null
   extended_card             {}                        -> AgentCard
+  raw                       {body, path?, method?, contentType?, headers?}
+                            sends `body` (a string, as is) to the chosen interface's URL (+ path)
+                            and lets the SDK transport judge the answer: an error status or a
+                            JSON-RPC error raises the SDK's own mapped error (malformed JSON,
+                            unknown method, unsupported version ...); else -> the JSON body
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ from a2a.types.a2a_pb2 import (  # noqa: E402
     TaskPushNotificationConfig,
     TaskState,
 )
+from a2a.client.transports.http_helpers import send_http_request  # noqa: E402
 from a2a.utils.errors import A2A_ERROR_MAPPING, JSON_RPC_ERROR_CODE_MAP  # noqa: E402
 
 from driver_common import Runner, parse_args, read_scenario, trace_hooks  # noqa: E402
@@ -258,17 +264,66 @@ class Sdk1Driver:
             req.page_size = int(spec['pageSize'])
         if spec.get('pageToken'):
             req.page_token = spec['pageToken']
+        t = self.compat_rest(c)
+        if t is not None:
+            data = await t._execute_request(  # noqa: SLF001
+                'GET', f'/v1/tasks/{spec["taskId"]}/pushNotificationConfigs', context=self.ctx(spec)
+            )
+            return {'via': 'raw', 'configs': data}
         return dump(await c.list_task_push_notification_configs(req, context=self.ctx(spec)))
 
     async def op_push_delete(self, spec: dict[str, Any], _r: Runner) -> Any:
         c = await self.client(streaming=False)
         req = DeleteTaskPushNotificationConfigRequest(task_id=spec['taskId'], id=spec.get('id', ''))
+        t = self.compat_rest(c)
+        if t is not None:
+            await t._execute_request(  # noqa: SLF001
+                'DELETE',
+                f'/v1/tasks/{spec["taskId"]}/pushNotificationConfigs/{spec.get("id", "")}',
+                context=self.ctx(spec),
+            )
+            return {'via': 'raw', 'result': None}
         await c.delete_task_push_notification_config(req, context=self.ctx(spec))
         return None
+
+    @staticmethod
+    def compat_rest(c: Any) -> Any:
+        """The 0.3 compat REST transport, when that is the one in use: a2a-sdk 1.3.0's
+        CompatRestTransport raises NotImplementedError for list/delete push configs (0.3 HTTP+JSON
+        has both), so those two ops go through its own request helper (`"via": "raw"`)."""
+        t = c._transport  # noqa: SLF001
+        while hasattr(t, '_base'):
+            t = t._base  # noqa: SLF001
+        return t if type(t).__name__ == 'CompatRestTransport' else None
 
     async def op_extended_card(self, spec: dict[str, Any], _r: Runner) -> Any:
         c = await self.client(streaming=False)
         return dump(await c.get_extended_agent_card(GetExtendedAgentCardRequest(), context=self.ctx(spec)))
+
+    async def op_raw(self, spec: dict[str, Any], _r: Runner) -> Any:
+        assert self.runner is not None
+        c = await self.client(streaming=False)
+        t = c._transport  # noqa: SLF001 - the transport's own URL and error mapping
+        while hasattr(t, '_base'):  # the tenant decorator
+            t = t._base  # noqa: SLF001
+        compat = type(t).__name__.startswith('Compat')
+        headers = {
+            'Content-Type': spec.get('contentType')
+            or ('application/json' if compat or self.binding == 'JSONRPC' else 'application/a2a+json'),
+            'A2A-Version': '0.3' if compat else '1.0',
+            **self.runner.headers,
+            **(spec.get('headers') or {}),
+        }
+        request = self.http.build_request(
+            spec.get('method', 'POST'),
+            t.url.rstrip('/') + spec.get('path', '') if spec.get('path') else t.url,
+            content=str(spec.get('body', '')).encode(),
+            headers=headers,
+        )
+        data = await send_http_request(self.http, request, getattr(t, '_handle_http_error', None))
+        if isinstance(data, dict) and isinstance(data.get('error'), dict) and self.binding == 'JSONRPC':
+            raise t._create_jsonrpc_error(data['error'])  # noqa: SLF001
+        return data
 
     # -- streaming ops -----------------------------------------------------
     async def op_stream(self, spec: dict[str, Any], _r: Runner) -> AsyncIterator[Any]:

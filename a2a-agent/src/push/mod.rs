@@ -594,22 +594,32 @@ pub(crate) fn rest_request(
         (m, None) if m == M::POST => {
             let mut b = rest_json(body)?;
             // 0.3 REST sends `{name?, pushNotificationConfig: {...}}` (optionally wrapped in
-            // `config`); 1.0 sends the flat config.
+            // `{parent, configId, config}`, the 0.3 proto's request); 1.0 sends the flat config.
+            // Proto-JSON parsers accept the proto field names too (a2a-sdk 1.x's 0.3 client
+            // sends `config_id`, `push_notification_config`).
+            let config_id = ["configId", "config_id"]
+                .iter()
+                .find_map(|k| b.get(*k).and_then(Value::as_str).map(str::to_string));
             if let Some(c) = b.get_mut("config").map(Value::take) {
                 b = c;
             }
-            let mut c: TaskPushNotificationConfig =
-                if let Some(inner) = b.get("pushNotificationConfig").cloned() {
-                    let inner: a2a_types::v03::PushNotificationConfig =
-                        parse(inner, "pushNotificationConfig")?;
-                    a2a_translate::to_v1::push_notification_config(
-                        inner,
-                        a2a_translate::Policy::SdkCompatible,
-                    )
-                    .map_err(|e| A2aError::invalid_params(e.to_string()))?
-                } else {
-                    parse(b, "TaskPushNotificationConfig")?
-                };
+            let inner = ["pushNotificationConfig", "push_notification_config"]
+                .iter()
+                .find_map(|k| b.get(*k).cloned());
+            let mut c: TaskPushNotificationConfig = if let Some(mut inner) = inner {
+                if let (Some(id), Some(o)) = (config_id, inner.as_object_mut()) {
+                    o.entry("id").or_insert(Value::String(id));
+                }
+                let inner: a2a_types::v03::PushNotificationConfig =
+                    parse(inner, "pushNotificationConfig")?;
+                a2a_translate::to_v1::push_notification_config(
+                    inner,
+                    a2a_translate::Policy::SdkCompatible,
+                )
+                .map_err(|e| A2aError::invalid_params(e.to_string()))?
+            } else {
+                parse(b, "TaskPushNotificationConfig")?
+            };
             let _ = version;
             c.task_id = Some(task_id.to_string());
             Ok(("CreateTaskPushNotificationConfig", ser(c)?))

@@ -1,10 +1,55 @@
 #![allow(dead_code)]
 //! Helpers for the integration tests: real servers on 127.0.0.1:0, a small JSON-RPC / REST
-//! client over reqwest and an SSE reader.
+//! client over reqwest and an SSE reader, the `a2a-agent` binary on port 0 (`bin`), the SDK
+//! client drivers (`sdk`) and the reference agent of the SDK table (`reference`).
+
+pub mod reference;
+pub mod sdk;
 
 use a2a_agent::{AgentCard, AgentConfig, AgentServer, Handler, ServerHandle};
 use futures::StreamExt;
 use serde_json::{Value, json};
+
+/// `a2a-agent serve --port 0 ARGS` (stdout read for its `LISTENING` line); killed on drop.
+pub struct Bin {
+    pub child: std::process::Child,
+    pub url: String,
+}
+
+impl Drop for Bin {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn bin(args: &[&str], env: &[(&str, &str)]) -> Bin {
+    use std::io::BufRead;
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-agent"));
+    c.args(["serve", "--port", "0"]).args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut child = c
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Some(u) = line.strip_prefix("LISTENING ") {
+                let _ = tx.send(u.to_owned());
+            }
+        }
+    });
+    let url = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("no LISTENING line");
+    Bin { child, url }
+}
 
 pub fn open_config() -> AgentConfig {
     AgentConfig {
@@ -147,4 +192,106 @@ pub async fn wait_task(url: &str, id: &str, pred: impl Fn(&str) -> bool) -> Valu
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     panic!("task {id} never reached the expected state");
+}
+
+/// A streamed send whose subscriber reads nothing until the task is done: a handler emitting
+/// `n` WORKING updates, `sse_queue_capacity` 4 and `policy`; returns the events then read.
+pub async fn unread_stream(
+    n: usize,
+    policy: a2a_agent::fanout::OverflowPolicy,
+) -> Vec<a2a_agent::model::StreamResponse> {
+    use a2a_agent::model::{Message, Part, Role, SendMessageRequest};
+    use a2a_agent::tasks::{SendInput, SendMode, SendOutcome};
+    use a2a_agent::{CallerProfile, Reply, RequestContext, handler_fn};
+    let h = handler_fn(move |ctx: RequestContext| async move {
+        for i in 0..n {
+            ctx.emit(format!("e{i}")).await;
+        }
+        Ok(Reply::text("done"))
+    });
+    let cfg = AgentConfig {
+        sse_queue_capacity: 4,
+        sse_overflow_policy: policy,
+        ..open_config()
+    };
+    let s = start_with(a2a_agent::demo::echo_card(), h, cfg).await;
+    let mgr = s.manager().clone();
+    let req = SendMessageRequest::new(
+        Message::new(Role::User, vec![Part::text("go")]).with_message_id("m1"),
+    );
+    let out = mgr
+        .send(SendInput {
+            request: req,
+            raw_message: Value::Null,
+            caller: CallerProfile::anonymous(),
+            extensions: vec![],
+            mode: SendMode::Stream,
+            headers: Default::default(),
+        })
+        .await
+        .unwrap();
+    let SendOutcome::Stream(mut sub) = out else {
+        panic!("not a stream")
+    };
+    let id = sub.task.id.clone();
+    // Do not read until the task is done.
+    loop {
+        let t = mgr
+            .get(&id, None, &CallerProfile::anonymous())
+            .await
+            .unwrap();
+        if t.status.state.is_terminal() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    let mut got = vec![];
+    while let Some(ev) = sub.events.recv().await {
+        got.push(ev);
+    }
+    s.shutdown().await;
+    got
+}
+
+/// A non-blocking 1.0 JSON-RPC send (`returnImmediately`) of `text`; the task id.
+pub async fn send_async(url: &str, text: &str) -> String {
+    let (_, v) = rpc(
+        url,
+        "SendMessage",
+        json!({"message": msg(text), "configuration": {"returnImmediately": true}}),
+    )
+    .await;
+    v["result"]["task"]["id"].as_str().unwrap().to_string()
+}
+
+/// A non-blocking send of "slow" (the echo demo waits until canceled); the task id.
+pub async fn start_slow(url: &str) -> String {
+    send_async(url, "slow").await
+}
+
+/// A 1.0 JSON-RPC SendStreamingMessage of `text`; its events.
+pub async fn stream_text(url: &str, text: &str) -> Vec<Value> {
+    rpc_stream(url, "SendStreamingMessage", json!({"message": msg(text)})).await
+}
+
+/// A 1.0 HTTP+JSON send with the wrong content type (`text/plain`, body "hi").
+pub async fn post_text_plain(url: String) -> reqwest::Response {
+    client()
+        .post(url)
+        .header("A2A-Version", "1.0")
+        .header("content-type", "text/plain")
+        .body("hi")
+        .send()
+        .await
+        .unwrap()
+}
+
+/// `POST url` with `A2A-Version: 1.0` and no body (e.g. an HTTP+JSON subscribe).
+pub async fn post_1_0(url: String) -> reqwest::Response {
+    client()
+        .post(url)
+        .header("A2A-Version", "1.0")
+        .send()
+        .await
+        .unwrap()
 }
