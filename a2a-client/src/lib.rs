@@ -54,6 +54,7 @@
 
 pub mod auth;
 pub mod client;
+pub mod delegation;
 mod compat;
 pub mod discovery;
 pub mod error;

@@ -17,7 +17,7 @@ use crate::seams::{Evidence, Hop, Step};
 
 /// The header carrying the delegation chain, on the gateway's calls to peers and on an agent's
 /// delegated calls back to the gateway.
-pub const CHAIN_HEADER: &str = "a2a-delegation-chain";
+pub const CHAIN_HEADER: &str = a2a_client::delegation::CHAIN_HEADER;
 
 /// Longest header value accepted (bytes).
 const MAX_HEADER: usize = 8 * 1024;
