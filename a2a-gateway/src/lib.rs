@@ -26,6 +26,7 @@
 //! - `aws-lc-rs`, `subtle`, `base64`: key generation, SHA-256 at rest, HMAC page tokens,
 //!   constant-time comparison;
 //! - `serde`, `serde_json`, `toml`, `clap`: wire JSON, the config file and the command line;
+//! - `regex`: the PII detectors' candidate patterns (`pii`), validated in code afterwards;
 //! - `url`: peer address checks; `time`: audit timestamps; `tracing`, `tracing-subscriber`: logs;
 //! - `thiserror`, `anyhow`: error types in the library and the binary;
 //! - `tokio-util`: the cancellation token that ends streams and waiting calls at shutdown;

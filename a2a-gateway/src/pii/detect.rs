@@ -1,0 +1,328 @@
+//! The detectors behind [`super::find`]: a regular expression finds candidates of one kind, then
+//! code validates each (checksum, value ranges, the characters around it) before it becomes a
+//! [`Finding`]. Overlaps between kinds are resolved last, preferring the more specific kind.
+//!
+//! Cost: one pass over the bytes builds a mask of the character classes present (digits, `@`,
+//! `:`); a detector runs only when its class is present, and the secret detector relies on the
+//! regex engine's literal prefilter (its patterns all start with fixed prefixes). Nothing is
+//! allocated when nothing is found.
+
+use std::collections::BTreeMap;
+use std::net::Ipv6Addr;
+use std::sync::LazyLock;
+
+use base64::Engine;
+use regex::Regex;
+
+use super::check;
+use super::{Finding, PiiKind};
+
+/// Compiled detectors (built once, on first use).
+struct Detectors {
+    email: Regex,
+    phone_intl: Regex,
+    phone_us: Regex,
+    phone_national: Regex,
+    card: Regex,
+    iban: Regex,
+    ssn: Regex,
+    ipv4: Regex,
+    ipv6: Regex,
+    secret: Regex,
+}
+
+const EMAIL: &str = r"[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9\-]{0,62}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]{0,62}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}";
+/// `+` country code, then digit groups with single optional separators; `(0)` trunk allowed.
+const PHONE_INTL: &str = r"\+[1-9][0-9]{0,3}(?:[ .\-]?(?:\([0-9]{1,4}\)|[0-9]{1,6})){1,7}";
+/// NANP: optional `1 `, area code in parentheses or followed by a separator, exchange, line.
+const PHONE_US: &str =
+    r"(?:1[ .\-])?(?:\([2-9][0-9]{2}\) ?|[2-9][0-9]{2}([ .\-]))[2-9][0-9]{2}([ .\-])[0-9]{4}";
+/// Trunk-prefix national forms (UK, DE, FR, ...): `0` + area, then separated groups.
+const PHONE_NATIONAL: &str = r"(?:\(0[1-9][0-9]{0,4}\)|0[1-9][0-9]{0,4})(?:[ .\-/][0-9]{2,8}){1,4}";
+/// A run of 13 or more digits with single spaces or dashes between them.
+const CARD: &str = r"[0-9](?:[ \-]?[0-9]){12,}";
+const IBAN: &str = r"[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){11,31}";
+const SSN: &str = r"[0-9]{3}-[0-9]{2}-[0-9]{4}";
+const IPV4: &str = r"[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}";
+const IPV6: &str =
+    r"(?:[0-9A-Fa-f]{1,4})?(?::{1,2}[0-9A-Fa-f]{1,4}){1,7}(?:::)?(?:\.[0-9]{1,3}){0,3}|::";
+const SECRET: &str = concat!(
+    r"sk-[A-Za-z0-9_\-]{20,}",
+    r"|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}",
+    r"|gh[pousr]_[A-Za-z0-9]{36,}",
+    r"|github_pat_[A-Za-z0-9_]{22,}",
+    r"|xox[abposr]-[A-Za-z0-9\-]{10,}",
+    r"|(?:AKIA|ASIA)[A-Z0-9]{16}",
+    r"|AIza[0-9A-Za-z_\-]{35}",
+    r"|glpat-[A-Za-z0-9_\-]{20,}",
+    r"|a2agw_[A-Za-z0-9_\-]{16,}",
+    r"|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{2,}\.[A-Za-z0-9_\-]*",
+    r"|-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----",
+);
+
+impl Detectors {
+    fn build() -> Result<Detectors, regex::Error> {
+        Ok(Detectors {
+            email: Regex::new(EMAIL)?,
+            phone_intl: Regex::new(PHONE_INTL)?,
+            phone_us: Regex::new(PHONE_US)?,
+            phone_national: Regex::new(PHONE_NATIONAL)?,
+            card: Regex::new(CARD)?,
+            iban: Regex::new(IBAN)?,
+            ssn: Regex::new(SSN)?,
+            ipv4: Regex::new(IPV4)?,
+            ipv6: Regex::new(IPV6)?,
+            secret: Regex::new(SECRET)?,
+        })
+    }
+}
+
+static DETECTORS: LazyLock<Result<Detectors, String>> =
+    LazyLock::new(|| Detectors::build().map_err(|e| e.to_string()));
+
+/// Whether the detectors compiled (they are constants, so this fails only on a programming error;
+/// a unit test covers it). [`super::find`] finds nothing when they did not.
+pub fn self_check() -> Result<(), String> {
+    DETECTORS.as_ref().map(|_| ()).map_err(Clone::clone)
+}
+
+const DIGIT: u8 = 1;
+const AT: u8 = 2;
+const COLON: u8 = 4;
+const DASH: u8 = 8;
+
+static CLASSES: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = b'0';
+    while b <= b'9' {
+        t[b as usize] = DIGIT;
+        b += 1;
+    }
+    t[b'@' as usize] = AT;
+    t[b':' as usize] = COLON;
+    t[b'-' as usize] = DASH;
+    t
+};
+
+/// Classes present in `bytes` (stops early once the ones that gate detectors are all seen).
+fn classes(bytes: &[u8]) -> u8 {
+    let mut mask = 0u8;
+    for chunk in bytes.chunks(64) {
+        for b in chunk {
+            mask |= CLASSES[*b as usize];
+        }
+        if mask & (DIGIT | AT | COLON) == DIGIT | AT | COLON {
+            break;
+        }
+    }
+    mask
+}
+
+/// A candidate before overlap resolution.
+struct Candidate {
+    kind: PiiKind,
+    start: usize,
+    end: usize,
+}
+
+/// How much a kind is trusted when two candidates overlap (higher wins, then the longer).
+fn strength(kind: PiiKind) -> u8 {
+    match kind {
+        PiiKind::Secret => 9,
+        PiiKind::PaymentCard | PiiKind::Iban => 8,
+        PiiKind::Email => 7,
+        PiiKind::UsSsn => 6,
+        PiiKind::Ipv6 | PiiKind::Ipv4 => 5,
+        PiiKind::Phone => 3,
+    }
+}
+
+/// See [`super::find`].
+pub fn find(text: &str) -> Vec<Finding> {
+    let Ok(d) = DETECTORS.as_ref() else {
+        return Vec::new();
+    };
+    let mask = classes(text.as_bytes());
+    let mut out: Vec<Candidate> = Vec::new();
+    let mut push = |kind, start, end| out.push(Candidate { kind, start, end });
+
+    if text.len() >= 16 {
+        for m in d.secret.find_iter(text) {
+            if let Some(end) = check::secret(text, m.start(), m.end()) {
+                push(PiiKind::Secret, m.start(), end);
+            }
+        }
+    }
+    if mask & AT != 0 {
+        for m in d.email.find_iter(text) {
+            if let Some(start) = check::email(text, m.start(), m.end()) {
+                push(PiiKind::Email, start, m.end());
+            }
+        }
+    }
+    if mask & COLON != 0 {
+        for m in d.ipv6.find_iter(text) {
+            if check::ipv6(text, m.start(), m.end()) {
+                push(PiiKind::Ipv6, m.start(), m.end());
+            }
+        }
+    }
+    if mask & DIGIT != 0 {
+        for m in d.card.find_iter(text) {
+            check::cards(text, m.start(), m.end(), &mut push);
+        }
+        for m in d.iban.find_iter(text) {
+            if let Some(end) = check::iban(text, m.start(), m.end()) {
+                push(PiiKind::Iban, m.start(), end);
+            }
+        }
+        if mask & DASH != 0 {
+            for m in d.ssn.find_iter(text) {
+                if check::ssn(text, m.start(), m.end()) {
+                    push(PiiKind::UsSsn, m.start(), m.end());
+                }
+            }
+        }
+        for m in d.ipv4.find_iter(text) {
+            if check::ipv4(text, m.start(), m.end()) {
+                push(PiiKind::Ipv4, m.start(), m.end());
+            }
+        }
+        if text.contains('+') {
+            for m in d.phone_intl.find_iter(text) {
+                if check::phone_intl(text, m.start(), m.end()) {
+                    push(PiiKind::Phone, m.start(), m.end());
+                }
+            }
+        }
+        for c in d.phone_us.captures_iter(text) {
+            if let Some(m) = c.get(0)
+                && check::phone_us(text, m.start(), m.end(), c.get(1), c.get(2))
+            {
+                push(PiiKind::Phone, m.start(), m.end());
+            }
+        }
+        for m in d.phone_national.find_iter(text) {
+            if check::phone_national(text, m.start(), m.end()) {
+                push(PiiKind::Phone, m.start(), m.end());
+            }
+        }
+    }
+    resolve(out)
+}
+
+/// Keeps non-overlapping candidates, the stronger (then longer, then earlier) first; sorted.
+fn resolve(mut cands: Vec<Candidate>) -> Vec<Finding> {
+    if cands.len() > 1 {
+        cands.sort_by(|a, b| {
+            strength(b.kind)
+                .cmp(&strength(a.kind))
+                .then((b.end - b.start).cmp(&(a.end - a.start)))
+                .then(a.start.cmp(&b.start))
+        });
+    }
+    let mut kept: BTreeMap<usize, (usize, PiiKind)> = BTreeMap::new();
+    for c in cands {
+        let overlaps = kept
+            .range(..c.end)
+            .next_back()
+            .is_some_and(|(_, (end, _))| *end > c.start);
+        if !overlaps {
+            kept.insert(c.start, (c.end, c.kind));
+        }
+    }
+    kept.into_iter()
+        .map(|(start, (end, kind))| Finding {
+            kind,
+            range: start..end,
+        })
+        .collect()
+}
+
+/// Whether a JWT header segment decodes to a JSON object with a string `alg`.
+pub(super) fn jwt_header_ok(segment: &str) -> bool {
+    let engine = base64::engine::GeneralPurpose::new(
+        &base64::alphabet::URL_SAFE,
+        base64::engine::GeneralPurposeConfig::new()
+            .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+    );
+    let Ok(bytes) = engine.decode(segment) else {
+        return false;
+    };
+    match serde_json::from_slice::<serde_json::Value>(&bytes) {
+        Ok(serde_json::Value::Object(map)) => map.get("alg").is_some_and(|a| a.is_string()),
+        _ => false,
+    }
+}
+
+/// Whether `s` parses as an IPv6 address (std's parser).
+pub(super) fn ipv6_parses(s: &str) -> bool {
+    s.parse::<Ipv6Addr>().is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(text: &str) -> Vec<(PiiKind, &str)> {
+        find(text)
+            .into_iter()
+            .map(|f| (f.kind, &text[f.range]))
+            .collect()
+    }
+
+    #[test]
+    fn detectors_compile() {
+        assert_eq!(self_check(), Ok(()));
+    }
+
+    #[test]
+    fn nothing_in_prose() {
+        assert!(find("The quick brown fox jumps over the lazy dog.").is_empty());
+        assert!(find("").is_empty());
+    }
+
+    #[test]
+    fn one_of_each() {
+        let text = "mail ann.lee@example.org, call +44 20 7946 0958, card 4111 1111 1111 1111, \
+                    iban DE89 3704 0044 0532 0130 00, ssn 123-45-6789, ip 192.168.1.20, \
+                    v6 2001:db8::8a2e:370:7334, key ghp_abcdefghijklmnopqrstuvwxyz0123456789.";
+        assert_eq!(
+            kinds(text),
+            vec![
+                (PiiKind::Email, "ann.lee@example.org"),
+                (PiiKind::Phone, "+44 20 7946 0958"),
+                (PiiKind::PaymentCard, "4111 1111 1111 1111"),
+                (PiiKind::Iban, "DE89 3704 0044 0532 0130 00"),
+                (PiiKind::UsSsn, "123-45-6789"),
+                (PiiKind::Ipv4, "192.168.1.20"),
+                (PiiKind::Ipv6, "2001:db8::8a2e:370:7334"),
+                (PiiKind::Secret, "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+            ]
+        );
+    }
+
+    #[test]
+    fn stronger_kind_wins_an_overlap() {
+        // A Luhn-valid card number in dashed form is not also a phone number.
+        assert_eq!(
+            kinds("4111-1111-1111-1111"),
+            vec![(PiiKind::PaymentCard, "4111-1111-1111-1111")]
+        );
+    }
+
+    #[test]
+    fn ranges_are_on_char_boundaries_in_unicode_text() {
+        let text = "Grüße – schreib an jürgen@example.de oder ruf 030 12345678 an ✓";
+        for f in find(text) {
+            assert!(text.is_char_boundary(f.range.start) && text.is_char_boundary(f.range.end));
+        }
+        assert_eq!(
+            kinds(text),
+            vec![
+                (PiiKind::Email, "jürgen@example.de"),
+                (PiiKind::Phone, "030 12345678")
+            ]
+        );
+    }
+}
