@@ -247,7 +247,8 @@ pub const ATTRIBUTES: &[&str] = &[
 /// - `message` `{bytes, text_chars, parts, part_kinds}` (`part_kinds` ⊂ text, data, file, url,
 ///   raw; zero and empty for operations without a message);
 /// - `pii` (map type → count, every type present, 0 when none found), `pii_total`;
-/// - `chain` `{depth, agents}` (agents already visited); `time` `{unix, hour, weekday}` (UTC;
+/// - `chain` `{depth, agents}`: `agents` already visited (`workspace/agent`, oldest first),
+///   `depth` this hop's depth (1 for a call that is not a delegation); `time` `{unix, hour, weekday}` (UTC;
 ///   weekday 0 = Sunday).
 pub fn facts(hop: &crate::seams::Hop, params: &Value, ev: &crate::seams::Evidence) -> Value {
     let msg = params.get("message");
@@ -300,7 +301,7 @@ pub fn facts(hop: &crate::seams::Hop, params: &Value, ev: &crate::seams::Evidenc
         },
         "pii": pii,
         "pii_total": ev.pii.values().sum::<u32>(),
-        "chain": {"depth": hop.chain.len(), "agents": hop.chain},
+        "chain": {"depth": hop.chain.len() + 1, "agents": hop.chain},
         "time": {
             "unix": now.unix_timestamp(),
             "hour": now.hour(),
