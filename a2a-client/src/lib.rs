@@ -54,8 +54,8 @@
 
 pub mod auth;
 pub mod client;
-pub mod delegation;
 mod compat;
+pub mod delegation;
 pub mod discovery;
 pub mod error;
 pub mod headers;
