@@ -15,6 +15,7 @@
 
 mod check;
 mod detect;
+mod stream;
 mod walk;
 
 #[cfg(test)]
@@ -100,6 +101,7 @@ pub fn find(text: &str) -> Vec<Finding> {
 }
 
 pub use detect::self_check;
+pub use stream::MAX_HOLD;
 
 /// What a workspace does with one kind of finding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -187,28 +189,78 @@ pub fn scan_value(value: &mut Value, rules: &PiiRules) -> PiiReport {
 /// Scans the events of one stream in order, so that an item split across two artifact chunks
 /// (`append: true` updates of the same artifact) is still found and redacted.
 ///
-/// It may hold back the tail of a chunk's text and prepend it to the next chunk of the same
-/// artifact; [`StreamScanner::flush`] gives the events still owed when the stream ends.
+/// It may hold back the tail of a chunk's text (at most [`MAX_HOLD`] bytes per artifact) and
+/// prepend it to the next chunk of the same artifact; [`StreamScanner::flush`] gives the events
+/// still owed when the stream ends. The exact rules are in the `stream` module docs and in
+/// `docs/pii.md`, "Streams".
+///
+/// ```
+/// use a2a_gateway::pii::{PiiAction, PiiRules, StreamScanner};
+/// use serde_json::json;
+///
+/// let rules = PiiRules { default_action: PiiAction::Redact, ..PiiRules::default() };
+/// let mut scanner = StreamScanner::new(rules);
+/// let chunk = |text: &str, append: bool| json!({"artifactUpdate": {
+///     "taskId": "t", "contextId": "c", "append": append,
+///     "artifact": {"artifactId": "a", "parts": [{"text": text}]}}});
+/// let mut first = chunk("write to ann.lee@exa", false);
+/// let mut second = chunk("mple.org today", true);
+/// scanner.scan_event(&mut first);
+/// let report = scanner.scan_event(&mut second);
+/// assert_eq!(first["artifactUpdate"]["artifact"]["parts"][0]["text"], "write to ");
+/// assert_eq!(second["artifactUpdate"]["artifact"]["parts"][0]["text"], "[REDACTED:EMAIL] ");
+/// assert_eq!(report.redacted, 1);
+/// // "today" is held (it could begin an item); the stream's end releases it.
+/// let (owed, _) = scanner.flush();
+/// assert_eq!(owed[0]["artifactUpdate"]["artifact"]["parts"][0]["text"], "today");
+/// ```
 #[derive(Debug, Default)]
 pub struct StreamScanner {
     rules: PiiRules,
+    held: Vec<stream::Held>,
 }
 
 impl StreamScanner {
     /// A scanner applying `rules`.
     pub fn new(rules: PiiRules) -> Self {
-        StreamScanner { rules }
+        StreamScanner {
+            rules,
+            held: Vec::new(),
+        }
     }
 
     /// Scans one 1.0 stream event (`StreamResponse` form: `task`, `message`, `statusUpdate` or
     /// `artifactUpdate` member) in place.
+    ///
+    /// An `artifactUpdate` may come out with the end of its last text part held back; the held
+    /// text goes out with the next chunk of that artifact, or from [`StreamScanner::flush`].
     pub fn scan_event(&mut self, event: &mut Value) -> PiiReport {
-        scan_value(event, &self.rules)
+        self.scan_one(event)
+    }
+
+    /// Like [`StreamScanner::scan_event`], and when `event` ends the turn (a `message`, or a
+    /// `task`/`statusUpdate` in a terminal or interrupted state) also returns the events owed
+    /// for held text ([`StreamScanner::flush`]), to send *before* `event`. The report covers
+    /// both.
+    pub fn scan_event_with_owed(&mut self, event: &mut Value) -> (Vec<Value>, PiiReport) {
+        let (owed, mut report) = if stream::ends_turn(event) {
+            self.flush()
+        } else {
+            (Vec::new(), PiiReport::default())
+        };
+        report.merge(&self.scan_one(event));
+        (owed, report)
+    }
+
+    /// True when text is held back for some artifact.
+    pub fn is_holding(&self) -> bool {
+        self.held.iter().any(|h| !h.is_empty())
     }
 
     /// Events (1.0 `StreamResponse` form) for text still held back, to send before the stream
-    /// ends; empty when nothing is held.
+    /// ends; empty when nothing is held. Each is an `artifactUpdate` with `append: true` and the
+    /// artifact's `taskId`, `contextId` and `artifactId`, its text scanned and rules applied.
     pub fn flush(&mut self) -> (Vec<Value>, PiiReport) {
-        (Vec::new(), PiiReport::default())
+        self.flush_held()
     }
 }

@@ -125,3 +125,172 @@ fn block_wins_first_and_is_reported() {
     });
     assert_eq!(merged.blocked, Some(PiiKind::Secret));
 }
+
+// ---- streams ----
+
+fn chunk(artifact: &str, text: &str, append: bool, last: bool) -> Value {
+    json!({"artifactUpdate": {
+        "taskId": "t1", "contextId": "c1", "append": append, "lastChunk": last,
+        "artifact": {"artifactId": artifact, "parts": [{"text": text}]}}})
+}
+
+fn text_of(event: &Value) -> &str {
+    event["artifactUpdate"]["artifact"]["parts"][0]["text"]
+        .as_str()
+        .unwrap()
+}
+
+/// Runs chunks of one artifact (the first not appending, the last the lastChunk) and returns
+/// the forwarded texts (flushed events included) and the merged report.
+fn run(texts: &[&str], last_is_last: bool) -> (Vec<String>, PiiReport) {
+    let mut s = StreamScanner::new(rules(PiiAction::Redact));
+    let mut out = Vec::new();
+    let mut report = PiiReport::default();
+    for (i, t) in texts.iter().enumerate() {
+        let mut e = chunk("a", t, i > 0, last_is_last && i + 1 == texts.len());
+        report.merge(&s.scan_event(&mut e));
+        out.push(text_of(&e).to_owned());
+    }
+    let (owed, r) = s.flush();
+    report.merge(&r);
+    out.extend(owed.iter().map(|e| text_of(e).to_owned()));
+    (out, report)
+}
+
+#[test]
+fn email_split_across_three_chunks() {
+    let (out, report) = run(&["contact ann", ".lee@exam", "ple.org now"], true);
+    assert_eq!(out, vec!["contact ", "", "[REDACTED:EMAIL] now"]);
+    assert_eq!(report.counts.get(&PiiKind::Email), Some(&1));
+    assert_eq!(out.concat(), "contact [REDACTED:EMAIL] now");
+}
+
+#[test]
+fn card_split_at_a_group_space() {
+    let (out, report) = run(&["card 4111 1111 ", "1111 1111 thanks"], true);
+    assert_eq!(out.concat(), "card [REDACTED:PAYMENT_CARD] thanks");
+    assert_eq!(out[0], "card ");
+    assert_eq!(report.redacted, 1);
+}
+
+#[test]
+fn boundary_inside_an_item_in_every_position() {
+    // Wherever the boundary falls, the forwarded text never shows a part of the item.
+    let text = "my ssn is 123-45-6789 and mail bo.b@example.com ok";
+    for cut in 1..text.len() {
+        let (out, report) = run(&[&text[..cut], &text[cut..]], true);
+        assert_eq!(
+            out.concat(),
+            "my ssn is [REDACTED:US_SSN] and mail [REDACTED:EMAIL] ok",
+            "cut at {cut}"
+        );
+        assert_eq!(report.redacted, 2, "cut at {cut}");
+    }
+}
+
+#[test]
+fn flush_releases_held_text_with_the_artifact_ids() {
+    let mut s = StreamScanner::new(rules(PiiAction::Redact));
+    let mut e = chunk("a", "reach me at +44 20 7946", false, false);
+    s.scan_event(&mut e);
+    assert_eq!(text_of(&e), "reach me at ");
+    assert!(s.is_holding());
+    let (owed, report) = s.flush();
+    assert_eq!(
+        owed,
+        vec![
+            json!({"artifactUpdate": {"taskId": "t1", "contextId": "c1", "append": true,
+            "artifact": {"artifactId": "a", "parts": [{"text": "[REDACTED:PHONE]"}]}}})
+        ]
+    );
+    assert_eq!(report.redacted, 1);
+    assert!(!s.is_holding());
+    assert!(s.flush().0.is_empty());
+}
+
+#[test]
+fn final_status_gets_the_owed_events_first() {
+    let mut s = StreamScanner::new(rules(PiiAction::Redact));
+    let mut e = chunk("a", "ip 10.0.0.", false, false);
+    s.scan_event(&mut e);
+    let mut working =
+        json!({"statusUpdate": {"taskId": "t1", "status": {"state": "TASK_STATE_WORKING"}}});
+    assert!(s.scan_event_with_owed(&mut working).0.is_empty());
+    let mut done =
+        json!({"statusUpdate": {"taskId": "t1", "status": {"state": "TASK_STATE_COMPLETED"}}});
+    let (owed, _) = s.scan_event_with_owed(&mut done);
+    assert_eq!(owed.len(), 1);
+    assert_eq!(text_of(&owed[0]), "10.0.0.");
+}
+
+#[test]
+fn artifacts_are_held_separately_and_replacement_drops_the_tail() {
+    let mut s = StreamScanner::new(rules(PiiAction::Redact));
+    let mut a1 = chunk("a", "mail ann@", false, false);
+    let mut b1 = chunk("b", "ip 192.168.", false, false);
+    let mut a2 = chunk("a", "example.org.", true, true);
+    let mut b2 = chunk("b", "fresh start", false, true);
+    s.scan_event(&mut a1);
+    s.scan_event(&mut b1);
+    s.scan_event(&mut a2);
+    s.scan_event(&mut b2);
+    assert_eq!(text_of(&a1), "mail ");
+    assert_eq!(text_of(&b1), "ip ");
+    assert_eq!(text_of(&a2), "[REDACTED:EMAIL].");
+    assert_eq!(text_of(&b2), "fresh start");
+    assert!(s.flush().0.is_empty());
+}
+
+#[test]
+fn held_text_goes_in_front_of_a_non_text_first_part() {
+    let mut s = StreamScanner::new(rules(PiiAction::Redact));
+    let mut a1 = chunk("a", "see 4111 1111 1111 1111", false, false);
+    let mut a2 = json!({"artifactUpdate": {"taskId": "t1", "contextId": "c1", "append": true,
+        "artifact": {"artifactId": "a", "parts": [{"data": {"x": "a@example.com"}}]}}});
+    s.scan_event(&mut a1);
+    s.scan_event(&mut a2);
+    assert_eq!(
+        a2["artifactUpdate"]["artifact"]["parts"],
+        json!([{"text": "[REDACTED:PAYMENT_CARD]"}, {"data": {"x": "[REDACTED:EMAIL]"}}])
+    );
+}
+
+#[test]
+fn private_key_across_chunks_is_redacted_to_its_end_line() {
+    let (out, report) = run(
+        &[
+            "key: -----BEGIN RSA PRIV",
+            "ATE KEY-----\nMIIEpAIBAAKCAQEA0Z3VS5JJcds3xfn",
+            "/ygWyF8PbnGy0AHB7MhgwMbRvI0MBZhpF\n-----END RSA PRIVATE KEY----- done",
+        ],
+        true,
+    );
+    // The split header is held and joined; the block is then one finding per chunk it spans.
+    assert_eq!(
+        out,
+        vec!["key: ", "[REDACTED:SECRET]", "[REDACTED:SECRET] done"]
+    );
+    assert_eq!(report.counts.get(&PiiKind::Secret), Some(&2));
+}
+
+#[test]
+fn hold_is_bounded() {
+    let long = "x".repeat(400);
+    let mut s = StreamScanner::new(rules(PiiAction::Redact));
+    let mut e = chunk("a", &long, false, false);
+    s.scan_event(&mut e);
+    assert_eq!(text_of(&e).len(), 400 - MAX_HOLD);
+    let (owed, _) = s.flush();
+    assert_eq!(text_of(&owed[0]).len(), MAX_HOLD);
+}
+
+#[test]
+fn nothing_held_after_a_separator_and_block_is_reported() {
+    let mut r = rules(PiiAction::Record);
+    r.actions.insert(PiiKind::PaymentCard, PiiAction::Block);
+    let mut s = StreamScanner::new(r);
+    let mut e = chunk("a", "pay with 5555 5555 5555 4444 please. ", false, false);
+    let report = s.scan_event(&mut e);
+    assert_eq!(report.blocked, Some(PiiKind::PaymentCard));
+    assert!(!s.is_holding());
+}

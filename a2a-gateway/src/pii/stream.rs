@@ -1,0 +1,310 @@
+//! [`StreamScanner`]: scanning the events of one stream with text carried across artifact
+//! chunks.
+//!
+//! Exact behaviour, for `artifactUpdate` events (every other event goes through
+//! [`scan_value`] unchanged in meaning):
+//! - Text parts of one artifact (same `taskId` and `artifactId`) are treated as one text in
+//!   order: the text parts of a chunk, then those of the next `append: true` chunk.
+//! - When a chunk is not the last (`lastChunk` absent or false) and its last part is a text
+//!   part, the scanner holds back the end of that text that could be the start of an item
+//!   continued in the next chunk: the trailing run of characters items are made of (letters,
+//!   digits, `@ . _ % + - : / ( ) = [ ]`, a space after a digit or `)`), at most
+//!   [`MAX_HOLD`] bytes, plus a `-----BEGIN` line begun in the last 64 bytes. A finding that
+//!   overlaps that tail and starts within the last `MAX_HOLD` bytes is held whole; one that
+//!   starts earlier is applied now. Nothing is held when the text ends in a space or other
+//!   separator. The part is forwarded with the text before the held tail (possibly empty).
+//! - The held text is prepended to the first part of the next `append: true` chunk of the same
+//!   artifact (into it when it is a text part, else as a new text part in front) and scanned
+//!   with it; it is released in that event when it is the `lastChunk`.
+//! - A chunk with `append` false replaces the artifact: held text of the replaced content is
+//!   dropped, as a client would drop it.
+//! - A private key block begun in one chunk without its `-----END` line: the rest of that
+//!   text is the finding, and the following chunks' text is part of it up to and including
+//!   the `-----END ... PRIVATE KEY-----` line.
+//! - [`StreamScanner::flush`] scans and returns what is still held as `artifactUpdate` events
+//!   (`append: true`, no `lastChunk`, the artifact's `taskId`, `contextId`, `artifactId`), one
+//!   per artifact in the order they were first held. [`StreamScanner::scan_event_with_owed`]
+//!   does the same before an event that ends the turn, so the owed text goes out before it.
+//!
+//! Reports count each finding once: held text is counted when it is finally scanned.
+
+use serde_json::{Map, Value, json};
+
+use super::check::pem_end;
+use super::walk::Scan;
+use super::{Finding, PiiKind, PiiReport, find, scan_value};
+
+/// The most text held back per artifact, in bytes.
+pub const MAX_HOLD: usize = 128;
+
+/// Text held back for one artifact.
+#[derive(Debug)]
+pub(super) struct Held {
+    task_id: Option<String>,
+    context_id: Option<String>,
+    artifact_id: String,
+    text: String,
+    /// Inside a private key block whose `-----END` line has not come yet.
+    in_pem: bool,
+}
+
+fn get_str(map: &Map<String, Value>, camel: &str, snake: &str) -> Option<String> {
+    map.get(camel)
+        .or_else(|| map.get(snake))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+fn get_bool(map: &Map<String, Value>, camel: &str, snake: &str) -> bool {
+    map.get(camel)
+        .or_else(|| map.get(snake))
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+/// Whether `event` ends the turn: a `message`, a `task` or `statusUpdate` in a terminal or
+/// interrupted state.
+pub(super) fn ends_turn(event: &Value) -> bool {
+    let state_ends = |status: Option<&Value>| {
+        status
+            .and_then(|s| s.get("state"))
+            .and_then(Value::as_str)
+            .is_some_and(|s| {
+                matches!(
+                    s,
+                    "TASK_STATE_COMPLETED"
+                        | "TASK_STATE_FAILED"
+                        | "TASK_STATE_CANCELED"
+                        | "TASK_STATE_REJECTED"
+                        | "TASK_STATE_INPUT_REQUIRED"
+                        | "TASK_STATE_AUTH_REQUIRED"
+                )
+            })
+    };
+    event.get("message").is_some()
+        || event
+            .get("task")
+            .is_some_and(|t| state_ends(t.get("status")))
+        || event
+            .get("statusUpdate")
+            .or_else(|| event.get("status_update"))
+            .is_some_and(|u| state_ends(u.get("status")))
+}
+
+/// Where to cut `text` so that the tail that could begin an unfinished item is held.
+pub(super) fn hold_start(text: &str, findings: &[Finding]) -> usize {
+    let len = text.len();
+    let mut cut = len;
+    let mut after: Option<char> = None;
+    for (i, c) in text.char_indices().rev() {
+        let item = c.is_alphanumeric()
+            || "@._%+-:/()=[]".contains(c)
+            || c == ' ' && after.is_none_or(|a| a.is_ascii_digit() || a == '(' || a == '+') && {
+                let before = text.get(..i).and_then(|s| s.chars().next_back());
+                before.is_some_and(|b| b.is_ascii_digit() || b == ')')
+            };
+        if !item || len - i > MAX_HOLD {
+            break;
+        }
+        cut = i;
+        after = Some(c);
+    }
+    // A key header whose label and closing dashes have not all arrived.
+    let window_start = (len.saturating_sub(64)..=len)
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(len);
+    if let Some(p) = text.get(window_start..).and_then(|w| w.rfind("-----BEGIN")) {
+        let p = window_start + p;
+        let header_done = text.get(p + 10..).is_some_and(|r| r.contains("-----"));
+        if !header_done {
+            cut = cut.min(p);
+        }
+    }
+    for f in findings {
+        if f.range.end <= cut {
+            continue;
+        }
+        if f.range.start < cut {
+            cut = if len - f.range.start <= MAX_HOLD {
+                f.range.start
+            } else {
+                f.range.end
+            };
+        }
+        break;
+    }
+    cut
+}
+
+/// Findings in `text` when it may continue a private key block: the block's rest first.
+fn findings_in(text: &str, in_pem: bool) -> (Vec<Finding>, bool) {
+    let mut findings = Vec::new();
+    let mut from = 0;
+    if in_pem {
+        let end = pem_end(text, 0);
+        from = end.unwrap_or(text.len());
+        if from > 0 {
+            findings.push(Finding {
+                kind: PiiKind::Secret,
+                range: 0..from,
+            });
+        }
+        if end.is_none() {
+            return (findings, true);
+        }
+    }
+    let rest = text.get(from..).unwrap_or("");
+    let found = find(rest);
+    let open = found.last().is_some_and(|f| {
+        f.kind == PiiKind::Secret
+            && f.range.end == rest.len()
+            && rest
+                .get(f.range.clone())
+                .is_some_and(|s| s.starts_with("-----BEGIN") && pem_end(s, 0).is_none())
+    });
+    findings.extend(found.into_iter().map(|f| Finding {
+        kind: f.kind,
+        range: f.range.start + from..f.range.end + from,
+    }));
+    (findings, open)
+}
+
+impl super::StreamScanner {
+    fn take_held(&mut self, task_id: &Option<String>, artifact_id: &str) -> Option<Held> {
+        let i = self
+            .held
+            .iter()
+            .position(|h| h.artifact_id == artifact_id && &h.task_id == task_id)?;
+        Some(self.held.remove(i))
+    }
+
+    /// One `artifactUpdate` member.
+    pub(super) fn artifact_update(&mut self, update: &mut Map<String, Value>) -> PiiReport {
+        let rules = self.rules.clone();
+        let mut scan = Scan::new(&rules);
+        let task_id = get_str(update, "taskId", "task_id");
+        let context_id = get_str(update, "contextId", "context_id");
+        let append = get_bool(update, "append", "append");
+        let last = get_bool(update, "lastChunk", "last_chunk");
+        if let Some(m) = update.get_mut("metadata") {
+            scan.strings(m);
+        }
+        let Some(Value::Object(artifact)) = update.get_mut("artifact") else {
+            return scan.report;
+        };
+        if let Some(m) = artifact.get_mut("metadata") {
+            scan.strings(m);
+        }
+        let Some(artifact_id) = get_str(artifact, "artifactId", "artifact_id") else {
+            // Not a valid 1.0 chunk: scanned on its own, nothing carried.
+            if let Some(Value::Array(parts)) = artifact.get_mut("parts") {
+                parts.iter_mut().for_each(|p| scan.part(p));
+            }
+            return scan.report;
+        };
+        let carry = self.take_held(&task_id, &artifact_id).filter(|_| append);
+        let mut in_pem = carry.as_ref().is_some_and(|h| h.in_pem);
+        let mut carry_text = carry.map(|h| h.text).filter(|t| !t.is_empty());
+        let parts = artifact
+            .entry("parts")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        let Value::Array(parts) = parts else {
+            return scan.report;
+        };
+        if let Some(t) = carry_text.take() {
+            match parts.first_mut().and_then(|p| p.get_mut("text")) {
+                Some(Value::String(s)) => s.insert_str(0, &t),
+                _ => parts.insert(0, json!({ "text": t })),
+            }
+        }
+        let n = parts.len();
+        let mut held = String::new();
+        for (k, part) in parts.iter_mut().enumerate() {
+            let Some(Value::String(text)) = part.get_mut("text") else {
+                scan.part(part);
+                continue;
+            };
+            let (findings, open) = findings_in(text, in_pem);
+            in_pem = open;
+            let cut = if k + 1 == n && !last && !open {
+                hold_start(text, &findings)
+            } else {
+                text.len()
+            };
+            let keep: Vec<Finding> = findings
+                .into_iter()
+                .filter(|f| f.range.end <= cut)
+                .collect();
+            held = text.get(cut..).unwrap_or("").to_owned();
+            let head = text.get(..cut).unwrap_or("");
+            *text = scan.apply(head, &keep).unwrap_or_else(|| head.to_owned());
+            if let Value::Object(p) = part {
+                for key in ["filename", "metadata"] {
+                    if let Some(v) = p.get_mut(key) {
+                        scan.strings(v);
+                    }
+                }
+            }
+        }
+        if !last && (!held.is_empty() || in_pem) {
+            self.held.push(Held {
+                task_id,
+                context_id,
+                artifact_id,
+                text: held,
+                in_pem,
+            });
+        }
+        scan.report
+    }
+
+    /// See [`super::StreamScanner::flush`].
+    pub(super) fn flush_held(&mut self) -> (Vec<Value>, PiiReport) {
+        let rules = self.rules.clone();
+        let mut scan = Scan::new(&rules);
+        let mut events = Vec::new();
+        for h in std::mem::take(&mut self.held) {
+            if h.text.is_empty() {
+                continue;
+            }
+            let (findings, _) = findings_in(&h.text, h.in_pem);
+            let text = scan
+                .apply(&h.text, &findings)
+                .unwrap_or_else(|| h.text.clone());
+            let mut update = Map::new();
+            if let Some(t) = h.task_id {
+                update.insert("taskId".into(), Value::String(t));
+            }
+            if let Some(c) = h.context_id {
+                update.insert("contextId".into(), Value::String(c));
+            }
+            update.insert(
+                "artifact".into(),
+                json!({"artifactId": h.artifact_id, "parts": [{"text": text}]}),
+            );
+            update.insert("append".into(), Value::Bool(true));
+            events.push(json!({ "artifactUpdate": update }));
+        }
+        (events, scan.report)
+    }
+
+    /// See [`super::StreamScanner::scan_event`].
+    pub(super) fn scan_one(&mut self, event: &mut Value) -> PiiReport {
+        let key = if event.get("artifactUpdate").is_some() {
+            "artifactUpdate"
+        } else {
+            "artifact_update"
+        };
+        match event.get_mut(key) {
+            Some(Value::Object(update)) => self.artifact_update(update),
+            _ => scan_value(event, &self.rules),
+        }
+    }
+}
+
+impl Held {
+    /// Nothing to release.
+    pub(super) fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+}
