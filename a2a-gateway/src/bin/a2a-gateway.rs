@@ -450,6 +450,10 @@ async fn demo(args: DemoArgs) -> Result<()> {
         pinned_card_key: None,
     })?;
     let (_, key) = store.create_key("demo", &[], Some("demo"), None)?;
+    a2a_gateway::governance::demo::install(
+        &a2a_gateway::governance::store::SqliteGov::new(store.clone()),
+        "demo",
+    )?;
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port))
         .await
         .with_context(|| format!("binding 127.0.0.1:{}", args.port))?;
@@ -460,6 +464,7 @@ async fn demo(args: DemoArgs) -> Result<()> {
         dev_mode: true,
         push_callback_base_url: Some(format!("http://{addr}")),
         shutdown_grace_secs: args.shutdown_grace_secs,
+        delegation_key: Some(a2a_gateway::governance::demo::DEMO_DELEGATION_KEY.into()),
         ..Config::default()
     };
     let gateway = Gateway::new(config, store).map_err(anyhow::Error::msg)?;
@@ -521,6 +526,16 @@ async fn demo(args: DemoArgs) -> Result<()> {
         "a2a --bearer \"$A2A_GATEWAY_KEY\" --no-card --binding rest --a2a-version 1.0 send {base}/a2a/echo/v1 'hello over HTTP+JSON'"
     );
     println!();
+    println!(
+        "# Governance (docs/gateway.md, \"Governance\"): metadata.skill \"demo-denied\" is denied by"
+    );
+    println!(
+        "# policy, \"demo-approval\" needs approval; e-mails are redacted, secrets blocked; context"
+    );
+    println!(
+        "# {} is killed.",
+        a2a_gateway::governance::demo::DEMO_KILLED_CONTEXT
+    );
     println!("# Metrics: curl -s {base}/metrics");
     a2a_agent::listen::shutdown_signal().await;
     handle.shutdown().await;

@@ -22,6 +22,7 @@ use crate::seams::{Evidence, Hop, Step, StreamStep};
 use crate::xlate;
 
 pub mod admin;
+pub mod demo;
 pub mod kill;
 pub mod loops;
 mod pii_step;
