@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 
-use a2a_gateway::config::{Config, ErrorStatusMode};
+use a2a_gateway::config::{Config, ErrorStatusMode, PolicyDefault};
 use a2a_gateway::errors::Version;
 use a2a_gateway::keys;
 use a2a_gateway::server::Gateway;
@@ -115,6 +115,18 @@ struct ServeArgs {
         value_delimiter = ','
     )]
     push_direct_workspaces: Option<Vec<String>>,
+    /// Decision for a hop no policy rule decides: `allow`, or `deny` (default-deny: every
+    /// workspace needs a policy that allows its hops) [default: allow].
+    #[arg(long, env = "A2A_GATEWAY_POLICY_DEFAULT", value_enum)]
+    policy_default: Option<PolicyDefault>,
+    /// Longest delegation chain (agents, the target included); beyond it
+    /// a2a_delegation_depth_exceeded [default: 8].
+    #[arg(long, env = "A2A_GATEWAY_MAX_DELEGATION_DEPTH")]
+    max_delegation_depth: Option<usize>,
+    /// Secret of the delegation chain's HMAC; set it when several gateway instances serve the
+    /// same agents or chains must survive a restart [default: random per process].
+    #[arg(long, env = "A2A_GATEWAY_DELEGATION_KEY", hide_env_values = true)]
+    delegation_key: Option<String>,
 }
 
 impl ServeArgs {
@@ -185,6 +197,15 @@ impl ServeArgs {
         }
         if let Some(v) = &self.push_direct_workspaces {
             c.push_direct_workspaces = v.clone();
+        }
+        if let Some(v) = self.policy_default {
+            c.policy_default = v;
+        }
+        if let Some(v) = self.max_delegation_depth {
+            c.max_delegation_depth = v;
+        }
+        if let Some(v) = &self.delegation_key {
+            c.delegation_key = Some(v.clone());
         }
         Ok(c)
     }
@@ -302,6 +323,71 @@ enum AdminCmd {
         #[arg(long)]
         workspace: Option<String>,
     },
+    /// Set a workspace's policy from a JSON file (`-` = stdin); validated and compiled first.
+    /// A running gateway sees it within 5 s (at once through the admin API).
+    PolicySet {
+        /// Workspace id.
+        workspace: String,
+        /// Policy document (docs/gateway.md, "Policy").
+        file: PathBuf,
+    },
+    /// Print a workspace's policy.
+    PolicyGet {
+        /// Workspace id.
+        workspace: String,
+    },
+    /// Remove a workspace's policy (the operator default decides again).
+    PolicyDelete {
+        /// Workspace id.
+        workspace: String,
+    },
+    /// Which rule of the workspace's policy decides a hop (dry run).
+    PolicyExplain {
+        /// Workspace id.
+        workspace: String,
+        /// The hop's attributes as JSON, over a plain SendMessage, e.g.
+        /// '{"agent":{"id":"billing"},"skill":"refund"}'.
+        #[arg(long, default_value = "{}")]
+        hop: String,
+    },
+    /// Set a workspace's PII rules (JSON, e.g.
+    /// '{"default_action":"record","actions":{"EMAIL":"redact","SECRET":"block"}}').
+    PiiSet {
+        /// Workspace id.
+        workspace: String,
+        /// The rules (docs/pii.md).
+        rules: String,
+    },
+    /// Print a workspace's PII rules.
+    PiiGet {
+        /// Workspace id.
+        workspace: String,
+    },
+    /// Remove a workspace's PII rules (PII scanning off).
+    PiiDelete {
+        /// Workspace id.
+        workspace: String,
+    },
+    /// Kill a context or a task: further sends naming it are refused (a running gateway within
+    /// 5 s). Ending open streams and canceling the peer task needs the running gateway: use
+    /// `POST /admin/workspaces/{ws}/kill`.
+    Kill {
+        /// Workspace id.
+        workspace: String,
+        /// `context` or `task`.
+        #[arg(value_parser = ["context", "task"])]
+        kind: String,
+        /// Context id or task id.
+        id: String,
+        /// Reason, kept with the kill.
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// List a workspace's kills.
+    KillList {
+        /// Workspace id.
+        workspace: String,
+    },
 }
 
 fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
@@ -375,6 +461,86 @@ fn admin(args: AdminArgs) -> Result<()> {
             let mut out = std::io::stdout().lock();
             store.export_audit_jsonl(workspace.as_deref(), &mut out)?;
         }
+        cmd => governance_admin(&store, cmd)?,
+    }
+    Ok(())
+}
+
+/// The governance subcommands of `admin` (policies, PII rules, kills), on the database.
+fn governance_admin(store: &Store, cmd: AdminCmd) -> Result<()> {
+    use a2a_gateway::governance::policy::Policy;
+    use a2a_gateway::governance::store::{GovStore, Kill, SqliteGov};
+    let gov = SqliteGov::new(store.clone());
+    match cmd {
+        AdminCmd::PolicySet { workspace, file } => {
+            let text = if file.as_os_str() == "-" {
+                std::io::read_to_string(std::io::stdin())?
+            } else {
+                std::fs::read_to_string(&file)
+                    .with_context(|| format!("reading {}", file.display()))?
+            };
+            let p = Policy::from_json(&text).map_err(anyhow::Error::msg)?;
+            gov.put_policy(&workspace, &serde_json::to_string(p.doc())?)?;
+            print_json(p.doc())?
+        }
+        AdminCmd::PolicyGet { workspace } => match gov.policy(&workspace)? {
+            Some(t) => print_json(&serde_json::from_str::<serde_json::Value>(&t)?)?,
+            None => bail!("workspace {workspace} has no policy"),
+        },
+        AdminCmd::PolicyDelete { workspace } => {
+            if !gov.delete_policy(&workspace)? {
+                bail!("workspace {workspace} has no policy");
+            }
+        }
+        AdminCmd::PolicyExplain { workspace, hop } => {
+            let Some(text) = gov.policy(&workspace)? else {
+                bail!("workspace {workspace} has no policy: the operator default decides");
+            };
+            let p = Policy::from_json(&text).map_err(anyhow::Error::msg)?;
+            let over: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(&hop).context("--hop: a JSON object")?;
+            let facts = a2a_gateway::governance::policy::sample_facts(&workspace, &over)
+                .map_err(anyhow::Error::msg)?;
+            let o = p.evaluate(
+                &facts,
+                a2a_gateway::governance::policy::PolicyDecision::Allow,
+            );
+            print_json(&o)?
+        }
+        AdminCmd::PiiSet { workspace, rules } => {
+            let r: a2a_gateway::pii::PiiRules =
+                serde_json::from_str(&rules).context("PII rules")?;
+            gov.put_pii_rules(&workspace, &serde_json::to_string(&r)?)?;
+            print_json(&r)?
+        }
+        AdminCmd::PiiGet { workspace } => match gov.pii_rules(&workspace)? {
+            Some(t) => print_json(&serde_json::from_str::<serde_json::Value>(&t)?)?,
+            None => bail!("workspace {workspace} has no PII rules (scanning off)"),
+        },
+        AdminCmd::PiiDelete { workspace } => {
+            if !gov.delete_pii_rules(&workspace)? {
+                bail!("workspace {workspace} has no PII rules");
+            }
+        }
+        AdminCmd::Kill {
+            workspace,
+            kind,
+            id,
+            reason,
+        } => {
+            let k = Kill {
+                workspace_id: workspace,
+                kind,
+                id,
+                agent_id: None,
+                reason,
+                killed_at: time::OffsetDateTime::now_utc().unix_timestamp(),
+            };
+            gov.add_kill(&k)?;
+            print_json(&k)?
+        }
+        AdminCmd::KillList { workspace } => print_json(&gov.kills(&workspace)?)?,
+        _ => bail!("not a governance command"),
     }
     Ok(())
 }

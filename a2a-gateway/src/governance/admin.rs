@@ -21,8 +21,7 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::errors::{Refusal, Version};
-use crate::ops::Operation;
+use crate::errors::Refusal;
 use crate::pii::PiiRules;
 use crate::server::GatewayState;
 use crate::store::StoreError;
@@ -156,35 +155,10 @@ async fn explain(
         },
     };
     // A plain SendMessage of the workspace, with the attributes the caller named over it.
-    let hop = crate::seams::Hop {
-        trace_id: String::new(),
-        workspace_id: ws.clone(),
-        key_id: String::new(),
-        scopes: Vec::new(),
-        target: String::new(),
-        operation: Operation::SendMessage,
-        version: Version::V10,
-        binding: crate::errors::Binding::JsonRpc,
-        card_skills: Vec::new(),
-        chain: Vec::new(),
+    let facts = match super::policy::sample_facts(&ws, &b.hop) {
+        Ok(f) => f,
+        Err(e) => return err(StatusCode::BAD_REQUEST, &e),
     };
-    let mut facts = super::policy::facts(&hop, &json!({}), &Default::default());
-    for (k, v) in b.hop {
-        if k == "workspace" {
-            continue; // always the path's workspace
-        }
-        if !super::policy::ATTRIBUTES.contains(&k.as_str()) {
-            return err(
-                StatusCode::BAD_REQUEST,
-                &format!("hop.{k}: unknown attribute"),
-            );
-        }
-        match (facts.get_mut(&k), v) {
-            (Some(Value::Object(base)), Value::Object(over)) => base.extend(over),
-            (Some(slot), v) => *slot = v,
-            (None, _) => {}
-        }
-    }
     let o = policy.evaluate(&facts, st.config.governance().policy_default);
     axum::Json(json!({"decision": o.decision, "rule": o.rule, "trace": o.trace, "hop": facts}))
         .into_response()
@@ -269,7 +243,7 @@ async fn kill(
         id: b.id.clone(),
         agent_id: b.agent_id.clone(),
         reason: b.reason.clone(),
-        killed_at: 0,
+        killed_at: time::OffsetDateTime::now_utc().unix_timestamp(),
     };
     let r = st.governance.cache.store().add_kill(&k);
     st.governance.cache.invalidate(&ws);

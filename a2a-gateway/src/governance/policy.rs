@@ -310,6 +310,43 @@ pub fn facts(hop: &crate::seams::Hop, params: &Value, ev: &crate::seams::Evidenc
     })
 }
 
+/// The attributes of a plain 1.0 JSON-RPC SendMessage in `workspace`, with `overrides` (any of
+/// [`ATTRIBUTES`]; objects are merged member by member) on top: the hop an explain evaluates.
+pub fn sample_facts(
+    workspace: &str,
+    overrides: &serde_json::Map<String, Value>,
+) -> Result<Value, String> {
+    let hop = crate::seams::Hop {
+        trace_id: String::new(),
+        workspace_id: workspace.to_owned(),
+        key_id: String::new(),
+        scopes: Vec::new(),
+        target: String::new(),
+        operation: crate::ops::Operation::SendMessage,
+        version: crate::errors::Version::V10,
+        binding: crate::errors::Binding::JsonRpc,
+        card_skills: Vec::new(),
+        chain: Vec::new(),
+    };
+    let mut facts = super::policy::facts(&hop, &json!({}), &Default::default());
+    for (k, v) in overrides {
+        if k == "workspace" {
+            continue; // always the explained workspace
+        }
+        if !ATTRIBUTES.contains(&k.as_str()) {
+            return Err(format!("hop.{k}: unknown attribute"));
+        }
+        match (facts.get_mut(k), v) {
+            (Some(Value::Object(base)), Value::Object(over)) => {
+                base.extend(over.iter().map(|(k, v)| (k.clone(), v.clone())))
+            }
+            (Some(slot), v) => *slot = v.clone(),
+            (None, _) => {}
+        }
+    }
+    Ok(facts)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
