@@ -31,7 +31,7 @@ struct Cli {
 enum Cmd {
     /// Serve the gateway. Settings come from defaults, then the TOML file, then A2A_GATEWAY_*
     /// environment variables, then flags.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Start a gateway with a demo workspace, key and the built-in echo agent registered, on an
     /// embedded SQLite file, and print working curl commands.
     Demo(DemoArgs),
@@ -720,7 +720,7 @@ async fn main() -> Result<()> {
         .init();
     let cli = Cli::parse();
     match cli.cmd {
-        Cmd::Serve(a) => serve(a).await,
+        Cmd::Serve(a) => serve(*a).await,
         Cmd::Demo(a) => demo(a).await,
         Cmd::Admin(a) => admin(a),
     }
