@@ -118,6 +118,11 @@ pub struct Config {
     /// Secret of the delegation chain's HMAC. Unset: a random key per process (chains do not
     /// survive a restart and are not shared between gateway instances: set it for either).
     pub delegation_key: Option<String>,
+    /// Seconds a hop held for approval waits for a decision before `a2a_approval_expired`.
+    pub approval_ttl_secs: u64,
+    /// Seconds a blocking send held for approval waits for the decision before it is answered
+    /// with the gateway task (0: at once).
+    pub approval_wait_secs: u64,
 }
 
 /// Default longest delegation chain.
@@ -146,6 +151,8 @@ impl Default for Config {
             policy_default: PolicyDefault::Allow,
             max_delegation_depth: DEFAULT_MAX_DELEGATION_DEPTH,
             delegation_key: None,
+            approval_ttl_secs: 3600,
+            approval_wait_secs: 10,
         }
     }
 }

@@ -41,6 +41,7 @@ pub const STEPS: &[&str] = &[
     "scope",
     "target",
     "streaming switch",
+    "approval follow-up",
     "delegation chain",
     "request validation in the caller's version",
     "ownership",
@@ -79,6 +80,19 @@ pub(crate) async fn execute(
     if op.is_streaming() && !st.config.streaming_enabled {
         return Err(Refusal::streaming_disabled());
     }
+    // approval follow-up: task operations on a gateway task of a held hop.
+    let params = match crate::governance::approval_flow::follow(
+        st,
+        &principal.workspace_id,
+        agent_id,
+        op,
+        call.version,
+        &params,
+    )? {
+        crate::governance::approval_flow::Follow::No => params,
+        crate::governance::approval_flow::Follow::Answer(a) => return Ok(a),
+        crate::governance::approval_flow::Follow::Peer(p) => p,
+    };
     // delegation chain: the signed chain the hop arrived with (a peer delegating again).
     let chain = match &call.chain {
         Some(h) => st.governance.chain_key.verify(h)?,
@@ -134,6 +148,16 @@ pub(crate) async fn execute(
             .governance
             .request(&hop_facts, op, &mut params, &mut evidence);
         if let Err(r) = r {
+            if r.code == "a2a_approval_pending" && op == Operation::SendMessage {
+                return crate::governance::approval_flow::hold(
+                    st,
+                    call,
+                    &hop_facts,
+                    &params,
+                    &mut evidence,
+                )
+                .await;
+            }
             call.audit.governance = serde_json::to_value(&evidence).ok();
             return Err(r);
         }

@@ -145,6 +145,9 @@ impl Gateway {
                 metrics: Metrics::default(),
                 governance: Arc::new(Governance::new(
                     Arc::new(crate::governance::store::SqliteGov::new(store.clone())),
+                    Arc::new(crate::governance::approval::SqliteApprovals::new(
+                        store.clone(),
+                    )),
                     &config.governance(),
                 )),
                 signer: Arc::new(Unsigned),

@@ -156,6 +156,8 @@ pub const MIGRATIONS: &[&str] = &[
     "#,
     // 5: governance (issue 14): policies, PII rules, kills, and each hop's evidence in `audit`.
     crate::governance::store::MIGRATION,
+    // 6: approvals (held hops).
+    crate::governance::approval::MIGRATION,
 ];
 
 /// A sealed push callback: the caller's webhook, which the peer never sees.

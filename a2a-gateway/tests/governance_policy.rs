@@ -153,8 +153,24 @@ async fn policy_decisions_table() {
     );
     let b = send_key(&env, "e-skill", None, send03("t-skill-ok"), &key).await;
     assert_eq!(b["result"]["kind"], "task", "{b}");
-    // the card's skills: approval required (no approval queue in this build: pending)
+    // the card's skills: approval required: held (a gateway task), the peer not called
     let b = send_key(&env, "e-card", None, send03("t-card"), &key).await;
+    assert_eq!(b["result"]["status"]["state"], "submitted", "{b}");
+    assert!(
+        b["result"]["id"]
+            .as_str()
+            .unwrap()
+            .starts_with("gw-approval-"),
+        "{b}"
+    );
+    assert!(
+        !env.peers[0].last_body().to_string().contains("t-card"),
+        "peer was called"
+    );
+    // a stream that needs approval is refused (only sends are held)
+    let mut req = send03("t-card-stream");
+    req["method"] = json!("message/stream");
+    let b = send_key(&env, "e-card", None, req, &key).await;
     assert_eq!(gw_code(&b), "a2a_approval_pending", "{b}");
     // version
     assert_eq!(

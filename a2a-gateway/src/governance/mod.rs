@@ -22,6 +22,9 @@ use crate::seams::{Evidence, Hop, Step, StreamStep};
 use crate::xlate;
 
 pub mod admin;
+pub mod approval;
+pub(crate) mod approval_flow;
+pub use approval_flow::{deny, release};
 pub mod demo;
 pub mod kill;
 pub mod loops;
@@ -165,6 +168,8 @@ pub struct Governance {
     pub chain_key: loops::ChainKey,
     /// Open streams, for session kill.
     pub streams: kill::Streams,
+    /// Held hops.
+    pub approvals: Arc<dyn approval::ApprovalStore>,
 }
 
 /// The governance settings of the gateway's configuration.
@@ -180,7 +185,11 @@ pub struct Settings {
 
 impl Governance {
     /// The gateway's steps (kill, loops, PII, policy) over `store`.
-    pub fn new(store: Arc<dyn GovStore>, settings: &Settings) -> Governance {
+    pub fn new(
+        store: Arc<dyn GovStore>,
+        approvals: Arc<dyn approval::ApprovalStore>,
+        settings: &Settings,
+    ) -> Governance {
         let cache = Arc::new(Cache::new(store));
         let steps: Vec<Arc<dyn Step>> = vec![
             Arc::new(kill::KillStep {
@@ -202,6 +211,7 @@ impl Governance {
             steps,
             chain_key: loops::ChainKey::new(&settings.delegation_key),
             streams: kill::Streams::default(),
+            approvals,
         }
     }
 
@@ -228,17 +238,25 @@ impl Governance {
         let caller = hop.version;
         let mut p10 = xlate::request(op, caller, Version::V10, params)?;
         let before = p10.clone();
+        let mut outcome = Ok(());
         for s in self.steps.iter().filter(|s| s.active(hop)) {
-            s.request(hop, &mut p10, ev)?;
+            if let Err(r) = s.request(hop, &mut p10, ev) {
+                outcome = Err(r);
+                break;
+            }
         }
+        // Written back even on a refusal: a hop held for approval keeps the redacted request.
         if p10 != before {
             *params = match caller {
                 Version::V10 => p10,
                 // The way back must work: what cannot be carried is refused, never dropped.
-                Version::V03 => xlate::request(op, Version::V10, Version::V03, &p10)?,
+                Version::V03 => match xlate::request(op, Version::V10, Version::V03, &p10) {
+                    Ok(p) => p,
+                    Err(r) => return outcome.and(Err(r)),
+                },
             };
         }
-        Ok(())
+        outcome
     }
 
     /// answer steps over a unary result already in 1.0 form.
