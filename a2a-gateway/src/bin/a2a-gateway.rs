@@ -127,6 +127,14 @@ struct ServeArgs {
     /// same agents or chains must survive a restart [default: random per process].
     #[arg(long, env = "A2A_GATEWAY_DELEGATION_KEY", hide_env_values = true)]
     delegation_key: Option<String>,
+    /// Seconds a hop held for approval waits for a person before a2a_approval_expired
+    /// [default: 3600].
+    #[arg(long, env = "A2A_GATEWAY_APPROVAL_TTL_SECS")]
+    approval_ttl_secs: Option<u64>,
+    /// Seconds a blocking send held for approval waits for the decision before it is answered
+    /// with the gateway task (0 = at once) [default: 10].
+    #[arg(long, env = "A2A_GATEWAY_APPROVAL_WAIT_SECS")]
+    approval_wait_secs: Option<u64>,
 }
 
 impl ServeArgs {
@@ -206,6 +214,12 @@ impl ServeArgs {
         }
         if let Some(v) = &self.delegation_key {
             c.delegation_key = Some(v.clone());
+        }
+        if let Some(v) = self.approval_ttl_secs {
+            c.approval_ttl_secs = v;
+        }
+        if let Some(v) = self.approval_wait_secs {
+            c.approval_wait_secs = v;
         }
         Ok(c)
     }
@@ -388,6 +402,28 @@ enum AdminCmd {
         /// Workspace id.
         workspace: String,
     },
+    /// List a workspace's approvals (redacted previews), optionally in one state.
+    ApprovalList {
+        /// Workspace id.
+        workspace: String,
+        /// pending, approved, denied, expired or withdrawn.
+        #[arg(long)]
+        state: Option<String>,
+    },
+    /// Deny a pending approval. (Approving sends the held request, so it needs the running
+    /// gateway: `POST /admin/workspaces/{ws}/approvals/{id}/approve`.)
+    ApprovalDeny {
+        /// Workspace id.
+        workspace: String,
+        /// Approval id.
+        id: String,
+        /// Who denies it.
+        #[arg(long)]
+        approver: String,
+        /// Why.
+        #[arg(long)]
+        reason: Option<String>,
+    },
 }
 
 fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
@@ -540,6 +576,30 @@ fn governance_admin(store: &Store, cmd: AdminCmd) -> Result<()> {
             print_json(&k)?
         }
         AdminCmd::KillList { workspace } => print_json(&gov.kills(&workspace)?)?,
+        AdminCmd::ApprovalList { workspace, state } => {
+            use a2a_gateway::governance::approval::{ApprovalStore, SqliteApprovals};
+            let list = SqliteApprovals::new(store.clone()).list(&workspace, state.as_deref())?;
+            print_json(&list)?
+        }
+        AdminCmd::ApprovalDeny {
+            workspace,
+            id,
+            approver,
+            reason,
+        } => {
+            use a2a_gateway::governance::approval::{ApprovalStore, SqliteApprovals};
+            let approvals = SqliteApprovals::new(store.clone());
+            if !approvals.decide(
+                &workspace,
+                &id,
+                "denied",
+                Some(&approver),
+                reason.as_deref(),
+            )? {
+                bail!("approval {id} is not pending in workspace {workspace}");
+            }
+            print_json(&approvals.get(&workspace, &id)?)?
+        }
         _ => bail!("not a governance command"),
     }
     Ok(())
