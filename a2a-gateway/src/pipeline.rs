@@ -159,6 +159,9 @@ pub(crate) async fn execute(
                 .await;
             }
             call.audit.governance = serde_json::to_value(&evidence).ok();
+            if r.code == "a2a_approval_pending" {
+                return Err(Refusal::approval_not_holdable(op.name_10()));
+            }
             return Err(r);
         }
     }

@@ -228,6 +228,32 @@ async fn approval_holds_then_releases_denies_and_expires() {
         };
         assert_eq!(state(&b), canceled, "{b}");
     }
+    // Without PII rules the stored request is unchanged, but the preview is still redacted.
+    assert_eq!(
+        admin(&env, "DELETE", "/admin/workspaces/ws1/pii", None)
+            .await
+            .0,
+        204
+    );
+    let (_, b) = env
+        .rpc("/a2a/echo", None, held(None, "refund for bob@example.org"))
+        .await;
+    let id = task_id(&b).trim_start_matches("gw-approval-").to_owned();
+    let (_, a) = admin(
+        &env,
+        "GET",
+        &format!("/admin/workspaces/ws1/approvals/{id}"),
+        None,
+    )
+    .await;
+    assert!(
+        a["preview"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("[REDACTED:EMAIL]"),
+        "{a}"
+    );
+    assert!(!a.to_string().contains("bob@"), "{a}");
     // Expiry.
     let (_, b) = env
         .rpc(

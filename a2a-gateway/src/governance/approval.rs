@@ -201,10 +201,19 @@ impl ApprovalStore for SqliteApprovals {
     }
 }
 
-/// What an approver sees of a request (1.0 params, after PII redaction): no more than the start
-/// of the text.
+/// What an approver sees of a request (1.0 params): every PII finding redacted, no more than
+/// the start of the text.
 pub fn preview(params10: &Value, facts: &Value) -> Value {
-    let text: String = params10
+    // Redacted for the approver whatever the workspace's PII rules are.
+    let mut shown = params10.clone();
+    let _ = crate::pii::scan_value(
+        &mut shown,
+        &crate::pii::PiiRules {
+            default_action: crate::pii::PiiAction::Redact,
+            ..Default::default()
+        },
+    );
+    let text: String = shown
         .get("message")
         .and_then(|m| m.get("parts"))
         .and_then(Value::as_array)
