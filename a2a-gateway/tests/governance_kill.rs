@@ -95,7 +95,7 @@ async fn kill_ends_open_stream_cancels_peer_task_and_refuses_the_context() {
         }
     }
     // Another workspace cannot kill it (its kill names its own sessions only).
-    let (s, _) = admin(
+    let (s, b) = admin(
         &env,
         "POST",
         "/admin/workspaces/ws2/kill",
@@ -103,6 +103,10 @@ async fn kill_ends_open_stream_cancels_peer_task_and_refuses_the_context() {
     )
     .await;
     assert_eq!(s, 201);
+    assert_eq!(
+        b["canceled"][0]["outcome"], "not a task of this workspace: not canceled",
+        "{b}"
+    );
     tokio::time::sleep(Duration::from_millis(200)).await;
     if let Ok(ev) = tokio::time::timeout(Duration::from_millis(300), s1.recv()).await {
         panic!("ws1 stream touched by ws2's kill: {ev:?}");
