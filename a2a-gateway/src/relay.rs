@@ -152,7 +152,7 @@ impl PeerCall<'_> {
                     Err(r) => { yield Err(r); break; }
                 }
             }
-            if let Some(g) = &gov {
+            if governed && let Some(g) = &gov {
                 stream_audit(&store, g);
             }
         };

@@ -59,6 +59,7 @@ async fn approval_holds_then_releases_denies_and_expires() {
     let env = env_with(Version::V10, |c| {
         c.approval_ttl_secs = 2;
         c.approval_wait_secs = 0;
+        c.delegation_key = Some("k".into());
     })
     .await;
     assert_eq!(
@@ -159,6 +160,16 @@ async fn approval_holds_then_releases_denies_and_expires() {
         )
         .await;
         assert_eq!(s, 200, "{r}");
+        let chain = env.peers[0]
+            .last_headers()
+            .into_iter()
+            .find(|(n, _)| n == "a2a-delegation-chain")
+            .map(|(_, v)| v)
+            .expect("the released call carries the chain");
+        let members = a2a_gateway::governance::loops::ChainKey::new(b"k")
+            .verify(&chain)
+            .unwrap();
+        assert_eq!(members, vec!["ws1/echo"], "{chain}");
         let seen = env.peers[0].last_body().to_string();
         assert!(
             seen.contains("refund order 7")

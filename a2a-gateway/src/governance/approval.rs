@@ -33,6 +33,7 @@ pub const MIGRATION: &str = r#"
         approver TEXT,
         reason TEXT,
         peer_task_id TEXT,
+        chain TEXT NOT NULL DEFAULT '[]',
         created_at INTEGER NOT NULL,
         expires_at INTEGER NOT NULL
     );
@@ -69,6 +70,10 @@ pub struct Approval {
     pub reason: Option<String>,
     /// The peer's task once approved.
     pub peer_task_id: Option<String>,
+    /// The delegation chain the held hop is sent on (the target last): the released call
+    /// carries it, so an approval cannot be used to start a fresh chain.
+    #[serde(default)]
+    pub chain: Vec<String>,
     /// Unix seconds.
     pub created_at: i64,
     /// Unix seconds; a pending approval expires then.
@@ -133,19 +138,25 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Approval> {
         peer_task_id: r.get(11)?,
         created_at: r.get(12)?,
         expires_at: r.get(13)?,
+        chain: r
+            .get::<_, String>(14)
+            .ok()
+            .and_then(|c| serde_json::from_str(&c).ok())
+            .unwrap_or_default(),
     })
 }
 
-const COLS: &str = "id, workspace_id, agent_id, caller_version, params, preview, context_id, state, rule, approver, reason, peer_task_id, created_at, expires_at";
+const COLS: &str = "id, workspace_id, agent_id, caller_version, params, preview, context_id, state, rule, approver, reason, peer_task_id, created_at, expires_at, chain";
 
 impl ApprovalStore for SqliteApprovals {
     fn create(&self, a: &Approval) -> Result<(), StoreError> {
         self.store.with(|c| {
             c.execute(
-                &format!("INSERT INTO gov_approvals({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"),
+                &format!("INSERT INTO gov_approvals({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"),
                 params![a.id, a.workspace_id, a.agent_id, a.caller_version, a.params,
                     a.preview.to_string(), a.context_id, a.state, a.rule, a.approver, a.reason,
-                    a.peer_task_id, a.created_at, a.expires_at],
+                    a.peer_task_id, a.created_at, a.expires_at,
+                    serde_json::to_string(&a.chain).unwrap_or_else(|_| "[]".into())],
             )?;
             Ok(())
         })

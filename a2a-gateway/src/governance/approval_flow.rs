@@ -76,6 +76,11 @@ pub(crate) async fn hold(
         approver: None,
         reason: None,
         peer_task_id: None,
+        chain: {
+            let mut c = hop.chain.clone();
+            c.push(super::loops::member(&hop.workspace_id, &hop.target));
+            c
+        },
         created_at: now(),
         expires_at: now()
             .saturating_add(i64::try_from(st.config.approval_ttl_secs).unwrap_or(i64::MAX)),
@@ -298,7 +303,24 @@ async fn send_held(st: &GatewayState, a: &Approval) -> Result<Option<String>, Re
         id: json!(random_hex(8)),
         max_resp: st.config.limits.max_response_bytes,
         max_stream: st.config.limits.max_stream_bytes,
-        gov: None,
+        // The held hop's chain goes with it (no governance steps: they already decided).
+        gov: Some(std::sync::Arc::new(super::HopGov {
+            chain_header: st.governance.chain_key.sign(&a.chain),
+            hop: Hop {
+                trace_id: String::new(),
+                workspace_id: a.workspace_id.clone(),
+                key_id: String::new(),
+                scopes: Vec::new(),
+                target: a.agent_id.clone(),
+                operation: Operation::SendMessage,
+                version: caller,
+                binding: crate::errors::Binding::JsonRpc,
+                card_skills: Vec::new(),
+                chain: a.chain.clone(),
+            },
+            active: false,
+            evidence: std::sync::Mutex::new(Evidence::default()),
+        })),
         open: None,
     };
     let answer = ctx.call(Operation::SendMessage, peer_params).await?;
