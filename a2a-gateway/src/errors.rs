@@ -485,13 +485,13 @@ impl Refusal {
         .with("approvalId", json!(approval_id))
     }
 
-    /// 409: the hop needs approval, but only a SendMessage can be held for one (streams and
-    /// other operations are refused with the same code).
+    /// 409: the hop needs approval, but only a send (SendMessage, SendStreamingMessage) can be
+    /// held for one (other operations are refused with the same code).
     pub fn approval_not_holdable(operation: &str) -> Refusal {
         Refusal::gateway(
             409,
             "a2a_approval_pending",
-            format!("{operation} needs approval; only SendMessage can be held for it"),
+            format!("{operation} needs approval; only message sends can be held for it"),
         )
     }
 

@@ -148,11 +148,14 @@ pub(crate) async fn execute(
             .governance
             .request(&hop_facts, op, &mut params, &mut evidence);
         if let Err(r) = r {
-            if r.code == "a2a_approval_pending" && op == Operation::SendMessage {
+            if r.code == "a2a_approval_pending"
+                && matches!(op, Operation::SendMessage | Operation::SendStreamingMessage)
+            {
                 return crate::governance::approval_flow::hold(
                     st,
                     call,
                     &hop_facts,
+                    op,
                     &params,
                     &mut evidence,
                 )

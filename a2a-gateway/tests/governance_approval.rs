@@ -302,6 +302,122 @@ async fn approval_holds_then_releases_denies_and_expires() {
 }
 
 #[tokio::test]
+async fn held_stream_then_subscribe_goes_on_as_the_peer_task() {
+    use futures::StreamExt;
+    let env = env(Version::V10).await;
+    assert_eq!(
+        admin(&env, "PUT", "/admin/workspaces/ws1/policy", Some(policy()))
+            .await
+            .0,
+        200
+    );
+    for v in [None, Some("1.0")] {
+        let mut req = held(v, "refund by stream");
+        req["method"] = json!(if v.is_some() {
+            "SendStreamingMessage"
+        } else {
+            "message/stream"
+        });
+        let mut r = env
+            .http
+            .post(env.url("/a2a/echo"))
+            .header("content-type", "application/json")
+            .bearer_auth(&env.key)
+            .body(req.to_string());
+        if let Some(v) = v {
+            r = r.header("A2A-Version", v);
+        }
+        let resp = r.send().await.unwrap();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Value>();
+        tokio::spawn(async move {
+            let mut body = resp.bytes_stream();
+            let mut buf = String::new();
+            while let Some(Ok(c)) = body.next().await {
+                buf.push_str(&String::from_utf8_lossy(&c));
+                while let Some(i) = buf.find("\n\n") {
+                    let block: String = buf.drain(..i + 2).collect();
+                    for l in block.lines() {
+                        if let Some(d) = l.strip_prefix("data:") {
+                            let _ = tx.send(serde_json::from_str(d.trim()).unwrap_or(Value::Null));
+                        }
+                    }
+                }
+            }
+        });
+        let first = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        let gw_task = task_id(&first);
+        assert!(gw_task.starts_with("gw-approval-"), "{first}");
+        let submitted = if v.is_some() {
+            "TASK_STATE_SUBMITTED"
+        } else {
+            "submitted"
+        };
+        assert_eq!(state(&first), submitted, "{first}");
+        let id = gw_task.trim_start_matches("gw-approval-").to_owned();
+        let (s, r) = admin(
+            &env,
+            "POST",
+            &format!("/admin/workspaces/ws1/approvals/{id}/approve"),
+            Some(json!({"approver": "ana"})),
+        )
+        .await;
+        assert_eq!(s, 200, "{r}");
+        let update = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        let u = &update["result"];
+        let st = if v.is_some() {
+            &u["statusUpdate"]["status"]["state"]
+        } else {
+            &u["status"]["state"]
+        };
+        let working = if v.is_some() {
+            "TASK_STATE_WORKING"
+        } else {
+            "working"
+        };
+        assert_eq!(st, working, "{update}");
+        assert!(
+            update
+                .to_string()
+                .contains(r["peerTaskId"].as_str().unwrap()),
+            "{update}"
+        );
+        assert!(
+            tokio::time::timeout(Duration::from_secs(5), rx.recv())
+                .await
+                .unwrap()
+                .is_none()
+        );
+        // SubscribeToTask on the gateway task goes on as the peer's task.
+        let m = if v.is_some() {
+            "SubscribeToTask"
+        } else {
+            "tasks/resubscribe"
+        };
+        let (_, _, events) = env
+            .sse(
+                "/a2a/echo",
+                v,
+                json!({"jsonrpc":"2.0","id":"s","method": m,"params":{"id": gw_task}}),
+            )
+            .await;
+        assert!(
+            events
+                .to_vec()
+                .iter()
+                .any(|e| e.to_string().contains(r["peerTaskId"].as_str().unwrap())),
+            "{events:?}"
+        );
+    }
+    env.stop().await;
+}
+
+#[tokio::test]
 async fn blocking_send_waits_for_the_decision() {
     let env = env_with(Version::V10, |c| c.approval_wait_secs = 5).await;
     assert_eq!(

@@ -167,11 +167,6 @@ async fn policy_decisions_table() {
         !env.peers[0].last_body().to_string().contains("t-card"),
         "peer was called"
     );
-    // a stream that needs approval is refused (only sends are held)
-    let mut req = send03("t-card-stream");
-    req["method"] = json!("message/stream");
-    let b = send_key(&env, "e-card", None, req, &key).await;
-    assert_eq!(gw_code(&b), "a2a_approval_pending", "{b}");
     // version
     assert_eq!(
         rule_of(&send_key(&env, "e-ver", None, send03("t-ver"), &key).await),

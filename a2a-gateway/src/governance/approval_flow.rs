@@ -38,17 +38,20 @@ fn blocking(params: &Value, v: Version) -> bool {
 }
 
 /// approval: the policy asked for it; the SendMessage is stored (redacted) and answered with the
-/// gateway task; a blocking send waits up to `approval_wait_secs` for the decision first.
-#[allow(clippy::too_many_arguments)]
+/// gateway task; a blocking send waits up to `approval_wait_secs` for the decision first. A
+/// SendStreamingMessage is stored the same way and answered with a stream: the gateway task,
+/// then one status update when a person decides (WORKING once approved: SubscribeToTask on the
+/// gateway task then goes on as the peer's task; REJECTED when denied or expired).
 pub(crate) async fn hold(
     st: &GatewayState,
     call: &mut Call,
     hop: &Hop,
+    op: Operation,
     params: &Value,
     ev: &mut Evidence,
 ) -> Result<Answer, Refusal> {
     let caller = hop.version;
-    let p10 = crate::xlate::request(Operation::SendMessage, caller, Version::V10, params)?;
+    let p10 = crate::xlate::request(op, caller, Version::V10, params)?;
     let facts = super::policy::facts(hop, &p10, ev);
     let id = random_hex(12);
     let context_id = p10
@@ -93,6 +96,9 @@ pub(crate) async fn hold(
     });
     call.audit.governance = serde_json::to_value(&*ev).ok();
     call.audit.task_id = Some(format!("{TASK_PREFIX}{id}"));
+    if op == Operation::SendStreamingMessage {
+        return Ok(held_stream(st, caller, a));
+    }
     if blocking(params, caller) && st.config.approval_wait_secs > 0 {
         let until = tokio::time::Instant::now() + Duration::from_secs(st.config.approval_wait_secs);
         while tokio::time::Instant::now() < until {
@@ -114,6 +120,46 @@ pub(crate) async fn hold(
         }
     }
     task_answer(Operation::SendMessage, caller, &a)
+}
+
+/// The stream of a held SendStreamingMessage: the gateway task, then its decision.
+fn held_stream(st: &GatewayState, caller: Version, a: Approval) -> Answer {
+    let store = st.governance.approvals.clone();
+    let shutdown = st.shutdown.clone();
+    let s = async_stream::stream! {
+        let first = crate::xlate::event(&json!({"task": gateway_task(&a)}), Version::V10, caller);
+        match first {
+            Ok(ev) => yield Ok(ev),
+            Err(e) => { yield Err(crate::hop::map_answer_error(e)); return; }
+        }
+        loop {
+            tokio::select! {
+                _ = shutdown.cancelled() => { yield Err(crate::edge::shutting_down()); break; }
+                _ = tokio::time::sleep(Duration::from_millis(200)) => {}
+            }
+            let mut cur = match store.get(&a.workspace_id, &a.id) {
+                Ok(Some(c)) => c,
+                Ok(None) => { yield Err(ownership::not_found()); break; }
+                Err(e) => { yield Err(internal(e)); break; }
+            };
+            if cur.is_expired(now()) {
+                let _ = store.decide(&a.workspace_id, &a.id, "expired", None, None);
+                cur.state = "expired".into();
+            }
+            if cur.state == "pending" || (cur.state == "approved" && cur.peer_task_id.is_none()) {
+                continue;
+            }
+            let t = gateway_task(&cur);
+            let update = json!({"statusUpdate": {"taskId": t["id"], "contextId": t["contextId"],
+                "status": t["status"], "metadata": t["metadata"]}});
+            match crate::xlate::event(&update, Version::V10, caller) {
+                Ok(ev) => yield Ok(ev),
+                Err(e) => yield Err(crate::hop::map_answer_error(e)),
+            }
+            break;
+        }
+    };
+    Answer::Stream(Box::pin(s))
 }
 
 /// A decided approval as a SendMessage answer: the gateway task (denied, expired) or a pointer
