@@ -14,8 +14,8 @@ use std::sync::LazyLock;
 use base64::Engine;
 use regex::Regex;
 
-use super::check;
 use super::{Finding, PiiKind};
+use super::{check, checksum};
 
 /// Compiled detectors (built once, on first use).
 struct Detectors {
@@ -44,8 +44,11 @@ const CARD: &str = r"[0-9](?:[ \-]?[0-9]){12,}";
 const IBAN: &str = r"[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){11,31}";
 const SSN: &str = r"[0-9]{3}-[0-9]{2}-[0-9]{4}";
 const IPV4: &str = r"[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}";
-const IPV6: &str =
-    r"(?:[0-9A-Fa-f]{1,4})?(?::{1,2}[0-9A-Fa-f]{1,4}){1,7}(?:::)?(?:\.[0-9]{1,3}){0,3}|::";
+/// Groups with `:` or `::` (an IPv4 tail allowed); second, forms ending in `::` (`fe80::`).
+const IPV6: &str = concat!(
+    r"(?:[0-9A-Fa-f]{1,4})?(?::{1,2}[0-9A-Fa-f]{1,4}){1,7}(?:::)?(?:\.[0-9]{1,3}){0,3}",
+    r"|[0-9A-Fa-f]{1,4}(?::{1,2}[0-9A-Fa-f]{1,4}){0,6}::",
+);
 const SECRET: &str = concat!(
     r"sk-[A-Za-z0-9_\-]{20,}",
     r"|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}",
@@ -104,14 +107,14 @@ static CLASSES: [u8; 256] = {
     t
 };
 
-/// Classes present in `bytes` (stops early once the ones that gate detectors are all seen).
+/// Classes present in `bytes` (stops early once all are seen).
 fn classes(bytes: &[u8]) -> u8 {
     let mut mask = 0u8;
     for chunk in bytes.chunks(64) {
         for b in chunk {
             mask |= CLASSES[*b as usize];
         }
-        if mask & (DIGIT | AT | COLON) == DIGIT | AT | COLON {
+        if mask == DIGIT | AT | COLON | DASH {
             break;
         }
     }
@@ -169,10 +172,10 @@ pub fn find(text: &str) -> Vec<Finding> {
     }
     if mask & DIGIT != 0 {
         for m in d.card.find_iter(text) {
-            check::cards(text, m.start(), m.end(), &mut push);
+            checksum::cards(text, m.start(), m.end(), &mut push);
         }
         for m in d.iban.find_iter(text) {
-            if let Some(end) = check::iban(text, m.start(), m.end()) {
+            if let Some(end) = checksum::iban(text, m.start(), m.end()) {
                 push(PiiKind::Iban, m.start(), end);
             }
         }
@@ -300,6 +303,13 @@ mod tests {
                 (PiiKind::Secret, "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
             ]
         );
+    }
+
+    #[test]
+    fn a_dash_after_the_first_64_bytes_still_counts() {
+        // The class pass stops early only when every class was seen.
+        let text = format!("@: 1 {} ssn 123-45-6789", "x".repeat(70));
+        assert_eq!(kinds(&text), vec![(PiiKind::UsSsn, "123-45-6789")]);
     }
 
     #[test]

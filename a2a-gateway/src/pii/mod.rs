@@ -14,6 +14,7 @@
 //!   artifact-chunk boundaries.
 
 mod check;
+mod checksum;
 mod detect;
 mod stream;
 mod walk;

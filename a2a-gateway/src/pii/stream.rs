@@ -8,7 +8,8 @@
 //! - When a chunk is not the last (`lastChunk` absent or false) and its last part is a text
 //!   part, the scanner holds back the end of that text that could be the start of an item
 //!   continued in the next chunk: the trailing run of characters items are made of (letters,
-//!   digits, `@ . _ % + - : / ( ) = [ ]`, a space after a digit or `)`), at most
+//!   digits, `@ . _ % + - : / ( ) = [ ] '`, a space between digits, capitals or parentheses, as
+//!   in `4111 1111` or `GB82 WEST`), at most
 //!   [`MAX_HOLD`] bytes, plus a `-----BEGIN` line begun in the last 64 bytes. A finding that
 //!   overlaps that tail and starts within the last `MAX_HOLD` bytes is held whole; one that
 //!   starts earlier is applied now. Nothing is held when the text ends in a space or other
@@ -20,22 +21,40 @@
 //!   dropped, as a client would drop it.
 //! - A private key block begun in one chunk without its `-----END` line: the rest of that
 //!   text is the finding, and the following chunks' text is part of it up to and including
-//!   the `-----END ... PRIVATE KEY-----` line.
+//!   the `-----END ... PRIVATE KEY-----` line; the last 64 bytes of an open block's text are held
+//!   back (inside the redaction) so that an `-----END` line split by a boundary is still seen.
+//! - A token secret (API key, JWT) too long to hold that reaches the end of a chunk's text is
+//!   redacted there, and the leading run of token characters (`A-Z a-z 0-9 _ - .`) of the next
+//!   chunk's text is redacted as its continuation. A JWT begun more than `MAX_HOLD` bytes before
+//!   the end and not complete yet counts as such a token once its header (`eyJ...`, decoding to
+//!   JSON with `alg`) and a `.` have arrived.
+//! - Every finding forwarded is one placeholder, so an item split this way comes out as two
+//!   adjacent placeholders of its kind and is counted twice.
 //! - [`StreamScanner::flush`] scans and returns what is still held as `artifactUpdate` events
 //!   (`append: true`, no `lastChunk`, the artifact's `taskId`, `contextId`, `artifactId`), one
 //!   per artifact in the order they were first held. [`StreamScanner::scan_event_with_owed`]
 //!   does the same before an event that ends the turn, so the owed text goes out before it.
 //!
 //! Reports count each finding once: held text is counted when it is finally scanned.
+//!
+//! With rules that only record (no kind redacts or blocks) nothing forwarded changes: every
+//! chunk goes out as it came, the held tail is a copy kept only to count items split across
+//! chunks, and `flush` returns no events.
+
+use std::borrow::Cow;
 
 use serde_json::{Map, Value, json};
 
 use super::check::pem_end;
 use super::walk::Scan;
-use super::{Finding, PiiKind, PiiReport, find, scan_value};
+use super::{Finding, PiiAction, PiiKind, PiiReport, PiiRules, find, scan_value};
 
 /// The most text held back per artifact, in bytes.
 pub const MAX_HOLD: usize = 128;
+
+/// Bytes of an open private key block's body held back so that its `-----END` line is found
+/// when a chunk boundary splits it.
+const PEM_TAIL: usize = 64;
 
 /// Text held back for one artifact.
 #[derive(Debug)]
@@ -44,8 +63,26 @@ pub(super) struct Held {
     context_id: Option<String>,
     artifact_id: String,
     text: String,
-    /// Inside a private key block whose `-----END` line has not come yet.
-    in_pem: bool,
+    /// A secret the previous text ended inside of.
+    open: Open,
+}
+
+/// A secret that reached the end of the previous text of the artifact, so the start of the
+/// next text continues it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) enum Open {
+    /// Nothing open.
+    #[default]
+    No,
+    /// A private key block whose `-----END ... PRIVATE KEY-----` line has not come yet.
+    Pem,
+    /// A token (key or JWT) that ran to the end of the text: the next text's leading run of
+    /// token characters (`A-Z a-z 0-9 _ - .`) is part of it.
+    Token,
+}
+
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.'
 }
 
 fn get_str(map: &Map<String, Value>, camel: &str, snake: &str) -> Option<String> {
@@ -98,11 +135,15 @@ pub(super) fn hold_start(text: &str, findings: &[Finding]) -> usize {
     let mut after: Option<char> = None;
     for (i, c) in text.char_indices().rev() {
         let item = c.is_alphanumeric()
-            || "@._%+-:/()=[]".contains(c)
-            || c == ' ' && after.is_none_or(|a| a.is_ascii_digit() || a == '(' || a == '+') && {
-                let before = text.get(..i).and_then(|s| s.chars().next_back());
-                before.is_some_and(|b| b.is_ascii_digit() || b == ')')
-            };
+            || "@._%+-:/()=[]'".contains(c)
+            || c == ' '
+                && after.is_none_or(|a| {
+                    a.is_ascii_digit() || a.is_ascii_uppercase() || a == '(' || a == '+'
+                })
+                && {
+                    let before = text.get(..i).and_then(|s| s.chars().next_back());
+                    before.is_some_and(|b| b.is_ascii_digit() || b.is_ascii_uppercase() || b == ')')
+                };
         if !item || len - i > MAX_HOLD {
             break;
         }
@@ -136,12 +177,21 @@ pub(super) fn hold_start(text: &str, findings: &[Finding]) -> usize {
     cut
 }
 
-/// Findings in `text` when it may continue a private key block: the block's rest first.
-fn findings_in(text: &str, in_pem: bool) -> (Vec<Finding>, bool) {
+/// Findings in `text`, which may continue a secret left open by the previous text, and whether
+/// a private key block is still open at its end.
+fn findings_in(text: &str, open: Open) -> (Vec<Finding>, bool) {
     let mut findings = Vec::new();
     let mut from = 0;
-    if in_pem {
-        let end = pem_end(text, 0);
+    let end = match open {
+        Open::No => Some(0),
+        Open::Pem => pem_end(text, 0),
+        Open::Token => Some(
+            text.bytes()
+                .position(|b| !is_token_byte(b))
+                .unwrap_or(text.len()),
+        ),
+    };
+    if open != Open::No {
         from = end.unwrap_or(text.len());
         if from > 0 {
             findings.push(Finding {
@@ -155,7 +205,7 @@ fn findings_in(text: &str, in_pem: bool) -> (Vec<Finding>, bool) {
     }
     let rest = text.get(from..).unwrap_or("");
     let found = find(rest);
-    let open = found.last().is_some_and(|f| {
+    let pem_open = found.last().is_some_and(|f| {
         f.kind == PiiKind::Secret
             && f.range.end == rest.len()
             && rest
@@ -166,22 +216,85 @@ fn findings_in(text: &str, in_pem: bool) -> (Vec<Finding>, bool) {
         kind: f.kind,
         range: f.range.start + from..f.range.end + from,
     }));
-    (findings, open)
+    (findings, pem_open)
+}
+
+/// A JWT that started more than [`MAX_HOLD`] bytes before the end of `text` and is not complete
+/// yet (no finding covers it): its trailing run of token characters, when the run starts with
+/// a header that decodes to JSON with `alg`.
+fn partial_jwt(text: &str, findings: &[Finding]) -> Option<Finding> {
+    let b = text.as_bytes();
+    let start = b
+        .iter()
+        .rposition(|&c| !is_token_byte(c))
+        .map_or(0, |i| i + 1);
+    if text.len() - start <= MAX_HOLD || findings.last().is_some_and(|f| f.range.end > start) {
+        return None;
+    }
+    let run = text.get(start..)?;
+    let header = run.strip_prefix("eyJ").and(run.split_once('.'))?.0;
+    super::detect::jwt_header_ok(header).then_some(Finding {
+        kind: PiiKind::Secret,
+        range: start..text.len(),
+    })
+}
+
+/// True when no kind's action changes or stops content.
+fn records_only(rules: &PiiRules) -> bool {
+    rules.default_action == PiiAction::Record
+        && rules.actions.values().all(|a| *a == PiiAction::Record)
+}
+
+/// Where to cut the last text of a chunk that is not the last chunk: the start of the tail held
+/// back. May shorten the finding of an open private key block to the cut.
+fn cut_for(text: &str, findings: &mut Vec<Finding>, open: Open, pem_open: bool) -> usize {
+    if pem_open {
+        // Keep the end of the key body, so that a split `-----END` line is found.
+        let mut c = text.len().saturating_sub(PEM_TAIL);
+        while !text.is_char_boundary(c) {
+            c += 1;
+        }
+        if let Some(f) = findings.last_mut() {
+            if f.range.start >= c {
+                c = f.range.start;
+            } else {
+                f.range.end = c;
+            }
+        }
+        return c;
+    }
+    // The continuation of an open secret is never held back.
+    let continued = match (open, findings.first()) {
+        (Open::No, _) | (_, None) => 0,
+        (_, Some(f)) => f.range.end,
+    };
+    if let Some(jwt) = partial_jwt(text, findings) {
+        findings.push(jwt);
+    }
+    hold_start(text, findings).max(continued)
+}
+
+/// What is open at the end of `text` (cut at `cut`) for the next text of the artifact.
+fn open_after(text: &str, findings: &[Finding], pem_open: bool, cut: usize) -> Open {
+    if pem_open {
+        Open::Pem
+    } else if cut == text.len()
+        && !text.is_empty()
+        && findings
+            .last()
+            .is_some_and(|f| f.kind == PiiKind::Secret && f.range.end == text.len())
+    {
+        Open::Token
+    } else {
+        Open::No
+    }
 }
 
 impl super::StreamScanner {
-    fn take_held(&mut self, task_id: &Option<String>, artifact_id: &str) -> Option<Held> {
-        let i = self
-            .held
-            .iter()
-            .position(|h| h.artifact_id == artifact_id && &h.task_id == task_id)?;
-        Some(self.held.remove(i))
-    }
-
     /// One `artifactUpdate` member.
     pub(super) fn artifact_update(&mut self, update: &mut Map<String, Value>) -> PiiReport {
-        let rules = self.rules.clone();
-        let mut scan = Scan::new(&rules);
+        let super::StreamScanner { rules, held: state } = self;
+        let mut scan = Scan::new(rules);
         let task_id = get_str(update, "taskId", "task_id");
         let context_id = get_str(update, "contextId", "context_id");
         let append = get_bool(update, "append", "append");
@@ -202,16 +315,23 @@ impl super::StreamScanner {
             }
             return scan.report;
         };
-        let carry = self.take_held(&task_id, &artifact_id).filter(|_| append);
-        let mut in_pem = carry.as_ref().is_some_and(|h| h.in_pem);
+        let carry = state
+            .iter()
+            .position(|h| h.artifact_id == artifact_id && h.task_id == task_id)
+            .map(|i| state.remove(i))
+            .filter(|_| append);
+        let mut open = carry.as_ref().map_or(Open::No, |h| h.open);
         let mut carry_text = carry.map(|h| h.text).filter(|t| !t.is_empty());
+        // Rules that only record never change what is forwarded: the held text is then a copy
+        // kept for detection, and the chunks go out as they came.
+        let passthrough = records_only(rules);
         let parts = artifact
             .entry("parts")
             .or_insert_with(|| Value::Array(Vec::new()));
         let Value::Array(parts) = parts else {
             return scan.report;
         };
-        if let Some(t) = carry_text.take() {
+        if !passthrough && let Some(t) = carry_text.take() {
             match parts.first_mut().and_then(|p| p.get_mut("text")) {
                 Some(Value::String(s)) => s.insert_str(0, &t),
                 _ => parts.insert(0, json!({ "text": t })),
@@ -221,23 +341,39 @@ impl super::StreamScanner {
         let mut held = String::new();
         for (k, part) in parts.iter_mut().enumerate() {
             let Some(Value::String(text)) = part.get_mut("text") else {
+                if let Some(t) = carry_text.take() {
+                    let (findings, _) = findings_in(&t, open);
+                    scan.apply(&t, &findings);
+                }
                 scan.part(part);
                 continue;
             };
-            let (findings, open) = findings_in(text, in_pem);
-            in_pem = open;
-            let cut = if k + 1 == n && !last && !open {
-                hold_start(text, &findings)
-            } else {
-                text.len()
+            let combined = match carry_text.take() {
+                Some(mut t) => {
+                    t.push_str(text);
+                    Cow::Owned(t)
+                }
+                None => Cow::Borrowed(text.as_str()),
             };
+            let (mut findings, pem_open) = findings_in(&combined, open);
+            let cut = if k + 1 < n || last {
+                combined.len()
+            } else {
+                cut_for(&combined, &mut findings, open, pem_open)
+            };
+            open = open_after(&combined, &findings, pem_open, cut);
             let keep: Vec<Finding> = findings
                 .into_iter()
                 .filter(|f| f.range.end <= cut)
                 .collect();
-            held = text.get(cut..).unwrap_or("").to_owned();
-            let head = text.get(..cut).unwrap_or("");
-            *text = scan.apply(head, &keep).unwrap_or_else(|| head.to_owned());
+            held = combined.get(cut..).unwrap_or("").to_owned();
+            let head = combined.get(..cut).unwrap_or("");
+            let redacted = scan.apply(head, &keep);
+            if !passthrough {
+                let new = redacted.unwrap_or_else(|| head.to_owned());
+                drop(combined);
+                *text = new;
+            }
             if let Value::Object(p) = part {
                 for key in ["filename", "metadata"] {
                     if let Some(v) = p.get_mut(key) {
@@ -246,13 +382,13 @@ impl super::StreamScanner {
                 }
             }
         }
-        if !last && (!held.is_empty() || in_pem) {
-            self.held.push(Held {
+        if !last && (!held.is_empty() || open != Open::No) {
+            state.push(Held {
                 task_id,
                 context_id,
                 artifact_id,
                 text: held,
-                in_pem,
+                open,
             });
         }
         scan.report
@@ -260,17 +396,19 @@ impl super::StreamScanner {
 
     /// See [`super::StreamScanner::flush`].
     pub(super) fn flush_held(&mut self) -> (Vec<Value>, PiiReport) {
-        let rules = self.rules.clone();
-        let mut scan = Scan::new(&rules);
+        let mut scan = Scan::new(&self.rules);
         let mut events = Vec::new();
         for h in std::mem::take(&mut self.held) {
             if h.text.is_empty() {
                 continue;
             }
-            let (findings, _) = findings_in(&h.text, h.in_pem);
-            let text = scan
-                .apply(&h.text, &findings)
-                .unwrap_or_else(|| h.text.clone());
+            let (findings, _) = findings_in(&h.text, h.open);
+            let redacted = scan.apply(&h.text, &findings);
+            if records_only(&self.rules) {
+                // Already forwarded as it came: only counted.
+                continue;
+            }
+            let text = redacted.unwrap_or_else(|| h.text.clone());
             let mut update = Map::new();
             if let Some(t) = h.task_id {
                 update.insert("taskId".into(), Value::String(t));

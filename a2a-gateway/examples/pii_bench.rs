@@ -1,0 +1,255 @@
+//! PII scanning throughput (issue 14), beside baselines measured in the same run.
+//!
+//! `cargo run --release -p a2ars-gateway --example pii_bench [-- MB]`
+//!
+//! Builds a deterministic mixed corpus of A2A 1.0 messages (about `MB` megabytes of JSON,
+//! default 8): mostly English prose in text parts, one message in four with a JSON data part
+//! (records with ids, dates, amounts), and about one PII item per 2 KB (e-mail, phone, card,
+//! IBAN, SSN, IP addresses, keys), then prints MB/s for:
+//! - `find` over every text and data string, beside a byte-counting loop over the same strings
+//!   (the floor of any pass over the bytes);
+//! - parse + `scan_value` (redact all) + serialize of each message, beside parse + serialize of
+//!   the same bytes (what the gateway does to a body anyway).
+//!
+//! Each figure is the best of 5 runs; the machine's load is printed with the results.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use a2a_gateway::pii::{PiiAction, PiiRules, find, scan_value};
+use serde_json::{Value, json};
+
+/// A small deterministic generator (xorshift), so every run scans the same corpus.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len())]
+    }
+}
+
+const WORDS: &[&str] = &[
+    "the",
+    "agent",
+    "task",
+    "report",
+    "quarterly",
+    "results",
+    "shows",
+    "that",
+    "our",
+    "customer",
+    "revenue",
+    "grew",
+    "by",
+    "percent",
+    "in",
+    "region",
+    "while",
+    "costs",
+    "stayed",
+    "flat",
+    "and",
+    "we",
+    "expect",
+    "further",
+    "growth",
+    "next",
+    "year",
+    "please",
+    "review",
+    "attached",
+    "summary",
+    "before",
+    "meeting",
+    "on",
+    "Monday",
+    "with",
+    "team",
+    "about",
+    "delivery",
+    "schedule",
+    "of",
+    "new",
+    "features",
+    "including",
+    "search",
+    "export",
+    "a",
+    "is",
+    "to",
+    "for",
+    "this",
+    "it",
+];
+const NUMBERS: &[&str] = &[
+    "2024",
+    "15",
+    "3.5",
+    "$1,299.00",
+    "v1.2.3",
+    "2026-12-04",
+    "10:30",
+    "42",
+    "#10023",
+    "7%",
+];
+const PII: &[&str] = &[
+    "ann.lee@example.org",
+    "+44 20 7946 0958",
+    "(415) 555-0132",
+    "4111 1111 1111 1111",
+    "DE89 3704 0044 0532 0130 00",
+    "123-45-6789",
+    "192.168.10.20",
+    "2001:db8::8a2e:370:7334",
+    "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+];
+
+fn sentence(rng: &mut Rng, out: &mut String, pii_every: usize) {
+    let n = 8 + rng.below(14);
+    for i in 0..n {
+        if i > 0 {
+            out.push(' ');
+        }
+        match rng.below(100) {
+            0..=6 => out.push_str(rng.pick(NUMBERS)),
+            _ => out.push_str(rng.pick(WORDS)),
+        }
+        if rng.below(pii_every) == 0 {
+            out.push(' ');
+            out.push_str(rng.pick(PII));
+        }
+    }
+    out.push_str(". ");
+}
+
+fn message(rng: &mut Rng, i: usize) -> Value {
+    let mut text = String::new();
+    let target = 300 + rng.below(1500);
+    while text.len() < target {
+        // About one PII item per 2 KB of prose (~6 bytes a word).
+        sentence(rng, &mut text, 330);
+    }
+    let mut parts = vec![json!({ "text": text })];
+    if i.is_multiple_of(4) {
+        let rows: Vec<Value> = (0..10)
+            .map(|r| {
+                json!({"id": format!("ord-{}", 100_000 + rng.below(900_000)), "date": "2026-12-04",
+                       "amount": rng.below(100_000) as f64 / 100.0, "status": rng.pick(WORDS),
+                       "note": if r == 3 { rng.pick(PII).to_owned() } else { rng.pick(WORDS).to_owned() }})
+            })
+            .collect();
+        parts.push(json!({ "data": { "rows": rows } }));
+    }
+    json!({"message": {"messageId": format!("m-{i}"), "role": "ROLE_AGENT", "parts": parts,
+                       "metadata": {"trace": format!("trace-{i}")}}})
+}
+
+fn strings<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
+    match v {
+        Value::String(s) => out.push(s),
+        Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+        Value::Object(m) => m.values().for_each(|x| strings(x, out)),
+        _ => {}
+    }
+}
+
+/// Best of 5 runs of `f`.
+fn best(mut f: impl FnMut()) -> Duration {
+    (0..5)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .min()
+        .unwrap_or_default()
+}
+
+fn mbps(bytes: usize, d: Duration) -> f64 {
+    bytes as f64 / 1e6 / d.as_secs_f64()
+}
+
+fn main() {
+    let mb: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(8);
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut bodies: Vec<Vec<u8>> = Vec::new();
+    let mut total = 0;
+    while total < mb * 1_000_000 {
+        let v = message(&mut rng, bodies.len());
+        let b = serde_json::to_vec(&v).unwrap();
+        total += b.len();
+        bodies.push(b);
+    }
+    let values: Vec<Value> = bodies
+        .iter()
+        .map(|b| serde_json::from_slice(b).unwrap())
+        .collect();
+    let mut texts = Vec::new();
+    values.iter().for_each(|v| strings(v, &mut texts));
+    let text_bytes: usize = texts.iter().map(|t| t.len()).sum();
+    let findings: usize = texts.iter().map(|t| find(t).len()).sum();
+    let rules = PiiRules {
+        default_action: PiiAction::Redact,
+        ..PiiRules::default()
+    };
+
+    let count_loop = best(|| {
+        let n: usize = texts
+            .iter()
+            .map(|t| t.bytes().filter(|&b| b == b'\n' || b == b'@').count())
+            .sum();
+        black_box(n);
+    });
+    let find_time = best(|| {
+        let n: usize = texts.iter().map(|t| find(black_box(t)).len()).sum();
+        black_box(n);
+    });
+    let roundtrip = best(|| {
+        for b in &bodies {
+            let v: Value = serde_json::from_slice(black_box(b)).unwrap();
+            black_box(serde_json::to_vec(&v).unwrap());
+        }
+    });
+    let scanned = best(|| {
+        for b in &bodies {
+            let mut v: Value = serde_json::from_slice(black_box(b)).unwrap();
+            black_box(scan_value(&mut v, &rules));
+            black_box(serde_json::to_vec(&v).unwrap());
+        }
+    });
+
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    println!(
+        "corpus: {} messages, {:.1} MB of JSON, {:.1} MB in {} strings, {findings} findings",
+        bodies.len(),
+        total as f64 / 1e6,
+        text_bytes as f64 / 1e6,
+        texts.len()
+    );
+    println!("machine: {cores} cores, load average {}", load.trim());
+    let (f, c) = (mbps(text_bytes, find_time), mbps(text_bytes, count_loop));
+    println!(
+        "find:       {f:8.1} MB/s   byte-count loop {c:8.1} MB/s   ratio {:.2}",
+        f / c
+    );
+    let (s, r) = (mbps(total, scanned), mbps(total, roundtrip));
+    println!(
+        "scan_value: {s:8.1} MB/s   (parse+scan+serialize)   parse+serialize {r:8.1} MB/s   ratio {:.2}",
+        s / r
+    );
+}
