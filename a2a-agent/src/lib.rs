@@ -53,6 +53,7 @@ pub mod bounds;
 pub mod card;
 pub mod config;
 pub mod cors;
+pub mod delegation;
 pub mod demo;
 pub mod edge;
 pub mod error;

@@ -55,6 +55,7 @@
 pub mod auth;
 pub mod client;
 mod compat;
+pub mod delegation;
 pub mod discovery;
 pub mod error;
 pub mod headers;

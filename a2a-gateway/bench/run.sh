@@ -10,7 +10,8 @@
 #   a2a-gateway/bench/run.sh [seconds per run] [--no-build]
 # Environment: CARGO_TARGET_DIR (default target), as for cargo; BENCH_PROFILE (default release;
 # `profiling` = release code with debug info and symbols, for `perf record`); BENCH_KEEP=1 keeps the temp dir;
-# BENCH_PRELOAD=/path/lib.so runs both servers with LD_PRELOAD (e.g. to compare allocators).
+# BENCH_PRELOAD=/path/lib.so runs both servers with LD_PRELOAD (e.g. to compare allocators);
+# BENCH_GOVERNANCE=1 turns on a ten-rule policy and PII redaction (docs/benchmarks.md).
 # wrk comes from Debian (`apt-get install -y wrk`); the script installs it when it runs as root.
 set -eu
 SECS=${1:-10}
@@ -53,6 +54,26 @@ DB=$TMP/gw.db
 "$GWBIN" admin --database "$DB" workspace-create bench >/dev/null
 "$GWBIN" admin --database "$DB" agent-add bench echo "$DIRECT" >/dev/null
 KEY=$("$GWBIN" admin --database "$DB" key-create bench | grep -o 'a2agw_[A-Za-z0-9_-]*' | head -1)
+# BENCH_GOVERNANCE=1: a policy of ten rules (none denies the benchmark's sends, so each hop
+# evaluates all ten) and PII redaction of every type on the bench workspace (issue 14).
+if [ "${BENCH_GOVERNANCE:-}" = 1 ]; then
+  cat >"$TMP/policy.json" <<'POLICY'
+{"default": "allow", "rules": [
+  {"id": "r1", "when": "agent.id == 'billing'", "decision": "deny"},
+  {"id": "r2", "when": "skill == 'refund'", "decision": "approve"},
+  {"id": "r3", "when": "pii.SECRET > 0", "decision": "deny"},
+  {"id": "r4", "when": "message.bytes > 1000000", "decision": "deny"},
+  {"id": "r5", "when": "'file' in message.part_kinds", "decision": "deny"},
+  {"id": "r6", "when": "chain.depth > 5", "decision": "deny"},
+  {"id": "r7", "when": "operation == 'CancelTask' && time.hour < 6", "decision": "deny"},
+  {"id": "r8", "when": "key.scopes.exists(s, s == 'a2a:read') && operation == 'SendMessage'", "decision": "deny"},
+  {"id": "r9", "when": "version == '0.2'", "decision": "deny"},
+  {"id": "r10", "when": "pii_total > 100", "decision": "redact"}]}
+POLICY
+  "$GWBIN" admin --database "$DB" policy-set bench "$TMP/policy.json" >/dev/null
+  "$GWBIN" admin --database "$DB" pii-set bench '{"default_action":"redact"}' >/dev/null
+  echo "governance: ten-rule policy and PII redaction on"
+fi
 env ${BENCH_PRELOAD:+LD_PRELOAD=$BENCH_PRELOAD} "$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev true >"$TMP/gw.out" 2>"$TMP/gw.err" &
 GPID=$!
 GW=$(wait_listening "$TMP/gw.out" "$TMP/gw.err")/a2a/echo

@@ -19,6 +19,10 @@ pub(crate) struct Call {
     pub(crate) id: RawId,
     pub(crate) a2a_json_only: bool,
     pub(crate) hops: u32,
+    /// The caller's binding.
+    pub(crate) binding: Binding,
+    /// The delegation chain header the request arrived with (verified in the pipeline).
+    pub(crate) chain: Option<String>,
     /// The hop's intent record, once written (its completion names it).
     pub(crate) intent: Option<IntentRef>,
 }
@@ -67,6 +71,10 @@ impl Call {
                 .and_then(|v| v.trim().parse().ok())
                 .unwrap_or(0),
             intent: None,
+            binding,
+            chain: headers
+                .get(crate::governance::loops::CHAIN_HEADER)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
         }
     }
 

@@ -227,7 +227,6 @@ pub(crate) async fn card_handler(
         Err(r) => return card_refusal(&st, &mut call, form, r),
     };
     let card = st
-        .seams
         .signer
         .sign(governed_card(&st.config, &agent, &peer_card, version));
     let body = card.to_string();

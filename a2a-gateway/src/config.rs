@@ -26,6 +26,18 @@ pub enum ErrorStatusMode {
     Refusal,
 }
 
+/// What a hop gets when no policy rule decides it (`policy_default`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum PolicyDefault {
+    /// Allowed (existing deployments keep working).
+    #[default]
+    Allow,
+    /// Refused with `a2a_policy_denied` (rule `default`): every workspace needs a policy that
+    /// allows its hops.
+    Deny,
+}
+
 /// Request and response limits.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -98,7 +110,23 @@ pub struct Config {
     /// Workspaces whose push configs are forwarded to the peer as given (direct delivery: the
     /// peer posts to the caller's webhook itself).
     pub push_direct_workspaces: Vec<String>,
+    /// Decision for a hop no policy rule decides (`allow`, or `deny` for default-deny).
+    pub policy_default: PolicyDefault,
+    /// Longest delegation chain (agents, the target included); longer hops are refused with
+    /// `a2a_delegation_depth_exceeded`.
+    pub max_delegation_depth: usize,
+    /// Secret of the delegation chain's HMAC. Unset: a random key per process (chains do not
+    /// survive a restart and are not shared between gateway instances: set it for either).
+    pub delegation_key: Option<String>,
+    /// Seconds a hop held for approval waits for a decision before `a2a_approval_expired`.
+    pub approval_ttl_secs: u64,
+    /// Seconds a blocking send held for approval waits for the decision before it is answered
+    /// with the gateway task (0: at once).
+    pub approval_wait_secs: u64,
 }
+
+/// Default longest delegation chain.
+pub const DEFAULT_MAX_DELEGATION_DEPTH: usize = 8;
 
 impl Default for Config {
     fn default() -> Self {
@@ -120,6 +148,11 @@ impl Default for Config {
             max_connections: 10_000,
             push_callback_base_url: None,
             push_direct_workspaces: Vec::new(),
+            policy_default: PolicyDefault::Allow,
+            max_delegation_depth: DEFAULT_MAX_DELEGATION_DEPTH,
+            delegation_key: None,
+            approval_ttl_secs: 3600,
+            approval_wait_secs: 10,
         }
     }
 }
@@ -155,6 +188,22 @@ impl Config {
             idle_timeout: Duration::from_secs(self.idle_timeout_secs.max(1)),
             max_connections: self.max_connections,
             max_buffered_body: crate::server::MAX_REQUEST_BYTES,
+        }
+    }
+
+    /// The governance settings of this configuration.
+    pub fn governance(&self) -> crate::governance::Settings {
+        use crate::governance::policy::PolicyDecision;
+        crate::governance::Settings {
+            policy_default: match self.policy_default {
+                PolicyDefault::Allow => PolicyDecision::Allow,
+                PolicyDefault::Deny => PolicyDecision::Deny,
+            },
+            max_delegation_depth: self.max_delegation_depth,
+            delegation_key: match &self.delegation_key {
+                Some(k) if !k.is_empty() => k.as_bytes().to_vec(),
+                _ => crate::server::random_hex(32).into_bytes(),
+            },
         }
     }
 

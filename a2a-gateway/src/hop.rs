@@ -25,6 +25,10 @@ pub(crate) struct PeerCall<'a> {
     pub(crate) id: Value,
     pub(crate) max_resp: u64,
     pub(crate) max_stream: u64,
+    /// The hop's governance: answers and events pass its steps in 1.0 form.
+    pub(crate) gov: Option<std::sync::Arc<crate::governance::HopGov>>,
+    /// A stream's registration with the kill switch.
+    pub(crate) open: Option<std::sync::Arc<crate::governance::kill::OpenStream>>,
 }
 
 /// registered endpoint checks, peer card, interface, chosen URL checks: the peer's card (cached)
@@ -33,7 +37,7 @@ pub(crate) async fn choose(
     st: &GatewayState,
     agent: &Agent,
     max_card: u64,
-) -> Result<Chosen, Refusal> {
+) -> Result<(Chosen, a2a_client::discovery::FetchedCard), Refusal> {
     let registered = Url::parse(&agent.endpoint)
         .map_err(|e| Refusal::peer_url_refused(&format!("registered endpoint: {e}")))?;
     peer::check_url(&registered, &registered, st.config.dev_mode)?;
@@ -49,7 +53,27 @@ pub(crate) async fn choose(
     let chosen = peer::select_from(&card.interfaces, st.config.serve_v1)?;
     peer::check_url(&chosen.url, &registered, st.config.dev_mode)?;
     peer::check_resolved(&chosen.url, st.config.dev_mode).await?;
-    Ok(chosen)
+    Ok((chosen, card))
+}
+
+/// The skill ids of a peer card (either version), kept to the registration's allow-list.
+pub(crate) fn card_skills(card: &a2a_client::discovery::FetchedCard, agent: &Agent) -> Vec<String> {
+    let v: Value = card.json().unwrap_or(Value::Null);
+    v.get("skills")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.get("id").and_then(Value::as_str))
+                .filter(|id| {
+                    agent
+                        .skills
+                        .as_ref()
+                        .is_none_or(|allow| allow.iter().any(|a| a == id))
+                })
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// translation to the peer's version: the params in the peer's version, with the chosen entry's
@@ -121,6 +145,9 @@ impl PeerCall<'_> {
             .header("traceparent", &self.traceparent)
             .header(HOPS_HEADER, self.hops.to_string())
             .header(reqwest::header::CONTENT_TYPE, content_type);
+        if let Some(g) = &self.gov {
+            req = req.header(crate::governance::loops::CHAIN_HEADER, &g.chain_header);
+        }
         if let Some(c) = &self.agent.credential {
             req = req.bearer_auth(c);
         }
@@ -275,7 +302,32 @@ impl PeerCall<'_> {
                 "expected an event stream",
             ));
         }
-        xlate::result(op, self.chosen.version, self.caller, result)
+        self.answer(op, self.chosen.version, result)
+    }
+
+    /// answer checks and translation: the peer's unary result (in `from`) in the caller's
+    /// version; with governance, read into 1.0, passed through the answer steps, then written in
+    /// the caller's version.
+    pub(crate) fn answer(
+        &self,
+        op: Operation,
+        from: Version,
+        result: &Value,
+    ) -> Result<Answer, Refusal> {
+        let Some(g) = self.gov.as_ref().filter(|g| g.active) else {
+            return xlate::result(op, from, self.caller, result)
+                .map(Answer::Unary)
+                .map_err(map_answer_error);
+        };
+        let mut r10 = xlate::result(op, from, Version::V10, result).map_err(map_answer_error)?;
+        {
+            let mut ev = g
+                .evidence
+                .lock()
+                .map_err(|_| Refusal::internal("evidence lock"))?;
+            self.st.governance.answer(&g.hop, &mut r10, &mut ev)?;
+        }
+        xlate::result(op, Version::V10, self.caller, &r10)
             .map(Answer::Unary)
             .map_err(map_answer_error)
     }
@@ -410,8 +462,6 @@ impl PeerCall<'_> {
                 "expected an event stream",
             ));
         }
-        xlate::result(op, Version::V10, self.caller, &v)
-            .map(Answer::Unary)
-            .map_err(map_answer_error)
+        self.answer(op, Version::V10, &v)
     }
 }

@@ -30,6 +30,8 @@
 //! - `url`: peer address checks; `time`: audit timestamps; `tracing`, `tracing-subscriber`: logs;
 //! - `thiserror`, `anyhow`: error types in the library and the binary;
 //! - `tokio-util`: the cancellation token that ends streams and waiting calls at shutdown;
+//! - `cel` (default features off): workspace policies in the Common Expression Language
+//!   (docs/gateway.md, "Policy language" says why CEL and what it costs to build);
 //! - `tikv-jemallocator` (feature `jemalloc`, default, binary only): the binary's allocator, chosen
 //!   by measurement over glibc malloc and mimalloc (docs/benchmarks.md, "Allocator").
 
@@ -45,6 +47,7 @@ pub mod config;
 pub mod demo;
 pub mod edge;
 pub mod errors;
+pub mod governance;
 mod hop;
 mod jsonrpc;
 pub mod keys;

@@ -2,9 +2,9 @@
 //! order, and `execute` runs the hop's part of it (the edge part runs in the binding's entry,
 //! `jsonrpc.rs` or `rest.rs`, before the operation is known).
 //!
-//! The order is the "Order of checks" of `docs/gateway.md` (a test holds the two together). A
-//! new governance step (policy, PII, approval, loop control) goes into [`STEPS`] and into
-//! `execute` at the same place; today they are the seams of [`crate::seams`].
+//! The order is the "Order of checks" of `docs/gateway.md` (a test holds the two together). The
+//! governance steps (session kill, delegation chain, PII, policy) run as one entry, "governance",
+//! in [`crate::governance`]'s order, on the request in its 1.0 form.
 
 use std::sync::Arc;
 
@@ -19,7 +19,7 @@ use crate::listing;
 use crate::ops::Operation;
 use crate::ownership::{self, Owner, OwnershipStore, SqliteOwnership};
 use crate::push_hop;
-use crate::seams::HopContext;
+use crate::seams::{Evidence, Hop};
 use crate::server::{Answer, GatewayState};
 use crate::store::Principal;
 use crate::xlate;
@@ -41,7 +41,8 @@ pub const STEPS: &[&str] = &[
     "scope",
     "target",
     "streaming switch",
-    "seams (loop, policy, approval, PII)",
+    "approval follow-up",
+    "delegation chain",
     "request validation in the caller's version",
     "ownership",
     "webhook check",
@@ -49,6 +50,7 @@ pub const STEPS: &[&str] = &[
     "peer card",
     "interface",
     "chosen URL checks",
+    "governance",
     "gateway paging",
     "sealing",
     "translation to the peer's version",
@@ -78,23 +80,28 @@ pub(crate) async fn execute(
     if op.is_streaming() && !st.config.streaming_enabled {
         return Err(Refusal::streaming_disabled());
     }
-    // seams (loop, policy, approval, PII)
-    let ws = st.store.workspace(&principal.workspace_id).ok().flatten();
-    let hop = HopContext {
-        trace_id: &call.trace_id,
-        workspace_id: &principal.workspace_id,
-        key_id: &principal.key_id,
-        target: agent_id,
-        operation: op,
-        hop_count: call.hops,
+    // approval follow-up: task operations on a gateway task of a held hop.
+    let params = match crate::governance::approval_flow::follow(
+        st,
+        &principal.workspace_id,
+        agent_id,
+        op,
+        call.version,
+        &params,
+    )? {
+        crate::governance::approval_flow::Follow::No => params,
+        crate::governance::approval_flow::Follow::Answer(a) => return Ok(a),
+        crate::governance::approval_flow::Follow::Peer(p) => p,
     };
-    st.seams.loops.check(&hop)?;
-    st.seams.policy.check(&hop, &params)?;
-    st.seams.approval.approve(&hop)?;
-    let mut params = params;
-    st.seams.pii.scan(&hop, &mut params)?;
+    // delegation chain: the signed chain the hop arrived with (a peer delegating again).
+    let chain = match &call.chain {
+        Some(h) => st.governance.chain_key.verify(h)?,
+        None => Vec::new(),
+    };
+    let ws = st.store.workspace(&principal.workspace_id).ok().flatten();
     // request validation in the caller's version: before anything is fetched from the peer.
     xlate::request(op, call.version, call.version, &params)?;
+    let mut params = params;
     // ownership: a task of another owner answers exactly like one that never existed.
     let owner = Owner {
         workspace_id: principal.workspace_id.clone(),
@@ -113,9 +120,71 @@ pub(crate) async fn execute(
     let push_mode = push_hop::check(st, &principal.workspace_id, op, call.version, &params).await?;
     // registered endpoint checks, peer card, interface, chosen URL checks
     let (max_resp, max_stream, max_card) = effective_limits(st, ws.as_ref());
-    let chosen = hop::choose(st, &agent, max_card).await?;
+    let (chosen, card) = hop::choose(st, &agent, max_card).await?;
     call.audit.peer_version = Some(chosen.version.as_str().to_owned());
     call.audit.peer_binding = Some(chosen.binding.as_str().to_owned());
+    // governance: kill, loops, PII, policy on the request in its 1.0 form.
+    let mut hop_facts = Hop {
+        trace_id: call.trace_id.clone(),
+        workspace_id: principal.workspace_id.clone(),
+        key_id: principal.key_id.clone(),
+        scopes: principal
+            .scopes
+            .iter()
+            .map(|s| s.as_str().to_owned())
+            .collect(),
+        target: agent_id.to_owned(),
+        operation: op,
+        version: call.version,
+        binding: call.binding,
+        card_skills: Vec::new(),
+        chain,
+    };
+    let active = st.governance.active(&hop_facts);
+    let mut evidence = Evidence::default();
+    if active {
+        hop_facts.card_skills = hop::card_skills(&card, &agent);
+        let r = st
+            .governance
+            .request(&hop_facts, op, &mut params, &mut evidence);
+        if let Err(r) = r {
+            if r.code == "a2a_approval_pending"
+                && matches!(op, Operation::SendMessage | Operation::SendStreamingMessage)
+            {
+                return crate::governance::approval_flow::hold(
+                    st,
+                    call,
+                    &hop_facts,
+                    op,
+                    &params,
+                    &mut evidence,
+                )
+                .await;
+            }
+            call.audit.governance = serde_json::to_value(&evidence).ok();
+            if r.code == "a2a_approval_pending" {
+                return Err(Refusal::approval_not_holdable(op.name_10()));
+            }
+            return Err(r);
+        }
+    }
+    let mut out_chain = hop_facts.chain.clone();
+    out_chain.push(crate::governance::loops::member(
+        &principal.workspace_id,
+        agent_id,
+    ));
+    evidence.chain = out_chain.clone();
+    let gov = Arc::new(crate::governance::HopGov {
+        chain_header: st.governance.chain_key.sign(&out_chain),
+        hop: hop_facts,
+        active,
+        evidence: std::sync::Mutex::new(evidence),
+    });
+    let open = op.is_streaming().then(|| {
+        st.governance
+            .streams
+            .open(&principal.workspace_id, agent_id, &params)
+    });
     // gateway paging (push config lists of 0.3 peers for 1.0 callers)
     let page = listing::push_page(st, op, chosen.version, call.version, &params)?;
     // sealing
@@ -151,6 +220,8 @@ pub(crate) async fn execute(
             .unwrap_or_else(|| serde_json::json!(crate::server::random_hex(8))),
         max_resp,
         max_stream,
+        gov: Some(gov.clone()),
+        open,
     };
     // intent record: written before the peer is called, completed by `record`.
     call.audit.decision = "allowed".into();
@@ -174,8 +245,19 @@ pub(crate) async fn execute(
         )
         .await?
     } else {
-        ctx.call(op, peer_params).await?
+        match ctx.call(op, peer_params).await {
+            Ok(a) => a,
+            Err(r) => {
+                if let Ok(ev) = gov.evidence.lock() {
+                    call.audit.governance = serde_json::to_value(&*ev).ok();
+                }
+                return Err(r);
+            }
+        }
     };
+    if let Ok(ev) = gov.evidence.lock() {
+        call.audit.governance = serde_json::to_value(&*ev).ok();
+    }
     // ownership of new tasks
     if matches!(op, Operation::SendMessage | Operation::SendStreamingMessage) {
         let (a, task) = ownership::bind_answer(owners, &agent.endpoint, &owner, answer)?;
@@ -231,7 +313,7 @@ mod tests {
                 let s = s.replace("**", "");
                 let s = s.trim().trim_end_matches('.').trim();
                 match s.find(" (") {
-                    Some(i) if s.ends_with(')') && !s.starts_with("seams") => s[..i].to_owned(),
+                    Some(i) if s.ends_with(')') => s[..i].to_owned(),
                     _ => s.to_owned(),
                 }
             })

@@ -348,9 +348,40 @@ pub async fn notify(
     }
     let from = version_of(&cb.peer_version);
     let to = version_of(&cb.caller_version);
-    let translated = serde_json::from_slice::<Value>(&body)
-        .ok()
-        .and_then(|v| crate::xlate::push_payload(&v, from, to).ok());
+    let hop = crate::seams::Hop {
+        trace_id: audit.trace_id.clone(),
+        workspace_id: cb.workspace_id.clone(),
+        key_id: String::new(),
+        scopes: Vec::new(),
+        target: agent.clone(),
+        operation: crate::ops::Operation::SetPushConfig,
+        version: to,
+        binding: crate::errors::Binding::JsonRpc,
+        card_skills: Vec::new(),
+        chain: Vec::new(),
+    };
+    let governed = st.governance.active(&hop);
+    let mut evidence = crate::seams::Evidence::default();
+    let translated = match serde_json::from_slice::<Value>(&body) {
+        Err(_) => None,
+        Ok(v) if !governed => crate::xlate::push_payload(&v, from, to).ok(),
+        // push steps: the notification in 1.0 form; a refusal (PII block) is not delivered.
+        Ok(v) => match crate::xlate::push_payload(&v, from, Version::V10) {
+            Err(_) => None,
+            Ok(mut v10) => {
+                if let Err(r) = st.governance.push(&hop, &mut v10, &mut evidence) {
+                    audit.governance = serde_json::to_value(&evidence).ok();
+                    // Answered 200: the notification was received and will not be delivered;
+                    // a peer retry would be refused the same way.
+                    return finish(&mut audit, StatusCode::OK, "blocked", Some(&r.code));
+                }
+                audit.governance = (!evidence.is_empty())
+                    .then(|| serde_json::to_value(&evidence).ok())
+                    .flatten();
+                crate::xlate::push_payload(&v10, Version::V10, to).ok()
+            }
+        },
+    };
     let Some(translated) = translated else {
         return finish(
             &mut audit,

@@ -9,8 +9,10 @@ use futures::StreamExt;
 use futures::stream::BoxStream;
 use serde_json::Value;
 
-use crate::errors::{Binding, Refusal};
+use crate::errors::{Binding, Refusal, Version};
+use crate::governance::HopGov;
 use crate::hop::{PeerCall, map_answer_error};
+use crate::seams::StreamStep;
 use crate::xlate;
 
 impl PeerCall<'_> {
@@ -33,7 +35,19 @@ impl PeerCall<'_> {
             .bytes_stream()
             .inspect(move |_| seen.touch())
             .eventsource();
-        let mut xl = xlate::Events::new(from, to);
+        // Governance: events read into 1.0, through the stream steps, then into the caller's
+        // version (two translators); without it, one translator straight to the caller's.
+        let gov = self.gov.clone().filter(|g| g.active);
+        let mut steps = gov
+            .as_ref()
+            .map(|g| self.st.governance.stream(&g.hop))
+            .unwrap_or_default();
+        let governed = !steps.is_empty();
+        let mut xl = xlate::Events::new(from, if governed { Version::V10 } else { to });
+        let mut xl2 = xlate::Events::new(Version::V10, to);
+        let open = self.open.clone();
+        let kill = open.as_ref().map(|o| o.token.clone()).unwrap_or_default();
+        let store = self.st.store.clone();
         let s = async_stream::stream! {
             let mut total: u64 = 0;
             loop {
@@ -41,12 +55,45 @@ impl PeerCall<'_> {
                 let next = tokio::select! {
                     biased;
                     _ = shutdown.cancelled() => { yield Err(crate::edge::shutting_down()); break; }
+                    _ = kill.cancelled() => {
+                        if let Some(o) = &open { yield Err(o.refusal()); }
+                        break;
+                    }
                     r = tokio::time::timeout(wait, events.next()) => r,
                 };
                 let next = match next {
                     Err(_) if life.silent_for() < stall => continue,
                     Err(_) => { yield Err(Refusal::peer_timeout(stall_secs)); break; }
-                    Ok(None) => { if let Some(ev) = xl.finish() { yield Ok(ev); } break; }
+                    Ok(None) => {
+                        let mut tail: Vec<Value> = xl.finish().into_iter().collect();
+                        if governed {
+                            let mut failed = None;
+                            let mut owed = Vec::new();
+                            if let Some(g) = &gov
+                                && let Ok(mut evd) = g.evidence.lock()
+                            {
+                                for st in steps.iter_mut() {
+                                    match st.finish(&mut evd) {
+                                        Ok(v) => owed.extend(v),
+                                        Err(r) => { failed = Some(r); break; }
+                                    }
+                                }
+                            }
+                            if let Some(r) = failed { yield Err(r); break; }
+                            let mut out = Vec::new();
+                            for ev in owed.into_iter().chain(tail) {
+                                match xl2.push(&ev) {
+                                    Ok(v) => out.extend(v),
+                                    Err(e) => { failed = Some(map_answer_error(e)); break; }
+                                }
+                            }
+                            if let Some(r) = failed { yield Err(r); break; }
+                            out.extend(xl2.finish());
+                            tail = out;
+                        }
+                        for ev in tail { yield Ok(ev); }
+                        break;
+                    }
                     Ok(Some(Err(e))) => { yield Err(Refusal::peer_unreachable(&format!("stream broke: {e}"))); break; }
                     Ok(Some(Ok(ev))) => ev,
                 };
@@ -89,13 +136,78 @@ impl PeerCall<'_> {
                         v
                     }
                 };
-                match xl.push(&payload) {
-                    Ok(out) => for ev in out { yield Ok(ev) },
+                let out = match xl.push(&payload) {
+                    Ok(out) => out,
                     Err(e) => { yield Err(map_answer_error(e)); break; }
+                };
+                if let Some(o) = &open {
+                    out.iter().for_each(|ev| o.saw(ev));
                 }
+                if !governed {
+                    for ev in out { yield Ok(ev) }
+                    continue;
+                }
+                match govern_events(gov.as_deref(), &mut steps, &mut xl2, out) {
+                    Ok(evs) => for ev in evs { yield Ok(ev) },
+                    Err(r) => { yield Err(r); break; }
+                }
+            }
+            if governed && let Some(g) = &gov {
+                stream_audit(&store, g);
             }
         };
         Box::pin(s)
+    }
+}
+
+/// stream steps: 1.0 events through every step, then into the caller's version.
+fn govern_events(
+    gov: Option<&HopGov>,
+    steps: &mut [Box<dyn StreamStep>],
+    xl2: &mut xlate::Events,
+    events: Vec<Value>,
+) -> Result<Vec<Value>, Refusal> {
+    let Some(g) = gov else {
+        return Ok(events);
+    };
+    let mut evd = g
+        .evidence
+        .lock()
+        .map_err(|_| Refusal::internal("evidence lock"))?;
+    let mut out = Vec::with_capacity(events.len());
+    for mut ev in events {
+        for st in steps.iter_mut() {
+            st.event(&mut ev, &mut evd)?;
+        }
+        out.extend(xl2.push(&ev).map_err(map_answer_error)?);
+    }
+    Ok(out)
+}
+
+/// A governed stream's evidence once it ends: one more audit row (`decision = "stream"`, the
+/// error code when a step ended it) naming the hop's trace id.
+fn stream_audit(store: &crate::store::Store, g: &HopGov) {
+    let Ok(evd) = g.evidence.lock() else { return };
+    let blocked = evd
+        .decisions
+        .iter()
+        .any(|d| d.step == "pii" && d.decision == "block");
+    let rec = crate::store::AuditRecord {
+        trace_id: g.hop.trace_id.clone(),
+        workspace_id: Some(g.hop.workspace_id.clone()),
+        key_id: Some(g.hop.key_id.clone()),
+        target: Some(g.hop.target.clone()),
+        operation: Some(g.hop.operation.name_03().to_owned()),
+        client_version: Some(g.hop.version.as_str().to_owned()),
+        client_binding: Some(g.hop.binding.as_str().to_owned()),
+        decision: "stream".into(),
+        status: if blocked { 403 } else { 200 },
+        error_code: blocked.then(|| "a2a_pii_blocked".to_owned()),
+        governance: serde_json::to_value(&*evd).ok(),
+        ..Default::default()
+    };
+    if let Err(e) = store.append_audit_queued(&rec, None) {
+        tracing::error!(trace_id = %rec.trace_id, "stream audit write failed: {e}");
     }
 }
 

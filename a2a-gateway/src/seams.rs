@@ -1,54 +1,189 @@
-//! Seams for part 2 of the gateway: policy, PII, approval, loop detection and card signing.
+//! The governance steps' interface: what a step sees of a hop ([`Hop`]), what it records
+//! ([`Evidence`]), and the traits a step implements ([`Step`], [`StreamStep`]).
 //!
-//! Each is a trait with a permissive default; [`Seams`] holds one of each and the request
-//! pipeline calls them at fixed points (after the target is resolved, before anything is sent).
+//! Every caller request, peer answer, stream event and push notification is read into its A2A
+//! 1.0 form before the steps run (whatever the caller's and the peer's version and binding), and
+//! passes the steps in their order (`crate::governance::Pipeline`). The gateway's own steps are
+//! in [`crate::governance`]; another implementation of any of them is one more `Step`.
+//! [`CardSigner`] signs the governed card.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
 
+use serde::Serialize;
 use serde_json::Value;
 
-use crate::errors::Refusal;
+use crate::errors::{Binding, Refusal, Version};
 use crate::ops::Operation;
+use crate::pii::PiiReport;
 
-/// What a seam sees of a hop.
+/// What a step sees of a hop.
 #[derive(Debug, Clone)]
-pub struct HopContext<'a> {
+pub struct Hop {
     /// Trace id of the hop.
-    pub trace_id: &'a str,
+    pub trace_id: String,
     /// Caller's workspace.
-    pub workspace_id: &'a str,
-    /// Caller's key id.
-    pub key_id: &'a str,
+    pub workspace_id: String,
+    /// Caller's key id (empty for push notifications, which carry no key).
+    pub key_id: String,
+    /// The key's scopes (`a2a:read`, `a2a:send`; empty = unrestricted).
+    pub scopes: Vec<String>,
     /// Target agent id.
-    pub target: &'a str,
+    pub target: String,
     /// Operation.
     pub operation: Operation,
-    /// Incoming `traceparent` / hop headers, for loop detection.
-    pub hop_count: u32,
+    /// The caller's A2A version.
+    pub version: Version,
+    /// The caller's binding.
+    pub binding: Binding,
+    /// The skills of the target's (governed) card.
+    pub card_skills: Vec<String>,
+    /// The delegation chain the hop arrived with (agents already visited, oldest first).
+    pub chain: Vec<String>,
 }
 
-/// Decides whether a hop may go ahead.
-pub trait Policy: Send + Sync {
-    /// `Err` refuses the hop (e.g. `a2a_policy_denied`).
-    fn check(&self, hop: &HopContext<'_>, params: &Value) -> Result<(), Refusal>;
+/// Where a value being governed comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// The caller's request params.
+    Request,
+    /// A peer's unary answer.
+    Answer,
+    /// One event of a stream.
+    Event,
+    /// A push notification.
+    Push,
 }
 
-/// Scans (and may redact) message and event content.
-pub trait PiiScanner: Send + Sync {
-    /// May rewrite `value` in place or refuse.
-    fn scan(&self, hop: &HopContext<'_>, value: &mut Value) -> Result<(), Refusal>;
+/// One step's decision, as audited.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Decision {
+    /// The step (`policy`, `pii`, `loops`, `kill`, `approval`, ...).
+    pub step: String,
+    /// What it decided (`allow`, `deny`, `redact`, `block`, `record`, `approve`, ...).
+    pub decision: String,
+    /// The deciding rule's id, when a rule decided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
 }
 
-/// Asks for human approval of a hop.
-pub trait Approval: Send + Sync {
-    /// `Err` refuses or parks the hop.
-    fn approve(&self, hop: &HopContext<'_>) -> Result<(), Refusal>;
+/// The evidence of a hop's governance, stored with its audit record: never the content itself.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Evidence {
+    /// Decisions, in step order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub decisions: Vec<Decision>,
+    /// PII findings by type and count (never the PII), over every phase of the hop.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub pii: BTreeMap<String, u32>,
+    /// PII findings replaced by placeholders.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pii_redacted: u32,
+    /// The delegation chain the hop was sent on (agents, oldest first, the target last).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub chain: Vec<String>,
+    /// Approval id and who decided it, when a person approved or denied the hop.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ApprovalEvidence>,
 }
 
-/// Detects delegation loops.
-pub trait LoopDetector: Send + Sync {
-    /// `Err` refuses a looping hop.
-    fn check(&self, hop: &HopContext<'_>) -> Result<(), Refusal>;
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// An approval's audit evidence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ApprovalEvidence {
+    /// Approval id.
+    pub id: String,
+    /// Who decided (empty while pending).
+    pub approver: String,
+    /// `pending`, `approved`, `denied` or `expired`.
+    pub state: String,
+}
+
+impl Evidence {
+    /// Records a step's decision.
+    pub fn decide(&mut self, step: &str, decision: &str, rule: Option<&str>) {
+        self.decisions.push(Decision {
+            step: step.to_owned(),
+            decision: decision.to_owned(),
+            rule: rule.map(str::to_owned),
+        });
+    }
+
+    /// Adds a PII report's counts.
+    pub fn add_pii(&mut self, report: &PiiReport) {
+        for (kind, n) in &report.counts {
+            *self.pii.entry(kind.name().to_owned()).or_default() += n;
+        }
+        self.pii_redacted += report.redacted;
+    }
+
+    /// True when nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.decisions.is_empty()
+            && self.pii.is_empty()
+            && self.chain.is_empty()
+            && self.approval.is_none()
+    }
+
+    /// The JSON text stored in the audit record (`None` when empty).
+    pub fn to_audit(&self) -> Option<String> {
+        if self.is_empty() {
+            None
+        } else {
+            serde_json::to_string(self).ok()
+        }
+    }
+}
+
+/// One governance step. Each method receives the value in its A2A 1.0 form and may rewrite it
+/// in place (redaction) or refuse it; the defaults let everything through.
+pub trait Step: Send + Sync {
+    /// The step's name in audit evidence.
+    fn name(&self) -> &'static str;
+
+    /// Whether the step has anything to do for this hop (a cheap, in-memory answer): when no
+    /// step is active the gateway does not read values into their 1.0 form for governance.
+    fn active(&self, hop: &Hop) -> bool;
+
+    /// The caller's request params (1.0 form). `Err` refuses the hop; the peer is not called.
+    fn request(&self, hop: &Hop, params: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
+        let _ = (hop, params, ev);
+        Ok(())
+    }
+
+    /// A peer's unary answer (1.0 form). `Err` refuses it; the caller gets the refusal.
+    fn answer(&self, hop: &Hop, result: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
+        let _ = (hop, result, ev);
+        Ok(())
+    }
+
+    /// The step's state for one stream (`None`: the step does not look at streams).
+    fn stream(&self, hop: &Hop) -> Option<Box<dyn StreamStep>> {
+        let _ = hop;
+        None
+    }
+
+    /// A push notification (1.0 `StreamResponse` form). `Err`: it is not delivered.
+    fn push(&self, hop: &Hop, payload: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
+        let _ = (hop, payload, ev);
+        Ok(())
+    }
+}
+
+/// A step's state over one stream.
+pub trait StreamStep: Send {
+    /// One event (1.0 `StreamResponse` form), in order. `Err` ends the stream with that error
+    /// event. May rewrite the event in place.
+    fn event(&mut self, event: &mut Value, ev: &mut Evidence) -> Result<(), Refusal>;
+
+    /// The stream ended: events still owed (1.0 form), sent before the end.
+    fn finish(&mut self, ev: &mut Evidence) -> Result<Vec<Value>, Refusal> {
+        let _ = ev;
+        Ok(Vec::new())
+    }
 }
 
 /// Signs the governed card.
@@ -57,59 +192,12 @@ pub trait CardSigner: Send + Sync {
     fn sign(&self, card: Value) -> Value;
 }
 
-/// Allows everything.
+/// Leaves the card unsigned.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct AllowAll;
+pub struct Unsigned;
 
-impl Policy for AllowAll {
-    fn check(&self, _: &HopContext<'_>, _: &Value) -> Result<(), Refusal> {
-        Ok(())
-    }
-}
-impl PiiScanner for AllowAll {
-    fn scan(&self, _: &HopContext<'_>, _: &mut Value) -> Result<(), Refusal> {
-        Ok(())
-    }
-}
-impl Approval for AllowAll {
-    fn approve(&self, _: &HopContext<'_>) -> Result<(), Refusal> {
-        Ok(())
-    }
-}
-impl LoopDetector for AllowAll {
-    fn check(&self, _: &HopContext<'_>) -> Result<(), Refusal> {
-        Ok(())
-    }
-}
-impl CardSigner for AllowAll {
+impl CardSigner for Unsigned {
     fn sign(&self, card: Value) -> Value {
         card
-    }
-}
-
-/// One implementation of each seam.
-#[derive(Clone)]
-pub struct Seams {
-    /// Policy.
-    pub policy: Arc<dyn Policy>,
-    /// PII scanner.
-    pub pii: Arc<dyn PiiScanner>,
-    /// Approval.
-    pub approval: Arc<dyn Approval>,
-    /// Loop detection.
-    pub loops: Arc<dyn LoopDetector>,
-    /// Card signing.
-    pub signer: Arc<dyn CardSigner>,
-}
-
-impl Default for Seams {
-    fn default() -> Self {
-        Seams {
-            policy: Arc::new(AllowAll),
-            pii: Arc::new(AllowAll),
-            approval: Arc::new(AllowAll),
-            loops: Arc::new(AllowAll),
-            signer: Arc::new(AllowAll),
-        }
     }
 }

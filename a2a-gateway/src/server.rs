@@ -29,6 +29,7 @@ use tokio::net::TcpListener;
 use crate::card::card_handler;
 use crate::config::Config;
 use crate::errors::Refusal;
+use crate::governance::Governance;
 use crate::jsonrpc::{rpc_path, rpc_root};
 use crate::metrics::Metrics;
 use crate::peer;
@@ -37,7 +38,7 @@ use crate::rest::{
     rest_list, rest_push_delete, rest_push_get, rest_push_list, rest_push_set, rest_send,
     rest_stream, rest_task_get, rest_task_post,
 };
-use crate::seams::Seams;
+use crate::seams::{CardSigner, Unsigned};
 use crate::store::Store;
 
 pub use crate::call::HOPS_HEADER;
@@ -59,8 +60,10 @@ pub struct GatewayState {
     pub cards: a2a_client::discovery::CardResolver,
     /// Metrics registry.
     pub metrics: Metrics,
-    /// Part-2 seams.
-    pub seams: Seams,
+    /// The governance pipeline (policy, PII, loops, session kill).
+    pub governance: Arc<Governance>,
+    /// Signs the governed card.
+    pub signer: Arc<dyn CardSigner>,
     /// Cancelled when the shutdown grace period ends: open streams end with an
     /// `a2a_shutting_down` event and waiting peer calls are answered with it.
     pub shutdown: tokio_util::sync::CancellationToken,
@@ -136,23 +139,31 @@ impl Gateway {
             aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, key_bytes.as_bytes());
         Ok(Gateway {
             state: Arc::new(GatewayState {
-                config,
-                store,
+                store: store.clone(),
                 http: http.clone(),
                 cards: peer::card_resolver(http),
                 metrics: Metrics::default(),
-                seams: Seams::default(),
+                governance: Arc::new(Governance::new(
+                    Arc::new(crate::governance::store::SqliteGov::new(store.clone())),
+                    Arc::new(crate::governance::approval::SqliteApprovals::new(
+                        store.clone(),
+                    )),
+                    &config.governance(),
+                )),
+                signer: Arc::new(Unsigned),
                 shutdown: tokio_util::sync::CancellationToken::new(),
                 page_key,
+                config,
             }),
         })
     }
 
-    /// Replaces the part-2 seams (before serving).
-    pub fn with_seams(self, seams: Seams) -> Gateway {
+    /// Replaces the governance pipeline (before serving), e.g. with one more step
+    /// ([`Governance::with_step`]).
+    pub fn with_governance(self, governance: Governance) -> Gateway {
         match Arc::try_unwrap(self.state) {
             Ok(mut st) => {
-                st.seams = seams;
+                st.governance = Arc::new(governance);
                 Gateway {
                     state: Arc::new(st),
                 }

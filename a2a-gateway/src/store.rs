@@ -154,6 +154,10 @@ pub const MIGRATIONS: &[&str] = &[
     );
     INSERT INTO journal_state(id, committed) VALUES (1, 0);
     "#,
+    // 5: governance (issue 14): policies, PII rules, kills, and each hop's evidence in `audit`.
+    crate::governance::store::MIGRATION,
+    // 6: approvals (held hops).
+    crate::governance::approval::MIGRATION,
 ];
 
 /// A sealed push callback: the caller's webhook, which the peer never sees.
@@ -318,6 +322,10 @@ pub struct AuditRecord {
     /// between the peer call and the answer); absent on finished hops.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<String>,
+    /// The hop's governance evidence (JSON: decisions with rule ids, PII types and counts,
+    /// delegation chain, approval), when a governance step ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub governance: Option<Value>,
 }
 
 /// Handle to the SQLite store; cheap to clone.
@@ -945,7 +953,7 @@ impl Store {
                 "SELECT seq, ts, trace_id, workspace_id, key_id, target, operation, client_method,
                    peer_method, client_version, client_binding, peer_version, peer_binding, decision,
                    status, latency_ms, error_code, task_id, intent_of,
-                   CASE WHEN phase = 'intent' THEN 'incomplete' END FROM audit
+                   CASE WHEN phase = 'intent' THEN 'incomplete' END, governance FROM audit
                  WHERE (?1 IS NULL OR workspace_id = ?1) AND (?2 IS NULL OR target = ?2) AND seq > ?3
                    AND NOT (phase IS 'intent'
                      AND EXISTS (SELECT 1 FROM audit c WHERE c.intent_of = audit.seq))
@@ -973,6 +981,9 @@ impl Store {
                     task_id: r.get(17)?,
                     intent_seq: r.get(18)?,
                     outcome: r.get(19)?,
+                    governance: r
+                        .get::<_, Option<String>>(20)?
+                        .and_then(|g| serde_json::from_str(&g).ok()),
                 })
             })?;
             Ok(rows.collect::<Result<Vec<_>, _>>()?)
@@ -1047,9 +1058,9 @@ fn insert_audit_row(
         c.execute_cached(
                 "INSERT INTO audit(ts, trace_id, workspace_id, key_id, target, operation, client_method,
                    peer_method, client_version, client_binding, peer_version, peer_binding, decision,
-                   status, latency_ms, error_code, phase, intent_of, task_id)
+                   status, latency_ms, error_code, phase, intent_of, task_id, governance)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                   ?17, ?18, ?19)",
+                   ?17, ?18, ?19, ?20)",
                 params![
                     ts,
                     rec.trace_id,
@@ -1069,7 +1080,8 @@ fn insert_audit_row(
                     rec.error_code,
                     phase,
                     if phase.is_some() { None } else { rec.intent_seq },
-                    rec.task_id
+                    rec.task_id,
+                    rec.governance.as_ref().map(Value::to_string)
                 ],
             )?;
         Ok(c.last_insert_rowid())

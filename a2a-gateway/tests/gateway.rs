@@ -1003,14 +1003,23 @@ async fn admin_api_manages_registry() {
     env.stop().await;
 }
 
+/// A step of another implementation, plugged in after the gateway's own: refuses hops that
+/// arrive deep in a delegation chain.
 struct DenyDeep;
-impl a2a_gateway::seams::Policy for DenyDeep {
-    fn check(
+impl a2a_gateway::seams::Step for DenyDeep {
+    fn name(&self) -> &'static str {
+        "deny-deep"
+    }
+    fn active(&self, _hop: &a2a_gateway::seams::Hop) -> bool {
+        true
+    }
+    fn request(
         &self,
-        hop: &a2a_gateway::seams::HopContext<'_>,
-        _params: &Value,
+        hop: &a2a_gateway::seams::Hop,
+        _params: &mut Value,
+        _ev: &mut a2a_gateway::seams::Evidence,
     ) -> Result<(), a2a_gateway::errors::Refusal> {
-        if hop.hop_count >= 3 {
+        if hop.chain.len() >= 2 {
             return Err(a2a_gateway::errors::Refusal::internal("policy: too deep"));
         }
         Ok(())
@@ -1018,8 +1027,10 @@ impl a2a_gateway::seams::Policy for DenyDeep {
 }
 
 #[tokio::test]
-async fn seams_are_called_and_hops_counted() {
-    use a2a_gateway::seams::Seams;
+async fn plugged_steps_are_called_and_hops_counted() {
+    use a2a_gateway::governance::{
+        Governance, approval::SqliteApprovals, loops::ChainKey, store::SqliteGov,
+    };
     let dir = tempfile::tempdir().unwrap();
     let store = a2a_gateway::store::Store::open(&dir.path().join("s.db")).unwrap();
     store.create_workspace("ws1", "One").unwrap();
@@ -1043,23 +1054,30 @@ async fn seams_are_called_and_hops_counted() {
         .unwrap();
     let config = a2a_gateway::config::Config {
         dev_mode: true,
+        delegation_key: Some("k".into()),
         ..Default::default()
     };
-    let seams = Seams {
-        policy: std::sync::Arc::new(DenyDeep),
-        ..Seams::default()
-    };
+    let governance = Governance::new(
+        std::sync::Arc::new(SqliteGov::new(store.clone())),
+        std::sync::Arc::new(SqliteApprovals::new(store.clone())),
+        &config.governance(),
+    )
+    .with_step(std::sync::Arc::new(DenyDeep));
     let gw = a2a_gateway::server::Gateway::new(config, store)
         .unwrap()
-        .with_seams(seams)
+        .with_governance(governance)
         .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
         .await
         .unwrap();
     let http = reqwest::Client::new();
+    let key_k = ChainKey::new(b"k");
+    let chain = |n: usize| key_k.sign(&(0..n).map(|i| format!("ws1/a{i}")).collect::<Vec<_>>());
     let call = |hops: &str| {
+        let depth = hops.parse::<usize>().unwrap() - 1;
         http.post(format!("{}/a2a/echo", gw.base_url()))
             .header("content-type", "application/json")
             .header("x-a2a-gateway-hops", hops)
+            .header("a2a-delegation-chain", chain(depth))
             .bearer_auth(&key)
             .body(send03("x").to_string())
             .send()

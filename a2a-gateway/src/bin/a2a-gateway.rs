@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 
-use a2a_gateway::config::{Config, ErrorStatusMode};
+use a2a_gateway::config::{Config, ErrorStatusMode, PolicyDefault};
 use a2a_gateway::errors::Version;
 use a2a_gateway::keys;
 use a2a_gateway::server::Gateway;
@@ -31,7 +31,7 @@ struct Cli {
 enum Cmd {
     /// Serve the gateway. Settings come from defaults, then the TOML file, then A2A_GATEWAY_*
     /// environment variables, then flags.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Start a gateway with a demo workspace, key and the built-in echo agent registered, on an
     /// embedded SQLite file, and print working curl commands.
     Demo(DemoArgs),
@@ -115,6 +115,26 @@ struct ServeArgs {
         value_delimiter = ','
     )]
     push_direct_workspaces: Option<Vec<String>>,
+    /// Decision for a hop no policy rule decides: `allow`, or `deny` (default-deny: every
+    /// workspace needs a policy that allows its hops) [default: allow].
+    #[arg(long, env = "A2A_GATEWAY_POLICY_DEFAULT", value_enum)]
+    policy_default: Option<PolicyDefault>,
+    /// Longest delegation chain (agents, the target included); beyond it
+    /// a2a_delegation_depth_exceeded [default: 8].
+    #[arg(long, env = "A2A_GATEWAY_MAX_DELEGATION_DEPTH")]
+    max_delegation_depth: Option<usize>,
+    /// Secret of the delegation chain's HMAC; set it when several gateway instances serve the
+    /// same agents or chains must survive a restart [default: random per process].
+    #[arg(long, env = "A2A_GATEWAY_DELEGATION_KEY", hide_env_values = true)]
+    delegation_key: Option<String>,
+    /// Seconds a hop held for approval waits for a person before a2a_approval_expired
+    /// [default: 3600].
+    #[arg(long, env = "A2A_GATEWAY_APPROVAL_TTL_SECS")]
+    approval_ttl_secs: Option<u64>,
+    /// Seconds a blocking send held for approval waits for the decision before it is answered
+    /// with the gateway task (0 = at once) [default: 10].
+    #[arg(long, env = "A2A_GATEWAY_APPROVAL_WAIT_SECS")]
+    approval_wait_secs: Option<u64>,
 }
 
 impl ServeArgs {
@@ -185,6 +205,21 @@ impl ServeArgs {
         }
         if let Some(v) = &self.push_direct_workspaces {
             c.push_direct_workspaces = v.clone();
+        }
+        if let Some(v) = self.policy_default {
+            c.policy_default = v;
+        }
+        if let Some(v) = self.max_delegation_depth {
+            c.max_delegation_depth = v;
+        }
+        if let Some(v) = &self.delegation_key {
+            c.delegation_key = Some(v.clone());
+        }
+        if let Some(v) = self.approval_ttl_secs {
+            c.approval_ttl_secs = v;
+        }
+        if let Some(v) = self.approval_wait_secs {
+            c.approval_wait_secs = v;
         }
         Ok(c)
     }
@@ -302,6 +337,93 @@ enum AdminCmd {
         #[arg(long)]
         workspace: Option<String>,
     },
+    /// Set a workspace's policy from a JSON file (`-` = stdin); validated and compiled first.
+    /// A running gateway sees it within 5 s (at once through the admin API).
+    PolicySet {
+        /// Workspace id.
+        workspace: String,
+        /// Policy document (docs/gateway.md, "Policy").
+        file: PathBuf,
+    },
+    /// Print a workspace's policy.
+    PolicyGet {
+        /// Workspace id.
+        workspace: String,
+    },
+    /// Remove a workspace's policy (the operator default decides again).
+    PolicyDelete {
+        /// Workspace id.
+        workspace: String,
+    },
+    /// Which rule of the workspace's policy decides a hop (dry run).
+    PolicyExplain {
+        /// Workspace id.
+        workspace: String,
+        /// The hop's attributes as JSON, over a plain SendMessage, e.g.
+        /// '{"agent":{"id":"billing"},"skill":"refund"}'.
+        #[arg(long, default_value = "{}")]
+        hop: String,
+    },
+    /// Set a workspace's PII rules (JSON, e.g.
+    /// '{"default_action":"record","actions":{"EMAIL":"redact","SECRET":"block"}}').
+    PiiSet {
+        /// Workspace id.
+        workspace: String,
+        /// The rules (docs/pii.md).
+        rules: String,
+    },
+    /// Print a workspace's PII rules.
+    PiiGet {
+        /// Workspace id.
+        workspace: String,
+    },
+    /// Remove a workspace's PII rules (PII scanning off).
+    PiiDelete {
+        /// Workspace id.
+        workspace: String,
+    },
+    /// Kill a context or a task: further sends naming it are refused (a running gateway within
+    /// 5 s). Ending open streams and canceling the peer task needs the running gateway: use
+    /// `POST /admin/workspaces/{ws}/kill`.
+    Kill {
+        /// Workspace id.
+        workspace: String,
+        /// `context` or `task`.
+        #[arg(value_parser = ["context", "task"])]
+        kind: String,
+        /// Context id or task id.
+        id: String,
+        /// Reason, kept with the kill.
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// List a workspace's kills.
+    KillList {
+        /// Workspace id.
+        workspace: String,
+    },
+    /// List a workspace's approvals (redacted previews), optionally in one state.
+    ApprovalList {
+        /// Workspace id.
+        workspace: String,
+        /// pending, approved, denied, expired or withdrawn.
+        #[arg(long)]
+        state: Option<String>,
+    },
+    /// Deny a pending approval. (Approving sends the held request, so it needs the running
+    /// gateway: `POST /admin/workspaces/{ws}/approvals/{id}/approve`.)
+    ApprovalDeny {
+        /// Workspace id.
+        workspace: String,
+        /// Approval id.
+        id: String,
+        /// Who denies it.
+        #[arg(long)]
+        approver: String,
+        /// Why.
+        #[arg(long)]
+        reason: Option<String>,
+    },
 }
 
 fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
@@ -375,6 +497,110 @@ fn admin(args: AdminArgs) -> Result<()> {
             let mut out = std::io::stdout().lock();
             store.export_audit_jsonl(workspace.as_deref(), &mut out)?;
         }
+        cmd => governance_admin(&store, cmd)?,
+    }
+    Ok(())
+}
+
+/// The governance subcommands of `admin` (policies, PII rules, kills), on the database.
+fn governance_admin(store: &Store, cmd: AdminCmd) -> Result<()> {
+    use a2a_gateway::governance::policy::Policy;
+    use a2a_gateway::governance::store::{GovStore, Kill, SqliteGov};
+    let gov = SqliteGov::new(store.clone());
+    match cmd {
+        AdminCmd::PolicySet { workspace, file } => {
+            let text = if file.as_os_str() == "-" {
+                std::io::read_to_string(std::io::stdin())?
+            } else {
+                std::fs::read_to_string(&file)
+                    .with_context(|| format!("reading {}", file.display()))?
+            };
+            let p = Policy::from_json(&text).map_err(anyhow::Error::msg)?;
+            gov.put_policy(&workspace, &serde_json::to_string(p.doc())?)?;
+            print_json(p.doc())?
+        }
+        AdminCmd::PolicyGet { workspace } => match gov.policy(&workspace)? {
+            Some(t) => print_json(&serde_json::from_str::<serde_json::Value>(&t)?)?,
+            None => bail!("workspace {workspace} has no policy"),
+        },
+        AdminCmd::PolicyDelete { workspace } => {
+            if !gov.delete_policy(&workspace)? {
+                bail!("workspace {workspace} has no policy");
+            }
+        }
+        AdminCmd::PolicyExplain { workspace, hop } => {
+            let Some(text) = gov.policy(&workspace)? else {
+                bail!("workspace {workspace} has no policy: the operator default decides");
+            };
+            let p = Policy::from_json(&text).map_err(anyhow::Error::msg)?;
+            let over: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(&hop).context("--hop: a JSON object")?;
+            let facts = a2a_gateway::governance::policy::sample_facts(&workspace, &over)
+                .map_err(anyhow::Error::msg)?;
+            let o = p.evaluate(
+                &facts,
+                a2a_gateway::governance::policy::PolicyDecision::Allow,
+            );
+            print_json(&o)?
+        }
+        AdminCmd::PiiSet { workspace, rules } => {
+            let r: a2a_gateway::pii::PiiRules =
+                serde_json::from_str(&rules).context("PII rules")?;
+            gov.put_pii_rules(&workspace, &serde_json::to_string(&r)?)?;
+            print_json(&r)?
+        }
+        AdminCmd::PiiGet { workspace } => match gov.pii_rules(&workspace)? {
+            Some(t) => print_json(&serde_json::from_str::<serde_json::Value>(&t)?)?,
+            None => bail!("workspace {workspace} has no PII rules (scanning off)"),
+        },
+        AdminCmd::PiiDelete { workspace } => {
+            if !gov.delete_pii_rules(&workspace)? {
+                bail!("workspace {workspace} has no PII rules");
+            }
+        }
+        AdminCmd::Kill {
+            workspace,
+            kind,
+            id,
+            reason,
+        } => {
+            let k = Kill {
+                workspace_id: workspace,
+                kind,
+                id,
+                agent_id: None,
+                reason,
+                killed_at: time::OffsetDateTime::now_utc().unix_timestamp(),
+            };
+            gov.add_kill(&k)?;
+            print_json(&k)?
+        }
+        AdminCmd::KillList { workspace } => print_json(&gov.kills(&workspace)?)?,
+        AdminCmd::ApprovalList { workspace, state } => {
+            use a2a_gateway::governance::approval::{ApprovalStore, SqliteApprovals};
+            let list = SqliteApprovals::new(store.clone()).list(&workspace, state.as_deref())?;
+            print_json(&list)?
+        }
+        AdminCmd::ApprovalDeny {
+            workspace,
+            id,
+            approver,
+            reason,
+        } => {
+            use a2a_gateway::governance::approval::{ApprovalStore, SqliteApprovals};
+            let approvals = SqliteApprovals::new(store.clone());
+            if !approvals.decide(
+                &workspace,
+                &id,
+                "denied",
+                Some(&approver),
+                reason.as_deref(),
+            )? {
+                bail!("approval {id} is not pending in workspace {workspace}");
+            }
+            print_json(&approvals.get(&workspace, &id)?)?
+        }
+        _ => bail!("not a governance command"),
     }
     Ok(())
 }
@@ -450,6 +676,10 @@ async fn demo(args: DemoArgs) -> Result<()> {
         pinned_card_key: None,
     })?;
     let (_, key) = store.create_key("demo", &[], Some("demo"), None)?;
+    a2a_gateway::governance::demo::install(
+        &a2a_gateway::governance::store::SqliteGov::new(store.clone()),
+        "demo",
+    )?;
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port))
         .await
         .with_context(|| format!("binding 127.0.0.1:{}", args.port))?;
@@ -460,6 +690,7 @@ async fn demo(args: DemoArgs) -> Result<()> {
         dev_mode: true,
         push_callback_base_url: Some(format!("http://{addr}")),
         shutdown_grace_secs: args.shutdown_grace_secs,
+        delegation_key: Some(a2a_gateway::governance::demo::DEMO_DELEGATION_KEY.into()),
         ..Config::default()
     };
     let gateway = Gateway::new(config, store).map_err(anyhow::Error::msg)?;
@@ -521,6 +752,16 @@ async fn demo(args: DemoArgs) -> Result<()> {
         "a2a --bearer \"$A2A_GATEWAY_KEY\" --no-card --binding rest --a2a-version 1.0 send {base}/a2a/echo/v1 'hello over HTTP+JSON'"
     );
     println!();
+    println!(
+        "# Governance (docs/gateway.md, \"Governance\"): metadata.skill \"demo-denied\" is denied by"
+    );
+    println!(
+        "# policy, \"demo-approval\" needs approval; e-mails are redacted, secrets blocked; context"
+    );
+    println!(
+        "# {} is killed.",
+        a2a_gateway::governance::demo::DEMO_KILLED_CONTEXT
+    );
     println!("# Metrics: curl -s {base}/metrics");
     a2a_agent::listen::shutdown_signal().await;
     handle.shutdown().await;
@@ -539,7 +780,7 @@ async fn main() -> Result<()> {
         .init();
     let cli = Cli::parse();
     match cli.cmd {
-        Cmd::Serve(a) => serve(a).await,
+        Cmd::Serve(a) => serve(*a).await,
         Cmd::Demo(a) => demo(a).await,
         Cmd::Admin(a) => admin(a),
     }

@@ -10,6 +10,8 @@ use a2a_gateway::server::{Gateway, ServerHandle};
 use a2a_gateway::store::{Agent, Store};
 use serde_json::Value;
 
+pub mod gov;
+
 pub struct Env {
     pub gw: ServerHandle,
     pub store: Store,

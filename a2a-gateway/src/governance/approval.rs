@@ -1,0 +1,336 @@
+//! Approval: a hop a policy sends for approval is held (nothing sent), listed in the workspace's
+//! queue, and released to the peer, denied or expired by a person (docs/gateway.md, "Approval").
+//!
+//! The caller follows with standard A2A operations: the held SendMessage answers with a gateway
+//! task (`gw-approval-<id>`, SUBMITTED); GetTask / SubscribeToTask / CancelTask on it are answered
+//! by the gateway while it is held, and go on as the peer's task once it is approved (the call is
+//! made on the peer's task id); a denied or expired approval shows the task REJECTED.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use rusqlite::{OptionalExtension, params};
+
+use crate::errors::{Refusal, Version};
+use crate::ops::Operation;
+use crate::store::{Store, StoreError};
+
+/// Prefix of gateway task ids of held hops.
+pub const TASK_PREFIX: &str = "gw-approval-";
+
+/// Migration of the approvals table.
+pub const MIGRATION: &str = r#"
+    CREATE TABLE gov_approvals (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+        agent_id TEXT NOT NULL,
+        caller_version TEXT NOT NULL,
+        params TEXT NOT NULL,
+        preview TEXT NOT NULL,
+        context_id TEXT NOT NULL,
+        state TEXT NOT NULL,
+        rule TEXT,
+        approver TEXT,
+        reason TEXT,
+        peer_task_id TEXT,
+        chain TEXT NOT NULL DEFAULT '[]',
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+    );
+    CREATE INDEX gov_approvals_ws ON gov_approvals(workspace_id, state);
+"#;
+
+/// One held hop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Approval {
+    /// Approval id.
+    pub id: String,
+    /// Workspace.
+    pub workspace_id: String,
+    /// Target agent.
+    pub agent_id: String,
+    /// The caller's version (`0.3`/`1.0`): the stored request is in it.
+    pub caller_version: String,
+    /// The request params as they will be sent (after PII redaction). Not shown in lists.
+    #[serde(skip_serializing)]
+    pub params: String,
+    /// What an approver sees: operation, skill, sizes, part kinds, PII counts, the start of the
+    /// (redacted) text.
+    pub preview: Value,
+    /// The gateway task's context id.
+    pub context_id: String,
+    /// `pending`, `approved`, `denied`, `expired` or `withdrawn`.
+    pub state: String,
+    /// The policy rule that asked for approval.
+    pub rule: Option<String>,
+    /// Who decided.
+    pub approver: Option<String>,
+    /// Their reason.
+    pub reason: Option<String>,
+    /// The peer's task once approved.
+    pub peer_task_id: Option<String>,
+    /// The delegation chain the held hop is sent on (the target last): the released call
+    /// carries it, so an approval cannot be used to start a fresh chain.
+    #[serde(default)]
+    pub chain: Vec<String>,
+    /// Unix seconds.
+    pub created_at: i64,
+    /// Unix seconds; a pending approval expires then.
+    pub expires_at: i64,
+}
+
+impl Approval {
+    /// Pending, but past its expiry.
+    pub fn is_expired(&self, now: i64) -> bool {
+        self.state == "pending" && now >= self.expires_at
+    }
+}
+
+/// Where approvals are kept (a trait, so that a PostgreSQL store can follow).
+pub trait ApprovalStore: Send + Sync {
+    /// Stores a new approval.
+    fn create(&self, a: &Approval) -> Result<(), StoreError>;
+    /// One approval of `workspace`.
+    fn get(&self, workspace: &str, id: &str) -> Result<Option<Approval>, StoreError>;
+    /// The approvals of `workspace` (newest first), optionally in one state.
+    fn list(&self, workspace: &str, state: Option<&str>) -> Result<Vec<Approval>, StoreError>;
+    /// Moves a pending approval to `state`; false when it was not pending.
+    fn decide(
+        &self,
+        workspace: &str,
+        id: &str,
+        state: &str,
+        approver: Option<&str>,
+        reason: Option<&str>,
+    ) -> Result<bool, StoreError>;
+    /// Records the peer's task of an approved hop.
+    fn set_peer_task(&self, workspace: &str, id: &str, task: &str) -> Result<(), StoreError>;
+}
+
+/// [`ApprovalStore`] in the gateway's SQLite database.
+#[derive(Clone)]
+pub struct SqliteApprovals {
+    store: Store,
+}
+
+impl SqliteApprovals {
+    /// Approvals in `store`'s database.
+    pub fn new(store: Store) -> SqliteApprovals {
+        SqliteApprovals { store }
+    }
+}
+
+fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Approval> {
+    let preview: String = r.get(5)?;
+    Ok(Approval {
+        id: r.get(0)?,
+        workspace_id: r.get(1)?,
+        agent_id: r.get(2)?,
+        caller_version: r.get(3)?,
+        params: r.get(4)?,
+        preview: serde_json::from_str(&preview).unwrap_or(Value::Null),
+        context_id: r.get(6)?,
+        state: r.get(7)?,
+        rule: r.get(8)?,
+        approver: r.get(9)?,
+        reason: r.get(10)?,
+        peer_task_id: r.get(11)?,
+        created_at: r.get(12)?,
+        expires_at: r.get(13)?,
+        chain: r
+            .get::<_, String>(14)
+            .ok()
+            .and_then(|c| serde_json::from_str(&c).ok())
+            .unwrap_or_default(),
+    })
+}
+
+const COLS: &str = "id, workspace_id, agent_id, caller_version, params, preview, context_id, state, rule, approver, reason, peer_task_id, created_at, expires_at, chain";
+
+impl ApprovalStore for SqliteApprovals {
+    fn create(&self, a: &Approval) -> Result<(), StoreError> {
+        self.store.with(|c| {
+            c.execute(
+                &format!("INSERT INTO gov_approvals({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"),
+                params![a.id, a.workspace_id, a.agent_id, a.caller_version, a.params,
+                    a.preview.to_string(), a.context_id, a.state, a.rule, a.approver, a.reason,
+                    a.peer_task_id, a.created_at, a.expires_at,
+                    serde_json::to_string(&a.chain).unwrap_or_else(|_| "[]".into())],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn get(&self, workspace: &str, id: &str) -> Result<Option<Approval>, StoreError> {
+        self.store.with(|c| {
+            Ok(c.query_row(
+                &format!("SELECT {COLS} FROM gov_approvals WHERE workspace_id = ?1 AND id = ?2"),
+                params![workspace, id],
+                row,
+            )
+            .optional()?)
+        })
+    }
+
+    fn list(&self, workspace: &str, state: Option<&str>) -> Result<Vec<Approval>, StoreError> {
+        self.store.with(|c| {
+            let mut st = c.prepare(&format!(
+                "SELECT {COLS} FROM gov_approvals WHERE workspace_id = ?1 AND (?2 IS NULL OR state = ?2)
+                 ORDER BY created_at DESC, id LIMIT 1000"
+            ))?;
+            let rows = st.query_map(params![workspace, state], row)?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+    }
+
+    fn decide(
+        &self,
+        workspace: &str,
+        id: &str,
+        state: &str,
+        approver: Option<&str>,
+        reason: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        self.store.with(|c| {
+            Ok(c.execute(
+                "UPDATE gov_approvals SET state = ?3, approver = ?4, reason = ?5
+                 WHERE workspace_id = ?1 AND id = ?2 AND state = 'pending'",
+                params![workspace, id, state, approver, reason],
+            )? > 0)
+        })
+    }
+
+    fn set_peer_task(&self, workspace: &str, id: &str, task: &str) -> Result<(), StoreError> {
+        self.store.with(|c| {
+            c.execute(
+                "UPDATE gov_approvals SET peer_task_id = ?3 WHERE workspace_id = ?1 AND id = ?2",
+                params![workspace, id, task],
+            )?;
+            Ok(())
+        })
+    }
+}
+
+/// What an approver sees of a request (1.0 params): every PII finding redacted, no more than
+/// the start of the text.
+pub fn preview(params10: &Value, facts: &Value) -> Value {
+    // Redacted for the approver whatever the workspace's PII rules are.
+    let mut shown = params10.clone();
+    let _ = crate::pii::scan_value(
+        &mut shown,
+        &crate::pii::PiiRules {
+            default_action: crate::pii::PiiAction::Redact,
+            ..Default::default()
+        },
+    );
+    let text: String = shown
+        .get("message")
+        .and_then(|m| m.get("parts"))
+        .and_then(Value::as_array)
+        .map(|ps| {
+            ps.iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default();
+    let short: String = text.chars().take(200).collect();
+    json!({
+        "operation": facts["operation"],
+        "agent": facts["agent"]["id"],
+        "skill": facts["skill"],
+        "message": facts["message"],
+        "pii": facts["pii"],
+        "text": short,
+    })
+}
+
+/// The gateway task of an approval, in 1.0 form.
+pub fn gateway_task(a: &Approval) -> Value {
+    let (state, text, code) = match a.state.as_str() {
+        "pending" => (
+            "TASK_STATE_SUBMITTED",
+            format!("Waiting for approval {}", a.id),
+            "a2a_approval_pending",
+        ),
+        "approved" => (
+            "TASK_STATE_WORKING",
+            format!(
+                "Approved; the work goes on as the agent's task {}",
+                a.peer_task_id.as_deref().unwrap_or("")
+            ),
+            "a2a_approval_approved",
+        ),
+        "expired" => (
+            "TASK_STATE_REJECTED",
+            format!("Approval {} expired before anyone decided it", a.id),
+            "a2a_approval_expired",
+        ),
+        "withdrawn" => (
+            "TASK_STATE_CANCELED",
+            format!("Approval {} was withdrawn", a.id),
+            "a2a_approval_denied",
+        ),
+        _ => (
+            "TASK_STATE_REJECTED",
+            format!("Approval {} was denied", a.id),
+            "a2a_approval_denied",
+        ),
+    };
+    let ts = time::OffsetDateTime::from_unix_timestamp(a.created_at)
+        .ok()
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+        .unwrap_or_default();
+    let mut meta = json!({"approvalId": a.id, "approvalState": a.state, "code": code});
+    if let (Some(t), Some(m)) = (&a.peer_task_id, meta.as_object_mut()) {
+        m.insert("peerTaskId".into(), json!(t));
+    }
+    json!({
+        "id": format!("{TASK_PREFIX}{}", a.id),
+        "contextId": a.context_id,
+        "status": {
+            "state": state,
+            "timestamp": ts,
+            "message": {"messageId": format!("{}-status", a.id), "role": "ROLE_AGENT",
+                "contextId": a.context_id, "taskId": format!("{TASK_PREFIX}{}", a.id),
+                "parts": [{"text": text}]},
+        },
+        "metadata": meta,
+    })
+}
+
+/// A gateway task answer for `op` in the caller's version.
+pub fn task_answer(
+    op: Operation,
+    caller: Version,
+    a: &Approval,
+) -> Result<crate::server::Answer, Refusal> {
+    let task = gateway_task(a);
+    let map = crate::hop::map_answer_error;
+    match op {
+        Operation::SendMessage => {
+            crate::xlate::result(op, Version::V10, caller, &json!({"task": task}))
+                .map(crate::server::Answer::Unary)
+                .map_err(map)
+        }
+        Operation::SubscribeToTask | Operation::SendStreamingMessage => {
+            let ev =
+                crate::xlate::event(&json!({"task": task}), Version::V10, caller).map_err(map)?;
+            Ok(crate::server::Answer::Stream(Box::pin(
+                futures::stream::iter([Ok(ev)]),
+            )))
+        }
+        _ => crate::xlate::result(Operation::GetTask, Version::V10, caller, &task)
+            .map(crate::server::Answer::Unary)
+            .map_err(map),
+    }
+}
+
+/// The approval id of a gateway task id.
+pub fn approval_of(task_id: &str) -> Option<&str> {
+    task_id.strip_prefix(TASK_PREFIX)
+}

@@ -1,0 +1,299 @@
+//! The governance pipeline (issue 14): ordered [`Step`]s that every caller request, peer
+//! answer, stream event and push notification passes in its A2A 1.0 form.
+//!
+//! Order (see `docs/gateway.md`, "Governance"): session kill → delegation chain (loops, depth)
+//! → PII → policy. Each step records its decision in the hop's [`Evidence`], which the audit
+//! record keeps (never the content). Per-workspace settings (policies, PII rules, kills) come
+//! from a [`store::GovStore`] through an in-memory [`Cache`] (one read per workspace until an
+//! admin write invalidates it), so a workspace without governance costs no database read.
+//!
+//! Modules: [`policy`] (CEL documents), `policy_step`, `pii_step`, [`loops`] (signed
+//! delegation chains), [`kill`] (session kill), [`store`] (the settings' storage trait).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, RwLock};
+
+use serde_json::Value;
+
+use crate::errors::{Refusal, Version};
+use crate::ops::Operation;
+use crate::pii::PiiRules;
+use crate::seams::{Evidence, Hop, Step, StreamStep};
+use crate::xlate;
+
+pub mod admin;
+pub mod approval;
+pub(crate) mod approval_flow;
+pub use approval_flow::{deny, release};
+pub mod demo;
+pub mod kill;
+pub mod loops;
+mod pii_step;
+pub mod policy;
+mod policy_step;
+pub mod store;
+
+pub use pii_step::PiiStep;
+pub use policy_step::PolicyStep;
+
+use policy::{Policy, PolicyDecision};
+use store::GovStore;
+
+/// How long a cached workspace entry is trusted: admin API writes invalidate it at once; writes
+/// by another process on the same database (the `admin` CLI) are seen within this time.
+pub const CACHE_TTL: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// A workspace's governance settings, as cached.
+pub struct Entry {
+    loaded: std::time::Instant,
+    /// The compiled policy.
+    pub policy: Option<Arc<Policy>>,
+    /// PII rules (`None`: PII scanning off).
+    pub pii: Option<PiiRules>,
+    /// Killed `(kind, id)` pairs.
+    pub kills: HashSet<(String, String)>,
+}
+
+/// Per-workspace settings read once from the store and kept until an admin write.
+pub struct Cache {
+    store: Arc<dyn GovStore>,
+    map: RwLock<HashMap<String, Arc<Entry>>>,
+}
+
+impl Cache {
+    /// A cache over `store`.
+    pub fn new(store: Arc<dyn GovStore>) -> Cache {
+        Cache {
+            store,
+            map: RwLock::default(),
+        }
+    }
+
+    /// The store behind the cache.
+    pub fn store(&self) -> &Arc<dyn GovStore> {
+        &self.store
+    }
+
+    /// The workspace's settings (loaded on first use).
+    pub fn get(&self, workspace: &str) -> Arc<Entry> {
+        if let Ok(m) = self.map.read()
+            && let Some(e) = m.get(workspace)
+            && e.loaded.elapsed() < CACHE_TTL
+        {
+            return e.clone();
+        }
+        let e = Arc::new(self.load(workspace));
+        if let Ok(mut m) = self.map.write() {
+            m.insert(workspace.to_owned(), e.clone());
+        }
+        e
+    }
+
+    fn load(&self, workspace: &str) -> Entry {
+        // A document that no longer compiles (or a store that cannot be read) denies: governance
+        // that cannot be read is not skipped.
+        let deny_all = || {
+            Policy::compile(policy::PolicyDoc {
+                default: Some(PolicyDecision::Deny),
+                rules: vec![],
+            })
+            .ok()
+            .map(Arc::new)
+        };
+        let policy = match self.store.policy(workspace) {
+            Ok(Some(text)) => match Policy::from_json(&text) {
+                Ok(p) => Some(Arc::new(p)),
+                Err(e) => {
+                    tracing::error!(workspace, "stored policy does not compile: {e}");
+                    deny_all()
+                }
+            },
+            Ok(None) => None,
+            Err(e) => {
+                tracing::error!(workspace, "policy not readable: {e}");
+                deny_all()
+            }
+        };
+        let pii = match self.store.pii_rules(workspace) {
+            Ok(Some(text)) => match serde_json::from_str::<PiiRules>(&text) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    tracing::error!(workspace, "stored PII rules unreadable: {e}");
+                    Some(block_all())
+                }
+            },
+            Ok(None) => None,
+            Err(e) => {
+                tracing::error!(workspace, "PII rules not readable: {e}");
+                Some(block_all())
+            }
+        };
+        let kills = self
+            .store
+            .kills(workspace)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|k| (k.kind, k.id))
+            .collect();
+        Entry {
+            loaded: std::time::Instant::now(),
+            policy,
+            pii,
+            kills,
+        }
+    }
+
+    /// Forgets the workspace's settings (after an admin write).
+    pub fn invalidate(&self, workspace: &str) {
+        if let Ok(mut m) = self.map.write() {
+            m.remove(workspace);
+        }
+    }
+}
+
+fn block_all() -> PiiRules {
+    PiiRules {
+        default_action: crate::pii::PiiAction::Block,
+        ..PiiRules::default()
+    }
+}
+
+/// The gateway's governance: the steps, in order, and what they share.
+pub struct Governance {
+    /// Per-workspace settings.
+    pub cache: Arc<Cache>,
+    /// The steps, in order.
+    pub steps: Vec<Arc<dyn Step>>,
+    /// Signs and verifies delegation chains.
+    pub chain_key: loops::ChainKey,
+    /// Open streams, for session kill.
+    pub streams: kill::Streams,
+    /// Held hops.
+    pub approvals: Arc<dyn approval::ApprovalStore>,
+}
+
+/// The governance settings of the gateway's configuration.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Decision without a policy (or without a matching rule and document default).
+    pub policy_default: PolicyDecision,
+    /// Longest delegation chain.
+    pub max_delegation_depth: usize,
+    /// HMAC key of delegation chains.
+    pub delegation_key: Vec<u8>,
+}
+
+impl Governance {
+    /// The gateway's steps (kill, loops, PII, policy) over `store`.
+    pub fn new(
+        store: Arc<dyn GovStore>,
+        approvals: Arc<dyn approval::ApprovalStore>,
+        settings: &Settings,
+    ) -> Governance {
+        let cache = Arc::new(Cache::new(store));
+        let steps: Vec<Arc<dyn Step>> = vec![
+            Arc::new(kill::KillStep {
+                cache: cache.clone(),
+            }),
+            Arc::new(loops::LoopStep {
+                max_depth: settings.max_delegation_depth,
+            }),
+            Arc::new(PiiStep {
+                cache: cache.clone(),
+            }),
+            Arc::new(PolicyStep {
+                cache: cache.clone(),
+                operator_default: settings.policy_default,
+            }),
+        ];
+        Governance {
+            cache,
+            steps,
+            chain_key: loops::ChainKey::new(&settings.delegation_key),
+            streams: kill::Streams::default(),
+            approvals,
+        }
+    }
+
+    /// Adds a step after the gateway's own (before serving).
+    pub fn with_step(mut self, step: Arc<dyn Step>) -> Governance {
+        self.steps.push(step);
+        self
+    }
+
+    /// Whether any step has work for this hop.
+    pub fn active(&self, hop: &Hop) -> bool {
+        self.steps.iter().any(|s| s.active(hop))
+    }
+
+    /// request steps: `params` (in the caller's version) read into 1.0, passed through every
+    /// active step, and written back in the caller's version when a step changed them.
+    pub fn request(
+        &self,
+        hop: &Hop,
+        op: Operation,
+        params: &mut Value,
+        ev: &mut Evidence,
+    ) -> Result<(), Refusal> {
+        let caller = hop.version;
+        let mut p10 = xlate::request(op, caller, Version::V10, params)?;
+        let before = p10.clone();
+        let mut outcome = Ok(());
+        for s in self.steps.iter().filter(|s| s.active(hop)) {
+            if let Err(r) = s.request(hop, &mut p10, ev) {
+                outcome = Err(r);
+                break;
+            }
+        }
+        // Written back even on a refusal: a hop held for approval keeps the redacted request.
+        if p10 != before {
+            *params = match caller {
+                Version::V10 => p10,
+                // The way back must work: what cannot be carried is refused, never dropped.
+                Version::V03 => match xlate::request(op, Version::V10, Version::V03, &p10) {
+                    Ok(p) => p,
+                    Err(r) => return outcome.and(Err(r)),
+                },
+            };
+        }
+        outcome
+    }
+
+    /// answer steps over a unary result already in 1.0 form.
+    pub fn answer(&self, hop: &Hop, res: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
+        for s in self.steps.iter().filter(|s| s.active(hop)) {
+            s.answer(hop, res, ev)?;
+        }
+        Ok(())
+    }
+
+    /// The steps' states for one stream (empty when none looks at streams).
+    pub fn stream(&self, hop: &Hop) -> Vec<Box<dyn StreamStep>> {
+        self.steps
+            .iter()
+            .filter(|s| s.active(hop))
+            .filter_map(|s| s.stream(hop))
+            .collect()
+    }
+
+    /// push steps over a notification in 1.0 form.
+    pub fn push(&self, hop: &Hop, payload: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
+        for s in self.steps.iter().filter(|s| s.active(hop)) {
+            s.push(hop, payload, ev)?;
+        }
+        Ok(())
+    }
+}
+
+/// One hop's governance, carried by the peer call: the hop, its evidence so far, and the
+/// outbound chain header.
+pub struct HopGov {
+    /// What the steps see.
+    pub hop: Hop,
+    /// Whether any step is active (else answers and events are not read into 1.0 for it).
+    pub active: bool,
+    /// Evidence so far.
+    pub evidence: std::sync::Mutex<Evidence>,
+    /// The chain header sent to the peer.
+    pub chain_header: String,
+}

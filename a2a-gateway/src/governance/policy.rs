@@ -1,0 +1,411 @@
+//! Workspace policies in CEL (the Common Expression Language, `cel` crate).
+//!
+//! A policy document is an ordered list of rules; the first rule whose `when` expression is true
+//! decides the hop. No rule matches: the document's `default`, else the operator's default
+//! (`policy_default`: allow unless the gateway runs default-deny).
+//!
+//! ```json
+//! {"default": "allow",
+//!  "rules": [
+//!    {"id": "no-secrets-out", "when": "pii.SECRET > 0", "decision": "deny"},
+//!    {"id": "big-to-billing", "when": "agent.id == 'billing' && message.bytes > 10000",
+//!     "decision": "approve"},
+//!    {"id": "redact-for-research", "when": "skill == 'research'", "decision": "redact"}]}
+//! ```
+//!
+//! Expressions are compiled once when the document is saved or loaded ([`Policy::compile`]),
+//! never per hop. A rule whose expression fails at evaluation (a missing map key, a type error)
+//! denies the hop: a policy that cannot be read is not skipped.
+
+use std::sync::{Arc, LazyLock};
+
+use cel::{Context, Env, Program};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// What a rule decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PolicyDecision {
+    /// The hop goes ahead.
+    Allow,
+    /// `a2a_policy_denied`; the peer is not called.
+    Deny,
+    /// The hop waits for a person's approval.
+    Approve,
+    /// Every PII finding in the request is replaced by its placeholder, then the hop goes ahead.
+    Redact,
+}
+
+impl PolicyDecision {
+    /// The decision's name in audit evidence.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PolicyDecision::Allow => "allow",
+            PolicyDecision::Deny => "deny",
+            PolicyDecision::Approve => "approve",
+            PolicyDecision::Redact => "redact",
+        }
+    }
+}
+
+/// One rule of a policy document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleDoc {
+    /// Rule id (unique in the document; shown in audit and refusals).
+    pub id: String,
+    /// CEL expression over the hop's attributes; must be a bool.
+    pub when: String,
+    /// What the rule decides when `when` is true.
+    pub decision: PolicyDecision,
+}
+
+/// A policy document as stored and sent to the admin API.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyDoc {
+    /// Decision when no rule matches (default: the operator's `policy_default`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<PolicyDecision>,
+    /// Rules, in order.
+    #[serde(default)]
+    pub rules: Vec<RuleDoc>,
+}
+
+/// Most rules a document may hold.
+pub const MAX_RULES: usize = 256;
+/// Longest expression, in bytes.
+pub const MAX_EXPR_BYTES: usize = 4096;
+
+/// The CEL standard environment, built once.
+static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| Arc::new(Env::stdlib()));
+
+struct Rule {
+    id: String,
+    program: Program,
+    decision: PolicyDecision,
+}
+
+/// A compiled policy, ready to evaluate.
+pub struct Policy {
+    rules: Vec<Rule>,
+    default: Option<PolicyDecision>,
+    doc: PolicyDoc,
+}
+
+impl std::fmt::Debug for Policy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Policy").field("doc", &self.doc).finish()
+    }
+}
+
+/// The outcome of evaluating a policy for one hop.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outcome {
+    /// The decision.
+    pub decision: PolicyDecision,
+    /// The deciding rule's id, or `default`.
+    pub rule: String,
+    /// Per rule evaluated (in order, up to the deciding one): id, result or error.
+    pub trace: Vec<Value>,
+}
+
+impl Policy {
+    /// Validates and compiles a document: unique non-empty ids, bounded sizes, every
+    /// expression parses and names only the hop's attributes.
+    pub fn compile(doc: PolicyDoc) -> Result<Policy, String> {
+        if doc.rules.len() > MAX_RULES {
+            return Err(format!("at most {MAX_RULES} rules"));
+        }
+        let mut rules = Vec::with_capacity(doc.rules.len());
+        let mut seen = std::collections::HashSet::new();
+        for (i, r) in doc.rules.iter().enumerate() {
+            let at = format!("rules[{i}]");
+            if r.id.trim().is_empty() || r.id.len() > 128 {
+                return Err(format!("{at}.id: must be 1 to 128 characters"));
+            }
+            if !seen.insert(r.id.clone()) {
+                return Err(format!("{at}.id: duplicate id {:?}", r.id));
+            }
+            if r.when.len() > MAX_EXPR_BYTES {
+                return Err(format!("{at}.when: longer than {MAX_EXPR_BYTES} bytes"));
+            }
+            let program = ENV
+                .compile(&r.when)
+                .map_err(|e| format!("{at}.when: {e}"))?;
+            let squeezed: String = r.when.chars().filter(|c| !c.is_whitespace()).collect();
+            for var in program.references().variables() {
+                // A macro's own variable (`key.scopes.exists(s, s == 'a2a:send')`) is not an
+                // attribute.
+                let bound = ["all", "exists", "exists_one", "map", "filter"]
+                    .iter()
+                    .any(|m| squeezed.contains(&format!(".{m}({var},")));
+                if !bound && !ATTRIBUTES.contains(&var) {
+                    return Err(format!(
+                        "{at}.when: unknown attribute {var:?} (known: {})",
+                        ATTRIBUTES.join(", ")
+                    ));
+                }
+            }
+            rules.push(Rule {
+                id: r.id.clone(),
+                program,
+                decision: r.decision,
+            });
+        }
+        Ok(Policy {
+            rules,
+            default: doc.default,
+            doc,
+        })
+    }
+
+    /// Parses and compiles a JSON document.
+    pub fn from_json(text: &str) -> Result<Policy, String> {
+        let doc: PolicyDoc = serde_json::from_str(text).map_err(|e| format!("policy: {e}"))?;
+        Policy::compile(doc)
+    }
+
+    /// The document this policy was compiled from.
+    pub fn doc(&self) -> &PolicyDoc {
+        &self.doc
+    }
+
+    /// Evaluates the rules in order over `facts` (see [`facts`]); `operator_default` decides
+    /// when no rule matches and the document names no default.
+    pub fn evaluate(&self, facts: &Value, operator_default: PolicyDecision) -> Outcome {
+        let mut ctx = Context::with_env(ENV.clone());
+        if let Some(obj) = facts.as_object() {
+            for (k, v) in obj {
+                match cel::to_value(v) {
+                    Ok(v) => ctx.add_variable_from_value(k.as_str(), v),
+                    Err(_) => continue,
+                }
+            }
+        }
+        let mut trace = Vec::new();
+        for rule in &self.rules {
+            match rule.program.execute(&ctx) {
+                Ok(cel::Value::Bool(true)) => {
+                    trace.push(json!({"id": rule.id, "result": true}));
+                    return Outcome {
+                        decision: rule.decision,
+                        rule: rule.id.clone(),
+                        trace,
+                    };
+                }
+                Ok(cel::Value::Bool(false)) => {
+                    trace.push(json!({"id": rule.id, "result": false}));
+                }
+                Ok(other) => {
+                    trace.push(json!({"id": rule.id, "error": format!("not a bool: {other:?}")}));
+                    return Outcome {
+                        decision: PolicyDecision::Deny,
+                        rule: rule.id.clone(),
+                        trace,
+                    };
+                }
+                Err(e) => {
+                    trace.push(json!({"id": rule.id, "error": e.to_string()}));
+                    return Outcome {
+                        decision: PolicyDecision::Deny,
+                        rule: rule.id.clone(),
+                        trace,
+                    };
+                }
+            }
+        }
+        Outcome {
+            decision: self.default.unwrap_or(operator_default),
+            rule: "default".into(),
+            trace,
+        }
+    }
+}
+
+/// The attributes a policy sees (the CEL variables).
+pub const ATTRIBUTES: &[&str] = &[
+    "workspace",
+    "key",
+    "agent",
+    "operation",
+    "skill",
+    "version",
+    "binding",
+    "message",
+    "pii",
+    "pii_total",
+    "chain",
+    "time",
+];
+
+/// What the hop looks like to a policy, as a JSON object of [`ATTRIBUTES`]:
+/// - `workspace` (string), `key` `{id, scopes}`, `agent` `{id, skills}` (the card's skills),
+///   `operation` (1.0 name, `SendMessage`), `skill` (`metadata.skill` of the request or the
+///   message, `""` when none), `version` (`0.3`/`1.0`), `binding` (`JSONRPC`/`HTTP+JSON`);
+/// - `message` `{bytes, text_chars, parts, part_kinds}` (`part_kinds` ⊂ text, data, file, url,
+///   raw; zero and empty for operations without a message);
+/// - `pii` (map type → count, every type present, 0 when none found), `pii_total`;
+/// - `chain` `{depth, agents}`: `agents` already visited (`workspace/agent`, oldest first),
+///   `depth` this hop's depth (1 for a call that is not a delegation); `time` `{unix, hour, weekday}` (UTC;
+///   weekday 0 = Sunday).
+pub fn facts(hop: &crate::seams::Hop, params: &Value, ev: &crate::seams::Evidence) -> Value {
+    let msg = params.get("message");
+    let parts = msg
+        .and_then(|m| m.get("parts"))
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let mut kinds: Vec<&str> = Vec::new();
+    for p in parts {
+        for k in ["text", "data", "url", "raw"] {
+            if p.get(k).is_some() && !kinds.contains(&k) {
+                kinds.push(k);
+            }
+        }
+        if p.get("file").is_some() && !kinds.contains(&"file") {
+            kinds.push("file");
+        }
+    }
+    let skill = params
+        .get("metadata")
+        .and_then(|m| m.get("skill"))
+        .or_else(|| {
+            msg.and_then(|m| m.get("metadata"))
+                .and_then(|m| m.get("skill"))
+        })
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let mut pii = serde_json::Map::new();
+    for k in crate::pii::PiiKind::ALL {
+        pii.insert(
+            k.name().into(),
+            json!(ev.pii.get(k.name()).copied().unwrap_or(0)),
+        );
+    }
+    let now = time::OffsetDateTime::now_utc();
+    json!({
+        "workspace": hop.workspace_id,
+        "key": {"id": hop.key_id, "scopes": hop.scopes},
+        "agent": {"id": hop.target, "skills": hop.card_skills},
+        "operation": hop.operation.name_10(),
+        "skill": skill,
+        "version": hop.version.as_str(),
+        "binding": hop.binding.as_str(),
+        "message": {
+            "bytes": msg.map(|m| m.to_string().len()).unwrap_or(0),
+            "text_chars": crate::xlate::message_text_chars(params),
+            "parts": parts.len(),
+            "part_kinds": kinds,
+        },
+        "pii": pii,
+        "pii_total": ev.pii.values().sum::<u32>(),
+        "chain": {"depth": hop.chain.len() + 1, "agents": hop.chain},
+        "time": {
+            "unix": now.unix_timestamp(),
+            "hour": now.hour(),
+            "weekday": now.weekday().number_days_from_sunday(),
+        },
+    })
+}
+
+/// The attributes of a plain 1.0 JSON-RPC SendMessage in `workspace`, with `overrides` (any of
+/// [`ATTRIBUTES`]; objects are merged member by member) on top: the hop an explain evaluates.
+pub fn sample_facts(
+    workspace: &str,
+    overrides: &serde_json::Map<String, Value>,
+) -> Result<Value, String> {
+    let hop = crate::seams::Hop {
+        trace_id: String::new(),
+        workspace_id: workspace.to_owned(),
+        key_id: String::new(),
+        scopes: Vec::new(),
+        target: String::new(),
+        operation: crate::ops::Operation::SendMessage,
+        version: crate::errors::Version::V10,
+        binding: crate::errors::Binding::JsonRpc,
+        card_skills: Vec::new(),
+        chain: Vec::new(),
+    };
+    let mut facts = super::policy::facts(&hop, &json!({}), &Default::default());
+    for (k, v) in overrides {
+        if k == "workspace" {
+            continue; // always the explained workspace
+        }
+        if !ATTRIBUTES.contains(&k.as_str()) {
+            return Err(format!("hop.{k}: unknown attribute"));
+        }
+        match (facts.get_mut(k), v) {
+            (Some(Value::Object(base)), Value::Object(over)) => {
+                base.extend(over.iter().map(|(k, v)| (k.clone(), v.clone())))
+            }
+            (Some(slot), v) => *slot = v.clone(),
+            (None, _) => {}
+        }
+    }
+    Ok(facts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compile_rejects_bad_documents() {
+        let bad = |t: &str| Policy::from_json(t).unwrap_err();
+        assert!(
+            bad(r#"{"rules":[{"id":"a","when":"1 +","decision":"deny"}]}"#)
+                .contains("rules[0].when")
+        );
+        assert!(
+            bad(r#"{"rules":[{"id":"a","when":"nope == 1","decision":"deny"}]}"#)
+                .contains("unknown attribute")
+        );
+        assert!(bad(r#"{"rules":[{"id":"a","when":"true","decision":"deny"},{"id":"a","when":"true","decision":"allow"}]}"#).contains("duplicate"));
+        assert!(
+            bad(r#"{"rules":[{"id":"a","when":"true","decision":"maybe"}]}"#).contains("policy")
+        );
+        assert!(bad(r#"{"rulez":[]}"#).contains("unknown field"));
+    }
+
+    #[test]
+    fn macros_and_membership_compile() {
+        let p = Policy::from_json(
+            r#"{"rules":[{"id":"a","when":"key.scopes.exists(s, s == 'a2a:send') && 'x' in agent.skills && 'text' in message.part_kinds","decision":"deny"}]}"#,
+        )
+        .unwrap();
+        let f = json!({"key": {"scopes": ["a2a:send"]}, "agent": {"skills": ["x"]}, "message": {"part_kinds": ["text"]}});
+        assert_eq!(
+            p.evaluate(&f, PolicyDecision::Allow).decision,
+            PolicyDecision::Deny
+        );
+    }
+
+    #[test]
+    fn first_match_decides_errors_deny() {
+        let p = Policy::from_json(
+            r#"{"rules":[
+                {"id":"big","when":"message.bytes > 10","decision":"approve"},
+                {"id":"typo","when":"agent.nothere == 1","decision":"allow"}]}"#,
+        )
+        .unwrap();
+        let f = json!({"message": {"bytes": 11}, "agent": {"id": "a"}});
+        let o = p.evaluate(&f, PolicyDecision::Allow);
+        assert_eq!(
+            (o.decision, o.rule.as_str()),
+            (PolicyDecision::Approve, "big")
+        );
+        let f = json!({"message": {"bytes": 1}, "agent": {"id": "a"}});
+        let o = p.evaluate(&f, PolicyDecision::Allow);
+        assert_eq!(
+            (o.decision, o.rule.as_str()),
+            (PolicyDecision::Deny, "typo")
+        );
+        let empty = Policy::from_json(r#"{"rules":[]}"#).unwrap();
+        assert_eq!(
+            empty.evaluate(&f, PolicyDecision::Deny).decision,
+            PolicyDecision::Deny
+        );
+    }
+}

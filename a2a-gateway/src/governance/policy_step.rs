@@ -1,0 +1,61 @@
+//! The policy step: the workspace's compiled [`super::policy::Policy`] decides each request
+//! (allow, deny, approve, redact) over [`super::policy::facts`]; the operator's default decides
+//! for a workspace without a policy.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::errors::Refusal;
+use crate::pii::{self, PiiAction, PiiRules};
+use crate::seams::{Evidence, Hop, Step};
+
+use super::Cache;
+use super::policy::{PolicyDecision, facts};
+
+/// The policy step over the governance cache.
+pub struct PolicyStep {
+    pub(crate) cache: Arc<Cache>,
+    /// Decision without a policy or without a matching rule and document default.
+    pub(crate) operator_default: PolicyDecision,
+}
+
+impl Step for PolicyStep {
+    fn name(&self) -> &'static str {
+        "policy"
+    }
+
+    fn active(&self, hop: &Hop) -> bool {
+        self.operator_default != PolicyDecision::Allow
+            || self.cache.get(&hop.workspace_id).policy.is_some()
+    }
+
+    fn request(&self, hop: &Hop, params: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
+        let entry = self.cache.get(&hop.workspace_id);
+        let (decision, rule) = match &entry.policy {
+            Some(p) => {
+                let o = p.evaluate(&facts(hop, params, ev), self.operator_default);
+                (o.decision, o.rule)
+            }
+            None => (self.operator_default, "default".to_owned()),
+        };
+        ev.decide("policy", decision.as_str(), Some(&rule));
+        match decision {
+            PolicyDecision::Allow => Ok(()),
+            PolicyDecision::Deny => Err(Refusal::policy_denied(&rule)),
+            PolicyDecision::Redact => {
+                let all = PiiRules {
+                    default_action: PiiAction::Redact,
+                    ..PiiRules::default()
+                };
+                let report = pii::scan_value(params, &all);
+                // Counted once: findings the PII step already recorded were redacted by it or
+                // are counted again here only when this scan still finds them.
+                ev.pii_redacted += report.redacted;
+                Ok(())
+            }
+            // The approval step holds the hop; without one, a hop needing approval is refused.
+            PolicyDecision::Approve => Err(Refusal::approval_pending(&hop.trace_id)),
+        }
+    }
+}

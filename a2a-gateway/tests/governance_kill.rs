@@ -1,0 +1,197 @@
+//! Session kill with an open stream: the stream ends with one `a2a_session_killed` error event,
+//! the peer task is canceled, further sends to the context are refused (both versions), and
+//! another workspace's session at the same peer is untouched.
+
+mod common;
+
+use std::time::Duration;
+
+use a2a_agent::AgentServer;
+use a2a_agent::card::AgentCard;
+use a2a_agent::demo::{echo_card, echo_handler};
+use a2a_gateway::errors::Version;
+use common::gov::admin;
+use common::*;
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+async fn slow_agent() -> a2a_agent::server::ServerHandle {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let mut card = echo_card().json().clone();
+    card["supportedInterfaces"] =
+        json!([{"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]);
+    AgentServer::new(AgentCard::from_json(card).unwrap(), echo_handler())
+        .validate_auth(false)
+        .serve(listener)
+        .await
+        .unwrap()
+}
+
+/// Opens a stream and returns a channel of its events (JSON-RPC objects) as they arrive.
+async fn open_stream(
+    env: &Env,
+    key: &str,
+    body: Value,
+) -> tokio::sync::mpsc::UnboundedReceiver<Value> {
+    let resp = env
+        .http
+        .post(env.url("/a2a/slow"))
+        .header("content-type", "application/json")
+        .header("A2A-Version", "1.0")
+        .bearer_auth(key)
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut bytes = resp.bytes_stream();
+        let mut buf = String::new();
+        while let Some(Ok(chunk)) = bytes.next().await {
+            buf.push_str(&String::from_utf8_lossy(&chunk));
+            while let Some(i) = buf.find("\n\n") {
+                let block: String = buf.drain(..i + 2).collect();
+                for l in block.lines() {
+                    if let Some(d) = l.strip_prefix("data:") {
+                        let _ = tx.send(serde_json::from_str(d.trim()).unwrap_or(Value::Null));
+                    }
+                }
+            }
+        }
+    });
+    rx
+}
+
+async fn next(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Value>) -> Option<Value> {
+    tokio::time::timeout(Duration::from_secs(5), rx.recv())
+        .await
+        .ok()
+        .flatten()
+}
+
+fn stream_req(ctx: &str) -> Value {
+    json!({"jsonrpc":"2.0","id":"s","method":"SendStreamingMessage","params":{"message":
+        {"messageId": format!("m-{ctx}"),"role":"ROLE_USER","contextId": ctx,"parts":[{"text":"slow please"}]}}})
+}
+
+#[tokio::test]
+async fn kill_ends_open_stream_cancels_peer_task_and_refuses_the_context() {
+    let peer = slow_agent().await;
+    let env = env(Version::V10).await;
+    env.register("ws1", "slow", peer.url(), None);
+    env.register("ws2", "slow", peer.url(), None);
+    let (_, k2) = env.store.create_key("ws2", &[], None, None).unwrap();
+    let mut s1 = open_stream(&env, &env.key, stream_req("ctx-kill")).await;
+    // ws2 uses the same context id at the same peer: not its kill.
+    let mut s2 = open_stream(&env, &k2, stream_req("ctx-kill")).await;
+    let first = next(&mut s1).await.unwrap();
+    let task = first["result"]["task"]["id"].as_str().unwrap().to_owned();
+    assert!(next(&mut s2).await.is_some());
+    // Wait for the "taking its time" update so the handler is waiting.
+    while let Some(ev) = next(&mut s1).await {
+        if ev.to_string().contains("taking its time") {
+            break;
+        }
+    }
+    // Another workspace cannot kill it (its kill names its own sessions only).
+    let (s, b) = admin(
+        &env,
+        "POST",
+        "/admin/workspaces/ws2/kill",
+        Some(json!({"kind": "task", "id": task, "agentId": "slow"})),
+    )
+    .await;
+    assert_eq!(s, 201);
+    assert_eq!(
+        b["canceled"][0]["outcome"], "not a task of this workspace: not canceled",
+        "{b}"
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    if let Ok(ev) = tokio::time::timeout(Duration::from_millis(300), s1.recv()).await {
+        panic!("ws1 stream touched by ws2's kill: {ev:?}");
+    }
+    let (s, b) = admin(
+        &env,
+        "POST",
+        "/admin/workspaces/ws1/kill",
+        Some(json!({"kind": "context", "id": "ctx-kill", "reason": "runaway"})),
+    )
+    .await;
+    assert_eq!(s, 201, "{b}");
+    assert_eq!(b["canceled"][0]["taskId"], task.as_str(), "{b}");
+    assert_eq!(b["canceled"][0]["outcome"], "canceled", "{b}");
+    // The open stream: exactly one error event, then the end.
+    let mut rest = Vec::new();
+    let t = std::time::Instant::now();
+    while let Some(ev) = next(&mut s1).await {
+        rest.push(ev);
+    }
+    assert!(
+        t.elapsed() < Duration::from_secs(3),
+        "the stream did not end"
+    );
+    let errors: Vec<_> = rest.iter().filter(|e| e.get("error").is_some()).collect();
+    assert_eq!(errors.len(), 1, "{rest:?}");
+    assert_eq!(gw_code(errors[0]), "a2a_session_killed", "{rest:?}");
+    assert!(rest.last().unwrap().get("error").is_some(), "{rest:?}");
+    // The peer task is canceled (asked directly).
+    let direct: Value = env
+        .http
+        .post(peer.url())
+        .header("content-type", "application/json")
+        .header("A2A-Version", "1.0")
+        .body(
+            json!({"jsonrpc":"2.0","id":"g","method":"GetTask","params":{"id": task}}).to_string(),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        direct["result"]["status"]["state"], "TASK_STATE_CANCELED",
+        "{direct}"
+    );
+    // Further sends to the context are refused, in both versions.
+    let mut m = send10("again");
+    m["params"]["message"]["contextId"] = json!("ctx-kill");
+    let (_, b) = env.rpc("/a2a/slow", Some("1.0"), m).await;
+    assert_eq!(gw_code(&b), "a2a_session_killed", "{b}");
+    assert_eq!(b["error"]["data"][0]["reason"], "A2A_SESSION_KILLED");
+    let mut m = send03("again");
+    m["params"]["message"]["contextId"] = json!("ctx-kill");
+    let (_, b) = env.rpc("/a2a/slow", None, m).await;
+    assert_eq!(gw_code(&b), "a2a_session_killed", "{b}");
+    assert_eq!(b["error"]["data"]["type"], "a2a_error");
+    // ws2's stream and context are untouched; its own task-level kill did record.
+    let mut m = send10("fine");
+    m["params"]["message"]["contextId"] = json!("ctx-kill");
+    let (_, b) = env.rpc_key("/a2a/slow", Some("1.0"), m, &k2).await;
+    assert!(b["result"].is_object(), "{b}");
+    let (_, kills) = admin(&env, "GET", "/admin/workspaces/ws1/kills", None).await;
+    assert_eq!(kills.as_array().unwrap().len(), 1, "{kills}");
+    // Audited: the kill, with what it canceled.
+    let hops = env.store.audit(Some("ws1"), None, 0, 100).unwrap();
+    assert!(
+        hops.iter()
+            .any(|h| h.operation.as_deref() == Some("admin:kill"))
+    );
+    // ws2 kills its own context: its stream ends the same way.
+    let (s, _) = admin(
+        &env,
+        "POST",
+        "/admin/workspaces/ws2/kill",
+        Some(json!({"kind": "context", "id": "ctx-kill"})),
+    )
+    .await;
+    assert_eq!(s, 201);
+    let mut last = None;
+    while let Some(ev) = next(&mut s2).await {
+        last = Some(ev);
+    }
+    assert_eq!(gw_code(&last.unwrap()), "a2a_session_killed");
+    env.stop().await;
+    peer.shutdown().await;
+}
