@@ -69,6 +69,7 @@ pub mod ops;
 pub mod parse;
 pub mod push;
 mod recovery;
+pub mod replay;
 mod rest;
 pub mod server;
 mod sse;

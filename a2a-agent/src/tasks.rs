@@ -76,6 +76,8 @@ struct LiveState {
     direct_ok: bool,
     /// The direct message the handler answered with (the task was dropped).
     direct: Option<Message>,
+    /// Number of the task's last event (its SSE `id`); the next event gets `seq + 1`.
+    seq: u64,
 }
 
 pub(crate) struct Live {
@@ -87,12 +89,38 @@ pub(crate) struct Live {
     running: std::sync::atomic::AtomicBool,
 }
 
-/// A subscription: the current task first, then every event until the task ends its turn.
+/// A subscription: the current task first (or, on a resume, the events missed), then every
+/// event until the task ends its turn.
 pub struct Subscription {
-    /// The task snapshot (the first stream event).
+    /// The task snapshot (the first stream event, unless [`Start::Resume`]).
     pub task: Task,
+    /// Number of the last event the snapshot includes (its SSE `id`).
+    pub seq: u64,
+    /// How the stream starts.
+    pub start: Start,
     /// The events after the snapshot (bounded per subscriber, see [`crate::fanout`]).
     pub events: crate::fanout::Events,
+}
+
+/// How a stream starts.
+///
+/// A subscriber that comes back with `Last-Event-ID: N` gets the events numbered above `N`
+/// from the replay log, then the live ones: no gap, no duplicate, and no snapshot (it already
+/// has the task up to `N`). When the log no longer holds every event after `N` (retention,
+/// or an `N` this agent never sent), it gets [`Start::Gap`]: an SSE comment
+/// `: a2a-replay-gap last-event-id=N` and then the task snapshot, as a fresh subscriber does.
+/// A stream's first `Task` event after a resume therefore always means "state replaced".
+#[derive(Debug, Clone, PartialEq)]
+pub enum Start {
+    /// A new subscriber: the snapshot first.
+    Snapshot,
+    /// A resume: these events (numbered, in order), then the live ones.
+    Resume(Vec<(u64, StreamResponse)>),
+    /// A resume the log cannot serve without a gap: the marker, then the snapshot.
+    Gap {
+        /// The `Last-Event-ID` the subscriber sent.
+        last_event_id: u64,
+    },
 }
 
 /// Emits progress for one task. Emitting on an inactive emitter is a no-op.
@@ -285,6 +313,8 @@ pub struct TaskManager {
     tracker: TaskTracker,
     me: Weak<TaskManager>,
     sink: std::sync::OnceLock<Arc<dyn crate::push::EventSink>>,
+    replay: Arc<dyn crate::replay::ReplayLog>,
+    replay_set: std::sync::OnceLock<Arc<dyn crate::replay::ReplayLog>>,
 }
 
 impl TaskManager {
@@ -308,7 +338,66 @@ impl TaskManager {
             tracker: TaskTracker::new(),
             me: me.clone(),
             sink: std::sync::OnceLock::new(),
+            // Until a log is set: event numbers only, so that numbering never restarts.
+            replay: Arc::new(crate::replay::MemoryReplay::new(crate::replay::Retention {
+                events_per_task: 0,
+                max_bytes: 0,
+            })),
+            replay_set: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Keep replayable events in `log` (the server sets its task store's log: the
+    /// [`crate::MemoryStore`] or a [`crate::replay::SqliteReplay`]). Without one, events are
+    /// numbered but not kept, so a resume gets the task snapshot. Only the first call takes
+    /// effect; call it before serving.
+    pub fn set_replay_log(&self, log: Arc<dyn crate::replay::ReplayLog>) {
+        let _ = self.replay_set.set(log);
+    }
+
+    fn replay(&self) -> &Arc<dyn crate::replay::ReplayLog> {
+        self.replay_set.get().unwrap_or(&self.replay)
+    }
+
+    /// Number of the last event of `id` (0 when none is known).
+    pub(crate) async fn last_seq(&self, id: &str) -> u64 {
+        self.replay().last(id).await.unwrap_or_else(|e| {
+            tracing::debug!(error = %e, task_id = id, "reading the replay log failed");
+            0
+        })
+    }
+
+    /// Number `ev` as the task's next event, keep it in the replay log, and queue it for the
+    /// subscribers. Called with the task's lock held, so numbers and queues agree.
+    async fn publish(&self, g: &mut LiveState, ev: &StreamResponse) {
+        g.seq += 1;
+        if let Err(e) = self.replay().append(&g.task.id, g.seq, ev).await {
+            tracing::debug!(error = %e, "keeping an event in the replay log failed");
+        }
+        let LiveState {
+            fanout, task, seq, ..
+        } = g;
+        fanout.publish(*seq, ev, task);
+    }
+
+    /// How a resume after event `after` starts, when the task's last event is `cur`.
+    async fn start_from(&self, id: &str, after: u64, cur: u64) -> Start {
+        if after == cur {
+            return Start::Resume(Vec::new());
+        }
+        if after < cur {
+            let evs = self.replay().since(id, after).await.unwrap_or_default();
+            let whole = evs.len() as u64 == cur - after
+                && evs.first().is_some_and(|(s, _)| *s == after + 1)
+                && evs.last().is_some_and(|(s, _)| *s == cur);
+            if whole {
+                return Start::Resume(evs);
+            }
+        }
+        metrics::counter!("a2a_agent_replay_gaps_total").increment(1);
+        Start::Gap {
+            last_event_id: after,
+        }
     }
 
     /// Receive every task event (push notifications). Only the first call takes effect.
@@ -379,8 +468,7 @@ impl TaskManager {
         if let Some(s) = self.sink.get() {
             s.on_event(&g.task, &ev);
         }
-        let LiveState { fanout, task, .. } = &mut *g;
-        fanout.publish(&ev, task);
+        self.publish(&mut g, &ev).await;
         live.watch.send_replace(state);
         Some(state)
     }
@@ -486,35 +574,64 @@ impl TaskManager {
         id: &str,
         caller: &CallerProfile,
     ) -> Result<Subscription, A2aError> {
-        if let Some(live) = self.live_get(id) {
-            let mut g = live.state.lock().await;
-            if g.owner != caller.owner_key() {
-                return Err(A2aError::task_not_found(id));
+        self.subscribe_from(id, caller, None).await
+    }
+
+    /// SubscribeToTask, resuming after event `last_event_id` when given (see [`Start`]). A
+    /// resume of a task that has ended replays what is left and ends, where a plain subscribe
+    /// to it is refused.
+    pub async fn subscribe_from(
+        &self,
+        id: &str,
+        caller: &CallerProfile,
+        last_event_id: Option<u64>,
+    ) -> Result<Subscription, A2aError> {
+        let live = match self.live_get(id) {
+            Some(l) => l,
+            None => {
+                let rec = self.load_owned(id, caller).await?;
+                let cur = self.last_seq(id).await;
+                if rec.task.status.state.is_terminal() {
+                    let Some(after) = last_event_id else {
+                        return Err(terminal_subscribe(id));
+                    };
+                    return Ok(Subscription {
+                        start: self.start_from(id, after, cur).await,
+                        task: rec.task,
+                        seq: cur,
+                        events: crate::fanout::Events::ended(),
+                    });
+                }
+                // Not live in this process (e.g. after a restart): register it so later turns
+                // reach us.
+                self.register(rec.task, rec.owner, cur)
             }
-            if g.task.status.state.is_terminal() {
-                return Err(terminal_subscribe(id));
-            }
-            let rx = g.fanout.subscribe();
-            return Ok(Subscription {
-                task: g.task.clone(),
-                events: rx,
-            });
-        }
-        let rec = self.load_owned(id, caller).await?;
-        if rec.task.status.state.is_terminal() {
-            return Err(terminal_subscribe(id));
-        }
-        // Not live in this process (e.g. after a restart): register it so later turns reach us.
-        let live = self.register(rec.task.clone(), rec.owner);
+        };
         let mut g = live.state.lock().await;
-        let rx = g.fanout.subscribe();
+        if g.owner != caller.owner_key() {
+            return Err(A2aError::task_not_found(id));
+        }
+        let terminal = g.task.status.state.is_terminal();
+        let start = match last_event_id {
+            None if terminal => return Err(terminal_subscribe(id)),
+            None => Start::Snapshot,
+            Some(after) => self.start_from(id, after, g.seq).await,
+        };
+        let events = if terminal {
+            crate::fanout::Events::ended()
+        } else {
+            g.fanout.subscribe()
+        };
         Ok(Subscription {
             task: g.task.clone(),
-            events: rx,
+            seq: g.seq,
+            start,
+            events,
         })
     }
 
-    pub(crate) fn register(&self, task: Task, owner: String) -> Arc<Live> {
+    /// Make `task` live in this process; its last event was number `seq`.
+    pub(crate) fn register(&self, task: Task, owner: String, seq: u64) -> Arc<Live> {
         let id = task.id.clone();
         let state = task.status.state;
         let live = Arc::new(Live {
@@ -525,6 +642,7 @@ impl TaskManager {
                 error: None,
                 direct_ok: false,
                 direct: None,
+                seq,
             }),
             cancel: CancellationToken::new(),
             watch: watch::channel(state).0,
@@ -625,7 +743,8 @@ impl TaskManager {
                                 release_queue(queued_slot);
                                 return Err(terminal_send(&tid));
                             }
-                            self.register(rec.task, rec.owner)
+                            let seq = self.last_seq(&tid).await;
+                            self.register(rec.task, rec.owner, seq)
                         }
                         Err(e) => {
                             release_queue(queued_slot);
@@ -687,8 +806,7 @@ impl TaskManager {
                     s.on_task_started(&g.task, &g.owner);
                     s.on_event(&g.task, &ev);
                 }
-                let LiveState { fanout, task, .. } = &mut *g;
-                fanout.publish(&ev, task);
+                self.publish(&mut g, &ev).await;
                 live.watch.send_replace(TaskState::Submitted);
                 drop(g);
                 live
@@ -733,7 +851,7 @@ impl TaskManager {
                 if let Some(s) = self.sink.get() {
                     s.on_task_started(&task, &owner);
                 }
-                let live = self.register(task, owner);
+                let live = self.register(task, owner, 0);
                 live.running.store(true, Ordering::SeqCst);
                 // A new task nobody has seen: a blocking send, or a stream of a handler that
                 // may answer directly, can still end with a message and no task.
@@ -756,6 +874,8 @@ impl TaskManager {
             let rx = g.fanout.subscribe();
             Some(Subscription {
                 task: trim_history(g.task.clone(), history_length),
+                seq: g.seq,
+                start: Start::Snapshot,
                 events: rx,
             })
         } else {
@@ -1049,8 +1169,10 @@ impl TaskManager {
         g.direct = Some(m);
         g.task.status.state = TaskState::Completed;
         let id = g.task.id.clone();
-        let LiveState { fanout, task, .. } = &mut *g;
-        fanout.close_with(task);
+        let LiveState {
+            fanout, task, seq, ..
+        } = &mut *g;
+        fanout.close_with(*seq, task);
         drop(g);
         if let Err(e) = self.store.delete(&id).await {
             tracing::debug!(error = %e, "dropping the task of a direct reply failed");
@@ -1077,8 +1199,10 @@ impl TaskManager {
         // restart) end too: the task as it stands is their last event.
         for l in self.lives() {
             let mut g = l.state.lock().await;
-            let LiveState { fanout, task, .. } = &mut *g;
-            fanout.close_with(task);
+            let LiveState {
+                fanout, task, seq, ..
+            } = &mut *g;
+            fanout.close_with(*seq, task);
         }
     }
 
