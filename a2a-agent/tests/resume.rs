@@ -522,3 +522,79 @@ async fn the_sqlite_log_serves_a_resume_after_a_restart() {
     }
     s.shutdown().await;
 }
+
+/// Emits `n` large artifact chunks as fast as it can, then completes.
+struct BigChunks {
+    n: usize,
+    size: usize,
+}
+
+#[async_trait::async_trait]
+impl Handler for BigChunks {
+    async fn handle(&self, ctx: RequestContext) -> Result<Reply, HandlerError> {
+        for i in 0..self.n {
+            ctx.emit_artifact(
+                Artifact {
+                    artifact_id: "big".into(),
+                    parts: vec![Part::text(format!("c{i}:{}", "x".repeat(self.size)))],
+                    ..Default::default()
+                },
+                i > 0,
+                i + 1 == self.n,
+            )
+            .await;
+        }
+        Ok(Reply::State(TaskState::Completed, None))
+    }
+}
+
+#[tokio::test]
+async fn a_slow_subscriber_cut_by_the_disconnect_policy_resumes_and_loses_nothing() {
+    const N: usize = 48;
+    let cfg = AgentConfig {
+        sse_queue_capacity: 2,
+        sse_overflow_policy: a2a_agent::fanout::OverflowPolicy::Disconnect,
+        ..open_config()
+    };
+    let s = start_with(
+        card(),
+        BigChunks {
+            n: N,
+            size: 256 * 1024,
+        },
+        cfg,
+    )
+    .await;
+    let url = s.url().to_string();
+    let resp = send_stream(&url, Way::RpcV1).await;
+    // Read nothing until the handler is done, so the queue overflows and the stream is cut.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let first = read(resp, usize::MAX).await;
+    let id = task_id(Way::RpcV1, &first[0]);
+    let got_first = chunks_prefix(&first);
+    assert!(
+        got_first.len() < N && !completes(Way::RpcV1, &first),
+        "the stream was not cut (read {} chunks); the test needs a smaller queue",
+        got_first.len()
+    );
+    let last = first.last().unwrap().id.unwrap().to_string();
+    let rest = read(
+        subscribe(&url, Way::RpcV1, &id, Some(&last)).await,
+        usize::MAX,
+    )
+    .await;
+    let mut all = got_first;
+    all.extend(chunks_prefix(&rest));
+    let want: Vec<String> = (0..N).map(|i| format!("c{i}")).collect();
+    assert_eq!(all, want, "every chunk exactly once across the cut");
+    assert!(completes(Way::RpcV1, &rest));
+    s.shutdown().await;
+}
+
+/// The `cN` prefix of each artifact chunk's text (the chunks are large).
+fn chunks_prefix(evs: &[Ev]) -> Vec<String> {
+    chunks(Way::RpcV1, evs)
+        .into_iter()
+        .map(|t| t.split(':').next().unwrap_or("").to_string())
+        .collect()
+}
