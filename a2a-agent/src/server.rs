@@ -207,10 +207,17 @@ impl AgentServer {
                 sse_queue_max_bytes: cfg.sse_queue_max_bytes,
                 sse_overflow_policy: cfg.sse_overflow_policy,
                 store: cfg.store_limits(),
+                idempotency_window: Duration::from_secs(cfg.idempotency_window_s),
             },
         );
         if let Some(log) = replay {
             manager.set_replay_log(log);
+        }
+        if let Some(p) = &cfg.sqlite_path {
+            manager.set_send_log(Arc::new(crate::idempotency::SqliteSendLog::open(
+                p,
+                Duration::from_secs(cfg.idempotency_window_s),
+            )?));
         }
         let push = if card.push_notifications() {
             let push_store: Arc<dyn crate::push::store::PushConfigStore> = match &cfg.sqlite_path {
