@@ -69,11 +69,14 @@ pub fn now_ms() -> i64 {
 
 type Key = (String, String);
 
+/// Records by key, and keys in the order they were kept (with the time, for the window).
+type MemRecords = (HashMap<Key, SendRecord>, VecDeque<(Key, i64)>);
+
 /// Records in memory, bounded in count (the oldest go first) and by the window.
 pub struct MemorySendLog {
     window: Duration,
     cap: usize,
-    inner: Mutex<(HashMap<Key, SendRecord>, VecDeque<(Key, i64)>)>,
+    inner: Mutex<MemRecords>,
 }
 
 impl MemorySendLog {
