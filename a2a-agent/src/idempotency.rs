@@ -89,12 +89,7 @@ impl MemorySendLog {
         }
     }
 
-    fn lock(
-        &self,
-    ) -> Result<
-        std::sync::MutexGuard<'_, (HashMap<Key, SendRecord>, VecDeque<(Key, i64)>)>,
-        StoreError,
-    > {
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, MemRecords>, StoreError> {
         self.inner
             .lock()
             .map_err(|_| StoreError("send log poisoned".into()))
