@@ -163,6 +163,16 @@ agent_config! {
     /// (the stream ends so that the client resubscribes). The final event is always
     /// delivered. Default: drop-newest.
     sse_overflow_policy: crate::fanout::OverflowPolicy = crate::fanout::OverflowPolicy::DropNewest;
+    /// Stream events kept per task so that a client that reconnects with `Last-Event-ID` gets
+    /// what it missed: with the task in memory (counted in `memory_store_max_bytes`, expired
+    /// with the task), or in the SQLite file with `sqlite_path`, where they survive a restart.
+    /// 0 keeps none (a resume then gets the task snapshot). Default: 256.
+    replay_events_per_task: usize = 256;
+    /// A SendMessage repeating a `messageId` the caller used within this many seconds answers
+    /// from the first send (same task, or same direct message) without running the handler
+    /// again; the same `messageId` with a different message is InvalidParams. Kept in memory,
+    /// or in the SQLite file with `sqlite_path`. 0 turns it off. Default: 3600.
+    idempotency_window_s: u64 = 3600;
 }
 
 /// A comma-separated list flag value (`--cors-allowed-origins a,b`).

@@ -74,7 +74,8 @@ impl Default for QueueLimits {
 
 #[derive(Default)]
 struct Queue {
-    items: VecDeque<(StreamResponse, usize)>,
+    /// (event number, event, JSON size).
+    items: VecDeque<(u64, StreamResponse, usize)>,
     bytes: usize,
     /// The publisher is gone: once `items` is empty the subscription ends.
     closed: bool,
@@ -83,8 +84,8 @@ struct Queue {
 }
 
 impl Queue {
-    fn push(&mut self, ev: StreamResponse, size: usize) {
-        self.items.push_back((ev, size));
+    fn push(&mut self, seq: u64, ev: StreamResponse, size: usize) {
+        self.items.push_back((seq, ev, size));
         self.bytes += size;
     }
 }
@@ -116,9 +117,9 @@ impl Fanout {
         Events { shared }
     }
 
-    /// Queue `ev` for every subscriber; `task` is the task after the event, which replaces the
-    /// queue of a subscriber that would pass a bound.
-    pub(crate) fn publish(&mut self, ev: &StreamResponse, task: &Task) {
+    /// Queue `ev` (event number `seq` of the task) for every subscriber; `task` is the task
+    /// after the event, which replaces the queue of a subscriber that would pass a bound.
+    pub(crate) fn publish(&mut self, seq: u64, ev: &StreamResponse, task: &Task) {
         if self.subs.is_empty() {
             return;
         }
@@ -154,36 +155,36 @@ impl Fanout {
                 );
                 match policy {
                     // The final event is queued anyway (one event over the bound).
-                    OverflowPolicy::DropNewest if last => q.push(ev.clone(), size),
+                    OverflowPolicy::DropNewest if last => q.push(seq, ev.clone(), size),
                     OverflowPolicy::DropNewest => {}
                     OverflowPolicy::DropOldest => {
                         while over(&q) {
-                            if let Some((_, n)) = q.items.pop_front() {
+                            if let Some((_, _, n)) = q.items.pop_front() {
                                 q.bytes = q.bytes.saturating_sub(n);
                             }
                         }
-                        q.push(ev.clone(), size);
+                        q.push(seq, ev.clone(), size);
                     }
                     OverflowPolicy::Snapshot => {
                         let snap = StreamResponse::Task(task.clone());
                         let n = crate::bounds::json_len(&snap);
                         q.items.clear();
-                        q.items.push_back((snap, n));
+                        q.items.push_back((seq, snap, n));
                         q.bytes = n;
                         if last {
-                            q.push(ev.clone(), size);
+                            q.push(seq, ev.clone(), size);
                         }
                     }
                     OverflowPolicy::Disconnect => {
                         if last {
-                            q.push(ev.clone(), size);
+                            q.push(seq, ev.clone(), size);
                         }
                         q.closed = true;
                         keep = false;
                     }
                 }
             } else {
-                q.push(ev.clone(), size);
+                q.push(seq, ev.clone(), size);
             }
             drop(q);
             s.ready.notify_one();
@@ -193,15 +194,16 @@ impl Fanout {
 }
 
 impl Fanout {
-    /// Ends every subscription: each gets `task` as its last event (after what is queued), then
-    /// its stream ends. Used at shutdown for tasks that are not running (e.g. waiting for input).
-    pub(crate) fn close_with(&mut self, task: &Task) {
+    /// Ends every subscription: each gets `task` (numbered `seq`, the task's last event) as its
+    /// last event (after what is queued), then its stream ends. Used at shutdown for tasks that
+    /// are not running (e.g. waiting for input).
+    pub(crate) fn close_with(&mut self, seq: u64, task: &Task) {
         let snap = StreamResponse::Task(task.clone());
         let n = crate::bounds::json_len(&snap);
         for s in self.subs.drain(..) {
             if let Ok(mut q) = s.queue.lock() {
                 if !q.dropped {
-                    q.items.push_back((snap.clone(), n));
+                    q.items.push_back((seq, snap.clone(), n));
                     q.bytes += n;
                 }
                 q.closed = true;
@@ -228,16 +230,31 @@ pub struct Events {
 }
 
 impl Events {
+    /// A subscription with nothing to read (a task that is not live in this process).
+    pub(crate) fn ended() -> Self {
+        let shared = Arc::new(Shared::default());
+        if let Ok(mut q) = shared.queue.lock() {
+            q.closed = true;
+        }
+        Events { shared }
+    }
+
     /// The next event; `None` once the task is no longer live in this process (its turn ended
     /// and every queued event was read) or the agent stops.
     pub async fn recv(&mut self) -> Option<StreamResponse> {
+        self.next().await.map(|(_, ev)| ev)
+    }
+
+    /// [`Events::recv`] with the event's number (its SSE `id`; a task snapshot carries the
+    /// number of the last event it includes).
+    pub async fn next(&mut self) -> Option<(u64, StreamResponse)> {
         loop {
             let notified = self.shared.ready.notified();
             {
                 let mut q = self.shared.queue.lock().ok()?;
-                if let Some((ev, size)) = q.items.pop_front() {
+                if let Some((seq, ev, size)) = q.items.pop_front() {
                     q.bytes -= size;
-                    return Some(ev);
+                    return Some((seq, ev));
                 }
                 if q.closed {
                     return None;
@@ -298,7 +315,7 @@ mod tests {
         let mut a = f.subscribe();
         let t = task(TaskState::Working);
         for i in 0..10 {
-            f.publish(&status(&format!("e{i}")), &t);
+            f.publish(0, &status(&format!("e{i}")), &t);
         }
         for _ in 0..10 {
             assert!(matches!(
@@ -322,7 +339,7 @@ mod tests {
         let t = task(TaskState::Working);
         let mut fast_seen = 0;
         for _ in 0..50 {
-            f.publish(&status(&big), &t);
+            f.publish(0, &status(&big), &t);
             assert!(
                 slow.queued_bytes() <= 1024 * 1024,
                 "{}",
@@ -333,7 +350,7 @@ mod tests {
             }
         }
         let done = task(TaskState::Completed);
-        f.publish(&status("last"), &done);
+        f.publish(0, &status("last"), &done);
         drop(f);
         assert_eq!(fast_seen, 50, "a reader that keeps up loses nothing");
         let mut got = Vec::new();
@@ -361,7 +378,7 @@ mod tests {
             policy: OverflowPolicy::DropNewest,
         });
         let mut a = f.subscribe();
-        f.publish(&status("more than ten bytes"), &task(TaskState::Working));
+        f.publish(0, &status("more than ten bytes"), &task(TaskState::Working));
         assert!(matches!(
             a.recv().await,
             Some(StreamResponse::StatusUpdate(_))
@@ -379,10 +396,10 @@ mod tests {
         let b = f.subscribe();
         let t = task(TaskState::Working);
         for i in 0..5 {
-            f.publish(&status(&format!("e{i}")), &t);
+            f.publish(0, &status(&format!("e{i}")), &t);
         }
         drop(b);
-        f.publish(&status("e5"), &t);
+        f.publish(0, &status("e5"), &t);
         assert_eq!(f.subs.len(), 1);
         drop(f);
         let mut got = Vec::new();
@@ -411,9 +428,9 @@ mod tests {
         let mut a = f.subscribe();
         let t = task(TaskState::Working);
         for i in 0..6 {
-            f.publish(&status(&format!("e{i}")), &t);
+            f.publish(0, &status(&format!("e{i}")), &t);
         }
-        f.publish(&final_status(), &task(TaskState::Completed));
+        f.publish(0, &final_status(), &task(TaskState::Completed));
         drop(f);
         let mut got = Vec::new();
         while let Some(ev) = a.recv().await {

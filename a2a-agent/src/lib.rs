@@ -43,6 +43,8 @@
 //! - `metrics`, `metrics-exporter-prometheus`: the Prometheus `/metrics` endpoint of the binary.
 //! - `reqwest`: push webhooks (through [`net_guard`]), JWKS / discovery fetches and RFC 7662
 //!   token introspection ([`oidc`]); `jsonwebtoken` (aws-lc-rs): JWT signature and claim checks.
+//! - `aws-lc-rs` (already built for `jsonwebtoken`): SHA-256 of a send's message, which tells a
+//!   retry from a different message under the same `messageId` ([`idempotency`]).
 //! - `hyper`, `hyper-util`, `libc`: the shared protocol edge ([`listen`]): per-connection
 //!   header/body/idle timeouts, the connection cap under `RLIMIT_NOFILE`, graceful draining.
 //! - `ipnet`: not used yet (the SSRF ranges in [`net_guard`] are matched on octets directly).
@@ -60,6 +62,7 @@ pub mod error;
 pub mod exec;
 pub mod fanout;
 pub mod handler;
+pub mod idempotency;
 mod jsonrpc;
 pub mod listen;
 pub mod model;
@@ -70,6 +73,7 @@ pub mod ops;
 pub mod parse;
 pub mod push;
 mod recovery;
+pub mod replay;
 mod rest;
 pub mod server;
 mod sse;

@@ -224,6 +224,24 @@ fn ser(v: impl serde::Serialize) -> Result<Value, A2aError> {
     serde_json::to_value(v).map_err(|e| A2aError::internal(e.to_string()))
 }
 
+/// The `Last-Event-ID` of a resuming subscriber: an event number this agent sent.
+fn last_event_id(h: &axum::http::HeaderMap) -> Result<Option<u64>, A2aError> {
+    let Some(v) = h.get("last-event-id") else {
+        return Ok(None);
+    };
+    match v.to_str().ok().map(str::trim) {
+        Some("") => Ok(None),
+        Some(t) => t.parse::<u64>().map(Some).map_err(|_| {
+            A2aError::invalid_params(format!(
+                "Last-Event-ID {t:?} is not an event id of this agent (a number from an SSE id line)"
+            ))
+            .with_meta("field", "Last-Event-ID")
+        }),
+        None => Err(A2aError::invalid_params("Last-Event-ID is not text")
+            .with_meta("field", "Last-Event-ID")),
+    }
+}
+
 /// A required non-empty string parameter.
 pub(crate) fn str_param(params: &Value, name: &str) -> Result<String, A2aError> {
     match params.get(name).and_then(Value::as_str) {
@@ -389,8 +407,9 @@ pub(crate) async fn dispatch(
                 return Err(streaming_unsupported());
             }
             let id = str_param(&params, "id")?;
+            let after = last_event_id(&call.headers)?;
             Ok(Outcome::Stream(Box::new(
-                mgr.subscribe(&id, &call.caller).await?,
+                mgr.subscribe_from(&id, &call.caller, after).await?,
             )))
         }
         "CreateTaskPushNotificationConfig"

@@ -26,7 +26,8 @@ impl TaskManager {
         let n = recs.len();
         for rec in recs {
             let id = rec.task.id.clone();
-            let live = self.register(rec.task.clone(), rec.owner);
+            let seq = self.last_seq(&id).await;
+            let live = self.register(rec.task.clone(), rec.owner, seq);
             let resumed = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(
                 self.handler().resume(&rec.task),
             ))

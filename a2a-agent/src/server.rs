@@ -7,6 +7,7 @@ use crate::config::AgentConfig;
 use crate::error::{A2aError, ErrorKind};
 use crate::handler::{ExtensionHandler, Handler};
 use crate::negotiate::{Version, requested_version};
+use crate::replay::ReplayLog;
 use crate::store::{MemoryStore, SqliteStore, TaskStore};
 use crate::tasks::{TaskLimits, TaskManager};
 use a2a_types::envelope::RawId;
@@ -48,6 +49,7 @@ pub struct AgentServer {
     handler: Arc<dyn Handler>,
     config: AgentConfig,
     store: Option<Arc<dyn TaskStore>>,
+    replay_log: Option<Arc<dyn ReplayLog>>,
     authenticator: Option<Arc<dyn Authenticator>>,
     ext_handlers: Vec<Arc<dyn ExtensionHandler>>,
     metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
@@ -67,6 +69,7 @@ impl AgentServer {
             handler,
             config: AgentConfig::default(),
             store: None,
+            replay_log: None,
             authenticator: None,
             ext_handlers: Vec::new(),
             metrics: None,
@@ -107,6 +110,13 @@ impl AgentServer {
         self
     }
 
+    /// With [`AgentServer::store`]: keep replayable stream events in `log` (without one, a
+    /// resume with `Last-Event-ID` gets the task snapshot). A [`MemoryStore`] is its own log.
+    pub fn replay_log(mut self, log: Arc<dyn ReplayLog>) -> Self {
+        self.replay_log = Some(log);
+        self
+    }
+
     /// Use this authenticator instead of the card-driven API key / bearer one.
     pub fn authenticator(mut self, a: Arc<dyn Authenticator>) -> Self {
         self.authenticator = Some(a);
@@ -130,17 +140,30 @@ impl AgentServer {
         };
         let card = AgentCard::from_json(self.card.json().clone())?
             .with_default_interfaces_for(&url, cfg.binding);
-        let store: Arc<dyn TaskStore> = match (self.store, &cfg.sqlite_path) {
-            (Some(s), _) => s,
-            (None, Some(p)) => Arc::new(SqliteStore::open(p)?),
-            (None, None) => Arc::new(
-                MemoryStore::new(
-                    cfg.memory_store_cap,
-                    Duration::from_secs(cfg.terminal_task_ttl_s),
-                )
-                .with_max_bytes(cfg.memory_store_max_bytes),
-            ),
-        };
+        // The replay log lives with the tasks: in the memory store's entries, or in the SQLite
+        // file. A store given by the embedder gets a log of event numbers only.
+        let (store, replay): (Arc<dyn TaskStore>, Option<Arc<dyn ReplayLog>>) =
+            match (self.store, &cfg.sqlite_path) {
+                (Some(s), _) => (s, self.replay_log),
+                (None, Some(p)) => (
+                    Arc::new(SqliteStore::open(p)?),
+                    Some(Arc::new(crate::replay::SqliteReplay::open(
+                        p,
+                        cfg.replay_events_per_task,
+                    )?)),
+                ),
+                (None, None) => {
+                    let m = Arc::new(
+                        MemoryStore::new(
+                            cfg.memory_store_cap,
+                            Duration::from_secs(cfg.terminal_task_ttl_s),
+                        )
+                        .with_max_bytes(cfg.memory_store_max_bytes)
+                        .with_replay_events(cfg.replay_events_per_task),
+                    );
+                    (m.clone(), Some(m))
+                }
+            };
         let authenticator: Arc<dyn Authenticator> = match (self.authenticator, cfg.validate_auth) {
             (Some(a), _) => a,
             (None, false) => Arc::new(NoAuth),
@@ -184,8 +207,18 @@ impl AgentServer {
                 sse_queue_max_bytes: cfg.sse_queue_max_bytes,
                 sse_overflow_policy: cfg.sse_overflow_policy,
                 store: cfg.store_limits(),
+                idempotency_window: Duration::from_secs(cfg.idempotency_window_s),
             },
         );
+        if let Some(log) = replay {
+            manager.set_replay_log(log);
+        }
+        if let Some(p) = &cfg.sqlite_path {
+            manager.set_send_log(Arc::new(crate::idempotency::SqliteSendLog::open(
+                p,
+                Duration::from_secs(cfg.idempotency_window_s),
+            )?));
+        }
         let push = if card.push_notifications() {
             let push_store: Arc<dyn crate::push::store::PushConfigStore> = match &cfg.sqlite_path {
                 Some(p) => Arc::new(

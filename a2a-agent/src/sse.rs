@@ -1,13 +1,16 @@
-//! Server-sent events: one subscription per connection, heartbeats, slow clients ended.
+//! Server-sent events: one subscription per connection, heartbeats, slow clients ended, every
+//! event numbered (`id:`) so that a client can resume with `Last-Event-ID`.
 
 use crate::edge::sse;
 use crate::model::StreamResponse;
-use crate::tasks::{Subscription, ends_stream};
+use crate::tasks::{Start, Subscription, ends_stream};
 use axum::response::Response;
 use std::time::Duration;
 
-/// An SSE response: the task snapshot first, then every event until the turn ends. `map` gives
-/// each event's `data` lines as JSON values or as JSON text (exact JSON-RPC ids).
+/// An SSE response: the task snapshot first (or, on a resume, the events missed; see
+/// [`Start`]), then every event until the turn ends. `map` gives each event's `data` lines as
+/// JSON values or as JSON text (exact JSON-RPC ids); each line carries the event's number as
+/// its SSE `id`.
 ///
 /// Each connection reads from its own queue, bounded in events and bytes (`sse_queue_capacity`,
 /// `sse_queue_max_bytes`); a client too slow to keep up gets the task snapshot and its stream ends
@@ -17,18 +20,37 @@ where
     F: FnMut(StreamResponse, bool) -> Vec<T> + Send + 'static,
     T: std::fmt::Display + Send + 'static,
 {
-    let Subscription { task, mut events } = sub;
-    let first = StreamResponse::Task(task);
+    let Subscription {
+        task,
+        seq,
+        start,
+        mut events,
+    } = sub;
     let stream = async_stream::stream! {
-        let done = ends_stream(&first);
-        for v in map(first, done) {
-            yield sse::data(v.to_string());
+        let mut done = false;
+        let replay = match start {
+            Start::Resume(evs) => evs,
+            Start::Snapshot | Start::Gap { .. } => {
+                if let Start::Gap { last_event_id } = start {
+                    yield sse::comment(format!("a2a-replay-gap last-event-id={last_event_id}"));
+                }
+                vec![(seq, StreamResponse::Task(task))]
+            }
+        };
+        for (n, ev) in replay {
+            done = ends_stream(&ev);
+            for v in map(ev, done) {
+                yield sse::numbered(n, v.to_string());
+            }
+            if done {
+                break;
+            }
         }
         if !done {
-            while let Some(ev) = events.recv().await {
+            while let Some((n, ev)) = events.next().await {
                 let end = ends_stream(&ev);
                 for v in map(ev, end) {
-                    yield sse::data(v.to_string());
+                    yield sse::numbered(n, v.to_string());
                 }
                 if end {
                     break;

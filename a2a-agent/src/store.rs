@@ -142,11 +142,17 @@ pub struct MemoryStore {
     cap: usize,
     ttl: Duration,
     max_bytes: usize,
+    replay_per_task: usize,
 }
 
 struct Entry {
     t: Arc<StoredTask>,
+    /// JSON size of the task plus its kept events.
     bytes: usize,
+    /// The task's newest events, kept for resumes ([`crate::replay::ReplayLog`]).
+    log: VecDeque<(u64, crate::model::StreamResponse, usize)>,
+    /// Number of the task's last event.
+    last: u64,
 }
 
 #[derive(Default)]
@@ -168,7 +174,15 @@ impl MemoryStore {
             cap: cap.max(1),
             ttl,
             max_bytes: 0,
+            replay_per_task: 256,
         }
+    }
+
+    /// Keep the newest `events` stream events of each task for resumes with `Last-Event-ID`
+    /// (counted in the byte bound, evicted with the task; 0 keeps none). Default: 256.
+    pub fn with_replay_events(mut self, events: usize) -> Self {
+        self.replay_per_task = events;
+        self
     }
 
     /// Bound the store to `max_bytes` (JSON bytes of every task; 0 = unlimited): the oldest
@@ -196,34 +210,43 @@ impl Default for MemoryStore {
 }
 
 impl MemInner {
-    fn remove(&mut self, id: &str) -> Option<Arc<StoredTask>> {
-        let Entry { t: old, bytes } = self.tasks.remove(id)?;
-        self.bytes = self.bytes.saturating_sub(bytes);
+    fn remove(&mut self, id: &str) -> Option<Entry> {
+        let e = self.tasks.remove(id)?;
+        self.bytes = self.bytes.saturating_sub(e.bytes);
+        let old = &e.t;
         if let Some(set) = self.by_owner.get_mut(&old.owner) {
             set.remove(&(old.ms(), old.task.id.clone()));
             if set.is_empty() {
                 self.by_owner.remove(&old.owner);
             }
         }
-        Some(old)
+        Some(e)
     }
 
+    /// Insert or replace `t` (a replaced task keeps its events); returns the task replaced.
     fn insert(&mut self, t: StoredTask) -> Option<Arc<StoredTask>> {
         let old = self.remove(&t.task.id);
         self.by_owner
             .entry(t.owner.clone())
             .or_default()
             .insert((t.ms(), t.task.id.clone()));
-        let bytes = crate::bounds::task_bytes(&t.task);
+        let (log, last) = match &old {
+            Some(e) => (e.log.clone(), e.last),
+            None => (VecDeque::new(), 0),
+        };
+        let bytes =
+            crate::bounds::task_bytes(&t.task) + log.iter().map(|(_, _, n)| n).sum::<usize>();
         self.bytes += bytes;
         self.tasks.insert(
             t.task.id.clone(),
             Entry {
                 t: Arc::new(t),
                 bytes,
+                log,
+                last,
             },
         );
-        old
+        old.map(|e| e.t)
     }
 
     fn evict(&mut self, cap: usize, ttl: Duration, max_bytes: usize) {
@@ -282,6 +305,66 @@ impl MemInner {
             }
         }
         (out, total, more)
+    }
+}
+
+/// The memory store keeps each task's replayable events with the task: counted in its byte
+/// bound, gone when the task is evicted or deleted.
+#[async_trait]
+impl crate::replay::ReplayLog for MemoryStore {
+    async fn append(
+        &self,
+        task_id: &str,
+        seq: u64,
+        event: &crate::model::StreamResponse,
+    ) -> Result<(), StoreError> {
+        let keep = self.replay_per_task;
+        let size = if keep > 0 {
+            crate::bounds::json_len(event)
+        } else {
+            0
+        };
+        let mut g = self.lock()?;
+        let g = &mut *g;
+        let Some(e) = g.tasks.get_mut(task_id) else {
+            return Ok(());
+        };
+        e.last = seq;
+        if keep == 0 {
+            return Ok(());
+        }
+        e.log.push_back((seq, event.clone(), size));
+        e.bytes += size;
+        g.bytes += size;
+        while e.log.len() > keep {
+            if let Some((_, _, n)) = e.log.pop_front() {
+                e.bytes -= n;
+                g.bytes -= n;
+            }
+        }
+        Ok(())
+    }
+
+    async fn since(
+        &self,
+        task_id: &str,
+        after: u64,
+    ) -> Result<Vec<(u64, crate::model::StreamResponse)>, StoreError> {
+        let g = self.lock()?;
+        Ok(g.tasks
+            .get(task_id)
+            .map(|e| {
+                e.log
+                    .iter()
+                    .filter(|(s, _, _)| *s > after)
+                    .map(|(s, ev, _)| (*s, ev.clone()))
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    async fn last(&self, task_id: &str) -> Result<u64, StoreError> {
+        Ok(self.lock()?.tasks.get(task_id).map_or(0, |e| e.last))
     }
 }
 

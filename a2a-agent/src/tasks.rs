@@ -4,6 +4,7 @@
 use crate::auth::CallerProfile;
 use crate::error::{A2aError, ErrorKind};
 use crate::handler::{Handler, HandlerError, Reply, RequestContext, agent_message};
+use crate::idempotency::{Claim, SendLog, SendTarget};
 use crate::model::{
     Artifact, Message, Part, Role, SendMessageRequest, StreamResponse, Task,
     TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent, Timestamp,
@@ -40,6 +41,9 @@ pub struct TaskLimits {
     pub sse_overflow_policy: crate::fanout::OverflowPolicy,
     /// Byte and history bounds of stored tasks.
     pub store: crate::bounds::StoreLimits,
+    /// A repeated `messageId` within this window answers from the first send (see
+    /// [`crate::idempotency`]); zero turns it off.
+    pub idempotency_window: Duration,
 }
 
 impl Default for TaskLimits {
@@ -52,6 +56,7 @@ impl Default for TaskLimits {
             sse_queue_max_bytes: 4 * 1024 * 1024,
             sse_overflow_policy: crate::fanout::OverflowPolicy::DropNewest,
             store: crate::bounds::StoreLimits::default(),
+            idempotency_window: Duration::from_secs(3600),
         }
     }
 }
@@ -76,6 +81,8 @@ struct LiveState {
     direct_ok: bool,
     /// The direct message the handler answered with (the task was dropped).
     direct: Option<Message>,
+    /// Number of the task's last event (its SSE `id`); the next event gets `seq + 1`.
+    seq: u64,
 }
 
 pub(crate) struct Live {
@@ -87,12 +94,38 @@ pub(crate) struct Live {
     running: std::sync::atomic::AtomicBool,
 }
 
-/// A subscription: the current task first, then every event until the task ends its turn.
+/// A subscription: the current task first (or, on a resume, the events missed), then every
+/// event until the task ends its turn.
 pub struct Subscription {
-    /// The task snapshot (the first stream event).
+    /// The task snapshot (the first stream event, unless [`Start::Resume`]).
     pub task: Task,
+    /// Number of the last event the snapshot includes (its SSE `id`).
+    pub seq: u64,
+    /// How the stream starts.
+    pub start: Start,
     /// The events after the snapshot (bounded per subscriber, see [`crate::fanout`]).
     pub events: crate::fanout::Events,
+}
+
+/// How a stream starts.
+///
+/// A subscriber that comes back with `Last-Event-ID: N` gets the events numbered above `N`
+/// from the replay log, then the live ones: no gap, no duplicate, and no snapshot (it already
+/// has the task up to `N`). When the log no longer holds every event after `N` (retention,
+/// or an `N` this agent never sent), it gets [`Start::Gap`]: an SSE comment
+/// `: a2a-replay-gap last-event-id=N` and then the task snapshot, as a fresh subscriber does.
+/// A stream's first `Task` event after a resume therefore always means "state replaced".
+#[derive(Debug, Clone, PartialEq)]
+pub enum Start {
+    /// A new subscriber: the snapshot first.
+    Snapshot,
+    /// A resume: these events (numbered, in order), then the live ones.
+    Resume(Vec<(u64, StreamResponse)>),
+    /// A resume the log cannot serve without a gap: the marker, then the snapshot.
+    Gap {
+        /// The `Last-Event-ID` the subscriber sent.
+        last_event_id: u64,
+    },
 }
 
 /// Emits progress for one task. Emitting on an inactive emitter is a no-op.
@@ -285,6 +318,18 @@ pub struct TaskManager {
     tracker: TaskTracker,
     me: Weak<TaskManager>,
     sink: std::sync::OnceLock<Arc<dyn crate::push::EventSink>>,
+    replay: Arc<dyn crate::replay::ReplayLog>,
+    replay_set: std::sync::OnceLock<Arc<dyn crate::replay::ReplayLog>>,
+    sends: Arc<dyn SendLog>,
+    sends_set: std::sync::OnceLock<Arc<dyn SendLog>>,
+    claims: crate::idempotency::Claims,
+}
+
+/// The caller's key of an idempotent send.
+struct Idem {
+    owner: String,
+    message_id: String,
+    digest: String,
 }
 
 impl TaskManager {
@@ -296,19 +341,109 @@ impl TaskManager {
         limits: TaskLimits,
     ) -> Arc<Self> {
         Arc::new_cyclic(|me| TaskManager {
+            limits: limits.clone(),
             store,
             handler,
             ext_handlers,
             live: Mutex::new(HashMap::new()),
             permits: (limits.max_concurrent_tasks > 0)
                 .then(|| Arc::new(Semaphore::new(limits.max_concurrent_tasks))),
-            limits,
             queued: AtomicUsize::new(0),
             shutdown: CancellationToken::new(),
             tracker: TaskTracker::new(),
             me: me.clone(),
             sink: std::sync::OnceLock::new(),
+            // Until a log is set: event numbers only, so that numbering never restarts.
+            replay: Arc::new(crate::replay::MemoryReplay::new(crate::replay::Retention {
+                events_per_task: 0,
+                max_bytes: 0,
+            })),
+            replay_set: std::sync::OnceLock::new(),
+            sends: Arc::new(crate::idempotency::MemorySendLog::new(
+                limits.idempotency_window,
+                100_000,
+            )),
+            sends_set: std::sync::OnceLock::new(),
+            claims: Default::default(),
         })
+    }
+
+    /// Remember accepted sends in `log` instead of memory (e.g. a
+    /// [`crate::idempotency::SqliteSendLog`], so that a retry after a restart is recognised).
+    /// Only the first call takes effect; call it before serving.
+    pub fn set_send_log(&self, log: Arc<dyn SendLog>) {
+        let _ = self.sends_set.set(log);
+    }
+
+    fn sends(&self) -> &Arc<dyn SendLog> {
+        self.sends_set.get().unwrap_or(&self.sends)
+    }
+
+    async fn keep_send(&self, idem: Option<&Idem>, target: SendTarget) {
+        let Some(i) = idem else {
+            return;
+        };
+        let rec = crate::idempotency::SendRecord {
+            digest: i.digest.clone(),
+            target,
+            at_ms: crate::idempotency::now_ms(),
+        };
+        if let Err(e) = self.sends().put(&i.owner, &i.message_id, rec).await {
+            tracing::warn!(error = %e, "keeping an accepted send failed: a retry may run again");
+        }
+    }
+
+    /// Keep replayable events in `log` (the server sets its task store's log: the
+    /// [`crate::MemoryStore`] or a [`crate::replay::SqliteReplay`]). Without one, events are
+    /// numbered but not kept, so a resume gets the task snapshot. Only the first call takes
+    /// effect; call it before serving.
+    pub fn set_replay_log(&self, log: Arc<dyn crate::replay::ReplayLog>) {
+        let _ = self.replay_set.set(log);
+    }
+
+    fn replay(&self) -> &Arc<dyn crate::replay::ReplayLog> {
+        self.replay_set.get().unwrap_or(&self.replay)
+    }
+
+    /// Number of the last event of `id` (0 when none is known).
+    pub(crate) async fn last_seq(&self, id: &str) -> u64 {
+        self.replay().last(id).await.unwrap_or_else(|e| {
+            tracing::debug!(error = %e, task_id = id, "reading the replay log failed");
+            0
+        })
+    }
+
+    /// Number `ev` as the task's next event, keep it in the replay log, and queue it for the
+    /// subscribers. Called with the task's lock held, so numbers and queues agree.
+    async fn publish(&self, g: &mut LiveState, ev: &StreamResponse) {
+        g.seq += 1;
+        if let Err(e) = self.replay().append(&g.task.id, g.seq, ev).await {
+            tracing::debug!(error = %e, "keeping an event in the replay log failed");
+        }
+        let LiveState {
+            fanout, task, seq, ..
+        } = g;
+        fanout.publish(*seq, ev, task);
+    }
+
+    /// How a resume after event `after` starts, when the task's last event is `cur`.
+    async fn start_from(&self, id: &str, after: u64, cur: u64) -> Start {
+        if after == cur {
+            return Start::Resume(Vec::new());
+        }
+        if after < cur {
+            let evs = self.replay().since(id, after).await.unwrap_or_default();
+            let whole = evs.len() as u64 == cur - after
+                && evs.first().is_some_and(|(s, _)| *s == after + 1)
+                && evs.last().is_some_and(|(s, _)| *s == cur);
+            if whole {
+                return Start::Resume(evs);
+            }
+        }
+        metrics::counter!("a2a_agent_replay_gaps_total").increment(1);
+        Start::Gap {
+            last_event_id: after,
+        }
     }
 
     /// Receive every task event (push notifications). Only the first call takes effect.
@@ -379,8 +514,7 @@ impl TaskManager {
         if let Some(s) = self.sink.get() {
             s.on_event(&g.task, &ev);
         }
-        let LiveState { fanout, task, .. } = &mut *g;
-        fanout.publish(&ev, task);
+        self.publish(&mut g, &ev).await;
         live.watch.send_replace(state);
         Some(state)
     }
@@ -486,35 +620,64 @@ impl TaskManager {
         id: &str,
         caller: &CallerProfile,
     ) -> Result<Subscription, A2aError> {
-        if let Some(live) = self.live_get(id) {
-            let mut g = live.state.lock().await;
-            if g.owner != caller.owner_key() {
-                return Err(A2aError::task_not_found(id));
+        self.subscribe_from(id, caller, None).await
+    }
+
+    /// SubscribeToTask, resuming after event `last_event_id` when given (see [`Start`]). A
+    /// resume of a task that has ended replays what is left and ends, where a plain subscribe
+    /// to it is refused.
+    pub async fn subscribe_from(
+        &self,
+        id: &str,
+        caller: &CallerProfile,
+        last_event_id: Option<u64>,
+    ) -> Result<Subscription, A2aError> {
+        let live = match self.live_get(id) {
+            Some(l) => l,
+            None => {
+                let rec = self.load_owned(id, caller).await?;
+                let cur = self.last_seq(id).await;
+                if rec.task.status.state.is_terminal() {
+                    let Some(after) = last_event_id else {
+                        return Err(terminal_subscribe(id));
+                    };
+                    return Ok(Subscription {
+                        start: self.start_from(id, after, cur).await,
+                        task: rec.task,
+                        seq: cur,
+                        events: crate::fanout::Events::ended(),
+                    });
+                }
+                // Not live in this process (e.g. after a restart): register it so later turns
+                // reach us.
+                self.register(rec.task, rec.owner, cur)
             }
-            if g.task.status.state.is_terminal() {
-                return Err(terminal_subscribe(id));
-            }
-            let rx = g.fanout.subscribe();
-            return Ok(Subscription {
-                task: g.task.clone(),
-                events: rx,
-            });
-        }
-        let rec = self.load_owned(id, caller).await?;
-        if rec.task.status.state.is_terminal() {
-            return Err(terminal_subscribe(id));
-        }
-        // Not live in this process (e.g. after a restart): register it so later turns reach us.
-        let live = self.register(rec.task.clone(), rec.owner);
+        };
         let mut g = live.state.lock().await;
-        let rx = g.fanout.subscribe();
+        if g.owner != caller.owner_key() {
+            return Err(A2aError::task_not_found(id));
+        }
+        let terminal = g.task.status.state.is_terminal();
+        let start = match last_event_id {
+            None if terminal => return Err(terminal_subscribe(id)),
+            None => Start::Snapshot,
+            Some(after) => self.start_from(id, after, g.seq).await,
+        };
+        let events = if terminal {
+            crate::fanout::Events::ended()
+        } else {
+            g.fanout.subscribe()
+        };
         Ok(Subscription {
             task: g.task.clone(),
-            events: rx,
+            seq: g.seq,
+            start,
+            events,
         })
     }
 
-    pub(crate) fn register(&self, task: Task, owner: String) -> Arc<Live> {
+    /// Make `task` live in this process; its last event was number `seq`.
+    pub(crate) fn register(&self, task: Task, owner: String, seq: u64) -> Arc<Live> {
         let id = task.id.clone();
         let state = task.status.state;
         let live = Arc::new(Live {
@@ -525,6 +688,7 @@ impl TaskManager {
                 error: None,
                 direct_ok: false,
                 direct: None,
+                seq,
             }),
             cancel: CancellationToken::new(),
             watch: watch::channel(state).0,
@@ -538,8 +702,106 @@ impl TaskManager {
         }
     }
 
-    /// SendMessage / SendStreamingMessage.
+    /// SendMessage / SendStreamingMessage. A `messageId` the caller already used within the
+    /// idempotency window answers from that send without running the handler again (see
+    /// [`crate::idempotency`]).
     pub async fn send(&self, input: SendInput) -> Result<SendOutcome, A2aError> {
+        let window = self.limits.idempotency_window;
+        if window.is_zero() || input.request.message.message_id.is_empty() {
+            return self.send_once(input, None).await;
+        }
+        let idem = Idem {
+            owner: input.caller.owner_key(),
+            message_id: input.request.message.message_id.clone(),
+            digest: crate::idempotency::digest(&input.request.message),
+        };
+        let since =
+            crate::idempotency::now_ms() - i64::try_from(window.as_millis()).unwrap_or(i64::MAX);
+        let history_length = input
+            .request
+            .configuration
+            .as_ref()
+            .and_then(|c| c.history_length);
+        loop {
+            let rec = self
+                .sends()
+                .get(&idem.owner, &idem.message_id, since)
+                .await
+                .map_err(|e| A2aError::internal(e.to_string()))?;
+            if let Some(rec) = rec {
+                if rec.digest != idem.digest {
+                    return Err(reused_message_id(&idem.message_id));
+                }
+                metrics::counter!("a2a_agent_repeated_sends_total").increment(1);
+                return self
+                    .again(rec.target, input.mode, history_length, &input.caller)
+                    .await;
+            }
+            match self
+                .claims
+                .claim(&idem.owner, &idem.message_id, &idem.digest)
+            {
+                Claim::Conflict => return Err(reused_message_id(&idem.message_id)),
+                Claim::Wait(mut rx) => {
+                    let _ = rx.wait_for(|done| *done).await;
+                }
+                Claim::First(tx) => {
+                    let r = self.send_once(input, Some(&idem)).await;
+                    if let Ok(SendOutcome::Message(m)) = &r {
+                        self.keep_send(Some(&idem), SendTarget::Message(Box::new(m.clone())))
+                            .await;
+                    }
+                    self.claims.release(&idem.owner, &idem.message_id, tx);
+                    return r;
+                }
+            }
+        }
+    }
+
+    /// The answer to a repeated send, from what the first one became.
+    async fn again(
+        &self,
+        target: SendTarget,
+        mode: SendMode,
+        history_length: Option<i32>,
+        caller: &CallerProfile,
+    ) -> Result<SendOutcome, A2aError> {
+        let id = match target {
+            SendTarget::Message(m) => return Ok(SendOutcome::Message(*m)),
+            SendTarget::Task(id) => id,
+        };
+        let live = self.live_get(&id);
+        match mode {
+            SendMode::ReturnImmediately => {}
+            SendMode::Blocking => {
+                if let Some(l) = &live {
+                    let mut rx = l.watch.subscribe();
+                    let _ = rx.wait_for(|s| s.is_terminal() || s.is_interrupted()).await;
+                }
+            }
+            SendMode::Stream => {
+                if live.is_some_and(|l| l.running.load(Ordering::SeqCst)) {
+                    return Ok(SendOutcome::Stream(self.subscribe(&id, caller).await?));
+                }
+                let task = self.get(&id, history_length, caller).await?;
+                return Ok(SendOutcome::Stream(Subscription {
+                    task,
+                    seq: self.last_seq(&id).await,
+                    start: Start::Snapshot,
+                    events: crate::fanout::Events::ended(),
+                }));
+            }
+        }
+        Ok(SendOutcome::Task(
+            self.get(&id, history_length, caller).await?,
+        ))
+    }
+
+    async fn send_once(
+        &self,
+        input: SendInput,
+        idem: Option<&Idem>,
+    ) -> Result<SendOutcome, A2aError> {
         let SendInput {
             request,
             raw_message,
@@ -625,7 +887,8 @@ impl TaskManager {
                                 release_queue(queued_slot);
                                 return Err(terminal_send(&tid));
                             }
-                            self.register(rec.task, rec.owner)
+                            let seq = self.last_seq(&tid).await;
+                            self.register(rec.task, rec.owner, seq)
                         }
                         Err(e) => {
                             release_queue(queued_slot);
@@ -687,8 +950,7 @@ impl TaskManager {
                     s.on_task_started(&g.task, &g.owner);
                     s.on_event(&g.task, &ev);
                 }
-                let LiveState { fanout, task, .. } = &mut *g;
-                fanout.publish(&ev, task);
+                self.publish(&mut g, &ev).await;
                 live.watch.send_replace(TaskState::Submitted);
                 drop(g);
                 live
@@ -733,7 +995,7 @@ impl TaskManager {
                 if let Some(s) = self.sink.get() {
                     s.on_task_started(&task, &owner);
                 }
-                let live = self.register(task, owner);
+                let live = self.register(task, owner, 0);
                 live.running.store(true, Ordering::SeqCst);
                 // A new task nobody has seen: a blocking send, or a stream of a handler that
                 // may answer directly, can still end with a message and no task.
@@ -748,6 +1010,12 @@ impl TaskManager {
             message.task_id = Some(g.task.id.clone());
             g.direct_ok
         };
+        // Kept before the handler runs: a retry after a crash finds the task.
+        self.keep_send(
+            idem,
+            SendTarget::Task(live.state.lock().await.task.id.clone()),
+        )
+        .await;
         let mut announced_rx = live.announced.subscribe();
 
         // Subscribe before the run starts so no event is missed.
@@ -756,6 +1024,8 @@ impl TaskManager {
             let rx = g.fanout.subscribe();
             Some(Subscription {
                 task: trim_history(g.task.clone(), history_length),
+                seq: g.seq,
+                start: Start::Snapshot,
                 events: rx,
             })
         } else {
@@ -1049,8 +1319,10 @@ impl TaskManager {
         g.direct = Some(m);
         g.task.status.state = TaskState::Completed;
         let id = g.task.id.clone();
-        let LiveState { fanout, task, .. } = &mut *g;
-        fanout.close_with(task);
+        let LiveState {
+            fanout, task, seq, ..
+        } = &mut *g;
+        fanout.close_with(*seq, task);
         drop(g);
         if let Err(e) = self.store.delete(&id).await {
             tracing::debug!(error = %e, "dropping the task of a direct reply failed");
@@ -1077,8 +1349,10 @@ impl TaskManager {
         // restart) end too: the task as it stands is their last event.
         for l in self.lives() {
             let mut g = l.state.lock().await;
-            let LiveState { fanout, task, .. } = &mut *g;
-            fanout.close_with(task);
+            let LiveState {
+                fanout, task, seq, ..
+            } = &mut *g;
+            fanout.close_with(*seq, task);
         }
     }
 
@@ -1117,6 +1391,14 @@ fn too_large(bytes: usize, max: usize) -> A2aError {
         "message too large: the task would hold {bytes} bytes; the limit is {max} bytes per task"
     ))
     .with_meta("field", "message")
+}
+
+fn reused_message_id(id: &str) -> A2aError {
+    A2aError::invalid_params(format!(
+        "messageId {id:?} was already used for a different message; \
+         a retry must repeat the message exactly, a new message needs a new messageId"
+    ))
+    .with_meta("field", "message.messageId")
 }
 
 fn not_cancelable(id: &str, s: TaskState) -> A2aError {

@@ -254,6 +254,16 @@ pub fn start(spec: &TargetSpec, bin_dir: &Path, wait: Duration) -> Result<Target
     })
 }
 
+/// A value unique to this replay within the process and across runs.
+fn run_id() -> String {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{t:x}-{n}")
+}
+
 /// Replays every step of `variant` against `target`; returns the failures (empty = pass).
 pub async fn replay_variant(
     client: &reqwest::Client,
@@ -261,6 +271,8 @@ pub async fn replay_variant(
     variant: &Variant,
 ) -> Vec<String> {
     let mut vars = target.vars.clone();
+    // `${run}`: unique per replay, for ids a sender must not reuse (messageId).
+    vars.insert("run".into(), serde_json::json!(run_id()));
     let steps = variant.all_steps();
     if steps.is_empty() {
         return vec!["variant has no steps".into()];

@@ -1,6 +1,7 @@
 //! SSE framing at the edge, for the agent's streams and the gateway's relayed ones: each A2A
 //! stream event is one event whose `data` is the event's JSON text; an error that ends an
-//! HTTP+JSON stream of the gateway is an `error` event; heartbeats are empty comment lines.
+//! HTTP+JSON stream of the gateway is an `error` event; heartbeats are empty comment lines. The
+//! agent numbers its events (`id:`) so that a client can resume with `Last-Event-ID`.
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -12,6 +13,17 @@ use futures::{Stream, StreamExt};
 /// One stream event carrying `json` (a JSON document as text).
 pub fn data(json: impl AsRef<str>) -> Event {
     Event::default().data(json.as_ref())
+}
+
+/// One stream event carrying `json`, with the SSE `id` `seq` (the event's number within its
+/// task, which a client sends back as `Last-Event-ID` to resume).
+pub fn numbered(seq: u64, json: impl AsRef<str>) -> Event {
+    Event::default().id(seq.to_string()).data(json.as_ref())
+}
+
+/// A comment line (`: text`), which clients ignore.
+pub fn comment(text: impl AsRef<str>) -> Event {
+    Event::default().comment(text)
 }
 
 /// The error event that ends a stream (`event: error`), carrying `json`.
