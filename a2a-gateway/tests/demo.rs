@@ -41,7 +41,7 @@ async fn demo_prints_listening_and_serves_the_echo_agent() {
         .header("content-type", "application/json")
         .body(
             json!({"jsonrpc":"2.0","id":"1","method":"message/send","params":{"message":
-                {"kind":"message","messageId":"m-1","role":"user","parts":[{"kind":"text","text":"hello"}]}}})
+                {"kind":"message","messageId": uuid::Uuid::new_v4().to_string(),"role":"user","parts":[{"kind":"text","text":"hello"}]}}})
             .to_string(),
         )
         .send()

@@ -258,7 +258,7 @@ async fn translation_both_ways_and_refusals() {
         );
         // unknown member -> -32602 with path, nothing sent
         let bad = json!({"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":
-            {"messageId":"m","role":"ROLE_USER","parts":[{"text":"a"},{"image":{}}]}}});
+            {"messageId": uuid::Uuid::new_v4().to_string(),"role":"ROLE_USER","parts":[{"text":"a"},{"image":{}}]}}});
         let (_, b) = env.rpc("/a2a/echo", Some("1.0"), bad).await;
         assert_eq!(b["error"]["code"], -32602);
         assert!(
@@ -268,12 +268,12 @@ async fn translation_both_ways_and_refusals() {
                 .contains("params.message.parts[1]: unknown member image")
         );
         let role = json!({"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":
-            {"messageId":"m","role":"user","parts":[{"text":"a"}]}}});
+            {"messageId": uuid::Uuid::new_v4().to_string(),"role":"user","parts":[{"text":"a"}]}}});
         let (_, b) = env.rpc("/a2a/echo", Some("1.0"), role).await;
         assert_eq!(b["error"]["code"], -32602);
         if peer == Version::V03 {
             let f = json!({"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":
-                {"messageId":"m","role":"ROLE_USER","parts":[{"text":"a","filename":"a.txt"}]}}});
+                {"messageId": uuid::Uuid::new_v4().to_string(),"role":"ROLE_USER","parts":[{"text":"a","filename":"a.txt"}]}}});
             let (_, b) = env.rpc("/a2a/echo", Some("1.0"), f).await;
             assert_eq!(b["error"]["code"], -32004);
             assert_eq!(
@@ -722,7 +722,7 @@ async fn http_json_binding_for_callers() {
         .header("A2A-Version", "1.0")
         .bearer_auth(&env.key)
         .body(
-            json!({"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"rest"}]}})
+            json!({"message":{"messageId": uuid::Uuid::new_v4().to_string(),"role":"ROLE_USER","parts":[{"text":"rest"}]}})
                 .to_string(),
         )
         .send()
@@ -769,7 +769,7 @@ async fn http_json_binding_for_callers() {
         .header("content-type", "application/json")
         .bearer_auth(&env.key)
         .body(
-            json!({"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"rest"}]}})
+            json!({"message":{"messageId": uuid::Uuid::new_v4().to_string(),"role":"ROLE_USER","parts":[{"text":"rest"}]}})
                 .to_string(),
         )
         .send()

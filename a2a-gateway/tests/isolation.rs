@@ -61,11 +61,11 @@ async fn raw(
 }
 
 fn msg03(task: &str) -> Value {
-    json!({"kind":"message","messageId":"m-x","role":"user","taskId":task,"parts":[{"kind":"text","text":"hi"}]})
+    json!({"kind":"message","messageId": uuid::Uuid::new_v4().to_string(),"role":"user","taskId":task,"parts":[{"kind":"text","text":"hi"}]})
 }
 
 fn msg10(task: &str) -> Value {
-    json!({"messageId":"m-x","role":"ROLE_USER","taskId":task,"parts":[{"text":"hi"}]})
+    json!({"messageId": uuid::Uuid::new_v4().to_string(),"role":"ROLE_USER","taskId":task,"parts":[{"text":"hi"}]})
 }
 
 /// One probe: (label, method, path, version, body).

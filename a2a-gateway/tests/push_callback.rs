@@ -192,7 +192,7 @@ async fn sealed_push_reaches_a_03_caller_from_a_10_peer() {
 
     // The task moves on; the peer notifies the gateway, which posts 0.3 bodies to the caller.
     let follow = json!({"jsonrpc":"2.0","id":"2","method":"message/send","params":{"message":
-        {"kind":"message","messageId":"m-2","role":"user","taskId":tid,"contextId":cid,
+        {"kind":"message","messageId": uuid::Uuid::new_v4().to_string(),"role":"user","taskId":tid,"contextId":cid,
          "parts":[{"kind":"text","text":"thanks"}]}}});
     let (_, b) = env.rpc("/a2a/rust", None, follow).await;
     assert_eq!(b["result"]["status"]["state"], "completed", "{b}");
@@ -412,7 +412,7 @@ async fn sealed_push_reaches_a_10_caller_in_10_form() {
         .await;
     assert_eq!(b["result"]["configs"][0]["url"], hook.as_str(), "{b}");
     let follow = json!({"jsonrpc":"2.0","id":"2","method":"SendMessage","params":{"message":
-        {"messageId":"m-2","role":"ROLE_USER","taskId":tid,"contextId":cid,
+        {"messageId": uuid::Uuid::new_v4().to_string(),"role":"ROLE_USER","taskId":tid,"contextId":cid,
          "parts":[{"text":"thanks"}]}}});
     let (_, b) = env.rpc("/a2a/rust", Some("1.0"), follow).await;
     assert_eq!(

@@ -59,7 +59,7 @@ async fn peer(comments: usize) -> (String, tokio::task::JoinHandle<()>) {
 
 fn stream_body() -> Value {
     json!({"jsonrpc": "2.0", "id": "1", "method": "SendStreamingMessage", "params": {"message":
-        {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}})
+        {"messageId": uuid::Uuid::new_v4().to_string(), "role": "ROLE_USER", "parts": [{"text": "hi"}]}}})
 }
 
 #[tokio::test]

@@ -168,12 +168,12 @@ pub fn key_with(env: &Env, scopes: &[Scope], expires_at: Option<i64>) -> (String
 
 pub fn send03(text: &str) -> Value {
     serde_json::json!({"jsonrpc":"2.0","id":"1","method":"message/send","params":{"message":
-        {"kind":"message","messageId":"m-1","role":"user","parts":[{"kind":"text","text":text}]}}})
+        {"kind":"message","messageId": uuid::Uuid::new_v4().to_string(),"role":"user","parts":[{"kind":"text","text":text}]}}})
 }
 
 pub fn send10(text: &str) -> Value {
     serde_json::json!({"jsonrpc":"2.0","id":"1","method":"SendMessage","params":{"message":
-        {"messageId":"m-1","role":"ROLE_USER","parts":[{"text":text}]}}})
+        {"messageId": uuid::Uuid::new_v4().to_string(),"role":"ROLE_USER","parts":[{"text":text}]}}})
 }
 
 /// The gateway's own code of a JSON-RPC error in either form.
