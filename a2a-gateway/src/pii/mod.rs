@@ -12,6 +12,13 @@
 //! - [`scan_value`]: one whole JSON value in place;
 //! - [`StreamScanner`]: the events of one stream, in order, with text carried across
 //!   artifact-chunk boundaries.
+//!
+//! Added beside the contract: [`self_check`] (the detectors compiled; for a startup check),
+//! [`MAX_HOLD`], [`StreamScanner::scan_event_with_owed`] (owed text before the event that ends
+//! the turn) and [`StreamScanner::is_holding`].
+//!
+//! What is detected, how each kind is validated, the false-positive measures and the measured
+//! cost are in `docs/pii.md`.
 
 mod check;
 mod checksum;
