@@ -115,7 +115,6 @@ pub fn find(text: &str) -> Vec<Finding> {
     let Ok(d) = DETECTORS.as_ref() else {
         return Vec::new();
     };
-    let b = text.as_bytes();
     let mut out: Vec<Candidate> = Vec::new();
     let mut push = |kind, start, end| out.push(Candidate { kind, start, end });
 
@@ -126,14 +125,14 @@ pub fn find(text: &str) -> Vec<Finding> {
             }
         }
     }
-    if b.contains(&b'@') {
+    if text.contains('@') {
         for m in d.email.find_iter(text) {
             if let Some(start) = check::email(text, m.start(), m.end()) {
                 push(PiiKind::Email, start, m.end());
             }
         }
     }
-    if b.contains(&b':') {
+    if text.contains(':') {
         ipv6_runs(d, text, &mut push);
     }
     numeric(d, text, &mut push);
@@ -158,10 +157,7 @@ fn numeric(d: &Detectors, text: &str, push: &mut impl FnMut(PiiKind, usize, usiz
     let (mut first, mut last, mut n) = (0usize, 0usize, 0usize);
     let mut i = 0;
     loop {
-        let next = b
-            .get(i..)
-            .and_then(|r| r.iter().position(u8::is_ascii_digit))
-            .map(|p| p + i);
+        let next = next_digit(b, i);
         if n > 0 && next.is_none_or(|p| p - last > GAP) {
             let s = floor_boundary(text, first.saturating_sub(LEFT));
             let e = ceil_boundary(text, (last + 1 + RIGHT).min(b.len()));
@@ -189,6 +185,31 @@ fn numeric(d: &Detectors, text: &str, push: &mut impl FnMut(PiiKind, usize, usiz
     if wn > 0 {
         window(d, text, ws, we, wn, push);
     }
+}
+
+/// The first ASCII digit at or after `from`, skipping 8 bytes at a time where none is.
+fn next_digit(b: &[u8], from: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let mut i = from;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word);
+        // Nonzero when a byte is strictly between b'/' and b':' (bit hack "hasbetween").
+        let low = x & (ONES * 127);
+        let t = (ONES * (127 + 0x3a)).wrapping_sub(low)
+            & !x
+            & (low + ONES * (127 - 0x2f))
+            & (ONES * 128);
+        if t != 0 {
+            break;
+        }
+        i += 8;
+    }
+    b.get(i..)?
+        .iter()
+        .position(u8::is_ascii_digit)
+        .map(|p| p + i)
 }
 
 fn floor_boundary(text: &str, mut i: usize) -> usize {
@@ -409,6 +430,26 @@ mod tests {
         // A dash far from the start (an early-exit pass over the bytes once missed it).
         let text = format!("@: 1 {} ssn 123-45-6789", "x".repeat(70));
         assert_eq!(kinds(&text), vec![(PiiKind::UsSsn, "123-45-6789")]);
+    }
+
+    #[test]
+    fn next_digit_finds_every_digit_position() {
+        let text: Vec<u8> = (0..64u8).map(|i| b' ' + (i % 90)).collect();
+        for from in 0..text.len() {
+            let want = text[from..]
+                .iter()
+                .position(u8::is_ascii_digit)
+                .map(|p| p + from);
+            assert_eq!(next_digit(&text, from), want, "from {from}");
+        }
+        let all: Vec<u8> = (0..=255u8).collect();
+        for from in 0..all.len() {
+            let want = all[from..]
+                .iter()
+                .position(u8::is_ascii_digit)
+                .map(|p| p + from);
+            assert_eq!(next_digit(&all, from), want, "from {from}");
+        }
     }
 
     #[test]
