@@ -157,6 +157,9 @@ pub struct PiiReport {
     pub redacted: u32,
     /// Set when a finding's action is `Block`: the content must not be forwarded.
     pub blocked: Option<PiiKind>,
+    /// Textual raw parts (`text/*`, JSON, XML, YAML) that could not be read (not base64, or not
+    /// UTF-8): they cannot be checked, so the content must be refused, never passed on unread.
+    pub unreadable: u32,
 }
 
 impl PiiReport {
@@ -171,6 +174,7 @@ impl PiiReport {
             *self.counts.entry(*kind).or_default() += n;
         }
         self.redacted += other.redacted;
+        self.unreadable += other.unreadable;
         if self.blocked.is_none() {
             self.blocked = other.blocked;
         }
