@@ -185,11 +185,11 @@ pub(super) fn phone_us(
     text: &str,
     start: usize,
     end: usize,
-    sep1: Option<regex::Match<'_>>,
-    sep2: Option<regex::Match<'_>>,
+    sep1: Option<&str>,
+    sep2: Option<&str>,
 ) -> bool {
     if let (Some(a), Some(b)) = (sep1, sep2)
-        && a.as_str() != b.as_str()
+        && a != b
     {
         return false;
     }

@@ -12,6 +12,13 @@
 //! - [`scan_value`]: one whole JSON value in place;
 //! - [`StreamScanner`]: the events of one stream, in order, with text carried across
 //!   artifact-chunk boundaries.
+//!
+//! Added beside the contract: [`self_check`] (the detectors compiled; for a startup check),
+//! [`MAX_HOLD`], [`StreamScanner::scan_event_with_owed`] (owed text before the event that ends
+//! the turn) and [`StreamScanner::is_holding`].
+//!
+//! What is detected, how each kind is validated, the false-positive measures and the measured
+//! cost are in `docs/pii.md`.
 
 mod check;
 mod checksum;
@@ -150,6 +157,9 @@ pub struct PiiReport {
     pub redacted: u32,
     /// Set when a finding's action is `Block`: the content must not be forwarded.
     pub blocked: Option<PiiKind>,
+    /// Textual raw parts (`text/*`, JSON, XML, YAML) that could not be read (not base64, or not
+    /// UTF-8): they cannot be checked, so the content must be refused, never passed on unread.
+    pub unreadable: u32,
 }
 
 impl PiiReport {
@@ -164,6 +174,7 @@ impl PiiReport {
             *self.counts.entry(*kind).or_default() += n;
         }
         self.redacted += other.redacted;
+        self.unreadable += other.unreadable;
         if self.blocked.is_none() {
             self.blocked = other.blocked;
         }

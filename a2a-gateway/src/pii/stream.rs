@@ -32,7 +32,7 @@
 //!   adjacent placeholders of its kind and is counted twice.
 //! - [`StreamScanner::flush`] scans and returns what is still held as `artifactUpdate` events
 //!   (`append: true`, no `lastChunk`, the artifact's `taskId`, `contextId`, `artifactId`), one
-//!   per artifact in the order they were first held. [`StreamScanner::scan_event_with_owed`]
+//!   per artifact in the order their text was last held. [`StreamScanner::scan_event_with_owed`]
 //!   does the same before an event that ends the turn, so the owed text goes out before it.
 //!
 //! Reports count each finding once: held text is counted when it is finally scanned.

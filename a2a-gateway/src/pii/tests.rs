@@ -65,10 +65,12 @@ fn redacts_text_data_filename_metadata_and_keeps_structure() {
 fn raw_text_parts_are_decoded_scanned_and_reencoded() {
     use base64::Engine;
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let b64_bytes = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
     let mut v = json!({"parts": [
         {"raw": b64("card 4111 1111 1111 1111\n"), "mediaType": "text/plain; charset=utf-8"},
         {"raw": b64("card 4111 1111 1111 1111\n"), "mediaType": "application/octet-stream"},
-        {"raw": "%%% not base64", "mediaType": "text/plain"}
+        {"raw": "%%% not base64", "mediaType": "text/plain"},
+        {"raw": b64_bytes(&[0xff, 0xfe, 0x00]), "mediaType": "text/plain"}
     ]});
     let report = scan_value(&mut v, &rules(PiiAction::Redact));
     assert_eq!(
@@ -81,6 +83,8 @@ fn raw_text_parts_are_decoded_scanned_and_reencoded() {
     );
     assert_eq!(v["parts"][2]["raw"], json!("%%% not base64"));
     assert_eq!(report.redacted, 1);
+    // Not base64, and not UTF-8: cannot be checked, so counted for the refusal.
+    assert_eq!(report.unreadable, 2);
 }
 
 #[test]

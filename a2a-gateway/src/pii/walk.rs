@@ -12,8 +12,9 @@
 //! Inside a part: `text`, `filename`, every string in `data` and `metadata` (recursively, keys
 //! kept), and `raw` when `mediaType` is textual (`text/*`, JSON, XML, YAML): it is decoded from
 //! base64, scanned, and re-encoded (standard alphabet, padded) only when something was
-//! redacted. A textual raw part that is not valid base64 or not UTF-8 is left as it is and not
-//! scanned. `url` and `mediaType` are structural.
+//! redacted. A textual raw part that is not valid base64 or not UTF-8 cannot be checked: it is
+//! counted in [`PiiReport::unreadable`] and the gateway refuses the content (a part it cannot read
+//! is refused, never skipped). `url` and `mediaType` are structural.
 
 use base64::Engine;
 use serde_json::Value;
@@ -132,9 +133,11 @@ impl<'r> Scan<'r> {
     /// A base64 inline text file.
     fn raw(&mut self, b64: &mut String) {
         let Ok(bytes) = lenient_base64().decode(b64.as_bytes()) else {
+            self.report.unreadable += 1;
             return;
         };
         let Ok(text) = String::from_utf8(bytes) else {
+            self.report.unreadable += 1;
             return;
         };
         let findings = find(&text);
