@@ -11,11 +11,11 @@
 //! first runs, the others wait for its task and answer from it.
 
 use crate::model::Message;
-use crate::store::StoreError;
+use crate::store::{SqliteDb, StoreError, sq};
 use async_trait::async_trait;
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// What a send ended as: a task, or a direct message (no task).
@@ -136,22 +136,15 @@ impl SendLog for MemorySendLog {
 /// Records in the agent's SQLite file (table `sends`), so that a retry after a restart is
 /// still recognised.
 pub struct SqliteSendLog {
-    conn: Arc<Mutex<rusqlite::Connection>>,
+    db: SqliteDb,
     window: Duration,
-}
-
-fn sq(e: impl std::fmt::Display) -> StoreError {
-    StoreError(e.to_string())
 }
 
 impl SqliteSendLog {
     /// Open (or create) the log in the database at `path`, keeping records for `window`.
     pub fn open(path: impl AsRef<Path>, window: Duration) -> Result<Self, StoreError> {
-        let conn = rusqlite::Connection::open(path).map_err(sq)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(sq)?;
-        conn.busy_timeout(Duration::from_secs(5)).map_err(sq)?;
-        conn.execute_batch(
+        let db = SqliteDb::open(
+            path,
             "CREATE TABLE IF NOT EXISTS sends (
                 owner TEXT NOT NULL,
                 message_id TEXT NOT NULL,
@@ -161,27 +154,8 @@ impl SqliteSendLog {
                 PRIMARY KEY (owner, message_id)
              ) WITHOUT ROWID;
              CREATE INDEX IF NOT EXISTS sends_at ON sends(at);",
-        )
-        .map_err(sq)?;
-        Ok(SqliteSendLog {
-            conn: Arc::new(Mutex::new(conn)),
-            window,
-        })
-    }
-
-    async fn with<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&rusqlite::Connection) -> Result<T, StoreError> + Send + 'static,
-    ) -> Result<T, StoreError> {
-        let conn = self.conn.clone();
-        tokio::task::spawn_blocking(move || {
-            let g = conn
-                .lock()
-                .map_err(|_| StoreError("send log poisoned".into()))?;
-            f(&g)
-        })
-        .await
-        .map_err(sq)?
+        )?;
+        Ok(SqliteSendLog { db, window })
     }
 }
 
@@ -194,7 +168,7 @@ impl SendLog for SqliteSendLog {
         since_ms: i64,
     ) -> Result<Option<SendRecord>, StoreError> {
         let (o, m) = (owner.to_string(), message_id.to_string());
-        self.with(move |c| {
+        self.db.with(move |c| {
             let mut st = c
                 .prepare_cached(
                     "SELECT digest, target, at FROM sends WHERE owner = ?1 AND message_id = ?2 AND at >= ?3",
@@ -218,7 +192,7 @@ impl SendLog for SqliteSendLog {
         let (o, m) = (owner.to_string(), message_id.to_string());
         let target = serde_json::to_string(&rec.target).map_err(sq)?;
         let horizon = now_ms() - i64::try_from(self.window.as_millis()).unwrap_or(i64::MAX);
-        self.with(move |c| {
+        self.db.with(move |c| {
             c.prepare_cached(
                 "INSERT OR REPLACE INTO sends(owner, message_id, digest, target, at) VALUES (?1, ?2, ?3, ?4, ?5)",
             )

@@ -8,11 +8,11 @@
 //! restart. How a resume is answered is in [`crate::tasks::Start`].
 
 use crate::model::StreamResponse;
-use crate::store::StoreError;
+use crate::store::{SqliteDb, StoreError, sq};
 use async_trait::async_trait;
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 /// Where the numbered events of tasks are kept.
 #[async_trait]
@@ -186,52 +186,26 @@ impl ReplayLog for MemoryReplay {
 /// A replay log in a SQLite file (the agent's `sqlite_path`, table `replay_events`), so that
 /// events can be replayed after a restart.
 pub struct SqliteReplay {
-    conn: Arc<Mutex<rusqlite::Connection>>,
+    db: SqliteDb,
     events_per_task: usize,
-}
-
-fn sq(e: impl std::fmt::Display) -> StoreError {
-    StoreError(e.to_string())
 }
 
 impl SqliteReplay {
     /// Open (or create) the log in the database at `path`, keeping `events_per_task` per task.
     pub fn open(path: impl AsRef<Path>, events_per_task: usize) -> Result<Self, StoreError> {
-        let conn = rusqlite::Connection::open(path).map_err(sq)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(sq)?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(sq)?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))
-            .map_err(sq)?;
-        conn.execute_batch(
+        let db = SqliteDb::open(
+            path,
             "CREATE TABLE IF NOT EXISTS replay_events (
                 task_id TEXT NOT NULL,
                 seq INTEGER NOT NULL,
                 body TEXT NOT NULL,
                 PRIMARY KEY (task_id, seq)
              ) WITHOUT ROWID;",
-        )
-        .map_err(sq)?;
+        )?;
         Ok(SqliteReplay {
-            conn: Arc::new(Mutex::new(conn)),
+            db,
             events_per_task,
         })
-    }
-
-    async fn with<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&rusqlite::Connection) -> Result<T, StoreError> + Send + 'static,
-    ) -> Result<T, StoreError> {
-        let conn = self.conn.clone();
-        tokio::task::spawn_blocking(move || {
-            let g = conn
-                .lock()
-                .map_err(|_| StoreError("replay log poisoned".into()))?;
-            f(&g)
-        })
-        .await
-        .map_err(sq)?
     }
 }
 
@@ -253,20 +227,21 @@ impl ReplayLog for SqliteReplay {
         }
         let body = serde_json::to_string(event).map_err(sq)?;
         let id = task_id.to_string();
-        self.with(move |c| {
-            c.prepare_cached(
-                "INSERT OR REPLACE INTO replay_events(task_id, seq, body) VALUES (?1, ?2, ?3)",
-            )
-            .and_then(|mut st| st.execute(rusqlite::params![id, as_i64(seq), body]))
-            .map_err(sq)?;
-            if seq > keep {
-                c.prepare_cached("DELETE FROM replay_events WHERE task_id = ?1 AND seq <= ?2")
-                    .and_then(|mut st| st.execute(rusqlite::params![id, as_i64(seq - keep)]))
-                    .map_err(sq)?;
-            }
-            Ok(())
-        })
-        .await
+        self.db
+            .with(move |c| {
+                c.prepare_cached(
+                    "INSERT OR REPLACE INTO replay_events(task_id, seq, body) VALUES (?1, ?2, ?3)",
+                )
+                .and_then(|mut st| st.execute(rusqlite::params![id, as_i64(seq), body]))
+                .map_err(sq)?;
+                if seq > keep {
+                    c.prepare_cached("DELETE FROM replay_events WHERE task_id = ?1 AND seq <= ?2")
+                        .and_then(|mut st| st.execute(rusqlite::params![id, as_i64(seq - keep)]))
+                        .map_err(sq)?;
+                }
+                Ok(())
+            })
+            .await
     }
 
     async fn since(
@@ -275,7 +250,7 @@ impl ReplayLog for SqliteReplay {
         after: u64,
     ) -> Result<Vec<(u64, StreamResponse)>, StoreError> {
         let id = task_id.to_string();
-        self.with(move |c| {
+        self.db.with(move |c| {
             let mut st = c
                 .prepare_cached(
                     "SELECT seq, body FROM replay_events WHERE task_id = ?1 AND seq > ?2 ORDER BY seq",
@@ -299,14 +274,15 @@ impl ReplayLog for SqliteReplay {
 
     async fn last(&self, task_id: &str) -> Result<u64, StoreError> {
         let id = task_id.to_string();
-        self.with(move |c| {
-            let n: Option<i64> = c
-                .prepare_cached("SELECT max(seq) FROM replay_events WHERE task_id = ?1")
-                .and_then(|mut st| st.query_row([id], |r| r.get(0)))
-                .map_err(sq)?;
-            Ok(n.and_then(|n| u64::try_from(n).ok()).unwrap_or(0))
-        })
-        .await
+        self.db
+            .with(move |c| {
+                let n: Option<i64> = c
+                    .prepare_cached("SELECT max(seq) FROM replay_events WHERE task_id = ?1")
+                    .and_then(|mut st| st.query_row([id], |r| r.get(0)))
+                    .map_err(sq)?;
+                Ok(n.and_then(|n| u64::try_from(n).ok()).unwrap_or(0))
+            })
+            .await
     }
 }
 

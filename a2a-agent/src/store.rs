@@ -437,42 +437,36 @@ impl TaskStore for MemoryStore {
     }
 }
 
-/// SQLite store (rusqlite, WAL journal): tasks survive a restart. Calls run on the blocking pool.
+/// One SQLite connection (WAL journal, `synchronous = NORMAL`, 5 s busy timeout) used from async
+/// code on the blocking pool: the task store, the replay log and the send log each hold one on
+/// the same file.
 #[derive(Clone)]
-pub struct SqliteStore {
+pub(crate) struct SqliteDb {
     conn: Arc<Mutex<rusqlite::Connection>>,
 }
 
-fn sq(e: impl std::fmt::Display) -> StoreError {
+/// A SQLite error as a store error.
+pub(crate) fn sq(e: impl std::fmt::Display) -> StoreError {
     StoreError(e.to_string())
 }
 
-impl SqliteStore {
-    /// Open (or create) the database at `path`.
-    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+impl SqliteDb {
+    /// Open (or create) the database at `path` and run `schema` (idempotent DDL).
+    pub(crate) fn open(path: impl AsRef<Path>, schema: &str) -> Result<Self, StoreError> {
         let conn = rusqlite::Connection::open(path).map_err(sq)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(sq)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(sq)?;
-        conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS tasks (
-                id TEXT PRIMARY KEY,
-                owner TEXT NOT NULL,
-                context_id TEXT,
-                state TEXT NOT NULL,
-                ts INTEGER NOT NULL,
-                body TEXT NOT NULL
-             );
-             CREATE INDEX IF NOT EXISTS tasks_owner_ts ON tasks(owner, ts DESC, id DESC);",
-        )
-        .map_err(sq)?;
-        Ok(SqliteStore {
+        conn.busy_timeout(Duration::from_secs(5)).map_err(sq)?;
+        conn.execute_batch(schema).map_err(sq)?;
+        Ok(SqliteDb {
             conn: Arc::new(Mutex::new(conn)),
         })
     }
 
-    async fn with<T: Send + 'static>(
+    /// Run `f` with the connection on the blocking pool.
+    pub(crate) async fn with<T: Send + 'static>(
         &self,
         f: impl FnOnce(&rusqlite::Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
@@ -483,6 +477,38 @@ impl SqliteStore {
         })
         .await
         .map_err(sq)?
+    }
+}
+
+/// SQLite store (rusqlite, WAL journal): tasks survive a restart. Calls run on the blocking pool.
+#[derive(Clone)]
+pub struct SqliteStore {
+    db: SqliteDb,
+}
+
+impl SqliteStore {
+    /// Open (or create) the database at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let db = SqliteDb::open(
+            path,
+            "CREATE TABLE IF NOT EXISTS tasks (
+                id TEXT PRIMARY KEY,
+                owner TEXT NOT NULL,
+                context_id TEXT,
+                state TEXT NOT NULL,
+                ts INTEGER NOT NULL,
+                body TEXT NOT NULL
+             );
+             CREATE INDEX IF NOT EXISTS tasks_owner_ts ON tasks(owner, ts DESC, id DESC);",
+        )?;
+        Ok(SqliteStore { db })
+    }
+
+    async fn with<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&rusqlite::Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        self.db.with(f).await
     }
 }
 

@@ -36,6 +36,7 @@ pub struct ClientBuilder {
     stream_idle_timeout: Option<Duration>,
     policy: Policy,
     max_response_bytes: Option<usize>,
+    reconnect: crate::resume::Reconnect,
 }
 
 impl Default for ClientBuilder {
@@ -53,6 +54,7 @@ impl Default for ClientBuilder {
             stream_idle_timeout: None,
             policy: Policy::Strict,
             max_response_bytes: None,
+            reconnect: crate::resume::Reconnect::default(),
         }
     }
 }
@@ -126,6 +128,13 @@ impl ClientBuilder {
     /// Translation policy for 0.3 peers (default strict: refuse what 0.3 cannot carry).
     pub fn policy(mut self, policy: Policy) -> Self {
         self.policy = policy;
+        self
+    }
+
+    /// How streams resume after a dropped connection (default: 3 retries from 200 ms, doubling;
+    /// `retries: 0` turns it off). See [`crate::resume`].
+    pub fn reconnect(mut self, reconnect: crate::resume::Reconnect) -> Self {
+        self.reconnect = reconnect;
         self
     }
 
@@ -241,6 +250,7 @@ impl ClientBuilder {
             transport,
             interface,
             card: None,
+            reconnect: self.reconnect,
         })
     }
 }
@@ -251,6 +261,7 @@ pub struct A2aClient {
     transport: Arc<dyn Transport>,
     interface: SelectedInterface,
     card: Option<FetchedCard>,
+    reconnect: crate::resume::Reconnect,
 }
 
 impl A2aClient {
@@ -271,6 +282,7 @@ impl A2aClient {
             transport,
             interface,
             card: None,
+            reconnect: crate::resume::Reconnect::default(),
         }
     }
 
@@ -327,13 +339,36 @@ impl A2aClient {
     }
 
     /// `SendStreamingMessage`: the events as they arrive; ends when the agent closes the stream.
+    /// A stream that breaks before the turn ends is resumed (see [`crate::resume`]).
     pub async fn stream(
         &self,
         request: v1::SendMessageRequest,
     ) -> Result<EventStream, ClientError> {
-        self.transport
-            .stream(self.prepare(V1Request::SendStreamingMessage(request)))
-            .await
+        let ctx = crate::resume::ResumeCtx::default();
+        let first = crate::resume::RESUME
+            .scope(
+                ctx.clone(),
+                self.transport
+                    .stream(self.prepare(V1Request::SendStreamingMessage(request))),
+            )
+            .await?;
+        Ok(self.resuming(first, ctx))
+    }
+
+    /// `first` resuming through SubscribeToTask with `Last-Event-ID`.
+    fn resuming(&self, first: EventStream, ctx: crate::resume::ResumeCtx) -> EventStream {
+        let me = self.clone();
+        crate::resume::resuming(first, ctx, self.reconnect.clone(), move |task_id, ctx| {
+            let me = me.clone();
+            async move {
+                let req = me.prepare(V1Request::SubscribeToTask(v1::SubscribeToTaskRequest::new(
+                    &task_id,
+                )));
+                crate::resume::RESUME
+                    .scope(ctx, me.transport.stream(req))
+                    .await
+            }
+        })
     }
 
     /// `GetTask`.
@@ -371,14 +406,17 @@ impl A2aClient {
     /// `tasks/get` and puts it first unless the peer's stream starts with a `Task` by itself
     /// within a short grace period.
     pub async fn subscribe(&self, id: &str) -> Result<EventStream, ClientError> {
-        let mut stream = self
-            .transport
-            .stream(
-                self.prepare(V1Request::SubscribeToTask(v1::SubscribeToTaskRequest::new(
-                    id,
-                ))),
+        let ctx = crate::resume::ResumeCtx::default();
+        let stream = crate::resume::RESUME
+            .scope(
+                ctx.clone(),
+                self.transport
+                    .stream(self.prepare(V1Request::SubscribeToTask(
+                        v1::SubscribeToTaskRequest::new(id),
+                    ))),
             )
             .await?;
+        let mut stream = self.resuming(stream, ctx);
         if self.interface.version != Version::V03 {
             return Ok(stream);
         }

@@ -44,7 +44,8 @@
 //! Why each dependency is here:
 //! - `a2a-types`: the wire models of both versions; `a2a-translate`: reaching 0.3 peers in 1.0 terms.
 //! - `reqwest`: HTTP client (rustls, HTTP/2, streaming bodies, connection pooling); `http`, `bytes`: its types.
-//! - `futures`, `tokio`: async streams and runtime; `async-trait`: the object-safe `Transport` trait.
+//! - `futures`, `tokio`: async streams and runtime; `async-trait`: the object-safe `Transport` trait;
+//!   `async-stream`: the resuming stream of [`resume`].
 //! - `serde`, `serde_json`, `serde_path_to_error`: JSON with error paths; `url`: URLs.
 //! - `thiserror`: typed errors; `uuid`: JSON-RPC request ids.
 //! - `clap`, `anyhow`: the `a2a` CLI only.
@@ -59,6 +60,7 @@ pub mod delegation;
 pub mod discovery;
 pub mod error;
 pub mod headers;
+pub mod resume;
 pub mod select;
 pub mod sse;
 pub mod transport;

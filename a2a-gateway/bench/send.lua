@@ -10,18 +10,6 @@ if key and key ~= "" then
 end
 body = '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"MESSAGE_ID","role":"ROLE_USER","parts":[{"text":"hello bench"}]}}}'
 
--- A new messageId per request (`b<start time>-<thread>-<n>`): the agent answers a repeated
--- messageId from the first send without running it again (idempotent sends), which is not what
--- this benchmark measures.
-local threads = 0
-function setup(thread)
-  threads = threads + 1
-  thread:set("tid", threads)
-end
-local started = os.time()
-local n = 0
-function request()
-  n = n + 1
-  local id = string.format("b%d-%d-%d", started, tid or 0, n)
-  return wrk.format(nil, nil, nil, (string.gsub(body, "MESSAGE_ID", id)))
-end
+-- A new messageId per request (see unique_ids.lua).
+local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
+dofile(here .. "../../a2a-agent/bench/unique_ids.lua")

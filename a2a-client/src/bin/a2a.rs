@@ -271,7 +271,14 @@ fn version_of(s: &str) -> Result<Version> {
 }
 
 fn builder(g: &Global) -> Result<ClientBuilder> {
-    let mut b = A2aClient::builder().timeout(Some(Duration::from_secs(g.timeout)));
+    let mut b = A2aClient::builder()
+        .timeout(Some(Duration::from_secs(g.timeout)))
+        .reconnect(a2a_client::resume::Reconnect {
+            on_reconnect: Some(std::sync::Arc::new(|attempt, last| {
+                eprintln!("a2a: stream broke; reconnecting (attempt {attempt}) after event {last}");
+            })),
+            ..Default::default()
+        });
     if let Some(v) = &g.a2a_version {
         b = b.version(version_of(v)?);
     }

@@ -172,6 +172,9 @@ impl HttpCore {
             if !streaming && let Some(t) = self.timeout {
                 req = req.timeout(t);
             }
+            if streaming && let Some(id) = crate::resume::last_event_id() {
+                req = req.header("Last-Event-ID", id);
+            }
             let response = req.send().await.map_err(ClientError::Transport)?;
             if response.status() == reqwest::StatusCode::UNAUTHORIZED && refreshable && attempt == 1
             {
@@ -238,15 +241,36 @@ impl HttpCore {
     {
         let raw = sse::events(response.bytes_stream(), self.max_event_bytes);
         let idle = self.stream_idle_timeout;
+        // Records each event's `id` for a resume (crate::resume), when a resumable stream opened us.
+        let seen = crate::resume::id_sink();
         struct St<S, F> {
             raw: Pin<Box<S>>,
             parse: F,
             done: bool,
+            seen: Option<Arc<std::sync::Mutex<Option<String>>>>,
+        }
+        impl<S, F> St<S, F>
+        where
+            F: FnMut(SseEvent) -> Result<Option<v1::StreamResponse>, ClientError>,
+        {
+            /// Records the event's id (for a resume), then parses it.
+            fn parse_seen(
+                &mut self,
+                ev: SseEvent,
+            ) -> Result<Option<v1::StreamResponse>, ClientError> {
+                if let (Some(sink), Some(id)) = (&self.seen, &ev.id)
+                    && let Ok(mut slot) = sink.lock()
+                {
+                    *slot = Some(id.clone());
+                }
+                (self.parse)(ev)
+            }
         }
         let st = St {
             raw: Box::pin(raw),
             parse,
             done: false,
+            seen,
         };
         Box::pin(futures::stream::unfold(st, move |mut st| async move {
             loop {
@@ -269,7 +293,7 @@ impl HttpCore {
                         st.done = true;
                         return Some((Err(ClientError::Sse(e)), st));
                     }
-                    Some(Ok(ev)) => match (st.parse)(ev) {
+                    Some(Ok(ev)) => match st.parse_seen(ev) {
                         Ok(Some(item)) => return Some((Ok(item), st)),
                         Ok(None) => continue,
                         Err(e) => {

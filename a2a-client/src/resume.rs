@@ -1,0 +1,200 @@
+//! Streams that survive a dropped connection.
+//!
+//! When the agent numbers its SSE events (`id:` lines, as `a2a-agent` does) and a stream breaks
+//! before the task's turn ended (the connection drops, the body fails, or the server closes
+//! early), the client subscribes again with `Last-Event-ID` set to the last event it read and
+//! goes on from there: bounded retries with exponential backoff, no duplicate and no missing
+//! event reaching the caller. If the agent cannot replay what was missed it starts the resumed
+//! stream with the task snapshot, so after a resume a `Task` event means "state replaced". A
+//! stream without event ids, an A2A error or an idle timeout is passed to the caller as before.
+
+use crate::error::ClientError;
+use crate::sse::SseError;
+use crate::transport::EventStream;
+use a2a_types::v1;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Per stream: the `Last-Event-ID` to send and the id of the last event read.
+#[derive(Clone, Default)]
+pub(crate) struct ResumeCtx {
+    /// Sent as `Last-Event-ID` when set.
+    pub(crate) last_event_id: Option<String>,
+    /// The id of the newest SSE event the transport has read.
+    pub(crate) seen: Arc<Mutex<Option<String>>>,
+}
+
+tokio::task_local! {
+    /// Set around a transport's `stream` call: the transport sends `last_event_id` and records
+    /// the ids it reads into `seen`.
+    pub(crate) static RESUME: ResumeCtx;
+}
+
+/// The `Last-Event-ID` of the stream being opened, if any.
+pub(crate) fn last_event_id() -> Option<String> {
+    RESUME.try_with(|c| c.last_event_id.clone()).ok().flatten()
+}
+
+/// Where the stream being opened records the ids it reads.
+pub(crate) fn id_sink() -> Option<Arc<Mutex<Option<String>>>> {
+    RESUME.try_with(|c| c.seen.clone()).ok()
+}
+
+/// Called before each resume with the attempt number and the last event id.
+pub type OnReconnect = Arc<dyn Fn(u32, &str) + Send + Sync>;
+
+/// Reconnection settings of a client's streams.
+#[derive(Clone)]
+pub struct Reconnect {
+    /// Resumes at most this many times in a row without an event in between (0 = never).
+    pub retries: u32,
+    /// Wait before the first retry; doubled each time, up to 5 s.
+    pub backoff: Duration,
+    /// Called before each resume with the attempt number and the last event id (the `a2a` CLI
+    /// prints a line).
+    pub on_reconnect: Option<OnReconnect>,
+}
+
+impl std::fmt::Debug for Reconnect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reconnect")
+            .field("retries", &self.retries)
+            .field("backoff", &self.backoff)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Reconnect {
+    fn default() -> Self {
+        Reconnect {
+            retries: 3,
+            backoff: Duration::from_millis(200),
+            on_reconnect: None,
+        }
+    }
+}
+
+/// Whether `e` is a broken connection (worth a resume) rather than an answer.
+fn broken(e: &ClientError) -> bool {
+    matches!(
+        e,
+        ClientError::Transport(_) | ClientError::Sse(SseError::Body(_))
+    )
+}
+
+/// Whether the stream's turn is over after `ev`.
+fn ends(ev: &v1::StreamResponse) -> bool {
+    use v1::StreamResponse as S;
+    match ev {
+        S::StatusUpdate(s) => s.status.state.is_terminal() || s.status.state.is_interrupted(),
+        S::Task(t) => t.status.state.is_terminal(),
+        S::Message(_) => true,
+        S::ArtifactUpdate(_) => false,
+    }
+}
+
+fn task_of(ev: &v1::StreamResponse) -> Option<String> {
+    use v1::StreamResponse as S;
+    match ev {
+        S::Task(t) => Some(t.id.clone()),
+        S::StatusUpdate(s) => Some(s.task_id.clone()),
+        S::ArtifactUpdate(a) => Some(a.task_id.clone()),
+        S::Message(m) => m.task_id.clone(),
+    }
+    .filter(|t| !t.is_empty())
+}
+
+/// Wraps `first` (opened with `ctx`) so that it resumes through `subscribe(task id, ctx)`.
+pub(crate) fn resuming<F, Fut>(
+    first: EventStream,
+    ctx: ResumeCtx,
+    settings: Reconnect,
+    subscribe: F,
+) -> EventStream
+where
+    F: Fn(String, ResumeCtx) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<EventStream, ClientError>> + Send,
+{
+    if settings.retries == 0 {
+        return first;
+    }
+    Box::pin(async_stream::stream! {
+        use futures::StreamExt;
+        let mut current = first;
+        let mut ctx = ctx;
+        let mut task: Option<String> = None;
+        let mut attempts = 0u32;
+        loop {
+            let failure = match current.next().await {
+                Some(Ok(ev)) => {
+                    attempts = 0;
+                    if task.is_none() {
+                        task = task_of(&ev);
+                    }
+                    let end = ends(&ev);
+                    yield Ok(ev);
+                    if end {
+                        return;
+                    }
+                    continue;
+                }
+                Some(Err(e)) if broken(&e) => Some(e),
+                Some(Err(e)) => {
+                    yield Err(e);
+                    return;
+                }
+                None => None,
+            };
+            // The stream broke (or ended early): resume after the last event read, if the agent
+            // numbers its events.
+            let last = ctx.seen.lock().ok().and_then(|s| s.clone());
+            let (Some(task_id), Some(last)) = (task.clone(), last) else {
+                if let Some(e) = failure {
+                    yield Err(e);
+                }
+                return;
+            };
+            let mut reopened = None;
+            let mut error = failure;
+            while attempts < settings.retries {
+                attempts += 1;
+                let wait = settings
+                    .backoff
+                    .saturating_mul(1 << (attempts - 1).min(16))
+                    .min(Duration::from_secs(5));
+                tokio::time::sleep(wait).await;
+                if let Some(cb) = &settings.on_reconnect {
+                    cb(attempts, &last);
+                }
+                let next = ResumeCtx {
+                    last_event_id: Some(last.clone()),
+                    seen: Arc::new(Mutex::new(Some(last.clone()))),
+                };
+                match subscribe(task_id.clone(), next.clone()).await {
+                    Ok(s) => {
+                        ctx = next;
+                        reopened = Some(s);
+                        break;
+                    }
+                    Err(e) if broken(&e) => error = Some(e),
+                    Err(e) => {
+                        yield Err(e);
+                        return;
+                    }
+                }
+            }
+            match reopened {
+                Some(s) => current = s,
+                None => {
+                    yield Err(error.unwrap_or_else(|| {
+                        ClientError::Parse(format!(
+                            "the stream of task {task_id} ended before the task's turn did, \
+                             and resuming after event {last} failed"
+                        ))
+                    }));
+                    return;
+                }
+            }
+        }
+    })
+}
