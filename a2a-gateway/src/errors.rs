@@ -475,6 +475,18 @@ impl Refusal {
         .with("piiType", json!(kind))
     }
 
+    /// 403: a textual raw part (`text/*`, JSON, XML, YAML) is not base64 or not UTF-8, so the
+    /// workspace's PII rules cannot be checked on it.
+    pub fn pii_unreadable() -> Refusal {
+        Refusal::gateway(
+            403,
+            "a2a_pii_blocked",
+            "Content refused: a text part is not valid base64 or not UTF-8, so it cannot be \
+             checked for PII",
+        )
+        .with("piiType", json!("UNREADABLE"))
+    }
+
     /// 409: the hop waits for a person's approval (nothing was sent to the peer).
     pub fn approval_pending(approval_id: &str) -> Refusal {
         Refusal::gateway(

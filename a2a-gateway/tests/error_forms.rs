@@ -404,8 +404,7 @@ async fn every_error_is_a2a_json() {
     );
 
     // Ids of the allowed types are echoed exactly, big integers included.
-    let send =
-        json!({"message": {"messageId": uuid::Uuid::new_v4().to_string(), "role": "ROLE_USER", "parts": [{"text": "hi"}]}});
+    let send = json!({"message": {"messageId": uuid::Uuid::new_v4().to_string(), "role": "ROLE_USER", "parts": [{"text": "hi"}]}});
     for id in [
         "-9223372036854775809",
         "18446744073709551616",

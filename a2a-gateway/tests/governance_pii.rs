@@ -92,6 +92,22 @@ async fn pii_redacts_and_blocks_requests_answers_and_streams() {
         assert_eq!(gw_code(&b), "a2a_pii_blocked", "{b}");
         assert!(!b.to_string().contains(SECRET));
         assert!(!env.peers[0].last_body().to_string().contains("x1"));
+        // A text file that cannot be read (not UTF-8) cannot be checked: refused, never
+        // passed on unread.
+        if v.is_some() {
+            let mut req = send10("f");
+            req["params"]["message"]["parts"] =
+                json!([{"raw": "//4A", "mediaType": "text/plain", "filename": "x.txt"}]);
+            let before = env.peers[0].last_body().to_string();
+            let (_, b) = env.rpc("/a2a/echo", v, req).await;
+            assert_eq!(gw_code(&b), "a2a_pii_blocked", "{b}");
+            assert!(b.to_string().contains("UNREADABLE"), "{b}");
+            assert_eq!(
+                env.peers[0].last_body().to_string(),
+                before,
+                "the peer was not called"
+            );
+        }
         // A data part's string values are scanned too (keys kept).
         let mut req = send03("d");
         req["params"]["message"]["parts"] =

@@ -23,6 +23,11 @@ fn apply(report: &PiiReport, ev: &mut Evidence) -> Result<(), Refusal> {
         ev.decide("pii", "block", Some(kind.name()));
         return Err(Refusal::pii_blocked(kind.name()));
     }
+    // A text part that cannot be read cannot be checked: refused, never passed on unread.
+    if report.unreadable > 0 {
+        ev.decide("pii", "block", Some("UNREADABLE"));
+        return Err(Refusal::pii_unreadable());
+    }
     if report.redacted > 0 {
         ev.decide("pii", "redact", None);
     } else if !report.is_empty() {
