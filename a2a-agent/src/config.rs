@@ -171,8 +171,11 @@ agent_config! {
     /// A SendMessage repeating a `messageId` the caller used within this many seconds answers
     /// from the first send (same task, or same direct message) without running the handler
     /// again; the same `messageId` with a different message is InvalidParams. Kept in memory,
-    /// or in the SQLite file with `sqlite_path`. 0 turns it off. Default: 3600.
-    idempotency_window_s: u64 = 3600;
+    /// or in the SQLite file with `sqlite_path`. 0 = off. Records are per authenticated caller:
+    /// leave it off behind a proxy that calls this agent for many users with one credential
+    /// (a gateway), whose users could otherwise reach each other's sends by `messageId`.
+    /// Default: 0 (off); e.g. 3600.
+    idempotency_window_s: u64 = 0;
 }
 
 /// A comma-separated list flag value (`--cors-allowed-origins a,b`).

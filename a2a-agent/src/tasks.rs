@@ -56,7 +56,7 @@ impl Default for TaskLimits {
             sse_queue_max_bytes: 4 * 1024 * 1024,
             sse_overflow_policy: crate::fanout::OverflowPolicy::DropNewest,
             store: crate::bounds::StoreLimits::default(),
-            idempotency_window: Duration::from_secs(3600),
+            idempotency_window: Duration::ZERO,
         }
     }
 }

@@ -62,6 +62,14 @@ impl Authenticator for HeaderAuth {
     }
 }
 
+/// The open config with the idempotency window on (it is off by default).
+fn on() -> AgentConfig {
+    AgentConfig {
+        idempotency_window_s: 3600,
+        ..open_config()
+    }
+}
+
 async fn start(cfg: AgentConfig, direct: bool) -> (ServerHandle, Arc<AtomicUsize>) {
     let runs = Arc::new(AtomicUsize::new(0));
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -100,7 +108,7 @@ fn message(id: &str, text: &str) -> Value {
 
 #[tokio::test]
 async fn concurrent_retries_of_one_send_run_the_handler_once_and_get_one_task() {
-    let (s, runs) = start(open_config(), false).await;
+    let (s, runs) = start(on(), false).await;
     let url = s.url().to_string();
     let mid = uuid();
     let mut calls = Vec::new();
@@ -141,7 +149,7 @@ async fn concurrent_retries_of_one_send_run_the_handler_once_and_get_one_task() 
 
 #[tokio::test]
 async fn a_different_message_under_a_used_message_id_is_invalid_params() {
-    let (s, runs) = start(open_config(), false).await;
+    let (s, runs) = start(on(), false).await;
     let url = s.url().to_string();
     let mid = uuid();
     let v = send_as(&url, "alice", json!({"message": message(&mid, "hi")})).await;
@@ -176,7 +184,7 @@ async fn a_different_message_under_a_used_message_id_is_invalid_params() {
 
 #[tokio::test]
 async fn a_retried_stream_and_a_blocking_retry_of_a_non_blocking_send_get_the_same_task() {
-    let (s, runs) = start(open_config(), false).await;
+    let (s, runs) = start(on(), false).await;
     let url = s.url().to_string();
     // Non-blocking first, then a blocking retry: it waits for the same task to finish.
     let mid = uuid();
@@ -211,7 +219,7 @@ async fn a_retried_stream_and_a_blocking_retry_of_a_non_blocking_send_get_the_sa
 
 #[tokio::test]
 async fn a_retried_send_answered_directly_gets_the_same_message() {
-    let (s, runs) = start(open_config(), true).await;
+    let (s, runs) = start(on(), true).await;
     let url = s.url().to_string();
     let mid = uuid();
     let a = send_as(&url, "alice", json!({"message": message(&mid, "hi")})).await;
@@ -227,7 +235,7 @@ async fn a_retry_after_a_restart_with_the_sqlite_store_finds_the_first_task() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = AgentConfig {
         sqlite_path: Some(dir.path().join("agent.db")),
-        ..open_config()
+        ..on()
     };
     let mid = uuid();
     let (s, runs) = start(cfg.clone(), false).await;
@@ -247,12 +255,8 @@ async fn a_retry_after_a_restart_with_the_sqlite_store_finds_the_first_task() {
 }
 
 #[tokio::test]
-async fn with_the_window_at_zero_every_send_runs() {
-    let cfg = AgentConfig {
-        idempotency_window_s: 0,
-        ..open_config()
-    };
-    let (s, runs) = start(cfg, false).await;
+async fn by_default_every_send_runs() {
+    let (s, runs) = start(open_config(), false).await;
     let mid = uuid();
     for _ in 0..2 {
         send_as(s.url(), "alice", json!({"message": message(&mid, "hi")})).await;
