@@ -175,15 +175,20 @@ async fn get_policy(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>)
     if let Err(r) = workspace_exists(&st, &ws) {
         return r;
     }
-    match st.governance.cache.store().policy(&ws) {
+    stored_json(
+        st.governance.cache.store().policy(&ws),
+        &format!("workspace {ws} has no policy"),
+    )
+}
+
+/// A stored JSON document as the answer; 404 with `missing` when there is none.
+fn stored_json(doc: Result<Option<String>, StoreError>, missing: &str) -> Response {
+    match doc {
         Ok(Some(doc)) => match serde_json::from_str::<Value>(&doc) {
             Ok(v) => axum::Json(v).into_response(),
             Err(e) => err(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
         },
-        Ok(None) => err(
-            StatusCode::NOT_FOUND,
-            &format!("workspace {ws} has no policy"),
-        ),
+        Ok(None) => err(StatusCode::NOT_FOUND, missing),
         Err(e) => store_err(e),
     }
 }
@@ -268,17 +273,10 @@ async fn get_pii(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>) ->
     if let Err(r) = workspace_exists(&st, &ws) {
         return r;
     }
-    match st.governance.cache.store().pii_rules(&ws) {
-        Ok(Some(t)) => match serde_json::from_str::<Value>(&t) {
-            Ok(v) => axum::Json(v).into_response(),
-            Err(e) => err(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-        },
-        Ok(None) => err(
-            StatusCode::NOT_FOUND,
-            &format!("workspace {ws} has no PII rules (scanning off)"),
-        ),
-        Err(e) => store_err(e),
-    }
+    stored_json(
+        st.governance.cache.store().pii_rules(&ws),
+        &format!("workspace {ws} has no PII rules (scanning off)"),
+    )
 }
 
 async fn put_pii(
