@@ -152,14 +152,44 @@ async fn approval_holds_then_releases_denies_and_expires() {
         let (_, b) = env.rpc_key("/a2a/echo", v, get(v, &gw_task), &k2).await;
         assert_eq!(b["error"]["code"], -32001, "{b}");
         // Approved: the held request goes to the peer (redacted); GetTask goes on as its task.
-        let (s, r) = admin(
-            &env,
-            "POST",
-            &format!("/admin/workspaces/ws1/approvals/{id}/approve"),
-            Some(json!({"approver": "ana", "reason": "checked"})),
-        )
-        .await;
-        assert_eq!(s, 200, "{r}");
+        // 0.3: through the admin API; 1.0: with `a2a-gateway admin approval-approve`, which
+        // calls that API of the running gateway.
+        let r = if v.is_none() {
+            let (s, r) = admin(
+                &env,
+                "POST",
+                &format!("/admin/workspaces/ws1/approvals/{id}/approve"),
+                Some(json!({"approver": "ana", "reason": "checked"})),
+            )
+            .await;
+            assert_eq!(s, 200, "{r}");
+            r
+        } else {
+            let db = env._dir.path().join("gw.db");
+            let base = env.gw.base_url().to_string();
+            let id = id.clone();
+            let out = tokio::task::spawn_blocking(move || {
+                std::process::Command::new(env!("CARGO_BIN_EXE_a2a-gateway"))
+                    .args(["admin", "--database"])
+                    .arg(db)
+                    .args(["approval-approve", "ws1", &id, "--approver", "ana"])
+                    .args(["--reason", "checked", "--gateway", &base])
+                    .args(["--admin-token", common::ADMIN])
+                    .output()
+                    .unwrap()
+            })
+            .await
+            .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            serde_json::from_slice(&out.stdout).unwrap()
+        };
+        assert_eq!(r["approval"]["state"], "approved", "{r}");
+        assert_eq!(r["approval"]["approver"], "ana", "{r}");
+        assert_eq!(r["approval"]["reason"], "checked", "{r}");
         let chain = env.peers[0]
             .last_headers()
             .into_iter()

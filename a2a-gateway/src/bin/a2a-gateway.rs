@@ -410,8 +410,28 @@ enum AdminCmd {
         #[arg(long)]
         state: Option<String>,
     },
-    /// Deny a pending approval. (Approving sends the held request, so it needs the running
-    /// gateway: `POST /admin/workspaces/{ws}/approvals/{id}/approve`.)
+    /// Approve a pending approval. The running gateway sends the held request, so this calls
+    /// its admin API (`POST {gateway}/admin/workspaces/{ws}/approvals/{id}/approve`) with the
+    /// admin token; it prints the decided approval.
+    ApprovalApprove {
+        /// Workspace id.
+        workspace: String,
+        /// Approval id.
+        id: String,
+        /// Who approves it.
+        #[arg(long)]
+        approver: String,
+        /// Why.
+        #[arg(long)]
+        reason: Option<String>,
+        /// Base URL of the running gateway, e.g. `http://127.0.0.1:8080`.
+        #[arg(long, env = "A2A_GATEWAY_URL")]
+        gateway: String,
+        /// The gateway's admin token (`admin_token`).
+        #[arg(long, env = "A2A_GATEWAY_ADMIN_TOKEN", hide_env_values = true)]
+        admin_token: Option<String>,
+    },
+    /// Deny a pending approval (in the database; a running gateway sees it at once).
     ApprovalDeny {
         /// Workspace id.
         workspace: String,
@@ -431,7 +451,18 @@ fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
     Ok(())
 }
 
-fn admin(args: AdminArgs) -> Result<()> {
+async fn admin(args: AdminArgs) -> Result<()> {
+    if let AdminCmd::ApprovalApprove {
+        workspace,
+        id,
+        approver,
+        reason,
+        gateway,
+        admin_token,
+    } = args.cmd
+    {
+        return approve_remote(&gateway, admin_token, &workspace, &id, &approver, reason).await;
+    }
     let store = Store::open(&args.database)
         .with_context(|| format!("opening {}", args.database.display()))?;
     match args.cmd {
@@ -500,6 +531,36 @@ fn admin(args: AdminArgs) -> Result<()> {
         cmd => governance_admin(&store, cmd)?,
     }
     Ok(())
+}
+
+/// `admin approval-approve`: through the running gateway's admin API, which sends the held
+/// request.
+async fn approve_remote(
+    gateway: &str,
+    admin_token: Option<String>,
+    workspace: &str,
+    id: &str,
+    approver: &str,
+    reason: Option<String>,
+) -> Result<()> {
+    let mut url = url::Url::parse(gateway).with_context(|| format!("--gateway {gateway:?}"))?;
+    url.path_segments_mut()
+        .map_err(|_| anyhow::anyhow!("--gateway {gateway:?} cannot be a base URL"))?
+        .pop_if_empty()
+        .extend(["admin", "workspaces", workspace, "approvals", id, "approve"]);
+    let mut req = reqwest::Client::new()
+        .post(url.clone())
+        .json(&serde_json::json!({"approver": approver, "reason": reason}));
+    if let Some(t) = admin_token.filter(|t| !t.is_empty()) {
+        req = req.bearer_auth(t);
+    }
+    let resp = req.send().await.with_context(|| format!("calling {url}"))?;
+    let status = resp.status();
+    let body: serde_json::Value = resp.json().await.unwrap_or(serde_json::Value::Null);
+    if !status.is_success() {
+        bail!("{url} answered {status}: {body}");
+    }
+    print_json(&body)
 }
 
 /// The governance subcommands of `admin` (policies, PII rules, kills), on the database.
@@ -782,6 +843,6 @@ async fn main() -> Result<()> {
     match cli.cmd {
         Cmd::Serve(a) => serve(*a).await,
         Cmd::Demo(a) => demo(a).await,
-        Cmd::Admin(a) => admin(a),
+        Cmd::Admin(a) => admin(a).await,
     }
 }

@@ -298,6 +298,7 @@ pub async fn release(
     }
     a.state = "approved".into();
     a.approver = Some(approver.to_owned());
+    a.reason = reason.map(str::to_owned);
     let r = send_held(st, &a).await;
     match r {
         Ok(task) => {
