@@ -1425,14 +1425,7 @@ fn terminal_send(id: &str) -> A2aError {
     .with_meta("taskId", id)
 }
 
-/// Whether a stream should close after `ev`.
+/// Whether a stream should close after `ev` (see [`StreamResponse::closes_live_stream`]).
 pub(crate) fn ends_stream(ev: &StreamResponse) -> bool {
-    match ev {
-        StreamResponse::StatusUpdate(s) => {
-            s.status.state.is_terminal() || s.status.state.is_interrupted()
-        }
-        StreamResponse::Task(t) => t.status.state.is_terminal(),
-        StreamResponse::Message(_) => true,
-        StreamResponse::ArtifactUpdate(_) => false,
-    }
+    ev.closes_live_stream()
 }

@@ -11,7 +11,6 @@
 use crate::error::ClientError;
 use crate::sse::SseError;
 use crate::transport::EventStream;
-use a2a_types::v1;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -82,28 +81,6 @@ fn broken(e: &ClientError) -> bool {
     )
 }
 
-/// Whether the stream's turn is over after `ev`.
-fn ends(ev: &v1::StreamResponse) -> bool {
-    use v1::StreamResponse as S;
-    match ev {
-        S::StatusUpdate(s) => s.status.state.is_terminal() || s.status.state.is_interrupted(),
-        S::Task(t) => t.status.state.is_terminal(),
-        S::Message(_) => true,
-        S::ArtifactUpdate(_) => false,
-    }
-}
-
-fn task_of(ev: &v1::StreamResponse) -> Option<String> {
-    use v1::StreamResponse as S;
-    match ev {
-        S::Task(t) => Some(t.id.clone()),
-        S::StatusUpdate(s) => Some(s.task_id.clone()),
-        S::ArtifactUpdate(a) => Some(a.task_id.clone()),
-        S::Message(m) => m.task_id.clone(),
-    }
-    .filter(|t| !t.is_empty())
-}
-
 /// Wraps `first` (opened with `ctx`) so that it resumes through `subscribe(task id, ctx)`.
 pub(crate) fn resuming<F, Fut>(
     first: EventStream,
@@ -129,9 +106,9 @@ where
                 Some(Ok(ev)) => {
                     attempts = 0;
                     if task.is_none() {
-                        task = task_of(&ev);
+                        task = ev.task_id().filter(|t| !t.is_empty()).map(str::to_owned);
                     }
-                    let end = ends(&ev);
+                    let end = ev.closes_live_stream();
                     yield Ok(ev);
                     if end {
                         return;

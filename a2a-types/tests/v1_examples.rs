@@ -168,6 +168,22 @@ fn builders_make_short_programs() {
         ))
         .ends_stream()
     );
+    // A live stream closes after a terminal task or an interrupted status, not after an
+    // interrupted task snapshot (a subscription to a task waiting for input goes on).
+    assert!(ev.closes_live_stream());
+    let mut waiting = t.clone();
+    waiting.status = TaskStatus::new(TaskState::InputRequired);
+    let waiting = StreamResponse::from(waiting);
+    assert!(waiting.ends_stream() && !waiting.closes_live_stream());
+    assert!(
+        StreamResponse::from(TaskStatusUpdateEvent::new(
+            "t",
+            "c",
+            TaskStatus::new(TaskState::InputRequired)
+        ))
+        .closes_live_stream()
+    );
+    assert!(!working.closes_live_stream());
     let cfg = SendMessageConfiguration::default()
         .with_history_length(0)
         .with_return_immediately(true);

@@ -346,6 +346,16 @@ impl StreamResponse {
         }
     }
 
+    /// True if a live stream closes after this event: as [`StreamResponse::ends_stream`], except
+    /// that a `Task` snapshot in an interrupted state does not close it (a subscription to a
+    /// task waiting for input goes on with the next turn's events).
+    pub fn closes_live_stream(&self) -> bool {
+        match self {
+            StreamResponse::Task(t) => t.status.state.is_terminal(),
+            _ => self.ends_stream(),
+        }
+    }
+
     /// The task id this event is about, if any.
     pub fn task_id(&self) -> Option<&str> {
         match self {
