@@ -4,7 +4,7 @@
 use crate::auth::CallerProfile;
 use crate::error::{A2aError, ErrorKind};
 use crate::handler::{Handler, HandlerError, Reply, RequestContext, agent_message};
-use crate::idempotency::{Claim, SendLog, SendTarget};
+use crate::idempotency::{SendLog, SendTarget};
 use crate::model::{
     Artifact, Message, Part, Role, SendMessageRequest, StreamResponse, Task,
     TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent, Timestamp,
@@ -311,7 +311,7 @@ pub struct TaskManager {
     handler: Arc<dyn Handler>,
     ext_handlers: Vec<(Value, Arc<dyn crate::handler::ExtensionHandler>)>,
     live: Mutex<HashMap<String, Arc<Live>>>,
-    limits: TaskLimits,
+    pub(crate) limits: TaskLimits,
     permits: Option<Arc<Semaphore>>,
     queued: AtomicUsize,
     shutdown: CancellationToken,
@@ -320,16 +320,9 @@ pub struct TaskManager {
     sink: std::sync::OnceLock<Arc<dyn crate::push::EventSink>>,
     replay: Arc<dyn crate::replay::ReplayLog>,
     replay_set: std::sync::OnceLock<Arc<dyn crate::replay::ReplayLog>>,
-    sends: Arc<dyn SendLog>,
-    sends_set: std::sync::OnceLock<Arc<dyn SendLog>>,
-    claims: crate::idempotency::Claims,
-}
-
-/// The caller's key of an idempotent send.
-struct Idem {
-    owner: String,
-    message_id: String,
-    digest: String,
+    pub(crate) sends: Arc<dyn SendLog>,
+    pub(crate) sends_set: std::sync::OnceLock<Arc<dyn SendLog>>,
+    pub(crate) claims: crate::idempotency::Claims,
 }
 
 impl TaskManager {
@@ -366,31 +359,6 @@ impl TaskManager {
             sends_set: std::sync::OnceLock::new(),
             claims: Default::default(),
         })
-    }
-
-    /// Remember accepted sends in `log` instead of memory (e.g. a
-    /// [`crate::idempotency::SqliteSendLog`], so that a retry after a restart is recognised).
-    /// Only the first call takes effect; call it before serving.
-    pub fn set_send_log(&self, log: Arc<dyn SendLog>) {
-        let _ = self.sends_set.set(log);
-    }
-
-    fn sends(&self) -> &Arc<dyn SendLog> {
-        self.sends_set.get().unwrap_or(&self.sends)
-    }
-
-    async fn keep_send(&self, idem: Option<&Idem>, target: SendTarget) {
-        let Some(i) = idem else {
-            return;
-        };
-        let rec = crate::idempotency::SendRecord {
-            digest: i.digest.clone(),
-            target,
-            at_ms: crate::idempotency::now_ms(),
-        };
-        if let Err(e) = self.sends().put(&i.owner, &i.message_id, rec).await {
-            tracing::warn!(error = %e, "keeping an accepted send failed: a retry may run again");
-        }
     }
 
     /// Keep replayable events in `log` (the server sets its task store's log: the
@@ -462,6 +430,20 @@ impl TaskManager {
 
     fn live_get(&self, id: &str) -> Option<Arc<Live>> {
         self.live.lock().ok().and_then(|m| m.get(id).cloned())
+    }
+
+    /// Waits, if task `id` is live, until it reaches a terminal or interrupted state.
+    pub(crate) async fn wait_turn(&self, id: &str) {
+        if let Some(l) = self.live_get(id) {
+            let mut rx = l.watch.subscribe();
+            let _ = rx.wait_for(|s| s.is_terminal() || s.is_interrupted()).await;
+        }
+    }
+
+    /// Whether task `id` is live and its handler running.
+    pub(crate) fn is_running(&self, id: &str) -> bool {
+        self.live_get(id)
+            .is_some_and(|l| l.running.load(Ordering::SeqCst))
     }
 
     fn live_remove(&self, id: &str) {
@@ -702,105 +684,12 @@ impl TaskManager {
         }
     }
 
-    /// SendMessage / SendStreamingMessage. A `messageId` the caller already used within the
-    /// idempotency window answers from that send without running the handler again (see
-    /// [`crate::idempotency`]).
-    pub async fn send(&self, input: SendInput) -> Result<SendOutcome, A2aError> {
-        let window = self.limits.idempotency_window;
-        if window.is_zero() || input.request.message.message_id.is_empty() {
-            return self.send_once(input, None).await;
-        }
-        let idem = Idem {
-            owner: input.caller.owner_key(),
-            message_id: input.request.message.message_id.clone(),
-            digest: crate::idempotency::digest(&input.request.message),
-        };
-        let since =
-            crate::idempotency::now_ms() - i64::try_from(window.as_millis()).unwrap_or(i64::MAX);
-        let history_length = input
-            .request
-            .configuration
-            .as_ref()
-            .and_then(|c| c.history_length);
-        loop {
-            let rec = self
-                .sends()
-                .get(&idem.owner, &idem.message_id, since)
-                .await
-                .map_err(|e| A2aError::internal(e.to_string()))?;
-            if let Some(rec) = rec {
-                if rec.digest != idem.digest {
-                    return Err(reused_message_id(&idem.message_id));
-                }
-                metrics::counter!("a2a_agent_repeated_sends_total").increment(1);
-                return self
-                    .again(rec.target, input.mode, history_length, &input.caller)
-                    .await;
-            }
-            match self
-                .claims
-                .claim(&idem.owner, &idem.message_id, &idem.digest)
-            {
-                Claim::Conflict => return Err(reused_message_id(&idem.message_id)),
-                Claim::Wait(mut rx) => {
-                    let _ = rx.wait_for(|done| *done).await;
-                }
-                Claim::First(tx) => {
-                    let r = self.send_once(input, Some(&idem)).await;
-                    if let Ok(SendOutcome::Message(m)) = &r {
-                        self.keep_send(Some(&idem), SendTarget::Message(Box::new(m.clone())))
-                            .await;
-                    }
-                    self.claims.release(&idem.owner, &idem.message_id, tx);
-                    return r;
-                }
-            }
-        }
-    }
-
-    /// The answer to a repeated send, from what the first one became.
-    async fn again(
-        &self,
-        target: SendTarget,
-        mode: SendMode,
-        history_length: Option<i32>,
-        caller: &CallerProfile,
-    ) -> Result<SendOutcome, A2aError> {
-        let id = match target {
-            SendTarget::Message(m) => return Ok(SendOutcome::Message(*m)),
-            SendTarget::Task(id) => id,
-        };
-        let live = self.live_get(&id);
-        match mode {
-            SendMode::ReturnImmediately => {}
-            SendMode::Blocking => {
-                if let Some(l) = &live {
-                    let mut rx = l.watch.subscribe();
-                    let _ = rx.wait_for(|s| s.is_terminal() || s.is_interrupted()).await;
-                }
-            }
-            SendMode::Stream => {
-                if live.is_some_and(|l| l.running.load(Ordering::SeqCst)) {
-                    return Ok(SendOutcome::Stream(self.subscribe(&id, caller).await?));
-                }
-                let task = self.get(&id, history_length, caller).await?;
-                return Ok(SendOutcome::Stream(Subscription {
-                    task,
-                    seq: self.last_seq(&id).await,
-                    start: Start::Snapshot,
-                    events: crate::fanout::Events::ended(),
-                }));
-            }
-        }
-        Ok(SendOutcome::Task(
-            self.get(&id, history_length, caller).await?,
-        ))
-    }
-
-    async fn send_once(
+    /// One send, the handler run once; with `idem`, the send is recorded for retries as soon as
+    /// its task is known (see [`crate::idempotency`]).
+    pub(crate) async fn send_once(
         &self,
         input: SendInput,
-        idem: Option<&Idem>,
+        idem: Option<&crate::idempotency::Idem>,
     ) -> Result<SendOutcome, A2aError> {
         let SendInput {
             request,
@@ -1391,14 +1280,6 @@ fn too_large(bytes: usize, max: usize) -> A2aError {
         "message too large: the task would hold {bytes} bytes; the limit is {max} bytes per task"
     ))
     .with_meta("field", "message")
-}
-
-fn reused_message_id(id: &str) -> A2aError {
-    A2aError::invalid_params(format!(
-        "messageId {id:?} was already used for a different message; \
-         a retry must repeat the message exactly, a new message needs a new messageId"
-    ))
-    .with_meta("field", "message.messageId")
 }
 
 fn not_cancelable(id: &str, s: TaskState) -> A2aError {
