@@ -181,6 +181,15 @@ async fn get_policy(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>)
     )
 }
 
+/// 204 when something was deleted; 404 with `missing` when there was nothing.
+fn deleted(r: Result<bool, StoreError>, missing: &str) -> Response {
+    match r {
+        Ok(true) => StatusCode::NO_CONTENT.into_response(),
+        Ok(false) => err(StatusCode::NOT_FOUND, missing),
+        Err(e) => store_err(e),
+    }
+}
+
 /// A stored JSON document as the answer; 404 with `missing` when there is none.
 fn stored_json(doc: Result<Option<String>, StoreError>, missing: &str) -> Response {
     match doc {
@@ -217,14 +226,7 @@ async fn put_policy(
 async fn delete_policy(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>) -> Response {
     let r = st.governance.cache.store().delete_policy(&ws);
     st.governance.cache.invalidate(&ws);
-    match r {
-        Ok(true) => StatusCode::NO_CONTENT.into_response(),
-        Ok(false) => err(
-            StatusCode::NOT_FOUND,
-            &format!("workspace {ws} has no policy"),
-        ),
-        Err(e) => store_err(e),
-    }
+    deleted(r, &format!("workspace {ws} has no policy"))
 }
 
 #[derive(Deserialize)]
@@ -303,14 +305,7 @@ async fn put_pii(
 async fn delete_pii(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>) -> Response {
     let r = st.governance.cache.store().delete_pii_rules(&ws);
     st.governance.cache.invalidate(&ws);
-    match r {
-        Ok(true) => StatusCode::NO_CONTENT.into_response(),
-        Ok(false) => err(
-            StatusCode::NOT_FOUND,
-            &format!("workspace {ws} has no PII rules"),
-        ),
-        Err(e) => store_err(e),
-    }
+    deleted(r, &format!("workspace {ws} has no PII rules"))
 }
 
 #[derive(Deserialize)]
