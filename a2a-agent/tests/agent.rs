@@ -1,6 +1,6 @@
 //! Integration tests: real servers on 127.0.0.1:0 driven over HTTP.
 
-mod common;
+use crate::common;
 
 use a2a_agent::model::TaskState;
 use a2a_agent::{AgentCard, AgentConfig, HandlerError, Reply, RequestContext, handler_fn};

@@ -4,7 +4,7 @@
 //! the binding's error shape. A counting handler proves refused requests are never handled.
 //! (The agent has no admin API; its authentication errors are covered in `tests/agent.rs`.)
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -1,7 +1,7 @@
 //! Hardening: a panicking handler fails its task and the server keeps serving; oversize
 //! messages and long histories are refused before they are stored.
 
-mod common;
+use crate::common;
 
 use a2a_agent::{HandlerError, Reply, RequestContext, handler_fn};
 use common::*;

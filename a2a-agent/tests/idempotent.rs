@@ -3,7 +3,7 @@
 //! restart with the SQLite store; a different message under the same id is InvalidParams; other
 //! callers are not affected.
 
-mod common;
+use crate::common;
 
 use a2a_agent::auth::{AuthRequest, Authenticator, CallerProfile};
 use a2a_agent::model::Message;

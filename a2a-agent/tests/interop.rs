@@ -6,7 +6,7 @@
 //! examples/exec_agent.sh --exec-events jsonl`. Each table run is one driver process per client
 //! (six, run concurrently) against one agent process, and one webhook receiver.
 
-mod common;
+use crate::common;
 
 use a2a_agent::{AgentCard, AgentConfig};
 use common::sdk::{Receiver, events, op, receiver, root, run, st};

@@ -2,7 +2,7 @@
 //! refused exactly like an operation on a missing task, in both versions and both bindings,
 //! while the task is live (running) — including a live subscribe and a cancel.
 
-mod common;
+use crate::common;
 
 use a2a_agent::auth::{AuthRequest, Authenticator, CallerProfile};
 use a2a_agent::{A2aError, AgentCard, AgentConfig, AgentServer, Reply, handler_fn};

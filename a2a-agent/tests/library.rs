@@ -2,7 +2,7 @@
 //! versions, blocking and streaming), the current task and the filtered headers in
 //! `RequestContext`, `emit_status`, and the `CardBuilder` capability setters.
 
-mod common;
+use crate::common;
 
 use a2a_agent::model::{Message, Part, Role, TaskState};
 use a2a_agent::{AgentCard, Reply, RequestContext, handler_fn};

@@ -2,7 +2,7 @@
 //! bound plus a fixed allowance and returns near its baseline after the load; ListTasks over
 //! ~2,000 stored tasks stays usable while sends proceed.
 
-mod common;
+use crate::common;
 
 use a2a_agent::CallerProfile;
 use a2a_agent::model::{Task, TaskState, TaskStatus, Timestamp};

@@ -1,6 +1,6 @@
 //! Integration tests: 0.3 bindings, auth, extensions, stores, slow subscribers, CORS, exec, binary.
 
-mod common;
+use crate::common;
 
 use a2a_agent::auth::CallerProfile;
 use a2a_agent::handler::SubTask;

@@ -2,7 +2,7 @@
 //! keys generated here, key rotation, RFC 7662 introspection) and the agent validating its
 //! tokens; scopes; per-caller isolation of tasks by token identity.
 
-mod common;
+use crate::common;
 
 use a2a_agent::{AgentCard, AgentConfig, Reply, ServerHandle, handler_fn};
 use aws_lc_rs::rand::SystemRandom;

@@ -1,7 +1,7 @@
 //! Push notifications: SSRF table, DNS rebinding, config operations in both versions and
 //! bindings, webhook delivery (order, bodies, headers, retries, 410).
 
-mod common;
+use crate::common;
 
 use a2a_agent::net_guard::{GuardError, HostResolver, NetGuard};
 use async_trait::async_trait;
@@ -819,7 +819,7 @@ async fn inline_config_on_a_follow_up_send_and_on_a_stream() {
     j.abort();
 }
 
-/// Figure, not a check: `cargo test -p a2ars-agent --release --test push -- --ignored --nocapture`.
+/// Figure, not a check: `cargo test -p a2ars-agent --release --test integration push:: -- --ignored --nocapture`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore]
 async fn measure_delivery_rate() {

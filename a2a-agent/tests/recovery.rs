@@ -2,7 +2,7 @@
 //! on the same file: every acknowledged task is there, none is left SUBMITTED/WORKING, and the
 //! push webhook of each receives its final (FAILED) status.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::{Value, json};

@@ -3,7 +3,7 @@
 //! bindings in both versions; a resume the replay log cannot serve says so and starts from the
 //! task snapshot; the SQLite log serves resumes after a restart.
 
-mod common;
+use crate::common;
 
 use a2a_agent::model::{Artifact, Part, TaskState};
 use a2a_agent::{AgentCard, AgentConfig, Handler, HandlerError, Reply, RequestContext};

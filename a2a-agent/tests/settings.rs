@@ -2,7 +2,7 @@
 //! env var (one definition), the `binding` setting, `--name` & co. over a `--card` file, the
 //! slow-subscriber overflow policy, `pageSize` capped, "server busy".
 
-mod common;
+use crate::common;
 
 use a2a_agent::AgentConfig;
 use a2a_agent::config::{ConfigArgs, ServedBindings};

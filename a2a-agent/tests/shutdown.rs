@@ -2,7 +2,7 @@
 //! period, then every open stream gets a final event and every blocking send an answer, and the
 //! process exits 0.
 
-mod common;
+use crate::common;
 
 use common::{Bin, bin};
 use serde_json::{Value, json};

@@ -2,7 +2,7 @@
 //! idle keep-alive connections are closed after the configured timeouts; beyond the connection
 //! cap new connections get a JSON 503 and normal requests are served again below it.
 
-mod common;
+use crate::common;
 
 #[path = "common/slow.rs"]
 mod slow;

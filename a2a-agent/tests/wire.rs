@@ -2,7 +2,7 @@
 //! Camel guide's as a setting), JSON-RPC 401, request ids echoed on pre-dispatch errors, 0.3
 //! streaming failures as one SSE error event, and the card forms per `A2A-Version`.
 
-mod common;
+use crate::common;
 
 use a2a_agent::error::RestStatusTable;
 use a2a_agent::{AgentCard, AgentConfig};

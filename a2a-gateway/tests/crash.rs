@@ -12,7 +12,7 @@ use a2a_agent::{AgentCard, AgentConfig, AgentServer, Reply, handler_fn};
 use a2a_gateway::store::Store;
 use serde_json::{Value, json};
 
-mod common;
+use crate::common;
 use common::{seed_file, spawn_serve};
 
 /// A peer that remembers the message id of every call that reached it.

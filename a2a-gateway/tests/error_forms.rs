@@ -4,7 +4,7 @@
 //! JSON content type and the binding's error shape. A counting peer proves refused requests are
 //! never forwarded.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -1,6 +1,6 @@
 //! End-to-end tests: real gateway, real echo peers, real SQLite files, all on loopback.
 
-mod common;
+use crate::common;
 
 use a2a_gateway::config::ErrorStatusMode;
 use a2a_gateway::demo::start_echo;

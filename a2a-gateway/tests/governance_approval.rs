@@ -3,7 +3,7 @@
 //! (SendMessage → gateway task, GetTask, CancelTask), approve / deny / expiry, both versions,
 //! and another workspace can neither see nor decide nor follow it.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! operations only: a non-blocking send held for approval gets the gateway task; after the
 //! approval GetTask on it returns the peer's completed task; after a denial it is rejected.
 
-mod common;
+use crate::common;
 
 use a2a_gateway::errors::Version;
 use common::gov::admin;

@@ -2,7 +2,7 @@
 //! the peer task is canceled, further sends to the context are refused (both versions), and
 //! another workspace's session at the same peer is untouched.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! stopped at the second visit and every hop is audited with its chain. Also: a chain a peer
 //! shortened is refused, and the depth limit.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -3,7 +3,7 @@
 //! whose email is split across artifact chunks, a stream ended by a block, and a push
 //! notification blocked (not delivered, audited). Both caller versions.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

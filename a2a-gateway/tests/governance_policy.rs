@@ -2,7 +2,7 @@
 //! approve, redact on each attribute a policy sees), validation on save, explain, the audit
 //! evidence, the operator's default-deny switch and isolation between workspaces.
 
-mod common;
+use crate::common;
 
 use a2a_gateway::config::{ErrorStatusMode, PolicyDefault};
 use a2a_gateway::errors::Version;

@@ -1,6 +1,6 @@
 //! The official Python SDK (1.x and 0.3.x) as the caller and as the peer, through the gateway.
 
-mod common;
+use crate::common;
 
 use a2a_gateway::errors::Version;
 use common::*;

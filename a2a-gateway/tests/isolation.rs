@@ -3,7 +3,7 @@
 //! never existed, in JSON-RPC 0.3, JSON-RPC 1.0 and HTTP+JSON 1.0. ListTasks shows only the
 //! caller's own tasks, paged correctly.
 
-mod common;
+use crate::common;
 
 use a2a_agent::AgentServer;
 use a2a_agent::card::AgentCard;

@@ -1,6 +1,6 @@
 //! Response and stream limits (with per-workspace overrides), stalls, and peer card revalidation.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,6 +1,6 @@
 //! Governed push: sealed callbacks between a 0.3 caller and a 1.0 Rust peer (a2a-agent).
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! Our Rust agent (a2a-agent) as a peer, over HTTP+JSON 1.0 and JSON-RPC, through the gateway.
 
-mod common;
+use crate::common;
 
 use a2a_agent::AgentServer;
 use a2a_agent::card::AgentCard;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use a2a_agent::{AgentCard, AgentConfig, AgentServer, Reply, handler_fn};
 use serde_json::{Value, json};
 
-mod common;
+use crate::common;
 use common::{seed_file, spawn_serve};
 
 /// A peer whose every task takes 30 s; `calls` counts the messages that reached it.

@@ -1,7 +1,7 @@
 //! The gateway's protocol edge (the shared `a2a_agent::listen` module) under slow and greedy
 //! clients: the same raw-TCP checks as the agent's `tests/slow_clients.rs`.
 
-mod common;
+use crate::common;
 
 #[path = "../../a2a-agent/tests/common/slow.rs"]
 mod slow;

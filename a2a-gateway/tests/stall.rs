@@ -2,7 +2,7 @@
 //! only comments for longer than the stall timeout keeps the caller's stream open; a silent
 //! peer is cut with an `a2a_peer_timeout` error event.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

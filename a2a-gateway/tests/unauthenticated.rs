@@ -1,7 +1,7 @@
 //! Refusals before a key is accepted are counted in `a2a_unauthenticated_total{reason}`, not
 //! written as audit rows: nobody without a key can grow the append-only audit table.
 
-mod common;
+use crate::common;
 
 use a2a_gateway::errors::Version;
 use common::*;

@@ -1,7 +1,7 @@
 //! The fixture table (`conformance/fixtures/translate/*.json`), checked in every direction
 //! each fixture declares.
 
-mod common;
+use crate::common;
 
 use common::{Dir, RunError, load_fixtures, run};
 use serde_json::Value;

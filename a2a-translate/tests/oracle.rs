@@ -6,7 +6,7 @@
 //! The venv is created by `python3 interop/setup_venvs.py sdk1` (PyPI); if that fails the
 //! test fails with its output (it is never skipped).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::process::Command;

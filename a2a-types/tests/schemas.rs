@@ -2,13 +2,7 @@
 //! every spec example the models accept (checked with the `jsonschema` crate), and accept what
 //! the models serialize; they reject documents the models refuse.
 
-#[allow(dead_code)]
-#[path = "../../conformance/src/registry.rs"]
-mod registry;
-
-#[allow(dead_code)]
-#[path = "../../conformance/src/spec.rs"]
-mod spec;
+use crate::{registry, spec};
 
 use serde_json::{Value, json};
 

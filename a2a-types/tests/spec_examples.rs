@@ -4,17 +4,7 @@
 //! `spec::KNOWN_BROKEN` with the reason; non-A2A fragments in `spec::UNCLASSIFIABLE`. An example
 //! that is neither passing nor listed fails the test, and so does a listed one that passes.
 
-#[allow(dead_code)]
-#[path = "../../conformance/src/registry.rs"]
-mod registry;
-
-#[allow(dead_code)]
-#[path = "../../conformance/src/model.rs"]
-mod model;
-
-#[allow(dead_code)]
-#[path = "../../conformance/src/spec.rs"]
-mod spec;
+use crate::{model, registry, spec};
 
 use serde_json::Value;
 use spec::{Class, Example};

@@ -3,13 +3,7 @@
 //! plus the model fixtures (`model-v1`, `model-v03`, `model-v03-rest`: parse / serialize). The
 //! same cases run in `cargo xtask conformance`; the replay code is shared with the runner.
 
-#[allow(dead_code)]
-#[path = "../../conformance/src/registry.rs"]
-mod registry;
-
-#[allow(dead_code)]
-#[path = "../../conformance/src/model.rs"]
-mod model;
+use crate::model;
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! Model cases: a document of a named type in one dialect, parsed, serialized and strict-validated in-process.
 //!
 //! This file depends only on `serde`, `serde_json` and the sibling `registry` module, so
-//! `a2a-types/tests/strict_table.rs` includes it with `#[path]` and replays the same fixture files.
+//! the a2a-types integration tests include it with `#[path]` (`a2a-types/tests/integration.rs`) and replays the same fixture files.
 
 use serde::Deserialize;
 use serde_json::Value;

@@ -1,0 +1,22 @@
+//! The crate's integration tests, compiled as one test binary (one link instead of one per
+//! file: less disk and build time). Each file is a module; run one with
+//! `cargo nextest run -p a2ars-agent --test integration <file>::`.
+
+mod agent;
+mod common;
+mod error_forms;
+mod hardening;
+mod idempotent;
+mod interop;
+mod isolation;
+mod library;
+mod memory;
+mod more;
+mod oidc;
+mod push;
+mod recovery;
+mod resume;
+mod settings;
+mod shutdown;
+mod slow_clients;
+mod wire;

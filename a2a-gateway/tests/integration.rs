@@ -1,0 +1,27 @@
+//! The crate's integration tests, compiled as one test binary (one link instead of one per
+//! file: less disk and build time). Each file is a module; run one with
+//! `cargo nextest run -p a2ars-gateway --test integration <file>::`.
+
+mod common;
+mod crash;
+mod demo;
+mod error_forms;
+mod gateway;
+mod governance_approval;
+mod governance_interop;
+mod governance_kill;
+mod governance_loops;
+mod governance_pii;
+mod governance_policy;
+mod interop;
+mod isolation;
+mod limits;
+mod pii_table;
+mod push_callback;
+mod rust_peer;
+mod shutdown;
+mod slow_clients;
+mod stall;
+mod store;
+mod store_speed;
+mod unauthenticated;
