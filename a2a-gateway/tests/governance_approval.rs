@@ -319,6 +319,33 @@ async fn approval_holds_then_releases_denies_and_expires() {
     )
     .await;
     assert_eq!(s, 409);
+    // Deny follows the same rule: an expired hold nobody looked at is not denied but expired.
+    let (_, b) = env
+        .rpc(
+            "/a2a/echo",
+            Some("1.0"),
+            held(Some("1.0"), "refund order 11"),
+        )
+        .await;
+    let id = task_id(&b).trim_start_matches("gw-approval-").to_owned();
+    tokio::time::sleep(Duration::from_millis(2200)).await;
+    let (s, b) = admin(
+        &env,
+        "POST",
+        &format!("/admin/workspaces/ws1/approvals/{id}/deny"),
+        Some(json!({"approver": "late"})),
+    )
+    .await;
+    assert_eq!(s, 409, "{b}");
+    assert!(b.to_string().contains("is expired"), "{b}");
+    let (_, a) = admin(
+        &env,
+        "GET",
+        &format!("/admin/workspaces/ws1/approvals/{id}"),
+        None,
+    )
+    .await;
+    assert_eq!(a["state"], "expired", "{a}");
     // Audited: held with the approval id, then the decision with its approver.
     let hops = env.store.audit(Some("ws1"), None, 0, 1000).unwrap();
     let all = serde_json::to_string(&hops).unwrap();

@@ -16,11 +16,16 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 async fn slow_agent() -> a2a_agent::server::ServerHandle {
+    agent_speaking("1.0").await
+}
+
+/// The echo agent with a card that offers only JSON-RPC in `version`.
+async fn agent_speaking(version: &str) -> a2a_agent::server::ServerHandle {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let mut card = echo_card().json().clone();
     card["supportedInterfaces"] =
-        json!([{"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]);
+        json!([{"url": url, "protocolBinding": "JSONRPC", "protocolVersion": version}]);
     AgentServer::new(AgentCard::from_json(card).unwrap(), echo_handler())
         .validate_auth(false)
         .serve(listener)
@@ -170,8 +175,20 @@ async fn kill_ends_open_stream_cancels_peer_task_and_refuses_the_context() {
     m["params"]["message"]["contextId"] = json!("ctx-kill");
     let (_, b) = env.rpc_key("/a2a/slow", Some("1.0"), m, &k2).await;
     assert!(b["result"].is_object(), "{b}");
+    // One context kill; the context's task became a task kill too.
     let (_, kills) = admin(&env, "GET", "/admin/workspaces/ws1/kills", None).await;
-    assert_eq!(kills.as_array().unwrap().len(), 1, "{kills}");
+    let kills = kills.as_array().unwrap().clone();
+    assert_eq!(
+        kills.iter().filter(|k| k["kind"] == "context").count(),
+        1,
+        "{kills:?}"
+    );
+    assert!(
+        kills
+            .iter()
+            .any(|k| k["kind"] == "task" && k["id"] == task.as_str()),
+        "{kills:?}"
+    );
     // Audited: the kill, with what it canceled.
     let hops = env.store.audit(Some("ws1"), None, 0, 100).unwrap();
     assert!(
@@ -194,4 +211,100 @@ async fn kill_ends_open_stream_cancels_peer_task_and_refuses_the_context() {
     assert_eq!(gw_code(&last.unwrap()), "a2a_session_killed");
     env.stop().await;
     peer.shutdown().await;
+}
+
+/// GetTask of `id` asked of the peer directly (1.0).
+async fn peer_state(env: &Env, peer: &a2a_agent::server::ServerHandle, id: &str) -> Value {
+    let direct: Value = env
+        .http
+        .post(peer.url())
+        .header("content-type", "application/json")
+        .header("A2A-Version", "1.0")
+        .body(json!({"jsonrpc":"2.0","id":"g","method":"GetTask","params":{"id": id}}).to_string())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    direct["result"]["status"]["state"].clone()
+}
+
+#[tokio::test]
+async fn context_kill_reaches_the_contexts_tasks_without_an_open_stream() {
+    // A 1.0 peer is asked with ListTasks filtered by context, a 0.3 peer task by task.
+    for (version, method) in [("1.0", "ListTasks"), ("0.3", "GetTask")] {
+        let peer = agent_speaking(version).await;
+        let env = env(Version::V10).await;
+        env.register("ws1", "slow", peer.url(), None);
+        env.register("ws2", "slow", peer.url(), None);
+        let (_, k2) = env.store.create_key("ws2", &[], None, None).unwrap();
+        let waiting = |ctx: &str| {
+            let mut m = send10("input please");
+            m["params"]["message"]["contextId"] = json!(ctx);
+            m
+        };
+        let task_of = |b: &Value| b["result"]["task"]["id"].as_str().unwrap().to_owned();
+        let (_, b) = env
+            .rpc("/a2a/slow", Some("1.0"), waiting("ctx-quiet"))
+            .await;
+        assert_eq!(
+            b["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+            "{b}"
+        );
+        let t1 = task_of(&b);
+        let (_, b) = env
+            .rpc("/a2a/slow", Some("1.0"), waiting("ctx-other"))
+            .await;
+        let t3 = task_of(&b);
+        // ws2 has a task under the same context id at the same peer.
+        let (_, b) = env
+            .rpc_key("/a2a/slow", Some("1.0"), waiting("ctx-quiet"), &k2)
+            .await;
+        let t2 = task_of(&b);
+        let (s, b) = admin(
+            &env,
+            "POST",
+            "/admin/workspaces/ws1/kill",
+            Some(json!({"kind": "context", "id": "ctx-quiet"})),
+        )
+        .await;
+        assert_eq!(s, 201, "{b}");
+        let scans = b["scanned"].as_array().unwrap();
+        let slow = scans.iter().find(|s| s["agentId"] == "slow").unwrap();
+        assert_eq!(slow["method"], method, "{b}");
+        assert_eq!(slow["tasks"], json!([t1]), "{version}: {b}");
+        assert_eq!(
+            b["canceled"],
+            json!([{"agentId": "slow", "taskId": t1, "outcome": "canceled"}]),
+            "{b}"
+        );
+        assert_eq!(peer_state(&env, &peer, &t1).await, "TASK_STATE_CANCELED");
+        // Requests naming only the task are refused: a send on it, GetTask.
+        let mut m = send10("more");
+        m["params"]["message"]["taskId"] = json!(t1);
+        let (_, b) = env.rpc("/a2a/slow", Some("1.0"), m).await;
+        assert_eq!(gw_code(&b), "a2a_session_killed", "{b}");
+        let get =
+            |id: &str| json!({"jsonrpc":"2.0","id":"g","method":"GetTask","params":{"id": id}});
+        let (_, b) = env.rpc("/a2a/slow", Some("1.0"), get(&t1)).await;
+        assert_eq!(gw_code(&b), "a2a_session_killed", "{b}");
+        // The workspace's other context and ws2's task of the same context id are untouched.
+        let (_, b) = env.rpc("/a2a/slow", Some("1.0"), get(&t3)).await;
+        assert_eq!(
+            b["result"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+            "{b}"
+        );
+        let (_, b) = env.rpc_key("/a2a/slow", Some("1.0"), get(&t2), &k2).await;
+        assert_eq!(
+            b["result"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+            "{b}"
+        );
+        assert_eq!(
+            peer_state(&env, &peer, &t2).await,
+            "TASK_STATE_INPUT_REQUIRED"
+        );
+        env.stop().await;
+        peer.shutdown().await;
+    }
 }

@@ -349,6 +349,33 @@ async fn kill(
     {
         tasks.push((agent.clone(), b.id.clone()));
     }
+    let mut scans = Vec::new();
+    if b.kind == "context" {
+        // The context's tasks without an open stream: each becomes a task kill (a later
+        // request naming only the task id is refused too) and is canceled at its peer.
+        let agents = match &b.agent_id {
+            Some(a) => st.store.agent(&ws, a).map(|a| a.into_iter().collect()),
+            None => st.store.list_agents(&ws),
+        };
+        for agent in agents.unwrap_or_default() {
+            let scan = super::kill::tasks_in_context(&st, &ws, &agent, &b.id).await;
+            for t in &scan.tasks {
+                let tk = Kill {
+                    kind: "task".into(),
+                    id: t.clone(),
+                    agent_id: Some(agent.agent_id.clone()),
+                    reason: Some(format!("context {} killed", b.id)),
+                    ..k.clone()
+                };
+                if let Err(e) = st.governance.cache.store().add_kill(&tk) {
+                    tracing::error!("kill of task {t} (context {}) not stored: {e}", b.id);
+                }
+                tasks.push((agent.agent_id.clone(), t.clone()));
+            }
+            scans.push(scan);
+        }
+        st.governance.cache.invalidate(&ws);
+    }
     tasks.sort();
     tasks.dedup();
     let mut canceled = Vec::new();
@@ -366,7 +393,7 @@ async fn kill(
         status: 200,
         task_id: (b.kind == "task").then(|| b.id.clone()),
         governance: Some(json!({"decisions": [{"step": "kill", "decision": "killed",
-            "rule": format!("{}:{}", b.kind, b.id)}], "canceled": canceled})),
+            "rule": format!("{}:{}", b.kind, b.id)}], "canceled": canceled, "scanned": scans})),
         ..Default::default()
     };
     if let Err(e) = st.store.append_audit_queued(&rec, None) {
@@ -374,7 +401,7 @@ async fn kill(
     }
     (
         StatusCode::CREATED,
-        axum::Json(json!({"kill": k, "canceled": canceled})),
+        axum::Json(json!({"kill": k, "canceled": canceled, "scanned": scans})),
     )
         .into_response()
 }

@@ -272,6 +272,44 @@ fn audit(
     }
 }
 
+/// The one rule for an operator's decision (`to`: approved or denied): only a pending approval
+/// whose hold has not expired can be decided. An expired one is marked expired (its gateway task
+/// shows REJECTED) and, like any decided one, refused with 409 naming its state; an unknown id
+/// is 404. Two operators deciding at once: the store's conditional update lets one win.
+fn settle(
+    st: &GatewayState,
+    workspace: &str,
+    id: &str,
+    to: &str,
+    approver: &str,
+    reason: Option<&str>,
+) -> Result<Approval, (u16, String)> {
+    let store = &st.governance.approvals;
+    let e500 = |e: crate::store::StoreError| (500, e.to_string());
+    let Some(mut a) = store.get(workspace, id).map_err(e500)? else {
+        return Err((404, format!("approval {id} not found")));
+    };
+    if a.state == "pending" && a.is_expired(now()) {
+        store
+            .decide(workspace, id, "expired", None, None)
+            .map_err(e500)?;
+    }
+    if !store
+        .decide(workspace, id, to, Some(approver), reason)
+        .map_err(e500)?
+    {
+        let state = match store.get(workspace, id).map_err(e500)? {
+            Some(cur) => cur.state,
+            None => a.state,
+        };
+        return Err((409, format!("approval {id} is {state}")));
+    }
+    a.state = to.into();
+    a.approver = Some(approver.to_owned());
+    a.reason = reason.map(str::to_owned);
+    Ok(a)
+}
+
 /// Approves a pending approval and sends the held request to the peer (return-immediately);
 /// the peer's task is bound to the workspace and becomes what the gateway task goes on as.
 pub async fn release(
@@ -283,22 +321,7 @@ pub async fn release(
 ) -> Result<Value, (u16, String)> {
     let store = &st.governance.approvals;
     let e500 = |e: crate::store::StoreError| (500, e.to_string());
-    let Some(mut a) = store.get(workspace, id).map_err(e500)? else {
-        return Err((404, format!("approval {id} not found")));
-    };
-    if a.is_expired(now()) {
-        let _ = store.decide(workspace, id, "expired", None, None);
-        return Err((409, format!("approval {id} expired")));
-    }
-    if !store
-        .decide(workspace, id, "approved", Some(approver), reason)
-        .map_err(e500)?
-    {
-        return Err((409, format!("approval {id} is {}", a.state)));
-    }
-    a.state = "approved".into();
-    a.approver = Some(approver.to_owned());
-    a.reason = reason.map(str::to_owned);
+    let a = settle(st, workspace, id, "approved", approver, reason)?;
     let r = send_held(st, &a).await;
     match r {
         Ok(task) => {
@@ -389,20 +412,7 @@ pub fn deny(
     approver: &str,
     reason: Option<&str>,
 ) -> Result<Value, (u16, String)> {
-    let store = &st.governance.approvals;
-    let e500 = |e: crate::store::StoreError| (500, e.to_string());
-    let Some(mut a) = store.get(workspace, id).map_err(e500)? else {
-        return Err((404, format!("approval {id} not found")));
-    };
-    if !store
-        .decide(workspace, id, "denied", Some(approver), reason)
-        .map_err(e500)?
-    {
-        return Err((409, format!("approval {id} is {}", a.state)));
-    }
-    a.state = "denied".into();
-    a.approver = Some(approver.to_owned());
-    a.reason = reason.map(str::to_owned);
+    let a = settle(st, workspace, id, "denied", approver, reason)?;
     audit(st, &a, "denied", None, None);
     Ok(json!({"approval": a, "task": gateway_task(&a)}))
 }

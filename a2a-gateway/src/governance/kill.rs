@@ -6,11 +6,13 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, Weak};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::errors::Refusal;
+use crate::errors::{Refusal, Version};
+use crate::ops::Operation;
 use crate::seams::{Evidence, Hop, Step};
+use crate::server::Answer;
 
 use super::Cache;
 
@@ -179,39 +181,173 @@ pub(crate) async fn cancel_at_peer(
         Ok(false) => return "not a task of this workspace: not canceled".into(),
         Err(e) => return format!("ownership: {e}"),
     }
-    let (chosen, _) = match crate::hop::choose(st, &agent, st.config.limits.max_card_bytes).await {
-        Ok(c) => c,
-        Err(r) => return r.code,
+    match Peer::open(st, &agent).await {
+        Ok(peer) => match peer.op(Operation::CancelTask, json!({"id": task})).await {
+            Ok(_) => "canceled".into(),
+            Err(code) => code,
+        },
+        Err(code) => code,
+    }
+}
+
+/// Owned tasks looked up one by one (GetTask) at most, for a peer without ListTasks (0.3).
+pub(crate) const MAX_CONTEXT_SCAN: usize = 1000;
+
+/// What a context kill found at one agent: the workspace's tasks of that context there.
+#[derive(Debug, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ContextScan {
+    pub agent_id: String,
+    pub tasks: Vec<String>,
+    /// `ListTasks` (1.0 peer, filtered by contextId) or `GetTask` (0.3 peer, each owned task).
+    pub method: &'static str,
+    /// More owned tasks than [`MAX_CONTEXT_SCAN`] (GetTask) or peer pages were left unread.
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The tasks of context `context` that `workspace` owns at its agent `agent_id`: asked of the
+/// peer (the context of a task is the peer's to say) and kept to the gateway's ownership records,
+/// so another workspace's tasks under the same context id at a shared peer are never named.
+pub(crate) async fn tasks_in_context(
+    st: &crate::server::GatewayState,
+    workspace: &str,
+    agent: &crate::store::Agent,
+    context: &str,
+) -> ContextScan {
+    use crate::ownership::{Owner, OwnershipStore, SqliteOwnership};
+    let mut scan = ContextScan {
+        agent_id: agent.agent_id.clone(),
+        method: "ListTasks",
+        ..Default::default()
     };
-    let params = match crate::hop::peer_params(
-        crate::ops::Operation::CancelTask,
-        crate::errors::Version::V10,
-        &chosen,
-        &serde_json::json!({"id": task}),
-        false,
-    ) {
+    let owner = Owner {
+        workspace_id: workspace.to_owned(),
+        agent_id: agent.agent_id.clone(),
+    };
+    let owned: Vec<String> =
+        match SqliteOwnership::new(st.store.clone()).list(&agent.endpoint, &owner, 0, i64::MAX) {
+            Ok(rows) => rows.into_iter().map(|(_, t)| t).collect(),
+            Err(e) => {
+                scan.error = Some(format!("ownership: {e}"));
+                return scan;
+            }
+        };
+    if owned.is_empty() {
+        return scan;
+    }
+    let peer = match Peer::open(st, agent).await {
         Ok(p) => p,
-        Err(r) => return r.code,
+        Err(code) => {
+            scan.error = Some(code);
+            return scan;
+        }
     };
-    let ctx = crate::hop::PeerCall {
-        st,
-        agent: &agent,
-        chosen: &chosen,
-        caller: crate::errors::Version::V10,
-        traceparent: format!(
-            "00-{}-{}-01",
-            crate::server::random_hex(16),
-            crate::server::random_hex(8)
-        ),
-        hops: 1,
-        id: serde_json::json!(crate::server::random_hex(8)),
-        max_resp: st.config.limits.max_response_bytes,
-        max_stream: st.config.limits.max_stream_bytes,
-        gov: None,
-        open: None,
-    };
-    match ctx.call(crate::ops::Operation::CancelTask, params).await {
-        Ok(_) => "canceled".into(),
-        Err(r) => r.code,
+    let mine: HashSet<&str> = owned.iter().map(String::as_str).collect();
+    if peer.chosen.version == Version::V10 {
+        let mut token = String::new();
+        for page in 0..crate::listing::MAX_PEER_PAGES {
+            let mut params = json!({"contextId": context, "historyLength": 0,
+                "pageSize": crate::listing::MAX_LIST_PAGE});
+            if !token.is_empty() {
+                params["pageToken"] = json!(token);
+            }
+            let list = match peer.op(Operation::ListTasks, params).await {
+                Ok(Answer::Unary(v)) => v,
+                Ok(Answer::Stream(_)) => {
+                    scan.error = Some("a2a_upstream_invalid_response".into());
+                    return scan;
+                }
+                Err(code) => {
+                    scan.error = Some(code);
+                    return scan;
+                }
+            };
+            for t in list
+                .get("tasks")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                // The peer's filter is trusted only as far as the task says it.
+                if let (Some(id), Some(c)) = (
+                    t.get("id").and_then(Value::as_str),
+                    t.get("contextId").and_then(Value::as_str),
+                ) && c == context
+                    && mine.contains(id)
+                {
+                    scan.tasks.push(id.to_owned());
+                }
+            }
+            token = list
+                .get("nextPageToken")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned();
+            if token.is_empty() {
+                break;
+            }
+            scan.truncated = page + 1 == crate::listing::MAX_PEER_PAGES;
+        }
+    } else {
+        scan.method = "GetTask";
+        scan.truncated = owned.len() > MAX_CONTEXT_SCAN;
+        // The newest bindings first: a runaway session is most likely among them.
+        for id in owned.iter().rev().take(MAX_CONTEXT_SCAN) {
+            if let Ok(Answer::Unary(t)) = peer
+                .op(Operation::GetTask, json!({"id": id, "historyLength": 0}))
+                .await
+                && t.get("contextId").and_then(Value::as_str) == Some(context)
+            {
+                scan.tasks.push(id.clone());
+            }
+        }
+    }
+    scan
+}
+
+/// A registered agent's chosen interface, for the kill switch's own peer calls.
+struct Peer<'a> {
+    st: &'a crate::server::GatewayState,
+    agent: &'a crate::store::Agent,
+    chosen: crate::peer::Chosen,
+}
+
+impl<'a> Peer<'a> {
+    async fn open(
+        st: &'a crate::server::GatewayState,
+        agent: &'a crate::store::Agent,
+    ) -> Result<Peer<'a>, String> {
+        let (chosen, _) = crate::hop::choose(st, agent, st.config.limits.max_card_bytes)
+            .await
+            .map_err(|r| r.code)?;
+        Ok(Peer { st, agent, chosen })
+    }
+
+    /// `op` with 1.0 `params`, sent in the peer's version; the answer in 1.0 form, or the
+    /// refusal's code.
+    async fn op(&self, op: Operation, params: Value) -> Result<Answer, String> {
+        let st = self.st;
+        let params = crate::hop::peer_params(op, Version::V10, &self.chosen, &params, false)
+            .map_err(|r| r.code)?;
+        let ctx = crate::hop::PeerCall {
+            st,
+            agent: self.agent,
+            chosen: &self.chosen,
+            caller: Version::V10,
+            traceparent: format!(
+                "00-{}-{}-01",
+                crate::server::random_hex(16),
+                crate::server::random_hex(8)
+            ),
+            hops: 1,
+            id: json!(crate::server::random_hex(8)),
+            max_resp: st.config.limits.max_response_bytes,
+            max_stream: st.config.limits.max_stream_bytes,
+            gov: None,
+            open: None,
+        };
+        ctx.call(op, params).await.map_err(|r| r.code)
     }
 }
