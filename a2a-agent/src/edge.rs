@@ -7,8 +7,9 @@
 //! - [`routes`]: the HTTP+JSON route tables of 1.0 (with tenant prefix) and 0.3 (`/v1`);
 //! - [`sse`]: SSE framing (one JSON document per event, error events, heartbeats).
 //!
-//! The 0.3 translation edge of the agent (0.3 wire forms <-> the runtime's 1.0 model) lives here
-//! too, crate-private.
+//! The 0.3 translation edge (0.3 wire forms <-> the 1.0 model) lives here too; the 0.3
+//! HTTP+JSON pieces the gateway's 0.3 REST entry also uses are public: [`v03_rest_send`],
+//! [`v03_rest_push_request`], [`v03_rest_result`] and [`V03Stream`].
 
 pub mod media;
 pub mod routes;
@@ -17,4 +18,5 @@ mod v03;
 pub mod version;
 
 pub(crate) use v03::*;
+pub use v03::{V03Stream, v03_rest_push_request, v03_rest_result, v03_rest_send};
 pub use version::{Version, negotiate, requested};

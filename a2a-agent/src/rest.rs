@@ -209,19 +209,7 @@ async fn run(
         Outcome::Unary(r) => {
             let body = match v {
                 Version::V1 => r,
-                Version::V03 => match m1 {
-                    "SendMessage" => edge::v03_rest_send_response(
-                        serde_json::from_value(r).map_err(|e| A2aError::internal(e.to_string()))?,
-                    )?,
-                    "ListTasks" => edge::v03_rest_list(r)?,
-                    "GetExtendedAgentCard" => edge::card_to_v03(&r),
-                    m if m.contains("PushNotificationConfig") => {
-                        crate::push::rest_v03_result(m, r)?
-                    }
-                    _ => edge::v03_rest_task(
-                        serde_json::from_value(r).map_err(|e| A2aError::internal(e.to_string()))?,
-                    )?,
-                },
+                Version::V03 => edge::v03_rest_result(m1, r)?,
             };
             Ok(ok_json(v, &body))
         }

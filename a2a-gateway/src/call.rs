@@ -25,6 +25,9 @@ pub(crate) struct Call {
     pub(crate) chain: Option<String>,
     /// The hop's intent record, once written (its completion names it).
     pub(crate) intent: Option<IntentRef>,
+    /// The version push notifications reach the caller in, when it differs from `version`: a
+    /// 0.3 HTTP+JSON caller runs the pipeline in 1.0 terms (`crate::rest03`).
+    pub(crate) push_as: Option<Version>,
 }
 
 /// Header carrying the number of gateway hops a request has made (loop-detection seam input).
@@ -71,6 +74,7 @@ impl Call {
                 .and_then(|v| v.trim().parse().ok())
                 .unwrap_or(0),
             intent: None,
+            push_as: None,
             binding,
             chain: headers
                 .get(crate::governance::loops::CHAIN_HEADER)

@@ -69,6 +69,8 @@ pub fn governed_card_v1(config: &Config, agent: &Agent, peer_card: &Value) -> Va
     if config.serve_v1 {
         ifaces.push(json!({"url": format!("{base}/v1"), "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}));
     }
+    // 0.3 HTTP+JSON: its `/v1/...` paths under `base` are the 1.0 routes (`crate::rest03`).
+    ifaces.push(json!({"url": base, "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3"}));
     out.insert("supportedInterfaces".into(), Value::Array(ifaces));
     let peer_caps = c1.get("capabilities").cloned().unwrap_or_else(|| json!({}));
     let streaming = peer_caps
@@ -122,7 +124,14 @@ pub fn governed_card_v1(config: &Config, agent: &Agent, peer_card: &Value) -> Va
     Value::Object(out)
 }
 
-/// The governed card in `version` (1.0 carries the 0.3 address fields too).
+/// The 0.3 card's `additionalInterfaces`: JSON-RPC and HTTP+JSON at the same base URL.
+fn additional_v03(base: &str) -> Value {
+    json!([{"url": base, "transport": "JSONRPC"}, {"url": base, "transport": "HTTP+JSON"}])
+}
+
+/// The governed card in `version`: for 1.0 the header-less form, which carries the 0.3 address
+/// fields too (`url`, `preferredTransport`, `protocolVersion`, `additionalInterfaces`); a caller
+/// that names 1.0 gets [`governed_card_v1`], a pure 1.0 card.
 pub fn governed_card(config: &Config, agent: &Agent, peer_card: &Value, version: Version) -> Value {
     let v1 = governed_card_v1(config, agent, peer_card);
     let base = format!("{}/a2a/{}", config.public_base(), agent.agent_id);
@@ -132,6 +141,7 @@ pub fn governed_card(config: &Config, agent: &Agent, peer_card: &Value, version:
             m.insert("url".into(), json!(base));
             m.insert("preferredTransport".into(), json!("JSONRPC"));
             m.insert("protocolVersion".into(), json!("0.3"));
+            m.insert("additionalInterfaces".into(), additional_v03(&base));
             Value::Object(m)
         }
         Version::V03 => {
@@ -140,10 +150,7 @@ pub fn governed_card(config: &Config, agent: &Agent, peer_card: &Value, version:
             m.insert("url".into(), json!(base));
             m.insert("preferredTransport".into(), json!("JSONRPC"));
             m.insert("protocolVersion".into(), json!("0.3"));
-            m.insert(
-                "additionalInterfaces".into(),
-                json!([{"url": base, "transport": "JSONRPC"}]),
-            );
+            m.insert("additionalInterfaces".into(), additional_v03(&base));
             m.insert("supportsAuthenticatedExtendedCard".into(), json!(false));
             if !omitted.is_empty() {
                 m.insert(
@@ -226,9 +233,12 @@ pub(crate) async fn card_handler(
         Ok(c) => c,
         Err(r) => return card_refusal(&st, &mut call, form, r),
     };
-    let card = st
-        .signer
-        .sign(governed_card(&st.config, &agent, &peer_card, version));
+    let card = if requested.is_some() && version == Version::V10 {
+        governed_card_v1(&st.config, &agent, &peer_card)
+    } else {
+        governed_card(&st.config, &agent, &peer_card, version)
+    };
+    let card = st.signer.sign(card);
     let body = card.to_string();
     let digest = keys::hash(&body);
     let etag = format!(

@@ -110,6 +110,9 @@ pub struct Config {
     /// Workspaces whose push configs are forwarded to the peer as given (direct delivery: the
     /// peer posts to the caller's webhook itself).
     pub push_direct_workspaces: Vec<String>,
+    /// Milliseconds a sealed callback still accepts notifications after its push config was
+    /// deleted: the peer may have sent them before it saw the delete [default: 10000].
+    pub push_delete_grace_ms: u64,
     /// Decision for a hop no policy rule decides (`allow`, or `deny` for default-deny).
     pub policy_default: PolicyDefault,
     /// Longest delegation chain (agents, the target included); longer hops are refused with
@@ -148,6 +151,7 @@ impl Default for Config {
             max_connections: 10_000,
             push_callback_base_url: None,
             push_direct_workspaces: Vec::new(),
+            push_delete_grace_ms: 10_000,
             policy_default: PolicyDefault::Allow,
             max_delegation_depth: DEFAULT_MAX_DELEGATION_DEPTH,
             delegation_key: None,

@@ -155,13 +155,14 @@ pub(crate) fn accept_header(resp: &mut Response) {
     );
 }
 
-/// A JSON-RPC refusal: 200 (or the refusal's status in `refusal` mode); 401, 400 for versions
-/// and 415 keep their status.
+/// A JSON-RPC refusal: 200 (or the refusal's status in `refusal` mode); 401 and 415 keep their
+/// status. A refused version is 200 too (the official SDK clients read -32009 only from a 200
+/// answer); the DVARA API's 400 is the `refusal` mode's.
 pub(crate) fn rpc_refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> Response {
     record(st, call, Some(&r));
     let keep = matches!(
         r.code.as_str(),
-        "a2a_unauthorized" | "a2a_version_not_supported" | "a2a_unsupported_media_type"
+        "a2a_unauthorized" | "a2a_unsupported_media_type"
     );
     let status =
         if keep || st.config.json_rpc_error_status == crate::config::ErrorStatusMode::Refusal {

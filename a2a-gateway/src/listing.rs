@@ -110,15 +110,15 @@ pub(crate) async fn list_owned(
         "tasks\n{}\n{}\n{filter}",
         owner.workspace_id, owner.agent_id
     );
-    let offset = match params
+    let (offset, last) = match params
         .get("pageToken")
         .and_then(Value::as_str)
         .filter(|t| !t.is_empty())
     {
-        Some(t) => verify_page_token(st, &scope, t).ok_or_else(|| {
+        Some(t) => verify_list_token(st, &scope, t).ok_or_else(|| {
             Refusal::invalid_params("params.pageToken: not a token this gateway issued")
         })?,
-        None => 0,
+        None => (0, String::new()),
     };
     let owned: std::collections::HashSet<String> = owners
         .list(endpoint, owner, 0, i64::MAX)
@@ -163,15 +163,21 @@ pub(crate) async fn list_owned(
         }
     }
     let total = mine.len();
+    // Keyset first: the page goes on after the last task the previous page returned, so tasks
+    // created (listed first) or updated meanwhile do not shift the pages; the offset is the
+    // fallback when that task is no longer listed.
+    let offset = mine
+        .iter()
+        .position(|t| !last.is_empty() && ownership::listed_task_id(t) == Some(last.as_str()))
+        .map_or(offset, |i| i + 1);
     let end = offset.saturating_add(size).min(total);
     let slice: Vec<Value> = mine
         .get(offset.min(total)..end)
         .map(<[Value]>::to_vec)
         .unwrap_or_default();
-    let next = if end < total {
-        page_token(st, &scope, end)
-    } else {
-        String::new()
+    let next = match slice.last().and_then(ownership::listed_task_id) {
+        Some(last) if end < total => list_token(st, &scope, end, last),
+        _ => String::new(),
     };
     let mut out = first.unwrap_or_else(|| json!({}));
     if let Some(o) = out.as_object_mut() {
@@ -181,6 +187,27 @@ pub(crate) async fn list_owned(
         o.insert("totalSize".into(), json!(total));
     }
     Ok(Answer::Unary(out))
+}
+
+/// A ListTasks page token: the offset and the last task id of the page, HMAC'd with the scope.
+fn list_token(st: &GatewayState, scope: &str, offset: usize, last: &str) -> String {
+    let hex: String = last.bytes().map(|b| format!("{b:02x}")).collect();
+    let tag = page_token(st, &format!("{scope}\n{last}"), offset);
+    format!("{tag}.{hex}")
+}
+
+fn verify_list_token(st: &GatewayState, scope: &str, token: &str) -> Option<(usize, String)> {
+    let (tag, hex) = token.rsplit_once('.')?;
+    let bytes = (0..hex.len())
+        .step_by(2)
+        .map(|i| {
+            hex.get(i..i + 2)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        })
+        .collect::<Option<Vec<u8>>>()?;
+    let last = String::from_utf8(bytes).ok()?;
+    let offset = verify_page_token(st, &format!("{scope}\n{last}"), tag)?;
+    Some((offset, last))
 }
 
 pub(crate) fn page_token(st: &GatewayState, task: &str, offset: usize) -> String {

@@ -195,6 +195,7 @@ pub(crate) async fn execute(
         &principal.workspace_id,
         agent_id,
         call.version,
+        call.push_as.unwrap_or(call.version),
         chosen.version,
         &mut params,
     )?;

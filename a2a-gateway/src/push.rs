@@ -97,6 +97,7 @@ pub fn seal(
     workspace_id: &str,
     agent_id: &str,
     caller: Version,
+    deliver_as: Version,
     peer_version: Version,
     inline: bool,
     params: &mut Value,
@@ -151,7 +152,7 @@ pub fn seal(
         token: s(cfg, "token"),
         auth_scheme,
         auth_credentials,
-        caller_version: caller.as_str().to_owned(),
+        caller_version: deliver_as.as_str().to_owned(),
         peer_version: peer_version.as_str().to_owned(),
         notify_token: notify_token.clone(),
     };
@@ -257,20 +258,26 @@ pub fn unseal(
     }
 }
 
-/// After a successful `pushConfig:delete`: drops the sealed callback rows of that config.
+/// After a successful `pushConfig:delete`: drops the sealed callback rows of that config once
+/// `push_delete_grace_ms` has passed, so notifications the peer sent before it deleted its
+/// config still reach the caller (the peer sends no new ones). A restart within the grace keeps
+/// the rows; their callback URLs stay secret and only carry what the peer sends.
 pub fn forget(st: &GatewayState, workspace_id: &str, agent_id: &str, caller: Version, p: &Value) {
-    let s = |k: &str| p.get(k).and_then(Value::as_str);
+    let s = |k: &str| p.get(k).and_then(Value::as_str).map(str::to_owned);
     let (task, cfg) = match caller {
         Version::V03 => (s("id"), s("pushNotificationConfigId")),
         Version::V10 => (s("taskId"), s("id")),
     };
-    if let Some(task) = task
-        && let Err(e) = st
-            .store
-            .delete_push_callbacks(workspace_id, agent_id, task, cfg)
-    {
-        tracing::error!("push callbacks not removed: {e}");
-    }
+    let Some(task) = task else { return };
+    let store = st.store.clone();
+    let (ws, agent) = (workspace_id.to_owned(), agent_id.to_owned());
+    let grace = Duration::from_millis(st.config.push_delete_grace_ms);
+    tokio::spawn(async move {
+        tokio::time::sleep(grace).await;
+        if let Err(e) = store.delete_push_callbacks(&ws, &agent, &task, cfg.as_deref()) {
+            tracing::error!("push callbacks not removed: {e}");
+        }
+    });
 }
 
 fn version_of(s: &str) -> Version {
@@ -390,6 +397,12 @@ pub async fn notify(
             Some("a2a_push_invalid"),
         );
     };
+    let translated =
+        if to == Version::V03 && translated.get("kind").and_then(Value::as_str) != Some("task") {
+            task_v03(&st, &cb, &translated).await
+        } else {
+            translated
+        };
     let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, &body);
     let hash: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
     if st
@@ -416,6 +429,29 @@ pub async fn notify(
             )
         }
     }
+}
+
+/// A 0.3 notification is the Task (0.3 §9.5); a 1.0 peer notifies with update events. The Task
+/// is read from the peer (GetTask) and given the status this notification reports, so each
+/// update reaches the 0.3 webhook as the task in that state; if the peer cannot be read, the
+/// task is what the event names (id, context, status).
+async fn task_v03(st: &GatewayState, cb: &PushCallback, event: &Value) -> Value {
+    let id = event.get("taskId").and_then(Value::as_str).unwrap_or("");
+    let mut task = json!({"kind": "task", "id": id, "contextId": event.get("contextId")});
+    if let Ok(Some(agent)) = st.store.agent(&cb.workspace_id, &cb.agent_id)
+        && let Ok(peer) = crate::side_call::Peer::open(st, &agent).await
+        && let Ok(crate::server::Answer::Unary(t)) = peer
+            .op(crate::ops::Operation::GetTask, json!({"id": id}))
+            .await
+        && let Ok(t) = crate::xlate::push_payload(&json!({"task": t}), Version::V10, Version::V03)
+        && t.get("kind").and_then(Value::as_str) == Some("task")
+    {
+        task = t;
+    }
+    if let (Some(status), Some(o)) = (event.get("status"), task.as_object_mut()) {
+        o.insert("status".into(), status.clone());
+    }
+    task
 }
 
 async fn deliver(

@@ -46,6 +46,7 @@ pub(crate) fn seal(
     workspace_id: &str,
     agent_id: &str,
     caller: Version,
+    deliver_as: Version,
     peer_version: Version,
     params: &mut Value,
 ) -> Result<Option<String>, Refusal> {
@@ -58,6 +59,7 @@ pub(crate) fn seal(
                 workspace_id,
                 agent_id,
                 caller,
+                deliver_as,
                 peer_version,
                 op != Operation::SetPushConfig,
                 params,

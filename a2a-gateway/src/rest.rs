@@ -1,4 +1,5 @@
-//! The HTTP+JSON 1.0 caller binding (`/a2a/{agent}/v1/...`): the edge steps of
+//! The HTTP+JSON caller binding (`/a2a/{agent}/v1/...`; 0.3 requests are converted by
+//! [`crate::rest03`]): the edge steps of
 //! [`crate::pipeline::STEPS`] for HTTP+JSON, path and query into params, one [`Operation`] handed
 //! to [`crate::pipeline::execute`], and the answer (JSON or SSE) as HTTP+JSON.
 
@@ -37,42 +38,58 @@ pub(crate) async fn rest_entry(
     call.audit.operation = Some(op.name_03().to_owned());
     call.audit.client_method = Some(format!("HTTP+JSON {}", op.path()));
     call.version = Version::V10;
-    // The HTTP+JSON entry serves 1.0 only (none at all without `serve_v1`). A request that
-    // names no version is 0.3 (S1 §3.6.2: empty = 0.3) and is refused like an explicit 0.3.
+    // Both versions on the same routes (see `crate::rest03`): a request that names no version
+    // is 0.3 (S1 §3.6.2: empty = 0.3); without `serve_v1` only 0.3 is served.
     let requested = requested_version(&headers, query.as_deref());
     let (serves, advertised): (&[Version], &[&str]) = if st.config.serve_v1 {
-        (&[Version::V10], &["1.0"])
+        (&[Version::V10, Version::V03], &["0.3", "1.0"])
     } else {
-        (&[], &["0.3"])
+        (&[Version::V03], &["0.3"])
     };
-    if let Err((r, _)) = negotiate_on(requested.as_deref(), serves, Some(advertised)) {
-        return rest_refusal(&st, &mut call, r);
-    }
+    let v03 = match negotiate_on(requested.as_deref(), serves, Some(advertised)) {
+        Ok(v) => v == Version::V03,
+        Err((r, _)) => return rest_refusal(&st, &mut call, r),
+    };
+    let refuse = |st: &GatewayState, call: &mut Call, r: Refusal| {
+        if v03 {
+            crate::rest03::refusal(st, call, r)
+        } else {
+            rest_refusal(st, call, r)
+        }
+    };
     if body.is_some()
         && let Err(r) = content_type_ok(&headers)
     {
-        return rest_refusal(&st, &mut call, r);
+        return refuse(&st, &mut call, r);
     }
     let principal = match authenticate(&st, &headers) {
         Ok(p) => p,
-        Err(r) => return rest_refusal(&st, &mut call, r),
+        Err(r) => return refuse(&st, &mut call, r),
     };
     call.audit.workspace_id = Some(principal.workspace_id.clone());
     call.audit.key_id = Some(principal.key_id.clone());
-    let params = match crate::wire::parse_rest_body(
-        body.as_deref(),
-        &params_from_path,
-        st.config.limits.max_message_chars,
-    ) {
+    if v03 {
+        call.push_as = Some(Version::V03);
+    }
+    let max_chars = st.config.limits.max_message_chars;
+    let params = if v03 {
+        crate::rest03::params(op, body.as_deref(), &params_from_path, query.as_deref()).and_then(
+            |p| crate::wire::parse_rest_body(Some(p.to_string().as_bytes()), &json!({}), max_chars),
+        )
+    } else {
+        crate::wire::parse_rest_body(body.as_deref(), &params_from_path, max_chars)
+    };
+    let params = match params {
         Ok(p) => p,
-        Err(r) => return rest_refusal(&st, &mut call, r),
+        Err(r) => return refuse(&st, &mut call, r),
     };
     let span = tracing::info_span!("a2a.hop", trace_id = %call.trace_id, operation = op.name_03(), target = %agent);
-    match execute(&st, &mut call, &agent, &principal, op, params)
+    let answer = execute(&st, &mut call, &agent, &principal, op, params)
         .instrument(span)
-        .await
-    {
-        Err(r) => rest_refusal(&st, &mut call, r),
+        .await;
+    match answer {
+        Err(r) => refuse(&st, &mut call, r),
+        Ok(a) if v03 => crate::rest03::answer(&st, &mut call, op, a),
         Ok(Answer::Unary(result)) => {
             record(&st, &mut call, None);
             json_response(StatusCode::OK, call.json_content_type(), &result)

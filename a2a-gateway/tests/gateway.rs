@@ -22,11 +22,11 @@ async fn version_rules() {
         .rpc("/a2a/echo?A2A-Version=1.0", None, send10("hi"))
         .await;
     assert!(b["result"]["task"].is_object(), "{b}");
-    // Other versions: 400 before authentication, in the form by the requested version.
+    // Other versions: refused (HTTP 200, like every JSON-RPC refusal) before authentication, in the form by the requested version.
     let (s, b) = env
         .rpc_key("/a2a/echo", Some("0.5"), send03("x"), "wrong")
         .await;
-    assert_eq!(s, 400);
+    assert_eq!(s, 200);
     assert_eq!(b["error"]["code"], -32009);
     assert_eq!(b["error"]["data"]["type"], "VersionNotSupportedError");
     assert_eq!(
@@ -37,11 +37,22 @@ async fn version_rules() {
     let (s, b) = env
         .rpc_key("/a2a/echo", Some("2.0"), send03("x"), "wrong")
         .await;
-    assert_eq!(s, 400);
+    assert_eq!(s, 200);
     let info = &b["error"]["data"][0];
     assert_eq!(info["reason"], "VERSION_NOT_SUPPORTED");
     assert_eq!(info["domain"], SPEC_DOMAIN);
     assert_eq!(info["metadata"]["supportedVersions"], "0.3,1.0");
+    env.stop().await;
+    // The DVARA API's 400 for a refused version: `json_rpc_error_status = "refusal"`.
+    let env = env_with(Version::V10, |c| {
+        c.json_rpc_error_status = a2a_gateway::config::ErrorStatusMode::Refusal
+    })
+    .await;
+    let (s, b) = env
+        .rpc_key("/a2a/echo", Some("2.0"), send03("x"), "wrong")
+        .await;
+    assert_eq!(s, 400);
+    assert_eq!(b["error"]["code"], -32009);
     env.stop().await;
 }
 
@@ -49,7 +60,7 @@ async fn version_rules() {
 async fn serve_v1_false_holds_at_03() {
     let env = env_with(Version::V10, |c| c.serve_v1 = false).await;
     let (s, b) = env.rpc("/a2a/echo", Some("1.0"), send10("x")).await;
-    assert_eq!(s, 400);
+    assert_eq!(s, 200);
     assert_eq!(
         b["error"]["data"][0]["metadata"]["supportedVersions"],
         "0.3"
@@ -793,7 +804,8 @@ async fn http_json_binding_for_callers() {
         .unwrap();
     let b: Value = resp.json().await.unwrap();
     assert_eq!(b["error"]["details"][0]["reason"], "UNSUPPORTED_OPERATION");
-    // No A2A-Version is 0.3 (S1 §3.6.2), which this 1.0 entry does not serve.
+    // No A2A-Version is 0.3 (S1 §3.6.2): served in the 0.3 HTTP+JSON dialect (ProtoJSON of the
+    // 0.3 proto) on the same path.
     let resp = env
         .http
         .get(env.url(&format!("/a2a/echo/v1/tasks/{tid}")))
@@ -801,16 +813,21 @@ async fn http_json_binding_for_callers() {
         .send()
         .await
         .unwrap();
-    assert_eq!(resp.status().as_u16(), 400);
+    assert_eq!(resp.status().as_u16(), 200);
     let b: Value = resp.json().await.unwrap();
-    assert_eq!(
-        b["error"]["details"][0]["reason"], "VERSION_NOT_SUPPORTED",
-        "{b}"
-    );
-    assert_eq!(
-        b["error"]["details"][0]["metadata"]["supportedVersions"],
-        "1.0"
-    );
+    assert_eq!(b["id"], tid.as_str(), "{b}");
+    assert_eq!(b["status"]["state"], "TASK_STATE_COMPLETED", "{b}");
+    // ListTasks is not a 0.3 operation.
+    let resp = env
+        .http
+        .get(env.url("/a2a/echo/v1/tasks"))
+        .bearer_auth(&env.key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 404);
+    let b: Value = resp.json().await.unwrap();
+    assert_eq!(b["code"], -32601, "{b}");
     env.stop().await;
 }
 

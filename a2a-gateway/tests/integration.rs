@@ -14,6 +14,7 @@ mod governance_loops;
 mod governance_pii;
 mod governance_policy;
 mod interop;
+mod interop_table;
 mod isolation;
 mod limits;
 mod pii_table;

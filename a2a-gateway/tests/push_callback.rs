@@ -73,6 +73,7 @@ async fn gateway(sealed: bool, direct: bool) -> Env {
         listen: addr,
         push_callback_base_url: sealed.then(|| format!("http://{addr}")),
         push_direct_workspaces: if direct { vec!["ws1".into()] } else { vec![] },
+        push_delete_grace_ms: 300,
         ..Config::default()
     };
     let gw = Gateway::new(config, store.clone())
@@ -268,7 +269,8 @@ async fn sealed_push_reaches_a_03_caller_from_a_10_peer() {
     .to_string();
     assert_eq!(post_notify(&sealed, &peer_token, body2).await, 502);
 
-    // Delete removes the sealed callback: the peer's callback URL is dead.
+    // Delete removes the sealed callback after the grace (notifications the peer sent before
+    // it saw the delete still arrive), then the peer's callback URL is dead.
     let (_, b) = env
         .rpc(
             "/a2a/rust",
@@ -278,6 +280,8 @@ async fn sealed_push_reaches_a_03_caller_from_a_10_peer() {
         )
         .await;
     assert!(b.get("error").is_none(), "{b}");
+    assert_eq!(post_notify(&sealed, &peer_token, body.clone()).await, 200);
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
     assert_eq!(post_notify(&sealed, &peer_token, body).await, 404);
 
     env.stop().await;

@@ -70,14 +70,14 @@ fn v03_list(v1: Value, rest: bool) -> Result<Value, A2aError> {
 }
 
 /// Translates a 1.0 event stream for a 0.3 caller (JSON-RPC results or REST events).
-pub(crate) struct V03Stream {
+pub struct V03Stream {
     tr: StreamTranslator,
     rest: bool,
 }
 
 impl V03Stream {
     /// A translator for the JSON-RPC (`rest = false`) or HTTP+JSON dialect.
-    pub(crate) fn new(rest: bool) -> Self {
+    pub fn new(rest: bool) -> Self {
         V03Stream {
             tr: StreamTranslator::new(POLICY),
             rest,
@@ -85,7 +85,7 @@ impl V03Stream {
     }
 
     /// The 0.3 events for `ev`; `last` flushes the translator (the stream ends after `ev`).
-    pub(crate) fn push(&mut self, ev: StreamResponse, last: bool) -> Vec<Result<Value, A2aError>> {
+    pub fn push(&mut self, ev: StreamResponse, last: bool) -> Vec<Result<Value, A2aError>> {
         let mut out = Vec::new();
         if self.rest {
             match self.tr.push_rest(ev) {
@@ -113,7 +113,7 @@ impl V03Stream {
 }
 
 /// A 0.3 REST send body -> 1.0 `SendMessageRequest` JSON.
-pub(crate) fn v03_rest_send(body: Value) -> Result<Value, A2aError> {
+pub fn v03_rest_send(body: Value) -> Result<Value, A2aError> {
     let r: v03::rest::SendMessageRequest = serde_json::from_value(body)
         .map_err(|e| A2aError::invalid_params(format!("invalid SendMessageRequest: {e}")))?;
     let v1 = a2a_translate::to_v1::rest::send_message_request(r, POLICY).map_err(untranslatable)?;
@@ -168,4 +168,37 @@ fn minimal_card(card: &Value) -> Value {
         "defaultOutputModes": card.get("defaultOutputModes").cloned().unwrap_or(json!([])),
         "skills": card.get("skills").cloned().unwrap_or(json!([])),
     })
+}
+
+/// A 1.0 unary result of `method` (a 1.0 method name) -> the 0.3 HTTP+JSON body.
+pub fn v03_rest_result(method: &str, r: Value) -> Result<Value, A2aError> {
+    fn typed<T: serde::de::DeserializeOwned>(r: Value) -> Result<T, A2aError> {
+        serde_json::from_value(r).map_err(|e| A2aError::internal(e.to_string()))
+    }
+    match method {
+        "SendMessage" => v03_rest_send_response(typed(r)?),
+        "ListTasks" => v03_rest_list(r),
+        "GetExtendedAgentCard" => Ok(card_to_v03(&r)),
+        m if m.contains("PushNotificationConfig") => crate::push::rest_v03_result(m, r),
+        _ => v03_rest_task(typed(r)?),
+    }
+}
+
+/// The 1.0 method and params of a 0.3 HTTP+JSON push config request
+/// (`/v1/tasks/{taskId}/pushNotificationConfigs[/{configId}]`).
+pub fn v03_rest_push_request(
+    method: &http::Method,
+    task_id: &str,
+    config_id: Option<&str>,
+    query: Option<&str>,
+    body: &bytes::Bytes,
+) -> Result<(&'static str, Value), A2aError> {
+    crate::push::rest_request(
+        method,
+        crate::edge::Version::V03,
+        task_id,
+        config_id,
+        query,
+        body,
+    )
 }

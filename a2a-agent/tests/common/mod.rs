@@ -5,6 +5,7 @@
 
 pub mod reference;
 pub mod sdk;
+pub mod table;
 
 use a2a_agent::{AgentCard, AgentConfig, AgentServer, Handler, ServerHandle};
 use futures::StreamExt;

@@ -104,7 +104,7 @@ pub fn st(v: &Value) -> String {
 }
 
 /// What a webhook received: (headers, JSON body) per POST.
-pub type Hits = Arc<Mutex<Vec<(http::HeaderMap, Value)>>>;
+pub type Hits = Arc<Mutex<Vec<(axum::http::HeaderMap, Value)>>>;
 
 /// A webhook receiver on loopback: `POST {url}` answers 200 and records the delivery.
 pub struct Receiver {
@@ -124,14 +124,16 @@ pub async fn receiver() -> Receiver {
     let h = hits.clone();
     let app = axum::Router::new().route(
         "/hook",
-        axum::routing::post(move |headers: http::HeaderMap, body: axum::body::Bytes| {
-            let h = h.clone();
-            async move {
-                let v = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                h.lock().unwrap().push((headers, v));
-                http::StatusCode::OK
-            }
-        }),
+        axum::routing::post(
+            move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+                let h = h.clone();
+                async move {
+                    let v = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                    h.lock().unwrap().push((headers, v));
+                    axum::http::StatusCode::OK
+                }
+            },
+        ),
     );
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/hook", l.local_addr().unwrap());

@@ -108,6 +108,10 @@ struct ServeArgs {
     /// `{base}/a2a/{agentId}/push:notify/{callback}` [default: none = push refused].
     #[arg(long, env = "A2A_GATEWAY_PUSH_CALLBACK_BASE_URL")]
     push_callback_base_url: Option<String>,
+    /// Milliseconds a deleted push config's callback still accepts the peer's notifications
+    /// (sent before the peer saw the delete) [default: 10000].
+    #[arg(long, env = "A2A_GATEWAY_PUSH_DELETE_GRACE_MS")]
+    push_delete_grace_ms: Option<u64>,
     /// Workspaces with direct push delivery (comma-separated) [default: none].
     #[arg(
         long,
@@ -202,6 +206,9 @@ impl ServeArgs {
         }
         if let Some(v) = &self.push_callback_base_url {
             c.push_callback_base_url = Some(v.clone());
+        }
+        if let Some(v) = self.push_delete_grace_ms {
+            c.push_delete_grace_ms = v;
         }
         if let Some(v) = &self.push_direct_workspaces {
             c.push_direct_workspaces = v.clone();

@@ -13,6 +13,7 @@ use crate::errors::{Refusal, Version};
 use crate::ops::Operation;
 use crate::seams::{Evidence, Hop, Step};
 use crate::server::Answer;
+use crate::side_call::Peer;
 
 use super::Cache;
 
@@ -305,49 +306,4 @@ pub(crate) async fn tasks_in_context(
         }
     }
     scan
-}
-
-/// A registered agent's chosen interface, for the kill switch's own peer calls.
-struct Peer<'a> {
-    st: &'a crate::server::GatewayState,
-    agent: &'a crate::store::Agent,
-    chosen: crate::peer::Chosen,
-}
-
-impl<'a> Peer<'a> {
-    async fn open(
-        st: &'a crate::server::GatewayState,
-        agent: &'a crate::store::Agent,
-    ) -> Result<Peer<'a>, String> {
-        let (chosen, _) = crate::hop::choose(st, agent, st.config.limits.max_card_bytes)
-            .await
-            .map_err(|r| r.code)?;
-        Ok(Peer { st, agent, chosen })
-    }
-
-    /// `op` with 1.0 `params`, sent in the peer's version; the answer in 1.0 form, or the
-    /// refusal's code.
-    async fn op(&self, op: Operation, params: Value) -> Result<Answer, String> {
-        let st = self.st;
-        let params = crate::hop::peer_params(op, Version::V10, &self.chosen, &params, false)
-            .map_err(|r| r.code)?;
-        let ctx = crate::hop::PeerCall {
-            st,
-            agent: self.agent,
-            chosen: &self.chosen,
-            caller: Version::V10,
-            traceparent: format!(
-                "00-{}-{}-01",
-                crate::server::random_hex(16),
-                crate::server::random_hex(8)
-            ),
-            hops: 1,
-            id: json!(crate::server::random_hex(8)),
-            max_resp: st.config.limits.max_response_bytes,
-            max_stream: st.config.limits.max_stream_bytes,
-            gov: None,
-            open: None,
-        };
-        ctx.call(op, params).await.map_err(|r| r.code)
-    }
 }

@@ -132,9 +132,10 @@ pub async fn env_with(peer_version: Version, tweak: impl FnOnce(&mut Config)) ->
         push_direct_workspaces: vec!["ws1".into(), "ws2".into()],
         ..Config::default()
     };
-    tweak(&mut config);
+    // The listener first, so that `tweak` sees the gateway's own address (`config.listen`).
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     config.listen = listener.local_addr().unwrap();
+    tweak(&mut config);
     let gw = Gateway::new(config, store.clone())
         .unwrap()
         .serve(listener)

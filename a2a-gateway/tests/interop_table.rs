@@ -1,0 +1,51 @@
+//! The agent's table of official SDK checks (`a2a-agent/tests/common/table.rs`: six clients,
+//! a2a-sdk 1.x in 1.0 and 0.3 mode and a2a-sdk 0.3.x, each over JSON-RPC and HTTP+JSON), run
+//! unchanged through the gateway to the reference agent: every row must hold as it does when the
+//! clients call the agent directly, so any difference is the gateway's. Push configs go through
+//! the gateway's sealed callback (no direct delivery), so "delivery" rows cross the gateway twice.
+
+use crate::common;
+
+#[allow(dead_code)]
+#[path = "../../a2a-agent/tests/common/reference.rs"]
+mod reference;
+#[allow(dead_code)]
+#[path = "../../a2a-agent/tests/common/sdk.rs"]
+mod sdk;
+#[path = "../../a2a-agent/tests/common/table.rs"]
+mod table;
+
+use a2a_agent::{AgentConfig, AgentServer};
+use a2a_gateway::errors::Version;
+use common::*;
+use serde_json::json;
+
+async fn reference_agent() -> a2a_agent::server::ServerHandle {
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let cfg = AgentConfig {
+        validate_auth: false,
+        allow_local_webhook_urls: true,
+        push_retry_backoff_ms: 5,
+        ..AgentConfig::default()
+    };
+    AgentServer::new(reference::card("reference"), reference::handler())
+        .config(cfg)
+        .serve(l)
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sdk_table_through_the_gateway_to_the_reference_agent() {
+    let peer = reference_agent().await;
+    let env = env_with(Version::V10, |c| {
+        c.push_direct_workspaces.clear();
+        c.push_callback_base_url = Some(format!("http://{}", c.listen));
+    })
+    .await;
+    env.register("ws1", "reference", peer.url(), None);
+    let key = json!({"op": "headers", "headers": {"Authorization": format!("Bearer {}", env.key)}});
+    table::run_all(&env.url("/a2a/reference"), &[key]).await;
+    env.stop().await;
+    peer.shutdown().await;
+}
