@@ -43,7 +43,13 @@ impl Seen {
     }
     fn task(&self, me: char) -> String {
         let tasks = self.tasks.lock().unwrap();
-        tasks.iter().rev().find(|(a, _)| *a == me).unwrap().1.clone()
+        tasks
+            .iter()
+            .rev()
+            .find(|(a, _)| *a == me)
+            .unwrap()
+            .1
+            .clone()
     }
     fn errors(&self) -> Vec<(char, String)> {
         self.errors.lock().unwrap().clone()
@@ -190,7 +196,11 @@ fn status_text(ev: &StreamResponse) -> Option<(TaskState, String)> {
     match ev {
         StreamResponse::StatusUpdate(e) => Some((
             e.status.state,
-            e.status.message.as_ref().map(|m| m.text()).unwrap_or_default(),
+            e.status
+                .message
+                .as_ref()
+                .map(|m| m.text())
+                .unwrap_or_default(),
         )),
         _ => None,
     }
@@ -231,14 +241,21 @@ async fn progress_from_the_bottom_reaches_the_top_and_the_links_are_recorded() {
             .iter()
             .find_map(|e| match e {
                 StreamResponse::StatusUpdate(s)
-                    if s.status.message.as_ref().is_some_and(|m| m.text() == "C working") =>
+                    if s.status
+                        .message
+                        .as_ref()
+                        .is_some_and(|m| m.text() == "C working") =>
                 {
                     s.status.message.clone()
                 }
                 _ => None,
             })
             .unwrap_or_else(|| panic!("{what}: no forwarded progress in {events:#?}"));
-        assert_eq!(forwarded.metadata.unwrap()[FORWARDED_KEY]["agent"], "b", "{what}");
+        assert_eq!(
+            forwarded.metadata.unwrap()[FORWARDED_KEY]["agent"],
+            "b",
+            "{what}"
+        );
         // C's artifact, forwarded twice, unchanged.
         let art = events
             .iter()
@@ -259,12 +276,17 @@ async fn progress_from_the_bottom_reaches_the_top_and_the_links_are_recorded() {
         let chains = chain.seen.chains.lock().unwrap().clone();
         assert_eq!(chains.len(), 3, "{what}");
         assert!(
-            chains.iter().all(|(_, c)| c.as_deref() == Some("signed.chain")),
+            chains
+                .iter()
+                .all(|(_, c)| c.as_deref() == Some("signed.chain")),
             "{what}: {chains:?}"
         );
         // Each parent lists its child under the documented key, with the child's final state.
         let b_client = chain.caller(chain.b.url(), None).await;
-        let b_task = b_client.get_task(&chain.seen.task('B'), None).await.unwrap();
+        let b_task = b_client
+            .get_task(&chain.seen.task('B'), None)
+            .await
+            .unwrap();
         let a_task = caller.get_task(&chain.seen.task('A'), None).await.unwrap();
         assert_eq!(
             a_task.metadata.as_ref().unwrap()[DELEGATIONS_KEY],
@@ -338,7 +360,10 @@ async fn a_failing_bottom_is_a_typed_error_in_the_middle() {
     };
     assert_eq!(task.status.state, TaskState::Failed);
     let reason = task.status.message.as_ref().unwrap().text();
-    assert!(reason.contains("C broke") && reason.contains('c'), "{reason}");
+    assert!(
+        reason.contains("C broke") && reason.contains('c'),
+        "{reason}"
+    );
     assert_eq!(
         chain.seen.errors(),
         vec![('B', "failed TASK_STATE_FAILED C broke".to_owned())]
@@ -353,7 +378,11 @@ async fn a_failing_bottom_is_a_typed_error_in_the_middle() {
 async fn a_handler_that_stops_waiting_cancels_its_child() {
     let chain = Chain::start(Binding::JsonRpc, Version::V1, card("c")).await;
     let b = chain.caller(chain.b.url(), None).await;
-    let task = match b.send_message(Message::user_text("hang short")).await.unwrap() {
+    let task = match b
+        .send_message(Message::user_text("hang short"))
+        .await
+        .unwrap()
+    {
         SendMessageResponse::Task(t) => t,
         other => panic!("{other:?}"),
     };
@@ -381,9 +410,9 @@ async fn a_child_that_cannot_stream_is_polled_and_canceled() {
         .collect()
         .await;
     assert!(
-        events
-            .iter()
-            .any(|e| matches!(e, StreamResponse::ArtifactUpdate(a) if a.artifact.artifact_id == "c-out")),
+        events.iter().any(
+            |e| matches!(e, StreamResponse::ArtifactUpdate(a) if a.artifact.artifact_id == "c-out")
+        ),
         "{events:#?}"
     );
     assert_eq!(

@@ -301,9 +301,10 @@ impl Run<'_> {
         let mut m = m.clone();
         m.message_id = String::new();
         let child = self.task.as_ref().map(|t| t.id.clone()).unwrap_or_default();
-        m.metadata
-            .get_or_insert_default()
-            .insert(FORWARDED_KEY.into(), json!({"agent": self.agent, "taskId": child}));
+        m.metadata.get_or_insert_default().insert(
+            FORWARDED_KEY.into(),
+            json!({"agent": self.agent, "taskId": child}),
+        );
         self.job.emitter.emit_message(m).await;
     }
 
@@ -349,7 +350,11 @@ impl Run<'_> {
             match self.client.cancel_task(&id).await {
                 Ok(t) => {
                     tracing::debug!(child = %id, agent = %self.agent, "delegated task canceled");
-                    if self.task.as_ref().is_some_and(|old| !old.status.state.is_terminal()) {
+                    if self
+                        .task
+                        .as_ref()
+                        .is_some_and(|old| !old.status.state.is_terminal())
+                    {
                         self.task = Some(t);
                     }
                     return;
