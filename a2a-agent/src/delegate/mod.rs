@@ -22,6 +22,7 @@
 //!   ([`RequestContext::delegation_chain`]) is sent on to the child. The chain is signed by the
 //!   gateway that issued it; the gateway adds the next hop when the call goes through it (an
 //!   agent cannot sign it), so a chain of agents behind a gateway grows by one at each hop.
+//!   The caller's credentials are never passed on: give the child's in [`Delegate::client`].
 //!
 //! The child's turn is read as a stream (SendStreamingMessage, resumed by the client after a
 //! dropped connection); a child whose card says `capabilities.streaming: false` gets a
@@ -134,6 +135,7 @@ impl Delegate {
     /// [`Delegate::send`] with a whole request (configuration, metadata).
     pub async fn send_request(self, request: SendMessageRequest) -> Result<Child, DelegateError> {
         let cancel = self.ctx.cancel.clone();
+        let label = self.name.clone().unwrap_or_else(|| self.url.clone());
         let chain = self.ctx.delegation_chain().map(str::to_owned);
         let job = pump::Job {
             emitter: self.ctx.emitter.clone(),
@@ -153,8 +155,9 @@ impl Delegate {
         tokio::spawn(pump::run(job, tx));
         match rx.await {
             Ok(r) => r,
+            // The driving task ended without an answer (it panicked, or the runtime stopped).
             Err(_) => Err(DelegateError::Canceled {
-                agent: String::new(),
+                agent: label,
                 task: None,
                 by_parent: cancel.is_cancelled(),
             }),
@@ -217,7 +220,8 @@ pub enum DelegateError {
         source: ClientError,
     },
     /// The child task ended FAILED or REJECTED.
-    #[error("delegated task of {agent} ended {}: {reason}", task.status.state.as_str())]
+    #[error("the delegated task of {agent} {}: {reason}",
+        if task.status.state == TaskState::Rejected { "was rejected" } else { "failed" })]
     Failed {
         /// The child's name.
         agent: String,
@@ -227,7 +231,7 @@ pub enum DelegateError {
         reason: String,
     },
     /// The child task was canceled: because the parent was (`by_parent`), or by someone else.
-    #[error("delegated task of {agent} was canceled{}", if *by_parent { " with its parent" } else { "" })]
+    #[error("the delegated task of {agent} was canceled{}", if *by_parent { " with its parent" } else { "" })]
     Canceled {
         /// The child's name.
         agent: String,
@@ -266,6 +270,7 @@ impl From<DelegateError> for HandlerError {
         let message = match &e {
             DelegateError::Client { agent, source } => {
                 tracing::warn!(error = %e, "delegation failed");
+                // `agent` is the URL when there is no name and the card was not read.
                 let what = match source {
                     ClientError::A2a(a) => format!("refused the request: {}", a.message),
                     _ => "could not be reached".to_string(),
