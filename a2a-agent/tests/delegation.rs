@@ -441,3 +441,55 @@ async fn a_child_that_cannot_stream_is_polled_and_canceled() {
     wait_state(&c, &chain.seen.task('C'), TaskState::Canceled).await;
     chain.stop().await;
 }
+
+#[tokio::test]
+async fn a_direct_reply_and_a_child_asking_for_input_are_results() {
+    let c = serve(
+        card("c"),
+        handler_fn(|ctx: RequestContext| async move {
+            if ctx.text().contains("input") {
+                return Ok(Reply::input_required("which city?"));
+            }
+            Ok(Reply::direct_text("direct from C"))
+        })
+        .direct_replies(),
+    )
+    .await;
+    let b_seen: Arc<Mutex<Vec<(Option<TaskState>, Option<String>)>>> = Arc::default();
+    let url = c.url().to_owned();
+    let b = serve(card("b"), {
+        let b_seen = b_seen.clone();
+        handler_fn(move |ctx: RequestContext| {
+            let (url, b_seen) = (url.clone(), b_seen.clone());
+            async move {
+                let child = ctx
+                    .delegate(url)
+                    .send(Message::user_text(ctx.text()))
+                    .await?;
+                b_seen
+                    .lock()
+                    .unwrap()
+                    .push((child.state(), child.task_id().map(str::to_owned)));
+                Ok(Reply::text(format!("B got: {}", child.text())))
+            }
+        })
+    })
+    .await;
+    let client = A2aClient::connect(b.url()).await.unwrap();
+    for (ask, answer) in [
+        ("hello", "B got: direct from C"),
+        ("input please", "B got: which city?"),
+    ] {
+        let task = match client.send_message(Message::user_text(ask)).await.unwrap() {
+            SendMessageResponse::Task(t) => t,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(task.status.message.unwrap().text(), answer);
+    }
+    let got = b_seen.lock().unwrap().clone();
+    assert_eq!(got[0], (None, None), "a direct reply has no task");
+    assert_eq!(got[1].0, Some(TaskState::InputRequired));
+    assert!(got[1].1.is_some());
+    b.shutdown().await;
+    c.shutdown().await;
+}

@@ -17,7 +17,8 @@
 //! - **Cancel.** Canceling the parent cancels the child (CancelTask on the child agent), also
 //!   when the runtime drops the handler while it waits: the child is driven by a task of its own
 //!   that watches the parent. Dropping the [`Delegate::send`] future before the child's turn ends
-//!   (a handler timeout, a `select!` that gives up) cancels the child too.
+//!   (a handler timeout, a `select!` that gives up) cancels the child too. Once `send` has
+//!   returned, the child is the handler's (one left INPUT_REQUIRED is not canceled later).
 //! - **Chain.** The delegation chain this request arrived with
 //!   ([`RequestContext::delegation_chain`]) is sent on to the child. The chain is signed by the
 //!   gateway that issued it; the gateway adds the next hop when the call goes through it (an
