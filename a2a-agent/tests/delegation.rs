@@ -442,6 +442,9 @@ async fn a_child_that_cannot_stream_is_polled_and_canceled() {
     chain.stop().await;
 }
 
+/// What B's handler saw of its child: (state, task id).
+type ChildSeen = (Option<TaskState>, Option<String>);
+
 #[tokio::test]
 async fn a_direct_reply_and_a_child_asking_for_input_are_results() {
     let c = serve(
@@ -455,7 +458,7 @@ async fn a_direct_reply_and_a_child_asking_for_input_are_results() {
         .direct_replies(),
     )
     .await;
-    let b_seen: Arc<Mutex<Vec<(Option<TaskState>, Option<String>)>>> = Arc::default();
+    let b_seen: Arc<Mutex<Vec<ChildSeen>>> = Arc::default();
     let url = c.url().to_owned();
     let b = serve(card("b"), {
         let b_seen = b_seen.clone();
