@@ -24,7 +24,9 @@
 //! # }
 //! ```
 //!
-//! For a ready-made agent, [`demo::echo_handler`] with [`demo::echo_card`].
+//! For a ready-made agent, [`demo::echo_handler`] with [`demo::echo_card`]. A handler hands work
+//! to another agent with [`RequestContext::delegate`] (see [`delegate`]: progress forwarded,
+//! cancel propagated, the child linked in the task's metadata).
 //!
 //! Dependencies and why:
 //! - `a2a-types`: the protocol model; `a2a-translate`: 0.3 at the edge.
