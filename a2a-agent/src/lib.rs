@@ -24,10 +24,14 @@
 //! # }
 //! ```
 //!
-//! For a ready-made agent, [`demo::echo_handler`] with [`demo::echo_card`].
+//! For a ready-made agent, [`demo::echo_handler`] with [`demo::echo_card`]. A handler hands work
+//! to another agent with [`RequestContext::delegate`] (see [`delegate`]: progress forwarded,
+//! cancel propagated, the child linked in the task's metadata).
 //!
 //! Dependencies and why:
 //! - `a2a-types`: the protocol model; `a2a-translate`: 0.3 at the edge.
+//! - `a2a-client`: a handler's calls to other agents ([`delegate`]: card discovery, both
+//!   bindings and versions, resumed streams, the delegation chain header).
 //! - `axum`, `tower`, `tower-http` (CORS), `http`, `http-body`, `http-body-util`, `bytes`: the HTTP server and
 //!   bounded body reading.
 //! - `tokio`, `tokio-util` (cancellation, task tracking), `tokio-stream`, `async-stream`, `futures`:
@@ -55,6 +59,7 @@ pub mod bounds;
 pub mod card;
 pub mod config;
 pub mod cors;
+pub mod delegate;
 pub mod delegation;
 pub mod demo;
 pub mod edge;
@@ -83,6 +88,7 @@ pub mod tasks;
 pub use auth::{Authenticator, CallerProfile};
 pub use card::AgentCard;
 pub use config::AgentConfig;
+pub use delegate::{Child, Delegate, DelegateError};
 pub use error::{A2aError, ErrorKind};
 pub use handler::{
     ExtensionHandler, FnHandler, Handler, HandlerError, Reply, RequestContext, SubTask, handler_fn,

@@ -198,6 +198,16 @@ impl Emitter {
                 .await;
         }
     }
+    /// Change the task's `metadata` with `f` and store it, without sending an event (subscribers
+    /// see it in the next snapshot, GetTask in the next read). Does nothing once the task is
+    /// terminal, or on an inactive emitter.
+    pub async fn update_metadata(&self, f: impl FnOnce(&mut crate::model::Struct)) {
+        if let Some((mgr, live)) = &self.inner
+            && let Some(mgr) = mgr.upgrade()
+        {
+            mgr.update_metadata(live, f).await;
+        }
+    }
     /// Artifact update: stored on the task and sent to subscribers.
     pub async fn emit_artifact(&self, artifact: Artifact, append: bool, last_chunk: bool) {
         if let Some((mgr, live)) = &self.inner
@@ -499,6 +509,22 @@ impl TaskManager {
         self.publish(&mut g, &ev).await;
         live.watch.send_replace(state);
         Some(state)
+    }
+
+    /// [`Emitter::update_metadata`]: `f` on the live task's metadata under its lock, stored.
+    async fn update_metadata(&self, live: &Arc<Live>, f: impl FnOnce(&mut crate::model::Struct)) {
+        let mut g = live.state.lock().await;
+        if g.task.status.state.is_terminal() {
+            return;
+        }
+        f(g.task.metadata.get_or_insert_default());
+        let rec = StoredTask {
+            task: g.task.clone(),
+            owner: g.owner.clone(),
+        };
+        if let Err(e) = self.store.put(rec).await {
+            tracing::debug!(error = %e, "storing task metadata failed");
+        }
     }
 
     async fn load_owned(&self, id: &str, caller: &CallerProfile) -> Result<StoredTask, A2aError> {
