@@ -4,6 +4,7 @@
 
 mod agent;
 mod common;
+mod delegation;
 mod error_forms;
 mod hardening;
 mod idempotent;

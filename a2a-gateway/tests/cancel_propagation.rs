@@ -6,7 +6,7 @@
 //! signed delegation chain grows by one at each hop, C's progress reaches A's caller, and a
 //! cancel at A's caller reaches C.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

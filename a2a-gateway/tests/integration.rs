@@ -2,6 +2,7 @@
 //! file: less disk and build time). Each file is a module; run one with
 //! `cargo nextest run -p a2ars-gateway --test integration <file>::`.
 
+mod cancel_propagation;
 mod common;
 mod crash;
 mod demo;
