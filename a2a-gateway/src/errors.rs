@@ -90,7 +90,7 @@ impl std::fmt::Display for Refusal {
 }
 
 impl Refusal {
-    fn gateway(status: u16, code: &str, message: impl Into<String>) -> Refusal {
+    pub(crate) fn gateway(status: u16, code: &str, message: impl Into<String>) -> Refusal {
         Refusal {
             rpc_code: -32000,
             code: code.to_owned(),
@@ -261,6 +261,15 @@ impl Refusal {
             503,
             "a2a_push_not_available",
             format!("Push notifications are not available through this gateway: {detail}"),
+        )
+    }
+
+    /// A push notification larger than `max_push_bytes` (the push callback's own code).
+    pub fn push_too_large(limit: u64) -> Refusal {
+        Refusal::gateway(
+            413,
+            "a2a_push_too_large",
+            format!("The push notification exceeds the limit of {limit} bytes"),
         )
     }
 

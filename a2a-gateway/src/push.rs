@@ -292,12 +292,49 @@ fn status(code: StatusCode) -> Response {
     code.into_response()
 }
 
+/// A refused notification: its status and a JSON body naming the gateway's code.
+fn refused(code: StatusCode, err: &str, trace_id: &str) -> Response {
+    let message = match err {
+        "a2a_push_unauthorized" => "the notification token does not match the callback",
+        "a2a_push_too_large" => "the notification is larger than max_push_bytes",
+        "a2a_push_invalid" => "the notification is not an A2A push payload of the peer's version",
+        "a2a_push_task_mismatch" => "the notification names another task than the sealed config",
+        "a2a_push_delivery_failed" => "the caller's webhook could not be reached",
+        _ => "the push notification was refused",
+    };
+    // The form of every refusal on this route (`crate::wire`): `google.rpc.Status`, the code in
+    // its ErrorInfo.
+    let body = Refusal::gateway(code.as_u16(), err, message).status_body(trace_id);
+    (
+        code,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// The task id a notification names (a Task, or an update event or message of a task; either
+/// version's form).
+fn notified_task(v: &Value) -> Option<&str> {
+    fn of(o: &Value, task: bool) -> Option<&str> {
+        o.get("taskId")
+            .or_else(|| task.then(|| o.get("id")).flatten())
+            .and_then(Value::as_str)
+    }
+    if let Some(t) = of(v, v.get("kind").and_then(Value::as_str) == Some("task")) {
+        return Some(t);
+    }
+    ["task", "statusUpdate", "artifactUpdate", "message"]
+        .iter()
+        .find_map(|k| v.get(*k).and_then(|o| of(o, *k == "task")))
+}
+
 /// `POST /a2a/{agentId}/push:notify/{callback}`: a peer's notification for a sealed config.
 pub async fn notify(
     State(st): State<Arc<GatewayState>>,
     Path((agent, callback)): Path<(String, String)>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
     let started = Instant::now();
     let cb = match st.store.push_callback(&callback) {
@@ -331,7 +368,10 @@ pub async fn notify(
         if let Err(e) = st.store.append_audit(audit) {
             tracing::error!("audit write failed: {e}");
         }
-        status(code)
+        match err {
+            Some(e) if !code.is_success() => refused(code, e, &audit.trace_id),
+            _ => status(code),
+        }
     };
     let token = headers
         .get(TOKEN_HEADER)
@@ -345,6 +385,26 @@ pub async fn notify(
             Some("a2a_push_unauthorized"),
         );
     }
+    // The route's body limit is `max_push_bytes` + 1: a larger body is a rejection here.
+    let body = match body {
+        Ok(b) => b,
+        Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            return finish(
+                &mut audit,
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "refused",
+                Some("a2a_push_too_large"),
+            );
+        }
+        Err(_) => {
+            return finish(
+                &mut audit,
+                StatusCode::BAD_REQUEST,
+                "refused",
+                Some("a2a_push_invalid"),
+            );
+        }
+    };
     if body.len() as u64 > st.config.limits.max_push_bytes {
         return finish(
             &mut audit,
@@ -369,11 +429,25 @@ pub async fn notify(
     };
     let governed = st.governance.active(&hop);
     let mut evidence = crate::seams::Evidence::default();
-    let translated = match serde_json::from_slice::<Value>(&body) {
-        Err(_) => None,
-        Ok(v) if !governed => crate::xlate::push_payload(&v, from, to).ok(),
+    let parsed = serde_json::from_slice::<Value>(&body).ok();
+    // The notification must be about the sealed config's task (once the gateway knows it: an
+    // inline config on a send learns its task from the answer, which a notification may beat).
+    if let Some(v) = &parsed
+        && !cb.task_id.is_empty()
+        && notified_task(v).is_some_and(|t| t != cb.task_id)
+    {
+        return finish(
+            &mut audit,
+            StatusCode::FORBIDDEN,
+            "refused",
+            Some("a2a_push_task_mismatch"),
+        );
+    }
+    let translated = match parsed {
+        None => None,
+        Some(v) if !governed => crate::xlate::push_payload(&v, from, to).ok(),
         // push steps: the notification in 1.0 form; a refusal (PII block) is not delivered.
-        Ok(v) => match crate::xlate::push_payload(&v, from, Version::V10) {
+        Some(v) => match crate::xlate::push_payload(&v, from, Version::V10) {
             Err(_) => None,
             Ok(mut v10) => {
                 if let Err(r) = st.governance.push(&hop, &mut v10, &mut evidence) {

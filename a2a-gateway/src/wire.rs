@@ -126,8 +126,13 @@ pub async fn guard(State(st): State<Arc<GatewayState>>, req: Request, next: Next
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
+    let too_large = if path.contains("/push:notify/") {
+        Refusal::push_too_large(limit)
+    } else {
+        Refusal::payload_too_large(limit)
+    };
     if declared.is_some_and(|n| n > limit) {
-        let mut r = render(form, &Refusal::payload_too_large(limit));
+        let mut r = render(form, &too_large);
         r.headers_mut()
             .insert(header::CONNECTION, HeaderValue::from_static("close"));
         return r;
@@ -144,7 +149,7 @@ pub async fn guard(State(st): State<Arc<GatewayState>>, req: Request, next: Next
     let mut refusal = match parts.status {
         StatusCode::NOT_FOUND => Refusal::route_not_found(method.as_str(), &path),
         StatusCode::METHOD_NOT_ALLOWED => Refusal::method_not_allowed(method.as_str(), &path),
-        StatusCode::PAYLOAD_TOO_LARGE => Refusal::payload_too_large(limit),
+        StatusCode::PAYLOAD_TOO_LARGE => too_large,
         s => Refusal::http(
             s.as_u16(),
             if text.is_empty() {

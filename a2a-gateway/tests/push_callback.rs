@@ -140,16 +140,21 @@ async fn wait_for(seen: &Seen, n: usize) {
 }
 
 async fn post_notify(url: &str, token: &str, body: String) -> u16 {
-    reqwest::Client::new()
+    post_notify_answer(url, token, body).await.0
+}
+
+/// The status and the JSON body (`Null` when empty) of a notification post.
+async fn post_notify_answer(url: &str, token: &str, body: String) -> (u16, Value) {
+    let resp = reqwest::Client::new()
         .post(url)
         .header("content-type", "application/a2a+json")
         .header("X-A2A-Notification-Token", token)
         .body(body)
         .send()
         .await
-        .unwrap()
-        .status()
-        .as_u16()
+        .unwrap();
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(Value::Null))
 }
 
 #[tokio::test]
@@ -239,7 +244,27 @@ async fn sealed_push_reaches_a_03_caller_from_a_10_peer() {
     let unknown = format!("{prefix}nope");
     assert_eq!(post_notify(&unknown, &peer_token, body.clone()).await, 404);
     let big = format!("{{\"pad\":\"{}\"}}", "x".repeat(1024 * 1024));
-    assert_eq!(post_notify(&sealed, &peer_token, big).await, 413);
+    let (s, b) = post_notify_answer(&sealed, &peer_token, big).await;
+    assert_eq!(s, 413);
+    assert_eq!(
+        b["error"]["details"][0]["metadata"]["code"], "a2a_push_too_large",
+        "{b}"
+    );
+    let (_, b) = post_notify_answer(&sealed, "wrong", body.clone()).await;
+    assert_eq!(
+        b["error"]["details"][0]["metadata"]["code"], "a2a_push_unauthorized",
+        "{b}"
+    );
+    // A notification about another task than the sealed config's is not delivered.
+    let elsewhere = json!({"task": {"id": "another-task", "contextId": cid,
+        "status": {"state": "TASK_STATE_COMPLETED"}}})
+    .to_string();
+    let (s, b) = post_notify_answer(&sealed, &peer_token, elsewhere).await;
+    assert_eq!(s, 403, "{b}");
+    assert_eq!(
+        b["error"]["details"][0]["metadata"]["code"], "a2a_push_task_mismatch",
+        "{b}"
+    );
     let before = seen.lock().unwrap().len();
     assert_eq!(post_notify(&sealed, &peer_token, body.clone()).await, 200);
     assert_eq!(seen.lock().unwrap().len(), before + 1);
