@@ -197,6 +197,11 @@ impl Dispatcher {
         if let Ok(mut p) = self.pending.lock() {
             p.remove(message_id);
         }
+        self.barrier().await;
+    }
+
+    /// Wait until every event emitted so far has been routed to the configs it concerns.
+    async fn barrier(&self) {
         let (tx, rx) = tokio::sync::oneshot::channel();
         if self.ingress.send(Ingress::Barrier(tx)).is_ok() {
             let _ = rx.await;
@@ -532,6 +537,9 @@ pub(crate) async fn op(
             let r: DeleteTaskPushNotificationConfigRequest =
                 parse(params, "DeleteTaskPushNotificationConfigRequest")?;
             let task_id = owned(r.task_id).await?;
+            // Events the task emitted before this delete still reach the config: route them
+            // first (the routing task lists configs when it handles an event, which may lag).
+            d.barrier().await;
             if !d.store.delete(&task_id, &r.id).await.map_err(store_err)? {
                 return Err(config_not_found(&r.id));
             }
