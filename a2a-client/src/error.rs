@@ -221,6 +221,17 @@ pub enum ClientError {
     /// The caller asked for something invalid.
     #[error("invalid request: {0}")]
     Usage(String),
+    /// Retries ([`crate::retry`]) or stream reconnections ([`crate::resume`]) were spent; `last`
+    /// is the error of the last attempt.
+    #[error("{what}: gave up after {attempts} attempts; last error: {last}")]
+    RetriesExhausted {
+        /// What was attempted (the operation, or the stream being resumed).
+        what: String,
+        /// How many attempts were made.
+        attempts: u32,
+        /// The last attempt's error.
+        last: Box<ClientError>,
+    },
 }
 
 impl From<A2aError> for ClientError {
@@ -248,10 +259,11 @@ impl From<AuthError> for ClientError {
 }
 
 impl ClientError {
-    /// The A2A error, if this is one.
+    /// The A2A error, if this is one (or the last attempt of spent retries ended with one).
     pub fn a2a(&self) -> Option<&A2aError> {
         match self {
             ClientError::A2a(e) => Some(e.as_ref()),
+            ClientError::RetriesExhausted { last, .. } => last.a2a(),
             _ => None,
         }
     }

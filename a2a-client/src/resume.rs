@@ -6,10 +6,12 @@
 //! goes on from there: bounded retries with exponential backoff, no duplicate and no missing
 //! event reaching the caller. If the agent cannot replay what was missed it starts the resumed
 //! stream with the task snapshot, so after a resume a `Task` event means "state replaced". A
-//! stream without event ids, an A2A error or an idle timeout is passed to the caller as before.
+//! stream without event ids, an A2A error (other than the `UnavailableError` and
+//! `ResourceExhausted` that [`crate::retry`] also retries) or an idle timeout is passed to the
+//! caller as before. When the reconnections are spent the stream ends with
+//! [`ClientError::RetriesExhausted`].
 
 use crate::error::ClientError;
-use crate::sse::SseError;
 use crate::transport::EventStream;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -47,7 +49,8 @@ pub type OnReconnect = Arc<dyn Fn(u32, &str) + Send + Sync>;
 pub struct Reconnect {
     /// Resumes at most this many times in a row without an event in between (0 = never).
     pub retries: u32,
-    /// Wait before the first retry; doubled each time, up to 5 s.
+    /// Wait before the first retry; doubled each time, up to 5 s; each wait is drawn between
+    /// half and all of that (jitter).
     pub backoff: Duration,
     /// Called before each resume with the attempt number and the last event id (the `a2a` CLI
     /// prints a line).
@@ -75,10 +78,7 @@ impl Default for Reconnect {
 
 /// Whether `e` is a broken connection (worth a resume) rather than an answer.
 fn broken(e: &ClientError) -> bool {
-    matches!(
-        e,
-        ClientError::Transport(_) | ClientError::Sse(SseError::Body(_))
-    )
+    crate::retry::classify(e) != crate::retry::Failure::Final
 }
 
 /// Wraps `first` (opened with `ctx`) so that it resumes through `subscribe(task id, ctx)`.
@@ -135,14 +135,11 @@ where
             let mut error = failure;
             while attempts < settings.retries {
                 attempts += 1;
-                let wait = settings
-                    .backoff
-                    .saturating_mul(1 << (attempts - 1).min(16))
-                    .min(Duration::from_secs(5));
-                tokio::time::sleep(wait).await;
                 if let Some(cb) = &settings.on_reconnect {
                     cb(attempts, &last);
                 }
+                let wait = crate::retry::backoff(settings.backoff, Duration::from_secs(5), attempts);
+                tokio::time::sleep(wait).await;
                 let next = ResumeCtx {
                     last_event_id: Some(last.clone()),
                     seen: Arc::new(Mutex::new(Some(last.clone()))),
@@ -163,12 +160,16 @@ where
             match reopened {
                 Some(s) => current = s,
                 None => {
-                    yield Err(error.unwrap_or_else(|| {
+                    let last_error = error.unwrap_or_else(|| {
                         ClientError::Parse(format!(
-                            "the stream of task {task_id} ended before the task's turn did, \
-                             and resuming after event {last} failed"
+                            "the stream of task {task_id} ended before the task's turn did"
                         ))
-                    }));
+                    });
+                    yield Err(ClientError::RetriesExhausted {
+                        what: format!("reconnecting the stream of task {task_id} after event {last}"),
+                        attempts,
+                        last: Box::new(last_error),
+                    });
                     return;
                 }
             }

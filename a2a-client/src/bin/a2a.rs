@@ -278,6 +278,12 @@ fn builder(g: &Global) -> Result<ClientBuilder> {
                 eprintln!("a2a: stream broke; reconnecting (attempt {attempt}) after event {last}");
             })),
             ..Default::default()
+        })
+        .retry(a2a_client::retry::Retry {
+            on_retry: Some(std::sync::Arc::new(|attempt, op, e| {
+                eprintln!("a2a: {op} failed ({e}); retrying (attempt {attempt})");
+            })),
+            ..Default::default()
         });
     if let Some(v) = &g.a2a_version {
         b = b.version(version_of(v)?);
