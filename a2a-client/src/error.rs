@@ -109,6 +109,13 @@ impl A2aError {
         {
             let mut e = A2aError::from_jsonrpc(code, message, obj.get("data").cloned());
             e.http_status = Some(status);
+            // 0.3 has no code for "busy" or "unavailable": its generic -32000 is read by status.
+            if v03
+                && e.kind == ErrorKind::Other(GENERIC_SERVER_ERROR)
+                && matches!(status, 429 | 503)
+            {
+                e.kind = ErrorKind::from_http_status(status);
+            }
             return Some(e);
         }
         if !v03 {
@@ -349,6 +356,12 @@ mod tests {
             A2aError::from_rest_body(400, br#"{"code":-32004,"message":"nope"}"#, true).unwrap();
         assert_eq!(e.kind, ErrorKind::UnsupportedOperation);
         assert!(A2aError::from_rest_body(500, b"<html>", true).is_none());
+        // The generic -32000 of a busy or unavailable 0.3 agent is read by status.
+        let busy = br#"{"code":-32000,"message":"server busy"}"#;
+        let e = A2aError::from_rest_body(429, busy, true).unwrap();
+        assert_eq!(e.kind, ErrorKind::ResourceExhausted);
+        let e = A2aError::from_rest_body(500, busy, true).unwrap();
+        assert_eq!(e.kind, ErrorKind::Other(GENERIC_SERVER_ERROR));
         // 1.0: a bare message body (auth layer, proxy) is not an A2A error.
         assert!(A2aError::from_rest_body(401, br#"{"message":"no"}"#, false).is_none());
     }

@@ -121,6 +121,11 @@ async fn read_request(s: &mut TcpStream) {
 
 /// The agent: idempotent sends on; "hold" waits for a cancel, anything else takes 50 ms.
 async fn agent() -> (ServerHandle, Arc<AtomicUsize>) {
+    agent_with(AgentConfig::default()).await
+}
+
+/// [`agent`] on `cfg` (auth validation off, idempotent sends on).
+async fn agent_with(cfg: AgentConfig) -> (ServerHandle, Arc<AtomicUsize>) {
     let runs = Arc::new(AtomicUsize::new(0));
     let r = runs.clone();
     let handler = handler_fn(move |ctx: RequestContext| {
@@ -141,7 +146,7 @@ async fn agent() -> (ServerHandle, Arc<AtomicUsize>) {
     let cfg = AgentConfig {
         validate_auth: false,
         idempotency_window_s: 3600,
-        ..AgentConfig::default()
+        ..cfg
     };
     let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let s = AgentServer::new(a2a_agent::demo::echo_card(), handler)
@@ -448,4 +453,74 @@ async fn a_cancel_whose_answer_is_lost_is_retried_and_gives_the_canceled_task() 
         assert_eq!(*log.lock().unwrap(), vec![(2, "CancelTask".to_string())]);
         agent.shutdown().await;
     }
+}
+
+#[tokio::test]
+async fn a_busy_agent_is_asked_again_and_its_refusal_is_kept_inside_the_spent_retries() {
+    let (agent, runs) = agent_with(AgentConfig {
+        max_concurrent_tasks: 1,
+        ..AgentConfig::default()
+    })
+    .await;
+    let log = Arc::default();
+    for (binding, version) in combos() {
+        let what = format!("{binding} {version}");
+        let c = client(agent.url(), binding.clone(), version, fast(&log));
+        let hold = v1::SendMessageRequest::new(v1::Message::user_text("hold")).with_configuration(
+            v1::SendMessageConfiguration {
+                return_immediately: Some(true),
+                ..Default::default()
+            },
+        );
+        let held = task_of(c.send(hold).await.unwrap());
+        // The one slot is taken: "server busy" (ResourceExhausted) on every attempt.
+        let again = v1::Message::user_text("hi").with_message_id(format!("busy-{what}"));
+        let e = c
+            .send(v1::SendMessageRequest::new(again.clone()))
+            .await
+            .unwrap_err();
+        if (binding.clone(), version) == (Binding::JsonRpc, Version::V03) {
+            // 0.3 JSON-RPC has no code for it: a generic -32000 (HTTP 200) is an answer, not
+            // retried.
+            assert!(
+                matches!(&e, ClientError::A2a(a) if a.code == Some(-32000)),
+                "{e:?}"
+            );
+        } else {
+            assert!(
+                matches!(e, ClientError::RetriesExhausted { attempts: 3, .. }),
+                "{what}: {e:?}"
+            );
+            assert_eq!(e.kind(), Some(ErrorKind::ResourceExhausted), "{what}");
+        }
+        // Once the slot is free the same messageId is accepted: a refusal is not remembered.
+        c.cancel_task(&held.id).await.unwrap();
+        let mut answer = None;
+        for _ in 0..100 {
+            match c.send(v1::SendMessageRequest::new(again.clone())).await {
+                Ok(a) => {
+                    answer = Some(a);
+                    break;
+                }
+                // (0.3 JSON-RPC: only the message says it.)
+                Err(e) if e.to_string().contains("server busy") => {
+                    tokio::time::sleep(Duration::from_millis(20)).await
+                }
+                Err(e) => panic!("{what}: {e:?}"),
+            }
+        }
+        let task = task_of(answer.expect("the slot is freed after the cancel"));
+        assert_eq!(task.status.state, v1::TaskState::Completed, "{what}");
+    }
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        8,
+        "four holds and four sends ran"
+    );
+    assert_eq!(
+        log.lock().unwrap().len(),
+        3 * 2,
+        "two retries on three interfaces"
+    );
+    agent.shutdown().await;
 }
