@@ -374,7 +374,8 @@ impl A2aClient {
         Ok(self.resuming(first, ctx))
     }
 
-    /// `SendMessage`.
+    /// `SendMessage`. After a transport failure it is sent again with the same `messageId` (one
+    /// is set when the message has none), as [`crate::retry`] says.
     pub async fn send(
         &self,
         request: v1::SendMessageRequest,
@@ -394,7 +395,8 @@ impl A2aClient {
     }
 
     /// `SendStreamingMessage`: the events as they arrive; ends when the agent closes the stream.
-    /// A stream that breaks before the turn ends is resumed (see [`crate::resume`]).
+    /// Opening it is retried like [`A2aClient::send`]; a stream that breaks before the turn ends
+    /// is resumed (see [`crate::resume`]).
     pub async fn stream(
         &self,
         request: v1::SendMessageRequest,
