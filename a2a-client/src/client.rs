@@ -371,7 +371,9 @@ impl A2aClient {
             crate::resume::RESUME.scope(ctx.clone(), self.transport.stream(request.clone()))
         })
         .await?;
-        Ok(self.resuming(first, ctx))
+        // Nothing delivered yet: opening it again is safe when repeating the request is.
+        let restart = crate::retry::idempotent(&request, &self.retry).then_some(request);
+        Ok(self.resuming(first, ctx, restart))
     }
 
     /// `SendMessage`. After a transport failure it is sent again with the same `messageId` (one
@@ -405,20 +407,32 @@ impl A2aClient {
             .await
     }
 
-    /// `first` resuming through SubscribeToTask with `Last-Event-ID`.
-    fn resuming(&self, first: EventStream, ctx: crate::resume::ResumeCtx) -> EventStream {
+    /// `first` resuming through SubscribeToTask with `Last-Event-ID`, or opened again with
+    /// `restart` (the request as first sent) when it breaks before its first event.
+    fn resuming(
+        &self,
+        first: EventStream,
+        ctx: crate::resume::ResumeCtx,
+        restart: Option<V1Request>,
+    ) -> EventStream {
         let me = self.clone();
-        crate::resume::resuming(first, ctx, self.reconnect.clone(), move |task_id, ctx| {
+        let restartable = restart.is_some();
+        let reopen = move |task_id: Option<String>, ctx| {
             let me = me.clone();
+            let req = match (task_id, &restart) {
+                (Some(id), _) => Ok(me.prepare(V1Request::SubscribeToTask(
+                    v1::SubscribeToTaskRequest::new(&id),
+                ))),
+                (None, Some(req)) => Ok(req.clone()),
+                (None, None) => Err(ClientError::Usage("this stream cannot be restarted".into())),
+            };
             async move {
-                let req = me.prepare(V1Request::SubscribeToTask(v1::SubscribeToTaskRequest::new(
-                    &task_id,
-                )));
                 crate::resume::RESUME
-                    .scope(ctx, me.transport.stream(req))
+                    .scope(ctx, me.transport.stream(req?))
                     .await
             }
-        })
+        };
+        crate::resume::resuming(first, ctx, self.reconnect.clone(), restartable, reopen)
     }
 
     /// `GetTask`.

@@ -4,7 +4,9 @@
 //! before the task's turn ended (the connection drops, the body fails, or the server closes
 //! early), the client subscribes again with `Last-Event-ID` set to the last event it read and
 //! goes on from there: bounded retries with exponential backoff, no duplicate and no missing
-//! event reaching the caller. If the agent cannot replay what was missed it starts the resumed
+//! event reaching the caller. A stream that breaks before its first event is opened again (the
+//! send again with the same `messageId`, when [`crate::retry::Retry::idempotent_sends`] allows,
+//! or the subscribe again). If the agent cannot replay what was missed it starts the resumed
 //! stream with the task snapshot, so after a resume a `Task` event means "state replaced". A
 //! stream without event ids, an A2A error (other than the `UnavailableError` and
 //! `ResourceExhausted` that [`crate::retry`] also retries) or an idle timeout is passed to the
@@ -41,7 +43,8 @@ pub(crate) fn id_sink() -> Option<Arc<Mutex<Option<String>>>> {
     RESUME.try_with(|c| c.seen.clone()).ok()
 }
 
-/// Called before each resume with the attempt number and the last event id.
+/// Called before each resume with the attempt number and the last event id (empty when a stream
+/// that broke before its first event is opened again).
 pub type OnReconnect = Arc<dyn Fn(u32, &str) + Send + Sync>;
 
 /// Reconnection settings of a client's streams.
@@ -81,15 +84,18 @@ fn broken(e: &ClientError) -> bool {
     crate::retry::classify(e) != crate::retry::Failure::Final
 }
 
-/// Wraps `first` (opened with `ctx`) so that it resumes through `subscribe(task id, ctx)`.
+/// Wraps `first` (opened with `ctx`) so that it resumes through `reopen(Some(task id), ctx)`;
+/// with `restartable`, a stream that breaks before its first event is opened again from the start
+/// through `reopen(None, ctx)` (the request again: nothing was delivered, nothing can repeat).
 pub(crate) fn resuming<F, Fut>(
     first: EventStream,
     ctx: ResumeCtx,
     settings: Reconnect,
-    subscribe: F,
+    restartable: bool,
+    reopen: F,
 ) -> EventStream
 where
-    F: Fn(String, ResumeCtx) -> Fut + Send + 'static,
+    F: Fn(Option<String>, ResumeCtx) -> Fut + Send + 'static,
     Fut: std::future::Future<Output = Result<EventStream, ClientError>> + Send,
 {
     if settings.retries == 0 {
@@ -100,11 +106,13 @@ where
         let mut current = first;
         let mut ctx = ctx;
         let mut task: Option<String> = None;
+        let mut delivered = false;
         let mut attempts = 0u32;
         loop {
             let failure = match current.next().await {
                 Some(Ok(ev)) => {
                     attempts = 0;
+                    delivered = true;
                     if task.is_none() {
                         task = ev.task_id().filter(|t| !t.is_empty()).map(str::to_owned);
                     }
@@ -123,13 +131,17 @@ where
                 None => None,
             };
             // The stream broke (or ended early): resume after the last event read, if the agent
-            // numbers its events.
+            // numbers its events; or start again if it broke before delivering anything.
             let last = ctx.seen.lock().ok().and_then(|s| s.clone());
-            let (Some(task_id), Some(last)) = (task.clone(), last) else {
-                if let Some(e) = failure {
-                    yield Err(e);
+            let (task_id, last) = match (task.clone(), last) {
+                (Some(task_id), Some(last)) => (Some(task_id), last),
+                _ if restartable && !delivered && failure.is_some() => (None, String::new()),
+                _ => {
+                    if let Some(e) = failure {
+                        yield Err(e);
+                    }
+                    return;
                 }
-                return;
             };
             let mut reopened = None;
             let mut error = failure;
@@ -141,10 +153,10 @@ where
                 let wait = crate::retry::backoff(settings.backoff, Duration::from_secs(5), attempts);
                 tokio::time::sleep(wait).await;
                 let next = ResumeCtx {
-                    last_event_id: Some(last.clone()),
-                    seen: Arc::new(Mutex::new(Some(last.clone()))),
+                    last_event_id: task_id.as_ref().map(|_| last.clone()),
+                    seen: Arc::new(Mutex::new(task_id.as_ref().map(|_| last.clone()))),
                 };
-                match subscribe(task_id.clone(), next.clone()).await {
+                match reopen(task_id.clone(), next.clone()).await {
                     Ok(s) => {
                         ctx = next;
                         reopened = Some(s);
@@ -160,13 +172,15 @@ where
             match reopened {
                 Some(s) => current = s,
                 None => {
+                    let what = match &task_id {
+                        Some(t) => format!("reconnecting the stream of task {t} after event {last}"),
+                        None => "opening the stream again".to_string(),
+                    };
                     let last_error = error.unwrap_or_else(|| {
-                        ClientError::Parse(format!(
-                            "the stream of task {task_id} ended before the task's turn did"
-                        ))
+                        ClientError::Parse("the stream ended before the task's turn did".into())
                     });
                     yield Err(ClientError::RetriesExhausted {
-                        what: format!("reconnecting the stream of task {task_id} after event {last}"),
+                        what,
                         attempts,
                         last: Box::new(last_error),
                     });

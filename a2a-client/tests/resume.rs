@@ -35,10 +35,15 @@ fn event(i: u64) -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "result": result})
 }
 
+/// A request's JSON-RPC method and `messageId`.
+type Call = (String, Option<String>);
+
 pub(crate) struct Agent {
     pub(crate) url: String,
     /// `Last-Event-ID` of each request (None: not sent).
     resumes: Arc<Mutex<Vec<Option<String>>>>,
+    /// The JSON-RPC method and `messageId` (if any) of each request.
+    calls: Arc<Mutex<Vec<Call>>>,
     streams: Arc<AtomicUsize>,
 }
 
@@ -50,12 +55,22 @@ pub(crate) async fn agent(cut: u64, ids: bool) -> Agent {
 /// [`agent`]; with `resumes_break`, every later stream breaks before its first event too.
 pub(crate) async fn agent_with(cut: u64, ids: bool, resumes_break: bool) -> Agent {
     let resumes = Arc::new(Mutex::new(Vec::new()));
+    let calls = Arc::new(Mutex::new(Vec::new()));
     let streams = Arc::new(AtomicUsize::new(0));
-    let (r, s) = (resumes.clone(), streams.clone());
+    let (r, c, s) = (resumes.clone(), calls.clone(), streams.clone());
     let app = Router::new().fallback(move |headers: HeaderMap, req: Request| {
-        let (r, s) = (r.clone(), s.clone());
+        let (r, c, s) = (r.clone(), c.clone(), s.clone());
         async move {
-            let _ = req;
+            let body = axum::body::to_bytes(req.into_body(), 1 << 20)
+                .await
+                .unwrap_or_default();
+            let call: Value = serde_json::from_slice(&body).unwrap_or_default();
+            c.lock().unwrap().push((
+                call["method"].as_str().unwrap_or_default().to_string(),
+                call["params"]["message"]["messageId"]
+                    .as_str()
+                    .map(str::to_string),
+            ));
             let last = headers
                 .get("last-event-id")
                 .and_then(|v| v.to_str().ok())
@@ -92,6 +107,7 @@ pub(crate) async fn agent_with(cut: u64, ids: bool, resumes_break: bool) -> Agen
     Agent {
         url,
         resumes,
+        calls,
         streams,
     }
 }
@@ -220,4 +236,53 @@ async fn spent_reconnections_end_the_stream_with_an_error_naming_the_attempts() 
         [None, Some("3".into()), Some("3".into()), Some("3".into())],
         "bounded: the first stream and three resumes"
     );
+}
+
+#[tokio::test]
+async fn a_stream_broken_before_its_first_event_is_sent_again_with_the_same_message_id() {
+    let a = agent(0, true).await;
+    let reconnects = Arc::new(Mutex::new(Vec::new()));
+    let seen = reconnects.clone();
+    let c = client(
+        &a.url,
+        Reconnect {
+            on_reconnect: Some(Arc::new(move |n, id| {
+                seen.lock().unwrap().push((n, id.to_string()))
+            })),
+            ..fast()
+        },
+    );
+    let evs = collect(&c).await;
+    assert!(evs.iter().all(Result::is_ok), "{evs:?}");
+    assert_eq!(evs.len() as u64, N, "every event once");
+    assert_eq!(reconnects.lock().unwrap().clone(), [(1, String::new())]);
+    assert_eq!(
+        a.resumes.lock().unwrap().clone(),
+        [None, None],
+        "from the start"
+    );
+    let calls = a.calls.lock().unwrap().clone();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[0].0, "SendStreamingMessage");
+    assert_eq!(calls[0], calls[1], "the same send, the same messageId");
+    assert!(calls[0].1.is_some());
+
+    // A client that may not repeat sends passes the break on.
+    let a = agent(0, true).await;
+    let strict = A2aClient::builder()
+        .reconnect(fast())
+        .retry(a2a_client::retry::Retry {
+            idempotent_sends: false,
+            ..Default::default()
+        })
+        .from_interface(SelectedInterface::direct(
+            a.url.parse().unwrap(),
+            Binding::JsonRpc,
+            Version::V1,
+        ))
+        .unwrap();
+    let evs = collect(&strict).await;
+    assert_eq!(evs.len(), 1, "{evs:?}");
+    assert!(evs[0].is_err());
+    assert_eq!(a.streams.load(Ordering::SeqCst), 1);
 }
