@@ -141,8 +141,8 @@ impl ClientBuilder {
     }
 
     /// How calls are retried after a transport failure (default: 3 attempts in all, from 200 ms
-    /// doubling, with jitter; sends keep their `messageId`; [`crate::retry::Retry::off`] turns it
-    /// off). See [`crate::retry`] and `docs/client.md`.
+    /// doubling, with jitter; sends keep their `messageId` and are repeated after a lost answer
+    /// only with `idempotent_sends`; [`crate::retry::Retry::off`] turns it off). See [`crate::retry`] and `docs/client.md`.
     pub fn retry(mut self, retry: crate::retry::Retry) -> Self {
         self.retry = retry;
         self
@@ -377,7 +377,8 @@ impl A2aClient {
     }
 
     /// `SendMessage`. After a transport failure it is sent again with the same `messageId` (one
-    /// is set when the message has none), as [`crate::retry`] says.
+    /// is set when the message has none) when it surely did not arrive, or, with
+    /// [`crate::retry::Retry::idempotent_sends`], whenever its answer may have been lost.
     pub async fn send(
         &self,
         request: v1::SendMessageRequest,

@@ -13,10 +13,10 @@
 //! - the request may have been processed and its answer lost (the connection broke after the
 //!   request was sent, a timeout, 502/503/504, `UnavailableError`): only idempotent operations
 //!   are retried. Reads, `CancelTask` and a push config create with an `id` are idempotent; a
-//!   `SendMessage` is, because the client sends every attempt with the same `messageId` and an
-//!   agent that honours the idempotent-send contract answers a repeated `messageId` from the
-//!   first send ([`Retry::idempotent_sends`]). A push config create without an `id` and a delete
-//!   are not.
+//!   `SendMessage` is when the caller says its agent honours the idempotent-send contract
+//!   ([`Retry::idempotent_sends`], off by default): the client sends every attempt with the same
+//!   `messageId`, and such an agent answers a repeated one from the first send. A push config
+//!   create without an `id` and a delete are not.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,7 +42,8 @@ pub struct Retry {
     /// Whether a `SendMessage` whose answer may have been lost is retried (with the same
     /// `messageId`). Safe with agents that honour the idempotent-send contract (`a2a-agent` with
     /// `idempotency_window_s`); against an agent that does not, a retry may run the message
-    /// twice. Default true.
+    /// twice, so it is off by default: turn it on for agents known to honour the contract.
+    /// Default false (sends are then retried only when they surely did not arrive).
     pub idempotent_sends: bool,
     /// Called before each retry (the `a2a` CLI prints a line).
     pub on_retry: Option<OnRetry>,
@@ -65,7 +66,7 @@ impl Default for Retry {
             attempts: 3,
             backoff: Duration::from_millis(200),
             max_backoff: Duration::from_secs(5),
-            idempotent_sends: true,
+            idempotent_sends: false,
             on_retry: None,
         }
     }
@@ -249,12 +250,13 @@ mod tests {
             &s
         ));
         let send = V1Request::SendMessage(v1::SendMessageRequest::new(v1::Message::user_text("x")));
-        assert!(idempotent(&send, &s));
-        let strict = Retry {
-            idempotent_sends: false,
+        // sends repeat only when the caller says the agent dedupes them (off by default)
+        assert!(!idempotent(&send, &s));
+        let dedupes = Retry {
+            idempotent_sends: true,
             ..Retry::default()
         };
-        assert!(!idempotent(&send, &strict));
+        assert!(idempotent(&send, &dedupes));
     }
 
     #[test]

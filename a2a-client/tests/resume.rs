@@ -7,6 +7,7 @@
 //! after a number of events.
 
 use a2a_client::resume::Reconnect;
+use a2a_client::retry::Retry;
 use a2a_client::{A2aClient, Binding, SelectedInterface, Version};
 use a2a_types::v1;
 use axum::Router;
@@ -113,7 +114,12 @@ pub(crate) async fn agent_with(cut: u64, ids: bool, resumes_break: bool) -> Agen
 }
 
 fn client(url: &str, reconnect: Reconnect) -> A2aClient {
+    client_with(url, Retry::default(), reconnect)
+}
+
+fn client_with(url: &str, retry: Retry, reconnect: Reconnect) -> A2aClient {
     A2aClient::builder()
+        .retry(retry)
         .reconnect(reconnect)
         .from_interface(SelectedInterface::direct(
             url.parse().unwrap(),
@@ -243,8 +249,13 @@ async fn a_stream_broken_before_its_first_event_is_sent_again_with_the_same_mess
     let a = agent(0, true).await;
     let reconnects = Arc::new(Mutex::new(Vec::new()));
     let seen = reconnects.clone();
-    let c = client(
+    // the send is sent again only when the agent is known to dedupe messageIds
+    let c = client_with(
         &a.url,
+        Retry {
+            idempotent_sends: true,
+            ..Retry::default()
+        },
         Reconnect {
             on_reconnect: Some(Arc::new(move |n, id| {
                 seen.lock().unwrap().push((n, id.to_string()))

@@ -172,6 +172,8 @@ fn fast(log: &Arc<Mutex<Vec<(u32, String)>>>) -> Retry {
     let log = log.clone();
     Retry {
         backoff: Duration::from_millis(10),
+        // every agent in these tests honours the idempotent-send contract
+        idempotent_sends: true,
         on_retry: Some(Arc::new(move |attempt, op, _| {
             log.lock().unwrap().push((attempt, op.to_string()))
         })),
