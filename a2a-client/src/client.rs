@@ -37,6 +37,7 @@ pub struct ClientBuilder {
     policy: Policy,
     max_response_bytes: Option<usize>,
     reconnect: crate::resume::Reconnect,
+    retry: crate::retry::Retry,
 }
 
 impl Default for ClientBuilder {
@@ -55,6 +56,7 @@ impl Default for ClientBuilder {
             policy: Policy::Strict,
             max_response_bytes: None,
             reconnect: crate::resume::Reconnect::default(),
+            retry: crate::retry::Retry::default(),
         }
     }
 }
@@ -135,6 +137,14 @@ impl ClientBuilder {
     /// `retries: 0` turns it off). See [`crate::resume`].
     pub fn reconnect(mut self, reconnect: crate::resume::Reconnect) -> Self {
         self.reconnect = reconnect;
+        self
+    }
+
+    /// How calls are retried after a transport failure (default: 3 attempts in all, from 200 ms
+    /// doubling, with jitter; sends keep their `messageId` and are repeated after a lost answer
+    /// only with `idempotent_sends`; [`crate::retry::Retry::off`] turns it off). See [`crate::retry`] and `docs/client.md`.
+    pub fn retry(mut self, retry: crate::retry::Retry) -> Self {
+        self.retry = retry;
         self
     }
 
@@ -251,6 +261,7 @@ impl ClientBuilder {
             interface,
             card: None,
             reconnect: self.reconnect,
+            retry: self.retry,
         })
     }
 }
@@ -262,6 +273,7 @@ pub struct A2aClient {
     interface: SelectedInterface,
     card: Option<FetchedCard>,
     reconnect: crate::resume::Reconnect,
+    retry: crate::retry::Retry,
 }
 
 impl A2aClient {
@@ -283,6 +295,7 @@ impl A2aClient {
             interface,
             card: None,
             reconnect: crate::resume::Reconnect::default(),
+            retry: crate::retry::Retry::default(),
         }
     }
 
@@ -307,19 +320,65 @@ impl A2aClient {
         self.card.as_ref().map(card_v1)
     }
 
+    /// The request as sent: the interface's tenant, and a `messageId` for a send without one (so
+    /// that every attempt carries the same).
     fn prepare(&self, mut request: V1Request) -> V1Request {
         if self.interface.tenant.is_some() {
             request.set_tenant(self.interface.tenant.clone());
         }
-        request
+        crate::retry::with_message_id(request)
     }
 
-    /// Performs any unary operation.
+    /// Performs any unary operation, retried after a transport failure as [`crate::retry`] says.
     pub async fn call(&self, request: V1Request) -> Result<V1Result, ClientError> {
-        self.transport.call(self.prepare(request)).await
+        let request = self.prepare(request);
+        crate::retry::run(&self.retry, &request, |attempt| {
+            let request = request.clone();
+            async move {
+                let result = self.transport.call(request.clone()).await;
+                match (result, &request) {
+                    // A repeated cancel whose first attempt did cancel is answered
+                    // TaskNotCancelable (the task has ended): the canceled task is the answer.
+                    (Err(e), V1Request::CancelTask(r))
+                        if attempt > 1
+                            && e.kind() == Some(crate::error::ErrorKind::TaskNotCancelable) =>
+                    {
+                        match self.get_task_once(&r.id).await {
+                            Ok(t) if t.status.state == v1::TaskState::Canceled => {
+                                Ok(V1Result::Task(t))
+                            }
+                            _ => Err(e),
+                        }
+                    }
+                    (result, _) => result,
+                }
+            }
+        })
+        .await
     }
 
-    /// `SendMessage`.
+    /// `GetTask` of a task, one attempt.
+    async fn get_task_once(&self, id: &str) -> Result<v1::Task, ClientError> {
+        let request = self.prepare(V1Request::GetTask(v1::GetTaskRequest::new(id)));
+        expect_response!(self.transport.call(request).await?, Task)
+    }
+
+    /// Opens a stream (retried as [`crate::retry`] says), resuming after a break.
+    async fn open_stream(&self, request: V1Request) -> Result<EventStream, ClientError> {
+        let request = self.prepare(request);
+        let ctx = crate::resume::ResumeCtx::default();
+        let first = crate::retry::run(&self.retry, &request, |_| {
+            crate::resume::RESUME.scope(ctx.clone(), self.transport.stream(request.clone()))
+        })
+        .await?;
+        // Nothing delivered yet: opening it again is safe when repeating the request is.
+        let restart = crate::retry::idempotent(&request, &self.retry).then_some(request);
+        Ok(self.resuming(first, ctx, restart))
+    }
+
+    /// `SendMessage`. After a transport failure it is sent again with the same `messageId` (one
+    /// is set when the message has none) when it surely did not arrive, or, with
+    /// [`crate::retry::Retry::idempotent_sends`], whenever its answer may have been lost.
     pub async fn send(
         &self,
         request: v1::SendMessageRequest,
@@ -339,36 +398,42 @@ impl A2aClient {
     }
 
     /// `SendStreamingMessage`: the events as they arrive; ends when the agent closes the stream.
-    /// A stream that breaks before the turn ends is resumed (see [`crate::resume`]).
+    /// Opening it is retried like [`A2aClient::send`]; a stream that breaks before the turn ends
+    /// is resumed (see [`crate::resume`]).
     pub async fn stream(
         &self,
         request: v1::SendMessageRequest,
     ) -> Result<EventStream, ClientError> {
-        let ctx = crate::resume::ResumeCtx::default();
-        let first = crate::resume::RESUME
-            .scope(
-                ctx.clone(),
-                self.transport
-                    .stream(self.prepare(V1Request::SendStreamingMessage(request))),
-            )
-            .await?;
-        Ok(self.resuming(first, ctx))
+        self.open_stream(V1Request::SendStreamingMessage(request))
+            .await
     }
 
-    /// `first` resuming through SubscribeToTask with `Last-Event-ID`.
-    fn resuming(&self, first: EventStream, ctx: crate::resume::ResumeCtx) -> EventStream {
+    /// `first` resuming through SubscribeToTask with `Last-Event-ID`, or opened again with
+    /// `restart` (the request as first sent) when it breaks before its first event.
+    fn resuming(
+        &self,
+        first: EventStream,
+        ctx: crate::resume::ResumeCtx,
+        restart: Option<V1Request>,
+    ) -> EventStream {
         let me = self.clone();
-        crate::resume::resuming(first, ctx, self.reconnect.clone(), move |task_id, ctx| {
+        let restartable = restart.is_some();
+        let reopen = move |task_id: Option<String>, ctx| {
             let me = me.clone();
+            let req = match (task_id, &restart) {
+                (Some(id), _) => Ok(me.prepare(V1Request::SubscribeToTask(
+                    v1::SubscribeToTaskRequest::new(&id),
+                ))),
+                (None, Some(req)) => Ok(req.clone()),
+                (None, None) => Err(ClientError::Usage("this stream cannot be restarted".into())),
+            };
             async move {
-                let req = me.prepare(V1Request::SubscribeToTask(v1::SubscribeToTaskRequest::new(
-                    &task_id,
-                )));
                 crate::resume::RESUME
-                    .scope(ctx, me.transport.stream(req))
+                    .scope(ctx, me.transport.stream(req?))
                     .await
             }
-        })
+        };
+        crate::resume::resuming(first, ctx, self.reconnect.clone(), restartable, reopen)
     }
 
     /// `GetTask`.
@@ -406,17 +471,11 @@ impl A2aClient {
     /// `tasks/get` and puts it first unless the peer's stream starts with a `Task` by itself
     /// within a short grace period.
     pub async fn subscribe(&self, id: &str) -> Result<EventStream, ClientError> {
-        let ctx = crate::resume::ResumeCtx::default();
-        let stream = crate::resume::RESUME
-            .scope(
-                ctx.clone(),
-                self.transport
-                    .stream(self.prepare(V1Request::SubscribeToTask(
-                        v1::SubscribeToTaskRequest::new(id),
-                    ))),
-            )
+        let mut stream = self
+            .open_stream(V1Request::SubscribeToTask(v1::SubscribeToTaskRequest::new(
+                id,
+            )))
             .await?;
-        let mut stream = self.resuming(stream, ctx);
         if self.interface.version != Version::V03 {
             return Ok(stream);
         }

@@ -109,6 +109,13 @@ impl A2aError {
         {
             let mut e = A2aError::from_jsonrpc(code, message, obj.get("data").cloned());
             e.http_status = Some(status);
+            // 0.3 has no code for "busy" or "unavailable": its generic -32000 is read by status.
+            if v03
+                && e.kind == ErrorKind::Other(GENERIC_SERVER_ERROR)
+                && matches!(status, 429 | 503)
+            {
+                e.kind = ErrorKind::from_http_status(status);
+            }
             return Some(e);
         }
         if !v03 {
@@ -221,6 +228,17 @@ pub enum ClientError {
     /// The caller asked for something invalid.
     #[error("invalid request: {0}")]
     Usage(String),
+    /// Retries ([`crate::retry`]) or stream reconnections ([`crate::resume`]) were spent; `last`
+    /// is the error of the last attempt.
+    #[error("{what}: gave up after {attempts} attempts; last error: {last}")]
+    RetriesExhausted {
+        /// What was attempted (the operation, or the stream being resumed).
+        what: String,
+        /// How many attempts were made.
+        attempts: u32,
+        /// The last attempt's error.
+        last: Box<ClientError>,
+    },
 }
 
 impl From<A2aError> for ClientError {
@@ -248,10 +266,11 @@ impl From<AuthError> for ClientError {
 }
 
 impl ClientError {
-    /// The A2A error, if this is one.
+    /// The A2A error, if this is one (or the last attempt of spent retries ended with one).
     pub fn a2a(&self) -> Option<&A2aError> {
         match self {
             ClientError::A2a(e) => Some(e.as_ref()),
+            ClientError::RetriesExhausted { last, .. } => last.a2a(),
             _ => None,
         }
     }
@@ -337,6 +356,12 @@ mod tests {
             A2aError::from_rest_body(400, br#"{"code":-32004,"message":"nope"}"#, true).unwrap();
         assert_eq!(e.kind, ErrorKind::UnsupportedOperation);
         assert!(A2aError::from_rest_body(500, b"<html>", true).is_none());
+        // The generic -32000 of a busy or unavailable 0.3 agent is read by status.
+        let busy = br#"{"code":-32000,"message":"server busy"}"#;
+        let e = A2aError::from_rest_body(429, busy, true).unwrap();
+        assert_eq!(e.kind, ErrorKind::ResourceExhausted);
+        let e = A2aError::from_rest_body(500, busy, true).unwrap();
+        assert_eq!(e.kind, ErrorKind::Other(GENERIC_SERVER_ERROR));
         // 1.0: a bare message body (auth layer, proxy) is not an A2A error.
         assert!(A2aError::from_rest_body(401, br#"{"message":"no"}"#, false).is_none());
     }

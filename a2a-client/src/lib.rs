@@ -8,6 +8,8 @@
 //!   each for 1.0 and (through `a2a-translate`) 0.3.
 //! - [`error`]: typed errors; A2A errors are classified by `ErrorInfo.reason`, then code.
 //! - [`client`]: [`A2aClient`], every operation in 1.0 terms. See `docs/client.md`.
+//! - [`retry`]: automatic retries after transport failures (sends keep their `messageId`);
+//!   [`resume`]: streams that resume after a dropped connection.
 //!
 //! ```no_run
 //! use a2a_client::A2aClient;
@@ -61,6 +63,7 @@ pub mod discovery;
 pub mod error;
 pub mod headers;
 pub mod resume;
+pub mod retry;
 pub mod select;
 pub mod sse;
 pub mod transport;

@@ -4,8 +4,10 @@
 
 mod auth;
 mod cli;
+mod cli_resume;
 mod discovery;
 mod interop_sdk;
 mod resume;
+mod retry;
 mod select_table;
 mod wire;

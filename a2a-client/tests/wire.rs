@@ -434,9 +434,14 @@ async fn errors_before_a_stream_and_non_a2a_errors() {
             Version::V1,
         ))
         .unwrap();
+    // A 502 is retried (a read is idempotent); the last one is kept inside the spent retries.
     let err = rest.get_task("t", None).await.unwrap_err();
+    let ClientError::RetriesExhausted { attempts, last, .. } = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(*attempts, 3);
     assert!(
-        matches!(&err, ClientError::Http { status: 502, body, .. } if body.contains("proxy down")),
+        matches!(&**last, ClientError::Http { status: 502, body, .. } if body.contains("proxy down")),
         "{err}"
     );
 }

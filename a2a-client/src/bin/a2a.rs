@@ -275,7 +275,17 @@ fn builder(g: &Global) -> Result<ClientBuilder> {
         .timeout(Some(Duration::from_secs(g.timeout)))
         .reconnect(a2a_client::resume::Reconnect {
             on_reconnect: Some(std::sync::Arc::new(|attempt, last| {
-                eprintln!("a2a: stream broke; reconnecting (attempt {attempt}) after event {last}");
+                if last.is_empty() {
+                    eprintln!("a2a: stream broke before its first event; opening it again (attempt {attempt})");
+                } else {
+                    eprintln!("a2a: stream broke; reconnecting (attempt {attempt}) after event {last}");
+                }
+            })),
+            ..Default::default()
+        })
+        .retry(a2a_client::retry::Retry {
+            on_retry: Some(std::sync::Arc::new(|attempt, op, e| {
+                eprintln!("a2a: {op} failed ({e}); retrying (attempt {attempt})");
             })),
             ..Default::default()
         });
