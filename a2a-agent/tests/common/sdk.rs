@@ -144,10 +144,10 @@ pub async fn receiver() -> Receiver {
 }
 
 impl Receiver {
-    /// The deliveries carrying `token`, once one of them satisfies `done` (bounded wait).
-    pub async fn wait(&self, token: &str, done: impl Fn(&Value) -> bool) -> Vec<Value> {
-        // up to 30 s: deliveries are asynchronous, and CI machines are loaded
-        for _ in 0..3000 {
+    /// The deliveries carrying `token`, once one of them satisfies `done` (bounded wait: up to
+    /// `tries` times 10 ms; deliveries are asynchronous, and CI machines are loaded).
+    pub async fn wait(&self, token: &str, tries: u32, done: impl Fn(&Value) -> bool) -> Vec<Value> {
+        for _ in 0..tries {
             let got: Vec<Value> = self
                 .hits
                 .lock()
