@@ -206,10 +206,10 @@ async fn sdk_table_through_the_gateway_to_the_sdk_peers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sdk_failures_hold_without_the_gateway() {
     interop::ensure_venvs_async().await.unwrap();
-    let mut stale = Vec::new();
-    for peer in PEERS {
-        let agent = peer.start().await;
-        let listed = skips(peer, &[SDK_FAILURES]);
+    let agents = futures::future::join_all(PEERS.map(Peer::start)).await;
+    let runs = PEERS.iter().zip(&agents).map(|(peer, agent)| async move {
+        let listed = skips(*peer, &[SDK_FAILURES]);
+        let mut stale = Vec::new();
         for p in table::problems(agent.url(), &[], &listed).await {
             if listed
                 .iter()
@@ -220,6 +220,13 @@ async fn sdk_failures_hold_without_the_gateway() {
                 eprintln!("{peer:?}, direct (not listed): {p}\n");
             }
         }
-    }
+        stale
+    });
+    let stale: Vec<String> = futures::future::join_all(runs)
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+    drop(agents);
     assert!(stale.is_empty(), "{}", stale.join("\n\n"));
 }

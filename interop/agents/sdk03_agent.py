@@ -211,6 +211,30 @@ class ReferenceExecutor(AgentExecutor):
         await updater.cancel(updater.new_agent_message(text_parts('canceled')))
 
 
+class FollowUpHandler(DefaultRequestHandler):
+    """a2a-sdk 0.3.26's handler, with its follow-up race closed.
+
+    After a `message/stream` ends (say on INPUT_REQUIRED), the SDK closes the task's event
+    queue in a background task. A follow-up message that arrives first taps the closing queue,
+    sees no event and fails with -32603 (InternalError, empty message): seen with six clients
+    calling at once. So a follow-up to a task whose turn has ended waits (at most ~5 s) until
+    that turn's producer is unregistered.
+    """
+
+    async def _setup_message_execution(self, params, context=None):  # noqa: ANN001, ANN202
+        task_id = params.message.task_id
+        for _ in range(500):
+            if not task_id:
+                break
+            async with self._running_agents_lock:
+                leftover = task_id in self._running_agents
+            task = await self.task_store.get(task_id, context) if leftover else None
+            if task is None or task.status.state != TaskState.input_required:
+                break
+            await asyncio.sleep(0.01)
+        return await super()._setup_message_execution(params, context)
+
+
 def build_card(
     base_url: str,
     extended: bool = False,
@@ -286,7 +310,7 @@ def build_app(  # noqa: ANN201
         push_store = InMemoryPushNotificationConfigStore()
         # The 0.3 SDK's sender has no URL screening: loopback webhooks are delivered.
         push_sender = BasePushNotificationSender(httpx.AsyncClient(), push_store)
-    handler = DefaultRequestHandler(
+    handler = FollowUpHandler(
         agent_executor=ReferenceExecutor(),
         task_store=InMemoryTaskStore(),
         push_config_store=push_store,

@@ -577,12 +577,23 @@ async fn delivery(r: &Run<'_>, hook: &Receiver, n: u8, until: &str, patience: u3
         "application/a2a+json"
     };
     let token = r.token(n);
-    for (h, _) in hook.hits.lock().unwrap().iter() {
-        if h.get("x-a2a-notification-token")
-            .is_some_and(|t| t == &token)
-        {
-            assert_eq!(h["content-type"], ctype, "{}", c.tag());
-        }
+    // read under the lock, assert after it (a failed check must not poison the others' hits)
+    let types: Vec<_> = hook
+        .hits()
+        .iter()
+        .filter(|(h, _)| {
+            h.get("x-a2a-notification-token")
+                .is_some_and(|t| t == &token)
+        })
+        .map(|(h, _)| h.get("content-type").cloned())
+        .collect();
+    for t in types {
+        assert_eq!(
+            t.as_ref().map(|t| t.as_bytes()),
+            Some(ctype.as_bytes()),
+            "{}",
+            c.tag()
+        );
     }
 }
 
