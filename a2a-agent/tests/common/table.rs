@@ -2,7 +2,9 @@
 //! mode, a2a-sdk 0.3.x, each over JSON-RPC and HTTP+JSON) drive an agent with the behaviour of
 //! `reference.rs` and every row checks what that client's version of the spec promises. Run
 //! against our agents (`tests/interop.rs`) and, unchanged, through the gateway to a reference
-//! agent (`a2a-gateway/tests/interop_table.rs`, which includes this file and `sdk.rs`).
+//! agent (`a2a-gateway/tests/interop_table.rs`, which includes this file and `sdk.rs`) and to the
+//! official SDK agents (`a2a-gateway/tests/interop_peers.rs`, which names the rows an SDK peer
+//! fails: `Skip`, `problems`). A run reports every failed check of every client at once.
 
 use super::sdk::{Receiver, events, op, receiver, run, st};
 use serde_json::{Value, json};
