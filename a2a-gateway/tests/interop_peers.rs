@@ -12,18 +12,11 @@
 
 use crate::common;
 
-#[allow(dead_code)]
-#[path = "../../a2a-agent/tests/common/sdk.rs"]
-mod sdk;
-#[allow(dead_code)]
-#[path = "../../a2a-agent/tests/common/table.rs"]
-mod table;
-
+use crate::interop_table::table::{self, Skip};
 use a2a_gateway::errors::Version;
 use common::*;
 use conformance::interop::{self, PyAgent, Sdk};
 use serde_json::json;
-use table::Skip;
 
 /// One official SDK agent as a peer.
 #[derive(Clone, Copy, Debug, PartialEq)]
