@@ -15,6 +15,7 @@ mod governance_loops;
 mod governance_pii;
 mod governance_policy;
 mod interop;
+mod interop_peers;
 mod interop_table;
 mod isolation;
 mod limits;

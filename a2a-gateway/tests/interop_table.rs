@@ -9,11 +9,12 @@ use crate::common;
 #[allow(dead_code)]
 #[path = "../../a2a-agent/tests/common/reference.rs"]
 mod reference;
+// `sdk` and `table` are also used by `interop_peers.rs` (a file is included once per binary)
 #[allow(dead_code)]
 #[path = "../../a2a-agent/tests/common/sdk.rs"]
-mod sdk;
+pub(crate) mod sdk;
 #[path = "../../a2a-agent/tests/common/table.rs"]
-mod table;
+pub(crate) mod table;
 
 use a2a_agent::{AgentConfig, AgentServer};
 use a2a_gateway::errors::Version;

@@ -69,6 +69,28 @@ API_KEY_HEADER = 'X-API-Key'
 EXTENSION_URI = 'urn:a2a-rs:interop:echo-ext'
 
 
+# The reference behaviour of the SDK check table (a2a-agent/tests/common/reference.rs), next to
+# the script above; its texts do not clash with the script's commands.
+REPORT_ARTIFACT = 'report.txt'
+REPORT_STEPS = ('reading the request', 'report written')
+REPORT_QUESTION = 'Which format do you want (csv or md)?'
+SUMMARY_ARTIFACT = 'summary'
+
+
+def is_quick(text: str) -> bool:
+    """`quick ...`: a direct Message `quick answer to: <text>`, no task."""
+    return text.startswith('quick')
+
+
+def is_report(text: str) -> bool:
+    """A text with the word `report`: progress, a `report.txt` artifact, INPUT_REQUIRED."""
+    return 'report' in text.split()
+
+
+def report_body(text: str) -> bytes:
+    return f'Report for: {text}\n'.encode()
+
+
 def api_key_guard(app: Any, key: str) -> Any:
     """Pure-ASGI wrapper: 401 unless `X-API-Key: key`; the card paths stay public."""
     want = key.encode()

@@ -12,12 +12,14 @@ Serves on one port (protocol 0.3 only; the SDK ignores `A2A-Version`):
   (A2ARESTFastAPIApplication)
 
 Behaviour keyed on the user text: same script as sdk1_agent.py (echo X,
-stream N, slow [S], input, fail, message X, ext); see interop/README.md.
+stream N, slow [S], input, fail, message X, ext, and the check table's
+`quick ...` and `... report ...`); see interop/README.md.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import sys
 import uuid
@@ -43,6 +45,8 @@ from a2a.types import (  # noqa: E402
     AgentInterface,
     AgentSkill,
     APIKeySecurityScheme,
+    FilePart,
+    FileWithBytes,
     In,
     SecurityScheme,
     Message,
@@ -53,13 +57,62 @@ from a2a.types import (  # noqa: E402
 )
 from a2a.utils import new_task  # noqa: E402
 
-from common import API_KEY_HEADER, EXTENSION_URI, parse_args, serve  # noqa: E402
+from common import (  # noqa: E402
+    API_KEY_HEADER,
+    EXTENSION_URI,
+    REPORT_ARTIFACT,
+    REPORT_QUESTION,
+    REPORT_STEPS,
+    SUMMARY_ARTIFACT,
+    is_quick,
+    is_report,
+    parse_args,
+    report_body,
+    serve,
+)
 
 STREAM_STEP_S = 0.05
 
 
 def text_parts(text: str) -> list[Part]:
     return [Part(root=TextPart(text=text))]
+
+
+async def write_report(updater: TaskUpdater, text: str) -> None:
+    """Progress, the `report.txt` artifact, then the format question (INPUT_REQUIRED)."""
+    for step in REPORT_STEPS:
+        await updater.update_status(
+            TaskState.working, updater.new_agent_message(text_parts(step))
+        )
+    if 'inline' in text:
+        part = Part(root=TextPart(text=report_body(text).decode()))
+    else:
+        data = base64.b64encode(report_body(text)).decode()
+        file = FileWithBytes(bytes=data, mime_type='text/plain', name=REPORT_ARTIFACT)
+        part = Part(root=FilePart(file=file))
+    await updater.add_artifact(
+        [part], artifact_id=REPORT_ARTIFACT, name=REPORT_ARTIFACT, last_chunk=True
+    )
+    # final=True: the 0.3 SDK ends streams / blocking sends on final events.
+    await updater.requires_input(
+        updater.new_agent_message(text_parts(REPORT_QUESTION)), final=True
+    )
+
+
+async def answer_report(updater: TaskUpdater, text: str) -> None:
+    """The answer to the format question: a status, two `summary` chunks, completed."""
+    await updater.update_status(
+        TaskState.working, updater.new_agent_message(text_parts('converting the report'))
+    )
+    for chunk, more in ((f'format: {text}', False), (' (done)', True)):
+        await updater.add_artifact(
+            text_parts(chunk),
+            artifact_id=SUMMARY_ARTIFACT,
+            name=SUMMARY_ARTIFACT,
+            append=more,
+            last_chunk=more,
+        )
+    await updater.complete(updater.new_agent_message(text_parts(f'Report ready as {text}')))
 
 
 class ReferenceExecutor(AgentExecutor):
@@ -70,13 +123,14 @@ class ReferenceExecutor(AgentExecutor):
         cmd, _, arg = text.partition(' ')
         task = context.current_task
 
-        if task is None and cmd == 'message':
+        if task is None and (cmd == 'message' or is_quick(text)):
+            reply = arg if cmd == 'message' else f'quick answer to: {text}'
             await event_queue.enqueue_event(
                 Message(
                     role=Role.agent,
                     message_id=str(uuid.uuid4()),
                     context_id=context.context_id,
-                    parts=text_parts(arg),
+                    parts=text_parts(reply),
                 )
             )
             return
@@ -88,7 +142,10 @@ class ReferenceExecutor(AgentExecutor):
         updater = TaskUpdater(event_queue, task.id, task.context_id)
 
         if task.status.state == TaskState.input_required:
-            await updater.complete(updater.new_agent_message(text_parts(f'got {text}')))
+            if any(a.name == REPORT_ARTIFACT for a in task.artifacts or []):
+                await answer_report(updater, text)
+            else:
+                await updater.complete(updater.new_agent_message(text_parts(f'got {text}')))
             return
 
         if cmd == 'stream':
@@ -139,6 +196,8 @@ class ReferenceExecutor(AgentExecutor):
                     context.add_activated_extension(uri)
             got = ','.join(requested) or 'none'
             await updater.complete(updater.new_agent_message(text_parts(f'extensions: {got}')))
+        elif is_report(text):
+            await write_report(updater, text)
         else:
             echoed = arg if cmd == 'echo' else text
             await updater.add_artifact(text_parts(echoed), name='echo')
@@ -150,6 +209,30 @@ class ReferenceExecutor(AgentExecutor):
         context_id = context.context_id or (task.context_id if task else '')
         updater = TaskUpdater(event_queue, task_id, context_id)
         await updater.cancel(updater.new_agent_message(text_parts('canceled')))
+
+
+class FollowUpHandler(DefaultRequestHandler):
+    """a2a-sdk 0.3.26's handler, with its follow-up race closed.
+
+    After a `message/stream` ends (say on INPUT_REQUIRED), the SDK closes the task's event
+    queue in a background task. A follow-up message that arrives first taps the closing queue,
+    sees no event and fails with -32603 (InternalError, empty message): seen with six clients
+    calling at once. So a follow-up to a task whose turn has ended waits (at most ~5 s) until
+    that turn's producer is unregistered.
+    """
+
+    async def _setup_message_execution(self, params, context=None):  # noqa: ANN001, ANN202
+        task_id = params.message.task_id
+        for _ in range(500):
+            if not task_id:
+                break
+            async with self._running_agents_lock:
+                leftover = task_id in self._running_agents
+            task = await self.task_store.get(task_id, context) if leftover else None
+            if task is None or task.status.state != TaskState.input_required:
+                break
+            await asyncio.sleep(0.01)
+        return await super()._setup_message_execution(params, context)
 
 
 def build_card(
@@ -227,7 +310,7 @@ def build_app(  # noqa: ANN201
         push_store = InMemoryPushNotificationConfigStore()
         # The 0.3 SDK's sender has no URL screening: loopback webhooks are delivered.
         push_sender = BasePushNotificationSender(httpx.AsyncClient(), push_store)
-    handler = DefaultRequestHandler(
+    handler = FollowUpHandler(
         agent_executor=ReferenceExecutor(),
         task_store=InMemoryTaskStore(),
         push_config_store=push_store,

@@ -23,6 +23,11 @@ Behaviour is keyed on the text of the user message (see interop/README.md):
   message X   -> a Message reply (no task) with text X
   ext         -> Task completed with text `extensions: <requested URIs, sorted>` (or `none`)
   anything else -> like echo of the whole text
+and the reference behaviour of the SDK check table (a2a-agent/tests/common/reference.rs):
+  quick ...   -> a Message `quick answer to: <text>` (no task)
+  ... report ... -> progress, artifact `report.txt` (a file part; text if the text says
+                 `inline`), input-required `Which format ...`; the answer emits a status, a
+                 two-chunk `summary` artifact (`format: X`, ` (done)`) and completes
 """
 
 from __future__ import annotations
@@ -68,13 +73,58 @@ from a2a.types.a2a_pb2 import (  # noqa: E402
     TaskState,
 )
 
-from common import API_KEY_HEADER, EXTENSION_URI, parse_args, serve  # noqa: E402
+from common import (  # noqa: E402
+    API_KEY_HEADER,
+    EXTENSION_URI,
+    REPORT_ARTIFACT,
+    REPORT_QUESTION,
+    REPORT_STEPS,
+    SUMMARY_ARTIFACT,
+    is_quick,
+    is_report,
+    parse_args,
+    report_body,
+    serve,
+)
 
 STREAM_STEP_S = 0.05
 
 
 def text_parts(text: str) -> list[Part]:
     return [Part(text=text)]
+
+
+async def write_report(updater: TaskUpdater, text: str) -> None:
+    """Progress, the `report.txt` artifact, then the format question (INPUT_REQUIRED)."""
+    for step in REPORT_STEPS:
+        await updater.update_status(
+            TaskState.TASK_STATE_WORKING, updater.new_agent_message(text_parts(step))
+        )
+    if 'inline' in text:
+        part = Part(text=report_body(text).decode())
+    else:
+        part = Part(raw=report_body(text), media_type='text/plain', filename=REPORT_ARTIFACT)
+    await updater.add_artifact(
+        [part], artifact_id=REPORT_ARTIFACT, name=REPORT_ARTIFACT, last_chunk=True
+    )
+    await updater.requires_input(updater.new_agent_message(text_parts(REPORT_QUESTION)))
+
+
+async def answer_report(updater: TaskUpdater, text: str) -> None:
+    """The answer to the format question: a status, two `summary` chunks, completed."""
+    await updater.update_status(
+        TaskState.TASK_STATE_WORKING,
+        updater.new_agent_message(text_parts('converting the report')),
+    )
+    for chunk, more in ((f'format: {text}', False), (' (done)', True)):
+        await updater.add_artifact(
+            text_parts(chunk),
+            artifact_id=SUMMARY_ARTIFACT,
+            name=SUMMARY_ARTIFACT,
+            append=more,
+            last_chunk=more,
+        )
+    await updater.complete(updater.new_agent_message(text_parts(f'Report ready as {text}')))
 
 
 class ReferenceExecutor(AgentExecutor):
@@ -85,13 +135,14 @@ class ReferenceExecutor(AgentExecutor):
         cmd, _, arg = text.partition(' ')
         task = context.current_task
 
-        if task is None and cmd == 'message':
+        if task is None and (cmd == 'message' or is_quick(text)):
+            reply = arg if cmd == 'message' else f'quick answer to: {text}'
             await event_queue.enqueue_event(
                 Message(
                     role=Role.ROLE_AGENT,
                     message_id=str(uuid.uuid4()),
                     context_id=context.context_id or '',
-                    parts=text_parts(arg),
+                    parts=text_parts(reply),
                 )
             )
             return
@@ -105,7 +156,10 @@ class ReferenceExecutor(AgentExecutor):
         updater = TaskUpdater(event_queue, task.id, task.context_id)
 
         if task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
-            await updater.complete(updater.new_agent_message(text_parts(f'got {text}')))
+            if any(a.name == REPORT_ARTIFACT for a in task.artifacts):
+                await answer_report(updater, text)
+            else:
+                await updater.complete(updater.new_agent_message(text_parts(f'got {text}')))
             return
 
         if cmd == 'stream':
@@ -151,6 +205,8 @@ class ReferenceExecutor(AgentExecutor):
         elif cmd == 'ext':
             got = ','.join(sorted(context.requested_extensions)) or 'none'
             await updater.complete(updater.new_agent_message(text_parts(f'extensions: {got}')))
+        elif is_report(text):
+            await write_report(updater, text)
         else:
             echoed = arg if cmd == 'echo' else text
             await updater.add_artifact(text_parts(echoed), name='echo')

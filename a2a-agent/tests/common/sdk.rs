@@ -129,7 +129,9 @@ pub async fn receiver() -> Receiver {
                 let h = h.clone();
                 async move {
                     let v = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                    h.lock().unwrap().push((headers, v));
+                    h.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push((headers, v));
                     axum::http::StatusCode::OK
                 }
             },
@@ -144,29 +146,29 @@ pub async fn receiver() -> Receiver {
 }
 
 impl Receiver {
-    /// The deliveries carrying `token`, once one of them satisfies `done` (bounded wait).
-    pub async fn wait(&self, token: &str, done: impl Fn(&Value) -> bool) -> Vec<Value> {
-        // up to 30 s: deliveries are asynchronous, and CI machines are loaded
-        for _ in 0..3000 {
+    /// The deliveries so far (a copy, read under the lock).
+    pub fn hits(&self) -> Vec<(axum::http::HeaderMap, Value)> {
+        self.hits.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The deliveries carrying `token`, once one of them satisfies `done` (bounded wait: up to
+    /// `tries` times 10 ms; deliveries are asynchronous, and CI machines are loaded).
+    pub async fn wait(&self, token: &str, tries: u32, done: impl Fn(&Value) -> bool) -> Vec<Value> {
+        for _ in 0..tries {
             let got: Vec<Value> = self
-                .hits
-                .lock()
-                .unwrap()
-                .iter()
+                .hits()
+                .into_iter()
                 .filter(|(h, _)| {
                     h.get("x-a2a-notification-token")
                         .is_some_and(|t| t == token)
                 })
-                .map(|(_, b)| b.clone())
+                .map(|(_, b)| b)
                 .collect();
             if got.iter().any(&done) {
                 return got;
             }
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
-        panic!(
-            "no final delivery for {token}: {:?}",
-            self.hits.lock().unwrap()
-        );
+        panic!("no final delivery for {token}: {:?}", self.hits());
     }
 }

@@ -1,0 +1,190 @@
+//! The agent's table of official SDK checks (`a2a-agent/tests/common/table.rs`: six clients,
+//! a2a-sdk 1.x in 1.0 and 0.3 mode and a2a-sdk 0.3.x, each over JSON-RPC and HTTP+JSON) through
+//! the gateway to the official SDK agents as peers (`interop/agents/*`, which implement the
+//! table's reference behaviour next to their own script): a2a-sdk 1.x with its 0.3 compatibility
+//! layer, a2a-sdk 1.x serving 1.0 only, and a2a-sdk 0.3.x. Push configs go through the gateway's
+//! sealed callback, so the peers' own push senders deliver to the gateway.
+//!
+//! Rows that fail are listed by name per pairing with the reason: `SDK_FAILURES` (the official
+//! SDK's own; evidence: `sdk_failures_hold_without_the_gateway`, run by hand) and
+//! `PENDING_GATEWAY` (the gateway's, fixed on another branch). A listed row that passes fails
+//! the test, so the lists stay exact. docs/gateway.md, "Known SDK failures".
+
+use crate::common;
+
+use crate::interop_table::table::{self, Skip};
+use a2a_gateway::errors::Version;
+use common::*;
+use conformance::interop::{self, PyAgent, Sdk};
+use serde_json::json;
+
+/// One official SDK agent as a peer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Peer {
+    /// a2a-sdk 1.x serving 1.0 and, through its compatibility layer, 0.3.
+    Sdk1,
+    /// a2a-sdk 1.x with `--no-compat`: 1.0 only.
+    Sdk1Only,
+    /// a2a-sdk 0.3.x.
+    Sdk03,
+}
+
+const PEERS: [Peer; 3] = [Peer::Sdk1, Peer::Sdk1Only, Peer::Sdk03];
+
+impl Peer {
+    /// The agent id in the gateway.
+    fn id(self) -> &'static str {
+        match self {
+            Peer::Sdk1 => "sdk1",
+            Peer::Sdk1Only => "sdk1-only",
+            Peer::Sdk03 => "sdk03",
+        }
+    }
+
+    async fn start(self) -> PyAgent {
+        let (sdk, args): (Sdk, &[&str]) = match self {
+            Peer::Sdk1 => (Sdk::V1, &[]),
+            Peer::Sdk1Only => (Sdk::V1, &["--no-compat"]),
+            Peer::Sdk03 => (Sdk::V03, &[]),
+        };
+        tokio::task::spawn_blocking(move || PyAgent::start_with(sdk, args))
+            .await
+            .unwrap()
+            .unwrap()
+    }
+}
+
+/// a2a-sdk 0.3.26's `DefaultRequestHandler.on_message_send` pushes once, the Task after a
+/// blocking `message/send` returns (per event only in `message/stream` and after an interrupt):
+/// the webhook never sees the turn's `working` updates.
+const PUSH_ONCE: &str = "a2a-sdk 0.3.26 pushes a blocking message/send once, at its end";
+/// a2a-sdk 0.3.26's `tasks/resubscribe` starts with the next live event (no Task; 0.3 does not
+/// ask for one) and, after a cancel, closes without the canceled status update.
+const RESUBSCRIBE_03: &str =
+    "a2a-sdk 0.3.26 resubscribe: no Task first, and no canceled update before it closes";
+
+/// Rows that fail because of the official SDK peer itself, with the reason. Evidence: each
+/// fails as well when the client calls the peer directly (`sdk_failures_hold_without_the_gateway`).
+const SDK_FAILURES: &[(Peer, Skip)] = &[
+    sdk03("sdk1-1.0-jsonrpc", "delivery 1", PUSH_ONCE),
+    sdk03("sdk1-1.0-jsonrpc", "delivery 2", PUSH_ONCE),
+    sdk03("sdk1-1.0-rest", "delivery 1", PUSH_ONCE),
+    sdk03("sdk1-1.0-rest", "delivery 2", PUSH_ONCE),
+    sdk03("sdk1-0.3-jsonrpc", "delivery 1", PUSH_ONCE),
+    sdk03("sdk1-0.3-jsonrpc", "delivery 2", PUSH_ONCE),
+    sdk03("sdk1-0.3-rest", "delivery 1", PUSH_ONCE),
+    sdk03("sdk1-0.3-rest", "delivery 2", PUSH_ONCE),
+    sdk03("sdk03-0.3-jsonrpc", "delivery 1", PUSH_ONCE),
+    sdk03("sdk03-0.3-jsonrpc", "delivery 2", PUSH_ONCE),
+    sdk03("sdk03-0.3-rest", "delivery 1", PUSH_ONCE),
+    sdk03("sdk03-0.3-rest", "delivery 2", PUSH_ONCE),
+    sdk03("sdk1-0.3-jsonrpc", "resubscribe", RESUBSCRIBE_03),
+    sdk03("sdk1-0.3-rest", "resubscribe", RESUBSCRIBE_03),
+    sdk03("sdk03-0.3-jsonrpc", "resubscribe", RESUBSCRIBE_03),
+    sdk03("sdk03-0.3-rest", "resubscribe", RESUBSCRIBE_03),
+];
+
+/// 1.0 §3.1.6: the first event of SubscribeToTask MUST be the Task; a 0.3 peer relays live
+/// events only, so the gateway has to fetch the Task first. The row also wants the canceled
+/// update last, which a2a-sdk 0.3.26 never sends (`RESUBSCRIBE_03`): once the gateway sends the
+/// Task first, these two marks move to `SDK_FAILURES`.
+const NO_TASK_FIRST: &str =
+    "pending_gateway: a 1.0 subscribe to a 0.3 peer starts without the Task";
+/// ListTasks is core in 1.0: for a 0.3 peer the gateway is to serve it from its own records.
+const NO_LIST: &str = "pending_gateway: ListTasks for a 0.3 peer is refused (-32004)";
+
+/// Rows that fail because of the gateway, fixed on another branch (issue 13): remove each mark
+/// once that fix is merged (the test fails on a mark whose row passes).
+const PENDING_GATEWAY: &[(Peer, Skip)] = &[
+    sdk03("sdk1-1.0-jsonrpc", "resubscribe", NO_TASK_FIRST),
+    sdk03("sdk1-1.0-rest", "resubscribe", NO_TASK_FIRST),
+    sdk03("sdk1-1.0-jsonrpc", "list", NO_LIST),
+    sdk03("sdk1-1.0-jsonrpc", "page 2", NO_LIST),
+    sdk03("sdk1-1.0-rest", "list", NO_LIST),
+    sdk03("sdk1-1.0-rest", "page 2", NO_LIST),
+];
+
+/// A listed row of the a2a-sdk 0.3.x peer.
+const fn sdk03(client: &'static str, row: &'static str, reason: &'static str) -> (Peer, Skip) {
+    (
+        Peer::Sdk03,
+        Skip {
+            client,
+            row,
+            reason,
+        },
+    )
+}
+
+fn skips(peer: Peer, lists: &[&[(Peer, Skip)]]) -> Vec<Skip> {
+    lists
+        .iter()
+        .flat_map(|l| l.iter())
+        .filter(|(p, _)| *p == peer)
+        .map(|(_, s)| *s)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sdk_table_through_the_gateway_to_the_sdk_peers() {
+    interop::ensure_venvs_async().await.unwrap();
+    let agents = futures::future::join_all(PEERS.map(Peer::start)).await;
+    let env = env_with(Version::V10, |c| {
+        c.push_direct_workspaces.clear();
+        c.push_callback_base_url = Some(format!("http://{}", c.listen));
+    })
+    .await;
+    for (peer, agent) in PEERS.iter().zip(&agents) {
+        env.register("ws1", peer.id(), agent.url(), None);
+    }
+    let key = json!({"op": "headers", "headers": {"Authorization": format!("Bearer {}", env.key)}});
+    let runs = PEERS.map(|peer| {
+        let url = env.url(&format!("/a2a/{}", peer.id()));
+        let key = key.clone();
+        async move {
+            let skip = skips(peer, &[SDK_FAILURES, PENDING_GATEWAY]);
+            table::problems(&url, &[key], &skip).await
+        }
+    });
+    let problems: Vec<String> = futures::future::join_all(runs)
+        .await
+        .into_iter()
+        .zip(PEERS)
+        .flat_map(|(ps, peer)| ps.into_iter().map(move |p| format!("{peer:?}: {p}")))
+        .collect();
+    env.stop().await;
+    drop(agents);
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+/// The evidence for `SDK_FAILURES`: every listed row fails as well when the client calls the SDK
+/// peer directly, without the gateway. Run by hand (it adds a minute):
+/// `cargo nextest run -p a2ars-gateway --run-ignored only -E 'test(sdk_failures_hold)'`.
+#[ignore = "evidence for the SDK_FAILURES list, run by hand"]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sdk_failures_hold_without_the_gateway() {
+    interop::ensure_venvs_async().await.unwrap();
+    let agents = futures::future::join_all(PEERS.map(Peer::start)).await;
+    let runs = PEERS.iter().zip(&agents).map(|(peer, agent)| async move {
+        let listed = skips(*peer, &[SDK_FAILURES]);
+        let mut stale = Vec::new();
+        for p in table::problems(agent.url(), &[], &listed).await {
+            if listed
+                .iter()
+                .any(|s| s.client == p.client && s.row == p.check)
+            {
+                stale.push(format!("{peer:?}: {p}"));
+            } else {
+                eprintln!("{peer:?}, direct (not listed): {p}\n");
+            }
+        }
+        stale
+    });
+    let stale: Vec<String> = futures::future::join_all(runs)
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+    drop(agents);
+    assert!(stale.is_empty(), "{}", stale.join("\n\n"));
+}
