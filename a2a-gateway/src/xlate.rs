@@ -248,6 +248,15 @@ pub fn request(
                     m.remove("pageToken");
                 }
             }
+            // 1.0 `historyLength: 0` (no history) has no 0.3 form: the peer is asked for the
+            // least it can be asked for, and the answer is trimmed ([`trim_history`]).
+            for at in ["/historyLength", "/configuration/historyLength"] {
+                if let Some(h) = p.pointer_mut(at)
+                    && h.as_i64() == Some(0)
+                {
+                    *h = json!(to_v03::history_request(Some(0)));
+                }
+            }
             let r = V1Request::parse(op.name_10(), Some(p)).map_err(bad)?;
             let r = to_v03::request(r, POLICY).map_err(un)?;
             Ok(r.params().unwrap_or_else(|| json!({})))
@@ -260,6 +269,54 @@ pub fn request(
             let r = to_v1::request(r, POLICY).map_err(un)?;
             Ok(r.params().unwrap_or_else(|| json!({})))
         }
+    }
+}
+
+/// The history limit a caller's request of `op` sets, in 1.0 terms (`None`: no limit): GetTask's
+/// `historyLength` or a send's `configuration.historyLength`, where a 0.3 `0` means no limit
+/// (`a2a_translate::to_v1::history_length`) and a 1.0 `0` means no history.
+pub fn history_limit(op: Operation, caller: Version, params: &Value) -> Option<usize> {
+    let at = match op {
+        Operation::GetTask => "/historyLength",
+        Operation::SendMessage => "/configuration/historyLength",
+        _ => return None,
+    };
+    let h = params
+        .pointer(at)
+        .and_then(Value::as_i64)
+        .and_then(|h| i32::try_from(h).ok());
+    let h = match caller {
+        Version::V03 => to_v1::history_length(h),
+        Version::V10 => h,
+    };
+    h.and_then(|n| usize::try_from(n).ok())
+}
+
+/// Trims the history of the task a unary answer of `op` carries (in either version) to `limit`
+/// messages, the most recent kept; `0` removes the member. The peer may not be able to say the
+/// limit (a 0.3 peer cannot be asked for no history) or may ignore it.
+pub fn trim_history(op: Operation, limit: Option<usize>, answer: &mut Value) {
+    let Some(limit) = limit else { return };
+    let task = match op {
+        Operation::GetTask | Operation::ListTasks => Some(answer),
+        Operation::SendMessage => {
+            if answer.get("kind").and_then(Value::as_str) == Some("task") {
+                Some(answer)
+            } else {
+                answer.get_mut("task")
+            }
+        }
+        _ => None,
+    };
+    let Some(task) = task.and_then(Value::as_object_mut) else {
+        return;
+    };
+    if limit == 0 {
+        task.remove("history");
+    } else if let Some(Value::Array(h)) = task.get_mut("history")
+        && h.len() > limit
+    {
+        h.drain(..h.len() - limit);
     }
 }
 

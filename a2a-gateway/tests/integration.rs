@@ -18,6 +18,7 @@ mod interop;
 mod interop_table;
 mod isolation;
 mod limits;
+mod pairings;
 mod pii_table;
 mod push_callback;
 mod rust_peer;
