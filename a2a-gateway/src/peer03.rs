@@ -116,7 +116,7 @@ impl Filters {
         {
             o.remove("artifacts");
         }
-        xlate::trim_history(Operation::ListTasks, self.history, &mut task);
+        xlate::trim_history(Operation::GetTask, self.history, &mut task);
         task
     }
 }
@@ -179,10 +179,10 @@ pub(crate) async fn list(
             .await;
     let mut tasks = Vec::new();
     for t in fetched {
-        if let Some(t) = t? {
-            if filters.keeps(&t) {
-                tasks.push(filters.shape(t));
-            }
+        if let Some(t) = t?
+            && filters.keeps(&t)
+        {
+            tasks.push(filters.shape(t));
         }
     }
     // Newest status first (S1 §3.1.4); ties and tasks without a timestamp by id.

@@ -298,7 +298,7 @@ pub fn history_limit(op: Operation, caller: Version, params: &Value) -> Option<u
 pub fn trim_history(op: Operation, limit: Option<usize>, answer: &mut Value) {
     let Some(limit) = limit else { return };
     let task = match op {
-        Operation::GetTask | Operation::ListTasks => Some(answer),
+        Operation::GetTask => Some(answer),
         Operation::SendMessage => {
             if answer.get("kind").and_then(Value::as_str) == Some("task") {
                 Some(answer)
@@ -558,6 +558,48 @@ mod tests {
         let p = json!({"id":"t","metadata":{"a":1}});
         let e = request(Operation::GetTask, Version::V03, Version::V10, &p).unwrap_err();
         assert_eq!(e.rpc_code, -32004, "{}", e.message);
+    }
+
+    #[test]
+    fn history_lengths_in_the_callers_terms() {
+        let zero = json!({"id": "t", "historyLength": 0});
+        // 1.0 0 (no history) toward a 0.3 peer: asked as 1, the answer is trimmed.
+        assert_eq!(
+            request(Operation::GetTask, Version::V10, Version::V03, &zero).unwrap(),
+            json!({"id": "t", "historyLength": 1})
+        );
+        let send = json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "a"}]},
+            "configuration": {"historyLength": 0}});
+        let out = request(Operation::SendMessage, Version::V10, Version::V03, &send).unwrap();
+        assert_eq!(out["configuration"]["historyLength"], 1, "{out}");
+        // 0.3 0 (no limit) toward a 1.0 peer: unset.
+        assert_eq!(
+            request(Operation::GetTask, Version::V03, Version::V10, &zero).unwrap(),
+            json!({"id": "t"})
+        );
+        assert_eq!(history_limit(Operation::GetTask, Version::V03, &zero), None);
+        assert_eq!(history_limit(Operation::GetTask, Version::V10, &zero), Some(0));
+        assert_eq!(
+            history_limit(Operation::SendMessage, Version::V10, &send),
+            Some(0)
+        );
+        let mut t = json!({"id": "t", "history": [1, 2, 3]});
+        trim_history(Operation::GetTask, Some(2), &mut t);
+        assert_eq!(t["history"], json!([2, 3]));
+        trim_history(Operation::GetTask, None, &mut t);
+        assert_eq!(t["history"], json!([2, 3]));
+        trim_history(Operation::GetTask, Some(0), &mut t);
+        assert!(t.get("history").is_none(), "{t}");
+        let mut r = json!({"task": {"id": "t", "history": [1, 2]}});
+        trim_history(Operation::SendMessage, Some(1), &mut r);
+        assert_eq!(r["task"]["history"], json!([2]));
+        let mut r = json!({"kind": "task", "id": "t", "history": [1, 2]});
+        trim_history(Operation::SendMessage, Some(0), &mut r);
+        assert!(r.get("history").is_none(), "{r}");
+        let msg = json!({"message": {"messageId": "m", "history": [1]}});
+        let mut r = msg.clone();
+        trim_history(Operation::SendMessage, Some(0), &mut r);
+        assert_eq!(r, msg);
     }
 
     #[test]

@@ -352,6 +352,12 @@ async fn list_tasks_at_a_03_peer_from_the_gateways_records() {
     assert_eq!(s, 200, "{r}");
     assert_eq!(r["totalSize"], 2, "{r}");
     assert_eq!(r["tasks"].as_array().unwrap().len(), 1, "{r}");
+    // A 0.3 JSON-RPC caller's `tasks/list` (the 1.0 shape, 0.3 tasks).
+    let (_, b) = env
+        .rpc("/a2a/p03", None, rpc("tasks/list", json!({"contextId": "c-a"})))
+        .await;
+    assert_eq!(b["result"]["totalSize"], 2, "{b}");
+    assert_eq!(b["result"]["tasks"][0]["kind"], "task", "{b}");
     // The other workspace sees its own task only.
     let (_, b) = env
         .rpc_key("/a2a/p03", Some("1.0"), rpc("ListTasks", json!({})), &key_b)
