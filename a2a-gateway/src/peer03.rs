@@ -162,7 +162,8 @@ pub(crate) async fn list(
                     get["historyLength"] = json!(h);
                 }
                 async move {
-                    let p = hop::peer_params(Operation::GetTask, Version::V10, v1.chosen, &get, false)?;
+                    let p =
+                        hop::peer_params(Operation::GetTask, Version::V10, v1.chosen, &get, false)?;
                     match v1.call(Operation::GetTask, p).await {
                         Ok(Answer::Unary(t)) => Ok(Some(t)),
                         Ok(Answer::Stream(_)) => {
@@ -187,9 +188,11 @@ pub(crate) async fn list(
     }
     // Newest status first (S1 §3.1.4); ties and tasks without a timestamp by id.
     tasks.sort_by(|a, b| {
-        timestamp(b)
-            .cmp(&timestamp(a))
-            .then_with(|| a.get("id").and_then(Value::as_str).cmp(&b.get("id").and_then(Value::as_str)))
+        timestamp(b).cmp(&timestamp(a)).then_with(|| {
+            a.get("id")
+                .and_then(Value::as_str)
+                .cmp(&b.get("id").and_then(Value::as_str))
+        })
     });
     let out = page.answer(st, tasks, json!({}));
     xlate::result(Operation::ListTasks, Version::V10, ctx.caller, &out)

@@ -241,15 +241,7 @@ pub(crate) async fn execute(
     );
     // peer call, answer checks and translation
     let mut answer = if listed_here {
-        peer03::list(
-            st,
-            &ctx,
-            owners.as_ref(),
-            &agent.endpoint,
-            &owner,
-            &params,
-        )
-        .await?
+        peer03::list(st, &ctx, owners.as_ref(), &agent.endpoint, &owner, &params).await?
     } else if op == Operation::ListTasks {
         listing::list_owned(
             st,

@@ -243,7 +243,10 @@ impl Gateway {
 /// A path no route matched: with trailing slashes (`POST /a2a/{agentId}/`, which some clients
 /// send), the same request without them, routed again; otherwise 404 (in A2A form, see
 /// [`crate::wire::guard`]).
-async fn trailing_slash(routes: Router, mut req: axum::extract::Request) -> axum::response::Response {
+async fn trailing_slash(
+    routes: Router,
+    mut req: axum::extract::Request,
+) -> axum::response::Response {
     use axum::response::IntoResponse;
     use tower::ServiceExt;
     let path = req.uri().path();

@@ -333,6 +333,17 @@ pub fn result(
         Operation::SendStreamingMessage | Operation::SubscribeToTask => {
             return event(res, from, to);
         }
+        // 0.3 has no ListTasks: a 0.3 caller gets the 1.0 shape with 0.3 tasks, the nearest (as
+        // the agent answers).
+        Operation::ListTasks if from == Version::V10 && to == Version::V03 => {
+            let mut out = res.clone();
+            if let Some(tasks) = out.get_mut("tasks").and_then(Value::as_array_mut) {
+                for (i, t) in tasks.iter_mut().enumerate() {
+                    *t = task(t, Version::V03, &format!("result.tasks[{i}]")).map_err(ut)?;
+                }
+            }
+            return Ok(out);
+        }
         // Nothing to read in a delete answer: each version has its own empty result.
         Operation::DeletePushConfig => {
             return Ok(match to {
@@ -578,7 +589,10 @@ mod tests {
             json!({"id": "t"})
         );
         assert_eq!(history_limit(Operation::GetTask, Version::V03, &zero), None);
-        assert_eq!(history_limit(Operation::GetTask, Version::V10, &zero), Some(0));
+        assert_eq!(
+            history_limit(Operation::GetTask, Version::V10, &zero),
+            Some(0)
+        );
         assert_eq!(
             history_limit(Operation::SendMessage, Version::V10, &send),
             Some(0)

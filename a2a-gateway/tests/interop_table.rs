@@ -8,7 +8,7 @@ use crate::common;
 
 #[allow(dead_code)]
 #[path = "../../a2a-agent/tests/common/reference.rs"]
-mod reference;
+pub(crate) mod reference;
 #[allow(dead_code)]
 #[path = "../../a2a-agent/tests/common/sdk.rs"]
 mod sdk;

@@ -13,10 +13,8 @@
 //! - caller paths with a trailing slash are served.
 
 use crate::common;
-
-#[allow(dead_code)]
-#[path = "../../a2a-agent/tests/common/reference.rs"]
-mod reference;
+// The reference behaviour, loaded once by the SDK table module.
+use crate::interop_table::reference;
 
 use a2a_agent::{AgentCard, AgentConfig, AgentServer};
 use a2a_gateway::errors::Version;
@@ -70,7 +68,10 @@ async fn get(env: &Env, path: &str, version: Option<&str>) -> (u16, Value) {
         req = req.header("A2A-Version", v);
     }
     let resp = req.send().await.unwrap();
-    (resp.status().as_u16(), resp.json().await.unwrap_or(Value::Null))
+    (
+        resp.status().as_u16(),
+        resp.json().await.unwrap_or(Value::Null),
+    )
 }
 
 fn hist(task: &Value) -> usize {
@@ -80,7 +81,13 @@ fn hist(task: &Value) -> usize {
 /// A task of the reference agent with a history of at least three messages: a report (asks
 /// for a format, input-required) answered with "csv" (completed).
 async fn long_task(env: &Env, agent: &str) -> String {
-    let t = call10(env, agent, "SendMessage", json!({"message": msg10("a report")})).await;
+    let t = call10(
+        env,
+        agent,
+        "SendMessage",
+        json!({"message": msg10("a report")}),
+    )
+    .await;
     let id = t["task"]["id"].as_str().unwrap().to_owned();
     let mut answer = msg10("csv");
     answer["taskId"] = json!(id);
@@ -102,11 +109,27 @@ async fn history_lengths_mean_what_the_callers_version_says() {
         let n = hist(&all);
         assert!(n >= 3, "{agent}: {all}");
         // 1.0 JSON-RPC: 0 is no history, N at most N.
-        let t = call10(&env, agent, "GetTask", json!({"id": id, "historyLength": 0})).await;
+        let t = call10(
+            &env,
+            agent,
+            "GetTask",
+            json!({"id": id, "historyLength": 0}),
+        )
+        .await;
         assert!(t.get("history").is_none(), "{agent}: {t}");
-        let t = call10(&env, agent, "GetTask", json!({"id": id, "historyLength": 1})).await;
+        let t = call10(
+            &env,
+            agent,
+            "GetTask",
+            json!({"id": id, "historyLength": 1}),
+        )
+        .await;
         assert_eq!(hist(&t), 1, "{agent}: {t}");
-        assert_eq!(t["history"][0], all["history"][n - 1], "{agent}: the newest kept");
+        assert_eq!(
+            t["history"][0],
+            all["history"][n - 1],
+            "{agent}: the newest kept"
+        );
         // 1.0 HTTP+JSON.
         let (s, t) = get(
             &env,
@@ -214,7 +237,8 @@ async fn subscribe_starts_with_the_task_at_a_03_peer() {
                 .header("content-type", "application/json")
                 .body(rpc("SubscribeToTask", json!({"id": id})).to_string())
         } else {
-            env.http.post(env.url(&format!("/a2a/p03/v1/tasks/{id}:subscribe")))
+            env.http
+                .post(env.url(&format!("/a2a/p03/v1/tasks/{id}:subscribe")))
         };
         let mut resp = req
             .bearer_auth(&env.key)
@@ -255,7 +279,10 @@ async fn subscribe_starts_with_the_task_at_a_03_peer() {
             )
             .await;
         assert_eq!(b["error"]["code"], -32004, "{b}");
-        assert_eq!(b["error"]["data"][0]["reason"], "UNSUPPORTED_OPERATION", "{b}");
+        assert_eq!(
+            b["error"]["data"][0]["reason"], "UNSUPPORTED_OPERATION",
+            "{b}"
+        );
     }
     env.stop().await;
     p03.shutdown().await;
@@ -270,7 +297,11 @@ async fn list_tasks_at_a_03_peer_from_the_gateways_records() {
     let (_, key_b) = env.store.create_key("ws2", &[], None, None).unwrap();
     // Mine: two reports in context "c-a" (input-required), one failure in "c-b".
     let mut mine = vec![];
-    for (text, ctx) in [("report one", "c-a"), ("fail now", "c-b"), ("report two", "c-a")] {
+    for (text, ctx) in [
+        ("report one", "c-a"),
+        ("fail now", "c-b"),
+        ("report two", "c-a"),
+    ] {
         let mut m = msg10(text);
         m["contextId"] = json!(ctx);
         let t = call10(&env, "p03", "SendMessage", json!({"message": m})).await;
@@ -311,10 +342,22 @@ async fn list_tasks_at_a_03_peer_from_the_gateways_records() {
         .collect();
     assert!(stamps.windows(2).all(|w| w[0] >= w[1]), "{stamps:?}");
     // Artifacts only when asked for; history as the caller's version says.
-    assert!(all["tasks"].as_array().unwrap().iter().all(|t| t.get("artifacts").is_none()));
+    assert!(
+        all["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t.get("artifacts").is_none())
+    );
     let with = list(json!({"includeArtifacts": true, "historyLength": 0})).await;
     assert!(with["tasks"].to_string().contains("report.txt"), "{with}");
-    assert!(with["tasks"].as_array().unwrap().iter().all(|t| t.get("history").is_none()));
+    assert!(
+        with["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t.get("history").is_none())
+    );
     // Filters.
     let a = list(json!({"contextId": "c-a"})).await;
     let mut want = vec![mine[0].clone(), mine[2].clone()];
@@ -348,16 +391,49 @@ async fn list_tasks_at_a_03_peer_from_the_gateways_records() {
         .await;
     assert_eq!(b["error"]["code"], -32602, "{b}");
     // HTTP+JSON 1.0.
-    let (s, r) = get(&env, "/a2a/p03/v1/tasks?contextId=c-a&pageSize=1", Some("1.0")).await;
+    let (s, r) = get(
+        &env,
+        "/a2a/p03/v1/tasks?contextId=c-a&pageSize=1",
+        Some("1.0"),
+    )
+    .await;
     assert_eq!(s, 200, "{r}");
     assert_eq!(r["totalSize"], 2, "{r}");
     assert_eq!(r["tasks"].as_array().unwrap().len(), 1, "{r}");
-    // A 0.3 JSON-RPC caller's `tasks/list` (the 1.0 shape, 0.3 tasks).
+    // A 0.3 JSON-RPC caller's ListTasks (`POST .../tasks:list`: the 1.0 shape, 0.3 tasks).
     let (_, b) = env
-        .rpc("/a2a/p03", None, rpc("tasks/list", json!({"contextId": "c-a"})))
+        .rpc(
+            "/a2a/p03/tasks:list",
+            None,
+            json!({"jsonrpc": "2.0", "id": 1, "params": {"contextId": "c-a"}}),
+        )
         .await;
     assert_eq!(b["result"]["totalSize"], 2, "{b}");
     assert_eq!(b["result"]["tasks"][0]["kind"], "task", "{b}");
+    // ... and at a 1.0 peer (its ListTasks answer, 0.3 tasks).
+    let p10 = peer("1.0").await;
+    env.register("ws1", "p10", p10.url(), None);
+    let t = call10(
+        &env,
+        "p10",
+        "SendMessage",
+        json!({"message": msg10("report ten")}),
+    )
+    .await;
+    let (_, b) = env
+        .rpc(
+            "/a2a/p10/tasks:list",
+            None,
+            json!({"jsonrpc": "2.0", "id": 1, "params": {}}),
+        )
+        .await;
+    assert_eq!(b["result"]["totalSize"], 1, "{b}");
+    assert_eq!(b["result"]["tasks"][0]["id"], t["task"]["id"], "{b}");
+    assert_eq!(
+        b["result"]["tasks"][0]["status"]["state"], "input-required",
+        "{b}"
+    );
+    p10.shutdown().await;
     // The other workspace sees its own task only.
     let (_, b) = env
         .rpc_key("/a2a/p03", Some("1.0"), rpc("ListTasks", json!({})), &key_b)
@@ -405,7 +481,11 @@ async fn caller_paths_with_a_trailing_slash_are_served() {
     assert_eq!(s, 200, "{b}");
     let id = b["result"]["task"]["id"].as_str().unwrap().to_owned();
     let (s, b) = env.rpc("/a2a/echo/", None, send03("slash")).await;
-    assert_eq!((s, b["result"]["kind"].clone()), (200, json!("task")), "{b}");
+    assert_eq!(
+        (s, b["result"]["kind"].clone()),
+        (200, json!("task")),
+        "{b}"
+    );
     let (s, t) = get(&env, &format!("/a2a/echo/v1/tasks/{id}/"), Some("1.0")).await;
     assert_eq!((s, t["id"].clone()), (200, json!(id)), "{t}");
     let (s, b) = env

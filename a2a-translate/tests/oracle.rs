@@ -109,7 +109,11 @@ const DIFFERENCES: &[(&str, &str, &str)] = &[
     ("request_push_set_two_schemes_refused", "to_v1", WE_REFUSE),
     ("request_send_message_blocking_true", "to_v1", PRESENCE),
     ("request_get_task_history_zero_refused", "to_v03", WE_REFUSE),
-    ("request_send_message_history_zero_refused", "to_v03", WE_REFUSE),
+    (
+        "request_send_message_history_zero_refused",
+        "to_v03",
+        WE_REFUSE,
+    ),
     ("request_send_streaming", "to_v03", SDK_STREAM_METHOD),
     ("request_tenant_refused", "to_v03", WE_REFUSE),
     ("result_extended_card_minimal", "to_v1", REQUIRED_LISTS),
