@@ -50,6 +50,7 @@ pub mod demo;
 pub mod edge;
 pub mod errors;
 pub mod governance;
+mod history;
 mod hop;
 mod jsonrpc;
 pub mod keys;

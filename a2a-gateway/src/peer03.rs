@@ -15,6 +15,7 @@ use time::format_description::well_known::Rfc3339;
 use a2a_types::v1::TaskState;
 
 use crate::errors::{Refusal, Version};
+use crate::history;
 use crate::hop::{self, PeerCall};
 use crate::listing::ListPage;
 use crate::ops::Operation;
@@ -96,7 +97,7 @@ impl Filters {
             status: status.filter(|s| *s != TaskState::Unspecified),
             after,
             artifacts: params.get("includeArtifacts").and_then(Value::as_bool) == Some(true),
-            history: xlate::history_limit(Operation::GetTask, Version::V10, params),
+            history: history::history_limit(Operation::GetTask, Version::V10, params),
         })
     }
 
@@ -116,7 +117,7 @@ impl Filters {
         {
             o.remove("artifacts");
         }
-        xlate::trim_history(Operation::GetTask, self.history, &mut task);
+        history::trim_history(Operation::GetTask, self.history, &mut task);
         task
     }
 }

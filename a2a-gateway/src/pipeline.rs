@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::auth::{effective_limits, lookup_agent};
 use crate::call::Call;
 use crate::errors::{Binding, Refusal, Version};
+use crate::history;
 use crate::hop::{self, PeerCall};
 use crate::keys;
 use crate::listing;
@@ -278,7 +279,7 @@ pub(crate) async fn execute(
     }
     // History lengths mean what the caller's version says, whatever the peer's.
     if let Answer::Unary(res) = &mut answer {
-        xlate::trim_history(op, xlate::history_limit(op, call.version, &params), res);
+        history::trim_history(op, history::history_limit(op, call.version, &params), res);
     }
     // ownership of new tasks
     if matches!(op, Operation::SendMessage | Operation::SendStreamingMessage) {
