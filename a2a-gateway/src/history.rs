@@ -1,13 +1,16 @@
 //! History lengths in the caller's terms, whatever the peer's version: in 1.0 `historyLength: 0`
 //! is no history and unset no limit, in 0.3 `0` is no limit (P0; the official SDKs read it so).
 //! A 1.0 `0` toward a 0.3 peer is asked as `1` (`crate::xlate::request`); every GetTask and
-//! SendMessage answer is then trimmed to the caller's limit here.
+//! SendMessage answer (and the Task event of a streamed send) is then trimmed to the caller's
+//! limit here.
 
 use a2a_translate::to_v1;
+use futures::StreamExt;
 use serde_json::Value;
 
 use crate::errors::Version;
 use crate::ops::Operation;
+use crate::server::Answer;
 
 /// The history limit a caller's request of `op` sets, in 1.0 terms (`None`: no limit): GetTask's
 /// `historyLength` or a send's `configuration.historyLength`, where a 0.3 `0` means no limit
@@ -15,7 +18,7 @@ use crate::ops::Operation;
 pub fn history_limit(op: Operation, caller: Version, params: &Value) -> Option<usize> {
     let at = match op {
         Operation::GetTask => "/historyLength",
-        Operation::SendMessage => "/configuration/historyLength",
+        Operation::SendMessage | Operation::SendStreamingMessage => "/configuration/historyLength",
         _ => return None,
     };
     let h = params
@@ -29,6 +32,19 @@ pub fn history_limit(op: Operation, caller: Version, params: &Value) -> Option<u
     h.and_then(|n| usize::try_from(n).ok())
 }
 
+/// [`trim_history`] over a stream's events (the Task event of a streamed send).
+pub(crate) fn trim_stream(answer: Answer, limit: Option<usize>) -> Answer {
+    match (answer, limit) {
+        (Answer::Stream(events), Some(_)) => Answer::Stream(Box::pin(events.map(move |ev| {
+            ev.map(|mut v| {
+                trim_history(Operation::SendMessage, limit, &mut v);
+                v
+            })
+        }))),
+        (a, _) => a,
+    }
+}
+
 /// Trims the history of the task a unary answer of `op` carries (in either version) to `limit`
 /// messages, the most recent kept; `0` removes the member. The peer may not be able to say the
 /// limit (a 0.3 peer cannot be asked for no history) or may ignore it.
@@ -36,7 +52,7 @@ pub fn trim_history(op: Operation, limit: Option<usize>, answer: &mut Value) {
     let Some(limit) = limit else { return };
     let task = match op {
         Operation::GetTask => Some(answer),
-        Operation::SendMessage => {
+        Operation::SendMessage | Operation::SendStreamingMessage => {
             if answer.get("kind").and_then(Value::as_str) == Some("task") {
                 Some(answer)
             } else {

@@ -278,9 +278,11 @@ pub(crate) async fn execute(
         call.audit.governance = serde_json::to_value(&*ev).ok();
     }
     // History lengths mean what the caller's version says, whatever the peer's.
+    let limit = history::history_limit(op, call.version, &params);
     if let Answer::Unary(res) = &mut answer {
-        history::trim_history(op, history::history_limit(op, call.version, &params), res);
+        history::trim_history(op, limit, res);
     }
+    let mut answer = history::trim_stream(answer, limit);
     // ownership of new tasks
     if matches!(op, Operation::SendMessage | Operation::SendStreamingMessage) {
         let (a, task) = ownership::bind_answer(owners, &agent.endpoint, &owner, answer)?;

@@ -187,6 +187,26 @@ async fn history_lengths_mean_what_the_callers_version_says() {
             .await;
         assert_eq!(b["result"]["kind"], "task", "{b}");
         assert!(hist(&b["result"]) >= 1, "{agent}: {b}");
+        // A streamed send: the Task event follows the limit too.
+        let (_, _, events) = env
+            .sse(
+                &format!("/a2a/{agent}"),
+                Some("1.0"),
+                rpc(
+                    "SendStreamingMessage",
+                    json!({"message": msg10("a streamed report"), "configuration": {"historyLength": 0}}),
+                ),
+            )
+            .await;
+        let tasks: Vec<&Value> = events
+            .iter()
+            .filter_map(|e| e["result"].get("task"))
+            .collect();
+        assert!(!tasks.is_empty(), "{agent}: {events:?}");
+        assert!(
+            tasks.iter().all(|t| t.get("history").is_none()),
+            "{agent}: {events:?}"
+        );
     }
     env.stop().await;
     p03.shutdown().await;
