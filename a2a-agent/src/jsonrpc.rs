@@ -151,10 +151,7 @@ pub(crate) async fn handle(
     let v03_stream =
         version == Version::V03 && matches!(m1, "SendStreamingMessage" | "SubscribeToTask");
     match ops::dispatch_v(app, call, m1, p1, version).await {
-        Err(e) if v03_stream => {
-            let ev = edge::sse::data(id.error_text(&e.jsonrpc_error(version)));
-            edge::sse::response(futures::stream::iter([ev]), None)
-        }
+        Err(e) if v03_stream => edge::sse::single(id.error_text(&e.jsonrpc_error(version))),
         Err(e) => reply_err(&id, &e, version),
         Ok(Outcome::Unary(r)) => match version {
             Version::V1 => reply(&id, r),

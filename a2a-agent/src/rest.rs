@@ -181,7 +181,11 @@ async fn run(
         }
         Op::Get(id) => {
             allow(&[Method::GET])?;
-            let hl = history_param(call.query.as_deref())?;
+            let mut hl = history_param(call.query.as_deref())?;
+            // 0.3 (P0): `historyLength` 0 is no limit, which is 1.0 unset.
+            if v == Version::V03 && hl.as_i64() == Some(0) {
+                hl = Value::Null;
+            }
             (
                 "GetTask",
                 serde_json::json!({"id": id, "historyLength": hl}),

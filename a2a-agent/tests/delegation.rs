@@ -209,7 +209,7 @@ fn status_text(ev: &StreamResponse) -> Option<(TaskState, String)> {
 /// Waits (up to 10 s) until `client` reads task `id` in `state`.
 async fn wait_state(client: &A2aClient, id: &str, state: TaskState) {
     for _ in 0..200 {
-        if client.get_task(id, Some(0)).await.unwrap().status.state == state {
+        if client.get_task(id, None).await.unwrap().status.state == state {
             return;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;

@@ -182,6 +182,26 @@ pub(crate) fn rpc_refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> Res
     resp
 }
 
+/// A refused JSON-RPC call of `op`: a 0.3 streaming method (`message/stream`,
+/// `tasks/resubscribe`) answers one SSE event carrying the JSON-RPC error, as the official SDK
+/// servers and the agent do (the 0.3 SDK client reads only `text/event-stream` there); in the
+/// `refusal` status mode, and for everything else, [`rpc_refusal`].
+pub(crate) fn rpc_op_refusal(
+    st: &GatewayState,
+    call: &mut Call,
+    op: crate::ops::Operation,
+    r: Refusal,
+) -> Response {
+    if call.version != Version::V03
+        || !op.is_streaming()
+        || st.config.json_rpc_error_status == crate::config::ErrorStatusMode::Refusal
+    {
+        return rpc_refusal(st, call, r);
+    }
+    record(st, call, Some(&r));
+    a2a_agent::edge::sse::single(r.jsonrpc_text(call.version, &call.id, &call.trace_id))
+}
+
 /// An HTTP+JSON refusal: `google.rpc.Status` with the refusal's status.
 pub(crate) fn rest_refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> Response {
     record(st, call, Some(&r));

@@ -15,7 +15,7 @@ use a2a_types::envelope::parse_envelope;
 
 use crate::auth::authenticate;
 use crate::call::Call;
-use crate::edge::{content_type_ok, negotiate, requested_version, rpc_refusal};
+use crate::edge::{content_type_ok, negotiate, requested_version, rpc_op_refusal, rpc_refusal};
 use crate::errors::Binding;
 use crate::pipeline::execute;
 use crate::record::record;
@@ -95,7 +95,7 @@ pub(crate) async fn rpc(
         .instrument(span)
         .await
     {
-        Err(r) => rpc_refusal(&st, &mut call, r),
+        Err(r) => rpc_op_refusal(&st, &mut call, op, r),
         Ok(Answer::Unary(result)) => {
             record(&st, &mut call, None);
             let body = call.id.result_text(&result);

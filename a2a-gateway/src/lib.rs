@@ -30,6 +30,8 @@
 //! - `url`: peer address checks; `time`: audit timestamps; `tracing`, `tracing-subscriber`: logs;
 //! - `thiserror`, `anyhow`: error types in the library and the binary;
 //! - `tokio-util`: the cancellation token that ends streams and waiting calls at shutdown;
+//! - `tower` (`util`, already built for `a2a-agent`): re-routing a caller path with a trailing
+//!   slash through the router (`ServiceExt::oneshot`);
 //! - `cel` (default features off): workspace policies in the Common Expression Language
 //!   (docs/gateway.md, "Policy language" says why CEL and what it costs to build);
 //! - `tikv-jemallocator` (feature `jemalloc`, default, binary only): the binary's allocator, chosen
@@ -48,6 +50,7 @@ pub mod demo;
 pub mod edge;
 pub mod errors;
 pub mod governance;
+mod history;
 mod hop;
 mod jsonrpc;
 pub mod keys;
@@ -56,6 +59,7 @@ pub mod metrics;
 pub mod ops;
 pub mod ownership;
 pub mod peer;
+pub mod peer03;
 pub mod pii;
 pub mod pipeline;
 pub mod push;

@@ -83,10 +83,92 @@ pub(crate) const MAX_LIST_PAGE: usize = 100;
 /// Peer pages read at most for one ListTasks call.
 pub(crate) const MAX_PEER_PAGES: usize = 100;
 
+/// One page of a ListTasks answer the gateway pages itself: the size asked for, the scope its
+/// tokens are bound to (owner and filters) and where the page starts (the offset, and the last
+/// task id of the previous page for keyset paging).
+pub(crate) struct ListPage {
+    size: usize,
+    scope: String,
+    offset: usize,
+    last: String,
+}
+
+impl ListPage {
+    /// Reads `pageSize` (1..=[`MAX_LIST_PAGE`], 50 by default) and checks `pageToken` (a token
+    /// this gateway issued for the same owner and filters, else -32602).
+    pub(crate) fn read(st: &GatewayState, owner: &Owner, params: &Value) -> Result<Self, Refusal> {
+        let size = params
+            .get("pageSize")
+            .and_then(Value::as_u64)
+            .map(|n| (n as usize).clamp(1, MAX_LIST_PAGE))
+            .unwrap_or(50);
+        let mut filter = params.clone();
+        if let Some(o) = filter.as_object_mut() {
+            o.remove("pageSize");
+            o.remove("pageToken");
+        }
+        let scope = format!(
+            "tasks\n{}\n{}\n{filter}",
+            owner.workspace_id, owner.agent_id
+        );
+        let (offset, last) = match params
+            .get("pageToken")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+        {
+            Some(t) => verify_list_token(st, &scope, t).ok_or_else(|| {
+                Refusal::invalid_params("params.pageToken: not a token this gateway issued")
+            })?,
+            None => (0, String::new()),
+        };
+        Ok(ListPage {
+            size,
+            scope,
+            offset,
+            last,
+        })
+    }
+
+    /// The page of `all` (the whole filtered list, in order) as a ListTasks answer built on
+    /// `base`: `tasks`, `nextPageToken` (empty on the last page), `pageSize`, `totalSize`.
+    pub(crate) fn answer(&self, st: &GatewayState, all: Vec<Value>, base: Value) -> Value {
+        let total = all.len();
+        // Keyset first: the page goes on after the last task the previous page returned, so
+        // tasks created (listed first) or updated meanwhile do not shift the pages; the offset
+        // is the fallback when that task is no longer listed.
+        let offset = all
+            .iter()
+            .position(|t| {
+                !self.last.is_empty() && ownership::listed_task_id(t) == Some(self.last.as_str())
+            })
+            .map_or(self.offset, |i| i + 1);
+        let end = offset.saturating_add(self.size).min(total);
+        let slice: Vec<Value> = all
+            .get(offset.min(total)..end)
+            .map(<[Value]>::to_vec)
+            .unwrap_or_default();
+        let next = match slice.last().and_then(ownership::listed_task_id) {
+            Some(last) if end < total => list_token(st, &self.scope, end, last),
+            _ => String::new(),
+        };
+        let mut out = base;
+        if !out.is_object() {
+            out = json!({});
+        }
+        if let Some(o) = out.as_object_mut() {
+            o.insert("tasks".into(), Value::Array(slice));
+            o.insert("nextPageToken".into(), json!(next));
+            o.insert("pageSize".into(), json!(self.size));
+            o.insert("totalSize".into(), json!(total));
+        }
+        out
+    }
+}
+
 /// ListTasks for the caller's own tasks only: reads the peer's list (its filters and order) in
 /// pages of [`MAX_LIST_PAGE`], keeps the owner's tasks and pages that filtered list itself
-/// (page tokens are HMAC'd offsets into it, bound to owner and filter; `totalSize` counts
-/// only the owner's tasks).
+/// ([`ListPage`]: page tokens are HMAC'd offsets into it, bound to owner and filter;
+/// `totalSize` counts only the owner's tasks).
 pub(crate) async fn list_owned(
     st: &GatewayState,
     ctx: &PeerCall<'_>,
@@ -96,30 +178,7 @@ pub(crate) async fn list_owned(
     params: &Value,
     mut peer_params: Value,
 ) -> Result<Answer, Refusal> {
-    let size = params
-        .get("pageSize")
-        .and_then(Value::as_u64)
-        .map(|n| (n as usize).clamp(1, MAX_LIST_PAGE))
-        .unwrap_or(50);
-    let mut filter = params.clone();
-    if let Some(o) = filter.as_object_mut() {
-        o.remove("pageSize");
-        o.remove("pageToken");
-    }
-    let scope = format!(
-        "tasks\n{}\n{}\n{filter}",
-        owner.workspace_id, owner.agent_id
-    );
-    let (offset, last) = match params
-        .get("pageToken")
-        .and_then(Value::as_str)
-        .filter(|t| !t.is_empty())
-    {
-        Some(t) => verify_list_token(st, &scope, t).ok_or_else(|| {
-            Refusal::invalid_params("params.pageToken: not a token this gateway issued")
-        })?,
-        None => (0, String::new()),
-    };
+    let page = ListPage::read(st, owner, params)?;
     let owned: std::collections::HashSet<String> = owners
         .list(endpoint, owner, 0, i64::MAX)
         .map_err(|e| Refusal::internal(&e.to_string()))?
@@ -133,28 +192,28 @@ pub(crate) async fn list_owned(
     let mut mine = Vec::new();
     let mut first: Option<Value> = None;
     for _ in 0..MAX_PEER_PAGES {
-        let page = match ctx.chosen.binding {
+        let answer = match ctx.chosen.binding {
             Binding::JsonRpc => {
                 ctx.jsonrpc(Operation::ListTasks, peer_params.clone())
                     .await?
             }
             Binding::HttpJson => ctx.rest(Operation::ListTasks, peer_params.clone()).await?,
         };
-        let Answer::Unary(page) = page else {
+        let Answer::Unary(answer) = answer else {
             return Err(Refusal::upstream_invalid_response("expected a task list"));
         };
-        let tasks = page
+        let tasks = answer
             .get("tasks")
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
         mine.extend(ownership::owned_only(tasks, &owned));
-        let next = page
+        let next = answer
             .get("nextPageToken")
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_owned();
-        first.get_or_insert(page);
+        first.get_or_insert(answer);
         if next.is_empty() {
             break;
         }
@@ -162,31 +221,11 @@ pub(crate) async fn list_owned(
             o.insert("pageToken".into(), json!(next));
         }
     }
-    let total = mine.len();
-    // Keyset first: the page goes on after the last task the previous page returned, so tasks
-    // created (listed first) or updated meanwhile do not shift the pages; the offset is the
-    // fallback when that task is no longer listed.
-    let offset = mine
-        .iter()
-        .position(|t| !last.is_empty() && ownership::listed_task_id(t) == Some(last.as_str()))
-        .map_or(offset, |i| i + 1);
-    let end = offset.saturating_add(size).min(total);
-    let slice: Vec<Value> = mine
-        .get(offset.min(total)..end)
-        .map(<[Value]>::to_vec)
-        .unwrap_or_default();
-    let next = match slice.last().and_then(ownership::listed_task_id) {
-        Some(last) if end < total => list_token(st, &scope, end, last),
-        _ => String::new(),
-    };
-    let mut out = first.unwrap_or_else(|| json!({}));
-    if let Some(o) = out.as_object_mut() {
-        o.insert("tasks".into(), Value::Array(slice));
-        o.insert("nextPageToken".into(), json!(next));
-        o.insert("pageSize".into(), json!(size));
-        o.insert("totalSize".into(), json!(total));
-    }
-    Ok(Answer::Unary(out))
+    Ok(Answer::Unary(page.answer(
+        st,
+        mine,
+        first.unwrap_or_else(|| json!({})),
+    )))
 }
 
 /// A ListTasks page token: the offset and the last task id of the page, HMAC'd with the scope.

@@ -12,12 +12,14 @@ use serde_json::Value;
 
 use crate::auth::{effective_limits, lookup_agent};
 use crate::call::Call;
-use crate::errors::{Binding, Refusal};
+use crate::errors::{Binding, Refusal, Version};
+use crate::history;
 use crate::hop::{self, PeerCall};
 use crate::keys;
 use crate::listing;
 use crate::ops::Operation;
 use crate::ownership::{self, Owner, OwnershipStore, SqliteOwnership};
+use crate::peer03;
 use crate::push_hop;
 use crate::seams::{Evidence, Hop};
 use crate::server::{Answer, GatewayState};
@@ -199,8 +201,13 @@ pub(crate) async fn execute(
         chosen.version,
         &mut params,
     )?;
-    // translation to the peer's version
-    let peer_params = hop::peer_params(op, call.version, &chosen, &params, page.is_some())?;
+    // translation to the peer's version (a 0.3 peer has no ListTasks: the gateway serves it)
+    let listed_here = op == Operation::ListTasks && chosen.version == Version::V03;
+    let peer_params = if listed_here {
+        Value::Null
+    } else {
+        hop::peer_params(op, call.version, &chosen, &params, page.is_some())?
+    };
     let peer_method = op.name(chosen.version);
     call.audit.peer_method = Some(match chosen.binding {
         Binding::JsonRpc => peer_method.to_owned(),
@@ -234,7 +241,9 @@ pub(crate) async fn execute(
             .map_err(|e| Refusal::internal(&format!("audit intent not written: {e}")))?,
     );
     // peer call, answer checks and translation
-    let mut answer = if op == Operation::ListTasks {
+    let mut answer = if listed_here {
+        peer03::list(st, &ctx, owners.as_ref(), &agent.endpoint, &owner, &params).await?
+    } else if op == Operation::ListTasks {
         listing::list_owned(
             st,
             &ctx,
@@ -246,7 +255,16 @@ pub(crate) async fn execute(
         )
         .await?
     } else {
-        match ctx.call(op, peer_params).await {
+        // A 1.0 subscribe starts with the Task, which a 0.3 peer does not send.
+        let called = if op == Operation::SubscribeToTask
+            && chosen.version == Version::V03
+            && call.version == Version::V10
+        {
+            peer03::subscribe(&ctx, peer_params).await
+        } else {
+            ctx.call(op, peer_params).await
+        };
+        match called {
             Ok(a) => a,
             Err(r) => {
                 if let Ok(ev) = gov.evidence.lock() {
@@ -259,6 +277,12 @@ pub(crate) async fn execute(
     if let Ok(ev) = gov.evidence.lock() {
         call.audit.governance = serde_json::to_value(&*ev).ok();
     }
+    // History lengths mean what the caller's version says, whatever the peer's.
+    let limit = history::history_limit(op, call.version, &params);
+    if let Answer::Unary(res) = &mut answer {
+        history::trim_history(op, limit, res);
+    }
+    let mut answer = history::trim_stream(answer, limit);
     // ownership of new tasks
     if matches!(op, Operation::SendMessage | Operation::SendStreamingMessage) {
         let (a, task) = ownership::bind_answer(owners, &agent.endpoint, &owner, answer)?;

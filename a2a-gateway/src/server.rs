@@ -212,7 +212,10 @@ impl Gateway {
             .route("/metrics", get(metrics_handler))
             .route("/healthz", get(|| async { "ok" }))
             .with_state(self.state.clone());
-        a2a.merge(crate::admin::router(self.state.clone()))
+        let routes = a2a.merge(crate::admin::router(self.state.clone()));
+        let inner = routes.clone();
+        routes
+            .fallback(move |req: axum::extract::Request| trailing_slash(inner.clone(), req))
             .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
             .layer(axum::middleware::from_fn_with_state(
                 self.state.clone(),
@@ -234,6 +237,34 @@ impl Gateway {
             listening,
             state: self.state,
         })
+    }
+}
+
+/// A path no route matched: with trailing slashes (`POST /a2a/{agentId}/`, which some clients
+/// send), the same request without them, routed again; otherwise 404 (in A2A form, see
+/// [`crate::wire::guard`]).
+async fn trailing_slash(
+    routes: Router,
+    mut req: axum::extract::Request,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    use tower::ServiceExt;
+    let path = req.uri().path();
+    let trimmed = path.trim_end_matches('/');
+    if trimmed.is_empty() || trimmed.len() == path.len() {
+        return axum::http::StatusCode::NOT_FOUND.into_response();
+    }
+    let target = match req.uri().query() {
+        Some(q) => format!("{trimmed}?{q}"),
+        None => trimmed.to_owned(),
+    };
+    let Ok(uri) = target.parse() else {
+        return axum::http::StatusCode::NOT_FOUND.into_response();
+    };
+    *req.uri_mut() = uri;
+    match routes.oneshot(req).await {
+        Ok(r) => r,
+        Err(never) => match never {},
     }
 }
 

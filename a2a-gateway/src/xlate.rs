@@ -248,6 +248,15 @@ pub fn request(
                     m.remove("pageToken");
                 }
             }
+            // 1.0 `historyLength: 0` (no history) has no 0.3 form: the peer is asked for the
+            // least it can be asked for, and the answer is trimmed (`crate::history::trim_history`).
+            for at in ["/historyLength", "/configuration/historyLength"] {
+                if let Some(h) = p.pointer_mut(at)
+                    && h.as_i64() == Some(0)
+                {
+                    *h = json!(to_v03::history_request(Some(0)));
+                }
+            }
             let r = V1Request::parse(op.name_10(), Some(p)).map_err(bad)?;
             let r = to_v03::request(r, POLICY).map_err(un)?;
             Ok(r.params().unwrap_or_else(|| json!({})))
@@ -275,6 +284,17 @@ pub fn result(
     match op {
         Operation::SendStreamingMessage | Operation::SubscribeToTask => {
             return event(res, from, to);
+        }
+        // 0.3 has no ListTasks: a 0.3 caller gets the 1.0 shape with 0.3 tasks, the nearest (as
+        // the agent answers).
+        Operation::ListTasks if from == Version::V10 && to == Version::V03 => {
+            let mut out = res.clone();
+            if let Some(tasks) = out.get_mut("tasks").and_then(Value::as_array_mut) {
+                for (i, t) in tasks.iter_mut().enumerate() {
+                    *t = task(t, Version::V03, &format!("result.tasks[{i}]")).map_err(ut)?;
+                }
+            }
+            return Ok(out);
         }
         // Nothing to read in a delete answer: each version has its own empty result.
         Operation::DeletePushConfig => {

@@ -87,7 +87,7 @@ async fn until_artifact(events: &mut a2a_client::transport::EventStream) {
 /// Waits (up to 10 s) until `client` reads task `id` in `state`.
 async fn wait_state(client: &A2aClient, id: &str, state: TaskState) {
     for _ in 0..200 {
-        if client.get_task(id, Some(0)).await.unwrap().status.state == state {
+        if client.get_task(id, None).await.unwrap().status.state == state {
             return;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -142,7 +142,7 @@ async fn a_callers_cancel_reaches_the_peer_and_ends_its_streams() {
             );
         }
         assert_eq!(
-            c.get_task(&id, Some(0)).await.unwrap().status.state,
+            c.get_task(&id, None).await.unwrap().status.state,
             TaskState::Canceled,
             "{what}"
         );

@@ -19,6 +19,7 @@ mod interop_peers;
 mod interop_table;
 mod isolation;
 mod limits;
+mod pairings;
 mod pii_table;
 mod push_callback;
 mod rust_peer;

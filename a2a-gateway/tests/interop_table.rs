@@ -8,8 +8,9 @@ use crate::common;
 
 #[allow(dead_code)]
 #[path = "../../a2a-agent/tests/common/reference.rs"]
-mod reference;
-// `sdk` and `table` are also used by `interop_peers.rs` (a file is included once per binary)
+pub(crate) mod reference;
+// `reference`, `sdk` and `table` are also used by `interop_peers.rs` and `pairings.rs` (a file is
+// included once per binary)
 #[allow(dead_code)]
 #[path = "../../a2a-agent/tests/common/sdk.rs"]
 pub(crate) mod sdk;

@@ -235,6 +235,14 @@ async fn assert_like_missing(env: &Env, agent: &str, key: &str, foreign: &str) {
             !body.contains(foreign),
             "{agent} {label} leaks the id: {body}"
         );
+        // A 0.3 JSON-RPC streaming method answers its refusal as one SSE event.
+        let sse = label == "0.3 tasks/resubscribe" || label == "0.3 message/stream";
+        assert_eq!(
+            got.1.starts_with("text/event-stream"),
+            sse,
+            "{agent} {label}: {}",
+            got.1
+        );
     }
 }
 

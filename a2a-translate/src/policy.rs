@@ -8,7 +8,7 @@
 /// | 0.3 request `metadata` on get/resubscribe/push ops -> 1.0 | refuse | drop |
 /// | 1.0 `tenant` -> 0.3 | refuse | drop |
 /// | 0.3 push `schemes` with 0 or several entries -> 1.0 | refuse | first entry (or none) |
-/// | 0.3 JSON-RPC `historyLength: 0` -> 1.0 | keep `0` | unset (0.3 "0 = unlimited") |
+/// | 1.0 `historyLength: 0` (no history) -> 0.3 (where `0` means no limit) | refuse | drop |
 /// | 1.0 push-config list paging (`pageSize`, `pageToken`, `nextPageToken`) -> 0.3 | refuse | drop |
 /// | 1.0 `ROLE_UNSPECIFIED` -> 0.3 | refuse | `agent` |
 /// | 1.0 task without `contextId` -> 0.3 | refuse | `""` |

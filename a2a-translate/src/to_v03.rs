@@ -439,6 +439,30 @@ fn task_push_config_at(
     })
 }
 
+/// A 1.0 `historyLength` in 0.3 (H20): `0` (no history) has no 0.3 form, since 0.3 reads `0` as
+/// no limit; refused (strict) or dropped (SDK-compatible: the whole history comes back). A
+/// translator that trims the answer itself asks the peer for [`history_request`] instead.
+fn history_length_at(h: Option<i32>, policy: Policy, at: &Path<'_>) -> R<Option<i32>> {
+    match h {
+        Some(0) if policy.is_strict() => Err(Untranslatable::at(
+            at,
+            "A2A 0.3 reads historyLength 0 as no limit; 1.0 0 means no history",
+        )),
+        Some(0) => Ok(None),
+        h => Ok(h),
+    }
+}
+
+/// The 0.3 `historyLength` to ask a 0.3 peer for when the answer is trimmed to the 1.0 limit `h`
+/// afterwards: 1.0 `0` (no history, which 0.3 cannot say) becomes `1`, the smallest limit every
+/// 0.3 reading honours; other limits are the same in both versions.
+pub fn history_request(h: Option<i32>) -> Option<i32> {
+    match h {
+        Some(0) => Some(1),
+        h => h,
+    }
+}
+
 /// 1.0 send options as 0.3 send options (`returnImmediately` = `!blocking`).
 pub fn send_configuration(
     c: v1::SendMessageConfiguration,
@@ -455,7 +479,7 @@ fn send_configuration_at(
     Ok(v03::MessageSendConfiguration {
         accepted_output_modes: opt_vec(c.accepted_output_modes),
         blocking: c.return_immediately.map(|r| !r),
-        history_length: c.history_length,
+        history_length: history_length_at(c.history_length, policy, &at.field("historyLength"))?,
         push_notification_config: c
             .task_push_notification_config
             .map(|p| inner_push_config_at(p, policy, &at.field("taskPushNotificationConfig"), true))
@@ -510,7 +534,11 @@ fn request_inner(r: V1Request, policy: Policy) -> R<V03Request> {
             tenant(&p.tenant)?;
             V03Request::GetTask(v03::TaskQueryParams {
                 id: p.id,
-                history_length: p.history_length,
+                history_length: history_length_at(
+                    p.history_length,
+                    policy,
+                    &root.field("historyLength"),
+                )?,
                 metadata: None,
             })
         }

@@ -380,12 +380,10 @@ fn task_push_config_at(
     )
 }
 
-fn history_length(h: Option<i32>, policy: Policy) -> Option<i32> {
-    match h {
-        // a2a-python reads 0.3 `historyLength: 0` as unlimited.
-        Some(0) if !policy.is_strict() => None,
-        h => h,
-    }
+/// A 0.3 `historyLength` as the 1.0 limit it means (H20): 0.3 `0` is "no limit" (P0's comment;
+/// a2a-python and a2a-js read it so), which is 1.0 unset (1.0 `0` would mean no history).
+pub fn history_length(h: Option<i32>) -> Option<i32> {
+    h.filter(|n| *n != 0)
 }
 
 /// 0.3 send options as 1.0 send options (`returnImmediately = !blocking`).
@@ -407,7 +405,7 @@ fn send_configuration_at(
             .push_notification_config
             .map(|p| inner_push_config_at(p, None, policy, &at.field("pushNotificationConfig")))
             .transpose()?,
-        history_length: history_length(c.history_length, policy),
+        history_length: history_length(c.history_length),
         return_immediately: c.blocking.map(|b| !b),
     })
 }
@@ -452,7 +450,7 @@ fn request_inner(r: V03Request, policy: Policy) -> R<V1Request> {
             V1Request::GetTask(v1::GetTaskRequest {
                 tenant: None,
                 id: p.id,
-                history_length: history_length(p.history_length, policy),
+                history_length: history_length(p.history_length),
             })
         }
         V03Request::CancelTask(p) => V1Request::CancelTask(v1::CancelTaskRequest {

@@ -31,14 +31,11 @@ const FINAL: &str = "the stream closes on an interrupted state: we mark that las
 const OMIT_SCHEMES: &str = "schemes without a target form are left out with the requirements naming them (listed in `omitted`); the SDK keeps a broken scheme or the last flow";
 const OMIT_INTERFACES: &str =
     "interfaces a 0.3 client cannot use (tenant) are left out and listed; the SDK keeps them";
-const BLOCKING: &str =
-    "the SDK always writes blocking (true when returnImmediately is unset); we keep absence";
 const REST_BYTES: &str = "a2a-sdk proto_utils double-encodes 0.3 REST fileWithBytes (bytes-as-base64 of the base64 text); we keep the base64 text (H6)";
 const REST_BOOL: &str = "the 0.3 proto has no presence on capability bools: the SDK reads absent as false and omits false; we keep what was sent";
 const REST_EMPTY_CONFIG: &str =
     "the SDK's proto_utils always writes a configuration object; we leave an absent one absent";
 const REQUIRED_LISTS: &str = "REQUIRED repeated fields (skills) are always written, also when empty; the SDK omits the empty list (and the Major.Minor version, see PROTOCOL_VERSION)";
-const HISTORY_ZERO: &str = "strict policy keeps a 0.3 JSON-RPC historyLength 0 as 0; the SDK reads it as unlimited (use Policy::SdkCompatible for that)";
 
 /// `(fixture, direction, why we differ from the SDK)`.
 const DIFFERENCES: &[(&str, &str, &str)] = &[
@@ -111,15 +108,11 @@ const DIFFERENCES: &[(&str, &str, &str)] = &[
     ("request_push_list_page_token_refused", "to_v03", WE_REFUSE),
     ("request_push_set_two_schemes_refused", "to_v1", WE_REFUSE),
     ("request_send_message_blocking_true", "to_v1", PRESENCE),
+    ("request_get_task_history_zero_refused", "to_v03", WE_REFUSE),
     (
-        "request_send_message_history_zero_strict",
-        "to_v1",
-        HISTORY_ZERO,
-    ),
-    (
-        "request_send_message_history_zero_strict",
+        "request_send_message_history_zero_refused",
         "to_v03",
-        BLOCKING,
+        WE_REFUSE,
     ),
     ("request_send_streaming", "to_v03", SDK_STREAM_METHOD),
     ("request_tenant_refused", "to_v03", WE_REFUSE),

@@ -226,7 +226,7 @@ fn v1_send() -> impl Strategy<Value = v1::SendMessageRequest> {
     let cfg = (
         vec("[a-z]+/[a-z]+", 0..2),
         option::of(v1_push(false)),
-        option::of(0i32..50),
+        option::of(1i32..50),
         option::of(any::<bool>()),
     )
         .prop_map(|(modes, push, h, ri)| v1::SendMessageConfiguration {
@@ -249,7 +249,7 @@ fn v1_request() -> impl Strategy<Value = V1Request> {
     prop_oneof![
         v1_send().prop_map(V1Request::SendMessage),
         v1_send().prop_map(V1Request::SendStreamingMessage),
-        (ident(), option::of(0i32..9)).prop_map(|(id, h)| V1Request::GetTask(v1::GetTaskRequest {
+        (ident(), option::of(1i32..9)).prop_map(|(id, h)| V1Request::GetTask(v1::GetTaskRequest {
             tenant: None,
             id,
             history_length: h

@@ -210,7 +210,9 @@ impl Run<'_> {
                 _ = sleep_until(self.deadline()), if self.stopping() => return Ok(()),
                 _ = sleep(self.job.poll_interval) => {
                     let id = self.task.as_ref().map(|t| t.id.clone()).unwrap_or_default();
-                    let t = self.client.get_task(&id, Some(0)).await?;
+                    // One message at most: a limit both versions can say (0.3 reads 0 as
+                    // no limit, so a 1.0 `0` cannot reach a 0.3 child).
+                    let t = self.client.get_task(&id, Some(1)).await?;
                     self.on_polled(t).await;
                 }
             }

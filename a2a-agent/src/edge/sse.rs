@@ -45,3 +45,10 @@ where
         None => sse.into_response(),
     }
 }
+
+/// A whole stream of one event carrying `json`: how a failed 0.3 JSON-RPC streaming call
+/// (`message/stream`, `tasks/resubscribe`) answers, as the official SDK servers do (the 0.3 SDK
+/// client reads only `text/event-stream` there).
+pub fn single(json: impl AsRef<str>) -> Response {
+    response(futures::stream::iter([data(json)]), None)
+}

@@ -269,6 +269,20 @@ const TABLE: &[Row] = &[
             assert_eq!(t["history"].as_array().map(Vec::len), Some(1), "{t}");
         },
     },
+    // historyLength 0: no history in 1.0, no limit in 0.3 (P0; the SDKs read it so)
+    Row {
+        name: "no history",
+        op: |_| Some(json!({"op": "get", "taskId": "$report.task_id", "historyLength": 0})),
+        check: |r| {
+            let t = r.result("no history");
+            let n = t["history"].as_array().map(Vec::len).unwrap_or(0);
+            if r.c.v03() {
+                assert!(n >= 2, "0.3: 0 is no limit: {t}");
+            } else {
+                assert_eq!(n, 0, "1.0: 0 is no history: {t}");
+            }
+        },
+    },
     // non-blocking send + poll, resubscribe, cancel
     Row {
         name: "slow",

@@ -1,0 +1,202 @@
+//! What A2A 1.0 promises a caller and a 0.3 peer cannot do, done by the gateway itself:
+//!
+//! - SubscribeToTask starts with the Task (S1 §3.1.6), while a 0.3 peer's `tasks/resubscribe`
+//!   only relays live events: the gateway opens the peer's subscription, then reads the task
+//!   with GetTask and sends it first; a task in a terminal state is UnsupportedOperationError;
+//! - ListTasks (S1 §3.1.4), which 0.3 does not have: served from the gateway's ownership records
+//!   of the owner's tasks at that peer, each task read with GetTask (bounded concurrency; a task
+//!   the peer no longer knows is left out), filtered, ordered and paged by the gateway.
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use a2a_types::v1::TaskState;
+
+use crate::errors::{Refusal, Version};
+use crate::history;
+use crate::hop::{self, PeerCall};
+use crate::listing::ListPage;
+use crate::ops::Operation;
+use crate::ownership::{Owner, OwnershipStore};
+use crate::server::{Answer, GatewayState};
+use crate::xlate;
+
+/// Most recent ownership records a ListTasks call reads (older tasks are not listed).
+pub const MAX_LISTED_TASKS: usize = 1000;
+/// GetTask calls in flight at once while a ListTasks call reads its tasks.
+pub const LIST_FETCH_CONCURRENCY: usize = 8;
+
+/// The state of a 1.0 task (`status.state`), if it reads.
+fn state(task: &Value) -> Option<TaskState> {
+    serde_json::from_value(task.pointer("/status/state")?.clone()).ok()
+}
+
+/// The status timestamp of a 1.0 task, if it reads.
+fn timestamp(task: &Value) -> Option<OffsetDateTime> {
+    let t = task.pointer("/status/timestamp")?.as_str()?;
+    OffsetDateTime::parse(t, &Rfc3339).ok()
+}
+
+/// A 1.0 caller's SubscribeToTask at a 0.3 peer: the Task first, then the peer's live events.
+/// `ctx.caller` is 1.0; `peer_params` are the 0.3 params (`{"id"}`).
+pub(crate) async fn subscribe(ctx: &PeerCall<'_>, peer_params: Value) -> Result<Answer, Refusal> {
+    let id = peer_params.get("id").cloned().unwrap_or(Value::Null);
+    // The subscription first, so that nothing that happens after the task is read is missed.
+    let live = ctx.call(Operation::SubscribeToTask, peer_params).await;
+    let task = match ctx.call(Operation::GetTask, json!({ "id": id })).await? {
+        Answer::Unary(t) => t,
+        Answer::Stream(_) => return Err(Refusal::upstream_invalid_response("expected a task")),
+    };
+    if state(&task).is_some_and(TaskState::is_terminal) {
+        return Err(Refusal::unsupported_operation(
+            "SubscribeToTask on a task in a terminal state",
+        ));
+    }
+    let Answer::Stream(events) = live? else {
+        return Err(Refusal::upstream_invalid_response(
+            "expected an event stream",
+        ));
+    };
+    let first = futures::stream::once(async move { Ok(json!({ "task": task })) });
+    Ok(Answer::Stream(Box::pin(first.chain(events))))
+}
+
+/// The 1.0 ListTasks filters of a request.
+struct Filters {
+    context: Option<String>,
+    status: Option<TaskState>,
+    after: Option<OffsetDateTime>,
+    artifacts: bool,
+    history: Option<usize>,
+}
+
+impl Filters {
+    fn read(params: &Value) -> Result<Filters, Refusal> {
+        let status = match params.get("status") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(serde_json::from_value::<TaskState>(v.clone()).map_err(|_| {
+                Refusal::invalid_params(&format!("params.status: not a task state: {v}"))
+            })?),
+        };
+        let after = match params.get("statusTimestampAfter").and_then(Value::as_str) {
+            None => None,
+            Some(t) => Some(OffsetDateTime::parse(t, &Rfc3339).map_err(|e| {
+                Refusal::invalid_params(&format!(
+                    "params.statusTimestampAfter: not an RFC 3339 timestamp: {e}"
+                ))
+            })?),
+        };
+        Ok(Filters {
+            context: params
+                .get("contextId")
+                .and_then(Value::as_str)
+                .filter(|c| !c.is_empty())
+                .map(str::to_owned),
+            status: status.filter(|s| *s != TaskState::Unspecified),
+            after,
+            artifacts: params.get("includeArtifacts").and_then(Value::as_bool) == Some(true),
+            history: history::history_limit(Operation::GetTask, Version::V10, params),
+        })
+    }
+
+    fn keeps(&self, task: &Value) -> bool {
+        let context = task.get("contextId").and_then(Value::as_str);
+        self.context.as_deref().is_none_or(|c| context == Some(c))
+            && self.status.is_none_or(|s| state(task) == Some(s))
+            && self
+                .after
+                .is_none_or(|a| timestamp(task).is_some_and(|t| t >= a))
+    }
+
+    /// The task as listed: artifacts only when asked for, history trimmed.
+    fn shape(&self, mut task: Value) -> Value {
+        if !self.artifacts
+            && let Some(o) = task.as_object_mut()
+        {
+            o.remove("artifacts");
+        }
+        history::trim_history(Operation::GetTask, self.history, &mut task);
+        task
+    }
+}
+
+/// ListTasks for a 0.3 peer, from the owner's records (see the module documentation). `params`
+/// are the caller's ListTasks params (the 1.0 shape, also for 0.3 JSON-RPC callers); the answer
+/// is in the caller's version.
+pub(crate) async fn list(
+    st: &GatewayState,
+    ctx: &PeerCall<'_>,
+    owners: &dyn OwnershipStore,
+    endpoint: &str,
+    owner: &Owner,
+    params: &Value,
+) -> Result<Answer, Refusal> {
+    let page = ListPage::read(st, owner, params)?;
+    let filters = Filters::read(params)?;
+    let records = owners
+        .list(endpoint, owner, 0, i64::MAX)
+        .map_err(|e| Refusal::internal(&e.to_string()))?;
+    let skip = records.len().saturating_sub(MAX_LISTED_TASKS);
+    // Each task in 1.0 terms, whatever the caller's version.
+    let v1 = PeerCall {
+        st: ctx.st,
+        agent: ctx.agent,
+        chosen: ctx.chosen,
+        caller: Version::V10,
+        traceparent: ctx.traceparent.clone(),
+        hops: ctx.hops,
+        id: ctx.id.clone(),
+        max_resp: ctx.max_resp,
+        max_stream: ctx.max_stream,
+        gov: ctx.gov.clone(),
+        open: None,
+    };
+    let history = filters.history;
+    let fetched: Vec<Result<Option<Value>, Refusal>> =
+        futures::stream::iter(records.into_iter().skip(skip))
+            .map(|(_, id)| {
+                let v1 = &v1;
+                let mut get = json!({ "id": id });
+                if let Some(h) = history {
+                    get["historyLength"] = json!(h);
+                }
+                async move {
+                    let p =
+                        hop::peer_params(Operation::GetTask, Version::V10, v1.chosen, &get, false)?;
+                    match v1.call(Operation::GetTask, p).await {
+                        Ok(Answer::Unary(t)) => Ok(Some(t)),
+                        Ok(Answer::Stream(_)) => {
+                            Err(Refusal::upstream_invalid_response("expected a task"))
+                        }
+                        // A task the peer no longer knows is not listed.
+                        Err(r) if r.rpc_code == -32001 => Ok(None),
+                        Err(r) => Err(r),
+                    }
+                }
+            })
+            .buffer_unordered(LIST_FETCH_CONCURRENCY)
+            .collect()
+            .await;
+    let mut tasks = Vec::new();
+    for t in fetched {
+        if let Some(t) = t?
+            && filters.keeps(&t)
+        {
+            tasks.push(filters.shape(t));
+        }
+    }
+    // Newest status first (S1 §3.1.4); ties and tasks without a timestamp by id.
+    tasks.sort_by(|a, b| {
+        timestamp(b).cmp(&timestamp(a)).then_with(|| {
+            a.get("id")
+                .and_then(Value::as_str)
+                .cmp(&b.get("id").and_then(Value::as_str))
+        })
+    });
+    let out = page.answer(st, tasks, json!({}));
+    xlate::result(Operation::ListTasks, Version::V10, ctx.caller, &out)
+        .map(Answer::Unary)
+        .map_err(hop::map_answer_error)
+}
