@@ -29,13 +29,54 @@ fn exists_in_v03(request: &V1Request) -> Result<(), ClientError> {
     Ok(())
 }
 
+/// Whether `request` asks for no history (1.0 `historyLength: 0`), which 0.3 cannot say: 0.3
+/// reads `0` as no limit.
+fn asks_no_history(request: &V1Request) -> bool {
+    let h = match request {
+        V1Request::GetTask(r) => r.history_length,
+        V1Request::SendMessage(r) | V1Request::SendStreamingMessage(r) => {
+            r.configuration.as_ref().and_then(|c| c.history_length)
+        }
+        _ => None,
+    };
+    h == Some(0)
+}
+
+/// The request as sent to a 0.3 agent: a 1.0 `historyLength: 0` is asked as the smallest 0.3
+/// limit ([`to_v03::history_request`]) and the answer trimmed by [`trim_history`] (H20).
+fn ask_history(mut request: V1Request) -> V1Request {
+    match &mut request {
+        V1Request::GetTask(r) => r.history_length = to_v03::history_request(r.history_length),
+        V1Request::SendMessage(r) | V1Request::SendStreamingMessage(r) => {
+            if let Some(c) = r.configuration.as_mut() {
+                c.history_length = to_v03::history_request(c.history_length);
+            }
+        }
+        _ => {}
+    }
+    request
+}
+
+/// Trims a 0.3 agent's answer to what a 1.0 `historyLength: 0` asked for: no history.
+fn trim_history(request: &V1Request, mut result: V1Result) -> V1Result {
+    if asks_no_history(request) {
+        match &mut result {
+            V1Result::Task(t) | V1Result::SendMessage(v1::SendMessageResponse::Task(t)) => {
+                t.history.clear()
+            }
+            _ => {}
+        }
+    }
+    result
+}
+
 /// The 0.3 JSON-RPC method name and params of a 1.0 request.
 pub(crate) fn jsonrpc_request(
     request: V1Request,
     policy: Policy,
 ) -> Result<(&'static str, Option<Value>), ClientError> {
     exists_in_v03(&request)?;
-    let call = to_v03::request(request, policy).map_err(refused)?;
+    let call = to_v03::request(ask_history(request), policy).map_err(refused)?;
     Ok((call.method_name(), call.params()))
 }
 
@@ -47,7 +88,8 @@ pub(crate) fn jsonrpc_result(
 ) -> Result<V1Result, ClientError> {
     let typed = V03Result::parse(request.method(), result)
         .map_err(|e| ClientError::Parse(format!("0.3 {}: {e}", request.method_name())))?;
-    to_v1::result(typed, policy).map_err(refused)
+    let result = to_v1::result(typed, policy).map_err(refused)?;
+    Ok(trim_history(request, result))
 }
 
 /// One 0.3 JSON-RPC stream `result` as a 1.0 event.
@@ -59,6 +101,7 @@ pub(crate) fn stream_event(result: Value) -> Result<v1::StreamResponse, ClientEr
 /// The 0.3 HTTP+JSON exchange of a 1.0 request (paths below `/v1`, bodies in the ProtoJSON of
 /// the 0.3 proto, resource names `tasks/{id}[/pushNotificationConfigs/{cid}]`).
 pub(crate) fn rest_request(request: V1Request, policy: Policy) -> Result<Call, ClientError> {
+    let request = ask_history(request);
     let to_value = |v: &dyn erased::Ser| v.value();
     // A proto3 reader takes an absent `configuration` as `blocking: false`, while 1.0 (and 0.3
     // JSON-RPC) mean blocking: always send a configuration so `blocking` is written.
@@ -73,15 +116,9 @@ pub(crate) fn rest_request(request: V1Request, policy: Policy) -> Result<Call, C
         }
         V1Request::GetTask(r) => {
             let mut query = Vec::new();
-            match r.history_length {
-                Some(0) if policy.is_strict() => {
-                    return Err(ClientError::Translation {
-                        version: "0.3",
-                        message: "historyLength: A2A 0.3 REST reads 0 as unlimited; 1.0 0 means no history".into(),
-                    });
-                }
-                Some(n) if n > 0 => query.push(("historyLength".to_string(), n.to_string())),
-                _ => {}
+            // (a 1.0 `0` was asked as 1 by `ask_history`; 0.3 REST would read 0 as no limit)
+            if let Some(n) = r.history_length.filter(|n| *n > 0) {
+                query.push(("historyLength".to_string(), n.to_string()));
             }
             no_tenant(&r.tenant, policy)?;
             Call::new(Verb::GET, &["tasks", &r.id]).query(query)
@@ -184,6 +221,14 @@ mod erased {
 
 /// A 0.3 HTTP+JSON result as the 1.0 response of `request`.
 pub(crate) fn rest_result(
+    request: &V1Request,
+    value: Value,
+    policy: Policy,
+) -> Result<V1Result, ClientError> {
+    rest_result_untrimmed(request, value, policy).map(|r| trim_history(request, r))
+}
+
+fn rest_result_untrimmed(
     request: &V1Request,
     value: Value,
     policy: Policy,

@@ -6,6 +6,7 @@ mod auth;
 mod cli;
 mod cli_resume;
 mod discovery;
+mod history;
 mod interop_sdk;
 mod resume;
 mod retry;
