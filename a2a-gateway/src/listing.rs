@@ -133,22 +133,14 @@ impl ListPage {
     /// `base`: `tasks`, `nextPageToken` (empty on the last page), `pageSize`, `totalSize`.
     pub(crate) fn answer(&self, st: &GatewayState, all: Vec<Value>, base: Value) -> Value {
         let total = all.len();
-        // Keyset first: the page goes on after the last task the previous page returned, so
-        // tasks created (listed first) or updated meanwhile do not shift the pages; the offset
-        // is the fallback when that task is no longer listed.
-        let offset = all
-            .iter()
-            .position(|t| {
-                !self.last.is_empty() && ownership::listed_task_id(t) == Some(self.last.as_str())
-            })
-            .map_or(self.offset, |i| i + 1);
+        let offset = self.start(&all);
         let end = offset.saturating_add(self.size).min(total);
         let slice: Vec<Value> = all
             .get(offset.min(total)..end)
             .map(<[Value]>::to_vec)
             .unwrap_or_default();
-        let next = match slice.last().and_then(ownership::listed_task_id) {
-            Some(last) if end < total => list_token(st, &self.scope, end, last),
+        let next = match slice.last().and_then(cursor) {
+            Some(last) if end < total => list_token(st, &self.scope, end, &last),
             _ => String::new(),
         };
         let mut out = base;
@@ -162,6 +154,66 @@ impl ListPage {
             o.insert("totalSize".into(), json!(total));
         }
         out
+    }
+}
+
+impl ListPage {
+    /// Where the page starts in `all` (newest status first, S1 §3.1.4). Keyset: after the last
+    /// task the previous page returned, so tasks created or updated meanwhile (which move to the
+    /// front) do not shift the pages. If that task was updated since (it moved to the front) or
+    /// is gone, the page goes on with the first task not newer than its old status timestamp and
+    /// not itself, so nothing of the previous page comes again. The offset serves a token with
+    /// no cursor.
+    fn start(&self, all: &[Value]) -> usize {
+        if self.last.is_empty() {
+            return self.offset;
+        }
+        let (ts, id) = self
+            .last
+            .split_once('\n')
+            .unwrap_or(("", self.last.as_str()));
+        let at = all
+            .iter()
+            .position(|t| ownership::listed_task_id(t) == Some(id));
+        if let Some(i) = at
+            && all.get(i).is_some_and(|t| same_time(status_time(t), ts))
+        {
+            return i + 1;
+        }
+        all.iter()
+            .position(|t| ownership::listed_task_id(t) != Some(id) && not_newer(status_time(t), ts))
+            .unwrap_or(all.len())
+    }
+}
+
+/// A task's place in the order, as carried by a page token: its status timestamp and id.
+fn cursor(task: &Value) -> Option<String> {
+    let id = ownership::listed_task_id(task)?;
+    Some(format!("{}\n{id}", status_time(task)))
+}
+
+fn status_time(task: &Value) -> &str {
+    task.pointer("/status/timestamp")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+fn parse_time(t: &str) -> Option<time::OffsetDateTime> {
+    time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok()
+}
+
+fn same_time(a: &str, b: &str) -> bool {
+    match (parse_time(a), parse_time(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// Whether status time `a` is not newer than `b` (unreadable times: only an equal one is).
+fn not_newer(a: &str, b: &str) -> bool {
+    match (parse_time(a), parse_time(b)) {
+        (Some(x), Some(y)) => x <= y,
+        _ => a == b,
     }
 }
 
@@ -266,4 +318,50 @@ pub(crate) fn verify_page_token(st: &GatewayState, task: &str, token: &str) -> O
     let offset: usize = it.next()?.parse().ok()?;
     let expected = page_token(st, task, offset);
     keys::digest_eq(expected.as_bytes(), token.as_bytes()).then_some(offset)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(id: &str, ts: &str) -> Value {
+        json!({"id": id, "status": {"state": "TASK_STATE_WORKING", "timestamp": ts}})
+    }
+
+    fn after(last: &Value) -> ListPage {
+        ListPage {
+            size: 2,
+            scope: String::new(),
+            offset: 2,
+            last: cursor(last).unwrap(),
+        }
+    }
+
+    #[test]
+    fn the_next_page_never_repeats_the_previous_one() {
+        let (t1, t2, t3) = (
+            "2026-01-01T00:00:01Z",
+            "2026-01-01T00:00:02.5Z",
+            "2026-01-01T00:00:03Z",
+        );
+        // page 1 was [a, b]; the cursor is b at 00:00:02
+        let b_then = task("b", "2026-01-01T00:00:02Z");
+        let page = after(&b_then);
+        // nothing changed: after b
+        let all = [task("a", t2), b_then.clone(), task("c", t1)];
+        assert_eq!(page.start(&all), 2);
+        // b was updated since and moved to the front: still c, not a again
+        let all = [task("b", t3), task("a", t2), task("c", t1)];
+        assert_eq!(page.start(&all), 2);
+        // b is gone: c
+        let all = [task("a", t2), task("c", t1)];
+        assert_eq!(page.start(&all), 1);
+        // c was updated and moved to the front: it is skipped, nothing repeats
+        let all = [task("c", t3), task("a", t2), b_then];
+        assert_eq!(page.start(&all), 3);
+        // the same instant written differently is the same time
+        let page = after(&task("b", "2026-01-01T00:00:02.000Z"));
+        let all = [task("a", t2), task("b", "2026-01-01T00:00:02Z")];
+        assert_eq!(page.start(&all), 2);
+    }
 }

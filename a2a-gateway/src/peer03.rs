@@ -7,6 +7,9 @@
 //!   of the owner's tasks at that peer, each task read with GetTask (bounded concurrency; a task
 //!   the peer no longer knows is left out), filtered, ordered and paged by the gateway.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use futures::StreamExt;
 use serde_json::{Value, json};
 use time::OffsetDateTime;
@@ -39,9 +42,15 @@ fn timestamp(task: &Value) -> Option<OffsetDateTime> {
     OffsetDateTime::parse(t, &Rfc3339).ok()
 }
 
-/// A 1.0 caller's SubscribeToTask at a 0.3 peer: the Task first, then the peer's live events.
+/// A 1.0 caller's SubscribeToTask at a 0.3 peer: the Task first, then the peer's live events,
+/// and, when the peer's stream ends without a terminal event (some 0.3 servers close it after a
+/// cancel without sending the canceled update), the task's final state read from the peer.
 /// `ctx.caller` is 1.0; `peer_params` are the 0.3 params (`{"id"}`).
-pub(crate) async fn subscribe(ctx: &PeerCall<'_>, peer_params: Value) -> Result<Answer, Refusal> {
+pub(crate) async fn subscribe(
+    st: &Arc<GatewayState>,
+    ctx: &PeerCall<'_>,
+    peer_params: Value,
+) -> Result<Answer, Refusal> {
     let id = peer_params.get("id").cloned().unwrap_or(Value::Null);
     // The subscription first, so that nothing that happens after the task is read is missed.
     let live = ctx.call(Operation::SubscribeToTask, peer_params).await;
@@ -60,7 +69,85 @@ pub(crate) async fn subscribe(ctx: &PeerCall<'_>, peer_params: Value) -> Result<
         ));
     };
     let first = futures::stream::once(async move { Ok(json!({ "task": task })) });
-    Ok(Answer::Stream(Box::pin(first.chain(events))))
+    let ended = Arc::new(AtomicBool::new(false));
+    let seen = ended.clone();
+    let events = events.inspect(move |ev| {
+        // a terminal event, or an error (the final event of its own), ends the caller's stream
+        let last = match ev {
+            Ok(v) => ["/statusUpdate", "/task"].iter().any(|at| {
+                v.pointer(at)
+                    .and_then(state)
+                    .is_some_and(TaskState::is_terminal)
+            }),
+            Err(_) => true,
+        };
+        if last {
+            seen.store(true, Ordering::Relaxed);
+        }
+    });
+    let tail = final_state(FinalRead::of(st, ctx, id), ended);
+    let tail = futures::stream::once(tail).filter_map(|ev| async move { ev.map(Ok) });
+    Ok(Answer::Stream(Box::pin(first.chain(events).chain(tail))))
+}
+
+/// What reading a task's final state after the caller's stream needs, owned (the stream outlives
+/// the hop's borrowed [`PeerCall`]).
+struct FinalRead {
+    st: Arc<GatewayState>,
+    agent: crate::store::Agent,
+    chosen: crate::peer::Chosen,
+    traceparent: String,
+    hops: u32,
+    max_resp: u64,
+    max_stream: u64,
+    gov: Option<Arc<crate::governance::HopGov>>,
+    id: Value,
+}
+
+impl FinalRead {
+    fn of(st: &Arc<GatewayState>, ctx: &PeerCall<'_>, id: Value) -> FinalRead {
+        FinalRead {
+            st: st.clone(),
+            agent: ctx.agent.clone(),
+            chosen: ctx.chosen.clone(),
+            traceparent: ctx.traceparent.clone(),
+            hops: ctx.hops,
+            max_resp: ctx.max_resp,
+            max_stream: ctx.max_stream,
+            gov: ctx.gov.clone(),
+            id,
+        }
+    }
+}
+
+/// Once the peer's stream has ended without a terminal event (`ended` false): the task read from
+/// the peer, as a final status update when it has reached a terminal state.
+async fn final_state(r: FinalRead, ended: Arc<AtomicBool>) -> Option<Value> {
+    if ended.load(Ordering::Relaxed) {
+        return None;
+    }
+    let ctx = PeerCall {
+        st: &r.st,
+        agent: &r.agent,
+        chosen: &r.chosen,
+        caller: Version::V10,
+        traceparent: r.traceparent,
+        hops: r.hops,
+        id: json!(crate::server::random_hex(8)),
+        max_resp: r.max_resp,
+        max_stream: r.max_stream,
+        gov: r.gov,
+        open: None,
+    };
+    let Ok(Answer::Unary(task)) = ctx.call(Operation::GetTask, json!({ "id": r.id })).await else {
+        return None;
+    };
+    state(&task).filter(|s| s.is_terminal())?;
+    Some(json!({"statusUpdate": {
+        "taskId": task.get("id"),
+        "contextId": task.get("contextId"),
+        "status": task.get("status"),
+    }}))
 }
 
 /// The 1.0 ListTasks filters of a request.

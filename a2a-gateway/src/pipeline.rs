@@ -65,7 +65,7 @@ pub const STEPS: &[&str] = &[
 
 /// The hop's steps (from "scope" on, see [`STEPS`]) once the edge has named the operation.
 pub(crate) async fn execute(
-    st: &GatewayState,
+    st: &Arc<GatewayState>,
     call: &mut Call,
     agent_id: &str,
     principal: &Principal,
@@ -260,7 +260,7 @@ pub(crate) async fn execute(
             && chosen.version == Version::V03
             && call.version == Version::V10
         {
-            peer03::subscribe(&ctx, peer_params).await
+            peer03::subscribe(st, &ctx, peer_params).await
         } else {
             ctx.call(op, peer_params).await
         };
