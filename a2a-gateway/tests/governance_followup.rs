@@ -115,7 +115,10 @@ async fn follow_ups_on_held_denied_expired_and_approved_gateway_tasks() {
         let (s, r) = admin(
             &env,
             "POST",
-            &format!("/admin/workspaces/ws1/approvals/{}/deny", approval_id(&denied)),
+            &format!(
+                "/admin/workspaces/ws1/approvals/{}/deny",
+                approval_id(&denied)
+            ),
             Some(json!({"approver": "ana", "reason": "no"})),
         )
         .await;
@@ -178,7 +181,12 @@ async fn follow_ups_on_held_denied_expired_and_approved_gateway_tasks() {
     let (_, k2) = env.store.create_key("ws2", &[], None, None).unwrap();
     env.register("ws2", "echo", &env.peers[0].url, None);
     let (_, b) = env
-        .rpc_key("/a2a/echo", Some("1.0"), send_into(Some("1.0"), &other), &k2)
+        .rpc_key(
+            "/a2a/echo",
+            Some("1.0"),
+            send_into(Some("1.0"), &other),
+            &k2,
+        )
         .await;
     assert_eq!(b["error"]["code"], -32001, "{b}");
     env.stop().await;

@@ -102,7 +102,9 @@ fn rows(scoped_key_id: &str, t0: i64) -> Vec<Row> {
         },
         Row {
             attribute: "key id",
-            when: vec![format!("agent.id == 't-kid' && key.id == '{scoped_key_id}'")],
+            when: vec![format!(
+                "agent.id == 't-kid' && key.id == '{scoped_key_id}'"
+            )],
             hit: Hop {
                 who: Who::Scoped,
                 ..hop("t-kid")
@@ -401,11 +403,7 @@ async fn policy_decisions_table() {
     }
     let mut n = 0;
     for decision in ["allow", "deny", "approve", "redact"] {
-        let default = if decision == "allow" {
-            "deny"
-        } else {
-            "allow"
-        };
+        let default = if decision == "allow" { "deny" } else { "allow" };
         let mut rules = Vec::new();
         for r in &rows {
             for (i, w) in r.when.iter().enumerate() {

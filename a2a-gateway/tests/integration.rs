@@ -9,6 +9,7 @@ mod demo;
 mod error_forms;
 mod gateway;
 mod governance_approval;
+mod governance_cli;
 mod governance_followup;
 mod governance_interop;
 mod governance_kill;

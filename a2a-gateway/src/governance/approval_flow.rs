@@ -209,10 +209,7 @@ pub(crate) fn follow(
     caller: Version,
     params: &Value,
 ) -> Result<Follow, Refusal> {
-    let send = matches!(
-        op,
-        Operation::SendMessage | Operation::SendStreamingMessage
-    );
+    let send = matches!(op, Operation::SendMessage | Operation::SendStreamingMessage);
     let named = if send {
         params.get("message").and_then(|m| m.get("taskId"))
     } else if matches!(
@@ -270,9 +267,10 @@ fn on_peer_task(params: &Value, a: &Approval) -> Value {
     let peer = json!(a.peer_task_id);
     if let Some(m) = p.get_mut("message").and_then(Value::as_object_mut) {
         m.insert("taskId".into(), peer);
-        if m.get("contextId").and_then(Value::as_str).is_some_and(|c| {
-            c == a.context_id && c.starts_with(TASK_PREFIX)
-        }) {
+        if m.get("contextId")
+            .and_then(Value::as_str)
+            .is_some_and(|c| c == a.context_id && c.starts_with(TASK_PREFIX))
+        {
             m.remove("contextId");
         }
     } else if let Some(o) = p.as_object_mut() {

@@ -49,7 +49,8 @@ pub fn install(store: &dyn GovStore, workspace: &str) -> Result<(), StoreError> 
 }
 
 /// The demo's decided approvals: `(id, state)`.
-pub const DEMO_APPROVALS: [(&str, &str); 2] = [("demo-denied", "denied"), ("demo-expired", "expired")];
+pub const DEMO_APPROVALS: [(&str, &str); 2] =
+    [("demo-denied", "denied"), ("demo-expired", "expired")];
 
 /// Stores the demo's decided approvals of `workspace`'s agent `agent` (kept when already there:
 /// `--database` may reopen a demo database).
