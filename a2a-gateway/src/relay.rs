@@ -35,8 +35,9 @@ impl PeerCall<'_> {
             .bytes_stream()
             .inspect(move |_| seen.touch())
             .eventsource();
-        // Governance: events read into 1.0, through the stream steps, then into the caller's
-        // version (two translators); without it, one translator straight to the caller's.
+        // Governance: events read into 1.0 (and checked), through the stream steps, then into
+        // the caller's version (a second translator, none for a 1.0 caller: the steps keep
+        // events 1.0); without it, one translator straight to the caller's.
         let gov = self.gov.clone().filter(|g| g.active);
         let mut steps = gov
             .as_ref()
@@ -44,7 +45,12 @@ impl PeerCall<'_> {
             .unwrap_or_default();
         let governed = !steps.is_empty();
         let mut xl = xlate::Events::new(from, if governed { Version::V10 } else { to });
-        let mut xl2 = xlate::Events::new(Version::V10, to);
+        let mut xl2 = (to != Version::V10).then(|| xlate::Events::new(Version::V10, to));
+        // What the stream steps decide is audited on a row of its own, when they decide anything.
+        let decided_before = gov
+            .as_ref()
+            .and_then(|g| g.evidence.lock().ok().map(|e| e.decisions.len()))
+            .unwrap_or(0);
         let open = self.open.clone();
         let kill = open.as_ref().map(|o| o.token.clone()).unwrap_or_default();
         let store = self.st.store.clone();
@@ -80,16 +86,21 @@ impl PeerCall<'_> {
                                 }
                             }
                             if let Some(r) = failed { yield Err(r); break; }
-                            let mut out = Vec::new();
-                            for ev in owed.into_iter().chain(tail) {
-                                match xl2.push(&ev) {
-                                    Ok(v) => out.extend(v),
-                                    Err(e) => { failed = Some(map_answer_error(e)); break; }
+                            if let Some(xl2) = xl2.as_mut() {
+                                let mut out = Vec::new();
+                                for ev in owed.into_iter().chain(tail) {
+                                    match xl2.push(&ev) {
+                                        Ok(v) => out.extend(v),
+                                        Err(e) => { failed = Some(map_answer_error(e)); break; }
+                                    }
                                 }
+                                if let Some(r) = failed { yield Err(r); break; }
+                                out.extend(xl2.finish());
+                                tail = out;
+                            } else {
+                                owed.extend(tail);
+                                tail = owed;
                             }
-                            if let Some(r) = failed { yield Err(r); break; }
-                            out.extend(xl2.finish());
-                            tail = out;
                         }
                         for ev in tail { yield Ok(ev); }
                         break;
@@ -147,24 +158,25 @@ impl PeerCall<'_> {
                     for ev in out { yield Ok(ev) }
                     continue;
                 }
-                match govern_events(gov.as_deref(), &mut steps, &mut xl2, out) {
+                match govern_events(gov.as_deref(), &mut steps, xl2.as_mut(), out) {
                     Ok(evs) => for ev in evs { yield Ok(ev) },
                     Err(r) => { yield Err(r); break; }
                 }
             }
             if governed && let Some(g) = &gov {
-                stream_audit(&store, g);
+                stream_audit(&store, g, decided_before);
             }
         };
         Box::pin(s)
     }
 }
 
-/// stream steps: 1.0 events through every step, then into the caller's version.
+/// stream steps: 1.0 events through every step, then into the caller's version (`xl2`; none
+/// for a 1.0 caller).
 fn govern_events(
     gov: Option<&HopGov>,
     steps: &mut [Box<dyn StreamStep>],
-    xl2: &mut xlate::Events,
+    mut xl2: Option<&mut xlate::Events>,
     events: Vec<Value>,
 ) -> Result<Vec<Value>, Refusal> {
     let Some(g) = gov else {
@@ -179,15 +191,22 @@ fn govern_events(
         for st in steps.iter_mut() {
             st.event(&mut ev, &mut evd)?;
         }
-        out.extend(xl2.push(&ev).map_err(map_answer_error)?);
+        match xl2.as_deref_mut() {
+            Some(xl2) => out.extend(xl2.push(&ev).map_err(map_answer_error)?),
+            None => out.push(ev),
+        }
     }
     Ok(out)
 }
 
 /// A governed stream's evidence once it ends: one more audit row (`decision = "stream"`, the
-/// error code when a step ended it) naming the hop's trace id.
-fn stream_audit(store: &crate::store::Store, g: &HopGov) {
+/// error code when a step ended it) naming the hop's trace id, when the stream steps decided
+/// anything (PII found in the events, a block); the hop's own row has the request's evidence.
+fn stream_audit(store: &crate::store::Store, g: &HopGov, decided_before: usize) {
     let Ok(evd) = g.evidence.lock() else { return };
+    if evd.decisions.len() == decided_before {
+        return;
+    }
     let blocked = evd
         .decisions
         .iter()

@@ -39,16 +39,26 @@ async fn open_stream(
     key: &str,
     body: Value,
 ) -> tokio::sync::mpsc::UnboundedReceiver<Value> {
-    let resp = env
+    open_stream_in(env, key, Some("1.0"), body).await
+}
+
+/// [`open_stream`] in the caller's `version` (`None`: 0.3, no header).
+async fn open_stream_in(
+    env: &Env,
+    key: &str,
+    version: Option<&str>,
+    body: Value,
+) -> tokio::sync::mpsc::UnboundedReceiver<Value> {
+    let mut req = env
         .http
         .post(env.url("/a2a/slow"))
         .header("content-type", "application/json")
-        .header("A2A-Version", "1.0")
         .bearer_auth(key)
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
+        .body(body.to_string());
+    if let Some(v) = version {
+        req = req.header("A2A-Version", v);
+    }
+    let resp = req.send().await.unwrap();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(async move {
         let mut bytes = resp.bytes_stream();
@@ -307,4 +317,77 @@ async fn context_kill_reaches_the_contexts_tasks_without_an_open_stream() {
         env.stop().await;
         peer.shutdown().await;
     }
+}
+
+#[tokio::test]
+async fn task_kill_ends_a_03_callers_stream_and_refuses_the_task_only() {
+    let peer = slow_agent().await;
+    let env = env(Version::V10).await;
+    env.register("ws1", "slow", peer.url(), None);
+    let body = json!({"jsonrpc":"2.0","id":"s","method":"message/stream","params":{"message":
+        {"kind":"message","messageId":"m-task-kill","role":"user","contextId":"ctx-task-kill",
+         "parts":[{"kind":"text","text":"slow please"}]}}});
+    let mut s = open_stream_in(&env, &env.key, None, body).await;
+    let first = next(&mut s).await.unwrap();
+    assert_eq!(first["result"]["kind"], "task", "{first}");
+    let task = first["result"]["id"].as_str().unwrap().to_owned();
+    while let Some(ev) = next(&mut s).await {
+        if ev.to_string().contains("taking its time") {
+            break;
+        }
+    }
+    let (st, b) = admin(
+        &env,
+        "POST",
+        "/admin/workspaces/ws1/kill",
+        Some(json!({"kind": "task", "id": task, "agentId": "slow", "reason": "stuck"})),
+    )
+    .await;
+    assert_eq!(st, 201, "{b}");
+    assert_eq!(
+        b["canceled"],
+        json!([{"agentId": "slow", "taskId": task, "outcome": "canceled"}]),
+        "{b}"
+    );
+    // The 0.3 stream: one error event in the 0.3 form, then the end.
+    let mut rest = Vec::new();
+    while let Some(ev) = next(&mut s).await {
+        rest.push(ev);
+    }
+    let errors: Vec<_> = rest.iter().filter(|e| e.get("error").is_some()).collect();
+    assert_eq!(errors.len(), 1, "{rest:?}");
+    assert_eq!(errors[0]["error"]["data"]["type"], "a2a_error", "{rest:?}");
+    assert_eq!(gw_code(errors[0]), "a2a_session_killed", "{rest:?}");
+    assert!(rest.last().unwrap().get("error").is_some(), "{rest:?}");
+    assert_eq!(peer_state(&env, &peer, &task).await, "TASK_STATE_CANCELED");
+    // The task is refused (0.3 tasks/get, a 1.0 send into it); its context is not killed.
+    let (_, b) = env
+        .rpc(
+            "/a2a/slow",
+            None,
+            json!({"jsonrpc":"2.0","id":"g","method":"tasks/get","params":{"id": task}}),
+        )
+        .await;
+    assert_eq!(gw_code(&b), "a2a_session_killed", "{b}");
+    let mut m = send10("more");
+    m["params"]["message"]["taskId"] = json!(task);
+    let (_, b) = env.rpc("/a2a/slow", Some("1.0"), m).await;
+    assert_eq!(gw_code(&b), "a2a_session_killed", "{b}");
+    let mut m = send03("same context, new task");
+    m["params"]["message"]["contextId"] = json!("ctx-task-kill");
+    let (_, b) = env.rpc("/a2a/slow", None, m).await;
+    assert_eq!(b["result"]["kind"], "task", "{b}");
+    let (_, kills) = admin(&env, "GET", "/admin/workspaces/ws1/kills", None).await;
+    assert_eq!(
+        kills
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| (k["kind"].clone(), k["id"].clone()))
+            .collect::<Vec<_>>(),
+        vec![(json!("task"), json!(task))],
+        "{kills}"
+    );
+    env.stop().await;
+    peer.shutdown().await;
 }

@@ -1,6 +1,7 @@
-//! Workspace policies through a real gateway and a real peer: a decisions table (allow, deny,
-//! approve, redact on each attribute a policy sees), validation on save, explain, the audit
-//! evidence, the operator's default-deny switch and isolation between workspaces.
+//! Workspace policies through a real gateway and a real peer: each attribute a policy sees
+//! deciding a hop (the full table of decisions × attributes is `governance_policy_table.rs`),
+//! validation on save, explain, the audit evidence, the operator's default-deny switch and
+//! isolation between workspaces.
 
 use crate::common;
 
@@ -50,7 +51,7 @@ fn rule_of(b: &Value) -> String {
 }
 
 #[tokio::test]
-async fn policy_decisions_table() {
+async fn policy_attributes_validation_explain_and_audit() {
     let env = env_with(Version::V10, |c| c.delegation_key = Some(KEY.into())).await;
     let peer = env.peers[0].url.clone();
     for a in [

@@ -748,6 +748,11 @@ async fn demo(args: DemoArgs) -> Result<()> {
         &a2a_gateway::governance::store::SqliteGov::new(store.clone()),
         "demo",
     )?;
+    a2a_gateway::governance::demo::install_approvals(
+        &a2a_gateway::governance::approval::SqliteApprovals::new(store.clone()),
+        "demo",
+        "echo",
+    )?;
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port))
         .await
         .with_context(|| format!("binding 127.0.0.1:{}", args.port))?;
@@ -827,9 +832,10 @@ async fn demo(args: DemoArgs) -> Result<()> {
         "# policy, \"demo-approval\" needs approval; e-mails are redacted, secrets blocked; context"
     );
     println!(
-        "# {} is killed.",
+        "# {} is killed; gateway tasks gw-approval-demo-denied and gw-approval-demo-expired are",
         a2a_gateway::governance::demo::DEMO_KILLED_CONTEXT
     );
+    println!("# approvals a person denied / nobody decided in time.");
     println!("# Metrics: curl -s {base}/metrics");
     a2a_agent::listen::shutdown_signal().await;
     handle.shutdown().await;

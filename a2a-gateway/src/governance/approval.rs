@@ -4,7 +4,8 @@
 //! The caller follows with standard A2A operations: the held SendMessage answers with a gateway
 //! task (`gw-approval-<id>`, SUBMITTED); GetTask / SubscribeToTask / CancelTask on it are answered
 //! by the gateway while it is held, and go on as the peer's task once it is approved (the call is
-//! made on the peer's task id); a denied or expired approval shows the task REJECTED.
+//! made on the peer's task id); a denied or expired approval shows the task REJECTED to GetTask,
+//! and refuses SubscribeToTask and follow-up sends (`a2a_approval_denied` / `_expired`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -303,31 +304,21 @@ pub fn gateway_task(a: &Approval) -> Value {
     })
 }
 
-/// A gateway task answer for `op` in the caller's version.
+/// A gateway task answer for `op` (SendMessage: `{task}`; GetTask, CancelTask: the task) in the
+/// caller's version.
 pub fn task_answer(
     op: Operation,
     caller: Version,
     a: &Approval,
 ) -> Result<crate::server::Answer, Refusal> {
     let task = gateway_task(a);
-    let map = crate::hop::map_answer_error;
-    match op {
-        Operation::SendMessage => {
-            crate::xlate::result(op, Version::V10, caller, &json!({"task": task}))
-                .map(crate::server::Answer::Unary)
-                .map_err(map)
-        }
-        Operation::SubscribeToTask | Operation::SendStreamingMessage => {
-            let ev =
-                crate::xlate::event(&json!({"task": task}), Version::V10, caller).map_err(map)?;
-            Ok(crate::server::Answer::Stream(Box::pin(
-                futures::stream::iter([Ok(ev)]),
-            )))
-        }
-        _ => crate::xlate::result(Operation::GetTask, Version::V10, caller, &task)
-            .map(crate::server::Answer::Unary)
-            .map_err(map),
-    }
+    let (op, result) = match op {
+        Operation::SendMessage => (op, json!({"task": task})),
+        _ => (Operation::GetTask, task),
+    };
+    crate::xlate::result(op, Version::V10, caller, &result)
+        .map(crate::server::Answer::Unary)
+        .map_err(crate::hop::map_answer_error)
 }
 
 /// The approval id of a gateway task id.

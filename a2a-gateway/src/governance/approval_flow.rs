@@ -97,7 +97,7 @@ pub(crate) async fn hold(
     call.audit.governance = serde_json::to_value(&*ev).ok();
     call.audit.task_id = Some(format!("{TASK_PREFIX}{id}"));
     if op == Operation::SendStreamingMessage {
-        return Ok(held_stream(st, caller, a));
+        return Ok(outcome_stream(st, caller, a));
     }
     if blocking(params, caller) && st.config.approval_wait_secs > 0 {
         let until = tokio::time::Instant::now() + Duration::from_secs(st.config.approval_wait_secs);
@@ -112,9 +112,8 @@ pub(crate) async fn hold(
                 .get(&hop.workspace_id, &id)
                 .map_err(internal)?;
             match cur {
-                Some(c) if c.state == "pending" => continue,
-                Some(c) if c.state == "approved" && c.peer_task_id.is_none() => continue,
-                Some(c) => return decided_answer(caller, &c),
+                Some(c) if undecided(&c) => continue,
+                Some(c) => return task_answer(Operation::SendMessage, caller, &c),
                 None => break,
             }
         }
@@ -122,8 +121,10 @@ pub(crate) async fn hold(
     task_answer(Operation::SendMessage, caller, &a)
 }
 
-/// The stream of a held SendStreamingMessage: the gateway task, then its decision.
-fn held_stream(st: &GatewayState, caller: Version, a: Approval) -> Answer {
+/// The stream that follows a held hop to its outcome (a held SendStreamingMessage, or
+/// SubscribeToTask on a pending gateway task): the gateway task, then, once a person decides or
+/// the hold expires, one status update (WORKING with the peer's task, or REJECTED), then the end.
+fn outcome_stream(st: &GatewayState, caller: Version, a: Approval) -> Answer {
     let store = st.governance.approvals.clone();
     let shutdown = st.shutdown.clone();
     let s = async_stream::stream! {
@@ -146,7 +147,7 @@ fn held_stream(st: &GatewayState, caller: Version, a: Approval) -> Answer {
                 let _ = store.decide(&a.workspace_id, &a.id, "expired", None, None);
                 cur.state = "expired".into();
             }
-            if cur.state == "pending" || (cur.state == "approved" && cur.peer_task_id.is_none()) {
+            if undecided(&cur) {
                 continue;
             }
             let t = gateway_task(&cur);
@@ -162,10 +163,20 @@ fn held_stream(st: &GatewayState, caller: Version, a: Approval) -> Answer {
     Answer::Stream(Box::pin(s))
 }
 
-/// A decided approval as a SendMessage answer: the gateway task (denied, expired) or a pointer
-/// to the peer's task (approved: the caller goes on with GetTask).
-fn decided_answer(caller: Version, a: &Approval) -> Result<Answer, Refusal> {
-    task_answer(Operation::SendMessage, caller, a)
+/// Still waiting: pending, or approved while the held request is on its way to the peer.
+fn undecided(a: &Approval) -> bool {
+    a.state == "pending" || (a.state == "approved" && a.peer_task_id.is_none())
+}
+
+/// The refusal for acting on a gateway task that can no longer go anywhere: a follow-up send
+/// into it, or SubscribeToTask once it is denied, withdrawn or expired (GetTask still answers
+/// the task itself).
+fn closed(a: &Approval) -> Refusal {
+    match a.state.as_str() {
+        "expired" => Refusal::approval_expired(&a.id),
+        "pending" | "approved" => Refusal::approval_pending(&a.id),
+        _ => Refusal::approval_denied(&a.id),
+    }
 }
 
 /// What [`follow`] decided for a task operation on a gateway task.
@@ -178,9 +189,18 @@ pub(crate) enum Follow {
     Peer(Value),
 }
 
-/// GetTask / CancelTask / SubscribeToTask on a gateway task: answered from the approval while it
-/// is held or refused, and on the peer's task once approved. Another workspace's (or agent's)
-/// approval answers exactly like a task that does not exist.
+/// Task operations and follow-up sends on a gateway task (see `docs/gateway.md`, "Approval").
+///
+/// - GetTask answers the gateway task while it is held or refused (REJECTED when denied or
+///   expired), CancelTask withdraws a pending one;
+/// - SubscribeToTask on a pending one follows it to its outcome ([`outcome_stream`]); on a
+///   denied, withdrawn or expired one it is refused (`a2a_approval_denied` /
+///   `a2a_approval_expired`): the task is final;
+/// - a send whose `message.taskId` is the gateway task is refused while it is held
+///   (`a2a_approval_pending`) and once refused (`a2a_approval_denied` / `_expired`);
+/// - once approved, every one of them is made on the peer's task.
+///
+/// Another workspace's (or agent's) approval answers exactly like a task that does not exist.
 pub(crate) fn follow(
     st: &GatewayState,
     workspace: &str,
@@ -189,17 +209,18 @@ pub(crate) fn follow(
     caller: Version,
     params: &Value,
 ) -> Result<Follow, Refusal> {
-    if !matches!(
+    let send = matches!(op, Operation::SendMessage | Operation::SendStreamingMessage);
+    let named = if send {
+        params.get("message").and_then(|m| m.get("taskId"))
+    } else if matches!(
         op,
         Operation::GetTask | Operation::CancelTask | Operation::SubscribeToTask
     ) {
-        return Ok(Follow::No);
-    }
-    let Some(id) = params
-        .get("id")
-        .and_then(Value::as_str)
-        .and_then(approval_of)
-    else {
+        params.get("id")
+    } else {
+        None
+    };
+    let Some(id) = named.and_then(Value::as_str).and_then(approval_of) else {
         return Ok(Follow::No);
     };
     let store = &st.governance.approvals;
@@ -214,13 +235,8 @@ pub(crate) fn follow(
         a.state = "expired".into();
     }
     match (a.state.as_str(), op) {
-        ("approved", _) if a.peer_task_id.is_some() => {
-            let mut p = params.clone();
-            if let Some(o) = p.as_object_mut() {
-                o.insert("id".into(), json!(a.peer_task_id));
-            }
-            Ok(Follow::Peer(p))
-        }
+        ("approved", _) if a.peer_task_id.is_some() => Ok(Follow::Peer(on_peer_task(params, &a))),
+        _ if send => Err(closed(&a)),
         ("pending", Operation::CancelTask) => {
             store
                 .decide(
@@ -235,8 +251,32 @@ pub(crate) fn follow(
             Ok(Follow::Answer(task_answer(op, caller, &a)?))
         }
         (_, Operation::CancelTask) => Err(Refusal::upstream_error(-32002, None)),
+        (_, Operation::SubscribeToTask) if undecided(&a) => {
+            Ok(Follow::Answer(outcome_stream(st, caller, a)))
+        }
+        (_, Operation::SubscribeToTask) => Err(closed(&a)),
         _ => Ok(Follow::Answer(task_answer(op, caller, &a)?)),
     }
+}
+
+/// `params` made on the peer's task of an approved hop: the task id (GetTask, CancelTask,
+/// SubscribeToTask) or the message's task id (a follow-up send; a context id the gateway made
+/// up for the hold is dropped, the peer's task has its own).
+fn on_peer_task(params: &Value, a: &Approval) -> Value {
+    let mut p = params.clone();
+    let peer = json!(a.peer_task_id);
+    if let Some(m) = p.get_mut("message").and_then(Value::as_object_mut) {
+        m.insert("taskId".into(), peer);
+        if m.get("contextId")
+            .and_then(Value::as_str)
+            .is_some_and(|c| c == a.context_id && c.starts_with(TASK_PREFIX))
+        {
+            m.remove("contextId");
+        }
+    } else if let Some(o) = p.as_object_mut() {
+        o.insert("id".into(), peer);
+    }
+    p
 }
 
 fn audit(

@@ -5,9 +5,16 @@
 //! - `metadata.skill = "demo-denied"` → `a2a_policy_denied` (rule `demo-deny-skill`);
 //!   `"demo-approval"` → `a2a_approval_pending` (rule `demo-approve-skill`);
 //! - e-mail addresses are redacted, secrets (API keys, private keys) blocked (`a2a_pii_blocked`);
+//!   a CancelTask carrying that skill needs approval but cannot be held (`a2a_approval_pending`
+//!   as an error);
+//! - approvals `demo-denied` and `demo-expired` of agent `echo` are already decided: their
+//!   gateway tasks (`gw-approval-demo-denied`, `gw-approval-demo-expired`) answer GetTask with
+//!   REJECTED and refuse SubscribeToTask and follow-up sends (`a2a_approval_denied`,
+//!   `a2a_approval_expired`);
 //! - context `demo-killed-context` is killed (`a2a_session_killed`);
 //! - delegation chains are signed with [`DEMO_DELEGATION_KEY`] (a fixed, public key: demo only).
 
+use super::approval::{Approval, ApprovalStore};
 use super::store::{GovStore, Kill};
 use crate::store::StoreError;
 
@@ -39,4 +46,43 @@ pub fn install(store: &dyn GovStore, workspace: &str) -> Result<(), StoreError> 
         reason: Some("demo".into()),
         killed_at: 0,
     })
+}
+
+/// The demo's decided approvals: `(id, state)`.
+pub const DEMO_APPROVALS: [(&str, &str); 2] =
+    [("demo-denied", "denied"), ("demo-expired", "expired")];
+
+/// Stores the demo's decided approvals of `workspace`'s agent `agent` (kept when already there:
+/// `--database` may reopen a demo database).
+pub fn install_approvals(
+    approvals: &dyn ApprovalStore,
+    workspace: &str,
+    agent: &str,
+) -> Result<(), StoreError> {
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    for (id, state) in DEMO_APPROVALS {
+        if approvals.get(workspace, id)?.is_some() {
+            continue;
+        }
+        approvals.create(&Approval {
+            id: id.into(),
+            workspace_id: workspace.into(),
+            agent_id: agent.into(),
+            caller_version: "1.0".into(),
+            params: serde_json::json!({"message": {"messageId": id, "role": "ROLE_USER",
+                "parts": [{"text": "demo"}]}})
+            .to_string(),
+            preview: serde_json::json!({"operation": "SendMessage", "text": "demo"}),
+            context_id: format!("{}ctx-{id}", super::approval::TASK_PREFIX),
+            state: state.into(),
+            rule: Some("demo-approve-skill".into()),
+            approver: (state == "denied").then(|| "demo".into()),
+            reason: (state == "denied").then(|| "demo".into()),
+            peer_task_id: None,
+            chain: Vec::new(),
+            created_at: now,
+            expires_at: now,
+        })?;
+    }
+    Ok(())
 }

@@ -173,8 +173,34 @@ impl Policy {
     }
 
     /// Evaluates the rules in order over `facts` (see [`facts`]); `operator_default` decides
-    /// when no rule matches and the document names no default.
+    /// when no rule matches and the document names no default. The outcome's trace says what
+    /// each rule evaluated to (for explain); a hop needs only [`Policy::decide`].
     pub fn evaluate(&self, facts: &Value, operator_default: PolicyDecision) -> Outcome {
+        let mut trace = Vec::new();
+        let (decision, rule) = self.run(facts, operator_default, Some(&mut trace));
+        Outcome {
+            decision,
+            rule,
+            trace,
+        }
+    }
+
+    /// [`Policy::evaluate`] without the trace: the decision and the deciding rule's id (or
+    /// `default`).
+    pub fn decide(
+        &self,
+        facts: &Value,
+        operator_default: PolicyDecision,
+    ) -> (PolicyDecision, String) {
+        self.run(facts, operator_default, None)
+    }
+
+    fn run(
+        &self,
+        facts: &Value,
+        operator_default: PolicyDecision,
+        mut trace: Option<&mut Vec<Value>>,
+    ) -> (PolicyDecision, String) {
         let mut ctx = Context::with_env(ENV.clone());
         if let Some(obj) = facts.as_object() {
             for (k, v) in obj {
@@ -184,43 +210,30 @@ impl Policy {
                 }
             }
         }
-        let mut trace = Vec::new();
+        let mut note = |entry: Value| {
+            if let Some(t) = trace.as_deref_mut() {
+                t.push(entry);
+            }
+        };
         for rule in &self.rules {
             match rule.program.execute(&ctx) {
                 Ok(cel::Value::Bool(true)) => {
-                    trace.push(json!({"id": rule.id, "result": true}));
-                    return Outcome {
-                        decision: rule.decision,
-                        rule: rule.id.clone(),
-                        trace,
-                    };
+                    note(json!({"id": rule.id, "result": true}));
+                    return (rule.decision, rule.id.clone());
                 }
-                Ok(cel::Value::Bool(false)) => {
-                    trace.push(json!({"id": rule.id, "result": false}));
-                }
+                Ok(cel::Value::Bool(false)) => note(json!({"id": rule.id, "result": false})),
+                // A rule that does not give a bool, or fails, denies (and says why).
                 Ok(other) => {
-                    trace.push(json!({"id": rule.id, "error": format!("not a bool: {other:?}")}));
-                    return Outcome {
-                        decision: PolicyDecision::Deny,
-                        rule: rule.id.clone(),
-                        trace,
-                    };
+                    note(json!({"id": rule.id, "error": format!("not a bool: {other:?}")}));
+                    return (PolicyDecision::Deny, rule.id.clone());
                 }
                 Err(e) => {
-                    trace.push(json!({"id": rule.id, "error": e.to_string()}));
-                    return Outcome {
-                        decision: PolicyDecision::Deny,
-                        rule: rule.id.clone(),
-                        trace,
-                    };
+                    note(json!({"id": rule.id, "error": e.to_string()}));
+                    return (PolicyDecision::Deny, rule.id.clone());
                 }
             }
         }
-        Outcome {
-            decision: self.default.unwrap_or(operator_default),
-            rule: "default".into(),
-            trace,
-        }
+        (self.default.unwrap_or(operator_default), "default".into())
     }
 }
 

@@ -33,10 +33,7 @@ impl Step for PolicyStep {
     fn request(&self, hop: &Hop, params: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
         let entry = self.cache.get(&hop.workspace_id);
         let (decision, rule) = match &entry.policy {
-            Some(p) => {
-                let o = p.evaluate(&facts(hop, params, ev), self.operator_default);
-                (o.decision, o.rule)
-            }
+            Some(p) => p.decide(&facts(hop, params, ev), self.operator_default),
             None => (self.operator_default, "default".to_owned()),
         };
         ev.decide("policy", decision.as_str(), Some(&rule));
