@@ -226,11 +226,9 @@ async fn python_sdk_clients_subscribe_to_a_held_task() {
             assert_eq!(closed["ok"], true, "{closed:#}");
             assert_eq!(closed["events"], 2, "{closed:#}");
             if !approve {
-                // Once denied, the task is final: a new subscription is refused with a JSON-RPC
-                // error (application/json, as every refusal made before a stream starts). The
-                // 1.x SDK reports it with the gateway's message; the 0.3 SDK only reads SSE on a
-                // streaming call, so it reports a protocol error (the error itself, in the 0.3
-                // form, is checked by conformance/fixtures/gateway/governance-approval-denied).
+                // Once denied, the task is final: a new subscription is refused. A 1.0 caller gets
+                // a JSON-RPC error body; a 0.3 caller's failed streaming call is one SSE error
+                // event (what the 0.3 SDK reads), so both SDKs report the gateway's message.
                 run.send(json!({"op": "subscribe", "taskId": gw_task}))
                     .await
                     .unwrap();
@@ -238,14 +236,10 @@ async fn python_sdk_clients_subscribe_to_a_held_task() {
                 assert_eq!(again["ok"], false, "{again:#}");
                 assert_eq!(again["events"], 0, "{again:#}");
                 let e = again["error"].to_string();
-                if sdk == Sdk::V1 {
-                    assert!(
-                        e.contains("-32000") && e.contains(&format!("Approval {id} was denied")),
-                        "{again:#}"
-                    );
-                } else {
-                    assert!(e.contains("application/json"), "{again:#}");
-                }
+                assert!(
+                    e.contains("-32000") && e.contains(&format!("Approval {id} was denied")),
+                    "{sdk:?}: {again:#}"
+                );
             }
             run.finish().await.unwrap();
         }
