@@ -44,6 +44,7 @@
 pub mod admin;
 mod auth;
 mod call;
+mod cancel_end;
 mod card;
 pub mod config;
 pub mod demo;

@@ -306,6 +306,15 @@ pub(crate) async fn execute(
             res,
         );
     }
+    // A canceled task's open streams end with its final state (issue 16).
+    crate::cancel_end::after_cancel(
+        st,
+        &principal.workspace_id,
+        agent_id,
+        op,
+        call.version,
+        &answer,
+    );
     // gateway paging: the caller's page of the whole list
     if let (Some(page), Answer::Unary(res)) = (&page, &answer) {
         return Ok(Answer::Unary(listing::push_page_slice(st, page, res)));
