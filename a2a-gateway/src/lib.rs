@@ -53,6 +53,7 @@ pub mod errors;
 pub mod governance;
 mod history;
 mod hop;
+mod idempotency;
 mod jsonrpc;
 pub mod keys;
 mod listing;

@@ -14,6 +14,7 @@ mod governance_kill;
 mod governance_loops;
 mod governance_pii;
 mod governance_policy;
+mod idempotent_sends;
 mod interop;
 mod interop_peers;
 mod interop_table;
