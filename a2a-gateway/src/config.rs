@@ -126,7 +126,13 @@ pub struct Config {
     /// Seconds a blocking send held for approval waits for the decision before it is answered
     /// with the gateway task (0: at once).
     pub approval_wait_secs: u64,
+    /// Seconds a send's `messageId` is remembered per workspace and agent: a repeat within it
+    /// is answered from the first send and not forwarded again (0: off).
+    pub idempotency_window_secs: u64,
 }
+
+/// Default idempotency window: 10 minutes.
+pub const DEFAULT_IDEMPOTENCY_WINDOW_SECS: u64 = 600;
 
 /// Default longest delegation chain.
 pub const DEFAULT_MAX_DELEGATION_DEPTH: usize = 8;
@@ -157,6 +163,7 @@ impl Default for Config {
             delegation_key: None,
             approval_ttl_secs: 3600,
             approval_wait_secs: 10,
+            idempotency_window_secs: DEFAULT_IDEMPOTENCY_WINDOW_SECS,
         }
     }
 }

@@ -44,6 +44,7 @@
 pub mod admin;
 mod auth;
 mod call;
+mod cancel_end;
 mod card;
 pub mod config;
 pub mod demo;
@@ -52,6 +53,7 @@ pub mod errors;
 pub mod governance;
 mod history;
 mod hop;
+mod idempotency;
 mod jsonrpc;
 pub mod keys;
 mod listing;

@@ -56,6 +56,7 @@ pub const STEPS: &[&str] = &[
     "gateway paging",
     "sealing",
     "translation to the peer's version",
+    "idempotent sends",
     "intent record",
     "peer call",
     "answer checks and translation",
@@ -231,6 +232,16 @@ pub(crate) async fn execute(
         gov: Some(gov.clone()),
         open,
     };
+    // idempotent sends: a repeated messageId is answered from the first send's record.
+    let first_send =
+        match crate::idempotency::check(st, &ctx, &owner, op, call.version, &params).await? {
+            crate::idempotency::Check::Off => None,
+            crate::idempotency::Check::First(g) => Some(g),
+            crate::idempotency::Check::Answer(a) => {
+                call.audit.decision = "duplicate".into();
+                return Ok(a);
+            }
+        };
     // intent record: written before the peer is called, completed by `record`.
     call.audit.decision = "allowed".into();
     call.audit.client_version = Some(call.version.as_str().to_owned());
@@ -291,6 +302,9 @@ pub(crate) async fn execute(
             call.audit.task_id = task;
         }
     }
+    if let Some(g) = first_send {
+        answer = g.finish(op, call.version, answer);
+    }
     // unsealing
     if push_mode.is_some()
         && let Answer::Unary(res) = &mut answer
@@ -306,6 +320,15 @@ pub(crate) async fn execute(
             res,
         );
     }
+    // A canceled task's open streams end with its final state (issue 16).
+    crate::cancel_end::after_cancel(
+        st,
+        &principal.workspace_id,
+        agent_id,
+        op,
+        call.version,
+        &answer,
+    );
     // gateway paging: the caller's page of the whole list
     if let (Some(page), Answer::Unary(res)) = (&page, &answer) {
         return Ok(Answer::Unary(listing::push_page_slice(st, page, res)));

@@ -56,13 +56,20 @@ impl PeerCall<'_> {
         let store = self.st.store.clone();
         let s = async_stream::stream! {
             let mut total: u64 = 0;
+            // The task's terminal state went out already (a cancel's final update is not repeated).
+            let mut terminal = false;
             loop {
                 let wait = stall.saturating_sub(life.silent_for());
                 let next = tokio::select! {
                     biased;
                     _ = shutdown.cancelled() => { yield Err(crate::edge::shutting_down()); break; }
                     _ = kill.cancelled() => {
-                        if let Some(o) = &open { yield Err(o.refusal()); }
+                        if let Some(o) = &open {
+                            match o.final_event() {
+                                Some(f) => for ev in crate::cancel_end::closing_events(&f, to, terminal) { yield Ok(ev) },
+                                None => yield Err(o.refusal()),
+                            }
+                        }
                         break;
                     }
                     r = tokio::time::timeout(wait, events.next()) => r,
@@ -154,6 +161,7 @@ impl PeerCall<'_> {
                 if let Some(o) = &open {
                     out.iter().for_each(|ev| o.saw(ev));
                 }
+                terminal |= out.iter().any(crate::cancel_end::is_terminal_event);
                 if !governed {
                     for ev in out { yield Ok(ev) }
                     continue;

@@ -158,6 +158,8 @@ pub const MIGRATIONS: &[&str] = &[
     crate::governance::store::MIGRATION,
     // 6: approvals (held hops).
     crate::governance::approval::MIGRATION,
+    // 7: idempotent sends (issue 16): the send records of `crate::idempotency`.
+    crate::idempotency::store::MIGRATION,
 ];
 
 /// A sealed push callback: the caller's webhook, which the peer never sees.

@@ -60,8 +60,19 @@ fn worker(name: &'static str, canceled: Arc<Notify>) -> impl Handler {
 }
 
 async fn caller(env: &Env, agent: &str, binding: Binding, version: Version) -> A2aClient {
+    caller_as(env, &env.key, agent, binding, version).await
+}
+
+/// A caller with the workspace key `key`.
+async fn caller_as(
+    env: &Env,
+    key: &str,
+    agent: &str,
+    binding: Binding,
+    version: Version,
+) -> A2aClient {
     ClientBuilder::default()
-        .header("authorization", &format!("Bearer {}", env.key))
+        .header("authorization", &format!("Bearer {key}"))
         .unwrap()
         .binding(binding)
         .version(version)
@@ -303,7 +314,7 @@ async fn stubborn_peer() -> (String, tokio::task::JoinHandle<()>) {
             post(move |axum::Json(req): axum::Json<Value>| async move {
                 let id = req["id"].clone();
                 match req["method"].as_str().unwrap_or("") {
-                    "SendStreamingMessage" => {
+                    "SendStreamingMessage" | "SubscribeToTask" => {
                         let first = json!({"jsonrpc": "2.0", "id": id, "result": {"task": task("TASK_STATE_WORKING")}});
                         let events = futures::stream::once(async move {
                             Ok::<_, std::convert::Infallible>(Event::default().data(first.to_string()))
@@ -324,38 +335,103 @@ async fn stubborn_peer() -> (String, tokio::task::JoinHandle<()>) {
     (url, join)
 }
 
-/// The gateway ends the caller's open stream with the final state when the caller's CancelTask
-/// succeeded, even when the peer does not end its own stream.
-///
-/// Not done yet: the gateway relays the peer's stream and ends it only when the peer does (or on
-/// a stall, kill or shutdown). What is missing: after a CancelTask answered with a terminal task
-/// (`pipeline::execute`), signal the open streams of that workspace and task (the registry of
-/// `governance::kill::Streams` already tracks them by task id) and, in `relay.rs`'s loop, yield
-/// the final status update in the caller's version and end, as the kill branch does with its
-/// error event.
+/// The gateway ends the caller's open streams (the send's and a SubscribeToTask) with the
+/// final state when the caller's CancelTask succeeded, even when the peer does not end its own
+/// streams; for every (binding, version) the gateway offers a caller.
 #[tokio::test]
-#[ignore = "gap: the gateway does not end a caller's stream on its own after a cancel (see doc)"]
 async fn a_cancel_ends_the_callers_stream_even_when_the_peer_does_not() {
     let (url, peer) = stubborn_peer().await;
     let env = env(a2a_gateway::errors::Version::V10).await;
     env.register("ws1", "stubborn", &url, None);
-    let c = caller(&env, "stubborn", Binding::JsonRpc, Version::V1).await;
-    let mut sent = c
-        .stream(SendMessageRequest::new(Message::user_text("hang")))
+    let offered = [
+        (Binding::JsonRpc, Version::V1),
+        (Binding::JsonRpc, Version::V03),
+        (Binding::HttpJson, Version::V1),
+    ];
+    for (binding, version) in offered {
+        let what = format!("{binding:?} {version:?}");
+        let c = caller(&env, "stubborn", binding, version).await;
+        let mut sent = c
+            .stream(SendMessageRequest::new(Message::user_text("hang")))
+            .await
+            .unwrap();
+        let id = match sent.next().await.unwrap().unwrap() {
+            StreamResponse::Task(t) => t.id,
+            other => panic!("{what}: first event {other:?}"),
+        };
+        let mut sub = c.subscribe(&id).await.unwrap();
+        match sub.next().await.unwrap().unwrap() {
+            StreamResponse::Task(t) => assert_eq!(t.status.state, TaskState::Working, "{what}"),
+            other => panic!("{what}: subscribe's first event {other:?}"),
+        }
+        let task = c.cancel_task(&id).await.unwrap();
+        assert_eq!(task.status.state, TaskState::Canceled, "{what}");
+        for (name, s) in [("send", sent), ("subscribe", sub)] {
+            let rest: Vec<StreamResponse> =
+                tokio::time::timeout(Duration::from_secs(10), s.map(|e| e.unwrap()).collect())
+                    .await
+                    .unwrap_or_else(|_| panic!("{what} {name}: still open after the cancel"));
+            assert_eq!(rest.len(), 1, "{what} {name}: one final update: {rest:#?}");
+            match &rest[0] {
+                StreamResponse::StatusUpdate(u) => {
+                    assert_eq!(u.task_id, id, "{what} {name}");
+                    assert_eq!(u.status.state, TaskState::Canceled, "{what} {name}");
+                }
+                other => panic!("{what} {name}: {other:?}"),
+            }
+        }
+    }
+    env.stop().await;
+    peer.abort();
+}
+
+/// Another workspace's stream of a task with the same id (at its own peer) is not touched by a
+/// cancel: it stays open until its own caller cancels.
+#[tokio::test]
+async fn a_cancel_leaves_another_workspaces_stream_of_the_same_task_id_open() {
+    let (url1, peer1) = stubborn_peer().await;
+    let (url2, peer2) = stubborn_peer().await;
+    let env = env(a2a_gateway::errors::Version::V10).await;
+    let (_, key2) = env.store.create_key("ws2", &[], None, None).unwrap();
+    env.register("ws1", "stubborn", &url1, None);
+    env.register("ws2", "stubborn", &url2, None);
+    let one = caller(&env, "stubborn", Binding::JsonRpc, Version::V1).await;
+    let two = caller_as(&env, &key2, "stubborn", Binding::JsonRpc, Version::V1).await;
+    let mut streams = Vec::new();
+    for c in [&one, &two] {
+        let mut s = c
+            .stream(SendMessageRequest::new(Message::user_text("hang")))
+            .await
+            .unwrap();
+        match s.next().await.unwrap().unwrap() {
+            StreamResponse::Task(t) => assert_eq!(t.id, "t-1"),
+            other => panic!("first event {other:?}"),
+        }
+        streams.push(s);
+    }
+    let mut two_stream = streams.pop().unwrap();
+    let one_stream = streams.pop().unwrap();
+    one.cancel_task("t-1").await.unwrap();
+    let rest: Vec<StreamResponse> = tokio::time::timeout(
+        Duration::from_secs(10),
+        one_stream.map(|e| e.unwrap()).collect(),
+    )
+    .await
+    .expect("ws1's stream ends after ws1's cancel");
+    assert_eq!(final_state(&rest), Some(TaskState::Canceled));
+    // The gateway ends streams before it answers the cancel: an ended ws2 stream would have its
+    // event (or its end) ready now. Nothing comes (the peer sends heartbeats only).
+    let quiet = tokio::time::timeout(Duration::from_millis(500), two_stream.next()).await;
+    assert!(quiet.is_err(), "ws2's stream was touched: {quiet:?}");
+    two.cancel_task("t-1").await.unwrap();
+    let ev = tokio::time::timeout(Duration::from_secs(10), two_stream.next())
         .await
-        .unwrap();
-    let id = match sent.next().await.unwrap().unwrap() {
-        StreamResponse::Task(t) => t.id,
-        other => panic!("first event {other:?}"),
-    };
-    let task = c.cancel_task(&id).await.unwrap();
-    assert_eq!(task.status.state, TaskState::Canceled);
-    let rest = tokio::time::timeout(Duration::from_secs(3), sent.next()).await;
-    let ev = rest.expect("the caller's stream is still open after the cancel");
+        .expect("ws2's stream ends after ws2's own cancel");
     assert_eq!(
         ev.and_then(Result::ok).and_then(|e| e.state()),
         Some(TaskState::Canceled)
     );
     env.stop().await;
-    peer.abort();
+    peer1.abort();
+    peer2.abort();
 }

@@ -404,7 +404,6 @@ async fn every_error_is_a2a_json() {
     );
 
     // Ids of the allowed types are echoed exactly, big integers included.
-    let send = json!({"message": {"messageId": uuid::Uuid::new_v4().to_string(), "role": "ROLE_USER", "parts": [{"text": "hi"}]}});
     for id in [
         "-9223372036854775809",
         "18446744073709551616",
@@ -413,6 +412,8 @@ async fn every_error_is_a2a_json() {
         "\"s\"",
         "null",
     ] {
+        // A new message each time (a repeated messageId is answered from the first send).
+        let send = json!({"message": {"messageId": uuid::Uuid::new_v4().to_string(), "role": "ROLE_USER", "parts": [{"text": "hi"}]}});
         let body =
             format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"SendMessage","params":{send}}}"#);
         let head = request(

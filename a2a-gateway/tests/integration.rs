@@ -17,6 +17,7 @@ mod governance_loops;
 mod governance_pii;
 mod governance_policy;
 mod governance_policy_table;
+mod idempotent_sends;
 mod interop;
 mod interop_peers;
 mod interop_table;

@@ -58,11 +58,10 @@ impl Peer {
 /// the webhook never sees the turn's `working` updates.
 const PUSH_ONCE: &str = "a2a-sdk 0.3.26 pushes a blocking message/send once, at its end";
 /// a2a-sdk 0.3.26's `tasks/resubscribe` starts with the next live event (no Task; 0.3 does not
-/// ask for one) and, after a cancel, closes without the canceled status update. The gateway
-/// relays a 0.3 JSON-RPC caller's resubscribe as it is; 1.0 callers and 0.3 HTTP+JSON callers
-/// (served as 1.0) get the Task first and the final state read from the peer (`peer03`).
-const RESUBSCRIBE_03: &str =
-    "a2a-sdk 0.3.26 resubscribe: no Task first, and no canceled update before it closes";
+/// ask for one). After a cancel it closes without the canceled status update; the gateway sends
+/// that update itself (`tests/cancel_propagation.rs`), and for 1.0 callers and 0.3 HTTP+JSON
+/// callers (served as 1.0) it also sends the Task first (`peer03`).
+const RESUBSCRIBE_03: &str = "a2a-sdk 0.3.26 resubscribe: no Task first";
 
 /// Rows that fail because of the official SDK peer itself, with the reason. Evidence: each
 /// fails as well when the client calls the peer directly (`sdk_failures_hold_without_the_gateway`).

@@ -106,6 +106,9 @@ async fn stall_and_stream_limit_end_with_one_error_event() {
     env.store
         .set_workspace_limits("ws1", None, Some(1000), None)
         .unwrap();
+    // A new message (the same messageId would be answered from the first send's record).
+    let mut req = send03("s");
+    req["method"] = json!("message/stream");
     let (_, _, events) = env.sse("/a2a/stall", None, req).await;
     assert_eq!(events.len(), 1, "{events:?}");
     assert_eq!(events[0]["error"]["data"]["code"], "a2a_stream_too_large");

@@ -139,6 +139,10 @@ struct ServeArgs {
     /// with the gateway task (0 = at once) [default: 10].
     #[arg(long, env = "A2A_GATEWAY_APPROVAL_WAIT_SECS")]
     approval_wait_secs: Option<u64>,
+    /// Seconds a send's messageId is remembered per workspace and agent: a repeat within it is
+    /// answered from the first send, not forwarded again (0 = off) [default: 600].
+    #[arg(long, env = "A2A_GATEWAY_IDEMPOTENCY_WINDOW_SECS")]
+    idempotency_window_secs: Option<u64>,
 }
 
 impl ServeArgs {
@@ -227,6 +231,9 @@ impl ServeArgs {
         }
         if let Some(v) = self.approval_wait_secs {
             c.approval_wait_secs = v;
+        }
+        if let Some(v) = self.idempotency_window_secs {
+            c.idempotency_window_secs = v;
         }
         Ok(c)
     }

@@ -82,6 +82,8 @@ pub struct OpenStream {
     /// Cancelled when the stream is killed.
     pub token: CancellationToken,
     why: Mutex<Option<Refusal>>,
+    /// The final event (1.0 form) the stream ends with instead of an error ([`Streams::end_task`]).
+    last: Mutex<Option<Value>>,
 }
 
 impl OpenStream {
@@ -102,6 +104,12 @@ impl OpenStream {
             .and_then(|w| w.clone())
             .unwrap_or_else(|| Refusal::session_killed("session", ""))
     }
+
+    /// The final event (1.0 form) the stream was ended with, if it was ended by
+    /// [`Streams::end_task`] rather than killed.
+    pub fn final_event(&self) -> Option<Value> {
+        self.last.lock().ok().and_then(|l| l.clone())
+    }
 }
 
 /// The open streams of the gateway (weakly held: a stream that ends drops out).
@@ -120,6 +128,7 @@ impl Streams {
             ids: Mutex::new((c.into_iter().collect(), t.into_iter().collect())),
             token: CancellationToken::new(),
             why: Mutex::new(None),
+            last: Mutex::new(None),
         });
         if let Ok(mut open) = self.open.lock() {
             open.retain(|w| w.strong_count() > 0);
@@ -155,6 +164,27 @@ impl Streams {
             }
         }
         tasks
+    }
+
+    /// Ends the open streams of `workspace`'s `agent` that carry task `task` with `event` (a 1.0
+    /// `StreamResponse`, sent in each caller's version); returns how many it ended.
+    pub fn end_task(&self, workspace: &str, agent: &str, task: &str, event: &Value) -> usize {
+        let Ok(open) = self.open.lock() else { return 0 };
+        let mut ended = 0;
+        for s in open.iter().filter_map(Weak::upgrade) {
+            if s.workspace != workspace || s.agent != agent {
+                continue;
+            }
+            if !s.ids.lock().is_ok_and(|ids| ids.1.contains(task)) {
+                continue;
+            }
+            if let Ok(mut l) = s.last.lock() {
+                *l = Some(event.clone());
+            }
+            s.token.cancel();
+            ended += 1;
+        }
+        ended
     }
 }
 
