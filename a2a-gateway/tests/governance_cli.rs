@@ -1,7 +1,7 @@
 //! The governance commands of the `a2a-gateway admin` CLI against a running gateway on the same
 //! database: `policy-set` (validated; from stdin), `policy-get`, `policy-explain`,
 //! `policy-delete`, `pii-set`/`pii-get`/`pii-delete`, `kill` (a context and a single task) and
-//! `kill-list`. The running gateway sees the database writes within its cache time
+//! `kill-list`, and `audit-export` showing each hop's governance evidence. The running gateway sees the database writes within its cache time
 //! (`governance::CACHE_TTL`, 5 s): the test waits for them with a bounded retry.
 
 use crate::common;
@@ -186,6 +186,33 @@ async fn governance_cli_drives_a_running_gateway() {
         seen.contains("[REDACTED:EMAIL]") && !seen.contains("ann@example.com"),
         "{seen}"
     );
+    // `audit-export` shows each hop's governance evidence: the denial with its rule, the PII
+    // found by type and count, never the PII itself (audit rows are written in batches: bounded
+    // wait).
+    let start = Instant::now();
+    loop {
+        let o = cli(&env, &["audit-export", "--workspace", "ws1"], "").await;
+        assert!(o.ok, "{}", o.stderr);
+        assert!(!o.stdout.contains("ann@example.com"), "{}", o.stdout);
+        let lines: Vec<Value> = o
+            .stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let found = |want: &dyn Fn(&Value) -> bool| lines.iter().any(|l| want(&l["governance"]));
+        let denial = |g: &Value| {
+            g["decisions"].as_array().is_some_and(|d| {
+                d.iter()
+                    .any(|d| d["decision"] == "deny" && d["rule"] == "no-refunds")
+            })
+        };
+        let pii = |g: &Value| g["pii"]["EMAIL"] == 1;
+        if (found(&denial) && found(&pii)) || start.elapsed() > Duration::from_secs(15) {
+            assert!(found(&denial) && found(&pii), "{lines:?}");
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     // ... the killed task and context are refused, the other task is not.
     let (_, b) = env.rpc("/a2a/echo", Some("1.0"), get(&task)).await;
     assert_eq!(gw_code(&b), "a2a_session_killed", "{b}");
