@@ -71,6 +71,7 @@ mod relay;
 mod render;
 mod rest;
 mod rest03;
+mod resume;
 pub mod seams;
 pub mod server;
 mod side_call;
