@@ -70,10 +70,10 @@ async fn frames(resp: reqwest::Response, max: Option<usize>) -> Vec<Frame> {
                     f.id = Some(v.trim().to_owned());
                 } else if let Some(v) = line.strip_prefix("data:") {
                     f.data = Some(serde_json::from_str(v.trim()).unwrap());
-                } else if let Some(v) = line.strip_prefix(':') {
-                    if !v.trim().is_empty() {
-                        f.comment = Some(v.trim().to_owned());
-                    }
+                } else if let Some(v) = line.strip_prefix(':')
+                    && !v.trim().is_empty()
+                {
+                    f.comment = Some(v.trim().to_owned());
                 }
             }
             if f.data.is_some() || f.comment.is_some() {
