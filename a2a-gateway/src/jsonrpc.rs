@@ -112,7 +112,7 @@ pub(crate) async fn rpc(
                 let out = match item {
                     Ok(ev) => {
                         let (ev, sse_id, gap) = crate::resume::untag(ev);
-                        crate::resume::sse_events(id.result_text(&ev), sse_id, gap)
+                        crate::resume::sse_events(ev.map(|e| id.result_text(&e)), sse_id, gap)
                     }
                     Err(r) => vec![a2a_agent::edge::sse::data(
                         r.jsonrpc_text(version, &id, &trace),

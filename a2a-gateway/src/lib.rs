@@ -69,6 +69,7 @@ mod push_hop;
 mod record;
 mod relay;
 mod render;
+mod replay;
 mod rest;
 mod rest03;
 mod resume;

@@ -265,6 +265,9 @@ pub(crate) async fn execute(
             peer_params,
         )
         .await?
+    } else if let Some(events) = crate::resume::local(st, op, &owner, call.version, &params) {
+        // A resume from this gateway's own buffer (a peer that numbers no events).
+        Answer::Stream(events)
     } else {
         // A 1.0 subscribe starts with the Task, which a 0.3 peer does not send.
         let called = if op == Operation::SubscribeToTask

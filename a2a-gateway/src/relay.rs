@@ -55,7 +55,7 @@ impl PeerCall<'_> {
         let kill = open.as_ref().map(|o| o.token.clone()).unwrap_or_default();
         let store = self.st.store.clone();
         // A resume: a snapshot first means the peer could not serve the id (a gap).
-        let mut resumed_from = crate::resume::upstream();
+        let mut resumed_from = crate::resume::resuming().map(|f| f.sent);
         let s = async_stream::stream! {
             let mut total: u64 = 0;
             // The task's terminal state went out already (a cancel's final update is not repeated).
@@ -182,7 +182,15 @@ impl PeerCall<'_> {
                 stream_audit(&store, g, decided_before);
             }
         };
-        Box::pin(s)
+        match &self.gov {
+            Some(g) => self.st.replay.clone().relay(
+                g.hop.workspace_id.clone(),
+                self.agent.agent_id.clone(),
+                to,
+                Box::pin(s),
+            ),
+            None => Box::pin(s),
+        }
     }
 }
 

@@ -104,7 +104,7 @@ pub(crate) async fn rest_entry(
                 futures::stream::iter(match item {
                     Ok(ev) => {
                         let (ev, id, gap) = crate::resume::untag(ev);
-                        crate::resume::sse_events(ev.to_string(), id, gap)
+                        crate::resume::sse_events(ev.map(|e| e.to_string()), id, gap)
                     }
                     Err(r) => vec![a2a_agent::edge::sse::error(
                         r.status_body(&trace).to_string(),

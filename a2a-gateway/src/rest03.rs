@@ -99,10 +99,14 @@ pub(crate) fn answer(st: &GatewayState, call: &mut Call, op: Operation, a: Answe
             let mut tr = V03Stream::new(true);
             let mapped = events.flat_map(move |item| {
                 let (item, id, mut gap) = match item {
-                    Ok(ev) => {
-                        let (ev, id, gap) = crate::resume::untag(ev);
-                        (Ok(ev), id, gap)
-                    }
+                    Ok(ev) => match crate::resume::untag(ev) {
+                        (Some(ev), id, gap) => (Ok(ev), id, gap),
+                        (None, _, gap) => {
+                            return futures::stream::iter(crate::resume::sse_events(
+                                None, None, gap,
+                            ));
+                        }
+                    },
                     Err(r) => (Err(r), None, None),
                 };
                 let out = match item {
@@ -113,7 +117,7 @@ pub(crate) fn answer(st: &GatewayState, call: &mut Call, op: Operation, a: Answe
                                 .into_iter()
                                 .flat_map(|r| match r {
                                     Ok(v) => crate::resume::sse_events(
-                                        v.to_string(),
+                                        Some(v.to_string()),
                                         id.clone(),
                                         gap.take(),
                                     ),

@@ -330,3 +330,75 @@ async fn another_workspace_cannot_resume_and_a_malformed_id_is_invalid_params() 
     env.stop().await;
     p.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_peer_without_ids_is_resumed_from_the_gateways_own_buffer() {
+    // The demo echo peer ("echo" in ws1) sends its events without SSE ids.
+    let env = env(a2a_gateway::errors::Version::V10).await;
+    let (_, key2) = env.store.create_key("ws2", &[], None, None).unwrap();
+    env.register("ws2", "echo", &env.peers[0].url, None);
+    for dialect in [Dialect::Rpc10, Dialect::Rest10, Dialect::Rpc03] {
+        let whole = frames(dialect.stream_req(&env, "echo").send().await.unwrap(), None).await;
+        let expected: Vec<String> = whole.iter().map(|f| shape(event(f))).collect();
+        assert_eq!(expected.len(), 3, "{dialect:?}: {expected:?}");
+        assert!(
+            whole
+                .iter()
+                .all(|f| f.id.as_deref().is_some_and(|i| i.starts_with('g'))),
+            "{dialect:?}: {whole:?}"
+        );
+        for k in 1..expected.len() {
+            let head = frames(
+                dialect.stream_req(&env, "echo").send().await.unwrap(),
+                Some(k),
+            )
+            .await;
+            let task = task_id(event(&head[0]));
+            let last = head[k - 1].id.clone().unwrap();
+            let resp = dialect
+                .subscribe_req(&env, &env.key, "echo", &task)
+                .header("Last-Event-ID", &last)
+                .send()
+                .await
+                .unwrap();
+            let tail = frames(resp, None).await;
+            assert!(
+                tail.iter().all(|f| f.comment.is_none()),
+                "{dialect:?} k={k}: {tail:?}"
+            );
+            let got: Vec<String> = head.iter().chain(&tail).map(|f| shape(event(f))).collect();
+            assert_eq!(got, expected, "{dialect:?} k={k}");
+            // Another workspace's key with the same id: the task is not its own.
+            let other = dialect
+                .subscribe_req(&env, &key2, "echo", &task)
+                .header("Last-Event-ID", &last)
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            assert!(!other.contains("artifact"), "{dialect:?}: {other}");
+            assert!(
+                other.contains("-32001") || other.contains("TASK_NOT_FOUND"),
+                "{dialect:?}: {other}"
+            );
+        }
+        // An id this gateway does not keep: the gap marker, then the Task.
+        let task = task_id(event(&whole[0]));
+        let resp = dialect
+            .subscribe_req(&env, &env.key, "echo", &task)
+            .header("Last-Event-ID", "g999999.1")
+            .send()
+            .await
+            .unwrap();
+        let tail = frames(resp, None).await;
+        assert_eq!(
+            tail[0].comment.as_deref(),
+            Some("a2a-replay-gap last-event-id=g999999.1"),
+            "{dialect:?}: {tail:?}"
+        );
+        assert_eq!(shape(event(&tail[1])), "task", "{dialect:?}");
+    }
+    env.stop().await;
+}
