@@ -402,3 +402,118 @@ async fn a_peer_without_ids_is_resumed_from_the_gateways_own_buffer() {
     }
     env.stop().await;
 }
+
+/// A TCP proxy to `upstream` whose first connection is cut after the response carried `cut`
+/// SSE data frames (the body then breaks); later connections pass through.
+async fn cutting_proxy(upstream: std::net::SocketAddr, cut: usize) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut nth = 0;
+        while let Ok((client, _)) = l.accept().await {
+            nth += 1;
+            let limit = (nth == 1).then_some(cut);
+            tokio::spawn(async move {
+                let Ok(server) = tokio::net::TcpStream::connect(upstream).await else {
+                    return;
+                };
+                let (mut cr, mut cw) = client.into_split();
+                let (mut sr, mut sw) = server.into_split();
+                let up = tokio::spawn(async move { tokio::io::copy(&mut cr, &mut sw).await });
+                let mut seen: Vec<u8> = Vec::new();
+                let mut buf = vec![0u8; 8192];
+                while let Ok(n) = sr.read(&mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                    let start = seen.len();
+                    seen.extend_from_slice(&buf[..n]);
+                    let end = limit.and_then(|k| end_of_frame(&seen, k));
+                    let upto = end.map_or(seen.len(), |e| e.max(start));
+                    if cw.write_all(&seen[start..upto]).await.is_err() || end.is_some() {
+                        break;
+                    }
+                }
+                up.abort();
+            });
+        }
+    });
+    url
+}
+
+/// The byte offset just past the `k`-th SSE frame with data in `bytes`.
+fn end_of_frame(bytes: &[u8], k: usize) -> Option<usize> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut count = 0;
+    let mut at = 0;
+    while let Some(i) = text[at..].find("data:") {
+        let data = at + i;
+        let end = data + text[data..].find("\n\n")? + 2;
+        count += 1;
+        if count == k {
+            return Some(end);
+        }
+        at = end;
+    }
+    None
+}
+
+#[tokio::test]
+async fn the_clients_automatic_resume_through_the_gateway_loses_and_repeats_nothing() {
+    use a2a_client::resume::Reconnect;
+    use a2a_client::{A2aClient, Binding, SelectedInterface, Version};
+    let (env, p) = setup().await;
+    let gw = env
+        .gw
+        .base_url()
+        .trim_start_matches("http://")
+        .parse()
+        .unwrap();
+    for (agent, cut) in [("steps", 2), ("steps", 5), ("echo", 1), ("echo", 2)] {
+        let proxy = cutting_proxy(gw, cut).await;
+        let reconnects = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = reconnects.clone();
+        let client = |base: &str| {
+            A2aClient::builder()
+                .header("authorization", &format!("Bearer {}", env.key))
+                .unwrap()
+                .reconnect(Reconnect {
+                    backoff: std::time::Duration::from_millis(10),
+                    on_reconnect: Some(std::sync::Arc::new({
+                        let seen = seen.clone();
+                        move |_, id: &str| seen.lock().unwrap().push(id.to_owned())
+                    })),
+                    ..Reconnect::default()
+                })
+                .from_interface(SelectedInterface::direct(
+                    format!("{base}/a2a/{agent}").parse().unwrap(),
+                    Binding::JsonRpc,
+                    Version::V1,
+                ))
+                .unwrap()
+        };
+        let shapes = |c: A2aClient| async move {
+            let req =
+                a2a_types::v1::SendMessageRequest::new(a2a_types::v1::Message::user_text("go"));
+            let mut s = c.stream(req).await.unwrap();
+            let mut got = Vec::new();
+            while let Some(ev) = s.next().await {
+                got.push(shape(&serde_json::to_value(ev.unwrap()).unwrap()));
+            }
+            got
+        };
+        // The uninterrupted stream, straight to the gateway.
+        let want = shapes(client(&env.gw.base_url())).await;
+        assert!(want.len() > cut, "{agent}: {want:?}");
+        assert!(reconnects.lock().unwrap().is_empty());
+        let got = shapes(client(&proxy)).await;
+        assert_eq!(got, want, "{agent} cut {cut}");
+        let r = reconnects.lock().unwrap().clone();
+        assert_eq!(r.len(), 1, "{agent} cut {cut}: one resume: {r:?}");
+        let kind = if agent == "steps" { 'p' } else { 'g' };
+        assert!(r[0].starts_with(kind), "{agent}: resumed from {r:?}");
+    }
+    env.stop().await;
+    p.shutdown().await;
+}
