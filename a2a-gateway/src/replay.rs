@@ -194,6 +194,7 @@ impl Buffers {
             });
             self.insert((workspace, agent, task, version, stream), buf.clone());
             let pump = buf.clone();
+            let until = tokio::time::Instant::from_std(buf.began + MAX_AGE);
             tokio::spawn(async move {
                 let mut next = Some(first);
                 while let Some(item) = next {
@@ -201,7 +202,11 @@ impl Buffers {
                         Ok(ev) => pump.push(ev),
                         Err(r) => { pump.end(Some(r)); return; }
                     }
-                    next = events.next().await;
+                    // Nobody reads and the buffer was evicted: stop reading the peer.
+                    if Arc::strong_count(&pump) == 1 {
+                        break;
+                    }
+                    next = tokio::time::timeout_at(until, events.next()).await.ok().flatten();
                 }
                 pump.end(None);
             });
