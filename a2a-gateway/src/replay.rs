@@ -255,3 +255,63 @@ impl Buffers {
         m.insert(key, buf);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn buffers_with(n: usize) -> (Buffers, Arc<Buf>, (String, String, String, Version)) {
+        let b = Buffers::default();
+        let buf = Arc::new(Buf {
+            state: Mutex::new(State::default()),
+            changed: tokio::sync::watch::channel(0).0,
+            began: Instant::now(),
+        });
+        let key = (
+            "ws".to_owned(),
+            "a".to_owned(),
+            "t".to_owned(),
+            Version::V10,
+        );
+        b.insert(
+            (key.0.clone(), key.1.clone(), key.2.clone(), key.3, 1),
+            buf.clone(),
+        );
+        for i in 0..n {
+            buf.push(json!({ "n": i }));
+        }
+        buf.end(None);
+        (b, buf, key)
+    }
+
+    #[tokio::test]
+    async fn a_resume_is_served_while_kept_and_never_across_keys() {
+        let (b, _, key) = buffers_with(3);
+        let evs: Vec<_> = b.resume(key.clone(), 1, 1).unwrap().collect().await;
+        let ns: Vec<_> = evs
+            .iter()
+            .map(|e| e.as_ref().unwrap()["n"].clone())
+            .collect();
+        assert_eq!(ns, vec![json!(1), json!(2)]);
+        assert!(b.resume(key.clone(), 2, 1).is_none(), "another stream");
+        let mut other = key.clone();
+        other.0 = "ws2".into();
+        assert!(b.resume(other, 1, 1).is_none(), "another workspace");
+        assert!(b.resume(key, 1, 4).is_none(), "beyond the last event");
+    }
+
+    #[tokio::test]
+    async fn events_past_the_bound_are_dropped_and_a_late_reader_gets_the_gap_marker() {
+        let (b, buf, key) = buffers_with(MAX_EVENTS + 5);
+        assert!(
+            b.resume(key, 1, 2).is_none(),
+            "evicted events are not served"
+        );
+        let evs: Vec<_> = reader(buf, 1, 0).collect().await;
+        let (first, id, gap) = crate::resume::untag(evs[0].clone().unwrap());
+        assert_eq!((first, id, gap.as_deref()), (None, None, Some("g1.0")));
+        assert_eq!(evs.len(), MAX_EVENTS + 1);
+        assert_eq!(evs[1].as_ref().unwrap()["n"], json!(5));
+    }
+}

@@ -1,7 +1,7 @@
 //! Resumable streams through the gateway (issue 16): a caller's stream to an a2a-agent peer
 //! (which numbers its events) cut after k events and resumed with the gateway's `Last-Event-ID`
-//! delivers every event exactly once, in order, for a 1.0 JSON-RPC, a 1.0 HTTP+JSON and a 0.3
-//! JSON-RPC caller; an id the peer cannot serve gets the gap marker and the Task; a resume by
+//! delivers every event exactly once, in order, for 1.0 and 0.3 callers on JSON-RPC and
+//! HTTP+JSON; a peer without ids is resumed from the gateway's own buffer; an id the peer cannot serve gets the gap marker and the Task; a resume by
 //! another workspace's key is TaskNotFound; a malformed id is InvalidParams.
 
 use crate::common::*;
@@ -93,12 +93,13 @@ enum Dialect {
     Rpc10,
     Rest10,
     Rpc03,
+    Rest03,
 }
 
 impl Dialect {
     fn version(self) -> &'static str {
         match self {
-            Dialect::Rpc03 => "0.3",
+            Dialect::Rpc03 | Dialect::Rest03 => "0.3",
             _ => "1.0",
         }
     }
@@ -114,6 +115,10 @@ impl Dialect {
             Dialect::Rest10 => (
                 env.url(&format!("/a2a/{agent}/v1/message:stream")),
                 json!({"message": {"messageId": mid,"role":"ROLE_USER","parts":[{"text":"go"}]}}),
+            ),
+            Dialect::Rest03 => (
+                env.url(&format!("/a2a/{agent}/v1/message:stream")),
+                json!({"message": {"messageId": mid,"role":"ROLE_USER","content":[{"text":"go"}]}}),
             ),
             Dialect::Rpc03 => (
                 env.url(&format!("/a2a/{agent}")),
@@ -136,7 +141,7 @@ impl Dialect {
                 env.url(&format!("/a2a/{agent}")),
                 json!({"jsonrpc":"2.0","id":2,"method":"SubscribeToTask","params":{"id": task}}),
             ),
-            Dialect::Rest10 => (
+            Dialect::Rest10 | Dialect::Rest03 => (
                 env.url(&format!("/a2a/{agent}/v1/tasks/{task}:subscribe")),
                 json!({}),
             ),
@@ -204,7 +209,12 @@ async fn setup() -> (Env, ServerHandle) {
 #[tokio::test]
 async fn a_cut_stream_resumed_through_the_gateway_loses_and_repeats_nothing() {
     let (env, p) = setup().await;
-    for dialect in [Dialect::Rpc10, Dialect::Rest10, Dialect::Rpc03] {
+    for dialect in [
+        Dialect::Rpc10,
+        Dialect::Rest10,
+        Dialect::Rpc03,
+        Dialect::Rest03,
+    ] {
         let whole = frames(
             dialect.stream_req(&env, "steps").send().await.unwrap(),
             None,
@@ -256,7 +266,12 @@ async fn a_cut_stream_resumed_through_the_gateway_loses_and_repeats_nothing() {
 #[tokio::test]
 async fn an_unservable_id_gets_the_gap_marker_and_the_task() {
     let (env, p) = setup().await;
-    for dialect in [Dialect::Rpc10, Dialect::Rest10, Dialect::Rpc03] {
+    for dialect in [
+        Dialect::Rpc10,
+        Dialect::Rest10,
+        Dialect::Rpc03,
+        Dialect::Rest03,
+    ] {
         let whole = frames(
             dialect.stream_req(&env, "steps").send().await.unwrap(),
             None,
@@ -337,7 +352,12 @@ async fn a_peer_without_ids_is_resumed_from_the_gateways_own_buffer() {
     let env = env(a2a_gateway::errors::Version::V10).await;
     let (_, key2) = env.store.create_key("ws2", &[], None, None).unwrap();
     env.register("ws2", "echo", &env.peers[0].url, None);
-    for dialect in [Dialect::Rpc10, Dialect::Rest10, Dialect::Rpc03] {
+    for dialect in [
+        Dialect::Rpc10,
+        Dialect::Rest10,
+        Dialect::Rpc03,
+        Dialect::Rest03,
+    ] {
         let whole = frames(dialect.stream_req(&env, "echo").send().await.unwrap(), None).await;
         let expected: Vec<String> = whole.iter().map(|f| shape(event(f))).collect();
         assert_eq!(expected.len(), 3, "{dialect:?}: {expected:?}");
