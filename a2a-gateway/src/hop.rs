@@ -151,6 +151,9 @@ impl PeerCall<'_> {
         if let Some(c) = &self.agent.credential {
             req = req.bearer_auth(c);
         }
+        if let Some(id) = crate::resume::upstream() {
+            req = req.header("Last-Event-ID", id);
+        }
         req
     }
 

@@ -91,10 +91,12 @@ pub(crate) async fn rpc(
     };
     call.audit.operation = Some(op.name_03().to_owned());
     let span = tracing::info_span!("a2a.hop", trace_id = %call.trace_id, operation = op.name_03(), target = %agent);
-    match execute(&st, &mut call, &agent, &principal, op, params)
-        .instrument(span)
-        .await
-    {
+    let upstream = match crate::resume::subscribe_from(op, &headers) {
+        Ok(u) => u,
+        Err(r) => return rpc_op_refusal(&st, &mut call, op, r),
+    };
+    let run = execute(&st, &mut call, &agent, &principal, op, params).instrument(span);
+    match crate::resume::with_upstream(upstream, run).await {
         Err(r) => rpc_op_refusal(&st, &mut call, op, r),
         Ok(Answer::Unary(result)) => {
             record(&st, &mut call, None);
@@ -106,12 +108,17 @@ pub(crate) async fn rpc(
             let id = call.id.clone();
             let version = call.version;
             let trace = call.trace_id.clone();
-            let mapped = events.map(move |item| {
-                let data = match item {
-                    Ok(ev) => id.result_text(&ev),
-                    Err(r) => r.jsonrpc_text(version, &id, &trace),
+            let mapped = events.flat_map(move |item| {
+                let out = match item {
+                    Ok(ev) => {
+                        let (ev, sse_id, gap) = crate::resume::untag(ev);
+                        crate::resume::sse_events(ev.map(|e| id.result_text(&e)), sse_id, gap)
+                    }
+                    Err(r) => vec![a2a_agent::edge::sse::data(
+                        r.jsonrpc_text(version, &id, &trace),
+                    )],
                 };
-                a2a_agent::edge::sse::data(data)
+                futures::stream::iter(out)
             });
             a2a_agent::edge::sse::response(mapped, None)
         }

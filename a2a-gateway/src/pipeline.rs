@@ -265,11 +265,16 @@ pub(crate) async fn execute(
             peer_params,
         )
         .await?
+    } else if let Some(events) = crate::resume::local(st, op, &owner, call.version, &params) {
+        // A resume from this gateway's own buffer (a peer that numbers no events).
+        Answer::Stream(events)
     } else {
-        // A 1.0 subscribe starts with the Task, which a 0.3 peer does not send.
+        // A 1.0 subscribe starts with the Task, which a 0.3 peer does not send (a resume
+        // goes on from the caller's last event instead).
         let called = if op == Operation::SubscribeToTask
             && chosen.version == Version::V03
             && call.version == Version::V10
+            && crate::resume::upstream().is_none()
         {
             peer03::subscribe(st, &ctx, peer_params).await
         } else {

@@ -54,6 +54,8 @@ impl PeerCall<'_> {
         let open = self.open.clone();
         let kill = open.as_ref().map(|o| o.token.clone()).unwrap_or_default();
         let store = self.st.store.clone();
+        // A resume: a snapshot first means the peer could not serve the id (a gap).
+        let mut resumed_from = crate::resume::resuming().map(|f| f.sent);
         let s = async_stream::stream! {
             let mut total: u64 = 0;
             // The task's terminal state went out already (a cancel's final update is not repeated).
@@ -154,20 +156,25 @@ impl PeerCall<'_> {
                         v
                     }
                 };
-                let out = match xl.push(&payload) {
+                let mut out = match xl.push(&payload) {
                     Ok(out) => out,
                     Err(e) => { yield Err(map_answer_error(e)); break; }
                 };
+                let gap = resumed_from.take().filter(|_| crate::resume::is_snapshot(&payload));
                 if let Some(o) = &open {
                     out.iter().for_each(|ev| o.saw(ev));
                 }
                 terminal |= out.iter().any(crate::cancel_end::is_terminal_event);
                 if !governed {
+                    crate::resume::tag(&mut out, &next.id, gap.as_deref());
                     for ev in out { yield Ok(ev) }
                     continue;
                 }
                 match govern_events(gov.as_deref(), &mut steps, xl2.as_mut(), out) {
-                    Ok(evs) => for ev in evs { yield Ok(ev) },
+                    Ok(mut evs) => {
+                        crate::resume::tag(&mut evs, &next.id, gap.as_deref());
+                        for ev in evs { yield Ok(ev) }
+                    }
                     Err(r) => { yield Err(r); break; }
                 }
             }
@@ -175,7 +182,15 @@ impl PeerCall<'_> {
                 stream_audit(&store, g, decided_before);
             }
         };
-        Box::pin(s)
+        match &self.gov {
+            Some(g) => self.st.replay.clone().relay(
+                g.hop.workspace_id.clone(),
+                self.agent.agent_id.clone(),
+                to,
+                Box::pin(s),
+            ),
+            None => Box::pin(s),
+        }
     }
 }
 

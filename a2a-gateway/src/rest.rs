@@ -84,9 +84,12 @@ pub(crate) async fn rest_entry(
         Err(r) => return refuse(&st, &mut call, r),
     };
     let span = tracing::info_span!("a2a.hop", trace_id = %call.trace_id, operation = op.name_03(), target = %agent);
-    let answer = execute(&st, &mut call, &agent, &principal, op, params)
-        .instrument(span)
-        .await;
+    let upstream = match crate::resume::subscribe_from(op, &headers) {
+        Ok(u) => u,
+        Err(r) => return refuse(&st, &mut call, r),
+    };
+    let run = execute(&st, &mut call, &agent, &principal, op, params).instrument(span);
+    let answer = crate::resume::with_upstream(upstream, run).await;
     match answer {
         Err(r) => refuse(&st, &mut call, r),
         Ok(a) if v03 => crate::rest03::answer(&st, &mut call, op, a),
@@ -97,9 +100,16 @@ pub(crate) async fn rest_entry(
         Ok(Answer::Stream(events)) => {
             record(&st, &mut call, None);
             let trace = call.trace_id.clone();
-            let mapped = events.map(move |item| match item {
-                Ok(ev) => a2a_agent::edge::sse::data(ev.to_string()),
-                Err(r) => a2a_agent::edge::sse::error(r.status_body(&trace).to_string()),
+            let mapped = events.flat_map(move |item| {
+                futures::stream::iter(match item {
+                    Ok(ev) => {
+                        let (ev, id, gap) = crate::resume::untag(ev);
+                        crate::resume::sse_events(ev.map(|e| e.to_string()), id, gap)
+                    }
+                    Err(r) => vec![a2a_agent::edge::sse::error(
+                        r.status_body(&trace).to_string(),
+                    )],
+                })
             });
             a2a_agent::edge::sse::response(mapped, None)
         }

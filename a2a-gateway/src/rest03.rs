@@ -98,18 +98,33 @@ pub(crate) fn answer(st: &GatewayState, call: &mut Call, op: Operation, a: Answe
             let trace = call.trace_id.clone();
             let mut tr = V03Stream::new(true);
             let mapped = events.flat_map(move |item| {
+                let (item, id, mut gap) = match item {
+                    Ok(ev) => match crate::resume::untag(ev) {
+                        (Some(ev), id, gap) => (Ok(ev), id, gap),
+                        (None, _, gap) => {
+                            return futures::stream::iter(crate::resume::sse_events(
+                                None, None, gap,
+                            ));
+                        }
+                    },
+                    Err(r) => (Err(r), None, None),
+                };
                 let out = match item {
                     Ok(ev) => match serde_json::from_value::<a2a_types::v1::StreamResponse>(ev) {
                         Ok(ev) => {
                             let last = ev.closes_live_stream();
                             tr.push(ev, last)
                                 .into_iter()
-                                .map(|r| match r {
-                                    Ok(v) => sse::data(v.to_string()),
-                                    Err(e) => error_event(
+                                .flat_map(|r| match r {
+                                    Ok(v) => crate::resume::sse_events(
+                                        Some(v.to_string()),
+                                        id.clone(),
+                                        gap.take(),
+                                    ),
+                                    Err(e) => vec![error_event(
                                         &Refusal::upstream_untranslatable(&e.to_string()),
                                         &trace,
-                                    ),
+                                    )],
                                 })
                                 .collect()
                         }

@@ -68,6 +68,8 @@ pub struct GatewayState {
     /// `a2a_shutting_down` event and waiting peer calls are answered with it.
     pub shutdown: tokio_util::sync::CancellationToken,
     pub(crate) page_key: aws_lc_rs::hmac::Key,
+    /// Relayed streams of peers that number no events, kept for resumes (see `crate::replay`).
+    pub(crate) replay: Arc<crate::replay::Buffers>,
 }
 
 /// A gateway ready to serve.
@@ -152,6 +154,7 @@ impl Gateway {
                 )),
                 signer: Arc::new(Unsigned),
                 shutdown: tokio_util::sync::CancellationToken::new(),
+                replay: Arc::default(),
                 page_key,
                 config,
             }),

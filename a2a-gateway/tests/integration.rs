@@ -26,6 +26,7 @@ mod limits;
 mod pairings;
 mod pii_table;
 mod push_callback;
+mod resume;
 mod rust_peer;
 mod shutdown;
 mod slow_clients;
