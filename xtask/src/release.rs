@@ -29,6 +29,7 @@ const UNPUBLISHED: &[&str] = &["conformance", "xtask"];
 /// `.crate` contents (what a user of crates.io gets); the dev profile of the workspace is passed
 /// so the build reuses `target/debug`'s dependencies. Then the semver check (see [`semver`]).
 pub fn package(verify: bool) -> Result<()> {
+    forget_stale_extractions()?;
     let mut c = cargo();
     // --allow-dirty: `cargo xtask test` runs before a commit too; the packages are checked, not
     // uploaded (`cargo publish` itself still refuses a dirty tree).
@@ -58,6 +59,45 @@ pub fn package(verify: bool) -> Result<()> {
         eprintln!("xtask: packaged {}", krate.display());
     }
     semver()
+}
+
+/// `cargo package --workspace` verifies each package against the ones packaged before it
+/// through a local registry, which cargo unpacks under `$CARGO_HOME/registry/src/<hash of the
+/// checkout's path>/<name>-<version>` and reuses while that folder exists: a second run from the
+/// same checkout with changed sources but the same version would verify against the first run's
+/// sources. So the unpacked copies of our own packages from such local registries (not from
+/// crates.io) are removed first.
+fn forget_stale_extractions() -> Result<()> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+    let Some(src) = home.map(|h| h.join("registry").join("src")) else {
+        return Ok(());
+    };
+    let Ok(sources) = std::fs::read_dir(&src) else {
+        return Ok(());
+    };
+    let version = version()?;
+    for source in sources.flatten() {
+        if source
+            .file_name()
+            .to_string_lossy()
+            .starts_with("index.crates.io")
+        {
+            continue;
+        }
+        for (name, _) in PUBLISHED {
+            let unpacked = source.path().join(format!("{name}-{version}"));
+            if unpacked.is_dir() {
+                std::fs::remove_dir_all(&unpacked)?;
+                eprintln!(
+                    "xtask: removed a stale unpacked copy: {}",
+                    unpacked.display()
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `cargo semver-checks` of every published crate against the last `v*` tag, when there is one
