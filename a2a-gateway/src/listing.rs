@@ -202,6 +202,11 @@ fn parse_time(t: &str) -> Option<time::OffsetDateTime> {
     time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok()
 }
 
+/// The status timestamp of a 1.0 task, if it reads (the order of ListTasks, S1 §3.1.4).
+pub(crate) fn status_timestamp(task: &Value) -> Option<time::OffsetDateTime> {
+    parse_time(status_time(task))
+}
+
 fn same_time(a: &str, b: &str) -> bool {
     match (parse_time(a), parse_time(b)) {
         (Some(x), Some(y)) => x == y,

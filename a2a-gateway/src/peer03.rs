@@ -20,7 +20,7 @@ use a2a_types::v1::TaskState;
 use crate::errors::{Refusal, Version};
 use crate::history;
 use crate::hop::{self, PeerCall};
-use crate::listing::ListPage;
+use crate::listing::{ListPage, status_timestamp};
 use crate::ops::Operation;
 use crate::ownership::{Owner, OwnershipStore};
 use crate::server::{Answer, GatewayState};
@@ -34,12 +34,6 @@ pub const LIST_FETCH_CONCURRENCY: usize = 8;
 /// The state of a 1.0 task (`status.state`), if it reads.
 fn state(task: &Value) -> Option<TaskState> {
     serde_json::from_value(task.pointer("/status/state")?.clone()).ok()
-}
-
-/// The status timestamp of a 1.0 task, if it reads.
-fn timestamp(task: &Value) -> Option<OffsetDateTime> {
-    let t = task.pointer("/status/timestamp")?.as_str()?;
-    OffsetDateTime::parse(t, &Rfc3339).ok()
 }
 
 /// A 1.0 caller's SubscribeToTask at a 0.3 peer: the Task first, then the peer's live events,
@@ -194,7 +188,7 @@ impl Filters {
             && self.status.is_none_or(|s| state(task) == Some(s))
             && self
                 .after
-                .is_none_or(|a| timestamp(task).is_some_and(|t| t >= a))
+                .is_none_or(|a| status_timestamp(task).is_some_and(|t| t >= a))
     }
 
     /// The task as listed: artifacts only when asked for, history trimmed.
@@ -276,7 +270,7 @@ pub(crate) async fn list(
     }
     // Newest status first (S1 §3.1.4); ties and tasks without a timestamp by id.
     tasks.sort_by(|a, b| {
-        timestamp(b).cmp(&timestamp(a)).then_with(|| {
+        status_timestamp(b).cmp(&status_timestamp(a)).then_with(|| {
             a.get("id")
                 .and_then(Value::as_str)
                 .cmp(&b.get("id").and_then(Value::as_str))
