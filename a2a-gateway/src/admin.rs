@@ -54,8 +54,17 @@ fn store_err(e: StoreError) -> Response {
     }
 }
 
+/// Whether `presented` is the configured admin token (constant time; never with no token).
+pub(crate) fn token_matches(st: &GatewayState, presented: &str) -> bool {
+    st.config
+        .admin_token
+        .as_deref()
+        .filter(|t| !t.is_empty())
+        .is_some_and(|t| keys::digest_eq(&keys::hash(presented), &keys::hash(t)))
+}
+
 fn authorized(st: &GatewayState, headers: &HeaderMap) -> Result<(), Response> {
-    let Some(expected) = st.config.admin_token.as_deref().filter(|t| !t.is_empty()) else {
+    if st.config.admin_token.as_deref().is_none_or(str::is_empty) {
         return Err(err(
             StatusCode::NOT_FOUND,
             "the admin API is disabled (no admin token configured)",
@@ -66,7 +75,7 @@ fn authorized(st: &GatewayState, headers: &HeaderMap) -> Result<(), Response> {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .unwrap_or("");
-    if keys::digest_eq(&keys::hash(presented), &keys::hash(expected)) {
+    if token_matches(st, presented) {
         Ok(())
     } else {
         let mut r = err(StatusCode::UNAUTHORIZED, "admin token required");

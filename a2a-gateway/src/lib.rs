@@ -47,6 +47,7 @@ mod call;
 mod cancel_end;
 mod card;
 pub mod config;
+pub mod console;
 pub mod demo;
 pub mod edge;
 pub mod errors;

@@ -5,7 +5,8 @@
 //! - `POST /a2a/{agentId}`: JSON-RPC, the operation named by `method` (both name sets);
 //! - `POST /a2a/{agentId}/{op}`: JSON-RPC, the operation named by the path (`message:send` ...);
 //! - `/a2a/{agentId}/v1/...`: the A2A 1.0 HTTP+JSON binding;
-//! - `GET /metrics`, `GET /healthz`, and `/admin/...` (see [`crate::admin`]).
+//! - `GET /metrics`, `GET /healthz`, and `/admin/...` (see [`crate::admin`]);
+//! - `/console/...`, the operator console, when the admin API is on (see [`crate::console`]).
 //!
 //! This module holds the gateway's state, its router and its lifecycle; the request path is
 //! laid out by concern in sibling modules, in the order of [`crate::pipeline::STEPS`]:
@@ -70,6 +71,8 @@ pub struct GatewayState {
     pub(crate) page_key: aws_lc_rs::hmac::Key,
     /// Relayed streams of peers that number no events, kept for resumes (see `crate::replay`).
     pub(crate) replay: Arc<crate::replay::Buffers>,
+    /// The operator console's sessions (see [`crate::console`]).
+    pub console: crate::console::Sessions,
 }
 
 /// A gateway ready to serve.
@@ -116,6 +119,11 @@ impl ServerHandle {
     }
 }
 
+/// A fresh random secret (32 bytes as hex), e.g. a run's admin token.
+pub fn random_token() -> String {
+    random_hex(32)
+}
+
 /// `n` random bytes as hex.
 pub(crate) fn random_hex(n: usize) -> String {
     use aws_lc_rs::rand::SecureRandom;
@@ -155,6 +163,7 @@ impl Gateway {
                 signer: Arc::new(Unsigned),
                 shutdown: tokio_util::sync::CancellationToken::new(),
                 replay: Arc::default(),
+                console: Default::default(),
                 page_key,
                 config,
             }),
@@ -217,13 +226,19 @@ impl Gateway {
             .with_state(self.state.clone());
         let routes = a2a.merge(crate::admin::router(self.state.clone()));
         let inner = routes.clone();
-        routes
+        let app = routes
             .fallback(move |req: axum::extract::Request| trailing_slash(inner.clone(), req))
             .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
             .layer(axum::middleware::from_fn_with_state(
                 self.state.clone(),
                 crate::wire::guard,
-            ))
+            ));
+        // The console (HTML, its own errors and limits) only with the admin API on.
+        if crate::console::enabled(&self.state.config) {
+            app.merge(crate::console::router(self.state.clone()))
+        } else {
+            app
+        }
     }
 
     /// Serves on `listener` until [`ServerHandle::shutdown`].

@@ -21,9 +21,11 @@ use crate::keys::{self, Scope};
 
 mod audit_writer;
 mod cache;
+mod hop_page;
 mod journal;
 pub(crate) use audit_writer::BindOutcome;
 pub use audit_writer::IntentRef;
+pub use hop_page::HopFilter;
 pub(crate) use journal::TaskBinding;
 mod sql;
 pub(crate) use sql::CachedExt;
@@ -160,6 +162,8 @@ pub const MIGRATIONS: &[&str] = &[
     crate::governance::approval::MIGRATION,
     // 7: idempotent sends (issue 16): the send records of `crate::idempotency`.
     crate::idempotency::store::MIGRATION,
+    // 8: the operator console's keyset pages (issue 18): audit indexes ending in `seq`.
+    hop_page::MIGRATION,
 ];
 
 /// A sealed push callback: the caller's webhook, which the peer never sees.
@@ -951,43 +955,18 @@ impl Store {
     ) -> Result<Vec<AuditRecord>, StoreError> {
         self.flush_audit();
         self.with(|c| {
-            let mut st = c.prepare_cached(
-                "SELECT seq, ts, trace_id, workspace_id, key_id, target, operation, client_method,
-                   peer_method, client_version, client_binding, peer_version, peer_binding, decision,
-                   status, latency_ms, error_code, task_id, intent_of,
-                   CASE WHEN phase = 'intent' THEN 'incomplete' END, governance FROM audit
+            let mut st = c.prepare_cached(&format!(
+                "SELECT {} FROM audit
                  WHERE (?1 IS NULL OR workspace_id = ?1) AND (?2 IS NULL OR target = ?2) AND seq > ?3
                    AND NOT (phase IS 'intent'
                      AND EXISTS (SELECT 1 FROM audit c WHERE c.intent_of = audit.seq))
                  ORDER BY seq LIMIT ?4",
+                hop_page::RECORD_COLUMNS
+            ))?;
+            let rows = st.query_map(
+                params![workspace_id, target, after, limit],
+                hop_page::row_record,
             )?;
-            let rows = st.query_map(params![workspace_id, target, after, limit], |r| {
-                Ok(AuditRecord {
-                    seq: r.get(0)?,
-                    ts: r.get(1)?,
-                    trace_id: r.get(2)?,
-                    workspace_id: r.get(3)?,
-                    key_id: r.get(4)?,
-                    target: r.get(5)?,
-                    operation: r.get(6)?,
-                    client_method: r.get(7)?,
-                    peer_method: r.get(8)?,
-                    client_version: r.get(9)?,
-                    client_binding: r.get(10)?,
-                    peer_version: r.get(11)?,
-                    peer_binding: r.get(12)?,
-                    decision: r.get(13)?,
-                    status: r.get(14)?,
-                    latency_ms: r.get(15)?,
-                    error_code: r.get(16)?,
-                    task_id: r.get(17)?,
-                    intent_seq: r.get(18)?,
-                    outcome: r.get(19)?,
-                    governance: r
-                        .get::<_, Option<String>>(20)?
-                        .and_then(|g| serde_json::from_str(&g).ok()),
-                })
-            })?;
             Ok(rows.collect::<Result<Vec<_>, _>>()?)
         })
     }

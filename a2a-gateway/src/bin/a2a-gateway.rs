@@ -700,9 +700,13 @@ async fn serve(args: ServeArgs) -> Result<()> {
         .with_context(|| format!("binding {}", config.listen))?;
     let addr = listener.local_addr()?;
     let audit = store.clone();
+    let console = a2a_gateway::console::enabled(&config);
     let gateway = Gateway::new(config, store).map_err(anyhow::Error::msg)?;
     let handle = gateway.serve(listener).await?;
     println!("LISTENING http://{addr}");
+    if console {
+        println!("CONSOLE http://{addr}/console (log in with the admin token)");
+    }
     a2a_agent::listen::shutdown_signal().await;
     handle.shutdown().await;
     // Completion records queued for the audit writer's next batch commit before we exit.
@@ -771,11 +775,15 @@ async fn demo(args: DemoArgs) -> Result<()> {
         push_callback_base_url: Some(format!("http://{addr}")),
         shutdown_grace_secs: args.shutdown_grace_secs,
         delegation_key: Some(a2a_gateway::governance::demo::DEMO_DELEGATION_KEY.into()),
+        // The admin API, and so the console, with a token of this run only.
+        admin_token: Some(a2a_gateway::server::random_token()),
         ..Config::default()
     };
+    let admin_token = config.admin_token.clone().unwrap_or_default();
     let gateway = Gateway::new(config, store).map_err(anyhow::Error::msg)?;
-    let handle = gateway.serve(listener).await?;
     let base = format!("http://{addr}");
+    let login = a2a_gateway::console::login_link(gateway.state(), &base);
+    let handle = gateway.serve(listener).await?;
     if key.is_empty() {
         bail!("no demo key");
     }
@@ -844,6 +852,11 @@ async fn demo(args: DemoArgs) -> Result<()> {
     );
     println!("# approvals a person denied / nobody decided in time.");
     println!("# Metrics: curl -s {base}/metrics");
+    println!();
+    println!("# The operator console (docs/console.md): {base}/console");
+    println!("# One-time login link (valid 15 minutes): {login}");
+    println!("# Or log in with the admin token: {admin_token}");
+    println!("CONSOLE {base}/console");
     a2a_agent::listen::shutdown_signal().await;
     handle.shutdown().await;
     let _ = echo_stop().await;

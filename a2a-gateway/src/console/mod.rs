@@ -1,0 +1,356 @@
+//! The operator console at `/console` (docs/console.md): server-rendered HTML pages over the
+//! admin API's operations, served only when the admin API is on, behind a login with the
+//! admin token.
+//!
+//! - [`session`]: login, sessions, cookies, CSRF and Origin checks;
+//! - [`backend`]: every change is one admin API request answered in process;
+//! - `workspaces`, `agents`, `keys`, `hops`, `approvals`, `chart`: one file per view;
+//! - `assets/`: the stylesheet and the small script (live hop updates), embedded.
+//!
+//! Every answer carries a strict Content-Security-Policy ([`html::CSP`]); there is no inline
+//! script or style, and nothing is loaded from anywhere but the gateway.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+
+use crate::server::GatewayState;
+
+mod agents;
+mod approvals;
+pub mod backend;
+mod chart;
+mod hops;
+pub mod html;
+mod keys;
+pub mod session;
+mod workspaces;
+
+pub use session::Sessions;
+
+use html::{csrf_field, esc, notice, page};
+
+/// Largest console form body.
+const MAX_FORM_BYTES: usize = 64 * 1024;
+
+/// The logged-in operator of a request (its session's CSRF token).
+#[derive(Clone, Debug)]
+pub struct Operator {
+    /// The session's synchronizer token, put in every form.
+    pub csrf: String,
+}
+
+/// A one-time login link (`{base}/console/login/{token}`, valid for
+/// [`session::LINK_TTL`]), for `a2a-gateway demo`.
+pub fn login_link(st: &GatewayState, base: &str) -> String {
+    format!(
+        "{}/console/login/{}",
+        base.trim_end_matches('/'),
+        st.console.login_token()
+    )
+}
+
+/// Whether the console is served: exactly when the admin API is on (an admin token is set).
+pub fn enabled(config: &crate::config::Config) -> bool {
+    config.admin_token.as_deref().is_some_and(|t| !t.is_empty())
+}
+
+/// The console's routes; the gateway mounts them only when the admin API is on.
+pub fn router(state: Arc<GatewayState>) -> Router {
+    let protected = Router::new()
+        .route("/console", get(workspaces::index))
+        .route("/console/workspaces", post(workspaces::create))
+        .route("/console/workspaces/{ws}", get(agents::list))
+        .route("/console/workspaces/{ws}/agents", post(agents::save))
+        .route("/console/workspaces/{ws}/agents/new", get(agents::new_form))
+        .route(
+            "/console/workspaces/{ws}/agents/{agent}",
+            get(agents::detail),
+        )
+        .route(
+            "/console/workspaces/{ws}/agents/{agent}/delete",
+            post(agents::delete),
+        )
+        .route(
+            "/console/workspaces/{ws}/keys",
+            get(keys::list).post(keys::create),
+        )
+        .route(
+            "/console/workspaces/{ws}/keys/{key}/revoke",
+            post(keys::revoke),
+        )
+        .route(
+            "/console/workspaces/{ws}/approvals/{id}/{action}",
+            post(approvals::decide),
+        )
+        .route("/console/approvals", get(approvals::list))
+        .route("/console/hops", get(hops::list))
+        .route("/console/hops/live", get(hops::live))
+        .route("/console/hops/{seq}", get(hops::detail))
+        .route("/console/logout", post(logout))
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            require_session,
+        ));
+    Router::new()
+        .route("/console/login", get(login_form).post(login))
+        .route("/console/login/{token}", get(login_link_handler))
+        .route("/console/assets/{file}", get(asset))
+        .merge(protected)
+        .layer(DefaultBodyLimit::max(MAX_FORM_BYTES))
+        .layer(axum::middleware::map_response(html::security_headers))
+        .with_state(state)
+}
+
+/// Lets a request through only with a live session; a `POST` also needs the same origin and
+/// the session's CSRF token in its form.
+async fn require_session(
+    State(st): State<Arc<GatewayState>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let Some((_, sess)) = session::current(&st, req.headers()) else {
+        if req.method() == Method::GET && !req.uri().path().ends_with("/live") {
+            return Redirect::to("/console/login").into_response();
+        }
+        return page(
+            StatusCode::UNAUTHORIZED,
+            "Log in first",
+            "",
+            "",
+            r#"<p><a href="/console/login">Log in</a> with the admin token.</p>"#,
+        );
+    };
+    let mut req = req;
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        if !session::same_origin(req.headers()) {
+            return refused("The request did not come from this console (Origin check).");
+        }
+        let (parts, body) = req.into_parts();
+        let Ok(bytes) = axum::body::to_bytes(body, MAX_FORM_BYTES).await else {
+            return refused("The form is too large.");
+        };
+        let presented = url::form_urlencoded::parse(&bytes)
+            .find(|(k, _)| k == "csrf")
+            .map(|(_, v)| v.into_owned())
+            .unwrap_or_default();
+        if !session::token_eq(&presented, &sess.csrf) {
+            return refused("The form's CSRF token is missing or wrong; reload the page.");
+        }
+        req = Request::from_parts(parts, axum::body::Body::from(bytes));
+    }
+    req.extensions_mut().insert(Operator { csrf: sess.csrf });
+    next.run(req).await
+}
+
+fn refused(why: &str) -> Response {
+    page(StatusCode::FORBIDDEN, "Refused", "", "", &notice(why, true))
+}
+
+fn login_page(
+    st: &GatewayState,
+    status: StatusCode,
+    headers: &HeaderMap,
+    error: Option<&str>,
+) -> Response {
+    let token = crate::server::random_hex(16);
+    let body = format!(
+        r#"{err}<form method="post" action="/console/login" class="card">
+{csrf}
+<label for="token">Admin token</label>
+<input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
+<p class="hint">The gateway's <code>admin_token</code> (workspace API keys cannot open the console).</p>
+<button type="submit">Log in</button>
+</form>"#,
+        err = error.map(|e| notice(e, true)).unwrap_or_default(),
+        csrf = csrf_field(&token),
+    );
+    let mut resp = page(status, "Log in", "", "", &body);
+    let secure = session::secure(st, headers);
+    resp.headers_mut().append(
+        header::SET_COOKIE,
+        session::set_cookie(session::LOGIN_COOKIE, &token, "/console/login", 900, secure),
+    );
+    resp
+}
+
+async fn login_form(State(st): State<Arc<GatewayState>>, headers: HeaderMap) -> Response {
+    if session::current(&st, &headers).is_some() {
+        return Redirect::to("/console").into_response();
+    }
+    login_page(&st, StatusCode::OK, &headers, None)
+}
+
+#[derive(serde::Deserialize)]
+struct LoginForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    token: String,
+}
+
+async fn login(
+    State(st): State<Arc<GatewayState>>,
+    headers: HeaderMap,
+    axum::Form(f): axum::Form<LoginForm>,
+) -> Response {
+    if !session::same_origin(&headers) {
+        return refused("The request did not come from this console (Origin check).");
+    }
+    let expected = session::cookie(&headers, session::LOGIN_COOKIE).unwrap_or("");
+    if expected.is_empty() || !session::token_eq(expected, &f.csrf) {
+        return login_page(
+            &st,
+            StatusCode::FORBIDDEN,
+            &headers,
+            Some("The login form expired (CSRF check); try again."),
+        );
+    }
+    if !crate::admin::token_matches(&st, &f.token) {
+        let why = if crate::keys::key_id_of(f.token.trim()).is_some() {
+            "That is a workspace API key; the console needs the admin token."
+        } else {
+            "That is not the admin token."
+        };
+        return login_page(&st, StatusCode::UNAUTHORIZED, &headers, Some(why));
+    }
+    start_session(&st, &headers)
+}
+
+/// Opens a session and sends the browser to the console with its cookie.
+fn start_session(st: &GatewayState, headers: &HeaderMap) -> Response {
+    let id = st.console.open();
+    let secure = session::secure(st, headers);
+    let path = if secure { "/" } else { "/console" };
+    let mut resp = Redirect::to("/console").into_response();
+    let h = resp.headers_mut();
+    h.append(
+        header::SET_COOKIE,
+        session::set_cookie(
+            session::cookie_name(secure),
+            &id,
+            path,
+            session::SESSION_TTL.as_secs(),
+            secure,
+        ),
+    );
+    h.append(
+        header::SET_COOKIE,
+        session::set_cookie(session::LOGIN_COOKIE, "", "/console/login", 0, secure),
+    );
+    resp
+}
+
+async fn login_link_handler(
+    State(st): State<Arc<GatewayState>>,
+    headers: HeaderMap,
+    Path(token): Path<String>,
+) -> Response {
+    if st.console.redeem(&token) {
+        return start_session(&st, &headers);
+    }
+    login_page(
+        &st,
+        StatusCode::UNAUTHORIZED,
+        &headers,
+        Some("This login link was already used or has expired; log in with the admin token."),
+    )
+}
+
+async fn logout(State(st): State<Arc<GatewayState>>, headers: HeaderMap) -> Response {
+    if let Some((id, _)) = session::current(&st, &headers) {
+        st.console.close(&id);
+    }
+    let secure = session::secure(&st, &headers);
+    let path = if secure { "/" } else { "/console" };
+    let mut resp = Redirect::to("/console/login").into_response();
+    resp.headers_mut().append(
+        header::SET_COOKIE,
+        session::set_cookie(session::cookie_name(secure), "", path, 0, secure),
+    );
+    resp
+}
+
+async fn asset(Path(file): Path<String>) -> Response {
+    let (body, ty) = match file.as_str() {
+        "console.css" => (
+            include_str!("assets/console.css"),
+            "text/css; charset=utf-8",
+        ),
+        "console.js" => (
+            include_str!("assets/console.js"),
+            "text/javascript; charset=utf-8",
+        ),
+        _ => return (StatusCode::NOT_FOUND, "no such asset").into_response(),
+    };
+    (
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static(ty)),
+            (
+                header::CACHE_CONTROL,
+                HeaderValue::from_static("private, max-age=300"),
+            ),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// A page's answer to a refused admin request: the message verbatim, in an alert.
+pub(crate) fn admin_refusal(r: &backend::Refused) -> String {
+    notice(&r.message, true)
+}
+
+/// `?ok=...` notices after a redirect (fixed texts: nothing from the URL is echoed).
+pub(crate) fn ok_notice(code: Option<&str>) -> String {
+    let text = match code {
+        Some("ws-created") => "Workspace created.",
+        Some("agent-saved") => "Agent saved.",
+        Some("agent-deleted") => "Agent removed.",
+        Some("key-revoked") => "Key revoked.",
+        Some("approved") => "Approved: the held hop was sent.",
+        Some("denied") => "Denied: the held hop was not sent.",
+        _ => return String::new(),
+    };
+    notice(text, false)
+}
+
+/// A link to a workspace page.
+pub(crate) fn ws_href(ws: &str) -> String {
+    format!("/console/workspaces/{}", backend::seg(ws))
+}
+
+/// The tabs of a workspace's pages.
+pub(crate) fn ws_tabs(ws: &str, active: &str) -> String {
+    let base = ws_href(ws);
+    let mut out = String::from(r#"<nav aria-label="Workspace" class="tabs"><ul>"#);
+    for (name, href) in [
+        ("Agents", base.clone()),
+        ("Keys", format!("{base}/keys")),
+        (
+            "Approvals",
+            format!("/console/approvals?workspace={}", backend::seg(ws)),
+        ),
+        (
+            "Hops",
+            format!("/console/hops?workspace={}", backend::seg(ws)),
+        ),
+    ] {
+        let cur = if name == active {
+            r#" aria-current="page""#
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            r#"<li><a href="{}"{cur}>{name}</a></li>"#,
+            esc(&href)
+        ));
+    }
+    out.push_str("</ul></nav>");
+    out
+}
