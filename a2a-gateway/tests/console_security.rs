@@ -71,7 +71,11 @@ impl Console {
 
 /// Logs in with `token` through the login form; the session cookie on success.
 async fn login_with(http: &reqwest::Client, base: &str, token: &str) -> (u16, Option<String>) {
-    let form = http.get(format!("{base}/console/login")).send().await.unwrap();
+    let form = http
+        .get(format!("{base}/console/login"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(form.status(), 200);
     let (pre, _) = set_cookie(&form, "a2a_console_login").expect("login cookie");
     let csrf = csrf_of(&form.text().await.unwrap());
@@ -132,7 +136,11 @@ async fn nothing_without_the_session_cookie() {
             assert_eq!(r.headers()[LOCATION], "/console/login");
         }
     }
-    let r = http.get(env.url("/console/hops/live")).send().await.unwrap();
+    let r = http
+        .get(env.url("/console/hops/live"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 401);
     let r = http
         .post(env.url("/console/workspaces/ws1/keys"))
@@ -257,7 +265,11 @@ async fn a_new_key_secret_is_shown_once() {
         .chars()
         .take_while(|ch| ch.is_ascii_alphanumeric() || *ch == '_' || *ch == '-')
         .collect();
-    let p = env.store.authenticate(&secret).unwrap().expect("a working key");
+    let p = env
+        .store
+        .authenticate(&secret)
+        .unwrap()
+        .expect("a working key");
     assert_eq!(p.workspace_id, "ws1");
     let info = env
         .store
@@ -366,7 +378,11 @@ async fn cookie_flags_logout_and_refusals_verbatim() {
     assert!(env.store.agent("ws1", "bad").unwrap().is_none());
     // Logout ends the session on the server.
     let (status, _) = c
-        .post("/console/logout", &[("csrf", &c.csrf)], Some(&c.base.clone()))
+        .post(
+            "/console/logout",
+            &[("csrf", &c.csrf)],
+            Some(&c.base.clone()),
+        )
         .await;
     assert_eq!(status, 303);
     let (status, _) = c.get("/console").await;

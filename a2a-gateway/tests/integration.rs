@@ -4,6 +4,7 @@
 
 mod cancel_propagation;
 mod common;
+mod console_browser;
 mod console_security;
 mod crash;
 mod demo;

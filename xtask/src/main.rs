@@ -1,7 +1,9 @@
 //! Project chores for a2a-rs, run as `cargo xtask <command>` (the alias lives in `.cargo/config.toml`).
 //!
 //! - `cargo xtask test`: the project's one test command (fmt check, clippy `-D warnings`, Python venvs,
-//!   nextest, doctests, packaging and semver, conformance, schema check). It stops at the first failing step.
+//!   the console tests' browser (chromium + chromium-driver, installed with apt-get when missing, see
+//!   [`browser`]), nextest, doctests, packaging and semver, conformance, schema check). It stops at the
+//!   first failing step.
 //! - `cargo xtask conformance [ARGS]`: builds the workspace binaries and runs the conformance runner.
 //! - `cargo xtask schema [--check]`: exports the JSON Schemas of a2a-types into `schemas/`, or checks
 //!   that the committed files are current.
@@ -31,6 +33,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 
+mod browser;
 mod fuzz;
 mod release;
 
@@ -178,6 +181,10 @@ fn test() -> Result<()> {
         Step {
             name: "python venvs (interop/setup_venvs.py)",
             run: || pyenv().map(|_| ()),
+        },
+        Step {
+            name: "browser for the console tests (chromium, chromium-driver; apt-get when missing)",
+            run: browser::ensure,
         },
         Step {
             name: "tests (cargo nextest run --workspace --profile ci)",

@@ -202,7 +202,7 @@ fn form(ws: &str, op: &Operator, a: &AgentForm, editing: bool) -> String {
     };
     format!(
         r#"<form method="post" action="{h}/agents" class="card">{csrf}{id_field}
-<label for="agent-endpoint">Endpoint (the peer's A2A base URL)</label><input id="agent-endpoint" name="endpoint" type="url" required value="{ep}">
+<label for="agent-endpoint">Endpoint (the peer's A2A base URL)</label><input id="agent-endpoint" name="endpoint" inputmode="url" required value="{ep}">
 <label for="agent-credential">Outbound credential (sent as a bearer token; {cred_hint})</label><input id="agent-credential" name="credential" type="password" autocomplete="off">
 <label for="agent-skills">Allowed skills (comma-separated; empty: every skill of the card)</label><input id="agent-skills" name="skills" value="{skills}">
 <label for="agent-pin">Pinned card key</label><input id="agent-pin" name="pinned_card_key" value="{pin}">
