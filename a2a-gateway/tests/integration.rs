@@ -6,6 +6,7 @@ mod cancel_propagation;
 mod common;
 mod console_browser;
 mod console_security;
+mod console_speed;
 mod crash;
 mod demo;
 mod error_forms;

@@ -67,6 +67,7 @@ fn render(b: &[Bucket], agent: &str) -> String {
     let mut bars = String::new();
     let mut avg_line = String::new();
     let mut max_line = String::new();
+    let mut dots = String::new();
     for (i, x) in b.iter().enumerate() {
         let x0 = i as f64 * step;
         if x.count > 0 {
@@ -81,7 +82,12 @@ fn render(b: &[Bucket], agent: &str) -> String {
             );
             let avg = x.sum as f64 / x.count as f64;
             let cx = x0 + step / 2.0;
-            let _ = write!(avg_line, "{cx:.1},{:.1} ", H - avg / max_ms * (H - 10.0));
+            let ay = H - avg / max_ms * (H - 10.0);
+            let _ = write!(avg_line, "{cx:.1},{ay:.1} ");
+            let _ = write!(
+                dots,
+                r#"<circle cx="{cx:.1}" cy="{ay:.1}" r="3" class="dot-avg"/>"#
+            );
             let _ = write!(
                 max_line,
                 "{cx:.1},{:.1} ",
@@ -102,12 +108,12 @@ fn render(b: &[Bucket], agent: &str) -> String {
     }
     let a = esc(agent);
     format!(
-        r#"<figure class="chart"><svg viewBox="0 0 {W} {H}" role="img" aria-labelledby="tp-t" preserveAspectRatio="none">
+        r#"<figure class="chart"><svg viewBox="0 0 {W} {H}" role="img" aria-labelledby="tp-t">
 <title id="tp-t">Hops per minute to {a} over the last hour: {total} in all, at most {mc} in a minute</title>{bars}</svg>
 <figcaption>Throughput: hops per minute (at most {mc}).</figcaption></figure>
-<figure class="chart"><svg viewBox="0 0 {W} {H}" role="img" aria-labelledby="lat-t" preserveAspectRatio="none">
+<figure class="chart"><svg viewBox="0 0 {W} {H}" role="img" aria-labelledby="lat-t">
 <title id="lat-t">Latency of {a} per minute: average and maximum, up to {mm} ms</title>
-<polyline points="{max_line}" class="line-max"/><polyline points="{avg_line}" class="line-avg"/></svg>
+<polyline points="{max_line}" class="line-max"/><polyline points="{avg_line}" class="line-avg"/>{dots}</svg>
 <figcaption>Latency per minute: <span class="key-avg">average</span> and <span class="key-max">maximum</span> (up to {mm} ms).</figcaption></figure>
 <details><summary>The numbers</summary><div class="scroll"><table><caption>Per minute</caption>
 <thead><tr><th scope="col">Minute</th><th scope="col">Hops</th><th scope="col">Average ms</th><th scope="col">Max ms</th></tr></thead>

@@ -116,9 +116,10 @@ fn row(r: &AuditRecord) -> String {
         r.decision.clone()
     };
     format!(
-        r#"<tr data-seq="{seq}"><th scope="row"><a href="/console/hops/{seq}">{seq}</a></th><td>{ts}</td><td>{ws}</td><td><code>{key}</code></td><td>{target}</td><td>{op}</td><td>{ver}</td><td class="decision-{dclass}">{decision}</td><td>{status}{code}</td><td>{lat} ms</td><td><code class="trace">{trace}</code></td></tr>"#,
+        r#"<tr data-seq="{seq}"><th scope="row"><a href="/console/hops/{seq}">{seq}</a></th><td><time datetime="{ts}">{short}</time></td><td>{ws}</td><td><code>{key}</code></td><td>{target}</td><td>{op}</td><td>{ver}</td><td class="decision-{dclass}">{decision}</td><td>{status}{code}</td><td>{lat} ms</td><td><code class="trace">{trace}</code></td></tr>"#,
         seq = r.seq,
         ts = esc(&r.ts),
+        short = esc(&r.ts.get(..19).unwrap_or(&r.ts).replace('T', " ")),
         ws = opt(r.workspace_id.as_deref()),
         key = opt(r.key_id.as_deref()),
         target = opt(r.target.as_deref()),

@@ -169,6 +169,33 @@ impl Store {
     }
 }
 
+impl Store {
+    /// SQLite's plan for a [`Store::hop_page`] query with `f` (one line per step), for tests
+    /// that check the pages use an index.
+    #[doc(hidden)]
+    pub fn hop_page_plan(&self, f: &HopFilter) -> Result<Vec<String>, StoreError> {
+        let (clause, args) = filter_sql(f);
+        let n = args.len();
+        let sql = format!(
+            "EXPLAIN QUERY PLAN SELECT {RECORD_COLUMNS} FROM audit WHERE {clause} AND seq < ?{} \
+             ORDER BY seq DESC LIMIT ?{}",
+            n + 1,
+            n + 2
+        );
+        self.with(|c| {
+            let mut st = c.prepare(&sql)?;
+            let mut values: Vec<rusqlite::types::Value> =
+                args.into_iter().map(Into::into).collect();
+            values.push(i64::MAX.into());
+            values.push(50i64.into());
+            let rows = st.query_map(rusqlite::params_from_iter(values), |r| {
+                r.get::<_, String>(3)
+            })?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+    }
+}
+
 /// Hops matching `f` with `seq {cmp} bound`, newest first, at most `limit` (1..=1000).
 fn query(
     c: &Connection,
