@@ -76,7 +76,7 @@ pub struct Config {
     pub public_url: Option<String>,
     /// SQLite file.
     pub database: PathBuf,
-    /// Bearer token of the admin API; the admin API is off when unset.
+    /// Bearer token of the admin API (and the console login); both are off when unset.
     pub admin_token: Option<String>,
     /// Serve A2A 1.0 (false holds the gateway at 0.3: `a2a.protocol.serve-v1`).
     pub serve_v1: bool,

@@ -35,7 +35,12 @@
 //! - `cel` (default features off): workspace policies in the Common Expression Language
 //!   (docs/gateway.md, "Policy language" says why CEL and what it costs to build);
 //! - `tikv-jemallocator` (feature `jemalloc`, default, binary only): the binary's allocator, chosen
-//!   by measurement over glibc malloc and mimalloc (docs/benchmarks.md, "Allocator").
+//!   by measurement over glibc malloc and mimalloc (docs/benchmarks.md, "Allocator");
+//! - `fantoccini`, `hyper-util` (tests only): the operator console's browser tests drive headless
+//!   Chromium through chromedriver (WebDriver over loopback HTTP, no TLS features).
+//!
+//! The operator console ([`console`], docs/console.md) needs no more: its HTML is written by hand
+//! with one escaping function, and its stylesheet and script are embedded.
 
 // Refusals are large but cold: boxing them would only add noise on the error paths.
 #![allow(clippy::result_large_err)]

@@ -196,7 +196,8 @@ async fn every_form_needs_the_csrf_token_and_the_same_origin() {
     let base = c.base.clone();
     let keys = || env.store.list_keys("ws1").unwrap().len();
     let before = keys();
-    let forms: [(&[(&str, &str)], Option<&str>); 4] = [
+    type Attempt<'a> = (&'a [(&'a str, &'a str)], Option<&'a str>);
+    let forms: [Attempt; 4] = [
         (&[("label", "no-token")], Some(&base)),
         (&[("label", "wrong"), ("csrf", "0123")], Some(&base)),
         (

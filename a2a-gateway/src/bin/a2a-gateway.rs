@@ -53,7 +53,8 @@ struct ServeArgs {
     /// SQLite file [default: a2a-gateway.db].
     #[arg(long, env = "A2A_GATEWAY_DATABASE")]
     database: Option<PathBuf>,
-    /// Bearer token of the admin API [default: none = admin API off].
+    /// Bearer token of the admin API, also the operator console's login (/console)
+    /// [default: none = admin API and console off].
     #[arg(long, env = "A2A_GATEWAY_ADMIN_TOKEN")]
     admin_token: Option<String>,
     /// Serve A2A 1.0 as well as 0.3 (a2a.protocol.serve-v1) [default: true].
