@@ -219,15 +219,26 @@ async fn login(
         };
         return login_page(&st, StatusCode::UNAUTHORIZED, &headers, Some(why));
     }
-    start_session(&st, &headers)
+    start_session(&st, &headers, false)
 }
 
-/// Opens a session and sends the browser to the console with its cookie.
-fn start_session(st: &GatewayState, headers: &HeaderMap) -> Response {
+/// Opens a session and sends the browser to the console with its cookie: a redirect after the
+/// login form, or (`landing`) a page that moves on by itself, for a login link opened from
+/// elsewhere (a navigation started on another site would not send the `SameSite=Strict` cookie
+/// along a redirect).
+fn start_session(st: &GatewayState, headers: &HeaderMap, landing: bool) -> Response {
     let id = st.console.open();
     let secure = session::secure(st, headers);
     let path = if secure { "/" } else { "/console" };
-    let mut resp = Redirect::to("/console").into_response();
+    let mut resp = if landing {
+        let html = r#"<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="refresh" content="0;url=/console"><title>Logged in · a2a-gateway console</title>
+<link rel="stylesheet" href="/console/assets/console.css"></head>
+<body><main id="main"><h1>Logged in</h1><p><a href="/console">Continue to the console</a></p></main></body></html>"#;
+        (StatusCode::OK, html::html_type(), html).into_response()
+    } else {
+        Redirect::to("/console").into_response()
+    };
     let h = resp.headers_mut();
     h.append(
         header::SET_COOKIE,
@@ -252,7 +263,7 @@ async fn login_link_handler(
     Path(token): Path<String>,
 ) -> Response {
     if st.console.redeem(&token) {
-        return start_session(&st, &headers);
+        return start_session(&st, &headers, true);
     }
     login_page(
         &st,

@@ -158,11 +158,17 @@ pub fn current(st: &GatewayState, headers: &HeaderMap) -> Option<(String, Sessio
     st.console.get(id).map(|s| (id.to_owned(), s))
 }
 
-/// The `Origin` (or, without one, `Referer`) names the host the request was sent to.
+/// The `Origin` (or, without one, `Referer`) names the host the request was sent to: its
+/// `Host`, or the `X-Forwarded-Host` of a proxy that rewrites `Host` (a cross-site form cannot
+/// set that header).
 pub fn same_origin(headers: &HeaderMap) -> bool {
-    let Some(host) = headers.get(header::HOST).and_then(|v| v.to_str().ok()) else {
+    let hosts: Vec<&str> = [header::HOST.as_str(), "x-forwarded-host"]
+        .iter()
+        .filter_map(|h| headers.get(*h).and_then(|v| v.to_str().ok()))
+        .collect();
+    if hosts.is_empty() {
         return false;
-    };
+    }
     let source = headers
         .get(header::ORIGIN)
         .or_else(|| headers.get(header::REFERER))
@@ -175,7 +181,10 @@ pub fn same_origin(headers: &HeaderMap) -> bool {
         (Some(h), None) => h.to_owned(),
         _ => return false,
     };
-    matches!(url.scheme(), "http" | "https") && origin_host.eq_ignore_ascii_case(host)
+    matches!(url.scheme(), "http" | "https")
+        && hosts
+            .iter()
+            .any(|h| origin_host.eq_ignore_ascii_case(h.trim()))
 }
 
 /// Constant-time comparison of two tokens.
@@ -233,6 +242,16 @@ mod tests {
             HeaderValue::from_static("http://evil.example"),
         );
         assert!(!same_origin(&h));
+        h.insert(
+            "x-forwarded-host",
+            HeaderValue::from_static("console.example"),
+        );
+        h.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("https://console.example"),
+        );
+        assert!(same_origin(&h), "behind a proxy that rewrites Host");
+        h.remove("x-forwarded-host");
         h.remove(header::ORIGIN);
         h.insert(
             header::REFERER,
