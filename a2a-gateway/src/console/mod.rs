@@ -98,6 +98,10 @@ pub fn router(state: Arc<GatewayState>) -> Router {
             require_session,
         ));
     Router::new()
+        .route(
+            "/console/",
+            get(|| async { Redirect::permanent("/console") }),
+        )
         .route("/console/login", get(login_form).post(login))
         .route("/console/login/{token}", get(login_link_handler))
         .route("/console/assets/{file}", get(asset))
