@@ -7,6 +7,7 @@ mod common;
 mod console_browser;
 mod console_security;
 mod console_speed;
+mod console_views;
 mod crash;
 mod demo;
 mod error_forms;

@@ -198,7 +198,7 @@ pub(crate) async fn list(
         body_rows.push_str(r#"<tr class="empty"><td colspan="11">No hops match.</td></tr>"#);
     }
     let query = q.query();
-    let amp = if query.is_empty() { "" } else { "&" };
+    let amp = if query.is_empty() { "" } else { "&amp;" };
     let mut paging = String::new();
     if q.before.is_some() {
         let _ = write!(

@@ -10,6 +10,7 @@ use a2a_gateway::server::{Gateway, ServerHandle};
 use a2a_gateway::store::{Agent, Store};
 use serde_json::Value;
 
+pub mod console;
 pub mod gov;
 
 pub struct Env {
