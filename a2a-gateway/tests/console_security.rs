@@ -302,6 +302,37 @@ async fn no_console_without_the_admin_api() {
     env.stop().await;
 }
 
+/// Stops a child process however the test ends.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn the_serve_binary_serves_the_console_only_with_an_admin_token() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, expected) in [(&["--admin-token", "bin-admin"][..], 200), (&[][..], 404)] {
+        let db = dir.path().join(format!("gw{expected}.db"));
+        seed_file(&db, "echo", "http://127.0.0.1:9/");
+        let (child, base) = spawn_serve(&db, args);
+        let _stop = KillOnDrop(child);
+        let r = client()
+            .get(format!("{base}/console/login"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), expected, "{args:?}");
+        if expected == 200 {
+            let (code, cookie) = login_with(&client(), &base, "bin-admin").await;
+            assert_eq!((code, cookie.is_some()), (303, true));
+        }
+    }
+}
+
 #[tokio::test]
 async fn demo_prints_a_one_time_login_link() {
     let dir = tempfile::tempdir().unwrap();
@@ -313,6 +344,7 @@ async fn demo_prints_a_one_time_login_link() {
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
+    let _stop = KillOnDrop(child);
     let (tx, rx) = tokio::sync::oneshot::channel();
     std::thread::spawn(move || {
         let mut link = None;
@@ -349,6 +381,4 @@ async fn demo_prints_a_one_time_login_link() {
     let again = http.get(&link).send().await.unwrap();
     assert_eq!(again.status(), 401, "the link is spent");
     assert!(set_cookie(&again, "a2a_console").is_none());
-    let _ = child.kill();
-    let _ = child.wait();
 }
