@@ -97,6 +97,9 @@ async fn hop_list_filters_pages_live_rows_and_detail() {
     assert_eq!(status, 200);
     assert!(detail.contains("Audit records of this trace"));
     assert!(detail.contains("SendMessage") && detail.contains("JSONRPC"));
+    // Its intent record (written before the peer call) is shown as such, not as unfinished.
+    assert_eq!(seqs(&detail).len(), 2, "intent and final record");
+    assert!(detail.contains(">intent</td>") && !detail.contains("incomplete"));
     let (status, _) = c.get("/console/hops/999999").await;
     assert_eq!(status, 404);
     env.stop().await;

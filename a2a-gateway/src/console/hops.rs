@@ -275,7 +275,21 @@ pub(crate) async fn detail(
         }
     };
     let records = st.store.trace_records(&rec.trace_id).unwrap_or_default();
-    let rows: String = records.iter().map(row).collect();
+    // An intent record that a later record completes is the hop's first record, not unfinished.
+    let rows: String = records
+        .iter()
+        .map(|r| {
+            if records.iter().any(|o| o.intent_seq == Some(r.seq)) {
+                row(&AuditRecord {
+                    outcome: None,
+                    decision: "intent".into(),
+                    ..r.clone()
+                })
+            } else {
+                row(r)
+            }
+        })
+        .collect();
     let mut evidence = String::new();
     for r in records.iter().filter(|r| r.governance.is_some()) {
         let pretty = r
