@@ -309,6 +309,16 @@ impl Refusal {
         )
     }
 
+    /// 502 `a2a_card_signature_invalid`: the peer's card signature does not allow the call
+    /// (invalid; or not verified while the agent has trusted keys or signing is required).
+    pub fn card_signature_invalid(detail: &str) -> Refusal {
+        Refusal::gateway(
+            502,
+            "a2a_card_signature_invalid",
+            format!("The peer's Agent Card signature does not allow this call: {detail}"),
+        )
+    }
+
     /// The peer's card could not be read and no cached card is available.
     pub fn card_unavailable(detail: &str) -> Refusal {
         Refusal::gateway(

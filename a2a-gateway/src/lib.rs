@@ -77,5 +77,6 @@ pub mod seams;
 pub mod server;
 mod side_call;
 pub mod store;
+pub mod trust;
 pub mod wire;
 pub mod xlate;
