@@ -33,4 +33,5 @@ mod slow_clients;
 mod stall;
 mod store;
 mod store_speed;
+mod trust;
 mod unauthenticated;
