@@ -34,4 +34,5 @@ mod stall;
 mod store;
 mod store_speed;
 mod trust;
+mod trust_own;
 mod unauthenticated;
