@@ -35,4 +35,5 @@ mod store;
 mod store_speed;
 mod trust;
 mod trust_own;
+mod trust_push;
 mod unauthenticated;
