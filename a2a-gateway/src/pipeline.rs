@@ -50,6 +50,7 @@ pub const STEPS: &[&str] = &[
     "webhook check",
     "registered endpoint checks",
     "peer card",
+    "card trust",
     "interface",
     "chosen URL checks",
     "governance",

@@ -78,3 +78,89 @@ impl JwksCache {
         Ok((set, got.cache != CacheStatus::Fresh))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+
+    #[derive(Debug)]
+    struct ManualClock(Mutex<Instant>);
+    impl Clock for ManualClock {
+        fn now(&self) -> Instant {
+            *self.0.lock().unwrap()
+        }
+    }
+
+    /// The key set expires with its (clamped) `max-age` and is fetched again; in between it is
+    /// served from the cache; a body that is not a key set is refused.
+    #[tokio::test]
+    async fn key_sets_expire_and_are_fetched_again() {
+        let hits = Arc::new(AtomicUsize::new(0));
+        let kid = Arc::new(Mutex::new("k1".to_owned()));
+        let (h, k) = (hits.clone(), kid.clone());
+        let app = axum::Router::new()
+            .route(
+                "/jwks.json",
+                axum::routing::get(move || {
+                    let (h, k) = (h.clone(), k.clone());
+                    async move {
+                        h.fetch_add(1, Ordering::SeqCst);
+                        let (_, mut jwk) = a2a_client::signing::generate_es256("x").unwrap();
+                        jwk["kid"] = serde_json::json!(*k.lock().unwrap());
+                        (
+                            [("cache-control", "max-age=60")],
+                            axum::Json(serde_json::json!({"keys": [jwk]})),
+                        )
+                    }
+                }),
+            )
+            .route(
+                "/bad.json",
+                axum::routing::get(|| async { "{\"keys\": 1}" }),
+            );
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", l.local_addr().unwrap());
+        let server = tokio::spawn(async move { axum::serve(l, app).await });
+        let clock = Arc::new(ManualClock(Mutex::new(Instant::now())));
+        let cache = JwksCache::new(reqwest::Client::new(), true).with_clock(clock.clone());
+        let url = format!("{base}/jwks.json");
+        let kid_of = |s: &JwkSet| s.keys[0].common.key_id.clone().unwrap();
+
+        let (set, fetched) = cache.get(&url, false).await.unwrap();
+        assert!(fetched);
+        assert_eq!(kid_of(&set), "k1");
+        *kid.lock().unwrap() = "k2".into();
+        let (set, fetched) = cache.get(&url, false).await.unwrap();
+        assert!(!fetched, "fresh for 60 s");
+        assert_eq!(
+            (kid_of(&set).as_str(), hits.load(Ordering::SeqCst)),
+            ("k1", 1)
+        );
+        *clock.0.lock().unwrap() += Duration::from_secs(61);
+        let (set, fetched) = cache.get(&url, false).await.unwrap();
+        assert!(fetched, "expired: fetched again");
+        assert_eq!(
+            (kid_of(&set).as_str(), hits.load(Ordering::SeqCst)),
+            ("k2", 2)
+        );
+        // Asked for again at once (an unknown kid), even when fresh.
+        assert!(cache.get(&url, true).await.unwrap().1);
+        assert_eq!(hits.load(Ordering::SeqCst), 3);
+
+        let e = cache
+            .get(&format!("{base}/bad.json"), false)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, "a2a_card_signature_invalid");
+        assert!(e.message.contains("not a JWK Set"), "{}", e.message);
+        assert!(
+            JwksCache::check_url(&url, false).is_err(),
+            "http outside development"
+        );
+        assert!(JwksCache::check_url("https://user:pw@example.com/j", true).is_err());
+        server.abort();
+    }
+}
