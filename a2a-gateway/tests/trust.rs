@@ -180,51 +180,52 @@ async fn signature_table_through_the_gateway() {
     let secret =
         jsonwebtoken::EncodingKey::from_secret(b"0123456789abcdef0123456789abcdef").unwrap();
 
-    let mut cards = p.cards.lock().unwrap();
-    cards.insert(
-        "valid".into(),
-        signing::sign_card(card_v1(&url("valid")), &k1, None).unwrap(),
-    );
-    let mut tampered = signing::sign_card(card_v1(&url("tampered")), &k1, None).unwrap();
-    tampered["supportedInterfaces"][0]["url"] = json!(url("evil"));
-    cards.insert("tampered".into(), tampered);
-    cards.insert(
-        "wrongkey".into(),
-        signing::sign_card(card_v1(&url("wrongkey")), &k1b, None).unwrap(),
-    );
-    cards.insert(
-        "unknownkid".into(),
-        signing::sign_card(card_v1(&url("unknownkid")), &k3, None).unwrap(),
-    );
-    cards.insert(
-        "none".into(),
-        forged(
-            &card_v1(&url("none")),
-            "none",
-            &secret,
-            jsonwebtoken::Algorithm::HS256,
-        ),
-    );
-    cards.insert(
-        "hmac".into(),
-        forged(
-            &card_v1(&url("hmac")),
-            "HS256",
-            &secret,
-            jsonwebtoken::Algorithm::HS256,
-        ),
-    );
-    cards.insert("unsignedpinned".into(), card_v1(&url("unsignedpinned")));
-    cards.insert("unsigned".into(), card_v1(&url("unsigned")));
-    cards.insert(
-        "untrusted".into(),
-        signing::sign_card(card_v1(&url("untrusted")), &k1, None).unwrap(),
-    );
-    cards.insert(
-        "v03".into(),
-        signing::sign_card(card_v03(&url("v03")), &k1, None).unwrap(),
-    );
-    drop(cards);
+    {
+        let mut cards = p.cards.lock().unwrap();
+        cards.insert(
+            "valid".into(),
+            signing::sign_card(card_v1(&url("valid")), &k1, None).unwrap(),
+        );
+        let mut tampered = signing::sign_card(card_v1(&url("tampered")), &k1, None).unwrap();
+        tampered["supportedInterfaces"][0]["url"] = json!(url("evil"));
+        cards.insert("tampered".into(), tampered);
+        cards.insert(
+            "wrongkey".into(),
+            signing::sign_card(card_v1(&url("wrongkey")), &k1b, None).unwrap(),
+        );
+        cards.insert(
+            "unknownkid".into(),
+            signing::sign_card(card_v1(&url("unknownkid")), &k3, None).unwrap(),
+        );
+        cards.insert(
+            "none".into(),
+            forged(
+                &card_v1(&url("none")),
+                "none",
+                &secret,
+                jsonwebtoken::Algorithm::HS256,
+            ),
+        );
+        cards.insert(
+            "hmac".into(),
+            forged(
+                &card_v1(&url("hmac")),
+                "HS256",
+                &secret,
+                jsonwebtoken::Algorithm::HS256,
+            ),
+        );
+        cards.insert("unsignedpinned".into(), card_v1(&url("unsignedpinned")));
+        cards.insert("unsigned".into(), card_v1(&url("unsigned")));
+        cards.insert(
+            "untrusted".into(),
+            signing::sign_card(card_v1(&url("untrusted")), &k1, None).unwrap(),
+        );
+        cards.insert(
+            "v03".into(),
+            signing::sign_card(card_v03(&url("v03")), &k1, None).unwrap(),
+        );
+    }
 
     // (agent, pinned?, status, trust, the gateway's code)
     let table: &[(&str, bool, u16, &str, &str)] = &[

@@ -111,8 +111,10 @@ impl TrustState {
         }
     }
 
-    /// [`signing::verify_card`], remembered per card body and key set.
-    fn verify(&self, body: &[u8], card: &Value, keys: &JwkSet, keys_text: &str) -> Trust {
+    /// [`signing::verify_card`], remembered per card body and key set (the body is parsed only
+    /// when no verdict is kept).
+    fn verify(&self, card: &FetchedCard, keys: &JwkSet, keys_text: &str) -> Trust {
+        let body = &card.body[..];
         let mut d = aws_lc_rs::digest::Context::new(&aws_lc_rs::digest::SHA256);
         d.update(keys_text.as_bytes());
         d.update(&[0]);
@@ -127,7 +129,10 @@ impl TrustState {
         {
             return t;
         }
-        let t = signing::verify_card(card, keys);
+        let t = match card.json() {
+            Ok(json) => signing::verify_card(&json, keys),
+            Err(e) => Trust::Invalid(format!("the card is not JSON ({e})")),
+        };
         if let Ok(mut m) = self.verdicts.lock() {
             if m.len() >= MAX_VERDICTS {
                 m.clear();
@@ -174,26 +179,21 @@ pub async fn check_card(
     if source.is_none() && !required && !signed {
         return Ok(Trust::Unsigned);
     }
-    let json = card
-        .json()
-        .map_err(|e| Refusal::card_unavailable(&format!("{}: not JSON ({e})", card.url)))?;
     let trust = match &source {
-        None => st
-            .trust
-            .verify(&card.body, &json, &JwkSet { keys: vec![] }, ""),
+        None => st.trust.verify(card, &JwkSet { keys: vec![] }, ""),
         Some(KeySource::Pinned(set)) => {
             let text = agent.pinned_card_key.as_deref().unwrap_or_default();
-            st.trust.verify(&card.body, &json, set, text)
+            st.trust.verify(card, set, text)
         }
         Some(KeySource::Url(u)) => {
             let (set, fetched) = st.trust.jwks.get(u, false).await?;
             let text = serde_json::to_string(&set).unwrap_or_default();
-            let t = st.trust.verify(&card.body, &json, &set, &text);
+            let t = st.trust.verify(card, &set, &text);
             if matches!(t, Trust::UntrustedKey(_)) && !fetched {
                 // A kid the cached set lacks: the peer may have rotated its key.
                 let (set, _) = st.trust.jwks.get(u, true).await?;
                 let text = serde_json::to_string(&set).unwrap_or_default();
-                st.trust.verify(&card.body, &json, &set, &text)
+                st.trust.verify(card, &set, &text)
             } else {
                 t
             }

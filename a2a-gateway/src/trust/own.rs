@@ -162,8 +162,11 @@ pub struct OwnSigner {
     seal: Option<SealKey>,
     jku: String,
     keys: Mutex<HashMap<String, CardKey>>,
-    made: Mutex<HashMap<(String, Vec<u8>), Vec<Value>>>,
+    made: Mutex<HashMap<Slot, Vec<Value>>>,
 }
+
+/// A key id and the SHA-256 of a card: the signatures made for it are kept.
+type Slot = (String, Vec<u8>);
 
 /// Signatures kept for reuse at most (the map is emptied when full).
 const MAX_KEPT: usize = 1024;
