@@ -393,6 +393,59 @@ async fn jwks_url_rotation_and_required_signing() {
     env.stop().await;
 }
 
+/// The admin API takes the pinned key as a JWK object, JWK text or a JWKS URL, and refuses
+/// private or symmetric keys.
+#[tokio::test]
+async fn pinned_keys_through_the_admin_api() {
+    let env = env(a2a_gateway::errors::Version::V10).await;
+    let (_, jwk) = key("k1");
+    let post = |pinned: Value| {
+        env.http
+            .post(env.url("/admin/workspaces/ws1/agents"))
+            .bearer_auth(ADMIN)
+            .json(&json!({"agentId": "p", "endpoint": "https://peer.example/a2a", "pinnedCardKey": pinned}))
+            .send()
+    };
+    for ok in [
+        jwk.clone(),
+        json!(jwk.to_string()),
+        json!({"keys": [jwk]}),
+        json!("https://peer.example/jwks.json"),
+    ] {
+        assert_eq!(post(ok.clone()).await.unwrap().status(), 201, "{ok}");
+    }
+    let mut private = jwk.clone();
+    private["d"] = json!("c2VjcmV0");
+    for bad in [
+        private.clone(),
+        json!({"keys": [private]}),
+        json!({"kty": "oct", "k": "c2VjcmV0"}),
+        json!("not a key"),
+        json!(3),
+    ] {
+        let r = post(bad.clone()).await.unwrap();
+        assert!(r.status().is_client_error(), "{bad}: {}", r.status());
+    }
+    let listed: Value = env
+        .http
+        .get(env.url("/admin/workspaces/ws1/agents"))
+        .bearer_auth(ADMIN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let p = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["agentId"] == "p")
+        .unwrap();
+    assert_eq!(p["pinnedCardKey"], "https://peer.example/jwks.json");
+    env.stop().await;
+}
+
 /// With a pinned key only an address the verified signature covers is used: an entry put in
 /// front of the signed ones (another path on the same host) is refused, nothing is sent to it
 /// or to the signed address.

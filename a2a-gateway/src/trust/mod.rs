@@ -57,7 +57,9 @@ impl KeySource {
         if t.starts_with('{') {
             let v: Value =
                 serde_json::from_str(t).map_err(|e| format!("pinnedCardKey: not JSON ({e})"))?;
-            if v.get("d").is_some() || v.get("k").is_some() {
+            let private = |k: &Value| k.get("d").is_some() || k.get("k").is_some();
+            let keys = v.get("keys").and_then(Value::as_array);
+            if private(&v) || keys.is_some_and(|ks| ks.iter().any(private)) {
                 return Err("pinnedCardKey: a private or symmetric key; pin the public key".into());
             }
             let set = signing::key_set(&v).map_err(|e| format!("pinnedCardKey: {e}"))?;
