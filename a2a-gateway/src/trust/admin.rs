@@ -115,7 +115,10 @@ async fn put_card_trust(
     axum::Json(b): axum::Json<CardTrust>,
 ) -> Response {
     match ts::set_require_signed(&st.store, &ws, b.require_signed_cards) {
-        Ok(()) => card_trust_body(&st, &ws),
+        Ok(()) => {
+            super::forget_switch(&st, &ws);
+            card_trust_body(&st, &ws)
+        }
         Err(e) => store_err(e),
     }
 }

@@ -98,7 +98,13 @@ pub struct TrustState {
     /// The sealing key of the own signing keys (for the admin API).
     pub seal: Option<own::SealKey>,
     verdicts: Mutex<HashMap<[u8; 32], Trust>>,
+    /// Each workspace's "require signed cards" switch, read at most every [`SWITCH_TTL`].
+    switches: Mutex<HashMap<String, (bool, std::time::Instant)>>,
 }
+
+/// How long a workspace's switch is kept (a change through the admin API applies at once, one
+/// through the CLI within this time).
+pub const SWITCH_TTL: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Verdicts kept at most (the map is emptied when full).
 const MAX_VERDICTS: usize = 1024;
@@ -110,6 +116,7 @@ impl TrustState {
             jwks: jwks::JwksCache::new(http, dev_mode),
             seal,
             verdicts: Mutex::default(),
+            switches: Mutex::default(),
         }
     }
 
@@ -148,11 +155,35 @@ impl TrustState {
 /// Whether signed cards are required for `workspace` (the fleet's `require_signed_cards`, or
 /// the workspace's own switch).
 pub fn signing_required(st: &GatewayState, workspace: &str) -> bool {
-    st.config.require_signed_cards
-        || store::require_signed(&st.store, workspace)
-            .ok()
-            .flatten()
-            .unwrap_or(false)
+    if st.config.require_signed_cards {
+        return true;
+    }
+    let now = std::time::Instant::now();
+    if let Some((on, at)) = st
+        .trust
+        .switches
+        .lock()
+        .ok()
+        .and_then(|m| m.get(workspace).copied())
+        && now.duration_since(at) < SWITCH_TTL
+    {
+        return on;
+    }
+    let on = store::require_signed(&st.store, workspace)
+        .ok()
+        .flatten()
+        .unwrap_or(false);
+    if let Ok(mut m) = st.trust.switches.lock() {
+        m.insert(workspace.to_owned(), (on, now));
+    }
+    on
+}
+
+/// Forgets the kept switch of `workspace` (after the admin API changed it).
+pub fn forget_switch(st: &GatewayState, workspace: &str) {
+    if let Ok(mut m) = st.trust.switches.lock() {
+        m.remove(workspace);
+    }
 }
 
 /// 502 `a2a_card_signature_invalid` for a card in state `trust`.
