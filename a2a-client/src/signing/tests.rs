@@ -149,3 +149,33 @@ fn both_forms_are_signed_and_each_verifies_alone() {
         assert_eq!(verify_card(&one, &set1).as_str(), "verified");
     }
 }
+
+/// `CardResolver::with_trusted_keys`: a verified card is served, an unsigned or tampered one is
+/// refused with the trust state.
+#[tokio::test]
+async fn resolver_with_trusted_keys() {
+    use std::sync::{Arc, Mutex};
+    let (k1, set1) = key("k1");
+    let served = Arc::new(Mutex::new(sign_card(card_v1(), &k1, None).unwrap()));
+    let s = served.clone();
+    let app = axum::Router::new().route(
+        "/.well-known/agent-card.json",
+        axum::routing::get(move || {
+            let s = s.clone();
+            async move { axum::Json(s.lock().unwrap().clone()) }
+        }),
+    );
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", l.local_addr().unwrap());
+    let server = tokio::spawn(async move { axum::serve(l, app).await });
+    let resolver =
+        crate::discovery::CardResolver::new(reqwest::Client::new()).with_trusted_keys(set1);
+    assert!(resolver.fetch(&base).await.is_ok());
+    served.lock().unwrap()["name"] = json!("Changed");
+    let e = resolver.revalidate(&base).await.unwrap_err().to_string();
+    assert!(e.contains("card signature invalid"), "{e}");
+    *served.lock().unwrap() = card_v1();
+    let e = resolver.revalidate(&base).await.unwrap_err().to_string();
+    assert!(e.contains("card signature unsigned"), "{e}");
+    server.abort();
+}
