@@ -363,7 +363,27 @@ async fn jwks_url_rotation_and_required_signing() {
         "refetched once for the unknown kid"
     );
 
-    // A workspace that requires signed cards refuses an unsigned peer; the fleet can too.
+    // A key set that cannot be read gives no address either.
+    p.cards.lock().unwrap().insert(
+        "nokeys".into(),
+        signing::sign_card(card_v1(&format!("{base}/p/nokeys")), &k2, None).unwrap(),
+    );
+    register(
+        &env,
+        "nokeys",
+        &base,
+        Some(format!("{base}/missing-jwks.json")),
+    );
+    let (_, b, t) = send(&env, "nokeys").await;
+    assert_eq!(t.as_deref(), Some("untrusted-key"), "{b}");
+    assert_eq!(gw_code(&b), "a2a_card_signature_invalid");
+    assert!(
+        b["error"]["message"].as_str().unwrap().contains("HTTP 404"),
+        "{b}"
+    );
+    assert_eq!(hits(&p, "nokeys"), 0);
+
+    // A workspace that requires signed cards refuses an unsigned peer.
     p.cards
         .lock()
         .unwrap()
@@ -488,5 +508,40 @@ async fn only_covered_addresses_are_used() {
     assert!(a2a_gateway::trust::check_coverage(&verified, &fetched, &other).is_err());
     let named = url::Url::parse(&format!("{base}/p/evil")).unwrap();
     assert!(a2a_gateway::trust::check_coverage(&verified, &fetched, &named).is_ok());
+    env.stop().await;
+}
+
+/// The fleet switch: every workspace needs verified cards; the echo peer's card is signed by a
+/// key nobody pinned.
+#[tokio::test]
+async fn fleet_requires_signed_cards() {
+    let env = env_with(a2a_gateway::errors::Version::V10, |c| {
+        c.require_signed_cards = true
+    })
+    .await;
+    let (_, b, t) = send(&env, "echo").await;
+    assert_eq!(t.as_deref(), Some("untrusted-key"), "{b}");
+    assert_eq!(gw_code(&b), "a2a_card_signature_invalid");
+    assert!(
+        b["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("signed cards are required"),
+        "{b}"
+    );
+    let r: Value = env
+        .http
+        .get(env.url("/admin/workspaces/ws1/card-trust"))
+        .bearer_auth(ADMIN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        r,
+        json!({"requireSignedCards": null, "fleetRequireSignedCards": true, "effective": true})
+    );
     env.stop().await;
 }

@@ -219,12 +219,12 @@ pub async fn check_card(
             st.trust.verify(card, set, text)
         }
         Some(KeySource::Url(u)) => {
-            let (set, fetched) = st.trust.jwks.get(u, false).await?;
+            let (set, fetched) = st.trust.jwks.get(u, false).await.map_err(no_key_set)?;
             let text = serde_json::to_string(&set).unwrap_or_default();
             let t = st.trust.verify(card, &set, &text);
             if matches!(t, Trust::UntrustedKey(_)) && !fetched {
                 // A kid the cached set lacks: the peer may have rotated its key.
-                let (set, _) = st.trust.jwks.get(u, true).await?;
+                let (set, _) = st.trust.jwks.get(u, true).await.map_err(no_key_set)?;
                 let text = serde_json::to_string(&set).unwrap_or_default();
                 st.trust.verify(card, &set, &text)
             } else {
@@ -242,6 +242,11 @@ pub async fn check_card(
         _ if required => Err(refuse(&trust, "signed cards are required")),
         _ => Ok(trust),
     }
+}
+
+/// A key set that cannot be read leaves the card's signer untrusted.
+fn no_key_set(r: Refusal) -> Refusal {
+    r.with(TRUST_MEMBER, json!("untrusted-key"))
 }
 
 /// Whether a card body mentions `"signatures"` (a cheap test before parsing it).
