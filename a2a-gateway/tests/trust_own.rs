@@ -74,6 +74,20 @@ async fn signing_keys_sign_every_governed_card() {
         c.card_key_secret = Some(SECRET.into());
     })
     .await;
+    // The key routes are behind the admin token.
+    for (m, path) in [
+        (reqwest::Method::GET, "/admin/signing-keys"),
+        (reqwest::Method::POST, "/admin/signing-keys/rotate"),
+    ] {
+        let r = env
+            .http
+            .request(m, env.url(path))
+            .bearer_auth(&env.key)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 401, "{path}");
+    }
     let (s, k1) = admin(&env, reqwest::Method::POST, "/admin/signing-keys").await;
     assert_eq!(s, 201, "{k1}");
     assert!(
