@@ -8,6 +8,7 @@
 //!   each for 1.0 and (through `a2a-translate`) 0.3.
 //! - [`error`]: typed errors; A2A errors are classified by `ErrorInfo.reason`, then code.
 //! - [`client`]: [`A2aClient`], every operation in 1.0 terms. See `docs/client.md`.
+//! - [`signing`] (feature `signing`): Agent Card signatures, signing and verification.
 //! - [`retry`]: automatic retries after transport failures (sends keep their `messageId`);
 //!   [`resume`]: streams that resume after a dropped connection.
 //!
@@ -51,6 +52,8 @@
 //! - `serde`, `serde_json`, `serde_path_to_error`: JSON with error paths; `url`: URLs.
 //! - `thiserror`: typed errors; `uuid`: JSON-RPC request ids.
 //! - `clap`, `anyhow`: the `a2a` CLI only.
+//! - Feature `signing` ([`signing`]): `jsonwebtoken` (JWS algorithms, JWKs), `aws-lc-rs` (key
+//!   generation), `serde_json_canonicalizer` (RFC 8785), `base64` (the JWS parts).
 //!
 //! (`eventsource-stream` is not used: the SSE parser is ours, with size limits and tests.)
 #![warn(missing_docs)]
@@ -65,6 +68,8 @@ pub mod headers;
 pub mod resume;
 pub mod retry;
 pub mod select;
+#[cfg(feature = "signing")]
+pub mod signing;
 pub mod sse;
 pub mod transport;
 

@@ -114,6 +114,7 @@ pub fn router(state: Arc<GatewayState>) -> Router {
         .route("/admin/audit", get(audit_export))
         .route("/admin/hops", get(hops))
         .merge(crate::governance::admin::routes())
+        .merge(crate::trust::admin::routes())
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             require_token,

@@ -226,12 +226,25 @@ pub(crate) async fn card_handler(
             refresh,
         )
         .await
-        .and_then(|c| peer::card_json(&c))
     }
     .await;
+    // card trust: the peer card's signature state (`crate::trust`), in a header and the audit.
+    let peer_card = match peer_card {
+        Ok(c) => crate::trust::check_card(&st, &agent, &c)
+            .await
+            .map(|t| {
+                call.audit.signature_trust = Some(t.as_str().to_owned());
+                c
+            })
+            .and_then(|c| peer::card_json(&c)),
+        Err(r) => Err(r),
+    };
     let peer_card = match peer_card {
         Ok(c) => c,
-        Err(r) => return card_refusal(&st, &mut call, form, r),
+        Err(r) => {
+            let resp = card_refusal(&st, &mut call, form, r);
+            return crate::trust::stamp(resp, call.audit.signature_trust.as_deref());
+        }
     };
     let card = if requested.is_some() && version == Version::V10 {
         governed_card_v1(&st.config, &agent, &peer_card)
@@ -271,5 +284,5 @@ pub(crate) async fn card_handler(
     if let Ok(v) = HeaderValue::from_str(&etag) {
         h.insert(header::ETAG, v);
     }
-    resp
+    crate::trust::stamp(resp, call.audit.signature_trust.as_deref())
 }

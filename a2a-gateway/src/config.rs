@@ -129,7 +129,22 @@ pub struct Config {
     /// Seconds a send's `messageId` is remembered per workspace and agent: a repeat within it
     /// is answered from the first send and not forwarded again (0: off).
     pub idempotency_window_secs: u64,
+    /// Require verified peer card signatures for every workspace (`a2a.cards.require-signed`;
+    /// a workspace can also require them alone: `PUT /admin/workspaces/{ws}/card-trust`).
+    pub require_signed_cards: bool,
+    /// Secret (at least 32 bytes) the gateway's card signing keys are encrypted with at rest
+    /// (`A2A_GATEWAY_CARD_KEY_SECRET`). Unset, and no `card_key_file`: no signing keys.
+    pub card_key_secret: Option<String>,
+    /// File holding that secret (`A2A_GATEWAY_CARD_KEY_FILE`), when `card_key_secret` is unset.
+    pub card_key_file: Option<PathBuf>,
+    /// Seconds a retired card signing key stays in `/a2a/.well-known/jwks.json` (at least
+    /// [`MIN_SIGNING_KEY_GRACE_SECS`], the longest a signed card or the key set is cached).
+    pub signing_key_grace_secs: u64,
 }
+
+/// Shortest grace period of a retired signing key: the governed card's `max-age` (60 s) plus
+/// the key set's (300 s).
+pub const MIN_SIGNING_KEY_GRACE_SECS: u64 = 360;
 
 /// Default idempotency window: 10 minutes.
 pub const DEFAULT_IDEMPOTENCY_WINDOW_SECS: u64 = 600;
@@ -164,6 +179,10 @@ impl Default for Config {
             approval_ttl_secs: 3600,
             approval_wait_secs: 10,
             idempotency_window_secs: DEFAULT_IDEMPOTENCY_WINDOW_SECS,
+            require_signed_cards: false,
+            card_key_secret: None,
+            card_key_file: None,
+            signing_key_grace_secs: 30 * 24 * 3600,
         }
     }
 }

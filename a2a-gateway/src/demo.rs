@@ -79,6 +79,21 @@ fn now() -> String {
         .unwrap_or_default()
 }
 
+/// `card` signed with the echo agent's key (one per process).
+fn signed(card: Value) -> Option<Value> {
+    static KEY: std::sync::OnceLock<Option<a2a_client::signing::CardKey>> =
+        std::sync::OnceLock::new();
+    let key = KEY.get_or_init(|| {
+        a2a_client::signing::generate_es256("echo-demo")
+            .ok()
+            .map(|(der, _)| a2a_client::signing::CardKey::es256("echo-demo", &der))
+    });
+    match key {
+        Some(k) => a2a_client::signing::sign_card(card.clone(), k, None).ok(),
+        None => Some(card),
+    }
+}
+
 /// The echo agent's card for `base` speaking `version` over JSON-RPC.
 pub fn echo_card(base: &str, version: Version) -> Value {
     let skills = json!([
@@ -86,14 +101,16 @@ pub fn echo_card(base: &str, version: Version) -> Value {
         {"id": "shout", "name": "Shout", "description": "Echoes in capitals", "tags": ["demo"]}
     ]);
     match version {
-        Version::V10 => json!({
+        // Signed by a key nobody pins (the gateway reports `untrusted-key`, and its governed
+        // card leaves the peer's signatures out).
+        Version::V10 => signed(json!({
             "name": "Echo agent", "description": "Built-in echo agent of a2a-gateway", "version": "1.0.0",
             "supportedInterfaces": [{"url": base, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
             "capabilities": {"streaming": true, "pushNotifications": true},
             "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
-            "skills": skills,
-            "signatures": [{"protected": "e30", "signature": "AA"}]
-        }),
+            "skills": skills
+        }))
+        .unwrap_or_default(),
         Version::V03 => json!({
             "name": "Echo agent", "description": "Built-in echo agent of a2a-gateway", "version": "1.0.0",
             "protocolVersion": "0.3.0", "url": base, "preferredTransport": "JSONRPC",

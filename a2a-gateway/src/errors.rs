@@ -309,6 +309,16 @@ impl Refusal {
         )
     }
 
+    /// 502 `a2a_card_signature_invalid`: the peer's card signature does not allow the call
+    /// (invalid; or not verified while the agent has trusted keys or signing is required).
+    pub fn card_signature_invalid(detail: &str) -> Refusal {
+        Refusal::gateway(
+            502,
+            "a2a_card_signature_invalid",
+            format!("The peer's Agent Card signature does not allow this call: {detail}"),
+        )
+    }
+
     /// The peer's card could not be read and no cached card is available.
     pub fn card_unavailable(detail: &str) -> Refusal {
         Refusal::gateway(
@@ -679,6 +689,22 @@ mod tests {
         assert_eq!(spec_type(-32009), Some("VersionNotSupportedError"));
         assert_eq!(spec_type(-32700), Some("JSONParseError"));
         assert_eq!(spec_type(-31999), None);
+    }
+
+    /// The trust codes in both versions' forms.
+    #[test]
+    fn card_signature_refusal_forms() {
+        let r = Refusal::card_signature_invalid("invalid: key \"k1\"")
+            .with("signatureTrust", json!("invalid"));
+        let v03 = r.jsonrpc_response(Version::V03, &Value::Null, "t");
+        assert_eq!(v03["error"]["code"], -32000);
+        assert_eq!(v03["error"]["data"]["code"], "a2a_card_signature_invalid");
+        assert_eq!(v03["error"]["data"]["signatureTrust"], "invalid");
+        let v10 = r.jsonrpc_error(Version::V10, "t");
+        assert_eq!(v10["data"][0]["reason"], "A2A_CARD_SIGNATURE_INVALID");
+        assert_eq!(v10["data"][0]["domain"], GATEWAY_DOMAIN);
+        assert_eq!(v10["data"][0]["metadata"]["signatureTrust"], "invalid");
+        assert_eq!(r.status_body("t")["error"]["code"], 502);
     }
 
     #[test]

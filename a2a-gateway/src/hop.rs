@@ -50,7 +50,11 @@ pub(crate) async fn choose(
         false,
     )
     .await?;
-    let chosen = peer::select_from(&card.interfaces, st.config.serve_v1)?;
+    // card trust: an invalid signature never gives an address (`crate::trust`).
+    let trust = crate::trust::check_card(st, agent, &card).await?;
+    let mut chosen = peer::select_from(&card.interfaces, st.config.serve_v1)?;
+    crate::trust::check_coverage(&trust, &card, &chosen.url)?;
+    chosen.signature_trust = Some(trust.as_str());
     peer::check_url(&chosen.url, &registered, st.config.dev_mode)?;
     peer::check_resolved(&chosen.url, st.config.dev_mode).await?;
     Ok((chosen, card))

@@ -96,7 +96,7 @@ pub(crate) async fn rpc(
         Err(r) => return rpc_op_refusal(&st, &mut call, op, r),
     };
     let run = execute(&st, &mut call, &agent, &principal, op, params).instrument(span);
-    match crate::resume::with_upstream(upstream, run).await {
+    let resp = match crate::resume::with_upstream(upstream, run).await {
         Err(r) => rpc_op_refusal(&st, &mut call, op, r),
         Ok(Answer::Unary(result)) => {
             record(&st, &mut call, None);
@@ -122,5 +122,6 @@ pub(crate) async fn rpc(
             });
             a2a_agent::edge::sse::response(mapped, None)
         }
-    }
+    };
+    crate::trust::stamp(resp, call.audit.signature_trust.as_deref())
 }

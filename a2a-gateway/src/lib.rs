@@ -24,7 +24,9 @@
 //! - `reqwest`, `eventsource-stream`: calls to peers and reading their SSE streams;
 //! - `rusqlite`: the embedded registry and audit store;
 //! - `aws-lc-rs`, `subtle`, `base64`: key generation, SHA-256 at rest, HMAC page tokens,
-//!   constant-time comparison;
+//!   constant-time comparison, AES-256-GCM and HKDF for the card signing keys at rest;
+//! - `jsonwebtoken` (aws-lc-rs, already built for `a2a-agent`): signed push JWTs of pinned agents
+//!   (`trust::push_jwt`); `a2a-client`'s feature `signing`: card signatures both ways (`trust`);
 //! - `serde`, `serde_json`, `toml`, `clap`: wire JSON, the config file and the command line;
 //! - `regex`: the PII detectors' candidate patterns (`pii`), validated in code afterwards;
 //! - `url`: peer address checks; `time`: audit timestamps; `tracing`, `tracing-subscriber`: logs;
@@ -83,5 +85,6 @@ pub mod seams;
 pub mod server;
 mod side_call;
 pub mod store;
+pub mod trust;
 pub mod wire;
 pub mod xlate;

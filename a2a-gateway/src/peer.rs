@@ -45,6 +45,8 @@ pub struct Chosen {
     pub version: Version,
     /// Tenant to send, if the entry names one.
     pub tenant: Option<String>,
+    /// Trust state of the card the entry came from (`crate::trust`), once checked.
+    pub signature_trust: Option<&'static str>,
 }
 
 /// The `(binding, version)` pairs the gateway speaks to peers: JSON-RPC 1.0, HTTP+JSON 1.0 and
@@ -111,6 +113,7 @@ pub fn select_from(interfaces: &sel::CardInterfaces, serve_v1: bool) -> Result<C
                         sel::Version::V1 => Version::V10,
                     },
                     tenant: s.tenant,
+                    signature_trust: None,
                 });
             }
             Err(none) => {

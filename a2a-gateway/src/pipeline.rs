@@ -50,6 +50,7 @@ pub const STEPS: &[&str] = &[
     "webhook check",
     "registered endpoint checks",
     "peer card",
+    "card trust",
     "interface",
     "chosen URL checks",
     "governance",
@@ -126,6 +127,7 @@ pub(crate) async fn execute(
     let (chosen, card) = hop::choose(st, &agent, max_card).await?;
     call.audit.peer_version = Some(chosen.version.as_str().to_owned());
     call.audit.peer_binding = Some(chosen.binding.as_str().to_owned());
+    call.audit.signature_trust = chosen.signature_trust.map(str::to_owned);
     // governance: kill, loops, PII, policy on the request in its 1.0 form.
     let mut hop_facts = Hop {
         trace_id: call.trace_id.clone(),

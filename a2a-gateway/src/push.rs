@@ -299,6 +299,13 @@ fn refused(code: StatusCode, err: &str, trace_id: &str) -> Response {
         "a2a_push_too_large" => "the notification is larger than max_push_bytes",
         "a2a_push_invalid" => "the notification is not an A2A push payload of the peer's version",
         "a2a_push_task_mismatch" => "the notification names another task than the sealed config",
+        "a2a_push_signature_required" => {
+            "the agent has a pinned key: the notification needs a signed bearer JWT"
+        }
+        "a2a_push_signature_invalid" => {
+            "the bearer JWT is not signed by the agent's key for this callback, or has expired"
+        }
+        "a2a_push_replayed" => "the bearer JWT was already used",
         "a2a_push_delivery_failed" => "the caller's webhook could not be reached",
         _ => "the push notification was refused",
     };
@@ -431,10 +438,11 @@ pub async fn notify(
     let mut evidence = crate::seams::Evidence::default();
     let parsed = serde_json::from_slice::<Value>(&body).ok();
     // The notification must be about the sealed config's task (once the gateway knows it: an
-    // inline config on a send learns its task from the answer, which a notification may beat).
+    // inline config on a send learns its task from the answer, which a notification may beat),
+    // and name it.
     if let Some(v) = &parsed
         && !cb.task_id.is_empty()
-        && notified_task(v).is_some_and(|t| t != cb.task_id)
+        && notified_task(v).is_none_or(|t| t != cb.task_id)
     {
         return finish(
             &mut audit,
@@ -442,6 +450,15 @@ pub async fn notify(
             "refused",
             Some("a2a_push_task_mismatch"),
         );
+    }
+    // signed push: an agent with trusted keys signs each notification (`crate::trust::push_jwt`).
+    let registered = st.store.agent(&cb.workspace_id, &agent).ok().flatten();
+    let named = parsed.as_ref().and_then(notified_task);
+    if let Err((code, err, why)) =
+        crate::trust::push_jwt::check(&st, registered.as_ref(), &cb, &headers, named).await
+    {
+        tracing::info!(trace_id = %audit.trace_id, "push notification refused: {why}");
+        return finish(&mut audit, code, "refused", Some(err));
     }
     let translated = match parsed {
         None => None,

@@ -21,6 +21,9 @@ pub(crate) fn record(st: &GatewayState, call: &mut Call, refusal: Option<&Refusa
             call.audit.decision = "refused".into();
             call.audit.status = r.status as i64;
             call.audit.error_code = Some(r.code.clone());
+            if let Some(t) = crate::trust::of_refusal(r) {
+                call.audit.signature_trust = Some(t);
+            }
         }
         None => {
             call.audit.decision = "allowed".into();

@@ -90,7 +90,7 @@ pub(crate) async fn rest_entry(
     };
     let run = execute(&st, &mut call, &agent, &principal, op, params).instrument(span);
     let answer = crate::resume::with_upstream(upstream, run).await;
-    match answer {
+    let resp = match answer {
         Err(r) => refuse(&st, &mut call, r),
         Ok(a) if v03 => crate::rest03::answer(&st, &mut call, op, a),
         Ok(Answer::Unary(result)) => {
@@ -113,7 +113,8 @@ pub(crate) async fn rest_entry(
             });
             a2a_agent::edge::sse::response(mapped, None)
         }
-    }
+    };
+    crate::trust::stamp(resp, call.audit.signature_trust.as_deref())
 }
 
 pub(crate) fn query_params(query: Option<&str>) -> serde_json::Map<String, Value> {

@@ -39,7 +39,7 @@ use crate::rest::{
     rest_list, rest_push_delete, rest_push_get, rest_push_list, rest_push_set, rest_send,
     rest_stream, rest_task_get, rest_task_post,
 };
-use crate::seams::{CardSigner, Unsigned};
+use crate::seams::CardSigner;
 use crate::store::Store;
 
 pub use crate::call::HOPS_HEADER;
@@ -65,6 +65,8 @@ pub struct GatewayState {
     pub governance: Arc<Governance>,
     /// Signs the governed card.
     pub signer: Arc<dyn CardSigner>,
+    /// Peer card trust: key sets of peers, verdicts, the sealing key of own signing keys.
+    pub trust: crate::trust::TrustState,
     /// Cancelled when the shutdown grace period ends: open streams end with an
     /// `a2a_shutting_down` event and waiting peer calls are answered with it.
     pub shutdown: tokio_util::sync::CancellationToken,
@@ -144,6 +146,16 @@ impl Gateway {
             .connect_timeout(Duration::from_secs(10))
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let trust = crate::trust::TrustState::new(
+            http.clone(),
+            config.dev_mode,
+            crate::trust::own::SealKey::from_config(&config)?,
+        );
+        let signer = Arc::new(crate::trust::own::OwnSigner::new(
+            store.clone(),
+            crate::trust::own::SealKey::from_config(&config)?,
+            &config,
+        ));
         let key_bytes = random_hex(32);
         let page_key =
             aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, key_bytes.as_bytes());
@@ -160,7 +172,8 @@ impl Gateway {
                     )),
                     &config.governance(),
                 )),
-                signer: Arc::new(Unsigned),
+                signer,
+                trust,
                 shutdown: tokio_util::sync::CancellationToken::new(),
                 replay: Arc::default(),
                 console: Default::default(),
@@ -221,6 +234,7 @@ impl Gateway {
                         .saturating_add(1),
                 )),
             )
+            .route("/a2a/.well-known/jwks.json", get(crate::trust::admin::jwks))
             .route("/metrics", get(metrics_handler))
             .route("/healthz", get(|| async { "ok" }))
             .with_state(self.state.clone());

@@ -164,6 +164,9 @@ pub const MIGRATIONS: &[&str] = &[
     crate::idempotency::store::MIGRATION,
     // 8: the operator console's keyset pages (issue 18): audit indexes ending in `seq`.
     hop_page::MIGRATION,
+    // 9: card trust (issue 15): own signing keys, workspaces requiring signed cards, push JWT
+    // ids, and each hop's card trust state in `audit`.
+    crate::trust::store::MIGRATION,
 ];
 
 /// A sealed push callback: the caller's webhook, which the peer never sees.
@@ -231,8 +234,10 @@ pub struct Agent {
     /// Skill allow-list; `None` allows every skill of the peer's card.
     #[serde(default)]
     pub skills: Option<Vec<String>>,
-    /// Pinned public key for card signature checks (used by part 2).
-    #[serde(default)]
+    /// Trusted keys for the peer's card signatures and signed push notifications: a public
+    /// JWK or JWK Set (JSON text; the admin API also takes the object itself), or a JWKS URL
+    /// (see `crate::trust::KeySource`).
+    #[serde(default, deserialize_with = "crate::trust::deserialize_key_source")]
     pub pinned_card_key: Option<String>,
 }
 
@@ -332,6 +337,10 @@ pub struct AuditRecord {
     /// delegation chain, approval), when a governance step ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub governance: Option<Value>,
+    /// Trust state of the peer card behind the hop (`verified`, `unsigned`, `invalid`,
+    /// `untrusted-key`; see `crate::trust`), when it was checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature_trust: Option<String>,
 }
 
 /// Handle to the SQLite store; cheap to clone.
@@ -543,6 +552,10 @@ impl Store {
         }
         url::Url::parse(&agent.endpoint)
             .map_err(|e| StoreError::Invalid(format!("endpoint {:?}: {e}", agent.endpoint)))?;
+        if let Some(k) = agent.pinned_card_key.as_deref() {
+            // The static form only (http allowed): each use checks the address again.
+            crate::trust::KeySource::parse(k, true).map_err(StoreError::Invalid)?;
+        }
         if self.workspace(&agent.workspace_id)?.is_none() {
             return Err(StoreError::NotFound(format!(
                 "workspace {}",
@@ -1039,9 +1052,10 @@ fn insert_audit_row(
         c.execute_cached(
                 "INSERT INTO audit(ts, trace_id, workspace_id, key_id, target, operation, client_method,
                    peer_method, client_version, client_binding, peer_version, peer_binding, decision,
-                   status, latency_ms, error_code, phase, intent_of, task_id, governance)
+                   status, latency_ms, error_code, phase, intent_of, task_id, governance,
+                   signature_trust)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                   ?17, ?18, ?19, ?20)",
+                   ?17, ?18, ?19, ?20, ?21)",
                 params![
                     ts,
                     rec.trace_id,
@@ -1062,7 +1076,8 @@ fn insert_audit_row(
                     phase,
                     if phase.is_some() { None } else { rec.intent_seq },
                     rec.task_id,
-                    rec.governance.as_ref().map(Value::to_string)
+                    rec.governance.as_ref().map(Value::to_string),
+                    rec.signature_trust
                 ],
             )?;
         Ok(c.last_insert_rowid())

@@ -264,7 +264,7 @@ async fn console_in_a_real_browser() {
     c.goto(&format!("{base}/console/workspaces/team"))
         .await
         .unwrap();
-    wait_text(&c, "unsigned/unknown").await;
+    wait_text(&c, "unsigned").await;
     shot(&c, "04-agents").await;
 
     // Create a key (its secret shown once), then create and revoke another.

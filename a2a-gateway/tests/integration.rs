@@ -37,4 +37,7 @@ mod slow_clients;
 mod stall;
 mod store;
 mod store_speed;
+mod trust;
+mod trust_own;
+mod trust_push;
 mod unauthenticated;

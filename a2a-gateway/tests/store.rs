@@ -49,7 +49,7 @@ fn agents_are_scoped_to_their_workspace() {
         endpoint: "https://peer.example/a2a".into(),
         credential: Some("c".into()),
         skills: Some(vec!["s1".into()]),
-        pinned_card_key: Some("k".into()),
+        pinned_card_key: Some("https://peer.example/jwks.json".into()),
     };
     s.upsert_agent(&agent).unwrap();
     assert_eq!(s.agent("a", "x").unwrap().unwrap(), agent);
@@ -61,6 +61,20 @@ fn agents_are_scoped_to_their_workspace() {
         })
         .is_err()
     );
+    // A pinned key is a public JWK (or set) or a JWKS URL; never a private or symmetric key.
+    for bad in [
+        "k",
+        r#"{"kty":"oct","k":"c2VjcmV0"}"#,
+        "ftp://peer.example/jwks",
+    ] {
+        let e = s
+            .upsert_agent(&Agent {
+                pinned_card_key: Some(bad.into()),
+                ..agent.clone()
+            })
+            .unwrap_err();
+        assert!(e.to_string().contains("pinnedCardKey"), "{bad}: {e}");
+    }
     assert!(
         s.upsert_agent(&Agent {
             endpoint: "not a url".into(),

@@ -197,6 +197,9 @@ pub struct CardResolver {
     ttl: Option<TtlClamp>,
     stale_if_error: bool,
     check: Option<CardCheck>,
+    /// Keys a card's signature must verify with (feature `signing`).
+    #[cfg(feature = "signing")]
+    trusted: Option<Arc<jsonwebtoken::jwk::JwkSet>>,
 }
 
 impl CardResolver {
@@ -212,6 +215,8 @@ impl CardResolver {
             ttl: None,
             stale_if_error: false,
             check: None,
+            #[cfg(feature = "signing")]
+            trusted: None,
         }
     }
 
@@ -232,6 +237,16 @@ impl CardResolver {
     /// cached.
     pub fn with_card_check(mut self, check: CardCheck) -> CardResolver {
         self.check = Some(check);
+        self
+    }
+
+    /// Accepts only cards whose signatures verify with one of `keys` (feature `signing`, see
+    /// [`crate::signing::verify_card`]): an unsigned card, one signed by another key, or one
+    /// whose signature does not match is refused ([`DiscoveryError::Invalid`] naming the trust
+    /// state and the reason) and not cached.
+    #[cfg(feature = "signing")]
+    pub fn with_trusted_keys(mut self, keys: jsonwebtoken::jwk::JwkSet) -> CardResolver {
+        self.trusted = Some(Arc::new(keys));
         self
     }
 
@@ -467,6 +482,19 @@ impl CardResolver {
             && let Err(reason) = check(&body)
         {
             return Err(DiscoveryError::Invalid { url, reason });
+        }
+        #[cfg(feature = "signing")]
+        if let Some(keys) = &self.trusted {
+            let trust = match serde_json::from_slice::<serde_json::Value>(&body) {
+                Ok(card) => crate::signing::verify_card(&card, keys),
+                Err(e) => crate::signing::Trust::Invalid(format!("not JSON ({e})")),
+            };
+            if !matches!(trust, crate::signing::Trust::Verified(_)) {
+                return Err(DiscoveryError::Invalid {
+                    url,
+                    reason: format!("card signature {}: {}", trust.as_str(), trust.reason()),
+                });
+            }
         }
         let entry = CacheEntry {
             source: url,

@@ -144,6 +144,20 @@ struct ServeArgs {
     /// answered from the first send, not forwarded again (0 = off) [default: 600].
     #[arg(long, env = "A2A_GATEWAY_IDEMPOTENCY_WINDOW_SECS")]
     idempotency_window_secs: Option<u64>,
+    /// Require verified peer card signatures in every workspace (502 a2a_card_signature_invalid
+    /// for an unsigned or unverifiable card) [default: false].
+    #[arg(long, env = "A2A_GATEWAY_REQUIRE_SIGNED_CARDS")]
+    require_signed_cards: Option<bool>,
+    /// Secret (at least 32 bytes) that encrypts the gateway's card signing keys at rest.
+    #[arg(long, env = "A2A_GATEWAY_CARD_KEY_SECRET", hide_env_values = true)]
+    card_key_secret: Option<String>,
+    /// File holding that secret (when --card-key-secret is not given).
+    #[arg(long, env = "A2A_GATEWAY_CARD_KEY_FILE")]
+    card_key_file: Option<PathBuf>,
+    /// Seconds a retired card signing key stays in /a2a/.well-known/jwks.json (at least 360)
+    /// [default: 2592000, 30 days].
+    #[arg(long, env = "A2A_GATEWAY_SIGNING_KEY_GRACE_SECS")]
+    signing_key_grace_secs: Option<u64>,
 }
 
 impl ServeArgs {
@@ -236,6 +250,18 @@ impl ServeArgs {
         if let Some(v) = self.idempotency_window_secs {
             c.idempotency_window_secs = v;
         }
+        if let Some(v) = self.require_signed_cards {
+            c.require_signed_cards = v;
+        }
+        if let Some(v) = &self.card_key_secret {
+            c.card_key_secret = Some(v.clone());
+        }
+        if let Some(v) = &self.card_key_file {
+            c.card_key_file = Some(v.clone());
+        }
+        if let Some(v) = self.signing_key_grace_secs {
+            c.signing_key_grace_secs = v;
+        }
         Ok(c)
     }
 }
@@ -306,9 +332,14 @@ enum AdminCmd {
         /// Skill allow-list (repeatable); none = all skills.
         #[arg(long = "skill")]
         skills: Vec<String>,
-        /// Pinned card public key (used by card signature checks).
-        #[arg(long)]
+        /// Trusted key of the peer's card signatures and signed push notifications: a public
+        /// JWK or JWK Set as JSON text. With it, only a card whose signature verifies is used
+        /// (502 a2a_card_signature_invalid otherwise) and push notifications need a signed JWT.
+        #[arg(long, conflicts_with = "card_jwks_url")]
         pinned_card_key: Option<String>,
+        /// Like --pinned-card-key, from the peer's JWKS URL (https; fetched and cached like cards).
+        #[arg(long)]
+        card_jwks_url: Option<String>,
     },
     /// List agents of a workspace.
     AgentList {
@@ -446,6 +477,8 @@ enum AdminCmd {
         #[arg(long, env = "A2A_GATEWAY_ADMIN_TOKEN", hide_env_values = true)]
         admin_token: Option<String>,
     },
+    #[command(flatten)]
+    Trust(a2a_gateway::trust::cli::TrustCmd),
     /// Deny a pending approval (in the database; a running gateway sees it at once).
     ApprovalDeny {
         /// Workspace id.
@@ -506,7 +539,9 @@ async fn admin(args: AdminArgs) -> Result<()> {
             credential,
             skills,
             pinned_card_key,
+            card_jwks_url,
         } => {
+            let pinned_card_key = pinned_card_key.or(card_jwks_url);
             let a = Agent {
                 workspace_id: workspace,
                 agent_id,
@@ -542,6 +577,9 @@ async fn admin(args: AdminArgs) -> Result<()> {
         AdminCmd::AuditExport { workspace } => {
             let mut out = std::io::stdout().lock();
             store.export_audit_jsonl(workspace.as_deref(), &mut out)?;
+        }
+        AdminCmd::Trust(cmd) => {
+            print_json(&a2a_gateway::trust::cli::run(&store, cmd).map_err(anyhow::Error::msg)?)?
         }
         cmd => governance_admin(&store, cmd)?,
     }

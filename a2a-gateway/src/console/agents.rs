@@ -31,29 +31,12 @@ struct PeerView {
     card: Result<Value, String>,
     /// `binding version at url` of the interface the gateway would call, or why none.
     interface: Result<String, String>,
+    /// The card's signature trust as a hop would see it (`crate::trust::check_card`).
+    trust: String,
 }
 
-/// The trust state of an agent's card. Card signatures are not checked by this gateway yet:
-/// a card with signatures is "signed, not verified", others "unsigned/unknown".
-fn trust_state(agent: &Agent, card: Option<&Value>) -> String {
-    let signed = card
-        .and_then(|c| c.get("signatures"))
-        .and_then(Value::as_array)
-        .is_some_and(|s| !s.is_empty());
-    let pinned = agent
-        .pinned_card_key
-        .as_deref()
-        .is_some_and(|k| !k.is_empty());
-    match (signed, pinned) {
-        (true, true) => "signed, not verified (key pinned)".into(),
-        (true, false) => "signed, not verified".into(),
-        (false, true) => "unsigned/unknown (key pinned)".into(),
-        (false, false) => "unsigned/unknown".into(),
-    }
-}
-
-/// Reads the peer's card the way a hop does (address checks, the card cache) and picks the
-/// interface.
+/// Reads the peer's card the way a hop does (address checks, the card cache), checks its
+/// signatures the way a hop does, and picks the interface.
 async fn peer_view(st: &GatewayState, agent: &Agent) -> PeerView {
     let fetch = async {
         let registered =
@@ -73,11 +56,22 @@ async fn peer_view(st: &GatewayState, agent: &Agent) -> PeerView {
         )
         .await
         .map_err(|r| r.message)?;
-        peer::card_json(&card).map_err(|r| r.message)
+        let trust = match crate::trust::check_card(st, agent, &card).await {
+            Ok(t) => t.as_str().to_owned(),
+            Err(refusal) => crate::trust::of_refusal(&refusal)
+                .map(|t| format!("{t}: {}", refusal.message))
+                .unwrap_or(refusal.message),
+        };
+        Ok::<_, String>((peer::card_json(&card).map_err(|r| r.message)?, trust))
     };
-    let card = tokio::time::timeout(CARD_WAIT, fetch)
-        .await
-        .unwrap_or_else(|_| Err("the peer card did not arrive in 3 s".into()));
+    let (card, trust) = match tokio::time::timeout(CARD_WAIT, fetch).await {
+        Ok(Ok((card, trust))) => (Ok(card), trust),
+        Ok(Err(e)) => (Err(e), "unknown (no card)".to_owned()),
+        Err(_) => (
+            Err("the peer card did not arrive in 3 s".into()),
+            "unknown (no card)".to_owned(),
+        ),
+    };
     let interface = match &card {
         Ok(c) => peer::select_interface(c, st.config.serve_v1)
             .map(|ch| {
@@ -91,7 +85,11 @@ async fn peer_view(st: &GatewayState, agent: &Agent) -> PeerView {
             .map_err(|r| r.message),
         Err(_) => Err("no card".into()),
     };
-    PeerView { card, interface }
+    PeerView {
+        card,
+        interface,
+        trust,
+    }
 }
 
 fn card_summary(card: &Result<Value, String>) -> String {
@@ -166,7 +164,7 @@ pub(crate) async fn list(
                 Ok(i) => esc(i),
                 Err(e) => format!(r#"<span class="bad">{}</span>"#, esc(e)),
             },
-            trust = esc(&trust_state(a, v.card.as_ref().ok())),
+            trust = esc(&v.trust),
             err = last_error(&st, &ws, &a.agent_id),
         ));
     }
@@ -280,7 +278,7 @@ pub(crate) async fn detail(
             Ok(i) => esc(i),
             Err(e) => format!(r#"<span class="bad">{}</span>"#, esc(e)),
         },
-        trust = esc(&trust_state(&a, v.card.as_ref().ok())),
+        trust = esc(&v.trust),
         err = last_error(&st, &ws, &id),
         wsq = esc(&seg(&ws)),
         idq = esc(&seg(&id)),

@@ -1,0 +1,318 @@
+//! Card trust, both ways (see `docs/gateway.md`, "Trust"):
+//!
+//! - peer cards: each registered agent may have trusted keys ([`KeySource`]: a pinned JWK, or
+//!   a JWKS URL read through [`jwks::JwksCache`]), and signed cards may be required for a
+//!   workspace or the whole fleet. [`check_card`] verifies the card the gateway is about to use
+//!   ([`a2a_client::signing::verify_card`], the card's own version's canonical forms) and
+//!   decides: an invalid signature never gives an address; with trusted keys or required
+//!   signing only a verified card does; the result is the response header
+//!   [`TRUST_HEADER`] and the audit record's `signatureTrust`.
+//! - the gateway's own cards: signing keys and the key set ([`own`]), their admin API
+//!   ([`admin`]) and the storage ([`store`]).
+//! - signed push notifications from agents with trusted keys ([`push_jwt`]).
+
+pub mod admin;
+pub mod cli;
+pub mod jwks;
+pub mod own;
+pub mod push_jwt;
+pub mod store;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use axum::http::HeaderValue;
+use axum::response::Response;
+use jsonwebtoken::jwk::JwkSet;
+use serde_json::{Value, json};
+
+use a2a_client::discovery::FetchedCard;
+use a2a_client::signing;
+pub use a2a_client::signing::Trust;
+
+use crate::errors::Refusal;
+use crate::server::GatewayState;
+use crate::store::Agent;
+
+/// The response header with the trust state of the card behind a governed card or call.
+pub const TRUST_HEADER: &str = "x-a2a-signature-trust";
+
+/// The member of a refusal (and of the audit record) naming the trust state.
+pub const TRUST_MEMBER: &str = "signatureTrust";
+
+/// Where an agent's trusted card keys come from (the registration's `pinnedCardKey`).
+#[derive(Debug, Clone)]
+pub enum KeySource {
+    /// A pinned public key (JWK) or key set (JWKS document).
+    Pinned(JwkSet),
+    /// A JWKS URL, fetched like cards.
+    Url(String),
+}
+
+impl KeySource {
+    /// Reads a registration value: JSON text of a JWK or a JWK Set, or an https JWKS URL
+    /// (http and loopback in development mode).
+    pub fn parse(s: &str, dev_mode: bool) -> Result<KeySource, String> {
+        let t = s.trim();
+        if t.starts_with('{') {
+            let v: Value =
+                serde_json::from_str(t).map_err(|e| format!("pinnedCardKey: not JSON ({e})"))?;
+            let private = |k: &Value| k.get("d").is_some() || k.get("k").is_some();
+            let keys = v.get("keys").and_then(Value::as_array);
+            if private(&v) || keys.is_some_and(|ks| ks.iter().any(private)) {
+                return Err("pinnedCardKey: a private or symmetric key; pin the public key".into());
+            }
+            let set = signing::key_set(&v).map_err(|e| format!("pinnedCardKey: {e}"))?;
+            if set.keys.is_empty() {
+                return Err("pinnedCardKey: the key set is empty".into());
+            }
+            return Ok(KeySource::Pinned(set));
+        }
+        jwks::JwksCache::check_url(t, dev_mode)
+            .map(|u| KeySource::Url(u.to_string()))
+            .map_err(|e| format!("pinnedCardKey: neither a JWK nor a usable {e}"))
+    }
+}
+
+/// Reads `pinnedCardKey`: a string (JWK JSON text or JWKS URL), a JWK / JWK Set object (kept
+/// as its JSON text), or null.
+pub fn deserialize_key_source<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<String>, D::Error> {
+    match <Option<Value> as serde::Deserialize>::deserialize(d)? {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(v @ Value::Object(_)) => Ok(Some(v.to_string())),
+        Some(_) => Err(serde::de::Error::custom(
+            "pinnedCardKey: a JWK (object or JSON text) or a JWKS URL",
+        )),
+    }
+}
+
+/// Trust state kept by the gateway: the peers' key sets and verified cards.
+#[derive(Debug)]
+pub struct TrustState {
+    /// Peers' key sets from their JWKS URLs.
+    pub jwks: jwks::JwksCache,
+    /// The sealing key of the own signing keys (for the admin API).
+    pub seal: Option<own::SealKey>,
+    verdicts: Mutex<HashMap<[u8; 32], Trust>>,
+    /// Each workspace's "require signed cards" switch, read at most every [`SWITCH_TTL`].
+    switches: Mutex<HashMap<String, (bool, std::time::Instant)>>,
+}
+
+/// How long a workspace's switch is kept (a change through the admin API applies at once, one
+/// through the CLI within this time).
+pub const SWITCH_TTL: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Verdicts kept at most (the map is emptied when full).
+const MAX_VERDICTS: usize = 1024;
+
+impl TrustState {
+    /// The state over the gateway's peer client.
+    pub fn new(http: reqwest::Client, dev_mode: bool, seal: Option<own::SealKey>) -> TrustState {
+        TrustState {
+            jwks: jwks::JwksCache::new(http, dev_mode),
+            seal,
+            verdicts: Mutex::default(),
+            switches: Mutex::default(),
+        }
+    }
+
+    /// [`signing::verify_card`], remembered per card body and key set (the body is parsed only
+    /// when no verdict is kept).
+    fn verify(&self, card: &FetchedCard, keys: &JwkSet, keys_text: &str) -> Trust {
+        let body = &card.body[..];
+        let mut d = aws_lc_rs::digest::Context::new(&aws_lc_rs::digest::SHA256);
+        d.update(keys_text.as_bytes());
+        d.update(&[0]);
+        d.update(body);
+        let mut slot = [0u8; 32];
+        slot.copy_from_slice(d.finish().as_ref());
+        if let Some(t) = self
+            .verdicts
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&slot).cloned())
+        {
+            return t;
+        }
+        let t = match card.json() {
+            Ok(json) => signing::verify_card(&json, keys),
+            Err(e) => Trust::Invalid(format!("the card is not JSON ({e})")),
+        };
+        if let Ok(mut m) = self.verdicts.lock() {
+            if m.len() >= MAX_VERDICTS {
+                m.clear();
+            }
+            m.insert(slot, t.clone());
+        }
+        t
+    }
+}
+
+/// Whether signed cards are required for `workspace` (the fleet's `require_signed_cards`, or
+/// the workspace's own switch).
+pub fn signing_required(st: &GatewayState, workspace: &str) -> bool {
+    if st.config.require_signed_cards {
+        return true;
+    }
+    let now = std::time::Instant::now();
+    if let Some((on, at)) = st
+        .trust
+        .switches
+        .lock()
+        .ok()
+        .and_then(|m| m.get(workspace).copied())
+        && now.duration_since(at) < SWITCH_TTL
+    {
+        return on;
+    }
+    let on = store::require_signed(&st.store, workspace)
+        .ok()
+        .flatten()
+        .unwrap_or(false);
+    if let Ok(mut m) = st.trust.switches.lock() {
+        m.insert(workspace.to_owned(), (on, now));
+    }
+    on
+}
+
+/// Forgets the kept switch of `workspace` (after the admin API changed it).
+pub fn forget_switch(st: &GatewayState, workspace: &str) {
+    if let Ok(mut m) = st.trust.switches.lock() {
+        m.remove(workspace);
+    }
+}
+
+/// 502 `a2a_card_signature_invalid` for a card in state `trust`.
+fn refuse(trust: &Trust, why: &str) -> Refusal {
+    Refusal::card_signature_invalid(&format!("{} ({why}): {}", trust.as_str(), trust.reason()))
+        .with(TRUST_MEMBER, json!(trust.as_str()))
+}
+
+/// The trust of the peer card the gateway is about to use, or the refusal that stops the call
+/// (nothing is sent to the peer): an invalid signature always refuses; with trusted keys for
+/// the agent or required signing, anything but a verified card refuses.
+pub async fn check_card(
+    st: &GatewayState,
+    agent: &Agent,
+    card: &FetchedCard,
+) -> Result<Trust, Refusal> {
+    let required = signing_required(st, &agent.workspace_id);
+    let source = match agent.pinned_card_key.as_deref() {
+        Some(s) if !s.trim().is_empty() => Some(
+            KeySource::parse(s, st.config.dev_mode)
+                .map_err(|e| Refusal::card_signature_invalid(&e))?,
+        ),
+        _ => None,
+    };
+    let signed = memchr_signatures(&card.body);
+    if source.is_none() && !required && !signed {
+        return Ok(Trust::Unsigned);
+    }
+    let trust = match &source {
+        None => st.trust.verify(card, &JwkSet { keys: vec![] }, ""),
+        Some(KeySource::Pinned(set)) => {
+            let text = agent.pinned_card_key.as_deref().unwrap_or_default();
+            st.trust.verify(card, set, text)
+        }
+        Some(KeySource::Url(u)) => {
+            let (set, fetched) = st.trust.jwks.get(u, false).await.map_err(no_key_set)?;
+            let text = serde_json::to_string(&set).unwrap_or_default();
+            let t = st.trust.verify(card, &set, &text);
+            if matches!(t, Trust::UntrustedKey(_)) && !fetched {
+                // A kid the cached set lacks: the peer may have rotated its key.
+                let (set, _) = st.trust.jwks.get(u, true).await.map_err(no_key_set)?;
+                let text = serde_json::to_string(&set).unwrap_or_default();
+                st.trust.verify(card, &set, &text)
+            } else {
+                t
+            }
+        }
+    };
+    match &trust {
+        Trust::Verified(_) => Ok(trust),
+        Trust::Invalid(_) => Err(refuse(
+            &trust,
+            "an invalid signature never gives an address",
+        )),
+        _ if source.is_some() => Err(refuse(&trust, "the agent has a pinned card key")),
+        _ if required => Err(refuse(&trust, "signed cards are required")),
+        _ => Ok(trust),
+    }
+}
+
+/// A key set that cannot be read leaves the card's signer untrusted.
+fn no_key_set(r: Refusal) -> Refusal {
+    r.with(TRUST_MEMBER, json!("untrusted-key"))
+}
+
+/// Whether a card body mentions `"signatures"` (a cheap test before parsing it).
+fn memchr_signatures(body: &[u8]) -> bool {
+    body.windows(12).any(|w| w == b"\"signatures\"")
+}
+
+/// The addresses a card names (`url`, `additionalInterfaces[].url`,
+/// `supportedInterfaces[].url`): what its signature covers.
+pub fn covered_urls(card: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(u) = card.get("url").and_then(Value::as_str) {
+        out.push(u.to_owned());
+    }
+    for list in ["additionalInterfaces", "supportedInterfaces"] {
+        for e in card
+            .get(list)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(u) = e.get("url").and_then(Value::as_str) {
+                out.push(u.to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// The address-coverage rule: the interface chosen from a verified card must be one its
+/// signature covers (the selection reads the same bytes that were verified; this holds the two
+/// together should either change).
+pub fn check_coverage(trust: &Trust, card: &FetchedCard, chosen: &url::Url) -> Result<(), Refusal> {
+    if !matches!(trust, Trust::Verified(_)) {
+        return Ok(());
+    }
+    let json = card.json().unwrap_or(Value::Null);
+    let covered = covered_urls(&json).iter().any(|u| {
+        url::Url::parse(u)
+            .map(|p| p.as_str() == chosen.as_str())
+            .unwrap_or(false)
+    });
+    if covered {
+        Ok(())
+    } else {
+        Err(refuse(
+            &Trust::Invalid(format!("{chosen} is not covered by the verified signature")),
+            "only addresses the verified signature covers are used",
+        ))
+    }
+}
+
+/// Adds [`TRUST_HEADER`] to a response when the trust state is known.
+pub fn stamp(mut resp: Response, trust: Option<&str>) -> Response {
+    if let Some(t) = trust
+        && let Ok(v) = HeaderValue::from_str(t)
+    {
+        resp.headers_mut().insert(TRUST_HEADER, v);
+    }
+    resp
+}
+
+/// The trust state a refusal names, if any.
+pub fn of_refusal(r: &Refusal) -> Option<String> {
+    r.extra
+        .get(TRUST_MEMBER)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
