@@ -576,6 +576,36 @@ impl Refusal {
         )
     }
 
+    /// 403: the caller's workspace does not allow an extension the peer's card marks as
+    /// required; the peer was not called (the DVARA API's table).
+    pub fn extension_not_allowed(uri: &str) -> Refusal {
+        Refusal::gateway(
+            403,
+            "a2a_extension_not_allowed",
+            format!("The agent requires extension {uri}, which this workspace does not allow"),
+        )
+        .with("extension", json!(uri))
+    }
+
+    /// -32008 (400): the peer's card requires an extension the workspace allows and the
+    /// caller did not ask for in `A2A-Extensions`.
+    pub fn extension_support_required(uri: &str) -> Refusal {
+        Refusal::spec(
+            400,
+            -32008,
+            "a2a_extension_support_required",
+            "EXTENSION_SUPPORT_REQUIRED",
+            spec_type(-32008).unwrap_or("ExtensionSupportRequiredError"),
+            format!("The agent requires extension {uri}: send it in A2A-Extensions and try again"),
+        )
+        .with("extension", json!(uri))
+    }
+
+    /// 422 (admin API): the peer's card offers no binding the gateway can call.
+    pub fn registration_refused(message: &str) -> Refusal {
+        Refusal::gateway(422, "a2a_registration_refused", message)
+    }
+
     /// An admin API error (`a2a_admin_error`) with its HTTP status.
     pub fn admin(status: u16, message: &str) -> Refusal {
         Refusal::gateway(status, "a2a_admin_error", message)

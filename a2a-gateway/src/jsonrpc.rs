@@ -96,8 +96,8 @@ pub(crate) async fn rpc(
         Err(r) => return rpc_op_refusal(&st, &mut call, op, r),
     };
     let run = execute(&st, &mut call, &agent, &principal, op, params).instrument(span);
-    match crate::resume::with_upstream(upstream, run).await {
-        Err(r) => rpc_op_refusal(&st, &mut call, op, r),
+    let mut resp = match crate::resume::with_upstream(upstream, run).await {
+        Err(r) => return rpc_op_refusal(&st, &mut call, op, r),
         Ok(Answer::Unary(result)) => {
             record(&st, &mut call, None);
             let body = call.id.result_text(&result);
@@ -122,5 +122,7 @@ pub(crate) async fn rpc(
             });
             a2a_agent::edge::sse::response(mapped, None)
         }
-    }
+    };
+    call.extension_headers(resp.headers_mut());
+    resp
 }

@@ -42,6 +42,9 @@
 #![warn(missing_docs)]
 
 pub mod admin;
+pub mod admin_audit;
+pub mod admin_cli;
+pub mod ard;
 mod auth;
 mod call;
 mod cancel_end;
@@ -50,6 +53,7 @@ pub mod config;
 pub mod demo;
 pub mod edge;
 pub mod errors;
+pub mod extensions;
 pub mod governance;
 mod history;
 mod hop;
@@ -67,6 +71,7 @@ pub mod pipeline;
 pub mod push;
 mod push_hop;
 mod record;
+pub mod registration;
 mod relay;
 mod render;
 mod replay;
@@ -78,4 +83,5 @@ pub mod server;
 mod side_call;
 pub mod store;
 pub mod wire;
+pub mod ws_settings;
 pub mod xlate;

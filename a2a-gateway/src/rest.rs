@@ -90,8 +90,8 @@ pub(crate) async fn rest_entry(
     };
     let run = execute(&st, &mut call, &agent, &principal, op, params).instrument(span);
     let answer = crate::resume::with_upstream(upstream, run).await;
-    match answer {
-        Err(r) => refuse(&st, &mut call, r),
+    let mut resp = match answer {
+        Err(r) => return refuse(&st, &mut call, r),
         Ok(a) if v03 => crate::rest03::answer(&st, &mut call, op, a),
         Ok(Answer::Unary(result)) => {
             record(&st, &mut call, None);
@@ -113,7 +113,16 @@ pub(crate) async fn rest_entry(
             });
             a2a_agent::edge::sse::response(mapped, None)
         }
+    };
+    if resp.status().is_success() {
+        let caller = if v03 { Version::V03 } else { Version::V10 };
+        crate::extensions::answer_headers(
+            call.ext_activated.as_deref(),
+            caller,
+            resp.headers_mut(),
+        );
     }
+    resp
 }
 
 pub(crate) fn query_params(query: Option<&str>) -> serde_json::Map<String, Value> {

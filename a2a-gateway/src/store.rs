@@ -25,7 +25,9 @@ mod journal;
 pub(crate) use audit_writer::BindOutcome;
 pub use audit_writer::IntentRef;
 pub(crate) use journal::TaskBinding;
+mod settings;
 mod sql;
+pub use settings::{PushDelivery, WorkspaceSettings};
 pub(crate) use sql::CachedExt;
 
 /// Errors of the store.
@@ -160,6 +162,10 @@ pub const MIGRATIONS: &[&str] = &[
     crate::governance::approval::MIGRATION,
     // 7: idempotent sends (issue 16): the send records of `crate::idempotency`.
     crate::idempotency::store::MIGRATION,
+    // 8: per-workspace settings (issue 15): extension allow-list, push delivery.
+    settings::MIGRATION,
+    // 9: the admin audit log (issue 15): every admin action with the admin's identity.
+    crate::admin_audit::MIGRATION,
 ];
 
 /// A sealed push callback: the caller's webhook, which the peer never sees.

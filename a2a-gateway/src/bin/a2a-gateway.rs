@@ -112,13 +112,19 @@ struct ServeArgs {
     /// (sent before the peer saw the delete) [default: 10000].
     #[arg(long, env = "A2A_GATEWAY_PUSH_DELETE_GRACE_MS")]
     push_delete_grace_ms: Option<u64>,
-    /// Workspaces with direct push delivery (comma-separated) [default: none].
+    /// Deprecated: set a2a.push.delivery per workspace (`admin settings-set --push-delivery`, or
+    /// PATCH /admin/workspaces/{ws}/settings). Workspaces with direct push delivery when their
+    /// own setting is unset (comma-separated) [default: none].
     #[arg(
         long,
         env = "A2A_GATEWAY_PUSH_DIRECT_WORKSPACES",
         value_delimiter = ','
     )]
     push_direct_workspaces: Option<Vec<String>>,
+    /// Serve GET /a2a/.well-known/ard.json, the agents a key may use as an ARD manifest
+    /// (experimental) [default: false].
+    #[arg(long, env = "A2A_GATEWAY_ARD")]
+    ard: Option<bool>,
     /// Decision for a hop no policy rule decides: `allow`, or `deny` (default-deny: every
     /// workspace needs a policy that allows its hops) [default: allow].
     #[arg(long, env = "A2A_GATEWAY_POLICY_DEFAULT", value_enum)]
@@ -217,6 +223,9 @@ impl ServeArgs {
         if let Some(v) = &self.push_direct_workspaces {
             c.push_direct_workspaces = v.clone();
         }
+        if let Some(v) = self.ard {
+            c.ard_enabled = v;
+        }
         if let Some(v) = self.policy_default {
             c.policy_default = v;
         }
@@ -308,6 +317,13 @@ enum AdminCmd {
         /// Pinned card public key (used by card signature checks).
         #[arg(long)]
         pinned_card_key: Option<String>,
+        /// Save even when the peer's Agent Card offers no binding the gateway can call (the
+        /// card is read first; the reasons are printed).
+        #[arg(long)]
+        force: bool,
+        /// Read the card as `serve --dev` would: plain-http and loopback peers allowed.
+        #[arg(long, env = "A2A_GATEWAY_DEV")]
+        dev: bool,
     },
     /// List agents of a workspace.
     AgentList {
@@ -345,6 +361,8 @@ enum AdminCmd {
         /// Key id.
         key_id: String,
     },
+    #[command(flatten)]
+    Settings(a2a_gateway::admin_cli::Cmd),
     /// Export the audit log as JSON lines on stdout.
     AuditExport {
         /// Only this workspace.
@@ -479,7 +497,19 @@ async fn admin(args: AdminArgs) -> Result<()> {
     }
     let store = Store::open(&args.database)
         .with_context(|| format!("opening {}", args.database.display()))?;
-    match args.cmd {
+    let result = admin_on(&store, args.cmd).await;
+    // Every change is recorded with the CLI user (reads are not).
+    let argv: Vec<String> = std::env::args()
+        .skip_while(|a| a != "admin")
+        .skip(1)
+        .collect();
+    let error = result.as_ref().err().map(|e| format!("{e:#}"));
+    a2a_gateway::admin_audit::record_cli(&store, &argv, error.as_deref());
+    result
+}
+
+async fn admin_on(store: &Store, cmd: AdminCmd) -> Result<()> {
+    match cmd {
         AdminCmd::WorkspaceCreate { id, name } => {
             print_json(&store.create_workspace(&id, name.as_deref().unwrap_or(&id))?)?
         }
@@ -505,7 +535,10 @@ async fn admin(args: AdminArgs) -> Result<()> {
             credential,
             skills,
             pinned_card_key,
+            force,
+            dev,
         } => {
+            use a2a_gateway::registration::Check;
             let a = Agent {
                 workspace_id: workspace,
                 agent_id,
@@ -514,8 +547,27 @@ async fn admin(args: AdminArgs) -> Result<()> {
                 skills: (!skills.is_empty()).then_some(skills),
                 pinned_card_key,
             };
+            let check = a2a_gateway::admin_cli::check_agent(store, &a, dev)
+                .await
+                .map_err(anyhow::Error::msg)?;
+            match &check {
+                Check::Refused { passed_over } if !force => {
+                    bail!(a2a_gateway::admin_cli::refused_text(passed_over))
+                }
+                Check::CardUnreadable { detail } => eprintln!(
+                    "warning: the peer's Agent Card could not be read ({detail}); saved without \
+                     the binding check"
+                ),
+                _ => {}
+            }
             store.upsert_agent(&a)?;
-            print_json(&a)?
+            let mut shown = serde_json::to_value(&a)?;
+            shown["registrationCheck"] = serde_json::to_value(&check)?;
+            shown["forced"] = serde_json::json!(force);
+            print_json(&shown)?
+        }
+        AdminCmd::Settings(c) => {
+            a2a_gateway::admin_cli::run(store, c).map_err(anyhow::Error::msg)?
         }
         AdminCmd::AgentList { workspace } => print_json(&store.list_agents(&workspace)?)?,
         AdminCmd::AgentRemove {
@@ -542,7 +594,7 @@ async fn admin(args: AdminArgs) -> Result<()> {
             let mut out = std::io::stdout().lock();
             store.export_audit_jsonl(workspace.as_deref(), &mut out)?;
         }
-        cmd => governance_admin(&store, cmd)?,
+        cmd => governance_admin(store, cmd)?,
     }
     Ok(())
 }
