@@ -2,11 +2,14 @@
 //! file: less disk and build time). Each file is a module; run one with
 //! `cargo nextest run -p a2ars-gateway --test integration <file>::`.
 
+mod admin_audit;
+mod ard;
 mod cancel_propagation;
 mod common;
 mod crash;
 mod demo;
 mod error_forms;
+mod extensions;
 mod gateway;
 mod governance_approval;
 mod governance_cli;
@@ -26,6 +29,8 @@ mod limits;
 mod pairings;
 mod pii_table;
 mod push_callback;
+mod push_delivery;
+mod registration;
 mod resume;
 mod rust_peer;
 mod shutdown;
