@@ -12,7 +12,12 @@ async fn every_admin_action_is_recorded_with_its_admin() {
     let env = env(Version::V10).await;
     let echo = env.peers[0].url.clone();
     let actions: Vec<(&str, String, Option<Value>, u16)> = vec![
-        ("POST", "/admin/workspaces".into(), Some(json!({"id": "ws3"})), 201),
+        (
+            "POST",
+            "/admin/workspaces".into(),
+            Some(json!({"id": "ws3"})),
+            201,
+        ),
         (
             "PUT",
             "/admin/workspaces/ws3/limits".into(),
@@ -25,7 +30,12 @@ async fn every_admin_action_is_recorded_with_its_admin() {
             Some(json!({"agentId": "e", "endpoint": echo, "credential": "peer-s3cret"})),
             201,
         ),
-        ("POST", "/admin/workspaces/ws3/keys".into(), Some(json!({})), 201),
+        (
+            "POST",
+            "/admin/workspaces/ws3/keys".into(),
+            Some(json!({})),
+            201,
+        ),
         (
             "PUT",
             "/admin/workspaces/ws3/policy".into(),
@@ -87,7 +97,12 @@ async fn every_admin_action_is_recorded_with_its_admin() {
     for r in &rows {
         assert_eq!(r["actor"]["kind"], "admin-token");
         assert_eq!(r["actor"]["subject"], "admin-token");
-        assert!(r["actor"]["remote"].as_str().unwrap().starts_with("127.0.0.1:"));
+        assert!(
+            r["actor"]["remote"]
+                .as_str()
+                .unwrap()
+                .starts_with("127.0.0.1:")
+        );
         assert!(!r["ts"].as_str().unwrap().is_empty());
     }
     assert_eq!(rows[3]["detail"]["outcome"]["keyId"], key_id.as_str());
@@ -96,12 +111,22 @@ async fn every_admin_action_is_recorded_with_its_admin() {
         json!(["urn:x"])
     );
     let all = Value::Array(rows.clone()).to_string();
-    assert!(!all.contains("peer-s3cret"), "a credential reached the audit log");
-    assert!(!all.contains("a2agw_"), "a key secret reached the audit log");
+    assert!(
+        !all.contains("peer-s3cret"),
+        "a credential reached the audit log"
+    );
+    assert!(
+        !all.contains("a2agw_"),
+        "a key secret reached the audit log"
+    );
     // Filtered by workspace; another workspace's rows are not shown.
     let (_, ws1) = admin(&env, "GET", "/admin/admin-audit?workspace=ws1", None).await;
     assert_eq!(ws1.as_array().unwrap().len(), 0);
     // The log is append-only.
-    assert!(env.store.execute_raw("UPDATE admin_audit SET action = 'x'").is_err());
+    assert!(
+        env.store
+            .execute_raw("UPDATE admin_audit SET action = 'x'")
+            .is_err()
+    );
     env.stop().await;
 }

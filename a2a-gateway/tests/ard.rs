@@ -45,7 +45,13 @@ async fn lists_the_keys_workspace_only() {
         // The URL is the governed card, which the same key can read.
         let url = e["url"].as_str().unwrap();
         assert!(url.starts_with(&env.gw.base_url()), "{url}");
-        let card = env.http.get(url).bearer_auth(&env.key).send().await.unwrap();
+        let card = env
+            .http
+            .get(url)
+            .bearer_auth(&env.key)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(card.status(), 200, "{url}");
     }
     // A key of ws2 sees ws2's agent only.

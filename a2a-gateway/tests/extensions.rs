@@ -22,12 +22,12 @@ const ROGUE: &str = "urn:a2a-test:ext:rogue";
 
 /// The peer: declares OPT and REQ (required); answers with an artifact naming what it was
 /// given (negotiated extensions and the message's list) and carrying OPT, REQ and ROGUE.
-async fn ext_agent(calls: Arc<AtomicUsize>) -> a2a_agent::server::ServerHandle {
+async fn ext_agent(calls: Arc<AtomicUsize>, peer: &str) -> a2a_agent::server::ServerHandle {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let mut card = a2a_agent::demo::echo_card().json().clone();
     card["supportedInterfaces"] =
-        json!([{"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]);
+        json!([{"url": url, "protocolBinding": "JSONRPC", "protocolVersion": peer}]);
     card["capabilities"]["extensions"] = json!([
         {"uri": OPT, "description": "optional"},
         {"uri": REQ, "description": "required", "required": true}
@@ -188,8 +188,15 @@ async fn allow(env: &Env, uris: &[&str]) {
 
 #[tokio::test]
 async fn the_dvara_table_through_both_versions_and_bindings() {
+    // The peer at 1.0 (A2A-Extensions) and at 0.3 (X-A2A-Extensions and A2A-Extensions).
+    for peer in ["1.0", "0.3"] {
+        table(peer).await;
+    }
+}
+
+async fn table(peer: &str) {
     let calls = Arc::new(AtomicUsize::new(0));
-    let agent = ext_agent(calls.clone()).await;
+    let agent = ext_agent(calls.clone(), peer).await;
     let env = env(Version::V10).await;
     env.register("ws1", "ext", agent.url(), None);
 
@@ -214,7 +221,11 @@ async fn the_dvara_table_through_both_versions_and_bindings() {
     for caller in CALLERS {
         let a = send(&env, caller, "A2A-Extensions", &[OPT], &[]).await;
         let (code, rpc) = refusal(caller, &a);
-        assert_eq!(code, "a2a_extension_support_required", "{caller:?} {}", a.body);
+        assert_eq!(
+            code, "a2a_extension_support_required",
+            "{caller:?} {}",
+            a.body
+        );
         match caller {
             Caller::Rpc03 => {
                 assert_eq!(rpc, -32008);
@@ -244,7 +255,7 @@ async fn the_dvara_table_through_both_versions_and_bindings() {
     for caller in CALLERS {
         for header in ["A2A-Extensions", "X-A2A-Extensions"] {
             let a = send(&env, caller, header, &[REQ, OPT, ROGUE], &[REQ, OPT, ROGUE]).await;
-            assert_eq!(a.status, 200, "{caller:?} {}", a.body);
+            assert_eq!(a.status, 200, "{peer} {caller:?} {}", a.body);
             let mut arts = Vec::new();
             artifacts(&a.body, &mut arts);
             assert_eq!(arts.len(), 1, "{caller:?} {}", a.body);
@@ -303,7 +314,7 @@ async fn the_dvara_table_through_both_versions_and_bindings() {
 #[tokio::test]
 async fn governed_card_lists_allowed_extensions_and_extension_methods_stay_unknown() {
     let calls = Arc::new(AtomicUsize::new(0));
-    let agent = ext_agent(calls.clone()).await;
+    let agent = ext_agent(calls.clone(), "1.0").await;
     let env = env(Version::V10).await;
     env.register("ws1", "ext", agent.url(), None);
     let card = |v: &'static str| {

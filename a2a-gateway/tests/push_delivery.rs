@@ -38,11 +38,20 @@ async fn direct_delivery_is_a_workspace_setting() {
     let ws2_task = {
         use a2a_gateway::ownership::{Owner, OwnershipStore, SqliteOwnership};
         SqliteOwnership::new(env.store.clone())
-            .bind(&echo, "t2", &Owner { workspace_id: "ws2".into(), agent_id: "echo".into() })
+            .bind(
+                &echo,
+                "t2",
+                &Owner {
+                    workspace_id: "ws2".into(),
+                    agent_id: "echo".into(),
+                },
+            )
             .unwrap();
         "t2"
     };
-    let (_, b) = env.rpc_key("/a2a/echo", Some("1.0"), set(ws2_task), &k2).await;
+    let (_, b) = env
+        .rpc_key("/a2a/echo", Some("1.0"), set(ws2_task), &k2)
+        .await;
     assert_eq!(gw_code(&b), "a2a_push_not_available", "{b}");
     // Through the gateway without a callback base URL: refused, saying why.
     let (_, b) = admin(
@@ -75,7 +84,10 @@ async fn the_deprecated_fleet_list_is_the_default_and_the_setting_wins() {
     bind_task(&env, &echo, "t1", "echo");
     let (_, b) = admin(&env, "GET", "/admin/workspaces/ws1/settings", None).await;
     assert_eq!(b["a2a.push.delivery"], "direct");
-    assert_eq!(b["a2a.push.delivery.source"], "push_direct_workspaces (deprecated)");
+    assert_eq!(
+        b["a2a.push.delivery.source"],
+        "push_direct_workspaces (deprecated)"
+    );
     let (_, b) = env.rpc("/a2a/echo", Some("1.0"), set("t1")).await;
     assert_eq!(b["result"]["id"], "c1", "{b}");
     admin(

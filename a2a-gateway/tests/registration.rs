@@ -49,15 +49,30 @@ async fn admin_api_refuses_uncallable_peers_and_force_saves() {
         ("rest03", &rest03, "HTTP+JSON is supported at A2A 1.0 only"),
     ] {
         let body = json!({"agentId": id, "endpoint": url, "credential": "s3cret"});
-        let (s, b) = admin(&env, "POST", "/admin/workspaces/ws1/agents", Some(body.clone())).await;
+        let (s, b) = admin(
+            &env,
+            "POST",
+            "/admin/workspaces/ws1/agents",
+            Some(body.clone()),
+        )
+        .await;
         assert_eq!(s, 422, "{b}");
-        assert_eq!(b["error"]["details"][0]["metadata"]["code"], "a2a_registration_refused");
+        assert_eq!(
+            b["error"]["details"][0]["metadata"]["code"],
+            "a2a_registration_refused"
+        );
         let reasons = b["error"]["passedOver"].as_array().unwrap();
         assert_eq!(reasons.len(), 1, "{b}");
         let reason = reasons[0].as_str().unwrap();
-        assert!(reason.contains(why) && reason.contains(url.as_str()), "{reason}");
+        assert!(
+            reason.contains(why) && reason.contains(url.as_str()),
+            "{reason}"
+        );
         assert!(b["error"]["message"].as_str().unwrap().contains(why));
-        assert!(env.store.agent("ws1", id).unwrap().is_none(), "refused but saved");
+        assert!(
+            env.store.agent("ws1", id).unwrap().is_none(),
+            "refused but saved"
+        );
         // force: saved anyway, with the check's result in the answer.
         let (s, b) = admin(
             &env,
@@ -109,11 +124,21 @@ async fn admin_api_refuses_uncallable_peers_and_force_saves() {
         .collect();
     assert_eq!(saves.len(), 6, "{rows:?}");
     assert_eq!(saves[0]["status"], 422);
-    assert!(saves[0]["detail"]["outcome"]["error"].as_str().unwrap().contains("gRPC"));
+    assert!(
+        saves[0]["detail"]["outcome"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("gRPC")
+    );
     assert_eq!(saves[1]["status"], 201);
     assert_eq!(saves[1]["detail"]["query"], "force=true");
     assert_eq!(saves[1]["actor"]["kind"], "admin-token");
-    assert!(saves[1]["actor"]["remote"].as_str().unwrap().starts_with("127.0.0.1:"));
+    assert!(
+        saves[1]["actor"]["remote"]
+            .as_str()
+            .unwrap()
+            .starts_with("127.0.0.1:")
+    );
     assert!(!Value::Array(rows.clone()).to_string().contains("s3cret"));
     g.abort();
     r.abort();
@@ -139,7 +164,15 @@ async fn cli_agent_add_shows_the_reasons_and_force_saves() {
                     .arg("admin")
                     .arg("--database")
                     .arg(&db)
-                    .args(["agent-add", "ws", "g", &grpc, "--dev", "--credential", "s3cret"])
+                    .args([
+                        "agent-add",
+                        "ws",
+                        "g",
+                        &grpc,
+                        "--dev",
+                        "--credential",
+                        "s3cret",
+                    ])
                     .args(&extra)
                     .env_remove("A2A_GATEWAY_DEV")
                     .output()
@@ -152,9 +185,16 @@ async fn cli_agent_add_shows_the_reasons_and_force_saves() {
     let out = cli(&[]).await;
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("gRPC is not supported") && err.contains("--force"), "{err}");
+    assert!(
+        err.contains("gRPC is not supported") && err.contains("--force"),
+        "{err}"
+    );
     let out = cli(&["--force"]).await;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(shown["registrationCheck"]["result"], "refused");
     let store = a2a_gateway::store::Store::open(&db).unwrap();

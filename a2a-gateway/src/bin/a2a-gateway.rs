@@ -802,6 +802,10 @@ async fn demo(args: DemoArgs) -> Result<()> {
         skills: None,
         pinned_card_key: None,
     })?;
+    // Two agents requiring an extension (the extension errors' conformance fixtures).
+    let ext_agents = a2a_gateway::demo::start_extension_agents(&store, "demo")
+        .await
+        .map_err(anyhow::Error::msg)?;
     let (_, key) = store.create_key("demo", &[], Some("demo"), None)?;
     a2a_gateway::governance::demo::install(
         &a2a_gateway::governance::store::SqliteGov::new(store.clone()),
@@ -898,6 +902,9 @@ async fn demo(args: DemoArgs) -> Result<()> {
     println!("# Metrics: curl -s {base}/metrics");
     a2a_agent::listen::shutdown_signal().await;
     handle.shutdown().await;
+    for a in ext_agents {
+        a.shutdown().await;
+    }
     let _ = echo_stop().await;
     Ok(())
 }
