@@ -110,7 +110,8 @@ pub fn router(state: Arc<GatewayState>) -> Router {
         .route("/admin/admin-audit", get(crate::admin_audit::export))
         .merge(crate::governance::admin::routes())
         .merge(crate::ws_settings::routes())
-        // Inside the token check: every authorized change is recorded with its admin.
+        // Inside the token check: every authorized change is recorded with its admin. Only the
+        // routes added above are covered: add admin routes before this layer.
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             crate::admin_audit::layer,
