@@ -130,3 +130,59 @@ async fn every_admin_action_is_recorded_with_its_admin() {
     );
     env.stop().await;
 }
+
+#[tokio::test]
+async fn cli_settings_changes_are_recorded_with_the_os_user() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("gw.db");
+    a2a_gateway::store::Store::open(&db)
+        .unwrap()
+        .create_workspace("ws", "W")
+        .unwrap();
+    let cli = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-gateway"))
+            .arg("admin")
+            .arg("--database")
+            .arg(&db)
+            .args(args)
+            .env("USER", "operator-ann")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let set: Value = serde_json::from_str(&cli(&[
+        "settings-set",
+        "ws",
+        "--allow-extension",
+        "urn:x:a",
+        "--allow-extension",
+        "urn:x:b",
+        "--push-delivery",
+        "direct",
+    ]))
+    .unwrap();
+    assert_eq!(set["a2a.extensions.allowed"], json!(["urn:x:a", "urn:x:b"]));
+    cli(&["settings-set", "ws", "--disallow-extension", "urn:x:a"]);
+    let got: Value = serde_json::from_str(&cli(&["settings-get", "ws"])).unwrap();
+    assert_eq!(got["a2a.extensions.allowed"], json!(["urn:x:b"]));
+    assert_eq!(got["a2a.push.delivery"], "direct");
+    let lines: Vec<Value> = cli(&["admin-audit", "--workspace", "ws"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // Two changes; the reads (settings-get, admin-audit) are not recorded.
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    for l in &lines {
+        assert_eq!(l["action"], "cli settings-set");
+        assert_eq!(
+            l["actor"],
+            json!({"kind": "cli", "subject": "operator-ann"})
+        );
+        assert_eq!(l["workspaceId"], "ws");
+    }
+}

@@ -101,3 +101,50 @@ async fn the_deprecated_fleet_list_is_the_default_and_the_setting_wins() {
     assert_eq!(gw_code(&b), "a2a_push_not_available", "{b}");
     env.stop().await;
 }
+
+/// An oversize notification sent without `Content-Length` (chunked) is refused after the token
+/// check with a JSON body naming `a2a_push_too_large`, not a bare 413.
+#[tokio::test]
+async fn oversize_chunked_notification_gets_a_json_refusal() {
+    let env = env_with(Version::V10, |c| c.limits.max_push_bytes = 1024).await;
+    env.store
+        .insert_push_callback(&a2a_gateway::store::PushCallback {
+            callback_id: "cb-big".into(),
+            workspace_id: "ws1".into(),
+            agent_id: "echo".into(),
+            task_id: "t1".into(),
+            config_id: None,
+            url: "https://8.8.8.8/hook".into(),
+            token: None,
+            auth_scheme: None,
+            auth_credentials: None,
+            caller_version: "1.0".into(),
+            peer_version: "1.0".into(),
+            notify_token: "peer-token".into(),
+        })
+        .unwrap();
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
+        (0..8).map(|_| Ok(vec![b' '; 512])).collect();
+    let resp = env
+        .http
+        .post(env.url("/a2a/echo/push:notify/cb-big"))
+        .header("content-type", "application/json")
+        .header("x-a2a-notification-token", "peer-token")
+        .body(reqwest::Body::wrap_stream(futures::stream::iter(chunks)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 413);
+    assert!(
+        resp.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("application/json")
+    );
+    let b: serde_json::Value = resp.json().await.unwrap();
+    assert_eq!(
+        b["error"]["details"][0]["metadata"]["code"], "a2a_push_too_large",
+        "{b}"
+    );
+    env.stop().await;
+}
