@@ -108,6 +108,31 @@ pub fn run(store: &Store, cmd: Cmd) -> Result<(), String> {
     Ok(())
 }
 
+/// `agent-add`: the registration check ([`check_agent`]), then the save (refused without
+/// `force` when no binding can be called; a card that cannot be read is a warning). Returns the
+/// agent as shown, with `registrationCheck` and `forced`.
+pub async fn add_agent(
+    store: &Store,
+    agent: &Agent,
+    force: bool,
+    dev: bool,
+) -> Result<serde_json::Value, String> {
+    let check = check_agent(store, agent, dev).await?;
+    match &check {
+        Check::Refused { passed_over } if !force => return Err(refused_text(passed_over)),
+        Check::CardUnreadable { detail } => eprintln!(
+            "warning: the peer's Agent Card could not be read ({detail}); saved without the \
+             binding check"
+        ),
+        _ => {}
+    }
+    store.upsert_agent(agent).map_err(|e| e.to_string())?;
+    let mut shown = serde_json::to_value(agent).map_err(|e| e.to_string())?;
+    shown["registrationCheck"] = serde_json::to_value(&check).map_err(|e| e.to_string())?;
+    shown["forced"] = serde_json::json!(force);
+    Ok(shown)
+}
+
 /// The registration check of `agent-add` (the admin API's, [`registration::check`]): `dev`
 /// allows plain-http and loopback peers as `serve --dev` does.
 pub async fn check_agent(store: &Store, agent: &Agent, dev: bool) -> Result<Check, String> {

@@ -712,6 +712,32 @@ mod tests {
     }
 
     #[test]
+    fn extension_refusals_in_both_versions() {
+        let na = Refusal::extension_not_allowed("urn:x");
+        let v03 = na.jsonrpc_error(Version::V03, "t");
+        assert_eq!(v03["code"], -32000);
+        assert_eq!(v03["data"]["code"], "a2a_extension_not_allowed");
+        assert_eq!(v03["data"]["extension"], "urn:x");
+        let v10 = na.jsonrpc_error(Version::V10, "t");
+        assert_eq!(v10["data"][0]["domain"], GATEWAY_DOMAIN);
+        assert_eq!(v10["data"][0]["reason"], "A2A_EXTENSION_NOT_ALLOWED");
+        assert_eq!(na.status_body("t")["error"]["code"], 403);
+        let sr = Refusal::extension_support_required("urn:x");
+        let v03 = sr.jsonrpc_error(Version::V03, "t");
+        assert_eq!(v03["code"], -32008);
+        assert_eq!(v03["data"]["type"], "ExtensionSupportRequiredError");
+        assert_eq!(v03["data"]["code"], "a2a_extension_support_required");
+        let v10 = sr.jsonrpc_error(Version::V10, "t");
+        assert_eq!(v10["code"], -32008);
+        assert_eq!(v10["data"][0]["domain"], SPEC_DOMAIN);
+        assert_eq!(v10["data"][0]["reason"], "EXTENSION_SUPPORT_REQUIRED");
+        assert_eq!(v10["data"][0]["metadata"]["extension"], "urn:x");
+        let body = sr.status_body("t");
+        assert_eq!(body["error"]["code"], 400);
+        assert_eq!(body["error"]["status"], "FAILED_PRECONDITION");
+    }
+
+    #[test]
     fn gateway_decisions_use_gateway_domain() {
         let r = Refusal::scope_denied("a2a:send");
         let v = r.jsonrpc_error(Version::V10, "t");

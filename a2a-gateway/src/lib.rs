@@ -5,7 +5,10 @@
 //! A2A 1.0 HTTP+JSON binding at `/a2a/{agentId}/v1/...`. The gateway reads each peer's card,
 //! picks the peer's interface, checks the peer address, translates between the caller's and
 //! the peer's version, enforces limits and scopes, serves a governed card and writes one audit
-//! record per hop. The behaviour reference is the DVARA A2A Gateway API; see `docs/gateway.md`.
+//! record per hop. It governs A2A extensions per workspace ([`extensions`]), checks a peer's card
+//! when it is registered ([`registration`]), lists a key's agents as an ARD manifest ([`ard`],
+//! off by default) and records every admin action with its admin ([`admin_audit`]). The
+//! behaviour reference is the DVARA A2A Gateway API; see `docs/gateway.md`.
 //!
 //! ```
 //! use a2a_gateway::{config::Config, store::Store, keys::Scope, server::Gateway};

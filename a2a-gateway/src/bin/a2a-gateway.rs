@@ -538,7 +538,6 @@ async fn admin_on(store: &Store, cmd: AdminCmd) -> Result<()> {
             force,
             dev,
         } => {
-            use a2a_gateway::registration::Check;
             let a = Agent {
                 workspace_id: workspace,
                 agent_id,
@@ -547,23 +546,9 @@ async fn admin_on(store: &Store, cmd: AdminCmd) -> Result<()> {
                 skills: (!skills.is_empty()).then_some(skills),
                 pinned_card_key,
             };
-            let check = a2a_gateway::admin_cli::check_agent(store, &a, dev)
+            let shown = a2a_gateway::admin_cli::add_agent(store, &a, force, dev)
                 .await
                 .map_err(anyhow::Error::msg)?;
-            match &check {
-                Check::Refused { passed_over } if !force => {
-                    bail!(a2a_gateway::admin_cli::refused_text(passed_over))
-                }
-                Check::CardUnreadable { detail } => eprintln!(
-                    "warning: the peer's Agent Card could not be read ({detail}); saved without \
-                     the binding check"
-                ),
-                _ => {}
-            }
-            store.upsert_agent(&a)?;
-            let mut shown = serde_json::to_value(&a)?;
-            shown["registrationCheck"] = serde_json::to_value(&check)?;
-            shown["forced"] = serde_json::json!(force);
             print_json(&shown)?
         }
         AdminCmd::Settings(c) => {
