@@ -177,7 +177,7 @@ pub fn redact(v: &Value) -> Value {
     }
 }
 
-/// Largest request or answer body the layer reads for the record.
+/// Largest answer body the layer parses for the record.
 const MAX_RECORDED_BODY: usize = 1024 * 1024;
 
 fn is_read(method: &Method, path: &str) -> bool {
@@ -231,10 +231,19 @@ pub(crate) async fn layer(
         .await;
     let status = resp.status();
     let (rparts, rbody) = resp.into_parts();
-    let rbytes = axum::body::to_bytes(rbody, MAX_RECORDED_BODY)
-        .await
-        .unwrap_or_default();
-    let answer: Value = serde_json::from_slice(&rbytes).unwrap_or(Value::Null);
+    // Admin answers are small JSON built in memory: read whole (never cut short).
+    let rbytes = match axum::body::to_bytes(rbody, usize::MAX).await {
+        Ok(b) => b,
+        Err(e) => {
+            tracing::error!("admin answer unreadable: {e}");
+            axum::body::Bytes::new()
+        }
+    };
+    let answer: Value = if rbytes.len() <= MAX_RECORDED_BODY {
+        serde_json::from_slice(&rbytes).unwrap_or(Value::Null)
+    } else {
+        Value::Null
+    };
     let mut outcome = Map::new();
     if let Some(m) = answer.pointer("/error/message") {
         outcome.insert("error".into(), m.clone());
