@@ -353,6 +353,8 @@ impl ConnCtx {
             cfg.idle_timeout
         };
         let act2 = act.clone();
+        // The client's address, for handlers that record it (`axum::extract::ConnectInfo`).
+        let remote = tcp.peer_addr().ok();
         let svc = hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
             let router = router.clone();
             let cfg = cfg.clone();
@@ -361,7 +363,10 @@ impl ConnCtx {
             async move {
                 act.in_flight.fetch_add(1, Ordering::SeqCst);
                 let guard = InFlight(act);
-                let req = req.map(Body::new);
+                let mut req = req.map(Body::new);
+                if let Some(a) = remote {
+                    req.extensions_mut().insert(axum::extract::ConnectInfo(a));
+                }
                 let resp = if overloaded {
                     let (parts, _) = req.into_parts();
                     close(refuse(&parts, EdgeRefusal::Overloaded))

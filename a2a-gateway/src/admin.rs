@@ -6,8 +6,11 @@
 //!   `DELETE /admin/workspaces/{ws}/agents/{agentId}`
 //! - `POST /admin/workspaces/{ws}/keys` `{scopes?, label?, expiresAt?}` -> `{keyId, key, ...}`
 //!   (the key is shown only here), `GET` lists, `POST /admin/keys/{keyId}/revoke`
+//!   (the card is checked first, [`crate::registration`]; `?force=true` saves a refused one)
 //! - `GET /admin/audit?workspace=` JSON lines; `GET /admin/hops?workspace=&agent=&after=&limit=`
-//!   the hop history as a JSON list.
+//!   the hop history as a JSON list; `GET /admin/admin-audit?workspace=&after=&limit=` the
+//!   admin actions ([`crate::admin_audit`], written for every change made here);
+//! - `GET|PATCH /admin/workspaces/{ws}/settings` ([`crate::ws_settings`]).
 //!
 //! The token is checked before the body is read or parsed (401 for any body); errors are 1.0
 //! `google.rpc.Status` bodies (bad bodies: axum's rejection status, rewritten by [`crate::wire`]).
@@ -113,8 +116,16 @@ pub fn router(state: Arc<GatewayState>) -> Router {
         .route("/admin/keys/{key}/revoke", post(revoke_key))
         .route("/admin/audit", get(audit_export))
         .route("/admin/hops", get(hops))
+        .route("/admin/admin-audit", get(crate::admin_audit::export))
         .merge(crate::governance::admin::routes())
         .merge(crate::trust::admin::routes())
+        .merge(crate::ws_settings::routes())
+        // Inside the token check: every authorized change is recorded with its admin. Only the
+        // routes added above are covered: add admin routes before this layer.
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::admin_audit::layer,
+        ))
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             require_token,
@@ -178,16 +189,42 @@ async fn set_limits(
     }
 }
 
+/// `?force=true` (or `"force": true` in the body) saves a registration the card check refuses.
+#[derive(Deserialize)]
+struct ForceQuery {
+    #[serde(default)]
+    force: bool,
+}
+
 async fn upsert_agent(
     State(st): State<Arc<GatewayState>>,
     h: HeaderMap,
     Path(ws): Path<String>,
-    axum::Json(mut a): axum::Json<Agent>,
+    Query(q): Query<ForceQuery>,
+    axum::Json(body): axum::Json<Value>,
 ) -> Response {
     guard!(st, h);
+    let force = q.force || body.get("force").and_then(Value::as_bool) == Some(true);
+    let mut a: Agent = match serde_json::from_value(body) {
+        Ok(a) => a,
+        Err(e) => return err(StatusCode::UNPROCESSABLE_ENTITY, &format!("agent: {e}")),
+    };
     a.workspace_id = ws;
+    let check = crate::registration::check(&st, &a).await;
+    if let crate::registration::Check::Refused { passed_over } = &check
+        && !force
+    {
+        return crate::registration::refused_response(passed_over);
+    }
     match st.store.upsert_agent(&a) {
-        Ok(()) => (StatusCode::CREATED, axum::Json(a)).into_response(),
+        Ok(()) => {
+            let mut v = serde_json::to_value(&a).unwrap_or(Value::Null);
+            if let Some(o) = v.as_object_mut() {
+                o.insert("registrationCheck".into(), json!(check));
+                o.insert("forced".into(), json!(force));
+            }
+            (StatusCode::CREATED, axum::Json(v)).into_response()
+        }
         Err(e) => store_err(e),
     }
 }

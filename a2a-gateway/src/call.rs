@@ -28,6 +28,10 @@ pub(crate) struct Call {
     /// The version push notifications reach the caller in, when it differs from `version`: a
     /// 0.3 HTTP+JSON caller runs the pipeline in 1.0 terms (`crate::rest03`).
     pub(crate) push_as: Option<Version>,
+    /// Extension URIs the caller asked for (`A2A-Extensions`, `X-A2A-Extensions`).
+    pub(crate) ext_requested: Vec<String>,
+    /// Extensions the peer activated, for the answer's header (`crate::extensions`).
+    pub(crate) ext_activated: Option<Vec<String>>,
 }
 
 /// Header carrying the number of gateway hops a request has made (loop-detection seam input).
@@ -75,6 +79,8 @@ impl Call {
                 .unwrap_or(0),
             intent: None,
             push_as: None,
+            ext_requested: crate::extensions::requested(headers),
+            ext_activated: None,
             binding,
             chain: headers
                 .get(crate::governance::loops::CHAIN_HEADER)
@@ -92,5 +98,12 @@ impl Call {
         } else {
             "application/json"
         }
+    }
+}
+
+impl Call {
+    /// Writes the answer's extension headers (`crate::extensions::answer_headers`).
+    pub(crate) fn extension_headers(&self, h: &mut HeaderMap) {
+        crate::extensions::answer_headers(self.ext_activated.as_deref(), self.version, h);
     }
 }

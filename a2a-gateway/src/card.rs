@@ -251,6 +251,14 @@ pub(crate) async fn card_handler(
     } else {
         governed_card(&st.config, &agent, &peer_card, version)
     };
+    let mut card = card;
+    match st.store.workspace_settings(&principal.workspace_id) {
+        Ok(s) => crate::extensions::govern_card(&mut card, &peer_card, &s),
+        Err(e) => {
+            let r = Refusal::internal(&format!("workspace settings: {e}"));
+            return card_refusal(&st, &mut call, form, r);
+        }
+    }
     let card = st.signer.sign(card);
     let body = card.to_string();
     let digest = keys::hash(&body);

@@ -107,9 +107,13 @@ pub struct Config {
     /// `{base}/a2a/{agentId}/push:notify/{callback}` instead of the caller's webhook. Unset:
     /// push configs are refused (503 `a2a_push_not_available`) except for direct workspaces.
     pub push_callback_base_url: Option<String>,
-    /// Workspaces whose push configs are forwarded to the peer as given (direct delivery: the
-    /// peer posts to the caller's webhook itself).
+    /// Deprecated: set `a2a.push.delivery` per workspace (admin API) instead. Workspaces whose
+    /// push configs are forwarded to the peer as given (direct delivery: the peer posts to the
+    /// caller's webhook itself) when their own setting is unset.
     pub push_direct_workspaces: Vec<String>,
+    /// Serve `GET /a2a/.well-known/ard.json`, the agents a caller's key may use as an ARD
+    /// manifest (experimental; off by default).
+    pub ard_enabled: bool,
     /// Milliseconds a sealed callback still accepts notifications after its push config was
     /// deleted: the peer may have sent them before it saw the delete [default: 10000].
     pub push_delete_grace_ms: u64,
@@ -172,6 +176,7 @@ impl Default for Config {
             max_connections: 10_000,
             push_callback_base_url: None,
             push_direct_workspaces: Vec::new(),
+            ard_enabled: false,
             push_delete_grace_ms: 10_000,
             policy_default: PolicyDefault::Allow,
             max_delegation_depth: DEFAULT_MAX_DELEGATION_DEPTH,

@@ -586,6 +586,36 @@ impl Refusal {
         )
     }
 
+    /// 403: the caller's workspace does not allow an extension the peer's card marks as
+    /// required; the peer was not called (the DVARA API's table).
+    pub fn extension_not_allowed(uri: &str) -> Refusal {
+        Refusal::gateway(
+            403,
+            "a2a_extension_not_allowed",
+            format!("The agent requires extension {uri}, which this workspace does not allow"),
+        )
+        .with("extension", json!(uri))
+    }
+
+    /// -32008 (400): the peer's card requires an extension the workspace allows and the
+    /// caller did not ask for in `A2A-Extensions`.
+    pub fn extension_support_required(uri: &str) -> Refusal {
+        Refusal::spec(
+            400,
+            -32008,
+            "a2a_extension_support_required",
+            "EXTENSION_SUPPORT_REQUIRED",
+            spec_type(-32008).unwrap_or("ExtensionSupportRequiredError"),
+            format!("The agent requires extension {uri}: send it in A2A-Extensions and try again"),
+        )
+        .with("extension", json!(uri))
+    }
+
+    /// 422 (admin API): the peer's card offers no binding the gateway can call.
+    pub fn registration_refused(message: &str) -> Refusal {
+        Refusal::gateway(422, "a2a_registration_refused", message)
+    }
+
     /// An admin API error (`a2a_admin_error`) with its HTTP status.
     pub fn admin(status: u16, message: &str) -> Refusal {
         Refusal::gateway(status, "a2a_admin_error", message)
@@ -705,6 +735,32 @@ mod tests {
         assert_eq!(v10["data"][0]["domain"], GATEWAY_DOMAIN);
         assert_eq!(v10["data"][0]["metadata"]["signatureTrust"], "invalid");
         assert_eq!(r.status_body("t")["error"]["code"], 502);
+    }
+
+    #[test]
+    fn extension_refusals_in_both_versions() {
+        let na = Refusal::extension_not_allowed("urn:x");
+        let v03 = na.jsonrpc_error(Version::V03, "t");
+        assert_eq!(v03["code"], -32000);
+        assert_eq!(v03["data"]["code"], "a2a_extension_not_allowed");
+        assert_eq!(v03["data"]["extension"], "urn:x");
+        let v10 = na.jsonrpc_error(Version::V10, "t");
+        assert_eq!(v10["data"][0]["domain"], GATEWAY_DOMAIN);
+        assert_eq!(v10["data"][0]["reason"], "A2A_EXTENSION_NOT_ALLOWED");
+        assert_eq!(na.status_body("t")["error"]["code"], 403);
+        let sr = Refusal::extension_support_required("urn:x");
+        let v03 = sr.jsonrpc_error(Version::V03, "t");
+        assert_eq!(v03["code"], -32008);
+        assert_eq!(v03["data"]["type"], "ExtensionSupportRequiredError");
+        assert_eq!(v03["data"]["code"], "a2a_extension_support_required");
+        let v10 = sr.jsonrpc_error(Version::V10, "t");
+        assert_eq!(v10["code"], -32008);
+        assert_eq!(v10["data"][0]["domain"], SPEC_DOMAIN);
+        assert_eq!(v10["data"][0]["reason"], "EXTENSION_SUPPORT_REQUIRED");
+        assert_eq!(v10["data"][0]["metadata"]["extension"], "urn:x");
+        let body = sr.status_body("t");
+        assert_eq!(body["error"]["code"], 400);
+        assert_eq!(body["error"]["status"], "FAILED_PRECONDITION");
     }
 
     #[test]

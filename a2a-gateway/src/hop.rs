@@ -158,7 +158,7 @@ impl PeerCall<'_> {
         if let Some(id) = crate::resume::upstream() {
             req = req.header("Last-Event-ID", id);
         }
-        req
+        crate::extensions::outbound(req, self.chosen.version)
     }
 
     pub(crate) fn peer_error_rpc(&self, err: &Value) -> Refusal {
@@ -220,13 +220,15 @@ impl PeerCall<'_> {
             _ = self.st.shutdown.cancelled() => return Err(crate::edge::shutting_down()),
             r = req.send() => r,
         };
-        r.map_err(|e| {
+        let resp = r.map_err(|e| {
             if e.is_timeout() {
                 Refusal::peer_timeout(self.st.config.peer_timeout_secs)
             } else {
                 Refusal::peer_unreachable(&peer::error_chain(&e))
             }
-        })
+        })?;
+        crate::extensions::inbound(resp.headers());
+        Ok(resp)
     }
 
     pub(crate) async fn read_json(&self, resp: reqwest::Response) -> Result<(u16, Value), Refusal> {

@@ -96,7 +96,9 @@ pub(crate) async fn rpc(
         Err(r) => return rpc_op_refusal(&st, &mut call, op, r),
     };
     let run = execute(&st, &mut call, &agent, &principal, op, params).instrument(span);
-    let resp = match crate::resume::with_upstream(upstream, run).await {
+    let answer = crate::resume::with_upstream(upstream, run).await;
+    let answered = answer.is_ok();
+    let mut resp = match answer {
         Err(r) => rpc_op_refusal(&st, &mut call, op, r),
         Ok(Answer::Unary(result)) => {
             record(&st, &mut call, None);
@@ -123,5 +125,8 @@ pub(crate) async fn rpc(
             a2a_agent::edge::sse::response(mapped, None)
         }
     };
+    if answered {
+        call.extension_headers(resp.headers_mut());
+    }
     crate::trust::stamp(resp, call.audit.signature_trust.as_deref())
 }

@@ -5,7 +5,10 @@
 //! A2A 1.0 HTTP+JSON binding at `/a2a/{agentId}/v1/...`. The gateway reads each peer's card,
 //! picks the peer's interface, checks the peer address, translates between the caller's and
 //! the peer's version, enforces limits and scopes, serves a governed card and writes one audit
-//! record per hop. The behaviour reference is the DVARA A2A Gateway API; see `docs/gateway.md`.
+//! record per hop. It governs A2A extensions per workspace ([`extensions`]), checks a peer's card
+//! when it is registered ([`registration`]), lists a key's agents as an ARD manifest ([`ard`],
+//! off by default) and records every admin action with its admin ([`admin_audit`]). The
+//! behaviour reference is the DVARA A2A Gateway API; see `docs/gateway.md`.
 //!
 //! ```
 //! use a2a_gateway::{config::Config, store::Store, keys::Scope, server::Gateway};
@@ -49,6 +52,9 @@
 #![warn(missing_docs)]
 
 pub mod admin;
+pub mod admin_audit;
+pub mod admin_cli;
+pub mod ard;
 mod auth;
 mod call;
 mod cancel_end;
@@ -58,6 +64,7 @@ pub mod console;
 pub mod demo;
 pub mod edge;
 pub mod errors;
+pub mod extensions;
 pub mod governance;
 mod history;
 mod hop;
@@ -75,6 +82,7 @@ pub mod pipeline;
 pub mod push;
 mod push_hop;
 mod record;
+pub mod registration;
 mod relay;
 mod render;
 mod replay;
@@ -87,4 +95,5 @@ mod side_call;
 pub mod store;
 pub mod trust;
 pub mod wire;
+pub mod ws_settings;
 pub mod xlate;

@@ -82,7 +82,8 @@ fn passed_over_reason(why: &sel::PassedOver, serve_v1: bool) -> String {
 
 /// Chooses the peer interface from a card (either version) with [`a2a_client::select`], over the
 /// pairs of [`gateway_speaks`]. Errors list every entry and why it was passed over
-/// (`a2a_peer_protocol_unsupported`); an entry the gateway would take but whose URL is unusable
+/// (`a2a_peer_protocol_unsupported`; the list also in the refusal's `passedOver` member, which
+/// the registration check shows); an entry the gateway would take but whose URL is unusable
 /// is refused (`a2a_peer_url_refused`) rather than silently skipped for a later entry.
 pub fn select_interface(card: &Value, serve_v1: bool) -> Result<Chosen, Refusal> {
     let interfaces: sel::CardInterfaces = serde_json::from_value(card.clone()).map_err(|e| {
@@ -119,10 +120,9 @@ pub fn select_from(interfaces: &sel::CardInterfaces, serve_v1: bool) -> Result<C
             Err(none) => {
                 for (o, why) in &none.passed_over {
                     if let sel::PassedOver::BadUrl(bad) = why {
-                        return Err(Refusal::peer_url_refused(&format!(
-                            "{}.url {:?} is not a URL: {bad}",
-                            o.source, o.url
-                        )));
+                        let reason = format!("{}.url {:?} is not a URL: {bad}", o.source, o.url);
+                        return Err(Refusal::peer_url_refused(&reason)
+                            .with("passedOver", serde_json::json!([reason])));
                     }
                     reasons.push(format!(
                         "{} {} {} at {}: {}",
@@ -139,7 +139,8 @@ pub fn select_from(interfaces: &sel::CardInterfaces, serve_v1: bool) -> Result<C
     if reasons.is_empty() {
         reasons.push("the card offers no interface".to_owned());
     }
-    Err(Refusal::peer_protocol_unsupported(&reasons.join("; ")))
+    Err(Refusal::peer_protocol_unsupported(&reasons.join("; "))
+        .with("passedOver", serde_json::json!(reasons)))
 }
 
 /// The static checks of a caller's webhook URL ([`NetGuard::check_url`]: scheme, userinfo,

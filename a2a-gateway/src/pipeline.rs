@@ -53,6 +53,7 @@ pub const STEPS: &[&str] = &[
     "card trust",
     "interface",
     "chosen URL checks",
+    "extensions",
     "governance",
     "gateway paging",
     "sealing",
@@ -67,6 +68,25 @@ pub const STEPS: &[&str] = &[
 
 /// The hop's steps (from "scope" on, see [`STEPS`]) once the edge has named the operation.
 pub(crate) async fn execute(
+    st: &Arc<GatewayState>,
+    call: &mut Call,
+    agent_id: &str,
+    principal: &Principal,
+    op: Operation,
+    params: Value,
+) -> Result<Answer, Refusal> {
+    // The hop's extensions reach its peer calls (headers) and its answer (lists, header).
+    let ext = Arc::new(crate::extensions::HopExtensions::default());
+    let answer = crate::extensions::scope(
+        ext.clone(),
+        steps(st, call, agent_id, principal, op, params),
+    )
+    .await?;
+    call.ext_activated = ext.activated();
+    Ok(crate::extensions::answer(&ext, answer))
+}
+
+async fn steps(
     st: &Arc<GatewayState>,
     call: &mut Call,
     agent_id: &str,
@@ -128,6 +148,12 @@ pub(crate) async fn execute(
     call.audit.peer_version = Some(chosen.version.as_str().to_owned());
     call.audit.peer_binding = Some(chosen.binding.as_str().to_owned());
     call.audit.signature_trust = chosen.signature_trust.map(str::to_owned);
+    // extensions: the DVARA table for required ones; what is forwarded; the request's lists.
+    let settings = st
+        .store
+        .workspace_settings(&principal.workspace_id)
+        .map_err(|e| Refusal::internal(&format!("workspace settings: {e}")))?;
+    crate::extensions::step(&call.ext_requested, &settings, &card.body, &mut params)?;
     // governance: kill, loops, PII, policy on the request in its 1.0 form.
     let mut hop_facts = Hop {
         trace_id: call.trace_id.clone(),

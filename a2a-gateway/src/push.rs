@@ -5,8 +5,10 @@
 //! peer is given `{base}/a2a/{agentId}/push:notify/{callback}` with a fresh notification
 //! token. `POST /a2a/{agentId}/push:notify/{callback}` (no API key; the notification token)
 //! translates the peer's body to the caller's version and posts it to the caller's webhook.
-//! Workspaces listed in `push_direct_workspaces` keep direct delivery (the config is forwarded
-//! as given). Otherwise push configs are refused with 503 `a2a_push_not_available`.
+//! A workspace whose `a2a.push.delivery` setting is `direct` (admin API, [`crate::ws_settings`];
+//! unset: the deprecated fleet-wide `push_direct_workspaces` list) keeps direct delivery (the
+//! config is forwarded as given). Otherwise push configs are refused with 503
+//! `a2a_push_not_available`.
 
 use std::time::{Duration, Instant};
 
@@ -34,19 +36,51 @@ pub enum Mode {
     Sealed(String),
 }
 
-/// The push mode of a workspace, or 503 `a2a_push_not_available`.
-pub fn mode(st: &GatewayState, workspace_id: &str) -> Result<Mode, Refusal> {
+/// The push delivery of a workspace: its `a2a.push.delivery` setting; unset, direct when the
+/// deprecated fleet-wide `push_direct_workspaces` lists it, else through the gateway when a
+/// callback base URL is configured (`None`: push is not available).
+pub fn delivery(
+    st: &GatewayState,
+    workspace_id: &str,
+    settings: &crate::store::WorkspaceSettings,
+) -> Option<crate::store::PushDelivery> {
+    use crate::store::PushDelivery;
+    if let Some(d) = settings.push_delivery {
+        return Some(d);
+    }
     if st
         .config
         .push_direct_workspaces
         .iter()
         .any(|w| w == workspace_id)
     {
-        return Ok(Mode::Direct);
+        return Some(PushDelivery::Direct);
     }
-    match &st.config.push_callback_base_url {
-        Some(b) => Ok(Mode::Sealed(b.trim_end_matches('/').to_owned())),
-        None => Err(Refusal::push_not_available(
+    st.config
+        .push_callback_base_url
+        .as_ref()
+        .map(|_| PushDelivery::Gateway)
+}
+
+/// The push mode of a workspace ([`delivery`]), or 503 `a2a_push_not_available`.
+pub fn mode(st: &GatewayState, workspace_id: &str) -> Result<Mode, Refusal> {
+    use crate::store::PushDelivery;
+    let settings = st
+        .store
+        .workspace_settings(workspace_id)
+        .map_err(|e| Refusal::internal(&format!("workspace settings: {e}")))?;
+    match (
+        delivery(st, workspace_id, &settings),
+        &st.config.push_callback_base_url,
+    ) {
+        (Some(PushDelivery::Direct), _) => Ok(Mode::Direct),
+        (Some(PushDelivery::Gateway), Some(b)) => {
+            Ok(Mode::Sealed(b.trim_end_matches('/').to_owned()))
+        }
+        (Some(PushDelivery::Gateway), None) => Err(Refusal::push_not_available(
+            "the workspace delivers through the gateway, and no callback base URL is configured",
+        )),
+        (None, _) => Err(Refusal::push_not_available(
             "no callback base URL is configured and the workspace has no direct delivery",
         )),
     }

@@ -90,7 +90,8 @@ pub(crate) async fn rest_entry(
     };
     let run = execute(&st, &mut call, &agent, &principal, op, params).instrument(span);
     let answer = crate::resume::with_upstream(upstream, run).await;
-    let resp = match answer {
+    let answered = answer.is_ok();
+    let mut resp = match answer {
         Err(r) => refuse(&st, &mut call, r),
         Ok(a) if v03 => crate::rest03::answer(&st, &mut call, op, a),
         Ok(Answer::Unary(result)) => {
@@ -114,6 +115,14 @@ pub(crate) async fn rest_entry(
             a2a_agent::edge::sse::response(mapped, None)
         }
     };
+    if answered && resp.status().is_success() {
+        let caller = if v03 { Version::V03 } else { Version::V10 };
+        crate::extensions::answer_headers(
+            call.ext_activated.as_deref(),
+            caller,
+            resp.headers_mut(),
+        );
+    }
     crate::trust::stamp(resp, call.audit.signature_trust.as_deref())
 }
 

@@ -2,6 +2,7 @@
 //!
 //! Routes (see `docs/gateway.md`):
 //! - `GET  /a2a/{agentId}/.well-known/agent-card.json`: the governed card;
+//! - `GET  /a2a/.well-known/ard.json`: the key's agents as an ARD manifest ([`crate::ard`]);
 //! - `POST /a2a/{agentId}`: JSON-RPC, the operation named by `method` (both name sets);
 //! - `POST /a2a/{agentId}/{op}`: JSON-RPC, the operation named by the path (`message:send` ...);
 //! - `/a2a/{agentId}/v1/...`: the A2A 1.0 HTTP+JSON binding;
@@ -209,6 +210,7 @@ impl Gateway {
                 "/a2a/{agent}/.well-known/agent-card.json",
                 get(card_handler),
             )
+            .route("/a2a/.well-known/ard.json", get(crate::ard::handler))
             .route("/a2a/{agent}", post(rpc_root))
             .route("/a2a/{agent}/{op}", post(rpc_path))
             .route("/a2a/{agent}/v1/message:send", post(rest_send))

@@ -27,7 +27,9 @@ pub(crate) use audit_writer::BindOutcome;
 pub use audit_writer::IntentRef;
 pub use hop_page::HopFilter;
 pub(crate) use journal::TaskBinding;
+mod settings;
 mod sql;
+pub use settings::{PushDelivery, WorkspaceSettings};
 pub(crate) use sql::CachedExt;
 
 /// Errors of the store.
@@ -167,6 +169,10 @@ pub const MIGRATIONS: &[&str] = &[
     // 9: card trust (issue 15): own signing keys, workspaces requiring signed cards, push JWT
     // ids, and each hop's card trust state in `audit`.
     crate::trust::store::MIGRATION,
+    // 10: per-workspace settings (issue 15): extension allow-list, push delivery.
+    settings::MIGRATION,
+    // 11: the admin audit log (issue 15): every admin action with the admin's identity.
+    crate::admin_audit::MIGRATION,
 ];
 
 /// A sealed push callback: the caller's webhook, which the peer never sees.

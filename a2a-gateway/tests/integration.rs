@@ -2,6 +2,8 @@
 //! file: less disk and build time). Each file is a module; run one with
 //! `cargo nextest run -p a2ars-gateway --test integration <file>::`.
 
+mod admin_audit;
+mod ard;
 mod cancel_propagation;
 mod common;
 mod console_browser;
@@ -11,6 +13,7 @@ mod console_views;
 mod crash;
 mod demo;
 mod error_forms;
+mod extensions;
 mod gateway;
 mod governance_approval;
 mod governance_cli;
@@ -30,6 +33,8 @@ mod limits;
 mod pairings;
 mod pii_table;
 mod push_callback;
+mod push_delivery;
+mod registration;
 mod resume;
 mod rust_peer;
 mod shutdown;

@@ -113,13 +113,19 @@ struct ServeArgs {
     /// (sent before the peer saw the delete) [default: 10000].
     #[arg(long, env = "A2A_GATEWAY_PUSH_DELETE_GRACE_MS")]
     push_delete_grace_ms: Option<u64>,
-    /// Workspaces with direct push delivery (comma-separated) [default: none].
+    /// Deprecated: set a2a.push.delivery per workspace (`admin settings-set --push-delivery`, or
+    /// PATCH /admin/workspaces/{ws}/settings). Workspaces with direct push delivery when their
+    /// own setting is unset (comma-separated) [default: none].
     #[arg(
         long,
         env = "A2A_GATEWAY_PUSH_DIRECT_WORKSPACES",
         value_delimiter = ','
     )]
     push_direct_workspaces: Option<Vec<String>>,
+    /// Serve GET /a2a/.well-known/ard.json, the agents a key may use as an ARD manifest
+    /// (experimental) [default: false].
+    #[arg(long, env = "A2A_GATEWAY_ARD")]
+    ard: Option<bool>,
     /// Decision for a hop no policy rule decides: `allow`, or `deny` (default-deny: every
     /// workspace needs a policy that allows its hops) [default: allow].
     #[arg(long, env = "A2A_GATEWAY_POLICY_DEFAULT", value_enum)]
@@ -232,6 +238,9 @@ impl ServeArgs {
         if let Some(v) = &self.push_direct_workspaces {
             c.push_direct_workspaces = v.clone();
         }
+        if let Some(v) = self.ard {
+            c.ard_enabled = v;
+        }
         if let Some(v) = self.policy_default {
             c.policy_default = v;
         }
@@ -340,6 +349,13 @@ enum AdminCmd {
         /// Like --pinned-card-key, from the peer's JWKS URL (https; fetched and cached like cards).
         #[arg(long)]
         card_jwks_url: Option<String>,
+        /// Save even when the peer's Agent Card offers no binding the gateway can call (the
+        /// card is read first; the reasons are printed).
+        #[arg(long)]
+        force: bool,
+        /// Read the card as `serve --dev` would: plain-http and loopback peers allowed.
+        #[arg(long, env = "A2A_GATEWAY_DEV")]
+        dev: bool,
     },
     /// List agents of a workspace.
     AgentList {
@@ -377,6 +393,8 @@ enum AdminCmd {
         /// Key id.
         key_id: String,
     },
+    #[command(flatten)]
+    Settings(a2a_gateway::admin_cli::Cmd),
     /// Export the audit log as JSON lines on stdout.
     AuditExport {
         /// Only this workspace.
@@ -513,7 +531,19 @@ async fn admin(args: AdminArgs) -> Result<()> {
     }
     let store = Store::open(&args.database)
         .with_context(|| format!("opening {}", args.database.display()))?;
-    match args.cmd {
+    let result = admin_on(&store, args.cmd).await;
+    // Every change is recorded with the CLI user (reads are not).
+    let argv: Vec<String> = std::env::args()
+        .skip_while(|a| a != "admin")
+        .skip(1)
+        .collect();
+    let error = result.as_ref().err().map(|e| format!("{e:#}"));
+    a2a_gateway::admin_audit::record_cli(&store, &argv, error.as_deref());
+    result
+}
+
+async fn admin_on(store: &Store, cmd: AdminCmd) -> Result<()> {
+    match cmd {
         AdminCmd::WorkspaceCreate { id, name } => {
             print_json(&store.create_workspace(&id, name.as_deref().unwrap_or(&id))?)?
         }
@@ -540,6 +570,8 @@ async fn admin(args: AdminArgs) -> Result<()> {
             skills,
             pinned_card_key,
             card_jwks_url,
+            force,
+            dev,
         } => {
             let pinned_card_key = pinned_card_key.or(card_jwks_url);
             let a = Agent {
@@ -550,8 +582,13 @@ async fn admin(args: AdminArgs) -> Result<()> {
                 skills: (!skills.is_empty()).then_some(skills),
                 pinned_card_key,
             };
-            store.upsert_agent(&a)?;
-            print_json(&a)?
+            let shown = a2a_gateway::admin_cli::add_agent(store, &a, force, dev)
+                .await
+                .map_err(anyhow::Error::msg)?;
+            print_json(&shown)?
+        }
+        AdminCmd::Settings(c) => {
+            a2a_gateway::admin_cli::run(store, c).map_err(anyhow::Error::msg)?
         }
         AdminCmd::AgentList { workspace } => print_json(&store.list_agents(&workspace)?)?,
         AdminCmd::AgentRemove {
@@ -579,9 +616,9 @@ async fn admin(args: AdminArgs) -> Result<()> {
             store.export_audit_jsonl(workspace.as_deref(), &mut out)?;
         }
         AdminCmd::Trust(cmd) => {
-            print_json(&a2a_gateway::trust::cli::run(&store, cmd).map_err(anyhow::Error::msg)?)?
+            print_json(&a2a_gateway::trust::cli::run(store, cmd).map_err(anyhow::Error::msg)?)?
         }
-        cmd => governance_admin(&store, cmd)?,
+        cmd => governance_admin(store, cmd)?,
     }
     Ok(())
 }
@@ -793,6 +830,10 @@ async fn demo(args: DemoArgs) -> Result<()> {
         skills: None,
         pinned_card_key: None,
     })?;
+    // Two agents requiring an extension (the extension errors' conformance fixtures).
+    let ext_agents = a2a_gateway::demo::start_extension_agents(&store, "demo")
+        .await
+        .map_err(anyhow::Error::msg)?;
     let (_, key) = store.create_key("demo", &[], Some("demo"), None)?;
     a2a_gateway::governance::demo::install(
         &a2a_gateway::governance::store::SqliteGov::new(store.clone()),
@@ -898,6 +939,9 @@ async fn demo(args: DemoArgs) -> Result<()> {
     println!("CONSOLE {base}/console");
     a2a_agent::listen::shutdown_signal().await;
     handle.shutdown().await;
+    for a in ext_agents {
+        a.shutdown().await;
+    }
     let _ = echo_stop().await;
     Ok(())
 }

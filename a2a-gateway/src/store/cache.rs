@@ -18,6 +18,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use rusqlite::Connection;
 
+use super::settings::WorkspaceSettings;
 use super::sql::CachedExt;
 use super::{Agent, KeyRow, StoreError, Workspace};
 
@@ -34,6 +35,8 @@ pub(crate) struct Rows {
     pub agents: HashMap<(String, String), Option<Agent>>,
     /// workspace id -> workspace (`None` = no such workspace).
     pub workspaces: HashMap<String, Option<Workspace>>,
+    /// workspace id -> its settings (`super::settings`).
+    pub settings: HashMap<String, WorkspaceSettings>,
 }
 
 impl Rows {
@@ -41,6 +44,7 @@ impl Rows {
         self.keys.clear();
         self.agents.clear();
         self.workspaces.clear();
+        self.settings.clear();
     }
 
     /// Bounds the maps (called before an insert).
@@ -53,6 +57,9 @@ impl Rows {
         }
         if self.workspaces.len() >= MAX_ENTRIES {
             self.workspaces.clear();
+        }
+        if self.settings.len() >= MAX_ENTRIES {
+            self.settings.clear();
         }
     }
 }
