@@ -76,7 +76,7 @@ fn message_digest(
         .ok_or_else(|| Refusal::invalid_params("params.message: not a message"))?;
     let bytes = serde_json::to_vec(&m).map_err(|e| Refusal::internal(&e.to_string()))?;
     let d = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, &bytes);
-    let hex = d.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    let hex = crate::server::hex(d.as_ref());
     Ok((m.message_id, hex))
 }
 

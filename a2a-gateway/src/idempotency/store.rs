@@ -110,7 +110,13 @@ impl SendRecords for SqliteSends {
                 "DELETE FROM gateway_sends WHERE workspace_id = ?1 AND agent_id = ?2
                    AND message_id = ?3 AND (created_at < ?4
                      OR (task_id IS NULL AND reply IS NULL AND created_at < ?5))",
-                params![key.workspace_id, key.agent_id, key.message_id, since, abandoned],
+                params![
+                    key.workspace_id,
+                    key.agent_id,
+                    key.message_id,
+                    since,
+                    abandoned
+                ],
             )?;
             if LAST_SWEEP.swap(now, Ordering::Relaxed) != now {
                 tx.execute_cached(
