@@ -264,6 +264,22 @@ mod tests {
     }
 
     #[test]
+    fn texts_write_the_value_as_serde_json_does() {
+        let id = RawId::from_raw(&RawValue::from_string("\"r-1\"".into()).unwrap()).unwrap();
+        let v =
+            serde_json::json!({"task": {"id": "t\"1\\", "parts": [{"text": "é\n😀"}, 1.5, null]}});
+        assert_eq!(
+            id.result_text(&v),
+            format!(r#"{{"jsonrpc":"2.0","id":"r-1","result":{v}}}"#)
+        );
+        let e = serde_json::json!({"code": -32001, "message": "Task not found"});
+        assert_eq!(
+            id.error_text(&e),
+            format!(r#"{{"jsonrpc":"2.0","id":"r-1","error":{e}}}"#)
+        );
+    }
+
+    #[test]
     fn exact_values() {
         let id = |s: &str| RawId::from_raw(&RawValue::from_string(s.into()).unwrap()).unwrap();
         assert_eq!(id("7").to_exact_value(), Some(Value::from(7)));
