@@ -39,8 +39,8 @@
 //! - `async-trait`: object-safe async handler, store and authenticator traits.
 //! - `serde`, `serde_json`, `toml`, `clap`: wire JSON, the config file and the binary's flags.
 //! - `rusqlite`: the SQLite task store; `subtle`: constant-time credential comparison.
-//! - `uuid`: task/context/message ids; `time`: timestamps; `base64`: opaque page tokens;
-//!   `url`: query strings; `thiserror`, `anyhow`: errors.
+//! - `uuid`: task/context/message ids (`fast-rng`: no syscall per id); `time`: timestamps;
+//!   `base64`: opaque page tokens; `url`: query strings; `thiserror`, `anyhow`: errors.
 //! - `tracing`, `tracing-subscriber`: logs (JSON on request).
 //! - `tikv-jemallocator` (feature `jemalloc`, default, binary only): the binary's allocator, chosen
 //!   by measurement (docs/benchmarks.md, "Allocator"); embedders keep their own.

@@ -126,10 +126,11 @@ done
 run stream-direct stream 1 "$DIRECT" ""
 run stream-gw stream 1 "$GW" "$KEY"
 
-# events per stream (SSE `data:` lines of one echo stream reply), both ways
-BODY='{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"stream hello"}]}}}'
-EVD=$(curl -sN "$DIRECT" -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -d "$BODY" | grep -c "^data:" || true)
-EVG=$(curl -sN "$GW" -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -d "$BODY" | grep -c "^data:" || true)
+# events per stream (SSE `data:` lines of one echo stream reply), both ways; messageIds of their
+# own (the sanity sends above used m1: a repeat with another message is refused as InvalidParams)
+body() { echo '{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"'"$1"'","role":"ROLE_USER","parts":[{"text":"stream hello"}]}}}'; }
+EVD=$(curl -sN "$DIRECT" -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -d "$(body ev-direct)" | grep -c "^data:" || true)
+EVG=$(curl -sN "$GW" -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -d "$(body ev-gateway)" | grep -c "^data:" || true)
 rss() { awk '/VmRSS/ {print $2 " kB"}' "/proc/$1/status"; }
 echo "RSS after the runs: gateway $(rss "$GPID"), agent $(rss "$APID"); $(uptime)"
 

@@ -89,7 +89,20 @@ pub(crate) fn peer_params(
     params: &Value,
     paged: bool,
 ) -> Result<Value, Refusal> {
-    let mut peer_params = xlate::request(op, caller, chosen.version, params)?;
+    xlate::validate_request(op, caller, params)?;
+    peer_params_validated(op, caller, chosen, params, paged)
+}
+
+/// [`peer_params`] for params the pipeline already validated in the caller's version
+/// ("request validation in the caller's version"): the strict walk runs once per hop.
+pub(crate) fn peer_params_validated(
+    op: Operation,
+    caller: Version,
+    chosen: &Chosen,
+    params: &Value,
+    paged: bool,
+) -> Result<Value, Refusal> {
+    let mut peer_params = xlate::translate_request(op, caller, chosen.version, params)?;
     if chosen.version == Version::V10
         && let Some(obj) = peer_params.as_object_mut()
     {
@@ -290,16 +303,16 @@ impl PeerCall<'_> {
         if op.is_streaming() && Self::is_sse(&resp) {
             return Ok(Answer::Stream(self.stream(resp, Binding::JsonRpc)));
         }
-        let (_, v) = self.read_json(resp).await?;
+        let (_, mut v) = self.read_json(resp).await?;
         if let Some(err) = v.get("error") {
             return Err(self.peer_error_rpc(err));
         }
         // The 1.x Python SDK omits `result` for DeleteTaskPushNotificationConfig (its result
         // is empty); read that as the empty result rather than refuse it.
-        let empty = Value::Null;
-        let result = match v.get("result") {
-            Some(r) => r,
-            None if op == Operation::DeletePushConfig && v.get("jsonrpc").is_some() => &empty,
+        let has_jsonrpc = v.get("jsonrpc").is_some();
+        let result = match v.get_mut("result") {
+            Some(r) => r.take(),
+            None if op == Operation::DeletePushConfig && has_jsonrpc => Value::Null,
             None => {
                 return Err(Refusal::upstream_invalid_response(
                     "neither result nor error",
@@ -321,14 +334,15 @@ impl PeerCall<'_> {
         &self,
         op: Operation,
         from: Version,
-        result: &Value,
+        result: Value,
     ) -> Result<Answer, Refusal> {
         let Some(g) = self.gov.as_ref().filter(|g| g.active) else {
-            return xlate::result(op, from, self.caller, result)
+            return xlate::result_owned(op, from, self.caller, result)
                 .map(Answer::Unary)
                 .map_err(map_answer_error);
         };
-        let mut r10 = xlate::result(op, from, Version::V10, result).map_err(map_answer_error)?;
+        let mut r10 =
+            xlate::result_owned(op, from, Version::V10, result).map_err(map_answer_error)?;
         {
             let mut ev = g
                 .evidence
@@ -336,7 +350,7 @@ impl PeerCall<'_> {
                 .map_err(|_| Refusal::internal("evidence lock"))?;
             self.st.governance.answer(&g.hop, &mut r10, &mut ev)?;
         }
-        xlate::result(op, Version::V10, self.caller, &r10)
+        xlate::result_owned(op, Version::V10, self.caller, r10)
             .map(Answer::Unary)
             .map_err(map_answer_error)
     }
@@ -471,6 +485,6 @@ impl PeerCall<'_> {
                 "expected an event stream",
             ));
         }
-        self.answer(op, Version::V10, &v)
+        self.answer(op, Version::V10, v)
     }
 }

@@ -124,7 +124,7 @@ async fn steps(
     };
     let ws = st.store.workspace(&principal.workspace_id).ok().flatten();
     // request validation in the caller's version: before anything is fetched from the peer.
-    xlate::request(op, call.version, call.version, &params)?;
+    xlate::validate_request(op, call.version, &params)?;
     let mut params = params;
     // ownership: a task of another owner answers exactly like one that never existed.
     let owner = Owner {
@@ -235,7 +235,7 @@ async fn steps(
     let peer_params = if listed_here {
         Value::Null
     } else {
-        hop::peer_params(op, call.version, &chosen, &params, page.is_some())?
+        hop::peer_params_validated(op, call.version, &chosen, &params, page.is_some())?
     };
     let peer_method = op.name(chosen.version);
     call.audit.peer_method = Some(match chosen.binding {

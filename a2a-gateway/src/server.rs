@@ -132,7 +132,18 @@ pub(crate) fn random_hex(n: usize) -> String {
     use aws_lc_rs::rand::SecureRandom;
     let mut b = vec![0u8; n];
     let _ = aws_lc_rs::rand::SystemRandom::new().fill(&mut b);
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    hex(&b)
+}
+
+/// Lower-case hex of `bytes` (one allocation; ids and digests on every hop).
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    s
 }
 
 impl Gateway {
@@ -308,4 +319,18 @@ pub enum Answer {
     Unary(Value),
     /// A stream of events; an `Err` is the final (error) event.
     Stream(BoxStream<'static, Result<Value, Refusal>>),
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hex_is_lower_case_two_digits_per_byte() {
+        assert_eq!(super::hex(&[0x00, 0x0f, 0xab, 0xff]), "000fabff");
+        let r = super::random_hex(8);
+        assert_eq!(r.len(), 16);
+        assert!(
+            r.bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        );
+    }
 }

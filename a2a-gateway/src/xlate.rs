@@ -216,6 +216,14 @@ pub fn request(
     to: Version,
     params: &Value,
 ) -> Result<Value, Refusal> {
+    validate_request(op, from, params)?;
+    translate_request(op, from, to, params)
+}
+
+/// The strict validation of [`request`] alone: `params` of `op` in the caller's version
+/// (-32602 with the JSON path). The pipeline runs it once per hop, before anything else reads
+/// the params.
+pub fn validate_request(op: Operation, from: Version, params: &Value) -> Result<(), Refusal> {
     if !params.is_object() {
         return Err(Refusal::invalid_params("params: must be an object"));
     }
@@ -230,7 +238,21 @@ pub fn request(
             .and_then(v03::params_validator)
             .map(|v| v.validate_at(params, "params")),
     };
-    join(&violations.unwrap_or_default()).map_err(|e| Refusal::invalid_params(&e))?;
+    join(&violations.unwrap_or_default()).map_err(|e| Refusal::invalid_params(&e))
+}
+
+/// The translation of [`request`] alone, for params already checked with
+/// [`validate_request`] (the typed reads of a version change still refuse what they cannot
+/// read, -32602).
+pub fn translate_request(
+    op: Operation,
+    from: Version,
+    to: Version,
+    params: &Value,
+) -> Result<Value, Refusal> {
+    if !params.is_object() {
+        return Err(Refusal::invalid_params("params: must be an object"));
+    }
     if from == to {
         return Ok(params.clone());
     }
@@ -279,16 +301,27 @@ pub fn result(
     to: Version,
     res: &Value,
 ) -> Result<Value, AnswerError> {
+    result_owned(op, from, to, res.clone())
+}
+
+/// [`result`] of a result the caller no longer needs: in the same version it is checked and
+/// handed back as it is (one copy fewer).
+pub fn result_owned(
+    op: Operation,
+    from: Version,
+    to: Version,
+    res: Value,
+) -> Result<Value, AnswerError> {
     let inv = AnswerError::Invalid;
     let ut = AnswerError::Untranslatable;
     match op {
         Operation::SendStreamingMessage | Operation::SubscribeToTask => {
-            return event(res, from, to);
+            return event(&res, from, to);
         }
         // 0.3 has no ListTasks: a 0.3 caller gets the 1.0 shape with 0.3 tasks, the nearest (as
         // the agent answers).
         Operation::ListTasks if from == Version::V10 && to == Version::V03 => {
-            let mut out = res.clone();
+            let mut out = res;
             if let Some(tasks) = out.get_mut("tasks").and_then(Value::as_array_mut) {
                 for (i, t) in tasks.iter_mut().enumerate() {
                     *t = task(t, Version::V03, &format!("result.tasks[{i}]")).map_err(ut)?;
@@ -308,10 +341,11 @@ pub fn result(
     let m = method(op);
     match from {
         Version::V03 => {
-            let r = V03Result::parse(m, res.clone()).map_err(|e| inv(e.to_string()))?;
             if to == Version::V03 {
-                return Ok(res.clone());
+                V03Result::parse(m, res.clone()).map_err(|e| inv(e.to_string()))?;
+                return Ok(res);
             }
+            let r = V03Result::parse(m, res).map_err(|e| inv(e.to_string()))?;
             let mut out = to_v1::result(r, POLICY)
                 .map_err(|e| ut(e.to_string()))?
                 .to_value();
@@ -324,10 +358,11 @@ pub fn result(
             Ok(out)
         }
         Version::V10 => {
-            let r = V1Result::parse(m, res.clone()).map_err(|e| inv(e.to_string()))?;
             if to == Version::V10 {
-                return Ok(res.clone());
+                V1Result::parse(m, res.clone()).map_err(|e| inv(e.to_string()))?;
+                return Ok(res);
             }
+            let r = V1Result::parse(m, res).map_err(|e| inv(e.to_string()))?;
             to_v03::result(r, POLICY)
                 .map(|r| r.to_value())
                 .map_err(|e| ut(e.to_string()))

@@ -60,15 +60,23 @@ fn message_digest(
     caller: Version,
     params: &Value,
 ) -> Result<(String, String), Refusal> {
-    let p10 = xlate::request(op, caller, Version::V10, params)?;
+    // The pipeline validated the params in the caller's version: a 1.0 message is read as it
+    // is (no copy), a 0.3 one translated first.
+    let translated;
+    let p10 = match caller {
+        Version::V10 => params,
+        Version::V03 => {
+            translated = xlate::translate_request(op, caller, Version::V10, params)?;
+            &translated
+        }
+    };
     let m: a2a_types::v1::Message = p10
         .get("message")
-        .cloned()
-        .and_then(|m| serde_json::from_value(m).ok())
+        .and_then(|m| serde::Deserialize::deserialize(m).ok())
         .ok_or_else(|| Refusal::invalid_params("params.message: not a message"))?;
     let bytes = serde_json::to_vec(&m).map_err(|e| Refusal::internal(&e.to_string()))?;
     let d = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, &bytes);
-    let hex = d.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    let hex = crate::server::hex(d.as_ref());
     Ok((m.message_id, hex))
 }
 
@@ -173,7 +181,15 @@ async fn answer(
 
 /// What a send's answer (or first stream event) in `caller`'s version says it became.
 fn outcome_of(op: Operation, caller: Version, v: &Value) -> Option<Outcome> {
-    let v10 = xlate::result(op, caller, Version::V10, v).ok()?;
+    // A 1.0 answer was checked by the hop already: read it as it is.
+    let translated;
+    let v10 = match caller {
+        Version::V10 => v,
+        Version::V03 => {
+            translated = xlate::result(op, caller, Version::V10, v).ok()?;
+            &translated
+        }
+    };
     if let Some(m) = v10.get("message") {
         return Some(Outcome::Message(m.clone()));
     }

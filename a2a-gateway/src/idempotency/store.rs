@@ -1,6 +1,8 @@
 //! Where the gateway remembers accepted sends: one row per (workspace, agent, `messageId`),
 //! claimed before the peer is called and completed with what the send became.
 
+use std::sync::atomic::{AtomicI64, Ordering};
+
 use rusqlite::{OptionalExtension, params};
 use serde_json::Value;
 
@@ -20,6 +22,10 @@ pub const MIGRATION: &str = r#"
     );
     CREATE INDEX gateway_sends_created ON gateway_sends(created_at);
 "#;
+
+/// The second of the last sweep of expired records (process-wide: the sweep is housekeeping,
+/// each claim forgets its own key's expired record itself).
+static LAST_SWEEP: AtomicI64 = AtomicI64::new(i64::MIN);
 
 /// The scope of a `messageId`: one workspace's agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,21 +102,35 @@ impl SendRecords for SqliteSends {
         abandoned: i64,
     ) -> Result<Claimed, StoreError> {
         self.store.with(|c| {
-            c.execute_cached(
-                "DELETE FROM gateway_sends WHERE created_at < ?1",
-                params![since],
-            )?;
-            c.execute_cached(
+            // One transaction (one commit) for the whole claim.
+            let tx = c.unchecked_transaction()?;
+            // This key's record out of the window, or abandoned, is forgotten now; the sweep of
+            // every expired record is housekeeping and runs at most once a second.
+            tx.execute_cached(
                 "DELETE FROM gateway_sends WHERE workspace_id = ?1 AND agent_id = ?2
-                   AND message_id = ?3 AND task_id IS NULL AND reply IS NULL AND created_at < ?4",
-                params![key.workspace_id, key.agent_id, key.message_id, abandoned],
+                   AND message_id = ?3 AND (created_at < ?4
+                     OR (task_id IS NULL AND reply IS NULL AND created_at < ?5))",
+                params![
+                    key.workspace_id,
+                    key.agent_id,
+                    key.message_id,
+                    since,
+                    abandoned
+                ],
             )?;
-            let n = c.execute_cached(
+            if LAST_SWEEP.swap(now, Ordering::Relaxed) != now {
+                tx.execute_cached(
+                    "DELETE FROM gateway_sends WHERE created_at < ?1",
+                    params![since],
+                )?;
+            }
+            let n = tx.execute_cached(
                 "INSERT OR IGNORE INTO gateway_sends(workspace_id, agent_id, message_id, digest,
                    created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![key.workspace_id, key.agent_id, key.message_id, digest, now],
             )?;
             if n == 1 {
+                tx.commit()?;
                 return Ok(Claimed::First);
             }
             let row: Option<(String, Option<String>, Option<String>)> = c
@@ -121,6 +141,7 @@ impl SendRecords for SqliteSends {
                     |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
                 )
                 .optional()?;
+            tx.commit()?;
             Ok(match row {
                 // Deleted between the two statements cannot happen under the lock; be safe.
                 None => Claimed::Pending,
