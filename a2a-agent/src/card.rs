@@ -162,9 +162,20 @@ impl AgentCard {
 
     /// [`Self::with_default_interfaces`] for the bindings `served` (`binding` setting).
     pub fn with_default_interfaces_for(
+        self,
+        base_url: &str,
+        served: crate::config::ServedBindings,
+    ) -> Self {
+        self.with_served_interfaces(base_url, served, None)
+    }
+
+    /// [`Self::with_default_interfaces_for`], plus a `GRPC` 1.0 interface at `grpc`
+    /// (`host:port`, as `a2a.proto` asks for gRPC urls) after the 1.0 HTTP ones.
+    pub fn with_served_interfaces(
         mut self,
         base_url: &str,
         served: crate::config::ServedBindings,
+        grpc: Option<&str>,
     ) -> Self {
         let has = self
             .0
@@ -179,6 +190,11 @@ impl AgentCard {
                 }
                 if served.rest() {
                     v.push(json!({"url": base_url, "protocolBinding": "HTTP+JSON", "protocolVersion": version}));
+                }
+                if let (Some(g), "1.0") = (grpc, version) {
+                    v.push(
+                        json!({"url": g, "protocolBinding": "GRPC", "protocolVersion": version}),
+                    );
                 }
             }
             self.0["supportedInterfaces"] = Value::Array(v);

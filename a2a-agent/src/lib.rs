@@ -66,6 +66,7 @@ pub mod edge;
 pub mod error;
 pub mod exec;
 pub mod fanout;
+mod grpc;
 pub mod handler;
 pub mod idempotency;
 mod jsonrpc;
