@@ -144,6 +144,8 @@ impl AgentCard {
                 let norm = match b.to_ascii_lowercase().as_str() {
                     "jsonrpc" => "JSONRPC",
                     "http+json" | "rest" => "HTTP+JSON",
+                    // Served only with the `grpc` setting (checked when serving).
+                    "grpc" => "GRPC",
                     _ => {
                         return Err(CardError::UnsupportedBinding { index, binding: b });
                     }
@@ -200,6 +202,14 @@ impl AgentCard {
             self.0["supportedInterfaces"] = Value::Array(v);
         }
         self
+    }
+
+    /// Whether `supportedInterfaces` lists a `GRPC` interface.
+    pub fn lists_grpc(&self) -> bool {
+        self.0
+            .get("supportedInterfaces")
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.iter().any(|i| i["protocolBinding"] == "GRPC"))
     }
 
     /// Whether `supportedInterfaces` lists an interface of `version` (`"1.0"`, `"0.3"`).

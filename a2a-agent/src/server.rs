@@ -144,6 +144,13 @@ impl AgentServer {
             cfg.binding,
             grpc_at.as_deref(),
         );
+        if card.lists_grpc() && !cfg.grpc {
+            return Err(ServeError::Config(
+                "the card lists a GRPC interface, but grpc is off: set grpc = true \
+                 (--grpc true) or remove the interface"
+                    .into(),
+            ));
+        }
         // The replay log lives with the tasks: in the memory store's entries, or in the SQLite
         // file. A store given by the embedder gets a log of event numbers only.
         let (store, replay): (Arc<dyn TaskStore>, Option<Arc<dyn ReplayLog>>) =

@@ -64,3 +64,29 @@ async fn the_card_lists_grpc_only_when_served() {
     );
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_card_listing_grpc_needs_the_setting() {
+    let mut card = common::reference::card("declared").json().clone();
+    card["supportedInterfaces"] = serde_json::json!([{"url": "127.0.0.1:1", "protocolBinding": "grpc", "protocolVersion": "1.0"}]);
+    let card = a2a_agent::AgentCard::from_json(card).unwrap();
+    assert_eq!(
+        card.json()["supportedInterfaces"][0]["protocolBinding"],
+        "GRPC"
+    );
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let err = a2a_agent::AgentServer::new(card.clone(), common::reference::handler())
+        .config(open_config())
+        .serve(l)
+        .await
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("grpc"), "{err}");
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let s = a2a_agent::AgentServer::new(card, common::reference::handler())
+        .config(grpc_config())
+        .serve(l)
+        .await
+        .unwrap();
+    s.shutdown().await;
+}

@@ -63,6 +63,14 @@ pub fn from_status(s: &Status) -> A2aError {
     e
 }
 
+/// The `ErrorInfo` reason of the A2A domain a status carries, as sent.
+pub fn a2a_reason(s: &Status) -> Option<String> {
+    s.get_error_details()
+        .error_info()
+        .filter(|i| i.domain == A2A_ERROR_DOMAIN)
+        .map(|i| i.reason.clone())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
