@@ -64,9 +64,11 @@ fn template() -> Result<(Vec<u8>, usize), String> {
 }
 
 async fn worker(origin: http::Uri, until: Instant, tpl: (Vec<u8>, usize)) -> (Vec<u32>, u64) {
+    let mut connector = hyper_util::client::legacy::connect::HttpConnector::new();
+    connector.set_nodelay(true);
     let channel = Client::builder(TokioExecutor::new())
         .http2_only(true)
-        .build_http::<tonic::body::Body>();
+        .build::<_, tonic::body::Body>(connector);
     let mut grpc = tonic::client::Grpc::with_origin(channel, origin);
     let path: http::uri::PathAndQuery = match "/lf.a2a.v1.A2AService/SendMessage".parse() {
         Ok(p) => p,

@@ -65,9 +65,13 @@ impl GrpcTransport {
         let origin: http::Uri = format!("http://{host}:{port}")
             .parse()
             .map_err(|e| ClientError::Usage(format!("gRPC url {}: {e}", interface.url)))?;
+        // TCP_NODELAY: HTTP/2 writes a request as several frames; with Nagle and delayed ACKs a
+        // small unary call waits ~40 ms (measured: 20 req/s on one connection without it).
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
         let channel = HyperClient::builder(TokioExecutor::new())
             .http2_only(true)
-            .build_http();
+            .build(connector);
         Ok(GrpcTransport {
             core,
             interface,
