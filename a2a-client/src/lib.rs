@@ -37,7 +37,11 @@
 //!     {"url": "grpc.example.com:443", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
 //!     {"url": "https://example.com/a2a", "protocolBinding": "HTTP+JSON",
 //!      "protocolVersion": "1.0", "tenant": "acme"}]}"#;
-//! let chosen = select(&CardInterfaces::from_json(card)?, &Speaks::all())?;
+//! let card = CardInterfaces::from_json(card)?;
+//! // The card's order decides: gRPC (1.0, `host:port`) comes first.
+//! assert_eq!(select(&card, &Speaks::all())?.binding, Binding::Grpc);
+//! // A caller that forces a binding gets the first entry of that binding.
+//! let chosen = select(&card, &Speaks::only(Some(Binding::HttpJson), None))?;
 //! assert_eq!(chosen.binding, Binding::HttpJson);
 //! assert_eq!(chosen.version, Version::V1);
 //! assert_eq!(chosen.tenant.as_deref(), Some("acme"));
