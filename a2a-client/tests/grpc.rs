@@ -250,3 +250,25 @@ async fn an_agent_without_grpc_answers_unimplemented() {
     assert!(e.to_string().contains("gRPC"), "{e}");
     a.shutdown().await;
 }
+
+#[tokio::test]
+async fn max_payload_size_bounds_grpc_messages() {
+    let cfg = AgentConfig {
+        max_payload_size: 2048,
+        ..open()
+    };
+    let a = agent(card(), cfg).await;
+    let c = grpc_client(a.url()).await;
+    let e = c
+        .send_message(Message::user_text("x".repeat(8 * 1024)))
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("message length too large") || e.to_string().contains("2048"),
+        "{e}"
+    );
+    // a message under the limit still goes through
+    let t = task(c.send_message(Message::user_text("small")).await.unwrap());
+    assert_eq!(t.status.state, TaskState::Completed);
+    a.shutdown().await;
+}
