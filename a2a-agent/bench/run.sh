@@ -7,13 +7,19 @@
 # per request (utime+stime from /proc/PID/stat over the run divided by wrk's request count) and
 # the ratio agent/floor; RSS of the agent after all runs. Everything on 127.0.0.1, port 0.
 #
+# gRPC (issue 17): the agent also serves gRPC on the same port (--grpc true), loaded by the
+# `grpc_load` example (closed loop, one request in flight per HTTP/2 connection, a new messageId
+# per request, like the wrk scripts) at 1, 16 and 64 connections; there is no gRPC floor.
+#
 # Usage (repository root): a2a-agent/bench/run.sh [path/to/release/a2a-agent] [seconds per run]
-# The floor binary is expected beside the agent (target/release/examples/floor); build both with
-#   cargo build --release -p a2ars-agent --bin a2a-agent --example floor
+# The floor and grpc_load binaries are expected beside the agent (target/release/examples/); build
+#   cargo build --release -p a2ars-agent --bin a2a-agent --example floor --example grpc_load
+# (without grpc_load the gRPC rows are left out).
 set -eu
 BIN=${1:-target/release/a2a-agent}
 SECS=${2:-10}
 FLOOR=${FLOOR_BIN:-$(dirname "$BIN")/examples/floor}
+GLOAD=${GRPC_LOAD_BIN:-$(dirname "$BIN")/examples/grpc_load}
 DIR=$(dirname "$0")
 command -v wrk >/dev/null || { echo "wrk not found (apt-get install -y wrk)" >&2; exit 1; }
 [ -x "$FLOOR" ] || { echo "floor not found at $FLOOR (cargo build --release -p a2ars-agent --example floor)" >&2; exit 1; }
@@ -29,7 +35,7 @@ listening() {
   for _ in $(seq 100); do grep -q '^LISTENING' "$1" && break; sleep 0.1; done
   sed -n 's/^LISTENING //p' "$1" | head -1
 }
-"$BIN" serve --echo --host 127.0.0.1 --port 0 >"$TMP/agent.out" 2>/dev/null &
+"$BIN" serve --echo --grpc true --host 127.0.0.1 --port 0 >"$TMP/agent.out" 2>/dev/null &
 APID=$!
 "$FLOOR" >"$TMP/floor.out" 2>/dev/null &
 FPID=$!
@@ -54,6 +60,16 @@ run() {
   echo "$rps $p50 $p99 $us" >"$TMP/$1.res"
   echo "  $1: $rps req/s, p50 $p50 ms, p99 $p99 ms, server CPU $us us/req" >&2
 }
+# run_grpc NAME PID CONNS HOST:PORT -> NAME.res (same columns, from grpc_load)
+run_grpc() {
+  c0=$(cpu "$2")
+  "$GLOAD" "$4" "$3" "$SECS" >"$TMP/$1.out"
+  c1=$(cpu "$2")
+  read -r _ rps p50 p99 n errs <"$TMP/$1.out"
+  us=$(awk -v c="$((c1 - c0))" -v n="$n" -v t="$TCK" 'BEGIN { if (n < 1) n = 1; printf "%.0f", c * 1e6 / t / n }')
+  echo "$rps $p50 $p99 $us" >"$TMP/$1.res"
+  echo "  $1: $rps req/s, p50 $p50 ms, p99 $p99 ms, server CPU $us us/req, $errs errors" >&2
+}
 # warm-up, not reported
 SAVE=$SECS; SECS=2
 run warm-agent "$APID" jsonrpc 1 "$AURL"; run warm-floor "$FPID" jsonrpc 1 "$FURL"
@@ -64,6 +80,14 @@ for b in jsonrpc rest; do
     run "floor-$b-$c" "$FPID" "$b" "$c" "$FURL"
   done
 done
+GRPC=""
+if [ -x "$GLOAD" ]; then
+  GRPC=1
+  AHOST=${AURL#http://}; AHOST=${AHOST%%/*}
+  for c in 1 16 64; do run_grpc "agent-grpc-$c" "$APID" "$c" "$AHOST"; done
+else
+  echo "no grpc_load at $GLOAD: gRPC rows left out" >&2
+fi
 echo "agent RSS after the runs: $(awk '/VmRSS/ {print $2 " kB"}' "/proc/$APID/status"); $(uptime)"
 echo
 echo "| binding | connections | floor req/s | agent req/s | agent/floor | agent p50 / p99 | CPU us/req floor / agent |"
@@ -77,3 +101,10 @@ for b in jsonrpc rest; do
         (b == "rest" ? "HTTP+JSON" : "JSON-RPC"), c, f, a, a/f, p50, p99, fus, aus }'
   done
 done
+if [ -n "$GRPC" ]; then
+  for c in 1 16 64; do
+    read -r arps ap50 ap99 aus <"$TMP/agent-grpc-$c.res"
+    awk -v c="$c" -v a="$arps" -v p50="$ap50" -v p99="$ap99" -v aus="$aus" 'BEGIN {
+      printf "| gRPC | %d | - | %.0f | - | %.2f / %.2f ms | - / %d |\n", c, a, p50, p99, aus }'
+  done
+fi

@@ -144,6 +144,8 @@ impl AgentCard {
                 let norm = match b.to_ascii_lowercase().as_str() {
                     "jsonrpc" => "JSONRPC",
                     "http+json" | "rest" => "HTTP+JSON",
+                    // Served only with the `grpc` setting (checked when serving).
+                    "grpc" => "GRPC",
                     _ => {
                         return Err(CardError::UnsupportedBinding { index, binding: b });
                     }
@@ -162,9 +164,20 @@ impl AgentCard {
 
     /// [`Self::with_default_interfaces`] for the bindings `served` (`binding` setting).
     pub fn with_default_interfaces_for(
+        self,
+        base_url: &str,
+        served: crate::config::ServedBindings,
+    ) -> Self {
+        self.with_served_interfaces(base_url, served, None)
+    }
+
+    /// [`Self::with_default_interfaces_for`], plus a `GRPC` 1.0 interface at `grpc`
+    /// (`host:port`, as `a2a.proto` asks for gRPC urls) after the 1.0 HTTP ones.
+    pub fn with_served_interfaces(
         mut self,
         base_url: &str,
         served: crate::config::ServedBindings,
+        grpc: Option<&str>,
     ) -> Self {
         let has = self
             .0
@@ -180,10 +193,23 @@ impl AgentCard {
                 if served.rest() {
                     v.push(json!({"url": base_url, "protocolBinding": "HTTP+JSON", "protocolVersion": version}));
                 }
+                if let (Some(g), "1.0") = (grpc, version) {
+                    v.push(
+                        json!({"url": g, "protocolBinding": "GRPC", "protocolVersion": version}),
+                    );
+                }
             }
             self.0["supportedInterfaces"] = Value::Array(v);
         }
         self
+    }
+
+    /// Whether `supportedInterfaces` lists a `GRPC` interface.
+    pub fn lists_grpc(&self) -> bool {
+        self.0
+            .get("supportedInterfaces")
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.iter().any(|i| i["protocolBinding"] == "GRPC"))
     }
 
     /// Whether `supportedInterfaces` lists an interface of `version` (`"1.0"`, `"0.3"`).

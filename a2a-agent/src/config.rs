@@ -157,6 +157,10 @@ agent_config! {
     /// The other binding answers 404 in its own form, and the default card lists only the
     /// served bindings' interfaces. Default: both.
     binding: ServedBindings = ServedBindings::Both;
+    /// Also serve the A2A 1.0 gRPC binding (`lf.a2a.v1.A2AService`) on the same port: HTTP/2
+    /// requests with `content-type: application/grpc*` go to it, whatever the base path. The
+    /// default card then lists a `GRPC` 1.0 interface (`host:port`). Default: false.
+    grpc: bool = false;
     /// What a slow stream subscriber loses when its queue is full (`sse_queue_capacity` /
     /// `sse_queue_max_bytes`): `drop-newest` (the Camel guide: new events are dropped),
     /// `drop-oldest`, `snapshot` (the queue collapses into one Task snapshot) or `disconnect`

@@ -1,4 +1,5 @@
-//! `a2a_agent`: serve any handler as an A2A agent over JSON-RPC and HTTP+JSON.
+//! `a2a_agent`: serve any handler as an A2A agent over JSON-RPC and HTTP+JSON (and, with the
+//! `grpc` setting, the 1.0 gRPC binding on the same port).
 //!
 //! Give it a card and a handler; it serves the card, both bindings, tasks, streaming, limits and
 //! auth. Internally everything is A2A 1.0 (`a2a_types::v1`); 0.3 callers are served at the edge.
@@ -51,6 +52,12 @@
 //!   retry from a different message under the same `messageId` ([`idempotency`]).
 //! - `hyper`, `hyper-util`, `libc`: the shared protocol edge ([`listen`]): per-connection
 //!   header/body/idle timeouts, the connection cap under `RLIMIT_NOFILE`, graceful draining.
+//! - `tonic` (no default features: its generic server and codec only): the gRPC binding, served
+//!   on the same hyper listener; protobuf conversion is a2a-types' feature `grpc` (`prost-reflect`
+//!   against the checked-in descriptor of `a2a.proto`, compiled by `protox` through `cargo xtask
+//!   proto`: no generated code, no `protoc`, no build script). Why not generated prost structs:
+//!   the 1.0 JSON form is ProtoJSON of the same proto, so one descriptor-driven transcoder is the
+//!   whole mapping, and the handlers keep running on the 1.0 JSON operations.
 //! - `ipnet`: not used yet (the SSRF ranges in [`net_guard`] are matched on octets directly).
 #![warn(missing_docs)]
 
@@ -66,6 +73,7 @@ pub mod edge;
 pub mod error;
 pub mod exec;
 pub mod fanout;
+mod grpc;
 pub mod handler;
 pub mod idempotency;
 mod jsonrpc;

@@ -138,8 +138,19 @@ impl AgentServer {
             Some(u) => u.trim_end_matches('/').to_string(),
             None => format!("http://{addr}{base}"),
         };
-        let card = AgentCard::from_json(self.card.json().clone())?
-            .with_default_interfaces_for(&url, cfg.binding);
+        let grpc_at = cfg.grpc.then(|| crate::grpc::authority(&url, addr));
+        let card = AgentCard::from_json(self.card.json().clone())?.with_served_interfaces(
+            &url,
+            cfg.binding,
+            grpc_at.as_deref(),
+        );
+        if card.lists_grpc() && !cfg.grpc {
+            return Err(ServeError::Config(
+                "the card lists a GRPC interface, but grpc is off: set grpc = true \
+                 (--grpc true) or remove the interface"
+                    .into(),
+            ));
+        }
         // The replay log lives with the tasks: in the memory store's entries, or in the SQLite
         // file. A store given by the embedder gets a log of event numbers only.
         let (store, replay): (Arc<dyn TaskStore>, Option<Arc<dyn ReplayLog>>) =
@@ -257,8 +268,11 @@ impl AgentServer {
             hidden_headers,
             extended_card: match self.extended_card {
                 Some(c) => Some(
-                    AgentCard::from_json(c.json().clone())?
-                        .with_default_interfaces_for(&url, cfg.binding),
+                    AgentCard::from_json(c.json().clone())?.with_served_interfaces(
+                        &url,
+                        cfg.binding,
+                        grpc_at.as_deref(),
+                    ),
                 ),
                 None => None,
             },
@@ -604,6 +618,9 @@ async fn entry(State(app): State<Arc<App>>, req: Request) -> Response {
 }
 
 async fn pipeline(app: Arc<App>, req: Request) -> Response {
+    if crate::grpc::is_grpc(req.headers()) {
+        return crate::grpc::handle(app, req).await;
+    }
     let (parts, body) = req.into_parts();
     let path = parts.uri.path().to_string();
     let query = parts.uri.query().map(str::to_string);
@@ -800,13 +817,8 @@ async fn pre_dispatch(
         )
         .with_status(413));
     }
-    // 3. Authentication.
-    let caller = app
-        .authenticator
-        .authenticate(&AuthRequest { headers, query })
-        .await?;
-    // 4. Extensions.
-    let extensions = app.negotiate_extensions(headers)?;
+    // 3. Authentication. 4. Extensions.
+    let (caller, extensions) = admit(app, headers, query).await?;
     // 5. Content type of bodies.
     if method == Method::POST && !content_type_ok(headers) {
         return Err(A2aError::new(
@@ -814,6 +826,21 @@ async fn pre_dispatch(
             "Content-Type must be application/json or application/a2a+json",
         ));
     }
+    Ok((caller, extensions))
+}
+
+/// Authentication, then extension negotiation: the checks every binding makes (gRPC reads the
+/// same names from its metadata).
+pub(crate) async fn admit(
+    app: &App,
+    headers: &HeaderMap,
+    query: Option<&str>,
+) -> Result<(CallerProfile, Vec<String>), A2aError> {
+    let caller = app
+        .authenticator
+        .authenticate(&AuthRequest { headers, query })
+        .await?;
+    let extensions = app.negotiate_extensions(headers)?;
     Ok((caller, extensions))
 }
 

@@ -5,6 +5,7 @@ use crate::edge::sse;
 use crate::model::StreamResponse;
 use crate::tasks::{Start, Subscription, ends_stream};
 use axum::response::Response;
+use futures::{Stream, StreamExt};
 use std::time::Duration;
 
 /// An SSE response: the task snapshot first (or, on a resume, the events missed; see
@@ -20,28 +21,51 @@ where
     F: FnMut(StreamResponse, bool) -> Vec<T> + Send + 'static,
     T: std::fmt::Display + Send + 'static,
 {
+    let stream = items(sub).flat_map(move |item| {
+        futures::stream::iter(match item {
+            Item::Gap(last_event_id) => vec![sse::comment(format!(
+                "a2a-replay-gap last-event-id={last_event_id}"
+            ))],
+            Item::Event(n, ev, last) => map(*ev, last)
+                .into_iter()
+                .map(|v| sse::numbered(n, v.to_string()))
+                .collect(),
+        })
+    });
+    sse::response(stream, Some(heartbeat))
+}
+
+/// One item of a subscription's stream.
+pub(crate) enum Item {
+    /// A resume the replay log could not serve without a gap (the `Last-Event-ID` sent).
+    Gap(u64),
+    /// An event with its number; `true` on the last one.
+    Event(u64, Box<StreamResponse>, bool),
+}
+
+/// The items of a subscription, whatever the binding: the task snapshot first (or, on a
+/// resume, the events missed; see [`Start`]), then every event until the turn ends.
+pub(crate) fn items(sub: Subscription) -> impl Stream<Item = Item> + Send + 'static {
     let Subscription {
         task,
         seq,
         start,
         mut events,
     } = sub;
-    let stream = async_stream::stream! {
+    async_stream::stream! {
         let mut done = false;
         let replay = match start {
             Start::Resume(evs) => evs,
             Start::Snapshot | Start::Gap { .. } => {
                 if let Start::Gap { last_event_id } = start {
-                    yield sse::comment(format!("a2a-replay-gap last-event-id={last_event_id}"));
+                    yield Item::Gap(last_event_id);
                 }
                 vec![(seq, StreamResponse::Task(task))]
             }
         };
         for (n, ev) in replay {
             done = ends_stream(&ev);
-            for v in map(ev, done) {
-                yield sse::numbered(n, v.to_string());
-            }
+            yield Item::Event(n, Box::new(ev), done);
             if done {
                 break;
             }
@@ -49,14 +73,11 @@ where
         if !done {
             while let Some((n, ev)) = events.next().await {
                 let end = ends_stream(&ev);
-                for v in map(ev, end) {
-                    yield sse::numbered(n, v.to_string());
-                }
+                yield Item::Event(n, Box::new(ev), end);
                 if end {
                     break;
                 }
             }
         }
-    };
-    sse::response(stream, Some(heartbeat))
+    }
 }

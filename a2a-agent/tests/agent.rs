@@ -750,9 +750,9 @@ async fn card_rejects_unsupported_binding_and_keeps_unknown_members() {
     );
     assert_eq!(card.json()["x-custom"]["keep"], true);
     v["supportedInterfaces"] =
-        json!([{"url": "h:1", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]);
+        json!([{"url": "h:1", "protocolBinding": "urn:x-custom", "protocolVersion": "1.0"}]);
     let err = AgentCard::from_json(v).unwrap_err();
-    assert!(err.to_string().contains("GRPC"));
+    assert!(err.to_string().contains("urn:x-custom"));
 }
 
 #[tokio::test]

@@ -6,6 +6,7 @@ mod agent;
 mod common;
 mod delegation;
 mod error_forms;
+mod grpc;
 mod hardening;
 mod idempotent;
 mod interop;

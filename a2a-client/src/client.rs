@@ -17,6 +17,7 @@ use crate::auth::Credential;
 use crate::discovery::{CardResolver, FetchedCard};
 use crate::error::ClientError;
 use crate::select::{Binding, SelectedInterface, Speaks, Version};
+use crate::transport::grpc::GrpcTransport;
 use crate::transport::jsonrpc::JsonRpcTransport;
 use crate::transport::rest::RestTransport;
 use crate::transport::{EventStream, HttpCore, Transport, V1Request, V1Result, expect_response};
@@ -250,6 +251,7 @@ impl ClientBuilder {
         let transport: Arc<dyn Transport> = match interface.binding {
             Binding::JsonRpc => Arc::new(JsonRpcTransport::new(core, interface.clone())),
             Binding::HttpJson => Arc::new(RestTransport::new(core, interface.clone())),
+            Binding::Grpc => Arc::new(GrpcTransport::new(core, interface.clone())?),
             ref other => {
                 return Err(ClientError::Usage(format!(
                     "binding {other} is not supported by this client"

@@ -1,11 +1,12 @@
-//! `a2a_client`: an A2A client for protocol versions 0.3 and 1.0 over JSON-RPC and HTTP+JSON.
+//! `a2a_client`: an A2A client for protocol versions 0.3 and 1.0 over JSON-RPC and HTTP+JSON, and
+//! 1.0 over gRPC.
 //!
 //! - [`discovery`]: fetch `/.well-known/agent-card.json` with `A2A-Version`, HTTP caching and a size limit.
 //! - [`select`]: pick the interface (url, binding, version, tenant) from a card, as the spec says.
 //! - [`sse`]: an incremental Server-Sent Events parser over a byte stream.
 //! - [`auth`]: API keys, bearer tokens, OAuth2 client credentials with token caching and refresh.
 //! - [`transport`]: the [`transport::Transport`] trait with JSON-RPC and HTTP+JSON implementations,
-//!   each for 1.0 and (through `a2a-translate`) 0.3.
+//!   each for 1.0 and (through `a2a-translate`) 0.3, and gRPC (1.0, without TLS).
 //! - [`error`]: typed errors; A2A errors are classified by `ErrorInfo.reason`, then code.
 //! - [`client`]: [`A2aClient`], every operation in 1.0 terms. See `docs/client.md`.
 //! - [`signing`] (feature `signing`): Agent Card signatures, signing and verification.
@@ -37,7 +38,11 @@
 //!     {"url": "grpc.example.com:443", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
 //!     {"url": "https://example.com/a2a", "protocolBinding": "HTTP+JSON",
 //!      "protocolVersion": "1.0", "tenant": "acme"}]}"#;
-//! let chosen = select(&CardInterfaces::from_json(card)?, &Speaks::all())?;
+//! let card = CardInterfaces::from_json(card)?;
+//! // The card's order decides: gRPC (1.0, `host:port`) comes first.
+//! assert_eq!(select(&card, &Speaks::all())?.binding, Binding::Grpc);
+//! // A caller that forces a binding gets the first entry of that binding.
+//! let chosen = select(&card, &Speaks::only(Some(Binding::HttpJson), None))?;
 //! assert_eq!(chosen.binding, Binding::HttpJson);
 //! assert_eq!(chosen.version, Version::V1);
 //! assert_eq!(chosen.tenant.as_deref(), Some("acme"));
@@ -54,6 +59,10 @@
 //! - `clap`, `anyhow`: the `a2a` CLI only.
 //! - Feature `signing` ([`signing`]): `jsonwebtoken` (JWS algorithms, JWKs), `aws-lc-rs` (key
 //!   generation), `serde_json_canonicalizer` (RFC 8785), `base64` (the JWS parts).
+//! - `tonic` (no default features: its generic client and codec only) over `hyper-util`'s HTTP/2
+//!   client (already built by reqwest): the gRPC transport; protobuf conversion is a2a-types'
+//!   feature `grpc` (`prost-reflect` against the checked-in descriptor of `a2a.proto`: no
+//!   generated code, no `protoc`, no build script).
 //!
 //! (`eventsource-stream` is not used: the SSE parser is ours, with size limits and tests.)
 #![warn(missing_docs)]

@@ -22,7 +22,7 @@ pub enum Binding {
     JsonRpc,
     /// `HTTP+JSON`: the REST binding, SSE for streams.
     HttpJson,
-    /// `GRPC`: not spoken by this client; listed so selection can say why it was passed over.
+    /// `GRPC`: the gRPC binding (1.0 only, without TLS: see [`crate::transport::grpc`]).
     Grpc,
     /// Any other (custom, URI-named) binding, as written in the card.
     Other(String),
@@ -113,12 +113,14 @@ pub struct Speaks {
 }
 
 impl Speaks {
-    /// Everything this client library speaks: JSON-RPC and HTTP+JSON, each at 1.0 and 0.3.
+    /// Everything this client library speaks: JSON-RPC and HTTP+JSON, each at 1.0 and 0.3, and
+    /// gRPC at 1.0.
     pub fn all() -> Speaks {
         Speaks {
             pairs: vec![
                 (Binding::JsonRpc, Version::V1),
                 (Binding::HttpJson, Version::V1),
+                (Binding::Grpc, Version::V1),
                 (Binding::JsonRpc, Version::V03),
                 (Binding::HttpJson, Version::V03),
             ],
@@ -457,7 +459,12 @@ pub fn select_offers(
             passed_over.push((offer.clone(), PassedOver::NotRequested(binding, version)));
             continue;
         }
-        let url = match parse_http_url(&offer.url) {
+        let parsed = if binding == Binding::Grpc {
+            parse_grpc_url(&offer.url)
+        } else {
+            parse_http_url(&offer.url)
+        };
+        let url = match parsed {
             Ok(url) => url,
             Err(why) => {
                 passed_over.push((offer.clone(), PassedOver::BadUrl(why)));
@@ -490,9 +497,37 @@ fn parse_http_url(raw: &str) -> Result<Url, String> {
     }
 }
 
+/// A gRPC interface url: `host:port` (what `a2a.proto` asks for; plaintext HTTP/2 is assumed)
+/// or an `http(s)://host:port` URL.
+fn parse_grpc_url(raw: &str) -> Result<Url, String> {
+    let raw = raw.trim();
+    if raw.contains("://") {
+        return parse_http_url(raw);
+    }
+    if raw.is_empty() || raw.contains('/') {
+        return Err(format!("{raw:?} is not host:port"));
+    }
+    parse_http_url(&format!("http://{raw}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grpc_urls() {
+        assert_eq!(
+            parse_grpc_url("127.0.0.1:50051").map(|u| u.to_string()),
+            Ok("http://127.0.0.1:50051/".to_string())
+        );
+        assert_eq!(
+            parse_grpc_url("http://h:1").map(|u| u.to_string()),
+            Ok("http://h:1/".to_string())
+        );
+        assert!(parse_grpc_url("").is_err());
+        assert!(parse_grpc_url("h:1/x").is_err());
+        assert!(parse_grpc_url("ftp://h:1").is_err());
+    }
 
     #[test]
     fn version_mapping() {

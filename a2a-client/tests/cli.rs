@@ -173,3 +173,29 @@ fn cli_against_sdk1_agent() {
     assert!(!ok);
     assert!(err.contains("unsupported --a2a-version"), "{err}");
 }
+
+#[test]
+fn cli_binding_grpc_against_sdk1_agent() {
+    interop::ensure_venvs().unwrap();
+    let agent = PyAgent::start_with(Sdk::V1, &["--grpc", "both"]).unwrap();
+    let url = agent.url();
+    let (ok, out, err) = a2a(&["card", url]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains(" * GRPC 1.0"),
+        "gRPC listed first is used:\n{out}"
+    );
+    let (ok, out, err) = a2a(&["--json", "--binding", "grpc", "send", url, "echo over grpc"]);
+    assert!(ok, "{err}");
+    let task: v1::Task = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(task.status.state, v1::TaskState::Completed);
+    let (ok, out, err) = a2a(&["--binding", "grpc", "send", url, "stream 1", "--stream"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("[status] completed"), "{out}");
+    let (ok, _, err) = a2a(&["--binding", "grpc", "task", "get", url, "no-such-task"]);
+    assert!(!ok);
+    assert!(
+        err.contains("TaskNotFound") || err.contains("not found"),
+        "{err}"
+    );
+}

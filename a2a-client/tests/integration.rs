@@ -6,6 +6,7 @@ mod auth;
 mod cli;
 mod cli_resume;
 mod discovery;
+mod grpc;
 mod history;
 mod interop_sdk;
 mod resume;

@@ -496,3 +496,26 @@ async fn sdk1_push_config_is_delivered() {
     }
     server.abort();
 }
+
+/// The 1.x agent with `--grpc both`: its card lists the gRPC interface first, so a client that
+/// forces nothing speaks gRPC; every operation and error then goes over gRPC.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sdk1_grpc_v1() {
+    interop::ensure_venvs_async().await.unwrap();
+    let a = tokio::task::spawn_blocking(|| PyAgent::start_with(Sdk::V1, &["--grpc", "both"]))
+        .await
+        .unwrap()
+        .unwrap();
+    let auto = A2aClient::connect(a.url()).await.unwrap();
+    assert_eq!(auto.interface().binding, Binding::Grpc);
+    let c = client(a.url(), Binding::Grpc, Version::V1).await;
+    exercise(
+        &c,
+        Caps {
+            list: true,
+            push_list_delete: true,
+            subscribe_terminal_is_error: true,
+        },
+    )
+    .await;
+}

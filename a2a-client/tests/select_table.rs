@@ -42,12 +42,30 @@ fn cases() -> Vec<Case> {
             Ok(("http://a/rest", HttpJson, V1, None)),
         ),
         (
-            "gRPC first is skipped",
+            "gRPC first is taken (host:port is plaintext HTTP/2)",
             json!({"supportedInterfaces": [
                 iface("a:443", "GRPC", "1.0"),
                 iface("http://a/rest", "HTTP+JSON", "1.0"),
             ]}),
             Speaks::all(),
+            Ok(("http://a:443/", Grpc, V1, None)),
+        ),
+        (
+            "gRPC 0.3 is passed over (the 0.3 gRPC service is not spoken)",
+            json!({"supportedInterfaces": [
+                iface("a:443", "GRPC", "0.3"),
+                iface("http://a/rest", "HTTP+JSON", "1.0"),
+            ]}),
+            Speaks::all(),
+            Ok(("http://a/rest", HttpJson, V1, None)),
+        ),
+        (
+            "gRPC not forced: skipped",
+            json!({"supportedInterfaces": [
+                iface("a:443", "GRPC", "1.0"),
+                iface("http://a/rest", "HTTP+JSON", "1.0"),
+            ]}),
+            Speaks::only(Some(HttpJson), None),
             Ok(("http://a/rest", HttpJson, V1, None)),
         ),
         (
@@ -81,7 +99,7 @@ fn cases() -> Vec<Case> {
         (
             "tenant is copied from the chosen entry",
             json!({"supportedInterfaces": [
-                {"url": "http://a/x", "protocolBinding": "GRPC", "protocolVersion": "1.0", "tenant": "wrong"},
+                {"url": "http://a/x", "protocolBinding": "GRPC", "protocolVersion": "0.3", "tenant": "wrong"},
                 {"url": "http://a/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0", "tenant": "acme"},
             ]}),
             Speaks::all(),
@@ -162,12 +180,12 @@ fn cases() -> Vec<Case> {
             Ok(("http://a/new", HttpJson, V1, None)),
         ),
         (
-            "nothing usable: gRPC only",
-            json!({"supportedInterfaces": [iface("a:443", "GRPC", "1.0")]}),
+            "nothing usable: gRPC 0.3 only",
+            json!({"supportedInterfaces": [iface("a:443", "GRPC", "0.3")]}),
             Speaks::all(),
             Err(vec![
                 "no usable interface",
-                "supportedInterfaces[0]: GRPC 1.0 at \"a:443\" -> binding \"GRPC\" is not spoken by this client",
+                "supportedInterfaces[0]: GRPC 0.3 at \"a:443\" -> GRPC 0.3 is not among the requested",
             ]),
         ),
         (
@@ -256,9 +274,9 @@ fn selection_table() {
 #[test]
 fn error_lists_every_offer() {
     let c = card(json!({"supportedInterfaces": [
-        iface("a:1", "GRPC", "1.0"),
+        iface("a:1", "GRPC", "0.3"),
         iface("a:2", "GRPC", "0.3"),
-        iface("a:3", "GRPC", "1.0"),
+        iface("a:3", "urn:custom", "1.0"),
     ]}));
     let err = select(&c, &Speaks::all()).unwrap_err();
     assert_eq!(err.passed_over.len(), 3);

@@ -288,7 +288,7 @@ async fn tenant_comes_from_the_selected_card_entry() {
         if s.path == "/.well-known/agent-card.json" {
             return json_response(StatusCode::OK, json!({
                 "supportedInterfaces": [
-                    {"url": "grpc:1", "protocolBinding": "GRPC", "protocolVersion": "1.0", "tenant": "no"},
+                    {"url": "grpc:1", "protocolBinding": "GRPC", "protocolVersion": "0.3", "tenant": "no"},
                     {"url": format!("http://{}/rpc", s.headers["host"].to_str().unwrap()),
                      "protocolBinding": "JSONRPC", "protocolVersion": "1.0", "tenant": "t-7"}]}));
         }

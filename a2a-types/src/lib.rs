@@ -35,6 +35,8 @@
 //! - [`version`]: `A2A-Version`, extension headers, media types and protocol binding names.
 //! - [`timestamp`]: lenient timestamp parsing, UTC `Z` output.
 //! - [`binary`]: base64 `bytes` kept verbatim (hazard H6).
+//! - `grpc` (feature `grpc`): the 1.0 gRPC binding's rpc table, protobuf <-> 1.0 JSON
+//!   conversion, `tonic` codec and `google.rpc.Status` errors.
 //! - [`strict`]: the strict validator (every unknown member, missing REQUIRED field and bad enum value, with its JSON path).
 
 //!
@@ -46,6 +48,11 @@
 //! - `time`: timestamp parsing, normalization to UTC and formatting.
 //! - `uuid`: fresh ids in the constructors (`Message::user_text`, `Task::completed`).
 //! - `thiserror`: error types.
+//! - Feature `grpc` only: `prost-reflect` (transcodes protobuf <-> ProtoJSON against the
+//!   checked-in descriptor of `a2a.proto`, so no generated code and no build script), `prost`
+//!   (the wire encoding), `tonic` (codec traits; no transport features), `tonic-types`
+//!   (`google.rpc.Status` details). `protox` (dev) compiles the descriptor for
+//!   `cargo xtask proto`: no system `protoc` is needed anywhere.
 
 #![warn(missing_docs)]
 
@@ -57,6 +64,8 @@ pub struct ReadmeDoctest;
 pub mod binary;
 pub mod envelope;
 pub mod error;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 pub mod jsonrpc;
 pub(crate) mod macros;
 pub mod path;

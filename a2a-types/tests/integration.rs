@@ -13,6 +13,8 @@ mod registry;
 #[path = "../../conformance/src/spec.rs"]
 mod spec;
 
+#[cfg(feature = "grpc")]
+mod grpc_roundtrip;
 mod schemas;
 mod spec_examples;
 mod strict_table;

@@ -53,6 +53,13 @@ def parse_args(description: str) -> argparse.Namespace:
         action='store_true',
         help='(sdk1 agent) serve only protocol 1.0, not the SDK 0.3 compat layer',
     )
+    p.add_argument(
+        '--grpc',
+        choices=['both', 'only'],
+        default=None,
+        help='(sdk1 agent) also serve gRPC on a second port: listed first in the card (both), '
+        'or alone (only)',
+    )
     return p.parse_args()
 
 

@@ -4,6 +4,9 @@
 Run with the sdk1 venv:  .venv/sdk1/bin/python interop/agents/sdk1_agent.py --port 0
 Prints `LISTENING http://127.0.0.1:PORT` once ready; stops on SIGTERM or stdin EOF.
 
+With `--grpc both` a second loopback port serves the 1.0 gRPC service (the card lists it first);
+`--grpc only` lists the gRPC interface alone (a gRPC-only peer; the HTTP bindings still answer).
+
 Serves on one port:
 * `GET /.well-known/agent-card.json` (1.0 card + the SDK's injected 0.3 fields)
 * JSON-RPC at `POST /` (1.0; 0.3 too unless --no-compat: the SDK picks the
@@ -33,6 +36,7 @@ and the reference behaviour of the SDK check table (a2a-agent/tests/common/refer
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 import uuid
@@ -226,13 +230,18 @@ def build_card(
     extended: bool = False,
     api_key: bool = False,
     caps: dict[str, bool] | None = None,
+    grpc_at: str | None = None,
+    grpc_only: bool = False,
 ) -> AgentCard:
     caps = caps or {}
     interfaces = [
         AgentInterface(url=f'{base_url}/', protocol_binding='JSONRPC', protocol_version='1.0'),
         AgentInterface(url=base_url, protocol_binding='HTTP+JSON', protocol_version='1.0'),
     ]
-    if compat:
+    if grpc_at:
+        grpc_iface = AgentInterface(url=grpc_at, protocol_binding='GRPC', protocol_version='1.0')
+        interfaces = [grpc_iface] if grpc_only else [grpc_iface, *interfaces]
+    if compat and not grpc_only:
         interfaces += [
             AgentInterface(url=f'{base_url}/', protocol_binding='JSONRPC', protocol_version='0.3'),
             AgentInterface(url=base_url, protocol_binding='HTTP+JSON', protocol_version='0.3'),
@@ -290,11 +299,31 @@ def build_card(
     return card
 
 
+def free_port() -> str:
+    """A free loopback `host:port` for the gRPC server. grpc.aio binds its server to the event
+    loop it is created in, so the server is made by the app's lifespan (in uvicorn's loop), after
+    the card that names its port."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return f'127.0.0.1:{s.getsockname()[1]}'
+
+
 def build_app(
-    base_url: str, compat: bool, api_key: bool = False, caps: dict[str, bool] | None = None
+    base_url: str,
+    compat: bool,
+    api_key: bool = False,
+    caps: dict[str, bool] | None = None,
+    grpc: str | None = None,
 ) -> Starlette:
+    """`grpc`: None, `both` (a second port serves gRPC, listed first in the card) or `only`
+    (the card lists the gRPC interface alone; the HTTP bindings still answer)."""
     caps = caps or {}
-    card = build_card(base_url, compat, api_key=api_key, caps=caps)
+    grpc_at = free_port() if grpc else None
+    card = build_card(
+        base_url, compat, api_key=api_key, caps=caps, grpc_at=grpc_at, grpc_only=grpc == 'only'
+    )
     push_store = push_sender = None
     if caps.get('push', True):
         push_store = InMemoryPushNotificationConfigStore()
@@ -302,7 +331,15 @@ def build_app(
         push_sender = BasePushNotificationSender(httpx.AsyncClient(), push_store)
     extended = None
     if caps.get('extended', True):
-        extended = build_card(base_url, compat, extended=True, api_key=api_key, caps=caps)
+        extended = build_card(
+            base_url,
+            compat,
+            extended=True,
+            api_key=api_key,
+            caps=caps,
+            grpc_at=grpc_at,
+            grpc_only=grpc == 'only',
+        )
     handler = DefaultRequestHandler(
         agent_executor=ReferenceExecutor(),
         task_store=InMemoryTaskStore(),
@@ -315,7 +352,26 @@ def build_app(
     routes += create_agent_card_routes(card)
     routes += create_jsonrpc_routes(handler, rpc_url='/', enable_v0_3_compat=compat)
     routes += create_rest_routes(handler, enable_v0_3_compat=compat)
-    return Starlette(routes=routes)
+    if grpc_at is None:
+        return Starlette(routes=routes)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Any) -> Any:
+        import grpc as grpc_lib
+
+        from a2a.server.request_handlers import GrpcHandler
+        from a2a.types import a2a_pb2_grpc
+
+        grpc_srv = grpc_lib.aio.server()
+        a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), grpc_srv)
+        grpc_srv.add_insecure_port(grpc_at)
+        await grpc_srv.start()
+        try:
+            yield
+        finally:
+            await grpc_srv.stop(0)
+
+    return Starlette(routes=routes, lifespan=lifespan)
 
 
 if __name__ == '__main__':
@@ -330,6 +386,7 @@ if __name__ == '__main__':
                 'push': not args.no_push,
                 'extended': not args.no_extended_card,
             },
+            grpc=args.grpc,
         ),
         args,
     )

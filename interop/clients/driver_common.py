@@ -58,7 +58,7 @@ def emit(record: dict[str, Any]) -> None:
 def parse_args(description: str) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=description)
     p.add_argument('--url', required=True, help='base URL of the agent (card host)')
-    p.add_argument('--binding', choices=['jsonrpc', 'rest'], default='jsonrpc')
+    p.add_argument('--binding', choices=['jsonrpc', 'rest', 'grpc'], default='jsonrpc')
     p.add_argument(
         '--protocol-version',
         default=None,

@@ -7,6 +7,8 @@
 //! - `cargo xtask conformance [ARGS]`: builds the workspace binaries and runs the conformance runner.
 //! - `cargo xtask schema [--check]`: exports the JSON Schemas of a2a-types into `schemas/`, or checks
 //!   that the committed files are current.
+//! - `cargo xtask proto [--check]`: compiles `a2a-types/proto/a2a.proto` with protox (no system
+//!   `protoc`) into the descriptor set the gRPC binding embeds, or checks the committed one is current.
 //! - `cargo xtask fuzz [--secs N] [TARGET]`: builds the libFuzzer targets of `fuzz/` with coverage
 //!   instrumentation on the stable toolchain (no cargo-fuzz needed, see [`fuzz`]) and runs each for
 //!   N seconds (default 60), printing executions and crashes. `cargo xtask test` ends with a brief
@@ -62,6 +64,13 @@ enum Cmd {
         #[arg(long)]
         check: bool,
     },
+    /// Compile `a2a-types/proto/a2a.proto` (protox, no protoc) into the descriptor set the `grpc`
+    /// feature embeds (`a2a-types/proto/a2a_v1.binpb`).
+    Proto {
+        /// Fail if the committed descriptor differs from what would be generated.
+        #[arg(long)]
+        check: bool,
+    },
     /// Create the Python venvs used by the interop tests (`interop/setup_venvs.py`).
     Pyenv,
     /// Run the coverage-guided fuzz targets of `fuzz/` for a bounded time each.
@@ -97,6 +106,7 @@ fn main() {
         Cmd::Test => test(),
         Cmd::Conformance { args } => conformance(&args),
         Cmd::Schema { check } => schema(check),
+        Cmd::Proto { check } => proto(check),
         Cmd::Pyenv => pyenv().map(|_| ()),
         Cmd::Fuzz { secs, target } => fuzz::fuzz(secs, target.as_deref()).map(|_| ()),
         Cmd::Bench { secs, no_build } => bench(secs, no_build),
@@ -145,6 +155,25 @@ fn bench(secs: u64, no_build: bool) -> Result<()> {
         c.arg("--no-build");
     }
     run("gateway benchmark", c)
+}
+
+/// Runs the a2a-types example `proto_descriptor` (protox lives in its dev-dependencies, so the
+/// xtask itself stays light).
+fn proto(check: bool) -> Result<()> {
+    let mut c = cargo();
+    c.args([
+        "run",
+        "-q",
+        "-p",
+        "a2ars-types",
+        "--features",
+        "grpc",
+        "--example",
+        "proto_descriptor",
+        "--",
+        if check { "check" } else { "write" },
+    ]);
+    run("proto descriptor", c)
 }
 
 /// One named step of `cargo xtask test`.
@@ -216,6 +245,10 @@ fn test() -> Result<()> {
         Step {
             name: "schemas current (cargo xtask schema --check)",
             run: || schema(true),
+        },
+        Step {
+            name: "gRPC descriptor current (cargo xtask proto --check)",
+            run: || proto(true),
         },
         Step {
             name: "fuzz, briefly (cargo xtask fuzz --secs $A2A_CI_FUZZ_SECS, default 10)",

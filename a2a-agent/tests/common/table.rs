@@ -52,6 +52,14 @@ const CLIENTS: [Client; 6] = [
     },
 ];
 
+/// a2a-sdk 1.x over gRPC (1.0 only): run by [`run_grpc`] against agents that serve gRPC.
+#[allow(dead_code)] // the gateway's tests include this file; it does not serve gRPC yet
+const GRPC: Client = Client {
+    sdk: "sdk1",
+    version: Some("1.0"),
+    binding: "grpc",
+};
+
 impl Client {
     fn tag(&self) -> String {
         format!(
@@ -67,6 +75,11 @@ impl Client {
     }
     fn rest(&self) -> bool {
         self.binding == "rest"
+    }
+    /// gRPC has no raw HTTP bodies: the malformed-JSON / unknown-method / version rows are
+    /// HTTP-only (the gRPC forms are checked in `a2a-agent/tests/grpc.rs`).
+    fn grpc(&self) -> bool {
+        self.binding == "grpc"
     }
     /// A state as this client's dump names it (`completed` / `TASK_STATE_COMPLETED`).
     fn state(&self, short: &str) -> String {
@@ -471,6 +484,9 @@ const TABLE: &[Row] = &[
     Row {
         name: "malformed",
         op: |r| {
+            if r.c.grpc() {
+                return None;
+            }
             let path = if r.c.rest() {
                 r.c.path("/message:send")
             } else {
@@ -485,6 +501,9 @@ const TABLE: &[Row] = &[
     Row {
         name: "unknown method",
         op: |r| {
+            if r.c.grpc() {
+                return None;
+            }
             Some(raw(
                 r,
                 "tasks/frobnicate",
@@ -498,6 +517,9 @@ const TABLE: &[Row] = &[
     Row {
         name: "unsupported version",
         op: |r| {
+            if r.c.grpc() {
+                return None;
+            }
             let m = json!({"messageId": "v1", "role": "ROLE_USER", "parts": [{"text": "x"}]});
             Some(raw(
                 r,
@@ -689,6 +711,18 @@ async fn run_table(
 /// ops (say, a `headers` op with a gateway key).
 pub async fn run_all(url: &str, prelude: &[Value]) {
     run_all_except(url, prelude, &[]).await;
+}
+
+/// Runs the table with a2a-sdk 1.x over gRPC only (the card at `url` must list a GRPC interface).
+#[allow(dead_code)] // the gateway's tests include this file; it does not serve gRPC yet
+pub async fn run_grpc(url: &str, prelude: &[Value]) {
+    let hook = receiver().await;
+    let report: Vec<String> = run_table(GRPC, url, &hook, prelude, &[])
+        .await
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(report.is_empty(), "{url}:\n{}", report.join("\n\n"));
 }
 
 /// [`run_all`] leaving out the listed checks (each with its reason); fails on any other failed

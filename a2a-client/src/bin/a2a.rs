@@ -39,7 +39,7 @@ struct Global {
     /// Protocol version to speak: `1.0` or `0.3` (default: the card's first usable entry).
     #[arg(long = "a2a-version", global = true, value_name = "VERSION")]
     a2a_version: Option<String>,
-    /// Binding to use: `jsonrpc` or `http+json` (alias `rest`).
+    /// Binding to use: `jsonrpc`, `http+json` (alias `rest`) or `grpc` (1.0, no TLS).
     #[arg(long, global = true, value_enum)]
     binding: Option<BindingArg>,
     /// Do not fetch the card: URL is the interface itself (needs --binding and --a2a-version).
@@ -94,6 +94,19 @@ enum BindingArg {
     /// HTTP+JSON (REST).
     #[value(name = "http+json", alias = "rest")]
     HttpJson,
+    /// gRPC (A2A 1.0, plaintext HTTP/2).
+    #[value(name = "grpc")]
+    Grpc,
+}
+
+impl BindingArg {
+    fn binding(self) -> Binding {
+        match self {
+            BindingArg::JsonRpc => Binding::JsonRpc,
+            BindingArg::HttpJson => Binding::HttpJson,
+            BindingArg::Grpc => Binding::Grpc,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -293,10 +306,7 @@ fn builder(g: &Global) -> Result<ClientBuilder> {
         b = b.version(version_of(v)?);
     }
     if let Some(binding) = g.binding {
-        b = b.binding(match binding {
-            BindingArg::JsonRpc => Binding::JsonRpc,
-            BindingArg::HttpJson => Binding::HttpJson,
-        });
+        b = b.binding(binding.binding());
     }
     for h in &g.headers {
         let (name, value) = h
@@ -330,10 +340,7 @@ async fn connect(g: &Global, url: &str) -> Result<A2aClient> {
         let (Some(binding), Some(version)) = (g.binding, &g.a2a_version) else {
             bail!("--no-card needs --binding and --a2a-version");
         };
-        let binding = match binding {
-            BindingArg::JsonRpc => Binding::JsonRpc,
-            BindingArg::HttpJson => Binding::HttpJson,
-        };
+        let binding = binding.binding();
         let mut iface = SelectedInterface::direct(
             url.parse()
                 .with_context(|| format!("invalid URL {url:?}"))?,
@@ -658,7 +665,12 @@ impl Out {
         for i in &card.supported_interfaces {
             let mark = match &chosen {
                 Some(Ok(sel))
-                    if sel.url.as_str().trim_end_matches('/') == i.url.trim_end_matches('/')
+                    if sel
+                        .offer
+                        .as_ref()
+                        .map_or(sel.url.as_str(), |o| o.url.as_str())
+                        .trim_end_matches('/')
+                        == i.url.trim_end_matches('/')
                         && sel.binding == Binding::parse(&i.protocol_binding)
                         && Version::from_declared(&i.protocol_version) == Some(sel.version) =>
                 {

@@ -7,6 +7,7 @@
 //! service headers (`A2A-Version`, `A2A-Extensions`), credentials with one retry after a `401`
 //! for refreshable ones, user headers, timeouts and size limits.
 
+pub mod grpc;
 pub mod jsonrpc;
 pub mod rest;
 
@@ -190,7 +191,7 @@ impl HttpCore {
 
     /// Remembers the extensions an answer reports as activated (`A2A-Extensions`, or the 0.3
     /// `X-A2A-Extensions`).
-    fn record_extensions(&self, headers: &HeaderMap) {
+    pub(crate) fn record_extensions(&self, headers: &HeaderMap) {
         let values: Vec<String> = headers
             .get_all(headers::EXTENSIONS)
             .iter()
