@@ -121,6 +121,26 @@ async fn shot(c: &Client, name: &str) {
 }
 
 /// Waits until the page's text contains `text`.
+/// The value of `#new-secret` once it differs from `previous` (the page before a form's answer
+/// may still show the last secret).
+async fn new_secret_other_than(c: &Client, previous: &str) -> String {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        if let Ok(e) = c.find(Locator::Css("#new-secret")).await
+            && let Ok(Some(v)) = e.prop("value").await
+            && v != previous
+            && !v.is_empty()
+        {
+            return v;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no new secret shown within {WAIT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 async fn wait_text(c: &Client, text: &str) {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
@@ -287,17 +307,9 @@ async fn console_in_a_real_browser() {
     shot(&c, "05-key-created").await;
     fill(&c, "#key-label", "to-revoke").await;
     click(&c, "section form.card button[type=submit]").await;
-    let doomed = c
-        .wait()
-        .at_most(WAIT)
-        .for_element(Locator::Css("#new-secret"))
-        .await
-        .unwrap()
-        .prop("value")
-        .await
-        .unwrap()
-        .unwrap();
-    assert_ne!(doomed, secret);
+    // The page that showed the first secret is still there until the form's answer arrives:
+    // wait for a `#new-secret` with another value.
+    let doomed = new_secret_other_than(&c, &secret).await;
     let doomed_id = a2a_gateway::keys::key_id_of(&doomed).unwrap().to_owned();
     c.goto(&format!("{base}/console/workspaces/team/keys"))
         .await
