@@ -173,6 +173,19 @@ pub(crate) fn inbound(headers: &reqwest::header::HeaderMap) {
 }
 
 impl HopExtensions {
+    /// The state of a hop that forwards `forward` (a held send released later).
+    pub(crate) fn forwarding(forward: Vec<String>) -> HopExtensions {
+        HopExtensions {
+            forward: Mutex::new(forward),
+            activated: Mutex::new(None),
+        }
+    }
+
+    /// The URIs the running hop forwards (empty outside a hop).
+    pub(crate) fn current() -> Vec<String> {
+        HOP.try_with(|h| h.forwarded()).unwrap_or_default()
+    }
+
     /// The forwarded URIs.
     pub(crate) fn forwarded(&self) -> Vec<String> {
         self.forward.lock().map(|g| g.clone()).unwrap_or_default()

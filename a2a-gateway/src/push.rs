@@ -522,12 +522,21 @@ pub async fn notify(
             Some("a2a_push_invalid"),
         );
     };
-    let translated =
+    let mut translated =
         if to == Version::V03 && translated.get("kind").and_then(Value::as_str) != Some("task") {
             task_v03(&st, &cb, &translated).await
         } else {
             translated
         };
+    // Extensions: a notification's `extensions` lists keep only what the workspace allows
+    // (`a2a.extensions.allowed`; the hop's request is not known here), as answers do.
+    // Settings that cannot be read keep nothing.
+    let allowed = st
+        .store
+        .workspace_settings(&cb.workspace_id)
+        .map(|s| s.extensions_allowed)
+        .unwrap_or_default();
+    crate::extensions::keep_in_lists(&mut translated, &allowed);
     let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, &body);
     let hash: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
     if st

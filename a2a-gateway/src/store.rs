@@ -173,6 +173,8 @@ pub const MIGRATIONS: &[&str] = &[
     settings::MIGRATION,
     // 11: the admin audit log (issue 15): every admin action with the admin's identity.
     crate::admin_audit::MIGRATION,
+    // 12: the extension URIs of a held hop (issue 15), sent when it is released.
+    crate::governance::approval::MIGRATION_EXTENSIONS,
 ];
 
 /// A sealed push callback: the caller's webhook, which the peer never sees.

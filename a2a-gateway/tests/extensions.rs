@@ -362,3 +362,78 @@ async fn governed_card_lists_allowed_extensions_and_extension_methods_stay_unkno
     env.stop().await;
     agent.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_held_send_is_released_with_its_extensions() {
+    // The peer records the extensions each call negotiated.
+    let negotiated: Arc<std::sync::Mutex<Vec<Vec<String>>>> = Arc::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let mut card = a2a_agent::demo::echo_card().json().clone();
+    card["supportedInterfaces"] =
+        json!([{"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]);
+    card["capabilities"]["extensions"] =
+        json!([{"uri": REQ, "description": "required", "required": true}]);
+    let seen = negotiated.clone();
+    let handler = handler_fn(move |ctx| {
+        seen.lock().unwrap().push(ctx.extensions().to_vec());
+        async move {
+            Ok(Reply::Artifacts(vec![Artifact::new(vec![Part::text(
+                "ok",
+            )])]))
+        }
+    });
+    let agent = AgentServer::new(AgentCard::from_json(card).unwrap(), handler)
+        .validate_auth(false)
+        .serve(listener)
+        .await
+        .unwrap();
+    let env = env_with(Version::V10, |c| c.approval_wait_secs = 0).await;
+    env.register("ws1", "ext", agent.url(), None);
+    allow(&env, &[REQ]).await;
+    let policy = json!({"rules": [{"id": "person", "when": "skill == 'refund'",
+        "decision": "approve"}]});
+    let (s, b) = admin(&env, "PUT", "/admin/workspaces/ws1/policy", Some(policy)).await;
+    assert_eq!(s, 200, "{b}");
+    let mut req = send10("refund please");
+    req["params"]["metadata"] = json!({"skill": "refund"});
+    req["params"]["configuration"] = json!({"returnImmediately": true});
+    let b: Value = env
+        .http
+        .post(env.url("/a2a/ext"))
+        .header("content-type", "application/json")
+        .header("A2A-Version", "1.0")
+        .header("A2A-Extensions", REQ)
+        .bearer_auth(&env.key)
+        .body(req.to_string())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let task = b["result"]["task"]["id"].as_str().unwrap_or("").to_owned();
+    assert!(task.starts_with("gw-approval-"), "held: {b}");
+    assert!(negotiated.lock().unwrap().is_empty(), "nothing sent yet");
+    let (_, q) = admin(&env, "GET", "/admin/workspaces/ws1/approvals", None).await;
+    let id = q[0]["id"].as_str().unwrap().to_owned();
+    let (s, r) = admin(
+        &env,
+        "POST",
+        &format!("/admin/workspaces/ws1/approvals/{id}/approve"),
+        Some(json!({"approver": "ana"})),
+    )
+    .await;
+    assert_eq!(s, 200, "{r}");
+    // Released: the peer got the call with the extension the caller asked for (without it the
+    // peer's required extension would refuse the call).
+    for _ in 0..200 {
+        if !negotiated.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(*negotiated.lock().unwrap(), vec![vec![REQ.to_owned()]]);
+    env.stop().await;
+    agent.shutdown().await;
+}

@@ -465,3 +465,51 @@ async fn sealed_push_reaches_a_10_caller_in_10_form() {
     agent.shutdown().await;
     recv.abort();
 }
+
+#[tokio::test]
+async fn notification_extension_lists_keep_what_the_workspace_allows() {
+    let agent = rust_push_agent().await;
+    let (hook, seen, recv) = receiver().await;
+    let env = gateway(true, false).await;
+    env.register("ws1", "rust", agent.url(), None);
+    env.store
+        .put_workspace_settings(
+            "ws1",
+            &a2a_gateway::store::WorkspaceSettings {
+                extensions_allowed: vec!["urn:ok".into()],
+                push_delivery: None,
+            },
+        )
+        .unwrap();
+    let (tid, cid) = open_task(&env).await;
+    let (_, b) = env.rpc("/a2a/rust", None, set03(&tid, &hook)).await;
+    assert_eq!(b["result"]["pushNotificationConfig"]["url"], hook.as_str());
+    let pc = peer_config(agent.url(), &tid).await;
+    let (sealed, token) = (
+        pc["url"].as_str().unwrap().to_owned(),
+        pc["token"].as_str().unwrap().to_owned(),
+    );
+    // The peer notifies with an artifact listing an allowed and a not allowed extension.
+    let body = json!({"task": {"id": tid, "contextId": cid,
+        "status": {"state": "TASK_STATE_WORKING"},
+        "artifacts": [{"artifactId": "a1", "parts": [{"text": "x"}],
+            "extensions": ["urn:ok", "urn:rogue"]}]}})
+    .to_string();
+    assert_eq!(post_notify(&sealed, &token, body).await, 200);
+    wait_for(&seen, 1).await;
+    let got = seen.lock().unwrap().clone();
+    let delivered = got
+        .iter()
+        .map(|(_, v)| v)
+        .find(|v| v["artifacts"].is_array())
+        .expect("the notification with the artifact");
+    assert_eq!(
+        delivered["artifacts"][0]["extensions"],
+        json!(["urn:ok"]),
+        "{delivered}"
+    );
+    assert!(!delivered.to_string().contains("urn:rogue"), "{delivered}");
+    env.stop().await;
+    agent.shutdown().await;
+    recv.abort();
+}

@@ -41,6 +41,10 @@ pub const MIGRATION: &str = r#"
     CREATE INDEX gov_approvals_ws ON gov_approvals(workspace_id, state);
 "#;
 
+/// Migration: the extension URIs a held hop forwards.
+pub const MIGRATION_EXTENSIONS: &str =
+    "ALTER TABLE gov_approvals ADD COLUMN extensions TEXT NOT NULL DEFAULT '[]';";
+
 /// One held hop.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -75,6 +79,10 @@ pub struct Approval {
     /// carries it, so an approval cannot be used to start a fresh chain.
     #[serde(default)]
     pub chain: Vec<String>,
+    /// The extension URIs the held hop forwards (`crate::extensions`): the released call sends
+    /// them, as the hop would have.
+    #[serde(default)]
+    pub extensions: Vec<String>,
     /// Unix seconds.
     pub created_at: i64,
     /// Unix seconds; a pending approval expires then.
@@ -144,20 +152,26 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Approval> {
             .ok()
             .and_then(|c| serde_json::from_str(&c).ok())
             .unwrap_or_default(),
+        extensions: r
+            .get::<_, String>(15)
+            .ok()
+            .and_then(|c| serde_json::from_str(&c).ok())
+            .unwrap_or_default(),
     })
 }
 
-const COLS: &str = "id, workspace_id, agent_id, caller_version, params, preview, context_id, state, rule, approver, reason, peer_task_id, created_at, expires_at, chain";
+const COLS: &str = "id, workspace_id, agent_id, caller_version, params, preview, context_id, state, rule, approver, reason, peer_task_id, created_at, expires_at, chain, extensions";
 
 impl ApprovalStore for SqliteApprovals {
     fn create(&self, a: &Approval) -> Result<(), StoreError> {
         self.store.with(|c| {
             c.execute(
-                &format!("INSERT INTO gov_approvals({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"),
+                &format!("INSERT INTO gov_approvals({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"),
                 params![a.id, a.workspace_id, a.agent_id, a.caller_version, a.params,
                     a.preview.to_string(), a.context_id, a.state, a.rule, a.approver, a.reason,
                     a.peer_task_id, a.created_at, a.expires_at,
-                    serde_json::to_string(&a.chain).unwrap_or_else(|_| "[]".into())],
+                    serde_json::to_string(&a.chain).unwrap_or_else(|_| "[]".into()),
+                    serde_json::to_string(&a.extensions).unwrap_or_else(|_| "[]".into())],
             )?;
             Ok(())
         })

@@ -84,6 +84,7 @@ pub(crate) async fn hold(
             c.push(super::loops::member(&hop.workspace_id, &hop.target));
             c
         },
+        extensions: crate::extensions::HopExtensions::current(),
         created_at: now(),
         expires_at: now()
             .saturating_add(i64::try_from(st.config.approval_ttl_secs).unwrap_or(i64::MAX)),
@@ -433,7 +434,12 @@ async fn send_held(st: &GatewayState, a: &Approval) -> Result<Option<String>, Re
         })),
         open: None,
     };
-    let answer = ctx.call(Operation::SendMessage, peer_params).await?;
+    // The extensions the hop forwarded go with the released call.
+    let ext = std::sync::Arc::new(crate::extensions::HopExtensions::forwarding(
+        a.extensions.clone(),
+    ));
+    let answer =
+        crate::extensions::scope(ext, ctx.call(Operation::SendMessage, peer_params)).await?;
     let owners: std::sync::Arc<dyn ownership::OwnershipStore> =
         std::sync::Arc::new(ownership::SqliteOwnership::new(st.store.clone()));
     let owner = Owner {

@@ -80,6 +80,7 @@ pub fn install_approvals(
             reason: (state == "denied").then(|| "demo".into()),
             peer_task_id: None,
             chain: Vec::new(),
+            extensions: Vec::new(),
             created_at: now,
             expires_at: now,
         })?;
