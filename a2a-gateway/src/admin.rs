@@ -30,7 +30,9 @@ use crate::server::GatewayState;
 use crate::store::{Agent, StoreError};
 
 /// An admin error: a 1.0 `google.rpc.Status` body (`error.message` names the problem).
-fn err(status: StatusCode, msg: &str) -> Response {
+/// An admin API refusal (`Refusal::admin`) in the HTTP+JSON error form; shared by every admin
+/// route module.
+pub(crate) fn err(status: StatusCode, msg: &str) -> Response {
     crate::wire::render(
         crate::wire::Form::Rest,
         &crate::errors::Refusal::admin(status.as_u16(), msg),
@@ -49,7 +51,8 @@ async fn require_token(
     }
 }
 
-fn store_err(e: StoreError) -> Response {
+/// A store error as an admin API answer: 404 not found, 400 invalid, else 500.
+pub(crate) fn store_err(e: StoreError) -> Response {
     match e {
         StoreError::NotFound(m) => err(StatusCode::NOT_FOUND, &format!("{m} not found")),
         StoreError::Invalid(m) => err(StatusCode::BAD_REQUEST, &m),

@@ -17,24 +17,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::{Map, Value, json};
 
-use crate::errors::Refusal;
 use crate::server::GatewayState;
-use crate::store::{PushDelivery, StoreError, WorkspaceSettings};
+use crate::store::{PushDelivery, WorkspaceSettings};
 
-fn err(status: StatusCode, msg: &str) -> Response {
-    crate::wire::render(
-        crate::wire::Form::Rest,
-        &Refusal::admin(status.as_u16(), msg),
-    )
-}
-
-fn store_err(e: StoreError) -> Response {
-    match e {
-        StoreError::NotFound(m) => err(StatusCode::NOT_FOUND, &format!("{m} not found")),
-        StoreError::Invalid(m) => err(StatusCode::BAD_REQUEST, &m),
-        other => err(StatusCode::INTERNAL_SERVER_ERROR, &other.to_string()),
-    }
-}
+use crate::admin::{err, store_err};
 
 /// The settings routes (the caller adds the admin token check).
 pub fn routes() -> Router<Arc<GatewayState>> {

@@ -21,7 +21,6 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::errors::Refusal;
 use crate::pii::PiiRules;
 use crate::server::GatewayState;
 use crate::store::StoreError;
@@ -29,20 +28,7 @@ use crate::store::StoreError;
 use super::policy::{Policy, PolicyDoc};
 use super::store::Kill;
 
-fn err(status: StatusCode, msg: &str) -> Response {
-    crate::wire::render(
-        crate::wire::Form::Rest,
-        &Refusal::admin(status.as_u16(), msg),
-    )
-}
-
-fn store_err(e: StoreError) -> Response {
-    match e {
-        StoreError::NotFound(m) => err(StatusCode::NOT_FOUND, &format!("{m} not found")),
-        StoreError::Invalid(m) => err(StatusCode::BAD_REQUEST, &m),
-        other => err(StatusCode::INTERNAL_SERVER_ERROR, &other.to_string()),
-    }
-}
+use crate::admin::{err, store_err};
 
 /// The governance routes (the caller adds the admin token check).
 pub fn routes() -> Router<Arc<GatewayState>> {

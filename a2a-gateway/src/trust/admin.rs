@@ -20,22 +20,16 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{own, store as ts};
-use crate::errors::Refusal;
 use crate::server::GatewayState;
 use crate::store::StoreError;
 
-fn err(status: StatusCode, msg: &str) -> Response {
-    crate::wire::render(
-        crate::wire::Form::Rest,
-        &Refusal::admin(status.as_u16(), msg),
-    )
-}
+use crate::admin::err;
 
+/// Store errors of the trust routes: an invalid key or state is a conflict (409).
 fn store_err(e: StoreError) -> Response {
     match e {
-        StoreError::NotFound(m) => err(StatusCode::NOT_FOUND, &format!("{m} not found")),
         StoreError::Invalid(m) => err(StatusCode::CONFLICT, &m),
-        other => err(StatusCode::INTERNAL_SERVER_ERROR, &other.to_string()),
+        other => crate::admin::store_err(other),
     }
 }
 
