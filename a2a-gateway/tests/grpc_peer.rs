@@ -107,17 +107,20 @@ async fn callers_of_both_versions_and_bindings_reach_a_grpc_only_peer() {
     let (s, b) = rest(
         &env,
         reqwest::Method::POST,
-        "/a2a/g/message:send",
+        "/a2a/g/v1/message:send",
         "1.0",
         Some(msg10("rest")),
     )
     .await;
     assert_eq!(s, 200, "{b}");
-    let rid = b["task"]["id"].as_str().unwrap_or_else(|| panic!("{b}")).to_owned();
+    let rid = b["task"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{b}"))
+        .to_owned();
     let (s, b) = rest(
         &env,
         reqwest::Method::GET,
-        &format!("/a2a/g/tasks/{rid}"),
+        &format!("/a2a/g/v1/tasks/{rid}"),
         "1.0",
         None,
     )
@@ -126,7 +129,7 @@ async fn callers_of_both_versions_and_bindings_reach_a_grpc_only_peer() {
     let (s, b) = rest(
         &env,
         reqwest::Method::POST,
-        &format!("/a2a/g/tasks/{rid}:cancel"),
+        &format!("/a2a/g/v1/tasks/{rid}:cancel"),
         "1.0",
         Some(json!({})),
     )
@@ -139,7 +142,7 @@ async fn callers_of_both_versions_and_bindings_reach_a_grpc_only_peer() {
     let (s, b) = rest(
         &env,
         reqwest::Method::GET,
-        "/a2a/g/tasks/no-such-task",
+        "/a2a/g/v1/tasks/no-such-task",
         "1.0",
         None,
     )
@@ -152,11 +155,12 @@ async fn callers_of_both_versions_and_bindings_reach_a_grpc_only_peer() {
         reqwest::Method::POST,
         "/a2a/g/v1/message:send",
         "0.3",
-        Some(msg03("rest03")),
+        // 0.3 HTTP+JSON is the 0.3 proto's ProtoJSON.
+        Some(json!({"message": {"messageId": "m-rest03", "role": "ROLE_USER", "content": [{"text": "rest03"}]}})),
     )
     .await;
     assert_eq!(s, 200, "{b}");
-    assert_eq!(b["status"]["state"], "completed", "{b}");
+    assert_eq!(b["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{b}");
 
     // Every hop went to the peer over gRPC.
     let hops = env.store.audit(Some("ws1"), Some("g"), 0, 1000).unwrap();
