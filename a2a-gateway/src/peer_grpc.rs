@@ -222,3 +222,67 @@ fn is_transport_failure(message: &str) -> bool {
     .iter()
     .any(|n| m.contains(n))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn u(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn grpc_address_rules() {
+        let reg = u("http://127.0.0.1:8000/a2a");
+        // Another port of the registered host: allowed (gRPC has a port of its own).
+        assert!(check_url(&u("http://127.0.0.1:50051/"), &reg, true).is_ok());
+        let cases = [
+            (
+                "http://127.0.0.2:50051/",
+                true,
+                "registered endpoint's host",
+            ),
+            ("https://127.0.0.1:50051/", true, "TLS"),
+            ("http://127.0.0.1:50051/", false, "development mode"),
+            ("http://u:p@127.0.0.1:50051/", true, "user name"),
+        ];
+        for (url, dev, needle) in cases {
+            let e = check_url(&u(url), &reg, dev).unwrap_err();
+            assert_eq!(e.code, "a2a_peer_url_refused");
+            assert!(e.message.contains(needle), "{url}: {}", e.message);
+        }
+        let meta = u("http://169.254.169.254:50051/");
+        let e = check_url(&meta, &meta, true).unwrap_err();
+        assert!(e.message.contains("metadata"), "{}", e.message);
+    }
+
+    /// A refused connection and a timeout are the gateway's refusals, not the peer's errors.
+    #[tokio::test]
+    async fn errors_become_the_gateway_refusals() {
+        let errors = GrpcErrors {
+            agent_id: "g".into(),
+            peer_timeout_secs: 7,
+        };
+        let closed = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let iface = a2a_client::SelectedInterface::direct(
+            u(&format!("http://127.0.0.1:{closed}/")),
+            a2a_client::Binding::Grpc,
+            a2a_client::Version::V1,
+        );
+        let t = GrpcTransport::new(HttpCore::new(reqwest::Client::new()), iface).unwrap();
+        let req = V1Request::parse("GetTask", Some(serde_json::json!({"id": "t"}))).unwrap();
+        let e = t.call(req).await.unwrap_err();
+        let r = errors.of(e, 100);
+        assert_eq!(r.code, "a2a_peer_unreachable", "{}", r.message);
+
+        let timeout = a2a_client::A2aError::local(
+            a2a_types::error::ErrorKind::Unavailable,
+            "gRPC call timed out after 7s",
+        );
+        assert_eq!(errors.of(timeout.into(), 100).code, "a2a_peer_timeout");
+        // The peer's own statuses: tests/grpc_peer.rs (NOT_FOUND, TASK_NOT_CANCELABLE).
+    }
+}
