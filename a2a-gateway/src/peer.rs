@@ -5,7 +5,8 @@
 //!   revalidated with `If-None-Match`.
 //! - The interface is the first entry of `supportedInterfaces`, in the card's order, that the
 //!   gateway speaks (JSON-RPC 0.3 / 1.0, HTTP+JSON 1.0); a card without `supportedInterfaces` is a
-//!   0.3 card reached over JSON-RPC at its `url`.
+//!   0.3 card reached over JSON-RPC at its `url`. gRPC 1.0 is taken only when no such entry exists
+//!   (a gRPC-only peer; its own address rules and calls: `crate::peer_grpc`).
 //! - The chosen URL must have the registered endpoint's scheme, host and port, be https (http in
 //!   development mode), carry no userinfo or fragment, and resolve only to public addresses
 //!   (loopback allowed in development mode). The same address rules run again inside the HTTP
