@@ -107,6 +107,19 @@ async fn admin_api_refuses_uncallable_peers_and_force_saves() {
     assert_eq!(b["registrationCheck"]["binding"], "GRPC");
     assert_eq!(b["registrationCheck"]["version"], "1.0");
     g1.abort();
+    // ... but not when its gRPC address breaks the gateway's address rules (another host).
+    let (elsewhere, g2) = card_server(|_| grpc_only("127.0.0.2:50051", "1.0")).await;
+    let (s, b) = admin(
+        &env,
+        "POST",
+        "/admin/workspaces/ws1/agents",
+        Some(json!({"agentId": "grpc2", "endpoint": elsewhere})),
+    )
+    .await;
+    assert_eq!(s, 422, "{b}");
+    let reason = b["error"]["passedOver"][0].as_str().unwrap();
+    assert!(reason.contains("registered endpoint's host"), "{reason}");
+    g2.abort();
     // A callable peer: saved, the interface named.
     let echo = env.peers[0].url.clone();
     let (s, b) = admin(
@@ -140,7 +153,7 @@ async fn admin_api_refuses_uncallable_peers_and_force_saves() {
         .iter()
         .filter(|r| r["action"] == "POST /admin/workspaces/{ws}/agents")
         .collect();
-    assert_eq!(saves.len(), 7, "{rows:?}");
+    assert_eq!(saves.len(), 8, "{rows:?}");
     assert_eq!(saves[0]["status"], 422);
     assert!(
         saves[0]["detail"]["outcome"]["error"]
