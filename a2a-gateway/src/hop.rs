@@ -1,6 +1,7 @@
 //! Peer calls, the hop itself: one request to the chosen interface of the peer (JSON-RPC or
-//! HTTP+JSON, in the peer's version; gRPC 1.0 in `crate::peer_grpc`), its answer read within limits and translated back to the
-//! caller's version; the peer's errors become the gateway's refusals.
+//! HTTP+JSON, in the peer's version; gRPC 1.0 in `crate::peer_grpc`), its answer read within
+//! limits and translated back to the caller's version; the peer's errors become the gateway's
+//! refusals.
 
 use std::time::Duration;
 

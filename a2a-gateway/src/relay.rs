@@ -1,6 +1,7 @@
-//! Stream relay: a peer's SSE stream (or gRPC stream, `crate::peer_grpc`) read event by event, translated to the caller's version,
-//! bounded in bytes, ended by a stall timer (no bytes for `peer_timeout_secs`, heartbeats count
-//! as life) and by the shutdown grace period with an `a2a_shutting_down` event.
+//! Stream relay: a peer's SSE stream (or gRPC stream, `crate::peer_grpc`) read event by event,
+//! translated to the caller's version, bounded in bytes, ended by a stall timer (no bytes for
+//! `peer_timeout_secs`, heartbeats count as life) and by the shutdown grace period with an
+//! `a2a_shutting_down` event.
 
 use std::time::Duration;
 
