@@ -41,6 +41,8 @@ pub enum Binding {
     JsonRpc,
     /// HTTP+JSON (REST).
     HttpJson,
+    /// gRPC (peers only: the gateway calls 1.0 gRPC peers, it does not serve gRPC yet).
+    Grpc,
 }
 
 impl Binding {
@@ -49,6 +51,7 @@ impl Binding {
         match self {
             Binding::JsonRpc => "JSONRPC",
             Binding::HttpJson => "HTTP+JSON",
+            Binding::Grpc => "GRPC",
         }
     }
 }

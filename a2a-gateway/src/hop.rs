@@ -1,6 +1,7 @@
 //! Peer calls, the hop itself: one request to the chosen interface of the peer (JSON-RPC or
-//! HTTP+JSON, in the peer's version), its answer read within limits and translated back to the
-//! caller's version; the peer's errors become the gateway's refusals.
+//! HTTP+JSON, in the peer's version; gRPC 1.0 in `crate::peer_grpc`), its answer read within
+//! limits and translated back to the caller's version; the peer's errors become the gateway's
+//! refusals.
 
 use std::time::Duration;
 
@@ -55,7 +56,10 @@ pub(crate) async fn choose(
     let mut chosen = peer::select_from(&card.interfaces, st.config.serve_v1)?;
     crate::trust::check_coverage(&trust, &card, &chosen.url)?;
     chosen.signature_trust = Some(trust.as_str());
-    peer::check_url(&chosen.url, &registered, st.config.dev_mode)?;
+    match chosen.binding {
+        Binding::Grpc => crate::peer_grpc::check_url(&chosen.url, &registered, st.config.dev_mode)?,
+        _ => peer::check_url(&chosen.url, &registered, st.config.dev_mode)?,
+    }
     peer::check_resolved(&chosen.url, st.config.dev_mode).await?;
     Ok((chosen, card))
 }
@@ -144,6 +148,7 @@ impl PeerCall<'_> {
         match self.chosen.binding {
             Binding::JsonRpc => self.jsonrpc(op, params).await,
             Binding::HttpJson => self.rest(op, params).await,
+            Binding::Grpc => self.grpc(op, params).await,
         }
     }
 

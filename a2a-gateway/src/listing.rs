@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::errors::{Binding, Refusal, Version};
+use crate::errors::{Refusal, Version};
 use crate::hop::PeerCall;
 use crate::keys;
 use crate::ops::Operation;
@@ -249,13 +249,7 @@ pub(crate) async fn list_owned(
     let mut mine = Vec::new();
     let mut first: Option<Value> = None;
     for _ in 0..MAX_PEER_PAGES {
-        let answer = match ctx.chosen.binding {
-            Binding::JsonRpc => {
-                ctx.jsonrpc(Operation::ListTasks, peer_params.clone())
-                    .await?
-            }
-            Binding::HttpJson => ctx.rest(Operation::ListTasks, peer_params.clone()).await?,
-        };
+        let answer = ctx.call(Operation::ListTasks, peer_params.clone()).await?;
         let Answer::Unary(answer) = answer else {
             return Err(Refusal::upstream_invalid_response("expected a task list"));
         };

@@ -5,7 +5,8 @@
 //!   revalidated with `If-None-Match`.
 //! - The interface is the first entry of `supportedInterfaces`, in the card's order, that the
 //!   gateway speaks (JSON-RPC 0.3 / 1.0, HTTP+JSON 1.0); a card without `supportedInterfaces` is a
-//!   0.3 card reached over JSON-RPC at its `url`.
+//!   0.3 card reached over JSON-RPC at its `url`. gRPC 1.0 is taken only when no such entry exists
+//!   (a gRPC-only peer; its own address rules and calls: `crate::peer_grpc`).
 //! - The chosen URL must have the registered endpoint's scheme, host and port, be https (http in
 //!   development mode), carry no userinfo or fragment, and resolve only to public addresses
 //!   (loopback allowed in development mode). The same address rules run again inside the HTTP
@@ -69,10 +70,13 @@ pub fn gateway_speaks(serve_v1: bool) -> sel::Speaks {
 fn passed_over_reason(why: &sel::PassedOver, serve_v1: bool) -> String {
     use sel::{Binding as B, PassedOver as P, Version as V};
     match why {
-        P::Binding(b) if sel::Binding::parse(b) == B::Grpc => "gRPC is not supported".to_owned(),
+        P::Binding(b) if sel::Binding::parse(b) == B::Grpc && !serve_v1 => {
+            "gRPC is spoken at A2A 1.0 only, which is disabled (serve-v1: false)".to_owned()
+        }
         P::Binding(b) => format!("binding {b:?} is not supported"),
         P::UnknownVersion(v) => format!("A2A version {v:?} is not served"),
         P::NotRequested(B::HttpJson, V::V03) => "HTTP+JSON is supported at A2A 1.0 only".to_owned(),
+        P::NotRequested(B::Grpc, V::V03) => "gRPC is supported at A2A 1.0 only".to_owned(),
         P::NotRequested(_, V::V1) if !serve_v1 => {
             "A2A 1.0 is disabled (serve-v1: false)".to_owned()
         }
@@ -95,18 +99,44 @@ pub fn select_interface(card: &Value, serve_v1: bool) -> Result<Chosen, Refusal>
 }
 
 /// [`select_interface`] over the interface members already read (a [`FetchedCard`]'s).
+///
+/// gRPC 1.0 is taken only when the card offers no JSON-RPC or HTTP+JSON entry the gateway
+/// speaks (a gRPC-only peer): the HTTP bindings carry TLS, stream resumption and heartbeats,
+/// which the gateway's gRPC calls do not (see `crate::peer_grpc`). Among the HTTP entries, and
+/// among gRPC entries, the card's order decides.
 pub fn select_from(interfaces: &sel::CardInterfaces, serve_v1: bool) -> Result<Chosen, Refusal> {
-    let speaks = gateway_speaks(serve_v1);
+    let http = walk(interfaces, &gateway_speaks(serve_v1), serve_v1);
+    match http {
+        Err(r) if serve_v1 && r.code == "a2a_peer_protocol_unsupported" => {
+            let with_grpc = sel::Speaks::pairs([
+                (sel::Binding::JsonRpc, sel::Version::V1),
+                (sel::Binding::HttpJson, sel::Version::V1),
+                (sel::Binding::JsonRpc, sel::Version::V03),
+                (sel::Binding::Grpc, sel::Version::V1),
+            ]);
+            walk(interfaces, &with_grpc, serve_v1)
+        }
+        other => other,
+    }
+}
+
+/// The first entry `speaks` takes, in the card's order, or every entry and why it was passed over.
+fn walk(
+    interfaces: &sel::CardInterfaces,
+    speaks: &sel::Speaks,
+    serve_v1: bool,
+) -> Result<Chosen, Refusal> {
     let offers = interfaces.offers();
     let mut reasons = Vec::new();
     // One entry at a time, so the first entry whose only defect is its URL stops the walk.
     for offer in &offers {
-        match sel::select_offers(std::slice::from_ref(offer), &speaks) {
+        match sel::select_offers(std::slice::from_ref(offer), speaks) {
             Ok(s) => {
                 return Ok(Chosen {
                     url: s.url,
                     binding: match s.binding {
                         sel::Binding::JsonRpc => Binding::JsonRpc,
+                        sel::Binding::Grpc => Binding::Grpc,
                         _ => Binding::HttpJson,
                     },
                     version: match s.version {
@@ -157,7 +187,7 @@ pub fn check_webhook(url: &str, dev_mode: bool) -> Result<Url, String> {
 }
 
 /// Names the failed check of a [`GuardError`] for `a2a_peer_url_refused`.
-fn guard_refusal(url: &Url, e: GuardError, dev_mode: bool) -> Refusal {
+pub(crate) fn guard_refusal(url: &Url, e: GuardError, dev_mode: bool) -> Refusal {
     let check = match e {
         GuardError::Scheme(s) if s == "http" && !dev_mode => {
             "plain http is allowed only in development mode".to_owned()
@@ -399,7 +429,7 @@ mod tests {
                 select_interface(&json!({"name": "x", "supportedInterfaces": list}), true).unwrap();
             assert_eq!((c.binding, c.version), (b, v));
         }
-        for list in [vec![iface("GRPC", "1.0")], vec![iface("HTTP+JSON", "0.3")]] {
+        for list in [vec![iface("GRPC", "0.3")], vec![iface("HTTP+JSON", "0.3")]] {
             let e = select_interface(&json!({"name": "x", "supportedInterfaces": list}), true)
                 .unwrap_err();
             assert_eq!(e.code, "a2a_peer_protocol_unsupported");
@@ -416,6 +446,27 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.version, Version::V03);
+    }
+
+    #[test]
+    fn grpc_is_taken_only_when_no_http_binding_is_usable() {
+        let grpc =
+            json!({"url": "127.0.0.1:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"});
+        let pick = |list: Vec<Value>, v1: bool| {
+            select_interface(&json!({"name": "x", "supportedInterfaces": list}), v1)
+        };
+        // gRPC-only (beside entries the gateway cannot call): gRPC, its host:port read as http.
+        let c = pick(vec![iface("HTTP+JSON", "0.3"), grpc.clone()], true).unwrap();
+        assert_eq!((c.binding, c.version), (Binding::Grpc, Version::V10));
+        assert_eq!(c.url.as_str(), "http://127.0.0.1:50051/");
+        // Listed first, gRPC still yields to an HTTP binding the gateway speaks.
+        let c = pick(vec![grpc.clone(), iface("HTTP+JSON", "1.0")], true).unwrap();
+        assert_eq!(c.binding, Binding::HttpJson);
+        let c = pick(vec![grpc.clone(), iface("JSONRPC", "0.3")], true).unwrap();
+        assert_eq!((c.binding, c.version), (Binding::JsonRpc, Version::V03));
+        // serve-v1: false speaks no 1.0 at all, gRPC included.
+        let e = pick(vec![grpc], false).unwrap_err();
+        assert!(e.message.contains("serve-v1: false"), "{}", e.message);
     }
 
     #[test]
@@ -512,11 +563,11 @@ mod tests {
     #[test]
     fn selection_reasons_in_gateway_wording() {
         let card = json!({"name": "x", "supportedInterfaces": [
-            iface("GRPC", "1.0"), iface("HTTP+JSON", "0.3"), iface("JSONRPC", "2.0")]});
+            iface("GRPC", "0.3"), iface("HTTP+JSON", "0.3"), iface("JSONRPC", "2.0")]});
         let e = select_interface(&card, true).unwrap_err();
         assert_eq!(e.code, "a2a_peer_protocol_unsupported");
         for needle in [
-            "supportedInterfaces[0] GRPC 1.0 at https://peer.example/a2a: gRPC is not supported",
+            "supportedInterfaces[0] GRPC 0.3 at https://peer.example/a2a: gRPC is supported at A2A 1.0 only",
             "supportedInterfaces[1] HTTP+JSON 0.3 at https://peer.example/a2a: HTTP+JSON is supported at A2A 1.0 only",
             "supportedInterfaces[2] JSONRPC 2.0 at https://peer.example/a2a: A2A version \"2.0\" is not served",
         ] {

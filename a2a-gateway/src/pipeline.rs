@@ -241,6 +241,7 @@ async fn steps(
     call.audit.peer_method = Some(match chosen.binding {
         Binding::JsonRpc => peer_method.to_owned(),
         Binding::HttpJson => format!("HTTP+JSON {}", op.path()),
+        Binding::Grpc => format!("GRPC {}", op.name(Version::V10)),
     });
     let ctx = PeerCall {
         st,

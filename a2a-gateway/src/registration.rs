@@ -65,7 +65,17 @@ pub async fn check(st: &GatewayState, agent: &Agent) -> Check {
         Ok(c) => c,
         Err(r) => return unreadable(r.message),
     };
-    match peer::select_from(&card.interfaces, st.config.serve_v1) {
+    let chosen = peer::select_from(&card.interfaces, st.config.serve_v1);
+    // gRPC's own address rules (plaintext, development mode only) would refuse every call.
+    if let Ok(c) = &chosen
+        && c.binding == crate::errors::Binding::Grpc
+        && let Err(r) = crate::peer_grpc::check_url(&c.url, &registered, st.config.dev_mode)
+    {
+        return Check::Refused {
+            passed_over: vec![r.message],
+        };
+    }
+    match chosen {
         Ok(c) => Check::Callable {
             binding: c.binding.as_str().to_owned(),
             version: c.version.as_str().to_owned(),

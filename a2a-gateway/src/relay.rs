@@ -1,6 +1,7 @@
-//! Stream relay: a peer's SSE stream read event by event, translated to the caller's version,
-//! bounded in bytes, ended by a stall timer (no bytes for `peer_timeout_secs`, heartbeats count
-//! as life) and by the shutdown grace period with an `a2a_shutting_down` event.
+//! Stream relay: a peer's SSE stream (or gRPC stream, `crate::peer_grpc`) read event by event,
+//! translated to the caller's version, bounded in bytes, ended by a stall timer (no bytes for
+//! `peer_timeout_secs`, heartbeats count as life) and by the shutdown grace period with an
+//! `a2a_shutting_down` event.
 
 use std::time::Duration;
 
@@ -15,26 +16,64 @@ use crate::hop::{PeerCall, map_answer_error};
 use crate::seams::StreamStep;
 use crate::xlate;
 
+/// One event from a peer stream, before translation: SSE events of the HTTP bindings and gRPC
+/// stream messages alike ([`PeerCall::relay`]).
+pub(crate) struct PeerEvent {
+    /// The peer's event id (SSE `id`; empty when none).
+    pub(crate) id: String,
+    /// Bytes counted against the stream limit.
+    pub(crate) len: u64,
+    /// The event's 1.0 or 0.3 `StreamResponse` payload (`None`: nothing to relay, such as
+    /// `[DONE]`), or the refusal that ends the stream.
+    pub(crate) payload: Result<Option<Value>, Refusal>,
+}
+
 impl PeerCall<'_> {
+    /// An SSE answer of the JSON-RPC or HTTP+JSON binding, relayed: each event's payload is
+    /// unwrapped (JSON-RPC `result` / `error`), then [`PeerCall::relay`] does the rest.
     pub(crate) fn stream(
         &self,
         resp: reqwest::Response,
         binding: Binding,
     ) -> BoxStream<'static, Result<Value, Refusal>> {
         let from = self.chosen.version;
+        let agent_id = self.agent.agent_id.clone();
+        // Any byte from the peer is life, SSE comments (heartbeats) included.
+        let life = Liveness::new();
+        let seen = life.clone();
+        let events = resp
+            .bytes_stream()
+            .inspect(move |_| seen.touch())
+            .eventsource()
+            .map(move |r| match r {
+                Err(e) => PeerEvent {
+                    id: String::new(),
+                    len: 0,
+                    payload: Err(Refusal::peer_unreachable(&format!("stream broke: {e}"))),
+                },
+                Ok(ev) => PeerEvent {
+                    len: ev.data.len() as u64,
+                    payload: sse_payload(&ev.data, binding, from, &agent_id),
+                    id: ev.id,
+                },
+            });
+        self.relay(Box::pin(events), life)
+    }
+
+    /// Relays a peer's events: translated to the caller's version, bounded in bytes, through the
+    /// governance stream steps, ended by a stall timer (nothing for `peer_timeout_secs`; `life`
+    /// says when the peer last sent anything), the kill switch and shutdown.
+    pub(crate) fn relay(
+        &self,
+        mut events: BoxStream<'static, PeerEvent>,
+        life: Liveness,
+    ) -> BoxStream<'static, Result<Value, Refusal>> {
+        let from = self.chosen.version;
         let to = self.caller;
         let max = self.max_stream;
         let stall = Duration::from_secs(self.st.config.peer_timeout_secs.max(1));
         let stall_secs = self.st.config.peer_timeout_secs;
-        let agent_id = self.agent.agent_id.clone();
         let shutdown = self.st.shutdown.clone();
-        // Any byte from the peer is life, SSE comments (heartbeats) included.
-        let life = Liveness::new();
-        let seen = life.clone();
-        let mut events = resp
-            .bytes_stream()
-            .inspect(move |_| seen.touch())
-            .eventsource();
         // Governance: events read into 1.0 (and checked), through the stream steps, then into
         // the caller's version (a second translator, none for a 1.0 caller: the steps keep
         // events 1.0); without it, one translator straight to the caller's.
@@ -114,47 +153,17 @@ impl PeerCall<'_> {
                         for ev in tail { yield Ok(ev); }
                         break;
                     }
-                    Ok(Some(Err(e))) => { yield Err(Refusal::peer_unreachable(&format!("stream broke: {e}"))); break; }
-                    Ok(Some(Ok(ev))) => ev,
+                    Ok(Some(ev)) => ev,
                 };
-                total += next.data.len() as u64;
+                total += next.len;
                 if total > max {
                     yield Err(Refusal::stream_too_large(max));
                     break;
                 }
-                let data = next.data.trim();
-                if data.is_empty() || data == "[DONE]" {
-                    continue;
-                }
-                let v: Value = match serde_json::from_str(data) {
-                    Ok(v) => v,
-                    Err(e) => { yield Err(Refusal::upstream_invalid_response(&format!("stream event is not JSON: {e}"))); break; }
-                };
-                let payload = match binding {
-                    Binding::JsonRpc => {
-                        if let Some(err) = v.get("error") {
-                            let code = err.get("code").and_then(Value::as_i64).unwrap_or(-32603);
-                            if code == -32009 {
-                                yield Err(Refusal::peer_version_not_supported(&agent_id, from.as_str()));
-                            } else {
-                                let reason = err.get("data").and_then(Value::as_array)
-                                    .and_then(|d| d.iter().find_map(|i| i.get("reason").and_then(Value::as_str)));
-                                yield Err(Refusal::upstream_error(code, reason));
-                            }
-                            break;
-                        }
-                        match v.get("result") {
-                            Some(r) => r.clone(),
-                            None => { yield Err(Refusal::upstream_invalid_response("stream event has neither result nor error")); break; }
-                        }
-                    }
-                    Binding::HttpJson => {
-                        if v.get("error").is_some() {
-                            yield Err(Refusal::upstream_error(-32603, None));
-                            break;
-                        }
-                        v
-                    }
+                let payload = match next.payload {
+                    Ok(Some(p)) => p,
+                    Ok(None) => continue,
+                    Err(r) => { yield Err(r); break; }
                 };
                 let mut out = match xl.push(&payload) {
                     Ok(out) => out,
@@ -190,6 +199,50 @@ impl PeerCall<'_> {
                 Box::pin(s),
             ),
             None => Box::pin(s),
+        }
+    }
+}
+
+/// The payload of one SSE event: JSON, unwrapped from the JSON-RPC envelope (whose `error` ends
+/// the stream in the caller's form); `None` for an empty event or `[DONE]`.
+fn sse_payload(
+    data: &str,
+    binding: Binding,
+    from: Version,
+    agent_id: &str,
+) -> Result<Option<Value>, Refusal> {
+    let data = data.trim();
+    if data.is_empty() || data == "[DONE]" {
+        return Ok(None);
+    }
+    let v: Value = serde_json::from_str(data).map_err(|e| {
+        Refusal::upstream_invalid_response(&format!("stream event is not JSON: {e}"))
+    })?;
+    match binding {
+        Binding::JsonRpc => {
+            if let Some(err) = v.get("error") {
+                let code = err.get("code").and_then(Value::as_i64).unwrap_or(-32603);
+                if code == -32009 {
+                    return Err(Refusal::peer_version_not_supported(agent_id, from.as_str()));
+                }
+                let reason = err.get("data").and_then(Value::as_array).and_then(|d| {
+                    d.iter()
+                        .find_map(|i| i.get("reason").and_then(Value::as_str))
+                });
+                return Err(Refusal::upstream_error(code, reason));
+            }
+            match v.get("result") {
+                Some(r) => Ok(Some(r.clone())),
+                None => Err(Refusal::upstream_invalid_response(
+                    "stream event has neither result nor error",
+                )),
+            }
+        }
+        _ => {
+            if v.get("error").is_some() {
+                return Err(Refusal::upstream_error(-32603, None));
+            }
+            Ok(Some(v))
         }
     }
 }

@@ -634,7 +634,7 @@ async fn interface_selection_and_url_checks_against_real_peers() {
     let port = l.local_addr().unwrap().port();
     let grpc = json!({"name":"g","description":"","version":"1","skills":[],"capabilities":{},
         "defaultInputModes":[],"defaultOutputModes":[],
-        "supportedInterfaces":[{"url":format!("127.0.0.1:{port}"),"protocolBinding":"GRPC","protocolVersion":"1.0"},
+        "supportedInterfaces":[{"url":format!("127.0.0.1:{port}"),"protocolBinding":"GRPC","protocolVersion":"0.3"},
                                {"url":format!("http://127.0.0.1:{port}/"),"protocolBinding":"HTTP+JSON","protocolVersion":"0.3"}]});
     let grpc_peer = start_echo(l, Version::V10, Some(grpc)).await.unwrap();
     env.register("ws1", "grpc", &grpc_peer.url, None);
@@ -643,7 +643,7 @@ async fn interface_selection_and_url_checks_against_real_peers() {
     assert_eq!(gw_code(&b), "a2a_peer_protocol_unsupported");
     let msg = b["error"]["message"].as_str().unwrap();
     assert!(
-        msg.contains("gRPC is not supported") && msg.contains("supportedInterfaces[1]"),
+        msg.contains("gRPC is supported at A2A 1.0 only") && msg.contains("supportedInterfaces[1]"),
         "{msg}"
     );
 

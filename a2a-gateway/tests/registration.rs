@@ -1,6 +1,6 @@
 //! The registration check (issue 15): registering an agent reads its card and refuses a peer
-//! with no binding the gateway can call (gRPC only; 0.3 HTTP+JSON only), naming each interface
-//! and why; `force` saves anyway; the admin API and the CLI show the reasons; each save is in
+//! with no binding the gateway can call (0.3 gRPC only; 0.3 HTTP+JSON only), naming each
+//! interface and why, and accepts a 1.0 gRPC-only peer; `force` saves anyway; the admin API and the CLI show the reasons; each save is in
 //! the admin audit log.
 
 use a2a_gateway::errors::Version;
@@ -27,10 +27,14 @@ async fn card_server(card: impl Fn(&str) -> Value) -> (String, tokio::task::Join
     (url, task)
 }
 
-fn grpc_only(url: &str) -> Value {
+fn grpc_only(url: &str, version: &str) -> Value {
     json!({"name": "g", "description": "", "version": "1", "capabilities": {},
         "defaultInputModes": [], "defaultOutputModes": [], "skills": [],
-        "supportedInterfaces": [{"url": url, "protocolBinding": "GRPC", "protocolVersion": "1.0"}]})
+        "supportedInterfaces": [{"url": url, "protocolBinding": "GRPC", "protocolVersion": version}]})
+}
+
+fn grpc03_only(url: &str) -> Value {
+    grpc_only(url, "0.3")
 }
 
 fn rest03_only(url: &str) -> Value {
@@ -42,10 +46,10 @@ fn rest03_only(url: &str) -> Value {
 #[tokio::test]
 async fn admin_api_refuses_uncallable_peers_and_force_saves() {
     let env = env(Version::V10).await;
-    let (grpc, g) = card_server(grpc_only).await;
+    let (grpc, g) = card_server(grpc03_only).await;
     let (rest03, r) = card_server(rest03_only).await;
     for (id, url, why) in [
-        ("grpc", &grpc, "gRPC is not supported"),
+        ("grpc", &grpc, "gRPC is supported at A2A 1.0 only"),
         ("rest03", &rest03, "HTTP+JSON is supported at A2A 1.0 only"),
     ] {
         let body = json!({"agentId": id, "endpoint": url, "credential": "s3cret"});
@@ -89,6 +93,33 @@ async fn admin_api_refuses_uncallable_peers_and_force_saves() {
         let (_, b) = env.rpc(&format!("/a2a/{id}"), None, send03("hi")).await;
         assert_eq!(gw_code(&b), "a2a_peer_protocol_unsupported", "{b}");
     }
+    // A 1.0 gRPC-only peer is callable (issue 17): saved, the gRPC interface named.
+    let (grpc1, g1) = card_server(|u| grpc_only(u, "1.0")).await;
+    let (s, b) = admin(
+        &env,
+        "POST",
+        "/admin/workspaces/ws1/agents",
+        Some(json!({"agentId": "grpc1", "endpoint": grpc1})),
+    )
+    .await;
+    assert_eq!(s, 201, "{b}");
+    assert_eq!(b["registrationCheck"]["result"], "callable", "{b}");
+    assert_eq!(b["registrationCheck"]["binding"], "GRPC");
+    assert_eq!(b["registrationCheck"]["version"], "1.0");
+    g1.abort();
+    // ... but not when its gRPC address breaks the gateway's address rules (another host).
+    let (elsewhere, g2) = card_server(|_| grpc_only("127.0.0.2:50051", "1.0")).await;
+    let (s, b) = admin(
+        &env,
+        "POST",
+        "/admin/workspaces/ws1/agents",
+        Some(json!({"agentId": "grpc2", "endpoint": elsewhere})),
+    )
+    .await;
+    assert_eq!(s, 422, "{b}");
+    let reason = b["error"]["passedOver"][0].as_str().unwrap();
+    assert!(reason.contains("registered endpoint's host"), "{reason}");
+    g2.abort();
     // A callable peer: saved, the interface named.
     let echo = env.peers[0].url.clone();
     let (s, b) = admin(
@@ -122,7 +153,7 @@ async fn admin_api_refuses_uncallable_peers_and_force_saves() {
         .iter()
         .filter(|r| r["action"] == "POST /admin/workspaces/{ws}/agents")
         .collect();
-    assert_eq!(saves.len(), 6, "{rows:?}");
+    assert_eq!(saves.len(), 8, "{rows:?}");
     assert_eq!(saves[0]["status"], 422);
     assert!(
         saves[0]["detail"]["outcome"]["error"]
@@ -147,7 +178,7 @@ async fn admin_api_refuses_uncallable_peers_and_force_saves() {
 
 #[tokio::test]
 async fn cli_agent_add_shows_the_reasons_and_force_saves() {
-    let (grpc, g) = card_server(grpc_only).await;
+    let (grpc, g) = card_server(grpc03_only).await;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("gw.db");
     a2a_gateway::store::Store::open(&db)
@@ -186,7 +217,7 @@ async fn cli_agent_add_shows_the_reasons_and_force_saves() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("gRPC is not supported") && err.contains("--force"),
+        err.contains("gRPC is supported at A2A 1.0 only") && err.contains("--force"),
         "{err}"
     );
     let out = cli(&["--force"]).await;
