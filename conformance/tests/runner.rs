@@ -28,6 +28,8 @@ fn mock_targets(bin: &str, args: &[&str]) -> TargetsFile {
             headers: [("X-Target-Token".to_string(), "${token}".to_string())].into(),
             vars: [("echo".to_string(), "/echo".to_string())].into(),
             explicit: false,
+            grpc: false,
+            no_grpc: None,
         },
     );
     t
