@@ -120,9 +120,6 @@ pub fn derive(case: &WireCase) -> Vec<Result<Vec<GrpcStep>, String>> {
 
 fn derive_step(step: &Step) -> Result<GrpcStep, String> {
     let req = &step.request;
-    if req.body_text.is_some() {
-        return Err("raw (malformed) JSON body: JSON parsing has no gRPC form".into());
-    }
     if !req.method.eq_ignore_ascii_case("POST") {
         return Err(format!("HTTP {} request: no gRPC form", req.method));
     }
@@ -138,6 +135,9 @@ fn derive_step(step: &Step) -> Result<GrpcStep, String> {
         if !HTTP_ONLY_HEADERS.contains(&k.as_str()) {
             metadata.insert(k, val.clone());
         }
+    }
+    if req.body_text.is_some() {
+        return Err("raw body text (malformed JSON): JSON parsing has no gRPC form".into());
     }
     let body = match &req.body {
         Some(Value::Object(o)) => o,
