@@ -42,6 +42,7 @@ pub struct WireCase {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Variant {
     /// Protocol binding: `JSONRPC` or `HTTP+JSON` (or `HTTP` for binding-independent requests like the card).
+    /// gRPC replays are derived from the `JSONRPC` `1.0` variants (see [`crate::grpc`]).
     pub binding: String,
     /// Protocol version `0.3` or `1.0`.
     pub version: String,

@@ -7,6 +7,7 @@
 //! - [`registry`]: every top-level `a2a-types` type by dialect and name, with its schema.
 //! - [`spec`]: extraction and classification of the JSON examples of both specification texts.
 //! - [`wire`]: wire cases, replayed over HTTP against a target binary started on loopback.
+//! - [`grpc`]: the gRPC form of the wire cases (derived from their JSON-RPC 1.0 form), replayed over h2c.
 //! - [`runner`]: runs cases and prints `PASS`/`FAIL` lines and the closing `N passed, N failed` line.
 //!
 //! The `conformance` binary is the command-line runner (`cargo xtask conformance`), and the
@@ -24,9 +25,10 @@
 //!
 //! Dependencies: `a2a-types` (the models under test), `serde`/`serde_json` (fixtures), `schemars`
 //! (schema export), `jsonschema` (schema checks), `regex` (matchers, URL discovery), `reqwest` +
-//! `tokio` (the wire replays), `clap` (the binaries' flags), `anyhow` (binary error reporting).
+//! `tokio` (the wire replays), `tonic` + `hyper-util` + `http` + `a2a-types`'s `grpc` feature (the gRPC replays), `clap` (the binaries' flags), `anyhow` (binary error reporting).
 
 pub mod fixture;
+pub mod grpc;
 pub mod interop;
 pub mod matcher;
 pub mod model;

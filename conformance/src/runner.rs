@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::fixture::{Case, LoadedCase};
+use crate::grpc;
 use crate::model::{self, Outcome};
 use crate::wire::{self, StartError, TargetsFile};
 
@@ -29,7 +30,7 @@ pub struct Summary {
     pub passed: usize,
     /// Replays with at least one failed expectation.
     pub failed: usize,
-    /// Replays not run because their target does not exist yet.
+    /// Replays not run: their target does not exist yet, or the case has no gRPC form.
     pub skipped: usize,
     /// Model cases whose type is listed as pending in the registry.
     pub pending: usize,
@@ -136,12 +137,23 @@ pub fn run(
                     StartError::Unavailable(r) => ("SKIP", r),
                     StartError::Failed(r) => ("FAIL", r),
                 };
+                let serves_grpc = targets.get(tname).is_some_and(|t| t.grpc);
                 for (lc, w) in &mine {
-                    for v in &w.variants {
+                    let grpc_lines = if serves_grpc {
+                        grpc::derive(w).len()
+                    } else {
+                        0
+                    };
+                    let lines = w
+                        .variants
+                        .iter()
+                        .map(|v| (v.binding.as_str(), v.version.as_str()))
+                        .chain(std::iter::repeat_n((grpc::BINDING, "1.0"), grpc_lines));
+                    for (binding, version) in lines {
                         writeln!(
                             out,
-                            "{word} {}/{} [{} {}] on {tname}: {reason}",
-                            lc.suite, lc.name, v.binding, v.version
+                            "{word} {}/{} [{binding} {version}] on {tname}: {reason}",
+                            lc.suite, lc.name
                         )?;
                         match err {
                             StartError::Unavailable(_) => sum.skipped += 1,
@@ -168,7 +180,67 @@ pub fn run(
                 }
             }
         }
+        match targets.get(tname) {
+            Some(spec) if spec.grpc => {
+                replay_grpc(&rt, &mine, &target, tname, opts, &mut sum, out)?;
+            }
+            Some(spec) => {
+                if let Some(why) = &spec.no_grpc {
+                    writeln!(out, "# target {tname} not replayed over gRPC: {why}")?;
+                }
+            }
+            None => {}
+        }
         drop(target);
     }
     Ok(sum)
+}
+
+/// Replays the gRPC form of each case of `mine` against `target` (one line per case: `PASS`,
+/// `FAIL`, or `SKIP` with the reason the case has no gRPC form).
+fn replay_grpc(
+    rt: &tokio::runtime::Runtime,
+    mine: &[&(&LoadedCase, &crate::fixture::WireCase)],
+    target: &wire::Target,
+    tname: &str,
+    opts: &Options,
+    sum: &mut Summary,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let channel = rt.block_on(async { grpc::channel() });
+    for (lc, w) in mine {
+        let replays = grpc::derive(w);
+        let several = replays.len() > 1;
+        for (i, replay) in replays.into_iter().enumerate() {
+            let nth = if several {
+                format!(" #{}", i + 1)
+            } else {
+                String::new()
+            };
+            let id = format!(
+                "{}/{} [{} 1.0{nth}] on {tname}",
+                lc.suite,
+                lc.name,
+                grpc::BINDING
+            );
+            match replay {
+                Err(why) => {
+                    sum.skipped += 1;
+                    writeln!(out, "SKIP {id}: {why}")?;
+                }
+                Ok(steps) => {
+                    let fails =
+                        rt.block_on(grpc::replay(&channel, target, &steps, opts.request_timeout));
+                    if fails.is_empty() {
+                        sum.passed += 1;
+                        writeln!(out, "PASS {id}")?;
+                    } else {
+                        sum.failed += 1;
+                        writeln!(out, "FAIL {id} {}", fails.join(" | "))?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }

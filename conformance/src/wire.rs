@@ -49,6 +49,13 @@ pub struct TargetSpec {
     /// e.g. the agent with authentication on), not the cases that name none.
     #[serde(default)]
     pub explicit: bool,
+    /// The target also serves the 1.0 gRPC binding on its port: every case is replayed over gRPC
+    /// too (derived from its JSON-RPC 1.0 form, see [`crate::grpc`]).
+    #[serde(default)]
+    pub grpc: bool,
+    /// Why the target is not replayed over gRPC (printed as a comment line), when it is not.
+    #[serde(default)]
+    pub no_grpc: Option<String>,
 }
 
 /// The targets file: target name -> how to start it.
@@ -255,7 +262,7 @@ pub fn start(spec: &TargetSpec, bin_dir: &Path, wait: Duration) -> Result<Target
 }
 
 /// A value unique to this replay within the process and across runs.
-fn run_id() -> String {
+pub(crate) fn run_id() -> String {
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let t = std::time::SystemTime::now()
@@ -372,7 +379,7 @@ async fn replay_step(
     fails
 }
 
-fn prefixed(what: &str, ms: Vec<Mismatch>) -> Vec<String> {
+pub(crate) fn prefixed(what: &str, ms: Vec<Mismatch>) -> Vec<String> {
     ms.into_iter()
         .map(|m| {
             if m.path.is_empty() {
@@ -456,6 +463,8 @@ mod tests {
             headers: BTreeMap::new(),
             vars: BTreeMap::new(),
             explicit: false,
+            grpc: false,
+            no_grpc: None,
         };
         let dir = tempfile::tempdir().unwrap();
         match start(&spec, dir.path(), Duration::from_secs(1)) {

@@ -28,6 +28,8 @@ fn mock_targets(bin: &str, args: &[&str]) -> TargetsFile {
             headers: [("X-Target-Token".to_string(), "${token}".to_string())].into(),
             vars: [("echo".to_string(), "/echo".to_string())].into(),
             explicit: false,
+            grpc: false,
+            no_grpc: None,
         },
     );
     t
@@ -144,4 +146,58 @@ fn an_explicit_target_replays_only_the_cases_that_name_it() {
     let (sum, out) = run(&targets, exe.parent().unwrap().into());
     assert_eq!(sum, Summary::default(), "{out}");
     assert!(!out.contains("# target mock"), "not even started: {out}");
+}
+
+#[test]
+fn a_grpc_target_gets_one_grpc_line_per_case_and_cases_without_a_grpc_form_are_skipped() {
+    let exe = PathBuf::from(env!("CARGO_BIN_EXE_mock-target"));
+    let mut targets = mock_targets("mock-target", &[]);
+    if let Some(t) = targets.get_mut("mock") {
+        t.grpc = true;
+    }
+    let (sum, out) = run(&targets, exe.parent().unwrap().into());
+    // None of the self-test cases has a JSON-RPC 1.0 form: each gRPC replay is a SKIP with its
+    // reason, counted as skipped and never as passed.
+    for (case, why) in [
+        ("card", "agent card over plain HTTP"),
+        ("echo-capture", "0.3 only"),
+        ("stream", "HTTP+JSON-only case"),
+        ("wrong-status", "HTTP+JSON-only case"),
+    ] {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&format!("SKIP mock/{case} [GRPC 1.0] on mock: ")))
+            .unwrap_or_else(|| panic!("no gRPC line for {case}: {out}"));
+        assert!(line.contains(why), "{line}");
+    }
+    assert_eq!(
+        sum,
+        Summary {
+            passed: 3,
+            failed: 1,
+            skipped: 4,
+            pending: 0
+        }
+    );
+
+    // A gRPC target that cannot start: its gRPC replays are skipped with the others.
+    let mut missing = mock_targets("no-such-binary", &[]);
+    if let Some(t) = missing.get_mut("mock") {
+        t.grpc = true;
+    }
+    let (sum, out) = run(&missing, std::env::temp_dir());
+    assert_eq!((sum.skipped, sum.failed, sum.passed), (8, 0, 0), "{out}");
+
+    // A target that does not serve gRPC says why, and replays nothing over it.
+    if let Some(t) = targets.get_mut("mock") {
+        t.grpc = false;
+        t.no_grpc = Some("it speaks HTTP/1 only".into());
+    }
+    let (sum, out) = run(&targets, exe.parent().unwrap().into());
+    assert!(
+        out.contains("# target mock not replayed over gRPC: it speaks HTTP/1 only"),
+        "{out}"
+    );
+    assert!(!out.contains("[GRPC"), "{out}");
+    assert_eq!(sum.skipped, 0, "{out}");
 }
