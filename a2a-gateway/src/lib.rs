@@ -54,6 +54,7 @@
 pub mod admin;
 pub mod admin_audit;
 pub mod admin_cli;
+pub mod admin_cmd;
 pub mod ard;
 mod auth;
 mod call;
