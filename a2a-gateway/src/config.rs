@@ -82,6 +82,9 @@ pub struct Config {
     pub serve_v1: bool,
     /// Streaming on (`a2a.streaming.enabled`).
     pub streaming_enabled: bool,
+    /// Serve the A2A 1.0 gRPC binding to callers on the same port (`content-type:
+    /// application/grpc*`; the request's `tenant` names the agent); needs `serve_v1`.
+    pub serve_grpc: bool,
     /// HTTP status of JSON-RPC refusals (`a2a.protocol.json-rpc-error-status`).
     pub json_rpc_error_status: ErrorStatusMode,
     /// Development mode: plain http peers and loopback peers allowed.
@@ -165,6 +168,7 @@ impl Default for Config {
             admin_token: None,
             serve_v1: true,
             streaming_enabled: true,
+            serve_grpc: false,
             json_rpc_error_status: ErrorStatusMode::Ok,
             dev_mode: false,
             peer_timeout_secs: 30,
