@@ -263,10 +263,11 @@ mod tests {
     #[test]
     fn toml_overrides_defaults() {
         let c = Config::from_toml_str(
-            "serve_v1 = false\ndev_mode = true\n[limits]\nmax_message_chars = 10\n",
+            "serve_v1 = false\nserve_grpc = true\ndev_mode = true\n[limits]\nmax_message_chars = 10\n",
         )
         .unwrap();
         assert!(!c.serve_v1);
+        assert!(c.serve_grpc && !Config::default().serve_grpc);
         assert!(c.dev_mode);
         assert_eq!(c.limits.max_message_chars, 10);
         assert_eq!(c.limits.max_stream_bytes, DEFAULT_MAX_STREAM_BYTES);

@@ -177,6 +177,65 @@ async fn our_grpc_client_through_the_gateway() {
     // A refused call arrives as the A2A error it is.
     let e = c.get_task("no-such-task", None).await.unwrap_err();
     assert_eq!(e.kind(), Some(ErrorKind::TaskNotFound), "{e:?}");
+    // No tenant, an unknown tenant, a 0.3 label: refused in A2A form, nothing reaches a peer.
+    let direct = |tenant: &str| {
+        a2a_client::SelectedInterface::direct(
+            format!("http://{}", env.gw.local_addr()).parse().unwrap(),
+            Binding::Grpc,
+            a2a_client::Version::V1,
+        )
+        .with_tenant(tenant)
+    };
+    let client = |tenant: &str, version: &str| {
+        A2aClient::builder()
+            .header("authorization", &format!("Bearer {}", env.key))
+            .unwrap()
+            .header("A2A-Version", version)
+            .unwrap()
+            .from_interface(direct(tenant))
+            .unwrap()
+    };
+    let e = client("", "1.0").get_task("t", None).await.unwrap_err();
+    assert!(e.to_string().contains("tenant"), "{e}");
+    let e = client("ghost", "1.0")
+        .get_task("t", None)
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("Agent ghost not found"), "{e}");
+    let e = client("reference", "0.3")
+        .send_message(Message::user_text("x"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), Some(ErrorKind::VersionNotSupported), "{e}");
     env.stop().await;
     peer.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_card_lists_grpc_only_with_the_setting() {
+    for on in [false, true] {
+        let env = env_with(Version::V10, |c| c.serve_grpc = on).await;
+        let card: Value = env
+            .http
+            .get(env.url("/a2a/echo/.well-known/agent-card.json"))
+            .header("authorization", format!("Bearer {}", env.key))
+            .header("A2A-Version", "1.0")
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let grpc: Vec<&Value> = card["supportedInterfaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["protocolBinding"] == "GRPC")
+            .collect();
+        assert_eq!(grpc.len(), usize::from(on), "{card}");
+        if on {
+            assert_eq!(grpc[0]["tenant"], "echo", "{card}");
+        }
+        env.stop().await;
+    }
 }
