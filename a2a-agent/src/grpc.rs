@@ -8,7 +8,8 @@
 //! are the HTTP/2 headers, so authentication (`authorization`, API key headers), `a2a-version`
 //! and `a2a-extensions` are read by the same code as on the other bindings. Errors are
 //! `google.rpc.Status` with an `ErrorInfo` detail and the spec's gRPC codes
-//! (`a2a_types::grpc::status`).
+//! (`a2a_types::grpc::status`). The wiring (content type, codec, unary and streaming calls) is
+//! [`crate::edge::grpc`], shared with the gateway's gRPC callers.
 //!
 //! Only the 1.0 service is served: a request with `a2a-version: 0.3` is refused with
 //! `VersionNotSupportedError`, and the 0.3 service (`a2a.v1.A2AService`) answers UNIMPLEMENTED.
