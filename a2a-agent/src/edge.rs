@@ -5,12 +5,14 @@
 //!   interface serves (none or empty = 0.3, patch ignored, refusals);
 //! - [`media`]: the request's content type and the answer's;
 //! - [`routes`]: the HTTP+JSON route tables of 1.0 (with tenant prefix) and 0.3 (`/v1`);
+//! - [`grpc`]: the gRPC edge (content type, codec, unary and streaming wiring);
 //! - [`sse`]: SSE framing (one JSON document per event, error events, heartbeats).
 //!
 //! The 0.3 translation edge (0.3 wire forms <-> the 1.0 model) lives here too; the 0.3
 //! HTTP+JSON pieces the gateway's 0.3 REST entry also uses are public: [`v03_rest_send`],
 //! [`v03_rest_push_request`], [`v03_rest_result`] and [`V03Stream`].
 
+pub mod grpc;
 pub mod media;
 pub mod routes;
 pub mod sse;

@@ -8,61 +8,34 @@
 //! are the HTTP/2 headers, so authentication (`authorization`, API key headers), `a2a-version`
 //! and `a2a-extensions` are read by the same code as on the other bindings. Errors are
 //! `google.rpc.Status` with an `ErrorInfo` detail and the spec's gRPC codes
-//! (`a2a_types::grpc::status`).
+//! (`a2a_types::grpc::status`). The wiring (content type, codec, unary and streaming calls) is
+//! [`crate::edge::grpc`], shared with the gateway's gRPC callers.
 //!
 //! Only the 1.0 service is served: a request with `a2a-version: 0.3` is refused with
 //! `VersionNotSupportedError`, and the 0.3 service (`a2a.v1.A2AService`) answers UNIMPLEMENTED.
 
-use std::pin::Pin;
 use std::sync::Arc;
 
 use a2a_types::grpc::{Rpc, status::to_status};
-use axum::body::Body;
 use axum::extract::Request;
 use axum::response::Response;
-use futures::{Stream, StreamExt};
+use futures::StreamExt;
 use http::HeaderMap;
 use serde_json::Value;
 use tonic::Status;
 
+use crate::edge::grpc::{Answer, EventStream, Reply, serve, status_response, unknown_method};
 use crate::error::{A2aError, ErrorKind};
 use crate::negotiate::{Version, requested_version};
 use crate::ops::{self, Outcome};
 use crate::server::{App, Call, admit};
 use crate::sse::{Item, items};
 
-/// Whether a request is a gRPC call (`content-type: application/grpc`, `application/grpc+proto`).
-pub(crate) fn is_grpc(headers: &HeaderMap) -> bool {
-    headers
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| {
-            ct.get(..16)
-                .is_some_and(|p| p.eq_ignore_ascii_case("application/grpc"))
-        })
-}
-
-/// The `host:port` of the public URL, the card's gRPC interface url (`addr` when the URL has
-/// none).
-pub(crate) fn authority(url: &str, addr: std::net::SocketAddr) -> String {
-    match url::Url::parse(url) {
-        Ok(u) => match (u.host_str(), u.port_or_known_default()) {
-            (Some(h), Some(p)) => format!("{h}:{p}"),
-            _ => addr.to_string(),
-        },
-        Err(_) => addr.to_string(),
-    }
-}
-
-fn status_response(s: Status) -> Response {
-    s.into_http::<Body>()
-}
+pub(crate) use crate::edge::grpc::{authority, is_grpc};
 
 fn a2a_status(e: &A2aError) -> Status {
     to_status(&e.to_types())
 }
-
-type EventStream = Pin<Box<dyn Stream<Item = Result<Value, Status>> + Send>>;
 
 /// Serves one gRPC call.
 pub(crate) async fn handle(app: Arc<App>, req: Request) -> Response {
@@ -73,49 +46,30 @@ pub(crate) async fn handle(app: Arc<App>, req: Request) -> Response {
         ));
     }
     let Some(rpc) = Rpc::of_path(&path) else {
-        return status_response(Status::unimplemented(format!(
-            "unknown method {path}: this agent serves {} (A2A 1.0)",
-            a2a_types::grpc::SERVICE
-        )));
+        return unknown_method(&path, "this agent");
     };
     let headers = req.headers().clone();
     let call = match admit_grpc(&app, headers).await {
-        Ok(c) => Arc::new(c),
+        Ok(c) => c,
         Err(e) => return status_response(a2a_status(&e)),
     };
-    let codec = match rpc.server_codec() {
-        Ok(c) => c,
-        Err(e) => return status_response(e),
-    };
-    let mut grpc = tonic::server::Grpc::new(codec)
-        .max_decoding_message_size(app.cfg.max_payload_size)
-        .max_encoding_message_size(usize::MAX);
-    let extensions = call.extensions.join(", ");
-    let mut resp = if rpc.streaming {
-        let svc = tower::service_fn(move |r: tonic::Request<Value>| {
-            let (app, call) = (app.clone(), call.clone());
-            async move {
-                let stream = run_stream(&app, &call, rpc, r.into_inner()).await?;
-                Ok::<_, Status>(tonic::Response::new(stream))
-            }
-        });
-        grpc.server_streaming(svc, req).await
-    } else {
-        let svc = tower::service_fn(move |r: tonic::Request<Value>| {
-            let (app, call) = (app.clone(), call.clone());
-            async move {
-                let v = run_unary(&app, &call, rpc, r.into_inner()).await?;
-                Ok::<_, Status>(tonic::Response::new(v))
-            }
-        });
-        grpc.unary(svc, req).await
-    };
-    if !extensions.is_empty()
-        && let Ok(v) = http::HeaderValue::from_str(&extensions)
-    {
-        resp.headers_mut().insert("a2a-extensions", v);
-    }
-    resp.map(Body::new)
+    let max = app.cfg.max_payload_size;
+    serve(rpc, req, max, move |params| async move {
+        let answer = if rpc.streaming {
+            Answer::Stream(run_stream(&app, &call, rpc, params).await?)
+        } else {
+            Answer::Unary(run_unary(&app, &call, rpc, params).await?)
+        };
+        let mut reply = Reply::new(answer);
+        let extensions = call.extensions.join(", ");
+        if !extensions.is_empty()
+            && let Ok(v) = http::HeaderValue::from_str(&extensions)
+        {
+            reply.headers.insert("a2a-extensions", v);
+        }
+        Ok(reply)
+    })
+    .await
 }
 
 /// Version (1.0 only), authentication and extensions, from the metadata.
@@ -142,8 +96,6 @@ async fn admit_grpc(app: &App, headers: HeaderMap) -> Result<Call, A2aError> {
 
 async fn run_unary(app: &App, call: &Call, rpc: &Rpc, params: Value) -> Result<Value, Status> {
     match ops::dispatch_v(app, call, rpc.name, params, Version::V1).await {
-        // `google.protobuf.Empty` (DeleteTaskPushNotificationConfig).
-        Ok(Outcome::Unary(Value::Null)) => Ok(Value::Object(Default::default())),
         Ok(Outcome::Unary(v)) => Ok(v),
         Ok(_) => Err(Status::internal(format!(
             "{} produced a stream on a unary rpc",
@@ -189,40 +141,5 @@ async fn run_stream(
             rpc.name
         ))),
         Err(e) => Err(a2a_status(&e)),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn grpc_content_types() {
-        let mut h = HeaderMap::new();
-        assert!(!is_grpc(&h));
-        for (ct, yes) in [
-            ("application/grpc", true),
-            ("application/grpc+proto", true),
-            ("Application/GRPC", true),
-            ("application/json", false),
-            ("application/grp", false),
-        ] {
-            h.insert(http::header::CONTENT_TYPE, ct.parse().expect("value"));
-            assert_eq!(is_grpc(&h), yes, "{ct}");
-        }
-    }
-
-    #[test]
-    fn card_authority() {
-        let addr: std::net::SocketAddr = "127.0.0.1:9".parse().expect("addr");
-        assert_eq!(
-            authority("http://127.0.0.1:8080/a2a", addr),
-            "127.0.0.1:8080"
-        );
-        assert_eq!(
-            authority("https://agent.example.com/x", addr),
-            "agent.example.com:443"
-        );
-        assert_eq!(authority("not a url", addr), "127.0.0.1:9");
     }
 }

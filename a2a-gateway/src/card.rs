@@ -71,6 +71,11 @@ pub fn governed_card_v1(config: &Config, agent: &Agent, peer_card: &Value) -> Va
     }
     // 0.3 HTTP+JSON: its `/v1/...` paths under `base` are the 1.0 routes (`crate::rest03`).
     ifaces.push(json!({"url": base, "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3"}));
+    // gRPC paths name no agent: the interface's tenant does (`crate::grpc_edge`).
+    if config.serve_v1 && config.serve_grpc {
+        let at = a2a_agent::edge::grpc::authority(&config.public_base(), config.listen);
+        ifaces.push(json!({"url": at, "protocolBinding": "GRPC", "protocolVersion": "1.0", "tenant": agent.agent_id}));
+    }
     out.insert("supportedInterfaces".into(), Value::Array(ifaces));
     let peer_caps = c1.get("capabilities").cloned().unwrap_or_else(|| json!({}));
     let streaming = peer_caps

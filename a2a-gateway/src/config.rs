@@ -82,6 +82,9 @@ pub struct Config {
     pub serve_v1: bool,
     /// Streaming on (`a2a.streaming.enabled`).
     pub streaming_enabled: bool,
+    /// Serve the A2A 1.0 gRPC binding to callers on the same port (`content-type:
+    /// application/grpc*`; the request's `tenant` names the agent); needs `serve_v1`.
+    pub serve_grpc: bool,
     /// HTTP status of JSON-RPC refusals (`a2a.protocol.json-rpc-error-status`).
     pub json_rpc_error_status: ErrorStatusMode,
     /// Development mode: plain http peers and loopback peers allowed.
@@ -165,6 +168,7 @@ impl Default for Config {
             admin_token: None,
             serve_v1: true,
             streaming_enabled: true,
+            serve_grpc: false,
             json_rpc_error_status: ErrorStatusMode::Ok,
             dev_mode: false,
             peer_timeout_secs: 30,
@@ -259,10 +263,11 @@ mod tests {
     #[test]
     fn toml_overrides_defaults() {
         let c = Config::from_toml_str(
-            "serve_v1 = false\ndev_mode = true\n[limits]\nmax_message_chars = 10\n",
+            "serve_v1 = false\nserve_grpc = true\ndev_mode = true\n[limits]\nmax_message_chars = 10\n",
         )
         .unwrap();
         assert!(!c.serve_v1);
+        assert!(c.serve_grpc && !Config::default().serve_grpc);
         assert!(c.dev_mode);
         assert_eq!(c.limits.max_message_chars, 10);
         assert_eq!(c.limits.max_stream_bytes, DEFAULT_MAX_STREAM_BYTES);

@@ -41,7 +41,7 @@ pub enum Binding {
     JsonRpc,
     /// HTTP+JSON (REST).
     HttpJson,
-    /// gRPC (peers only: the gateway calls 1.0 gRPC peers, it does not serve gRPC yet).
+    /// gRPC (1.0): the gateway calls gRPC peers and, with `serve_grpc`, serves gRPC callers.
     Grpc,
 }
 

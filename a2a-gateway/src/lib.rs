@@ -34,6 +34,8 @@
 //! - `regex`: the PII detectors' candidate patterns (`pii`), validated in code afterwards;
 //! - `url`: peer address checks; `time`: audit timestamps; `tracing`, `tracing-subscriber`: logs;
 //! - `thiserror`, `anyhow`: error types in the library and the binary;
+//! - `tonic`, `tonic-types`, `a2a-types`' feature `grpc` (already built for `a2a-agent`): gRPC
+//!   callers (`grpc_edge`), their `google.rpc.Status` errors with `ErrorInfo`;
 //! - `tokio-util`: the cancellation token that ends streams and waiting calls at shutdown;
 //! - `tower` (`util`, already built for `a2a-agent`): re-routing a caller path with a trailing
 //!   slash through the router (`ServiceExt::oneshot`);
@@ -67,6 +69,7 @@ pub mod edge;
 pub mod errors;
 pub mod extensions;
 pub mod governance;
+mod grpc_edge;
 mod history;
 mod hop;
 mod idempotency;

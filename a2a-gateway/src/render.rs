@@ -1,8 +1,12 @@
 //! Rendering a [`Refusal`] in the caller's form: the JSON-RPC error of either version, the 1.0
 //! `google.rpc.Status` of HTTP+JSON, and the legacy card body.
 
+use std::collections::HashMap;
+
 use a2a_types::envelope::RawId;
 use serde_json::{Map, Value, json};
+use tonic::Code;
+use tonic_types::{ErrorDetails, StatusExt};
 
 use crate::errors::{GATEWAY_DOMAIN, Origin, Refusal, SPEC_DOMAIN, Version, spec_default};
 
@@ -84,23 +88,63 @@ impl Refusal {
         }})
     }
 
+    /// The refusal as a gRPC status: the code of its `google.rpc.Status` body, the message, and
+    /// the same `ErrorInfo` in `grpc-status-details-bin`.
+    pub fn grpc_status(&self, trace_id: &str) -> tonic::Status {
+        let info = self.error_info(trace_id);
+        let metadata: HashMap<String, String> = info
+            .get("metadata")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
+            .collect();
+        let domain = info
+            .get("domain")
+            .and_then(Value::as_str)
+            .unwrap_or(GATEWAY_DOMAIN);
+        let details = ErrorDetails::with_error_info(self.reason.clone(), domain, metadata);
+        let code = match self.rpc_code {
+            -32601 => Code::Unimplemented,
+            c => grpc_code(self.rest_status(), c),
+        };
+        tonic::Status::with_error_details(code, &self.message, details)
+    }
+
     /// The legacy body of a card refusal for a caller that names no version.
     pub fn legacy_body(&self, trace_id: &str) -> Value {
         json!({"error": {"code": self.code, "message": self.message, "trace_id": trace_id}})
     }
 }
 
-fn grpc_status_name(status: u16, rpc_code: i64) -> &'static str {
+/// The gRPC code of a refusal by its HTTP status (A2A errors by their JSON-RPC code): one table
+/// for the `status` name of HTTP+JSON bodies and the code of gRPC answers.
+fn grpc_code(status: u16, rpc_code: i64) -> Code {
     match (status, rpc_code) {
-        (_, -32002 | -32003 | -32004 | -32007 | -32008 | -32009) => "FAILED_PRECONDITION",
-        (400 | 413 | 415, _) => "INVALID_ARGUMENT",
-        (401, _) => "UNAUTHENTICATED",
-        (405, _) => "UNIMPLEMENTED",
-        (403, _) => "PERMISSION_DENIED",
-        (404, _) => "NOT_FOUND",
-        (409, _) => "ABORTED",
-        (429, _) => "RESOURCE_EXHAUSTED",
-        (502..=504, _) => "UNAVAILABLE",
+        (_, -32002 | -32003 | -32004 | -32007 | -32008 | -32009) => Code::FailedPrecondition,
+        (400 | 413 | 415, _) => Code::InvalidArgument,
+        (401, _) => Code::Unauthenticated,
+        (405, _) => Code::Unimplemented,
+        (403, _) => Code::PermissionDenied,
+        (404, _) => Code::NotFound,
+        (409, _) => Code::Aborted,
+        (429, _) => Code::ResourceExhausted,
+        (502..=504, _) => Code::Unavailable,
+        _ => Code::Internal,
+    }
+}
+
+fn grpc_status_name(status: u16, rpc_code: i64) -> &'static str {
+    match grpc_code(status, rpc_code) {
+        Code::FailedPrecondition => "FAILED_PRECONDITION",
+        Code::InvalidArgument => "INVALID_ARGUMENT",
+        Code::Unauthenticated => "UNAUTHENTICATED",
+        Code::Unimplemented => "UNIMPLEMENTED",
+        Code::PermissionDenied => "PERMISSION_DENIED",
+        Code::NotFound => "NOT_FOUND",
+        Code::Aborted => "ABORTED",
+        Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
+        Code::Unavailable => "UNAVAILABLE",
         _ => "INTERNAL",
     }
 }

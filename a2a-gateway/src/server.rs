@@ -6,6 +6,8 @@
 //! - `POST /a2a/{agentId}`: JSON-RPC, the operation named by `method` (both name sets);
 //! - `POST /a2a/{agentId}/{op}`: JSON-RPC, the operation named by the path (`message:send` ...);
 //! - `/a2a/{agentId}/v1/...`: the A2A 1.0 HTTP+JSON binding;
+//! - any path with `content-type: application/grpc*`: the 1.0 gRPC binding, with `serve_grpc`
+//!   (see [`crate::grpc_edge`]);
 //! - `GET /metrics`, `GET /healthz`, and `/admin/...` (see [`crate::admin`]);
 //! - `/console/...`, the operator console, when the admin API is on (see [`crate::console`]).
 //!
@@ -261,8 +263,17 @@ impl Gateway {
                 crate::wire::guard,
             ));
         // The console (HTML, its own errors and limits) only with the admin API on.
-        if crate::console::enabled(&self.state.config) {
+        let app = if crate::console::enabled(&self.state.config) {
             app.merge(crate::console::router(self.state.clone()))
+        } else {
+            app
+        };
+        // gRPC callers (`serve_grpc`): `application/grpc*` requests, whatever the path.
+        if self.state.config.serve_grpc && self.state.config.serve_v1 {
+            app.layer(axum::middleware::from_fn_with_state(
+                self.state.clone(),
+                grpc_hook,
+            ))
         } else {
             app
         }
@@ -283,6 +294,18 @@ impl Gateway {
             state: self.state,
         })
     }
+}
+
+/// Routes gRPC calls to [`crate::grpc_edge`], everything else on.
+async fn grpc_hook(
+    axum::extract::State(st): axum::extract::State<Arc<GatewayState>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    if a2a_agent::edge::grpc::is_grpc(req.headers()) {
+        return crate::grpc_edge::handle(st, req).await;
+    }
+    next.run(req).await
 }
 
 /// A path no route matched: with trailing slashes (`POST /a2a/{agentId}/`, which some clients

@@ -24,6 +24,7 @@ mod governance_loops;
 mod governance_pii;
 mod governance_policy;
 mod governance_policy_table;
+mod grpc_callers;
 mod grpc_peer;
 mod idempotent_sends;
 mod interop;

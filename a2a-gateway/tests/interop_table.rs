@@ -3,6 +3,8 @@
 //! unchanged through the gateway to the reference agent: every row must hold as it does when the
 //! clients call the agent directly, so any difference is the gateway's. Push configs go through
 //! the gateway's sealed callback (no direct delivery), so "delivery" rows cross the gateway twice.
+//! With `serve_grpc`, the same table over a2a-sdk 1.x's gRPC transport (the card's GRPC
+//! interface, the agent named by its tenant).
 
 use crate::common;
 
@@ -48,6 +50,22 @@ async fn sdk_table_through_the_gateway_to_the_reference_agent() {
     env.register("ws1", "reference", peer.url(), None);
     let key = json!({"op": "headers", "headers": {"Authorization": format!("Bearer {}", env.key)}});
     table::run_all(&env.url("/a2a/reference"), &[key]).await;
+    env.stop().await;
+    peer.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sdk_grpc_table_through_the_gateway_to_the_reference_agent() {
+    let peer = reference_agent().await;
+    let env = env_with(Version::V10, |c| {
+        c.serve_grpc = true;
+        c.push_direct_workspaces.clear();
+        c.push_callback_base_url = Some(format!("http://{}", c.listen));
+    })
+    .await;
+    env.register("ws1", "reference", peer.url(), None);
+    let key = json!({"op": "headers", "headers": {"Authorization": format!("Bearer {}", env.key)}});
+    table::run_grpc(&env.url("/a2a/reference"), &[key]).await;
     env.stop().await;
     peer.shutdown().await;
 }

@@ -53,7 +53,6 @@ const CLIENTS: [Client; 6] = [
 ];
 
 /// a2a-sdk 1.x over gRPC (1.0 only): run by [`run_grpc`] against agents that serve gRPC.
-#[allow(dead_code)] // the gateway's tests include this file; it does not serve gRPC yet
 const GRPC: Client = Client {
     sdk: "sdk1",
     version: Some("1.0"),
@@ -714,7 +713,6 @@ pub async fn run_all(url: &str, prelude: &[Value]) {
 }
 
 /// Runs the table with a2a-sdk 1.x over gRPC only (the card at `url` must list a GRPC interface).
-#[allow(dead_code)] // the gateway's tests include this file; it does not serve gRPC yet
 pub async fn run_grpc(url: &str, prelude: &[Value]) {
     let hook = receiver().await;
     let report: Vec<String> = run_table(GRPC, url, &hook, prelude, &[])

@@ -59,6 +59,10 @@ struct ServeArgs {
     /// Serve A2A 1.0 as well as 0.3 (a2a.protocol.serve-v1) [default: true].
     #[arg(long, env = "A2A_GATEWAY_SERVE_V1")]
     serve_v1: Option<bool>,
+    /// Serve the A2A 1.0 gRPC binding to callers on the same port; the request's `tenant` is
+    /// the agent id (needs --serve-v1) [default: false].
+    #[arg(long, env = "A2A_GATEWAY_SERVE_GRPC")]
+    serve_grpc: Option<bool>,
     /// Allow message:stream and tasks:resubscribe (a2a.streaming.enabled) [default: true].
     #[arg(long, env = "A2A_GATEWAY_STREAMING")]
     streaming: Option<bool>,
@@ -185,6 +189,9 @@ impl ServeArgs {
         }
         if let Some(v) = self.serve_v1 {
             c.serve_v1 = v;
+        }
+        if let Some(v) = self.serve_grpc {
+            c.serve_grpc = v;
         }
         if let Some(v) = self.streaming {
             c.streaming_enabled = v;

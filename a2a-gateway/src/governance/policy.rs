@@ -256,7 +256,7 @@ pub const ATTRIBUTES: &[&str] = &[
 /// What the hop looks like to a policy, as a JSON object of [`ATTRIBUTES`]:
 /// - `workspace` (string), `key` `{id, scopes}`, `agent` `{id, skills}` (the card's skills),
 ///   `operation` (1.0 name, `SendMessage`), `skill` (`metadata.skill` of the request or the
-///   message, `""` when none), `version` (`0.3`/`1.0`), `binding` (`JSONRPC`/`HTTP+JSON`);
+///   message, `""` when none), `version` (`0.3`/`1.0`), `binding` (`JSONRPC`/`HTTP+JSON`/`GRPC`);
 /// - `message` `{bytes, text_chars, parts, part_kinds}` (`part_kinds` ⊂ text, data, file, url,
 ///   raw; zero and empty for operations without a message);
 /// - `pii` (map type → count, every type present, 0 when none found), `pii_total`;
