@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use a2a_types::error::ErrorKind;
 use a2a_types::grpc::Rpc;
-use a2a_types::grpc::status::a2a_reason;
+use a2a_types::grpc::status::{a2a_reason, any_reason};
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
@@ -59,6 +59,9 @@ pub struct GrpcStep {
     pub metadata: BTreeMap<String, String>,
     /// What must come back.
     pub expect: Expect,
+    /// The JSON-RPC request's path after the target's base path (`""`, or e.g. `-ext` for
+    /// another agent behind a gateway): added to the target's `grpc_tenant`.
+    pub path: String,
 }
 
 /// The expected outcome of a [`GrpcStep`].
@@ -184,6 +187,7 @@ fn derive_step(step: &Step) -> Result<GrpcStep, String> {
         params,
         metadata,
         expect,
+        path: req.path.clone(),
     })
 }
 
@@ -308,7 +312,17 @@ async fn replay_step(
         Ok(p) => p,
         Err(e) => return vec![format!("rpc path {}: {e}", rpc.path())],
     };
-    let mut req = tonic::Request::new(substitute(&step.params, vars));
+    let mut params = substitute(&step.params, vars);
+    // Behind the gateway the request's `tenant` names the agent: the target's `grpc_tenant`
+    // (the agent of its base path) followed by the step's own path suffix, as on JSON-RPC.
+    if let (Some(Value::String(tenant)), Some(o)) =
+        (vars.get("grpc_tenant"), params.as_object_mut())
+    {
+        let suffix = step.path.split(['/', '?']).next().unwrap_or_default();
+        o.entry("tenant")
+            .or_insert_with(|| Value::String(format!("{tenant}{suffix}")));
+    }
+    let mut req = tonic::Request::new(params);
     let mut metadata: BTreeMap<String, String> = target
         .headers
         .iter()
@@ -401,7 +415,13 @@ async fn replay_step(
 /// The status must carry the A2A `ErrorInfo` `reason` and the spec's status code for its kind.
 fn check_status(reason: &str, s: &tonic::Status) -> Vec<String> {
     let mut fails = Vec::new();
-    match a2a_reason(s) {
+    // A spec reason must come in the A2A domain; another (a gateway's own code, e.g.
+    // A2A_POLICY_DENIED) in whatever domain its server uses.
+    let got = match ErrorKind::from_reason(reason) {
+        Some(_) => a2a_reason(s),
+        None => any_reason(s),
+    };
+    match got {
         Some(r) if r == reason => {}
         got => fails.push(format!(
             "error reason: expected {reason}, found {got:?} (status {:?} {:?})",

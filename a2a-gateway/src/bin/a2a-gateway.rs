@@ -399,6 +399,8 @@ async fn demo(args: DemoArgs) -> Result<()> {
         delegation_key: Some(a2a_gateway::governance::demo::DEMO_DELEGATION_KEY.into()),
         // The admin API, and so the console, with a token of this run only.
         admin_token: Some(a2a_gateway::server::random_token()),
+        // gRPC callers too (the request's `tenant` is the agent id: `echo`).
+        serve_grpc: true,
         ..Config::default()
     };
     let admin_token = config.admin_token.clone().unwrap_or_default();

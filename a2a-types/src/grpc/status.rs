@@ -63,6 +63,11 @@ pub fn from_status(s: &Status) -> A2aError {
     e
 }
 
+/// The `ErrorInfo` reason a status carries, whatever its domain (e.g. a gateway's own codes).
+pub fn any_reason(s: &Status) -> Option<String> {
+    s.get_error_details().error_info().map(|i| i.reason.clone())
+}
+
 /// The `ErrorInfo` reason of the A2A domain a status carries, as sent.
 pub fn a2a_reason(s: &Status) -> Option<String> {
     s.get_error_details()
