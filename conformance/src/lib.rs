@@ -33,4 +33,5 @@ pub mod model;
 pub mod registry;
 pub mod runner;
 pub mod spec;
+pub mod tls;
 pub mod wire;
