@@ -25,6 +25,7 @@ mod governance_pii;
 mod governance_policy;
 mod governance_policy_table;
 mod grpc_peer;
+mod grpc_tls_peer;
 mod idempotent_sends;
 mod interop;
 mod interop_peers;
