@@ -39,6 +39,7 @@ pub struct ClientBuilder {
     max_response_bytes: Option<usize>,
     reconnect: crate::resume::Reconnect,
     retry: crate::retry::Retry,
+    roots: crate::tls::ExtraRoots,
 }
 
 impl Default for ClientBuilder {
@@ -58,6 +59,7 @@ impl Default for ClientBuilder {
             max_response_bytes: None,
             reconnect: crate::resume::Reconnect::default(),
             retry: crate::retry::Retry::default(),
+            roots: Arc::default(),
         }
     }
 }
@@ -149,6 +151,16 @@ impl ClientBuilder {
         self
     }
 
+    /// Also trusts the root certificates of this PEM bundle (a private CA, a test CA) on every
+    /// binding, beside the platform's roots: the built HTTP client's `add_root_certificate` for
+    /// JSON-RPC and HTTP+JSON, the gRPC transport's rustls verifier for `https` gRPC. A client
+    /// given with [`ClientBuilder::http_client`] keeps its own trust for the HTTP bindings.
+    pub fn root_certificates_pem(mut self, pem: &[u8]) -> Result<Self, ClientError> {
+        let certs = crate::tls::parse_pem(pem)?;
+        Arc::make_mut(&mut self.roots).extend(certs);
+        Ok(self)
+    }
+
     /// Cap on a unary response body (default 32 MiB).
     pub fn max_response_bytes(mut self, bytes: usize) -> Self {
         self.max_response_bytes = Some(bytes);
@@ -165,11 +177,17 @@ impl ClientBuilder {
     fn http(&self) -> Result<reqwest::Client, ClientError> {
         match &self.http {
             Some(h) => Ok(h.clone()),
-            None => reqwest::Client::builder()
-                .connect_timeout(self.connect_timeout)
-                .user_agent(concat!("a2a-rs/", env!("CARGO_PKG_VERSION")))
-                .build()
-                .map_err(ClientError::Transport),
+            None => {
+                let mut b = reqwest::Client::builder()
+                    .connect_timeout(self.connect_timeout)
+                    .user_agent(concat!("a2a-rs/", env!("CARGO_PKG_VERSION")));
+                for cert in self.roots.iter() {
+                    b = b.add_root_certificate(
+                        reqwest::Certificate::from_der(cert).map_err(ClientError::Transport)?,
+                    );
+                }
+                b.build().map_err(ClientError::Transport)
+            }
         }
     }
 
@@ -181,6 +199,7 @@ impl ClientBuilder {
         core.timeout = self.timeout;
         core.stream_idle_timeout = self.stream_idle_timeout;
         core.policy = self.policy;
+        core.extra_roots = self.roots.clone();
         if let Some(max) = self.max_response_bytes {
             core.max_response_bytes = max;
         }

@@ -63,6 +63,10 @@
 //!   client (already built by reqwest): the gRPC transport; protobuf conversion is a2a-types'
 //!   feature `grpc` (`prost-reflect` against the checked-in descriptor of `a2a.proto`: no
 //!   generated code, no `protoc`, no build script).
+//! - `hyper-rustls`, `rustls`, `rustls-platform-verifier`: gRPC over TLS ([`tls`]). tonic's TLS
+//!   features would bring a second TLS stack; these are the crates reqwest already builds (same
+//!   aws-lc-rs provider, same platform root store), so `https` gRPC trusts exactly what the HTTP
+//!   bindings trust, extra roots included.
 //!
 //! (`eventsource-stream` is not used: the SSE parser is ours, with size limits and tests.)
 #![warn(missing_docs)]
@@ -80,6 +84,7 @@ pub mod select;
 #[cfg(feature = "signing")]
 pub mod signing;
 pub mod sse;
+pub mod tls;
 pub mod transport;
 
 pub use client::{A2aClient, ClientBuilder};

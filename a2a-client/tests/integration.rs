@@ -7,6 +7,7 @@ mod cli;
 mod cli_resume;
 mod discovery;
 mod grpc;
+mod grpc_tls;
 mod history;
 mod interop_sdk;
 mod resume;

@@ -147,6 +147,9 @@ pub struct Config {
     /// Seconds a retired card signing key stays in `/a2a/.well-known/jwks.json` (at least
     /// [`MIN_SIGNING_KEY_GRACE_SECS`], the longest a signed card or the key set is cached).
     pub signing_key_grace_secs: u64,
+    /// PEM file of extra root certificates trusted for peers' TLS (a private CA), beside the
+    /// platform's roots, on every binding (cards, JSON-RPC, HTTP+JSON, `https` gRPC).
+    pub peer_ca_file: Option<PathBuf>,
 }
 
 /// Shortest grace period of a retired signing key: the governed card's `max-age` (60 s) plus
@@ -192,6 +195,7 @@ impl Default for Config {
             card_key_secret: None,
             card_key_file: None,
             signing_key_grace_secs: 30 * 24 * 3600,
+            peer_ca_file: None,
         }
     }
 }

@@ -252,6 +252,20 @@ pub async fn check_resolved(url: &Url, dev_mode: bool) -> Result<(), Refusal> {
     }
 }
 
+/// The extra roots of `peer_ca_file` (none when unset); an unreadable file or one without a
+/// certificate stops the gateway at start.
+pub fn trusted_roots(
+    config: &crate::config::Config,
+) -> Result<a2a_client::tls::ExtraRoots, String> {
+    let Some(path) = &config.peer_ca_file else {
+        return Ok(Default::default());
+    };
+    let pem = std::fs::read(path).map_err(|e| format!("peer_ca_file {}: {e}", path.display()))?;
+    let certs = a2a_client::tls::parse_pem(&pem)
+        .map_err(|e| format!("peer_ca_file {}: {e}", path.display()))?;
+    Ok(std::sync::Arc::new(certs))
+}
+
 /// A `reqwest` resolver that returns only addresses [`NetGuard`] allows, so a name that changes
 /// between check and connect cannot reach an internal address. (The gateway builds its own client
 /// rather than [`NetGuard::client`], whose whole-request timeout would cut long streams.)

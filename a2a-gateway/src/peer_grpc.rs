@@ -4,11 +4,14 @@
 //!
 //! - Selection: gRPC is used only when the card offers no JSON-RPC or HTTP+JSON entry the gateway
 //!   speaks ([`crate::peer::select_from`]).
-//! - Address: the interface url is `host:port` (or `http://host:port`). The gateway's rules apply
-//!   ([`check_url`]): the registered endpoint's host (the port may differ: gRPC is usually served
-//!   on a port of its own), the SSRF policy, and plaintext HTTP/2 only, so only in development
-//!   mode (the client has no gRPC over TLS yet). The host is resolved with the same checks and
-//!   the call goes to the checked address, so a name that changes cannot redirect it.
+//! - Address: the interface url is `host:port`, `http://host:port` or `https://host:port`. The
+//!   gateway's rules apply ([`check_url`]): the registered endpoint's host (the port may differ:
+//!   gRPC is usually served on a port of its own) and the SSRF policy; `https` (TLS, the
+//!   certificate checked against the host name, trusting the platform's roots and
+//!   `peer_ca_file`) is callable in production, plaintext `http` (h2c) only in development mode.
+//!   The host is resolved with the same checks and the call connects only to the checked
+//!   addresses ([`GrpcTransport::pinned`]; SNI and the certificate still use the host name), so a
+//!   name that changes cannot redirect it.
 //! - Metadata: what the HTTP bindings send as headers (the registered credential as a bearer
 //!   token, `traceparent`, the hop count, the governance chain, `a2a-extensions`).
 //! - Limits: unary calls end after `peer_timeout_secs`; a message larger than the answer limit
@@ -17,6 +20,7 @@
 //! - Errors: the peer's `google.rpc.Status` (ErrorInfo reason, else the status code) becomes the
 //!   caller's A2A error as a JSON-RPC peer's error does ([`Refusal::upstream_error`]).
 
+use std::net::IpAddr;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -35,18 +39,23 @@ use crate::peer;
 use crate::relay::{Liveness, PeerEvent};
 use crate::server::Answer;
 
-/// The address rules for a gRPC interface URL (as read by selection: `http://host:port/`).
+/// The address rules for a gRPC interface URL (as read by selection: `http://host:port/` or
+/// `https://host:port/`).
 pub(crate) fn check_url(url: &Url, registered: &Url, dev_mode: bool) -> Result<(), Refusal> {
-    if url.scheme() != "http" {
-        return Err(Refusal::peer_url_refused(&format!(
-            "{url}: gRPC over TLS is not supported yet (the gateway calls gRPC peers over \
-             plaintext HTTP/2, in development mode only)"
-        )));
-    }
-    if !dev_mode {
-        return Err(Refusal::peer_url_refused(&format!(
-            "{url}: gRPC peers are called over plaintext HTTP/2, allowed only in development mode"
-        )));
+    match url.scheme() {
+        "https" => {}
+        "http" if dev_mode => {}
+        "http" => {
+            return Err(Refusal::peer_url_refused(&format!(
+                "{url}: plaintext gRPC (h2c) is allowed only in development mode; serve gRPC \
+                 over TLS (an https interface url)"
+            )));
+        }
+        other => {
+            return Err(Refusal::peer_url_refused(&format!(
+                "{url}: the gRPC url scheme must be https (or http in development mode), not {other}"
+            )));
+        }
     }
     NetGuard::new(dev_mode)
         .check_url(url.as_str())
@@ -60,23 +69,25 @@ pub(crate) fn check_url(url: &Url, registered: &Url, dev_mode: bool) -> Result<(
     Ok(())
 }
 
-/// The URL to connect to: the host resolved with the network checks, its first address.
-async fn checked_address(url: &Url, dev_mode: bool) -> Result<Url, Refusal> {
-    let Some(url::Host::Domain(host)) = url.host() else {
-        return Ok(url.clone()); // literal addresses were checked statically
+/// The addresses to connect to: the host resolved with the network checks (every address
+/// allowed, as [`peer::check_resolved`] requires), or the literal address of the URL.
+async fn checked_addresses(url: &Url, dev_mode: bool) -> Result<Vec<IpAddr>, Refusal> {
+    let host = match url.host() {
+        Some(url::Host::Domain(host)) => host,
+        Some(url::Host::Ipv4(ip)) => return Ok(vec![IpAddr::V4(ip)]),
+        Some(url::Host::Ipv6(ip)) => return Ok(vec![IpAddr::V6(ip)]),
+        None => return Err(Refusal::peer_url_refused(&format!("{url}: no host"))),
     };
     let ips = NetGuard::new(dev_mode)
         .resolve_checked(host)
         .await
         .map_err(|e| Refusal::peer_url_refused(&format!("{url}: {e}")))?;
-    let ip = ips
-        .into_iter()
-        .next()
-        .ok_or_else(|| Refusal::peer_url_refused(&format!("{url}: host does not resolve")))?;
-    let mut out = url.clone();
-    out.set_ip_host(ip)
-        .map_err(|()| Refusal::peer_url_refused(&format!("{url}: cannot use {ip}")))?;
-    Ok(out)
+    if ips.is_empty() {
+        return Err(Refusal::peer_url_refused(&format!(
+            "{url}: host does not resolve"
+        )));
+    }
+    Ok(ips)
 }
 
 impl PeerCall<'_> {
@@ -136,7 +147,7 @@ impl PeerCall<'_> {
     /// The client's gRPC transport for this hop: the checked address, the hop's metadata, the
     /// gateway's timeout and `limit` on each message.
     async fn grpc_transport(&self, limit: u64) -> Result<GrpcTransport, Refusal> {
-        let url = checked_address(&self.chosen.url, self.st.config.dev_mode).await?;
+        let addrs = checked_addresses(&self.chosen.url, self.st.config.dev_mode).await?;
         // The same headers as the HTTP bindings' requests (built, never sent).
         let built = self
             .request(
@@ -158,13 +169,15 @@ impl PeerCall<'_> {
         core.timeout = Some(Duration::from_secs(self.st.config.peer_timeout_secs.max(1)));
         core.stream_idle_timeout = None; // the relay's stall timer
         core.max_response_bytes = usize::try_from(limit).unwrap_or(usize::MAX);
+        core.extra_roots = self.st.peer_roots.clone();
         let mut iface = a2a_client::SelectedInterface::direct(
-            url,
+            self.chosen.url.clone(),
             a2a_client::Binding::Grpc,
             a2a_client::Version::V1,
         );
         iface.tenant = self.chosen.tenant.clone();
-        GrpcTransport::new(core, iface).map_err(|e| Refusal::peer_url_refused(&e.to_string()))
+        GrpcTransport::pinned(core, iface, addrs)
+            .map_err(|e| Refusal::peer_url_refused(&e.to_string()))
     }
 
     fn grpc_refusal(&self, e: ClientError, limit: u64) -> Refusal {
@@ -242,8 +255,8 @@ mod tests {
                 true,
                 "registered endpoint's host",
             ),
-            ("https://127.0.0.1:50051/", true, "TLS"),
             ("http://127.0.0.1:50051/", false, "development mode"),
+            ("ftp://127.0.0.1:50051/", true, "scheme"),
             ("http://u:p@127.0.0.1:50051/", true, "user name"),
         ];
         for (url, dev, needle) in cases {
@@ -251,6 +264,14 @@ mod tests {
             assert_eq!(e.code, "a2a_peer_url_refused");
             assert!(e.message.contains(needle), "{url}: {}", e.message);
         }
+        // TLS: allowed in dev mode, and outside it on a public host (loopback is refused there).
+        assert!(check_url(&u("https://127.0.0.1:50051/"), &reg, true).is_ok());
+        let public = u("https://93.184.215.14/a2a");
+        assert!(check_url(&u("https://93.184.215.14:50051/"), &public, false).is_ok());
+        let e = check_url(&u("http://93.184.215.14:50051/"), &public, false).unwrap_err();
+        assert!(e.message.contains("development mode"), "{}", e.message);
+        let e = check_url(&u("https://127.0.0.1:50051/"), &reg, false).unwrap_err();
+        assert_eq!(e.code, "a2a_peer_url_refused");
         let meta = u("http://169.254.169.254:50051/");
         let e = check_url(&meta, &meta, true).unwrap_err();
         assert!(e.message.contains("metadata"), "{}", e.message);

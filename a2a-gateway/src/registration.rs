@@ -66,7 +66,7 @@ pub async fn check(st: &GatewayState, agent: &Agent) -> Check {
         Err(r) => return unreadable(r.message),
     };
     let chosen = peer::select_from(&card.interfaces, st.config.serve_v1);
-    // gRPC's own address rules (plaintext, development mode only) would refuse every call.
+    // gRPC's own address rules (plaintext h2c only in development mode) would refuse every call.
     if let Ok(c) = &chosen
         && c.binding == crate::errors::Binding::Grpc
         && let Err(r) = crate::peer_grpc::check_url(&c.url, &registered, st.config.dev_mode)

@@ -58,8 +58,10 @@ pub struct GatewayState {
     pub config: Config,
     /// Registry and audit store.
     pub store: Store,
-    /// HTTP client for peers (checked resolver, no redirects, no proxy).
+    /// HTTP client for peers (checked resolver, no redirects, no proxy, `peer_ca_file` roots).
     pub http: reqwest::Client,
+    /// Extra roots trusted for peers (`peer_ca_file`), for `https` gRPC calls.
+    pub peer_roots: a2a_client::tls::ExtraRoots,
     /// Peer cards.
     pub cards: a2a_client::discovery::CardResolver,
     /// Metrics registry.
@@ -151,13 +153,20 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 impl Gateway {
     /// Builds a gateway over a store.
     pub fn new(config: Config, store: Store) -> Result<Gateway, String> {
-        let http = reqwest::Client::builder()
+        let peer_roots = peer::trusted_roots(&config)?;
+        let mut http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
             .dns_resolver(Arc::new(peer::CheckedResolver {
                 allow_loopback: config.dev_mode,
             }))
-            .connect_timeout(Duration::from_secs(10))
+            .connect_timeout(Duration::from_secs(10));
+        for cert in peer_roots.iter() {
+            http = http.add_root_certificate(
+                reqwest::Certificate::from_der(cert).map_err(|e| format!("peer_ca_file: {e}"))?,
+            );
+        }
+        let http = http
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         let trust = crate::trust::TrustState::new(
@@ -175,6 +184,7 @@ impl Gateway {
             aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, key_bytes.as_bytes());
         Ok(Gateway {
             state: Arc::new(GatewayState {
+                peer_roots,
                 store: store.clone(),
                 http: http.clone(),
                 cards: peer::card_resolver(http),

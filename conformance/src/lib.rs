@@ -6,6 +6,8 @@
 //! - [`model`]: model cases (parse / serialize / strict-validate a document), replayed in-process.
 //! - [`registry`]: every top-level `a2a-types` type by dialect and name, with its schema.
 //! - [`spec`]: extraction and classification of the JSON examples of both specification texts.
+//! - [`tls`]: a CA generated per test and a TLS listener in front of a plain server (gRPC and
+//!   HTTP over TLS in the client and gateway tests).
 //! - [`wire`]: wire cases, replayed over HTTP against a target binary started on loopback.
 //! - [`grpc`]: the gRPC form of the wire cases (derived from their JSON-RPC 1.0 form), replayed over h2c.
 //! - [`runner`]: runs cases and prints `PASS`/`FAIL` lines and the closing `N passed, N failed` line.
@@ -25,7 +27,9 @@
 //!
 //! Dependencies: `a2a-types` (the models under test), `serde`/`serde_json` (fixtures), `schemars`
 //! (schema export), `jsonschema` (schema checks), `regex` (matchers, URL discovery), `reqwest` +
-//! `tokio` (the wire replays), `tonic` + `hyper-util` + `http` + `a2a-types`'s `grpc` feature (the gRPC replays), `clap` (the binaries' flags), `anyhow` (binary error reporting).
+//! `tokio` (the wire replays), `tonic` + `hyper-util` + `http` + `a2a-types`'s `grpc` feature (the
+//! gRPC replays), `clap` (the binaries' flags), `anyhow` (binary error reporting), `rcgen` +
+//! `tokio-rustls` (the tests' CA and TLS listener, [`tls`]; the same aws-lc-rs rustls as reqwest).
 
 pub mod fixture;
 pub mod grpc;
@@ -35,4 +39,5 @@ pub mod model;
 pub mod registry;
 pub mod runner;
 pub mod spec;
+pub mod tls;
 pub mod wire;

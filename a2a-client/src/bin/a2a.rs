@@ -39,7 +39,7 @@ struct Global {
     /// Protocol version to speak: `1.0` or `0.3` (default: the card's first usable entry).
     #[arg(long = "a2a-version", global = true, value_name = "VERSION")]
     a2a_version: Option<String>,
-    /// Binding to use: `jsonrpc`, `http+json` (alias `rest`) or `grpc` (1.0, no TLS).
+    /// Binding to use: `jsonrpc`, `http+json` (alias `rest`) or `grpc` (1.0; TLS for `https` URLs).
     #[arg(long, global = true, value_enum)]
     binding: Option<BindingArg>,
     /// Do not fetch the card: URL is the interface itself (needs --binding and --a2a-version).

@@ -1,5 +1,6 @@
 //! The gRPC binding (A2A 1.0, `lf.a2a.v1.A2AService`): each call is one rpc of the same name as
-//! the 1.0 method, over HTTP/2 without TLS (h2c).
+//! the 1.0 method, over HTTP/2: TLS (ALPN `h2`) for `https` interface URLs, cleartext (h2c) for
+//! `http` ones.
 //!
 //! The request and result are the same 1.0 values as on the other bindings: `a2a_types::grpc`
 //! transcodes them to and from protobuf (one conversion for the agent, the client and the
@@ -8,17 +9,27 @@
 //! work unchanged; API keys in the query string do not exist on gRPC) and the caller's own
 //! headers. Errors are read from `google.rpc.Status` (`ErrorInfo` reason, else the status code).
 //!
-//! Not spoken: the 0.3 gRPC service (`a2a.v1.A2AService`), and gRPC over TLS (`https` interface
-//! URLs are refused with a clear message; see docs/client.md).
+//! TLS: `hyper-rustls` with the same crypto provider and platform root store as reqwest, plus
+//! the builder's extra roots ([`crate::tls`]); the certificate is checked against the URL's host
+//! name, also when the caller pins the addresses to connect to ([`GrpcTransport::pinned`]).
+//!
+//! Not spoken: the 0.3 gRPC service (`a2a.v1.A2AService`).
 
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use a2a_types::grpc::{Rpc, status::from_status};
 use a2a_types::v1;
 use futures::StreamExt;
 use http::HeaderMap;
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::connect::dns::{GaiResolver, Name};
 use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 use tonic::metadata::MetadataMap;
@@ -29,7 +40,37 @@ use crate::error::{A2aError, ClientError};
 use crate::headers;
 use crate::select::{SelectedInterface, Version};
 
-type Channel = HyperClient<HttpConnector, tonic::body::Body>;
+type Channel = HyperClient<HttpsConnector<HttpConnector<Resolver>>, tonic::body::Body>;
+
+/// The system resolver, or the addresses the caller pinned (already checked by it).
+#[derive(Clone, Debug)]
+struct Resolver {
+    pinned: Option<Arc<[IpAddr]>>,
+    gai: GaiResolver,
+}
+
+type Resolving =
+    Pin<Box<dyn Future<Output = std::io::Result<std::vec::IntoIter<SocketAddr>>> + Send>>;
+
+impl tower_service::Service<Name> for Resolver {
+    type Response = std::vec::IntoIter<SocketAddr>;
+    type Error = std::io::Error;
+    type Future = Resolving;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.gai.poll_ready(cx)
+    }
+
+    fn call(&mut self, name: Name) -> Self::Future {
+        if let Some(ips) = &self.pinned {
+            // The port is set by the connector from the URL.
+            let addrs: Vec<SocketAddr> = ips.iter().map(|ip| SocketAddr::new(*ip, 0)).collect();
+            return Box::pin(async move { Ok(addrs.into_iter()) });
+        }
+        let resolving = self.gai.call(name);
+        Box::pin(async move { Ok(resolving.await?.collect::<Vec<_>>().into_iter()) })
+    }
+}
 
 /// gRPC transport for one 1.0 interface.
 #[derive(Debug, Clone)]
@@ -41,34 +82,69 @@ pub struct GrpcTransport {
 }
 
 impl GrpcTransport {
-    /// A transport for `interface` (binding GRPC, version 1.0, an `http://host:port` URL).
+    /// A transport for `interface` (binding GRPC, version 1.0, an `http://` or `https://` URL).
     pub fn new(core: HttpCore, interface: SelectedInterface) -> Result<GrpcTransport, ClientError> {
+        Self::build(core, interface, None)
+    }
+
+    /// As [`GrpcTransport::new`], connecting only to `addrs` (already resolved and checked by
+    /// the caller) instead of resolving the URL's host; TLS still sends and verifies the host
+    /// name of the URL (SNI and certificate).
+    pub fn pinned(
+        core: HttpCore,
+        interface: SelectedInterface,
+        addrs: Vec<IpAddr>,
+    ) -> Result<GrpcTransport, ClientError> {
+        if addrs.is_empty() {
+            return Err(ClientError::Usage("gRPC: no address to connect to".into()));
+        }
+        Self::build(core, interface, Some(addrs.into()))
+    }
+
+    fn build(
+        core: HttpCore,
+        interface: SelectedInterface,
+        pinned: Option<Arc<[IpAddr]>>,
+    ) -> Result<GrpcTransport, ClientError> {
         if interface.version != Version::V1 {
             return Err(ClientError::Usage(
                 "gRPC is spoken at A2A 1.0 only (the 0.3 gRPC service is not supported)".into(),
             ));
         }
-        if interface.url.scheme() != "http" {
+        let scheme = interface.url.scheme();
+        if scheme != "http" && scheme != "https" {
             return Err(ClientError::Usage(format!(
-                "gRPC over TLS ({}) is not supported by this client yet: use the agent's \
-                 JSON-RPC or HTTP+JSON interface",
+                "gRPC url {}: the scheme must be http or https",
                 interface.url
             )));
         }
         let host = interface.url.host_str().unwrap_or_default();
-        let port = interface.url.port_or_known_default().unwrap_or(80);
+        let port = interface
+            .url
+            .port_or_known_default()
+            .unwrap_or(if scheme == "https" { 443 } else { 80 });
         let host = if host.contains(':') && !host.starts_with('[') {
             format!("[{host}]")
         } else {
             host.to_string()
         };
-        let origin: http::Uri = format!("http://{host}:{port}")
+        let origin: http::Uri = format!("{scheme}://{host}:{port}")
             .parse()
             .map_err(|e| ClientError::Usage(format!("gRPC url {}: {e}", interface.url)))?;
         // TCP_NODELAY: HTTP/2 writes a request as several frames; with Nagle and delayed ACKs a
         // small unary call waits ~40 ms (measured: 20 req/s on one connection without it).
-        let mut connector = HttpConnector::new();
+        let mut connector = HttpConnector::new_with_resolver(Resolver {
+            pinned,
+            gai: GaiResolver::new(),
+        });
         connector.set_nodelay(true);
+        connector.enforce_http(false);
+        let tls = crate::tls::client_config(&core.extra_roots)?;
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http2()
+            .wrap_connector(connector);
         let channel = HyperClient::builder(TokioExecutor::new())
             .http2_only(true)
             .build(connector);
@@ -163,6 +239,22 @@ impl GrpcTransport {
 
 /// The client's A2A error for a gRPC status.
 pub(crate) fn status_error(s: &tonic::Status) -> ClientError {
+    if let Some(source) = std::error::Error::source(s) {
+        // Not an answer of the peer: the connection failed (refused, TLS certificate, reset);
+        // the whole cause chain is the message (hyper's own says only "client error (Connect)").
+        let mut why = source.to_string();
+        let mut next = source.source();
+        while let Some(e) = next {
+            why.push_str(": ");
+            why.push_str(&e.to_string());
+            next = e.source();
+        }
+        return A2aError::local(
+            a2a_types::error::ErrorKind::Unavailable,
+            format!("gRPC connection failed: {why}"),
+        )
+        .into();
+    }
     let e = from_status(s);
     A2aError {
         kind: e.kind,

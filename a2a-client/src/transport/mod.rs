@@ -117,6 +117,8 @@ pub struct HttpCore {
     pub policy: a2a_translate::Policy,
     /// Extensions the agent reported as activated in its last answer (`A2A-Extensions`).
     pub activated: Arc<std::sync::Mutex<Option<Vec<String>>>>,
+    /// Extra trusted roots of `https` gRPC calls (the HTTP bindings take theirs from `client`).
+    pub extra_roots: crate::tls::ExtraRoots,
 }
 
 impl HttpCore {
@@ -133,6 +135,7 @@ impl HttpCore {
             max_event_bytes: sse::DEFAULT_MAX_EVENT_BYTES,
             policy: a2a_translate::Policy::Strict,
             activated: Arc::default(),
+            extra_roots: Arc::default(),
         }
     }
 
