@@ -218,6 +218,12 @@ impl ClientBuilder {
         self.http_client(http).from_card(card)
     }
 
+    /// The card resolver [`ClientBuilder::connect`] uses: the builder's HTTP client (its timeouts
+    /// and extra roots) and its card headers.
+    pub fn card_resolver(&self) -> Result<CardResolver, ClientError> {
+        Ok(CardResolver::new(self.http()?).with_headers(self.card_headers()))
+    }
+
     /// Headers sent with the card request of [`ClientBuilder::connect`].
     pub fn card_headers(&self) -> HeaderMap {
         let mut headers = self.headers.clone();

@@ -32,6 +32,7 @@ fn help_documents_every_flag() {
         "--no-card",
         "--extension",
         "--timeout",
+        "--cacert",
     ] {
         assert!(help.contains(flag), "--help lacks {flag}:\n{help}");
     }

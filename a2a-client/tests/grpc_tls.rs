@@ -107,3 +107,43 @@ fn a_pem_without_certificates_is_refused() {
         .unwrap_err();
     assert!(e.to_string().contains("no CERTIFICATE"), "{e}");
 }
+
+/// The `a2a` CLI with `--cacert`: the card over `https` (through the TLS listener) is read only
+/// when the test CA is trusted; without it the CLI fails naming the certificate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_cacert_trusts_an_extra_root() {
+    let (_agent, addr) = agent().await;
+    let ca = TestCa::new().unwrap();
+    let proxy = TlsProxy::start(&ca, addr).await.unwrap();
+    let pem = std::env::temp_dir().join(format!("a2a-cacert-{}.pem", uuid::Uuid::new_v4()));
+    std::fs::write(&pem, &ca.ca_pem).unwrap();
+    let url = format!("https://localhost:{}", proxy.addr.port());
+    let run = |extra: Vec<String>| {
+        let url = url.clone();
+        tokio::task::spawn_blocking(move || {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_a2a"))
+                .args(extra)
+                .args(["--timeout", "30", "card", &url])
+                .env_remove("A2A_CACERT")
+                .output()
+                .unwrap();
+            (
+                out.status.success(),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            )
+        })
+    };
+    let (ok, out, err) = run(vec!["--cacert".into(), pem.display().to_string()])
+        .await
+        .unwrap();
+    assert!(ok, "with --cacert: {out}\n{err}");
+    assert!(out.contains("gRPC over TLS"), "the card: {out}");
+    let (ok, out, err) = run(Vec::new()).await.unwrap();
+    assert!(!ok, "without --cacert: {out}");
+    assert!(
+        err.to_lowercase().contains("certificate"),
+        "names the certificate: {err}"
+    );
+    let _ = std::fs::remove_file(&pem);
+}

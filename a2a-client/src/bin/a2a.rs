@@ -11,7 +11,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use a2a_client::auth::{ApiKeyLocation, Credential};
-use a2a_client::discovery::CardResolver;
 use a2a_client::select::{Binding, SelectedInterface, Version};
 use a2a_client::transport::EventStream;
 use a2a_client::{A2aClient, ClientBuilder, ClientError};
@@ -84,6 +83,10 @@ struct Global {
     /// Print the raw 1.0 JSON result (one JSON document per line for streams).
     #[arg(long, global = true)]
     json: bool,
+    /// Also trust the CA certificates of this PEM file (every binding: cards, JSON-RPC,
+    /// HTTP+JSON and gRPC over TLS), beside the system's roots.
+    #[arg(long, global = true, value_name = "PEM_FILE", env = "A2A_CACERT")]
+    cacert: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -94,7 +97,7 @@ enum BindingArg {
     /// HTTP+JSON (REST).
     #[value(name = "http+json", alias = "rest")]
     HttpJson,
-    /// gRPC (A2A 1.0, plaintext HTTP/2).
+    /// gRPC (A2A 1.0; TLS for `https` interfaces, plaintext HTTP/2 for `http`).
     #[value(name = "grpc")]
     Grpc,
 }
@@ -305,6 +308,10 @@ fn builder(g: &Global) -> Result<ClientBuilder> {
     if let Some(v) = &g.a2a_version {
         b = b.version(version_of(v)?);
     }
+    if let Some(path) = &g.cacert {
+        let pem = std::fs::read(path).with_context(|| format!("--cacert {}", path.display()))?;
+        b = b.root_certificates_pem(&pem)?;
+    }
     if let Some(binding) = g.binding {
         b = b.binding(binding.binding());
     }
@@ -365,8 +372,7 @@ async fn run(cli: Cli) -> Result<()> {
                 let card = c.extended_card().await?;
                 out.card(&card, None)?;
             } else {
-                let resolver = CardResolver::new(reqwest::Client::new())
-                    .with_headers(builder(g)?.card_headers());
+                let resolver = builder(g)?.card_resolver()?;
                 let fetched = resolver.fetch(url).await?;
                 if g.json {
                     let v: serde_json::Value = fetched.json()?;

@@ -463,6 +463,9 @@ async fn demo(args: DemoArgs) -> Result<()> {
     println!(
         "a2a --bearer \"$A2A_GATEWAY_KEY\" --no-card --binding rest --a2a-version 1.0 send {base}/a2a/echo/v1 'hello over HTTP+JSON'"
     );
+    println!(
+        "a2a --bearer \"$A2A_GATEWAY_KEY\" --binding grpc send {base}/a2a/echo 'hello over gRPC'   # tenant = agent id, from the card"
+    );
     println!();
     println!(
         "# Governance (docs/gateway.md, \"Governance\"): metadata.skill \"demo-denied\" is denied by"
