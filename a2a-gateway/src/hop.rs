@@ -32,13 +32,13 @@ pub(crate) struct PeerCall<'a> {
     pub(crate) open: Option<std::sync::Arc<crate::governance::kill::OpenStream>>,
 }
 
-/// registered endpoint checks, peer card, interface, chosen URL checks: the peer's card (cached)
-/// read from its registered address and the interface the gateway will call.
-pub(crate) async fn choose(
+/// registered endpoint checks, peer card: the agent's registered address (checked) and its card
+/// (cached), as every hop reads them (also the console's agent views).
+pub(crate) async fn registered_card(
     st: &GatewayState,
     agent: &Agent,
     max_card: u64,
-) -> Result<(Chosen, a2a_client::discovery::FetchedCard), Refusal> {
+) -> Result<(Url, a2a_client::discovery::FetchedCard), Refusal> {
     let registered = Url::parse(&agent.endpoint)
         .map_err(|e| Refusal::peer_url_refused(&format!("registered endpoint: {e}")))?;
     peer::check_url(&registered, &registered, st.config.dev_mode)?;
@@ -51,6 +51,17 @@ pub(crate) async fn choose(
         false,
     )
     .await?;
+    Ok((registered, card))
+}
+
+/// registered endpoint checks, peer card, interface, chosen URL checks: the peer's card (cached)
+/// read from its registered address and the interface the gateway will call.
+pub(crate) async fn choose(
+    st: &GatewayState,
+    agent: &Agent,
+    max_card: u64,
+) -> Result<(Chosen, a2a_client::discovery::FetchedCard), Refusal> {
+    let (registered, card) = registered_card(st, agent, max_card).await?;
     // card trust: an invalid signature never gives an address (`crate::trust`).
     let trust = crate::trust::check_card(st, agent, &card).await?;
     let mut chosen = peer::select_from(&card.interfaces, st.config.serve_v1)?;

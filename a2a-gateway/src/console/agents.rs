@@ -12,7 +12,6 @@ use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use url::Url;
 
 use super::backend::{admin, seg};
 use super::html::{csrf_field, esc, notice, opt, page};
@@ -39,23 +38,11 @@ struct PeerView {
 /// signatures the way a hop does, and picks the interface.
 async fn peer_view(st: &GatewayState, agent: &Agent) -> PeerView {
     let fetch = async {
-        let registered =
-            Url::parse(&agent.endpoint).map_err(|e| format!("registered endpoint: {e}"))?;
-        peer::check_url(&registered, &registered, st.config.dev_mode).map_err(|r| r.message)?;
-        peer::check_resolved(&registered, st.config.dev_mode)
-            .await
-            .map_err(|r| r.message)?;
         let ws = st.store.workspace(&agent.workspace_id).ok().flatten();
         let (_, _, max_card) = crate::auth::effective_limits(st, ws.as_ref());
-        let card = peer::peer_card(
-            &st.cards,
-            &registered,
-            agent.credential.as_deref(),
-            max_card,
-            false,
-        )
-        .await
-        .map_err(|r| r.message)?;
+        let (_, card) = crate::hop::registered_card(st, agent, max_card)
+            .await
+            .map_err(|r| r.message)?;
         let trust = match crate::trust::check_card(st, agent, &card).await {
             Ok(t) => t.as_str().to_owned(),
             Err(refusal) => crate::trust::of_refusal(&refusal)
