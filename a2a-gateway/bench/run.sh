@@ -19,10 +19,11 @@ DIR=$(dirname "$0")
 TARGET=${CARGO_TARGET_DIR:-target}
 PROFILE=${BENCH_PROFILE:-release}
 if [ "${2:-}" != "--no-build" ]; then
-  cargo build --profile "$PROFILE" -p a2ars-gateway --bin a2a-gateway -p a2ars-agent --bin a2a-agent
+  cargo build --profile "$PROFILE" -p a2ars-gateway --bin a2a-gateway --example proxy_floor -p a2ars-agent --bin a2a-agent
 fi
 GWBIN=$TARGET/$PROFILE/a2a-gateway
 AGBIN=$TARGET/$PROFILE/a2a-agent
+PXBIN=$TARGET/$PROFILE/examples/proxy_floor
 if ! command -v wrk >/dev/null; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     apt-get install -y wrk >/dev/null || { echo "apt-get install -y wrk failed" >&2; exit 1; }
@@ -32,10 +33,10 @@ if ! command -v wrk >/dev/null; then
 fi
 
 TMP=$(mktemp -d)
-APID=""; GPID=""
+APID=""; GPID=""; PPID_=""
 cleanup() {
-  for p in $GPID $APID; do kill "$p" 2>/dev/null || true; done
-  for p in $GPID $APID; do wait "$p" 2>/dev/null || true; done
+  for p in $GPID $APID $PPID_; do kill "$p" 2>/dev/null || true; done
+  for p in $GPID $APID $PPID_; do wait "$p" 2>/dev/null || true; done
   [ "${BENCH_KEEP:-}" = 1 ] && echo "kept $TMP" >&2 || rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -77,16 +78,21 @@ fi
 env ${BENCH_PRELOAD:+LD_PRELOAD=$BENCH_PRELOAD} "$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev true >"$TMP/gw.out" 2>"$TMP/gw.err" &
 GPID=$!
 GW=$(wait_listening "$TMP/gw.out" "$TMP/gw.err")/a2a/echo
-echo "direct $DIRECT (a2a-agent pid $APID), gateway $GW (pid $GPID); $(uptime)"
+# The proxy floor (a2a-gateway/examples/proxy_floor.rs): a plain reverse proxy on the gateway's
+# HTTP stack in front of the same agent, reading nothing: the cost of any extra HTTP hop here.
+env ${BENCH_PRELOAD:+LD_PRELOAD=$BENCH_PRELOAD} "$PXBIN" "$DIRECT" >"$TMP/px.out" 2>"$TMP/px.err" &
+PPID_=$!
+PX=$(wait_listening "$TMP/px.out" "$TMP/px.err")
+echo "direct $DIRECT (a2a-agent pid $APID), gateway $GW (pid $GPID), proxy floor $PX (pid $PPID_); $(uptime)"
 
 # sanity: both answer each benchmark body with a result (wrk only sees HTTP statuses)
 SEND='{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello bench"}]}}}'
 REST='{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello bench"}]}}'
-for u in "$DIRECT" "$GW"; do
+for u in "$DIRECT" "$GW" "$PX"; do
   curl -s "$u" -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -d "$SEND" \
     | grep -q '"result"' || { echo "no JSON-RPC result from $u" >&2; exit 1; }
 done
-for u in "$DIRECT/message:send" "$GW/v1/message:send"; do
+for u in "$DIRECT/message:send" "$GW/v1/message:send" "$PX/message:send"; do
   curl -s "$u" -H "Authorization: Bearer $KEY" -H 'Content-Type: application/a2a+json' -H 'A2A-Version: 1.0' -d "$REST" \
     | grep -q '"task"\|"message"' || { echo "no HTTP+JSON answer from $u" >&2; exit 1; }
 done
@@ -95,12 +101,14 @@ TCK=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 # ms from a wrk latency figure (12.3us / 1.2ms / 1.5s)
 ms() { echo "$1" | awk '{v=$1; if (v ~ /us$/) {sub(/us$/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms$/,"",v)} else if (v ~ /s$/) {sub(/s$/,"",v); v*=1000}; printf "%.3f", v}'; }
-# run NAME LUA CONNS URL KEY -> RES file with "rps p50ms p99ms agent_us_per_req gateway_us_per_req"
+# run NAME LUA CONNS URL KEY [MIDPID] -> RES file with "rps p50ms p99ms agent_us_per_req
+# middle_us_per_req" (the middle process: the gateway, or MIDPID, e.g. the proxy floor)
 run() {
   t=$([ "$3" -lt 2 ] && echo 1 || echo 2)
-  a0=$(cpu "$APID"); g0=$(cpu "$GPID")
+  mid=${6:-$GPID}
+  a0=$(cpu "$APID"); g0=$(cpu "$mid")
   A2A_GATEWAY_KEY=$5 wrk -t"$t" -c"$3" -d"${SECS}s" --latency -s "$DIR/$2.lua" "$4" >"$TMP/$1.wrk"
-  a1=$(cpu "$APID"); g1=$(cpu "$GPID")
+  a1=$(cpu "$APID"); g1=$(cpu "$mid")
   rps=$(awk '/^Requests\/sec/ {print $2}' "$TMP/$1.wrk")
   n=$(awk '/requests in/ {print $1}' "$TMP/$1.wrk")
   p50=$(ms "$(awk '$1=="50%" {print $2}' "$TMP/$1.wrk")")
@@ -114,7 +122,7 @@ run() {
 
 # warm-up (card cache, connection pool, SQLite pages), 2 s each, not reported
 SAVE=$SECS; SECS=2
-run warm-gw send 1 "$GW" "$KEY"; run warm-direct send 1 "$DIRECT" ""
+run warm-gw send 1 "$GW" "$KEY"; run warm-direct send 1 "$DIRECT" ""; run warm-proxy send 1 "$PX" "" "$PPID_"
 SECS=$SAVE
 
 for c in 1 16; do
@@ -122,9 +130,12 @@ for c in 1 16; do
   run "gw-jsonrpc-$c" send "$c" "$GW" "$KEY"
   run "direct-rest-$c" rest "$c" "$DIRECT/message:send" ""
   run "gw-rest-$c" rest "$c" "$GW/v1/message:send" "$KEY"
+  run "proxy-jsonrpc-$c" send "$c" "$PX" "" "$PPID_"
+  run "proxy-rest-$c" rest "$c" "$PX/message:send" "" "$PPID_"
 done
 run stream-direct stream 1 "$DIRECT" ""
 run stream-gw stream 1 "$GW" "$KEY"
+run stream-proxy stream 1 "$PX" "" "$PPID_"
 
 # events per stream (SSE `data:` lines of one echo stream reply), both ways; messageIds of their
 # own (the sanity sends above used m1: a repeat with another message is refused as InvalidParams)
@@ -135,21 +146,23 @@ rss() { awk '/VmRSS/ {print $2 " kB"}' "/proc/$1/status"; }
 echo "RSS after the runs: gateway $(rss "$GPID"), agent $(rss "$APID"); $(uptime)"
 
 echo
-echo "| binding | connections | direct req/s | gateway req/s | ratio | direct p50 / p99 | gateway p50 / p99 | added p50 | CPU us/req: agent direct / agent via gw / gateway |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| binding | connections | direct req/s | gateway req/s | ratio | direct p50 / p99 | gateway p50 / p99 | added p50 | CPU us/req: agent direct / agent via gw / gateway | proxy floor req/s | proxy/direct | CPU us/req: proxy |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for b in jsonrpc rest; do
   for c in 1 16; do
     read -r drps dp50 dp99 dac _ <"$TMP/direct-$b-$c.res"
     read -r grps gp50 gp99 gac ggc <"$TMP/gw-$b-$c.res"
+    read -r prps _ _ _ pgc <"$TMP/proxy-$b-$c.res"
     awk -v b="$b" -v c="$c" -v d="$drps" -v g="$grps" -v dp50="$dp50" -v dp99="$dp99" -v gp50="$gp50" -v gp99="$gp99" \
-      -v dac="$dac" -v gac="$gac" -v ggc="$ggc" 'BEGIN {
-      printf "| %s | %d | %.0f | %.0f | **%.2f** | %.2f / %.2f ms | %.2f / %.2f ms | +%.2f ms | %d / %d / %d |\n",
-        (b == "rest" ? "HTTP+JSON" : "JSON-RPC"), c, d, g, g/d, dp50, dp99, gp50, gp99, gp50-dp50, dac, gac, ggc }'
+      -v dac="$dac" -v gac="$gac" -v ggc="$ggc" -v p="$prps" -v pgc="$pgc" 'BEGIN {
+      printf "| %s | %d | %.0f | %.0f | **%.2f** | %.2f / %.2f ms | %.2f / %.2f ms | +%.2f ms | %d / %d / %d | %.0f | %.2f | %d |\n",
+        (b == "rest" ? "HTTP+JSON" : "JSON-RPC"), c, d, g, g/d, dp50, dp99, gp50, gp99, gp50-dp50, dac, gac, ggc, p, p/d, pgc }'
   done
 done
 read -r sd sdp50 _ <"$TMP/stream-direct.res"
 read -r sg sgp50 _ <"$TMP/stream-gw.res"
+read -r sp _ <"$TMP/stream-proxy.res"
 echo
-awk -v sd="$sd" -v sg="$sg" -v ed="$EVD" -v eg="$EVG" -v dp="$sdp50" -v gp="$sgp50" 'BEGIN {
-  printf "stream (JSON-RPC, 1 connection, sequential): direct %.0f streams/s x %d events = %.0f events/s (p50 %.2f ms); gateway %.0f streams/s x %d events = %.0f events/s (p50 %.2f ms); ratio **%.2f**\n",
-    sd, ed, sd*ed, dp, sg, eg, sg*eg, gp, (sg*eg)/(sd*ed) }'
+awk -v sd="$sd" -v sg="$sg" -v ed="$EVD" -v eg="$EVG" -v dp="$sdp50" -v gp="$sgp50" -v sp="$sp" 'BEGIN {
+  printf "stream (JSON-RPC, 1 connection, sequential): direct %.0f streams/s x %d events = %.0f events/s (p50 %.2f ms); gateway %.0f streams/s x %d events = %.0f events/s (p50 %.2f ms); ratio **%.2f**; proxy floor %.0f streams/s, proxy/direct %.2f\n",
+    sd, ed, sd*ed, dp, sg, eg, sg*eg, gp, (sg*eg)/(sd*ed), sp, sp/sd }'
