@@ -28,9 +28,15 @@ struct Body {
     agents: Vec<String>,
 }
 
+/// Signed first-hop chains kept at most (one per workspace/agent called; cleared when full).
+const FIRST_HOPS_KEPT: usize = 4096;
+
 /// Signs and verifies chains with the gateway's key.
 pub struct ChainKey {
     key: hmac::Key,
+    /// The header values of one-member chains (a caller's first hop, nearly every hop): the
+    /// value depends only on the member, so it is signed once, not on every hop.
+    first_hops: std::sync::Mutex<std::collections::HashMap<String, String>>,
 }
 
 impl ChainKey {
@@ -38,11 +44,31 @@ impl ChainKey {
     pub fn new(secret: &[u8]) -> ChainKey {
         ChainKey {
             key: hmac::Key::new(hmac::HMAC_SHA256, secret),
+            first_hops: Default::default(),
         }
     }
 
     /// The header value for `agents`.
     pub fn sign(&self, agents: &[String]) -> String {
+        let [member] = agents else {
+            return self.sign_now(agents);
+        };
+        if let Ok(kept) = self.first_hops.lock()
+            && let Some(v) = kept.get(member)
+        {
+            return v.clone();
+        }
+        let v = self.sign_now(agents);
+        if let Ok(mut kept) = self.first_hops.lock() {
+            if kept.len() >= FIRST_HOPS_KEPT {
+                kept.clear();
+            }
+            kept.insert(member.clone(), v.clone());
+        }
+        v
+    }
+
+    fn sign_now(&self, agents: &[String]) -> String {
         let body = serde_json::to_vec(&Body {
             agents: agents.to_vec(),
         })
@@ -132,5 +158,24 @@ mod tests {
         );
         assert!(ChainKey::new(b"other").verify(&v).is_err());
         assert!(k.verify("garbage").is_err());
+    }
+
+    #[test]
+    fn kept_first_hops_sign_like_fresh_ones() {
+        let k = ChainKey::new(b"k");
+        let one = vec!["ws/a".to_owned()];
+        let first = k.sign(&one);
+        assert_eq!(k.sign(&one), first, "the kept value is the signed value");
+        assert_eq!(first, k.sign_now(&one));
+        assert_eq!(k.verify(&first).unwrap(), one);
+        // Another member, and another key, never get the kept value.
+        assert_ne!(k.sign(&["ws/b".to_owned()]), first);
+        assert_ne!(ChainKey::new(b"other").sign(&one), first);
+        // Bounded: past the cap the kept values are dropped, and signing still works.
+        for i in 0..FIRST_HOPS_KEPT + 1 {
+            k.sign(&[format!("ws/{i}")]);
+        }
+        assert!(k.first_hops.lock().unwrap().len() <= FIRST_HOPS_KEPT);
+        assert_eq!(k.verify(&k.sign(&one)).unwrap(), one);
     }
 }
