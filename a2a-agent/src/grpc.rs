@@ -95,13 +95,16 @@ async fn admit_grpc(app: &App, headers: HeaderMap) -> Result<Call, A2aError> {
 }
 
 async fn run_unary(app: &App, call: &Call, rpc: &Rpc, params: Value) -> Result<Value, Status> {
-    match ops::dispatch_v(app, call, rpc.name, params, Version::V1).await {
-        Ok(Outcome::Unary(v)) => Ok(v),
-        Ok(_) => Err(Status::internal(format!(
+    match ops::dispatch_v(app, call, rpc.name, params, Version::V1)
+        .await
+        .map(Outcome::into_unary)
+    {
+        Ok(Some(Ok(v))) => Ok(v),
+        Ok(Some(Err(e))) | Err(e) => Err(a2a_status(&e)),
+        Ok(None) => Err(Status::internal(format!(
             "{} produced a stream on a unary rpc",
             rpc.name
         ))),
-        Err(e) => Err(a2a_status(&e)),
     }
 }
 
@@ -136,7 +139,7 @@ async fn run_stream(
         Ok(Outcome::Single(ev)) => Ok(Box::pin(futures::stream::once(futures::future::ready(
             to_json(*ev),
         )))),
-        Ok(Outcome::Unary(_)) => Err(Status::internal(format!(
+        Ok(Outcome::Unary(_) | Outcome::Sent(_)) => Err(Status::internal(format!(
             "{} produced a unary result on a streaming rpc",
             rpc.name
         ))),

@@ -307,7 +307,9 @@ impl TaskManager {
     pub async fn send(&self, input: SendInput) -> Result<SendOutcome, A2aError> {
         let window = self.limits.idempotency_window;
         if window.is_zero() || input.request.message.message_id.is_empty() {
-            return self.send_once(input, None).await;
+            // Boxed: the send's future is large, and every caller up to the HTTP handler would
+            // otherwise hold (and move) a copy of its whole size.
+            return Box::pin(self.send_once(input, None)).await;
         }
         let idem = Idem {
             owner: input.caller.owner_key(),
@@ -344,7 +346,7 @@ impl TaskManager {
                     let _ = rx.wait_for(|done| *done).await;
                 }
                 Claim::First(tx) => {
-                    let r = self.send_once(input, Some(&idem)).await;
+                    let r = Box::pin(self.send_once(input, Some(&idem))).await;
                     if let Ok(SendOutcome::Message(m)) = &r {
                         self.keep_send(Some(&idem), SendTarget::Message(Box::new(m.clone())))
                             .await;

@@ -77,7 +77,10 @@ pub struct Parsed {
 pub fn parse(body: &[u8], explicit: Option<Version>) -> Result<Parsed, (RawId, A2aError, Version)> {
     let fallback_v = explicit.unwrap_or(Version::V03);
     // The id is kept as the caller's exact text; ids of other JSON types and batches are refused.
-    let env = parse_envelope(body).map_err(|e| (RawId::null(), envelope_error(&e), fallback_v))?;
+    let mut env =
+        parse_envelope(body).map_err(|e| (RawId::null(), envelope_error(&e), fallback_v))?;
+    // Taken out of the envelope (not copied): the rest is only looked at.
+    let params = env.members.remove("params").unwrap_or(Value::Null);
     let id = env.id.clone();
     let obj = &env.members;
     let Some(method) = env.method() else {
@@ -100,7 +103,6 @@ pub fn parse(body: &[u8], explicit: Option<Version>) -> Result<Parsed, (RawId, A
             fallback_v,
         ));
     }
-    let params = obj.get("params").cloned().unwrap_or(Value::Null);
     let is_v1_name = V1_METHODS.contains(&method);
     // No version named: 0.3 (S1 §3.6.2), whatever the method name; a 1.0 name is then unknown.
     let version = explicit.unwrap_or(Version::V03);
@@ -153,13 +155,22 @@ pub(crate) async fn handle(
     match ops::dispatch_v(app, call, m1, p1, version).await {
         Err(e) if v03_stream => edge::sse::single(id.error_text(&e.jsonrpc_error(version))),
         Err(e) => reply_err(&id, &e, version),
-        Ok(Outcome::Unary(r)) => match version {
-            Version::V1 => reply(&id, r),
-            Version::V03 => match edge::v03_result(m1, r) {
+        Ok(Outcome::Sent(r)) if version == Version::V1 => match id.result_text_of(&*r) {
+            Ok(text) => text_json(text),
+            Err(e) => reply_err(&id, &A2aError::internal(e.to_string()), version),
+        },
+        Ok(out @ (Outcome::Unary(_) | Outcome::Sent(_))) => {
+            let r = out
+                .into_unary()
+                .unwrap_or_else(|| Err(A2aError::internal("no unary result")));
+            match r.and_then(|r| match version {
+                Version::V1 => Ok(r),
+                Version::V03 => edge::v03_result(m1, r),
+            }) {
                 Ok(r) => reply(&id, r),
                 Err(e) => reply_err(&id, &e, version),
-            },
-        },
+            }
+        }
         Ok(Outcome::Single(ev)) => {
             let data = match version {
                 Version::V1 => {

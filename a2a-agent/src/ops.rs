@@ -6,6 +6,7 @@ use crate::model::{ListTasksRequest, ListTasksResponse, SendMessageRequest, Task
 use crate::store::TaskFilter;
 use crate::tasks::{SendInput, SendMode, SendOutcome, TaskManager, trim_history};
 use base64::Engine;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 /// The per-request knobs of a send besides its body.
@@ -40,7 +41,8 @@ pub fn resolve_return_immediately(
     header_override.unwrap_or(endpoint_default)
 }
 
-pub(crate) fn parse_send(params: &Value) -> Result<(SendMessageRequest, Value), A2aError> {
+/// The typed request and the caller's message JSON (taken out of `params`).
+pub(crate) fn parse_send(mut params: Value) -> Result<(SendMessageRequest, Value), A2aError> {
     if params.is_null() || params.as_object().is_some_and(|o| o.is_empty()) {
         return Err(A2aError::new(
             crate::error::ErrorKind::ContentTypeNotSupported,
@@ -48,29 +50,33 @@ pub(crate) fn parse_send(params: &Value) -> Result<(SendMessageRequest, Value), 
         )
         .with_status(400));
     }
-    let req: SendMessageRequest = serde_json::from_value(params.clone())
+    // Read from the tree in place (no copy of it).
+    let req = SendMessageRequest::deserialize(&params)
         .map_err(|e| A2aError::invalid_params(format!("invalid SendMessageRequest: {e}")))?;
-    let raw = params.get("message").cloned().unwrap_or(Value::Null);
+    let raw = params
+        .get_mut("message")
+        .map(Value::take)
+        .unwrap_or(Value::Null);
     Ok((req, raw))
 }
 
 pub(crate) async fn send(
     mgr: &TaskManager,
-    params: &Value,
+    params: Value,
     caller: CallerProfile,
     extensions: Vec<String>,
     knobs: SendKnobs,
     streaming: bool,
     headers: http::HeaderMap,
 ) -> Result<SendOutcome, A2aError> {
-    let (req, raw) = parse_send(params)?;
     let mode = if streaming {
         SendMode::Stream
-    } else if resolve_return_immediately(params, knobs.header_override, knobs.endpoint_default) {
+    } else if resolve_return_immediately(&params, knobs.header_override, knobs.endpoint_default) {
         SendMode::ReturnImmediately
     } else {
         SendMode::Blocking
     };
+    let (req, raw) = parse_send(params)?;
     mgr.send(SendInput {
         request: req,
         raw_message: raw,
@@ -207,10 +213,24 @@ pub(crate) async fn list(
 pub(crate) enum Outcome {
     /// A unary result (1.0 JSON).
     Unary(Value),
+    /// The result of a SendMessage, typed: a 1.0 answer serialises it straight to bytes (no
+    /// JSON tree); [`Outcome::into_unary`] gives its JSON.
+    Sent(Box<crate::model::SendMessageResponse>),
     /// An event stream.
     Stream(Box<crate::tasks::Subscription>),
     /// A stream of exactly one event (a direct message reply).
     Single(Box<crate::model::StreamResponse>),
+}
+
+impl Outcome {
+    /// A unary result as 1.0 JSON (`None`: a stream).
+    pub(crate) fn into_unary(self) -> Option<Result<Value, A2aError>> {
+        match self {
+            Outcome::Unary(v) => Some(Ok(v)),
+            Outcome::Sent(r) => Some(ser(&*r)),
+            Outcome::Stream(_) | Outcome::Single(_) => None,
+        }
+    }
 }
 
 fn streaming_unsupported() -> A2aError {
@@ -353,7 +373,7 @@ pub(crate) async fn dispatch(
             };
             match send(
                 mgr,
-                &params,
+                params,
                 call.caller.clone(),
                 call.extensions.clone(),
                 knobs,
@@ -362,16 +382,16 @@ pub(crate) async fn dispatch(
             )
             .await?
             {
-                SendOutcome::Task(t) => Ok(Outcome::Unary(ser(
+                SendOutcome::Task(t) => Ok(Outcome::Sent(Box::new(
                     crate::model::SendMessageResponse::Task(t),
-                )?)),
+                ))),
                 SendOutcome::Stream(sub) => Ok(Outcome::Stream(Box::new(sub))),
                 SendOutcome::Message(m) if streaming => Ok(Outcome::Single(Box::new(
                     crate::model::StreamResponse::Message(m),
                 ))),
-                SendOutcome::Message(m) => Ok(Outcome::Unary(ser(
+                SendOutcome::Message(m) => Ok(Outcome::Sent(Box::new(
                     crate::model::SendMessageResponse::Message(m),
-                )?)),
+                ))),
             }
         }
         "GetTask" => {

@@ -210,7 +210,18 @@ async fn run(
         Op::ExtendedCard => ("GetExtendedAgentCard", Value::Null),
     };
     match ops::dispatch_v(app, call, m1, params, v).await? {
-        Outcome::Unary(r) => {
+        Outcome::Sent(r) if v == Version::V1 => {
+            let body = serde_json::to_vec(&*r).map_err(|e| A2aError::internal(e.to_string()))?;
+            Ok(crate::server::json_bytes_response(
+                StatusCode::OK,
+                A2A_JSON,
+                body,
+            ))
+        }
+        out @ (Outcome::Unary(_) | Outcome::Sent(_)) => {
+            let r = out
+                .into_unary()
+                .unwrap_or_else(|| Err(A2aError::internal("no unary result")))?;
             let body = match v {
                 Version::V1 => r,
                 Version::V03 => edge::v03_rest_result(m1, r)?,

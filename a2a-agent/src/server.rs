@@ -423,7 +423,11 @@ pub(crate) fn peek_id(body: &[u8]) -> RawId {
 }
 
 pub(crate) fn json_response(status: StatusCode, ct: &'static str, v: &Value) -> Response {
-    let body = serde_json::to_vec(v).unwrap_or_default();
+    json_bytes_response(status, ct, serde_json::to_vec(v).unwrap_or_default())
+}
+
+/// A response of JSON bytes already serialised.
+pub(crate) fn json_bytes_response(status: StatusCode, ct: &'static str, body: Vec<u8>) -> Response {
     let mut r = Response::new(Body::from(body));
     *r.status_mut() = status;
     r.headers_mut()
@@ -619,7 +623,7 @@ async fn entry(State(app): State<Arc<App>>, req: Request) -> Response {
 
 async fn pipeline(app: Arc<App>, req: Request) -> Response {
     if crate::grpc::is_grpc(req.headers()) {
-        return crate::grpc::handle(app, req).await;
+        return Box::pin(crate::grpc::handle(app, req)).await;
     }
     let (parts, body) = req.into_parts();
     let path = parts.uri.path().to_string();
@@ -775,10 +779,12 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
         headers,
         query,
     };
+    // The bindings' futures are boxed: this one stays small, so moving it through the HTTP
+    // stack (axum boxes it, tracing wraps it) copies little.
     let mut resp = match binding {
-        Binding::JsonRpc => crate::jsonrpc::handle(&app, explicit, &call, bytes).await,
+        Binding::JsonRpc => Box::pin(crate::jsonrpc::handle(&app, explicit, &call, bytes)).await,
         Binding::Rest => match rest_route.flatten() {
-            Some(route) => crate::rest::handle(&app, route, &method, &call, bytes).await,
+            Some(route) => Box::pin(crate::rest::handle(&app, route, &method, &call, bytes)).await,
             None => {
                 let e = A2aError::new(ErrorKind::MethodNotFound, format!("no route for {path}"))
                     .in_table(app.cfg.rest_status_table);

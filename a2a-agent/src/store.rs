@@ -230,9 +230,10 @@ impl MemInner {
             .entry(t.owner.clone())
             .or_default()
             .insert((t.ms(), t.task.id.clone()));
-        let (log, last) = match &old {
-            Some(e) => (e.log.clone(), e.last),
-            None => (VecDeque::new(), 0),
+        // The replaced entry's events move to the new one (no copy).
+        let (log, last, old) = match old {
+            Some(e) => (e.log, e.last, Some(e.t)),
+            None => (VecDeque::new(), 0, None),
         };
         let bytes =
             crate::bounds::task_bytes(&t.task) + log.iter().map(|(_, _, n)| n).sum::<usize>();
@@ -246,7 +247,7 @@ impl MemInner {
                 last,
             },
         );
-        old.map(|e| e.t)
+        old
     }
 
     fn evict(&mut self, cap: usize, ttl: Duration, max_bytes: usize) {

@@ -968,11 +968,16 @@ impl TaskManager {
             cancel: live.cancel.child_token(),
         };
         let live2 = live.clone();
-        self.tracker.spawn(async move {
+        let turn = async move {
             if let Some(mgr) = me.upgrade() {
                 mgr.run(live2, ctx, permit, queued_slot).await;
             }
-        });
+        };
+        if mode == SendMode::Blocking {
+            self.run_inline_first(Box::pin(turn)).await;
+        } else {
+            self.tracker.spawn(turn);
+        }
 
         match mode {
             SendMode::Stream => {
@@ -1011,6 +1016,26 @@ impl TaskManager {
                     history_length,
                 )))
             }
+        }
+    }
+
+    /// Run a blocking send's turn on the caller's own task as long as it does not wait: a
+    /// handler that answers at once (the echo agent) costs no task spawn and no wake-up of
+    /// another task or worker thread. At its first wait the turn moves, as it is, to a task of
+    /// its own (tracked for shutdown, like every turn), so a caller that goes away while the
+    /// handler waits never cuts the turn short. Sound because a spawned task is always polled
+    /// once: the moved turn registers the new task's wakers in that first poll.
+    async fn run_inline_first(
+        &self,
+        mut turn: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
+    ) {
+        // Shutdown waits for this turn while it runs here, as for a spawned one.
+        let token = self.tracker.token();
+        if futures::poll!(turn.as_mut()).is_pending() {
+            self.tracker.spawn(async move {
+                turn.await;
+                drop(token);
+            });
         }
     }
 
@@ -1071,6 +1096,10 @@ impl TaskManager {
             .cloned()
             .collect();
         let work = async {
+            if exts.is_empty() {
+                // No hook sees the context after the handler: no copy of it.
+                return handler.handle(ctx).await;
+            }
             for (decl, h) in &exts {
                 h.before(decl, &ctx).await?;
             }
@@ -1087,7 +1116,7 @@ impl TaskManager {
                 Ok(r) => r,
                 Err(panic) => {
                     let what = panic_text(panic.as_ref());
-                    tracing::error!(task_id = %ctx.task_id, panic = %what, "the agent's handler panicked");
+                    tracing::error!(task_id = %task_id, panic = %what, "the agent's handler panicked");
                     metrics::counter!("a2a_agent_handler_panics_total").increment(1);
                     Err(HandlerError::a2a(ErrorKind::Internal, HANDLER_PANICKED))
                 }

@@ -3,6 +3,7 @@
 //! `cargo nextest run -p a2ars-agent --test integration <file>::`.
 
 mod agent;
+mod blocking;
 mod common;
 mod delegation;
 mod error_forms;

@@ -77,6 +77,12 @@ impl RawId {
         self.member_text("result", result)
     }
 
+    /// `{"jsonrpc":"2.0","id":<id>,"result":<result>}` as text, serialised straight from a typed
+    /// value (no JSON tree in between). Fails only when `result` cannot be serialised as JSON.
+    pub fn result_text_of<T: Serialize + ?Sized>(&self, result: &T) -> serde_json::Result<String> {
+        self.try_member_text("result", result)
+    }
+
     /// `{"jsonrpc":"2.0","id":<id>,"error":<error>}` as text.
     pub fn error_text(&self, error: &Value) -> String {
         self.member_text("error", error)
@@ -85,6 +91,15 @@ impl RawId {
     /// `{"jsonrpc":"2.0","id":<id>,"<name>":<value>}`, serialised straight into one buffer
     /// (not through `fmt`, which costs several times more per token on hot paths).
     fn member_text(&self, name: &str, value: &Value) -> String {
+        // Writing a `Value` into a Vec cannot fail (string keys, finite numbers).
+        self.try_member_text(name, value).unwrap_or_default()
+    }
+
+    fn try_member_text<T: Serialize + ?Sized>(
+        &self,
+        name: &str,
+        value: &T,
+    ) -> serde_json::Result<String> {
         let id = self.get();
         let mut out = Vec::with_capacity(40 + id.len() + name.len() + 256);
         out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
@@ -92,11 +107,10 @@ impl RawId {
         out.extend_from_slice(b",\"");
         out.extend_from_slice(name.as_bytes());
         out.extend_from_slice(b"\":");
-        // Writing a `Value` into a Vec cannot fail (string keys, finite numbers).
-        let _ = serde_json::to_writer(&mut out, value);
+        serde_json::to_writer(&mut out, value)?;
         out.push(b'}');
         // Only UTF-8 went in: the id is a `str`, serde_json writes UTF-8.
-        String::from_utf8(out).unwrap_or_default()
+        Ok(String::from_utf8(out).unwrap_or_default())
     }
 }
 
