@@ -206,7 +206,7 @@ pub(crate) fn guard_refusal(url: &Url, e: GuardError, dev_mode: bool) -> Refusal
 /// registered endpoint's scheme, host and port.
 pub fn check_url(url: &Url, registered: &Url, dev_mode: bool) -> Result<(), Refusal> {
     NetGuard::new(dev_mode)
-        .check_url(url.as_str())
+        .check_parsed(url)
         .map_err(|e| guard_refusal(url, e, dev_mode))?;
     if url.fragment().is_some() {
         return Err(Refusal::peer_url_refused(&format!(
