@@ -43,16 +43,17 @@ pub(crate) async fn registered_card(
     let registered = st
         .peer_checks
         .registered(&agent.endpoint, st.config.dev_mode)?;
-    peer::check_resolved(&registered, st.config.dev_mode).await?;
-    let card = peer::peer_card(
+    peer::check_resolved(&registered.url, st.config.dev_mode).await?;
+    let card = peer::peer_card_at(
         &st.cards,
-        &registered,
+        registered.card_url,
+        registered.fallback,
         agent.credential.as_deref(),
         max_card,
         false,
     )
     .await?;
-    Ok((registered, card))
+    Ok((registered.url, card))
 }
 
 /// registered endpoint checks, peer card, interface, chosen URL checks: the peer's card (cached)
@@ -203,7 +204,10 @@ impl PeerCall<'_> {
                 HeaderValue::from_static(self.chosen.version.as_str()),
             )
             .header(HeaderName::from_static("traceparent"), &self.traceparent)
-            .header(HeaderName::from_static(HOPS_HEADER), HeaderValue::from(self.hops))
+            .header(
+                HeaderName::from_static(HOPS_HEADER),
+                HeaderValue::from(self.hops),
+            )
             .header(CONTENT_TYPE, HeaderValue::from_static(content_type));
         if let Some(g) = &self.gov {
             req = req.header(crate::governance::loops::CHAIN_HEADER, &g.chain_header);
@@ -437,11 +441,9 @@ impl PeerCall<'_> {
                 .to_owned()
         };
         let (method, url, body): (Method, Url, Option<Value>) = match op {
-            Operation::SendMessage => (
-                Method::POST,
-                self.rest_url(&["message:send"]),
-                Some(params),
-            ),
+            Operation::SendMessage => {
+                (Method::POST, self.rest_url(&["message:send"]), Some(params))
+            }
             Operation::SendStreamingMessage => (
                 Method::POST,
                 self.rest_url(&["message:stream"]),

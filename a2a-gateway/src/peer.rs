@@ -331,6 +331,13 @@ pub async fn peer_card(
     max_bytes: u64,
     refresh: bool,
 ) -> Result<FetchedCard, Refusal> {
+    let (card_url, fallback) = card_urls(endpoint);
+    peer_card_at(cards, card_url, fallback, credential, max_bytes, refresh).await
+}
+
+/// The card addresses of a registered endpoint: `<endpoint>/.well-known/agent-card.json` and,
+/// when the endpoint has a path, the origin's well-known card as the fallback.
+pub fn card_urls(endpoint: &Url) -> (Url, Option<Url>) {
     let mut card_url = endpoint.clone();
     let path = format!(
         "{}/.well-known/agent-card.json",
@@ -344,6 +351,18 @@ pub async fn peer_card(
         root.set_path("/.well-known/agent-card.json");
         root
     });
+    (card_url, fallback)
+}
+
+/// [`peer_card`] at the addresses [`card_urls`] gave.
+pub(crate) async fn peer_card_at(
+    cards: &CardResolver,
+    card_url: Url,
+    fallback: Option<Url>,
+    credential: Option<&str>,
+    max_bytes: u64,
+    refresh: bool,
+) -> Result<FetchedCard, Refusal> {
     let mut headers = reqwest::header::HeaderMap::new();
     if let Some(c) = credential {
         let mut value = reqwest::header::HeaderValue::from_str(&format!("Bearer {c}"))

@@ -23,11 +23,23 @@ use crate::peer::{self, Chosen};
 /// Entries kept before the cache starts over (endpoints of removed agents go with them).
 const MAX_ENTRIES: usize = 4096;
 
-/// One registered endpoint: its parsed, checked URL and, once a hop got that far, the checked
-/// interface chosen from the card body it came from.
+/// A registered endpoint, parsed and statically checked, with its card addresses
+/// ([`peer::card_urls`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Registered {
+    /// The endpoint.
+    pub(crate) url: Url,
+    /// `<endpoint>/.well-known/agent-card.json`.
+    pub(crate) card_url: Url,
+    /// The origin's well-known card, when the endpoint has a path.
+    pub(crate) fallback: Option<Url>,
+}
+
+/// One registered endpoint and, once a hop got that far, the checked interface chosen from the
+/// card body it came from.
 #[derive(Debug, Clone)]
 struct Entry {
-    registered: Url,
+    registered: Registered,
     chosen: Option<(Bytes, Chosen)>,
 }
 
@@ -40,13 +52,24 @@ pub struct PeerChecks {
 impl PeerChecks {
     /// The registered endpoint `endpoint`, parsed and statically checked ([`peer::check_url`]
     /// against itself), from the cache when this exact text passed before.
-    pub(crate) fn registered(&self, endpoint: &str, dev_mode: bool) -> Result<Url, Refusal> {
-        if let Some(e) = self.map.lock().ok().and_then(|m| m.get(endpoint).cloned()) {
-            return Ok(e.registered);
+    pub(crate) fn registered(&self, endpoint: &str, dev_mode: bool) -> Result<Registered, Refusal> {
+        if let Some(r) = self
+            .map
+            .lock()
+            .ok()
+            .and_then(|m| m.get(endpoint).map(|e| e.registered.clone()))
+        {
+            return Ok(r);
         }
-        let registered = Url::parse(endpoint)
+        let url = Url::parse(endpoint)
             .map_err(|e| Refusal::peer_url_refused(&format!("registered endpoint: {e}")))?;
-        peer::check_url(&registered, &registered, dev_mode)?;
+        peer::check_url(&url, &url, dev_mode)?;
+        let (card_url, fallback) = peer::card_urls(&url);
+        let registered = Registered {
+            url,
+            card_url,
+            fallback,
+        };
         if let Ok(mut m) = self.map.lock() {
             if m.len() >= MAX_ENTRIES {
                 m.clear();
@@ -99,10 +122,15 @@ mod tests {
     fn a_changed_registration_is_checked_again() {
         let c = PeerChecks::default();
         let ok = "https://peer.example/a2a";
-        assert_eq!(c.registered(ok, false).unwrap().as_str(), ok);
+        assert_eq!(c.registered(ok, false).unwrap().url.as_str(), ok);
         // Kept: the same text is answered from the cache.
         assert!(c.map.lock().unwrap().contains_key(ok));
-        assert_eq!(c.registered(ok, false).unwrap().as_str(), ok);
+        let r = c.registered(ok, false).unwrap();
+        assert_eq!(r.url.as_str(), ok);
+        assert_eq!(
+            r.card_url.as_str(),
+            "https://peer.example/a2a/.well-known/agent-card.json"
+        );
         // Another endpoint text is another key: refused on its own merits, never kept.
         for bad in [
             "https://10.0.0.1/a2a",
