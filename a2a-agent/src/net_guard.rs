@@ -235,6 +235,12 @@ impl NetGuard {
     /// The checks that need no DNS: scheme, credentials, metadata host names, literal addresses.
     pub fn check_url(&self, url: &str) -> Result<Url, GuardError> {
         let u = Url::parse(url.trim()).map_err(|e| GuardError::InvalidUrl(e.to_string()))?;
+        self.check_parsed(&u)?;
+        Ok(u)
+    }
+
+    /// [`NetGuard::check_url`] on a URL already parsed (no second parse; the same checks).
+    pub fn check_parsed(&self, u: &Url) -> Result<(), GuardError> {
         match u.scheme() {
             "https" => {}
             "http" if self.allow_local => {}
@@ -260,7 +266,7 @@ impl NetGuard {
                 }
             }
         }
-        Ok(u)
+        Ok(())
     }
 
     /// Resolve `host` and return its addresses when every one is allowed.

@@ -39,19 +39,21 @@ pub(crate) async fn registered_card(
     agent: &Agent,
     max_card: u64,
 ) -> Result<(Url, a2a_client::discovery::FetchedCard), Refusal> {
-    let registered = Url::parse(&agent.endpoint)
-        .map_err(|e| Refusal::peer_url_refused(&format!("registered endpoint: {e}")))?;
-    peer::check_url(&registered, &registered, st.config.dev_mode)?;
-    peer::check_resolved(&registered, st.config.dev_mode).await?;
-    let card = peer::peer_card(
+    // The static checks are kept per endpoint text (`crate::peer_checks`); DNS runs every hop.
+    let registered = st
+        .peer_checks
+        .registered(&agent.endpoint, st.config.dev_mode)?;
+    peer::check_resolved(&registered.url, st.config.dev_mode).await?;
+    let card = peer::peer_card_at(
         &st.cards,
-        &registered,
+        registered.card_url,
+        registered.fallback,
         agent.credential.as_deref(),
         max_card,
         false,
     )
     .await?;
-    Ok((registered, card))
+    Ok((registered.url, card))
 }
 
 /// registered endpoint checks, peer card, interface, chosen URL checks: the peer's card (cached)
@@ -64,13 +66,25 @@ pub(crate) async fn choose(
     let (registered, card) = registered_card(st, agent, max_card).await?;
     // card trust: an invalid signature never gives an address (`crate::trust`).
     let trust = crate::trust::check_card(st, agent, &card).await?;
-    let mut chosen = peer::select_from(&card.interfaces, st.config.serve_v1)?;
+    // Kept with the exact card body it was chosen from (`crate::peer_checks`).
+    let kept = st.peer_checks.chosen(&agent.endpoint, &card.body);
+    let fresh = kept.is_none();
+    let mut chosen = match kept {
+        Some(c) => c,
+        None => peer::select_from(&card.interfaces, st.config.serve_v1)?,
+    };
     crate::trust::check_coverage(&trust, &card, &chosen.url)?;
-    chosen.signature_trust = Some(trust.as_str());
-    match chosen.binding {
-        Binding::Grpc => crate::peer_grpc::check_url(&chosen.url, &registered, st.config.dev_mode)?,
-        _ => peer::check_url(&chosen.url, &registered, st.config.dev_mode)?,
+    if fresh {
+        match chosen.binding {
+            Binding::Grpc => {
+                crate::peer_grpc::check_url(&chosen.url, &registered, st.config.dev_mode)?
+            }
+            _ => peer::check_url(&chosen.url, &registered, st.config.dev_mode)?,
+        }
+        st.peer_checks
+            .keep_chosen(&agent.endpoint, &card.body, &chosen);
     }
+    chosen.signature_trust = Some(trust.as_str());
     peer::check_resolved(&chosen.url, st.config.dev_mode).await?;
     Ok((chosen, card))
 }
@@ -137,6 +151,15 @@ pub(crate) fn peer_params_validated(
     Ok(peer_params)
 }
 
+/// The `Accept` of a peer call: event streams for the streaming operations, else `unary`.
+fn accept(op: Operation, unary: &'static str) -> reqwest::header::HeaderValue {
+    reqwest::header::HeaderValue::from_static(if op.is_streaming() {
+        "text/event-stream"
+    } else {
+        unary
+    })
+}
+
 pub(crate) fn map_answer_error(e: AnswerError) -> Refusal {
     match e {
         AnswerError::Invalid(m) => Refusal::upstream_invalid_response(&m),
@@ -169,15 +192,23 @@ impl PeerCall<'_> {
         url: Url,
         content_type: &'static str,
     ) -> reqwest::RequestBuilder {
+        use reqwest::header::{CONTENT_TYPE, HeaderName, HeaderValue};
+        // Static names and values: no header parse or copy per call.
         let mut req = self
             .st
             .http
             .request(method, url)
             .timeout(Duration::from_secs(self.st.config.peer_timeout_secs.max(1)))
-            .header("A2A-Version", self.chosen.version.as_str())
-            .header("traceparent", &self.traceparent)
-            .header(HOPS_HEADER, self.hops.to_string())
-            .header(reqwest::header::CONTENT_TYPE, content_type);
+            .header(
+                HeaderName::from_static("a2a-version"),
+                HeaderValue::from_static(self.chosen.version.as_str()),
+            )
+            .header(HeaderName::from_static("traceparent"), &self.traceparent)
+            .header(
+                HeaderName::from_static(HOPS_HEADER),
+                HeaderValue::from(self.hops),
+            )
+            .header(CONTENT_TYPE, HeaderValue::from_static(content_type));
         if let Some(g) = &self.gov {
             req = req.header(crate::governance::loops::CHAIN_HEADER, &g.chain_header);
         }
@@ -302,20 +333,32 @@ impl PeerCall<'_> {
     }
 
     pub(crate) async fn jsonrpc(&self, op: Operation, params: Value) -> Result<Answer, Refusal> {
-        let body = json!({"jsonrpc": "2.0", "id": self.id, "method": op.name(self.chosen.version), "params": params});
+        // Written straight from the parts (no envelope object built first).
+        #[derive(serde::Serialize)]
+        struct Envelope<'a> {
+            jsonrpc: &'static str,
+            id: &'a Value,
+            method: &'static str,
+            params: &'a Value,
+        }
+        let body = serde_json::to_vec(&Envelope {
+            jsonrpc: "2.0",
+            id: &self.id,
+            method: op.name(self.chosen.version),
+            params: &params,
+        })
+        .map_err(|e| Refusal::internal(&format!("peer request: {e}")))?;
+        drop(params);
         let mut req = self.request(
             reqwest::Method::POST,
             self.chosen.url.clone(),
             "application/json",
         );
+        req = req.header(reqwest::header::ACCEPT, accept(op, "application/json"));
         if op.is_streaming() {
-            req = req
-                .header(reqwest::header::ACCEPT, "text/event-stream")
-                .timeout(Duration::from_secs(24 * 3600));
-        } else {
-            req = req.header(reqwest::header::ACCEPT, "application/json");
+            req = req.timeout(Duration::from_secs(24 * 3600));
         }
-        let resp = self.send(req.body(body.to_string())).await?;
+        let resp = self.send(req.body(body)).await?;
         if op.is_streaming() && Self::is_sse(&resp) {
             return Ok(Answer::Stream(self.stream(resp, Binding::JsonRpc)));
         }
@@ -398,15 +441,13 @@ impl PeerCall<'_> {
                 .to_owned()
         };
         let (method, url, body): (Method, Url, Option<Value>) = match op {
-            Operation::SendMessage => (
-                Method::POST,
-                self.rest_url(&["message:send"]),
-                Some(params.clone()),
-            ),
+            Operation::SendMessage => {
+                (Method::POST, self.rest_url(&["message:send"]), Some(params))
+            }
             Operation::SendStreamingMessage => (
                 Method::POST,
                 self.rest_url(&["message:stream"]),
-                Some(params.clone()),
+                Some(params),
             ),
             Operation::GetTask => {
                 let mut u = self.rest_url(&["tasks", &s("id")]);
@@ -475,18 +516,18 @@ impl PeerCall<'_> {
             ),
         };
         let mut req = self.request(method, url, "application/a2a+json");
+        req = req.header(
+            reqwest::header::ACCEPT,
+            accept(op, "application/a2a+json, application/json"),
+        );
         if op.is_streaming() {
-            req = req
-                .header(reqwest::header::ACCEPT, "text/event-stream")
-                .timeout(Duration::from_secs(24 * 3600));
-        } else {
-            req = req.header(
-                reqwest::header::ACCEPT,
-                "application/a2a+json, application/json",
-            );
+            req = req.timeout(Duration::from_secs(24 * 3600));
         }
         if let Some(b) = body {
-            req = req.body(b.to_string());
+            req = req.body(
+                serde_json::to_vec(&b)
+                    .map_err(|e| Refusal::internal(&format!("peer request: {e}")))?,
+            );
         }
         let resp = self.send(req).await?;
         if op.is_streaming() && resp.status().is_success() && Self::is_sse(&resp) {

@@ -81,6 +81,7 @@ pub mod ops;
 pub mod ownership;
 pub mod peer;
 pub mod peer03;
+mod peer_checks;
 mod peer_grpc;
 pub mod pii;
 pub mod pipeline;

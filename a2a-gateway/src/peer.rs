@@ -206,7 +206,7 @@ pub(crate) fn guard_refusal(url: &Url, e: GuardError, dev_mode: bool) -> Refusal
 /// registered endpoint's scheme, host and port.
 pub fn check_url(url: &Url, registered: &Url, dev_mode: bool) -> Result<(), Refusal> {
     NetGuard::new(dev_mode)
-        .check_url(url.as_str())
+        .check_parsed(url)
         .map_err(|e| guard_refusal(url, e, dev_mode))?;
     if url.fragment().is_some() {
         return Err(Refusal::peer_url_refused(&format!(
@@ -331,6 +331,13 @@ pub async fn peer_card(
     max_bytes: u64,
     refresh: bool,
 ) -> Result<FetchedCard, Refusal> {
+    let (card_url, fallback) = card_urls(endpoint);
+    peer_card_at(cards, card_url, fallback, credential, max_bytes, refresh).await
+}
+
+/// The card addresses of a registered endpoint: `<endpoint>/.well-known/agent-card.json` and,
+/// when the endpoint has a path, the origin's well-known card as the fallback.
+pub fn card_urls(endpoint: &Url) -> (Url, Option<Url>) {
     let mut card_url = endpoint.clone();
     let path = format!(
         "{}/.well-known/agent-card.json",
@@ -344,6 +351,18 @@ pub async fn peer_card(
         root.set_path("/.well-known/agent-card.json");
         root
     });
+    (card_url, fallback)
+}
+
+/// [`peer_card`] at the addresses [`card_urls`] gave.
+pub(crate) async fn peer_card_at(
+    cards: &CardResolver,
+    card_url: Url,
+    fallback: Option<Url>,
+    credential: Option<&str>,
+    max_bytes: u64,
+    refresh: bool,
+) -> Result<FetchedCard, Refusal> {
     let mut headers = reqwest::header::HeaderMap::new();
     if let Some(c) = credential {
         let mut value = reqwest::header::HeaderValue::from_str(&format!("Bearer {c}"))

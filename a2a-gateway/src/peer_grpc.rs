@@ -58,7 +58,7 @@ pub(crate) fn check_url(url: &Url, registered: &Url, dev_mode: bool) -> Result<(
         }
     }
     NetGuard::new(dev_mode)
-        .check_url(url.as_str())
+        .check_parsed(url)
         .map_err(|e| peer::guard_refusal(url, e, dev_mode))?;
     if url.host_str() != registered.host_str() {
         return Err(Refusal::peer_url_refused(&format!(

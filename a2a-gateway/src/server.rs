@@ -64,6 +64,8 @@ pub struct GatewayState {
     pub peer_roots: a2a_client::tls::ExtraRoots,
     /// Peer cards.
     pub cards: a2a_client::discovery::CardResolver,
+    /// Static peer address checks kept per registration and card (`crate::peer_checks`).
+    pub(crate) peer_checks: crate::peer_checks::PeerChecks,
     /// Metrics registry.
     pub metrics: Metrics,
     /// The governance pipeline (policy, PII, loops, session kill).
@@ -188,6 +190,7 @@ impl Gateway {
                 store: store.clone(),
                 http: http.clone(),
                 cards: peer::card_resolver(http),
+                peer_checks: Default::default(),
                 metrics: Metrics::default(),
                 governance: Arc::new(Governance::new(
                     Arc::new(crate::governance::store::SqliteGov::new(store.clone())),

@@ -34,6 +34,7 @@ mod interop_table;
 mod isolation;
 mod limits;
 mod pairings;
+mod peer_checks;
 mod pii_table;
 mod push_callback;
 mod push_delivery;
