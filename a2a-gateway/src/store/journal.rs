@@ -60,6 +60,18 @@ struct Line {
     send: Option<SendRow>,
 }
 
+/// A [`Line`] to write, borrowing its record (no copy of the record to serialise it).
+#[derive(Serialize)]
+struct LineRef<'a> {
+    j: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rec: Option<&'a AuditRecord>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bind: Option<&'a TaskBinding>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    send: Option<&'a SendRow>,
+}
+
 /// A completed idempotent send (a `gateway_sends` row, see `crate::idempotency`), journaled
 /// like an intent so that a repeat after a crash is still answered from the record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -255,7 +267,7 @@ impl Journal {
         rec: &AuditRecord,
         queue: impl FnOnce(u64) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
-        self.append_line(Some(rec.clone()), None, None, queue)
+        self.append_line(Some(rec), None, None, queue)
     }
 
     /// Appends a task binding, as [`Journal::append`] does an intent.
@@ -264,7 +276,7 @@ impl Journal {
         b: &TaskBinding,
         queue: impl FnOnce(u64) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
-        self.append_line(None, Some(b.clone()), None, queue)
+        self.append_line(None, Some(b), None, queue)
     }
 
     /// Appends a completed send, as [`Journal::append`] does an intent.
@@ -273,19 +285,19 @@ impl Journal {
         r: &SendRow,
         queue: impl FnOnce(u64) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
-        self.append_line(None, None, Some(r.clone()), queue)
+        self.append_line(None, None, Some(r), queue)
     }
 
     fn append_line(
         &self,
-        rec: Option<AuditRecord>,
-        bind: Option<TaskBinding>,
-        send: Option<SendRow>,
+        rec: Option<&AuditRecord>,
+        bind: Option<&TaskBinding>,
+        send: Option<&SendRow>,
         queue: impl FnOnce(u64) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
         let mut f = self.files.lock().map_err(|_| StoreError::Poisoned)?;
         let j = f.next;
-        let mut buf = serde_json::to_vec(&Line {
+        let mut buf = serde_json::to_vec(&LineRef {
             j,
             rec,
             bind,
