@@ -1076,6 +1076,21 @@ fn insert_audit_row(
     rec: &AuditRecord,
     phase: Option<&str>,
 ) -> Result<i64, StoreError> {
+    let intent_of = if phase.is_some() {
+        None
+    } else {
+        rec.intent_seq
+    };
+    insert_audit_row_linked(c, rec, phase, intent_of)
+}
+
+/// [`insert_audit_row`] with the intent it completes given apart from the record.
+fn insert_audit_row_linked(
+    c: &Connection,
+    rec: &AuditRecord,
+    phase: Option<&str>,
+    intent_of: Option<i64>,
+) -> Result<i64, StoreError> {
     let ts = if rec.ts.is_empty() {
         time::OffsetDateTime::now_utc()
             .format(&time::format_description::well_known::Rfc3339)
@@ -1109,7 +1124,7 @@ fn insert_audit_row(
                     rec.latency_ms,
                     rec.error_code,
                     phase,
-                    if phase.is_some() { None } else { rec.intent_seq },
+                    intent_of,
                     rec.task_id,
                     rec.governance.as_ref().map(Value::to_string),
                     rec.signature_trust

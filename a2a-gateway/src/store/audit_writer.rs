@@ -406,10 +406,11 @@ fn commit(conn: &Mutex<Connection>, batch: &[Job]) -> (Vec<Result<i64, String>>,
     let Ok(c) = conn.lock() else {
         return fail("store lock poisoned".into());
     };
-    let tx = match c.unchecked_transaction() {
-        Ok(tx) => tx,
-        Err(e) => return fail(e.to_string()),
-    };
+    // BEGIN and COMMIT through the statement cache (compiled once, not per batch).
+    if let Err(e) = c.execute_cached("BEGIN", []) {
+        return fail(e.to_string());
+    }
+    let tx: &Connection = &c;
     let mut out = Vec::with_capacity(batch.len());
     let mut journaled = None;
     // Intents linked in this batch (a completion later in the batch needs the rowid); unset
@@ -424,15 +425,12 @@ fn commit(conn: &Mutex<Connection>, batch: &[Job]) -> (Vec<Result<i64, String>>,
                 journal,
                 ..
             } => {
-                let inserted = if phase.is_none()
-                    && let Some(seq) = link.as_ref().and_then(IntentRef::seq)
-                {
-                    let mut rec = rec.as_ref().clone();
-                    rec.intent_seq = Some(seq);
-                    super::insert_audit_row(&tx, &rec, None)
-                } else {
-                    super::insert_audit_row(&tx, rec, *phase)
+                // A completion names its intent's rowid once the writer knows it.
+                let intent_of = match phase {
+                    Some(_) => None,
+                    None => link.as_ref().and_then(IntentRef::seq).or(rec.intent_seq),
                 };
+                let inserted = super::insert_audit_row_linked(tx, rec, *phase, intent_of);
                 let inserted = inserted.map_err(|e| e.to_string());
                 if let (Ok(seq), Some(link), Some(_)) = (&inserted, link, phase) {
                     link.0.store(*seq, Ordering::Release);
@@ -445,7 +443,7 @@ fn commit(conn: &Mutex<Connection>, batch: &[Job]) -> (Vec<Result<i64, String>>,
             }
             Job::Bind { binding, journal } => {
                 journaled = journaled.max(Some(*journal));
-                insert_binding(&tx, binding)
+                insert_binding(tx, binding)
                     .map(|_| 0)
                     .map_err(|e| e.to_string())
             }
@@ -466,7 +464,7 @@ fn commit(conn: &Mutex<Connection>, batch: &[Job]) -> (Vec<Result<i64, String>>,
                     None => Ok(()),
                 };
                 swept
-                    .and_then(|()| insert_send(&tx, row))
+                    .and_then(|()| insert_send(tx, row))
                     .map(|_| 0)
                     .map_err(|e| e.to_string())
             }
@@ -482,8 +480,11 @@ fn commit(conn: &Mutex<Connection>, batch: &[Job]) -> (Vec<Result<i64, String>>,
             .map(|_| ()),
         None => Ok(()),
     }
-    .and_then(|()| tx.commit());
+    .and_then(|()| tx.execute_cached("COMMIT", []).map(|_| ()));
     if let Err(e) = done {
+        if !tx.is_autocommit() {
+            let _ = tx.execute_cached("ROLLBACK", []);
+        }
         for link in linked {
             link.0.store(0, Ordering::Release);
         }
