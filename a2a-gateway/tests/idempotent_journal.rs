@@ -62,7 +62,11 @@ async fn with_the_journal_open_a_retry_is_answered_from_the_first_send() {
             .map(Result::unwrap)
             .collect();
         assert!(ids.iter().all(|t| *t == ids[0]), "{what}: {ids:?}");
-        assert_eq!(runs.load(Ordering::SeqCst), before + 4, "{what}: concurrent");
+        assert_eq!(
+            runs.load(Ordering::SeqCst),
+            before + 4,
+            "{what}: concurrent"
+        );
     }
     // Another workspace's same messageId is its own send.
     let (_, key2) = env.store.create_key("ws2", &[], None, None).unwrap();
@@ -116,7 +120,12 @@ async fn completed_sends_are_answered_from_their_records_after_kill_9() {
     let mut tasks = Vec::new();
     for i in 0..5 {
         let v = rpc_send(&http, &base, &key, &format!("m{i}"), "work").await;
-        tasks.push(v["result"]["task"]["id"].as_str().unwrap_or_default().to_owned());
+        tasks.push(
+            v["result"]["task"]["id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+        );
         assert!(!tasks[i].is_empty(), "{v}");
     }
     let st = Command::new("kill")

@@ -98,10 +98,11 @@ fn committed(
     };
     let outcome = match (task, reply) {
         (Some(t), _) => Some(Outcome::Task(t)),
-        (None, Some(r)) => Some(Outcome::Message(
-            serde_json::from_str(&r)
-                .map_err(|e| StoreError::Invalid(format!("send record: {e}")))?,
-        )),
+        (None, Some(r)) => {
+            Some(Outcome::Message(serde_json::from_str(&r).map_err(|e| {
+                StoreError::Invalid(format!("send record: {e}"))
+            })?))
+        }
         (None, None) => None,
     };
     Ok(Some((digest, created_at, outcome)))
@@ -288,7 +289,8 @@ mod tests {
         );
         // A direct message reply, read back from the database.
         let m = serde_json::json!({"messageId": "r", "parts": [{"text": "hi"}]});
-        s.complete(&key("w1"), &Outcome::Message(m.clone())).unwrap();
+        s.complete(&key("w1"), &Outcome::Message(m.clone()))
+            .unwrap();
         s.store.flush_audit();
         assert_eq!(
             s.claim(&key("w1"), "z", 202, 150, 0).unwrap(),
@@ -316,7 +318,10 @@ mod tests {
             s.claim(&key("w1"), "x", now, now - 600, now - 60).unwrap(),
             Claimed::Conflict
         );
-        assert_eq!(s.claim(&key("w2"), "d", now, now - 600, now - 60).unwrap(), Claimed::First);
+        assert_eq!(
+            s.claim(&key("w2"), "d", now, now - 600, now - 60).unwrap(),
+            Claimed::First
+        );
     }
 
     /// A store dropped with records still queued flushes them; a claim in flight is not
@@ -328,15 +333,24 @@ mod tests {
         let now = time::OffsetDateTime::now_utc().unix_timestamp();
         {
             let (_store, s) = served(&path);
-            assert_eq!(s.claim(&key("w1"), "d", now, now - 600, now - 60).unwrap(), Claimed::First);
+            assert_eq!(
+                s.claim(&key("w1"), "d", now, now - 600, now - 60).unwrap(),
+                Claimed::First
+            );
             s.complete(&key("w1"), &Outcome::Task("t1".into())).unwrap();
-            assert_eq!(s.claim(&key("w2"), "d", now, now - 600, now - 60).unwrap(), Claimed::First);
+            assert_eq!(
+                s.claim(&key("w2"), "d", now, now - 600, now - 60).unwrap(),
+                Claimed::First
+            );
         }
         let (_store, s) = served(&path);
         assert_eq!(
             s.claim(&key("w1"), "d", now, now - 600, now - 60).unwrap(),
             Claimed::Done(Outcome::Task("t1".into()))
         );
-        assert_eq!(s.claim(&key("w2"), "d", now, now - 600, now - 60).unwrap(), Claimed::First);
+        assert_eq!(
+            s.claim(&key("w2"), "d", now, now - 600, now - 60).unwrap(),
+            Claimed::First
+        );
     }
 }

@@ -31,8 +31,8 @@ use rusqlite::{Connection, params};
 
 use std::collections::HashMap;
 
-use super::sql::CachedExt;
 use super::journal::{Journal, SendRow, TaskBinding, insert_binding, insert_send};
+use super::sql::CachedExt;
 use super::{AuditRecord, StoreError};
 
 /// Most rows committed in one transaction.
@@ -365,9 +365,7 @@ fn run(conn: &Mutex<Connection>, rx: &Receiver<Job>, shared: &Shared) {
         }
         for (job, result) in batch.into_iter().zip(results) {
             match job {
-                Job::Send {
-                    row, committed, ..
-                } => {
+                Job::Send { row, committed, .. } => {
                     if let Err(e) = result {
                         tracing::error!(message_id = %row.message_id, "send record not committed: {e}");
                     } else if let Some(f) = committed {

@@ -297,12 +297,7 @@ impl Journal {
     ) -> Result<(), StoreError> {
         let mut f = self.files.lock().map_err(|_| StoreError::Poisoned)?;
         let j = f.next;
-        let mut buf = serde_json::to_vec(&LineRef {
-            j,
-            rec,
-            bind,
-            send,
-        })
+        let mut buf = serde_json::to_vec(&LineRef { j, rec, bind, send })
             .map_err(|e| StoreError::Invalid(format!("intent journal: {e}")))?;
         buf.push(b'\n');
         // One write call: a line is in the file whole or not at all if the process dies.
