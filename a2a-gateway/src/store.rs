@@ -26,7 +26,7 @@ mod journal;
 pub(crate) use audit_writer::BindOutcome;
 pub use audit_writer::IntentRef;
 pub use hop_page::HopFilter;
-pub(crate) use journal::TaskBinding;
+pub(crate) use journal::{SendRow, TaskBinding, insert_send};
 mod settings;
 mod sql;
 pub use settings::{PushDelivery, WorkspaceSettings};
@@ -175,6 +175,8 @@ pub const MIGRATIONS: &[&str] = &[
     crate::admin_audit::MIGRATION,
     // 12: the extension URIs of a held hop (issue 15), sent when it is released.
     crate::governance::approval::MIGRATION_EXTENSIONS,
+    // 13: the intent link index without the intent rows (issue 11).
+    hop_page::MIGRATION_INTENT_OF,
 ];
 
 /// A sealed push callback: the caller's webhook, which the peer never sees.
@@ -361,6 +363,8 @@ pub struct Store {
     audit: Arc<audit_writer::AuditWriter>,
     /// The database file (none in memory).
     path: Option<Arc<std::path::PathBuf>>,
+    /// Idempotent sends claimed or not yet committed (see `crate::idempotency`).
+    sends: Arc<crate::idempotency::memory::SendMemory>,
 }
 
 fn now() -> i64 {
@@ -403,6 +407,7 @@ impl Store {
             conn,
             cache: Arc::default(),
             path: None,
+            sends: Arc::default(),
         })
     }
 
@@ -954,6 +959,28 @@ impl Store {
         self.audit.pending_owner(endpoint, task_id)
     }
 
+    /// Whether the intent journal is open (this is the serving process).
+    pub(crate) fn has_intent_journal(&self) -> bool {
+        self.audit.journaled()
+    }
+
+    /// The idempotent sends of this store held in memory (see `crate::idempotency`).
+    pub(crate) fn send_memory(&self) -> Arc<crate::idempotency::memory::SendMemory> {
+        self.sends.clone()
+    }
+
+    /// Writes a completed send record through the intent journal (committed in the writer's
+    /// next batch, then `committed` runs); `Ok(false)` without a journal. `sweep_before`:
+    /// the batch first forgets the records created before that time.
+    pub(crate) fn journal_send(
+        &self,
+        row: &SendRow,
+        sweep_before: Option<i64>,
+        committed: Box<dyn FnOnce() + Send>,
+    ) -> Result<bool, StoreError> {
+        self.audit.send_record(row, sweep_before, committed)
+    }
+
     /// Whether journaled bindings wait for the writer's next batch.
     pub(crate) fn has_pending_bindings(&self) -> bool {
         self.audit.has_pending_bindings()
@@ -1049,6 +1076,21 @@ fn insert_audit_row(
     rec: &AuditRecord,
     phase: Option<&str>,
 ) -> Result<i64, StoreError> {
+    let intent_of = if phase.is_some() {
+        None
+    } else {
+        rec.intent_seq
+    };
+    insert_audit_row_linked(c, rec, phase, intent_of)
+}
+
+/// [`insert_audit_row`] with the intent it completes given apart from the record.
+fn insert_audit_row_linked(
+    c: &Connection,
+    rec: &AuditRecord,
+    phase: Option<&str>,
+    intent_of: Option<i64>,
+) -> Result<i64, StoreError> {
     let ts = if rec.ts.is_empty() {
         time::OffsetDateTime::now_utc()
             .format(&time::format_description::well_known::Rfc3339)
@@ -1082,7 +1124,7 @@ fn insert_audit_row(
                     rec.latency_ms,
                     rec.error_code,
                     phase,
-                    if phase.is_some() { None } else { rec.intent_seq },
+                    intent_of,
                     rec.task_id,
                     rec.governance.as_ref().map(Value::to_string),
                     rec.signature_trust

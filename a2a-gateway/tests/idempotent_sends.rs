@@ -20,7 +20,7 @@ use futures::StreamExt;
 
 /// A peer counting its handler runs; "direct" answers with a direct message, "slow" takes a
 /// while (so that concurrent retries overlap the first), anything else completes a task.
-async fn counting_peer(runs: Arc<AtomicUsize>) -> ServerHandle {
+pub(crate) async fn counting_peer(runs: Arc<AtomicUsize>) -> ServerHandle {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let h = handler_fn(move |ctx: RequestContext| {
         let runs = runs.clone();
@@ -42,7 +42,7 @@ async fn counting_peer(runs: Arc<AtomicUsize>) -> ServerHandle {
         .unwrap()
 }
 
-async fn caller(env: &Env, key: &str, binding: Binding, version: Version) -> A2aClient {
+pub(crate) async fn caller(env: &Env, key: &str, binding: Binding, version: Version) -> A2aClient {
     ClientBuilder::default()
         .header("authorization", &format!("Bearer {key}"))
         .unwrap()
@@ -53,18 +53,18 @@ async fn caller(env: &Env, key: &str, binding: Binding, version: Version) -> A2a
         .unwrap()
 }
 
-fn send(text: &str, id: &str) -> SendMessageRequest {
+pub(crate) fn send(text: &str, id: &str) -> SendMessageRequest {
     SendMessageRequest::new(Message::user_text(text).with_message_id(id))
 }
 
-fn task_id(r: SendMessageResponse) -> String {
+pub(crate) fn task_id(r: SendMessageResponse) -> String {
     match r {
         SendMessageResponse::Task(t) => t.id,
         other => panic!("expected a task: {other:?}"),
     }
 }
 
-async fn first_task_event(c: &A2aClient, req: SendMessageRequest) -> String {
+pub(crate) async fn first_task_event(c: &A2aClient, req: SendMessageRequest) -> String {
     let mut s = c.stream(req).await.unwrap();
     let first = match s.next().await.unwrap().unwrap() {
         StreamResponse::Task(t) => t.id,
@@ -78,7 +78,7 @@ async fn first_task_event(c: &A2aClient, req: SendMessageRequest) -> String {
     first
 }
 
-const OFFERED: [(Binding, Version); 3] = [
+pub(crate) const OFFERED: [(Binding, Version); 3] = [
     (Binding::JsonRpc, Version::V1),
     (Binding::JsonRpc, Version::V03),
     (Binding::HttpJson, Version::V1),

@@ -27,6 +27,7 @@ mod governance_policy_table;
 mod grpc_callers;
 mod grpc_peer;
 mod grpc_tls_peer;
+mod idempotent_journal;
 mod idempotent_sends;
 mod interop;
 mod interop_peers;

@@ -274,3 +274,40 @@ fn a_journaled_binding_not_committed_is_recovered_on_start() {
         Bound::Other
     ));
 }
+
+/// The intent link index holds only completing rows (issue 11: one index insert less per
+/// hop); every hop page still finds a record's completion through it, never by a scan.
+#[test]
+fn hop_pages_find_completions_through_the_partial_intent_index() {
+    use a2a_gateway::store::HopFilter;
+    let s = Store::open_in_memory().unwrap();
+    for f in [
+        HopFilter::default(),
+        HopFilter {
+            workspace: Some("w".into()),
+            agent: Some("a".into()),
+            ..HopFilter::default()
+        },
+        HopFilter {
+            decision: Some("refused".into()),
+            ..HopFilter::default()
+        },
+    ] {
+        let plan = s.hop_page_plan(&f).unwrap().join(" | ");
+        assert!(
+            plan.contains("USING COVERING INDEX audit_intent_of") && !plan.contains("SCAN c"),
+            "{f:?}: {plan}"
+        );
+    }
+    // An intent and its completion read as one hop; an intent alone as incomplete.
+    s.create_workspace("w", "W").unwrap();
+    let mut done = rec("done");
+    let seq = s.append_intent(&done).unwrap();
+    done.intent_seq = Some(seq);
+    s.append_audit(&done).unwrap();
+    s.append_intent(&rec("cut")).unwrap();
+    let rows = s.audit(Some("w"), None, 0, 100).unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[0].outcome, None);
+    assert_eq!(rows[1].outcome.as_deref(), Some("incomplete"));
+}

@@ -31,7 +31,8 @@ use rusqlite::{Connection, params};
 
 use std::collections::HashMap;
 
-use super::journal::{Journal, TaskBinding, insert_binding};
+use super::journal::{Journal, SendRow, TaskBinding, insert_binding, insert_send};
+use super::sql::CachedExt;
 use super::{AuditRecord, StoreError};
 
 /// Most rows committed in one transaction.
@@ -73,9 +74,21 @@ enum Job {
         binding: Box<TaskBinding>,
         journal: u64,
     },
+    /// Write a completed send record (journaled with number `journal`); `sweep_before`:
+    /// first forget every send record created before that time. `committed` runs once the
+    /// record is committed.
+    Send {
+        row: Box<SendRow>,
+        journal: u64,
+        sweep_before: Option<i64>,
+        committed: Option<OnCommit>,
+    },
     /// Answer once everything queued before has committed.
     Flush(Sender<()>),
 }
+
+/// What to do once a job's transaction has committed.
+pub(crate) type OnCommit = Box<dyn FnOnce() + Send>;
 
 impl Job {
     fn waited_for(&self) -> bool {
@@ -221,6 +234,33 @@ impl AuditWriter {
         Ok(Some(BindOutcome::New))
     }
 
+    /// Writes a completed send record through the journal: `Ok(false)` when no journal is
+    /// open (the caller writes it itself). `committed` runs once its batch has committed.
+    pub fn send_record(
+        &self,
+        row: &SendRow,
+        sweep_before: Option<i64>,
+        committed: OnCommit,
+    ) -> Result<bool, StoreError> {
+        let Some(journal) = self.shared.journal.get() else {
+            return Ok(false);
+        };
+        journal.append_send(row, |j| {
+            self.send(Job::Send {
+                row: Box::new(row.clone()),
+                journal: j,
+                sweep_before,
+                committed: Some(committed),
+            })
+        })?;
+        Ok(true)
+    }
+
+    /// Whether the intent journal is open (the serving process).
+    pub fn journaled(&self) -> bool {
+        self.shared.journal.get().is_some()
+    }
+
     /// The owner of a task bound through the journal and not yet committed.
     pub fn pending_owner(&self, endpoint: &str, task_id: &str) -> Option<(String, String)> {
         self.shared.journal.get()?;
@@ -325,6 +365,13 @@ fn run(conn: &Mutex<Connection>, rx: &Receiver<Job>, shared: &Shared) {
         }
         for (job, result) in batch.into_iter().zip(results) {
             match job {
+                Job::Send { row, committed, .. } => {
+                    if let Err(e) = result {
+                        tracing::error!(message_id = %row.message_id, "send record not committed: {e}");
+                    } else if let Some(f) = committed {
+                        f();
+                    }
+                }
                 Job::Insert {
                     reply: Some(reply), ..
                 } => {
@@ -357,10 +404,11 @@ fn commit(conn: &Mutex<Connection>, batch: &[Job]) -> (Vec<Result<i64, String>>,
     let Ok(c) = conn.lock() else {
         return fail("store lock poisoned".into());
     };
-    let tx = match c.unchecked_transaction() {
-        Ok(tx) => tx,
-        Err(e) => return fail(e.to_string()),
-    };
+    // BEGIN and COMMIT through the statement cache (compiled once, not per batch).
+    if let Err(e) = c.execute_cached("BEGIN", []) {
+        return fail(e.to_string());
+    }
+    let tx: &Connection = &c;
     let mut out = Vec::with_capacity(batch.len());
     let mut journaled = None;
     // Intents linked in this batch (a completion later in the batch needs the rowid); unset
@@ -375,15 +423,12 @@ fn commit(conn: &Mutex<Connection>, batch: &[Job]) -> (Vec<Result<i64, String>>,
                 journal,
                 ..
             } => {
-                let inserted = if phase.is_none()
-                    && let Some(seq) = link.as_ref().and_then(IntentRef::seq)
-                {
-                    let mut rec = rec.as_ref().clone();
-                    rec.intent_seq = Some(seq);
-                    super::insert_audit_row(&tx, &rec, None)
-                } else {
-                    super::insert_audit_row(&tx, rec, *phase)
+                // A completion names its intent's rowid once the writer knows it.
+                let intent_of = match phase {
+                    Some(_) => None,
+                    None => link.as_ref().and_then(IntentRef::seq).or(rec.intent_seq),
                 };
+                let inserted = super::insert_audit_row_linked(tx, rec, *phase, intent_of);
                 let inserted = inserted.map_err(|e| e.to_string());
                 if let (Ok(seq), Some(link), Some(_)) = (&inserted, link, phase) {
                     link.0.store(*seq, Ordering::Release);
@@ -396,7 +441,28 @@ fn commit(conn: &Mutex<Connection>, batch: &[Job]) -> (Vec<Result<i64, String>>,
             }
             Job::Bind { binding, journal } => {
                 journaled = journaled.max(Some(*journal));
-                insert_binding(&tx, binding)
+                insert_binding(tx, binding)
+                    .map(|_| 0)
+                    .map_err(|e| e.to_string())
+            }
+            Job::Send {
+                row,
+                journal,
+                sweep_before,
+                ..
+            } => {
+                journaled = journaled.max(Some(*journal));
+                let swept = match sweep_before {
+                    Some(t) => tx
+                        .execute_cached(
+                            "DELETE FROM gateway_sends WHERE created_at < ?1",
+                            params![t],
+                        )
+                        .map(|_| ()),
+                    None => Ok(()),
+                };
+                swept
+                    .and_then(|()| insert_send(tx, row))
                     .map(|_| 0)
                     .map_err(|e| e.to_string())
             }
@@ -405,15 +471,18 @@ fn commit(conn: &Mutex<Connection>, batch: &[Job]) -> (Vec<Result<i64, String>>,
     }
     let done = match journaled {
         Some(j) => tx
-            .execute(
+            .execute_cached(
                 "UPDATE journal_state SET committed = ?1 WHERE id = 1",
                 params![i64::try_from(j).unwrap_or(i64::MAX)],
             )
             .map(|_| ()),
         None => Ok(()),
     }
-    .and_then(|()| tx.commit());
+    .and_then(|()| tx.execute_cached("COMMIT", []).map(|_| ()));
     if let Err(e) = done {
+        if !tx.is_autocommit() {
+            let _ = tx.execute_cached("ROLLBACK", []);
+        }
         for link in linked {
             link.0.store(0, Ordering::Release);
         }

@@ -23,6 +23,9 @@
 //! from the journal like an intent. This took the binding's own SQLite commit (17 % of the
 //! gateway's CPU at 16 connections in issue 11's profile) off the request path.
 //!
+//! Completed idempotent sends (`crate::idempotency`) go the same way: a [`SendRow`] line, then
+//! the writer's next batch; until it commits, the record is answered from memory.
+//!
 //! The journal belongs to one serving process: `<database>.intents.lock` is locked exclusively
 //! for its lifetime ([`std::fs::File::try_lock`]); a second `serve` on the same database is
 //! refused. Other processes (the admin CLI) open the store without a journal. Power loss is not
@@ -52,6 +55,61 @@ struct Line {
     /// A task bound to its owner (see [`TaskBinding`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     bind: Option<TaskBinding>,
+    /// A completed idempotent send (see [`SendRow`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    send: Option<SendRow>,
+}
+
+/// A [`Line`] to write, borrowing its record (no copy of the record to serialise it).
+#[derive(Serialize)]
+struct LineRef<'a> {
+    j: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rec: Option<&'a AuditRecord>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bind: Option<&'a TaskBinding>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    send: Option<&'a SendRow>,
+}
+
+/// A completed idempotent send (a `gateway_sends` row, see `crate::idempotency`), journaled
+/// like an intent so that a repeat after a crash is still answered from the record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct SendRow {
+    /// The caller's workspace.
+    pub workspace_id: String,
+    /// The target agent.
+    pub agent_id: String,
+    /// The message's `messageId`.
+    pub message_id: String,
+    /// The digest of the message.
+    pub digest: String,
+    /// When the send was claimed (Unix seconds).
+    pub created_at: i64,
+    /// The task it became.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    /// The direct message it became (JSON text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply: Option<String>,
+}
+
+/// Writes `r` (replacing the key's earlier record: a later send of the key is newer).
+pub(crate) fn insert_send(conn: &Connection, r: &SendRow) -> rusqlite::Result<usize> {
+    use super::sql::CachedExt;
+    conn.execute_cached(
+        "INSERT OR REPLACE INTO gateway_sends(workspace_id, agent_id, message_id, digest,
+           created_at, task_id, reply) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![
+            r.workspace_id,
+            r.agent_id,
+            r.message_id,
+            r.digest,
+            r.created_at,
+            r.task_id,
+            r.reply
+        ],
+    )
 }
 
 /// A task bound to the workspace and agent that created it (a `task_owners` row), journaled
@@ -166,6 +224,9 @@ impl Journal {
                 if let Some(b) = &l.bind {
                     insert_binding(&tx, b)?;
                 }
+                if let Some(r) = &l.send {
+                    insert_send(&tx, r)?;
+                }
                 last = last.max(l.j);
             }
             tx.execute(
@@ -206,7 +267,7 @@ impl Journal {
         rec: &AuditRecord,
         queue: impl FnOnce(u64) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
-        self.append_line(Some(rec.clone()), None, queue)
+        self.append_line(Some(rec), None, None, queue)
     }
 
     /// Appends a task binding, as [`Journal::append`] does an intent.
@@ -215,18 +276,28 @@ impl Journal {
         b: &TaskBinding,
         queue: impl FnOnce(u64) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
-        self.append_line(None, Some(b.clone()), queue)
+        self.append_line(None, Some(b), None, queue)
+    }
+
+    /// Appends a completed send, as [`Journal::append`] does an intent.
+    pub(crate) fn append_send(
+        &self,
+        r: &SendRow,
+        queue: impl FnOnce(u64) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        self.append_line(None, None, Some(r), queue)
     }
 
     fn append_line(
         &self,
-        rec: Option<AuditRecord>,
-        bind: Option<TaskBinding>,
+        rec: Option<&AuditRecord>,
+        bind: Option<&TaskBinding>,
+        send: Option<&SendRow>,
         queue: impl FnOnce(u64) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
         let mut f = self.files.lock().map_err(|_| StoreError::Poisoned)?;
         let j = f.next;
-        let mut buf = serde_json::to_vec(&Line { j, rec, bind })
+        let mut buf = serde_json::to_vec(&LineRef { j, rec, bind, send })
             .map_err(|e| StoreError::Invalid(format!("intent journal: {e}")))?;
         buf.push(b'\n');
         // One write call: a line is in the file whole or not at all if the process dies.

@@ -1,0 +1,50 @@
+#!/bin/sh
+# Syscalls per hop of the gateway (docs/benchmarks.md): the echo agent and the gateway as in
+# callgrind.sh (no valgrind), 50 warm-up requests, then `strace -c -f -p <gateway pid>` over N
+# JSON-RPC hops of drive.py (one keep-alive connection, one request at a time). Prints strace's
+# table and the syscalls per hop.
+#
+# Usage (from the repository root, after the profiling build of a2a-gateway and a2a-agent):
+#   a2a-gateway/bench/strace.sh [N]        (default N=300)
+# Environment: CARGO_TARGET_DIR (default target), BENCH_PROFILE (default profiling).
+set -eu
+N=${1:-300}
+DIR=$(dirname "$0")
+TARGET=${CARGO_TARGET_DIR:-target}
+PROFILE=${BENCH_PROFILE:-profiling}
+GWBIN=$TARGET/$PROFILE/a2a-gateway
+AGBIN=$TARGET/$PROFILE/a2a-agent
+TMP=$(mktemp -d)
+APID=""; GPID=""; SPID=""
+cleanup() {
+  for p in $SPID $GPID $APID; do kill "$p" 2>/dev/null || true; done
+  for p in $SPID $GPID $APID; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP PIPE
+wait_listening() {
+  for _ in $(seq 300); do grep -q '^LISTENING' "$1" && break; sleep 0.1; done
+  grep -q '^LISTENING' "$1" || { echo "server did not start:" >&2; cat "$2" >&2; exit 1; }
+  sed -n 's/^LISTENING //p' "$1" | head -1
+}
+"$AGBIN" serve --echo --host 127.0.0.1 --port 0 >"$TMP/agent.out" 2>"$TMP/agent.err" &
+APID=$!
+DIRECT=$(wait_listening "$TMP/agent.out" "$TMP/agent.err")
+DB=$TMP/gw.db
+"$GWBIN" admin --database "$DB" workspace-create bench >/dev/null
+"$GWBIN" admin --database "$DB" agent-add bench echo "$DIRECT" >/dev/null 2>&1
+KEY=$("$GWBIN" admin --database "$DB" key-create bench 2>/dev/null | grep -o 'a2agw_[A-Za-z0-9_-]*' | head -1)
+"$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev true >"$TMP/gw.out" 2>"$TMP/gw.err" &
+GPID=$!
+GW=$(wait_listening "$TMP/gw.out" "$TMP/gw.err")/a2a/echo
+python3 "$DIR/drive.py" "$GW" 50 jsonrpc "$KEY"
+strace -c -f -p "$GPID" -o "$TMP/strace.txt" &
+SPID=$!
+sleep 1
+python3 "$DIR/drive.py" "$GW" "$N" jsonrpc "$KEY"
+sleep 0.5
+kill -INT "$SPID"; wait "$SPID" 2>/dev/null || true; SPID=""
+cat "$TMP/strace.txt"
+awk -v n="$N" '/ total$/ {printf "syscalls per hop: %.1f (N=%d)\n", $4 / n, n}' "$TMP/strace.txt"
+echo "$(uptime)"
