@@ -49,7 +49,10 @@ pub(crate) fn lookup_agent(
     principal: &Principal,
     agent: &str,
 ) -> Result<Agent, Refusal> {
-    match st.store.agent(&principal.workspace_id, agent) {
+    match st
+        .store
+        .agent_seen(&principal.workspace_id, agent, principal.registry_version)
+    {
         Ok(Some(a)) => Ok(a),
         Ok(None) => Err(Refusal::agent_not_found(agent)),
         Err(e) => Err(Refusal::internal(&e.to_string())),

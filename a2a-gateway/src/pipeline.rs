@@ -122,7 +122,11 @@ async fn steps(
         Some(h) => st.governance.chain_key.verify(h)?,
         None => Vec::new(),
     };
-    let ws = st.store.workspace(&principal.workspace_id).ok().flatten();
+    let ws = st
+        .store
+        .workspace_seen(&principal.workspace_id, principal.registry_version)
+        .ok()
+        .flatten();
     // request validation in the caller's version: before anything is fetched from the peer.
     xlate::validate_request(op, call.version, &params)?;
     let mut params = params;
@@ -151,7 +155,7 @@ async fn steps(
     // extensions: the DVARA table for required ones; what is forwarded; the request's lists.
     let settings = st
         .store
-        .workspace_settings(&principal.workspace_id)
+        .workspace_settings_seen(&principal.workspace_id, principal.registry_version)
         .map_err(|e| Refusal::internal(&format!("workspace settings: {e}")))?;
     crate::extensions::step(&call.ext_requested, &settings, &card.body, &mut params)?;
     // governance: kill, loops, PII, policy on the request in its 1.0 form.

@@ -280,6 +280,9 @@ pub struct Principal {
     pub workspace_id: String,
     /// Scopes; empty = unrestricted.
     pub scopes: Vec<Scope>,
+    /// The registry version the key was read at: the hop's later lookups pass it back
+    /// ([`Store::agent_seen`] and friends) to read the registry as of the hop's start.
+    pub registry_version: Option<i64>,
 }
 
 /// Why a presented key was not accepted (all answered 401).
@@ -484,8 +487,17 @@ impl Store {
 
     /// Reads a workspace.
     pub fn workspace(&self, id: &str) -> Result<Option<Workspace>, StoreError> {
+        self.workspace_seen(id, None)
+    }
+
+    /// [`Store::workspace`] as of registry version `seen` (see [`Principal::registry_version`]).
+    pub fn workspace_seen(
+        &self,
+        id: &str,
+        seen: Option<i64>,
+    ) -> Result<Option<Workspace>, StoreError> {
         self.with(|c| {
-            let mut cached = self.cache.current(c)?;
+            let mut cached = self.cache.current_seen(c, seen)?;
             if let Some(w) = cached.workspaces.get(id) {
                 return Ok(w.clone());
             }
@@ -605,8 +617,18 @@ impl Store {
     /// Looks an agent up inside a workspace. An agent of another workspace is `None`, like a
     /// missing one.
     pub fn agent(&self, workspace_id: &str, agent_id: &str) -> Result<Option<Agent>, StoreError> {
+        self.agent_seen(workspace_id, agent_id, None)
+    }
+
+    /// [`Store::agent`] as of registry version `seen` (see [`Principal::registry_version`]).
+    pub fn agent_seen(
+        &self,
+        workspace_id: &str,
+        agent_id: &str,
+        seen: Option<i64>,
+    ) -> Result<Option<Agent>, StoreError> {
         self.with(|c| {
-            let mut cached = self.cache.current(c)?;
+            let mut cached = self.cache.current_seen(c, seen)?;
             let key = (workspace_id.to_owned(), agent_id.to_owned());
             if let Some(a) = cached.agents.get(&key) {
                 return Ok(a.clone());
@@ -740,8 +762,10 @@ impl Store {
         let Some(key_id) = keys::key_id_of(presented) else {
             return Ok(Err(KeyRejection::Invalid));
         };
+        let mut registry_version = None;
         let row: Option<KeyRow> = self.with(|c| {
             let mut cached = self.cache.current(c)?;
+            registry_version = cached.version();
             if let Some(k) = cached.keys.get(key_id) {
                 return Ok(Some(k.clone()));
             }
@@ -779,6 +803,7 @@ impl Store {
             key_id: key_id.to_owned(),
             workspace_id,
             scopes: keys::parse_scopes(&scopes).unwrap_or_default(),
+            registry_version,
         }))
     }
 

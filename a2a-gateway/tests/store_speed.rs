@@ -56,6 +56,45 @@ fn cached_key_is_revoked_through_the_store_and_from_another_connection() {
 }
 
 #[test]
+fn each_hop_reads_the_registry_as_of_its_authentication() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gw.db");
+    let s = Store::open(&path).unwrap();
+    s.create_workspace("w", "W").unwrap();
+    let (_, secret) = s.create_key("w", &[], None, None).unwrap();
+    s.upsert_agent(&agent("http://127.0.0.1:1/")).unwrap();
+    let hop1 = s.authenticate(&secret).unwrap().unwrap();
+    assert!(hop1.registry_version.is_some());
+    let at = |p: &a2a_gateway::store::Principal| {
+        s.agent_seen("w", "echo", p.registry_version)
+            .unwrap()
+            .map(|a| a.endpoint)
+    };
+    assert_eq!(at(&hop1).as_deref(), Some("http://127.0.0.1:1/"));
+    // Another process changes the registration: the next hop's authentication sees the new
+    // version, and its lookups the new row.
+    let other = Store::open(&path).unwrap();
+    other.upsert_agent(&agent("http://127.0.0.1:2/")).unwrap();
+    let hop2 = s.authenticate(&secret).unwrap().unwrap();
+    assert_ne!(hop2.registry_version, hop1.registry_version);
+    assert_eq!(at(&hop2).as_deref(), Some("http://127.0.0.1:2/"));
+    // A lookup carrying an outdated version checks again (never answers from older rows).
+    other.delete_agent("w", "echo").unwrap();
+    assert_eq!(at(&hop1), None);
+    // A change through this store empties the cache: seen even with the hop's version.
+    let hop3 = s.authenticate(&secret).unwrap().unwrap();
+    s.upsert_agent(&agent("http://127.0.0.1:3/")).unwrap();
+    assert_eq!(at(&hop3).as_deref(), Some("http://127.0.0.1:3/"));
+    assert_eq!(
+        s.workspace_seen("w", hop3.registry_version)
+            .unwrap()
+            .unwrap()
+            .id,
+        "w"
+    );
+}
+
+#[test]
 fn cached_agent_and_workspace_follow_changes_from_both_sides() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("gw.db");

@@ -8,6 +8,12 @@
 //!   of a running gateway) bump SQLite's `PRAGMA data_version`, which every cached read
 //!   compares (one cached statement, no table access) and then clears the cache.
 //!
+//! A hop reads the registry as of its start: authentication checks `data_version` and records
+//! it in the [`Principal`](super::Principal) (`registry_version`); the hop's later lookups
+//! (agent, workspace, settings) pass it back and skip the check while the cache still holds
+//! the rows of that version (one read transaction per hop instead of four). A change made
+//! through this store empties the maps, so a later lookup reads the table again.
+//!
 //! Key rows are cached as stored (digest, scopes, expiry, revocation), so authentication still
 //! hashes the presented key, compares digests in constant time and checks expiry per request.
 //! Unknown key ids are not cached (nobody can grow the map with guesses); each map is
@@ -40,6 +46,11 @@ pub(crate) struct Rows {
 }
 
 impl Rows {
+    /// The `data_version` the rows were read at.
+    pub fn version(&self) -> Option<i64> {
+        self.version
+    }
+
     fn clear(&mut self) {
         self.keys.clear();
         self.agents.clear();
@@ -81,6 +92,22 @@ impl Cache {
             rows.version = Some(version);
         }
         Ok(rows)
+    }
+
+    /// Like [`Cache::current`], without asking SQLite when the rows are still those of version
+    /// `seen` (checked earlier in the same hop); otherwise checks as `current` does.
+    pub fn current_seen(
+        &self,
+        conn: &Connection,
+        seen: Option<i64>,
+    ) -> Result<MutexGuard<'_, Rows>, StoreError> {
+        if let Some(v) = seen {
+            let rows = self.rows.lock().map_err(|_| StoreError::Poisoned)?;
+            if rows.version == Some(v) {
+                return Ok(rows);
+            }
+        }
+        self.current(conn)
     }
 
     /// Forgets every cached row (after a change through this store).

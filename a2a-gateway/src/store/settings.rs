@@ -60,8 +60,18 @@ impl WorkspaceSettings {
 impl Store {
     /// The settings of a workspace (the defaults when it has none stored).
     pub fn workspace_settings(&self, workspace_id: &str) -> Result<WorkspaceSettings, StoreError> {
+        self.workspace_settings_seen(workspace_id, None)
+    }
+
+    /// [`Store::workspace_settings`] as of registry version `seen` (see
+    /// [`super::Principal::registry_version`]).
+    pub fn workspace_settings_seen(
+        &self,
+        workspace_id: &str,
+        seen: Option<i64>,
+    ) -> Result<WorkspaceSettings, StoreError> {
         self.with(|c| {
-            let mut cached = self.cache.current(c)?;
+            let mut cached = self.cache.current_seen(c, seen)?;
             if let Some(s) = cached.settings.get(workspace_id) {
                 return Ok(s.clone());
             }
