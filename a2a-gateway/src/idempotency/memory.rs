@@ -223,15 +223,9 @@ impl SendRecords for JournaledSends {
 
 #[cfg(test)]
 mod tests {
+    use super::super::store::tests as rules;
     use super::*;
-
-    fn key(ws: &str) -> SendKey {
-        SendKey {
-            workspace_id: ws.into(),
-            agent_id: "a".into(),
-            message_id: "m1".into(),
-        }
-    }
+    use rules::key;
 
     fn served(path: &std::path::Path) -> (Store, JournaledSends) {
         let s = Store::open(path).unwrap();
@@ -245,28 +239,7 @@ mod tests {
     fn claims_are_scoped_checked_and_expire() {
         let dir = tempfile::tempdir().unwrap();
         let (_s, s) = served(&dir.path().join("gw.db"));
-        assert_eq!(s.claim(&key("w1"), "d", 100, 0, 0).unwrap(), Claimed::First);
-        assert_eq!(
-            s.claim(&key("w1"), "d", 101, 0, 0).unwrap(),
-            Claimed::Pending
-        );
-        assert_eq!(
-            s.claim(&key("w1"), "x", 101, 0, 0).unwrap(),
-            Claimed::Conflict
-        );
-        assert_eq!(s.claim(&key("w2"), "x", 101, 0, 0).unwrap(), Claimed::First);
-        s.complete(&key("w1"), &Outcome::Task("t1".into())).unwrap();
-        assert_eq!(
-            s.claim(&key("w1"), "d", 102, 0, 0).unwrap(),
-            Claimed::Done(Outcome::Task("t1".into()))
-        );
-        s.release(&key("w2")).unwrap();
-        assert_eq!(s.claim(&key("w2"), "y", 103, 0, 0).unwrap(), Claimed::First);
-        s.release(&key("w1")).unwrap();
-        assert!(matches!(
-            s.claim(&key("w1"), "d", 103, 0, 0).unwrap(),
-            Claimed::Done(_)
-        ));
+        rules::scoped_and_checked(&s);
         // Committed by the writer: answered from the database, the same way.
         s.store.flush_audit();
         assert!(s.memory.entries.lock().unwrap().get(&key("w1")).is_none());
@@ -278,15 +251,7 @@ mod tests {
             s.claim(&key("w1"), "e", 104, 0, 0).unwrap(),
             Claimed::Conflict
         );
-        // Out of the window: forgotten. An abandoned claim is taken over.
-        assert_eq!(
-            s.claim(&key("w1"), "z", 200, 150, 0).unwrap(),
-            Claimed::First
-        );
-        assert_eq!(
-            s.claim(&key("w1"), "z", 201, 150, 201).unwrap(),
-            Claimed::First
-        );
+        rules::expire_and_take_over(&s);
         // A direct message reply, read back from the database.
         let m = serde_json::json!({"messageId": "r", "parts": [{"text": "hi"}]});
         s.complete(&key("w1"), &Outcome::Message(m.clone()))

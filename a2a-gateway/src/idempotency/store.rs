@@ -197,10 +197,10 @@ impl SendRecords for SqliteSends {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn key(ws: &str) -> SendKey {
+    pub(in crate::idempotency) fn key(ws: &str) -> SendKey {
         SendKey {
             workspace_id: ws.into(),
             agent_id: "a".into(),
@@ -208,9 +208,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn claims_are_scoped_checked_and_expire() {
-        let s = SqliteSends::new(Store::open_in_memory().unwrap());
+    /// The claim rules every [`SendRecords`] keeps, part 1: scope, pending, conflict, done,
+    /// release. Leaves `w1` completed as task `t1`.
+    pub(in crate::idempotency) fn scoped_and_checked(s: &dyn SendRecords) {
         assert_eq!(s.claim(&key("w1"), "d", 100, 0, 0).unwrap(), Claimed::First);
         assert_eq!(
             s.claim(&key("w1"), "d", 101, 0, 0).unwrap(),
@@ -235,7 +235,10 @@ mod tests {
             s.claim(&key("w1"), "d", 103, 0, 0).unwrap(),
             Claimed::Done(_)
         ));
-        // Out of the window: forgotten. An abandoned claim is taken over.
+    }
+
+    /// Part 2: out of the window a record is forgotten; an abandoned claim is taken over.
+    pub(in crate::idempotency) fn expire_and_take_over(s: &dyn SendRecords) {
         assert_eq!(
             s.claim(&key("w1"), "z", 200, 150, 0).unwrap(),
             Claimed::First
@@ -244,5 +247,12 @@ mod tests {
             s.claim(&key("w1"), "z", 201, 150, 201).unwrap(),
             Claimed::First
         );
+    }
+
+    #[test]
+    fn claims_are_scoped_checked_and_expire() {
+        let s = SqliteSends::new(Store::open_in_memory().unwrap());
+        scoped_and_checked(&s);
+        expire_and_take_over(&s);
     }
 }
