@@ -11,7 +11,9 @@
 # Environment: CARGO_TARGET_DIR (default target), as for cargo; BENCH_PROFILE (default release;
 # `profiling` = release code with debug info and symbols, for `perf record`); BENCH_KEEP=1 keeps the temp dir;
 # BENCH_PRELOAD=/path/lib.so runs both servers with LD_PRELOAD (e.g. to compare allocators);
-# BENCH_GOVERNANCE=1 turns on a ten-rule policy and PII redaction (docs/benchmarks.md).
+# BENCH_GOVERNANCE=1 turns on a ten-rule policy and PII redaction (docs/benchmarks.md);
+# BENCH_GW_ENV="VAR=value ..." sets environment variables of the gateway process only (e.g.
+# TOKIO_WORKER_THREADS=1).
 # wrk comes from Debian (`apt-get install -y wrk`); the script installs it when it runs as root.
 set -eu
 SECS=${1:-10}
@@ -75,7 +77,7 @@ POLICY
   "$GWBIN" admin --database "$DB" pii-set bench '{"default_action":"redact"}' >/dev/null
   echo "governance: ten-rule policy and PII redaction on"
 fi
-env ${BENCH_PRELOAD:+LD_PRELOAD=$BENCH_PRELOAD} "$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev true >"$TMP/gw.out" 2>"$TMP/gw.err" &
+env ${BENCH_PRELOAD:+LD_PRELOAD=$BENCH_PRELOAD} ${BENCH_GW_ENV:-} "$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev true >"$TMP/gw.out" 2>"$TMP/gw.err" &
 GPID=$!
 GW=$(wait_listening "$TMP/gw.out" "$TMP/gw.err")/a2a/echo
 # The proxy floor (a2a-gateway/examples/proxy_floor.rs): a plain reverse proxy on the gateway's
