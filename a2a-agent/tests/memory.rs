@@ -89,9 +89,13 @@ async fn rss_stays_bounded_under_large_messages_and_returns_near_baseline() {
         baseline / MIB,
         cap / MIB
     );
-    // After the load: terminal tasks expire (TTL 1 s, evicted on the next store access).
+    // After the load: terminal tasks expire (TTL 1 s, evicted on the next store access), and
+    // the allocator hands the freed pages back over its decay times (jemalloc's dirty and then
+    // muzzy decay: measured here, RSS stayed at the peak for about 28 s after the load, then
+    // fell): wait for it, up to 60 s. The first reading is often under the bound already.
     let mut after = u64::MAX;
-    for _ in 0..50 {
+    let started = std::time::Instant::now();
+    while started.elapsed() < Duration::from_secs(60) {
         tokio::time::sleep(Duration::from_millis(200)).await;
         rpc(&url, "ListTasks", json!({"pageSize": 1})).await;
         after = rss_bytes(pid);
@@ -99,7 +103,11 @@ async fn rss_stays_bounded_under_large_messages_and_returns_near_baseline() {
             break;
         }
     }
-    eprintln!("after load {} MiB", after / MIB);
+    eprintln!(
+        "after load {} MiB (after {:.1} s)",
+        after / MIB,
+        started.elapsed().as_secs_f64()
+    );
     assert!(
         after < baseline + 16 * MIB,
         "RSS after the load {} MiB, baseline {} MiB",
