@@ -96,16 +96,11 @@ fn committed(
     let Some((digest, created_at, task, reply)) = row else {
         return Ok(None);
     };
-    let outcome = match (task, reply) {
-        (Some(t), _) => Some(Outcome::Task(t)),
-        (None, Some(r)) => {
-            Some(Outcome::Message(serde_json::from_str(&r).map_err(|e| {
-                StoreError::Invalid(format!("send record: {e}"))
-            })?))
-        }
-        (None, None) => None,
-    };
-    Ok(Some((digest, created_at, outcome)))
+    Ok(Some((
+        digest,
+        created_at,
+        Outcome::from_columns(task, reply)?,
+    )))
 }
 
 impl SendRecords for JournaledSends {
@@ -164,10 +159,7 @@ impl SendRecords for JournaledSends {
                 return Ok(());
             };
             e.outcome = Some(outcome.clone());
-            let (task_id, reply) = match outcome {
-                Outcome::Task(t) => (Some(t.clone()), None),
-                Outcome::Message(m) => (None, Some(m.to_string())),
-            };
+            let (task_id, reply) = outcome.columns();
             SendRow {
                 workspace_id: key.workspace_id.clone(),
                 agent_id: key.agent_id.clone(),

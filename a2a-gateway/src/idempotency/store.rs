@@ -49,6 +49,32 @@ pub enum Outcome {
     Message(Value),
 }
 
+impl Outcome {
+    /// The `gateway_sends` columns of the outcome: (`task_id`, `reply` as JSON text).
+    pub(crate) fn columns(&self) -> (Option<String>, Option<String>) {
+        match self {
+            Outcome::Task(t) => (Some(t.clone()), None),
+            Outcome::Message(m) => (None, Some(m.to_string())),
+        }
+    }
+
+    /// The outcome stored in the `task_id` and `reply` columns (`None`: still pending).
+    pub(crate) fn from_columns(
+        task_id: Option<String>,
+        reply: Option<String>,
+    ) -> Result<Option<Outcome>, StoreError> {
+        Ok(match (task_id, reply) {
+            (Some(t), _) => Some(Outcome::Task(t)),
+            (None, Some(r)) => {
+                Some(Outcome::Message(serde_json::from_str(&r).map_err(|e| {
+                    StoreError::Invalid(format!("send record: {e}"))
+                })?))
+            }
+            (None, None) => None,
+        })
+    }
+}
+
 /// The answer to a claim.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Claimed {
@@ -158,22 +184,16 @@ impl SendRecords for SqliteSends {
                 // Deleted between the two statements cannot happen under the lock; be safe.
                 None => Claimed::Pending,
                 Some((d, _, _)) if d != digest => Claimed::Conflict,
-                Some((_, Some(task), _)) => Claimed::Done(Outcome::Task(task)),
-                Some((_, None, Some(reply))) => match serde_json::from_str::<Value>(reply.as_str())
-                {
-                    Ok(m) => Claimed::Done(Outcome::Message(m)),
-                    Err(e) => return Err(StoreError::Invalid(format!("send record: {e}"))),
+                Some((_, task, reply)) => match Outcome::from_columns(task, reply)? {
+                    Some(o) => Claimed::Done(o),
+                    None => Claimed::Pending,
                 },
-                Some(_) => Claimed::Pending,
             })
         })
     }
 
     fn complete(&self, key: &SendKey, outcome: &Outcome) -> Result<(), StoreError> {
-        let (task, reply) = match outcome {
-            Outcome::Task(t) => (Some(t.clone()), None),
-            Outcome::Message(m) => (None, Some(m.to_string())),
-        };
+        let (task, reply) = outcome.columns();
         self.store.with(|c| {
             c.execute_cached(
                 "UPDATE gateway_sends SET task_id = ?4, reply = ?5
