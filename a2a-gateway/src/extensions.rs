@@ -61,9 +61,10 @@ tokio::task_local! {
     static HOP: Arc<HopExtensions>;
 }
 
-/// Runs a hop with its extension state reachable from its peer calls.
-pub(crate) async fn scope<F: Future>(hop: Arc<HopExtensions>, f: F) -> F::Output {
-    HOP.scope(hop, f).await
+/// Runs a hop with its extension state reachable from its peer calls. A plain function (not
+/// `async`): an async wrapper would hold `f` twice in its own state and double the hop's future.
+pub(crate) fn scope<F: Future>(hop: Arc<HopExtensions>, f: F) -> impl Future<Output = F::Output> {
+    HOP.scope(hop, f)
 }
 
 /// An extension a peer's card declares.
@@ -89,7 +90,7 @@ pub fn declared(card_body: &[u8]) -> Vec<Declared> {
         extensions: Option<Vec<Value>>,
     }
     // Most cards declare none: skip the parse when the word is absent.
-    if !card_body.windows(10).any(|w| w == b"extensions") {
+    if memchr::memmem::find(card_body, b"extensions").is_none() {
         return Vec::new();
     }
     serde_json::from_slice::<Card>(card_body)

@@ -32,6 +32,8 @@
 //!   (`trust::push_jwt`); `a2a-client`'s feature `signing`: card signatures both ways (`trust`);
 //! - `serde`, `serde_json`, `toml`, `clap`: wire JSON, the config file and the command line;
 //! - `regex`: the PII detectors' candidate patterns (`pii`), validated in code afterwards;
+//! - `memchr` (already built for `regex`): the substring tests that let a hop skip parsing a
+//!   card for extensions or signatures it does not mention;
 //! - `url`: peer address checks; `time`: audit timestamps; `tracing`, `tracing-subscriber`: logs;
 //! - `thiserror`, `anyhow`: error types in the library and the binary;
 //! - `tonic`, `tonic-types`, `a2a-types`' feature `grpc` (already built for `a2a-agent`): gRPC

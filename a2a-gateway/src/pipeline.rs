@@ -77,9 +77,11 @@ pub(crate) async fn execute(
 ) -> Result<Answer, Refusal> {
     // The hop's extensions reach its peer calls (headers) and its answer (lists, header).
     let ext = Arc::new(crate::extensions::HopExtensions::default());
+    // Boxed: the steps' state (several KB) is allocated once instead of being moved through
+    // every wrapper future (task locals, span, axum's box) on the way in.
     let answer = crate::extensions::scope(
         ext.clone(),
-        steps(st, call, agent_id, principal, op, params),
+        Box::pin(steps(st, call, agent_id, principal, op, params)),
     )
     .await?;
     call.ext_activated = ext.activated();

@@ -90,9 +90,13 @@ pub(crate) fn subscribe_from(
     }
 }
 
-/// Runs `f` (a call's execution) with `from` as its resume point.
-pub(crate) async fn with_upstream<F: Future>(from: Option<From>, f: F) -> F::Output {
-    UPSTREAM.scope(from, f).await
+/// Runs `f` (a call's execution) with `from` as its resume point (a plain function, as
+/// [`crate::extensions::scope`]).
+pub(crate) fn with_upstream<F: Future>(
+    from: Option<From>,
+    f: F,
+) -> impl Future<Output = F::Output> {
+    UPSTREAM.scope(from, f)
 }
 
 /// The resume point of the call being executed, if it resumes.

@@ -251,7 +251,7 @@ fn no_key_set(r: Refusal) -> Refusal {
 
 /// Whether a card body mentions `"signatures"` (a cheap test before parsing it).
 fn memchr_signatures(body: &[u8]) -> bool {
-    body.windows(12).any(|w| w == b"\"signatures\"")
+    memchr::memmem::find(body, b"\"signatures\"").is_some()
 }
 
 /// The addresses a card names (`url`, `additionalInterfaces[].url`,
