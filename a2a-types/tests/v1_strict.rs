@@ -57,19 +57,38 @@ fn without(base: Value, pointer: &str) -> Value {
 
 type Check = fn(&Value) -> Vec<Violation>;
 
+/// The validator without the per-type compiled facts (a schema given as JSON): must report
+/// exactly what the compiled one does.
+fn uncompiled<T: schemars::JsonSchema>(v: &Value) -> Vec<Violation> {
+    strict::Validator::from_schema((*strict::schema_of::<T>()).clone()).validate(v)
+}
+
 fn table() -> Vec<(&'static str, Check, Value, Vec<&'static str>)> {
-    let m: Check = strict::validate::<Message>;
-    let p: Check = strict::validate::<Part>;
-    let t: Check = strict::validate::<Task>;
-    let sr: Check = strict::validate::<StreamResponse>;
-    let smr: Check = strict::validate::<SendMessageRequest>;
-    let smresp: Check = strict::validate::<SendMessageResponse>;
-    let c: Check = strict::validate::<AgentCard>;
-    let pc: Check = strict::validate::<TaskPushNotificationConfig>;
-    let lt: Check = strict::validate::<ListTasksRequest>;
-    let ltr: Check = strict::validate::<ListTasksResponse>;
-    let ss: Check = strict::validate::<SecurityScheme>;
-    let ae: Check = strict::validate::<TaskArtifactUpdateEvent>;
+    table_of(true)
+}
+
+fn table_of(compiled: bool) -> Vec<(&'static str, Check, Value, Vec<&'static str>)> {
+    macro_rules! ck {
+        ($t:ty) => {
+            if compiled {
+                strict::validate::<$t> as Check
+            } else {
+                uncompiled::<$t> as Check
+            }
+        };
+    }
+    let m: Check = ck!(Message);
+    let p: Check = ck!(Part);
+    let t: Check = ck!(Task);
+    let sr: Check = ck!(StreamResponse);
+    let smr: Check = ck!(SendMessageRequest);
+    let smresp: Check = ck!(SendMessageResponse);
+    let c: Check = ck!(AgentCard);
+    let pc: Check = ck!(TaskPushNotificationConfig);
+    let lt: Check = ck!(ListTasksRequest);
+    let ltr: Check = ck!(ListTasksResponse);
+    let ss: Check = ck!(SecurityScheme);
+    let ae: Check = ck!(TaskArtifactUpdateEvent);
     vec![
         // --- unknown members
         (
@@ -447,6 +466,22 @@ fn bad_documents_report_every_violation() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn compiled_and_uncompiled_schemas_report_the_same() {
+    let (fast, slow) = (table_of(true), table_of(false));
+    assert_eq!(fast.len(), slow.len());
+    for ((name, f, doc, _), (_, s, _, _)) in fast.iter().zip(&slow) {
+        assert_eq!(shown(&f(doc)), shown(&s(doc)), "{name}");
+    }
+    for doc in [msg(), task(), card()] {
+        assert!(uncompiled::<Message>(&msg()).is_empty());
+        assert_eq!(
+            shown(&strict::validate::<StreamResponse>(&doc)),
+            shown(&uncompiled::<StreamResponse>(&doc))
+        );
+    }
 }
 
 #[test]

@@ -63,6 +63,9 @@ use serde_json::{Map, Value};
 use crate::jsonrpc::{JSONRPC_VERSION, Method, V1Method};
 use crate::version::ProtocolVersion;
 
+mod compiled;
+use compiled::{Compiled, NodeInfo};
+
 // ---------------------------------------------------------------------------------------------
 // Lenient parse with paths
 // ---------------------------------------------------------------------------------------------
@@ -291,33 +294,50 @@ impl Default for Options {
 pub struct Validator {
     schema: Arc<Value>,
     options: Options,
-    /// The schema comes from the global per-type cache (never dropped).
-    cached: bool,
+    /// For a type's schema (from the global per-type cache): its compiled facts, whose `root`
+    /// is the copy the walker reads.
+    compiled: Option<&'static Compiled>,
 }
 
-fn cache() -> &'static Mutex<HashMap<String, Arc<Value>>> {
-    static C: OnceLock<Mutex<HashMap<String, Arc<Value>>>> = OnceLock::new();
+/// A type's schema: as handed out, and compiled (see [`compiled`]).
+#[derive(Clone)]
+struct Cached {
+    schema: Arc<Value>,
+    compiled: &'static Compiled,
+}
+
+fn cache() -> &'static Mutex<HashMap<String, Cached>> {
+    static C: OnceLock<Mutex<HashMap<String, Cached>>> = OnceLock::new();
     C.get_or_init(Default::default)
+}
+
+/// `T`'s schema and its compiled facts, made once per type (and per process).
+fn cached<T: JsonSchema>() -> Cached {
+    let key = T::schema_id();
+    if let Ok(c) = cache().lock()
+        && let Some(s) = c.get(key.as_ref())
+    {
+        return s.clone();
+    }
+    let value = schemars::generate::SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value();
+    let root: &'static Value = Box::leak(Box::new(value.clone()));
+    let made = Cached {
+        schema: Arc::new(value),
+        compiled: Box::leak(Box::new(Compiled::build(root))),
+    };
+    match cache().lock() {
+        // Another thread made it first: use that one (this copy stays leaked, once).
+        Ok(mut c) => c.entry(key.into_owned()).or_insert(made).clone(),
+        Err(_) => made,
+    }
 }
 
 /// The JSON Schema (draft 2020-12, `$defs`) the validator uses for `T`, cached per type.
 pub fn schema_of<T: JsonSchema>() -> Arc<Value> {
-    let key = T::schema_id().into_owned();
-    if let Ok(c) = cache().lock()
-        && let Some(s) = c.get(&key)
-    {
-        return s.clone();
-    }
-    let s = Arc::new(
-        schemars::generate::SchemaSettings::draft2020_12()
-            .into_generator()
-            .into_root_schema_for::<T>()
-            .to_value(),
-    );
-    if let Ok(mut c) = cache().lock() {
-        c.insert(key, s.clone());
-    }
-    s
+    cached::<T>().schema
 }
 
 /// Validates `value` as `T` with ProtoJSON rules ([`Options::PROTOJSON`]): every violation.
@@ -335,10 +355,11 @@ pub fn validate_with<T: JsonSchema>(value: &Value, options: Options) -> Vec<Viol
 impl Validator {
     /// The validator for `T` ([`Options::PROTOJSON`]).
     pub fn for_type<T: JsonSchema>() -> Self {
+        let c = cached::<T>();
         Validator {
-            schema: schema_of::<T>(),
+            schema: c.schema,
             options: Options::PROTOJSON,
-            cached: true,
+            compiled: Some(c.compiled),
         }
     }
 
@@ -347,7 +368,7 @@ impl Validator {
         Validator {
             schema: Arc::new(schema),
             options: Options::PROTOJSON,
-            cached: false,
+            compiled: None,
         }
     }
 
@@ -369,14 +390,18 @@ impl Validator {
 
     /// Every violation of `value`, paths prefixed with `base` (e.g. `params`).
     pub fn validate_at(&self, value: &Value, base: &str) -> Vec<Violation> {
+        let root = match self.compiled {
+            Some(c) => c.root,
+            None => self.schema.as_ref(),
+        };
         let mut w = Walker {
-            root: self.schema.as_ref(),
+            root,
             opts: self.options,
             out: Vec::new(),
-            cacheable: self.cached,
+            compiled: self.compiled,
         };
         let mut path = base.to_owned();
-        w.check(self.schema.as_ref(), value, &mut path, 0);
+        w.check(root, value, &mut path, 0);
         w.out
     }
 }
@@ -385,8 +410,8 @@ struct Walker<'a> {
     root: &'a Value,
     opts: Options,
     out: Vec<Violation>,
-    /// The root lives in the global schema cache, so node addresses are stable keys.
-    cacheable: bool,
+    /// The root's compiled facts (a type's cached schema), if any.
+    compiled: Option<&'a Compiled>,
 }
 
 /// How a union's branch is chosen (computed once per union node).
@@ -408,13 +433,6 @@ enum UnionPlan {
     },
     /// Nothing to discriminate on: try each branch.
     TryEach { idx: Vec<usize> },
-}
-
-type PlanCache = Mutex<HashMap<(usize, usize), Arc<UnionPlan>>>;
-
-fn plans() -> &'static PlanCache {
-    static P: OnceLock<PlanCache> = OnceLock::new();
-    P.get_or_init(Default::default)
 }
 
 const MAX_DEPTH: usize = 128;
@@ -447,6 +465,11 @@ fn type_matches(t: &str, v: &Value) -> bool {
         "object" => v.is_object(),
         _ => true,
     }
+}
+
+fn push_index(path: &mut String, i: usize) {
+    use std::fmt::Write as _;
+    let _ = write!(path, "[{i}]");
 }
 
 fn push_member(path: &mut String, name: &str) {
@@ -492,7 +515,7 @@ fn str_list(v: Option<&Value>) -> Vec<&str> {
 }
 
 /// The parts of an object schema, merged from a node and its selected union branch.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct ObjView<'a> {
     props: Vec<(&'a str, &'a Value)>,
     required: Vec<&'a str>,
@@ -602,12 +625,20 @@ impl<'a> Walker<'a> {
             );
             return;
         }
-        let Ok(parts) = self.parts(schema) else {
+        let computed;
+        let info: &NodeInfo<'a> = match self.compiled.and_then(|c| c.node(schema)) {
+            Some(info) => info,
+            None => {
+                computed = NodeInfo::of(self, schema);
+                &computed
+            }
+        };
+        let Some(parts) = &info.parts else {
             self.violation(path, ViolationKind::Other("value not allowed here".into()));
             return;
         };
         // enum / const / type
-        for s in &parts {
+        for s in parts {
             if let Some(Value::Array(allowed)) = s.get("enum")
                 && !allowed.contains(v)
             {
@@ -661,12 +692,16 @@ impl<'a> Walker<'a> {
                 .collect()
         };
         match v {
-            Value::Object(o) => {
-                let mut view = ObjView::default();
-                for s in &parts {
-                    view.absorb(s);
+            // No union: the node's own members, as compiled.
+            Value::Object(o) if info.unions.is_empty() => {
+                if info.object_rules {
+                    self.check_object(&info.view, o, path, depth);
                 }
-                let mut pending: std::collections::VecDeque<&'a Vec<Value>> = unions(&parts).into();
+            }
+            Value::Object(o) => {
+                let mut view = info.view.clone();
+                let mut pending: std::collections::VecDeque<&'a Vec<Value>> =
+                    info.unions.iter().copied().collect();
                 while let Some(branches) = pending.pop_front() {
                     match self.select_branch(branches, o, &view, path) {
                         None => return,
@@ -688,10 +723,10 @@ impl<'a> Walker<'a> {
                 }
             }
             _ => {
-                for branches in unions(&parts) {
+                for branches in &info.unions {
                     self.check_scalar_union(branches, v, path, depth);
                 }
-                for s in &parts {
+                for s in parts {
                     match v {
                         Value::Array(a) => self.check_array(s, a, path, depth),
                         Value::String(st) => self.check_string(s, st, path),
@@ -705,23 +740,10 @@ impl<'a> Walker<'a> {
 
     /// Analyzes a union once (cached per schema node for cached schemas).
     fn plan(&self, branches: &'a [Value]) -> Arc<UnionPlan> {
-        let key = (
-            self.root as *const Value as usize,
-            branches.as_ptr() as usize,
-        );
-        if self.cacheable
-            && let Ok(c) = plans().lock()
-            && let Some(p) = c.get(&key)
-        {
-            return p.clone();
+        if let Some(p) = self.compiled.and_then(|c| c.plan(branches)) {
+            return p;
         }
-        let plan = Arc::new(self.analyze(branches));
-        if self.cacheable
-            && let Ok(mut c) = plans().lock()
-        {
-            c.insert(key, plan.clone());
-        }
-        plan
+        Arc::new(self.analyze(branches))
     }
 
     fn analyze(&self, branches: &'a [Value]) -> UnionPlan {
@@ -779,6 +801,9 @@ impl<'a> Walker<'a> {
     }
 
     fn branch_parts(&self, b: &'a Value) -> Vec<&'a Map<String, Value>> {
+        if let Some(info) = self.compiled.and_then(|c| c.node(b)) {
+            return info.parts.clone().unwrap_or_default();
+        }
         self.parts(b).unwrap_or_default()
     }
 
@@ -907,7 +932,7 @@ impl<'a> Walker<'a> {
                 root: self.root,
                 opts: self.opts,
                 out: Vec::new(),
-                cacheable: self.cacheable,
+                compiled: self.compiled,
             };
             let mut p = path.to_owned();
             w.check(b, &value, &mut p, 0);
@@ -1042,7 +1067,7 @@ impl<'a> Walker<'a> {
                 root: self.root,
                 opts: self.opts,
                 out: Vec::new(),
-                cacheable: self.cacheable,
+                compiled: self.compiled,
             };
             let mut p = path.to_owned();
             w.check(b, v, &mut p, depth + 1);
@@ -1073,7 +1098,7 @@ impl<'a> Walker<'a> {
         if let Some(items) = s.get("items") {
             for (i, item) in a.iter().enumerate() {
                 let len = path.len();
-                path.push_str(&format!("[{i}]"));
+                push_index(path, i);
                 self.check(items, item, path, depth + 1);
                 path.truncate(len);
             }
