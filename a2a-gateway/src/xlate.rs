@@ -342,7 +342,7 @@ pub fn result_owned(
     match from {
         Version::V03 => {
             if to == Version::V03 {
-                V03Result::parse(m, res.clone()).map_err(|e| inv(e.to_string()))?;
+                V03Result::parse(m, &res).map_err(|e| inv(e.to_string()))?;
                 return Ok(res);
             }
             let r = V03Result::parse(m, res).map_err(|e| inv(e.to_string()))?;
@@ -359,7 +359,7 @@ pub fn result_owned(
         }
         Version::V10 => {
             if to == Version::V10 {
-                V1Result::parse(m, res.clone()).map_err(|e| inv(e.to_string()))?;
+                V1Result::parse(m, &res).map_err(|e| inv(e.to_string()))?;
                 return Ok(res);
             }
             let r = V1Result::parse(m, res).map_err(|e| inv(e.to_string()))?;

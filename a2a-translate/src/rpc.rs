@@ -118,8 +118,27 @@ pub enum ParseError {
     },
 }
 
-fn from<T: for<'de> Deserialize<'de>>(what: &'static str, v: Value) -> Result<T, ParseError> {
-    serde_json::from_value(v).map_err(|source| ParseError::Invalid { what, source })
+fn from<T: for<'de> Deserialize<'de>>(what: &'static str, v: impl Input) -> Result<T, ParseError> {
+    v.read(what)
+}
+
+/// A JSON value to read a typed result from: owned (moved into the model) or borrowed (read in
+/// place, for a caller that keeps the value).
+pub trait Input {
+    /// Reads `T` from the value (`what` names it in the error).
+    fn read<T: for<'de> Deserialize<'de>>(self, what: &'static str) -> Result<T, ParseError>;
+}
+
+impl Input for Value {
+    fn read<T: for<'de> Deserialize<'de>>(self, what: &'static str) -> Result<T, ParseError> {
+        serde_json::from_value(self).map_err(|source| ParseError::Invalid { what, source })
+    }
+}
+
+impl Input for &Value {
+    fn read<T: for<'de> Deserialize<'de>>(self, what: &'static str) -> Result<T, ParseError> {
+        T::deserialize(self).map_err(|source| ParseError::Invalid { what, source })
+    }
 }
 
 fn to(v: impl Serialize) -> Value {
@@ -366,8 +385,8 @@ pub enum V03Result {
 
 impl V03Result {
     /// Parses the `result` of `method` (streaming methods have per-event results: use
-    /// [`v03::StreamResult`] directly).
-    pub fn parse(method: Method, result: Value) -> Result<Self, ParseError> {
+    /// [`v03::StreamResult`] directly). `result` is a [`Value`] or a `&Value`.
+    pub fn parse(method: Method, result: impl Input) -> Result<Self, ParseError> {
         Ok(match method {
             Method::SendMessage => V03Result::SendMessage(from("result", result)?),
             Method::GetTask | Method::CancelTask => V03Result::Task(from("result", result)?),
@@ -419,7 +438,8 @@ pub enum V1Result {
 
 impl V1Result {
     /// Parses the `result` of `method` (streaming methods: use [`v1::StreamResponse`]).
-    pub fn parse(method: Method, result: Value) -> Result<Self, ParseError> {
+    /// `result` is a [`Value`] or a `&Value`.
+    pub fn parse(method: Method, result: impl Input) -> Result<Self, ParseError> {
         Ok(match method {
             Method::SendMessage => V1Result::SendMessage(from("result", result)?),
             Method::GetTask | Method::CancelTask => V1Result::Task(from("result", result)?),
