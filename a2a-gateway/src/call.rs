@@ -8,7 +8,7 @@ use axum::http::HeaderMap;
 use a2a_types::envelope::RawId;
 
 use crate::errors::{Binding, Version};
-use crate::server::random_hex;
+use crate::server::id_hex;
 use crate::store::{AuditRecord, IntentRef};
 
 pub(crate) struct Call {
@@ -58,7 +58,7 @@ impl Call {
             .get("traceparent")
             .and_then(|v| v.to_str().ok())
             .and_then(parse_traceparent)
-            .unwrap_or_else(|| random_hex(16));
+            .unwrap_or_else(|| id_hex(16));
         let a2a_json_only = a2a_agent::edge::media::accepts_only_a2a_json(headers);
         Call {
             audit: AuditRecord {
@@ -89,7 +89,7 @@ impl Call {
     }
 
     pub(crate) fn traceparent(&self) -> String {
-        format!("00-{}-{}-01", self.trace_id, random_hex(8))
+        format!("00-{}-{}-01", self.trace_id, id_hex(8))
     }
 
     pub(crate) fn json_content_type(&self) -> &'static str {

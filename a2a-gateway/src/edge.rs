@@ -49,7 +49,7 @@ pub fn edge_refusal(
     };
     let status = why.status();
     let r = refusal(status.as_u16(), code, why.message());
-    let trace = crate::server::random_hex(16);
+    let trace = crate::server::id_hex(16);
     let requested = requested_version(&parts.headers, parts.uri.query());
     let version = match negotiate(requested.as_deref(), serve_v1) {
         Ok(v) => v,

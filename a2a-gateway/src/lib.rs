@@ -34,6 +34,8 @@
 //! - `regex`: the PII detectors' candidate patterns (`pii`), validated in code afterwards;
 //! - `memchr` (already built for `regex`): the substring tests that let a hop skip parsing a
 //!   card for extensions or signatures it does not mention;
+//! - `fastrand` (already built for `tempfile`): trace, span and JSON-RPC ids, which need to be
+//!   unique, not secret (secrets, tokens and approval ids come from `aws-lc-rs`);
 //! - `url`: peer address checks; `time`: audit timestamps; `tracing`, `tracing-subscriber`: logs;
 //! - `thiserror`, `anyhow`: error types in the library and the binary;
 //! - `tonic`, `tonic-types`, `a2a-types`' feature `grpc` (already built for `a2a-agent`): gRPC

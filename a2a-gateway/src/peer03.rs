@@ -127,7 +127,7 @@ async fn final_state(r: FinalRead, ended: Arc<AtomicBool>) -> Option<Value> {
         caller: Version::V10,
         traceparent: r.traceparent,
         hops: r.hops,
-        id: json!(crate::server::random_hex(8)),
+        id: json!(crate::server::id_hex(8)),
         max_resp: r.max_resp,
         max_stream: r.max_stream,
         gov: r.gov,

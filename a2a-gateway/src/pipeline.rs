@@ -261,7 +261,7 @@ async fn steps(
             .id
             .to_exact_value()
             .filter(|v| !v.is_null())
-            .unwrap_or_else(|| serde_json::json!(crate::server::random_hex(8))),
+            .unwrap_or_else(|| serde_json::json!(crate::server::id_hex(8))),
         max_resp,
         max_stream,
         gov: Some(gov.clone()),

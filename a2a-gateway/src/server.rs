@@ -133,7 +133,16 @@ pub fn random_token() -> String {
     random_hex(32)
 }
 
-/// `n` random bytes as hex.
+/// `n` random bytes as hex, for ids that must be unique but are not secrets (trace and span
+/// ids, JSON-RPC ids of peer calls): a per-thread generator seeded by the OS, no system call.
+pub(crate) fn id_hex(n: usize) -> String {
+    let mut b = vec![0u8; n];
+    fastrand::fill(&mut b);
+    hex(&b)
+}
+
+/// `n` random bytes as hex from the system's secure generator (secrets, tokens, ids that
+/// grant something).
 pub(crate) fn random_hex(n: usize) -> String {
     use aws_lc_rs::rand::SecureRandom;
     let mut b = vec![0u8; n];

@@ -40,11 +40,11 @@ impl<'a> Peer<'a> {
             caller: Version::V10,
             traceparent: format!(
                 "00-{}-{}-01",
-                crate::server::random_hex(16),
-                crate::server::random_hex(8)
+                crate::server::id_hex(16),
+                crate::server::id_hex(8)
             ),
             hops: 1,
-            id: json!(crate::server::random_hex(8)),
+            id: json!(crate::server::id_hex(8)),
             max_resp: st.config.limits.max_response_bytes,
             max_stream: st.config.limits.max_stream_bytes,
             gov: None,

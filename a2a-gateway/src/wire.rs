@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 
 use crate::errors::{Refusal, Version};
 use crate::ops::Operation;
-use crate::server::{GatewayState, MAX_REQUEST_BYTES, negotiate, random_hex};
+use crate::server::{GatewayState, MAX_REQUEST_BYTES, id_hex, negotiate};
 use crate::xlate;
 
 /// Which error form a path's callers expect.
@@ -69,7 +69,7 @@ pub fn json_text_response(
 
 /// `r` in `form` with its own HTTP status (not audited: nothing reached a handler).
 pub fn render(form: Form, r: &Refusal) -> Response {
-    let trace = random_hex(16);
+    let trace = id_hex(16);
     let status = StatusCode::from_u16(r.rest_status()).unwrap_or(StatusCode::BAD_REQUEST);
     let body = match form {
         Form::Rpc(v) => r.jsonrpc_text(v, &RawId::null(), &trace),
