@@ -1011,10 +1011,14 @@ impl TaskManager {
                 if let Some(e) = &g.error {
                     return Err(e.clone());
                 }
-                Ok(SendOutcome::Task(trim_history(
-                    g.task.clone(),
-                    history_length,
-                )))
+                // Nobody else holds the live task (it left the registry when its turn ended and
+                // no emitter outlived the handler): answer with it instead of a copy.
+                let task = if Arc::strong_count(&live) == 1 {
+                    std::mem::take(&mut g.task)
+                } else {
+                    g.task.clone()
+                };
+                Ok(SendOutcome::Task(trim_history(task, history_length)))
             }
         }
     }
