@@ -1,5 +1,6 @@
-//! Byte bounds of stored tasks: the size of a task or message as stored (its JSON length,
-//! counted without allocating) and the limits the task manager and the stores enforce.
+//! Byte bounds of stored tasks: the size of a task or message as stored (its compact JSON
+//! length, counted without writing the JSON) and the limits the task manager and the stores
+//! enforce.
 
 use crate::model::{Message, Task};
 
@@ -22,25 +23,10 @@ impl Default for StoreLimits {
     }
 }
 
-struct Counter(usize);
-
-impl std::io::Write for Counter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0 += buf.len();
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// The JSON length of `v` in bytes (0 if it cannot be serialized).
+/// The JSON length of `v` in bytes: what `serde_json::to_vec(v)` would write, counted without
+/// writing it (exact; the counter is the private module `json_size`).
 pub fn json_len(v: &impl serde::Serialize) -> usize {
-    let mut c = Counter(0);
-    match serde_json::to_writer(&mut c, v) {
-        Ok(()) => c.0,
-        Err(_) => 0,
-    }
+    crate::json_size::len(v)
 }
 
 /// The stored size of a task.

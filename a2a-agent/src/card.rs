@@ -95,11 +95,16 @@ impl AgentCard {
 
     /// The declared extensions (`capabilities.extensions`).
     pub fn extensions(&self) -> Vec<Value> {
+        self.extension_decls().to_vec()
+    }
+
+    /// The declared extensions (`capabilities.extensions`), borrowed (read on every request).
+    pub fn extension_decls(&self) -> &[Value] {
         self.0
-            .pointer("/capabilities/extensions")
+            .get("capabilities")
+            .and_then(|c| c.get("extensions"))
             .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default()
+            .map_or(&[], Vec::as_slice)
     }
 
     /// The header names of the card's `apiKey` schemes located in a header (lowercase).

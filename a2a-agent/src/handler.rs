@@ -334,29 +334,36 @@ pub const HIDDEN_HEADERS: &[&str] = &[
 /// listed in `Connection`, the extra credential names in `also_hidden` (the card's API-key
 /// header names), and any name containing `api-key`, `apikey`, `token` or `secret`.
 pub fn visible_headers(headers: &http::HeaderMap, also_hidden: &[String]) -> http::HeaderMap {
-    let listed: Vec<String> = headers
-        .get_all(http::header::CONNECTION)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|s| s.trim().to_ascii_lowercase())
-        .collect();
-    let mut out = http::HeaderMap::new();
-    for (k, v) in headers {
-        let n = k.as_str();
-        let secret = ["api-key", "apikey", "token", "secret"]
+    let connection = headers.get_all(http::header::CONNECTION);
+    let listed = |n: &str| {
+        connection
             .iter()
-            .any(|w| n.contains(w));
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|l| l.trim().eq_ignore_ascii_case(n))
+    };
+    let mut out = http::HeaderMap::with_capacity(headers.len());
+    for (k, v) in headers {
+        // Header names are lowercase (`http` lowercases them).
+        let n = k.as_str();
         if HIDDEN_HEADERS.contains(&n)
-            || secret
-            || listed.iter().any(|l| l == n)
+            || names_a_secret(n.as_bytes())
             || also_hidden.iter().any(|h| h.eq_ignore_ascii_case(n))
+            || listed(n)
         {
             continue;
         }
         out.append(k.clone(), v.clone());
     }
     out
+}
+
+/// Whether a (lowercase) header name contains `api-key`, `apikey`, `token` or `secret`.
+fn names_a_secret(n: &[u8]) -> bool {
+    const WORDS: [&[u8]; 4] = [b"api-key", b"apikey", b"token", b"secret"];
+    // Each word starts with `a`, `t` or `s`: only those positions are compared.
+    (0..n.len())
+        .any(|i| matches!(n[i], b'a' | b't' | b's') && WORDS.iter().any(|w| n[i..].starts_with(w)))
 }
 
 /// A [`Handler`] made from an async closure; see [`handler_fn`].
@@ -425,5 +432,37 @@ pub(crate) fn agent_message(parts: Vec<Part>, task_id: &str, context_id: &str) -
         role: Role::Agent,
         parts,
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn secret_words_are_found_anywhere_in_a_name() {
+        for n in [
+            "api-key",
+            "x-api-key-2",
+            "apikey",
+            "x-auth-token",
+            "tokens",
+            "secret",
+            "x-client-secret",
+            "aaapi-key",
+            "sstoken",
+        ] {
+            assert!(super::names_a_secret(n.as_bytes()), "{n}");
+        }
+        for n in [
+            "",
+            "accept",
+            "x-api",
+            "api-ke",
+            "toke",
+            "secre",
+            "a2a-version",
+            "tsa",
+        ] {
+            assert!(!super::names_a_secret(n.as_bytes()), "{n}");
+        }
     }
 }

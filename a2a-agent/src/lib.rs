@@ -58,6 +58,8 @@
 //!   proto`: no generated code, no `protoc`, no build script). Why not generated prost structs:
 //!   the 1.0 JSON form is ProtoJSON of the same proto, so one descriptor-driven transcoder is the
 //!   whole mapping, and the handlers keep running on the 1.0 JSON operations.
+//! - `proptest` (tests only): the byte count of stored tasks checked against `serde_json` on
+//!   generated tasks (`json_size`).
 //! - `ipnet`: not used yet (the SSRF ranges in [`net_guard`] are matched on octets directly).
 #![warn(missing_docs)]
 
@@ -76,6 +78,7 @@ pub mod fanout;
 mod grpc;
 pub mod handler;
 pub mod idempotency;
+mod json_size;
 mod jsonrpc;
 pub mod listen;
 pub mod model;

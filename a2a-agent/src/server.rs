@@ -453,10 +453,13 @@ impl App {
                 requested.push(e);
             }
         }
-        let decls = self.card.extensions();
+        let decls = self.card.extension_decls();
         let uri = |d: &Value| d.get("uri").and_then(Value::as_str).map(str::to_string);
         for r in &requested {
-            if !decls.iter().any(|d| uri(d).as_deref() == Some(r.as_str())) {
+            if !decls
+                .iter()
+                .any(|d| d.get("uri").and_then(Value::as_str) == Some(r.as_str()))
+            {
                 return Err(A2aError::new(
                     ErrorKind::ExtensionSupportRequired,
                     format!("extension {r:?} is not supported by this agent"),
@@ -464,7 +467,7 @@ impl App {
                 .with_meta("extension", r.clone()));
             }
         }
-        for d in &decls {
+        for d in decls {
             if d.get("required").and_then(Value::as_bool) == Some(true)
                 && let Some(u) = uri(d)
                 && !requested.contains(&u)

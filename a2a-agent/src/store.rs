@@ -147,8 +147,10 @@ pub struct MemoryStore {
 
 struct Entry {
     t: Arc<StoredTask>,
-    /// JSON size of the task plus its kept events.
-    bytes: usize,
+    /// JSON size of the task.
+    task_bytes: usize,
+    /// JSON size of its kept events.
+    log_bytes: usize,
     /// The task's newest events, kept for resumes ([`crate::replay::ReplayLog`]).
     log: VecDeque<(u64, crate::model::StreamResponse, usize)>,
     /// Number of the task's last event.
@@ -210,44 +212,59 @@ impl Default for MemoryStore {
 }
 
 impl MemInner {
-    fn remove(&mut self, id: &str) -> Option<Entry> {
-        let e = self.tasks.remove(id)?;
-        self.bytes = self.bytes.saturating_sub(e.bytes);
-        let old = &e.t;
-        if let Some(set) = self.by_owner.get_mut(&old.owner) {
-            set.remove(&(old.ms(), old.task.id.clone()));
+    /// Drop `t` from its owner's listing index.
+    fn unindex(&mut self, t: &StoredTask) {
+        if let Some(set) = self.by_owner.get_mut(&t.owner) {
+            set.remove(&(t.ms(), t.task.id.clone()));
             if set.is_empty() {
-                self.by_owner.remove(&old.owner);
+                self.by_owner.remove(&t.owner);
             }
         }
+    }
+
+    fn remove(&mut self, id: &str) -> Option<Entry> {
+        let e = self.tasks.remove(id)?;
+        self.bytes = self.bytes.saturating_sub(e.task_bytes + e.log_bytes);
+        self.unindex(&e.t);
         Some(e)
     }
 
-    /// Insert or replace `t` (a replaced task keeps its events); returns the task replaced.
+    /// Insert or replace `t` (a replaced task keeps its events, in place); returns the task
+    /// replaced.
     fn insert(&mut self, t: StoredTask) -> Option<Arc<StoredTask>> {
-        let old = self.remove(&t.task.id);
+        let ms = t.ms();
+        let task_bytes = crate::bounds::task_bytes(&t.task);
+        if let Some(e) = self.tasks.get_mut(&t.task.id) {
+            let old = std::mem::replace(&mut e.t, Arc::new(t));
+            self.bytes = self.bytes.saturating_sub(e.task_bytes) + task_bytes;
+            e.task_bytes = task_bytes;
+            let new = e.t.clone();
+            // The listing index moves only when the task's key in it changes.
+            if old.owner != new.owner || old.ms() != ms {
+                self.unindex(&old);
+                self.by_owner
+                    .entry(new.owner.clone())
+                    .or_default()
+                    .insert((ms, new.task.id.clone()));
+            }
+            return Some(old);
+        }
         self.by_owner
             .entry(t.owner.clone())
             .or_default()
-            .insert((t.ms(), t.task.id.clone()));
-        // The replaced entry's events move to the new one (no copy).
-        let (log, last, old) = match old {
-            Some(e) => (e.log, e.last, Some(e.t)),
-            None => (VecDeque::new(), 0, None),
-        };
-        let bytes =
-            crate::bounds::task_bytes(&t.task) + log.iter().map(|(_, _, n)| n).sum::<usize>();
-        self.bytes += bytes;
+            .insert((ms, t.task.id.clone()));
+        self.bytes += task_bytes;
         self.tasks.insert(
             t.task.id.clone(),
             Entry {
                 t: Arc::new(t),
-                bytes,
-                log,
-                last,
+                task_bytes,
+                log_bytes: 0,
+                log: VecDeque::new(),
+                last: 0,
             },
         );
-        old
+        None
     }
 
     fn evict(&mut self, cap: usize, ttl: Duration, max_bytes: usize) {
@@ -335,11 +352,11 @@ impl crate::replay::ReplayLog for MemoryStore {
             return Ok(());
         }
         e.log.push_back((seq, event.clone(), size));
-        e.bytes += size;
+        e.log_bytes += size;
         g.bytes += size;
         while e.log.len() > keep {
             if let Some((_, _, n)) = e.log.pop_front() {
-                e.bytes -= n;
+                e.log_bytes -= n;
                 g.bytes -= n;
             }
         }

@@ -22,4 +22,5 @@ mod resume;
 mod settings;
 mod shutdown;
 mod slow_clients;
+mod store_bounds;
 mod wire;

@@ -231,6 +231,9 @@ fn visible_headers_drops_hop_by_hop_and_credentials() {
         ("proxy-authorization", "x"),
         ("x-my-key", "s"),
         ("x-client-secret", "s"),
+        ("x-auth-token", "t"),
+        ("apikey", "k"),
+        ("my-api-key-2", "k"),
         ("accept", "application/json"),
         ("x-request-id", "r1"),
     ] {

@@ -10,7 +10,6 @@
 //! are not supported), any other non-object, and an id that is an object, array or boolean
 //! (`-32600`, answered with `id: null`).
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Serialize, Serializer};
@@ -188,33 +187,54 @@ impl Envelope {
 /// Reads a JSON-RPC request body: JSON, a single object, an id that is a string, number or null.
 /// The members other than `id` are returned unchecked for the caller's own rules.
 pub fn parse_envelope(body: &[u8]) -> Result<Envelope, EnvelopeError> {
-    let raw: BTreeMap<String, Box<RawValue>> = match serde_json::from_slice(body) {
+    // One pass: the id as its raw text, every other member straight into a value.
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let parsed = serde::Deserializer::deserialize_map(&mut de, Members).and_then(|m| {
+        de.end()?;
+        Ok(m)
+    });
+    let (raw_id, members) = match parsed {
         Ok(m) => m,
         Err(e) => return Err(not_an_object(body, e)),
     };
-    let mut id = RawId::null();
-    let mut has_id = false;
-    let mut members = Map::new();
-    for (k, v) in raw {
-        if k == "id" {
-            has_id = true;
-            id = RawId::from_raw(&v).ok_or_else(|| EnvelopeError {
-                kind: EnvelopeErrorKind::BadId,
-                detail: "id must be a string, a number or null".into(),
-            })?;
-        } else {
-            let value: Value = serde_json::from_str(v.get()).map_err(|e| EnvelopeError {
-                kind: EnvelopeErrorKind::NotJson,
-                detail: e.to_string(),
-            })?;
-            members.insert(k, value);
-        }
-    }
+    let id = match &raw_id {
+        None => RawId::null(),
+        Some(v) => RawId::from_raw(v).ok_or_else(|| EnvelopeError {
+            kind: EnvelopeErrorKind::BadId,
+            detail: "id must be a string, a number or null".into(),
+        })?,
+    };
     Ok(Envelope {
         id,
-        has_id,
+        has_id: raw_id.is_some(),
         members,
     })
+}
+
+/// Reads a JSON object as its `id` (raw text; the last one when repeated) and its other members
+/// (the last of a repeated name wins).
+struct Members;
+
+impl<'de> serde::de::Visitor<'de> for Members {
+    type Value = (Option<Box<RawValue>>, Map<String, Value>);
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-RPC request object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+        let mut id = None;
+        let mut members = Map::new();
+        while let Some(k) = a.next_key::<String>()? {
+            if k == "id" {
+                id = Some(a.next_value::<Box<RawValue>>()?);
+            } else {
+                let v: Value = a.next_value()?;
+                members.insert(k, v);
+            }
+        }
+        Ok((id, members))
+    }
 }
 
 fn not_an_object(body: &[u8], e: serde_json::Error) -> EnvelopeError {
@@ -300,6 +320,28 @@ mod tests {
         assert_eq!(id("\"x\"").to_exact_value(), Some(Value::from("x")));
         assert_eq!(id("18446744073709551616").to_exact_value(), None);
         assert_eq!(id("-9223372036854775809").to_exact_value(), None);
+    }
+
+    #[test]
+    fn members_are_read_in_one_pass_the_last_of_a_name_winning() {
+        let e = parse_envelope(
+            br#"{"jsonrpc":"2.0","id":1,"method":"a","params":{"x":[1,{"y":null}]},"id":"2","method":"b"}"#,
+        )
+        .unwrap();
+        assert_eq!(e.id.get(), "\"2\"");
+        assert!(e.has_id);
+        assert_eq!(e.method(), Some("b"));
+        assert_eq!(
+            e.members["params"],
+            serde_json::json!({"x": [1, {"y": null}]})
+        );
+        assert!(!e.members.contains_key("id"));
+        assert_eq!(e.members.len(), 3);
+        assert_eq!(kind(r#"{"id":1} x"#), EnvelopeErrorKind::NotJson);
+        assert_eq!(
+            kind(r#"{"id":1,"params":[1,]}"#),
+            EnvelopeErrorKind::NotJson
+        );
     }
 
     #[test]

@@ -83,8 +83,12 @@ pub fn negotiate(
 /// error).
 pub fn parse_version(value: &str) -> Result<Option<Version>, A2aError> {
     let v = value.trim();
-    if v.is_empty() {
-        return Ok(None);
+    match v {
+        "" => return Ok(None),
+        // The two spellings nearly every request uses, without the general negotiation.
+        "1.0" => return Ok(Some(Version::V1)),
+        "0.3" => return Ok(Some(Version::V03)),
+        _ => {}
     }
     negotiate(Some(v), &BOTH).map(Some).map_err(|_| {
         A2aError::new(
@@ -101,13 +105,17 @@ pub fn requested_version(
     headers: &http::HeaderMap,
     query: Option<&str>,
 ) -> Result<Option<Version>, A2aError> {
-    if let Some(h) = headers.get("a2a-version")
-        && h.to_str().is_err()
-    {
-        return Err(A2aError::new(
-            ErrorKind::VersionNotSupported,
-            "A2A-Version is not ASCII",
-        ));
+    if let Some(h) = headers.get("a2a-version") {
+        let Ok(s) = h.to_str() else {
+            return Err(A2aError::new(
+                ErrorKind::VersionNotSupported,
+                "A2A-Version is not ASCII",
+            ));
+        };
+        // The header, when not blank, is what [`requested`] answers (read here without a copy).
+        if !s.trim().is_empty() {
+            return parse_version(s);
+        }
     }
     match requested(headers, query) {
         Some(v) => parse_version(&v),

@@ -1,0 +1,736 @@
+//! The length of a value's compact JSON text, counted without writing it: a [`serde::Serializer`]
+//! that adds up what `serde_json::to_writer` would write.
+//!
+//! Exact for everything `serde_json` writes (strings with their escapes, integers, `null`,
+//! booleans, maps, sequences, every enum form); a float is written once to a counter (rare in
+//! tasks). Where `serde_json` would refuse a value (a map key that is not a string, a number, a
+//! bool or a char), the counter counts it anyway: for such a value the count is an upper bound of
+//! nothing, and [`crate::bounds::json_len`] never relies on it (the A2A types never produce one).
+//!
+//! Why not `serde_json::to_writer` into a counting writer: the echo request path measured tasks
+//! three times and events twice per request, which was 10 % of its instructions
+//! (docs/benchmarks.md, "Where issue 11 stands"); this counter scans strings eight bytes at a
+//! time and has no writer in between.
+
+use serde::ser::{self, Serialize};
+
+/// Bytes added to a string byte by its JSON escape: 1 for `"`, `\` and the short control
+/// escapes (`\b \t \n \f \r`), 5 for the other control characters (`\u00XX`), 0 otherwise
+/// (`serde_json` escapes nothing else).
+const EXTRA: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = 5;
+        i += 1;
+    }
+    t[0x08] = 1;
+    t[0x09] = 1;
+    t[0x0A] = 1;
+    t[0x0C] = 1;
+    t[0x0D] = 1;
+    t[b'"' as usize] = 1;
+    t[b'\\' as usize] = 1;
+    t
+};
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// Whether any byte of `w` is below 0x20, `"` or `\` (the bytes `serde_json` escapes).
+fn word_needs_escape(w: u64) -> bool {
+    let zero_in = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
+    (below_space | zero_in(w ^ (ONES * u64::from(b'"'))) | zero_in(w ^ (ONES * u64::from(b'\\'))))
+        != 0
+}
+
+fn extra_of(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .map(|b| usize::from(EXTRA[usize::from(*b)]))
+        .sum()
+}
+
+/// The JSON length of the string `s`: its bytes, the escapes, the two quotes.
+pub(crate) fn str_len(s: &str) -> usize {
+    let b = s.as_bytes();
+    let n = b.len() + 2;
+    if b.len() < 8 {
+        return n + extra_of(b);
+    }
+    let word = |i: usize| {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(&b[i..i + 8]);
+        u64::from_le_bytes(a)
+    };
+    let mut extra = 0;
+    let mut i = 0;
+    while i + 8 <= b.len() {
+        if word_needs_escape(word(i)) {
+            extra += extra_of(&b[i..i + 8]);
+        }
+        i += 8;
+    }
+    // The last bytes: the word ending the string (overlapping the one before), counted byte by
+    // byte only when it holds a byte to escape.
+    if i < b.len() && word_needs_escape(word(b.len() - 8)) {
+        extra += extra_of(&b[i..]);
+    }
+    n + extra
+}
+
+/// Decimal digits of `v`.
+fn digits(v: u64) -> usize {
+    v.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+fn int_len(v: i64) -> usize {
+    usize::from(v < 0) + digits(v.unsigned_abs())
+}
+
+struct Counter(usize);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A float as `serde_json` writes it (`null` when not finite).
+fn float_len(v: impl Serialize) -> usize {
+    let mut c = Counter(0);
+    match serde_json::to_writer(&mut c, &v) {
+        Ok(()) => c.0,
+        Err(_) => 4,
+    }
+}
+
+/// The JSON length of `v`, as [`crate::bounds::json_len`] documents it.
+pub(crate) fn len(v: &(impl Serialize + ?Sized)) -> usize {
+    let mut n = Len(0);
+    match v.serialize(&mut n) {
+        Ok(()) => n.0,
+        Err(Never) => 0,
+    }
+}
+
+/// The counter. Its error never happens; it exists because serde asks for one.
+struct Len(usize);
+
+#[derive(Debug)]
+struct Never;
+
+impl std::fmt::Display for Never {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("json length")
+    }
+}
+impl std::error::Error for Never {}
+impl ser::Error for Never {
+    fn custom<T: std::fmt::Display>(_: T) -> Self {
+        Never
+    }
+}
+
+/// A compound being counted: `first` is false once an element was counted (the next one is
+/// preceded by a comma).
+struct Compound<'a> {
+    n: &'a mut Len,
+    first: bool,
+    /// Closing bytes: `]` or `}`, plus `}` for an enum variant's wrapping object.
+    close: usize,
+}
+
+impl Compound<'_> {
+    fn comma(&mut self) {
+        if !self.first {
+            self.n.0 += 1;
+        }
+        self.first = false;
+    }
+    fn element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Never> {
+        self.comma();
+        v.serialize(&mut *self.n)
+    }
+    fn field<T: Serialize + ?Sized>(&mut self, key: &'static str, v: &T) -> Result<(), Never> {
+        self.comma();
+        self.n.0 += str_len(key) + 1;
+        v.serialize(&mut *self.n)
+    }
+    fn end(self) -> Result<(), Never> {
+        self.n.0 += self.close;
+        Ok(())
+    }
+}
+
+impl Len {
+    fn open(&mut self, close: usize) -> Compound<'_> {
+        self.0 += 1;
+        Compound {
+            n: self,
+            first: true,
+            close,
+        }
+    }
+    /// `{"variant":` before an enum variant's content.
+    fn variant(&mut self, variant: &str) {
+        self.0 += 1 + str_len(variant) + 1;
+    }
+}
+
+impl<'a> ser::Serializer for &'a mut Len {
+    type Ok = ();
+    type Error = Never;
+    type SerializeSeq = Compound<'a>;
+    type SerializeTuple = Compound<'a>;
+    type SerializeTupleStruct = Compound<'a>;
+    type SerializeTupleVariant = Compound<'a>;
+    type SerializeMap = Compound<'a>;
+    type SerializeStruct = Compound<'a>;
+    type SerializeStructVariant = Compound<'a>;
+
+    fn serialize_bool(self, v: bool) -> Result<(), Never> {
+        self.0 += if v { 4 } else { 5 };
+        Ok(())
+    }
+    fn serialize_i8(self, v: i8) -> Result<(), Never> {
+        self.serialize_i64(v.into())
+    }
+    fn serialize_i16(self, v: i16) -> Result<(), Never> {
+        self.serialize_i64(v.into())
+    }
+    fn serialize_i32(self, v: i32) -> Result<(), Never> {
+        self.serialize_i64(v.into())
+    }
+    fn serialize_i64(self, v: i64) -> Result<(), Never> {
+        self.0 += int_len(v);
+        Ok(())
+    }
+    fn serialize_i128(self, v: i128) -> Result<(), Never> {
+        self.0 += v.to_string().len();
+        Ok(())
+    }
+    fn serialize_u8(self, v: u8) -> Result<(), Never> {
+        self.serialize_u64(v.into())
+    }
+    fn serialize_u16(self, v: u16) -> Result<(), Never> {
+        self.serialize_u64(v.into())
+    }
+    fn serialize_u32(self, v: u32) -> Result<(), Never> {
+        self.serialize_u64(v.into())
+    }
+    fn serialize_u64(self, v: u64) -> Result<(), Never> {
+        self.0 += digits(v);
+        Ok(())
+    }
+    fn serialize_u128(self, v: u128) -> Result<(), Never> {
+        self.0 += v.to_string().len();
+        Ok(())
+    }
+    fn serialize_f32(self, v: f32) -> Result<(), Never> {
+        self.0 += float_len(v);
+        Ok(())
+    }
+    fn serialize_f64(self, v: f64) -> Result<(), Never> {
+        self.0 += float_len(v);
+        Ok(())
+    }
+    fn serialize_char(self, v: char) -> Result<(), Never> {
+        self.serialize_str(v.encode_utf8(&mut [0u8; 4]))
+    }
+    fn serialize_str(self, v: &str) -> Result<(), Never> {
+        self.0 += str_len(v);
+        Ok(())
+    }
+    fn serialize_bytes(self, v: &[u8]) -> Result<(), Never> {
+        // An array of numbers.
+        let mut c = self.open(1);
+        for b in v {
+            c.element(b)?;
+        }
+        c.end()
+    }
+    fn serialize_none(self) -> Result<(), Never> {
+        self.serialize_unit()
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, v: &T) -> Result<(), Never> {
+        v.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<(), Never> {
+        self.0 += 4;
+        Ok(())
+    }
+    fn serialize_unit_struct(self, _: &'static str) -> Result<(), Never> {
+        self.serialize_unit()
+    }
+    fn serialize_unit_variant(self, _: &'static str, _: u32, v: &'static str) -> Result<(), Never> {
+        self.serialize_str(v)
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        v: &T,
+    ) -> Result<(), Never> {
+        v.serialize(self)
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        v: &T,
+    ) -> Result<(), Never> {
+        self.variant(variant);
+        v.serialize(&mut *self)?;
+        self.0 += 1;
+        Ok(())
+    }
+    fn serialize_seq(self, _: Option<usize>) -> Result<Compound<'a>, Never> {
+        Ok(self.open(1))
+    }
+    fn serialize_tuple(self, _: usize) -> Result<Compound<'a>, Never> {
+        Ok(self.open(1))
+    }
+    fn serialize_tuple_struct(self, _: &'static str, _: usize) -> Result<Compound<'a>, Never> {
+        Ok(self.open(1))
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        _: usize,
+    ) -> Result<Compound<'a>, Never> {
+        self.variant(variant);
+        Ok(self.open(2))
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Compound<'a>, Never> {
+        Ok(self.open(1))
+    }
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Compound<'a>, Never> {
+        Ok(self.open(1))
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        _: usize,
+    ) -> Result<Compound<'a>, Never> {
+        self.variant(variant);
+        Ok(self.open(2))
+    }
+}
+
+macro_rules! seq_like {
+    ($($tr:ident :: $m:ident),*) => {$(
+        impl ser::$tr for Compound<'_> {
+            type Ok = ();
+            type Error = Never;
+            fn $m<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Never> {
+                self.element(v)
+            }
+            fn end(self) -> Result<(), Never> {
+                Compound::end(self)
+            }
+        }
+    )*};
+}
+seq_like!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
+
+macro_rules! struct_like {
+    ($($tr:ident),*) => {$(
+        impl ser::$tr for Compound<'_> {
+            type Ok = ();
+            type Error = Never;
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                v: &T,
+            ) -> Result<(), Never> {
+                self.field(key, v)
+            }
+            fn end(self) -> Result<(), Never> {
+                Compound::end(self)
+            }
+        }
+    )*};
+}
+struct_like!(SerializeStruct, SerializeStructVariant);
+
+impl ser::SerializeMap for Compound<'_> {
+    type Ok = ();
+    type Error = Never;
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Never> {
+        self.comma();
+        key.serialize(KeyLen(&mut *self.n))?;
+        self.n.0 += 1;
+        Ok(())
+    }
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Never> {
+        v.serialize(&mut *self.n)
+    }
+    fn end(self) -> Result<(), Never> {
+        Compound::end(self)
+    }
+}
+
+/// A map key: `serde_json` writes strings as they are and numbers, booleans and chars quoted.
+struct KeyLen<'a>(&'a mut Len);
+
+impl KeyLen<'_> {
+    /// `v` quoted.
+    fn quoted(self, v: impl Serialize) -> Result<(), Never> {
+        v.serialize(&mut *self.0)?;
+        self.0.0 += 2;
+        Ok(())
+    }
+}
+
+impl<'a> ser::Serializer for KeyLen<'a> {
+    type Ok = ();
+    type Error = Never;
+    type SerializeSeq = Compound<'a>;
+    type SerializeTuple = Compound<'a>;
+    type SerializeTupleStruct = Compound<'a>;
+    type SerializeTupleVariant = Compound<'a>;
+    type SerializeMap = Compound<'a>;
+    type SerializeStruct = Compound<'a>;
+    type SerializeStructVariant = Compound<'a>;
+
+    fn serialize_str(self, v: &str) -> Result<(), Never> {
+        self.0.serialize_str(v)
+    }
+    fn serialize_char(self, v: char) -> Result<(), Never> {
+        self.0.serialize_char(v)
+    }
+    fn serialize_unit_variant(self, _: &'static str, _: u32, v: &'static str) -> Result<(), Never> {
+        self.0.serialize_str(v)
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        v: &T,
+    ) -> Result<(), Never> {
+        v.serialize(self)
+    }
+    fn serialize_bool(self, v: bool) -> Result<(), Never> {
+        self.quoted(v)
+    }
+    fn serialize_i8(self, v: i8) -> Result<(), Never> {
+        self.quoted(v)
+    }
+    fn serialize_i16(self, v: i16) -> Result<(), Never> {
+        self.quoted(v)
+    }
+    fn serialize_i32(self, v: i32) -> Result<(), Never> {
+        self.quoted(v)
+    }
+    fn serialize_i64(self, v: i64) -> Result<(), Never> {
+        self.quoted(v)
+    }
+    fn serialize_i128(self, v: i128) -> Result<(), Never> {
+        self.quoted(v)
+    }
+    fn serialize_u8(self, v: u8) -> Result<(), Never> {
+        self.quoted(v)
+    }
+    fn serialize_u16(self, v: u16) -> Result<(), Never> {
+        self.quoted(v)
+    }
+    fn serialize_u32(self, v: u32) -> Result<(), Never> {
+        self.quoted(v)
+    }
+    fn serialize_u64(self, v: u64) -> Result<(), Never> {
+        self.quoted(v)
+    }
+    fn serialize_u128(self, v: u128) -> Result<(), Never> {
+        self.quoted(v)
+    }
+    fn serialize_f32(self, v: f32) -> Result<(), Never> {
+        self.quoted(v)
+    }
+    fn serialize_f64(self, v: f64) -> Result<(), Never> {
+        self.quoted(v)
+    }
+    // serde_json refuses the keys below; they are counted as values (see the module docs).
+    fn serialize_bytes(self, v: &[u8]) -> Result<(), Never> {
+        self.0.serialize_bytes(v)
+    }
+    fn serialize_none(self) -> Result<(), Never> {
+        self.0.serialize_none()
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, v: &T) -> Result<(), Never> {
+        self.0.serialize_some(v)
+    }
+    fn serialize_unit(self) -> Result<(), Never> {
+        self.0.serialize_unit()
+    }
+    fn serialize_unit_struct(self, name: &'static str) -> Result<(), Never> {
+        self.0.serialize_unit_struct(name)
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        name: &'static str,
+        i: u32,
+        variant: &'static str,
+        v: &T,
+    ) -> Result<(), Never> {
+        self.0.serialize_newtype_variant(name, i, variant, v)
+    }
+    fn serialize_seq(self, len: Option<usize>) -> Result<Compound<'a>, Never> {
+        self.0.serialize_seq(len)
+    }
+    fn serialize_tuple(self, len: usize) -> Result<Compound<'a>, Never> {
+        self.0.serialize_tuple(len)
+    }
+    fn serialize_tuple_struct(self, n: &'static str, len: usize) -> Result<Compound<'a>, Never> {
+        self.0.serialize_tuple_struct(n, len)
+    }
+    fn serialize_tuple_variant(
+        self,
+        n: &'static str,
+        i: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Compound<'a>, Never> {
+        self.0.serialize_tuple_variant(n, i, variant, len)
+    }
+    fn serialize_map(self, len: Option<usize>) -> Result<Compound<'a>, Never> {
+        self.0.serialize_map(len)
+    }
+    fn serialize_struct(self, n: &'static str, len: usize) -> Result<Compound<'a>, Never> {
+        self.0.serialize_struct(n, len)
+    }
+    fn serialize_struct_variant(
+        self,
+        n: &'static str,
+        i: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Compound<'a>, Never> {
+        self.0.serialize_struct_variant(n, i, variant, len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::len;
+    use crate::model::{
+        Artifact, Message, Part, PartContent, Role, StreamResponse, Task, TaskArtifactUpdateEvent,
+        TaskState, TaskStatus, TaskStatusUpdateEvent, Timestamp,
+    };
+    use a2a_types::binary::Base64Bytes;
+    use proptest::collection::{btree_map, vec};
+    use proptest::option;
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    fn same<T: serde::Serialize>(v: &T) {
+        assert_eq!(len(v), serde_json::to_vec(v).unwrap().len());
+    }
+
+    #[test]
+    fn counts_what_serde_json_writes() {
+        same(&"");
+        same(&"plain ascii text, longer than one word");
+        same(&"quote \" backslash \\ newline \n tab \t cr \r bell \u{7} nul \u{0} esc \u{1b}");
+        same(&"\u{8}\u{c}\u{1f}\u{7f} é ü 日本 🎉 \"\"\"\"\"\"\"\"\\\\\\\\\\\\\\\\");
+        for n in [0u64, 9, 10, 99, 100, u64::MAX] {
+            same(&n);
+        }
+        for n in [0i64, -1, -9, -10, i64::MIN, i64::MAX] {
+            same(&n);
+        }
+        for f in [0.0f64, -0.0, 1.5, 1e300, -2.5e-300, f64::NAN, f64::INFINITY] {
+            same(&f);
+        }
+        same(&1.25f32);
+        same(&json!({"a": [1, null, true, false, "x"], "b": {"c": {}}, "d": [], "e": 1.5}));
+        same(&std::collections::BTreeMap::from([(1u32, "a"), (20, "b")]));
+        same(&std::collections::BTreeMap::from([('k', 1)]));
+        same(&(1, "two", [3u8, 4]));
+        same(&Some(()));
+        same(&None::<u8>);
+        #[derive(serde::Serialize)]
+        enum E {
+            Unit,
+            New(u8),
+            Tuple(u8, String),
+            Struct { a: u8, b: Option<String> },
+        }
+        same(&vec![
+            E::Unit,
+            E::New(7),
+            E::Tuple(1, "x".into()),
+            E::Struct { a: 1, b: None },
+        ]);
+        #[derive(serde::Serialize)]
+        struct Bytes(#[serde(with = "serde_bytes_like")] Vec<u8>);
+        mod serde_bytes_like {
+            pub fn serialize<S: serde::Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_bytes(v)
+            }
+        }
+        same(&Bytes(vec![0, 1, 255]));
+    }
+
+    /// Text with the bytes serde_json escapes, non-ASCII, and runs longer than a word.
+    fn text() -> impl Strategy<Value = String> {
+        r#"[a-z"\\\n\t\x00\x01\x1f\x7fé日🎉 ]{0,40}"#
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            any::<u64>().prop_map(|n| json!(n)),
+            any::<f64>().prop_map(|f| json!(f)),
+            text().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 16, 4, |inner| {
+            prop_oneof![
+                vec(inner.clone(), 0..4).prop_map(Value::Array),
+                btree_map(text(), inner, 0..4).prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn meta() -> impl Strategy<Value = Option<crate::model::Struct>> {
+        option::of(btree_map(text(), value(), 0..3).prop_map(|m| m.into_iter().collect()))
+    }
+
+    fn part() -> impl Strategy<Value = Part> {
+        let content = prop_oneof![
+            text().prop_map(PartContent::Text),
+            vec(any::<u8>(), 0..40).prop_map(|b| PartContent::Raw(Base64Bytes::encode(b))),
+            text().prop_map(PartContent::Url),
+            value().prop_map(PartContent::Data),
+        ];
+        (content, meta(), option::of(text()), option::of(text())).prop_map(
+            |(content, metadata, filename, media_type)| Part {
+                content,
+                metadata,
+                filename,
+                media_type,
+            },
+        )
+    }
+
+    fn message() -> impl Strategy<Value = Message> {
+        (
+            text(),
+            option::of(text()),
+            prop::sample::select(Role::ALL),
+            vec(part(), 0..3),
+            meta(),
+            vec(text(), 0..2),
+        )
+            .prop_map(
+                |(message_id, task_id, role, parts, metadata, ext)| Message {
+                    message_id,
+                    context_id: task_id.clone(),
+                    task_id,
+                    role,
+                    parts,
+                    metadata,
+                    extensions: ext.clone(),
+                    reference_task_ids: ext,
+                },
+            )
+    }
+
+    fn status() -> impl Strategy<Value = TaskStatus> {
+        (
+            prop::sample::select(TaskState::ALL),
+            option::of(message()),
+            option::of(0i64..4_000_000_000),
+        )
+            .prop_map(|(state, message, ts)| TaskStatus {
+                state,
+                message,
+                timestamp: ts.and_then(|s| Timestamp::from_unix_seconds(s).ok()),
+            })
+    }
+
+    fn artifact() -> impl Strategy<Value = Artifact> {
+        (text(), option::of(text()), vec(part(), 0..3), meta()).prop_map(
+            |(artifact_id, name, parts, metadata)| Artifact {
+                artifact_id,
+                description: name.clone(),
+                name,
+                parts,
+                metadata,
+                extensions: vec![],
+            },
+        )
+    }
+
+    fn task() -> impl Strategy<Value = Task> {
+        (
+            text(),
+            option::of(text()),
+            status(),
+            vec(artifact(), 0..3),
+            vec(message(), 0..4),
+            meta(),
+        )
+            .prop_map(
+                |(id, context_id, status, artifacts, history, metadata)| Task {
+                    id,
+                    context_id,
+                    status,
+                    artifacts,
+                    history,
+                    metadata,
+                },
+            )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+        /// The stored size of a task (artifacts, history, metadata, any text) is its JSON
+        /// length, byte for byte.
+        #[test]
+        fn a_task_counts_as_its_json(t in task()) {
+            prop_assert_eq!(crate::bounds::task_bytes(&t), serde_json::to_vec(&t).unwrap().len());
+        }
+
+        #[test]
+        fn events_count_as_their_json(t in task(), a in artifact(), m in message()) {
+            let evs = [
+                StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                    task_id: t.id.clone(),
+                    context_id: t.context_id.clone().unwrap_or_default(),
+                    status: t.status.clone(),
+                    metadata: t.metadata.clone(),
+                }),
+                StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                    task_id: t.id.clone(),
+                    context_id: String::new(),
+                    artifact: a,
+                    append: Some(true),
+                    last_chunk: None,
+                    metadata: None,
+                }),
+                StreamResponse::Message(m),
+                StreamResponse::Task(t),
+            ];
+            for ev in &evs {
+                prop_assert_eq!(crate::bounds::json_len(ev), serde_json::to_vec(ev).unwrap().len());
+            }
+        }
+    }
+}
