@@ -177,6 +177,9 @@ pub const MIGRATIONS: &[&str] = &[
     crate::governance::approval::MIGRATION_EXTENSIONS,
     // 13: the intent link index without the intent rows (issue 11).
     hop_page::MIGRATION_INTENT_OF,
+    // 14: the audit table without AUTOINCREMENT, the decision index without `allowed` rows
+    // (issue 11; why seq numbers are still never reused: see the constant).
+    hop_page::MIGRATION_AUDIT_REBUILD,
 ];
 
 /// A sealed push callback: the caller's webhook, which the peer never sees.

@@ -4,6 +4,7 @@
 
 mod admin_audit;
 mod ard;
+mod audit_rebuild;
 mod cancel_propagation;
 mod common;
 mod console_browser;

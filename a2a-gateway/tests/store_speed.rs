@@ -350,3 +350,51 @@ fn hop_pages_find_completions_through_the_partial_intent_index() {
     assert_eq!(rows[0].outcome, None);
     assert_eq!(rows[1].outcome.as_deref(), Some("incomplete"));
 }
+
+/// An intent journaled by a process that died before its batch committed is recovered with
+/// the time it was journaled (not the time of the restart); a line from an earlier version,
+/// without that time, is recovered as before.
+#[test]
+fn a_recovered_intent_keeps_the_time_it_was_journaled() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gw.db");
+    let s = Store::open(&path).unwrap();
+    s.create_workspace("w", "W").unwrap();
+    drop(s);
+    // 2026-01-01T00:00:00.5Z in Unix nanoseconds.
+    let at = 1_767_225_600_500_000_000i64;
+    let lines = format!(
+        "{{\"j\":1,\"rec\":{{\"traceId\":\"cut\",\"workspaceId\":\"w\",\"decision\":\"allowed\",\"status\":200,\"latencyMs\":0}},\"at\":{at}}}\n\
+         {{\"j\":2,\"rec\":{{\"traceId\":\"old\",\"workspaceId\":\"w\",\"decision\":\"allowed\",\"status\":200,\"latencyMs\":0}}}}\n"
+    );
+    std::fs::write(dir.path().join("gw.db.intents"), lines).unwrap();
+    let s = Store::open(&path).unwrap();
+    assert_eq!(s.open_intent_journal().unwrap(), 2);
+    let rows = s.audit(Some("w"), None, 0, 10).unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[0].trace_id, "cut");
+    assert_eq!(rows[0].ts, "2026-01-01T00:00:00.5Z");
+    assert_eq!(rows[0].outcome.as_deref(), Some("incomplete"));
+    assert_eq!(rows[1].trace_id, "old");
+    assert!(rows[1].ts.starts_with("20"), "{:?}", rows[1].ts);
+    assert_ne!(rows[1].ts, rows[0].ts);
+}
+
+/// A live journaled intent's line carries its time, so a kill before the batch loses nothing
+/// of the record: the recovered row is the one the journal held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_journaled_intent_line_carries_its_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gw.db");
+    let s = Store::open(&path).unwrap();
+    s.create_workspace("w", "W").unwrap();
+    s.open_intent_journal().unwrap();
+    let before = time::OffsetDateTime::now_utc().unix_timestamp_nanos();
+    s.append_intent_committed(&rec("timed")).await.unwrap();
+    let after = time::OffsetDateTime::now_utc().unix_timestamp_nanos();
+    let text = std::fs::read_to_string(dir.path().join("gw.db.intents")).unwrap();
+    let line: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let at = i128::from(line["at"].as_i64().expect("the journal time"));
+    assert!(before <= at && at <= after, "{before} <= {at} <= {after}");
+    assert_eq!(line["rec"]["traceId"], "timed");
+}

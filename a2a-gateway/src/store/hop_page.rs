@@ -28,6 +28,78 @@ pub const MIGRATION_INTENT_OF: &str = r#"
     CREATE INDEX audit_intent_of ON audit(intent_of) WHERE intent_of IS NOT NULL;
 "#;
 
+/// Migration 14 (issue 11): the audit table rebuilt without `AUTOINCREMENT`, and the decision
+/// index without the `allowed` rows. Per audit row this saves the `sqlite_sequence` lookup and
+/// update (and that page's WAL frame in every commit) and, for the rows most hops write (the
+/// intent and an `allowed` completion), one index insert.
+///
+/// Sequence numbers are still never reused. Without `AUTOINCREMENT` SQLite gives a new row the
+/// largest rowid in the table plus one; audit rows are never deleted (the `audit_no_delete`
+/// trigger, there since migration 1, is created again here), so that largest rowid never goes
+/// down and a number once given is never given again. (A rolled-back batch gives its numbers
+/// back either way, `AUTOINCREMENT` or not: those rows never existed, and the writer forgets
+/// the intent links it handed out.) What `AUTOINCREMENT` covered beyond that, rows deleted
+/// past the trigger (the file edited outside the gateway), is kept as well: if `sqlite_sequence`
+/// is above the highest row, a `sequence-gap` row takes that number, so later rows still
+/// follow every number ever given, and the edit stays on record. Rows keep their `seq`; the
+/// copy costs one pass over the table, once, when a gateway of this version first opens it.
+///
+/// The decision index (`audit_decision_seq`) holds only rows whose decision is not `allowed`:
+/// the console's decision filter looks for the rare ones (`refused`, `held`, `killed`, ...)
+/// and adds `decision <> 'allowed'` to its query for them (see `filter_sql`), which is what
+/// lets SQLite use the partial index; `allowed` rows, most of the log, are found walking the
+/// table (or a workspace index) in `seq` order.
+pub const MIGRATION_AUDIT_REBUILD: &str = r#"
+    CREATE TABLE audit_rebuilt (
+        seq INTEGER PRIMARY KEY,
+        ts TEXT NOT NULL,
+        trace_id TEXT NOT NULL,
+        workspace_id TEXT,
+        key_id TEXT,
+        target TEXT,
+        operation TEXT,
+        client_method TEXT,
+        peer_method TEXT,
+        client_version TEXT,
+        client_binding TEXT,
+        peer_version TEXT,
+        peer_binding TEXT,
+        decision TEXT NOT NULL,
+        status INTEGER NOT NULL,
+        latency_ms INTEGER NOT NULL,
+        error_code TEXT,
+        phase TEXT,
+        intent_of INTEGER,
+        task_id TEXT,
+        governance TEXT,
+        signature_trust TEXT
+    );
+    INSERT INTO audit_rebuilt(seq, ts, trace_id, workspace_id, key_id, target, operation,
+        client_method, peer_method, client_version, client_binding, peer_version, peer_binding,
+        decision, status, latency_ms, error_code, phase, intent_of, task_id, governance,
+        signature_trust)
+      SELECT seq, ts, trace_id, workspace_id, key_id, target, operation, client_method,
+        peer_method, client_version, client_binding, peer_version, peer_binding, decision,
+        status, latency_ms, error_code, phase, intent_of, task_id, governance, signature_trust
+      FROM audit ORDER BY seq;
+    INSERT INTO audit_rebuilt(seq, ts, trace_id, operation, decision, status, latency_ms)
+      SELECT s.seq, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), '', 'audit:sequence-gap',
+        'sequence-gap', 0, 0
+      FROM sqlite_sequence s
+      WHERE s.name = 'audit' AND s.seq > (SELECT coalesce(max(seq), 0) FROM audit);
+    DROP TABLE audit;
+    ALTER TABLE audit_rebuilt RENAME TO audit;
+    CREATE INDEX audit_ws_seq ON audit(workspace_id, seq);
+    CREATE INDEX audit_ws_target_seq ON audit(workspace_id, target, seq);
+    CREATE INDEX audit_decision_seq ON audit(decision, seq) WHERE decision <> 'allowed';
+    CREATE INDEX audit_trace ON audit(trace_id);
+    CREATE INDEX audit_intent_of ON audit(intent_of) WHERE intent_of IS NOT NULL;
+    CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+        BEGIN SELECT RAISE(ABORT, 'audit is append-only'); END;
+    CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+        BEGIN SELECT RAISE(ABORT, 'audit is append-only'); END;
+"#;
+
 /// The columns [`row_record`] reads, in its order.
 pub(super) const RECORD_COLUMNS: &str = "seq, ts, trace_id, workspace_id, key_id, target,
     operation, client_method, peer_method, client_version, client_binding, peer_version,
@@ -97,6 +169,14 @@ fn filter_sql(f: &HopFilter) -> (String, Vec<String>) {
             args.push(v.to_owned());
             clause.push_str(&format!(" AND {cond} ?{}", args.len()));
         }
+    }
+    // The decision index holds no `allowed` rows (`MIGRATION_AUDIT_REBUILD`): SQLite uses it
+    // only when the query says so in these words.
+    if f.decision
+        .as_deref()
+        .is_some_and(|d| !d.is_empty() && d != "allowed")
+    {
+        clause.push_str(" AND decision <> 'allowed'");
     }
     (clause, args)
 }

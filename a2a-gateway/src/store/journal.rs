@@ -52,6 +52,10 @@ struct Line {
     /// The intent record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     rec: Option<AuditRecord>,
+    /// When the intent was journaled (Unix nanoseconds): its time if it is recovered (the
+    /// record's `ts` is set when the row is inserted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    at: Option<i64>,
     /// A task bound to its owner (see [`TaskBinding`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     bind: Option<TaskBinding>,
@@ -66,6 +70,8 @@ struct LineRef<'a> {
     j: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     rec: Option<&'a AuditRecord>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    at: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     bind: Option<&'a TaskBinding>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -219,7 +225,17 @@ impl Journal {
             let tx = conn.unchecked_transaction()?;
             for l in &lines {
                 if let Some(rec) = &l.rec {
-                    super::insert_audit_row(&tx, rec, Some("intent"))?;
+                    let mut rec = rec.clone();
+                    if rec.ts.is_empty()
+                        && let Some(t) = l.at.and_then(|t| {
+                            time::OffsetDateTime::from_unix_timestamp_nanos(t.into()).ok()
+                        })
+                    {
+                        rec.ts = t
+                            .format(&time::format_description::well_known::Rfc3339)
+                            .unwrap_or_default();
+                    }
+                    super::insert_audit_row(&tx, &rec, Some("intent"))?;
                 }
                 if let Some(b) = &l.bind {
                     insert_binding(&tx, b)?;
@@ -297,8 +313,18 @@ impl Journal {
     ) -> Result<(), StoreError> {
         let mut f = self.files.lock().map_err(|_| StoreError::Poisoned)?;
         let j = f.next;
-        let mut buf = serde_json::to_vec(&LineRef { j, rec, bind, send })
-            .map_err(|e| StoreError::Invalid(format!("intent journal: {e}")))?;
+        let at = rec.map(|_| {
+            let t = time::OffsetDateTime::now_utc().unix_timestamp_nanos();
+            i64::try_from(t).unwrap_or(i64::MAX)
+        });
+        let mut buf = serde_json::to_vec(&LineRef {
+            j,
+            rec,
+            at,
+            bind,
+            send,
+        })
+        .map_err(|e| StoreError::Invalid(format!("intent journal: {e}")))?;
         buf.push(b'\n');
         // One write call: a line is in the file whole or not at all if the process dies.
         f.active
