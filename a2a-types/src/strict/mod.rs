@@ -1238,6 +1238,60 @@ pub fn v1_result_validator(method: V1Method) -> Validator {
     }
 }
 
+/// The members every JSON-RPC message shares, checked strictly: an object with no members
+/// but `members`, `jsonrpc` "2.0", an `id` that is a string, a number or null. Returns the
+/// object (`None`: not an object, reported).
+fn envelope<'v>(
+    v: &'v Value,
+    members: [&str; 4],
+    out: &mut Vec<Violation>,
+) -> Option<&'v Map<String, Value>> {
+    let push = |out: &mut Vec<Violation>, path: &str, kind| {
+        out.push(Violation {
+            path: path.into(),
+            kind,
+        })
+    };
+    let Value::Object(o) = v else {
+        push(
+            out,
+            "$",
+            ViolationKind::WrongType {
+                expected: "object".into(),
+                found: type_name(v),
+            },
+        );
+        return None;
+    };
+    for k in o.keys() {
+        if !members.contains(&k.as_str()) {
+            push(out, "$", ViolationKind::UnknownMember(k.clone()));
+        }
+    }
+    match o.get("jsonrpc") {
+        None => push(out, "$", ViolationKind::MissingRequired("jsonrpc".into())),
+        Some(Value::String(s)) if s == JSONRPC_VERSION => {}
+        Some(other) => push(
+            out,
+            "jsonrpc",
+            ViolationKind::BadEnumValue(other.to_string()),
+        ),
+    }
+    match o.get("id") {
+        None => push(out, "$", ViolationKind::MissingRequired("id".into())),
+        Some(Value::String(_) | Value::Number(_) | Value::Null) => {}
+        Some(other) => push(
+            out,
+            "id",
+            ViolationKind::WrongType {
+                expected: "string or number or null".into(),
+                found: type_name(other),
+            },
+        ),
+    }
+    Some(o)
+}
+
 /// Validates a JSON-RPC response to `method` strictly: the envelope (`jsonrpc`, `id`, exactly
 /// one of `result`/`error`, nothing else), the error object (`code` integer, `message` string;
 /// for 1.0, `data` an array of objects with `@type`), and the result against the method's result
@@ -1256,47 +1310,9 @@ pub fn validate_jsonrpc_response(
             kind,
         })
     };
-    let Value::Object(o) = v else {
-        push(
-            &mut out,
-            "$",
-            ViolationKind::WrongType {
-                expected: "object".into(),
-                found: type_name(v),
-            },
-        );
+    let Some(o) = envelope(v, ["jsonrpc", "id", "result", "error"], &mut out) else {
         return out;
     };
-    for k in o.keys() {
-        if !matches!(k.as_str(), "jsonrpc" | "id" | "result" | "error") {
-            push(&mut out, "$", ViolationKind::UnknownMember(k.clone()));
-        }
-    }
-    match o.get("jsonrpc") {
-        None => push(
-            &mut out,
-            "$",
-            ViolationKind::MissingRequired("jsonrpc".into()),
-        ),
-        Some(Value::String(s)) if s == JSONRPC_VERSION => {}
-        Some(other) => push(
-            &mut out,
-            "jsonrpc",
-            ViolationKind::BadEnumValue(other.to_string()),
-        ),
-    }
-    match o.get("id") {
-        None => push(&mut out, "$", ViolationKind::MissingRequired("id".into())),
-        Some(Value::String(_) | Value::Number(_) | Value::Null) => {}
-        Some(other) => push(
-            &mut out,
-            "id",
-            ViolationKind::WrongType {
-                expected: "string or number or null".into(),
-                found: type_name(other),
-            },
-        ),
-    }
     match (o.get("result"), o.get("error")) {
         (Some(_), Some(_)) => push(
             &mut out,
@@ -1373,47 +1389,9 @@ pub fn validate_jsonrpc_request(
             kind,
         })
     };
-    let Value::Object(o) = v else {
-        push(
-            &mut out,
-            "$",
-            ViolationKind::WrongType {
-                expected: "object".into(),
-                found: type_name(v),
-            },
-        );
+    let Some(o) = envelope(v, ["jsonrpc", "id", "method", "params"], &mut out) else {
         return out;
     };
-    for k in o.keys() {
-        if !matches!(k.as_str(), "jsonrpc" | "id" | "method" | "params") {
-            push(&mut out, "$", ViolationKind::UnknownMember(k.clone()));
-        }
-    }
-    match o.get("jsonrpc") {
-        None => push(
-            &mut out,
-            "$",
-            ViolationKind::MissingRequired("jsonrpc".into()),
-        ),
-        Some(Value::String(s)) if s == JSONRPC_VERSION => {}
-        Some(other) => push(
-            &mut out,
-            "jsonrpc",
-            ViolationKind::BadEnumValue(other.to_string()),
-        ),
-    }
-    match o.get("id") {
-        None => push(&mut out, "$", ViolationKind::MissingRequired("id".into())),
-        Some(Value::String(_) | Value::Number(_) | Value::Null) => {}
-        Some(other) => push(
-            &mut out,
-            "id",
-            ViolationKind::WrongType {
-                expected: "string or number or null".into(),
-                found: type_name(other),
-            },
-        ),
-    }
     let method = match o.get("method") {
         None => {
             push(
@@ -1608,6 +1586,45 @@ mod tests {
                 "securitySchemes.k.apiKeySecurityScheme: unknown member in",
                 "supportedInterfaces[0]: unknown member x",
             ]
+        );
+    }
+
+    #[test]
+    fn requests_and_responses_share_the_envelope_rules() {
+        let req = |v: Value| shown(&validate_jsonrpc_request(&v, None, None));
+        let resp = |v: Value| {
+            shown(&validate_jsonrpc_response(
+                &v,
+                Method::V1(V1Method::GetTask),
+                None,
+            ))
+        };
+        for out in [req(json!([1])), resp(json!("x"))] {
+            assert_eq!(out.len(), 1, "{out:?}");
+            assert!(
+                out[0].starts_with("$: ") && out[0].contains("object"),
+                "{out:?}"
+            );
+        }
+        let bad = json!({"jsonrpc": "1.0", "id": {"a": 1}, "x": 1});
+        let r = req(bad.clone());
+        let p = resp(bad);
+        for want in [
+            "$: unknown member x",
+            "jsonrpc: bad enum value \"1.0\"",
+            "id: wrong type: expected string or number or null, found object",
+        ] {
+            assert!(r.iter().any(|s| s == want), "request {want}: {r:?}");
+            assert!(p.iter().any(|s| s == want), "response {want}: {p:?}");
+        }
+        let r = req(json!({"method": "GetTask", "params": {"id": "t"}}));
+        assert!(
+            r.contains(&"$: missing required member jsonrpc".to_owned()),
+            "{r:?}"
+        );
+        assert!(
+            r.contains(&"$: missing required member id".to_owned()),
+            "{r:?}"
         );
     }
 
