@@ -83,8 +83,6 @@ struct LiveState {
     direct: Option<Message>,
     /// Number of the task's last event (its SSE `id`); the next event gets `seq + 1`.
     seq: u64,
-    /// The task has a change the store does not have yet (see [`TaskManager::run`]).
-    unstored: bool,
 }
 
 pub(crate) struct Live {
@@ -484,22 +482,11 @@ impl TaskManager {
         r
     }
 
-    /// [`Self::update`] without announcing the task.
+    /// [`Self::update`] without announcing the task (the runtime's own SUBMITTED -> WORKING).
     async fn update_quiet(
         &self,
         live: &Arc<Live>,
         f: impl FnOnce(&mut Task) -> Option<StreamResponse>,
-    ) -> Option<TaskState> {
-        self.update_with(live, f, true).await
-    }
-
-    /// [`Self::update_quiet`]; with `store` false the change is published but only marked for
-    /// the store ([`Self::store_unstored`] writes it).
-    async fn update_with(
-        &self,
-        live: &Arc<Live>,
-        f: impl FnOnce(&mut Task) -> Option<StreamResponse>,
-        store: bool,
     ) -> Option<TaskState> {
         let mut g = live.state.lock().await;
         if g.task.status.state.is_terminal() {
@@ -508,22 +495,6 @@ impl TaskManager {
         let ev = f(&mut g.task)?;
         crate::bounds::cap_history(&mut g.task, self.limits.store.max_history_length);
         let state = g.task.status.state;
-        if store {
-            self.put_live(&mut g).await;
-        } else {
-            g.unstored = true;
-        }
-        if let Some(s) = self.sink.get() {
-            s.on_event(&g.task, &ev);
-        }
-        self.publish(&mut g, &ev).await;
-        live.watch.send_replace(state);
-        Some(state)
-    }
-
-    /// Store the live task as it stands (called with its lock held).
-    async fn put_live(&self, g: &mut LiveState) {
-        g.unstored = false;
         let rec = StoredTask {
             task: g.task.clone(),
             owner: g.owner.clone(),
@@ -532,14 +503,12 @@ impl TaskManager {
             // Best effort: a failure to store progress never fails the handler.
             tracing::debug!(error = %e, "storing task progress failed");
         }
-    }
-
-    /// Store the live task if it has a change the store does not have yet.
-    async fn store_unstored(&self, live: &Live) {
-        let mut g = live.state.lock().await;
-        if g.unstored {
-            self.put_live(&mut g).await;
+        if let Some(s) = self.sink.get() {
+            s.on_event(&g.task, &ev);
         }
+        self.publish(&mut g, &ev).await;
+        live.watch.send_replace(state);
+        Some(state)
     }
 
     /// [`Emitter::update_metadata`]: `f` on the live task's metadata under its lock, stored.
@@ -728,7 +697,6 @@ impl TaskManager {
                 direct_ok: false,
                 direct: None,
                 seq,
-                unstored: false,
             }),
             cancel: CancellationToken::new(),
             watch: watch::channel(state).0,
@@ -1110,16 +1078,8 @@ impl TaskManager {
             permit
         };
 
-        // WORKING is published now and stored once the handler waits: a handler that answers
-        // at once (the echo agent) costs one store write less, and its task goes from
-        // SUBMITTED to its final state in the store (every other write, and the end of the
-        // turn, stores the task as it stands).
         if self
-            .update_with(
-                &live,
-                |t| Some(status_change(t, TaskState::Working, None)),
-                false,
-            )
+            .update_quiet(&live, |t| Some(status_change(t, TaskState::Working, None)))
             .await
             .is_none()
         {
@@ -1167,26 +1127,17 @@ impl TaskManager {
             }
         };
         let timeout = self.limits.async_timeout;
-        // Boxed: kept across the first poll and the wait, the work would otherwise be copied
-        // with every move of the turn future.
-        let mut work = Box::pin(work);
-        let outcome = match futures::poll!(work.as_mut()) {
-            std::task::Poll::Ready(r) => Some(r),
-            std::task::Poll::Pending => {
-                self.store_unstored(&live).await;
-                // Biased towards the work: a handler watching `ctx.cancelled()` gets to see the
-                // cancel and stop cleanly before the task is given up.
-                tokio::select! {
-                    biased;
-                    r = tokio::time::timeout(timeout, work) => match r {
-                        Ok(r) => Some(r),
-                        Err(_) => Some(Err(HandlerError::failed(format!(
-                            "task timed out after {} ms", timeout.as_millis()
-                        )))),
-                    },
-                    _ = live.cancel.cancelled() => None,
-                }
-            }
+        // Biased towards the work: a handler watching `ctx.cancelled()` gets to see the cancel
+        // and stop cleanly before the task is given up.
+        let outcome = tokio::select! {
+            biased;
+            r = tokio::time::timeout(timeout, work) => match r {
+                Ok(r) => Some(r),
+                Err(_) => Some(Err(HandlerError::failed(format!(
+                    "task timed out after {} ms", timeout.as_millis()
+                )))),
+            },
+            _ = live.cancel.cancelled() => None,
         };
         match outcome {
             None => {
@@ -1205,10 +1156,7 @@ impl TaskManager {
 
     pub(crate) async fn finish(&self, live: &Arc<Live>, task_id: &str) {
         live.running.store(false, Ordering::SeqCst);
-        let mut g = live.state.lock().await;
-        if g.unstored {
-            self.put_live(&mut g).await;
-        }
+        let g = live.state.lock().await;
         metrics::counter!("a2a_agent_task_turns_total", "state" => g.task.status.state.as_str())
             .increment(1);
         // Terminal tasks leave the registry; so do interrupted ones (their streams have ended;
@@ -1318,8 +1266,6 @@ impl TaskManager {
         m.role = Role::Agent;
         g.direct = Some(m);
         g.task.status.state = TaskState::Completed;
-        // The task leaves the store: nothing of it is to be stored any more.
-        g.unstored = false;
         let id = g.task.id.clone();
         let LiveState {
             fanout, task, seq, ..

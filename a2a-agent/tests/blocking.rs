@@ -54,26 +54,3 @@ async fn a_waiting_turn_ends_after_its_caller_has_gone() {
     }
     panic!("the task of a caller that went away never completed");
 }
-
-/// WORKING is stored once the handler waits (a handler that answers at once goes from
-/// SUBMITTED to its final state in the store): ListTasks, which reads the store, shows a
-/// waiting handler's task WORKING.
-#[tokio::test]
-async fn a_waiting_handler_has_its_task_stored_working() {
-    let s = echo(open_config()).await;
-    let url = s.url().to_string();
-    let id = send_async(&url, "sleep:60000").await;
-    let mut listed = String::new();
-    for _ in 0..500 {
-        let (_, v) = rpc(&url, "ListTasks", json!({})).await;
-        listed = state(&v["result"]["tasks"][0]).to_string();
-        if listed == "TASK_STATE_WORKING" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(listed, "TASK_STATE_WORKING");
-    let (_, v) = rpc(&url, "CancelTask", json!({"id": id})).await;
-    assert_eq!(state(&v["result"]), "TASK_STATE_CANCELED", "{v}");
-    s.shutdown().await;
-}
