@@ -1238,6 +1238,14 @@ pub fn v1_result_validator(method: V1Method) -> Validator {
     }
 }
 
+/// Adds a violation at `path` (the JSON-RPC envelope checks below).
+fn push(out: &mut Vec<Violation>, path: &str, kind: ViolationKind) {
+    out.push(Violation {
+        path: path.into(),
+        kind,
+    });
+}
+
 /// The members every JSON-RPC message shares, checked strictly: an object with no members
 /// but `members`, `jsonrpc` "2.0", an `id` that is a string, a number or null. Returns the
 /// object (`None`: not an object, reported).
@@ -1246,12 +1254,6 @@ fn envelope<'v>(
     members: [&str; 4],
     out: &mut Vec<Violation>,
 ) -> Option<&'v Map<String, Value>> {
-    let push = |out: &mut Vec<Violation>, path: &str, kind| {
-        out.push(Violation {
-            path: path.into(),
-            kind,
-        })
-    };
     let Value::Object(o) = v else {
         push(
             out,
@@ -1304,12 +1306,6 @@ pub fn validate_jsonrpc_response(
     v03_results: Option<ParamsResolver<'_>>,
 ) -> Vec<Violation> {
     let mut out = Vec::new();
-    let push = |out: &mut Vec<Violation>, path: &str, kind| {
-        out.push(Violation {
-            path: path.into(),
-            kind,
-        })
-    };
     let Some(o) = envelope(v, ["jsonrpc", "id", "result", "error"], &mut out) else {
         return out;
     };
@@ -1383,12 +1379,6 @@ pub fn validate_jsonrpc_request(
     v03_params: Option<ParamsResolver<'_>>,
 ) -> Vec<Violation> {
     let mut out = Vec::new();
-    let push = |out: &mut Vec<Violation>, path: &str, kind| {
-        out.push(Violation {
-            path: path.into(),
-            kind,
-        })
-    };
     let Some(o) = envelope(v, ["jsonrpc", "id", "method", "params"], &mut out) else {
         return out;
     };
