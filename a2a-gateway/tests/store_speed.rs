@@ -233,6 +233,55 @@ async fn journaled_intents_link_their_completions_and_the_journal_is_exclusive()
     assert_eq!(again.audit(Some("w"), None, 0, 1000).unwrap().len(), 20);
 }
 
+/// With the journal open, a hop that completes before the writer commits its intent is written
+/// as one row (the completion, no `intent_of`); a hop whose intent committed first keeps both
+/// rows, linked. Reads show one record per hop either way, and a restart recovers nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_intent_completed_within_its_batch_is_folded_into_the_completion() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gw.db");
+    let s = Store::open(&path).unwrap();
+    s.create_workspace("w", "W").unwrap();
+    s.open_intent_journal().unwrap();
+    for i in 0..20 {
+        let r = rec(&format!("f{i}"));
+        let intent = s.append_intent_committed(&r).await.unwrap();
+        if i % 2 == 1 {
+            // Committed before the hop completes: two rows.
+            s.flush_audit();
+            assert!(intent.seq().is_some());
+        }
+        s.append_audit_queued(&r, Some(&intent)).unwrap();
+    }
+    let mut folded = 0;
+    for i in 0..20 {
+        let rows = s.trace_records(&format!("f{i}")).unwrap();
+        match rows.as_slice() {
+            [done] => {
+                assert_eq!((done.intent_seq, &done.outcome), (None, &None), "{rows:?}");
+                assert_eq!(i % 2, 0, "only unflushed hops fold: {rows:?}");
+                folded += 1;
+            }
+            [intent, done] => assert_eq!(done.intent_seq, Some(intent.seq), "{rows:?}"),
+            _ => panic!("hop f{i}: {rows:?}"),
+        }
+    }
+    // The completion is queued microseconds after its intent, well inside the writer's batch
+    // window: nearly every even hop folds (at least one, whatever the scheduling).
+    assert!(folded >= 1, "no intent was folded");
+    let hops = s.audit(Some("w"), None, 0, 1000).unwrap();
+    assert_eq!(hops.len(), 20);
+    assert!(hops.iter().all(|r| r.outcome.is_none()), "{hops:?}");
+    drop(s);
+    let again = Store::open(&path).unwrap();
+    assert_eq!(
+        again.open_intent_journal().unwrap(),
+        0,
+        "nothing to recover"
+    );
+    assert_eq!(again.audit(Some("w"), None, 0, 1000).unwrap().len(), 20);
+}
+
 /// With the journal open, a task binding is answered from memory at once (first owner wins,
 /// another owner is told `Other`), committed in the writer's batch (seen by another
 /// connection after a flush) and listed; without a journal it is committed on the spot.

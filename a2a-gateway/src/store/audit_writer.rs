@@ -397,6 +397,41 @@ fn run(conn: &Mutex<Connection>, rx: &Receiver<Job>, shared: &Shared) {
     }
 }
 
+impl IntentRef {
+    fn same(&self, other: &IntentRef) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// Journaled intents whose completion is queued in the same batch. Their rows are not written:
+/// the completion row holds everything the intent row held (readers show one record per hop,
+/// the completed one), and the intent's journal line kept the hop on record until this commit.
+/// Half the audit rows and their index entries of a hop, whenever the hop answers within the
+/// writer's batch window. An intent somebody waits for (no journal) is always written.
+fn folded_intents(batch: &[Job]) -> Vec<&IntentRef> {
+    let mut intents: Vec<&IntentRef> = Vec::new();
+    let mut folded = Vec::new();
+    for job in batch {
+        if let Job::Insert {
+            phase,
+            link: Some(link),
+            reply,
+            journal,
+            ..
+        } = job
+        {
+            if phase.is_some() {
+                if reply.is_none() && journal.is_some() {
+                    intents.push(link);
+                }
+            } else if let Some(i) = intents.iter().position(|i| i.same(link)) {
+                folded.push(intents.swap_remove(i));
+            }
+        }
+    }
+    folded
+}
+
 /// Inserts the batch's records in one transaction; one result per job, and the highest
 /// journal number committed (recorded in `journal_state` in the same transaction).
 fn commit(conn: &Mutex<Connection>, batch: &[Job]) -> (Vec<Result<i64, String>>, Option<u64>) {
@@ -409,6 +444,7 @@ fn commit(conn: &Mutex<Connection>, batch: &[Job]) -> (Vec<Result<i64, String>>,
         return fail(e.to_string());
     }
     let tx: &Connection = &c;
+    let folded = folded_intents(batch);
     let mut out = Vec::with_capacity(batch.len());
     let mut journaled = None;
     // Intents linked in this batch (a completion later in the batch needs the rowid); unset
@@ -416,6 +452,17 @@ fn commit(conn: &Mutex<Connection>, batch: &[Job]) -> (Vec<Result<i64, String>>,
     let mut linked: Vec<&IntentRef> = Vec::new();
     for job in batch {
         out.push(match job {
+            Job::Insert {
+                phase: Some(_),
+                link: Some(link),
+                journal,
+                ..
+            } if folded.iter().any(|f| f.same(link)) => {
+                // An intent whose completion is in this batch: the completion row stands for
+                // the hop (see `folded_intents`); the journal line counts as committed.
+                journaled = journaled.max(*journal);
+                Ok(0)
+            }
             Job::Insert {
                 rec,
                 phase,
