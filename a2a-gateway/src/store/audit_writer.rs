@@ -475,7 +475,7 @@ fn commit(conn: &Mutex<Connection>, batch: &[Job]) -> (Vec<Result<i64, String>>,
                     Some(_) => None,
                     None => link.as_ref().and_then(IntentRef::seq).or(rec.intent_seq),
                 };
-                let inserted = super::insert_audit_row_linked(tx, rec, *phase, intent_of);
+                let inserted = super::audit::insert_audit_row_linked(tx, rec, *phase, intent_of);
                 let inserted = inserted.map_err(|e| e.to_string());
                 if let (Ok(seq), Some(link), Some(_)) = (&inserted, link, phase) {
                     link.0.store(*seq, Ordering::Release);

@@ -24,9 +24,10 @@ use std::sync::{Mutex, MutexGuard};
 
 use rusqlite::Connection;
 
+use super::registry::KeyRow;
 use super::settings::WorkspaceSettings;
 use super::sql::CachedExt;
-use super::{Agent, KeyRow, StoreError, Workspace};
+use super::{Agent, StoreError, Workspace};
 
 /// Entries per map before it is cleared.
 pub(crate) const MAX_ENTRIES: usize = 10_000;

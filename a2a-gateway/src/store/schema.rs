@@ -1,0 +1,136 @@
+//! The schema: SQLite migrations of the gateway's database, in order.
+
+use super::{hop_page, settings};
+
+/// Schema migrations, applied in order; the index + 1 is the schema version.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: registry, keys and audit
+    r#"
+    CREATE TABLE workspaces (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        max_response_bytes INTEGER,
+        max_stream_bytes INTEGER,
+        max_card_bytes INTEGER
+    );
+    CREATE TABLE agents (
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+        agent_id TEXT NOT NULL,
+        endpoint TEXT NOT NULL,
+        credential TEXT,
+        skill_allow TEXT,
+        pinned_card_key TEXT,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (workspace_id, agent_id)
+    );
+    CREATE TABLE api_keys (
+        key_id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+        hash BLOB NOT NULL,
+        scopes TEXT NOT NULL,
+        label TEXT,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER,
+        revoked_at INTEGER
+    );
+    CREATE TABLE audit (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        ts TEXT NOT NULL,
+        trace_id TEXT NOT NULL,
+        workspace_id TEXT,
+        key_id TEXT,
+        target TEXT,
+        operation TEXT,
+        client_method TEXT,
+        peer_method TEXT,
+        client_version TEXT,
+        client_binding TEXT,
+        peer_version TEXT,
+        peer_binding TEXT,
+        decision TEXT NOT NULL,
+        status INTEGER NOT NULL,
+        latency_ms INTEGER NOT NULL,
+        error_code TEXT
+    );
+    CREATE INDEX audit_ws_target ON audit(workspace_id, target);
+    CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+        BEGIN SELECT RAISE(ABORT, 'audit is append-only'); END;
+    CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+        BEGIN SELECT RAISE(ABORT, 'audit is append-only'); END;
+    "#,
+    // 2: sealed push callbacks (the caller's webhook, kept from the peer) and delivered bodies
+    r#"
+    CREATE TABLE push_callbacks (
+        callback_id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        config_id TEXT,
+        url TEXT NOT NULL,
+        token TEXT,
+        auth_scheme TEXT,
+        auth_credentials TEXT,
+        caller_version TEXT NOT NULL,
+        peer_version TEXT NOT NULL,
+        notify_token TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+    );
+    CREATE INDEX push_callbacks_task ON push_callbacks(workspace_id, agent_id, task_id);
+    CREATE TABLE push_delivered (
+        callback_id TEXT NOT NULL REFERENCES push_callbacks(callback_id) ON DELETE CASCADE,
+        body_hash TEXT NOT NULL,
+        delivered_at INTEGER NOT NULL,
+        PRIMARY KEY (callback_id, body_hash)
+    );
+    "#,
+    // 3: task ownership (see `crate::ownership`) and audit intent records: an intent row is
+    // written before the peer call; the hop's final row names it in `intent_of`.
+    r#"
+    CREATE TABLE task_owners (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        endpoint TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        workspace_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+    );
+    CREATE UNIQUE INDEX task_owners_task ON task_owners(endpoint, task_id);
+    CREATE INDEX task_owners_owner ON task_owners(workspace_id, agent_id, endpoint, seq);
+    ALTER TABLE audit ADD COLUMN phase TEXT;
+    ALTER TABLE audit ADD COLUMN intent_of INTEGER;
+    ALTER TABLE audit ADD COLUMN task_id TEXT;
+    CREATE INDEX audit_intent_of ON audit(intent_of);
+    "#,
+    // 4: the intent journal's watermark (see `journal`): the highest journal number whose
+    // intent row is committed.
+    r#"
+    CREATE TABLE journal_state (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        committed INTEGER NOT NULL
+    );
+    INSERT INTO journal_state(id, committed) VALUES (1, 0);
+    "#,
+    // 5: governance (issue 14): policies, PII rules, kills, and each hop's evidence in `audit`.
+    crate::governance::store::MIGRATION,
+    // 6: approvals (held hops).
+    crate::governance::approval::MIGRATION,
+    // 7: idempotent sends (issue 16): the send records of `crate::idempotency`.
+    crate::idempotency::store::MIGRATION,
+    // 8: the operator console's keyset pages (issue 18): audit indexes ending in `seq`.
+    hop_page::MIGRATION,
+    // 9: card trust (issue 15): own signing keys, workspaces requiring signed cards, push JWT
+    // ids, and each hop's card trust state in `audit`.
+    crate::trust::store::MIGRATION,
+    // 10: per-workspace settings (issue 15): extension allow-list, push delivery.
+    settings::MIGRATION,
+    // 11: the admin audit log (issue 15): every admin action with the admin's identity.
+    crate::admin_audit::MIGRATION,
+    // 12: the extension URIs of a held hop (issue 15), sent when it is released.
+    crate::governance::approval::MIGRATION_EXTENSIONS,
+    // 13: the intent link index without the intent rows (issue 11).
+    hop_page::MIGRATION_INTENT_OF,
+    // 14: the audit table without AUTOINCREMENT, the decision index without `allowed` rows
+    // (issue 11; why seq numbers are still never reused: see the constant).
+    hop_page::MIGRATION_AUDIT_REBUILD,
+];
