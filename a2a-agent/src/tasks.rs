@@ -1196,25 +1196,34 @@ impl TaskManager {
             return Some(r);
         }
         let timeout = self.limits.async_timeout;
-        let work = tokio::time::timeout(timeout, work);
+        // Boxed again (the timer is not movable): only a turn that waits pays for it.
+        let mut work = Box::pin(tokio::time::timeout(timeout, work));
         let store = self.store_unstored(live);
-        tokio::pin!(work, store);
+        tokio::pin!(store);
         let mut stored = false;
-        loop {
+        let outcome = loop {
             // Biased towards the work: a handler watching `ctx.cancelled()` gets to see the
             // cancel and stop cleanly before the task is given up.
             tokio::select! {
                 biased;
-                r = &mut work => return Some(r.unwrap_or_else(|_| {
+                r = &mut work => break Some(r.unwrap_or_else(|_| {
                     Err(HandlerError::failed(format!(
                         "task timed out after {} ms",
                         timeout.as_millis()
                     )))
                 })),
                 () = &mut store, if !stored => stored = true,
-                _ = live.cancel.cancelled() => return None,
+                _ = live.cancel.cancelled() => break None,
             }
+        };
+        // A deferred store still under way ends before the turn's final write starts, so that
+        // a store writing on another thread never puts WORKING after the final state. The work
+        // goes first: given up inside an update, it would hold the lock the store waits for.
+        drop(work);
+        if !stored {
+            store.await;
         }
+        outcome
     }
 
     pub(crate) async fn finish(&self, live: &Arc<Live>, task_id: &str) {
