@@ -222,6 +222,20 @@ impl MemInner {
         }
     }
 
+    /// Add `t` at `ms` to its owner's listing index (the owner's name is copied only for a new
+    /// owner).
+    fn index(&mut self, t: &StoredTask, ms: i64) {
+        let key = (ms, t.task.id.clone());
+        match self.by_owner.get_mut(&t.owner) {
+            Some(set) => {
+                set.insert(key);
+            }
+            None => {
+                self.by_owner.insert(t.owner.clone(), BTreeSet::from([key]));
+            }
+        }
+    }
+
     fn remove(&mut self, id: &str) -> Option<Entry> {
         let e = self.tasks.remove(id)?;
         self.bytes = self.bytes.saturating_sub(e.task_bytes + e.log_bytes);
@@ -242,17 +256,11 @@ impl MemInner {
             // The listing index moves only when the task's key in it changes.
             if old.owner != new.owner || old.ms() != ms {
                 self.unindex(&old);
-                self.by_owner
-                    .entry(new.owner.clone())
-                    .or_default()
-                    .insert((ms, new.task.id.clone()));
+                self.index(&new, ms);
             }
             return Some(old);
         }
-        self.by_owner
-            .entry(t.owner.clone())
-            .or_default()
-            .insert((ms, t.task.id.clone()));
+        self.index(&t, ms);
         self.bytes += task_bytes;
         self.tasks.insert(
             t.task.id.clone(),
@@ -269,13 +277,16 @@ impl MemInner {
 
     fn evict(&mut self, cap: usize, ttl: Duration, max_bytes: usize) {
         let now = Instant::now();
-        while let Some((id, at)) = self.terminal.front().cloned() {
-            let expired = now.duration_since(at) >= ttl;
+        // Looked at in place: the front is copied only when it goes.
+        while let Some((_, at)) = self.terminal.front() {
+            let expired = now.duration_since(*at) >= ttl;
             let over = max_bytes > 0 && self.bytes > max_bytes;
             if !(expired || over || self.tasks.len() > cap) {
                 break;
             }
-            self.terminal.pop_front();
+            let Some((id, _)) = self.terminal.pop_front() else {
+                break;
+            };
             // The entry may be stale (the task was replaced); only evict terminal tasks.
             if self
                 .tasks
@@ -391,15 +402,20 @@ impl TaskStore for MemoryStore {
     async fn put(&self, task: StoredTask) -> Result<(), StoreError> {
         let mut g = self.lock()?;
         let terminal = task.task.status.state.is_terminal();
-        let id = task.task.id.clone();
+        // The id is needed below only for the terminal queue or a refusal.
+        let mut id = (terminal || self.max_bytes > 0).then(|| task.task.id.clone());
         let old = g.insert(task);
         let is_new = old.is_none();
         let was_terminal = old.is_some_and(|old| old.task.status.state.is_terminal());
         if terminal && !was_terminal {
-            g.terminal.push_back((id.clone(), Instant::now()));
+            // A new task may still be refused below: it keeps its id.
+            let queued = if is_new { id.clone() } else { id.take() };
+            if let Some(queued) = queued {
+                g.terminal.push_back((queued, Instant::now()));
+            }
         }
         g.evict(self.cap, self.ttl, self.max_bytes);
-        if is_new && self.max_bytes > 0 && g.bytes > self.max_bytes {
+        if let Some(id) = id.filter(|_| is_new && self.max_bytes > 0 && g.bytes > self.max_bytes) {
             // Only unfinished tasks are left and they fill the bound: refuse the new one.
             g.remove(&id);
             return Err(StoreError::full(format!(

@@ -83,6 +83,10 @@ struct LiveState {
     direct: Option<Message>,
     /// Number of the task's last event (its SSE `id`); the next event gets `seq + 1`.
     seq: u64,
+    /// The task has a change the store does not have yet: the runtime's own WORKING, published
+    /// at once and stored when the handler first waits (see [`TaskManager::run`]), by the
+    /// handler's next update, or at the end of the turn, whichever comes first.
+    unstored: bool,
 }
 
 pub(crate) struct Live {
@@ -482,11 +486,22 @@ impl TaskManager {
         r
     }
 
-    /// [`Self::update`] without announcing the task (the runtime's own SUBMITTED -> WORKING).
+    /// [`Self::update`] without announcing the task.
     async fn update_quiet(
         &self,
         live: &Arc<Live>,
         f: impl FnOnce(&mut Task) -> Option<StreamResponse>,
+    ) -> Option<TaskState> {
+        self.update_with(live, f, true).await
+    }
+
+    /// [`Self::update_quiet`]; with `store` false the change is published but only marked for
+    /// the store (see [`LiveState::unstored`]).
+    async fn update_with(
+        &self,
+        live: &Arc<Live>,
+        f: impl FnOnce(&mut Task) -> Option<StreamResponse>,
+        store: bool,
     ) -> Option<TaskState> {
         let mut g = live.state.lock().await;
         if g.task.status.state.is_terminal() {
@@ -495,13 +510,10 @@ impl TaskManager {
         let ev = f(&mut g.task)?;
         crate::bounds::cap_history(&mut g.task, self.limits.store.max_history_length);
         let state = g.task.status.state;
-        let rec = StoredTask {
-            task: g.task.clone(),
-            owner: g.owner.clone(),
-        };
-        if let Err(e) = self.store.put(rec).await {
-            // Best effort: a failure to store progress never fails the handler.
-            tracing::debug!(error = %e, "storing task progress failed");
+        if store {
+            self.put_live(&mut g).await;
+        } else {
+            g.unstored = true;
         }
         if let Some(s) = self.sink.get() {
             s.on_event(&g.task, &ev);
@@ -511,6 +523,27 @@ impl TaskManager {
         Some(state)
     }
 
+    /// Store the live task as it stands (called with its lock held). Best effort: a failure to
+    /// store progress never fails the handler.
+    async fn put_live(&self, g: &mut LiveState) {
+        g.unstored = false;
+        let rec = StoredTask {
+            task: g.task.clone(),
+            owner: g.owner.clone(),
+        };
+        if let Err(e) = self.store.put(rec).await {
+            tracing::debug!(error = %e, "storing task progress failed");
+        }
+    }
+
+    /// Store the live task if it has a change the store does not have yet.
+    async fn store_unstored(&self, live: &Live) {
+        let mut g = live.state.lock().await;
+        if g.unstored {
+            self.put_live(&mut g).await;
+        }
+    }
+
     /// [`Emitter::update_metadata`]: `f` on the live task's metadata under its lock, stored.
     async fn update_metadata(&self, live: &Arc<Live>, f: impl FnOnce(&mut crate::model::Struct)) {
         let mut g = live.state.lock().await;
@@ -518,13 +551,7 @@ impl TaskManager {
             return;
         }
         f(g.task.metadata.get_or_insert_default());
-        let rec = StoredTask {
-            task: g.task.clone(),
-            owner: g.owner.clone(),
-        };
-        if let Err(e) = self.store.put(rec).await {
-            tracing::debug!(error = %e, "storing task metadata failed");
-        }
+        self.put_live(&mut g).await;
     }
 
     async fn load_owned(&self, id: &str, caller: &CallerProfile) -> Result<StoredTask, A2aError> {
@@ -697,6 +724,7 @@ impl TaskManager {
                 direct_ok: false,
                 direct: None,
                 seq,
+                unstored: false,
             }),
             cancel: CancellationToken::new(),
             watch: watch::channel(state).0,
@@ -1078,8 +1106,14 @@ impl TaskManager {
             permit
         };
 
+        // WORKING is published now and stored once the handler waits (see `drive`): a handler
+        // that answers at once (the echo agent) costs one store write less.
         if self
-            .update_quiet(&live, |t| Some(status_change(t, TaskState::Working, None)))
+            .update_with(
+                &live,
+                |t| Some(status_change(t, TaskState::Working, None)),
+                false,
+            )
             .await
             .is_none()
         {
@@ -1126,19 +1160,7 @@ impl TaskManager {
                 }
             }
         };
-        let timeout = self.limits.async_timeout;
-        // Biased towards the work: a handler watching `ctx.cancelled()` gets to see the cancel
-        // and stop cleanly before the task is given up.
-        let outcome = tokio::select! {
-            biased;
-            r = tokio::time::timeout(timeout, work) => match r {
-                Ok(r) => Some(r),
-                Err(_) => Some(Err(HandlerError::failed(format!(
-                    "task timed out after {} ms", timeout.as_millis()
-                )))),
-            },
-            _ = live.cancel.cancelled() => None,
-        };
+        let outcome = self.drive(&live, Box::pin(work)).await;
         match outcome {
             None => {
                 // Canceled by the client (already CANCELED) or by shutdown.
@@ -1154,9 +1176,62 @@ impl TaskManager {
         self.finish(&live, &task_id).await;
     }
 
+    /// Run the handler's `work` to its end (None: canceled, or shut down), storing the
+    /// runtime's WORKING status once the work first waits.
+    ///
+    /// The deferred store waits for the live task's lock, which the handler's own update holds
+    /// across its store write and publish: a handler suspended inside an update releases the
+    /// lock only when it is polled again. So the store is driven beside the work, in one
+    /// select loop that keeps polling the work, and never awaited alone while the work waits
+    /// (awaiting it alone deadlocked such a turn; see
+    /// `blocking::a_handler_waiting_inside_an_update_is_not_deadlocked`).
+    async fn drive<W: std::future::Future<Output = Result<Reply, HandlerError>>>(
+        &self,
+        live: &Live,
+        // Boxed: kept across its first poll and the wait, the work would otherwise be copied
+        // with every move of the turn future.
+        mut work: std::pin::Pin<Box<W>>,
+    ) -> Option<Result<Reply, HandlerError>> {
+        if let std::task::Poll::Ready(r) = futures::poll!(work.as_mut()) {
+            return Some(r);
+        }
+        let timeout = self.limits.async_timeout;
+        // Boxed again (the timer is not movable): only a turn that waits pays for it.
+        let mut work = Box::pin(tokio::time::timeout(timeout, work));
+        let store = self.store_unstored(live);
+        tokio::pin!(store);
+        let mut stored = false;
+        let outcome = loop {
+            // Biased towards the work: a handler watching `ctx.cancelled()` gets to see the
+            // cancel and stop cleanly before the task is given up.
+            tokio::select! {
+                biased;
+                r = &mut work => break Some(r.unwrap_or_else(|_| {
+                    Err(HandlerError::failed(format!(
+                        "task timed out after {} ms",
+                        timeout.as_millis()
+                    )))
+                })),
+                () = &mut store, if !stored => stored = true,
+                _ = live.cancel.cancelled() => break None,
+            }
+        };
+        // A deferred store still under way ends before the turn's final write starts, so that
+        // a store writing on another thread never puts WORKING after the final state. The work
+        // goes first: given up inside an update, it would hold the lock the store waits for.
+        drop(work);
+        if !stored {
+            store.await;
+        }
+        outcome
+    }
+
     pub(crate) async fn finish(&self, live: &Arc<Live>, task_id: &str) {
         live.running.store(false, Ordering::SeqCst);
-        let g = live.state.lock().await;
+        let mut g = live.state.lock().await;
+        if g.unstored {
+            self.put_live(&mut g).await;
+        }
         metrics::counter!("a2a_agent_task_turns_total", "state" => g.task.status.state.as_str())
             .increment(1);
         // Terminal tasks leave the registry; so do interrupted ones (their streams have ended;
@@ -1266,6 +1341,8 @@ impl TaskManager {
         m.role = Role::Agent;
         g.direct = Some(m);
         g.task.status.state = TaskState::Completed;
+        // The task leaves the store: nothing of it is to be stored any more.
+        g.unstored = false;
         let id = g.task.id.clone();
         let LiveState {
             fanout, task, seq, ..

@@ -23,4 +23,5 @@ mod settings;
 mod shutdown;
 mod slow_clients;
 mod store_bounds;
+mod turn_store;
 mod wire;
