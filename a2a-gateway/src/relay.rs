@@ -33,7 +33,7 @@ impl PeerCall<'_> {
     /// unwrapped (JSON-RPC `result` / `error`), then [`PeerCall::relay`] does the rest.
     pub(crate) fn stream(
         &self,
-        resp: reqwest::Response,
+        resp: crate::peer_http::PeerResponse,
         binding: Binding,
     ) -> BoxStream<'static, Result<Value, Refusal>> {
         let from = self.chosen.version;
