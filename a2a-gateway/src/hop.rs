@@ -12,7 +12,7 @@ use crate::call::HOPS_HEADER;
 use crate::errors::{Binding, Refusal, Version, spec_reason};
 use crate::ops::Operation;
 use crate::peer::{self, Chosen};
-use crate::peer_http::{PeerResponse, SendError};
+use crate::peer_http::{PeerResponse, ReadError, SendError};
 use crate::server::{Answer, GatewayState};
 use crate::store::Agent;
 use crate::xlate::{self, AnswerError};
@@ -313,12 +313,10 @@ impl PeerCall<'_> {
             _ = self.st.shutdown.cancelled() => return Err(crate::edge::shutting_down()),
             r = resp.read_limited(self.max_resp) => r,
         };
-        let body = read.map_err(|e| {
-            if e.starts_with("larger than") {
-                Refusal::response_too_large(self.max_resp)
-            } else {
-                Refusal::peer_unreachable(&e)
-            }
+        let body = read.map_err(|e| match e {
+            ReadError::TooLarge => Refusal::response_too_large(self.max_resp),
+            ReadError::TimedOut => Refusal::peer_timeout(self.st.config.peer_timeout_secs),
+            ReadError::Failed(e) => Refusal::peer_unreachable(&e),
         })?;
         if body.is_empty() && (200..300).contains(&status) {
             return Ok((status, json!({})));

@@ -62,8 +62,8 @@ impl PeerHttp {
         http.set_nodelay(true);
         http.enforce_http(false);
         http.set_connect_timeout(Some(Duration::from_secs(10)));
-        let tls = a2a_client::tls::client_config(extra_roots)
-            .map_err(|e| format!("peer TLS: {e}"))?;
+        let tls =
+            a2a_client::tls::client_config(extra_roots).map_err(|e| format!("peer TLS: {e}"))?;
         let https = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
             .https_or_http()
@@ -112,6 +112,17 @@ impl PeerHttp {
     }
 }
 
+/// Why a peer's answer body could not be read.
+#[derive(Debug)]
+pub(crate) enum ReadError {
+    /// Larger than the limit.
+    TooLarge,
+    /// The call's deadline passed.
+    TimedOut,
+    /// The connection failed (the error with its sources).
+    Failed(String),
+}
+
 /// A peer's answer: its head, and its body bounded by the call's deadline.
 pub(crate) struct PeerResponse {
     head: http::response::Parts,
@@ -129,15 +140,21 @@ impl PeerResponse {
         &self.head.headers
     }
 
-    /// The body, up to `max` bytes (else `larger than {max} bytes`).
-    pub(crate) async fn read_limited(mut self, max: u64) -> Result<Vec<u8>, String> {
+    /// The body, up to `max` bytes.
+    pub(crate) async fn read_limited(mut self, max: u64) -> Result<Vec<u8>, ReadError> {
         use http_body_util::BodyExt;
         let mut out = Vec::new();
         while let Some(frame) = self.body.frame().await {
-            let frame = frame.map_err(|e| crate::peer::error_chain(e.as_ref()))?;
+            let frame = frame.map_err(|e| {
+                if e.is::<TimedOut>() {
+                    ReadError::TimedOut
+                } else {
+                    ReadError::Failed(crate::peer::error_chain(e.as_ref()))
+                }
+            })?;
             if let Ok(chunk) = frame.into_data() {
                 if (out.len() + chunk.len()) as u64 > max {
-                    return Err(format!("larger than {max} bytes"));
+                    return Err(ReadError::TooLarge);
                 }
                 out.extend_from_slice(&chunk);
             }
@@ -204,7 +221,8 @@ struct CheckedDns {
     allow_loopback: bool,
 }
 
-type Resolving = Pin<Box<dyn Future<Output = Result<std::vec::IntoIter<SocketAddr>, BoxError>> + Send>>;
+type Resolving =
+    Pin<Box<dyn Future<Output = Result<std::vec::IntoIter<SocketAddr>, BoxError>> + Send>>;
 
 impl tower::Service<Name> for CheckedDns {
     type Response = std::vec::IntoIter<SocketAddr>;
