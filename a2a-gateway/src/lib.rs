@@ -24,8 +24,8 @@
 //!
 //! Why each dependency is here:
 //! - `axum`, `tokio`, `futures`, `async-stream`: the HTTP server, SSE and stream proxying;
-//! - `reqwest`, `eventsource-stream`: calls to peers (cards, trust, pushes; hop requests are
-//!   built with it) and reading their SSE streams;
+//! - `reqwest`: calls to peers (cards, trust, pushes; hop requests are built with it); peers'
+//!   SSE streams are read with `a2a-client`'s parser (`a2a_client::sse`);
 //! - `hyper-util` (`client-legacy`), `hyper-rustls`, `rustls`, `hyper`, `http`, `http-body`,
 //!   `http-body-util` (all already built for reqwest and `a2a-client`'s gRPC transport): the
 //!   hops' peer requests sent through hyper-util's pooled client directly, without reqwest's

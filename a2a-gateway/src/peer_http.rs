@@ -167,8 +167,9 @@ impl PeerResponse {
     /// The body as a stream of byte chunks (an SSE answer).
     pub(crate) fn bytes_stream(
         self,
-    ) -> impl futures::Stream<Item = Result<Bytes, BoxError>> + Send + 'static {
-        http_body_util::BodyDataStream::new(self.body)
+    ) -> impl futures::Stream<Item = Result<Bytes, std::io::Error>> + Send + Unpin + 'static {
+        use futures::TryStreamExt;
+        http_body_util::BodyDataStream::new(self.body).map_err(std::io::Error::other)
     }
 }
 
