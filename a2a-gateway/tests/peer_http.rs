@@ -1,7 +1,8 @@
 //! The hops' peer client (`src/peer_http.rs`, hyper-util's pooled client used directly): an
 //! `https` JSON-RPC peer reached with the `peer_ca_file` root (TLS, ALPN, the checked resolver
 //! by host name), a peer's redirect answered, never followed, and a peer that stops in the
-//! middle of its answer's body cut at `peer_timeout_secs`.
+//! middle of its answer's body cut at `peer_timeout_secs`; a peer's SSE event larger than the
+//! stream limit refused while it grows.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -158,5 +159,44 @@ async fn a_peer_that_stops_mid_answer_is_cut_at_the_peer_timeout() {
     .expect("the hop ends at the peer timeout, not with the peer");
     assert_eq!(gw_code(&b), "a2a_peer_timeout", "{b}");
     assert!(started.elapsed() < Duration::from_secs(25));
+    peer_task.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_event_larger_than_the_stream_limit_is_refused_as_it_grows() {
+    // One event's first 4 000 bytes, then nothing for 30 s: the event never completes.
+    let (url, peer_task) = peer_with(|| {
+        let big = format!(
+            "data: {{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"result\":\"{}",
+            "x".repeat(4000)
+        );
+        let body = futures::stream::iter([Ok::<_, std::io::Error>(Bytes::from(big))]).chain(
+            futures::stream::once(async {
+                tokio::time::sleep(Duration::from_secs(30)).await;
+                Ok(Bytes::from_static(b"\"}\n\n"))
+            }),
+        );
+        Response::builder()
+            .header("content-type", "text/event-stream")
+            .body(Body::from_stream(body))
+            .unwrap()
+    })
+    .await;
+    let env = env(Version::V10).await;
+    env.register("ws1", "big", &url, None);
+    env.store
+        .set_workspace_limits("ws1", None, Some(1000), None)
+        .unwrap();
+    let mut req = send10("big");
+    req["method"] = json!("SendStreamingMessage");
+    let (_, _, events) = tokio::time::timeout(
+        Duration::from_secs(25),
+        env.sse("/a2a/big", Some("1.0"), req),
+    )
+    .await
+    .expect("refused before the event ends");
+    // Not the stall timer's a2a_peer_timeout (5 s of silence): the limit, as the event grew.
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(gw_code(&events[0]), "a2a_stream_too_large", "{events:?}");
     peer_task.abort();
 }
