@@ -203,7 +203,9 @@ impl HopExtensions {
 pub fn keep_in_lists(v: &mut Value, keep: &[String]) {
     match v {
         Value::Object(o) => {
-            let carrier = o.contains_key("parts")
+            // Most objects have no `extensions` list: one lookup decides for them.
+            let carrier = matches!(o.get("extensions"), Some(Value::Array(_)))
+                && o.contains_key("parts")
                 && (o.contains_key("messageId") || o.contains_key("artifactId"));
             if carrier && let Some(Value::Array(list)) = o.get_mut("extensions") {
                 list.retain(|u| u.as_str().is_some_and(|u| keep.iter().any(|k| k == u)));

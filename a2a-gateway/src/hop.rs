@@ -12,6 +12,7 @@ use crate::call::HOPS_HEADER;
 use crate::errors::{Binding, Refusal, Version, spec_reason};
 use crate::ops::Operation;
 use crate::peer::{self, Chosen};
+use crate::peer_http::{PeerResponse, ReadError, SendError};
 use crate::server::{Answer, GatewayState};
 use crate::store::Agent;
 use crate::xlate::{self, AnswerError};
@@ -198,7 +199,6 @@ impl PeerCall<'_> {
             .st
             .http
             .request(method, url)
-            .timeout(Duration::from_secs(self.st.config.peer_timeout_secs.max(1)))
             .header(
                 HeaderName::from_static("a2a-version"),
                 HeaderValue::from_static(self.chosen.version.as_str()),
@@ -272,48 +272,56 @@ impl PeerCall<'_> {
         }
     }
 
+    /// Sends a peer request through the hops' client (`crate::peer_http`): the whole call,
+    /// answer body included, within `peer_timeout_secs` (24 h for a streaming operation, whose
+    /// stall timer is the relay's).
     pub(crate) async fn send(
         &self,
+        op: Operation,
         req: reqwest::RequestBuilder,
-    ) -> Result<reqwest::Response, Refusal> {
+    ) -> Result<PeerResponse, Refusal> {
+        let req = req
+            .build()
+            .map_err(|e| Refusal::peer_unreachable(&peer::error_chain(&e)))?;
+        let timeout = if op.is_streaming() {
+            Duration::from_secs(24 * 3600)
+        } else {
+            Duration::from_secs(self.st.config.peer_timeout_secs.max(1))
+        };
         let r = tokio::select! {
             _ = self.st.shutdown.cancelled() => return Err(crate::edge::shutting_down()),
-            r = req.send() => r,
+            r = self.st.peer_http.send(req, timeout) => r,
         };
-        let resp = r.map_err(|e| {
-            if e.is_timeout() {
-                Refusal::peer_timeout(self.st.config.peer_timeout_secs)
-            } else {
-                Refusal::peer_unreachable(&peer::error_chain(&e))
-            }
+        let resp = r.map_err(|e| match e {
+            SendError::Timeout => Refusal::peer_timeout(self.st.config.peer_timeout_secs),
+            SendError::Failed(m) => Refusal::peer_unreachable(&m),
         })?;
         crate::extensions::inbound(resp.headers());
         Ok(resp)
     }
 
-    pub(crate) async fn read_json(&self, resp: reqwest::Response) -> Result<(u16, Value), Refusal> {
+    pub(crate) async fn read_json(&self, resp: PeerResponse) -> Result<(u16, Value), Refusal> {
         let status = resp.status().as_u16();
+        // Checked once the body is read (an empty success needs no content type).
         let ct = resp
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_owned();
+            .unwrap_or("");
+        let not_json = (!a2a_types::version::is_json_media_type(ct)).then(|| ct.to_owned());
         let read = tokio::select! {
             _ = self.st.shutdown.cancelled() => return Err(crate::edge::shutting_down()),
-            r = peer::read_limited(resp, self.max_resp) => r,
+            r = resp.read_limited(self.max_resp) => r,
         };
-        let body = read.map_err(|e| {
-            if e.starts_with("larger than") {
-                Refusal::response_too_large(self.max_resp)
-            } else {
-                Refusal::peer_unreachable(&e)
-            }
+        let body = read.map_err(|e| match e {
+            ReadError::TooLarge => Refusal::response_too_large(self.max_resp),
+            ReadError::TimedOut => Refusal::peer_timeout(self.st.config.peer_timeout_secs),
+            ReadError::Failed(e) => Refusal::peer_unreachable(&e),
         })?;
         if body.is_empty() && (200..300).contains(&status) {
             return Ok((status, json!({})));
         }
-        if !a2a_types::version::is_json_media_type(&ct) {
+        if let Some(ct) = not_json {
             return Err(Refusal::upstream_content_type(if ct.is_empty() {
                 "(none)"
             } else {
@@ -325,7 +333,7 @@ impl PeerCall<'_> {
         Ok((status, v))
     }
 
-    pub(crate) fn is_sse(resp: &reqwest::Response) -> bool {
+    pub(crate) fn is_sse(resp: &PeerResponse) -> bool {
         resp.headers()
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
@@ -355,10 +363,7 @@ impl PeerCall<'_> {
             "application/json",
         );
         req = req.header(reqwest::header::ACCEPT, accept(op, "application/json"));
-        if op.is_streaming() {
-            req = req.timeout(Duration::from_secs(24 * 3600));
-        }
-        let resp = self.send(req.body(body)).await?;
+        let resp = self.send(op, req.body(body)).await?;
         if op.is_streaming() && Self::is_sse(&resp) {
             return Ok(Answer::Stream(self.stream(resp, Binding::JsonRpc)));
         }
@@ -520,16 +525,13 @@ impl PeerCall<'_> {
             reqwest::header::ACCEPT,
             accept(op, "application/a2a+json, application/json"),
         );
-        if op.is_streaming() {
-            req = req.timeout(Duration::from_secs(24 * 3600));
-        }
         if let Some(b) = body {
             req = req.body(
                 serde_json::to_vec(&b)
                     .map_err(|e| Refusal::internal(&format!("peer request: {e}")))?,
             );
         }
-        let resp = self.send(req).await?;
+        let resp = self.send(op, req).await?;
         if op.is_streaming() && resp.status().is_success() && Self::is_sse(&resp) {
             return Ok(Answer::Stream(self.stream(resp, Binding::HttpJson)));
         }

@@ -24,7 +24,12 @@
 //!
 //! Why each dependency is here:
 //! - `axum`, `tokio`, `futures`, `async-stream`: the HTTP server, SSE and stream proxying;
-//! - `reqwest`, `eventsource-stream`: calls to peers and reading their SSE streams;
+//! - `reqwest`: calls to peers (cards, trust, pushes; hop requests are built with it); peers'
+//!   SSE streams are read with `a2a-client`'s parser (`a2a_client::sse`);
+//! - `hyper-util` (`client-legacy`), `hyper-rustls`, `rustls`, `hyper`, `http`, `http-body`,
+//!   `http-body-util` (all already built for reqwest and `a2a-client`'s gRPC transport): the
+//!   hops' peer requests sent through hyper-util's pooled client directly, without reqwest's
+//!   per-request layers (`peer_http`; measured in docs/benchmarks.md);
 //! - `rusqlite`: the embedded registry and audit store;
 //! - `aws-lc-rs`, `subtle`, `base64`: key generation, SHA-256 at rest, HMAC page tokens,
 //!   constant-time comparison, AES-256-GCM and HKDF for the card signing keys at rest;
@@ -47,7 +52,7 @@
 //!   (docs/gateway.md, "Policy language" says why CEL and what it costs to build);
 //! - `tikv-jemallocator` (feature `jemalloc`, default, binary only): the binary's allocator, chosen
 //!   by measurement over glibc malloc and mimalloc (docs/benchmarks.md, "Allocator");
-//! - `fantoccini`, `hyper-util` (tests only): the operator console's browser tests drive headless
+//! - `fantoccini` (tests only): the operator console's browser tests drive headless
 //!   Chromium through chromedriver (WebDriver over loopback HTTP, no TLS features).
 //!
 //! The operator console ([`console`], docs/console.md) needs no more: its HTML is written by hand
@@ -87,6 +92,7 @@ pub mod peer;
 pub mod peer03;
 mod peer_checks;
 mod peer_grpc;
+mod peer_http;
 pub mod pii;
 pub mod pipeline;
 pub mod push;

@@ -266,9 +266,10 @@ pub fn trusted_roots(
     Ok(std::sync::Arc::new(certs))
 }
 
-/// A `reqwest` resolver that returns only addresses [`NetGuard`] allows, so a name that changes
-/// between check and connect cannot reach an internal address. (The gateway builds its own client
-/// rather than [`NetGuard::client`], whose whole-request timeout would cut long streams.)
+/// A resolver that returns only addresses [`NetGuard`] allows, so a name that changes between
+/// check and connect cannot reach an internal address: reqwest's (cards, trust, pushes) and, as
+/// hyper-util's DNS hook, the hops' peer client (`crate::peer_http`). (The gateway builds its own
+/// clients rather than [`NetGuard::client`], whose whole-request timeout would cut long streams.)
 #[derive(Debug, Clone)]
 pub struct CheckedResolver {
     /// Allow loopback (development mode).

@@ -1,11 +1,11 @@
-//! Stream relay: a peer's SSE stream (or gRPC stream, `crate::peer_grpc`) read event by event,
-//! translated to the caller's version, bounded in bytes, ended by a stall timer (no bytes for
-//! `peer_timeout_secs`, heartbeats count as life) and by the shutdown grace period with an
-//! `a2a_shutting_down` event.
+//! Stream relay: a peer's SSE stream (read with the workspace's parser, `a2a_client::sse`) or gRPC
+//! stream (`crate::peer_grpc`) read event by event, translated to the caller's version, bounded
+//! in bytes, ended by a stall timer (no bytes for `peer_timeout_secs`, heartbeats count as life)
+//! and by the shutdown grace period with an `a2a_shutting_down` event.
 
 use std::time::Duration;
 
-use eventsource_stream::Eventsource;
+use a2a_client::sse;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use serde_json::Value;
@@ -33,7 +33,7 @@ impl PeerCall<'_> {
     /// unwrapped (JSON-RPC `result` / `error`), then [`PeerCall::relay`] does the rest.
     pub(crate) fn stream(
         &self,
-        resp: reqwest::Response,
+        resp: crate::peer_http::PeerResponse,
         binding: Binding,
     ) -> BoxStream<'static, Result<Value, Refusal>> {
         let from = self.chosen.version;
@@ -41,11 +41,16 @@ impl PeerCall<'_> {
         // Any byte from the peer is life, SSE comments (heartbeats) included.
         let life = Liveness::new();
         let seen = life.clone();
-        let events = resp
-            .bytes_stream()
-            .inspect(move |_| seen.touch())
-            .eventsource()
-            .map(move |r| match r {
+        // The workspace's SSE parser (`a2a_client::sse`); no event may outgrow the stream limit.
+        let max = self.max_stream;
+        let bytes = resp.bytes_stream().inspect(move |_| seen.touch());
+        let events =
+            sse::events(bytes, usize::try_from(max).unwrap_or(usize::MAX)).map(move |r| match r {
+                Err(sse::SseError::TooLarge(_)) => PeerEvent {
+                    id: String::new(),
+                    len: 0,
+                    payload: Err(Refusal::stream_too_large(max)),
+                },
                 Err(e) => PeerEvent {
                     id: String::new(),
                     len: 0,
@@ -54,7 +59,7 @@ impl PeerCall<'_> {
                 Ok(ev) => PeerEvent {
                     len: ev.data.len() as u64,
                     payload: sse_payload(&ev.data, binding, from, &agent_id),
-                    id: ev.id,
+                    id: ev.id.unwrap_or_default(),
                 },
             });
         self.relay(Box::pin(events), life)

@@ -60,6 +60,8 @@ pub struct GatewayState {
     pub store: Store,
     /// HTTP client for peers (checked resolver, no redirects, no proxy, `peer_ca_file` roots).
     pub http: reqwest::Client,
+    /// The hops' peer calls (`crate::peer_http`: the same resolver, roots and no redirects).
+    pub(crate) peer_http: crate::peer_http::PeerHttp,
     /// Extra roots trusted for peers (`peer_ca_file`), for `https` gRPC calls.
     pub peer_roots: a2a_client::tls::ExtraRoots,
     /// Peer cards.
@@ -195,6 +197,7 @@ impl Gateway {
             aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, key_bytes.as_bytes());
         Ok(Gateway {
             state: Arc::new(GatewayState {
+                peer_http: crate::peer_http::PeerHttp::new(config.dev_mode, &peer_roots)?,
                 peer_roots,
                 store: store.clone(),
                 http: http.clone(),

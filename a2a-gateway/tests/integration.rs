@@ -37,6 +37,7 @@ mod isolation;
 mod limits;
 mod pairings;
 mod peer_checks;
+mod peer_http;
 mod pii_table;
 mod push_callback;
 mod push_delivery;
