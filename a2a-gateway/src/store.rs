@@ -77,17 +77,17 @@ impl Store {
     /// Opens (creating if needed) the SQLite file at `path` and applies migrations.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         let conn = Connection::open(path)?;
-        let mut store = Self::init(conn)?;
+        let mut store = Self::init(conn, Some(path))?;
         store.path = Some(Arc::new(path.to_owned()));
         Ok(store)
     }
 
     /// Opens a private in-memory store (tests, examples).
     pub fn open_in_memory() -> Result<Store, StoreError> {
-        Self::init(Connection::open_in_memory()?)
+        Self::init(Connection::open_in_memory()?, None)
     }
 
-    fn init(conn: Connection) -> Result<Store, StoreError> {
+    fn init(conn: Connection, path: Option<&Path>) -> Result<Store, StoreError> {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
@@ -103,9 +103,15 @@ impl Store {
                 tx.commit()?;
             }
         }
+        // WAL checkpoints (page copies and fsyncs, milliseconds) run on the writer thread's own
+        // connection, outside the lock the hops share (`audit_writer::Checkpointer`).
+        let checkpointer = path.and_then(audit_writer::Checkpointer::open);
+        if checkpointer.is_some() {
+            conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        }
         let conn = Arc::new(Mutex::new(conn));
         Ok(Store {
-            audit: Arc::new(audit_writer::AuditWriter::start(conn.clone())),
+            audit: Arc::new(audit_writer::AuditWriter::start(conn.clone(), checkpointer)),
             conn,
             cache: Arc::default(),
             path: None,
