@@ -14,7 +14,6 @@ use a2a_gateway::errors::Version;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::response::Response;
-use axum::routing::{get, post};
 use conformance::tls::{TestCa, TlsProxy};
 use futures::StreamExt;
 use serde_json::json;
@@ -69,34 +68,6 @@ async fn an_https_jsonrpc_peer_is_called_with_the_extra_root() {
     assert_eq!(b["result"]["status"]["state"], "completed", "{b}");
 }
 
-/// A JSON-RPC 1.0 peer at `url` (its card) whose `POST /` is answered by `answer`.
-async fn peer_with(
-    answer: impl Fn() -> Response + Clone + Send + Sync + 'static,
-) -> (String, tokio::task::JoinHandle<()>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let card = a2a_gateway::demo::echo_card(&url, Version::V10);
-    let app = Router::new()
-        .route(
-            "/.well-known/agent-card.json",
-            get(move || {
-                let card = card.clone();
-                async move { axum::Json(card) }
-            }),
-        )
-        .route(
-            "/",
-            post(move || {
-                let answer = answer.clone();
-                async move { answer() }
-            }),
-        );
-    let join = tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    (url, join)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_peer_redirect_is_answered_not_followed() {
     // Where the redirect points: a server that counts what reaches it.
@@ -112,7 +83,7 @@ async fn a_peer_redirect_is_answered_not_followed() {
         let _ = axum::serve(target, app).await;
     });
     let location = target_url.clone();
-    let (url, peer_task) = peer_with(move || {
+    let (url, peer_task) = card_peer(move || {
         Response::builder()
             .status(307)
             .header("location", location.as_str())
@@ -133,7 +104,7 @@ async fn a_peer_redirect_is_answered_not_followed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_peer_that_stops_mid_answer_is_cut_at_the_peer_timeout() {
     // The head and half of a 200-byte body, then nothing for 30 s.
-    let (url, peer_task) = peer_with(|| {
+    let (url, peer_task) = card_peer(|| {
         let body = futures::stream::iter([Ok::<_, std::io::Error>(Bytes::from_static(
             br#"{"jsonrpc":"2.0","id":"1","result":"#,
         ))])
@@ -165,7 +136,7 @@ async fn a_peer_that_stops_mid_answer_is_cut_at_the_peer_timeout() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_peer_event_larger_than_the_stream_limit_is_refused_as_it_grows() {
     // One event's first 4 000 bytes, then nothing for 30 s: the event never completes.
-    let (url, peer_task) = peer_with(|| {
+    let (url, peer_task) = card_peer(|| {
         let big = format!(
             "data: {{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"result\":\"{}",
             "x".repeat(4000)

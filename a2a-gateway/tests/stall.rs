@@ -7,54 +7,35 @@ use crate::common;
 use std::time::Duration;
 
 use a2a_gateway::errors::Version;
-use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::response::Response;
-use axum::routing::{get, post};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
 /// A JSON-RPC 1.0 peer whose stream sends `comments` heartbeat comments 300 ms apart (none =
 /// silence for 10 s), then one completed task.
 async fn peer(comments: usize) -> (String, tokio::task::JoinHandle<()>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let card = a2a_gateway::demo::echo_card(&url, Version::V10);
-    let app = Router::new()
-        .route(
-            "/.well-known/agent-card.json",
-            get(move || {
-                let card = card.clone();
-                async move { axum::Json(card) }
-            }),
-        )
-        .route(
-            "/",
-            post(move || async move {
-                let beats = futures::stream::iter(0..comments).then(|_| async {
-                    tokio::time::sleep(Duration::from_millis(300)).await;
-                    Ok::<_, std::io::Error>(Bytes::from_static(b": keep-alive\n\n"))
-                });
-                let silence = futures::stream::once(async move {
-                    if comments == 0 {
-                        tokio::time::sleep(Duration::from_secs(10)).await;
-                    }
-                    let ev = json!({"jsonrpc": "2.0", "id": 1, "result": {"task": {"id": "t1",
-                        "contextId": "c1", "status": {"state": "TASK_STATE_COMPLETED"}}}});
-                    Ok(Bytes::from(format!("data: {ev}\n\n")))
-                });
-                let mut r = Response::new(Body::from_stream(beats.chain(silence)));
-                r.headers_mut().insert(
-                    "content-type",
-                    axum::http::HeaderValue::from_static("text/event-stream"),
-                );
-                r
-            }),
+    common::card_peer(move || {
+        let beats = futures::stream::iter(0..comments).then(|_| async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            Ok::<_, std::io::Error>(Bytes::from_static(b": keep-alive\n\n"))
+        });
+        let silence = futures::stream::once(async move {
+            if comments == 0 {
+                tokio::time::sleep(Duration::from_secs(10)).await;
+            }
+            let ev = json!({"jsonrpc": "2.0", "id": 1, "result": {"task": {"id": "t1",
+                "contextId": "c1", "status": {"state": "TASK_STATE_COMPLETED"}}}});
+            Ok(Bytes::from(format!("data: {ev}\n\n")))
+        });
+        let mut r = Response::new(Body::from_stream(beats.chain(silence)));
+        r.headers_mut().insert(
+            "content-type",
+            axum::http::HeaderValue::from_static("text/event-stream"),
         );
-    let join = tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    (url, join)
+        r
+    })
+    .await
 }
 
 fn stream_body() -> Value {

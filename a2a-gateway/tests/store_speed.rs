@@ -298,7 +298,9 @@ fn the_wal_stays_bounded_with_checkpoints_off_the_shared_connection() {
         s.append_audit_queued(&r, None).unwrap();
     }
     s.flush_audit();
-    let wal = std::fs::metadata(dir.path().join("gw.db-wal")).unwrap().len();
+    let wal = std::fs::metadata(dir.path().join("gw.db-wal"))
+        .unwrap()
+        .len();
     // 4,000 rows of 2 KB: over 8 MB went through the WAL.
     assert!(wal < 4 * 1024 * 1024, "WAL grew to {wal} bytes");
     assert_eq!(s.audit(Some("w"), None, 0, 10_000).unwrap().len(), 4000);

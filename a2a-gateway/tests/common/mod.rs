@@ -249,3 +249,32 @@ pub fn spawn_serve(db: &std::path::Path, extra: &[&str]) -> (std::process::Child
         .expect("no LISTENING line");
     (child, base)
 }
+
+/// A JSON-RPC 1.0 peer (its card at the well-known path) whose `POST /` is answered by
+/// `answer`; returns its URL and the task serving it.
+pub async fn card_peer(
+    answer: impl Fn() -> axum::response::Response + Clone + Send + Sync + 'static,
+) -> (String, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let card = a2a_gateway::demo::echo_card(&url, Version::V10);
+    let app = axum::Router::new()
+        .route(
+            "/.well-known/agent-card.json",
+            axum::routing::get(move || {
+                let card = card.clone();
+                async move { axum::Json(card) }
+            }),
+        )
+        .route(
+            "/",
+            axum::routing::post(move || {
+                let answer = answer.clone();
+                async move { answer() }
+            }),
+        );
+    let join = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (url, join)
+}
