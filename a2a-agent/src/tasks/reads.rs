@@ -1,0 +1,175 @@
+//! Reading, listing, canceling and subscribing to tasks, each checked against its owner.
+
+use std::sync::atomic::Ordering;
+
+use super::{
+    Start, Subscription, TaskManager, not_cancelable, status_change, terminal_subscribe,
+    trim_history,
+};
+use crate::auth::CallerProfile;
+use crate::error::A2aError;
+use crate::model::{Task, TaskState};
+use crate::store::{StoredTask, TaskFilter};
+
+impl TaskManager {
+    pub(super) async fn load_owned(
+        &self,
+        id: &str,
+        caller: &CallerProfile,
+    ) -> Result<StoredTask, A2aError> {
+        let rec = self
+            .store
+            .get(id)
+            .await
+            .map_err(|e| A2aError::internal(e.to_string()))?;
+        match rec {
+            Some(r) if r.owner == caller.owner_key() => Ok(r),
+            _ => Err(A2aError::task_not_found(id)),
+        }
+    }
+
+    /// GetTask.
+    pub async fn get(
+        &self,
+        id: &str,
+        history_length: Option<i32>,
+        caller: &CallerProfile,
+    ) -> Result<Task, A2aError> {
+        if history_length.is_some_and(|h| h < 0) {
+            return Err(A2aError::invalid_params(
+                "historyLength must not be negative",
+            ));
+        }
+        if let Some(live) = self.live_get(id) {
+            let g = live.state.lock().await;
+            if g.owner == caller.owner_key() {
+                return Ok(trim_history(g.task.clone(), history_length));
+            }
+            return Err(A2aError::task_not_found(id));
+        }
+        let rec = self.load_owned(id, caller).await?;
+        Ok(trim_history(rec.task, history_length))
+    }
+
+    /// Every task of `filter` (newest first).
+    pub async fn list_all(&self, filter: &TaskFilter) -> Result<Vec<Task>, A2aError> {
+        let v = self
+            .store
+            .list(filter)
+            .await
+            .map_err(|e| A2aError::internal(e.to_string()))?;
+        Ok(v.into_iter().map(|s| s.task).collect())
+    }
+
+    /// One page of `filter`'s matches (newest first) after `after`, with the total count.
+    pub async fn list_page(
+        &self,
+        filter: &TaskFilter,
+        after: Option<&crate::store::PageCursor>,
+        limit: usize,
+    ) -> Result<crate::store::TaskPage, A2aError> {
+        self.store
+            .page(filter, after, limit)
+            .await
+            .map_err(|e| A2aError::internal(e.to_string()))
+    }
+
+    /// CancelTask.
+    pub async fn cancel(&self, id: &str, caller: &CallerProfile) -> Result<Task, A2aError> {
+        if let Some(live) = self.live_get(id) {
+            {
+                let g = live.state.lock().await;
+                if g.owner != caller.owner_key() {
+                    return Err(A2aError::task_not_found(id));
+                }
+                if g.task.status.state.is_terminal() {
+                    return Err(not_cancelable(id, g.task.status.state));
+                }
+            }
+            self.update(&live, |t| Some(status_change(t, TaskState::Canceled, None)))
+                .await;
+            live.cancel.cancel();
+            if !live.running.load(Ordering::SeqCst) {
+                self.live_remove(id);
+            }
+            let g = live.state.lock().await;
+            if g.task.status.state != TaskState::Canceled {
+                return Err(not_cancelable(id, g.task.status.state));
+            }
+            return Ok(g.task.clone());
+        }
+        let mut rec = self.load_owned(id, caller).await?;
+        if rec.task.status.state.is_terminal() {
+            return Err(not_cancelable(id, rec.task.status.state));
+        }
+        status_change(&mut rec.task, TaskState::Canceled, None);
+        let task = rec.task.clone();
+        self.store
+            .put(rec)
+            .await
+            .map_err(|e| A2aError::internal(e.to_string()))?;
+        Ok(task)
+    }
+
+    /// SubscribeToTask.
+    pub async fn subscribe(
+        &self,
+        id: &str,
+        caller: &CallerProfile,
+    ) -> Result<Subscription, A2aError> {
+        self.subscribe_from(id, caller, None).await
+    }
+
+    /// SubscribeToTask, resuming after event `last_event_id` when given (see [`Start`]). A
+    /// resume of a task that has ended replays what is left and ends, where a plain subscribe
+    /// to it is refused.
+    pub async fn subscribe_from(
+        &self,
+        id: &str,
+        caller: &CallerProfile,
+        last_event_id: Option<u64>,
+    ) -> Result<Subscription, A2aError> {
+        let live = match self.live_get(id) {
+            Some(l) => l,
+            None => {
+                let rec = self.load_owned(id, caller).await?;
+                let cur = self.last_seq(id).await;
+                if rec.task.status.state.is_terminal() {
+                    let Some(after) = last_event_id else {
+                        return Err(terminal_subscribe(id));
+                    };
+                    return Ok(Subscription {
+                        start: self.start_from(id, after, cur).await,
+                        task: rec.task,
+                        seq: cur,
+                        events: crate::fanout::Events::ended(),
+                    });
+                }
+                // Not live in this process (e.g. after a restart): register it so later turns
+                // reach us.
+                self.register(rec.task, rec.owner, cur)
+            }
+        };
+        let mut g = live.state.lock().await;
+        if g.owner != caller.owner_key() {
+            return Err(A2aError::task_not_found(id));
+        }
+        let terminal = g.task.status.state.is_terminal();
+        let start = match last_event_id {
+            None if terminal => return Err(terminal_subscribe(id)),
+            None => Start::Snapshot,
+            Some(after) => self.start_from(id, after, g.seq).await,
+        };
+        let events = if terminal {
+            crate::fanout::Events::ended()
+        } else {
+            g.fanout.subscribe()
+        };
+        Ok(Subscription {
+            task: g.task.clone(),
+            seq: g.seq,
+            start,
+            events,
+        })
+    }
+}
