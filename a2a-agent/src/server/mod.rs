@@ -1,0 +1,366 @@
+//! The HTTP server: builder, request pipeline (negotiation, limits, auth, extensions), card
+//! endpoint, graceful shutdown.
+
+use crate::auth::{Authenticator, CallerProfile, CardAuthenticator, NoAuth};
+use crate::card::AgentCard;
+use crate::config::AgentConfig;
+use crate::handler::{ExtensionHandler, Handler};
+use crate::replay::ReplayLog;
+use crate::store::{MemoryStore, SqliteStore, TaskStore};
+use crate::tasks::{TaskLimits, TaskManager};
+use http::HeaderMap;
+use serde_json::Value;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+
+mod pipeline;
+mod respond;
+
+pub(crate) use pipeline::{admit, header_bool};
+use pipeline::{edge_refusal, entry};
+pub(crate) use respond::{
+    error_response, json_bytes_response, json_response, jsonrpc_or_rest_error, peek_id,
+};
+
+/// `application/a2a+json` (the types' [`a2a_types::version::APPLICATION_A2A_JSON`]).
+pub const A2A_JSON: &str = a2a_types::version::APPLICATION_A2A_JSON;
+
+/// Start-up failures.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The card cannot be served.
+    #[error(transparent)]
+    Card(#[from] crate::card::CardError),
+    /// The store cannot be opened.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    /// Socket trouble.
+    #[error("listener: {0}")]
+    Io(#[from] std::io::Error),
+    /// Bad configuration.
+    #[error("configuration: {0}")]
+    Config(String),
+}
+
+/// Builds and starts an A2A agent server: a card plus a handler.
+pub struct AgentServer {
+    card: AgentCard,
+    handler: Arc<dyn Handler>,
+    config: AgentConfig,
+    store: Option<Arc<dyn TaskStore>>,
+    replay_log: Option<Arc<dyn ReplayLog>>,
+    authenticator: Option<Arc<dyn Authenticator>>,
+    ext_handlers: Vec<Arc<dyn ExtensionHandler>>,
+    metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
+    extended_card: Option<AgentCard>,
+}
+
+impl AgentServer {
+    /// A server for `card` running `handler`, with the default [`AgentConfig`].
+    pub fn new(card: AgentCard, handler: impl Handler) -> Self {
+        Self::with_handler(card, Arc::new(handler))
+    }
+
+    /// Same as [`AgentServer::new`] with a shared handler.
+    pub fn with_handler(card: AgentCard, handler: Arc<dyn Handler>) -> Self {
+        AgentServer {
+            card,
+            handler,
+            config: AgentConfig::default(),
+            store: None,
+            replay_log: None,
+            authenticator: None,
+            ext_handlers: Vec::new(),
+            metrics: None,
+            extended_card: None,
+        }
+    }
+
+    /// The extended agent card served to authenticated callers by `GetExtendedAgentCard`
+    /// (0.3: `agent/getAuthenticatedExtendedCard`, REST `GET /extendedAgentCard`, `/v1/card`)
+    /// when the card declares `capabilities.extendedAgentCard`.
+    pub fn extended_card(mut self, card: AgentCard) -> Self {
+        self.extended_card = Some(card);
+        self
+    }
+
+    /// Serve Prometheus metrics at `GET {base}/metrics` from this handle (install the recorder
+    /// with `metrics_exporter_prometheus::PrometheusBuilder::install_recorder`).
+    pub fn metrics(mut self, handle: metrics_exporter_prometheus::PrometheusHandle) -> Self {
+        self.metrics = Some(handle);
+        self
+    }
+
+    /// Replace the configuration.
+    pub fn config(mut self, config: AgentConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Shorthand for `validate_auth`.
+    pub fn validate_auth(mut self, on: bool) -> Self {
+        self.config.validate_auth = on;
+        self
+    }
+
+    /// Use this task store instead of the one the configuration names.
+    pub fn store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// With [`AgentServer::store`]: keep replayable stream events in `log` (without one, a
+    /// resume with `Last-Event-ID` gets the task snapshot). A [`MemoryStore`] is its own log.
+    pub fn replay_log(mut self, log: Arc<dyn ReplayLog>) -> Self {
+        self.replay_log = Some(log);
+        self
+    }
+
+    /// Use this authenticator instead of the card-driven API key / bearer one.
+    pub fn authenticator(mut self, a: Arc<dyn Authenticator>) -> Self {
+        self.authenticator = Some(a);
+        self
+    }
+
+    /// Register an extension handler (invoked before/after the handler for its URI).
+    pub fn extension_handler(mut self, h: Arc<dyn ExtensionHandler>) -> Self {
+        self.ext_handlers.push(h);
+        self
+    }
+
+    /// Serve on `listener` until [`ServerHandle::shutdown`].
+    pub async fn serve(self, listener: TcpListener) -> Result<ServerHandle, ServeError> {
+        let addr = listener.local_addr()?;
+        let cfg = self.config;
+        let base = cfg.base();
+        let url = match &cfg.public_url {
+            Some(u) => u.trim_end_matches('/').to_string(),
+            None => format!("http://{addr}{base}"),
+        };
+        let grpc_at = cfg.grpc.then(|| crate::grpc::authority(&url, addr));
+        let card = AgentCard::from_json(self.card.json().clone())?.with_served_interfaces(
+            &url,
+            cfg.binding,
+            grpc_at.as_deref(),
+        );
+        if card.lists_grpc() && !cfg.grpc {
+            return Err(ServeError::Config(
+                "the card lists a GRPC interface, but grpc is off: set grpc = true \
+                 (--grpc true) or remove the interface"
+                    .into(),
+            ));
+        }
+        // The replay log lives with the tasks: in the memory store's entries, or in the SQLite
+        // file. A store given by the embedder gets a log of event numbers only.
+        let (store, replay): (Arc<dyn TaskStore>, Option<Arc<dyn ReplayLog>>) =
+            match (self.store, &cfg.sqlite_path) {
+                (Some(s), _) => (s, self.replay_log),
+                (None, Some(p)) => (
+                    Arc::new(SqliteStore::open(p)?),
+                    Some(Arc::new(crate::replay::SqliteReplay::open(
+                        p,
+                        cfg.replay_events_per_task,
+                    )?)),
+                ),
+                (None, None) => {
+                    let m = Arc::new(
+                        MemoryStore::new(
+                            cfg.memory_store_cap,
+                            Duration::from_secs(cfg.terminal_task_ttl_s),
+                        )
+                        .with_max_bytes(cfg.memory_store_max_bytes)
+                        .with_replay_events(cfg.replay_events_per_task),
+                    );
+                    (m.clone(), Some(m))
+                }
+            };
+        let authenticator: Arc<dyn Authenticator> = match (self.authenticator, cfg.validate_auth) {
+            (Some(a), _) => a,
+            (None, false) => Arc::new(NoAuth),
+            (None, true) => {
+                let mut a = CardAuthenticator::new(
+                    &card,
+                    cfg.api_key.clone(),
+                    &cfg.api_key_header,
+                    cfg.bearer_token.clone(),
+                );
+                if let Some(o) = cfg.oidc() {
+                    let v = crate::oidc::TokenValidator::new(o)
+                        .map_err(|e| ServeError::Config(e.message.clone()))?;
+                    a = a.with_token_validator(Arc::new(v));
+                }
+                Arc::new(a)
+            }
+        };
+        let decls = card.extensions();
+        let ext_handlers = self
+            .ext_handlers
+            .into_iter()
+            .map(|h| {
+                let decl = decls
+                    .iter()
+                    .find(|d| d.get("uri").and_then(Value::as_str) == Some(h.uri()))
+                    .cloned()
+                    .unwrap_or_else(|| serde_json::json!({"uri": h.uri()}));
+                (decl, h)
+            })
+            .collect();
+        let manager = TaskManager::new(
+            store,
+            self.handler,
+            ext_handlers,
+            TaskLimits {
+                max_concurrent_tasks: cfg.max_concurrent_tasks,
+                task_queue_size: cfg.task_queue_size,
+                async_timeout: cfg.async_timeout(),
+                sse_queue_capacity: cfg.sse_queue_capacity,
+                sse_queue_max_bytes: cfg.sse_queue_max_bytes,
+                sse_overflow_policy: cfg.sse_overflow_policy,
+                store: cfg.store_limits(),
+                idempotency_window: Duration::from_secs(cfg.idempotency_window_s),
+            },
+        );
+        if let Some(log) = replay {
+            manager.set_replay_log(log);
+        }
+        if let Some(p) = &cfg.sqlite_path {
+            manager.set_send_log(Arc::new(crate::idempotency::SqliteSendLog::open(
+                p,
+                Duration::from_secs(cfg.idempotency_window_s),
+            )?));
+        }
+        let push = if card.push_notifications() {
+            let push_store: Arc<dyn crate::push::store::PushConfigStore> = match &cfg.sqlite_path {
+                Some(p) => Arc::new(
+                    crate::push::store::SqlitePushStore::open(p)
+                        .map_err(|e| ServeError::Config(e.to_string()))?,
+                ),
+                None => Arc::new(crate::push::store::MemoryPushStore::default()),
+            };
+            let d = crate::push::Dispatcher::new(
+                push_store,
+                crate::net_guard::NetGuard::new(cfg.allow_local_webhook_urls),
+                crate::push::PushSettings {
+                    retry_attempts: cfg.push_retry_attempts,
+                    retry_backoff: Duration::from_millis(cfg.push_retry_backoff_ms),
+                    attempt_timeout: Duration::from_millis(cfg.push_timeout_ms.max(1)),
+                },
+            )
+            .map_err(|e| ServeError::Config(e.message.clone()))?;
+            manager.set_event_sink(Arc::new(d.clone()));
+            Some(d)
+        } else {
+            None
+        };
+        manager.recover().await;
+        let mut hidden_headers = card.api_key_header_names();
+        hidden_headers.push(cfg.api_key_header.to_ascii_lowercase());
+        let app = Arc::new(App {
+            card,
+            cfg: cfg.clone(),
+            base,
+            manager: manager.clone(),
+            authenticator,
+            metrics: self.metrics,
+            push,
+            card_modified: crate::card::http_date(std::time::SystemTime::now()),
+            hidden_headers,
+            extended_card: match self.extended_card {
+                Some(c) => Some(
+                    AgentCard::from_json(c.json().clone())?.with_served_interfaces(
+                        &url,
+                        cfg.binding,
+                        grpc_at.as_deref(),
+                    ),
+                ),
+                None => None,
+            },
+        });
+        let mut router = axum::Router::new().fallback(entry).with_state(app.clone());
+        if !cfg.cors_allowed_origins.is_empty() {
+            router = router.layer(crate::cors::layer(&cfg.cors_allowed_origins));
+        }
+        let base2 = app.base.clone();
+        let refuse: crate::listen::Refuser =
+            Arc::new(move |parts, why| edge_refusal(&base2, parts, why));
+        let listening = crate::listen::serve(listener, router, cfg.listen(), refuse)?;
+        tracing::info!(%url, "a2a agent listening");
+        Ok(ServerHandle {
+            addr,
+            url,
+            listening,
+            manager,
+            grace: Duration::from_millis(cfg.shutdown_grace_ms),
+        })
+    }
+}
+
+/// A running server.
+pub struct ServerHandle {
+    addr: SocketAddr,
+    url: String,
+    listening: crate::listen::Listening,
+    manager: Arc<TaskManager>,
+    grace: Duration,
+}
+
+impl ServerHandle {
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+    /// The base URL (`http://127.0.0.1:PORT` plus the base path).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+    /// The task manager (tests and embedding code).
+    pub fn manager(&self) -> &Arc<TaskManager> {
+        &self.manager
+    }
+    /// Open connections right now.
+    pub fn open_connections(&self) -> usize {
+        self.listening.open_connections()
+    }
+    /// Stop accepting, let running tasks finish within the grace period, then fail the rest:
+    /// their streams end with the FAILED status event and blocking sends are answered with the
+    /// FAILED task. Connections still open a few seconds later are dropped.
+    pub async fn shutdown(self) {
+        self.listening.stop_accepting();
+        self.manager.shutdown(self.grace).await;
+        if !self.listening.drain(Duration::from_secs(5)).await {
+            self.listening.kill().await;
+        }
+    }
+}
+
+pub(crate) struct App {
+    pub card: AgentCard,
+    pub cfg: AgentConfig,
+    pub base: String,
+    pub manager: Arc<TaskManager>,
+    pub authenticator: Arc<dyn Authenticator>,
+    pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
+    pub push: Option<Arc<crate::push::Dispatcher>>,
+    pub extended_card: Option<AgentCard>,
+    /// `Last-Modified` of the card (the server's start: the card does not change while it runs).
+    pub card_modified: String,
+    /// Credential headers hidden from handlers besides [`crate::handler::HIDDEN_HEADERS`].
+    pub hidden_headers: Vec<String>,
+}
+
+/// Which binding a request reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Binding {
+    JsonRpc,
+    Rest,
+}
+
+/// What the pipeline established before dispatch.
+pub(crate) struct Call {
+    pub caller: CallerProfile,
+    pub extensions: Vec<String>,
+    pub headers: HeaderMap,
+    pub query: Option<String>,
+}

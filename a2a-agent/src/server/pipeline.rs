@@ -1,0 +1,447 @@
+//! The request pipeline: edge checks (method, content type, version, extensions, body size),
+//! authentication, admission, then dispatch to the binding.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use http_body_util::BodyExt;
+use serde_json::Value;
+
+use super::{App, Binding, Call, error_response, jsonrpc_or_rest_error, peek_id};
+use crate::auth::{AuthRequest, CallerProfile};
+use crate::card::etag;
+use crate::error::{A2aError, ErrorKind};
+use crate::negotiate::{Version, requested_version};
+use a2a_types::envelope::RawId;
+
+fn header_list(h: &HeaderMap, name: &str) -> Vec<String> {
+    h.get_all(name)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+impl App {
+    fn negotiate_extensions(&self, headers: &HeaderMap) -> Result<Vec<String>, A2aError> {
+        let mut requested = header_list(headers, "a2a-extensions");
+        for e in header_list(headers, "x-a2a-extensions") {
+            if !requested.contains(&e) {
+                requested.push(e);
+            }
+        }
+        let decls = self.card.extension_decls();
+        let uri = |d: &Value| d.get("uri").and_then(Value::as_str).map(str::to_string);
+        for r in &requested {
+            if !decls
+                .iter()
+                .any(|d| d.get("uri").and_then(Value::as_str) == Some(r.as_str()))
+            {
+                return Err(A2aError::new(
+                    ErrorKind::ExtensionSupportRequired,
+                    format!("extension {r:?} is not supported by this agent"),
+                )
+                .with_meta("extension", r.clone()));
+            }
+        }
+        for d in decls {
+            if d.get("required").and_then(Value::as_bool) == Some(true)
+                && let Some(u) = uri(d)
+                && !requested.contains(&u)
+            {
+                return Err(A2aError::new(
+                    ErrorKind::ExtensionSupportRequired,
+                    format!(
+                        "extension {u:?} is required by this agent; request it in A2A-Extensions"
+                    ),
+                )
+                .with_meta("extension", u));
+            }
+        }
+        Ok(requested)
+    }
+
+    fn card_response(&self, headers: &HeaderMap, query: Option<&str>) -> Response {
+        let version = match requested_version(headers, query) {
+            Ok(v) => v,
+            Err(e) => return error_response(&e, Version::V1, Binding::Rest),
+        };
+        let body = serde_json::to_vec(&self.card.render(version)).unwrap_or_default();
+        let tag = etag(&body);
+        let inm = headers
+            .get(header::IF_NONE_MATCH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.split(',').any(|t| t.trim() == tag || t.trim() == "*"));
+        // If-Modified-Since counts only without If-None-Match (RFC 9110 §13.1.3).
+        let ims = headers.get(header::IF_NONE_MATCH).is_none()
+            && headers
+                .get(header::IF_MODIFIED_SINCE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.trim() == self.card_modified);
+        let mut r = if inm || ims {
+            let mut r = Response::new(Body::empty());
+            *r.status_mut() = StatusCode::NOT_MODIFIED;
+            r
+        } else {
+            let mut r = Response::new(Body::from(body));
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            r
+        };
+        let h = r.headers_mut();
+        if let Ok(v) = HeaderValue::from_str(&tag) {
+            h.insert(header::ETAG, v);
+        }
+        if let Ok(v) =
+            HeaderValue::from_str(&format!("public, max-age={}", self.cfg.card_max_age_s))
+        {
+            h.insert(header::CACHE_CONTROL, v);
+        }
+        h.insert(header::VARY, HeaderValue::from_static("A2A-Version"));
+        if let Ok(v) = HeaderValue::from_str(&self.card_modified) {
+            h.insert(header::LAST_MODIFIED, v);
+        }
+        r
+    }
+}
+
+/// The 408 / 503 the edge answers itself, in the caller's binding and version.
+pub(super) fn edge_refusal(
+    base: &str,
+    parts: &http::request::Parts,
+    why: crate::listen::EdgeRefusal,
+) -> Response {
+    let version = requested_version(&parts.headers, parts.uri.query())
+        .ok()
+        .flatten()
+        .unwrap_or(Version::V03);
+    let rel = parts.uri.path().strip_prefix(base).unwrap_or("");
+    let binding = if rel.is_empty() || rel == "/" {
+        Binding::JsonRpc
+    } else {
+        Binding::Rest
+    };
+    let kind = match why {
+        crate::listen::EdgeRefusal::BodyTimeout(_) => ErrorKind::InvalidRequest,
+        crate::listen::EdgeRefusal::Overloaded => ErrorKind::Unavailable,
+    };
+    let e = A2aError::new(kind, why.message()).with_status(why.status().as_u16());
+    let mut r = error_response(&e, version, binding);
+    *r.status_mut() = why.status();
+    r
+}
+
+/// Read the body under the payload limit; 413 as soon as the limit is passed.
+pub(crate) async fn read_body(body: Body, limit: usize) -> Result<Bytes, A2aError> {
+    let too_big = || {
+        A2aError::new(
+            ErrorKind::ContentTypeNotSupported,
+            format!("request body exceeds maxPayloadSize ({limit} bytes)"),
+        )
+        .with_status(413)
+    };
+    match http_body_util::Limited::new(body, limit).collect().await {
+        Ok(c) => Ok(c.to_bytes()),
+        Err(e) => {
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some()
+            {
+                Err(too_big())
+            } else {
+                Err(A2aError::invalid_params(format!(
+                    "cannot read request body: {e}"
+                )))
+            }
+        }
+    }
+}
+
+/// A body's content type: JSON (either media type) or none at all ([`crate::edge::media`]).
+fn content_type_ok(headers: &HeaderMap) -> bool {
+    !matches!(
+        crate::edge::media::check_content_type(headers),
+        Err(Some(_))
+    )
+}
+
+pub(super) async fn entry(State(app): State<Arc<App>>, req: Request) -> Response {
+    use tracing::Instrument;
+    let trace_id = req
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+        .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
+    // A debug span: at the default `info` level it is disabled and costs nothing per request
+    // (a live span formats its fields on every request: ~10 % of an echo request's CPU).
+    let span = tracing::debug_span!(
+        "a2a_request",
+        trace_id = %trace_id,
+        method = %req.method(),
+        path = %req.uri().path()
+    );
+    let started = std::time::Instant::now();
+    let mut resp = pipeline(app, req).instrument(span.clone()).await;
+    let status = resp.status().as_u16();
+    span.in_scope(|| {
+        tracing::debug!(
+            status,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "done"
+        )
+    });
+    metrics::counter!("a2a_agent_requests_total", "status" => status.to_string()).increment(1);
+    metrics::histogram!("a2a_agent_request_duration_seconds")
+        .record(started.elapsed().as_secs_f64());
+    if let Ok(v) = HeaderValue::from_str(&trace_id) {
+        resp.headers_mut().insert("x-trace-id", v);
+    }
+    resp
+}
+
+async fn pipeline(app: Arc<App>, req: Request) -> Response {
+    if crate::grpc::is_grpc(req.headers()) {
+        return Box::pin(crate::grpc::handle(app, req)).await;
+    }
+    let (parts, body) = req.into_parts();
+    let path = parts.uri.path().to_string();
+    let query = parts.uri.query().map(str::to_string);
+    let headers = parts.headers;
+    let method = parts.method;
+
+    // 0. Path bytes: every segment must be valid percent-encoded UTF-8.
+    if let Err(e) = a2a_types::path::check_path(&path) {
+        let v = requested_version(&headers, query.as_deref())
+            .ok()
+            .flatten()
+            .unwrap_or(Version::V1);
+        let e = A2aError::new(
+            ErrorKind::InvalidRequest,
+            format!("Invalid request path: {e}"),
+        )
+        .with_status(400);
+        return error_response(&e, v, Binding::Rest);
+    }
+    if method == Method::GET
+        && (path == "/.well-known/agent-card.json"
+            || path == format!("{}/.well-known/agent-card.json", app.base))
+    {
+        return app.card_response(&headers, query.as_deref());
+    }
+    if method == Method::GET
+        && path == format!("{}/metrics", app.base)
+        && let Some(h) = &app.metrics
+    {
+        let mut r = Response::new(Body::from(h.render()));
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4"),
+        );
+        return r;
+    }
+    let rel = match path.strip_prefix(app.base.as_str()) {
+        Some(r) if r.is_empty() || r.starts_with('/') => r.to_string(),
+        _ => {
+            let e = A2aError::new(ErrorKind::MethodNotFound, format!("no route for {path}"));
+            return error_response(&e, Version::V1, Binding::Rest);
+        }
+    };
+    let binding = if rel.is_empty() || rel == "/" {
+        Binding::JsonRpc
+    } else {
+        Binding::Rest
+    };
+    // The `binding` setting: a binding not served is 404 in its own form.
+    let served = app.cfg.binding;
+    if (binding == Binding::JsonRpc && !served.jsonrpc())
+        || (binding == Binding::Rest && !served.rest())
+    {
+        let v = requested_version(&headers, query.as_deref())
+            .ok()
+            .flatten()
+            .unwrap_or(Version::V03);
+        let what = if binding == Binding::JsonRpc {
+            "JSON-RPC"
+        } else {
+            "HTTP+JSON"
+        };
+        let e = A2aError::new(
+            ErrorKind::MethodNotFound,
+            format!("this agent does not serve the {what} binding"),
+        )
+        .in_table(app.cfg.rest_status_table);
+        let mut r = error_response(&e, v, binding);
+        *r.status_mut() = StatusCode::NOT_FOUND;
+        return r;
+    }
+    if binding == Binding::JsonRpc && method != Method::POST {
+        // A JSON-RPC error object (id null) with the HTTP status 405.
+        let e = A2aError::new(ErrorKind::MethodNotFound, "JSON-RPC requires POST").with_status(405);
+        let v = requested_version(&headers, query.as_deref())
+            .ok()
+            .flatten()
+            .unwrap_or(Version::V03);
+        let mut r = error_response(&e, v, Binding::JsonRpc);
+        r.headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("POST"));
+        return r;
+    }
+    // 1. Version, before anything else (and before auth).
+    let explicit = match requested_version(&headers, query.as_deref()) {
+        Ok(v) => Ok(v),
+        Err(e) => Err((e, Version::V1)),
+    };
+    let rest_route = match &explicit {
+        Ok(x) if binding == Binding::Rest => Some(crate::rest::parse_route(&rel, *x)),
+        _ => None,
+    };
+    // The version errors are reported in before the operation is known.
+    let early_version = match &explicit {
+        Ok(x) => x.unwrap_or(match &rest_route {
+            Some(Some(r)) => r.version,
+            _ => Version::V03,
+        }),
+        Err(_) => Version::V1,
+    };
+    let limit = app.cfg.max_payload_size;
+    let checked = match explicit {
+        Ok(x) => pre_dispatch(&app, &headers, query.as_deref(), &method)
+            .await
+            .map(|(caller, extensions)| (x, caller, extensions)),
+        Err((e, _)) => Err(e),
+    };
+    let (explicit, caller, extensions) = match checked {
+        Ok(c) => c,
+        Err(e) => {
+            let e = if binding == Binding::Rest {
+                e.in_table(app.cfg.rest_status_table)
+            } else {
+                e
+            };
+            // JSON-RPC: echo the caller's id when the body can be read within the limit.
+            let id =
+                if binding == Binding::JsonRpc && method == Method::POST && e.status != Some(413) {
+                    read_body(body, limit)
+                        .await
+                        .map(|b| peek_id(&b))
+                        .unwrap_or_else(|_| RawId::null())
+                } else {
+                    RawId::null()
+                };
+            let mut r = jsonrpc_or_rest_error(&e, early_version, binding, &id);
+            if e.status == Some(413) {
+                r.headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            return r;
+        }
+    };
+    let bytes = if method == Method::POST {
+        match read_body(body, limit).await {
+            Ok(b) => b,
+            Err(e) => {
+                let e = if binding == Binding::Rest {
+                    e.in_table(app.cfg.rest_status_table)
+                } else {
+                    e
+                };
+                return error_response(&e, early_version, binding);
+            }
+        }
+    } else {
+        Bytes::new()
+    };
+    let call = Call {
+        caller,
+        extensions,
+        headers,
+        query,
+    };
+    // The bindings' futures are boxed: this one stays small, so moving it through the HTTP
+    // stack (axum boxes it, tracing wraps it) copies little.
+    let mut resp = match binding {
+        Binding::JsonRpc => Box::pin(crate::jsonrpc::handle(&app, explicit, &call, bytes)).await,
+        Binding::Rest => match rest_route.flatten() {
+            Some(route) => Box::pin(crate::rest::handle(&app, route, &method, &call, bytes)).await,
+            None => {
+                let e = A2aError::new(ErrorKind::MethodNotFound, format!("no route for {path}"))
+                    .in_table(app.cfg.rest_status_table);
+                error_response(&e, early_version, binding)
+            }
+        },
+    };
+    if !call.extensions.is_empty()
+        && let Ok(v) = HeaderValue::from_str(&call.extensions.join(", "))
+    {
+        resp.headers_mut().insert("a2a-extensions", v.clone());
+        resp.headers_mut().insert("x-a2a-extensions", v);
+    }
+    resp
+}
+
+/// The checks between the version and the body: declared size, authentication, extensions,
+/// content type. Returns the caller and the negotiated extensions.
+async fn pre_dispatch(
+    app: &App,
+    headers: &HeaderMap,
+    query: Option<&str>,
+    method: &Method,
+) -> Result<(CallerProfile, Vec<String>), A2aError> {
+    // 2. Payload size from Content-Length, without reading.
+    let limit = app.cfg.max_payload_size;
+    if let Some(len) = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        && len > limit as u64
+    {
+        return Err(A2aError::new(
+            ErrorKind::ContentTypeNotSupported,
+            format!("request body of {len} bytes exceeds maxPayloadSize ({limit} bytes)"),
+        )
+        .with_status(413));
+    }
+    // 3. Authentication. 4. Extensions.
+    let (caller, extensions) = admit(app, headers, query).await?;
+    // 5. Content type of bodies.
+    if method == Method::POST && !content_type_ok(headers) {
+        return Err(A2aError::new(
+            ErrorKind::ContentTypeNotSupported,
+            "Content-Type must be application/json or application/a2a+json",
+        ));
+    }
+    Ok((caller, extensions))
+}
+
+/// Authentication, then extension negotiation: the checks every binding makes (gRPC reads the
+/// same names from its metadata).
+pub(crate) async fn admit(
+    app: &App,
+    headers: &HeaderMap,
+    query: Option<&str>,
+) -> Result<(CallerProfile, Vec<String>), A2aError> {
+    let caller = app
+        .authenticator
+        .authenticate(&AuthRequest { headers, query })
+        .await?;
+    let extensions = app.negotiate_extensions(headers)?;
+    Ok((caller, extensions))
+}
+
+pub(crate) fn header_bool(h: &HeaderMap, name: &str) -> Option<bool> {
+    h.get(name).and_then(|v| v.to_str().ok()).and_then(|v| {
+        match v.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" => Some(true),
+            "false" | "0" | "no" => Some(false),
+            _ => None,
+        }
+    })
+}
