@@ -10,7 +10,10 @@
 //! is queued (at most [`MAX_BATCH`] rows), so a lone hop waits for one commit and nothing else.
 //! With the intent journal ([`super::journal`], the serving binary) nobody waits for an intent
 //! commit, and the writer gathers rows for up to [`BATCH_WINDOW`] before committing: fewer,
-//! larger transactions, off the request path.
+//! larger transactions, off the request path. A journaled intent whose completion arrives in
+//! the same batch is not written at all: the completion row stands for the hop
+//! ([`folded_intents`]). The writer also checkpoints the WAL, from a connection of its own
+//! ([`Checkpointer`]).
 //!
 //! Guarantees:
 //! - [`AuditWriter::intent`] returns only after the transaction holding the intent record has
