@@ -3,6 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+#[cfg(doc)]
+use super::PushConfigName; // named in a doc link (and so in the schema's description)
 use super::{Metadata, Part, Role, TaskState};
 use crate::timestamp::Timestamp;
 
@@ -242,7 +244,7 @@ pub struct AuthenticationInfo {
 #[schemars(rename = "v03.rest.TaskPushNotificationConfig")]
 #[schemars(extend("required" = ["name", "pushNotificationConfig"]))]
 pub struct TaskPushNotificationConfig {
-    /// `name`: `tasks/{task id}/pushNotificationConfigs/{config id}` (see [`PushConfigName`](super::PushConfigName)).
+    /// `name`: `tasks/{task id}/pushNotificationConfigs/{config id}` (see [`PushConfigName`]).
     #[serde(default)]
     pub name: String,
     /// `pushNotificationConfig`.
