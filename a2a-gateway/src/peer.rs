@@ -398,18 +398,6 @@ fn discovery_detail(e: &DiscoveryError) -> String {
     }
 }
 
-/// Reads a body up to `max` bytes.
-pub async fn read_limited(mut resp: reqwest::Response, max: u64) -> Result<Vec<u8>, String> {
-    let mut out = Vec::new();
-    while let Some(chunk) = resp.chunk().await.map_err(|e| error_chain(&e))? {
-        if (out.len() + chunk.len()) as u64 > max {
-            return Err(format!("larger than {max} bytes"));
-        }
-        out.extend_from_slice(&chunk);
-    }
-    Ok(out)
-}
-
 /// An error and its sources, joined.
 pub fn error_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
