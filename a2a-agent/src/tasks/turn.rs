@@ -464,7 +464,7 @@ impl TaskManager {
     /// lock only when it is polled again. So the store is driven beside the work, in one
     /// select loop that keeps polling the work, and never awaited alone while the work waits
     /// (awaiting it alone deadlocked such a turn; see
-    /// `blocking::a_handler_waiting_inside_an_update_is_not_deadlocked`).
+    /// `tests/turn_store.rs`, `a_handler_waiting_inside_an_update_is_not_deadlocked`).
     async fn drive<W: std::future::Future<Output = Result<Reply, HandlerError>>>(
         &self,
         live: &Live,
