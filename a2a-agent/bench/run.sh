@@ -11,6 +11,15 @@
 # `grpc_load` example (closed loop, one request in flight per HTTP/2 connection, a new messageId
 # per request, like the wrk scripts) at 1, 16 and 64 connections; there is no gRPC floor.
 #
+# Placement (BENCH_PLACEMENT=0 leaves it out): at 1 connection the figures depend on where the
+# kernel runs the server relative to wrk. On a small machine (2 vCPUs here) it sometimes runs both
+# on one CPU (each request is a plain context switch, caches stay warm, throughput is decided by
+# CPU per request) and sometimes on two (each request wakes an idle CPU: 15-20 us per wake-up on
+# this VM, which dominates a short request), and a run can mix both. After the unpinned runs the
+# 1-connection rows are run again with both servers pinned (taskset): "split" = servers on CPU 1,
+# wrk on CPU 0 (a client elsewhere: every request crosses a wake-up); "shared" = servers and wrk on
+# CPU 0 (no wake-ups: CPU per request only). See docs/benchmarks.md.
+#
 # Usage (repository root): a2a-agent/bench/run.sh [path/to/release/a2a-agent] [seconds per run]
 # The floor and grpc_load binaries are expected beside the agent (target/release/examples/); build
 #   cargo build --release -p a2ars-agent --bin a2a-agent --example floor --example grpc_load
@@ -50,7 +59,7 @@ ms() { echo "$1" | awk '{v=$1; if (v ~ /us$/) {sub(/us$/,"",v); v/=1000} else if
 run() {
   t=$([ "$4" -lt 2 ] && echo 1 || echo 2)
   c0=$(cpu "$2")
-  wrk -t"$t" -c"$4" -d"${SECS}s" --latency -s "$DIR/$3.lua" "$5" >"$TMP/$1.wrk"
+  ${WRAP:-} wrk -t"$t" -c"$4" -d"${SECS}s" --latency -s "$DIR/$3.lua" "$5" >"$TMP/$1.wrk"
   c1=$(cpu "$2")
   rps=$(awk '/^Requests\/sec/ {print $2}' "$TMP/$1.wrk")
   n=$(awk '/requests in/ {print $1}' "$TMP/$1.wrk")
@@ -88,6 +97,20 @@ if [ -x "$GLOAD" ]; then
 else
   echo "no grpc_load at $GLOAD: gRPC rows left out" >&2
 fi
+PLACED=""
+if [ "${BENCH_PLACEMENT:-1}" != 0 ] && command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+  PLACED=1
+  pin() { for p in $APID $FPID; do taskset -a -p -c "$1" "$p" >/dev/null; done; }
+  for pl in split shared; do
+    if [ "$pl" = split ]; then pin 1; else pin 0; fi
+    WRAP="taskset -c 0"
+    for b in jsonrpc rest; do
+      run "agent-$b-1-$pl" "$APID" "$b" 1 "$AURL"
+      run "floor-$b-1-$pl" "$FPID" "$b" 1 "$FURL"
+    done
+  done
+  pin "0-$(($(nproc) - 1))"; WRAP=""
+fi
 echo "agent RSS after the runs: $(awk '/VmRSS/ {print $2 " kB"}' "/proc/$APID/status"); $(uptime)"
 echo
 echo "| binding | connections | floor req/s | agent req/s | agent/floor | agent p50 / p99 | CPU us/req floor / agent |"
@@ -106,5 +129,21 @@ if [ -n "$GRPC" ]; then
     read -r arps ap50 ap99 aus <"$TMP/agent-grpc-$c.res"
     awk -v c="$c" -v a="$arps" -v p50="$ap50" -v p99="$ap99" -v aus="$aus" 'BEGIN {
       printf "| gRPC | %d | - | %.0f | - | %.2f / %.2f ms | - / %d |\n", c, a, p50, p99, aus }'
+  done
+fi
+if [ -n "$PLACED" ]; then
+  echo
+  echo "1 connection, pinned (split: servers on CPU 1, wrk on CPU 0; shared: all on CPU 0):"
+  echo
+  echo "| binding | placement | floor req/s | agent req/s | agent/floor | agent p50 / p99 | CPU us/req floor / agent |"
+  echo "| --- | --- | --- | --- | --- | --- | --- |"
+  for b in jsonrpc rest; do
+    for pl in split shared; do
+      read -r frps _ _ fus <"$TMP/floor-$b-1-$pl.res"
+      read -r arps ap50 ap99 aus <"$TMP/agent-$b-1-$pl.res"
+      awk -v b="$b" -v pl="$pl" -v f="$frps" -v a="$arps" -v p50="$ap50" -v p99="$ap99" -v fus="$fus" -v aus="$aus" 'BEGIN {
+        printf "| %s | %s | %.0f | %.0f | **%.2f** | %.2f / %.2f ms | %d / %d |\n",
+          (b == "rest" ? "HTTP+JSON" : "JSON-RPC"), pl, f, a, a/f, p50, p99, fus, aus }'
+    done
   done
 fi

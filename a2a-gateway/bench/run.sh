@@ -14,6 +14,10 @@
 # BENCH_GOVERNANCE=1 turns on a ten-rule policy and PII redaction (docs/benchmarks.md);
 # BENCH_GW_ENV="VAR=value ..." sets environment variables of the gateway process only (e.g.
 # TOKIO_WORKER_THREADS=1).
+# Placement (BENCH_PLACEMENT=0 leaves it out): at 1 connection the figures depend on where the
+# kernel runs the servers relative to wrk (see a2a-agent/bench/run.sh and docs/benchmarks.md);
+# after the unpinned runs the 1-connection unary rows are run again pinned with taskset: "split" =
+# agent, gateway and proxy floor on CPU 1, wrk on CPU 0; "shared" = everything on CPU 0.
 # wrk comes from Debian (`apt-get install -y wrk`); the script installs it when it runs as root.
 set -eu
 SECS=${1:-10}
@@ -109,7 +113,7 @@ run() {
   t=$([ "$3" -lt 2 ] && echo 1 || echo 2)
   mid=${6:-$GPID}
   a0=$(cpu "$APID"); g0=$(cpu "$mid")
-  A2A_GATEWAY_KEY=$5 wrk -t"$t" -c"$3" -d"${SECS}s" --latency -s "$DIR/$2.lua" "$4" >"$TMP/$1.wrk"
+  A2A_GATEWAY_KEY=$5 ${WRAP:-} wrk -t"$t" -c"$3" -d"${SECS}s" --latency -s "$DIR/$2.lua" "$4" >"$TMP/$1.wrk"
   a1=$(cpu "$APID"); g1=$(cpu "$mid")
   rps=$(awk '/^Requests\/sec/ {print $2}' "$TMP/$1.wrk")
   n=$(awk '/requests in/ {print $1}' "$TMP/$1.wrk")
@@ -135,6 +139,22 @@ for c in 1 16; do
   run "proxy-jsonrpc-$c" send "$c" "$PX" "" "$PPID_"
   run "proxy-rest-$c" rest "$c" "$PX/message:send" "" "$PPID_"
 done
+PLACED=""
+if [ "${BENCH_PLACEMENT:-1}" != 0 ] && command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+  PLACED=1
+  pin() { for p in $APID $GPID $PPID_; do taskset -a -p -c "$1" "$p" >/dev/null; done; }
+  for pl in split shared; do
+    if [ "$pl" = split ]; then pin 1; else pin 0; fi
+    WRAP="taskset -c 0"
+    for b in jsonrpc rest; do
+      if [ "$b" = rest ]; then lua=rest; sfx=/message:send; gsfx=/v1/message:send; else lua=send; sfx=""; gsfx=""; fi
+      run "direct-$b-1-$pl" "$lua" 1 "$DIRECT$sfx" ""
+      run "gw-$b-1-$pl" "$lua" 1 "$GW$gsfx" "$KEY"
+      run "proxy-$b-1-$pl" "$lua" 1 "$PX$sfx" "" "$PPID_"
+    done
+  done
+  pin "0-$(($(nproc) - 1))"; WRAP=""
+fi
 run stream-direct stream 1 "$DIRECT" ""
 run stream-gw stream 1 "$GW" "$KEY"
 run stream-proxy stream 1 "$PX" "" "$PPID_"
@@ -168,3 +188,20 @@ echo
 awk -v sd="$sd" -v sg="$sg" -v ed="$EVD" -v eg="$EVG" -v dp="$sdp50" -v gp="$sgp50" -v sp="$sp" 'BEGIN {
   printf "stream (JSON-RPC, 1 connection, sequential): direct %.0f streams/s x %d events = %.0f events/s (p50 %.2f ms); gateway %.0f streams/s x %d events = %.0f events/s (p50 %.2f ms); ratio **%.2f**; proxy floor %.0f streams/s, proxy/direct %.2f\n",
     sd, ed, sd*ed, dp, sg, eg, sg*eg, gp, (sg*eg)/(sd*ed), sp, sp/sd }'
+if [ -n "$PLACED" ]; then
+  echo
+  echo "1 connection, pinned (split: agent, gateway and proxy floor on CPU 1, wrk on CPU 0; shared: all on CPU 0):"
+  echo
+  echo "| binding | placement | direct req/s | gateway req/s | ratio | added p50 | CPU us/req: agent via gw / gateway | proxy floor req/s | proxy/direct |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+  for b in jsonrpc rest; do
+    for pl in split shared; do
+      read -r drps dp50 _ _ _ <"$TMP/direct-$b-1-$pl.res"
+      read -r grps gp50 _ gac ggc <"$TMP/gw-$b-1-$pl.res"
+      read -r prps _ _ _ _ <"$TMP/proxy-$b-1-$pl.res"
+      awk -v b="$b" -v pl="$pl" -v d="$drps" -v g="$grps" -v dp50="$dp50" -v gp50="$gp50" -v gac="$gac" -v ggc="$ggc" -v p="$prps" 'BEGIN {
+        printf "| %s | %s | %.0f | %.0f | **%.2f** | +%.2f ms | %d / %d | %.0f | %.2f |\n",
+          (b == "rest" ? "HTTP+JSON" : "JSON-RPC"), pl, d, g, g/d, gp50-dp50, gac, ggc, p, p/d }'
+    done
+  done
+fi

@@ -6,3 +6,4 @@ mod common;
 mod fixtures;
 mod oracle;
 mod roundtrip;
+mod strategies;

@@ -2,6 +2,7 @@
 //! file: less disk and build time). Each file is a module; run one with
 //! `cargo nextest run -p conformance --test integration <file>::`.
 
+mod interop_features;
 mod interop_harness;
 mod parser_fuzz;
 mod runner;
