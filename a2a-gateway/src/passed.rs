@@ -15,6 +15,8 @@ use serde::de::IgnoredAny;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use a2a_types::v1::{Message, SendMessageResponse, Task};
+
 use crate::errors::{Binding, Version};
 use crate::ops::Operation;
 
@@ -24,8 +26,8 @@ pub struct Passed {
     text: String,
     /// The task the answer names (`task.id`, or the message's `taskId`).
     task_id: Option<String>,
-    /// Whether the answer is a direct message (`message`).
-    message: bool,
+    /// A direct message answer's `message` member, as JSON text.
+    message: Option<String>,
 }
 
 /// Whether the hop may pass its peer's answer through: the operation, versions and bindings
@@ -50,25 +52,92 @@ pub(crate) fn present<'de, D: serde::Deserializer<'de>>(
     IgnoredAny::deserialize(d).map(Some)
 }
 
-/// A member's raw text, whatever its value (`null` included).
-fn raw<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue>::deserialize(d).map(Some)
-}
-
-/// The top-level members of a send result that decide what the steps after the call read
+/// The top-level members of a send result, read once: what the answer check reads (the
+/// `task` / `message` oneof of [`a2a_types::v1::SendMessageResponse`], with its rules: a `null`
+/// member is absent, both present is refused) and what the steps after the call read first
 /// (`ownership::revealed_task`, the idempotency outcome).
 #[derive(Deserialize)]
-struct Peek<'a> {
-    #[serde(default, borrow, deserialize_with = "raw")]
+#[serde(field_identifier)]
+enum Key {
+    #[serde(rename = "task")]
+    Task,
+    #[serde(rename = "message")]
+    Message,
+    /// Members no 1.0 send result has, which `revealed_task` would read first.
+    #[serde(
+        rename = "kind",
+        alias = "taskId",
+        alias = "statusUpdate",
+        alias = "artifactUpdate"
+    )]
+    Odd,
+    #[serde(other)]
+    Other,
+}
+
+/// See [`Key`].
+struct Scan<'a> {
+    found: Option<SendMessageResponse>,
+    /// The `message` member's text, whatever its value.
     message: Option<&'a RawValue>,
-    #[serde(default, deserialize_with = "present")]
-    kind: Option<IgnoredAny>,
-    #[serde(default, rename = "taskId", deserialize_with = "present")]
-    task_id: Option<IgnoredAny>,
-    #[serde(default, rename = "statusUpdate", deserialize_with = "present")]
-    status_update: Option<IgnoredAny>,
-    #[serde(default, rename = "artifactUpdate", deserialize_with = "present")]
-    artifact_update: Option<IgnoredAny>,
+    odd: bool,
+}
+
+impl<'de> Deserialize<'de> for Scan<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Scan<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a SendMessageResponse object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Scan<'de>, A::Error> {
+                use serde::de::Error;
+                let mut scan = Scan {
+                    found: None,
+                    message: None,
+                    odd: false,
+                };
+                let put = |scan: &mut Scan<'de>, v: SendMessageResponse| {
+                    if scan.found.is_some() {
+                        return Err(A::Error::custom("both task and message"));
+                    }
+                    scan.found = Some(v);
+                    Ok(())
+                };
+                while let Some(key) = map.next_key::<Key>()? {
+                    match key {
+                        Key::Task => {
+                            if let Some(t) = map.next_value::<Option<Task>>()? {
+                                put(&mut scan, SendMessageResponse::Task(t))?;
+                            }
+                        }
+                        Key::Message => {
+                            let raw: &'de RawValue = map.next_value()?;
+                            scan.message = Some(raw);
+                            let m: Option<Message> =
+                                serde_json::from_str(raw.get()).map_err(A::Error::custom)?;
+                            if let Some(m) = m {
+                                put(&mut scan, SendMessageResponse::Message(m))?;
+                            }
+                        }
+                        Key::Odd => {
+                            scan.odd = true;
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                        Key::Other => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(scan)
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 impl Passed {
@@ -76,33 +145,35 @@ impl Passed {
     /// when the answer should take that path (it fails the check, or a step would read it
     /// differently there).
     pub(crate) fn send_result(text: &str) -> Option<Passed> {
-        use a2a_translate::{Method, V1Result};
-        use a2a_types::v1::SendMessageResponse;
+        let has = |t: &str, n: &str| memchr::memmem::find(t.as_bytes(), n.as_bytes()).is_some();
         // A key written with escapes reads as its name only once decoded: the `Value` path
-        // decodes it, so the checks below (which look at the text) leave such answers to it.
-        // Extension lists are kept to the forwarded URIs on the `Value` path as well.
-        let finder = |n: &str| memchr::memmem::find(text.as_bytes(), n.as_bytes()).is_some();
-        if finder("\\u") || finder("\"extensions\"") {
+        // decodes it, so the checks below leave such answers to it. Extension lists are kept
+        // to the forwarded URIs on the `Value` path as well.
+        if has(text, "\\u") || has(text, "\"extensions\"") {
             return None;
         }
-        let V1Result::SendMessage(typed) = V1Result::parse(Method::SendMessage, text).ok()? else {
-            return None;
-        };
-        let peek: Peek = serde_json::from_str(text).ok()?;
-        // Members a 1.0 send result does not have, which `ownership::revealed_task` or the
-        // idempotency outcome would read first.
-        if peek.kind.is_some()
-            || peek.task_id.is_some()
-            || peek.status_update.is_some()
-            || peek.artifact_update.is_some()
-        {
+        // One pass: the check (`a2a_translate::V1Result::parse` reads the same oneof) and
+        // the members the steps read.
+        let scan: Scan = serde_json::from_str(text).ok()?;
+        if scan.odd {
             return None;
         }
-        let (task_id, message) = match typed {
-            // A `message` member beside the task (`null`, say) reads as a message there.
-            SendMessageResponse::Task(_) if peek.message.is_some() => return None,
-            SendMessageResponse::Task(t) => (Some(t.id), false),
-            SendMessageResponse::Message(m) => (m.task_id, true),
+        let (task_id, message) = match scan.found? {
+            // `revealed_task` reads `task.id` only when present; a `message` member beside
+            // the task (`null`, say) reads as a message answer to the idempotency step.
+            SendMessageResponse::Task(t) if t.id.is_empty() || scan.message.is_some() => {
+                return None;
+            }
+            SendMessageResponse::Task(t) => (Some(t.id), None),
+            // `revealed_task` reads `message.taskId`, not its `task_id` alias.
+            SendMessageResponse::Message(_)
+                if scan.message.is_some_and(|m| has(m.get(), "\"task_id\"")) =>
+            {
+                return None;
+            }
+            SendMessageResponse::Message(m) => {
+                (m.task_id, scan.message.map(|r| r.get().to_owned()))
+            }
         };
         Some(Passed {
             text: text.to_owned(),
@@ -123,11 +194,7 @@ impl Passed {
 
     /// The direct message of a message answer, as JSON (what the idempotency record keeps).
     pub(crate) fn message(&self) -> Option<Value> {
-        if !self.message {
-            return None;
-        }
-        let peek: Peek = serde_json::from_str(&self.text).ok()?;
-        serde_json::from_str(peek.message?.get()).ok()
+        serde_json::from_str(self.message.as_deref()?).ok()
     }
 
     /// The answer as a [`Value`] (for a step or an edge that works on one).
@@ -196,7 +263,16 @@ mod tests {
         top_task_id["taskId"] = json!("other");
         let mut ext = message();
         ext["message"]["extensions"] = json!(["urn:x"]);
-        for v in [with_kind, message_null, top_task_id, ext] {
+        let mut snake = message();
+        let t = snake["message"]
+            .as_object_mut()
+            .unwrap()
+            .remove("taskId")
+            .unwrap();
+        snake["message"]["task_id"] = t;
+        let mut no_id = task();
+        no_id["task"].as_object_mut().unwrap().remove("id");
+        for v in [with_kind, message_null, top_task_id, ext, snake, no_id] {
             assert!(Passed::send_result(&v.to_string()).is_none(), "{v}");
         }
         // Refused by the check (no task or message; both), or an escaped key.
