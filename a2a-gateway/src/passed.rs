@@ -8,7 +8,9 @@
 //! the ordinary (a refused check, members no 1.0 answer has, an escaped key, an `extensions`
 //! list to filter) takes the [`Value`] path instead, so the caller sees what it saw before: the
 //! same refusal, the same answer. The text is the peer's (its member order and spacing; the
-//! [`Value`] path writes members sorted); the JSON is the same.
+//! [`Value`] path writes members sorted); the JSON is the same, except that a member repeated
+//! inside a free-form object (`metadata`) stays repeated where the [`Value`] path kept the last
+//! (a repeated member of a typed object is refused by the check and takes that path).
 
 use serde::Deserialize;
 use serde::de::IgnoredAny;
