@@ -142,3 +142,59 @@ async fn a_repeated_send_is_answered_from_the_record_of_a_passed_message() {
     join.abort();
     env.stop().await;
 }
+
+/// A canned HTTP+JSON 1.0 peer answering `POST /message:send` with `result` (JSON text).
+async fn canned_rest(result: &'static str) -> (String, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let mut card = a2a_gateway::demo::echo_card(&url, Version::V10);
+    card["supportedInterfaces"] =
+        json!([{"url": url, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}]);
+    let app = axum::Router::new()
+        .route(
+            "/.well-known/agent-card.json",
+            axum::routing::get(move || {
+                let card = card.clone();
+                async move { axum::Json(card) }
+            }),
+        )
+        .route(
+            "/message:send",
+            axum::routing::post(move || async move {
+                Response::builder()
+                    .header("content-type", "application/a2a+json")
+                    .body(Body::from(result))
+                    .unwrap()
+            }),
+        );
+    let join = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (url, join)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_json_peers_answer_passes_through_as_well() {
+    let env = env(Version::V10).await;
+    for (agent, text) in [("rest-task", TASK), ("rest-msg", MESSAGE)] {
+        let (url, join) = canned_rest(text).await;
+        env.register("ws1", agent, &url, None);
+        let (s, rest) = rest_send(&env, agent).await;
+        assert_eq!((s, rest.as_str()), (200, text), "{agent}: HTTP+JSON caller");
+        let (_, rpc) = env
+            .rpc(&format!("/a2a/{agent}"), Some("1.0"), send10("hi"))
+            .await;
+        assert_eq!(rpc["result"], parsed(text), "{agent}: JSON-RPC caller");
+        join.abort();
+    }
+    let hops = env
+        .store
+        .audit(Some("ws1"), Some("rest-task"), 0, 10)
+        .unwrap();
+    assert!(
+        hops.iter()
+            .any(|h| h.task_id.as_deref() == Some("passed-task-1")),
+        "the task is on the hop's record"
+    );
+    env.stop().await;
+}
