@@ -236,6 +236,9 @@ pub(crate) fn answer(hop: &HopExtensions, answer: Answer) -> Answer {
             keep_in_lists(&mut v, &keep);
             Answer::Unary(v)
         }
+        // A passed answer has no `extensions` list (`Passed::send_result` leaves those to the
+        // `Value` path).
+        Answer::Passed(p) => Answer::Passed(p),
         Answer::Stream(s) => Answer::Stream(
             s.map(move |item| {
                 item.map(|mut v| {

@@ -115,6 +115,7 @@ async fn run(
     record(st, call, None);
     let answer = match answer {
         Answer::Unary(v) => GrpcAnswer::Unary(v),
+        Answer::Passed(p) => GrpcAnswer::Unary(p.into_value()),
         Answer::Stream(events) => {
             let trace = call.trace_id.clone();
             GrpcAnswer::Stream(Box::pin(events.filter_map(move |item| {

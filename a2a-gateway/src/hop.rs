@@ -161,6 +161,29 @@ fn accept(op: Operation, unary: &'static str) -> reqwest::header::HeaderValue {
     })
 }
 
+/// A peer's answer body as JSON.
+fn parse_body(body: &[u8]) -> Result<Value, Refusal> {
+    serde_json::from_slice(body)
+        .map_err(|e| Refusal::upstream_invalid_response(&format!("not JSON: {e}")))
+}
+
+/// A JSON-RPC answer whose `result` passes through (`crate::passed`): a response with a
+/// non-null `result` and no `error` member; anything else takes the `Value` path.
+fn passed_rpc(body: &[u8]) -> Option<crate::passed::Passed> {
+    #[derive(serde::Deserialize)]
+    struct Envelope<'a> {
+        #[serde(borrow)]
+        result: Option<&'a serde_json::value::RawValue>,
+        #[serde(default, deserialize_with = "crate::passed::present")]
+        error: Option<serde::de::IgnoredAny>,
+    }
+    let env: Envelope = serde_json::from_slice(body).ok()?;
+    if env.error.is_some() {
+        return None;
+    }
+    crate::passed::Passed::send_result(env.result?.get())
+}
+
 pub(crate) fn map_answer_error(e: AnswerError) -> Refusal {
     match e {
         AnswerError::Invalid(m) => Refusal::upstream_invalid_response(&m),
@@ -180,9 +203,20 @@ pub(crate) fn reason_code(reason: &str) -> Option<i64> {
 impl PeerCall<'_> {
     /// peer call: `op` on the chosen binding.
     pub(crate) async fn call(&self, op: Operation, params: Value) -> Result<Answer, Refusal> {
+        self.call_passing(op, params, false).await
+    }
+
+    /// [`PeerCall::call`]; with `pass` (see `crate::passed::passable`) the peer's answer may
+    /// come back as [`Answer::Passed`], its text unparsed.
+    pub(crate) async fn call_passing(
+        &self,
+        op: Operation,
+        params: Value,
+        pass: bool,
+    ) -> Result<Answer, Refusal> {
         match self.chosen.binding {
-            Binding::JsonRpc => self.jsonrpc(op, params).await,
-            Binding::HttpJson => self.rest(op, params).await,
+            Binding::JsonRpc => self.jsonrpc(op, params, pass).await,
+            Binding::HttpJson => self.rest(op, params, pass).await,
             Binding::Grpc => self.grpc(op, params).await,
         }
     }
@@ -300,7 +334,9 @@ impl PeerCall<'_> {
         Ok(resp)
     }
 
-    pub(crate) async fn read_json(&self, resp: PeerResponse) -> Result<(u16, Value), Refusal> {
+    /// The peer's answer body within the limits, checked to be JSON by its content type (an
+    /// empty success reads as `{}`).
+    async fn read_body(&self, resp: PeerResponse) -> Result<(u16, Vec<u8>), Refusal> {
         let status = resp.status().as_u16();
         // Checked once the body is read (an empty success needs no content type).
         let ct = resp
@@ -319,7 +355,7 @@ impl PeerCall<'_> {
             ReadError::Failed(e) => Refusal::peer_unreachable(&e),
         })?;
         if body.is_empty() && (200..300).contains(&status) {
-            return Ok((status, json!({})));
+            return Ok((status, b"{}".to_vec()));
         }
         if let Some(ct) = not_json {
             return Err(Refusal::upstream_content_type(if ct.is_empty() {
@@ -328,9 +364,7 @@ impl PeerCall<'_> {
                 &ct
             }));
         }
-        let v: Value = serde_json::from_slice(&body)
-            .map_err(|e| Refusal::upstream_invalid_response(&format!("not JSON: {e}")))?;
-        Ok((status, v))
+        Ok((status, body))
     }
 
     pub(crate) fn is_sse(resp: &PeerResponse) -> bool {
@@ -340,7 +374,12 @@ impl PeerCall<'_> {
             .is_some_and(a2a_types::version::is_event_stream)
     }
 
-    pub(crate) async fn jsonrpc(&self, op: Operation, params: Value) -> Result<Answer, Refusal> {
+    pub(crate) async fn jsonrpc(
+        &self,
+        op: Operation,
+        params: Value,
+        pass: bool,
+    ) -> Result<Answer, Refusal> {
         // Written straight from the parts (no envelope object built first).
         #[derive(serde::Serialize)]
         struct Envelope<'a> {
@@ -367,7 +406,11 @@ impl PeerCall<'_> {
         if op.is_streaming() && Self::is_sse(&resp) {
             return Ok(Answer::Stream(self.stream(resp, Binding::JsonRpc)));
         }
-        let (_, mut v) = self.read_json(resp).await?;
+        let (_, body) = self.read_body(resp).await?;
+        if pass && let Some(p) = passed_rpc(&body) {
+            return Ok(Answer::Passed(p));
+        }
+        let mut v = parse_body(&body)?;
         if let Some(err) = v.get("error") {
             return Err(self.peer_error_rpc(err));
         }
@@ -433,7 +476,12 @@ impl PeerCall<'_> {
         url
     }
 
-    pub(crate) async fn rest(&self, op: Operation, mut params: Value) -> Result<Answer, Refusal> {
+    pub(crate) async fn rest(
+        &self,
+        op: Operation,
+        mut params: Value,
+        pass: bool,
+    ) -> Result<Answer, Refusal> {
         use reqwest::Method;
         if let Some(o) = params.as_object_mut() {
             o.remove("tenant");
@@ -535,7 +583,16 @@ impl PeerCall<'_> {
         if op.is_streaming() && resp.status().is_success() && Self::is_sse(&resp) {
             return Ok(Answer::Stream(self.stream(resp, Binding::HttpJson)));
         }
-        let (status, v) = self.read_json(resp).await?;
+        let (status, body) = self.read_body(resp).await?;
+        if pass
+            && (200..300).contains(&status)
+            && let Some(p) = std::str::from_utf8(&body)
+                .ok()
+                .and_then(crate::passed::Passed::send_result)
+        {
+            return Ok(Answer::Passed(p));
+        }
+        let v = parse_body(&body)?;
         if !(200..300).contains(&status) {
             return Err(self.peer_error_status(status, &v));
         }

@@ -105,6 +105,11 @@ pub(crate) async fn rpc(
             let body = call.id.result_text(&result);
             json_text_response(StatusCode::OK, call.json_content_type(), body)
         }
+        Ok(Answer::Passed(p)) => {
+            record(&st, &mut call, None);
+            let body = crate::wire::result_text_raw(&call.id, p.text());
+            json_text_response(StatusCode::OK, call.json_content_type(), body)
+        }
         Ok(Answer::Stream(events)) => {
             record(&st, &mut call, None);
             let id = call.id.clone();

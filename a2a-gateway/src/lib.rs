@@ -88,6 +88,7 @@ mod listing;
 pub mod metrics;
 pub mod ops;
 pub mod ownership;
+pub mod passed;
 pub mod peer;
 pub mod peer03;
 mod peer_checks;

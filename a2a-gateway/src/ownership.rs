@@ -221,6 +221,16 @@ fn bind_revealed(
     let Some(task) = revealed_task(v) else {
         return Ok(None);
     };
+    bind_task(owners, endpoint, owner, task)
+}
+
+/// Binds `task` to `owner` ([`bind_revealed`] once the task is known).
+fn bind_task(
+    owners: &dyn OwnershipStore,
+    endpoint: &str,
+    owner: &Owner,
+    task: String,
+) -> Result<Option<String>, Refusal> {
     match owners.bind(endpoint, &task, owner) {
         Ok(Bound::New | Bound::Already) => Ok(Some(task)),
         Ok(Bound::Other) => {
@@ -244,6 +254,13 @@ pub fn bind_answer(
         Answer::Unary(v) => {
             let task = bind_revealed(owners.as_ref(), endpoint, owner, &v)?;
             Ok((Answer::Unary(v), task))
+        }
+        Answer::Passed(p) => {
+            let task = match p.task_id() {
+                Some(t) => bind_task(owners.as_ref(), endpoint, owner, t.to_owned())?,
+                None => None,
+            };
+            Ok((Answer::Passed(p), task))
         }
         Answer::Stream(events) => {
             let endpoint = endpoint.to_owned();

@@ -50,6 +50,7 @@ pub(crate) async fn subscribe(
     let live = ctx.call(Operation::SubscribeToTask, peer_params).await;
     let task = match ctx.call(Operation::GetTask, json!({ "id": id })).await? {
         Answer::Unary(t) => t,
+        Answer::Passed(p) => p.into_value(),
         Answer::Stream(_) => return Err(Refusal::upstream_invalid_response("expected a task")),
     };
     if state(&task).is_some_and(TaskState::is_terminal) {
@@ -248,6 +249,7 @@ pub(crate) async fn list(
                         hop::peer_params(Operation::GetTask, Version::V10, v1.chosen, &get, false)?;
                     match v1.call(Operation::GetTask, p).await {
                         Ok(Answer::Unary(t)) => Ok(Some(t)),
+                        Ok(Answer::Passed(p)) => Ok(Some(p.into_value())),
                         Ok(Answer::Stream(_)) => {
                             Err(Refusal::upstream_invalid_response("expected a task"))
                         }

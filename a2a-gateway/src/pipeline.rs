@@ -313,7 +313,15 @@ async fn steps(
         {
             peer03::subscribe(st, &ctx, peer_params).await
         } else {
-            ctx.call(op, peer_params).await
+            // The peer's answer passes through as text when no step below edits it.
+            let limit = history::history_limit(op, call.version, &params);
+            let pass = crate::passed::passable(
+                op,
+                (call.push_as.unwrap_or(call.version), call.binding),
+                (chosen.version, chosen.binding),
+                active || limit.is_some() || push_mode.is_some() || page.is_some(),
+            );
+            ctx.call_passing(op, peer_params, pass).await
         };
         match called {
             Ok(a) => a,

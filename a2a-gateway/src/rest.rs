@@ -98,6 +98,14 @@ pub(crate) async fn rest_entry(
             record(&st, &mut call, None);
             json_response(StatusCode::OK, call.json_content_type(), &result)
         }
+        Ok(Answer::Passed(p)) => {
+            record(&st, &mut call, None);
+            crate::wire::json_text_response(
+                StatusCode::OK,
+                call.json_content_type(),
+                p.text().to_owned(),
+            )
+        }
         Ok(Answer::Stream(events)) => {
             record(&st, &mut call, None);
             let trace = call.trace_id.clone();

@@ -85,14 +85,20 @@ pub(crate) fn refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> Respons
 /// The 1.0 answer of `op` in the 0.3 HTTP+JSON dialect.
 pub(crate) fn answer(st: &GatewayState, call: &mut Call, op: Operation, a: Answer) -> Response {
     call.audit.client_version = Some("0.3".into());
+    let unary = |st: &GatewayState, call: &mut Call, v: Value| match v03_rest_result(
+        op.name(Version::V10),
+        v,
+    ) {
+        Ok(body) => {
+            record(st, call, None);
+            json_response(StatusCode::OK, "application/json", &body)
+        }
+        Err(e) => refusal(st, call, Refusal::upstream_untranslatable(&e.to_string())),
+    };
     match a {
-        Answer::Unary(v) => match v03_rest_result(op.name(Version::V10), v) {
-            Ok(body) => {
-                record(st, call, None);
-                json_response(StatusCode::OK, "application/json", &body)
-            }
-            Err(e) => refusal(st, call, Refusal::upstream_untranslatable(&e.to_string())),
-        },
+        Answer::Unary(v) => unary(st, call, v),
+        // Not chosen for these callers (`crate::passed::passable`); read like any other.
+        Answer::Passed(p) => unary(st, call, p.into_value()),
         Answer::Stream(events) => {
             record(st, call, None);
             let trace = call.trace_id.clone();

@@ -365,6 +365,8 @@ async fn trailing_slash(
 pub enum Answer {
     /// A unary result.
     Unary(Value),
+    /// A unary result passed through as the peer's JSON text (`crate::passed`).
+    Passed(crate::passed::Passed),
     /// A stream of events; an `Err` is the final (error) event.
     Stream(BoxStream<'static, Result<Value, Refusal>>),
 }

@@ -36,6 +36,7 @@ mod interop_table;
 mod isolation;
 mod limits;
 mod pairings;
+mod passed_answers;
 mod peer_checks;
 mod peer_http;
 mod pii_table;

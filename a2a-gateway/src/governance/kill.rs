@@ -286,6 +286,7 @@ pub(crate) async fn tasks_in_context(
             }
             let list = match peer.op(Operation::ListTasks, params).await {
                 Ok(Answer::Unary(v)) => v,
+                Ok(Answer::Passed(p)) => p.into_value(),
                 Ok(Answer::Stream(_)) => {
                     scan.error = Some("a2a_upstream_invalid_response".into());
                     return scan;

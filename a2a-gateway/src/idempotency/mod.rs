@@ -236,6 +236,17 @@ impl Guard {
                 }
                 Answer::Unary(v)
             }
+            Answer::Passed(p) => {
+                // What `outcome_of` reads from the same answer as a `Value`.
+                let o = match p.message() {
+                    Some(m) => Some(Outcome::Message(m)),
+                    None => p.task_id().map(|t| Outcome::Task(t.to_owned())),
+                };
+                if let Some(o) = o {
+                    self.complete(&o);
+                }
+                Answer::Passed(p)
+            }
             Answer::Stream(events) => {
                 let mut guard = Some(self);
                 Answer::Stream(Box::pin(events.inspect(move |item| {
