@@ -28,8 +28,8 @@ pub(crate) const V1_METHODS: &[&str] = &[
     "GetExtendedAgentCard",
 ];
 
-fn text_json(body: String) -> Response {
-    let mut r = Response::new(axum::body::Body::from(body));
+fn text_json(body: impl Into<axum::body::Body>) -> Response {
+    let mut r = Response::new(body.into());
     r.headers_mut().insert(
         http::header::CONTENT_TYPE,
         http::HeaderValue::from_static("application/json"),
@@ -155,10 +155,12 @@ pub(crate) async fn handle(
     match ops::dispatch_v(app, call, m1, p1, version).await {
         Err(e) if v03_stream => edge::sse::single(id.error_text(&e.jsonrpc_error(version))),
         Err(e) => reply_err(&id, &e, version),
-        Ok(Outcome::Sent(r)) if version == Version::V1 => match id.result_text_of(&*r) {
-            Ok(text) => text_json(text),
-            Err(e) => reply_err(&id, &A2aError::internal(e.to_string()), version),
-        },
+        Ok(Outcome::Sent(r)) if version == Version::V1 => {
+            match id.result_bytes_of(&*r, ops::SENT_CAPACITY) {
+                Ok(bytes) => text_json(bytes),
+                Err(e) => reply_err(&id, &A2aError::internal(e.to_string()), version),
+            }
+        }
         Ok(out @ (Outcome::Unary(_) | Outcome::Sent(_))) => {
             let r = out
                 .into_unary()

@@ -209,6 +209,11 @@ pub(crate) async fn list(
     })
 }
 
+/// The buffer a SendMessage answer is written into starts this large: an echo answer (a task
+/// with two history messages) is about 800 bytes, and a buffer grown from less is copied on
+/// every regrowth.
+pub(crate) const SENT_CAPACITY: usize = 1024;
+
 /// The result of a 1.0 operation.
 pub(crate) enum Outcome {
     /// A unary result (1.0 JSON).

@@ -211,7 +211,9 @@ async fn run(
     };
     match ops::dispatch_v(app, call, m1, params, v).await? {
         Outcome::Sent(r) if v == Version::V1 => {
-            let body = serde_json::to_vec(&*r).map_err(|e| A2aError::internal(e.to_string()))?;
+            let mut body = Vec::with_capacity(ops::SENT_CAPACITY);
+            serde_json::to_writer(&mut body, &*r)
+                .map_err(|e| A2aError::internal(e.to_string()))?;
             Ok(crate::server::json_bytes_response(
                 StatusCode::OK,
                 A2A_JSON,

@@ -19,7 +19,7 @@ mod pipeline;
 mod respond;
 
 pub(crate) use pipeline::{admit, header_bool};
-use pipeline::{edge_refusal, entry};
+use pipeline::{Direct, edge_refusal, entry};
 pub(crate) use respond::{
     error_response, json_bytes_response, json_response, jsonrpc_or_rest_error, peek_id,
 };
@@ -278,14 +278,21 @@ impl AgentServer {
                 None => None,
             },
         });
-        let mut router = axum::Router::new().fallback(entry).with_state(app.clone());
-        if !cfg.cors_allowed_origins.is_empty() {
-            router = router.layer(crate::cors::layer(&cfg.cors_allowed_origins));
-        }
         let base2 = app.base.clone();
         let refuse: crate::listen::Refuser =
             Arc::new(move |parts, why| edge_refusal(&base2, parts, why));
-        let listening = crate::listen::serve(listener, router, cfg.listen(), refuse)?;
+        // One handler takes every path: without CORS the router (with its per-request URI copy,
+        // route lookup and boxed route future) is skipped; `Direct` finishes answers the way
+        // the router's fallback route does.
+        let listening = if cfg.cors_allowed_origins.is_empty() {
+            crate::listen::serve_service(listener, Direct(app.clone()), cfg.listen(), refuse)?
+        } else {
+            let router = axum::Router::new()
+                .fallback(entry)
+                .with_state(app.clone())
+                .layer(crate::cors::layer(&cfg.cors_allowed_origins));
+            crate::listen::serve(listener, router, cfg.listen(), refuse)?
+        };
         tracing::info!(%url, "a2a agent listening");
         Ok(ServerHandle {
             addr,

@@ -172,7 +172,65 @@ fn content_type_ok(headers: &HeaderMap) -> bool {
     )
 }
 
+/// The router's fallback handler (with CORS on; see [`Direct`]).
 pub(super) async fn entry(State(app): State<Arc<App>>, req: Request) -> Response {
+    serve_request(app, req).await
+}
+
+/// The server as a plain service: every request goes to [`serve_request`], and the answer is
+/// finished as axum's fallback route finishes it (`Content-Length` from an exact body size, no
+/// body on HEAD, none on a successful CONNECT), without the router's per-request work.
+#[derive(Clone)]
+pub(super) struct Direct(pub(super) Arc<App>);
+
+impl tower::Service<Request> for Direct {
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<Response, Self::Error>> + Send + 'static>,
+    >;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        let app = self.0.clone();
+        Box::pin(async move {
+            let method = req.method().clone();
+            Ok(finish_like_axum(&method, serve_request(app, req).await))
+        })
+    }
+}
+
+/// What axum's top-level route future does to an answer (axum 0.8 `RouteFuture::poll`).
+fn finish_like_axum(method: &Method, mut res: Response) -> Response {
+    use http_body::Body as _;
+    if *method == Method::CONNECT && res.status().is_success() {
+        if res.headers().contains_key(header::CONTENT_LENGTH)
+            || res.headers().contains_key(header::TRANSFER_ENCODING)
+            || res.body().size_hint().lower() != 0
+        {
+            res = res.map(|_| Body::empty());
+        }
+        return res;
+    }
+    if !res.headers().contains_key(header::CONTENT_LENGTH)
+        && let Some(n) = res.body().size_hint().exact()
+    {
+        res.headers_mut()
+            .insert(header::CONTENT_LENGTH, HeaderValue::from(n));
+    }
+    if *method == Method::HEAD {
+        *res.body_mut() = Body::empty();
+    }
+    res
+}
+
+async fn serve_request(app: Arc<App>, req: Request) -> Response {
     use tracing::Instrument;
     let trace_id = req
         .headers()
