@@ -42,6 +42,8 @@
 //! - `rusqlite`: the SQLite task store; `subtle`: constant-time credential comparison.
 //! - `uuid`: task/context/message ids (`fast-rng`: no syscall per id); `time`: timestamps;
 //!   `base64`: opaque page tokens; `url`: query strings; `thiserror`, `anyhow`: errors.
+//! - `foldhash` (already built for hashbrown): the seeded hasher of the task maps (live tasks,
+//!   the memory store), several times cheaper than SipHash on task ids.
 //! - `tracing`, `tracing-subscriber`: logs (JSON on request).
 //! - `tikv-jemallocator` (feature `jemalloc`, default, binary only): the binary's allocator, chosen
 //!   by measurement (docs/benchmarks.md, "Allocator"); embedders keep their own.

@@ -2,7 +2,8 @@
 
 use crate::model::{Task, TaskState, Timestamp};
 use async_trait::async_trait;
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use foldhash::HashMap;
+use std::collections::{BTreeSet, VecDeque};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -298,7 +298,7 @@ mod tests {
         let id = parse_envelope(br#"{"jsonrpc":"2.0","id":"x\u00e9","method":"m"}"#)
             .unwrap()
             .id;
-        let v = serde_json::json!({"a": [1, "\u00e9\n"], "b": null});
+        let v = serde_json::json!({"a": [1, "\u{e9}\n"], "b": null});
         for cap in [0, 1024] {
             let bytes = id.result_bytes_of(&v, cap).unwrap();
             assert_eq!(bytes, id.result_text(&v).into_bytes());

@@ -8,7 +8,7 @@ use crate::idempotency::SendLog;
 use crate::model::{Message, SendMessageRequest, StreamResponse, Task, TaskState, Timestamp};
 use crate::store::{StoredTask, TaskStore};
 use serde_json::Value;
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -197,7 +197,7 @@ impl TaskManager {
             store,
             handler,
             ext_handlers,
-            live: Mutex::new(HashMap::new()),
+            live: Mutex::new(HashMap::default()),
             permits: (limits.max_concurrent_tasks > 0)
                 .then(|| Arc::new(Semaphore::new(limits.max_concurrent_tasks))),
             queued: AtomicUsize::new(0),
