@@ -9,11 +9,48 @@ use serde_json::Value;
 use std::future::Future;
 use tokio_util::sync::CancellationToken;
 
+/// The caller's message JSON behind [`RequestContext::raw`]: a tree already built, or the
+/// message's exact text from the request body, read into a tree only when a handler asks for it
+/// (the echo path never does).
+#[derive(Clone, Debug)]
+pub(crate) struct RawMessage {
+    text: Option<Box<serde_json::value::RawValue>>,
+    value: std::sync::OnceLock<Value>,
+}
+
+impl RawMessage {
+    /// A message tree already built.
+    pub(crate) fn tree(v: Value) -> Self {
+        RawMessage {
+            text: None,
+            value: std::sync::OnceLock::from(v),
+        }
+    }
+
+    /// The message's JSON text as the caller sent it (valid JSON: it was read from the body).
+    pub(crate) fn text(t: Box<serde_json::value::RawValue>) -> Self {
+        RawMessage {
+            text: Some(t),
+            value: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The message as a JSON tree (the same tree the request body's parse gives).
+    pub(crate) fn get(&self) -> &Value {
+        self.value.get_or_init(|| {
+            self.text
+                .as_ref()
+                .and_then(|t| serde_json::from_str(t.get()).ok())
+                .unwrap_or(Value::Null)
+        })
+    }
+}
+
 /// What a handler receives for one message.
 #[derive(Clone)]
 pub struct RequestContext {
     pub(crate) message: Message,
-    pub(crate) raw: Value,
+    pub(crate) raw: RawMessage,
     pub(crate) task_id: String,
     pub(crate) context_id: String,
     pub(crate) caller: CallerProfile,
@@ -41,7 +78,7 @@ impl RequestContext {
     }
     /// The message as raw JSON, as the caller sent it (the `RAW` view).
     pub fn raw(&self) -> &Value {
-        &self.raw
+        self.raw.get()
     }
     /// The task id.
     pub fn task_id(&self) -> &str {

@@ -305,11 +305,21 @@ impl TaskManager {
     /// SendMessage / SendStreamingMessage. A `messageId` the caller already used within the
     /// idempotency window answers from that send without running the handler again.
     pub async fn send(&self, input: SendInput) -> Result<SendOutcome, A2aError> {
+        self.send_raw(input, None).await
+    }
+
+    /// [`TaskManager::send`]; with `raw`, the handler's raw view of the message is read from
+    /// this text (the message member of the request body) instead of `input.raw_message`.
+    pub(crate) async fn send_raw(
+        &self,
+        input: SendInput,
+        mut raw: Option<Box<serde_json::value::RawValue>>,
+    ) -> Result<SendOutcome, A2aError> {
         let window = self.limits.idempotency_window;
         if window.is_zero() || input.request.message.message_id.is_empty() {
             // Boxed: the send's future is large, and every caller up to the HTTP handler would
             // otherwise hold (and move) a copy of its whole size.
-            return Box::pin(self.send_once(input, None)).await;
+            return Box::pin(self.send_once(input, raw, None)).await;
         }
         let idem = Idem {
             owner: input.caller.owner_key(),
@@ -346,7 +356,7 @@ impl TaskManager {
                     let _ = rx.wait_for(|done| *done).await;
                 }
                 Claim::First(tx) => {
-                    let r = Box::pin(self.send_once(input, Some(&idem))).await;
+                    let r = Box::pin(self.send_once(input, raw.take(), Some(&idem))).await;
                     if let Ok(SendOutcome::Message(m)) = &r {
                         self.keep_send(Some(&idem), SendTarget::Message(Box::new(m.clone())))
                             .await;

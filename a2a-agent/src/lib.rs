@@ -97,6 +97,7 @@ pub mod server;
 mod sse;
 pub mod store;
 pub mod tasks;
+mod typed_send;
 
 pub use auth::{Authenticator, CallerProfile};
 pub use card::AgentCard;

@@ -12,7 +12,7 @@ use super::{
     too_large, trim_history,
 };
 use crate::error::{A2aError, ErrorKind};
-use crate::handler::{HandlerError, Reply, RequestContext, agent_message};
+use crate::handler::{HandlerError, RawMessage, Reply, RequestContext, agent_message};
 use crate::idempotency::SendTarget;
 use crate::model::{Message, Part, Role, Task, TaskState, TaskStatus};
 use crate::store::StoredTask;
@@ -23,6 +23,7 @@ impl TaskManager {
     pub(crate) async fn send_once(
         &self,
         input: SendInput,
+        raw_text: Option<Box<serde_json::value::RawValue>>,
         idem: Option<&crate::idempotency::Idem>,
     ) -> Result<SendOutcome, A2aError> {
         let SendInput {
@@ -262,7 +263,10 @@ impl TaskManager {
         let me = self.me.clone();
         let ctx = RequestContext {
             message,
-            raw: raw_message,
+            raw: match raw_text {
+                Some(t) => RawMessage::text(t),
+                None => RawMessage::tree(raw_message),
+            },
             task_id,
             context_id: ctx_id,
             caller,
