@@ -240,17 +240,18 @@ impl TaskManager {
         })
     }
 
-    /// Number `ev` as the task's next event, keep it in the replay log, and queue it for the
-    /// subscribers. Called with the task's lock held, so numbers and queues agree.
-    async fn publish(&self, g: &mut LiveState, ev: &StreamResponse) {
+    /// Number `ev` as the task's next event, queue it for the subscribers, and keep it in the
+    /// replay log (which takes it). Called with the task's lock held, so numbers, queues and
+    /// the log agree: a resume reads the log under the same lock.
+    async fn publish(&self, g: &mut LiveState, ev: StreamResponse) {
         g.seq += 1;
-        if let Err(e) = self.replay().append(&g.task.id, g.seq, ev).await {
-            tracing::debug!(error = %e, "keeping an event in the replay log failed");
-        }
         let LiveState {
             fanout, task, seq, ..
         } = g;
-        fanout.publish(*seq, ev, task);
+        fanout.publish(*seq, &ev, task);
+        if let Err(e) = self.replay().append_owned(&g.task.id, g.seq, ev).await {
+            tracing::debug!(error = %e, "keeping an event in the replay log failed");
+        }
     }
 
     /// How a resume after event `after` starts, when the task's last event is `cur`.
@@ -363,7 +364,7 @@ impl TaskManager {
         if let Some(s) = self.sink.get() {
             s.on_event(&g.task, &ev);
         }
-        self.publish(&mut g, &ev).await;
+        self.publish(&mut g, ev).await;
         live.watch.send_replace(state);
         Some(state)
     }

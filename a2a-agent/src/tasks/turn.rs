@@ -174,7 +174,7 @@ impl TaskManager {
                     s.on_task_started(&g.task, &g.owner);
                     s.on_event(&g.task, &ev);
                 }
-                self.publish(&mut g, &ev).await;
+                self.publish(&mut g, ev).await;
                 live.watch.send_replace(TaskState::Submitted);
                 drop(g);
                 live
