@@ -46,6 +46,44 @@ impl RawMessage {
     }
 }
 
+/// The request headers behind [`RequestContext::headers`]: already filtered, or the request's
+/// own headers (shared, not copied) filtered by [`visible_headers`] when a handler first asks
+/// for them (the echo path never does).
+#[derive(Clone, Debug)]
+pub(crate) struct Headers {
+    source: Option<(std::sync::Arc<http::HeaderMap>, std::sync::Arc<Vec<String>>)>,
+    visible: std::sync::OnceLock<http::HeaderMap>,
+}
+
+impl Headers {
+    /// Headers already filtered.
+    pub(crate) fn filtered(h: http::HeaderMap) -> Self {
+        Headers {
+            source: None,
+            visible: std::sync::OnceLock::from(h),
+        }
+    }
+
+    /// The request's headers, to be filtered (with `also_hidden`) when first read.
+    pub(crate) fn lazy(
+        all: std::sync::Arc<http::HeaderMap>,
+        also_hidden: std::sync::Arc<Vec<String>>,
+    ) -> Self {
+        Headers {
+            source: Some((all, also_hidden)),
+            visible: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The headers a handler may see.
+    pub(crate) fn get(&self) -> &http::HeaderMap {
+        self.visible.get_or_init(|| match &self.source {
+            Some((all, hidden)) => visible_headers(all, hidden),
+            None => http::HeaderMap::new(),
+        })
+    }
+}
+
 /// What a handler receives for one message.
 #[derive(Clone)]
 pub struct RequestContext {
@@ -57,7 +95,7 @@ pub struct RequestContext {
     pub(crate) extensions: Vec<String>,
     pub(crate) metadata: Option<Struct>,
     pub(crate) task: Option<Task>,
-    pub(crate) headers: http::HeaderMap,
+    pub(crate) headers: Headers,
     pub(crate) emitter: Emitter,
     pub(crate) cancel: CancellationToken,
 }
@@ -109,7 +147,7 @@ impl RequestContext {
     /// The request headers the handler may see: every header except the hop-by-hop ones and
     /// credentials (see [`visible_headers`] for the list removed).
     pub fn headers(&self) -> &http::HeaderMap {
-        &self.headers
+        self.headers.get()
     }
     /// Resolves when the task is canceled (or the server gives up on it).
     pub fn cancelled(&self) -> tokio_util::sync::WaitForCancellationFuture<'_> {

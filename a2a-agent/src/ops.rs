@@ -75,7 +75,7 @@ pub(crate) async fn send(
     extensions: Vec<String>,
     knobs: SendKnobs,
     streaming: bool,
-    headers: http::HeaderMap,
+    headers: crate::handler::Headers,
 ) -> Result<SendOutcome, A2aError> {
     let immediately = |p: &Value| {
         resolve_return_immediately(p, knobs.header_override, knobs.endpoint_default)
@@ -101,16 +101,19 @@ pub(crate) async fn send(
             (request, Value::Null, Some(raw))
         }
     };
-    mgr.send_raw(
+    mgr.send_with(
         SendInput {
             request,
             raw_message,
             caller,
             extensions,
             mode,
-            headers,
+            headers: http::HeaderMap::new(),
         },
-        raw_text,
+        crate::tasks::SendExtras {
+            raw: raw_text,
+            headers: Some(headers),
+        },
     )
     .await
 }
@@ -403,7 +406,7 @@ pub(crate) async fn send_op(
         call.extensions.clone(),
         knobs,
         streaming,
-        crate::handler::visible_headers(&call.headers, &app.hidden_headers),
+        crate::handler::Headers::lazy(call.headers.clone(), app.hidden_headers.clone()),
     )
     .await?
     {

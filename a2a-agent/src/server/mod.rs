@@ -266,7 +266,7 @@ impl AgentServer {
             metrics: self.metrics,
             push,
             card_modified: crate::card::http_date(std::time::SystemTime::now()),
-            hidden_headers,
+            hidden_headers: Arc::new(hidden_headers),
             extended_card: match self.extended_card {
                 Some(c) => Some(
                     AgentCard::from_json(c.json().clone())?.with_served_interfaces(
@@ -354,7 +354,7 @@ pub(crate) struct App {
     /// `Last-Modified` of the card (the server's start: the card does not change while it runs).
     pub card_modified: String,
     /// Credential headers hidden from handlers besides [`crate::handler::HIDDEN_HEADERS`].
-    pub hidden_headers: Vec<String>,
+    pub hidden_headers: Arc<Vec<String>>,
 }
 
 /// Which binding a request reached.
@@ -368,6 +368,8 @@ pub(crate) enum Binding {
 pub(crate) struct Call {
     pub caller: CallerProfile,
     pub extensions: Vec<String>,
-    pub headers: HeaderMap,
+    /// The request headers (shared with the handler's lazy view, see
+    /// [`crate::handler::RequestContext::headers`]).
+    pub headers: Arc<HeaderMap>,
     pub query: Option<String>,
 }

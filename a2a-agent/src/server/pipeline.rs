@@ -420,7 +420,7 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
     let call = Call {
         caller,
         extensions,
-        headers,
+        headers: Arc::new(headers),
         query,
     };
     // The bindings' futures are boxed: this one stays small, so moving it through the HTTP

@@ -154,6 +154,15 @@ pub struct SendInput {
     pub headers: http::HeaderMap,
 }
 
+/// The lazy forms of a send's raw message and headers (see [`TaskManager::send_with`]).
+#[derive(Default)]
+pub(crate) struct SendExtras {
+    /// The message's text from the request body, read into a tree when a handler asks.
+    pub raw: Option<Box<serde_json::value::RawValue>>,
+    /// The request's headers, filtered when a handler asks.
+    pub headers: Option<crate::handler::Headers>,
+}
+
 /// The outcome of a send.
 pub enum SendOutcome {
     /// The task (blocking or return-immediately).

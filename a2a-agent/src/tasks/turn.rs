@@ -12,7 +12,9 @@ use super::{
     too_large, trim_history,
 };
 use crate::error::{A2aError, ErrorKind};
-use crate::handler::{HandlerError, RawMessage, Reply, RequestContext, agent_message};
+use crate::handler::{
+    Headers, HandlerError, RawMessage, Reply, RequestContext, agent_message,
+};
 use crate::idempotency::SendTarget;
 use crate::model::{Message, Part, Role, Task, TaskState, TaskStatus};
 use crate::store::StoredTask;
@@ -23,7 +25,7 @@ impl TaskManager {
     pub(crate) async fn send_once(
         &self,
         input: SendInput,
-        raw_text: Option<Box<serde_json::value::RawValue>>,
+        extras: super::SendExtras,
         idem: Option<&crate::idempotency::Idem>,
     ) -> Result<SendOutcome, A2aError> {
         let SendInput {
@@ -263,7 +265,7 @@ impl TaskManager {
         let me = self.me.clone();
         let ctx = RequestContext {
             message,
-            raw: match raw_text {
+            raw: match extras.raw {
                 Some(t) => RawMessage::text(t),
                 None => RawMessage::tree(raw_message),
             },
@@ -273,7 +275,9 @@ impl TaskManager {
             extensions,
             metadata: request.metadata,
             task: prior,
-            headers,
+            headers: extras
+                .headers
+                .unwrap_or_else(|| Headers::filtered(headers)),
             emitter: Emitter {
                 inner: Some((me.clone(), live.clone())),
             },
