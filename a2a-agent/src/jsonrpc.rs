@@ -146,8 +146,13 @@ pub(crate) async fn handle(
         } else {
             "SendMessage"
         };
-        let out =
-            ops::send_op(app, call, s.streaming, ops::SendParams::Typed(Box::new(s.send))).await;
+        let out = ops::send_op(
+            app,
+            call,
+            s.streaming,
+            ops::SendParams::Typed(Box::new(s.send)),
+        )
+        .await;
         return answer(app, &s.id, Version::V1, m1, out);
     }
     let Parsed {

@@ -77,9 +77,8 @@ pub(crate) async fn send(
     streaming: bool,
     headers: crate::handler::Headers,
 ) -> Result<SendOutcome, A2aError> {
-    let immediately = |p: &Value| {
-        resolve_return_immediately(p, knobs.header_override, knobs.endpoint_default)
-    };
+    let immediately =
+        |p: &Value| resolve_return_immediately(p, knobs.header_override, knobs.endpoint_default);
     let mode = if streaming {
         SendMode::Stream
     } else if match &params {

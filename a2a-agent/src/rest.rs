@@ -233,8 +233,7 @@ fn answer(app: &App, v: Version, m1: &str, out: Outcome) -> Result<Response, A2a
     match out {
         Outcome::Sent(r) if v == Version::V1 => {
             let mut body = Vec::with_capacity(ops::SENT_CAPACITY);
-            serde_json::to_writer(&mut body, &*r)
-                .map_err(|e| A2aError::internal(e.to_string()))?;
+            serde_json::to_writer(&mut body, &*r).map_err(|e| A2aError::internal(e.to_string()))?;
             Ok(crate::server::json_bytes_response(
                 StatusCode::OK,
                 A2A_JSON,

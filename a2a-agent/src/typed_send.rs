@@ -144,7 +144,8 @@ mod tests {
         let params = r#"{"message":{"messageId":"m","parts":[{"text":"x"}]}}"#;
         let body = |env: &str| env.replace("P", params);
         let ok = jsonrpc_send(
-            body(r#"{"jsonrpc":"2.0","id":"a\u00e9","method":"SendMessage","params":P}"#).as_bytes(),
+            body(r#"{"jsonrpc":"2.0","id":"a\u00e9","method":"SendMessage","params":P}"#)
+                .as_bytes(),
         )
         .unwrap();
         assert_eq!(ok.id.get(), r#""a\u00e9""#);
@@ -182,6 +183,9 @@ mod tests {
             serde_json::from_str::<Value>(fast.send.raw.get()).unwrap(),
             raw
         );
-        assert_eq!(raw, json!({"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]}));
+        assert_eq!(
+            raw,
+            json!({"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]})
+        );
     }
 }

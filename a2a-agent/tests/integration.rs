@@ -24,4 +24,5 @@ mod shutdown;
 mod slow_clients;
 mod store_bounds;
 mod turn_store;
+mod typed_send;
 mod wire;

@@ -18,8 +18,8 @@ use tokio::net::TcpListener;
 mod pipeline;
 mod respond;
 
-pub(crate) use pipeline::{admit, header_bool};
 use pipeline::{Direct, edge_refusal, entry};
+pub(crate) use pipeline::{admit, header_bool};
 pub(crate) use respond::{
     error_response, json_bytes_response, json_response, jsonrpc_or_rest_error, peek_id,
 };

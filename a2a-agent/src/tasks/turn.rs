@@ -12,9 +12,7 @@ use super::{
     too_large, trim_history,
 };
 use crate::error::{A2aError, ErrorKind};
-use crate::handler::{
-    Headers, HandlerError, RawMessage, Reply, RequestContext, agent_message,
-};
+use crate::handler::{HandlerError, Headers, RawMessage, Reply, RequestContext, agent_message};
 use crate::idempotency::SendTarget;
 use crate::model::{Message, Part, Role, Task, TaskState, TaskStatus};
 use crate::store::StoredTask;
@@ -275,9 +273,7 @@ impl TaskManager {
             extensions,
             metadata: request.metadata,
             task: prior,
-            headers: extras
-                .headers
-                .unwrap_or_else(|| Headers::filtered(headers)),
+            headers: extras.headers.unwrap_or_else(|| Headers::filtered(headers)),
             emitter: Emitter {
                 inner: Some((me.clone(), live.clone())),
             },
