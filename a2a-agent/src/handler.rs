@@ -9,12 +9,11 @@ use serde_json::Value;
 use std::future::Future;
 use tokio_util::sync::CancellationToken;
 
-/// The caller's message JSON behind [`RequestContext::raw`]: a tree already built, or the
-/// message's exact text from the request body, read into a tree only when a handler asks for it
-/// (the echo path never does).
+/// The caller's message JSON behind [`RequestContext::raw`]: a tree already built, or read from
+/// the request body only when a handler asks for it (the echo path never does).
 #[derive(Clone, Debug)]
 pub(crate) struct RawMessage {
-    text: Option<Box<serde_json::value::RawValue>>,
+    source: Option<crate::typed_send::RawSource>,
     value: std::sync::OnceLock<Value>,
 }
 
@@ -22,15 +21,15 @@ impl RawMessage {
     /// A message tree already built.
     pub(crate) fn tree(v: Value) -> Self {
         RawMessage {
-            text: None,
+            source: None,
             value: std::sync::OnceLock::from(v),
         }
     }
 
-    /// The message's JSON text as the caller sent it (valid JSON: it was read from the body).
-    pub(crate) fn text(t: Box<serde_json::value::RawValue>) -> Self {
+    /// The message of a request body read by type.
+    pub(crate) fn body(source: crate::typed_send::RawSource) -> Self {
         RawMessage {
-            text: Some(t),
+            source: Some(source),
             value: std::sync::OnceLock::new(),
         }
     }
@@ -38,9 +37,9 @@ impl RawMessage {
     /// The message as a JSON tree (the same tree the request body's parse gives).
     pub(crate) fn get(&self) -> &Value {
         self.value.get_or_init(|| {
-            self.text
+            self.source
                 .as_ref()
-                .and_then(|t| serde_json::from_str(t.get()).ok())
+                .and_then(|s| s.message())
                 .unwrap_or(Value::Null)
         })
     }

@@ -139,9 +139,7 @@ async fn run(
             }
             // A 1.0 send of the common shape is read by type (no JSON trees).
             if v == Version::V1
-                && let Some(t) = std::str::from_utf8(&body)
-                    .ok()
-                    .and_then(crate::typed_send::typed_send)
+                && let Some(t) = crate::typed_send::rest_send(&body)
             {
                 let params = ops::SendParams::Typed(Box::new(t));
                 let out = ops::send_op(app, call, streaming, params).await?;

@@ -157,8 +157,8 @@ pub struct SendInput {
 /// The lazy forms of a send's raw message and headers (see [`TaskManager::send_with`]).
 #[derive(Default)]
 pub(crate) struct SendExtras {
-    /// The message's text from the request body, read into a tree when a handler asks.
-    pub raw: Option<Box<serde_json::value::RawValue>>,
+    /// The request body holding the message, read into a tree when a handler asks.
+    pub raw: Option<crate::typed_send::RawSource>,
     /// The request's headers, filtered when a handler asks.
     pub headers: Option<crate::handler::Headers>,
 }

@@ -264,7 +264,7 @@ impl TaskManager {
         let ctx = RequestContext {
             message,
             raw: match extras.raw {
-                Some(t) => RawMessage::text(t),
+                Some(s) => RawMessage::body(s),
                 None => RawMessage::tree(raw_message),
             },
             task_id,
