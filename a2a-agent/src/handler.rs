@@ -102,12 +102,14 @@ pub struct RequestContext {
 impl RequestContext {
     /// The text of the message: its text parts joined by newlines (the `PAYLOAD` view).
     pub fn text(&self) -> String {
-        self.message
-            .parts
-            .iter()
-            .filter_map(|p| p.as_text())
-            .collect::<Vec<_>>()
-            .join("\n")
+        // `join("\n")` without the list of parts in between.
+        let mut texts = self.message.parts.iter().filter_map(|p| p.as_text());
+        let mut s = texts.next().map(str::to_owned).unwrap_or_default();
+        for t in texts {
+            s.push('\n');
+            s.push_str(t);
+        }
+        s
     }
     /// The typed 1.0 message (the `POJO` view).
     pub fn message(&self) -> &Message {

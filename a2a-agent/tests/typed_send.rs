@@ -177,3 +177,26 @@ async fn a_task_answered_by_a_blocking_send_stays_readable_with_its_events() {
     }
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_text_view_joins_the_text_parts_with_newlines() {
+    let s = echo(open_config()).await;
+    for (parts, want) in [
+        (
+            json!([{"text": "a"}, {"data": {"x": 1}}, {"text": "b"}, {"text": ""}]),
+            "a\nb\n",
+        ),
+        (json!([{"data": {"x": 1}}]), ""),
+        (json!([{"text": "only"}]), "only"),
+    ] {
+        let m = json!({"messageId": uuid(), "role": "ROLE_USER", "parts": parts});
+        let (st, v) = rpc(s.url(), "SendMessage", json!({"message": m})).await;
+        assert_eq!(st, 200, "{v}");
+        let task = &v["result"]["task"];
+        assert_eq!(
+            task["status"]["message"]["parts"][0]["text"], want,
+            "{parts}: {task}"
+        );
+    }
+    s.shutdown().await;
+}

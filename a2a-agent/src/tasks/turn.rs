@@ -277,7 +277,10 @@ impl TaskManager {
             emitter: Emitter {
                 inner: Some((me.clone(), live.clone())),
             },
-            cancel: live.cancel.child_token(),
+            // The task's own token, shared: nothing cancels a context's token but the task's
+            // cancel, so a child token (a node linked into the task's token and unlinked again
+            // per turn) would tell the handler nothing more.
+            cancel: live.cancel.clone(),
         };
         let live2 = live.clone();
         let turn = async move {
