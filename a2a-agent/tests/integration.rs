@@ -6,6 +6,7 @@ mod agent;
 mod blocking;
 mod common;
 mod delegation;
+mod edge_service;
 mod error_forms;
 mod grpc;
 mod hardening;
