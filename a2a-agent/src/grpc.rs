@@ -89,7 +89,7 @@ async fn admit_grpc(app: &App, headers: HeaderMap) -> Result<Call, A2aError> {
     Ok(Call {
         caller,
         extensions,
-        headers,
+        headers: std::sync::Arc::new(headers),
         query: None,
     })
 }

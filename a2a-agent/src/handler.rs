@@ -9,18 +9,92 @@ use serde_json::Value;
 use std::future::Future;
 use tokio_util::sync::CancellationToken;
 
+/// The caller's message JSON behind [`RequestContext::raw`]: a tree already built, or read from
+/// the request body only when a handler asks for it (the echo path never does).
+#[derive(Clone, Debug)]
+pub(crate) struct RawMessage {
+    source: Option<crate::typed_send::RawSource>,
+    value: std::sync::OnceLock<Value>,
+}
+
+impl RawMessage {
+    /// A message tree already built.
+    pub(crate) fn tree(v: Value) -> Self {
+        RawMessage {
+            source: None,
+            value: std::sync::OnceLock::from(v),
+        }
+    }
+
+    /// The message of a request body read by type.
+    pub(crate) fn body(source: crate::typed_send::RawSource) -> Self {
+        RawMessage {
+            source: Some(source),
+            value: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The message as a JSON tree (the same tree the request body's parse gives).
+    pub(crate) fn get(&self) -> &Value {
+        self.value.get_or_init(|| {
+            self.source
+                .as_ref()
+                .and_then(|s| s.message())
+                .unwrap_or(Value::Null)
+        })
+    }
+}
+
+/// The request headers behind [`RequestContext::headers`]: already filtered, or the request's
+/// own headers (shared, not copied) filtered by [`visible_headers`] when a handler first asks
+/// for them (the echo path never does).
+#[derive(Clone, Debug)]
+pub(crate) struct Headers {
+    source: Option<(std::sync::Arc<http::HeaderMap>, std::sync::Arc<Vec<String>>)>,
+    visible: std::sync::OnceLock<http::HeaderMap>,
+}
+
+impl Headers {
+    /// Headers already filtered.
+    pub(crate) fn filtered(h: http::HeaderMap) -> Self {
+        Headers {
+            source: None,
+            visible: std::sync::OnceLock::from(h),
+        }
+    }
+
+    /// The request's headers, to be filtered (with `also_hidden`) when first read.
+    pub(crate) fn lazy(
+        all: std::sync::Arc<http::HeaderMap>,
+        also_hidden: std::sync::Arc<Vec<String>>,
+    ) -> Self {
+        Headers {
+            source: Some((all, also_hidden)),
+            visible: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The headers a handler may see.
+    pub(crate) fn get(&self) -> &http::HeaderMap {
+        self.visible.get_or_init(|| match &self.source {
+            Some((all, hidden)) => visible_headers(all, hidden),
+            None => http::HeaderMap::new(),
+        })
+    }
+}
+
 /// What a handler receives for one message.
 #[derive(Clone)]
 pub struct RequestContext {
     pub(crate) message: Message,
-    pub(crate) raw: Value,
+    pub(crate) raw: RawMessage,
     pub(crate) task_id: String,
     pub(crate) context_id: String,
     pub(crate) caller: CallerProfile,
     pub(crate) extensions: Vec<String>,
     pub(crate) metadata: Option<Struct>,
     pub(crate) task: Option<Task>,
-    pub(crate) headers: http::HeaderMap,
+    pub(crate) headers: Headers,
     pub(crate) emitter: Emitter,
     pub(crate) cancel: CancellationToken,
 }
@@ -28,12 +102,14 @@ pub struct RequestContext {
 impl RequestContext {
     /// The text of the message: its text parts joined by newlines (the `PAYLOAD` view).
     pub fn text(&self) -> String {
-        self.message
-            .parts
-            .iter()
-            .filter_map(|p| p.as_text())
-            .collect::<Vec<_>>()
-            .join("\n")
+        // `join("\n")` without the list of parts in between.
+        let mut texts = self.message.parts.iter().filter_map(|p| p.as_text());
+        let mut s = texts.next().map(str::to_owned).unwrap_or_default();
+        for t in texts {
+            s.push('\n');
+            s.push_str(t);
+        }
+        s
     }
     /// The typed 1.0 message (the `POJO` view).
     pub fn message(&self) -> &Message {
@@ -41,7 +117,7 @@ impl RequestContext {
     }
     /// The message as raw JSON, as the caller sent it (the `RAW` view).
     pub fn raw(&self) -> &Value {
-        &self.raw
+        self.raw.get()
     }
     /// The task id.
     pub fn task_id(&self) -> &str {
@@ -72,7 +148,7 @@ impl RequestContext {
     /// The request headers the handler may see: every header except the hop-by-hop ones and
     /// credentials (see [`visible_headers`] for the list removed).
     pub fn headers(&self) -> &http::HeaderMap {
-        &self.headers
+        self.headers.get()
     }
     /// Resolves when the task is canceled (or the server gives up on it).
     pub fn cancelled(&self) -> tokio_util::sync::WaitForCancellationFuture<'_> {

@@ -15,7 +15,9 @@ use crate::auth::CallerProfile;
 use crate::error::A2aError;
 use crate::model::Message;
 use crate::store::{SqliteDb, StoreError, sq};
-use crate::tasks::{SendInput, SendMode, SendOutcome, Start, Subscription, TaskManager};
+use crate::tasks::{
+    SendExtras, SendInput, SendMode, SendOutcome, Start, Subscription, TaskManager,
+};
 use async_trait::async_trait;
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
@@ -305,11 +307,22 @@ impl TaskManager {
     /// SendMessage / SendStreamingMessage. A `messageId` the caller already used within the
     /// idempotency window answers from that send without running the handler again.
     pub async fn send(&self, input: SendInput) -> Result<SendOutcome, A2aError> {
+        self.send_with(input, SendExtras::default()).await
+    }
+
+    /// [`TaskManager::send`], with the handler's raw message and headers given in the lazy forms
+    /// of `extras` where set (then `input.raw_message` and `input.headers` are not used).
+    pub(crate) async fn send_with(
+        &self,
+        input: SendInput,
+        extras: SendExtras,
+    ) -> Result<SendOutcome, A2aError> {
+        let mut extras = Some(extras);
         let window = self.limits.idempotency_window;
         if window.is_zero() || input.request.message.message_id.is_empty() {
             // Boxed: the send's future is large, and every caller up to the HTTP handler would
             // otherwise hold (and move) a copy of its whole size.
-            return Box::pin(self.send_once(input, None)).await;
+            return Box::pin(self.send_once(input, extras.take().unwrap_or_default(), None)).await;
         }
         let idem = Idem {
             owner: input.caller.owner_key(),
@@ -346,7 +359,12 @@ impl TaskManager {
                     let _ = rx.wait_for(|done| *done).await;
                 }
                 Claim::First(tx) => {
-                    let r = Box::pin(self.send_once(input, Some(&idem))).await;
+                    let r = Box::pin(self.send_once(
+                        input,
+                        extras.take().unwrap_or_default(),
+                        Some(&idem),
+                    ))
+                    .await;
                     if let Ok(SendOutcome::Message(m)) = &r {
                         self.keep_send(Some(&idem), SendTarget::Message(Box::new(m.clone())))
                             .await;

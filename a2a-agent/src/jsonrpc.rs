@@ -28,8 +28,8 @@ pub(crate) const V1_METHODS: &[&str] = &[
     "GetExtendedAgentCard",
 ];
 
-fn text_json(body: String) -> Response {
-    let mut r = Response::new(axum::body::Body::from(body));
+fn text_json(body: impl Into<axum::body::Body>) -> Response {
+    let mut r = Response::new(body.into());
     r.headers_mut().insert(
         http::header::CONTENT_TYPE,
         http::HeaderValue::from_static("application/json"),
@@ -137,6 +137,24 @@ pub(crate) async fn handle(
     call: &Call,
     body: Bytes,
 ) -> Response {
+    // A 1.0 send of the common shape is read by type (no JSON trees); the rest as a tree.
+    if explicit == Some(Version::V1)
+        && let Some(s) = crate::typed_send::jsonrpc_send(&body)
+    {
+        let m1 = if s.streaming {
+            "SendStreamingMessage"
+        } else {
+            "SendMessage"
+        };
+        let out = ops::send_op(
+            app,
+            call,
+            s.streaming,
+            ops::SendParams::Typed(Box::new(s.send)),
+        )
+        .await;
+        return answer(app, &s.id, Version::V1, m1, out);
+    }
     let Parsed {
         id,
         version,
@@ -146,19 +164,32 @@ pub(crate) async fn handle(
         Ok(p) => p,
         Err((id, e, v)) => return reply_err(&id, &e, v),
     };
-    let m1 = m1.as_str();
+    let out = ops::dispatch_v(app, call, &m1, p1, version).await;
+    answer(app, &id, version, &m1, out)
+}
+
+/// The answer to 1.0 method `m1` called in `version`, with id `id`.
+fn answer(
+    app: &App,
+    id: &RawId,
+    version: Version,
+    m1: &str,
+    out: Result<Outcome, A2aError>,
+) -> Response {
     let heartbeat = Duration::from_millis(app.cfg.sse_heartbeat_interval_ms);
     // 0.3 `message/stream` and `tasks/resubscribe`: a failure is one SSE error event (as the
     // official SDK servers answer; the 0.3 SDK client refuses a JSON body there).
     let v03_stream =
         version == Version::V03 && matches!(m1, "SendStreamingMessage" | "SubscribeToTask");
-    match ops::dispatch_v(app, call, m1, p1, version).await {
+    match out {
         Err(e) if v03_stream => edge::sse::single(id.error_text(&e.jsonrpc_error(version))),
-        Err(e) => reply_err(&id, &e, version),
-        Ok(Outcome::Sent(r)) if version == Version::V1 => match id.result_text_of(&*r) {
-            Ok(text) => text_json(text),
-            Err(e) => reply_err(&id, &A2aError::internal(e.to_string()), version),
-        },
+        Err(e) => reply_err(id, &e, version),
+        Ok(Outcome::Sent(r)) if version == Version::V1 => {
+            match id.result_bytes_of(&*r, ops::SENT_CAPACITY) {
+                Ok(bytes) => text_json(bytes),
+                Err(e) => reply_err(id, &A2aError::internal(e.to_string()), version),
+            }
+        }
         Ok(out @ (Outcome::Unary(_) | Outcome::Sent(_))) => {
             let r = out
                 .into_unary()
@@ -167,8 +198,8 @@ pub(crate) async fn handle(
                 Version::V1 => Ok(r),
                 Version::V03 => edge::v03_result(m1, r),
             }) {
-                Ok(r) => reply(&id, r),
-                Err(e) => reply_err(&id, &e, version),
+                Ok(r) => reply(id, r),
+                Err(e) => reply_err(id, &e, version),
             }
         }
         Ok(Outcome::Single(ev)) => {

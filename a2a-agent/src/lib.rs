@@ -42,6 +42,9 @@
 //! - `rusqlite`: the SQLite task store; `subtle`: constant-time credential comparison.
 //! - `uuid`: task/context/message ids (`fast-rng`: no syscall per id); `time`: timestamps;
 //!   `base64`: opaque page tokens; `url`: query strings; `thiserror`, `anyhow`: errors.
+//! - `foldhash` (already built for hashbrown): the seeded hasher of the task maps (live tasks,
+//!   the memory store), several times cheaper than SipHash on task ids; `memchr` (already built
+//!   for serde_json): the check that a JSON-RPC body names a send before it is read by type.
 //! - `tracing`, `tracing-subscriber`: logs (JSON on request).
 //! - `tikv-jemallocator` (feature `jemalloc`, default, binary only): the binary's allocator, chosen
 //!   by measurement (docs/benchmarks.md, "Allocator"); embedders keep their own.
@@ -95,6 +98,7 @@ pub mod server;
 mod sse;
 pub mod store;
 pub mod tasks;
+mod typed_send;
 
 pub use auth::{Authenticator, CallerProfile};
 pub use card::AgentCard;

@@ -199,6 +199,26 @@ pub fn serve(
     cfg: ListenConfig,
     refuse: Refuser,
 ) -> std::io::Result<Listening> {
+    serve_service(listener, router, cfg, refuse)
+}
+
+/// [`serve`] with any service that answers every request (an `axum::Router`, or a plain
+/// `tower::service_fn` that skips the router's per-request work when one handler takes every
+/// path).
+pub fn serve_service<S>(
+    listener: TcpListener,
+    router: S,
+    cfg: ListenConfig,
+    refuse: Refuser,
+) -> std::io::Result<Listening>
+where
+    S: tower::Service<Request, Response = Response, Error = std::convert::Infallible>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    S::Future: Send + 'static,
+{
     let addr = listener.local_addr()?;
     let stop = CancellationToken::new();
     let kill = CancellationToken::new();
@@ -263,8 +283,8 @@ pub fn serve(
     Ok(l)
 }
 
-struct ConnCtx {
-    router: axum::Router,
+struct ConnCtx<S> {
+    router: S,
     cfg: Arc<ListenConfig>,
     refuse: Refuser,
     stop: CancellationToken,
@@ -326,7 +346,15 @@ impl axum::body::HttpBody for Tracked {
     }
 }
 
-impl ConnCtx {
+impl<S> ConnCtx<S>
+where
+    S: tower::Service<Request, Response = Response, Error = std::convert::Infallible>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    S::Future: Send + 'static,
+{
     async fn run(self, tcp: tokio::net::TcpStream, overloaded: bool) {
         let act = Arc::new(Activity {
             start: Instant::now(),

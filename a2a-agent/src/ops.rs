@@ -60,31 +60,60 @@ pub(crate) fn parse_send(mut params: Value) -> Result<(SendMessageRequest, Value
     Ok((req, raw))
 }
 
+/// The params of a send: a JSON tree, or read by type ([`crate::typed_send`]).
+pub(crate) enum SendParams {
+    /// The params as a tree (every version and shape).
+    Tree(Value),
+    /// A 1.0 send without `configuration`, read straight into its type.
+    Typed(Box<crate::typed_send::TypedSend>),
+}
+
 pub(crate) async fn send(
     mgr: &TaskManager,
-    params: Value,
+    params: SendParams,
     caller: CallerProfile,
     extensions: Vec<String>,
     knobs: SendKnobs,
     streaming: bool,
-    headers: http::HeaderMap,
+    headers: crate::handler::Headers,
 ) -> Result<SendOutcome, A2aError> {
+    let immediately =
+        |p: &Value| resolve_return_immediately(p, knobs.header_override, knobs.endpoint_default);
     let mode = if streaming {
         SendMode::Stream
-    } else if resolve_return_immediately(&params, knobs.header_override, knobs.endpoint_default) {
+    } else if match &params {
+        SendParams::Tree(p) => immediately(p),
+        // No `configuration`: what the tree's resolution gives for params without one.
+        SendParams::Typed(_) => immediately(&Value::Null),
+    } {
         SendMode::ReturnImmediately
     } else {
         SendMode::Blocking
     };
-    let (req, raw) = parse_send(params)?;
-    mgr.send(SendInput {
-        request: req,
-        raw_message: raw,
-        caller,
-        extensions,
-        mode,
-        headers,
-    })
+    let (request, raw_message, raw_text) = match params {
+        SendParams::Tree(p) => {
+            let (req, raw) = parse_send(p)?;
+            (req, raw, None)
+        }
+        SendParams::Typed(t) => {
+            let crate::typed_send::TypedSend { request, raw } = *t;
+            (request, Value::Null, Some(raw))
+        }
+    };
+    mgr.send_with(
+        SendInput {
+            request,
+            raw_message,
+            caller,
+            extensions,
+            mode,
+            headers: http::HeaderMap::new(),
+        },
+        crate::tasks::SendExtras {
+            raw: raw_text,
+            headers: Some(headers),
+        },
+    )
     .await
 }
 
@@ -208,6 +237,11 @@ pub(crate) async fn list(
         total_size: i32::try_from(total).unwrap_or(i32::MAX),
     })
 }
+
+/// The buffer a SendMessage answer is written into starts this large: an echo answer (a task
+/// with two history messages) is about 800 bytes, and a buffer grown from less is copied on
+/// every regrowth.
+pub(crate) const SENT_CAPACITY: usize = 1024;
 
 /// The result of a 1.0 operation.
 pub(crate) enum Outcome {
@@ -349,6 +383,45 @@ pub(crate) async fn dispatch_v(
     }
 }
 
+/// `SendMessage` (or, `streaming`, `SendStreamingMessage`) for `call`. A caller with params read
+/// by type calls it directly: such params have no inline push config for [`dispatch_v`].
+pub(crate) async fn send_op(
+    app: &crate::server::App,
+    call: &crate::server::Call,
+    streaming: bool,
+    params: SendParams,
+) -> Result<Outcome, A2aError> {
+    if streaming && !app.card.streaming() {
+        return Err(streaming_unsupported());
+    }
+    let knobs = SendKnobs {
+        header_override: crate::server::header_bool(&call.headers, "a2a-return-immediately"),
+        endpoint_default: app.cfg.return_immediately,
+    };
+    match send(
+        &app.manager,
+        params,
+        call.caller.clone(),
+        call.extensions.clone(),
+        knobs,
+        streaming,
+        crate::handler::Headers::lazy(call.headers.clone(), app.hidden_headers.clone()),
+    )
+    .await?
+    {
+        SendOutcome::Task(t) => Ok(Outcome::Sent(Box::new(
+            crate::model::SendMessageResponse::Task(t),
+        ))),
+        SendOutcome::Stream(sub) => Ok(Outcome::Stream(Box::new(sub))),
+        SendOutcome::Message(m) if streaming => Ok(Outcome::Single(Box::new(
+            crate::model::StreamResponse::Message(m),
+        ))),
+        SendOutcome::Message(m) => Ok(Outcome::Sent(Box::new(
+            crate::model::SendMessageResponse::Message(m),
+        ))),
+    }
+}
+
 /// Run the 1.0 method `method` with `params` for `call`.
 pub(crate) async fn dispatch(
     app: &crate::server::App,
@@ -360,39 +433,13 @@ pub(crate) async fn dispatch(
     let mgr = &app.manager;
     match method {
         "SendMessage" | "SendStreamingMessage" => {
-            let streaming = method == "SendStreamingMessage";
-            if streaming && !app.card.streaming() {
-                return Err(streaming_unsupported());
-            }
-            let knobs = SendKnobs {
-                header_override: crate::server::header_bool(
-                    &call.headers,
-                    "a2a-return-immediately",
-                ),
-                endpoint_default: app.cfg.return_immediately,
-            };
-            match send(
-                mgr,
-                params,
-                call.caller.clone(),
-                call.extensions.clone(),
-                knobs,
-                streaming,
-                crate::handler::visible_headers(&call.headers, &app.hidden_headers),
+            send_op(
+                app,
+                call,
+                method == "SendStreamingMessage",
+                SendParams::Tree(params),
             )
-            .await?
-            {
-                SendOutcome::Task(t) => Ok(Outcome::Sent(Box::new(
-                    crate::model::SendMessageResponse::Task(t),
-                ))),
-                SendOutcome::Stream(sub) => Ok(Outcome::Stream(Box::new(sub))),
-                SendOutcome::Message(m) if streaming => Ok(Outcome::Single(Box::new(
-                    crate::model::StreamResponse::Message(m),
-                ))),
-                SendOutcome::Message(m) => Ok(Outcome::Sent(Box::new(
-                    crate::model::SendMessageResponse::Message(m),
-                ))),
-            }
+            .await
         }
         "GetTask" => {
             let id = str_param(&params, "id")?;

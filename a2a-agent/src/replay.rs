@@ -24,6 +24,16 @@ pub trait ReplayLog: Send + Sync + 'static {
         seq: u64,
         event: &StreamResponse,
     ) -> Result<(), StoreError>;
+    /// [`ReplayLog::append`] of an event its caller has no further use for: a log that keeps
+    /// events in memory takes it instead of copying it. By default, `append(&event)`.
+    async fn append_owned(
+        &self,
+        task_id: &str,
+        seq: u64,
+        event: StreamResponse,
+    ) -> Result<(), StoreError> {
+        self.append(task_id, seq, &event).await
+    }
     /// The kept events of `task_id` numbered above `after`, in order.
     async fn since(
         &self,

@@ -120,7 +120,6 @@ async fn run(
     body: Bytes,
 ) -> Result<Response, A2aError> {
     let v = route.version;
-    let heartbeat = Duration::from_millis(app.cfg.sse_heartbeat_interval_ms);
     let allow = |ok: &[Method]| {
         if ok.contains(method) {
             Ok(())
@@ -137,6 +136,19 @@ async fn run(
                     ErrorKind::UnsupportedOperation,
                     "streaming is not supported by this agent (capabilities.streaming)",
                 ));
+            }
+            // A 1.0 send of the common shape is read by type (no JSON trees).
+            if v == Version::V1
+                && let Some(t) = crate::typed_send::rest_send(&body)
+            {
+                let params = ops::SendParams::Typed(Box::new(t));
+                let out = ops::send_op(app, call, streaming, params).await?;
+                let m = if streaming {
+                    "SendStreamingMessage"
+                } else {
+                    "SendMessage"
+                };
+                return answer(app, v, m, out);
             }
             if body.iter().all(u8::is_ascii_whitespace) {
                 return Err(A2aError::new(
@@ -209,9 +221,17 @@ async fn run(
         )?,
         Op::ExtendedCard => ("GetExtendedAgentCard", Value::Null),
     };
-    match ops::dispatch_v(app, call, m1, params, v).await? {
+    let out = ops::dispatch_v(app, call, m1, params, v).await?;
+    answer(app, v, m1, out)
+}
+
+/// The answer to 1.0 method `m1` called in version `v`.
+fn answer(app: &App, v: Version, m1: &str, out: Outcome) -> Result<Response, A2aError> {
+    let heartbeat = Duration::from_millis(app.cfg.sse_heartbeat_interval_ms);
+    match out {
         Outcome::Sent(r) if v == Version::V1 => {
-            let body = serde_json::to_vec(&*r).map_err(|e| A2aError::internal(e.to_string()))?;
+            let mut body = Vec::with_capacity(ops::SENT_CAPACITY);
+            serde_json::to_writer(&mut body, &*r).map_err(|e| A2aError::internal(e.to_string()))?;
             Ok(crate::server::json_bytes_response(
                 StatusCode::OK,
                 A2A_JSON,

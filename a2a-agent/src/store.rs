@@ -2,7 +2,8 @@
 
 use crate::model::{Task, TaskState, Timestamp};
 use async_trait::async_trait;
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use foldhash::HashMap;
+use std::collections::{BTreeSet, VecDeque};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -337,19 +338,19 @@ impl MemInner {
     }
 }
 
-/// The memory store keeps each task's replayable events with the task: counted in its byte
-/// bound, gone when the task is evicted or deleted.
-#[async_trait]
-impl crate::replay::ReplayLog for MemoryStore {
-    async fn append(
+impl MemoryStore {
+    /// Keep event `seq` of `task_id`; `own` makes the kept copy (a clone of a borrowed event, or
+    /// the event itself when it is given).
+    fn keep_event<E: std::borrow::Borrow<crate::model::StreamResponse>>(
         &self,
         task_id: &str,
         seq: u64,
-        event: &crate::model::StreamResponse,
+        event: E,
+        own: impl FnOnce(E) -> crate::model::StreamResponse,
     ) -> Result<(), StoreError> {
         let keep = self.replay_per_task;
         let size = if keep > 0 {
-            crate::bounds::json_len(event)
+            crate::bounds::json_len(event.borrow())
         } else {
             0
         };
@@ -362,7 +363,7 @@ impl crate::replay::ReplayLog for MemoryStore {
         if keep == 0 {
             return Ok(());
         }
-        e.log.push_back((seq, event.clone(), size));
+        e.log.push_back((seq, own(event), size));
         e.log_bytes += size;
         g.bytes += size;
         while e.log.len() > keep {
@@ -372,6 +373,29 @@ impl crate::replay::ReplayLog for MemoryStore {
             }
         }
         Ok(())
+    }
+}
+
+/// The memory store keeps each task's replayable events with the task: counted in its byte
+/// bound, gone when the task is evicted or deleted.
+#[async_trait]
+impl crate::replay::ReplayLog for MemoryStore {
+    async fn append(
+        &self,
+        task_id: &str,
+        seq: u64,
+        event: &crate::model::StreamResponse,
+    ) -> Result<(), StoreError> {
+        self.keep_event(task_id, seq, event, Clone::clone)
+    }
+
+    async fn append_owned(
+        &self,
+        task_id: &str,
+        seq: u64,
+        event: crate::model::StreamResponse,
+    ) -> Result<(), StoreError> {
+        self.keep_event(task_id, seq, event, |e| e)
     }
 
     async fn since(

@@ -82,6 +82,17 @@ impl RawId {
         self.try_member_text("result", result)
     }
 
+    /// [`RawId::result_text_of`] as UTF-8 bytes (no text check of what serde_json wrote), in a
+    /// buffer of at least `capacity` bytes: a caller that knows about how large its answers are
+    /// saves the buffer's regrowths.
+    pub fn result_bytes_of<T: Serialize + ?Sized>(
+        &self,
+        result: &T,
+        capacity: usize,
+    ) -> serde_json::Result<Vec<u8>> {
+        self.member_bytes("result", result, capacity)
+    }
+
     /// `{"jsonrpc":"2.0","id":<id>,"error":<error>}` as text.
     pub fn error_text(&self, error: &Value) -> String {
         self.member_text("error", error)
@@ -99,8 +110,19 @@ impl RawId {
         name: &str,
         value: &T,
     ) -> serde_json::Result<String> {
+        let out = self.member_bytes(name, value, 256)?;
+        // Only UTF-8 went in: the id is a `str`, serde_json writes UTF-8.
+        Ok(String::from_utf8(out).unwrap_or_default())
+    }
+
+    fn member_bytes<T: Serialize + ?Sized>(
+        &self,
+        name: &str,
+        value: &T,
+        capacity: usize,
+    ) -> serde_json::Result<Vec<u8>> {
         let id = self.get();
-        let mut out = Vec::with_capacity(40 + id.len() + name.len() + 256);
+        let mut out = Vec::with_capacity(40 + id.len() + name.len() + capacity);
         out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         out.extend_from_slice(id.as_bytes());
         out.extend_from_slice(b",\"");
@@ -108,8 +130,7 @@ impl RawId {
         out.extend_from_slice(b"\":");
         serde_json::to_writer(&mut out, value)?;
         out.push(b'}');
-        // Only UTF-8 went in: the id is a `str`, serde_json writes UTF-8.
-        Ok(String::from_utf8(out).unwrap_or_default())
+        Ok(out)
     }
 }
 
@@ -270,6 +291,19 @@ mod tests {
 
     fn kind(b: &str) -> EnvelopeErrorKind {
         parse_envelope(b.as_bytes()).unwrap_err().kind
+    }
+
+    #[test]
+    fn result_bytes_are_the_result_text() {
+        let id = parse_envelope(br#"{"jsonrpc":"2.0","id":"x\u00e9","method":"m"}"#)
+            .unwrap()
+            .id;
+        let v = serde_json::json!({"a": [1, "\u{e9}\n"], "b": null});
+        for cap in [0, 1024] {
+            let bytes = id.result_bytes_of(&v, cap).unwrap();
+            assert_eq!(bytes, id.result_text(&v).into_bytes());
+            assert!(bytes.capacity() >= cap);
+        }
     }
 
     #[test]

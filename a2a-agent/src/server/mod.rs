@@ -18,8 +18,8 @@ use tokio::net::TcpListener;
 mod pipeline;
 mod respond;
 
+use pipeline::{Direct, edge_refusal, entry};
 pub(crate) use pipeline::{admit, header_bool};
-use pipeline::{edge_refusal, entry};
 pub(crate) use respond::{
     error_response, json_bytes_response, json_response, jsonrpc_or_rest_error, peek_id,
 };
@@ -266,7 +266,7 @@ impl AgentServer {
             metrics: self.metrics,
             push,
             card_modified: crate::card::http_date(std::time::SystemTime::now()),
-            hidden_headers,
+            hidden_headers: Arc::new(hidden_headers),
             extended_card: match self.extended_card {
                 Some(c) => Some(
                     AgentCard::from_json(c.json().clone())?.with_served_interfaces(
@@ -278,14 +278,21 @@ impl AgentServer {
                 None => None,
             },
         });
-        let mut router = axum::Router::new().fallback(entry).with_state(app.clone());
-        if !cfg.cors_allowed_origins.is_empty() {
-            router = router.layer(crate::cors::layer(&cfg.cors_allowed_origins));
-        }
         let base2 = app.base.clone();
         let refuse: crate::listen::Refuser =
             Arc::new(move |parts, why| edge_refusal(&base2, parts, why));
-        let listening = crate::listen::serve(listener, router, cfg.listen(), refuse)?;
+        // One handler takes every path: without CORS the router (with its per-request URI copy,
+        // route lookup and boxed route future) is skipped; `Direct` finishes answers the way
+        // the router's fallback route does.
+        let listening = if cfg.cors_allowed_origins.is_empty() {
+            crate::listen::serve_service(listener, Direct(app.clone()), cfg.listen(), refuse)?
+        } else {
+            let router = axum::Router::new()
+                .fallback(entry)
+                .with_state(app.clone())
+                .layer(crate::cors::layer(&cfg.cors_allowed_origins));
+            crate::listen::serve(listener, router, cfg.listen(), refuse)?
+        };
         tracing::info!(%url, "a2a agent listening");
         Ok(ServerHandle {
             addr,
@@ -347,7 +354,7 @@ pub(crate) struct App {
     /// `Last-Modified` of the card (the server's start: the card does not change while it runs).
     pub card_modified: String,
     /// Credential headers hidden from handlers besides [`crate::handler::HIDDEN_HEADERS`].
-    pub hidden_headers: Vec<String>,
+    pub hidden_headers: Arc<Vec<String>>,
 }
 
 /// Which binding a request reached.
@@ -361,6 +368,8 @@ pub(crate) enum Binding {
 pub(crate) struct Call {
     pub caller: CallerProfile,
     pub extensions: Vec<String>,
-    pub headers: HeaderMap,
+    /// The request headers (shared with the handler's lazy view, see
+    /// [`crate::handler::RequestContext::headers`]).
+    pub headers: Arc<HeaderMap>,
     pub query: Option<String>,
 }

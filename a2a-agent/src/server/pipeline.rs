@@ -172,19 +172,84 @@ fn content_type_ok(headers: &HeaderMap) -> bool {
     )
 }
 
+/// The router's fallback handler (with CORS on; see [`Direct`]).
 pub(super) async fn entry(State(app): State<Arc<App>>, req: Request) -> Response {
+    serve_request(app, req).await
+}
+
+/// The server as a plain service: every request goes to [`serve_request`], and the answer is
+/// finished as axum's fallback route finishes it (`Content-Length` from an exact body size, no
+/// body on HEAD, none on a successful CONNECT), without the router's per-request work.
+#[derive(Clone)]
+pub(super) struct Direct(pub(super) Arc<App>);
+
+impl tower::Service<Request> for Direct {
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<Response, Self::Error>> + Send + 'static>,
+    >;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        let app = self.0.clone();
+        Box::pin(async move {
+            let method = req.method().clone();
+            Ok(finish_like_axum(&method, serve_request(app, req).await))
+        })
+    }
+}
+
+/// What axum's top-level route future does to an answer (axum 0.8 `RouteFuture::poll`).
+fn finish_like_axum(method: &Method, mut res: Response) -> Response {
+    use http_body::Body as _;
+    if *method == Method::CONNECT && res.status().is_success() {
+        if res.headers().contains_key(header::CONTENT_LENGTH)
+            || res.headers().contains_key(header::TRANSFER_ENCODING)
+            || res.body().size_hint().lower() != 0
+        {
+            res = res.map(|_| Body::empty());
+        }
+        return res;
+    }
+    if !res.headers().contains_key(header::CONTENT_LENGTH)
+        && let Some(n) = res.body().size_hint().exact()
+    {
+        res.headers_mut()
+            .insert(header::CONTENT_LENGTH, HeaderValue::from(n));
+    }
+    if *method == Method::HEAD {
+        *res.body_mut() = Body::empty();
+    }
+    res
+}
+
+async fn serve_request(app: Arc<App>, req: Request) -> Response {
     use tracing::Instrument;
-    let trace_id = req
+    // The caller's request id when it is text (shared, not copied), else a new one.
+    let trace_id = match req
         .headers()
         .get("x-request-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string)
-        .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
+        .filter(|v| v.to_str().is_ok())
+    {
+        Some(v) => Some(v.clone()),
+        None => {
+            let mut buf = [0u8; uuid::fmt::Simple::LENGTH];
+            let id = uuid::Uuid::new_v4().simple();
+            HeaderValue::from_str(id.encode_lower(&mut buf)).ok()
+        }
+    };
     // A debug span: at the default `info` level it is disabled and costs nothing per request
     // (a live span formats its fields on every request: ~10 % of an echo request's CPU).
     let span = tracing::debug_span!(
         "a2a_request",
-        trace_id = %trace_id,
+        trace_id = %trace_id.as_ref().and_then(|v| v.to_str().ok()).unwrap_or_default(),
         method = %req.method(),
         path = %req.uri().path()
     );
@@ -198,13 +263,24 @@ pub(super) async fn entry(State(app): State<Arc<App>>, req: Request) -> Response
             "done"
         )
     });
-    metrics::counter!("a2a_agent_requests_total", "status" => status.to_string()).increment(1);
+    metrics::counter!("a2a_agent_requests_total", "status" => status_label(status)).increment(1);
     metrics::histogram!("a2a_agent_request_duration_seconds")
         .record(started.elapsed().as_secs_f64());
-    if let Ok(v) = HeaderValue::from_str(&trace_id) {
+    if let Some(v) = trace_id {
         resp.headers_mut().insert("x-trace-id", v);
     }
     resp
+}
+
+/// The `status` label of a request count: the common codes without an allocation.
+fn status_label(status: u16) -> metrics::SharedString {
+    match status {
+        200 => "200".into(),
+        400 => "400".into(),
+        401 => "401".into(),
+        404 => "404".into(),
+        s => s.to_string().into(),
+    }
 }
 
 async fn pipeline(app: Arc<App>, req: Request) -> Response {
@@ -362,7 +438,7 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
     let call = Call {
         caller,
         extensions,
-        headers,
+        headers: Arc::new(headers),
         query,
     };
     // The bindings' futures are boxed: this one stays small, so moving it through the HTTP

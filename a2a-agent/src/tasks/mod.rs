@@ -7,8 +7,8 @@ use crate::handler::Handler;
 use crate::idempotency::SendLog;
 use crate::model::{Message, SendMessageRequest, StreamResponse, Task, TaskState, Timestamp};
 use crate::store::{StoredTask, TaskStore};
+use foldhash::HashMap;
 use serde_json::Value;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -154,6 +154,15 @@ pub struct SendInput {
     pub headers: http::HeaderMap,
 }
 
+/// The lazy forms of a send's raw message and headers (see [`TaskManager::send_with`]).
+#[derive(Default)]
+pub(crate) struct SendExtras {
+    /// The request body holding the message, read into a tree when a handler asks.
+    pub raw: Option<crate::typed_send::RawSource>,
+    /// The request's headers, filtered when a handler asks.
+    pub headers: Option<crate::handler::Headers>,
+}
+
 /// The outcome of a send.
 pub enum SendOutcome {
     /// The task (blocking or return-immediately).
@@ -197,7 +206,7 @@ impl TaskManager {
             store,
             handler,
             ext_handlers,
-            live: Mutex::new(HashMap::new()),
+            live: Mutex::new(HashMap::default()),
             permits: (limits.max_concurrent_tasks > 0)
                 .then(|| Arc::new(Semaphore::new(limits.max_concurrent_tasks))),
             queued: AtomicUsize::new(0),
@@ -240,17 +249,18 @@ impl TaskManager {
         })
     }
 
-    /// Number `ev` as the task's next event, keep it in the replay log, and queue it for the
-    /// subscribers. Called with the task's lock held, so numbers and queues agree.
-    async fn publish(&self, g: &mut LiveState, ev: &StreamResponse) {
+    /// Number `ev` as the task's next event, queue it for the subscribers, and keep it in the
+    /// replay log (which takes it). Called with the task's lock held, so numbers, queues and
+    /// the log agree: a resume reads the log under the same lock.
+    async fn publish(&self, g: &mut LiveState, ev: StreamResponse) {
         g.seq += 1;
-        if let Err(e) = self.replay().append(&g.task.id, g.seq, ev).await {
-            tracing::debug!(error = %e, "keeping an event in the replay log failed");
-        }
         let LiveState {
             fanout, task, seq, ..
         } = g;
-        fanout.publish(*seq, ev, task);
+        fanout.publish(*seq, &ev, task);
+        if let Err(e) = self.replay().append_owned(&g.task.id, g.seq, ev).await {
+            tracing::debug!(error = %e, "keeping an event in the replay log failed");
+        }
     }
 
     /// How a resume after event `after` starts, when the task's last event is `cur`.
@@ -363,7 +373,7 @@ impl TaskManager {
         if let Some(s) = self.sink.get() {
             s.on_event(&g.task, &ev);
         }
-        self.publish(&mut g, &ev).await;
+        self.publish(&mut g, ev).await;
         live.watch.send_replace(state);
         Some(state)
     }

@@ -12,7 +12,7 @@ use super::{
     too_large, trim_history,
 };
 use crate::error::{A2aError, ErrorKind};
-use crate::handler::{HandlerError, Reply, RequestContext, agent_message};
+use crate::handler::{HandlerError, Headers, RawMessage, Reply, RequestContext, agent_message};
 use crate::idempotency::SendTarget;
 use crate::model::{Message, Part, Role, Task, TaskState, TaskStatus};
 use crate::store::StoredTask;
@@ -23,6 +23,7 @@ impl TaskManager {
     pub(crate) async fn send_once(
         &self,
         input: SendInput,
+        extras: super::SendExtras,
         idem: Option<&crate::idempotency::Idem>,
     ) -> Result<SendOutcome, A2aError> {
         let SendInput {
@@ -173,7 +174,7 @@ impl TaskManager {
                     s.on_task_started(&g.task, &g.owner);
                     s.on_event(&g.task, &ev);
                 }
-                self.publish(&mut g, &ev).await;
+                self.publish(&mut g, ev).await;
                 live.watch.send_replace(TaskState::Submitted);
                 drop(g);
                 live
@@ -262,18 +263,24 @@ impl TaskManager {
         let me = self.me.clone();
         let ctx = RequestContext {
             message,
-            raw: raw_message,
+            raw: match extras.raw {
+                Some(s) => RawMessage::body(s),
+                None => RawMessage::tree(raw_message),
+            },
             task_id,
             context_id: ctx_id,
             caller,
             extensions,
             metadata: request.metadata,
             task: prior,
-            headers,
+            headers: extras.headers.unwrap_or_else(|| Headers::filtered(headers)),
             emitter: Emitter {
                 inner: Some((me.clone(), live.clone())),
             },
-            cancel: live.cancel.child_token(),
+            // The task's own token, shared: nothing cancels a context's token but the task's
+            // cancel, so a child token (a node linked into the task's token and unlinked again
+            // per turn) would tell the handler nothing more.
+            cancel: live.cancel.clone(),
         };
         let live2 = live.clone();
         let turn = async move {
