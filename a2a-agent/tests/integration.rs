@@ -3,6 +3,7 @@
 //! `cargo nextest run -p a2ars-agent --test integration <file>::`.
 
 mod agent;
+mod agent_edge;
 mod blocking;
 mod common;
 mod delegation;
@@ -18,6 +19,7 @@ mod memory;
 mod more;
 mod oidc;
 mod push;
+mod push_guard;
 mod recovery;
 mod resume;
 mod settings;
