@@ -107,7 +107,8 @@ pub(crate) async fn rpc(
         }
         Ok(Answer::Passed(p)) => {
             record(&st, &mut call, None);
-            let body = crate::wire::result_text_raw(&call.id, p.text());
+            // The peer's checked result text, written as it is (`crate::passed`).
+            let body = call.id.result_text_raw(p.text());
             json_text_response(StatusCode::OK, call.json_content_type(), body)
         }
         Ok(Answer::Stream(events)) => {

@@ -55,19 +55,6 @@ pub fn form_of(path: &str, headers: &HeaderMap, query: Option<&str>, serve_v1: b
     })
 }
 
-/// `{"jsonrpc":"2.0","id":<id>,"result":<result>}` with `result` as JSON text written as it is
-/// (a passed-through answer, `crate::passed`).
-pub(crate) fn result_text_raw(id: &a2a_types::envelope::RawId, result: &str) -> String {
-    let id = id.get();
-    let mut out = String::with_capacity(36 + id.len() + result.len());
-    out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
-    out.push_str(id);
-    out.push_str(",\"result\":");
-    out.push_str(result);
-    out.push('}');
-    out
-}
-
 /// A JSON response from text.
 pub fn json_text_response(
     status: StatusCode,

@@ -122,8 +122,8 @@ fn from<T: for<'de> Deserialize<'de>>(what: &'static str, v: impl Input) -> Resu
     v.read(what)
 }
 
-/// A JSON value to read a typed result from: owned (moved into the model), borrowed (read in
-/// place, for a caller that keeps the value) or JSON text.
+/// A JSON value to read a typed result from: owned (moved into the model) or borrowed (read in
+/// place, for a caller that keeps the value).
 pub trait Input {
     /// Reads `T` from the value (`what` names it in the error).
     fn read<T: for<'de> Deserialize<'de>>(self, what: &'static str) -> Result<T, ParseError>;
@@ -138,13 +138,6 @@ impl Input for Value {
 impl Input for &Value {
     fn read<T: for<'de> Deserialize<'de>>(self, what: &'static str) -> Result<T, ParseError> {
         T::deserialize(self).map_err(|source| ParseError::Invalid { what, source })
-    }
-}
-
-/// JSON text, read straight into the model (no [`Value`] tree in between).
-impl Input for &str {
-    fn read<T: for<'de> Deserialize<'de>>(self, what: &'static str) -> Result<T, ParseError> {
-        serde_json::from_str(self).map_err(|source| ParseError::Invalid { what, source })
     }
 }
 

@@ -93,6 +93,17 @@ impl RawId {
         self.member_bytes("result", result, capacity)
     }
 
+    /// `{"jsonrpc":"2.0","id":<id>,"result":<result>}` with `result` already JSON text, written
+    /// as it is (the caller vouches that it is one checked JSON value, e.g. a peer's answer
+    /// passed through).
+    pub fn result_text_raw(&self, result: &str) -> String {
+        let mut out = self.open("result", result.len());
+        out.extend_from_slice(result.as_bytes());
+        out.push(b'}');
+        // Only UTF-8 went in: the id and `result` are `str`s.
+        String::from_utf8(out).unwrap_or_default()
+    }
+
     /// `{"jsonrpc":"2.0","id":<id>,"error":<error>}` as text.
     pub fn error_text(&self, error: &Value) -> String {
         self.member_text("error", error)
@@ -121,6 +132,14 @@ impl RawId {
         value: &T,
         capacity: usize,
     ) -> serde_json::Result<Vec<u8>> {
+        let mut out = self.open(name, capacity);
+        serde_json::to_writer(&mut out, value)?;
+        out.push(b'}');
+        Ok(out)
+    }
+
+    /// `{"jsonrpc":"2.0","id":<id>,"<name>":` in a buffer with room for `capacity` more bytes.
+    fn open(&self, name: &str, capacity: usize) -> Vec<u8> {
         let id = self.get();
         let mut out = Vec::with_capacity(40 + id.len() + name.len() + capacity);
         out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
@@ -128,9 +147,7 @@ impl RawId {
         out.extend_from_slice(b",\"");
         out.extend_from_slice(name.as_bytes());
         out.extend_from_slice(b"\":");
-        serde_json::to_writer(&mut out, value)?;
-        out.push(b'}');
-        Ok(out)
+        out
     }
 }
 
@@ -291,6 +308,24 @@ mod tests {
 
     fn kind(b: &str) -> EnvelopeErrorKind {
         parse_envelope(b.as_bytes()).unwrap_err().kind
+    }
+
+    #[test]
+    fn a_raw_result_is_written_as_it_is() {
+        let id = parse_envelope(br#"{"jsonrpc":"2.0","id":7,"method":"m"}"#)
+            .unwrap()
+            .id;
+        let raw = r#"{ "task" : {"id":"t\u00e9"} }"#;
+        assert_eq!(
+            id.result_text_raw(raw),
+            format!(r#"{{"jsonrpc":"2.0","id":7,"result":{raw}}}"#)
+        );
+        let v: Value = serde_json::from_str(raw).unwrap();
+        let back: Value = serde_json::from_str(&id.result_text_raw(raw)).unwrap();
+        assert_eq!(
+            back,
+            serde_json::from_str::<Value>(&id.result_text(&v)).unwrap()
+        );
     }
 
     #[test]
