@@ -8,8 +8,9 @@
 //! fsync for reads). What a hop needs is kept cheap (issue 11, figures in docs/benchmarks.md):
 //! statements are compiled once per connection (`sql`), keys, agents and workspaces are read
 //! from an exact in-memory cache (`cache`), and the hop's audit rows go through one writer
-//! thread that commits them in batches (`audit_writer`; the intent record is committed, or in the
-//! serving process journaled (`journal`), before [`Store::append_intent_committed`] returns).
+//! thread that commits them in batches from a connection of its own (`audit_writer`; the intent
+//! record is committed, or in the serving process journaled (`journal`), before
+//! [`Store::append_intent_committed`] returns).
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -110,13 +111,35 @@ impl Store {
             conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         }
         let conn = Arc::new(Mutex::new(conn));
+        // The audit writer commits from a connection of its own where there is a file to open
+        // a second one on: its batches (up to a few milliseconds under load) then no longer
+        // hold the lock the hops take for their registry, ownership and idempotency reads.
+        // SQLite's WAL lets those reads run beside the writer's transaction; writes through
+        // the shared connection (admin changes, push configs) wait for it by SQLite's lock
+        // and `busy_timeout`. In memory there is one database per connection: shared.
+        let writer_conn = match path {
+            Some(p) => Arc::new(Mutex::new(Self::writer_connection(p)?)),
+            None => conn.clone(),
+        };
         Ok(Store {
-            audit: Arc::new(audit_writer::AuditWriter::start(conn.clone(), checkpointer)),
+            audit: Arc::new(audit_writer::AuditWriter::start(writer_conn, checkpointer)),
             conn,
             cache: Arc::default(),
             path: None,
             sends: Arc::default(),
         })
+    }
+
+    /// The audit writer's connection to the database file at `path` (migrated already).
+    fn writer_connection(path: &Path) -> Result<Connection, StoreError> {
+        let w = Connection::open(path)?;
+        w.pragma_update(None, "synchronous", "NORMAL")?;
+        w.pragma_update(None, "foreign_keys", "ON")?;
+        w.busy_timeout(std::time::Duration::from_secs(5))?;
+        // Checkpoints run from the checkpointer's connection (`audit_writer::Checkpointer`).
+        w.pragma_update(None, "wal_autocheckpoint", 0)?;
+        w.set_prepared_statement_cache_capacity(sql::STATEMENT_CACHE);
+        Ok(w)
     }
 
     /// Makes this process the one serving the database: intent records are journaled to

@@ -133,6 +133,77 @@ fn cached_agent_and_workspace_follow_changes_from_both_sides() {
     assert!(s.workspace("nope").unwrap().is_some());
 }
 
+/// The audit writer commits from a connection of its own: its batches leave the registry
+/// version (the epoch the cache checks) alone, so the cache stays warm under load; changes to
+/// keys, agents, workspaces and settings by another connection still move it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_batches_leave_the_registry_version_and_registry_changes_move_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gw.db");
+    let s = Store::open(&path).unwrap();
+    s.create_workspace("w", "W").unwrap();
+    let (_, secret) = s.create_key("w", &[], None, None).unwrap();
+    s.upsert_agent(&agent("http://127.0.0.1:1/")).unwrap();
+    let v0 = s.authenticate(&secret).unwrap().unwrap().registry_version;
+    assert!(v0.is_some());
+    for i in 0..10 {
+        let intent = s
+            .append_intent_committed(&rec(&format!("v{i}")))
+            .await
+            .unwrap();
+        s.append_audit_queued(&rec(&format!("v{i}")), Some(&intent))
+            .unwrap();
+        s.flush_audit();
+        let v = s.authenticate(&secret).unwrap().unwrap().registry_version;
+        assert_eq!(v, v0, "an audit commit moved the registry version");
+    }
+    // Settings written by another connection: a new version, and the new document.
+    let other = Store::open(&path).unwrap();
+    let mut settings = a2a_gateway::store::WorkspaceSettings::default();
+    settings.extensions_allowed = vec!["https://example.com/ext/x".into()];
+    other.put_workspace_settings("w", &settings).unwrap();
+    let v1 = s.authenticate(&secret).unwrap().unwrap().registry_version;
+    assert_ne!(v1, v0);
+    assert!(
+        s.workspace_settings_seen("w", v1)
+            .unwrap()
+            .allows_extension("https://example.com/ext/x")
+    );
+    // A raw delete of the workspace by another connection (cascading to its agents and keys)
+    // is seen by the next authentication.
+    let raw = rusqlite::Connection::open(&path).unwrap();
+    raw.execute_batch("PRAGMA foreign_keys = ON; DELETE FROM workspaces WHERE id = 'w';")
+        .unwrap();
+    assert!(s.authenticate(&secret).unwrap().is_err());
+    assert!(s.agent("w", "echo").unwrap().is_none());
+}
+
+/// A write through another connection holding SQLite's write lock makes the audit writer wait
+/// (busy timeout), not fail: the records queued meanwhile are all committed once it ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_writer_waits_for_a_write_lock_held_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gw.db");
+    let s = Store::open(&path).unwrap();
+    s.create_workspace("w", "W").unwrap();
+    let raw = rusqlite::Connection::open(&path).unwrap();
+    raw.execute_batch("BEGIN IMMEDIATE").unwrap();
+    for i in 0..5 {
+        s.append_audit_queued(&rec(&format!("held{i}")), None)
+            .unwrap();
+    }
+    // Reads of the registry go on meanwhile (WAL: readers beside a writer).
+    assert!(s.workspace("w").unwrap().is_some());
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    raw.execute_batch("COMMIT").unwrap();
+    let rows = s.audit(Some("w"), None, 0, 100).unwrap();
+    let held = rows
+        .iter()
+        .filter(|r| r.trace_id.starts_with("held"))
+        .count();
+    assert_eq!(held, 5, "{rows:?}");
+}
+
 fn rec(trace: &str) -> AuditRecord {
     AuditRecord {
         trace_id: trace.into(),

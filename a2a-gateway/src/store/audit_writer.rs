@@ -128,8 +128,9 @@ pub(crate) struct AuditWriter {
 }
 
 impl AuditWriter {
-    /// Starts the writer over the store's connection (and, for a database file, the
-    /// connection that checkpoints its WAL).
+    /// Starts the writer over `conn` (for a database file a connection of the writer's own,
+    /// in memory the store's) and, for a database file, the connection that checkpoints its
+    /// WAL.
     pub fn start(conn: Arc<Mutex<Connection>>, checkpointer: Option<Checkpointer>) -> AuditWriter {
         let (tx, rx) = channel();
         let shared = Arc::new(Shared::default());
@@ -352,12 +353,12 @@ const CHECKPOINT_ROWS: usize = 512;
 /// Checkpoints the WAL of a database file from a connection of its own.
 ///
 /// SQLite's automatic checkpoint runs inside the commit that crosses 1,000 WAL pages, on the
-/// committing connection: the writer's, whose lock every hop takes for its registry, ownership
-/// and idempotency reads. The copy and its two fsyncs took up to 4 ms here, a few times a
-/// second under load: the hops that needed the lock then waited (p99 at one connection about
-/// 7 ms against a p50 of 0.35 ms). The store turns the automatic checkpoint off on the shared
-/// connection and the writer runs a passive checkpoint on this one after its commits, with the
-/// shared lock free: readers and the next batch go on while pages are copied.
+/// committing connection. When the writer still shared the connection whose lock every hop
+/// takes for its registry, ownership and idempotency reads, the copy and its two fsyncs (up to
+/// 4 ms here, a few times a second under load) held the hops that needed the lock (p99 at one
+/// connection about 7 ms against a p50 of 0.35 ms). The store turns the automatic checkpoint
+/// off on its connections and the writer runs a passive checkpoint on this one after its
+/// commits: readers and the next batch go on while pages are copied.
 pub(crate) struct Checkpointer {
     conn: Connection,
     rows: usize,
@@ -503,8 +504,10 @@ fn commit(conn: &Mutex<Connection>, batch: &[Job]) -> (Vec<Result<i64, String>>,
     let Ok(c) = conn.lock() else {
         return fail("store lock poisoned".into());
     };
-    // BEGIN and COMMIT through the statement cache (compiled once, not per batch).
-    if let Err(e) = c.execute_cached("BEGIN", []) {
+    // BEGIN and COMMIT through the statement cache (compiled once, not per batch). IMMEDIATE:
+    // the write lock is taken here, waiting (busy_timeout) for a write of the store's shared
+    // connection to end, so no statement of the batch meets a busy database halfway.
+    if let Err(e) = c.execute_cached("BEGIN IMMEDIATE", []) {
         return fail(e.to_string());
     }
     let tx: &Connection = &c;

@@ -5,10 +5,13 @@
 //! - changes made through this [`Store`](super::Store) (the admin API, `admin` CLI in-process,
 //!   tests) clear it while the connection lock is held, so the next read sees them;
 //! - changes made by another connection or process (`a2a-gateway admin ...` against the file
-//!   of a running gateway) bump SQLite's `PRAGMA data_version`, which every cached read
-//!   compares (one cached statement, no table access) and then clears the cache.
+//!   of a running gateway) bump the registry epoch, a one-row table that triggers on the
+//!   cached tables increment ([`MIGRATION_EPOCH`]); every cached read compares it (one cached
+//!   statement, one row) and then clears the cache. SQLite's `PRAGMA data_version` served here
+//!   before, but it moves with every commit of any other connection, and the audit writer
+//!   commits from a connection of its own (`super::audit_writer`) hundreds of times a second.
 //!
-//! A hop reads the registry as of its start: authentication checks `data_version` and records
+//! A hop reads the registry as of its start: authentication checks the epoch and records
 //! it in the [`Principal`](super::Principal) (`registry_version`); the hop's later lookups
 //! (agent, workspace, settings) pass it back and skip the check while the cache still holds
 //! the rows of that version (one read transaction per hop instead of four). A change made
@@ -29,10 +32,44 @@ use super::settings::WorkspaceSettings;
 use super::sql::CachedExt;
 use super::{Agent, StoreError, Workspace};
 
+/// Migration of the registry epoch: one row, incremented by triggers on every change to the
+/// tables the cache holds (cascaded deletes fire them too).
+pub(crate) const MIGRATION_EPOCH: &str = r#"
+    CREATE TABLE registry_epoch (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        epoch INTEGER NOT NULL
+    );
+    INSERT INTO registry_epoch(id, epoch) VALUES (1, 0);
+    CREATE TRIGGER epoch_workspaces_i AFTER INSERT ON workspaces
+        BEGIN UPDATE registry_epoch SET epoch = epoch + 1; END;
+    CREATE TRIGGER epoch_workspaces_u AFTER UPDATE ON workspaces
+        BEGIN UPDATE registry_epoch SET epoch = epoch + 1; END;
+    CREATE TRIGGER epoch_workspaces_d AFTER DELETE ON workspaces
+        BEGIN UPDATE registry_epoch SET epoch = epoch + 1; END;
+    CREATE TRIGGER epoch_agents_i AFTER INSERT ON agents
+        BEGIN UPDATE registry_epoch SET epoch = epoch + 1; END;
+    CREATE TRIGGER epoch_agents_u AFTER UPDATE ON agents
+        BEGIN UPDATE registry_epoch SET epoch = epoch + 1; END;
+    CREATE TRIGGER epoch_agents_d AFTER DELETE ON agents
+        BEGIN UPDATE registry_epoch SET epoch = epoch + 1; END;
+    CREATE TRIGGER epoch_keys_i AFTER INSERT ON api_keys
+        BEGIN UPDATE registry_epoch SET epoch = epoch + 1; END;
+    CREATE TRIGGER epoch_keys_u AFTER UPDATE ON api_keys
+        BEGIN UPDATE registry_epoch SET epoch = epoch + 1; END;
+    CREATE TRIGGER epoch_keys_d AFTER DELETE ON api_keys
+        BEGIN UPDATE registry_epoch SET epoch = epoch + 1; END;
+    CREATE TRIGGER epoch_settings_i AFTER INSERT ON workspace_settings
+        BEGIN UPDATE registry_epoch SET epoch = epoch + 1; END;
+    CREATE TRIGGER epoch_settings_u AFTER UPDATE ON workspace_settings
+        BEGIN UPDATE registry_epoch SET epoch = epoch + 1; END;
+    CREATE TRIGGER epoch_settings_d AFTER DELETE ON workspace_settings
+        BEGIN UPDATE registry_epoch SET epoch = epoch + 1; END;
+"#;
+
 /// Entries per map before it is cleared.
 pub(crate) const MAX_ENTRIES: usize = 10_000;
 
-/// The cached rows and the `data_version` they were read at.
+/// The cached rows and the registry epoch they were read at.
 #[derive(Default)]
 pub(crate) struct Rows {
     version: Option<i64>,
@@ -47,7 +84,7 @@ pub(crate) struct Rows {
 }
 
 impl Rows {
-    /// The `data_version` the rows were read at.
+    /// The registry epoch the rows were read at.
     pub fn version(&self) -> Option<i64> {
         self.version
     }
@@ -86,7 +123,8 @@ impl Cache {
     /// The cached rows, valid for `conn` (the store's connection, whose lock the caller holds):
     /// emptied first when another connection has committed since the last look.
     pub fn current(&self, conn: &Connection) -> Result<MutexGuard<'_, Rows>, StoreError> {
-        let version: i64 = conn.query_row_cached("PRAGMA data_version", [], |r| r.get(0))?;
+        let version: i64 =
+            conn.query_row_cached("SELECT epoch FROM registry_epoch", [], |r| r.get(0))?;
         let mut rows = self.rows.lock().map_err(|_| StoreError::Poisoned)?;
         if rows.version != Some(version) {
             rows.clear();

@@ -133,4 +133,7 @@ pub const MIGRATIONS: &[&str] = &[
     // 14: the audit table without AUTOINCREMENT, the decision index without `allowed` rows
     // (issue 11; why seq numbers are still never reused: see the constant).
     hop_page::MIGRATION_AUDIT_REBUILD,
+    // 15: the registry epoch the registry cache checks (issue 11: the audit writer's own
+    // connection moves `PRAGMA data_version` with every batch).
+    super::cache::MIGRATION_EPOCH,
 ];

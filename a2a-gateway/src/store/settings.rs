@@ -1,7 +1,7 @@
 //! Per-workspace settings (issue 15): one JSON document per workspace, named by the settings'
 //! DVARA keys (`a2a.extensions.allowed`, `a2a.push.delivery`). Read on every hop through the
-//! registry cache (exact: cleared on writes, and on another process's commit by
-//! `PRAGMA data_version`).
+//! registry cache (exact: cleared on writes, and on another process's change by the registry
+//! epoch, see `super::cache`).
 
 use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
