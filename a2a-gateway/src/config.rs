@@ -150,6 +150,10 @@ pub struct Config {
     /// PEM file of extra root certificates trusted for peers' TLS (a private CA), beside the
     /// platform's roots, on every binding (cards, JSON-RPC, HTTP+JSON, `https` gRPC).
     pub peer_ca_file: Option<PathBuf>,
+    /// Threads of the async runtime that serves requests (0: one per CPU the process may use).
+    /// On a machine shared with the agents behind the gateway or a load generator, fewer
+    /// threads spend less CPU per hop (docs/benchmarks.md, "fifth round").
+    pub workers: usize,
 }
 
 /// Shortest grace period of a retired signing key: the governed card's `max-age` (60 s) plus
@@ -196,6 +200,7 @@ impl Default for Config {
             card_key_file: None,
             signing_key_grace_secs: 30 * 24 * 3600,
             peer_ca_file: None,
+            workers: 0,
         }
     }
 }
@@ -267,9 +272,10 @@ mod tests {
     #[test]
     fn toml_overrides_defaults() {
         let c = Config::from_toml_str(
-            "serve_v1 = false\nserve_grpc = true\ndev_mode = true\n[limits]\nmax_message_chars = 10\n",
+            "serve_v1 = false\nserve_grpc = true\ndev_mode = true\nworkers = 2\n[limits]\nmax_message_chars = 10\n",
         )
         .unwrap();
+        assert_eq!((c.workers, Config::default().workers), (2, 0));
         assert!(!c.serve_v1);
         assert!(c.serve_grpc && !Config::default().serve_grpc);
         assert!(c.dev_mode);

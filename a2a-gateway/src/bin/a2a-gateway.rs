@@ -108,6 +108,10 @@ struct ServeArgs {
     /// RLIMIT_NOFILE minus a margin) [default: 10000].
     #[arg(long, env = "A2A_GATEWAY_MAX_CONNECTIONS")]
     max_connections: Option<usize>,
+    /// Threads of the async runtime (0 = one per CPU the process may use); on a machine shared
+    /// with the agents or a load generator, fewer spend less CPU per hop [default: 0].
+    #[arg(long, env = "A2A_GATEWAY_WORKERS")]
+    workers: Option<usize>,
     /// Base URL of push callbacks (a2a.push.callback-base-url): peers post notifications to
     /// `{base}/a2a/{agentId}/push:notify/{callback}` [default: none = push refused].
     #[arg(long, env = "A2A_GATEWAY_PUSH_CALLBACK_BASE_URL")]
@@ -220,6 +224,9 @@ impl ServeArgs {
         if let Some(v) = self.max_connections {
             c.max_connections = v;
         }
+        if let Some(v) = self.workers {
+            c.workers = v;
+        }
         if let Some(v) = self.max_message_chars {
             c.limits.max_message_chars = v;
         }
@@ -298,8 +305,7 @@ struct DemoArgs {
     shutdown_grace_secs: u64,
 }
 
-async fn serve(args: ServeArgs) -> Result<()> {
-    let config = args.config()?;
+async fn serve(config: Config) -> Result<()> {
     let store = Store::open(&config.database)
         .with_context(|| format!("opening {}", config.database.display()))?;
     // This process serves the database: intent records go through the journal (one write per
@@ -493,8 +499,7 @@ async fn demo(args: DemoArgs) -> Result<()> {
     Ok(())
 }
 
-#[tokio::main]
-async fn main() -> Result<()> {
+fn main() -> Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -503,9 +508,27 @@ async fn main() -> Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    match cli.cmd {
-        Cmd::Serve(a) => serve(*a).await,
-        Cmd::Demo(a) => demo(a).await,
-        Cmd::Admin(a) => a2a_gateway::admin_cmd::run(a).await,
+    // `serve` reads its settings before the runtime exists: they size it (`workers`).
+    let (serve_config, workers) = match &cli.cmd {
+        Cmd::Serve(a) => {
+            let c = a.config()?;
+            let w = c.workers;
+            (Some(c), w)
+        }
+        _ => (None, 0),
+    };
+    let mut rt = tokio::runtime::Builder::new_multi_thread();
+    rt.enable_all();
+    if workers > 0 {
+        rt.worker_threads(workers);
     }
+    let rt = rt.build().context("starting the async runtime")?;
+    rt.block_on(async {
+        match (cli.cmd, serve_config) {
+            (Cmd::Serve(_), Some(c)) => serve(c).await,
+            (Cmd::Serve(_), None) => bail!("no serve settings"),
+            (Cmd::Demo(a), _) => demo(a).await,
+            (Cmd::Admin(a), _) => a2a_gateway::admin_cmd::run(a).await,
+        }
+    })
 }
