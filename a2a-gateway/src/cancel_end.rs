@@ -84,7 +84,7 @@ pub(crate) fn closing_events(final_event: &Value, to: Version, already_final: bo
     if already_final {
         return Vec::new();
     }
-    match xlate::event(final_event, Version::V10, to) {
+    match xlate::event(final_event.clone(), Version::V10, to) {
         Ok(ev) => vec![ev],
         Err(e) => {
             tracing::warn!("final update not translated: {e:?}");

@@ -172,7 +172,7 @@ fn rpc_error(id: &Value, code: i64, message: &str, reason: &str, version: Versio
 fn to_v(ev: Value, version: Version) -> Value {
     match version {
         Version::V10 => ev,
-        Version::V03 => xlate::event(&ev, Version::V10, Version::V03).unwrap_or(Value::Null),
+        Version::V03 => xlate::event(ev, Version::V10, Version::V03).unwrap_or(Value::Null),
     }
 }
 

@@ -496,9 +496,9 @@ pub async fn notify(
     }
     let translated = match parsed {
         None => None,
-        Some(v) if !governed => crate::xlate::push_payload(&v, from, to).ok(),
+        Some(v) if !governed => crate::xlate::push_payload(v, from, to).ok(),
         // push steps: the notification in 1.0 form; a refusal (PII block) is not delivered.
-        Some(v) => match crate::xlate::push_payload(&v, from, Version::V10) {
+        Some(v) => match crate::xlate::push_payload(v, from, Version::V10) {
             Err(_) => None,
             Ok(mut v10) => {
                 if let Err(r) = st.governance.push(&hop, &mut v10, &mut evidence) {
@@ -510,7 +510,7 @@ pub async fn notify(
                 audit.governance = (!evidence.is_empty())
                     .then(|| serde_json::to_value(&evidence).ok())
                     .flatten();
-                crate::xlate::push_payload(&v10, Version::V10, to).ok()
+                crate::xlate::push_payload(v10, Version::V10, to).ok()
             }
         },
     };
@@ -577,7 +577,7 @@ async fn task_v03(st: &GatewayState, cb: &PushCallback, event: &Value) -> Value 
         && let Ok(crate::server::Answer::Unary(t)) = peer
             .op(crate::ops::Operation::GetTask, json!({"id": id}))
             .await
-        && let Ok(t) = crate::xlate::push_payload(&json!({"task": t}), Version::V10, Version::V03)
+        && let Ok(t) = crate::xlate::push_payload(json!({"task": t}), Version::V10, Version::V03)
         && t.get("kind").and_then(Value::as_str) == Some("task")
     {
         task = t;

@@ -142,7 +142,7 @@ impl PeerCall<'_> {
                             if let Some(xl2) = xl2.as_mut() {
                                 let mut out = Vec::new();
                                 for ev in owed.into_iter().chain(tail) {
-                                    match xl2.push(&ev) {
+                                    match xl2.push(ev) {
                                         Ok(v) => out.extend(v),
                                         Err(e) => { failed = Some(map_answer_error(e)); break; }
                                     }
@@ -170,11 +170,11 @@ impl PeerCall<'_> {
                     Ok(None) => continue,
                     Err(r) => { yield Err(r); break; }
                 };
-                let mut out = match xl.push(&payload) {
+                let gap = resumed_from.take().filter(|_| crate::resume::is_snapshot(&payload));
+                let mut out = match xl.push(payload) {
                     Ok(out) => out,
                     Err(e) => { yield Err(map_answer_error(e)); break; }
                 };
-                let gap = resumed_from.take().filter(|_| crate::resume::is_snapshot(&payload));
                 if let Some(o) = &open {
                     out.iter().for_each(|ev| o.saw(ev));
                 }
@@ -220,7 +220,7 @@ fn sse_payload(
     if data.is_empty() || data == "[DONE]" {
         return Ok(None);
     }
-    let v: Value = serde_json::from_str(data).map_err(|e| {
+    let mut v: Value = serde_json::from_str(data).map_err(|e| {
         Refusal::upstream_invalid_response(&format!("stream event is not JSON: {e}"))
     })?;
     match binding {
@@ -236,8 +236,9 @@ fn sse_payload(
                 });
                 return Err(Refusal::upstream_error(code, reason));
             }
-            match v.get("result") {
-                Some(r) => Ok(Some(r.clone())),
+            // Taken out of the envelope, not copied.
+            match v.get_mut("result").map(Value::take) {
+                Some(r) => Ok(Some(r)),
                 None => Err(Refusal::upstream_invalid_response(
                     "stream event has neither result nor error",
                 )),
@@ -273,7 +274,7 @@ fn govern_events(
             st.event(&mut ev, &mut evd)?;
         }
         match xl2.as_deref_mut() {
-            Some(xl2) => out.extend(xl2.push(&ev).map_err(map_answer_error)?),
+            Some(xl2) => out.extend(xl2.push(ev).map_err(map_answer_error)?),
             None => out.push(ev),
         }
     }

@@ -121,24 +121,25 @@ pub fn validate_task(t: &Value, v: Version, path: &str) -> R<()> {
 /// Stateless (streams use [`Events`]; this serves send results, push bodies and single
 /// events): a 1.0 status update gets `final: true` in 0.3 when its state is terminal **or
 /// interrupted** (`input-required`, `auth-required`), since a 1.0 stream closes on both.
-/// `a2a-translate`'s stateless `to_v03::stream_event` marks terminal states only.
-pub fn event(ev: &Value, from: Version, to: Version) -> Result<Value, AnswerError> {
+/// `a2a-translate`'s stateless `to_v03::stream_event` marks terminal states only. An event
+/// already in version `to` is checked and returned as it came (taken by value: no copy).
+pub fn event(ev: Value, from: Version, to: Version) -> Result<Value, AnswerError> {
     let inv = AnswerError::Invalid;
     let ut = AnswerError::Untranslatable;
     match from {
         Version::V03 => {
-            let e: v03::StreamResult = read(ev, "result").map_err(inv)?;
+            let e: v03::StreamResult = read(&ev, "result").map_err(inv)?;
             if to == Version::V03 {
-                return Ok(ev.clone());
+                return Ok(ev);
             }
             to_v1::stream_event(e)
                 .map(write)
                 .map_err(|e| ut(refused(e, "result")))
         }
         Version::V10 => {
-            let e: v1::StreamResponse = read(ev, "result").map_err(inv)?;
+            let e: v1::StreamResponse = read(&ev, "result").map_err(inv)?;
             if to == Version::V10 {
-                return Ok(ev.clone());
+                return Ok(ev);
             }
             let interrupted = matches!(&e, v1::StreamResponse::StatusUpdate(s)
                 if s.status.state.is_interrupted());
@@ -177,11 +178,13 @@ impl Events {
     }
 
     /// Translates one peer event; returns the caller's events ready to send (zero to two).
-    pub fn push(&mut self, ev: &Value) -> Result<Vec<Value>, AnswerError> {
+    /// Taken by value: an event already in the caller's version goes on as it came, checked
+    /// but not copied.
+    pub fn push(&mut self, ev: Value) -> Result<Vec<Value>, AnswerError> {
         if !(self.from == Version::V10 && self.to == Version::V03) {
             return event(ev, self.from, self.to).map(|v| vec![v]);
         }
-        let e: v1::StreamResponse = read(ev, "result").map_err(AnswerError::Invalid)?;
+        let e: v1::StreamResponse = read(&ev, "result").map_err(AnswerError::Invalid)?;
         let out = self
             .st
             .push(e)
@@ -198,7 +201,7 @@ impl Events {
 /// Translates a push-notification body (a `StreamResponse` in 1.0, the bare `kind` object in
 /// 0.3) from the peer's version to the subscriber's; status updates get `final` like
 /// [`event`].
-pub fn push_payload(body: &Value, from: Version, to: Version) -> Result<Value, AnswerError> {
+pub fn push_payload(body: Value, from: Version, to: Version) -> Result<Value, AnswerError> {
     event(body, from, to)
 }
 
@@ -316,7 +319,7 @@ pub fn result_owned(
     let ut = AnswerError::Untranslatable;
     match op {
         Operation::SendStreamingMessage | Operation::SubscribeToTask => {
-            return event(&res, from, to);
+            return event(res, from, to);
         }
         // 0.3 has no ListTasks: a 0.3 caller gets the 1.0 shape with 0.3 tasks, the nearest (as
         // the agent answers).
@@ -472,27 +475,30 @@ mod tests {
     #[test]
     fn status_update_gets_final() {
         let ev = json!({"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"}}});
-        let v = event(&ev, Version::V10, Version::V03).unwrap();
+        let v = event(ev.clone(), Version::V10, Version::V03).unwrap();
         assert_eq!(v["kind"], "status-update");
         assert_eq!(v["final"], true);
         assert_eq!(v["status"]["state"], "completed");
-        assert_eq!(event(&v, Version::V03, Version::V10).unwrap(), ev);
+        assert_eq!(event(v.clone(), Version::V03, Version::V10).unwrap(), ev);
     }
 
     #[test]
     fn interrupted_status_is_final_for_03() {
         let ev = json!({"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_INPUT_REQUIRED"}}});
-        let v = event(&ev, Version::V10, Version::V03).unwrap();
+        let v = event(ev.clone(), Version::V10, Version::V03).unwrap();
         assert_eq!(
             (v["final"].clone(), v["status"]["state"].clone()),
             (json!(true), json!("input-required"))
         );
         let ev = json!({"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}});
         assert_eq!(
-            event(&ev, Version::V10, Version::V03).unwrap()["final"],
+            event(ev.clone(), Version::V10, Version::V03).unwrap()["final"],
             false
         );
-        assert_eq!(push_payload(&ev, Version::V10, Version::V10).unwrap(), ev);
+        assert_eq!(
+            push_payload(ev.clone(), Version::V10, Version::V10).unwrap(),
+            ev
+        );
     }
 
     #[test]
@@ -500,18 +506,14 @@ mod tests {
         let su =
             |s: &str| json!({"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":s}}});
         let mut ev = Events::new(Version::V10, Version::V03);
-        assert!(
-            ev.push(&su("TASK_STATE_INPUT_REQUIRED"))
-                .unwrap()
-                .is_empty()
-        );
-        let out = ev.push(&su("TASK_STATE_WORKING")).unwrap();
+        assert!(ev.push(su("TASK_STATE_INPUT_REQUIRED")).unwrap().is_empty());
+        let out = ev.push(su("TASK_STATE_WORKING")).unwrap();
         assert_eq!(out.len(), 2);
         assert_eq!(
             (out[0]["status"]["state"].clone(), out[0]["final"].clone()),
             (json!("input-required"), json!(false))
         );
-        assert!(ev.push(&su("TASK_STATE_AUTH_REQUIRED")).unwrap().is_empty());
+        assert!(ev.push(su("TASK_STATE_AUTH_REQUIRED")).unwrap().is_empty());
         let last = ev.finish().unwrap();
         assert_eq!(
             (last["status"]["state"].clone(), last["final"].clone()),
@@ -520,15 +522,15 @@ mod tests {
         assert!(ev.finish().is_none());
         let mut ev = Events::new(Version::V10, Version::V03);
         assert_eq!(
-            ev.push(&su("TASK_STATE_COMPLETED")).unwrap()[0]["final"],
+            ev.push(su("TASK_STATE_COMPLETED")).unwrap()[0]["final"],
             true
         );
         assert!(matches!(
-            ev.push(&json!({"bogus":{}})),
+            ev.push(json!({"bogus":{}})),
             Err(AnswerError::Invalid(_))
         ));
         let mut ev = Events::new(Version::V03, Version::V10);
-        let v = ev.push(&json!({"kind":"status-update","taskId":"t","contextId":"c","status":{"state":"working"},"final":false})).unwrap();
+        let v = ev.push(json!({"kind":"status-update","taskId":"t","contextId":"c","status":{"state":"working"},"final":false})).unwrap();
         assert_eq!(v, vec![su("TASK_STATE_WORKING")]);
     }
 

@@ -159,8 +159,10 @@ async fn audit_batches_leave_the_registry_version_and_registry_changes_move_it()
     }
     // Settings written by another connection: a new version, and the new document.
     let other = Store::open(&path).unwrap();
-    let mut settings = a2a_gateway::store::WorkspaceSettings::default();
-    settings.extensions_allowed = vec!["https://example.com/ext/x".into()];
+    let settings = a2a_gateway::store::WorkspaceSettings {
+        extensions_allowed: vec!["https://example.com/ext/x".into()],
+        ..Default::default()
+    };
     other.put_workspace_settings("w", &settings).unwrap();
     let v1 = s.authenticate(&secret).unwrap().unwrap().registry_version;
     assert_ne!(v1, v0);

@@ -129,7 +129,7 @@ fn outcome_stream(st: &GatewayState, caller: Version, a: Approval) -> Answer {
     let store = st.governance.approvals.clone();
     let shutdown = st.shutdown.clone();
     let s = async_stream::stream! {
-        let first = crate::xlate::event(&json!({"task": gateway_task(&a)}), Version::V10, caller);
+        let first = crate::xlate::event(json!({"task": gateway_task(&a)}), Version::V10, caller);
         match first {
             Ok(ev) => yield Ok(ev),
             Err(e) => { yield Err(crate::hop::map_answer_error(e)); return; }
@@ -154,7 +154,7 @@ fn outcome_stream(st: &GatewayState, caller: Version, a: Approval) -> Answer {
             let t = gateway_task(&cur);
             let update = json!({"statusUpdate": {"taskId": t["id"], "contextId": t["contextId"],
                 "status": t["status"], "metadata": t["metadata"]}});
-            match crate::xlate::event(&update, Version::V10, caller) {
+            match crate::xlate::event(update, Version::V10, caller) {
                 Ok(ev) => yield Ok(ev),
                 Err(e) => yield Err(crate::hop::map_answer_error(e)),
             }
