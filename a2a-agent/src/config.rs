@@ -180,6 +180,10 @@ agent_config! {
     /// (a gateway), whose users could otherwise reach each other's sends by `messageId`.
     /// Default: 0 (off); e.g. 3600.
     idempotency_window_s: u64 = 0;
+    /// Threads of the `a2a-agent` binary's async runtime, 0 = one per CPU the process may use
+    /// (a program using the library runs the server on its own runtime). On a machine shared
+    /// with busy neighbours fewer threads spend less CPU per request. Default: 0.
+    workers: usize = 0;
 }
 
 /// A comma-separated list flag value (`--cors-allowed-origins a,b`).

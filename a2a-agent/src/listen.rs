@@ -1,6 +1,7 @@
 //! The protocol edge shared by the agent and the gateway: one accept loop with TCP_NODELAY,
 //! header-read, body-read and idle timeouts, a connection cap kept below the fd limit, graceful
-//! draining, and the SIGTERM/SIGINT wait of both binaries ([`shutdown_signal`]).
+//! draining, the SIGTERM/SIGINT wait of both binaries ([`shutdown_signal`]) and the runtime
+//! they serve on ([`runtime`]).
 //!
 //! Built on `hyper` + `hyper-util` (`server::conn::auto`, HTTP/1.1 and h2c) rather than
 //! `axum::serve`, which offers none of these timeouts.
@@ -124,6 +125,19 @@ pub fn effective_max_connections(configured: usize) -> usize {
         }
         None => wanted,
     }
+}
+
+/// The multi-threaded async runtime both binaries serve on, with `workers` threads (0: one per
+/// CPU the process may use, tokio's default). On a machine the server shares with busy
+/// neighbours (the agents behind a gateway, a load generator) fewer threads spend less CPU per
+/// request: fewer cross-thread wake-ups (docs/benchmarks.md, "fifth round").
+pub fn runtime(workers: usize) -> std::io::Result<tokio::runtime::Runtime> {
+    let mut rt = tokio::runtime::Builder::new_multi_thread();
+    rt.enable_all();
+    if workers > 0 {
+        rt.worker_threads(workers);
+    }
+    rt.build()
 }
 
 /// Waits for SIGINT (Ctrl-C) or SIGTERM, whichever comes first.

@@ -94,8 +94,7 @@ fn build_config(s: &Serve) -> anyhow::Result<AgentConfig> {
     Ok(cfg)
 }
 
-async fn serve(s: Serve) -> anyhow::Result<()> {
-    let mut cfg = build_config(&s)?;
+async fn serve(s: Serve, mut cfg: AgentConfig) -> anyhow::Result<()> {
     let auth_set = s.cfg.validate_auth.is_some()
         || s.config
             .as_ref()
@@ -165,8 +164,7 @@ async fn serve(s: Serve) -> anyhow::Result<()> {
     Ok(())
 }
 
-#[tokio::main]
-async fn main() -> std::process::ExitCode {
+fn main() -> std::process::ExitCode {
     use clap::{CommandFactory, FromArgMatches};
     let cmd = Cli::command().mut_subcommand("serve", a2a_agent::config::ConfigArgs::with_env);
     let cli = match Cli::from_arg_matches(&cmd.get_matches()) {
@@ -184,7 +182,12 @@ async fn main() -> std::process::ExitCode {
     } else {
         builder.init();
     }
-    match serve(*s).await {
+    // The settings are read before the runtime exists: they size it (`workers`).
+    let done = build_config(&s).and_then(|cfg| {
+        let rt = a2a_agent::listen::runtime(cfg.workers)?;
+        rt.block_on(serve(*s, cfg))
+    });
+    match done {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("a2a-agent: {e}");

@@ -517,12 +517,7 @@ fn main() -> Result<()> {
         }
         _ => (None, 0),
     };
-    let mut rt = tokio::runtime::Builder::new_multi_thread();
-    rt.enable_all();
-    if workers > 0 {
-        rt.worker_threads(workers);
-    }
-    let rt = rt.build().context("starting the async runtime")?;
+    let rt = a2a_agent::listen::runtime(workers).context("starting the async runtime")?;
     rt.block_on(async {
         match (cli.cmd, serve_config) {
             (Cmd::Serve(_), Some(c)) => serve(c).await,
