@@ -4,7 +4,7 @@
 # (drive.py: one keep-alive connection, one request at a time) sends W warm-up requests, the
 # counters are zeroed, N more requests are sent and the counters dumped. Prints the instructions
 # (Ir) per request of the gateway and of the agent behind it, then of the agent called directly,
-# on JSON-RPC and HTTP+JSON.
+# on JSON-RPC and HTTP+JSON, and per SendStreamingMessage stream (JSON-RPC, read to its end).
 #
 # Usage (from the repository root, after `cargo build --profile profiling -p a2ars-gateway
 #   --bin a2a-gateway -p a2ars-agent --bin a2a-agent`):
@@ -64,4 +64,6 @@ measure gw-jsonrpc "$GW" jsonrpc "$KEY"
 measure gw-rest "$GW/v1/message:send" rest "$KEY"
 measure direct-jsonrpc "$DIRECT" jsonrpc ""
 measure direct-rest "$DIRECT/message:send" rest ""
+measure gw-stream "$GW" stream "$KEY"
+measure direct-stream "$DIRECT" stream ""
 echo "N=$N W=$W; $(uptime)"

@@ -3,7 +3,8 @@
 one keep-alive HTTP/1.1 connection (the same bodies and headers as send.lua / rest.lua, a new
 messageId each). Exits non-zero on the first answer that is not 200 with a result.
 
-Usage: drive.py URL N [jsonrpc|rest] [KEY]   (rest: URL ends in /message:send)
+Usage: drive.py URL N [jsonrpc|rest|stream] [KEY]   (rest: URL ends in /message:send; stream:
+SendStreamingMessage on JSON-RPC, each answer an SSE stream read to its end)
 """
 import http.client
 import sys
@@ -24,6 +25,12 @@ def main():
         headers["Content-Type"] = "application/a2a+json"
         tmpl = '{"message":{"messageId":"%s","role":"ROLE_USER","parts":[{"text":"hello bench"}]}}'
         want = b'"task"'
+    elif binding == "stream":
+        headers["Content-Type"] = "application/json"
+        headers["Accept"] = "text/event-stream"
+        tmpl = ('{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":'
+                '{"messageId":"%s","role":"ROLE_USER","parts":[{"text":"hello bench"}]}}}')
+        want = b'data:'
     else:
         headers["Content-Type"] = "application/json"
         tmpl = ('{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":'
