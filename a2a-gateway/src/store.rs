@@ -135,7 +135,9 @@ impl Store {
         let w = Connection::open(path)?;
         w.pragma_update(None, "synchronous", "NORMAL")?;
         w.pragma_update(None, "foreign_keys", "ON")?;
-        w.busy_timeout(std::time::Duration::from_secs(5))?;
+        // Longer than the shared connection's 5 s: nobody on the request path waits for this
+        // thread (journaled intents), and a batch given up on is logged, not retried.
+        w.busy_timeout(std::time::Duration::from_secs(30))?;
         // Checkpoints run from the checkpointer's connection (`audit_writer::Checkpointer`).
         w.pragma_update(None, "wal_autocheckpoint", 0)?;
         w.set_prepared_statement_cache_capacity(sql::STATEMENT_CACHE);
