@@ -9,8 +9,7 @@ use a2a_agent::model::{Task, TaskState, TaskStatus, Timestamp};
 use a2a_agent::store::StoredTask;
 use common::*;
 use serde_json::json;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::Duration;
 
 const MIB: u64 = 1024 * 1024;
@@ -38,29 +37,18 @@ fn rss_bytes(pid: u32) -> u64 {
 #[tokio::test]
 async fn rss_stays_bounded_under_large_messages_and_returns_near_baseline() {
     let cap = 4 * MIB;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-agent"))
-        .args([
-            "serve",
-            "--echo",
-            "--port",
-            "0",
-            "--terminal-task-ttl-s",
-            "1",
-        ])
-        .args(["--memory-store-max-bytes", &cap.to_string()])
-        .env("A2A_AGENT_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let url = loop {
-        let l = lines.next().expect("agent exited").unwrap();
-        if let Some(u) = l.strip_prefix("LISTENING ") {
-            break u.trim().to_string();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
+    let cap_s = cap.to_string();
+    let args = [
+        "serve",
+        "--echo",
+        "--port",
+        "0",
+        "--terminal-task-ttl-s",
+        "1",
+        "--memory-store-max-bytes",
+        &cap_s,
+    ];
+    let (child, url, _) = spawn_agent(&args, None);
     let agent = Agent(child);
     let pid = agent.0.id();
 

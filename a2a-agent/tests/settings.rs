@@ -327,48 +327,17 @@ async fn page_tokens_are_not_shifted_by_tasks_created_while_paging() {
     s.shutdown().await;
 }
 
-/// Threads of process `pid` whose name starts with `tokio-` (the runtime's workers; its
-/// blocking pool threads carry the same name, and the echo agent starts none while idle).
-#[cfg(target_os = "linux")]
-fn runtime_threads(pid: u32) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/task"))
-        .map(|d| {
-            d.filter_map(|t| t.ok())
-                .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
-                .filter(|c| c.starts_with("tokio-"))
-                .count()
-        })
-        .unwrap_or(0)
-}
-
-/// `workers` sizes the binary's runtime (flag here; TOML and env like every field), and the
-/// agent answers on it.
-#[cfg(target_os = "linux")]
+/// `workers` sizes the binary's runtime (flag here; TOML and env like every field; the binary
+/// prints the runtime's worker count as `WORKERS n`), and the agent answers on it.
 #[tokio::test]
 async fn workers_sizes_the_binary_runtime() {
-    use std::io::{BufRead, BufReader};
-    let mut counts = Vec::new();
     for n in ["1", "3"] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-agent"))
-            .args(["serve", "--echo", "--port", "0", "--workers", n])
-            .env("A2A_AGENT_LOG", "warn")
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let url = loop {
-            let l = lines.next().expect("agent exited").unwrap();
-            if let Some(u) = l.strip_prefix("LISTENING ") {
-                break u.trim().to_string();
-            }
-        };
+        let args = ["serve", "--echo", "--port", "0", "--workers", n];
+        let (mut child, url, line) = spawn_agent(&args, Some("WORKERS "));
+        assert_eq!(line, Some(format!("WORKERS {n}")));
         let (status, v) = rpc(&url, "SendMessage", json!({"message": msg("hi")})).await;
         assert_eq!(status, 200, "{v}");
-        counts.push(runtime_threads(child.id()));
         let _ = child.kill();
         let _ = child.wait();
     }
-    assert_eq!(counts[1], counts[0] + 2, "runtime threads: {counts:?}");
-    assert!(counts[0] >= 1, "runtime threads: {counts:?}");
 }

@@ -133,36 +133,22 @@ async fn sigint_is_handled_the_same_way() {
     run("-INT", 2, 2).await;
 }
 
-/// Threads of a process whose name starts with `tokio-` (the runtime's workers; its blocking
-/// pool threads carry the same name but none runs in an idle gateway).
-fn runtime_threads(pid: u32) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/task"))
-        .map(|d| {
-            d.filter_map(|t| t.ok())
-                .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
-                .filter(|c| c.starts_with("tokio-"))
-                .count()
-        })
-        .unwrap_or(0)
-}
-
-/// `--workers N` sizes the runtime that serves requests (the setting `workers`); the gateway
-/// answers either way and still stops on SIGTERM with exit 0.
-#[cfg(target_os = "linux")]
+/// `--workers N` sizes the runtime that serves requests (the setting `workers`; the binary
+/// prints the runtime's worker count as `WORKERS n`); the gateway answers either way and still
+/// stops on SIGTERM with exit 0.
 #[tokio::test]
 async fn workers_sizes_the_runtime() {
     let peer = slow_peer(Arc::new(AtomicUsize::new(0))).await;
-    let mut counts = Vec::new();
     for n in ["1", "3"] {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("gw.db");
         seed_file(&db, "slow", peer.url());
-        let (mut child, base) = spawn_serve(&db, &["--workers", n]);
+        let (mut child, base, line) = common::spawn_serve_until(&db, &["--workers", n], "WORKERS ");
+        assert_eq!(line, format!("WORKERS {n}"));
         let card = reqwest::get(format!("{base}/a2a/slow/.well-known/agent-card.json"))
             .await
             .unwrap();
         assert!(card.status().as_u16() < 500, "{}", card.status());
-        counts.push(runtime_threads(child.id()));
         let st = Command::new("kill")
             .args(["-TERM", &child.id().to_string()])
             .status()
@@ -170,7 +156,5 @@ async fn workers_sizes_the_runtime() {
         assert!(st.success());
         assert!(wait_exit(&mut child, Duration::from_secs(12)).success());
     }
-    assert_eq!(counts[1], counts[0] + 2, "runtime threads: {counts:?}");
-    assert!(counts[0] >= 1, "runtime threads: {counts:?}");
     peer.shutdown().await;
 }

@@ -16,12 +16,18 @@ fn agent(endpoint: &str) -> Agent {
     }
 }
 
-#[test]
-fn cached_key_is_revoked_through_the_store_and_from_another_connection() {
+/// A store on a new file (its directory kept alive by the first value) with workspace `w`.
+fn fresh() -> (tempfile::TempDir, std::path::PathBuf, Store) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("gw.db");
     let s = Store::open(&path).unwrap();
     s.create_workspace("w", "W").unwrap();
+    (dir, path, s)
+}
+
+#[test]
+fn cached_key_is_revoked_through_the_store_and_from_another_connection() {
+    let (_dir, path, s) = fresh();
     let (a, secret_a) = s.create_key("w", &[], None, None).unwrap();
     let (_, secret_b) = s.create_key("w", &[Scope::Read], None, None).unwrap();
     // Read twice: the second answer comes from the cache.
@@ -57,10 +63,7 @@ fn cached_key_is_revoked_through_the_store_and_from_another_connection() {
 
 #[test]
 fn each_hop_reads_the_registry_as_of_its_authentication() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("gw.db");
-    let s = Store::open(&path).unwrap();
-    s.create_workspace("w", "W").unwrap();
+    let (_dir, path, s) = fresh();
     let (_, secret) = s.create_key("w", &[], None, None).unwrap();
     s.upsert_agent(&agent("http://127.0.0.1:1/")).unwrap();
     let hop1 = s.authenticate(&secret).unwrap().unwrap();
@@ -96,10 +99,7 @@ fn each_hop_reads_the_registry_as_of_its_authentication() {
 
 #[test]
 fn cached_agent_and_workspace_follow_changes_from_both_sides() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("gw.db");
-    let s = Store::open(&path).unwrap();
-    s.create_workspace("w", "W").unwrap();
+    let (_dir, path, s) = fresh();
     assert!(s.agent("w", "echo").unwrap().is_none());
     s.upsert_agent(&agent("http://127.0.0.1:1/")).unwrap();
     assert_eq!(
@@ -138,10 +138,7 @@ fn cached_agent_and_workspace_follow_changes_from_both_sides() {
 /// keys, agents, workspaces and settings by another connection still move it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn audit_batches_leave_the_registry_version_and_registry_changes_move_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("gw.db");
-    let s = Store::open(&path).unwrap();
-    s.create_workspace("w", "W").unwrap();
+    let (_dir, path, s) = fresh();
     let (_, secret) = s.create_key("w", &[], None, None).unwrap();
     s.upsert_agent(&agent("http://127.0.0.1:1/")).unwrap();
     let v0 = s.authenticate(&secret).unwrap().unwrap().registry_version;
@@ -184,10 +181,7 @@ async fn audit_batches_leave_the_registry_version_and_registry_changes_move_it()
 /// (busy timeout), not fail: the records queued meanwhile are all committed once it ends.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_audit_writer_waits_for_a_write_lock_held_elsewhere() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("gw.db");
-    let s = Store::open(&path).unwrap();
-    s.create_workspace("w", "W").unwrap();
+    let (_dir, path, s) = fresh();
     let raw = rusqlite::Connection::open(&path).unwrap();
     raw.execute_batch("BEGIN IMMEDIATE").unwrap();
     for i in 0..5 {
@@ -218,10 +212,7 @@ fn rec(trace: &str) -> AuditRecord {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn intent_is_committed_before_it_answers_and_queued_records_before_reads() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("gw.db");
-    let s = Store::open(&path).unwrap();
-    s.create_workspace("w", "W").unwrap();
+    let (_dir, path, s) = fresh();
     // Many hops at once: every intent gets its own sequence number, each already committed
     // (visible to another connection) when its call returns.
     let mut tasks = Vec::new();
@@ -270,10 +261,7 @@ async fn intent_is_committed_before_it_answers_and_queued_records_before_reads()
 /// still show one record per finished hop; a second process cannot take the same journal.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn journaled_intents_link_their_completions_and_the_journal_is_exclusive() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("gw.db");
-    let s = Store::open(&path).unwrap();
-    s.create_workspace("w", "W").unwrap();
+    let (dir, path, s) = fresh();
     assert_eq!(s.open_intent_journal().unwrap(), 0);
     let other = Store::open(&path).unwrap();
     let err = other.open_intent_journal().unwrap_err().to_string();
@@ -311,10 +299,7 @@ async fn journaled_intents_link_their_completions_and_the_journal_is_exclusive()
 /// rows, linked. Reads show one record per hop either way, and a restart recovers nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_intent_completed_within_its_batch_is_folded_into_the_completion() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("gw.db");
-    let s = Store::open(&path).unwrap();
-    s.create_workspace("w", "W").unwrap();
+    let (_dir, path, s) = fresh();
     s.open_intent_journal().unwrap();
     for i in 0..20 {
         let r = rec(&format!("f{i}"));
@@ -360,10 +345,7 @@ async fn an_intent_completed_within_its_batch_is_folded_into_the_completion() {
 /// written, and every row is kept.
 #[test]
 fn the_wal_stays_bounded_with_checkpoints_off_the_shared_connection() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("gw.db");
-    let s = Store::open(&path).unwrap();
-    s.create_workspace("w", "W").unwrap();
+    let (dir, _path, s) = fresh();
     let blob = serde_json::json!({ "evidence": "x".repeat(2048) });
     for i in 0..4000 {
         let mut r = rec(&format!("wal{i}"));
@@ -502,10 +484,7 @@ fn hop_pages_find_completions_through_the_partial_intent_index() {
 /// without that time, is recovered as before.
 #[test]
 fn a_recovered_intent_keeps_the_time_it_was_journaled() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("gw.db");
-    let s = Store::open(&path).unwrap();
-    s.create_workspace("w", "W").unwrap();
+    let (dir, path, s) = fresh();
     drop(s);
     // 2026-01-01T00:00:00.5Z in Unix nanoseconds.
     let at = 1_767_225_600_500_000_000i64;
@@ -530,10 +509,7 @@ fn a_recovered_intent_keeps_the_time_it_was_journaled() {
 /// of the record: the recovered row is the one the journal held.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_journaled_intent_line_carries_its_time() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("gw.db");
-    let s = Store::open(&path).unwrap();
-    s.create_workspace("w", "W").unwrap();
+    let (dir, _path, s) = fresh();
     s.open_intent_journal().unwrap();
     let before = time::OffsetDateTime::now_utc().unix_timestamp_nanos();
     s.append_intent_committed(&rec("timed")).await.unwrap();

@@ -156,6 +156,9 @@ async fn serve(s: Serve, mut cfg: AgentConfig) -> anyhow::Result<()> {
             "try: curl -s -X POST {url}/ -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' \
              -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"SendMessage\",\"params\":{{\"message\":{{\"messageId\":\"m1\",\"role\":\"ROLE_USER\",\"parts\":[{{\"text\":\"hello\"}}]}}}}}}'"
         )?;
+        // The runtime's size (the `workers` setting, or one per CPU).
+        let workers = tokio::runtime::Handle::current().metrics().num_workers();
+        writeln!(out, "WORKERS {workers}")?;
         out.flush()?;
     }
     a2a_agent::listen::shutdown_signal().await;

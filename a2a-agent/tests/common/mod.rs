@@ -296,3 +296,37 @@ pub async fn post_1_0(url: String) -> reqwest::Response {
         .await
         .unwrap()
 }
+
+/// Starts the `a2a-agent` binary with `args` (stdout piped, stderr dropped, log level warn);
+/// returns the child, the URL of its `LISTENING` line and the first later line starting with
+/// `prefix` (`None`: do not wait for one). Later output is drained.
+pub fn spawn_agent(
+    args: &[&str],
+    prefix: Option<&str>,
+) -> (std::process::Child, String, Option<String>) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-agent"))
+        .args(args)
+        .env("A2A_AGENT_LOG", "warn")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut next = || lines.next().expect("agent exited").unwrap();
+    let url = loop {
+        if let Some(u) = next().strip_prefix("LISTENING ") {
+            break u.trim().to_string();
+        }
+    };
+    let line = prefix.map(|p| {
+        loop {
+            let l = next();
+            if l.starts_with(p) {
+                break l;
+            }
+        }
+    });
+    std::thread::spawn(move || for _ in lines {});
+    (child, url, line)
+}

@@ -331,6 +331,11 @@ async fn serve(config: Config) -> Result<()> {
     if console {
         println!("CONSOLE http://{addr}/console (log in with the admin token)");
     }
+    // The runtime's size (the `workers` setting, or one per CPU).
+    println!(
+        "WORKERS {}",
+        tokio::runtime::Handle::current().metrics().num_workers()
+    );
     a2a_agent::listen::shutdown_signal().await;
     handle.shutdown().await;
     // Completion records queued for the audit writer's next batch commit before we exit.

@@ -224,6 +224,17 @@ pub fn seed_file(db: &std::path::Path, agent_id: &str, endpoint: &str) -> String
 /// Starts `a2a-gateway serve --listen 127.0.0.1:0 --dev true --database db` plus `extra`
 /// arguments; returns the child and the base URL from its `LISTENING` line.
 pub fn spawn_serve(db: &std::path::Path, extra: &[&str]) -> (std::process::Child, String) {
+    let (child, base, _) = spawn_serve_until(db, extra, "LISTENING ");
+    (child, base)
+}
+
+/// [`spawn_serve`], waiting also for the first printed line that starts with `prefix` (such
+/// as `WORKERS `); returns it too.
+pub fn spawn_serve_until(
+    db: &std::path::Path,
+    extra: &[&str],
+    prefix: &str,
+) -> (std::process::Child, String, String) {
     use std::io::BufRead;
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-gateway"))
         .args(["serve", "--listen", "127.0.0.1:0", "--dev", "true"])
@@ -239,15 +250,26 @@ pub fn spawn_serve(db: &std::path::Path, extra: &[&str]) -> (std::process::Child
     std::thread::spawn(move || {
         for line in std::io::BufReader::new(stdout).lines() {
             let Ok(line) = line else { break };
-            if let Some(u) = line.strip_prefix("LISTENING ") {
-                let _ = tx.send(u.to_owned());
-            }
+            let _ = tx.send(line);
         }
     });
-    let base = rx
-        .recv_timeout(std::time::Duration::from_secs(10))
-        .expect("no LISTENING line");
-    (child, base)
+    let wait = |what: &str| loop {
+        let line = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("no {what} line"));
+        if line.starts_with(what) {
+            break line;
+        }
+    };
+    let base = wait("LISTENING ")["LISTENING ".len()..].to_owned();
+    let line = if prefix == "LISTENING " {
+        format!("LISTENING {base}")
+    } else {
+        wait(prefix)
+    };
+    // Keep reading so the child never blocks on a full pipe.
+    std::thread::spawn(move || for _ in rx {});
+    (child, base, line)
 }
 
 /// A JSON-RPC 1.0 peer (its card at the well-known path) whose `POST /` is answered by
