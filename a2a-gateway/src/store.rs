@@ -88,12 +88,19 @@ impl Store {
         Self::init(Connection::open_in_memory()?, None)
     }
 
+    /// The settings of every connection of the store: commits without fsync (WAL), foreign
+    /// keys, `busy` to wait for another connection's write lock, the statement cache.
+    fn configure(c: &Connection, busy: std::time::Duration) -> Result<(), StoreError> {
+        c.pragma_update(None, "synchronous", "NORMAL")?;
+        c.pragma_update(None, "foreign_keys", "ON")?;
+        c.busy_timeout(busy)?;
+        c.set_prepared_statement_cache_capacity(sql::STATEMENT_CACHE);
+        Ok(())
+    }
+
     fn init(conn: Connection, path: Option<&Path>) -> Result<Store, StoreError> {
         conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        conn.set_prepared_statement_cache_capacity(sql::STATEMENT_CACHE);
+        Self::configure(&conn, std::time::Duration::from_secs(5))?;
         let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
         for (i, sql) in MIGRATIONS.iter().enumerate() {
             let v = i as i64 + 1;
@@ -133,14 +140,11 @@ impl Store {
     /// The audit writer's connection to the database file at `path` (migrated already).
     fn writer_connection(path: &Path) -> Result<Connection, StoreError> {
         let w = Connection::open(path)?;
-        w.pragma_update(None, "synchronous", "NORMAL")?;
-        w.pragma_update(None, "foreign_keys", "ON")?;
-        // Longer than the shared connection's 5 s: nobody on the request path waits for this
-        // thread (journaled intents), and a batch given up on is logged, not retried.
-        w.busy_timeout(std::time::Duration::from_secs(30))?;
+        // A longer wait than the shared connection's 5 s: nobody on the request path waits for
+        // this thread (journaled intents), and a batch given up on is logged, not retried.
+        Self::configure(&w, std::time::Duration::from_secs(30))?;
         // Checkpoints run from the checkpointer's connection (`audit_writer::Checkpointer`).
         w.pragma_update(None, "wal_autocheckpoint", 0)?;
-        w.set_prepared_statement_cache_capacity(sql::STATEMENT_CACHE);
         Ok(w)
     }
 

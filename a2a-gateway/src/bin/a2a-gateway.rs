@@ -513,22 +513,15 @@ fn main() -> Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    // `serve` reads its settings before the runtime exists: they size it (`workers`).
-    let (serve_config, workers) = match &cli.cmd {
+    let runtime =
+        |workers| a2a_agent::listen::runtime(workers).context("starting the async runtime");
+    match cli.cmd {
+        // `serve` reads its settings before the runtime exists: they size it (`workers`).
         Cmd::Serve(a) => {
-            let c = a.config()?;
-            let w = c.workers;
-            (Some(c), w)
+            let config = a.config()?;
+            runtime(config.workers)?.block_on(serve(config))
         }
-        _ => (None, 0),
-    };
-    let rt = a2a_agent::listen::runtime(workers).context("starting the async runtime")?;
-    rt.block_on(async {
-        match (cli.cmd, serve_config) {
-            (Cmd::Serve(_), Some(c)) => serve(c).await,
-            (Cmd::Serve(_), None) => bail!("no serve settings"),
-            (Cmd::Demo(a), _) => demo(a).await,
-            (Cmd::Admin(a), _) => a2a_gateway::admin_cmd::run(a).await,
-        }
-    })
+        Cmd::Demo(a) => runtime(0)?.block_on(demo(a)),
+        Cmd::Admin(a) => runtime(0)?.block_on(a2a_gateway::admin_cmd::run(a)),
+    }
 }
