@@ -119,14 +119,8 @@ async fn streaming_disabled_is_unsupported() {
         .streaming(false)
         .build();
     let s = start_with(card, a2a_agent::demo::echo_handler(), open_config()).await;
-    let r = client()
-        .post(format!("{}/message:stream", s.url()))
-        .header("A2A-Version", "1.0")
-        .json(&json!({"message": msg("x")}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 400);
+    let (st, _) = rest_post(s.url(), "/message:stream", json!({"message": msg("x")})).await;
+    assert_eq!(st, 400);
     let (_, v) = rpc(
         s.url(),
         "SendStreamingMessage",
@@ -173,14 +167,8 @@ async fn busy_sync_rejected_async_queued_and_failed_on_shutdown() {
     assert_eq!(st, 429);
     assert_eq!(v["error"]["details"][0]["reason"], "RESOURCE_EXHAUSTED");
     // streaming: rejected
-    let r = client()
-        .post(format!("{}/message:stream", s.url()))
-        .header("A2A-Version", "1.0")
-        .json(&json!({"message": msg("x")}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 429);
+    let (st, _) = rest_post(s.url(), "/message:stream", json!({"message": msg("x")})).await;
+    assert_eq!(st, 429);
     // async: queued as SUBMITTED
     let (_, v) = rpc(
         s.url(),

@@ -7,17 +7,15 @@ use a2a_gateway::demo::start_echo;
 use a2a_gateway::errors::Version;
 use a2a_gateway::keys::Scope;
 use common::*;
+use reqwest::Method;
 use serde_json::{Value, json};
 
 #[tokio::test]
 async fn http_json_binding_for_callers() {
     let env = env(Version::V03).await;
     let resp = env
-        .http
-        .post(env.url("/a2a/echo/v1/message:send"))
+        .v1(Method::POST, "/a2a/echo/v1/message:send")
         .header("content-type", "application/a2a+json")
-        .header("A2A-Version", "1.0")
-        .bearer_auth(&env.key)
         .body(
             json!({"message":{"messageId": uuid::Uuid::new_v4().to_string(),"role":"ROLE_USER","parts":[{"text":"rest"}]}})
                 .to_string(),
@@ -30,20 +28,14 @@ async fn http_json_binding_for_callers() {
     let tid = b["task"]["id"].as_str().unwrap().to_owned();
     assert_eq!(b["task"]["artifacts"][0]["parts"][0]["text"], "echo: rest");
     let resp = env
-        .http
-        .get(env.url(&format!("/a2a/echo/v1/tasks/{tid}")))
-        .header("A2A-Version", "1.0")
-        .bearer_auth(&env.key)
+        .v1(Method::GET, &format!("/a2a/echo/v1/tasks/{tid}"))
         .send()
         .await
         .unwrap();
     let b: Value = resp.json().await.unwrap();
     assert_eq!(b["status"]["state"], "TASK_STATE_COMPLETED");
     let resp = env
-        .http
-        .get(env.url("/a2a/echo/v1/tasks/ghost"))
-        .header("A2A-Version", "1.0")
-        .bearer_auth(&env.key)
+        .v1(Method::GET, "/a2a/echo/v1/tasks/ghost")
         .send()
         .await
         .unwrap();
@@ -51,20 +43,14 @@ async fn http_json_binding_for_callers() {
     let b: Value = resp.json().await.unwrap();
     assert_eq!(b["error"]["details"][0]["reason"], "TASK_NOT_FOUND");
     let resp = env
-        .http
-        .post(env.url(&format!("/a2a/echo/v1/tasks/{tid}:cancel")))
-        .header("A2A-Version", "1.0")
-        .bearer_auth(&env.key)
+        .v1(Method::POST, &format!("/a2a/echo/v1/tasks/{tid}:cancel"))
         .send()
         .await
         .unwrap();
     assert_eq!(resp.status().as_u16(), 400);
     let resp = env
-        .http
-        .post(env.url("/a2a/echo/v1/message:stream"))
-        .header("A2A-Version", "1.0")
+        .v1(Method::POST, "/a2a/echo/v1/message:stream")
         .header("content-type", "application/json")
-        .bearer_auth(&env.key)
         .body(
             json!({"message":{"messageId": uuid::Uuid::new_v4().to_string(),"role":"ROLE_USER","parts":[{"text":"rest"}]}})
                 .to_string(),
@@ -81,10 +67,7 @@ async fn http_json_binding_for_callers() {
     assert!(events[0]["task"].is_object(), "{text}");
     assert!(events[2]["statusUpdate"].is_object());
     let resp = env
-        .http
-        .get(env.url("/a2a/echo/v1/tasks"))
-        .header("A2A-Version", "1.0")
-        .bearer_auth(&env.key)
+        .v1(Method::GET, "/a2a/echo/v1/tasks")
         .send()
         .await
         .unwrap();
@@ -128,12 +111,9 @@ async fn audit_metrics_and_trace_propagation() {
     let env = env(Version::V03).await;
     let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
     let resp = env
-        .http
-        .post(env.url("/a2a/echo"))
+        .v1(Method::POST, "/a2a/echo")
         .header("content-type", "application/json")
-        .header("A2A-Version", "1.0")
         .header("traceparent", format!("00-{trace}-00f067aa0ba902b7-01"))
-        .bearer_auth(&env.key)
         .body(send10("audit me").to_string())
         .send()
         .await

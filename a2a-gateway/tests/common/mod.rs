@@ -43,6 +43,14 @@ impl Env {
             .unwrap();
     }
 
+    /// A request to `path` with the caller's key and `A2A-Version: 1.0`.
+    pub fn v1(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.http
+            .request(method, self.url(path))
+            .header("A2A-Version", "1.0")
+            .bearer_auth(&self.key)
+    }
+
     pub async fn rpc(&self, path: &str, version: Option<&str>, body: Value) -> (u16, Value) {
         self.rpc_key(path, version, body, &self.key).await
     }
