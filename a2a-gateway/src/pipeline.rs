@@ -43,9 +43,9 @@ pub const STEPS: &[&str] = &[
     "scope",
     "target",
     "streaming switch",
+    "request validation in the caller's version",
     "approval follow-up",
     "delegation chain",
-    "request validation in the caller's version",
     "ownership",
     "webhook check",
     "registered endpoint checks",
@@ -106,6 +106,11 @@ async fn steps(
     if op.is_streaming() && !st.config.streaming_enabled {
         return Err(Refusal::streaming_disabled());
     }
+    // request validation in the caller's version: before anything reads the params, and into
+    // one spelling (proto names such as `task_id` become `taskId`), so every later check and
+    // the request sent to the peer read the same members.
+    let mut params = params;
+    xlate::normalize_request(op, call.version, &mut params)?;
     // approval follow-up: task operations on a gateway task of a held hop.
     let params = match crate::governance::approval_flow::follow(
         st,
@@ -129,8 +134,6 @@ async fn steps(
         .workspace_seen(&principal.workspace_id, principal.registry_version)
         .ok()
         .flatten();
-    // request validation in the caller's version: before anything is fetched from the peer.
-    xlate::validate_request(op, call.version, &params)?;
     let mut params = params;
     // ownership: a task of another owner answers exactly like one that never existed.
     let owner = Owner {

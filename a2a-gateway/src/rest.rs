@@ -134,13 +134,53 @@ pub(crate) async fn rest_entry(
     crate::trust::stamp(resp, call.audit.signature_trust.as_deref())
 }
 
+/// `page_size` -> `pageSize`; `None` for a name without `_`.
+fn camel(k: &str) -> Option<String> {
+    if !k.contains('_') {
+        return None;
+    }
+    let mut out = String::with_capacity(k.len());
+    let mut up = false;
+    for c in k.chars() {
+        match c {
+            '_' => up = true,
+            c if up => {
+                out.extend(c.to_uppercase());
+                up = false;
+            }
+            c => out.push(c),
+        }
+    }
+    Some(out)
+}
+
 pub(crate) fn query_params(query: Option<&str>) -> serde_json::Map<String, Value> {
     let mut out = serde_json::Map::new();
+    // JSON names taken from a proto name, with that name.
+    let mut from_snake: Vec<(String, String)> = Vec::new();
     if let Some(q) = query {
         for (k, v) in url::form_urlencoded::parse(q.as_bytes()) {
             if k.eq_ignore_ascii_case("a2a-version") {
                 continue;
             }
+            // A query member under its proto name (`page_size`) is read under its JSON name, as
+            // a body member is; given under both, both stay and validation refuses the pair.
+            let k = match camel(&k) {
+                Some(c) if !out.contains_key(&c) => {
+                    from_snake.push((c.clone(), k.into_owned()));
+                    std::borrow::Cow::Owned(c)
+                }
+                Some(_) => k,
+                None => {
+                    if let Some(i) = from_snake.iter().position(|(c, _)| *c == k) {
+                        let (c, snake) = from_snake.swap_remove(i);
+                        if let Some(v) = out.remove(&c) {
+                            out.insert(snake, v);
+                        }
+                    }
+                    k
+                }
+            };
             let val = match k.as_ref() {
                 "pageSize" | "historyLength" => v
                     .parse::<i64>()
@@ -333,4 +373,28 @@ pub(crate) async fn rest_push_delete(
         json!({"taskId": task, "id": cfg}),
     )
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::query_params;
+    use serde_json::json;
+
+    #[test]
+    fn query_members_under_proto_names_are_read_under_json_names() {
+        let q = query_params(Some("page_size=2&history_length=1&include_artifacts=true"));
+        assert_eq!(
+            serde_json::Value::Object(q),
+            json!({"pageSize": 2, "historyLength": 1, "includeArtifacts": true})
+        );
+        // Both spellings, in either order: both stay, so validation refuses the pair.
+        for q in ["page_size=2&pageSize=3", "pageSize=3&page_size=2"] {
+            let m = query_params(Some(q));
+            assert_eq!(m.len(), 2, "{q}: {m:?}");
+            assert!(
+                m.contains_key("pageSize") && m.contains_key("page_size"),
+                "{q}"
+            );
+        }
+    }
 }

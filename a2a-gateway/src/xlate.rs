@@ -244,6 +244,27 @@ pub fn validate_request(op: Operation, from: Version, params: &Value) -> Result<
     join(&violations.unwrap_or_default()).map_err(|e| Refusal::invalid_params(&e))
 }
 
+/// [`validate_request`] that also puts every member given under its proto (snake_case) name
+/// under its JSON name (`task_id` -> `taskId`, at any depth; keys of open maps such as
+/// `metadata` are data and stay). The pipeline runs it once per hop, first: ownership,
+/// idempotency, push sealing, paging, governance and the request sent to the peer then read one
+/// spelling. The same member under both spellings is refused (-32602).
+pub fn normalize_request(op: Operation, from: Version, params: &mut Value) -> Result<(), Refusal> {
+    if !params.is_object() {
+        return Err(Refusal::invalid_params("params: must be an object"));
+    }
+    let violations = match (from, op) {
+        (Version::V03, Operation::ListTasks) | (Version::V10, _) => {
+            V1Method::from_name(op.name_10())
+                .map(|m| strict::v1_params_validator(m).validate_normalize_at(params, "params"))
+        }
+        (Version::V03, _) => V03Method::from_name(op.name_03())
+            .and_then(v03::params_validator)
+            .map(|v| v.validate_normalize_at(params, "params")),
+    };
+    join(&violations.unwrap_or_default()).map_err(|e| Refusal::invalid_params(&e))
+}
+
 /// The translation of [`request`] alone, for params already checked with
 /// [`validate_request`] (the typed reads of a version change still refuse what they cannot
 /// read, -32602).

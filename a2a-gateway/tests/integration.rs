@@ -37,6 +37,7 @@ mod interop;
 mod interop_peers;
 mod interop_table;
 mod isolation;
+mod isolation_spellings;
 mod limits;
 mod pairings;
 mod passed_answers;

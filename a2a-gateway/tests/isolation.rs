@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 const TRACE: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 
-async fn rust_agent() -> a2a_agent::server::ServerHandle {
+pub(crate) async fn rust_agent() -> a2a_agent::server::ServerHandle {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let mut card = echo_card().json().clone();
@@ -29,7 +29,7 @@ async fn rust_agent() -> a2a_agent::server::ServerHandle {
 }
 
 /// One raw call: (status, content type, body bytes), with a fixed traceparent.
-async fn raw(
+pub(crate) async fn raw(
     env: &Env,
     method: reqwest::Method,
     path: &str,
@@ -199,7 +199,7 @@ fn calls(agent: &str, task: &str) -> Vec<Call> {
 }
 
 /// A task created by `key` through `agent`; returns its id.
-async fn create(env: &Env, agent: &str, key: &str) -> String {
+pub(crate) async fn create(env: &Env, agent: &str, key: &str) -> String {
     let (s, _, b) = raw(
         env,
         reqwest::Method::POST,
@@ -215,7 +215,7 @@ async fn create(env: &Env, agent: &str, key: &str) -> String {
 }
 
 /// With `key` through `agent`, every operation on `foreign` answers exactly like on a ghost.
-async fn assert_like_missing(env: &Env, agent: &str, key: &str, foreign: &str) {
+pub(crate) async fn assert_like_missing(env: &Env, agent: &str, key: &str, foreign: &str) {
     let ghost = format!("never-{}", uuid::Uuid::new_v4());
     let a = calls(agent, foreign);
     let g = calls(agent, &ghost);

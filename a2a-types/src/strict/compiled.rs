@@ -92,6 +92,7 @@ impl Compiled {
             opts: Options::PROTOJSON,
             out: Vec::new(),
             compiled: None,
+            renames: Vec::new(),
         };
         let mut c = Compiled {
             root,

@@ -203,11 +203,124 @@ impl Validator {
             opts: self.options,
             out: Vec::new(),
             compiled: self.compiled,
+            renames: Vec::new(),
         };
         let mut path = base.to_owned();
         w.check(root, value, &mut path, 0);
         w.out
     }
+
+    /// Validates `value` like [`Validator::validate_at`] and, when it has no violation, puts
+    /// every member given under its proto (snake_case) name under its JSON name, so that code
+    /// reading the value afterwards knows one spelling (`task_id` becomes `taskId`; keys of
+    /// open maps such as `metadata` are data and stay as they are). A member given under both
+    /// spellings is a [`ViolationKind::ConflictingMembers`] violation. On violations `value`
+    /// is left as it came.
+    ///
+    /// ```
+    /// use a2a_types::{strict::Validator, v1};
+    /// use serde_json::json;
+    ///
+    /// let mut doc = json!({"message": {"message_id": "m1", "role": "ROLE_USER",
+    ///     "task_id": "t1", "parts": [{"text": "hi"}], "metadata": {"my_key": 1}}});
+    /// let v = Validator::for_type::<v1::SendMessageRequest>();
+    /// assert!(v.validate_normalize_at(&mut doc, "params").is_empty());
+    /// assert_eq!(doc["message"]["taskId"], "t1");
+    /// assert_eq!(doc["message"]["metadata"]["my_key"], 1);
+    /// ```
+    pub fn validate_normalize_at(&self, value: &mut Value, base: &str) -> Vec<Violation> {
+        let root = match self.compiled {
+            Some(c) => c.root,
+            None => self.schema.as_ref(),
+        };
+        let mut w = Walker {
+            root,
+            opts: self.options,
+            out: Vec::new(),
+            compiled: self.compiled,
+            renames: Vec::new(),
+        };
+        let mut path = base.to_owned();
+        w.check(root, value, &mut path, 0);
+        if !w.out.is_empty() {
+            return w.out;
+        }
+        for r in w.renames {
+            let target =
+                r.at.strip_prefix(base)
+                    .and_then(segments)
+                    .and_then(|segs| {
+                        segs.iter().try_fold(&mut *value, |v, s| match s {
+                            Seg::Member(m) => v.get_mut(m.as_str()),
+                            Seg::Index(i) => v.get_mut(*i),
+                        })
+                    })
+                    .and_then(Value::as_object_mut);
+            match target {
+                Some(obj) => {
+                    if let Some(val) = obj.remove(&r.from) {
+                        obj.insert(r.to, val);
+                    }
+                }
+                None => {
+                    // The walker's own paths always lead back; refuse rather than leave a
+                    // second spelling in place.
+                    return vec![Violation {
+                        path: if r.at.is_empty() { "$".into() } else { r.at },
+                        kind: ViolationKind::Other(format!("cannot normalise member {}", r.from)),
+                    }];
+                }
+            }
+        }
+        Vec::new()
+    }
+}
+
+/// One step of a display path.
+enum Seg {
+    Member(String),
+    Index(usize),
+}
+
+/// The steps of a display path as the walker writes them (`a.b[2]["x.y"]`, after its base).
+fn segments(p: &str) -> Option<Vec<Seg>> {
+    let mut out = Vec::new();
+    let b = p.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'.' => i += 1,
+            b'[' if b.get(i + 1) == Some(&b'"') => {
+                // A JSON string up to its closing quote, then `]`.
+                let rest = &p[i + 1..];
+                let mut de = serde_json::Deserializer::from_str(rest).into_iter::<String>();
+                let name = de.next()?.ok()?;
+                let used = de.byte_offset();
+                i += 1 + used;
+                if b.get(i) != Some(&b']') {
+                    return None;
+                }
+                i += 1;
+                out.push(Seg::Member(name));
+                continue;
+            }
+            b'[' => {
+                let end = p[i..].find(']')? + i;
+                out.push(Seg::Index(p[i + 1..end].parse().ok()?));
+                i = end + 1;
+                continue;
+            }
+            _ => {}
+        }
+        let start = i;
+        while i < b.len() && b[i] != b'.' && b[i] != b'[' {
+            i += 1;
+        }
+        if i > start {
+            out.push(Seg::Member(p[start..i].to_owned()));
+        }
+    }
+    Some(out)
 }
 
 mod jsonrpc;

@@ -258,3 +258,51 @@ fn jsonrpc_dispatch() {
     let req = json!({"jsonrpc": "2.0", "id": 1, "method": "GetExtendedAgentCard"});
     assert!(validate_jsonrpc_request(&req, None, None).is_empty());
 }
+
+#[test]
+fn normalise_puts_proto_names_under_json_names() {
+    let mut doc = json!({
+        "message": {"message_id": "m1", "role": "ROLE_USER", "context_id": "c",
+            "task_id": "t1", "parts": [{"text": "a"}, {"data": {"snake_key": 1}, "media_type": "x/y"}],
+            "metadata": {"task_id": "kept"}},
+        "configuration": {"history_length": 2, "accepted_output_modes": ["text/plain"],
+            "task_push_notification_config": {"url": "https://h/x",
+                "authentication": {"scheme": "Bearer"}, "task_id": "t1"}}
+    });
+    let v = Validator::for_type::<v1::SendMessageRequest>();
+    assert_eq!(
+        shown(&v.validate_normalize_at(&mut doc, "params")),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        doc,
+        json!({
+            "message": {"messageId": "m1", "role": "ROLE_USER", "contextId": "c",
+                "taskId": "t1", "parts": [{"text": "a"}, {"data": {"snake_key": 1}, "mediaType": "x/y"}],
+                "metadata": {"task_id": "kept"}},
+            "configuration": {"historyLength": 2, "acceptedOutputModes": ["text/plain"],
+                "taskPushNotificationConfig": {"url": "https://h/x",
+                    "authentication": {"scheme": "Bearer"}, "taskId": "t1"}}
+        })
+    );
+}
+
+#[test]
+fn normalise_refuses_both_spellings_and_leaves_bad_input_alone() {
+    let mut doc = json!({"id": "mine", "task_id": "theirs"});
+    let v = Validator::for_type::<v1::GetTaskRequest>();
+    let before = doc.clone();
+    // A snake_case name with no JSON member behind it is still unknown.
+    assert!(v.validate_normalize_at(&mut doc, "").len() == 1);
+    assert_eq!(doc, before);
+    let mut doc = json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "a"}],
+        "taskId": "mine", "task_id": "theirs"}});
+    let v = Validator::for_type::<v1::SendMessageRequest>();
+    assert_eq!(
+        shown(&v.validate_normalize_at(&mut doc, "params")),
+        ["params.message: conflicting members taskId, task_id (only one allowed)"]
+    );
+    assert_eq!(doc["message"]["task_id"], "theirs");
+    // A plain validation reports it too.
+    assert_eq!(v.validate_at(&doc, "params").len(), 1);
+}

@@ -14,6 +14,18 @@ pub(super) struct Walker<'a> {
     pub(super) out: Vec<Violation>,
     /// The root's compiled facts (a type's cached schema), if any.
     pub(super) compiled: Option<&'a Compiled>,
+    /// Members given under their proto (snake_case) name, in the order their values were
+    /// walked (children before the object holding them): what normalising renames.
+    pub(super) renames: Vec<Rename>,
+}
+
+/// A member read under its snake_case alias: `from` at the object whose display path is `at`
+/// is the member `to`.
+#[derive(Debug)]
+pub(super) struct Rename {
+    pub(super) at: String,
+    pub(super) from: String,
+    pub(super) to: String,
 }
 
 /// How a union's branch is chosen (computed once per union node).
@@ -535,6 +547,7 @@ impl<'a> Walker<'a> {
                 opts: self.opts,
                 out: Vec::new(),
                 compiled: self.compiled,
+                renames: Vec::new(),
             };
             let mut p = path.to_owned();
             w.check(b, &value, &mut p, 0);
@@ -602,15 +615,33 @@ impl<'a> Walker<'a> {
             push_member(path, k);
             match prop {
                 Some(ps) => {
-                    let name = if view.prop(k).is_some() {
-                        k.clone()
-                    } else {
+                    let alias = view.prop(k).is_none();
+                    let name = if alias {
                         snake_to_camel(k).unwrap_or_default()
+                    } else {
+                        k.clone()
                     };
+                    if alias && o.contains_key(&name) {
+                        // The same member under both spellings: which one a reader takes
+                        // would decide what it sees, so neither is taken.
+                        path.truncate(len);
+                        self.violation(
+                            path,
+                            ViolationKind::ConflictingMembers(vec![name, k.clone()]),
+                        );
+                        continue;
+                    }
                     if val.is_null() && !view.required.contains(&name.as_str()) {
                         // ProtoJSON: null means "default" for any field.
                     } else {
                         self.check(ps, val, path, depth + 1);
+                    }
+                    if alias {
+                        self.renames.push(Rename {
+                            at: path[..len].to_owned(),
+                            from: k.clone(),
+                            to: name,
+                        });
                     }
                 }
                 None => {
@@ -670,6 +701,7 @@ impl<'a> Walker<'a> {
                 opts: self.opts,
                 out: Vec::new(),
                 compiled: self.compiled,
+                renames: Vec::new(),
             };
             let mut p = path.to_owned();
             w.check(b, v, &mut p, depth + 1);
