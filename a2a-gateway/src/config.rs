@@ -6,6 +6,9 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+/// Largest request body the gateway reads.
+pub const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
+
 /// 50,000 characters of outbound message text.
 pub const DEFAULT_MAX_MESSAGE_CHARS: usize = 50_000;
 /// 16 MiB per peer answer or card.
@@ -235,7 +238,7 @@ impl Config {
             body_read_timeout: Duration::from_secs(self.body_read_timeout_secs.max(1)),
             idle_timeout: Duration::from_secs(self.idle_timeout_secs.max(1)),
             max_connections: self.max_connections,
-            max_buffered_body: crate::server::MAX_REQUEST_BYTES,
+            max_buffered_body: crate::config::MAX_REQUEST_BYTES,
         }
     }
 
@@ -250,7 +253,7 @@ impl Config {
             max_delegation_depth: self.max_delegation_depth,
             delegation_key: match &self.delegation_key {
                 Some(k) if !k.is_empty() => k.as_bytes().to_vec(),
-                _ => crate::server::random_hex(32).into_bytes(),
+                _ => crate::ids::random_hex(32).into_bytes(),
             },
         }
     }

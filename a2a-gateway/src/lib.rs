@@ -5,13 +5,13 @@
 //! A2A 1.0 HTTP+JSON binding at `/a2a/{agentId}/v1/...`. The gateway reads each peer's card,
 //! picks the peer's interface, checks the peer address, translates between the caller's and
 //! the peer's version, enforces limits and scopes, serves a governed card and writes one audit
-//! record per hop. It governs A2A extensions per workspace ([`extensions`]), checks a peer's card
-//! when it is registered ([`registration`]), lists a key's agents as an ARD manifest ([`ard`],
-//! off by default) and records every admin action with its admin ([`admin_audit`]). The
+//! record per hop. It governs A2A extensions per workspace ([`governance::extensions`]), checks a peer's card
+//! when it is registered ([`admin::registration`]), lists a key's agents as an ARD manifest ([`edge::ard`],
+//! off by default) and records every admin action with its admin ([`admin::audit`]). The
 //! behaviour reference is the DVARA A2A Gateway API; see `docs/gateway.md`.
 //!
 //! ```
-//! use a2a_gateway::{config::Config, store::Store, keys::Scope, server::Gateway};
+//! use a2a_gateway::{config::Config, store::Store, keys::Scope, app::Gateway};
 //!
 //! let store = Store::open_in_memory().unwrap();
 //! store.create_workspace("team", "Team").unwrap();
@@ -62,55 +62,54 @@
 #![allow(clippy::result_large_err)]
 #![warn(missing_docs)]
 
+// The layers, top to bottom (docs/architecture.md): each module imports only those below it.
 pub mod admin;
-pub mod admin_audit;
-pub mod admin_cli;
-pub mod admin_cmd;
-pub mod ard;
-mod auth;
-mod call;
-mod cancel_end;
-mod card;
+pub mod app;
+pub mod cli;
 pub mod config;
 pub mod console;
-pub mod demo;
 pub mod edge;
-pub mod errors;
-pub mod extensions;
 pub mod governance;
-mod grpc_edge;
-mod history;
-mod hop;
-mod idempotency;
-mod jsonrpc;
+pub mod hop;
+pub mod ids;
 pub mod keys;
-mod listing;
 pub mod metrics;
-pub mod ops;
-pub mod ownership;
-pub mod passed;
+pub(crate) mod outbound;
 pub mod peer;
-pub mod peer03;
-mod peer_checks;
-mod peer_grpc;
-mod peer_http;
 pub mod pii;
-pub mod pipeline;
+pub mod protocol;
 pub mod push;
-mod push_hop;
-mod record;
-pub mod registration;
-mod relay;
-mod render;
-mod replay;
-mod rest;
-mod rest03;
-mod resume;
-pub mod seams;
-pub mod server;
-mod side_call;
+pub mod state;
 pub mod store;
+pub mod tasks;
 pub mod trust;
-pub mod wire;
-pub mod ws_settings;
-pub mod xlate;
+
+// Paths of the previous layout, kept for one release (CHANGELOG, "Changed").
+#[doc(hidden)]
+pub use admin::audit as admin_audit;
+#[doc(hidden)]
+pub use admin::registration;
+#[doc(hidden)]
+pub use admin::settings as ws_settings;
+#[doc(hidden)]
+pub use app as server;
+#[doc(hidden)]
+pub use cli as admin_cmd;
+#[doc(hidden)]
+pub use cli::admin as admin_cli;
+#[doc(hidden)]
+pub use cli::demo;
+#[doc(hidden)]
+pub use edge::{ard, wire};
+#[doc(hidden)]
+pub use governance::extensions;
+#[doc(hidden)]
+pub use governance::step as seams;
+#[doc(hidden)]
+pub use hop as pipeline;
+#[doc(hidden)]
+pub use hop::v03_peer as peer03;
+#[doc(hidden)]
+pub use protocol::{errors, ops, passed, xlate};
+#[doc(hidden)]
+pub use tasks::ownership;

@@ -18,7 +18,7 @@ use super::html::{csrf_field, esc, notice, opt, page};
 use super::workspaces::Flash;
 use super::{Operator, admin_refusal, ok_notice, ws_href, ws_tabs};
 use crate::peer;
-use crate::server::GatewayState;
+use crate::state::GatewayState;
 use crate::store::Agent;
 
 /// How long a page waits for one peer card.
@@ -39,8 +39,8 @@ struct PeerView {
 async fn peer_view(st: &GatewayState, agent: &Agent) -> PeerView {
     let fetch = async {
         let ws = st.store.workspace(&agent.workspace_id).ok().flatten();
-        let (_, _, max_card) = crate::auth::effective_limits(st, ws.as_ref());
-        let (_, card) = crate::hop::registered_card(st, agent, max_card)
+        let (_, _, max_card) = crate::hop::auth::effective_limits(st, ws.as_ref());
+        let (_, card) = crate::outbound::registered_card(st, agent, max_card)
             .await
             .map_err(|r| r.message)?;
         let trust = match crate::trust::check_card(st, agent, &card).await {

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::backend::{admin, seg};
 use super::html::{csrf_field, esc, notice, opt, page, unix};
 use super::{Operator, admin_refusal, ok_notice};
-use crate::server::GatewayState;
+use crate::state::GatewayState;
 
 const STATES: [&str; 5] = ["pending", "approved", "denied", "expired", "withdrawn"];
 

@@ -10,7 +10,7 @@ use axum::http::{Method, Request, header};
 use serde_json::Value;
 use tower::ServiceExt;
 
-use crate::server::GatewayState;
+use crate::state::GatewayState;
 
 /// Largest admin answer the console reads.
 const MAX_ANSWER: usize = 8 * 1024 * 1024;

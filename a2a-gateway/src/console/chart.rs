@@ -7,7 +7,7 @@ use std::fmt::Write;
 use time::format_description::well_known::Rfc3339;
 
 use super::html::esc;
-use crate::server::GatewayState;
+use crate::state::GatewayState;
 
 /// Minutes drawn.
 const MINUTES: usize = 60;

@@ -16,8 +16,8 @@ use serde::Deserialize;
 use super::Operator;
 use super::backend::seg;
 use super::html::{esc, html_type, notice, opt, page};
-use crate::server::GatewayState;
-use crate::store::{AuditRecord, HopFilter};
+use crate::state::GatewayState;
+use crate::{store::AuditRecord, store::HopFilter};
 
 /// Rows per page.
 const PAGE: i64 = 50;

@@ -13,7 +13,7 @@ use super::backend::{admin, seg};
 use super::html::{csrf_field, esc, notice, opt, page, unix};
 use super::workspaces::Flash;
 use super::{Operator, admin_refusal, ok_notice, ws_href, ws_tabs};
-use crate::server::GatewayState;
+use crate::state::GatewayState;
 
 pub(crate) async fn list(
     State(st): State<Arc<GatewayState>>,

@@ -19,7 +19,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 
-use crate::server::GatewayState;
+use crate::state::GatewayState;
 
 mod agents;
 mod approvals;
@@ -162,7 +162,7 @@ fn login_page(
     headers: &HeaderMap,
     error: Option<&str>,
 ) -> Response {
-    let token = crate::server::random_hex(16);
+    let token = crate::ids::random_hex(16);
     let body = format!(
         r#"{err}<form method="post" action="/console/login" class="card">
 {csrf}

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use axum::http::{HeaderMap, HeaderValue, header};
 
 use crate::keys;
-use crate::server::{GatewayState, random_hex};
+use crate::{ids::random_hex, state::GatewayState};
 
 /// How long a session lives after login.
 pub const SESSION_TTL: Duration = Duration::from_secs(8 * 3600);

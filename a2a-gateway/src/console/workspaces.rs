@@ -13,7 +13,7 @@ use serde_json::json;
 use super::backend::{Refused, admin};
 use super::html::{csrf_field, esc, notice, page};
 use super::{Operator, admin_refusal, ok_notice, ws_href};
-use crate::server::GatewayState;
+use crate::state::GatewayState;
 
 /// `?ok=` after a redirect.
 #[derive(Deserialize, Default)]

@@ -12,9 +12,9 @@ use serde_json::{Value, json};
 
 use rusqlite::{OptionalExtension, params};
 
-use crate::errors::{Refusal, Version};
-use crate::ops::Operation;
-use crate::store::{Store, StoreError};
+use crate::protocol::ops::Operation;
+use crate::{protocol::errors::Refusal, protocol::errors::Version};
+use crate::{store::Store, store::StoreError};
 
 /// Prefix of gateway task ids of held hops.
 pub const TASK_PREFIX: &str = "gw-approval-";
@@ -79,7 +79,7 @@ pub struct Approval {
     /// carries it, so an approval cannot be used to start a fresh chain.
     #[serde(default)]
     pub chain: Vec<String>,
-    /// The extension URIs the held hop forwards (`crate::extensions`): the released call sends
+    /// The extension URIs the held hop forwards (`crate::governance::extensions`): the released call sends
     /// them, as the hop would have.
     #[serde(default)]
     pub extensions: Vec<String>,
@@ -324,15 +324,15 @@ pub fn task_answer(
     op: Operation,
     caller: Version,
     a: &Approval,
-) -> Result<crate::server::Answer, Refusal> {
+) -> Result<crate::protocol::answer::Answer, Refusal> {
     let task = gateway_task(a);
     let (op, result) = match op {
         Operation::SendMessage => (op, json!({"task": task})),
         _ => (Operation::GetTask, task),
     };
-    crate::xlate::result(op, Version::V10, caller, &result)
-        .map(crate::server::Answer::Unary)
-        .map_err(crate::hop::map_answer_error)
+    crate::protocol::xlate::result(op, Version::V10, caller, &result)
+        .map(crate::protocol::answer::Answer::Unary)
+        .map_err(crate::outbound::map_answer_error)
 }
 
 /// The approval id of a gateway task id.

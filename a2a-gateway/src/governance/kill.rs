@@ -9,11 +9,11 @@ use std::sync::{Arc, Mutex, Weak};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::errors::{Refusal, Version};
-use crate::ops::Operation;
-use crate::seams::{Evidence, Hop, Step};
-use crate::server::Answer;
-use crate::side_call::Peer;
+use crate::outbound::side_call::Peer;
+use crate::protocol::answer::Answer;
+use crate::protocol::ops::Operation;
+use crate::{governance::step::Evidence, governance::step::Hop, governance::step::Step};
+use crate::{protocol::errors::Refusal, protocol::errors::Version};
 
 use super::Cache;
 
@@ -192,12 +192,15 @@ impl Streams {
 /// the gateway's ownership records give the task to that registration: a kill never touches
 /// another workspace's task at a shared peer. Returns `canceled` or why not.
 pub(crate) async fn cancel_at_peer(
-    st: &crate::server::GatewayState,
+    st: &crate::state::GatewayState,
     workspace: &str,
     agent_id: &str,
     task: &str,
 ) -> String {
-    use crate::ownership::{Owner, OwnershipStore, SqliteOwnership};
+    use crate::{
+        tasks::ownership::Owner, tasks::ownership::OwnershipStore,
+        tasks::ownership::SqliteOwnership,
+    };
     let agent = match st.store.agent(workspace, agent_id) {
         Ok(Some(a)) => a,
         Ok(None) => return "agent not found".into(),
@@ -242,12 +245,15 @@ pub(crate) struct ContextScan {
 /// peer (the context of a task is the peer's to say) and kept to the gateway's ownership records,
 /// so another workspace's tasks under the same context id at a shared peer are never named.
 pub(crate) async fn tasks_in_context(
-    st: &crate::server::GatewayState,
+    st: &crate::state::GatewayState,
     workspace: &str,
     agent: &crate::store::Agent,
     context: &str,
 ) -> ContextScan {
-    use crate::ownership::{Owner, OwnershipStore, SqliteOwnership};
+    use crate::{
+        tasks::ownership::Owner, tasks::ownership::OwnershipStore,
+        tasks::ownership::SqliteOwnership,
+    };
     let mut scan = ContextScan {
         agent_id: agent.agent_id.clone(),
         method: "ListTasks",
@@ -278,9 +284,9 @@ pub(crate) async fn tasks_in_context(
     let mine: HashSet<&str> = owned.iter().map(String::as_str).collect();
     if peer.chosen.version == Version::V10 {
         let mut token = String::new();
-        for page in 0..crate::listing::MAX_PEER_PAGES {
+        for page in 0..crate::hop::listing::MAX_PEER_PAGES {
             let mut params = json!({"contextId": context, "historyLength": 0,
-                "pageSize": crate::listing::MAX_LIST_PAGE});
+                "pageSize": crate::hop::listing::MAX_LIST_PAGE});
             if !token.is_empty() {
                 params["pageToken"] = json!(token);
             }
@@ -320,7 +326,7 @@ pub(crate) async fn tasks_in_context(
             if token.is_empty() {
                 break;
             }
-            scan.truncated = page + 1 == crate::listing::MAX_PEER_PAGES;
+            scan.truncated = page + 1 == crate::hop::listing::MAX_PEER_PAGES;
         }
     } else {
         scan.method = "GetTask";

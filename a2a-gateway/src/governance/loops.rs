@@ -12,8 +12,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::errors::Refusal;
-use crate::seams::{Evidence, Hop, Step};
+use crate::protocol::errors::Refusal;
+use crate::{governance::step::Evidence, governance::step::Hop, governance::step::Step};
 
 /// The header carrying the delegation chain, on the gateway's calls to peers and on an agent's
 /// delegated calls back to the gateway.

@@ -15,22 +15,24 @@ use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
 
-use crate::errors::{Refusal, Version};
-use crate::ops::Operation;
 use crate::pii::PiiRules;
-use crate::seams::{Evidence, Hop, Step, StreamStep};
-use crate::xlate;
+use crate::protocol::ops::Operation;
+use crate::protocol::xlate;
+use crate::{
+    governance::step::Evidence, governance::step::Hop, governance::step::Step,
+    governance::step::StreamStep,
+};
+use crate::{protocol::errors::Refusal, protocol::errors::Version};
 
-pub mod admin;
 pub mod approval;
-pub(crate) mod approval_flow;
-pub use approval_flow::{deny, release};
 pub mod demo;
+pub mod extensions;
 pub mod kill;
 pub mod loops;
 mod pii_step;
 pub mod policy;
 mod policy_step;
+pub mod step;
 pub mod store;
 
 pub use pii_step::PiiStep;

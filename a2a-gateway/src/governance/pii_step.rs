@@ -6,9 +6,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::errors::Refusal;
-use crate::pii::{self, PiiReport, PiiRules, StreamScanner};
-use crate::seams::{Evidence, Hop, Step, StreamStep};
+use crate::protocol::errors::Refusal;
+use crate::{
+    governance::step::Evidence, governance::step::Hop, governance::step::Step,
+    governance::step::StreamStep,
+};
+use crate::{pii, pii::PiiReport, pii::PiiRules, pii::StreamScanner};
 
 use super::Cache;
 

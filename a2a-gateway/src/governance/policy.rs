@@ -263,7 +263,11 @@ pub const ATTRIBUTES: &[&str] = &[
 /// - `chain` `{depth, agents}`: `agents` already visited (`workspace/agent`, oldest first),
 ///   `depth` this hop's depth (1 for a call that is not a delegation); `time` `{unix, hour, weekday}` (UTC;
 ///   weekday 0 = Sunday).
-pub fn facts(hop: &crate::seams::Hop, params: &Value, ev: &crate::seams::Evidence) -> Value {
+pub fn facts(
+    hop: &crate::governance::step::Hop,
+    params: &Value,
+    ev: &crate::governance::step::Evidence,
+) -> Value {
     let msg = params.get("message");
     let parts = msg
         .and_then(|m| m.get("parts"))
@@ -308,7 +312,7 @@ pub fn facts(hop: &crate::seams::Hop, params: &Value, ev: &crate::seams::Evidenc
         "binding": hop.binding.as_str(),
         "message": {
             "bytes": msg.map(|m| m.to_string().len()).unwrap_or(0),
-            "text_chars": crate::xlate::message_text_chars(params),
+            "text_chars": crate::protocol::xlate::message_text_chars(params),
             "parts": parts.len(),
             "part_kinds": kinds,
         },
@@ -329,15 +333,15 @@ pub fn sample_facts(
     workspace: &str,
     overrides: &serde_json::Map<String, Value>,
 ) -> Result<Value, String> {
-    let hop = crate::seams::Hop {
+    let hop = crate::governance::step::Hop {
         trace_id: String::new(),
         workspace_id: workspace.to_owned(),
         key_id: String::new(),
         scopes: Vec::new(),
         target: String::new(),
-        operation: crate::ops::Operation::SendMessage,
-        version: crate::errors::Version::V10,
-        binding: crate::errors::Binding::JsonRpc,
+        operation: crate::protocol::ops::Operation::SendMessage,
+        version: crate::protocol::errors::Version::V10,
+        binding: crate::protocol::errors::Binding::JsonRpc,
         card_skills: Vec::new(),
         chain: Vec::new(),
     };

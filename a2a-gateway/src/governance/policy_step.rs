@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::errors::Refusal;
-use crate::pii::{self, PiiAction, PiiRules};
-use crate::seams::{Evidence, Hop, Step};
+use crate::protocol::errors::Refusal;
+use crate::{governance::step::Evidence, governance::step::Hop, governance::step::Step};
+use crate::{pii, pii::PiiAction, pii::PiiRules};
 
 use super::Cache;
 use super::policy::{PolicyDecision, facts};

@@ -5,7 +5,7 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use crate::store::{Store, StoreError};
+use crate::{store::Store, store::StoreError};
 
 /// A killed context or task.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -76,8 +76,8 @@ impl Store {
         self.audit.journaled()
     }
 
-    /// The idempotent sends of this store held in memory (see `crate::idempotency`).
-    pub(crate) fn send_memory(&self) -> Arc<crate::idempotency::memory::SendMemory> {
+    /// The idempotent sends of this store held in memory (see `crate::hop::idempotency`).
+    pub(crate) fn send_memory(&self) -> Arc<crate::store::sends_memory::SendMemory> {
         self.sends.clone()
     }
 

@@ -23,7 +23,7 @@
 //! from the journal like an intent. This took the binding's own SQLite commit (17 % of the
 //! gateway's CPU at 16 connections in issue 11's profile) off the request path.
 //!
-//! Completed idempotent sends (`crate::idempotency`) go the same way: a [`SendRow`] line, then
+//! Completed idempotent sends (`crate::hop::idempotency`) go the same way: a [`SendRow`] line, then
 //! the writer's next batch; until it commits, the record is answered from memory.
 //!
 //! The journal belongs to one serving process: `<database>.intents.lock` is locked exclusively
@@ -78,7 +78,7 @@ struct LineRef<'a> {
     send: Option<&'a SendRow>,
 }
 
-/// A completed idempotent send (a `gateway_sends` row, see `crate::idempotency`), journaled
+/// A completed idempotent send (a `gateway_sends` row, see `crate::hop::idempotency`), journaled
 /// like an intent so that a repeat after a crash is still answered from the record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct SendRow {

@@ -6,7 +6,7 @@ use rusqlite::{OptionalExtension, params};
 use super::{
     Agent, CachedExt, KeyInfo, KeyRejection, Principal, Store, StoreError, Workspace, now,
 };
-use crate::keys::{self, Scope};
+use crate::{keys, keys::Scope};
 
 impl Store {
     /// Creates a workspace.

@@ -84,7 +84,7 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (callback_id, body_hash)
     );
     "#,
-    // 3: task ownership (see `crate::ownership`) and audit intent records: an intent row is
+    // 3: task ownership (see `crate::tasks::ownership`) and audit intent records: an intent row is
     // written before the peer call; the hop's final row names it in `intent_of`.
     r#"
     CREATE TABLE task_owners (
@@ -115,8 +115,8 @@ pub const MIGRATIONS: &[&str] = &[
     crate::governance::store::MIGRATION,
     // 6: approvals (held hops).
     crate::governance::approval::MIGRATION,
-    // 7: idempotent sends (issue 16): the send records of `crate::idempotency`.
-    crate::idempotency::store::MIGRATION,
+    // 7: idempotent sends (issue 16): the send records of `crate::hop::idempotency`.
+    crate::store::sends::MIGRATION,
     // 8: the operator console's keyset pages (issue 18): audit indexes ending in `seq`.
     hop_page::MIGRATION,
     // 9: card trust (issue 15): own signing keys, workspaces requiring signed cards, push JWT
@@ -125,7 +125,7 @@ pub const MIGRATIONS: &[&str] = &[
     // 10: per-workspace settings (issue 15): extension allow-list, push delivery.
     settings::MIGRATION,
     // 11: the admin audit log (issue 15): every admin action with the admin's identity.
-    crate::admin_audit::MIGRATION,
+    crate::admin::audit::MIGRATION,
     // 12: the extension URIs of a held hop (issue 15), sent when it is released.
     crate::governance::approval::MIGRATION_EXTENSIONS,
     // 13: the intent link index without the intent rows (issue 11).

@@ -13,7 +13,7 @@ use url::Url;
 use a2a_agent::net_guard::NetGuard;
 use a2a_client::discovery::{CacheStatus, CardResolver, Clock};
 
-use crate::errors::Refusal;
+use crate::protocol::errors::Refusal;
 
 /// Largest key set read (bytes).
 pub const MAX_JWKS_BYTES: usize = 256 * 1024;

@@ -11,11 +11,8 @@
 //!   ([`admin`]) and the storage ([`store`]).
 //! - signed push notifications from agents with trusted keys ([`push_jwt`]).
 
-pub mod admin;
-pub mod cli;
 pub mod jwks;
 pub mod own;
-pub mod push_jwt;
 pub mod store;
 
 use std::collections::HashMap;
@@ -30,8 +27,8 @@ use a2a_client::discovery::FetchedCard;
 use a2a_client::signing;
 pub use a2a_client::signing::Trust;
 
-use crate::errors::Refusal;
-use crate::server::GatewayState;
+use crate::protocol::errors::Refusal;
+use crate::state::GatewayState;
 use crate::store::Agent;
 
 /// The response header with the trust state of the card behind a governed card or call.

@@ -15,8 +15,8 @@ use a2a_client::signing::{self, CardKey};
 
 use super::store as ts;
 use crate::config::Config;
-use crate::seams::CardSigner;
-use crate::store::{Store, StoreError};
+use crate::governance::step::CardSigner;
+use crate::{store::Store, store::StoreError};
 
 /// Shortest secret accepted for sealing private keys (bytes).
 pub const MIN_SECRET_BYTES: usize = 32;
@@ -123,7 +123,7 @@ pub fn create_key(
     rotate: bool,
 ) -> Result<ts::SigningKeyInfo, StoreError> {
     let seal = seal.ok_or_else(no_seal)?;
-    let kid = format!("gw-{}-{}", ts::now(), &crate::server::random_hex(4));
+    let kid = format!("gw-{}-{}", ts::now(), &crate::ids::random_hex(4));
     let (pkcs8, jwk) = signing::generate_es256(&kid).map_err(StoreError::Invalid)?;
     let sealed = seal.seal(&kid, &pkcs8).map_err(StoreError::Invalid)?;
     ts::insert_key(store, &kid, &jwk, &sealed)?;

@@ -5,7 +5,7 @@
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 
-use crate::store::{Store, StoreError};
+use crate::{store::Store, store::StoreError};
 
 /// Migration of the trust tables (applied with the store's migrations).
 pub const MIGRATION: &str = r#"

@@ -1,0 +1,456 @@
+//! The admin audit log (issue 15): every admin action (a change through the admin API, or
+//! through `a2a-gateway admin ...` on the database file) is one append-only row with who did
+//! it ([`AdminIdentity`]), what (`action`, the route or CLI command), on which workspace, the
+//! request's body with secrets redacted, and the outcome.
+//!
+//! - the admin API writes it from one layer around every mutating admin route ([`layer`]), so
+//!   a route added later is covered without code of its own; reads (`GET`, `:explain` dry
+//!   runs) are not recorded;
+//! - the CLI writes it with [`record_cli`];
+//! - `GET /admin/admin-audit?workspace=&after=&limit=` and `a2a-gateway admin admin-audit`
+//!   read it.
+//!
+//! The admin API has one credential today, the admin token, so the identity is
+//! `{kind: "admin-token", subject: "admin-token", remote: <client address>}`; an OIDC login
+//! would fill `kind: "oidc"` and its subject in the same fields.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{ConnectInfo, MatchedPath, Query, Request, State};
+use axum::http::{Method, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use rusqlite::params;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::state::GatewayState;
+use crate::{store::CachedExt, store::Store, store::StoreError};
+
+/// Migration of the admin audit table (append-only, like the hop audit).
+pub const MIGRATION: &str = r#"
+    CREATE TABLE admin_audit (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        ts TEXT NOT NULL,
+        actor_kind TEXT NOT NULL,
+        actor_subject TEXT NOT NULL,
+        actor_remote TEXT,
+        action TEXT NOT NULL,
+        workspace_id TEXT,
+        status INTEGER NOT NULL,
+        detail TEXT NOT NULL
+    );
+    CREATE INDEX admin_audit_ws ON admin_audit(workspace_id, seq);
+    CREATE TRIGGER admin_audit_no_update BEFORE UPDATE ON admin_audit
+        BEGIN SELECT RAISE(ABORT, 'admin audit is append-only'); END;
+    CREATE TRIGGER admin_audit_no_delete BEFORE DELETE ON admin_audit
+        BEGIN SELECT RAISE(ABORT, 'admin audit is append-only'); END;
+"#;
+
+/// Who performed an admin action.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AdminIdentity {
+    /// How the admin authenticated: `admin-token` (the admin API's bearer token) or `cli`
+    /// (direct access to the database file).
+    pub kind: String,
+    /// Who: `admin-token` for the shared token, the OS user for the CLI.
+    pub subject: String,
+    /// The client's address (admin API), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
+}
+
+/// One admin action.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdminAuditRecord {
+    /// Sequence number (assigned on insert).
+    #[serde(default)]
+    pub seq: i64,
+    /// RFC 3339 time.
+    #[serde(default)]
+    pub ts: String,
+    /// Who.
+    pub actor: AdminIdentity,
+    /// What: `POST /admin/workspaces/{ws}/agents`, or `cli agent-add`.
+    pub action: String,
+    /// The workspace concerned, when the action names one.
+    pub workspace_id: Option<String>,
+    /// HTTP status of the answer (the CLI: 200 done, 400 failed).
+    pub status: i64,
+    /// The request (path parameters, body or arguments; secrets redacted) and the outcome.
+    pub detail: Value,
+}
+
+impl Store {
+    /// Appends an admin audit row; returns its sequence number.
+    pub fn append_admin_audit(&self, rec: &AdminAuditRecord) -> Result<i64, StoreError> {
+        let ts = time::OffsetDateTime::now_utc()
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default();
+        self.with(|c| {
+            c.execute_cached(
+                "INSERT INTO admin_audit(ts, actor_kind, actor_subject, actor_remote, action,
+                   workspace_id, status, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    ts,
+                    rec.actor.kind,
+                    rec.actor.subject,
+                    rec.actor.remote,
+                    rec.action,
+                    rec.workspace_id,
+                    rec.status,
+                    rec.detail.to_string()
+                ],
+            )?;
+            Ok(c.last_insert_rowid())
+        })
+    }
+
+    /// Admin audit rows after `after`, oldest first, optionally of one workspace.
+    pub fn admin_audit(
+        &self,
+        workspace_id: Option<&str>,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<AdminAuditRecord>, StoreError> {
+        self.with(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT seq, ts, actor_kind, actor_subject, actor_remote, action, workspace_id,
+                   status, detail FROM admin_audit
+                 WHERE (?1 IS NULL OR workspace_id = ?1) AND seq > ?2 ORDER BY seq LIMIT ?3",
+            )?;
+            let rows = st.query_map(params![workspace_id, after, limit], |r| {
+                Ok(AdminAuditRecord {
+                    seq: r.get(0)?,
+                    ts: r.get(1)?,
+                    actor: AdminIdentity {
+                        kind: r.get(2)?,
+                        subject: r.get(3)?,
+                        remote: r.get(4)?,
+                    },
+                    action: r.get(5)?,
+                    workspace_id: r.get(6)?,
+                    status: r.get(7)?,
+                    detail: serde_json::from_str(&r.get::<_, String>(8)?).unwrap_or(Value::Null),
+                })
+            })?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+    }
+}
+
+/// Member names whose values are never written to the admin audit (any case; JWK private
+/// members only inside an object with `kty`).
+fn secret_member(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    ["credential", "token", "secret", "password", "private"]
+        .iter()
+        .any(|s| n.contains(s))
+        || n == "key"
+}
+
+const JWK_PRIVATE: &[&str] = &["d", "p", "q", "dp", "dq", "qi", "k", "oth"];
+
+/// `v` with every secret member replaced by `"[redacted]"`.
+pub fn redact(v: &Value) -> Value {
+    match v {
+        Value::Object(o) => {
+            let jwk = o.contains_key("kty");
+            let mut out = Map::new();
+            for (k, val) in o {
+                let hide = secret_member(k) || (jwk && JWK_PRIVATE.contains(&k.as_str()));
+                out.insert(
+                    k.clone(),
+                    if hide && !val.is_null() {
+                        json!("[redacted]")
+                    } else {
+                        redact(val)
+                    },
+                );
+            }
+            Value::Object(out)
+        }
+        Value::Array(a) => Value::Array(a.iter().map(redact).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Largest answer body the layer parses for the record.
+const MAX_RECORDED_BODY: usize = 1024 * 1024;
+
+fn is_read(method: &Method, path: &str) -> bool {
+    method == Method::GET || method == Method::HEAD || path.ends_with(":explain")
+}
+
+/// The workspace an admin API path names (`/admin/workspaces/{ws}/...`).
+fn path_workspace(path: &str) -> Option<String> {
+    let mut segs = path.trim_start_matches('/').split('/');
+    match (segs.next(), segs.next(), segs.next()) {
+        (Some("admin"), Some("workspaces"), Some(ws)) if !ws.is_empty() => Some(decode_segment(ws)),
+        _ => None,
+    }
+}
+
+fn decode_segment(s: &str) -> String {
+    url::form_urlencoded::parse(format!("x={s}").as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_else(|| s.to_owned())
+}
+
+/// The admin router's audit layer (inside the token check: only authorized actions).
+pub(crate) async fn layer(
+    State(st): State<Arc<GatewayState>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let path = req.uri().path().to_owned();
+    if is_read(req.method(), &path) {
+        return next.run(req).await;
+    }
+    let method = req.method().clone();
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|m| m.as_str().to_owned())
+        .unwrap_or_else(|| path.clone());
+    let remote = req
+        .extensions()
+        .get::<ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.to_string());
+    let query = req.uri().query().map(str::to_owned);
+    let (parts, body) = req.into_parts();
+    let bytes = axum::body::to_bytes(body, crate::config::MAX_REQUEST_BYTES)
+        .await
+        .unwrap_or_default();
+    let request_body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    let resp = next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .await;
+    let status = resp.status();
+    let (rparts, rbody) = resp.into_parts();
+    // Admin answers are small JSON built in memory: read whole (never cut short).
+    let rbytes = match axum::body::to_bytes(rbody, usize::MAX).await {
+        Ok(b) => b,
+        Err(e) => {
+            tracing::error!("admin answer unreadable: {e}");
+            axum::body::Bytes::new()
+        }
+    };
+    let answer: Value = if rbytes.len() <= MAX_RECORDED_BODY {
+        serde_json::from_slice(&rbytes).unwrap_or(Value::Null)
+    } else {
+        Value::Null
+    };
+    let mut outcome = Map::new();
+    if let Some(m) = answer.pointer("/error/message") {
+        outcome.insert("error".into(), m.clone());
+    }
+    if let Some(d) = answer.pointer("/error/details/0/metadata") {
+        outcome.insert("errorDetail".into(), redact(d));
+    }
+    for id in ["keyId", "kid", "approvalId", "id"] {
+        if status.is_success()
+            && let Some(v) = answer.get(id).filter(|v| v.is_string())
+        {
+            outcome.insert(id.into(), v.clone());
+        }
+    }
+    let workspace_id = path_workspace(&path).or_else(|| {
+        (route == "/admin/workspaces")
+            .then(|| {
+                request_body
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            })
+            .flatten()
+    });
+    let rec = AdminAuditRecord {
+        seq: 0,
+        ts: String::new(),
+        actor: AdminIdentity {
+            kind: "admin-token".into(),
+            subject: "admin-token".into(),
+            remote,
+        },
+        action: format!("{method} {route}"),
+        workspace_id,
+        status: i64::from(status.as_u16()),
+        detail: json!({
+            "path": path,
+            "query": query,
+            "request": redact(&request_body),
+            "outcome": Value::Object(outcome),
+        }),
+    };
+    if let Err(e) = st.store.append_admin_audit(&rec) {
+        tracing::error!("admin audit write failed: {e}");
+    }
+    let mut out = Response::from_parts(rparts, Body::from(rbytes));
+    out.headers_mut().remove(header::CONTENT_LENGTH);
+    out
+}
+
+#[derive(Deserialize)]
+pub(crate) struct AdminAuditQuery {
+    workspace: Option<String>,
+    after: Option<i64>,
+    limit: Option<i64>,
+}
+
+/// `GET /admin/admin-audit?workspace=&after=&limit=`: the admin audit rows as a JSON list.
+pub(crate) async fn export(
+    State(st): State<Arc<GatewayState>>,
+    Query(q): Query<AdminAuditQuery>,
+) -> Response {
+    match st.store.admin_audit(
+        q.workspace.as_deref(),
+        q.after.unwrap_or(0),
+        q.limit.unwrap_or(100).clamp(1, 1000),
+    ) {
+        Ok(rows) => axum::Json(rows).into_response(),
+        Err(e) => crate::edge::wire::render(
+            crate::edge::wire::Form::Rest,
+            &crate::protocol::errors::Refusal::admin(500, &e.to_string()),
+        ),
+    }
+}
+
+/// Subcommands of `a2a-gateway admin` that only read (not recorded).
+fn cli_is_read(sub: &str) -> bool {
+    ["-list", "-get", "-export", "-explain", "admin-audit"]
+        .iter()
+        .any(|s| sub.ends_with(s))
+}
+
+/// Subcommands whose first argument is not a workspace id.
+const CLI_NOT_WORKSPACE_FIRST: &[&str] = &["key-revoke"];
+
+/// Records a CLI admin action: `args` are the arguments after `admin` (global flags such as
+/// `--database` included), `error` the failure, if any. Reads are not recorded; values of
+/// flags named like secrets (`--credential`, `--admin-token` ...) are redacted.
+pub fn record_cli(store: &Store, args: &[String], error: Option<&str>) {
+    // The subcommand: the first argument that is not a flag or a flag's value.
+    let mut i = 0;
+    while i < args.len() && args[i].starts_with("--") {
+        i += if args[i].contains('=') { 1 } else { 2 };
+    }
+    let Some(sub) = args.get(i) else { return };
+    if cli_is_read(sub) {
+        return;
+    }
+    let rest = &args[i + 1..];
+    let mut shown = Vec::with_capacity(rest.len());
+    let mut hide_next = false;
+    let mut first_positional = None;
+    let mut after_flag = false;
+    for a in rest {
+        if hide_next {
+            shown.push("[redacted]".to_owned());
+            hide_next = false;
+            after_flag = false;
+            continue;
+        }
+        if let Some(flag) = a.strip_prefix("--") {
+            let name = flag.split('=').next().unwrap_or("");
+            if secret_member(name) || name.ends_with("-key") {
+                if flag.contains('=') {
+                    shown.push(format!("--{name}=[redacted]"));
+                } else {
+                    shown.push(a.clone());
+                    hide_next = true;
+                }
+                continue;
+            }
+            after_flag = !flag.contains('=');
+            shown.push(a.clone());
+            continue;
+        }
+        if !after_flag && first_positional.is_none() {
+            first_positional = Some(a.clone());
+        }
+        after_flag = false;
+        shown.push(a.clone());
+    }
+    let workspace_id =
+        first_positional.filter(|_| !CLI_NOT_WORKSPACE_FIRST.contains(&sub.as_str()));
+    let subject = std::env::var("USER")
+        .or_else(|_| std::env::var("USERNAME"))
+        .unwrap_or_else(|_| "unknown".into());
+    let rec = AdminAuditRecord {
+        seq: 0,
+        ts: String::new(),
+        actor: AdminIdentity {
+            kind: "cli".into(),
+            subject,
+            remote: None,
+        },
+        action: format!("cli {sub}"),
+        workspace_id,
+        status: if error.is_some() { 400 } else { 200 },
+        detail: json!({"args": shown, "outcome": match error {
+            Some(e) => json!({"error": e}),
+            None => json!({}),
+        }}),
+    };
+    if let Err(e) = store.append_admin_audit(&rec) {
+        eprintln!("warning: the admin audit row was not written: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redaction_hides_secrets_and_jwk_private_members() {
+        let v = json!({"agentId": "a", "credential": "s3cret", "nested": {"adminToken": "t"},
+            "jwk": {"kty": "EC", "x": "pub", "d": "priv"}, "keys": [{"privateKey": "pk"}]});
+        let r = redact(&v);
+        assert_eq!(r["agentId"], "a");
+        assert_eq!(r["credential"], "[redacted]");
+        assert_eq!(r["nested"]["adminToken"], "[redacted]");
+        assert_eq!(r["jwk"]["x"], "pub");
+        assert_eq!(r["jwk"]["d"], "[redacted]");
+        assert_eq!(r["keys"][0]["privateKey"], "[redacted]");
+        assert!(!r.to_string().contains("s3cret"));
+    }
+
+    #[test]
+    fn cli_rows_name_the_command_workspace_and_hide_secrets() {
+        let s = Store::open_in_memory().unwrap();
+        let args: Vec<String> = [
+            "--database",
+            "x.db",
+            "agent-add",
+            "ws1",
+            "a",
+            "http://h",
+            "--credential",
+            "s3cret",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        record_cli(&s, &args, None);
+        record_cli(&s, &["agent-list".to_owned(), "ws1".to_owned()], None);
+        record_cli(
+            &s,
+            &["key-revoke".to_owned(), "k1".to_owned()],
+            Some("no such key"),
+        );
+        let rows = s.admin_audit(None, 0, 10).unwrap();
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(rows[0].action, "cli agent-add");
+        assert_eq!(rows[0].actor.kind, "cli");
+        assert_eq!(rows[0].workspace_id.as_deref(), Some("ws1"));
+        assert!(!rows[0].detail.to_string().contains("s3cret"));
+        assert_eq!(rows[1].workspace_id, None);
+        assert_eq!(rows[1].status, 400);
+        assert_eq!(s.admin_audit(Some("ws1"), 0, 10).unwrap().len(), 1);
+        assert!(s.execute_raw("DELETE FROM admin_audit").is_err());
+    }
+}

@@ -1,0 +1,409 @@
+//! Admin API of governance (under the admin token, like the rest of `/admin`):
+//!
+//! - `GET|PUT|DELETE /admin/workspaces/{ws}/policy`: the workspace's policy document
+//!   (validated and compiled on save: 400 names the rule and the problem);
+//! - `POST /admin/workspaces/{ws}/policy:explain` `{policy?, hop?}`: which rule decides a hop
+//!   (the saved policy, or `policy` unsaved) over the attributes in `hop` (any of
+//!   [`crate::governance::policy::ATTRIBUTES`], the rest filled with a plain SendMessage);
+//! - `GET|PUT|DELETE /admin/workspaces/{ws}/pii`: the workspace's PII rules (absent: off);
+//! - `POST /admin/workspaces/{ws}/kill` `{kind: context|task, id, agentId?, reason?}`, `GET
+//!   /admin/workspaces/{ws}/kills`: session kill.
+//!
+//! Every write invalidates the workspace's cached settings at once.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::pii::PiiRules;
+use crate::state::GatewayState;
+use crate::store::StoreError;
+
+use crate::governance::store::Kill;
+use crate::{governance::policy::Policy, governance::policy::PolicyDoc};
+
+use crate::{admin::err, admin::store_err};
+
+/// The governance routes (the caller adds the admin token check).
+pub fn routes() -> Router<Arc<GatewayState>> {
+    Router::new()
+        .route(
+            "/admin/workspaces/{ws}/policy",
+            get(get_policy).put(put_policy).delete(delete_policy),
+        )
+        .route("/admin/workspaces/{ws}/policy:explain", post(explain))
+        .route(
+            "/admin/workspaces/{ws}/pii",
+            get(get_pii).put(put_pii).delete(delete_pii),
+        )
+        .route("/admin/workspaces/{ws}/kill", post(kill))
+        .route("/admin/workspaces/{ws}/kills", get(kills))
+        .route("/admin/workspaces/{ws}/approvals", get(approvals))
+        .route("/admin/workspaces/{ws}/approvals/{id}", get(approval))
+        .route(
+            "/admin/workspaces/{ws}/approvals/{id}/approve",
+            post(approve),
+        )
+        .route("/admin/workspaces/{ws}/approvals/{id}/deny", post(deny))
+}
+
+#[derive(Deserialize)]
+struct StateQuery {
+    state: Option<String>,
+}
+
+fn expire_due(st: &GatewayState, ws: &str, list: &mut [crate::governance::approval::Approval]) {
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    for a in list.iter_mut().filter(|a| a.is_expired(now)) {
+        if st
+            .governance
+            .approvals
+            .decide(ws, &a.id, "expired", None, None)
+            .unwrap_or(false)
+        {
+            a.state = "expired".into();
+        }
+    }
+}
+
+async fn approvals(
+    State(st): State<Arc<GatewayState>>,
+    Path(ws): Path<String>,
+    axum::extract::Query(q): axum::extract::Query<StateQuery>,
+) -> Response {
+    if let Err(r) = workspace_exists(&st, &ws) {
+        return r;
+    }
+    match st.governance.approvals.list(&ws, None) {
+        Ok(mut list) => {
+            expire_due(&st, &ws, &mut list);
+            list.retain(|a| q.state.as_deref().is_none_or(|s| a.state == s));
+            axum::Json(list).into_response()
+        }
+        Err(e) => store_err(e),
+    }
+}
+
+async fn approval(
+    State(st): State<Arc<GatewayState>>,
+    Path((ws, id)): Path<(String, String)>,
+) -> Response {
+    match st.governance.approvals.get(&ws, &id) {
+        Ok(Some(a)) => {
+            let mut one = [a];
+            expire_due(&st, &ws, &mut one);
+            let [a] = one;
+            axum::Json(a).into_response()
+        }
+        Ok(None) => err(StatusCode::NOT_FOUND, &format!("approval {id} not found")),
+        Err(e) => store_err(e),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Decision {
+    approver: String,
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+fn decided(r: Result<Value, (u16, String)>) -> Response {
+    match r {
+        Ok(v) => axum::Json(v).into_response(),
+        Err((s, m)) => err(
+            StatusCode::from_u16(s).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            &m,
+        ),
+    }
+}
+
+async fn approve(
+    State(st): State<Arc<GatewayState>>,
+    Path((ws, id)): Path<(String, String)>,
+    axum::Json(b): axum::Json<Decision>,
+) -> Response {
+    if b.approver.trim().is_empty() {
+        return err(StatusCode::BAD_REQUEST, "approver: required");
+    }
+    decided(crate::hop::approval::release(&st, &ws, &id, &b.approver, b.reason.as_deref()).await)
+}
+
+async fn deny(
+    State(st): State<Arc<GatewayState>>,
+    Path((ws, id)): Path<(String, String)>,
+    axum::Json(b): axum::Json<Decision>,
+) -> Response {
+    if b.approver.trim().is_empty() {
+        return err(StatusCode::BAD_REQUEST, "approver: required");
+    }
+    decided(crate::hop::approval::deny(
+        &st,
+        &ws,
+        &id,
+        &b.approver,
+        b.reason.as_deref(),
+    ))
+}
+
+fn workspace_exists(st: &GatewayState, ws: &str) -> Result<(), Response> {
+    match st.store.workspace(ws) {
+        Ok(Some(_)) => Ok(()),
+        Ok(None) => Err(err(
+            StatusCode::NOT_FOUND,
+            &format!("workspace {ws} not found"),
+        )),
+        Err(e) => Err(store_err(e)),
+    }
+}
+
+async fn get_policy(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>) -> Response {
+    if let Err(r) = workspace_exists(&st, &ws) {
+        return r;
+    }
+    stored_json(
+        st.governance.cache.store().policy(&ws),
+        &format!("workspace {ws} has no policy"),
+    )
+}
+
+/// 204 when something was deleted; 404 with `missing` when there was nothing.
+fn deleted(r: Result<bool, StoreError>, missing: &str) -> Response {
+    match r {
+        Ok(true) => StatusCode::NO_CONTENT.into_response(),
+        Ok(false) => err(StatusCode::NOT_FOUND, missing),
+        Err(e) => store_err(e),
+    }
+}
+
+/// A stored JSON document as the answer; 404 with `missing` when there is none.
+fn stored_json(doc: Result<Option<String>, StoreError>, missing: &str) -> Response {
+    match doc {
+        Ok(Some(doc)) => match serde_json::from_str::<Value>(&doc) {
+            Ok(v) => axum::Json(v).into_response(),
+            Err(e) => err(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        },
+        Ok(None) => err(StatusCode::NOT_FOUND, missing),
+        Err(e) => store_err(e),
+    }
+}
+
+async fn put_policy(
+    State(st): State<Arc<GatewayState>>,
+    Path(ws): Path<String>,
+    body: axum::body::Bytes,
+) -> Response {
+    let policy = match Policy::from_json(&String::from_utf8_lossy(&body)) {
+        Ok(p) => p,
+        Err(e) => return err(StatusCode::BAD_REQUEST, &e),
+    };
+    let text = match serde_json::to_string(policy.doc()) {
+        Ok(t) => t,
+        Err(e) => return err(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    };
+    let r = st.governance.cache.store().put_policy(&ws, &text);
+    st.governance.cache.invalidate(&ws);
+    match r {
+        Ok(()) => axum::Json(policy.doc().clone()).into_response(),
+        Err(e) => store_err(e),
+    }
+}
+
+async fn delete_policy(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>) -> Response {
+    let r = st.governance.cache.store().delete_policy(&ws);
+    st.governance.cache.invalidate(&ws);
+    deleted(r, &format!("workspace {ws} has no policy"))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExplainBody {
+    #[serde(default)]
+    policy: Option<PolicyDoc>,
+    #[serde(default)]
+    hop: serde_json::Map<String, Value>,
+}
+
+async fn explain(
+    State(st): State<Arc<GatewayState>>,
+    Path(ws): Path<String>,
+    axum::Json(b): axum::Json<ExplainBody>,
+) -> Response {
+    if let Err(r) = workspace_exists(&st, &ws) {
+        return r;
+    }
+    let policy = match b.policy {
+        Some(doc) => match Policy::compile(doc) {
+            Ok(p) => Arc::new(p),
+            Err(e) => return err(StatusCode::BAD_REQUEST, &e),
+        },
+        None => match st.governance.cache.get(&ws).policy.clone() {
+            Some(p) => p,
+            None => {
+                let d = st.config.governance().policy_default;
+                return axum::Json(json!({"decision": d, "rule": "default", "trace": [],
+                    "note": "the workspace has no policy: the operator default decides"}))
+                .into_response();
+            }
+        },
+    };
+    // A plain SendMessage of the workspace, with the attributes the caller named over it.
+    let facts = match crate::governance::policy::sample_facts(&ws, &b.hop) {
+        Ok(f) => f,
+        Err(e) => return err(StatusCode::BAD_REQUEST, &e),
+    };
+    let o = policy.evaluate(&facts, st.config.governance().policy_default);
+    axum::Json(json!({"decision": o.decision, "rule": o.rule, "trace": o.trace, "hop": facts}))
+        .into_response()
+}
+
+async fn get_pii(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>) -> Response {
+    if let Err(r) = workspace_exists(&st, &ws) {
+        return r;
+    }
+    stored_json(
+        st.governance.cache.store().pii_rules(&ws),
+        &format!("workspace {ws} has no PII rules (scanning off)"),
+    )
+}
+
+async fn put_pii(
+    State(st): State<Arc<GatewayState>>,
+    Path(ws): Path<String>,
+    body: axum::body::Bytes,
+) -> Response {
+    let rules: PiiRules = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => return err(StatusCode::BAD_REQUEST, &format!("PII rules: {e}")),
+    };
+    let text = match serde_json::to_string(&rules) {
+        Ok(t) => t,
+        Err(e) => return err(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    };
+    let r = st.governance.cache.store().put_pii_rules(&ws, &text);
+    st.governance.cache.invalidate(&ws);
+    match r {
+        Ok(()) => axum::Json(rules).into_response(),
+        Err(e) => store_err(e),
+    }
+}
+
+async fn delete_pii(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>) -> Response {
+    let r = st.governance.cache.store().delete_pii_rules(&ws);
+    st.governance.cache.invalidate(&ws);
+    deleted(r, &format!("workspace {ws} has no PII rules"))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct KillBody {
+    kind: String,
+    id: String,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+async fn kill(
+    State(st): State<Arc<GatewayState>>,
+    Path(ws): Path<String>,
+    axum::Json(b): axum::Json<KillBody>,
+) -> Response {
+    if b.kind != "context" && b.kind != "task" {
+        return err(StatusCode::BAD_REQUEST, "kind: must be context or task");
+    }
+    if b.id.is_empty() || b.id.len() > 1024 {
+        return err(StatusCode::BAD_REQUEST, "id: must be 1 to 1024 characters");
+    }
+    let k = Kill {
+        workspace_id: ws.clone(),
+        kind: b.kind.clone(),
+        id: b.id.clone(),
+        agent_id: b.agent_id.clone(),
+        reason: b.reason.clone(),
+        killed_at: time::OffsetDateTime::now_utc().unix_timestamp(),
+    };
+    let r = st.governance.cache.store().add_kill(&k);
+    st.governance.cache.invalidate(&ws);
+    if let Err(e) = r {
+        return store_err(e);
+    }
+    let mut tasks = st.governance.streams.kill(&ws, &b.kind, &b.id);
+    if let (Some(agent), "task") = (&b.agent_id, b.kind.as_str())
+        && !tasks.iter().any(|(_, t)| t == &b.id)
+    {
+        tasks.push((agent.clone(), b.id.clone()));
+    }
+    let mut scans = Vec::new();
+    if b.kind == "context" {
+        // The context's tasks without an open stream: each becomes a task kill (a later
+        // request naming only the task id is refused too) and is canceled at its peer.
+        let agents = match &b.agent_id {
+            Some(a) => st.store.agent(&ws, a).map(|a| a.into_iter().collect()),
+            None => st.store.list_agents(&ws),
+        };
+        for agent in agents.unwrap_or_default() {
+            let scan = crate::governance::kill::tasks_in_context(&st, &ws, &agent, &b.id).await;
+            for t in &scan.tasks {
+                let tk = Kill {
+                    kind: "task".into(),
+                    id: t.clone(),
+                    agent_id: Some(agent.agent_id.clone()),
+                    reason: Some(format!("context {} killed", b.id)),
+                    ..k.clone()
+                };
+                if let Err(e) = st.governance.cache.store().add_kill(&tk) {
+                    tracing::error!("kill of task {t} (context {}) not stored: {e}", b.id);
+                }
+                tasks.push((agent.agent_id.clone(), t.clone()));
+            }
+            scans.push(scan);
+        }
+        st.governance.cache.invalidate(&ws);
+    }
+    tasks.sort();
+    tasks.dedup();
+    let mut canceled = Vec::new();
+    for (agent, task) in &tasks {
+        let outcome = crate::governance::kill::cancel_at_peer(&st, &ws, agent, task).await;
+        canceled.push(json!({"agentId": agent, "taskId": task, "outcome": outcome}));
+    }
+    tracing::info!(workspace = %ws, kind = %b.kind, id = %b.id, "session killed");
+    let rec = crate::store::AuditRecord {
+        trace_id: crate::ids::random_hex(16),
+        workspace_id: Some(ws.clone()),
+        target: b.agent_id.clone(),
+        operation: Some("admin:kill".into()),
+        decision: "killed".into(),
+        status: 200,
+        task_id: (b.kind == "task").then(|| b.id.clone()),
+        governance: Some(json!({"decisions": [{"step": "kill", "decision": "killed",
+            "rule": format!("{}:{}", b.kind, b.id)}], "canceled": canceled, "scanned": scans})),
+        ..Default::default()
+    };
+    if let Err(e) = st.store.append_audit_queued(&rec, None) {
+        tracing::error!("kill audit write failed: {e}");
+    }
+    (
+        StatusCode::CREATED,
+        axum::Json(json!({"kill": k, "canceled": canceled, "scanned": scans})),
+    )
+        .into_response()
+}
+
+async fn kills(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>) -> Response {
+    if let Err(r) = workspace_exists(&st, &ws) {
+        return r;
+    }
+    match st.governance.cache.store().kills(&ws) {
+        Ok(k) => axum::Json(k).into_response(),
+        Err(e) => store_err(e),
+    }
+}

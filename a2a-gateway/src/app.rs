@@ -1,0 +1,300 @@
+//! The caller-facing surface and the call path to peers.
+//!
+//! Routes (see `docs/gateway.md`):
+//! - `GET  /a2a/{agentId}/.well-known/agent-card.json`: the governed card;
+//! - `GET  /a2a/.well-known/ard.json`: the key's agents as an ARD manifest ([`crate::edge::ard`]);
+//! - `POST /a2a/{agentId}`: JSON-RPC, the operation named by `method` (both name sets);
+//! - `POST /a2a/{agentId}/{op}`: JSON-RPC, the operation named by the path (`message:send` ...);
+//! - `/a2a/{agentId}/v1/...`: the A2A 1.0 HTTP+JSON binding;
+//! - any path with `content-type: application/grpc*`: the 1.0 gRPC binding, with `serve_grpc`
+//!   (see [`crate::edge::grpc`]);
+//! - `GET /metrics`, `GET /healthz`, and `/admin/...` (see [`crate::admin`]);
+//! - `/console/...`, the operator console, when the admin API is on (see [`crate::console`]).
+//!
+//! This module holds the gateway's state, its router and its lifecycle; the request path is
+//! laid out by concern in sibling modules, in the order of [`crate::hop::STEPS`]:
+//! the caller edge ([`crate::edge`], `call.rs`), authentication (`auth.rs`), the
+//! entry points of each binding (`jsonrpc.rs`, `rest.rs`), the hop's checks
+//! ([`crate::hop`], `push_hop.rs`, `listing.rs`), the peer call
+//! (`hop.rs`, `relay.rs`), the governed card (`card.rs`) and the audit and
+//! metrics glue (`record.rs`).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use tokio::net::TcpListener;
+
+use crate::config::Config;
+use crate::edge::card::card_handler;
+use crate::edge::record::metrics_handler;
+use crate::governance::Governance;
+use crate::ids::random_hex;
+use crate::metrics::Metrics;
+use crate::peer;
+use crate::store::Store;
+use crate::{edge::jsonrpc::rpc_path, edge::jsonrpc::rpc_root};
+use crate::{
+    edge::rest::rest_list, edge::rest::rest_push_delete, edge::rest::rest_push_get,
+    edge::rest::rest_push_list, edge::rest::rest_push_set, edge::rest::rest_send,
+    edge::rest::rest_stream, edge::rest::rest_task_get, edge::rest::rest_task_post,
+};
+
+pub use crate::edge::negotiate;
+pub use crate::hop::call::HOPS_HEADER;
+pub use crate::{edge::card::governed_card, edge::card::governed_card_v1};
+
+// Paths of the previous layout (`server::...`), kept for one release.
+#[doc(hidden)]
+pub use crate::config::MAX_REQUEST_BYTES;
+#[doc(hidden)]
+pub use crate::ids::random_token;
+#[doc(hidden)]
+pub use crate::protocol::answer::Answer;
+#[doc(hidden)]
+pub use crate::state::GatewayState;
+
+/// A gateway ready to serve.
+#[derive(Clone)]
+pub struct Gateway {
+    state: Arc<GatewayState>,
+}
+
+/// A running gateway; dropping it does not stop the server, [`ServerHandle::shutdown`] does.
+pub struct ServerHandle {
+    addr: SocketAddr,
+    listening: a2a_agent::listen::Listening,
+    state: Arc<GatewayState>,
+}
+
+impl ServerHandle {
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://addr`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Open connections right now.
+    pub fn open_connections(&self) -> usize {
+        self.listening.open_connections()
+    }
+
+    /// Stops accepting, lets calls finish for `shutdown_grace_secs`, then ends every open
+    /// stream with an `a2a_shutting_down` error event and answers every waiting call with it;
+    /// connections still open a few seconds later are dropped.
+    pub async fn shutdown(self) {
+        self.listening.stop_accepting();
+        let grace = Duration::from_secs(self.state.config.shutdown_grace_secs);
+        if !self.listening.drain(grace).await {
+            self.state.shutdown.cancel();
+            if !self.listening.drain(Duration::from_secs(5)).await {
+                self.listening.kill().await;
+            }
+        }
+    }
+}
+
+impl Gateway {
+    /// Builds a gateway over a store.
+    pub fn new(config: Config, store: Store) -> Result<Gateway, String> {
+        let peer_roots = peer::trusted_roots(&config)?;
+        let mut http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .dns_resolver(Arc::new(peer::CheckedResolver {
+                allow_loopback: config.dev_mode,
+            }))
+            .connect_timeout(Duration::from_secs(10));
+        for cert in peer_roots.iter() {
+            http = http.add_root_certificate(
+                reqwest::Certificate::from_der(cert).map_err(|e| format!("peer_ca_file: {e}"))?,
+            );
+        }
+        let http = http
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let trust = crate::trust::TrustState::new(
+            http.clone(),
+            config.dev_mode,
+            crate::trust::own::SealKey::from_config(&config)?,
+        );
+        let signer = Arc::new(crate::trust::own::OwnSigner::new(
+            store.clone(),
+            crate::trust::own::SealKey::from_config(&config)?,
+            &config,
+        ));
+        let key_bytes = random_hex(32);
+        let page_key =
+            aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, key_bytes.as_bytes());
+        Ok(Gateway {
+            state: Arc::new(GatewayState {
+                peer_http: crate::peer::http::PeerHttp::new(config.dev_mode, &peer_roots)?,
+                peer_roots,
+                store: store.clone(),
+                http: http.clone(),
+                cards: peer::card_resolver(http),
+                peer_checks: Default::default(),
+                metrics: Metrics::default(),
+                governance: Arc::new(Governance::new(
+                    Arc::new(crate::governance::store::SqliteGov::new(store.clone())),
+                    Arc::new(crate::governance::approval::SqliteApprovals::new(
+                        store.clone(),
+                    )),
+                    &config.governance(),
+                )),
+                signer,
+                trust,
+                shutdown: tokio_util::sync::CancellationToken::new(),
+                replay: Arc::default(),
+                console: Default::default(),
+                page_key,
+                config,
+            }),
+        })
+    }
+
+    /// Replaces the governance pipeline (before serving), e.g. with one more step
+    /// ([`Governance::with_step`]).
+    pub fn with_governance(self, governance: Governance) -> Gateway {
+        match Arc::try_unwrap(self.state) {
+            Ok(mut st) => {
+                st.governance = Arc::new(governance);
+                Gateway {
+                    state: Arc::new(st),
+                }
+            }
+            Err(state) => Gateway { state },
+        }
+    }
+
+    /// The shared state.
+    pub fn state(&self) -> &Arc<GatewayState> {
+        &self.state
+    }
+
+    /// The axum router of the whole gateway.
+    pub fn router(&self) -> Router {
+        let a2a = Router::new()
+            .route(
+                "/a2a/{agent}/.well-known/agent-card.json",
+                get(card_handler),
+            )
+            .route("/a2a/.well-known/ard.json", get(crate::edge::ard::handler))
+            .route("/a2a/{agent}", post(rpc_root))
+            .route("/a2a/{agent}/{op}", post(rpc_path))
+            .route("/a2a/{agent}/v1/message:send", post(rest_send))
+            .route("/a2a/{agent}/v1/message:stream", post(rest_stream))
+            .route("/a2a/{agent}/v1/tasks", get(rest_list))
+            .route(
+                "/a2a/{agent}/v1/tasks/{id}",
+                get(rest_task_get).post(rest_task_post),
+            )
+            .route(
+                "/a2a/{agent}/v1/tasks/{id}/pushNotificationConfigs",
+                get(rest_push_list).post(rest_push_set),
+            )
+            .route(
+                "/a2a/{agent}/v1/tasks/{id}/pushNotificationConfigs/{cfg}",
+                get(rest_push_get).delete(rest_push_delete),
+            )
+            .route(
+                "/a2a/{agent}/push:notify/{callback}",
+                post(crate::push::notify).layer(DefaultBodyLimit::max(
+                    usize::try_from(self.state.config.limits.max_push_bytes)
+                        .unwrap_or(usize::MAX)
+                        .saturating_add(1),
+                )),
+            )
+            .route("/a2a/.well-known/jwks.json", get(crate::admin::trust::jwks))
+            .route("/metrics", get(metrics_handler))
+            .route("/healthz", get(|| async { "ok" }))
+            .with_state(self.state.clone());
+        let routes = a2a.merge(crate::admin::router(self.state.clone()));
+        let inner = routes.clone();
+        let app = routes
+            .fallback(move |req: axum::extract::Request| trailing_slash(inner.clone(), req))
+            .layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES))
+            .layer(axum::middleware::from_fn_with_state(
+                self.state.clone(),
+                crate::edge::wire::guard,
+            ));
+        // The console (HTML, its own errors and limits) only with the admin API on.
+        let app = if crate::console::enabled(&self.state.config) {
+            app.merge(crate::console::router(self.state.clone()))
+        } else {
+            app
+        };
+        // gRPC callers (`serve_grpc`): `application/grpc*` requests, whatever the path.
+        if self.state.config.serve_grpc && self.state.config.serve_v1 {
+            app.layer(axum::middleware::from_fn_with_state(
+                self.state.clone(),
+                grpc_hook,
+            ))
+        } else {
+            app
+        }
+    }
+
+    /// Serves on `listener` until [`ServerHandle::shutdown`].
+    pub async fn serve(self, listener: TcpListener) -> std::io::Result<ServerHandle> {
+        let addr = listener.local_addr()?;
+        let app = self.router();
+        let serve_v1 = self.state.config.serve_v1;
+        let refuse: a2a_agent::listen::Refuser =
+            Arc::new(move |parts, why| crate::edge::edge_refusal(serve_v1, parts, why));
+        let listening =
+            a2a_agent::listen::serve(listener, app, self.state.config.listen(), refuse)?;
+        Ok(ServerHandle {
+            addr,
+            listening,
+            state: self.state,
+        })
+    }
+}
+
+/// Routes gRPC calls to [`crate::edge::grpc`], everything else on.
+async fn grpc_hook(
+    axum::extract::State(st): axum::extract::State<Arc<GatewayState>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    if a2a_agent::edge::grpc::is_grpc(req.headers()) {
+        return crate::edge::grpc::handle(st, req).await;
+    }
+    next.run(req).await
+}
+
+/// A path no route matched: with trailing slashes (`POST /a2a/{agentId}/`, which some clients
+/// send), the same request without them, routed again; otherwise 404 (in A2A form, see
+/// [`crate::edge::wire::guard`]).
+async fn trailing_slash(
+    routes: Router,
+    mut req: axum::extract::Request,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    use tower::ServiceExt;
+    let path = req.uri().path();
+    let trimmed = path.trim_end_matches('/');
+    if trimmed.is_empty() || trimmed.len() == path.len() {
+        return axum::http::StatusCode::NOT_FOUND.into_response();
+    }
+    let target = match req.uri().query() {
+        Some(q) => format!("{trimmed}?{q}"),
+        None => trimmed.to_owned(),
+    };
+    let Ok(uri) = target.parse() else {
+        return axum::http::StatusCode::NOT_FOUND.into_response();
+    };
+    *req.uri_mut() = uri;
+    match routes.oneshot(req).await {
+        Ok(r) => r,
+        Err(never) => match never {},
+    }
+}

@@ -1,0 +1,301 @@
+//! The governed card (`GET /a2a/{agent}/.well-known/agent-card.json`): the peer's card with the
+//! gateway's interfaces, its key scheme and the workspace's skill allow-list, per version, with
+//! an ETag.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use url::Url;
+
+use crate::config::Config;
+use crate::edge::record::record;
+use crate::hop::call::Call;
+use crate::keys;
+use crate::peer;
+use crate::protocol::xlate;
+use crate::state::GatewayState;
+use crate::store::Agent;
+use crate::{edge::json_response, edge::negotiate, edge::requested_version};
+use crate::{hop::auth::authenticate, hop::auth::effective_limits, hop::auth::lookup_agent};
+use crate::{protocol::errors::Binding, protocol::errors::Refusal, protocol::errors::Version};
+
+pub(crate) fn card_refusal(
+    st: &GatewayState,
+    call: &mut Call,
+    form: Option<Version>,
+    r: Refusal,
+) -> Response {
+    record(st, call, Some(&r));
+    let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_GATEWAY);
+    let body = match form {
+        Some(Version::V10) => r.status_body(&call.trace_id),
+        _ => r.legacy_body(&call.trace_id),
+    };
+    let mut resp = json_response(status, "application/json", &body);
+    if r.code == "a2a_unauthorized" {
+        resp.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    resp
+}
+
+/// Builds the governed 1.0 card (without the 0.3 compatibility fields).
+pub fn governed_card_v1(config: &Config, agent: &Agent, peer_card: &Value) -> Value {
+    let c1 = xlate::card_to_v1(peer_card);
+    let base = format!("{}/a2a/{}", config.public_base(), agent.agent_id);
+    let mut out = serde_json::Map::new();
+    for k in [
+        "name",
+        "description",
+        "version",
+        "provider",
+        "iconUrl",
+        "documentationUrl",
+        "defaultInputModes",
+        "defaultOutputModes",
+    ] {
+        if let Some(v) = c1.get(k) {
+            out.insert(k.into(), v.clone());
+        }
+    }
+    let mut ifaces = vec![];
+    if config.serve_v1 {
+        ifaces.push(json!({"url": base, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}));
+    }
+    ifaces.push(json!({"url": base, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}));
+    if config.serve_v1 {
+        ifaces.push(json!({"url": format!("{base}/v1"), "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}));
+    }
+    // 0.3 HTTP+JSON: its `/v1/...` paths under `base` are the 1.0 routes (`crate::edge::rest03`).
+    ifaces.push(json!({"url": base, "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3"}));
+    // gRPC paths name no agent: the interface's tenant does (`crate::edge::grpc`).
+    if config.serve_v1 && config.serve_grpc {
+        let at = a2a_agent::edge::grpc::authority(&config.public_base(), config.listen);
+        ifaces.push(json!({"url": at, "protocolBinding": "GRPC", "protocolVersion": "1.0", "tenant": agent.agent_id}));
+    }
+    out.insert("supportedInterfaces".into(), Value::Array(ifaces));
+    let peer_caps = c1.get("capabilities").cloned().unwrap_or_else(|| json!({}));
+    let streaming = peer_caps
+        .get("streaming")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+        && config.streaming_enabled;
+    let push = peer_caps
+        .get("pushNotifications")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    out.insert(
+        "capabilities".into(),
+        json!({"streaming": streaming, "pushNotifications": push, "extendedAgentCard": false}),
+    );
+    let mut schemes = c1
+        .get("securitySchemes")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    schemes.insert(
+        "a2aGatewayKey".into(),
+        json!({"httpAuthSecurityScheme": {"scheme": "bearer", "description": "Workspace API key of the A2A gateway"}}),
+    );
+    out.insert("securitySchemes".into(), Value::Object(schemes));
+    out.insert(
+        "securityRequirements".into(),
+        json!([{"schemes": {"a2aGatewayKey": {"list": []}}}]),
+    );
+    let skills: Vec<Value> = c1
+        .get("skills")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| match &agent.skills {
+            None => true,
+            Some(allow) => s
+                .get("id")
+                .and_then(Value::as_str)
+                .is_some_and(|id| allow.iter().any(|a| a == id)),
+        })
+        .collect();
+    out.insert("skills".into(), Value::Array(skills));
+    for k in ["name", "description", "version"] {
+        out.entry(k).or_insert_with(|| json!(""));
+    }
+    for k in ["defaultInputModes", "defaultOutputModes"] {
+        out.entry(k).or_insert_with(|| json!(["text/plain"]));
+    }
+    Value::Object(out)
+}
+
+/// The 0.3 card's `additionalInterfaces`: JSON-RPC and HTTP+JSON at the same base URL.
+fn additional_v03(base: &str) -> Value {
+    json!([{"url": base, "transport": "JSONRPC"}, {"url": base, "transport": "HTTP+JSON"}])
+}
+
+/// The governed card in `version`: for 1.0 the header-less form, which carries the 0.3 address
+/// fields too (`url`, `preferredTransport`, `protocolVersion`, `additionalInterfaces`); a caller
+/// that names 1.0 gets [`governed_card_v1`], a pure 1.0 card.
+pub fn governed_card(config: &Config, agent: &Agent, peer_card: &Value, version: Version) -> Value {
+    let v1 = governed_card_v1(config, agent, peer_card);
+    let base = format!("{}/a2a/{}", config.public_base(), agent.agent_id);
+    match version {
+        Version::V10 => {
+            let mut m = v1.as_object().cloned().unwrap_or_default();
+            m.insert("url".into(), json!(base));
+            m.insert("preferredTransport".into(), json!("JSONRPC"));
+            m.insert("protocolVersion".into(), json!("0.3"));
+            m.insert("additionalInterfaces".into(), additional_v03(&base));
+            Value::Object(m)
+        }
+        Version::V03 => {
+            let (c, omitted) = xlate::card_v1_to_v03(&v1);
+            let mut m = c.as_object().cloned().unwrap_or_default();
+            m.insert("url".into(), json!(base));
+            m.insert("preferredTransport".into(), json!("JSONRPC"));
+            m.insert("protocolVersion".into(), json!("0.3"));
+            m.insert("additionalInterfaces".into(), additional_v03(&base));
+            m.insert("supportsAuthenticatedExtendedCard".into(), json!(false));
+            if !omitted.is_empty() {
+                m.insert(
+                    "x-a2a-security-schemes-omitted".into(),
+                    Value::Array(omitted),
+                );
+            }
+            Value::Object(m)
+        }
+    }
+}
+
+pub(crate) async fn card_handler(
+    State(st): State<Arc<GatewayState>>,
+    Path(agent_id): Path<String>,
+    RawQuery(q): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    let mut call = Call::new(&headers, Binding::JsonRpc);
+    call.audit.target = Some(agent_id.clone());
+    call.audit.operation = Some("agent/card".into());
+    call.audit.client_method = Some("GET agent-card.json".into());
+    // Only the header picks the card's version; none = the 1.0 card.
+    let requested = requested_version(&headers, None);
+    let requested = requested.as_deref();
+    let form = requested.map(|r| {
+        if r.starts_with("0.") {
+            Version::V03
+        } else {
+            Version::V10
+        }
+    });
+    let version = match requested {
+        None if st.config.serve_v1 => Version::V10,
+        None => Version::V03,
+        Some(r) => match negotiate(Some(r), st.config.serve_v1) {
+            Ok(v) => v,
+            Err((r, f)) => {
+                call.version = f;
+                return card_refusal(&st, &mut call, Some(f), r);
+            }
+        },
+    };
+    call.version = version;
+    let principal = match authenticate(&st, &headers) {
+        Ok(p) => p,
+        Err(r) => return card_refusal(&st, &mut call, form, r),
+    };
+    call.audit.workspace_id = Some(principal.workspace_id.clone());
+    call.audit.key_id = Some(principal.key_id.clone());
+    let agent = match lookup_agent(&st, &principal, &agent_id) {
+        Ok(a) => a,
+        Err(r) => return card_refusal(&st, &mut call, form, r),
+    };
+    let refresh = q
+        .as_deref()
+        .map(|q| {
+            url::form_urlencoded::parse(q.as_bytes()).any(|(k, v)| k == "refresh" && v == "true")
+        })
+        .unwrap_or(false);
+    let ws = st.store.workspace(&principal.workspace_id).ok().flatten();
+    let (_, _, max_card) = effective_limits(&st, ws.as_ref());
+    let peer_card = async {
+        let registered = Url::parse(&agent.endpoint)
+            .map_err(|e| Refusal::peer_url_refused(&format!("registered endpoint: {e}")))?;
+        peer::check_url(&registered, &registered, st.config.dev_mode)?;
+        peer::check_resolved(&registered, st.config.dev_mode).await?;
+        peer::peer_card(
+            &st.cards,
+            &registered,
+            agent.credential.as_deref(),
+            max_card,
+            refresh,
+        )
+        .await
+    }
+    .await;
+    // card trust: the peer card's signature state (`crate::trust`), in a header and the audit.
+    let peer_card = match peer_card {
+        Ok(c) => crate::trust::check_card(&st, &agent, &c)
+            .await
+            .map(|t| {
+                call.audit.signature_trust = Some(t.as_str().to_owned());
+                c
+            })
+            .and_then(|c| peer::card_json(&c)),
+        Err(r) => Err(r),
+    };
+    let peer_card = match peer_card {
+        Ok(c) => c,
+        Err(r) => {
+            let resp = card_refusal(&st, &mut call, form, r);
+            return crate::trust::stamp(resp, call.audit.signature_trust.as_deref());
+        }
+    };
+    let card = if requested.is_some() && version == Version::V10 {
+        governed_card_v1(&st.config, &agent, &peer_card)
+    } else {
+        governed_card(&st.config, &agent, &peer_card, version)
+    };
+    let mut card = card;
+    match st.store.workspace_settings(&principal.workspace_id) {
+        Ok(s) => crate::governance::extensions::govern_card(&mut card, &peer_card, &s),
+        Err(e) => {
+            let r = Refusal::internal(&format!("workspace settings: {e}"));
+            return card_refusal(&st, &mut call, form, r);
+        }
+    }
+    let card = st.signer.sign(card);
+    let body = card.to_string();
+    let digest = keys::hash(&body);
+    let etag = format!(
+        "\"{}\"",
+        digest[..16]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    );
+    record(&st, &mut call, None);
+    let not_modified = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"))
+        .unwrap_or(false);
+    let mut resp = if not_modified {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        json_response(StatusCode::OK, "application/json", &card)
+    };
+    let h = resp.headers_mut();
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, max-age=60"),
+    );
+    h.insert(
+        header::VARY,
+        HeaderValue::from_static("Authorization, A2A-Version"),
+    );
+    if let Ok(v) = HeaderValue::from_str(&etag) {
+        h.insert(header::ETAG, v);
+    }
+    crate::trust::stamp(resp, call.audit.signature_trust.as_deref())
+}

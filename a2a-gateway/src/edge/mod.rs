@@ -1,0 +1,231 @@
+//! The caller edge: version negotiation and content type checks of a request, and rendering a
+//! refusal in the caller's binding and version (JSON-RPC, HTTP+JSON `google.rpc.Status`, the
+//! card's forms), including the 408/503 refusals of the shared listener ([`a2a_agent::listen`])
+//! and the `a2a_shutting_down` refusal that ends open streams and waiting calls at shutdown.
+
+pub mod ard;
+pub(crate) mod card;
+pub(crate) mod grpc;
+pub(crate) mod jsonrpc;
+pub(crate) mod record;
+pub(crate) mod rest;
+pub(crate) mod rest03;
+pub mod wire;
+
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Map, Value};
+
+use crate::edge::record::record;
+use crate::edge::wire::json_text_response;
+use crate::hop::call::Call;
+use crate::state::GatewayState;
+use crate::{protocol::errors::Origin, protocol::errors::Refusal, protocol::errors::Version};
+
+pub(crate) fn refusal(status: u16, code: &str, message: String) -> Refusal {
+    Refusal {
+        rpc_code: -32000,
+        code: code.to_owned(),
+        reason: code.to_ascii_uppercase(),
+        origin: Origin::Gateway,
+        status,
+        message,
+        type_name: "a2a_error".to_owned(),
+        extra: Map::new(),
+    }
+}
+
+/// The gateway is shutting down: the final event of a stream, the answer of a waiting call.
+pub fn shutting_down() -> Refusal {
+    refusal(
+        503,
+        "a2a_shutting_down",
+        "The gateway is shutting down; retry against another instance or later".to_owned(),
+    )
+}
+
+/// Renders an edge refusal (slow body 408, connection cap 503) in the caller's binding and
+/// version form: `/a2a/{agent}/v1/...` is HTTP+JSON (`google.rpc.Status`), the rest JSON-RPC.
+pub fn edge_refusal(
+    serve_v1: bool,
+    parts: &axum::http::request::Parts,
+    why: a2a_agent::listen::EdgeRefusal,
+) -> Response {
+    use a2a_agent::listen::EdgeRefusal;
+    let code = match why {
+        EdgeRefusal::BodyTimeout(_) => "a2a_request_timeout",
+        EdgeRefusal::Overloaded => "a2a_overloaded",
+    };
+    let status = why.status();
+    let r = refusal(status.as_u16(), code, why.message());
+    let trace = crate::ids::id_hex(16);
+    let requested = requested_version(&parts.headers, parts.uri.query());
+    let version = match negotiate(requested.as_deref(), serve_v1) {
+        Ok(v) => v,
+        Err((_, form)) => form,
+    };
+    let segs: Vec<&str> = parts.uri.path().trim_matches('/').split('/').collect();
+    let rest = segs.first() == Some(&"a2a") && segs.get(2) == Some(&"v1");
+    let body: Value = if rest {
+        r.status_body(&trace)
+    } else {
+        r.jsonrpc_response(version, &Value::Null, &trace)
+    };
+    let mut resp = (status, body.to_string()).into_response();
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    debug_assert!(status != StatusCode::OK);
+    resp
+}
+
+/// The `A2A-Version` a request names ([`a2a_agent::edge::requested`]: the header, else the query
+/// parameter; `None` means 0.3).
+pub(crate) fn requested_version(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
+    a2a_agent::edge::requested(headers, query)
+}
+
+/// The gateway's version in the shared edge's terms.
+fn shared(v: Version) -> a2a_agent::edge::Version {
+    match v {
+        Version::V03 => a2a_agent::edge::Version::V03,
+        Version::V10 => a2a_agent::edge::Version::V1,
+    }
+}
+
+/// Negotiates a requested version against the versions an entry `serves` (the one rule of
+/// [`a2a_types::version::negotiate`]: none or empty = 0.3, patch ignored). A refusal comes with
+/// the version whose error form it must use (0.x -> 0.3, anything else -> 1.0).
+///
+/// The refusal lists `advertised` as the supported versions (`None`: `serves`).
+pub(crate) fn negotiate_on(
+    requested: Option<&str>,
+    serves: &[Version],
+    advertised: Option<&[&str]>,
+) -> Result<Version, (Refusal, Version)> {
+    let shared_serves: Vec<_> = serves.iter().copied().map(shared).collect();
+    match a2a_agent::edge::negotiate(requested, &shared_serves) {
+        Ok(a2a_agent::edge::Version::V03) => Ok(Version::V03),
+        Ok(a2a_agent::edge::Version::V1) => Ok(Version::V10),
+        Err(u) => {
+            let supported: Vec<String> = u.supported.iter().map(ToString::to_string).collect();
+            let supported: Vec<&str> = match advertised {
+                Some(a) => a.to_vec(),
+                None => supported.iter().map(String::as_str).collect(),
+            };
+            let form = if u.legacy_form {
+                Version::V03
+            } else {
+                Version::V10
+            };
+            Err((
+                Refusal::version_not_supported(&u.requested, &supported),
+                form,
+            ))
+        }
+    }
+}
+
+/// Negotiates the version of a JSON-RPC request (0.3, and 1.0 when `serve_v1`).
+pub fn negotiate(requested: Option<&str>, serve_v1: bool) -> Result<Version, (Refusal, Version)> {
+    if serve_v1 {
+        negotiate_on(requested, &[Version::V03, Version::V10], None)
+    } else {
+        negotiate_on(requested, &[Version::V03], None)
+    }
+}
+
+/// A body's content type: `application/json` or `application/a2a+json`, else 415 (a missing
+/// type included) ([`a2a_agent::edge::media`]).
+pub(crate) fn content_type_ok(headers: &HeaderMap) -> Result<(), Refusal> {
+    match a2a_agent::edge::media::check_content_type(headers) {
+        Ok(()) => Ok(()),
+        Err(None) => Err(Refusal::unsupported_media_type("(none)")),
+        Err(Some(ct)) => Err(Refusal::unsupported_media_type(&ct)),
+    }
+}
+
+pub(crate) fn json_response(
+    status: StatusCode,
+    content_type: &'static str,
+    body: &Value,
+) -> Response {
+    let mut resp = (status, body.to_string()).into_response();
+    resp.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    resp
+}
+
+pub(crate) fn accept_header(resp: &mut Response) {
+    resp.headers_mut().insert(
+        header::ACCEPT,
+        HeaderValue::from_static(a2a_agent::edge::media::ACCEPTED_TYPES),
+    );
+}
+
+/// A JSON-RPC refusal: 200 (or the refusal's status in `refusal` mode); 401 and 415 keep their
+/// status. A refused version is 200 too (the official SDK clients read -32009 only from a 200
+/// answer); the DVARA API's 400 is the `refusal` mode's.
+pub(crate) fn rpc_refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> Response {
+    record(st, call, Some(&r));
+    let keep = matches!(
+        r.code.as_str(),
+        "a2a_unauthorized" | "a2a_unsupported_media_type"
+    );
+    let status =
+        if keep || st.config.json_rpc_error_status == crate::config::ErrorStatusMode::Refusal {
+            StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_GATEWAY)
+        } else {
+            StatusCode::OK
+        };
+    let body = r.jsonrpc_text(call.version, &call.id, &call.trace_id);
+    let mut resp = json_text_response(status, call.json_content_type(), body);
+    if r.code == "a2a_unsupported_media_type" {
+        accept_header(&mut resp);
+    }
+    if r.code == "a2a_unauthorized" {
+        resp.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    resp
+}
+
+/// A refused JSON-RPC call of `op`: a 0.3 streaming method (`message/stream`,
+/// `tasks/resubscribe`) answers one SSE event carrying the JSON-RPC error, as the official SDK
+/// servers and the agent do (the 0.3 SDK client reads only `text/event-stream` there); in the
+/// `refusal` status mode, and for everything else, [`rpc_refusal`].
+pub(crate) fn rpc_op_refusal(
+    st: &GatewayState,
+    call: &mut Call,
+    op: crate::protocol::ops::Operation,
+    r: Refusal,
+) -> Response {
+    if call.version != Version::V03
+        || !op.is_streaming()
+        || st.config.json_rpc_error_status == crate::config::ErrorStatusMode::Refusal
+    {
+        return rpc_refusal(st, call, r);
+    }
+    record(st, call, Some(&r));
+    a2a_agent::edge::sse::single(r.jsonrpc_text(call.version, &call.id, &call.trace_id))
+}
+
+/// An HTTP+JSON refusal: `google.rpc.Status` with the refusal's status.
+pub(crate) fn rest_refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> Response {
+    record(st, call, Some(&r));
+    let status = StatusCode::from_u16(r.rest_status()).unwrap_or(StatusCode::BAD_GATEWAY);
+    let mut resp = json_response(
+        status,
+        call.json_content_type(),
+        &r.status_body(&call.trace_id),
+    );
+    if r.code == "a2a_unsupported_media_type" {
+        accept_header(&mut resp);
+    }
+    if r.code == "a2a_unauthorized" {
+        resp.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    resp
+}

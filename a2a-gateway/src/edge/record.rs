@@ -1,0 +1,69 @@
+//! Metrics and audit glue: a decided hop becomes one audit row, one metrics sample and one log
+//! line; and the `/metrics` handler.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+
+use crate::hop::call::Call;
+use crate::protocol::errors::Refusal;
+use crate::state::GatewayState;
+
+/// Records the hop (audit + metrics) once it is decided.
+pub(crate) fn record(st: &GatewayState, call: &mut Call, refusal: Option<&Refusal>) {
+    let latency = call.started.elapsed();
+    call.audit.latency_ms = latency.as_millis() as i64;
+    call.audit.client_version = Some(call.version.as_str().to_owned());
+    match refusal {
+        Some(r) => {
+            call.audit.decision = "refused".into();
+            call.audit.status = r.status as i64;
+            call.audit.error_code = Some(r.code.clone());
+            if let Some(t) = crate::trust::of_refusal(r) {
+                call.audit.signature_trust = Some(t);
+            }
+        }
+        None => {
+            call.audit.decision = "allowed".into();
+            call.audit.status = 200;
+            call.audit.error_code = None;
+        }
+    }
+    let op = call
+        .audit
+        .operation
+        .clone()
+        .unwrap_or_else(|| "unknown".into());
+    let code = refusal.map(|r| r.code.as_str()).unwrap_or("ok");
+    st.metrics.record(&op, code, latency.as_secs_f64());
+    // Only authenticated callers get audit rows: refusals before a key was accepted are
+    // counted (`a2a_unauthenticated_total`, `a2a_requests_total`) and logged sampled, so that
+    // nobody without a key can grow the append-only table.
+    if call.audit.workspace_id.is_none() {
+        st.metrics.log_unaudited(&call.trace_id, &op, code);
+        return;
+    }
+    if let Err(e) = st
+        .store
+        .append_audit_queued(&call.audit, call.intent.as_ref())
+    {
+        tracing::error!(trace_id = %call.trace_id, "audit write failed: {e}");
+    }
+    match refusal {
+        Some(r) => {
+            tracing::info!(trace_id = %call.trace_id, operation = %op, code = %r.code, rpc_code = r.rpc_code, "refused")
+        }
+        None => tracing::info!(trace_id = %call.trace_id, operation = %op, "allowed"),
+    }
+}
+
+pub(crate) async fn metrics_handler(State(st): State<Arc<GatewayState>>) -> Response {
+    let mut resp = st.metrics.render().into_response();
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4"),
+    );
+    resp
+}

@@ -1,0 +1,113 @@
+//! One caller's hop in flight: its trace id, negotiated version, JSON-RPC id, hop count and the
+//! audit record that [`crate::edge::record`] completes once the hop is decided.
+
+use std::time::Instant;
+
+use axum::http::HeaderMap;
+
+use a2a_types::envelope::RawId;
+
+use crate::ids::id_hex;
+use crate::{protocol::errors::Binding, protocol::errors::Version};
+use crate::{store::AuditRecord, store::IntentRef};
+
+pub(crate) struct Call {
+    pub(crate) trace_id: String,
+    pub(crate) started: Instant,
+    pub(crate) audit: AuditRecord,
+    pub(crate) version: Version,
+    pub(crate) id: RawId,
+    pub(crate) a2a_json_only: bool,
+    pub(crate) hops: u32,
+    /// The caller's binding.
+    pub(crate) binding: Binding,
+    /// The delegation chain header the request arrived with (verified in the pipeline).
+    pub(crate) chain: Option<String>,
+    /// The hop's intent record, once written (its completion names it).
+    pub(crate) intent: Option<IntentRef>,
+    /// The version push notifications reach the caller in, when it differs from `version`: a
+    /// 0.3 HTTP+JSON caller runs the pipeline in 1.0 terms (`crate::edge::rest03`).
+    pub(crate) push_as: Option<Version>,
+    /// Extension URIs the caller asked for (`A2A-Extensions`, `X-A2A-Extensions`).
+    pub(crate) ext_requested: Vec<String>,
+    /// Extensions the peer activated, for the answer's header (`crate::governance::extensions`).
+    pub(crate) ext_activated: Option<Vec<String>>,
+}
+
+/// Header carrying the number of gateway hops a request has made (loop-detection seam input).
+pub const HOPS_HEADER: &str = "x-a2a-gateway-hops";
+
+pub(crate) fn parse_traceparent(v: &str) -> Option<String> {
+    let parts: Vec<&str> = v.trim().split('-').collect();
+    if parts.len() >= 4
+        && parts[0].len() == 2
+        && parts[1].len() == 32
+        && parts[1].bytes().all(|b| b.is_ascii_hexdigit())
+        && parts[1] != "00000000000000000000000000000000"
+        && parts[2].len() == 16
+    {
+        Some(parts[1].to_ascii_lowercase())
+    } else {
+        None
+    }
+}
+
+impl Call {
+    pub(crate) fn new(headers: &HeaderMap, binding: Binding) -> Call {
+        let trace_id = headers
+            .get("traceparent")
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_traceparent)
+            .unwrap_or_else(|| id_hex(16));
+        let a2a_json_only = a2a_agent::edge::media::accepts_only_a2a_json(headers);
+        Call {
+            audit: AuditRecord {
+                trace_id: trace_id.clone(),
+                client_binding: Some(binding.as_str().to_owned()),
+                decision: "refused".into(),
+                ..AuditRecord::default()
+            },
+            trace_id,
+            started: Instant::now(),
+            version: Version::V03,
+            id: RawId::null(),
+            a2a_json_only,
+            hops: headers
+                .get(HOPS_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0),
+            intent: None,
+            push_as: None,
+            ext_requested: crate::governance::extensions::requested(headers),
+            ext_activated: None,
+            binding,
+            chain: headers
+                .get(crate::governance::loops::CHAIN_HEADER)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
+        }
+    }
+
+    pub(crate) fn traceparent(&self) -> String {
+        format!("00-{}-{}-01", self.trace_id, id_hex(8))
+    }
+
+    pub(crate) fn json_content_type(&self) -> &'static str {
+        if self.a2a_json_only {
+            "application/a2a+json"
+        } else {
+            "application/json"
+        }
+    }
+}
+
+impl Call {
+    /// Writes the answer's extension headers (`crate::governance::extensions::answer_headers`).
+    pub(crate) fn extension_headers(&self, h: &mut HeaderMap) {
+        crate::governance::extensions::answer_headers(
+            self.ext_activated.as_deref(),
+            self.version,
+            h,
+        );
+    }
+}

@@ -1,0 +1,270 @@
+//! Idempotent sends at the gateway, per workspace: a SendMessage or SendStreamingMessage that
+//! repeats a `messageId` the same workspace already sent to the same agent within
+//! `idempotency_window_secs` is answered from the first send's record and never reaches the
+//! peer again: the same task (read from the peer with GetTask, as it stands now) or the same
+//! direct message. The same `messageId` with a different message is InvalidParams. Concurrent
+//! duplicates wait for the first (bounded by the peer timeout): the peer is called once.
+//! Records are kept by a [`crate::store::sends::SendRecords`], scoped by workspace and agent, so two
+//! workspaces' `messageId`s never meet.
+//!
+//! Which store does what ([`crate::store::sends::records`] picks one per hop):
+//! - [`memory::JournaledSends`], the embedded default of the serving process (`serve` holds
+//!   the database's intent journal, so it is the only process deciding claims): a claim lives
+//!   in memory, since it only matters while this process calls the peer; the completed record
+//!   goes to the intent journal (one `write(2)`, safe against `kill -9`) and is committed to
+//!   `gateway_sends` in the audit writer's next batch, like intents and task bindings. Nothing
+//!   on the request path commits to SQLite (issue 11: the claim's and the completion's commits
+//!   were about 7 % of a hop's instructions and its file syscalls); a repeat is answered from
+//!   memory until the batch commits, then from SQLite (one indexed read). After a crash the
+//!   journaled records are recovered on start; a claim in flight is abandoned at once (the
+//!   process that would have completed it is gone; the first retry is a new send).
+//! - [`crate::store::sends::SqliteSends`], every claim and completion a SQLite transaction: stores without
+//!   a journal (in-memory stores, a process that does not serve). It is also the shape a
+//!   shared database needs: gateway replicas over PostgreSQL must claim in the shared
+//!   database (a claim in one replica's memory is invisible to the others), so such a store
+//!   implements [`crate::store::sends::SendRecords`] with the claim as one statement there.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use crate::protocol::ops::Operation;
+use crate::protocol::xlate;
+use crate::store::sends::{Claimed, Outcome, SendKey, SendRecords};
+use crate::tasks::ownership::Owner;
+use crate::{outbound, outbound::PeerCall};
+use crate::{protocol::answer::Answer, state::GatewayState};
+use crate::{protocol::errors::Refusal, protocol::errors::Version};
+
+/// Seconds past the peer timeout after which a claim never completed is taken over.
+const ABANDON_MARGIN_SECS: u64 = 10;
+/// How often a duplicate looks whether the first send finished.
+const POLL: Duration = Duration::from_millis(25);
+
+/// What the idempotency step decided for a request.
+pub(crate) enum Check {
+    /// Not a send, or the window is 0.
+    Off,
+    /// The first send of its `messageId`: call the peer, then [`Guard::finish`].
+    First(Guard),
+    /// A repeat: the answer from the first send's record.
+    Answer(Answer),
+}
+
+/// A claimed send; dropped without an outcome, the claim is released (a retry may try again).
+pub(crate) struct Guard {
+    records: Arc<dyn SendRecords>,
+    key: SendKey,
+    done: bool,
+}
+
+fn now() -> i64 {
+    time::OffsetDateTime::now_utc().unix_timestamp()
+}
+
+fn secs(s: u64) -> i64 {
+    i64::try_from(s).unwrap_or(i64::MAX)
+}
+
+/// The `messageId` and digest of a send's message (read in its 1.0 form, so that a retry in
+/// the other version or binding is the same message).
+fn message_digest(
+    op: Operation,
+    caller: Version,
+    params: &Value,
+) -> Result<(String, String), Refusal> {
+    // The pipeline validated the params in the caller's version: a 1.0 message is read as it
+    // is (no copy), a 0.3 one translated first.
+    let translated;
+    let p10 = match caller {
+        Version::V10 => params,
+        Version::V03 => {
+            translated = xlate::translate_request(op, caller, Version::V10, params)?;
+            &translated
+        }
+    };
+    let m: a2a_types::v1::Message = p10
+        .get("message")
+        .and_then(|m| serde::Deserialize::deserialize(m).ok())
+        .ok_or_else(|| Refusal::invalid_params("params.message: not a message"))?;
+    let bytes = serde_json::to_vec(&m).map_err(|e| Refusal::internal(&e.to_string()))?;
+    let d = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, &bytes);
+    let hex = crate::ids::hex(d.as_ref());
+    Ok((m.message_id, hex))
+}
+
+/// The idempotency step of a send of `owner` (see the module docs).
+pub(crate) async fn check(
+    st: &GatewayState,
+    ctx: &PeerCall<'_>,
+    owner: &Owner,
+    op: Operation,
+    caller: Version,
+    params: &Value,
+) -> Result<Check, Refusal> {
+    let window = st.config.idempotency_window_secs;
+    if window == 0 || !matches!(op, Operation::SendMessage | Operation::SendStreamingMessage) {
+        return Ok(Check::Off);
+    }
+    let (message_id, digest) = message_digest(op, caller, params)?;
+    if message_id.is_empty() {
+        return Ok(Check::Off);
+    }
+    let records = crate::store::sends::records(&st.store);
+    let key = SendKey {
+        workspace_id: owner.workspace_id.clone(),
+        agent_id: owner.agent_id.clone(),
+        message_id,
+    };
+    let abandon_after = secs(st.config.peer_timeout_secs.max(1) + ABANDON_MARGIN_SECS);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(abandon_after as u64 + 1);
+    loop {
+        let t = now();
+        let claimed = records
+            .claim(&key, &digest, t, t - secs(window), t - abandon_after)
+            .map_err(|e| Refusal::internal(&format!("send records: {e}")))?;
+        match claimed {
+            Claimed::First => {
+                return Ok(Check::First(Guard {
+                    records,
+                    key,
+                    done: false,
+                }));
+            }
+            Claimed::Conflict => {
+                return Err(Refusal::invalid_params(&format!(
+                    "message.messageId: {:?} was already used for a different message",
+                    key.message_id
+                )));
+            }
+            Claimed::Done(outcome) => {
+                return answer(ctx, op, caller, outcome).await.map(Check::Answer);
+            }
+            Claimed::Pending if tokio::time::Instant::now() < deadline => {
+                tokio::select! {
+                    _ = st.shutdown.cancelled() => return Err(crate::edge::shutting_down()),
+                    _ = tokio::time::sleep(POLL) => {}
+                }
+            }
+            Claimed::Pending => return Err(Refusal::peer_timeout(st.config.peer_timeout_secs)),
+        }
+    }
+}
+
+/// A repeat's answer in the caller's version: the task as the peer has it now, or the message.
+async fn answer(
+    ctx: &PeerCall<'_>,
+    op: Operation,
+    caller: Version,
+    outcome: Outcome,
+) -> Result<Answer, Refusal> {
+    let result = match outcome {
+        Outcome::Task(id) => {
+            let p = outbound::peer_params(
+                Operation::GetTask,
+                Version::V10,
+                ctx.chosen,
+                &json!({ "id": id }),
+                false,
+            )?;
+            let Answer::Unary(task) = ctx.call(Operation::GetTask, p).await? else {
+                return Err(Refusal::upstream_invalid_response("expected a task"));
+            };
+            // A 0.3 send result (and stream event) is the Task itself; a 1.0 one wraps it.
+            match caller {
+                Version::V03 => task,
+                Version::V10 => json!({ "task": task }),
+            }
+        }
+        Outcome::Message(m) => xlate::result(
+            Operation::SendMessage,
+            Version::V10,
+            caller,
+            &json!({ "message": m }),
+        )
+        .map_err(outbound::map_answer_error)?,
+    };
+    Ok(match op {
+        Operation::SendStreamingMessage => {
+            Answer::Stream(Box::pin(futures::stream::once(async move { Ok(result) })))
+        }
+        _ => Answer::Unary(result),
+    })
+}
+
+/// What a send's answer (or first stream event) in `caller`'s version says it became.
+fn outcome_of(op: Operation, caller: Version, v: &Value) -> Option<Outcome> {
+    // A 1.0 answer was checked by the hop already: read it as it is.
+    let translated;
+    let v10 = match caller {
+        Version::V10 => v,
+        Version::V03 => {
+            translated = xlate::result(op, caller, Version::V10, v).ok()?;
+            &translated
+        }
+    };
+    if let Some(m) = v10.get("message") {
+        return Some(Outcome::Message(m.clone()));
+    }
+    let id = v10
+        .pointer("/task/id")
+        .or_else(|| v10.pointer("/statusUpdate/taskId"))
+        .or_else(|| v10.pointer("/artifactUpdate/taskId"))?;
+    id.as_str().map(|s| Outcome::Task(s.to_owned()))
+}
+
+impl Guard {
+    fn complete(&mut self, outcome: &Outcome) {
+        match self.records.complete(&self.key, outcome) {
+            Ok(()) => self.done = true,
+            Err(e) => tracing::error!("send record not completed: {e}"),
+        }
+    }
+
+    /// Records what the first send became from its `answer` (for a stream: its first event
+    /// naming a task or message) and passes the answer on.
+    pub(crate) fn finish(mut self, op: Operation, caller: Version, answer: Answer) -> Answer {
+        match answer {
+            Answer::Unary(v) => {
+                if let Some(o) = outcome_of(op, caller, &v) {
+                    self.complete(&o);
+                }
+                Answer::Unary(v)
+            }
+            Answer::Passed(p) => {
+                // What `outcome_of` reads from the same answer as a `Value`.
+                let o = match p.message() {
+                    Some(m) => Some(Outcome::Message(m)),
+                    None => p.task_id().map(|t| Outcome::Task(t.to_owned())),
+                };
+                if let Some(o) = o {
+                    self.complete(&o);
+                }
+                Answer::Passed(p)
+            }
+            Answer::Stream(events) => {
+                let mut guard = Some(self);
+                Answer::Stream(Box::pin(events.inspect(move |item| {
+                    if let (Some(g), Ok(ev)) = (guard.as_mut(), item)
+                        && let Some(o) = outcome_of(op, caller, ev)
+                    {
+                        g.complete(&o);
+                        guard = None;
+                    }
+                })))
+            }
+        }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if !self.done
+            && let Err(e) = self.records.release(&self.key)
+        {
+            tracing::error!("send record not released: {e}");
+        }
+    }
+}

@@ -1,0 +1,309 @@
+//! Calling 1.0 gRPC peers (`lf.a2a.v1.A2AService`) through the client's gRPC transport
+//! ([`a2a_client::transport::grpc`]: the protobuf conversion, rpc table and `google.rpc.Status`
+//! reading live there and in `a2a_types::grpc`, once).
+//!
+//! - Selection: gRPC is used only when the card offers no JSON-RPC or HTTP+JSON entry the gateway
+//!   speaks ([`crate::peer::select_from`]).
+//! - Address: the interface url is `host:port`, `http://host:port` or `https://host:port`. The
+//!   gateway's rules apply ([`check_url`]): the registered endpoint's host (the port may differ:
+//!   gRPC is usually served on a port of its own) and the SSRF policy; `https` (TLS, the
+//!   certificate checked against the host name, trusting the platform's roots and
+//!   `peer_ca_file`) is callable in production, plaintext `http` (h2c) only in development mode.
+//!   The host is resolved with the same checks and the call connects only to the checked
+//!   addresses ([`GrpcTransport::pinned`]; SNI and the certificate still use the host name), so a
+//!   name that changes cannot redirect it.
+//! - Metadata: what the HTTP bindings send as headers (the registered credential as a bearer
+//!   token, `traceparent`, the hop count, the governance chain, `a2a-extensions`).
+//! - Limits: unary calls end after `peer_timeout_secs`; a message larger than the answer limit
+//!   (unary) or the stream limit (streams) is refused; streams go through the same relay as SSE
+//!   events ([`PeerCall::relay`]), with its stall timer, byte limit, governance and kill switch.
+//! - Errors: the peer's `google.rpc.Status` (ErrorInfo reason, else the status code) becomes the
+//!   caller's A2A error as a JSON-RPC peer's error does ([`Refusal::upstream_error`]).
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::Value;
+use url::Url;
+
+use a2a_agent::net_guard::NetGuard;
+use a2a_client::ClientError;
+use a2a_client::transport::grpc::GrpcTransport;
+use a2a_client::transport::{HttpCore, Transport, V1Request};
+
+use crate::outbound::PeerCall;
+use crate::peer;
+use crate::protocol::answer::Answer;
+use crate::protocol::ops::Operation;
+use crate::{outbound::relay::Liveness, outbound::relay::PeerEvent};
+use crate::{protocol::errors::Refusal, protocol::errors::Version};
+
+/// The address rules for a gRPC interface URL (as read by selection: `http://host:port/` or
+/// `https://host:port/`).
+pub(crate) fn check_url(url: &Url, registered: &Url, dev_mode: bool) -> Result<(), Refusal> {
+    match url.scheme() {
+        "https" => {}
+        "http" if dev_mode => {}
+        "http" => {
+            return Err(Refusal::peer_url_refused(&format!(
+                "{url}: plaintext gRPC (h2c) is allowed only in development mode; serve gRPC \
+                 over TLS (an https interface url)"
+            )));
+        }
+        other => {
+            return Err(Refusal::peer_url_refused(&format!(
+                "{url}: the gRPC url scheme must be https (or http in development mode), not {other}"
+            )));
+        }
+    }
+    NetGuard::new(dev_mode)
+        .check_parsed(url)
+        .map_err(|e| peer::guard_refusal(url, e, dev_mode))?;
+    if url.host_str() != registered.host_str() {
+        return Err(Refusal::peer_url_refused(&format!(
+            "{url}: not on the registered endpoint's host ({})",
+            registered.host_str().unwrap_or_default()
+        )));
+    }
+    Ok(())
+}
+
+/// The addresses to connect to: the host resolved with the network checks (every address
+/// allowed, as [`peer::check_resolved`] requires), or the literal address of the URL.
+async fn checked_addresses(url: &Url, dev_mode: bool) -> Result<Vec<IpAddr>, Refusal> {
+    let host = match url.host() {
+        Some(url::Host::Domain(host)) => host,
+        Some(url::Host::Ipv4(ip)) => return Ok(vec![IpAddr::V4(ip)]),
+        Some(url::Host::Ipv6(ip)) => return Ok(vec![IpAddr::V6(ip)]),
+        None => return Err(Refusal::peer_url_refused(&format!("{url}: no host"))),
+    };
+    let ips = NetGuard::new(dev_mode)
+        .resolve_checked(host)
+        .await
+        .map_err(|e| Refusal::peer_url_refused(&format!("{url}: {e}")))?;
+    if ips.is_empty() {
+        return Err(Refusal::peer_url_refused(&format!(
+            "{url}: host does not resolve"
+        )));
+    }
+    Ok(ips)
+}
+
+impl PeerCall<'_> {
+    /// peer call over gRPC: `op` with its 1.0 params (the chosen entry's tenant included).
+    pub(crate) async fn grpc(&self, op: Operation, params: Value) -> Result<Answer, Refusal> {
+        let request = V1Request::parse(op.name(Version::V10), Some(params))
+            .map_err(|e| Refusal::invalid_params(&e.to_string()))?;
+        let limit = if op.is_streaming() {
+            self.max_stream
+        } else {
+            self.max_resp
+        };
+        let transport = self.grpc_transport(limit).await?;
+        let timeout = Duration::from_secs(self.st.config.peer_timeout_secs.max(1));
+        if !op.is_streaming() {
+            let result = tokio::select! {
+                _ = self.st.shutdown.cancelled() => return Err(crate::edge::shutting_down()),
+                r = transport.call(request) => r,
+            };
+            let result = result.map_err(|e| self.grpc_refusal(e, limit))?;
+            return self.answer(op, Version::V10, result.to_value());
+        }
+        let opened = tokio::select! {
+            _ = self.st.shutdown.cancelled() => return Err(crate::edge::shutting_down()),
+            r = tokio::time::timeout(timeout, transport.stream(request)) => r,
+        };
+        let events = opened
+            .map_err(|_| Refusal::peer_timeout(self.st.config.peer_timeout_secs))?
+            .map_err(|e| self.grpc_refusal(e, limit))?;
+        let life = Liveness::new();
+        let seen = life.clone();
+        let refusal = GrpcErrors {
+            agent_id: self.agent.agent_id.clone(),
+            peer_timeout_secs: self.st.config.peer_timeout_secs,
+        };
+        let events = events.map(move |item| {
+            seen.touch();
+            match item {
+                Ok(ev) => {
+                    let v = serde_json::to_value(&ev).unwrap_or(Value::Null);
+                    PeerEvent {
+                        id: String::new(),
+                        len: v.to_string().len() as u64,
+                        payload: Ok(Some(v)),
+                    }
+                }
+                Err(e) => PeerEvent {
+                    id: String::new(),
+                    len: 0,
+                    payload: Err(refusal.of(e, limit)),
+                },
+            }
+        });
+        Ok(Answer::Stream(self.relay(Box::pin(events), life)))
+    }
+
+    /// The client's gRPC transport for this hop: the checked address, the hop's metadata, the
+    /// gateway's timeout and `limit` on each message.
+    async fn grpc_transport(&self, limit: u64) -> Result<GrpcTransport, Refusal> {
+        let addrs = checked_addresses(&self.chosen.url, self.st.config.dev_mode).await?;
+        // The same headers as the HTTP bindings' requests (built, never sent).
+        let built = self
+            .request(
+                reqwest::Method::POST,
+                self.chosen.url.clone(),
+                "application/grpc",
+            )
+            .build()
+            .map_err(|e| Refusal::internal(&format!("gRPC metadata: {e}")))?;
+        let mut core = HttpCore::new(self.st.http.clone());
+        for (k, v) in built.headers() {
+            if !matches!(
+                k.as_str(),
+                "content-type" | "accept" | "a2a-version" | "last-event-id"
+            ) {
+                core.headers.append(k.clone(), v.clone());
+            }
+        }
+        core.timeout = Some(Duration::from_secs(self.st.config.peer_timeout_secs.max(1)));
+        core.stream_idle_timeout = None; // the relay's stall timer
+        core.max_response_bytes = usize::try_from(limit).unwrap_or(usize::MAX);
+        core.extra_roots = self.st.peer_roots.clone();
+        let mut iface = a2a_client::SelectedInterface::direct(
+            self.chosen.url.clone(),
+            a2a_client::Binding::Grpc,
+            a2a_client::Version::V1,
+        );
+        iface.tenant = self.chosen.tenant.clone();
+        GrpcTransport::pinned(core, iface, addrs)
+            .map_err(|e| Refusal::peer_url_refused(&e.to_string()))
+    }
+
+    fn grpc_refusal(&self, e: ClientError, limit: u64) -> Refusal {
+        GrpcErrors {
+            agent_id: self.agent.agent_id.clone(),
+            peer_timeout_secs: self.st.config.peer_timeout_secs,
+        }
+        .of(e, limit)
+    }
+}
+
+/// What turns a gRPC call's error into the gateway's refusal (owned: streams outlive the hop).
+struct GrpcErrors {
+    agent_id: String,
+    peer_timeout_secs: u64,
+}
+
+impl GrpcErrors {
+    fn of(&self, e: ClientError, limit: u64) -> Refusal {
+        let ClientError::A2a(a) = e else {
+            return Refusal::upstream_invalid_response(&e.to_string());
+        };
+        if a.local {
+            return if a.message.contains("timed out") {
+                Refusal::peer_timeout(self.peer_timeout_secs)
+            } else {
+                Refusal::peer_unreachable(&a.message)
+            };
+        }
+        if a.message.contains("message length too large") {
+            return Refusal::response_too_large(limit);
+        }
+        if a.reason.as_deref() == Some("VERSION_NOT_SUPPORTED") {
+            return Refusal::peer_version_not_supported(&self.agent_id, Version::V10.as_str());
+        }
+        // No A2A ErrorInfo and UNAVAILABLE / UNKNOWN: the connection, not the agent, failed.
+        if a.reason.is_none() && is_transport_failure(&a.message) {
+            return Refusal::peer_unreachable(&a.message);
+        }
+        let code = a.code.unwrap_or_else(|| a.kind.code());
+        Refusal::upstream_error(code, a.reason.as_deref())
+    }
+}
+
+/// Whether a status without ErrorInfo reports a connection failure (tonic's wording).
+fn is_transport_failure(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    [
+        "transport error",
+        "connect",
+        "connection",
+        "broken pipe",
+        "dns",
+    ]
+    .iter()
+    .any(|n| m.contains(n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn u(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn grpc_address_rules() {
+        let reg = u("http://127.0.0.1:8000/a2a");
+        // Another port of the registered host: allowed (gRPC has a port of its own).
+        assert!(check_url(&u("http://127.0.0.1:50051/"), &reg, true).is_ok());
+        let cases = [
+            (
+                "http://127.0.0.2:50051/",
+                true,
+                "registered endpoint's host",
+            ),
+            ("http://127.0.0.1:50051/", false, "development mode"),
+            ("ftp://127.0.0.1:50051/", true, "scheme"),
+            ("http://u:p@127.0.0.1:50051/", true, "user name"),
+        ];
+        for (url, dev, needle) in cases {
+            let e = check_url(&u(url), &reg, dev).unwrap_err();
+            assert_eq!(e.code, "a2a_peer_url_refused");
+            assert!(e.message.contains(needle), "{url}: {}", e.message);
+        }
+        // TLS: allowed in dev mode, and outside it on a public host (loopback is refused there).
+        assert!(check_url(&u("https://127.0.0.1:50051/"), &reg, true).is_ok());
+        let public = u("https://93.184.215.14/a2a");
+        assert!(check_url(&u("https://93.184.215.14:50051/"), &public, false).is_ok());
+        let e = check_url(&u("http://93.184.215.14:50051/"), &public, false).unwrap_err();
+        assert!(e.message.contains("development mode"), "{}", e.message);
+        let e = check_url(&u("https://127.0.0.1:50051/"), &reg, false).unwrap_err();
+        assert_eq!(e.code, "a2a_peer_url_refused");
+        let meta = u("http://169.254.169.254:50051/");
+        let e = check_url(&meta, &meta, true).unwrap_err();
+        assert!(e.message.contains("metadata"), "{}", e.message);
+    }
+
+    /// A refused connection and a timeout are the gateway's refusals, not the peer's errors.
+    #[tokio::test]
+    async fn errors_become_the_gateway_refusals() {
+        let errors = GrpcErrors {
+            agent_id: "g".into(),
+            peer_timeout_secs: 7,
+        };
+        let closed = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let iface = a2a_client::SelectedInterface::direct(
+            u(&format!("http://127.0.0.1:{closed}/")),
+            a2a_client::Binding::Grpc,
+            a2a_client::Version::V1,
+        );
+        let t = GrpcTransport::new(HttpCore::new(reqwest::Client::new()), iface).unwrap();
+        let req = V1Request::parse("GetTask", Some(serde_json::json!({"id": "t"}))).unwrap();
+        let e = t.call(req).await.unwrap_err();
+        let r = errors.of(e, 100);
+        assert_eq!(r.code, "a2a_peer_unreachable", "{}", r.message);
+
+        let timeout = a2a_client::A2aError::local(
+            a2a_types::error::ErrorKind::Unavailable,
+            "gRPC call timed out after 7s",
+        );
+        assert_eq!(errors.of(timeout.into(), 100).code, "a2a_peer_timeout");
+        // The peer's own statuses: tests/grpc_peer.rs (NOT_FOUND, TASK_NOT_CANCELABLE).
+    }
+}

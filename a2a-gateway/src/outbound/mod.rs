@@ -1,0 +1,615 @@
+//! Peer calls, the hop itself: one request to the chosen interface of the peer (JSON-RPC or
+//! HTTP+JSON, in the peer's version; gRPC 1.0 in `crate::outbound::grpc`), its answer read within
+//! limits and translated back to the caller's version; the peer's errors become the gateway's
+//! refusals.
+
+pub(crate) mod cancel_end;
+pub(crate) mod grpc;
+pub(crate) mod relay;
+pub(crate) mod side_call;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use url::Url;
+
+use crate::hop::call::HOPS_HEADER;
+use crate::protocol::ops::Operation;
+use crate::store::Agent;
+use crate::{peer, peer::Chosen};
+use crate::{peer::http::PeerResponse, peer::http::ReadError, peer::http::SendError};
+use crate::{protocol::answer::Answer, state::GatewayState};
+use crate::{
+    protocol::errors::Binding, protocol::errors::Refusal, protocol::errors::Version,
+    protocol::errors::spec_reason,
+};
+use crate::{protocol::xlate, protocol::xlate::AnswerError};
+
+pub(crate) struct PeerCall<'a> {
+    pub(crate) st: &'a GatewayState,
+    pub(crate) agent: &'a Agent,
+    pub(crate) chosen: &'a Chosen,
+    pub(crate) caller: Version,
+    pub(crate) traceparent: String,
+    pub(crate) hops: u32,
+    pub(crate) id: Value,
+    pub(crate) max_resp: u64,
+    pub(crate) max_stream: u64,
+    /// The hop's governance: answers and events pass its steps in 1.0 form.
+    pub(crate) gov: Option<std::sync::Arc<crate::governance::HopGov>>,
+    /// A stream's registration with the kill switch.
+    pub(crate) open: Option<std::sync::Arc<crate::governance::kill::OpenStream>>,
+}
+
+/// registered endpoint checks, peer card: the agent's registered address (checked) and its card
+/// (cached), as every hop reads them (also the console's agent views).
+pub(crate) async fn registered_card(
+    st: &GatewayState,
+    agent: &Agent,
+    max_card: u64,
+) -> Result<(Url, a2a_client::discovery::FetchedCard), Refusal> {
+    // The static checks are kept per endpoint text (`crate::peer::checks`); DNS runs every hop.
+    let registered = st
+        .peer_checks
+        .registered(&agent.endpoint, st.config.dev_mode)?;
+    peer::check_resolved(&registered.url, st.config.dev_mode).await?;
+    let card = peer::peer_card_at(
+        &st.cards,
+        registered.card_url,
+        registered.fallback,
+        agent.credential.as_deref(),
+        max_card,
+        false,
+    )
+    .await?;
+    Ok((registered.url, card))
+}
+
+/// registered endpoint checks, peer card, interface, chosen URL checks: the peer's card (cached)
+/// read from its registered address and the interface the gateway will call.
+pub(crate) async fn choose(
+    st: &GatewayState,
+    agent: &Agent,
+    max_card: u64,
+) -> Result<(Chosen, a2a_client::discovery::FetchedCard), Refusal> {
+    let (registered, card) = registered_card(st, agent, max_card).await?;
+    // card trust: an invalid signature never gives an address (`crate::trust`).
+    let trust = crate::trust::check_card(st, agent, &card).await?;
+    // Kept with the exact card body it was chosen from (`crate::peer::checks`).
+    let kept = st.peer_checks.chosen(&agent.endpoint, &card.body);
+    let fresh = kept.is_none();
+    let mut chosen = match kept {
+        Some(c) => c,
+        None => peer::select_from(&card.interfaces, st.config.serve_v1)?,
+    };
+    crate::trust::check_coverage(&trust, &card, &chosen.url)?;
+    if fresh {
+        match chosen.binding {
+            Binding::Grpc => {
+                crate::outbound::grpc::check_url(&chosen.url, &registered, st.config.dev_mode)?
+            }
+            _ => peer::check_url(&chosen.url, &registered, st.config.dev_mode)?,
+        }
+        st.peer_checks
+            .keep_chosen(&agent.endpoint, &card.body, &chosen);
+    }
+    chosen.signature_trust = Some(trust.as_str());
+    peer::check_resolved(&chosen.url, st.config.dev_mode).await?;
+    Ok((chosen, card))
+}
+
+/// The skill ids of a peer card (either version), kept to the registration's allow-list.
+pub(crate) fn card_skills(card: &a2a_client::discovery::FetchedCard, agent: &Agent) -> Vec<String> {
+    let v: Value = card.json().unwrap_or(Value::Null);
+    v.get("skills")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.get("id").and_then(Value::as_str))
+                .filter(|id| {
+                    agent
+                        .skills
+                        .as_ref()
+                        .is_none_or(|allow| allow.iter().any(|a| a == id))
+                })
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// translation to the peer's version: the params in the peer's version, with the chosen entry's
+/// tenant (1.0), without the paging members when the gateway pages itself (`paged`).
+pub(crate) fn peer_params(
+    op: Operation,
+    caller: Version,
+    chosen: &Chosen,
+    params: &Value,
+    paged: bool,
+) -> Result<Value, Refusal> {
+    xlate::validate_request(op, caller, params)?;
+    peer_params_validated(op, caller, chosen, params, paged)
+}
+
+/// [`peer_params`] for params the pipeline already validated in the caller's version
+/// ("request validation in the caller's version"): the strict walk runs once per hop.
+pub(crate) fn peer_params_validated(
+    op: Operation,
+    caller: Version,
+    chosen: &Chosen,
+    params: &Value,
+    paged: bool,
+) -> Result<Value, Refusal> {
+    let mut peer_params = xlate::translate_request(op, caller, chosen.version, params)?;
+    if chosen.version == Version::V10
+        && let Some(obj) = peer_params.as_object_mut()
+    {
+        match &chosen.tenant {
+            Some(t) => {
+                obj.insert("tenant".into(), json!(t));
+            }
+            None => {
+                obj.remove("tenant");
+            }
+        }
+        if paged {
+            obj.remove("pageSize");
+            obj.remove("pageToken");
+        }
+    }
+    Ok(peer_params)
+}
+
+/// The `Accept` of a peer call: event streams for the streaming operations, else `unary`.
+fn accept(op: Operation, unary: &'static str) -> reqwest::header::HeaderValue {
+    reqwest::header::HeaderValue::from_static(if op.is_streaming() {
+        "text/event-stream"
+    } else {
+        unary
+    })
+}
+
+/// A peer's answer body as JSON.
+fn parse_body(body: &[u8]) -> Result<Value, Refusal> {
+    serde_json::from_slice(body)
+        .map_err(|e| Refusal::upstream_invalid_response(&format!("not JSON: {e}")))
+}
+
+/// A JSON-RPC answer whose `result` passes through (`crate::protocol::passed`): a response with a
+/// non-null `result` and no `error` member; anything else takes the `Value` path.
+fn passed_rpc(body: &[u8]) -> Option<crate::protocol::passed::Passed> {
+    #[derive(serde::Deserialize)]
+    struct Envelope<'a> {
+        #[serde(borrow)]
+        result: Option<&'a serde_json::value::RawValue>,
+        #[serde(default, deserialize_with = "crate::protocol::passed::present")]
+        error: Option<serde::de::IgnoredAny>,
+    }
+    let env: Envelope = serde_json::from_slice(body).ok()?;
+    if env.error.is_some() {
+        return None;
+    }
+    crate::protocol::passed::Passed::send_result(env.result?.get())
+}
+
+pub(crate) fn map_answer_error(e: AnswerError) -> Refusal {
+    match e {
+        AnswerError::Invalid(m) => Refusal::upstream_invalid_response(&m),
+        AnswerError::Untranslatable(m) => Refusal::upstream_untranslatable(&m),
+    }
+}
+
+pub(crate) fn reason_code(reason: &str) -> Option<i64> {
+    [
+        -32001, -32002, -32003, -32004, -32005, -32006, -32007, -32008, -32009, -32700, -32600,
+        -32601, -32602, -32603,
+    ]
+    .into_iter()
+    .find(|c| spec_reason(*c) == Some(reason))
+}
+
+impl PeerCall<'_> {
+    /// peer call: `op` on the chosen binding.
+    pub(crate) async fn call(&self, op: Operation, params: Value) -> Result<Answer, Refusal> {
+        self.call_passing(op, params, false).await
+    }
+
+    /// [`PeerCall::call`]; with `pass` (see `crate::protocol::passed::passable`) the peer's answer may
+    /// come back as [`Answer::Passed`], its text unparsed.
+    pub(crate) async fn call_passing(
+        &self,
+        op: Operation,
+        params: Value,
+        pass: bool,
+    ) -> Result<Answer, Refusal> {
+        match self.chosen.binding {
+            Binding::JsonRpc => self.jsonrpc(op, params, pass).await,
+            Binding::HttpJson => self.rest(op, params, pass).await,
+            Binding::Grpc => self.grpc(op, params).await,
+        }
+    }
+
+    pub(crate) fn request(
+        &self,
+        method: reqwest::Method,
+        url: Url,
+        content_type: &'static str,
+    ) -> reqwest::RequestBuilder {
+        use reqwest::header::{CONTENT_TYPE, HeaderName, HeaderValue};
+        // Static names and values: no header parse or copy per call.
+        let mut req = self
+            .st
+            .http
+            .request(method, url)
+            .header(
+                HeaderName::from_static("a2a-version"),
+                HeaderValue::from_static(self.chosen.version.as_str()),
+            )
+            .header(HeaderName::from_static("traceparent"), &self.traceparent)
+            .header(
+                HeaderName::from_static(HOPS_HEADER),
+                HeaderValue::from(self.hops),
+            )
+            .header(CONTENT_TYPE, HeaderValue::from_static(content_type));
+        if let Some(g) = &self.gov {
+            req = req.header(crate::governance::loops::CHAIN_HEADER, &g.chain_header);
+        }
+        if let Some(c) = &self.agent.credential {
+            req = req.bearer_auth(c);
+        }
+        if let Some(id) = crate::tasks::resume::upstream() {
+            req = req.header("Last-Event-ID", id);
+        }
+        crate::governance::extensions::outbound(req, self.chosen.version)
+    }
+
+    pub(crate) fn peer_error_rpc(&self, err: &Value) -> Refusal {
+        let Some(code) = err.get("code").and_then(Value::as_i64) else {
+            return Refusal::upstream_invalid_response("error.code is not a number");
+        };
+        if code == -32009 {
+            return Refusal::peer_version_not_supported(
+                &self.agent.agent_id,
+                self.chosen.version.as_str(),
+            );
+        }
+        let reason = err
+            .get("data")
+            .and_then(Value::as_array)
+            .and_then(|d| {
+                d.iter().find(|i| {
+                    i.get("domain").and_then(Value::as_str)
+                        == Some(crate::protocol::errors::SPEC_DOMAIN)
+                })
+            })
+            .and_then(|i| i.get("reason"))
+            .and_then(Value::as_str);
+        Refusal::upstream_error(code, reason)
+    }
+
+    pub(crate) fn peer_error_status(&self, status: u16, body: &Value) -> Refusal {
+        let reason = body
+            .get("error")
+            .and_then(|e| e.get("details"))
+            .and_then(Value::as_array)
+            .and_then(|d| {
+                d.iter()
+                    .find_map(|i| i.get("reason").and_then(Value::as_str))
+            });
+        if reason == Some("VERSION_NOT_SUPPORTED") {
+            return Refusal::peer_version_not_supported(
+                &self.agent.agent_id,
+                self.chosen.version.as_str(),
+            );
+        }
+        match reason.and_then(reason_code) {
+            Some(code) => Refusal::upstream_error(code, reason),
+            None => Refusal::upstream_error(
+                match status {
+                    404 => -32001,
+                    400 => -32602,
+                    _ => -32603,
+                },
+                None,
+            ),
+        }
+    }
+
+    /// Sends a peer request through the hops' client (`crate::peer::http`): the whole call,
+    /// answer body included, within `peer_timeout_secs` (24 h for a streaming operation, whose
+    /// stall timer is the relay's).
+    pub(crate) async fn send(
+        &self,
+        op: Operation,
+        req: reqwest::RequestBuilder,
+    ) -> Result<PeerResponse, Refusal> {
+        let req = req
+            .build()
+            .map_err(|e| Refusal::peer_unreachable(&peer::error_chain(&e)))?;
+        let timeout = if op.is_streaming() {
+            Duration::from_secs(24 * 3600)
+        } else {
+            Duration::from_secs(self.st.config.peer_timeout_secs.max(1))
+        };
+        let r = tokio::select! {
+            _ = self.st.shutdown.cancelled() => return Err(crate::edge::shutting_down()),
+            r = self.st.peer_http.send(req, timeout) => r,
+        };
+        let resp = r.map_err(|e| match e {
+            SendError::Timeout => Refusal::peer_timeout(self.st.config.peer_timeout_secs),
+            SendError::Failed(m) => Refusal::peer_unreachable(&m),
+        })?;
+        crate::governance::extensions::inbound(resp.headers());
+        Ok(resp)
+    }
+
+    /// The peer's answer body within the limits, checked to be JSON by its content type (an
+    /// empty success reads as `{}`).
+    async fn read_body(&self, resp: PeerResponse) -> Result<(u16, Vec<u8>), Refusal> {
+        let status = resp.status().as_u16();
+        // Checked once the body is read (an empty success needs no content type).
+        let ct = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        let not_json = (!a2a_types::version::is_json_media_type(ct)).then(|| ct.to_owned());
+        let read = tokio::select! {
+            _ = self.st.shutdown.cancelled() => return Err(crate::edge::shutting_down()),
+            r = resp.read_limited(self.max_resp) => r,
+        };
+        let body = read.map_err(|e| match e {
+            ReadError::TooLarge => Refusal::response_too_large(self.max_resp),
+            ReadError::TimedOut => Refusal::peer_timeout(self.st.config.peer_timeout_secs),
+            ReadError::Failed(e) => Refusal::peer_unreachable(&e),
+        })?;
+        if body.is_empty() && (200..300).contains(&status) {
+            return Ok((status, b"{}".to_vec()));
+        }
+        if let Some(ct) = not_json {
+            return Err(Refusal::upstream_content_type(if ct.is_empty() {
+                "(none)"
+            } else {
+                &ct
+            }));
+        }
+        Ok((status, body))
+    }
+
+    pub(crate) fn is_sse(resp: &PeerResponse) -> bool {
+        resp.headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(a2a_types::version::is_event_stream)
+    }
+
+    pub(crate) async fn jsonrpc(
+        &self,
+        op: Operation,
+        params: Value,
+        pass: bool,
+    ) -> Result<Answer, Refusal> {
+        // Written straight from the parts (no envelope object built first).
+        #[derive(serde::Serialize)]
+        struct Envelope<'a> {
+            jsonrpc: &'static str,
+            id: &'a Value,
+            method: &'static str,
+            params: &'a Value,
+        }
+        let body = serde_json::to_vec(&Envelope {
+            jsonrpc: "2.0",
+            id: &self.id,
+            method: op.name(self.chosen.version),
+            params: &params,
+        })
+        .map_err(|e| Refusal::internal(&format!("peer request: {e}")))?;
+        drop(params);
+        let mut req = self.request(
+            reqwest::Method::POST,
+            self.chosen.url.clone(),
+            "application/json",
+        );
+        req = req.header(reqwest::header::ACCEPT, accept(op, "application/json"));
+        let resp = self.send(op, req.body(body)).await?;
+        if op.is_streaming() && Self::is_sse(&resp) {
+            return Ok(Answer::Stream(self.stream(resp, Binding::JsonRpc)));
+        }
+        let (_, body) = self.read_body(resp).await?;
+        if pass && let Some(p) = passed_rpc(&body) {
+            return Ok(Answer::Passed(p));
+        }
+        let mut v = parse_body(&body)?;
+        if let Some(err) = v.get("error") {
+            return Err(self.peer_error_rpc(err));
+        }
+        // The 1.x Python SDK omits `result` for DeleteTaskPushNotificationConfig (its result
+        // is empty); read that as the empty result rather than refuse it.
+        let has_jsonrpc = v.get("jsonrpc").is_some();
+        let result = match v.get_mut("result") {
+            Some(r) => r.take(),
+            None if op == Operation::DeletePushConfig && has_jsonrpc => Value::Null,
+            None => {
+                return Err(Refusal::upstream_invalid_response(
+                    "neither result nor error",
+                ));
+            }
+        };
+        if op.is_streaming() {
+            return Err(Refusal::upstream_invalid_response(
+                "expected an event stream",
+            ));
+        }
+        self.answer(op, self.chosen.version, result)
+    }
+
+    /// answer checks and translation: the peer's unary result (in `from`) in the caller's
+    /// version; with governance, read into 1.0, passed through the answer steps, then written in
+    /// the caller's version.
+    pub(crate) fn answer(
+        &self,
+        op: Operation,
+        from: Version,
+        result: Value,
+    ) -> Result<Answer, Refusal> {
+        let Some(g) = self.gov.as_ref().filter(|g| g.active) else {
+            return xlate::result_owned(op, from, self.caller, result)
+                .map(Answer::Unary)
+                .map_err(map_answer_error);
+        };
+        let mut r10 =
+            xlate::result_owned(op, from, Version::V10, result).map_err(map_answer_error)?;
+        {
+            let mut ev = g
+                .evidence
+                .lock()
+                .map_err(|_| Refusal::internal("evidence lock"))?;
+            self.st.governance.answer(&g.hop, &mut r10, &mut ev)?;
+        }
+        xlate::result_owned(op, Version::V10, self.caller, r10)
+            .map(Answer::Unary)
+            .map_err(map_answer_error)
+    }
+
+    pub(crate) fn rest_url(&self, segments: &[&str]) -> Url {
+        let mut url = self.chosen.url.clone();
+        if let Ok(mut p) = url.path_segments_mut() {
+            p.pop_if_empty();
+            if let Some(t) = &self.chosen.tenant {
+                p.push(t);
+            }
+            for s in segments {
+                p.push(s);
+            }
+        }
+        url
+    }
+
+    pub(crate) async fn rest(
+        &self,
+        op: Operation,
+        mut params: Value,
+        pass: bool,
+    ) -> Result<Answer, Refusal> {
+        use reqwest::Method;
+        if let Some(o) = params.as_object_mut() {
+            o.remove("tenant");
+        }
+        let s = |k: &str| {
+            params
+                .get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
+        let (method, url, body): (Method, Url, Option<Value>) = match op {
+            Operation::SendMessage => {
+                (Method::POST, self.rest_url(&["message:send"]), Some(params))
+            }
+            Operation::SendStreamingMessage => (
+                Method::POST,
+                self.rest_url(&["message:stream"]),
+                Some(params),
+            ),
+            Operation::GetTask => {
+                let mut u = self.rest_url(&["tasks", &s("id")]);
+                if let Some(h) = params.get("historyLength") {
+                    u.query_pairs_mut()
+                        .append_pair("historyLength", &h.to_string());
+                }
+                (Method::GET, u, None)
+            }
+            Operation::ListTasks => {
+                let mut u = self.rest_url(&["tasks"]);
+                if let Some(o) = params.as_object() {
+                    for (k, v) in o {
+                        let val = match v {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        };
+                        u.query_pairs_mut().append_pair(k, &val);
+                    }
+                }
+                (Method::GET, u, None)
+            }
+            Operation::CancelTask => {
+                let mut b = params.clone();
+                if let Some(o) = b.as_object_mut() {
+                    o.remove("id");
+                }
+                (
+                    Method::POST,
+                    self.rest_url(&["tasks", &format!("{}:cancel", s("id"))]),
+                    Some(b),
+                )
+            }
+            Operation::SubscribeToTask => (
+                Method::POST,
+                self.rest_url(&["tasks", &format!("{}:subscribe", s("id"))]),
+                Some(json!({})),
+            ),
+            Operation::SetPushConfig => (
+                Method::POST,
+                self.rest_url(&["tasks", &s("taskId"), "pushNotificationConfigs"]),
+                Some(params.clone()),
+            ),
+            Operation::GetPushConfig => (
+                Method::GET,
+                self.rest_url(&["tasks", &s("taskId"), "pushNotificationConfigs", &s("id")]),
+                None,
+            ),
+            Operation::ListPushConfigs => {
+                let mut u = self.rest_url(&["tasks", &s("taskId"), "pushNotificationConfigs"]);
+                for k in ["pageSize", "pageToken"] {
+                    if let Some(v) = params.get(k) {
+                        let val = v
+                            .as_str()
+                            .map(str::to_owned)
+                            .unwrap_or_else(|| v.to_string());
+                        u.query_pairs_mut().append_pair(k, &val);
+                    }
+                }
+                (Method::GET, u, None)
+            }
+            Operation::DeletePushConfig => (
+                Method::DELETE,
+                self.rest_url(&["tasks", &s("taskId"), "pushNotificationConfigs", &s("id")]),
+                None,
+            ),
+        };
+        let mut req = self.request(method, url, "application/a2a+json");
+        req = req.header(
+            reqwest::header::ACCEPT,
+            accept(op, "application/a2a+json, application/json"),
+        );
+        if let Some(b) = body {
+            req = req.body(
+                serde_json::to_vec(&b)
+                    .map_err(|e| Refusal::internal(&format!("peer request: {e}")))?,
+            );
+        }
+        let resp = self.send(op, req).await?;
+        if op.is_streaming() && resp.status().is_success() && Self::is_sse(&resp) {
+            return Ok(Answer::Stream(self.stream(resp, Binding::HttpJson)));
+        }
+        let (status, body) = self.read_body(resp).await?;
+        if pass
+            && (200..300).contains(&status)
+            && let Some(p) = std::str::from_utf8(&body)
+                .ok()
+                .and_then(crate::protocol::passed::Passed::send_result)
+        {
+            return Ok(Answer::Passed(p));
+        }
+        let v = parse_body(&body)?;
+        if !(200..300).contains(&status) {
+            return Err(self.peer_error_status(status, &v));
+        }
+        if op.is_streaming() {
+            return Err(Refusal::upstream_invalid_response(
+                "expected an event stream",
+            ));
+        }
+        self.answer(op, Version::V10, v)
+    }
+}

@@ -1,0 +1,702 @@
+//! Calling peers: card cache, interface selection and peer address checks.
+//!
+//! - Cards are fetched from `<endpoint>/.well-known/agent-card.json` (falling back to the origin's
+//!   well-known path) and cached for the peer's `max-age`, clamped to 30 s .. 1 h, then
+//!   revalidated with `If-None-Match`.
+//! - The interface is the first entry of `supportedInterfaces`, in the card's order, that the
+//!   gateway speaks (JSON-RPC 0.3 / 1.0, HTTP+JSON 1.0); a card without `supportedInterfaces` is a
+//!   0.3 card reached over JSON-RPC at its `url`. gRPC 1.0 is taken only when no such entry exists
+//!   (a gRPC-only peer; its own address rules and calls: `crate::outbound::grpc`).
+//! - The chosen URL must have the registered endpoint's scheme, host and port, be https (http in
+//!   development mode), carry no userinfo or fragment, and resolve only to public addresses
+//!   (loopback allowed in development mode). The same address rules run again inside the HTTP
+//!   client's resolver, so the address connected to is the address checked.
+//!
+//! Shared pieces do the work: [`a2a_client::select`] judges each card entry, the SSRF policy is
+//! [`a2a_agent::net_guard`], and the card cache is the client's [`CardResolver`] (caching headers,
+//! ETag revalidation) with the gateway's 30 s .. 1 h TTL clamp ([`CARD_TTL`]). This module adds
+//! the gateway's rules on top (same origin as the registered endpoint, no fragment, no fallback
+//! past an entry with an unusable URL) and the gateway's error codes.
+
+pub(crate) mod checks;
+pub(crate) mod http;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use serde_json::Value;
+use url::Url;
+
+use a2a_agent::net_guard::{GuardError, NetGuard};
+use a2a_client::discovery::{CardResolver, DiscoveryError, FetchedCard, TtlClamp};
+use a2a_client::select as sel;
+
+use crate::{protocol::errors::Binding, protocol::errors::Refusal, protocol::errors::Version};
+
+/// Smallest time a peer card is kept.
+pub const MIN_CARD_TTL: Duration = Duration::from_secs(30);
+/// Largest time a peer card is kept.
+pub const MAX_CARD_TTL: Duration = Duration::from_secs(3600);
+
+/// The interface the gateway uses for a peer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chosen {
+    /// URL of the entry.
+    pub url: Url,
+    /// Binding.
+    pub binding: Binding,
+    /// Version.
+    pub version: Version,
+    /// Tenant to send, if the entry names one.
+    pub tenant: Option<String>,
+    /// Trust state of the card the entry came from (`crate::trust`), once checked.
+    pub signature_trust: Option<&'static str>,
+}
+
+/// The `(binding, version)` pairs the gateway speaks to peers: JSON-RPC 1.0, HTTP+JSON 1.0 and
+/// JSON-RPC 0.3, or JSON-RPC 0.3 only when `serve-v1: false`. (The gateway has no HTTP+JSON 0.3
+/// client: that binding was never normative in 0.3.)
+pub fn gateway_speaks(serve_v1: bool) -> sel::Speaks {
+    use sel::{Binding as B, Version as V};
+    if serve_v1 {
+        sel::Speaks::pairs([
+            (B::JsonRpc, V::V1),
+            (B::HttpJson, V::V1),
+            (B::JsonRpc, V::V03),
+        ])
+    } else {
+        sel::Speaks::pairs([(B::JsonRpc, V::V03)])
+    }
+}
+
+/// The gateway's wording for why `a2a_client::select` passed an entry over.
+fn passed_over_reason(why: &sel::PassedOver, serve_v1: bool) -> String {
+    use sel::{Binding as B, PassedOver as P, Version as V};
+    match why {
+        P::Binding(b) if sel::Binding::parse(b) == B::Grpc && !serve_v1 => {
+            "gRPC is spoken at A2A 1.0 only, which is disabled (serve-v1: false)".to_owned()
+        }
+        P::Binding(b) => format!("binding {b:?} is not supported"),
+        P::UnknownVersion(v) => format!("A2A version {v:?} is not served"),
+        P::NotRequested(B::HttpJson, V::V03) => "HTTP+JSON is supported at A2A 1.0 only".to_owned(),
+        P::NotRequested(B::Grpc, V::V03) => "gRPC is supported at A2A 1.0 only".to_owned(),
+        P::NotRequested(_, V::V1) if !serve_v1 => {
+            "A2A 1.0 is disabled (serve-v1: false)".to_owned()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Chooses the peer interface from a card (either version) with [`a2a_client::select`], over the
+/// pairs of [`gateway_speaks`]. Errors list every entry and why it was passed over
+/// (`a2a_peer_protocol_unsupported`; the list also in the refusal's `passedOver` member, which
+/// the registration check shows); an entry the gateway would take but whose URL is unusable
+/// is refused (`a2a_peer_url_refused`) rather than silently skipped for a later entry.
+pub fn select_interface(card: &Value, serve_v1: bool) -> Result<Chosen, Refusal> {
+    let interfaces: sel::CardInterfaces = serde_json::from_value(card.clone()).map_err(|e| {
+        Refusal::peer_protocol_unsupported(&format!(
+            "the card's interface members are unreadable ({e})"
+        ))
+    })?;
+    select_from(&interfaces, serve_v1)
+}
+
+/// [`select_interface`] over the interface members already read (a [`FetchedCard`]'s).
+///
+/// gRPC 1.0 is taken only when the card offers no JSON-RPC or HTTP+JSON entry the gateway
+/// speaks (a gRPC-only peer): the HTTP bindings carry TLS, stream resumption and heartbeats,
+/// which the gateway's gRPC calls do not (see `crate::outbound::grpc`). Among the HTTP entries, and
+/// among gRPC entries, the card's order decides.
+pub fn select_from(interfaces: &sel::CardInterfaces, serve_v1: bool) -> Result<Chosen, Refusal> {
+    let http = walk(interfaces, &gateway_speaks(serve_v1), serve_v1);
+    match http {
+        Err(r) if serve_v1 && r.code == "a2a_peer_protocol_unsupported" => {
+            let with_grpc = sel::Speaks::pairs([
+                (sel::Binding::JsonRpc, sel::Version::V1),
+                (sel::Binding::HttpJson, sel::Version::V1),
+                (sel::Binding::JsonRpc, sel::Version::V03),
+                (sel::Binding::Grpc, sel::Version::V1),
+            ]);
+            walk(interfaces, &with_grpc, serve_v1)
+        }
+        other => other,
+    }
+}
+
+/// The first entry `speaks` takes, in the card's order, or every entry and why it was passed over.
+fn walk(
+    interfaces: &sel::CardInterfaces,
+    speaks: &sel::Speaks,
+    serve_v1: bool,
+) -> Result<Chosen, Refusal> {
+    let offers = interfaces.offers();
+    let mut reasons = Vec::new();
+    // One entry at a time, so the first entry whose only defect is its URL stops the walk.
+    for offer in &offers {
+        match sel::select_offers(std::slice::from_ref(offer), speaks) {
+            Ok(s) => {
+                return Ok(Chosen {
+                    url: s.url,
+                    binding: match s.binding {
+                        sel::Binding::JsonRpc => Binding::JsonRpc,
+                        sel::Binding::Grpc => Binding::Grpc,
+                        _ => Binding::HttpJson,
+                    },
+                    version: match s.version {
+                        sel::Version::V03 => Version::V03,
+                        sel::Version::V1 => Version::V10,
+                    },
+                    tenant: s.tenant,
+                    signature_trust: None,
+                });
+            }
+            Err(none) => {
+                for (o, why) in &none.passed_over {
+                    if let sel::PassedOver::BadUrl(bad) = why {
+                        let reason = format!("{}.url {:?} is not a URL: {bad}", o.source, o.url);
+                        return Err(Refusal::peer_url_refused(&reason)
+                            .with("passedOver", serde_json::json!([reason])));
+                    }
+                    reasons.push(format!(
+                        "{} {} {} at {}: {}",
+                        o.source,
+                        o.binding,
+                        o.version,
+                        o.url,
+                        passed_over_reason(why, serve_v1)
+                    ));
+                }
+            }
+        }
+    }
+    if reasons.is_empty() {
+        reasons.push("the card offers no interface".to_owned());
+    }
+    Err(Refusal::peer_protocol_unsupported(&reasons.join("; "))
+        .with("passedOver", serde_json::json!(reasons)))
+}
+
+/// The static checks of a caller's webhook URL ([`NetGuard::check_url`]: scheme, userinfo,
+/// metadata host names, literal addresses), with the failed check named in the error.
+pub fn check_webhook(url: &str, dev_mode: bool) -> Result<Url, String> {
+    NetGuard::new(dev_mode).check_url(url).map_err(|e| match e {
+        GuardError::Scheme(s) if s == "http" && !dev_mode => {
+            format!("{url}: only https webhooks are allowed")
+        }
+        GuardError::Credentials => "user name or password in the address".to_owned(),
+        GuardError::Address(ip, why) => format!("{why} address ({ip})"),
+        other => other.to_string(),
+    })
+}
+
+/// Names the failed check of a [`GuardError`] for `a2a_peer_url_refused`.
+pub(crate) fn guard_refusal(url: &Url, e: GuardError, dev_mode: bool) -> Refusal {
+    let check = match e {
+        GuardError::Scheme(s) if s == "http" && !dev_mode => {
+            "plain http is allowed only in development mode".to_owned()
+        }
+        GuardError::Scheme(s) => format!("scheme {s:?} is not https"),
+        GuardError::Credentials => "user name or password in the address".to_owned(),
+        GuardError::Address(ip, why) => format!("{why} address ({ip})"),
+        other => other.to_string(),
+    };
+    Refusal::peer_url_refused(&format!("{}: {check}", redact(url)))
+}
+
+/// Static checks of a peer URL against the registered endpoint (no DNS): the SSRF policy of
+/// [`NetGuard::check_url`] (https, or http in development; no userinfo; no metadata host; literal
+/// addresses public, loopback in development), then the gateway's own rules: no fragment, and the
+/// registered endpoint's scheme, host and port.
+pub fn check_url(url: &Url, registered: &Url, dev_mode: bool) -> Result<(), Refusal> {
+    NetGuard::new(dev_mode)
+        .check_parsed(url)
+        .map_err(|e| guard_refusal(url, e, dev_mode))?;
+    if url.fragment().is_some() {
+        return Err(Refusal::peer_url_refused(&format!(
+            "{url}: fragment in the address"
+        )));
+    }
+    if url.scheme() != registered.scheme()
+        || url.host_str() != registered.host_str()
+        || url.port_or_known_default() != registered.port_or_known_default()
+    {
+        return Err(Refusal::peer_url_refused(&format!(
+            "{url}: not on the registered endpoint's scheme, host and port ({})",
+            registered.origin().ascii_serialization()
+        )));
+    }
+    Ok(())
+}
+
+fn redact(url: &Url) -> String {
+    let mut u = url.clone();
+    let _ = u.set_username("");
+    let _ = u.set_password(None);
+    u.to_string()
+}
+
+/// Resolves the URL's host and applies the network checks to every address
+/// ([`NetGuard::resolve_checked`]: one refused address refuses the host).
+pub async fn check_resolved(url: &Url, dev_mode: bool) -> Result<(), Refusal> {
+    let host = match url.host() {
+        Some(url::Host::Domain(d)) => d,
+        Some(_) => return Ok(()), // literal addresses are checked statically
+        None => return Err(Refusal::peer_url_refused(&format!("{url}: no host"))),
+    };
+    match NetGuard::new(dev_mode).resolve_checked(host).await {
+        Ok(_) => Ok(()),
+        Err(GuardError::Resolve(_, e)) => Err(Refusal::peer_url_refused(&format!(
+            "{url}: host does not resolve ({e})"
+        ))),
+        Err(GuardError::Address(ip, why)) => Err(Refusal::peer_url_refused(&format!(
+            "{url}: {host} resolves to a {why} address ({ip})"
+        ))),
+        Err(e) => Err(guard_refusal(url, e, dev_mode)),
+    }
+}
+
+/// The extra roots of `peer_ca_file` (none when unset); an unreadable file or one without a
+/// certificate stops the gateway at start.
+pub fn trusted_roots(
+    config: &crate::config::Config,
+) -> Result<a2a_client::tls::ExtraRoots, String> {
+    let Some(path) = &config.peer_ca_file else {
+        return Ok(Default::default());
+    };
+    let pem = std::fs::read(path).map_err(|e| format!("peer_ca_file {}: {e}", path.display()))?;
+    let certs = a2a_client::tls::parse_pem(&pem)
+        .map_err(|e| format!("peer_ca_file {}: {e}", path.display()))?;
+    Ok(std::sync::Arc::new(certs))
+}
+
+/// A resolver that returns only addresses [`NetGuard`] allows, so a name that changes between
+/// check and connect cannot reach an internal address: reqwest's (cards, trust, pushes) and, as
+/// hyper-util's DNS hook, the hops' peer client (`crate::peer::http`). (The gateway builds its own
+/// clients rather than [`NetGuard::client`], whose whole-request timeout would cut long streams.)
+#[derive(Debug, Clone)]
+pub struct CheckedResolver {
+    /// Allow loopback (development mode).
+    pub allow_loopback: bool,
+}
+
+impl reqwest::dns::Resolve for CheckedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let guard = NetGuard::new(self.allow_loopback);
+        let host = name.as_str().to_owned();
+        Box::pin(async move {
+            let ips = guard
+                .resolve_checked(&host)
+                .await
+                .map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)?;
+            let it: reqwest::dns::Addrs =
+                Box::new(ips.into_iter().map(|ip| SocketAddr::new(ip, 0)));
+            Ok(it)
+        })
+    }
+}
+
+/// Time a card is kept when its answer names no `max-age`.
+pub const DEFAULT_CARD_TTL: Duration = Duration::from_secs(300);
+
+/// The gateway's card freshness: the peer's `max-age` (minus `Age`; `no-store` / `no-cache` give
+/// the minimum) clamped to 30 s .. 1 h, [`DEFAULT_CARD_TTL`] when there is none.
+pub const CARD_TTL: TtlClamp = TtlClamp {
+    min: MIN_CARD_TTL,
+    max: MAX_CARD_TTL,
+    default: DEFAULT_CARD_TTL,
+};
+
+/// The peer-card cache: the client's [`CardResolver`] over `http` (the gateway's peer client,
+/// whose DNS resolver is [`CheckedResolver`]) with [`CARD_TTL`], the cached card served when a
+/// refetch fails, and bodies that are not Agent Cards refused.
+pub fn card_resolver(http: reqwest::Client) -> CardResolver {
+    CardResolver::new(http)
+        .with_ttl_clamp(CARD_TTL)
+        .with_stale_if_error(true)
+        .with_card_check(agent_card_check)
+}
+
+/// A card body must be a JSON object with a `name`.
+fn agent_card_check(body: &[u8]) -> Result<(), String> {
+    let card: Value = serde_json::from_slice(body).map_err(|e| format!("not JSON ({e})"))?;
+    if !card.is_object() || card.get("name").is_none() {
+        return Err("not an Agent Card".to_owned());
+    }
+    Ok(())
+}
+
+/// Fetches the peer card for a registered endpoint through `cards`: `<endpoint>/.well-known/
+/// agent-card.json`, else the origin's well-known card, cached under the first (`refresh`
+/// revalidates a fresh card). Check `endpoint` with [`check_url`] and [`check_resolved`] first.
+pub async fn peer_card(
+    cards: &CardResolver,
+    endpoint: &Url,
+    credential: Option<&str>,
+    max_bytes: u64,
+    refresh: bool,
+) -> Result<FetchedCard, Refusal> {
+    let (card_url, fallback) = card_urls(endpoint);
+    peer_card_at(cards, card_url, fallback, credential, max_bytes, refresh).await
+}
+
+/// The card addresses of a registered endpoint: `<endpoint>/.well-known/agent-card.json` and,
+/// when the endpoint has a path, the origin's well-known card as the fallback.
+pub fn card_urls(endpoint: &Url) -> (Url, Option<Url>) {
+    let mut card_url = endpoint.clone();
+    let path = format!(
+        "{}/.well-known/agent-card.json",
+        endpoint.path().trim_end_matches('/')
+    );
+    card_url.set_path(&path);
+    card_url.set_query(None);
+    card_url.set_fragment(None);
+    let fallback = (!endpoint.path().trim_matches('/').is_empty()).then(|| {
+        let mut root = card_url.clone();
+        root.set_path("/.well-known/agent-card.json");
+        root
+    });
+    (card_url, fallback)
+}
+
+/// [`peer_card`] at the addresses [`card_urls`] gave.
+pub(crate) async fn peer_card_at(
+    cards: &CardResolver,
+    card_url: Url,
+    fallback: Option<Url>,
+    credential: Option<&str>,
+    max_bytes: u64,
+    refresh: bool,
+) -> Result<FetchedCard, Refusal> {
+    let mut headers = reqwest::header::HeaderMap::new();
+    if let Some(c) = credential {
+        let mut value = reqwest::header::HeaderValue::from_str(&format!("Bearer {c}"))
+            .map_err(|_| Refusal::card_unavailable("the agent credential is not a header value"))?;
+        value.set_sensitive(true);
+        headers.insert(reqwest::header::AUTHORIZATION, value);
+    }
+    cards
+        .clone()
+        .with_max_bytes(usize::try_from(max_bytes).unwrap_or(usize::MAX))
+        .with_headers(headers)
+        .fetch_url_or(card_url, fallback, refresh)
+        .await
+        .map_err(|e| Refusal::card_unavailable(&discovery_detail(&e)))
+}
+
+/// The peer card as a JSON value (for the governed card).
+pub fn card_json(card: &FetchedCard) -> Result<Value, Refusal> {
+    card.json()
+        .map_err(|e| Refusal::card_unavailable(&format!("{}: not JSON ({e})", card.url)))
+}
+
+/// The `a2a_card_unavailable` detail of a discovery error.
+fn discovery_detail(e: &DiscoveryError) -> String {
+    match e {
+        DiscoveryError::Http { url, source } => format!("{url}: {}", error_chain(source)),
+        DiscoveryError::Status { url, status, .. } => format!("{url}: HTTP {status}"),
+        DiscoveryError::TooLarge { url, limit } => format!("{url}: larger than {limit} bytes"),
+        DiscoveryError::Parse { url, source } => format!("{url}: not JSON ({source})"),
+        DiscoveryError::Invalid { url, reason } => format!("{url}: {reason}"),
+        other => other.to_string(),
+    }
+}
+
+/// An error and its sources, joined.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cur = c.source();
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn iface(b: &str, v: &str) -> Value {
+        json!({"url": "https://peer.example/a2a", "protocolBinding": b, "protocolVersion": v})
+    }
+
+    #[test]
+    fn selection_table_of_the_seed() {
+        let card03 = json!({"name": "x", "url": "https://peer.example/a2a"});
+        let c = select_interface(&card03, true).unwrap();
+        assert_eq!((c.binding, c.version), (Binding::JsonRpc, Version::V03));
+        let rows = [
+            (
+                vec![iface("JSONRPC", "1.0"), iface("JSONRPC", "0.3")],
+                Binding::JsonRpc,
+                Version::V10,
+            ),
+            (
+                vec![iface("JSONRPC", "0.3"), iface("JSONRPC", "1.0")],
+                Binding::JsonRpc,
+                Version::V03,
+            ),
+            (
+                vec![iface("HTTP+JSON", "1.0"), iface("JSONRPC", "1.0")],
+                Binding::HttpJson,
+                Version::V10,
+            ),
+            (
+                vec![iface("JSONRPC", "1.0"), iface("HTTP+JSON", "1.0")],
+                Binding::JsonRpc,
+                Version::V10,
+            ),
+        ];
+        for (list, b, v) in rows {
+            let c =
+                select_interface(&json!({"name": "x", "supportedInterfaces": list}), true).unwrap();
+            assert_eq!((c.binding, c.version), (b, v));
+        }
+        for list in [vec![iface("GRPC", "0.3")], vec![iface("HTTP+JSON", "0.3")]] {
+            let e = select_interface(&json!({"name": "x", "supportedInterfaces": list}), true)
+                .unwrap_err();
+            assert_eq!(e.code, "a2a_peer_protocol_unsupported");
+            assert!(
+                e.message.contains("supportedInterfaces[0]"),
+                "{}",
+                e.message
+            );
+        }
+        // serve-v1: false calls every peer in 0.3.
+        let c = select_interface(
+            &json!({"name": "x", "supportedInterfaces": [iface("JSONRPC", "1.0"), iface("JSONRPC", "0.3")]}),
+            false,
+        )
+        .unwrap();
+        assert_eq!(c.version, Version::V03);
+    }
+
+    #[test]
+    fn grpc_is_taken_only_when_no_http_binding_is_usable() {
+        let grpc =
+            json!({"url": "127.0.0.1:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"});
+        let pick = |list: Vec<Value>, v1: bool| {
+            select_interface(&json!({"name": "x", "supportedInterfaces": list}), v1)
+        };
+        // gRPC-only (beside entries the gateway cannot call): gRPC, its host:port read as http.
+        let c = pick(vec![iface("HTTP+JSON", "0.3"), grpc.clone()], true).unwrap();
+        assert_eq!((c.binding, c.version), (Binding::Grpc, Version::V10));
+        assert_eq!(c.url.as_str(), "http://127.0.0.1:50051/");
+        // Listed first, gRPC still yields to an HTTP binding the gateway speaks.
+        let c = pick(vec![grpc.clone(), iface("HTTP+JSON", "1.0")], true).unwrap();
+        assert_eq!(c.binding, Binding::HttpJson);
+        let c = pick(vec![grpc.clone(), iface("JSONRPC", "0.3")], true).unwrap();
+        assert_eq!((c.binding, c.version), (Binding::JsonRpc, Version::V03));
+        // serve-v1: false speaks no 1.0 at all, gRPC included.
+        let e = pick(vec![grpc], false).unwrap_err();
+        assert!(e.message.contains("serve-v1: false"), "{}", e.message);
+    }
+
+    #[test]
+    fn url_checks() {
+        let reg = Url::parse("https://peer.example/a2a").unwrap();
+        let ok = Url::parse("https://peer.example/a2a/v1").unwrap();
+        assert!(check_url(&ok, &reg, false).is_ok());
+        let cases = [
+            ("http://peer.example/a2a", "plain http"),
+            ("https://other.example/a2a", "registered endpoint"),
+            ("https://peer.example:8443/a2a", "registered endpoint"),
+            ("https://u:p@peer.example/a2a", "user name"),
+            ("https://peer.example/a2a#frag", "fragment"),
+        ];
+        for (u, needle) in cases {
+            let e = check_url(&Url::parse(u).unwrap(), &reg, false).unwrap_err();
+            assert_eq!(e.code, "a2a_peer_url_refused");
+            assert!(e.message.contains(needle), "{u}: {}", e.message);
+        }
+        let reg_ip = Url::parse("https://10.0.0.1/a2a").unwrap();
+        let e = check_url(&reg_ip, &reg_ip, false).unwrap_err();
+        assert!(e.message.contains("private"));
+        let lo = Url::parse("http://127.0.0.1:9/a2a").unwrap();
+        assert!(check_url(&lo, &lo, true).is_ok());
+        assert!(check_url(&lo, &lo, false).is_err());
+        for (ip, why) in [
+            ("169.254.169.254", "metadata"),
+            ("100.64.0.1", "CGNAT"),
+            ("169.254.1.1", "link-local"),
+            ("192.168.1.1", "private"),
+            ("::1", "loopback"),
+            ("fe80::1", "link-local"),
+            ("::ffff:10.0.0.1", "private"),
+        ] {
+            let host = if ip.contains(':') {
+                format!("[{ip}]")
+            } else {
+                ip.to_owned()
+            };
+            let got = check_webhook(&format!("https://{host}/hook"), false).unwrap_err();
+            assert!(got.contains(why), "{ip}: {got}");
+        }
+        assert!(check_webhook("https://8.8.8.8/hook", false).is_ok());
+    }
+
+    #[test]
+    fn webhook_table_refuses_every_embedded_and_credential_form() {
+        let refused = [
+            "https://[::ffff:127.0.0.1]/",    // IPv4-mapped loopback
+            "https://[::ffff:0:7f00:1]/",     // IPv4-translated loopback
+            "https://[::ffff:0:a9fe:a9fe]/",  // IPv4-translated metadata
+            "https://[::127.0.0.1]/",         // IPv4-compatible
+            "https://[64:ff9b::a00:1]/",      // NAT64 of 10.0.0.1
+            "https://[64:ff9b:1::808:808]/",  // NAT64 local-use prefix
+            "https://[2002:a9fe:a9fe::]/",    // 6to4 of the metadata address
+            "https://[2001:0:4136:e378::1]/", // Teredo
+            "https://user:pw@example.com/",   // userinfo
+            "https://user@example.com/",      // user name only
+            "https://metadata.google.internal/",
+            "http://example.com/", // plain http outside development
+        ];
+        for u in refused {
+            assert!(check_webhook(u, false).is_err(), "{u} must be refused");
+        }
+        // Development mode allows http and loopback, never userinfo.
+        assert!(check_webhook("http://127.0.0.1:9/hook", true).is_ok());
+        assert!(check_webhook("http://user:pw@127.0.0.1:9/hook", true).is_err());
+        assert!(check_webhook("https://[64:ff9b::808:808]/", false).is_ok());
+    }
+
+    fn card_ttl(h: &reqwest::header::HeaderMap) -> Duration {
+        CARD_TTL.ttl(&a2a_client::discovery::CachePolicy::from_headers(h))
+    }
+
+    #[test]
+    fn ttl_is_clamped() {
+        let mut h = reqwest::header::HeaderMap::new();
+        h.insert("cache-control", "max-age=5".parse().unwrap());
+        assert_eq!(card_ttl(&h), MIN_CARD_TTL);
+        h.insert("cache-control", "max-age=99999".parse().unwrap());
+        assert_eq!(card_ttl(&h), MAX_CARD_TTL);
+        h.insert("cache-control", "max-age=120".parse().unwrap());
+        assert_eq!(card_ttl(&h), Duration::from_secs(120));
+        h.insert("age", "60".parse().unwrap());
+        assert_eq!(card_ttl(&h), Duration::from_secs(60));
+        h.insert("cache-control", "no-cache".parse().unwrap());
+        assert_eq!(card_ttl(&h), MIN_CARD_TTL);
+        assert_eq!(
+            card_ttl(&reqwest::header::HeaderMap::new()),
+            DEFAULT_CARD_TTL
+        );
+    }
+
+    #[test]
+    fn selection_reasons_in_gateway_wording() {
+        let card = json!({"name": "x", "supportedInterfaces": [
+            iface("GRPC", "0.3"), iface("HTTP+JSON", "0.3"), iface("JSONRPC", "2.0")]});
+        let e = select_interface(&card, true).unwrap_err();
+        assert_eq!(e.code, "a2a_peer_protocol_unsupported");
+        for needle in [
+            "supportedInterfaces[0] GRPC 0.3 at https://peer.example/a2a: gRPC is supported at A2A 1.0 only",
+            "supportedInterfaces[1] HTTP+JSON 0.3 at https://peer.example/a2a: HTTP+JSON is supported at A2A 1.0 only",
+            "supportedInterfaces[2] JSONRPC 2.0 at https://peer.example/a2a: A2A version \"2.0\" is not served",
+        ] {
+            assert!(e.message.contains(needle), "{needle}: {}", e.message);
+        }
+        let v1_only = json!({"name": "x", "supportedInterfaces": [iface("JSONRPC", "1.0")]});
+        let e = select_interface(&v1_only, false).unwrap_err();
+        assert!(e.message.contains("serve-v1: false"), "{}", e.message);
+        // The tenant of the chosen entry is kept.
+        let mut t = iface("JSONRPC", "1.0");
+        t["tenant"] = json!("acme");
+        let c = select_interface(&json!({"name": "x", "supportedInterfaces": [t]}), true).unwrap();
+        assert_eq!(c.tenant.as_deref(), Some("acme"));
+    }
+
+    #[test]
+    fn unusable_url_of_a_spoken_entry_is_refused_not_skipped() {
+        let card = json!({"name": "x", "supportedInterfaces": [
+            {"url": "not a url", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            iface("JSONRPC", "0.3")]});
+        let e = select_interface(&card, true).unwrap_err();
+        assert_eq!(e.code, "a2a_peer_url_refused");
+        assert!(
+            e.message.contains("supportedInterfaces[0]"),
+            "{}",
+            e.message
+        );
+        // A 0.3 card: url + preferredTransport, then additionalInterfaces.
+        let card03 = json!({"name": "x", "url": "https://peer.example/grpc", "preferredTransport": "GRPC",
+            "additionalInterfaces": [{"url": "https://peer.example/rpc", "transport": "JSONRPC"}]});
+        let c = select_interface(&card03, true).unwrap();
+        assert_eq!(c.url.as_str(), "https://peer.example/rpc");
+        assert_eq!((c.binding, c.version), (Binding::JsonRpc, Version::V03));
+    }
+
+    /// A peer with no card under its endpoint path (only at the origin), a bearer-protected
+    /// card, and a nameless card: the fallback, the credential and the card check.
+    #[tokio::test]
+    async fn peer_card_falls_back_sends_the_credential_and_refuses_non_cards() {
+        use axum::http::{HeaderMap, StatusCode};
+        use axum::response::IntoResponse;
+        let app = axum::Router::new()
+            .route(
+                "/.well-known/agent-card.json",
+                axum::routing::get(|h: HeaderMap| async move {
+                    if h.get("authorization").and_then(|v| v.to_str().ok()) != Some("Bearer s3") {
+                        return StatusCode::UNAUTHORIZED.into_response();
+                    }
+                    axum::Json(json!({"name": "root", "url": "http://127.0.0.1:1/"}))
+                        .into_response()
+                }),
+            )
+            .route(
+                "/nameless/.well-known/agent-card.json",
+                axum::routing::get(|| async { axum::Json(json!({"url": "http://127.0.0.1:1/"})) }),
+            );
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", l.local_addr().unwrap());
+        let server = tokio::spawn(async move { axum::serve(l, app).await });
+        let cards = card_resolver(reqwest::Client::new());
+        let endpoint = Url::parse(&format!("{base}/a2a/agent")).unwrap();
+
+        let card = peer_card(&cards, &endpoint, Some("s3"), 65536, false)
+            .await
+            .unwrap();
+        assert_eq!(card_json(&card).unwrap()["name"], "root");
+        let again = peer_card(&cards, &endpoint, Some("s3"), 65536, false)
+            .await
+            .unwrap();
+        assert_eq!(again.cache, a2a_client::discovery::CacheStatus::Fresh);
+
+        let other = Url::parse(&format!("{base}/b")).unwrap();
+        let e = peer_card(&cards, &other, None, 65536, false)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, "a2a_card_unavailable");
+        assert!(e.message.contains("HTTP 404"), "{}", e.message);
+
+        let nameless = Url::parse(&format!("{base}/nameless")).unwrap();
+        let e = peer_card(&cards, &nameless, None, 65536, false)
+            .await
+            .unwrap_err();
+        assert!(
+            e.message.contains("not an Agent Card"),
+            "the path's own error, not the fallback's: {}",
+            e.message
+        );
+        let e = peer_card(&cards, &Url::parse(&base).unwrap(), Some("s3"), 8, false)
+            .await
+            .unwrap_err();
+        assert!(e.message.contains("larger than 8 bytes"), "{}", e.message);
+        server.abort();
+    }
+
+    #[tokio::test]
+    async fn resolved_and_metadata_host_checks() {
+        let reg = Url::parse("https://metadata.google.internal/a2a").unwrap();
+        let e = check_url(&reg, &reg, false).unwrap_err();
+        assert!(e.message.contains("metadata"), "{}", e.message);
+        let lo = Url::parse("http://localhost:9/a2a").unwrap();
+        assert!(check_url(&lo, &lo, false).is_err());
+        let e = check_resolved(&lo, false).await.unwrap_err();
+        assert_eq!(e.code, "a2a_peer_url_refused");
+        assert!(e.message.contains("loopback"), "{}", e.message);
+        assert!(check_resolved(&lo, true).await.is_ok());
+    }
+}

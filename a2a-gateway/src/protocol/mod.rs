@@ -1,0 +1,10 @@
+//! The A2A vocabulary as the gateway speaks it: refusals and their forms, rendering, the
+//! operation table, translation between versions, passed-through answers, history trimming.
+
+pub mod answer;
+pub mod errors;
+pub(crate) mod history;
+pub mod ops;
+pub mod passed;
+pub(crate) mod render;
+pub mod xlate;

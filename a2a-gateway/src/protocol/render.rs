@@ -1,0 +1,153 @@
+//! Rendering a [`Refusal`] in the caller's form: the JSON-RPC error of either version, the 1.0
+//! `google.rpc.Status` of HTTP+JSON, and the legacy card body.
+
+use std::collections::HashMap;
+
+use a2a_types::envelope::RawId;
+use serde_json::{Map, Value, json};
+use tonic::Code;
+use tonic_types::{ErrorDetails, StatusExt};
+
+use crate::{
+    protocol::errors::GATEWAY_DOMAIN, protocol::errors::Origin, protocol::errors::Refusal,
+    protocol::errors::SPEC_DOMAIN, protocol::errors::Version, protocol::errors::spec_default,
+};
+
+impl Refusal {
+    /// The JSON-RPC `error` object in the caller's version.
+    pub fn jsonrpc_error(&self, version: Version, trace_id: &str) -> Value {
+        match version {
+            Version::V03 => {
+                let mut data = Map::new();
+                data.insert("type".into(), json!(self.type_name));
+                for (k, v) in &self.extra {
+                    data.insert(k.clone(), v.clone());
+                }
+                data.insert("code".into(), json!(self.code));
+                data.insert("trace_id".into(), json!(trace_id));
+                json!({"code": self.rpc_code, "message": self.message, "data": Value::Object(data)})
+            }
+            Version::V10 => {
+                json!({"code": self.rpc_code, "message": self.message, "data": [self.error_info(trace_id)]})
+            }
+        }
+    }
+
+    /// A full JSON-RPC error response.
+    pub fn jsonrpc_response(&self, version: Version, id: &Value, trace_id: &str) -> Value {
+        json!({"jsonrpc": "2.0", "id": id, "error": self.jsonrpc_error(version, trace_id)})
+    }
+
+    /// A full JSON-RPC error response as text, the id written exactly as the caller sent it.
+    pub fn jsonrpc_text(&self, version: Version, id: &RawId, trace_id: &str) -> String {
+        id.error_text(&self.jsonrpc_error(version, trace_id))
+    }
+
+    /// The 1.0 `google.rpc.ErrorInfo`.
+    pub fn error_info(&self, trace_id: &str) -> Value {
+        let mut meta = Map::new();
+        meta.insert("code".into(), json!(self.code));
+        meta.insert("traceId".into(), json!(trace_id));
+        for (k, v) in &self.extra {
+            let s = match v {
+                Value::String(s) => s.clone(),
+                Value::Array(items) => items
+                    .iter()
+                    .map(|i| {
+                        i.as_str()
+                            .map(str::to_owned)
+                            .unwrap_or_else(|| i.to_string())
+                    })
+                    .collect::<Vec<_>>()
+                    .join(","),
+                other => other.to_string(),
+            };
+            meta.insert(k.clone(), json!(s));
+        }
+        json!({
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            "reason": self.reason,
+            "domain": match self.origin { Origin::Gateway => GATEWAY_DOMAIN, Origin::Spec => SPEC_DOMAIN },
+            "metadata": Value::Object(meta),
+        })
+    }
+
+    /// The HTTP status of this refusal on the 1.0 HTTP+JSON binding.
+    pub fn rest_status(&self) -> u16 {
+        if self.code == "a2a_upstream_error" {
+            return spec_default(self.rpc_code).0;
+        }
+        self.status
+    }
+
+    /// A `google.rpc.Status` body (HTTP+JSON 1.0, 1.0 card requests).
+    pub fn status_body(&self, trace_id: &str) -> Value {
+        let status = self.rest_status();
+        json!({"error": {
+            "code": status,
+            "status": grpc_status_name(status, self.rpc_code),
+            "message": self.message,
+            "details": [self.error_info(trace_id)],
+        }})
+    }
+
+    /// The refusal as a gRPC status: the code of its `google.rpc.Status` body, the message, and
+    /// the same `ErrorInfo` in `grpc-status-details-bin`.
+    pub fn grpc_status(&self, trace_id: &str) -> tonic::Status {
+        let info = self.error_info(trace_id);
+        let metadata: HashMap<String, String> = info
+            .get("metadata")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
+            .collect();
+        let domain = info
+            .get("domain")
+            .and_then(Value::as_str)
+            .unwrap_or(GATEWAY_DOMAIN);
+        let details = ErrorDetails::with_error_info(self.reason.clone(), domain, metadata);
+        let code = match self.rpc_code {
+            -32601 => Code::Unimplemented,
+            c => grpc_code(self.rest_status(), c),
+        };
+        tonic::Status::with_error_details(code, &self.message, details)
+    }
+
+    /// The legacy body of a card refusal for a caller that names no version.
+    pub fn legacy_body(&self, trace_id: &str) -> Value {
+        json!({"error": {"code": self.code, "message": self.message, "trace_id": trace_id}})
+    }
+}
+
+/// The gRPC code of a refusal by its HTTP status (A2A errors by their JSON-RPC code): one table
+/// for the `status` name of HTTP+JSON bodies and the code of gRPC answers.
+fn grpc_code(status: u16, rpc_code: i64) -> Code {
+    match (status, rpc_code) {
+        (_, -32002 | -32003 | -32004 | -32007 | -32008 | -32009) => Code::FailedPrecondition,
+        (400 | 413 | 415, _) => Code::InvalidArgument,
+        (401, _) => Code::Unauthenticated,
+        (405, _) => Code::Unimplemented,
+        (403, _) => Code::PermissionDenied,
+        (404, _) => Code::NotFound,
+        (409, _) => Code::Aborted,
+        (429, _) => Code::ResourceExhausted,
+        (502..=504, _) => Code::Unavailable,
+        _ => Code::Internal,
+    }
+}
+
+fn grpc_status_name(status: u16, rpc_code: i64) -> &'static str {
+    match grpc_code(status, rpc_code) {
+        Code::FailedPrecondition => "FAILED_PRECONDITION",
+        Code::InvalidArgument => "INVALID_ARGUMENT",
+        Code::Unauthenticated => "UNAUTHENTICATED",
+        Code::Unimplemented => "UNIMPLEMENTED",
+        Code::PermissionDenied => "PERMISSION_DENIED",
+        Code::NotFound => "NOT_FOUND",
+        Code::Aborted => "ABORTED",
+        Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
+        Code::Unavailable => "UNAVAILABLE",
+        _ => "INTERNAL",
+    }
+}

@@ -1,0 +1,129 @@
+//! Push glue on the hop: the webhook address checks for push configs (set, or inline on a send)
+//! and the workspace's delivery mode; sealing the caller's webhook before the peer call and
+//! unsealing the peer's answer after it ([`crate::push`] does the storing).
+
+use serde_json::Value;
+
+use crate::peer;
+use crate::protocol::ops::Operation;
+use crate::state::GatewayState;
+use crate::{protocol::errors::Refusal, protocol::errors::Version};
+use crate::{push, push::Mode};
+
+/// webhook check: the push delivery mode for an operation that carries or reads push configs
+/// (`None` for one that does not), after checking the webhook address it names.
+pub(crate) async fn check(
+    st: &GatewayState,
+    workspace_id: &str,
+    op: Operation,
+    version: Version,
+    params: &Value,
+) -> Result<Option<Mode>, Refusal> {
+    Ok(if op == Operation::SetPushConfig {
+        check_webhook(st, params, version).await?;
+        Some(push::mode(st, workspace_id)?)
+    } else if matches!(
+        op,
+        Operation::GetPushConfig | Operation::ListPushConfigs | Operation::DeletePushConfig
+    ) {
+        Some(push::mode(st, workspace_id).unwrap_or(Mode::Direct))
+    } else if let Some(url) = push::inline_url(params, version) {
+        // An inline push config on message:send / message:stream.
+        check_webhook_url(st, &url).await?;
+        Some(push::mode(st, workspace_id)?)
+    } else {
+        None
+    })
+}
+
+/// sealing: in sealed mode, a push config being set (or inline on a send) is stored and
+/// rewritten to the gateway's callback; returns the callback id.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn seal(
+    st: &GatewayState,
+    mode: Option<&Mode>,
+    op: Operation,
+    workspace_id: &str,
+    agent_id: &str,
+    caller: Version,
+    deliver_as: Version,
+    peer_version: Version,
+    params: &mut Value,
+) -> Result<Option<String>, Refusal> {
+    match (mode, op) {
+        (Some(Mode::Sealed(base)), Operation::SetPushConfig)
+        | (Some(Mode::Sealed(base)), Operation::SendMessage | Operation::SendStreamingMessage) => {
+            Ok(Some(push::seal(
+                st,
+                base,
+                workspace_id,
+                agent_id,
+                caller,
+                deliver_as,
+                peer_version,
+                op != Operation::SetPushConfig,
+                params,
+            )?))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// unsealing: sealed configs in a unary answer are shown as the caller's own webhook, whatever
+/// the workspace's mode is now (it may have been switched to direct delivery after sealing).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn unseal(
+    st: &GatewayState,
+    sealed: Option<&str>,
+    op: Operation,
+    workspace_id: &str,
+    agent_id: &str,
+    caller: Version,
+    params: &Value,
+    res: &mut Value,
+) {
+    let Some(base) = &st.config.push_callback_base_url else {
+        return;
+    };
+    if let Some(cb) = sealed {
+        push::remember_id(st, cb, res, caller, op != Operation::SetPushConfig);
+    }
+    if op == Operation::DeletePushConfig {
+        push::forget(st, workspace_id, agent_id, caller, params);
+    }
+    push::unseal(
+        st,
+        base.trim_end_matches('/'),
+        workspace_id,
+        agent_id,
+        caller,
+        res,
+    );
+}
+
+pub(crate) async fn check_webhook(
+    st: &GatewayState,
+    params: &Value,
+    version: Version,
+) -> Result<(), Refusal> {
+    let url = match version {
+        Version::V03 => params
+            .get("pushNotificationConfig")
+            .and_then(|c| c.get("url")),
+        Version::V10 => params.get("url"),
+    }
+    .and_then(Value::as_str)
+    .unwrap_or("");
+    check_webhook_url(st, url).await
+}
+
+/// The webhook URL checks: the one address policy of [`a2a_agent::net_guard`] (https, or http
+/// and loopback in dev mode; no userinfo; no metadata host; public literal addresses), then every
+/// address the host resolves to.
+pub(crate) async fn check_webhook_url(st: &GatewayState, url: &str) -> Result<(), Refusal> {
+    let bad = |why: String| Refusal::invalid_params(&format!("webhook url: {why}"));
+    let u = peer::check_webhook(url, st.config.dev_mode).map_err(bad)?;
+    peer::check_resolved(&u, st.config.dev_mode)
+        .await
+        .map_err(|r| bad(r.message))
+}

@@ -1,0 +1,203 @@
+//! Embedded SQLite registry: workspaces, registered agents, workspace API keys and the
+//! append-only audit log.
+//!
+//! The store is one SQLite file in WAL mode. Migrations are in code ([`MIGRATIONS`], module
+//! `schema`) and run on open; the registry (`registry`), push callbacks (`push_callbacks`) and
+//! the audit log (`audit`) are `impl Store` blocks of their own. Every operation takes the connection lock for a few microseconds; the gateway calls it
+//! from request handlers directly (SQLite in WAL mode with `synchronous=NORMAL` does not block on
+//! fsync for reads). What a hop needs is kept cheap (issue 11, figures in docs/benchmarks.md):
+//! statements are compiled once per connection (`sql`), keys, agents and workspaces are read
+//! from an exact in-memory cache (`cache`), and the hop's audit rows go through one writer
+//! thread that commits them in batches from a connection of its own (`audit_writer`; the intent
+//! record is committed, or in the serving process journaled (`journal`), before
+//! [`Store::append_intent_committed`] returns).
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use rusqlite::Connection;
+
+mod audit;
+mod audit_writer;
+mod cache;
+mod hop_page;
+mod journal;
+mod model;
+mod push_callbacks;
+mod registry;
+mod schema;
+pub mod sends;
+pub mod sends_memory;
+mod settings;
+mod sql;
+pub use audit::audit_to_value;
+pub(crate) use audit::insert_audit_row;
+pub(crate) use audit_writer::BindOutcome;
+pub use audit_writer::IntentRef;
+pub use hop_page::HopFilter;
+pub(crate) use journal::{SendRow, TaskBinding, insert_send};
+pub use model::{Agent, AuditRecord, KeyInfo, KeyRejection, Principal, PushCallback, Workspace};
+pub use schema::MIGRATIONS;
+pub use settings::{PushDelivery, WorkspaceSettings};
+pub(crate) use sql::CachedExt;
+
+/// Errors of the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite failed.
+    #[error("database error: {0}")]
+    Sql(#[from] rusqlite::Error),
+    /// The named row does not exist.
+    #[error("{0} not found")]
+    NotFound(String),
+    /// The row already exists or a value is not acceptable.
+    #[error("{0}")]
+    Invalid(String),
+    /// The connection lock was poisoned by a panic elsewhere.
+    #[error("database lock poisoned")]
+    Poisoned,
+}
+
+/// Handle to the SQLite store; cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    conn: Arc<Mutex<Connection>>,
+    /// Keys, agents and workspaces read on every hop (see [`cache`]).
+    cache: Arc<cache::Cache>,
+    /// The audit log's group-commit writer (see [`audit_writer`]).
+    audit: Arc<audit_writer::AuditWriter>,
+    /// The database file (none in memory).
+    path: Option<Arc<std::path::PathBuf>>,
+    /// Idempotent sends claimed or not yet committed (see `crate::hop::idempotency`).
+    sends: Arc<crate::store::sends_memory::SendMemory>,
+}
+
+fn now() -> i64 {
+    time::OffsetDateTime::now_utc().unix_timestamp()
+}
+
+impl Store {
+    /// Opens (creating if needed) the SQLite file at `path` and applies migrations.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let conn = Connection::open(path)?;
+        let mut store = Self::init(conn, Some(path))?;
+        store.path = Some(Arc::new(path.to_owned()));
+        Ok(store)
+    }
+
+    /// Opens a private in-memory store (tests, examples).
+    pub fn open_in_memory() -> Result<Store, StoreError> {
+        Self::init(Connection::open_in_memory()?, None)
+    }
+
+    /// The settings of every connection of the store: commits without fsync (WAL), foreign
+    /// keys, `busy` to wait for another connection's write lock, the statement cache.
+    fn configure(c: &Connection, busy: std::time::Duration) -> Result<(), StoreError> {
+        c.pragma_update(None, "synchronous", "NORMAL")?;
+        c.pragma_update(None, "foreign_keys", "ON")?;
+        c.busy_timeout(busy)?;
+        c.set_prepared_statement_cache_capacity(sql::STATEMENT_CACHE);
+        Ok(())
+    }
+
+    fn init(conn: Connection, path: Option<&Path>) -> Result<Store, StoreError> {
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        Self::configure(&conn, std::time::Duration::from_secs(5))?;
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        for (i, sql) in MIGRATIONS.iter().enumerate() {
+            let v = i as i64 + 1;
+            if v > version {
+                let tx = conn.unchecked_transaction()?;
+                tx.execute_batch(sql)?;
+                tx.pragma_update(None, "user_version", v)?;
+                tx.commit()?;
+            }
+        }
+        // WAL checkpoints (page copies and fsyncs, milliseconds) run on the writer thread's own
+        // connection, outside the lock the hops share (`audit_writer::Checkpointer`).
+        let checkpointer = path.and_then(audit_writer::Checkpointer::open);
+        if checkpointer.is_some() {
+            conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        }
+        let conn = Arc::new(Mutex::new(conn));
+        // The audit writer commits from a connection of its own where there is a file to open
+        // a second one on: its batches (up to a few milliseconds under load) then no longer
+        // hold the lock the hops take for their registry, ownership and idempotency reads.
+        // SQLite's WAL lets those reads run beside the writer's transaction; writes through
+        // the shared connection (admin changes, push configs) wait for it by SQLite's lock
+        // and `busy_timeout`. In memory there is one database per connection: shared.
+        let writer_conn = match path {
+            Some(p) => Arc::new(Mutex::new(Self::writer_connection(p)?)),
+            None => conn.clone(),
+        };
+        Ok(Store {
+            audit: Arc::new(audit_writer::AuditWriter::start(writer_conn, checkpointer)),
+            conn,
+            cache: Arc::default(),
+            path: None,
+            sends: Arc::default(),
+        })
+    }
+
+    /// The audit writer's connection to the database file at `path` (migrated already).
+    fn writer_connection(path: &Path) -> Result<Connection, StoreError> {
+        let w = Connection::open(path)?;
+        // A longer wait than the shared connection's 5 s: nobody on the request path waits for
+        // this thread (journaled intents), and a batch given up on is logged, not retried.
+        Self::configure(&w, std::time::Duration::from_secs(30))?;
+        // Checkpoints run from the checkpointer's connection (`audit_writer::Checkpointer`).
+        w.pragma_update(None, "wal_autocheckpoint", 0)?;
+        Ok(w)
+    }
+
+    /// Makes this process the one serving the database: intent records are journaled to
+    /// `<database>.intents` instead of committed one by one (see [`journal`]), after the
+    /// intents a previous process journaled but never committed are recovered (returned: how
+    /// many). Refused if another process holds the journal, and for in-memory stores.
+    pub fn open_intent_journal(&self) -> Result<usize, StoreError> {
+        let Some(path) = &self.path else {
+            return Err(StoreError::Invalid(
+                "an in-memory store has no intent journal".into(),
+            ));
+        };
+        let (journal, recovered) = {
+            let c = self.conn.lock().map_err(|_| StoreError::Poisoned)?;
+            journal::Journal::open(path, &c)?
+        };
+        self.audit.set_journal(journal)?;
+        Ok(recovered)
+    }
+
+    /// Runs `f` under the connection lock (for stores in other modules over the same file).
+    pub(crate) fn with<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let c = self.conn.lock().map_err(|_| StoreError::Poisoned)?;
+        f(&c)
+    }
+
+    /// Like [`Store::with`] for changes to workspaces, agents or keys: the registry cache is
+    /// cleared before the lock is released.
+    fn with_write<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let c = self.conn.lock().map_err(|_| StoreError::Poisoned)?;
+        let out = f(&c);
+        self.cache.clear();
+        out
+    }
+
+    /// Schema version after migrations.
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        self.with(|c| Ok(c.pragma_query_value(None, "user_version", |r| r.get(0))?))
+    }
+
+    /// Raw SQL escape hatch for tests of the append-only rule.
+    #[doc(hidden)]
+    pub fn execute_raw(&self, sql: &str) -> Result<usize, StoreError> {
+        self.flush_audit();
+        self.with_write(|c| Ok(c.execute(sql, [])?))
+    }
+}

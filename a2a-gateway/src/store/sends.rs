@@ -1,0 +1,278 @@
+//! Where the gateway remembers accepted sends: one row per (workspace, agent, `messageId`),
+//! claimed before the peer is called and completed with what the send became.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use rusqlite::{OptionalExtension, params};
+use serde_json::Value;
+
+use crate::store::sends_memory::JournaledSends;
+use crate::{store::CachedExt, store::Store, store::StoreError};
+
+/// Migration 7: the gateway's send records (issue 16).
+pub const MIGRATION: &str = r#"
+    CREATE TABLE gateway_sends (
+        workspace_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        task_id TEXT,
+        reply TEXT,
+        PRIMARY KEY (workspace_id, agent_id, message_id)
+    );
+    CREATE INDEX gateway_sends_created ON gateway_sends(created_at);
+"#;
+
+/// The second of the last sweep of expired records (process-wide: the sweep is housekeeping,
+/// each claim forgets its own key's expired record itself).
+static LAST_SWEEP: AtomicI64 = AtomicI64::new(i64::MIN);
+
+/// The scope of a `messageId`: one workspace's agent.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SendKey {
+    /// The caller's workspace.
+    pub workspace_id: String,
+    /// The target agent.
+    pub agent_id: String,
+    /// The message's `messageId`.
+    pub message_id: String,
+}
+
+/// What an accepted send became.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The task it created or continued (the peer's id).
+    Task(String),
+    /// The direct message the peer answered with (1.0 form).
+    Message(Value),
+}
+
+impl Outcome {
+    /// The `gateway_sends` columns of the outcome: (`task_id`, `reply` as JSON text).
+    pub(crate) fn columns(&self) -> (Option<String>, Option<String>) {
+        match self {
+            Outcome::Task(t) => (Some(t.clone()), None),
+            Outcome::Message(m) => (None, Some(m.to_string())),
+        }
+    }
+
+    /// The outcome stored in the `task_id` and `reply` columns (`None`: still pending).
+    pub(crate) fn from_columns(
+        task_id: Option<String>,
+        reply: Option<String>,
+    ) -> Result<Option<Outcome>, StoreError> {
+        Ok(match (task_id, reply) {
+            (Some(t), _) => Some(Outcome::Task(t)),
+            (None, Some(r)) => {
+                Some(Outcome::Message(serde_json::from_str(&r).map_err(|e| {
+                    StoreError::Invalid(format!("send record: {e}"))
+                })?))
+            }
+            (None, None) => None,
+        })
+    }
+}
+
+/// The answer to a claim.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Claimed {
+    /// No record: this send is the first; the caller must complete or release it.
+    First,
+    /// The first send of this `messageId` is still at the peer.
+    Pending,
+    /// The first send's outcome.
+    Done(Outcome),
+    /// The `messageId` was used for a different message.
+    Conflict,
+}
+
+/// Send records, scoped by [`SendKey`]. Times are seconds since the Unix epoch.
+pub trait SendRecords: Send + Sync {
+    /// Claims `key` for a message with `digest` at `now`: records older than `since` are
+    /// forgotten, and so is a claim never completed that was made before `abandoned` (its
+    /// gateway stopped while the peer was called).
+    fn claim(
+        &self,
+        key: &SendKey,
+        digest: &str,
+        now: i64,
+        since: i64,
+        abandoned: i64,
+    ) -> Result<Claimed, StoreError>;
+    /// The outcome of the claimed send.
+    fn complete(&self, key: &SendKey, outcome: &Outcome) -> Result<(), StoreError>;
+    /// Forgets a claim that has no outcome (the send failed: a retry may try again).
+    fn release(&self, key: &SendKey) -> Result<(), StoreError>;
+}
+
+/// The send records of `store`: in memory and through the intent journal in the serving
+/// process ([`JournaledSends`]), else in the SQLite file ([`SqliteSends`]).
+pub fn records(store: &Store) -> Arc<dyn SendRecords> {
+    if store.has_intent_journal() {
+        Arc::new(JournaledSends::new(store.clone()))
+    } else {
+        Arc::new(SqliteSends::new(store.clone()))
+    }
+}
+
+/// [`SendRecords`] in the gateway's SQLite file.
+#[derive(Clone)]
+pub struct SqliteSends {
+    store: Store,
+}
+
+impl SqliteSends {
+    /// Send records in `store`'s file.
+    pub fn new(store: Store) -> SqliteSends {
+        SqliteSends { store }
+    }
+}
+
+impl SendRecords for SqliteSends {
+    fn claim(
+        &self,
+        key: &SendKey,
+        digest: &str,
+        now: i64,
+        since: i64,
+        abandoned: i64,
+    ) -> Result<Claimed, StoreError> {
+        self.store.with(|c| {
+            // One transaction (one commit) for the whole claim.
+            let tx = c.unchecked_transaction()?;
+            // This key's record out of the window, or abandoned, is forgotten now; the sweep of
+            // every expired record is housekeeping and runs at most once a second.
+            tx.execute_cached(
+                "DELETE FROM gateway_sends WHERE workspace_id = ?1 AND agent_id = ?2
+                   AND message_id = ?3 AND (created_at < ?4
+                     OR (task_id IS NULL AND reply IS NULL AND created_at < ?5))",
+                params![
+                    key.workspace_id,
+                    key.agent_id,
+                    key.message_id,
+                    since,
+                    abandoned
+                ],
+            )?;
+            if LAST_SWEEP.swap(now, Ordering::Relaxed) != now {
+                tx.execute_cached(
+                    "DELETE FROM gateway_sends WHERE created_at < ?1",
+                    params![since],
+                )?;
+            }
+            let n = tx.execute_cached(
+                "INSERT OR IGNORE INTO gateway_sends(workspace_id, agent_id, message_id, digest,
+                   created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![key.workspace_id, key.agent_id, key.message_id, digest, now],
+            )?;
+            if n == 1 {
+                tx.commit()?;
+                return Ok(Claimed::First);
+            }
+            let row: Option<(String, Option<String>, Option<String>)> = c
+                .query_row_cached(
+                    "SELECT digest, task_id, reply FROM gateway_sends
+                     WHERE workspace_id = ?1 AND agent_id = ?2 AND message_id = ?3",
+                    params![key.workspace_id, key.agent_id, key.message_id],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .optional()?;
+            tx.commit()?;
+            Ok(match row {
+                // Deleted between the two statements cannot happen under the lock; be safe.
+                None => Claimed::Pending,
+                Some((d, _, _)) if d != digest => Claimed::Conflict,
+                Some((_, task, reply)) => match Outcome::from_columns(task, reply)? {
+                    Some(o) => Claimed::Done(o),
+                    None => Claimed::Pending,
+                },
+            })
+        })
+    }
+
+    fn complete(&self, key: &SendKey, outcome: &Outcome) -> Result<(), StoreError> {
+        let (task, reply) = outcome.columns();
+        self.store.with(|c| {
+            c.execute_cached(
+                "UPDATE gateway_sends SET task_id = ?4, reply = ?5
+                 WHERE workspace_id = ?1 AND agent_id = ?2 AND message_id = ?3",
+                params![key.workspace_id, key.agent_id, key.message_id, task, reply],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn release(&self, key: &SendKey) -> Result<(), StoreError> {
+        self.store.with(|c| {
+            c.execute_cached(
+                "DELETE FROM gateway_sends WHERE workspace_id = ?1 AND agent_id = ?2
+                   AND message_id = ?3 AND task_id IS NULL AND reply IS NULL",
+                params![key.workspace_id, key.agent_id, key.message_id],
+            )?;
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+
+    pub(in crate::store) fn key(ws: &str) -> SendKey {
+        SendKey {
+            workspace_id: ws.into(),
+            agent_id: "a".into(),
+            message_id: "m1".into(),
+        }
+    }
+
+    /// The claim rules every [`SendRecords`] keeps, part 1: scope, pending, conflict, done,
+    /// release. Leaves `w1` completed as task `t1`.
+    pub(in crate::store) fn scoped_and_checked(s: &dyn SendRecords) {
+        assert_eq!(s.claim(&key("w1"), "d", 100, 0, 0).unwrap(), Claimed::First);
+        assert_eq!(
+            s.claim(&key("w1"), "d", 101, 0, 0).unwrap(),
+            Claimed::Pending
+        );
+        assert_eq!(
+            s.claim(&key("w1"), "x", 101, 0, 0).unwrap(),
+            Claimed::Conflict
+        );
+        // Another workspace's messageId is its own.
+        assert_eq!(s.claim(&key("w2"), "x", 101, 0, 0).unwrap(), Claimed::First);
+        s.complete(&key("w1"), &Outcome::Task("t1".into())).unwrap();
+        assert_eq!(
+            s.claim(&key("w1"), "d", 102, 0, 0).unwrap(),
+            Claimed::Done(Outcome::Task("t1".into()))
+        );
+        // A released claim (failed send) may be claimed again; a completed one is kept.
+        s.release(&key("w2")).unwrap();
+        assert_eq!(s.claim(&key("w2"), "y", 103, 0, 0).unwrap(), Claimed::First);
+        s.release(&key("w1")).unwrap();
+        assert!(matches!(
+            s.claim(&key("w1"), "d", 103, 0, 0).unwrap(),
+            Claimed::Done(_)
+        ));
+    }
+
+    /// Part 2: out of the window a record is forgotten; an abandoned claim is taken over.
+    pub(in crate::store) fn expire_and_take_over(s: &dyn SendRecords) {
+        assert_eq!(
+            s.claim(&key("w1"), "z", 200, 150, 0).unwrap(),
+            Claimed::First
+        );
+        assert_eq!(
+            s.claim(&key("w1"), "z", 201, 150, 201).unwrap(),
+            Claimed::First
+        );
+    }
+
+    #[test]
+    fn claims_are_scoped_checked_and_expire() {
+        let s = SqliteSends::new(Store::open_in_memory().unwrap());
+        scoped_and_checked(&s);
+        expire_and_take_over(&s);
+    }
+}

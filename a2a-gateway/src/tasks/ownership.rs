@@ -1,0 +1,430 @@
+//! Task ownership: every task that passes through the gateway is bound to the workspace and the
+//! registration (agentId) that created it, and every task operation checks the binding.
+//!
+//! A binding is keyed by the peer endpoint and the peer's task id, and names its owner
+//! (workspace + agentId). A task of another owner, and a task the gateway never saw (created
+//! directly at the peer, or before ownership existed), answer exactly like a task id that never
+//! existed: the gateway refuses them itself with TaskNotFound (-32001 / 404 `NOT_FOUND`), before
+//! any peer call. Ownership is per workspace *and* agentId: one peer registered as "x" and "y"
+//! in the same workspace gives two owners, since keys of one workspace may be scoped per
+//! registration later and a caller must not reach a task through a registration that did not
+//! create it.
+//!
+//! The store is a trait ([`OwnershipStore`]) so that other databases can carry it later; the
+//! SQLite implementation ([`SqliteOwnership`]) lives in the gateway's SQLite file (table
+//! `task_owners`, schema version 3).
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use rusqlite::{OptionalExtension, params};
+use serde_json::Value;
+
+use crate::protocol::answer::Answer;
+use crate::protocol::ops::Operation;
+use crate::{protocol::errors::Refusal, protocol::errors::Version};
+use crate::{
+    store::BindOutcome, store::CachedExt, store::Store, store::StoreError, store::TaskBinding,
+};
+
+/// The owner of a task: a registration inside a workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    /// Workspace id.
+    pub workspace_id: String,
+    /// The agentId the task was created through.
+    pub agent_id: String,
+}
+
+/// What [`OwnershipStore::bind`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bound {
+    /// A new binding was written.
+    New,
+    /// The task was already bound to this owner.
+    Already,
+    /// The task is bound to another owner (the binding is unchanged).
+    Other,
+}
+
+/// Durable task ownership.
+pub trait OwnershipStore: Send + Sync {
+    /// Binds `task_id` at peer `endpoint` to `owner` unless it is bound already.
+    fn bind(&self, endpoint: &str, task_id: &str, owner: &Owner) -> Result<Bound, StoreError>;
+    /// The owner of a task, if the gateway knows it.
+    fn owner(&self, endpoint: &str, task_id: &str) -> Result<Option<Owner>, StoreError>;
+    /// Whether `owner` owns the task (one indexed lookup).
+    fn owns(&self, endpoint: &str, task_id: &str, owner: &Owner) -> Result<bool, StoreError> {
+        Ok(self.owner(endpoint, task_id)?.as_ref() == Some(owner))
+    }
+    /// A page of the owner's task ids at `endpoint`, oldest binding first, after binding
+    /// sequence `after`: `(seq, task_id)` pairs.
+    fn list(
+        &self,
+        endpoint: &str,
+        owner: &Owner,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<(i64, String)>, StoreError>;
+    /// Removes a binding.
+    fn forget(&self, endpoint: &str, task_id: &str) -> Result<(), StoreError>;
+}
+
+/// [`OwnershipStore`] over the gateway's SQLite [`Store`] (same file, same connection).
+#[derive(Clone)]
+pub struct SqliteOwnership {
+    store: Store,
+}
+
+impl SqliteOwnership {
+    /// Ownership in `store`'s file.
+    pub fn new(store: Store) -> SqliteOwnership {
+        SqliteOwnership { store }
+    }
+}
+
+impl OwnershipStore for SqliteOwnership {
+    fn bind(&self, endpoint: &str, task_id: &str, owner: &Owner) -> Result<Bound, StoreError> {
+        // The serving process: through the intent journal, off the request path.
+        let b = TaskBinding {
+            endpoint: endpoint.to_owned(),
+            task_id: task_id.to_owned(),
+            workspace_id: owner.workspace_id.clone(),
+            agent_id: owner.agent_id.clone(),
+        };
+        match self.store.bind_journaled(&b)? {
+            Some(BindOutcome::New) => return Ok(Bound::New),
+            Some(BindOutcome::Existing(ws, agent)) => {
+                return Ok(if ws == owner.workspace_id && agent == owner.agent_id {
+                    Bound::Already
+                } else {
+                    Bound::Other
+                });
+            }
+            None => {}
+        }
+        self.store.with(|c| {
+            let n = c.execute_cached(
+                "INSERT OR IGNORE INTO task_owners(endpoint, task_id, workspace_id, agent_id, created_at)
+                 VALUES (?1, ?2, ?3, ?4, strftime('%s','now'))",
+                params![endpoint, task_id, owner.workspace_id, owner.agent_id],
+            )?;
+            if n == 1 {
+                return Ok(Bound::New);
+            }
+            let same: Option<i64> = c
+                .query_row_cached(
+                    "SELECT 1 FROM task_owners WHERE endpoint = ?1 AND task_id = ?2
+                       AND workspace_id = ?3 AND agent_id = ?4",
+                    params![endpoint, task_id, owner.workspace_id, owner.agent_id],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            Ok(if same.is_some() {
+                Bound::Already
+            } else {
+                Bound::Other
+            })
+        })
+    }
+
+    fn owner(&self, endpoint: &str, task_id: &str) -> Result<Option<Owner>, StoreError> {
+        if let Some((workspace_id, agent_id)) = self.store.pending_owner(endpoint, task_id) {
+            return Ok(Some(Owner {
+                workspace_id,
+                agent_id,
+            }));
+        }
+        self.store.with(|c| {
+            Ok(c.prepare_cached(
+                "SELECT workspace_id, agent_id FROM task_owners WHERE endpoint = ?1 AND task_id = ?2",
+            )?
+            .query_row(params![endpoint, task_id], |r| {
+                Ok(Owner {
+                    workspace_id: r.get(0)?,
+                    agent_id: r.get(1)?,
+                })
+            })
+            .optional()?)
+        })
+    }
+
+    fn list(
+        &self,
+        endpoint: &str,
+        owner: &Owner,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<(i64, String)>, StoreError> {
+        // Lists read committed rows: let the writer commit journaled bindings first.
+        if self.store.has_pending_bindings() {
+            self.store.flush_audit();
+        }
+        self.store.with(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT seq, task_id FROM task_owners WHERE workspace_id = ?1 AND agent_id = ?2
+                   AND endpoint = ?3 AND seq > ?4 ORDER BY seq LIMIT ?5",
+            )?;
+            let rows = st.query_map(
+                params![owner.workspace_id, owner.agent_id, endpoint, after, limit],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+    }
+
+    fn forget(&self, endpoint: &str, task_id: &str) -> Result<(), StoreError> {
+        // A binding still queued would come back after the delete: commit it first.
+        if self.store.has_pending_bindings() {
+            self.store.flush_audit();
+        }
+        self.store.with(|c| {
+            c.execute_cached(
+                "DELETE FROM task_owners WHERE endpoint = ?1 AND task_id = ?2",
+                params![endpoint, task_id],
+            )?;
+            Ok(())
+        })
+    }
+}
+
+/// The refusal for a task the caller does not own: what a peer's TaskNotFound becomes.
+pub fn not_found() -> Refusal {
+    Refusal::upstream_error(-32001, None)
+}
+
+/// Checks the task a request names (if any) against its owner: `Ok(Some(task))` when owned,
+/// `Ok(None)` when the request names no task (a send that starts a task, ListTasks), and
+/// [`not_found`] otherwise. Store failures refuse with an internal error.
+pub fn check(
+    owners: &dyn OwnershipStore,
+    endpoint: &str,
+    owner: &Owner,
+    op: Operation,
+    version: Version,
+    params: &Value,
+) -> Result<Option<String>, Refusal> {
+    let Some(task) = requested_task(op, version, params) else {
+        return Ok(None);
+    };
+    match owners.owns(endpoint, &task, owner) {
+        Ok(true) => Ok(Some(task)),
+        Ok(false) => Err(not_found()),
+        Err(e) => Err(Refusal::internal(&e.to_string())),
+    }
+}
+
+fn bind_revealed(
+    owners: &dyn OwnershipStore,
+    endpoint: &str,
+    owner: &Owner,
+    v: &Value,
+) -> Result<Option<String>, Refusal> {
+    let Some(task) = revealed_task(v) else {
+        return Ok(None);
+    };
+    bind_task(owners, endpoint, owner, task)
+}
+
+/// Binds `task` to `owner` ([`bind_revealed`] once the task is known).
+fn bind_task(
+    owners: &dyn OwnershipStore,
+    endpoint: &str,
+    owner: &Owner,
+    task: String,
+) -> Result<Option<String>, Refusal> {
+    match owners.bind(endpoint, &task, owner) {
+        Ok(Bound::New | Bound::Already) => Ok(Some(task)),
+        Ok(Bound::Other) => {
+            tracing::warn!(task = %task, "peer answered a task bound to another owner");
+            Err(not_found())
+        }
+        Err(e) => Err(Refusal::internal(&e.to_string())),
+    }
+}
+
+/// Binds the task a send's answer reveals to `owner` (a stream: at the first event that names
+/// it, before the caller sees it). Returns the answer and the task id of a unary answer. A task
+/// already bound to another owner is refused as [`not_found`].
+pub fn bind_answer(
+    owners: Arc<dyn OwnershipStore>,
+    endpoint: &str,
+    owner: &Owner,
+    answer: Answer,
+) -> Result<(Answer, Option<String>), Refusal> {
+    match answer {
+        Answer::Unary(v) => {
+            let task = bind_revealed(owners.as_ref(), endpoint, owner, &v)?;
+            Ok((Answer::Unary(v), task))
+        }
+        Answer::Passed(p) => {
+            let task = match p.task_id() {
+                Some(t) => bind_task(owners.as_ref(), endpoint, owner, t.to_owned())?,
+                None => None,
+            };
+            Ok((Answer::Passed(p), task))
+        }
+        Answer::Stream(events) => {
+            let endpoint = endpoint.to_owned();
+            let owner = owner.clone();
+            let mut bound = false;
+            let mut failed = false;
+            let s = events
+                .map(move |item| {
+                    if bound || failed {
+                        return item;
+                    }
+                    let ev = item?;
+                    match bind_revealed(owners.as_ref(), &endpoint, &owner, &ev) {
+                        Ok(Some(_)) => {
+                            bound = true;
+                            Ok(ev)
+                        }
+                        Ok(None) => Ok(ev),
+                        Err(r) => {
+                            failed = true;
+                            Err(r)
+                        }
+                    }
+                })
+                .scan(false, |done, item| {
+                    if *done {
+                        return futures::future::ready(None);
+                    }
+                    *done = item.is_err();
+                    futures::future::ready(Some(item))
+                });
+            Ok((Answer::Stream(Box::pin(s)), None))
+        }
+    }
+}
+
+/// Keeps the entries of a peer's task list that `owned` contains.
+pub fn owned_only(tasks: Vec<Value>, owned: &std::collections::HashSet<String>) -> Vec<Value> {
+    tasks
+        .into_iter()
+        .filter(|t| listed_task_id(t).is_some_and(|id| owned.contains(id)))
+        .collect()
+}
+
+/// The task id a request of `op` names (caller's version), if any: `id` of task operations,
+/// the push config's task, or `message.taskId` of a send. ListTasks names none.
+pub fn requested_task(op: Operation, version: Version, params: &Value) -> Option<String> {
+    let s = |p: &str| params.pointer(p).and_then(Value::as_str).map(str::to_owned);
+    match op {
+        Operation::SendMessage | Operation::SendStreamingMessage => s("/message/taskId"),
+        Operation::GetTask | Operation::CancelTask | Operation::SubscribeToTask => {
+            Some(s("/id").unwrap_or_default())
+        }
+        Operation::SetPushConfig => Some(s("/taskId").unwrap_or_default()),
+        Operation::GetPushConfig | Operation::ListPushConfigs | Operation::DeletePushConfig => {
+            Some(
+                match version {
+                    Version::V03 => s("/id"),
+                    Version::V10 => s("/taskId"),
+                }
+                .unwrap_or_default(),
+            )
+        }
+        Operation::ListTasks => None,
+    }
+}
+
+/// The task id an answer or stream event reveals (either version's shape), if any.
+pub fn revealed_task(v: &Value) -> Option<String> {
+    let s = |p: &str| v.pointer(p).and_then(Value::as_str).map(str::to_owned);
+    if v.get("kind").and_then(Value::as_str) == Some("task") {
+        return s("/id");
+    }
+    s("/task/id")
+        .or_else(|| s("/taskId"))
+        .or_else(|| s("/message/taskId"))
+        .or_else(|| s("/statusUpdate/taskId"))
+        .or_else(|| s("/artifactUpdate/taskId"))
+}
+
+/// The id of a task inside a ListTasks answer entry.
+pub fn listed_task_id(v: &Value) -> Option<&str> {
+    v.get("id").and_then(Value::as_str)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn binds_once_and_refuses_other_owners() {
+        let store = Store::open_in_memory().unwrap();
+        let own = SqliteOwnership::new(store);
+        let a = Owner {
+            workspace_id: "a".into(),
+            agent_id: "x".into(),
+        };
+        let b = Owner {
+            workspace_id: "b".into(),
+            agent_id: "x".into(),
+        };
+        assert_eq!(own.bind("http://p", "t1", &a).unwrap(), Bound::New);
+        assert_eq!(own.bind("http://p", "t1", &a).unwrap(), Bound::Already);
+        assert_eq!(own.bind("http://p", "t1", &b).unwrap(), Bound::Other);
+        assert!(own.owns("http://p", "t1", &a).unwrap());
+        assert!(!own.owns("http://p", "t1", &b).unwrap());
+        assert!(!own.owns("http://q", "t1", &a).unwrap());
+        own.bind("http://p", "t2", &a).unwrap();
+        let page = own.list("http://p", &a, 0, 10).unwrap();
+        assert_eq!(
+            page.iter().map(|p| p.1.as_str()).collect::<Vec<_>>(),
+            ["t1", "t2"]
+        );
+        assert!(own.list("http://p", &b, 0, 10).unwrap().is_empty());
+        own.forget("http://p", "t1").unwrap();
+        assert_eq!(own.owner("http://p", "t1").unwrap(), None);
+    }
+
+    #[test]
+    fn task_ids_of_requests_and_answers() {
+        let p = json!({"message": {"taskId": "t"}});
+        assert_eq!(
+            requested_task(Operation::SendMessage, Version::V10, &p).as_deref(),
+            Some("t")
+        );
+        assert_eq!(
+            requested_task(
+                Operation::SendMessage,
+                Version::V10,
+                &json!({"message": {}})
+            ),
+            None
+        );
+        assert_eq!(
+            requested_task(
+                Operation::ListPushConfigs,
+                Version::V03,
+                &json!({"id": "t"})
+            )
+            .as_deref(),
+            Some("t")
+        );
+        assert_eq!(
+            requested_task(Operation::GetTask, Version::V03, &json!({})).as_deref(),
+            Some("")
+        );
+        assert_eq!(
+            revealed_task(&json!({"kind": "task", "id": "t"})).as_deref(),
+            Some("t")
+        );
+        assert_eq!(
+            revealed_task(&json!({"task": {"id": "t"}})).as_deref(),
+            Some("t")
+        );
+        assert_eq!(
+            revealed_task(&json!({"statusUpdate": {"taskId": "t"}})).as_deref(),
+            Some("t")
+        );
+        assert_eq!(
+            revealed_task(&json!({"kind": "status-update", "taskId": "t"})).as_deref(),
+            Some("t")
+        );
+    }
+}
