@@ -1,9 +1,13 @@
 //! Project chores for a2a-rs, run as `cargo xtask <command>` (the alias lives in `.cargo/config.toml`).
 //!
-//! - `cargo xtask test`: the project's one test command (fmt check, clippy `-D warnings`, Python venvs,
-//!   the console tests' browser (chromium + chromium-driver, installed with apt-get when missing, see
-//!   [`browser`]), nextest, doctests, packaging and semver, conformance, schema check). It stops at the
-//!   first failing step.
+//! - `cargo xtask test`: the project's one test command (fmt check, layer lists, clippy `-D warnings`,
+//!   Python venvs, the console tests' browser (chromium + chromium-driver, installed with apt-get when
+//!   missing, see [`browser`]), nextest, doctests, packaging and semver, conformance, schema check).
+//!   It stops at the first failing step.
+//! - `cargo xtask layers [--root DIR] [--doc FILE]`: holds each crate's internal imports (`crate::`,
+//!   `super::`, `self::` paths) against the `layers` blocks of `docs/architecture.md`: every file in
+//!   one entry, no upward import, no import loop among files or entries (see [`layers`]). Run by
+//!   `cargo xtask test` right after the format check.
 //! - `cargo xtask conformance [ARGS]`: builds the workspace binaries and runs the conformance runner.
 //! - `cargo xtask schema [--check]`: exports the JSON Schemas of a2a-types into `schemas/`, or checks
 //!   that the committed files are current.
@@ -37,6 +41,7 @@ use clap::{Parser, Subcommand};
 
 mod browser;
 mod fuzz;
+mod layers;
 mod release;
 
 /// Command line of `cargo xtask`.
@@ -50,8 +55,18 @@ struct Cli {
 /// The chores.
 #[derive(Subcommand)]
 enum Cmd {
-    /// The one test command: fmt, clippy, venvs, nextest, doctests, packages, conformance, schema check.
+    /// The one test command: fmt, layers, clippy, venvs, nextest, doctests, packages, conformance,
+    /// schema check.
     Test,
+    /// Check each crate's internal imports against the `layers` blocks of docs/architecture.md.
+    Layers {
+        /// The repository root the blocks' source folders are relative to (default: this workspace).
+        #[arg(long)]
+        root: Option<PathBuf>,
+        /// The document holding the blocks (default: ROOT/docs/architecture.md).
+        #[arg(long)]
+        doc: Option<PathBuf>,
+    },
     /// Build the workspace binaries and run the conformance runner (extra ARGS go to the runner).
     Conformance {
         /// Arguments passed to the `conformance` binary (default: `run`).
@@ -104,6 +119,7 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Cmd::Test => test(),
+        Cmd::Layers { root: dir, doc } => layers::run(&dir.unwrap_or_else(root), doc.as_deref()),
         Cmd::Conformance { args } => conformance(&args),
         Cmd::Schema { check } => schema(check),
         Cmd::Proto { check } => proto(check),
@@ -191,6 +207,10 @@ fn test() -> Result<()> {
                 c.args(["fmt", "--all", "--", "--check"]);
                 run("cargo fmt --check", c)
             },
+        },
+        Step {
+            name: "layer lists (cargo xtask layers: the layers blocks of docs/architecture.md)",
+            run: || layers::run(&root(), None),
         },
         Step {
             name: "lint (cargo clippy --workspace --all-targets -- -D warnings)",
