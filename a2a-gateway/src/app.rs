@@ -44,7 +44,7 @@ use crate::{
 };
 
 pub use crate::edge::negotiate;
-pub use crate::hop::call::HOPS_HEADER;
+pub use crate::governance::loops::HOPS_HEADER;
 pub use crate::{edge::card::governed_card, edge::card::governed_card_v1};
 
 // Paths of the previous layout (`server::...`), kept for one release.

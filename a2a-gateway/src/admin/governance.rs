@@ -11,6 +11,7 @@
 //!
 //! Every write invalidates the workspace's cached settings at once.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use axum::Router;
@@ -21,7 +22,11 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::outbound::side_call::Peer;
 use crate::pii::PiiRules;
+use crate::protocol::answer::Answer;
+use crate::protocol::errors::Version;
+use crate::protocol::ops::Operation;
 use crate::state::GatewayState;
 use crate::store::StoreError;
 
@@ -350,7 +355,7 @@ async fn kill(
             None => st.store.list_agents(&ws),
         };
         for agent in agents.unwrap_or_default() {
-            let scan = crate::governance::kill::tasks_in_context(&st, &ws, &agent, &b.id).await;
+            let scan = tasks_in_context(&st, &ws, &agent, &b.id).await;
             for t in &scan.tasks {
                 let tk = Kill {
                     kind: "task".into(),
@@ -372,7 +377,7 @@ async fn kill(
     tasks.dedup();
     let mut canceled = Vec::new();
     for (agent, task) in &tasks {
-        let outcome = crate::governance::kill::cancel_at_peer(&st, &ws, agent, task).await;
+        let outcome = cancel_at_peer(&st, &ws, agent, task).await;
         canceled.push(json!({"agentId": agent, "taskId": task, "outcome": outcome}));
     }
     tracing::info!(workspace = %ws, kind = %b.kind, id = %b.id, "session killed");
@@ -406,4 +411,163 @@ async fn kills(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>) -> R
         Ok(k) => axum::Json(k).into_response(),
         Err(e) => store_err(e),
     }
+}
+
+// The peer calls of a session kill (the admin handler cancels what the kill names).
+
+/// Cancels `task` at the peer `agent` of `workspace` (CancelTask in the peer's version), when
+/// the gateway's ownership records give the task to that registration: a kill never touches
+/// another workspace's task at a shared peer. Returns `canceled` or why not.
+pub(crate) async fn cancel_at_peer(
+    st: &crate::state::GatewayState,
+    workspace: &str,
+    agent_id: &str,
+    task: &str,
+) -> String {
+    use crate::{
+        tasks::ownership::Owner, tasks::ownership::OwnershipStore,
+        tasks::ownership::SqliteOwnership,
+    };
+    let agent = match st.store.agent(workspace, agent_id) {
+        Ok(Some(a)) => a,
+        Ok(None) => return "agent not found".into(),
+        Err(e) => return format!("registry: {e}"),
+    };
+    let owner = Owner {
+        workspace_id: workspace.to_owned(),
+        agent_id: agent_id.to_owned(),
+    };
+    match SqliteOwnership::new(st.store.clone()).owns(&agent.endpoint, task, &owner) {
+        Ok(true) => {}
+        Ok(false) => return "not a task of this workspace: not canceled".into(),
+        Err(e) => return format!("ownership: {e}"),
+    }
+    match Peer::open(st, &agent).await {
+        Ok(peer) => match peer.op(Operation::CancelTask, json!({"id": task})).await {
+            Ok(_) => "canceled".into(),
+            Err(code) => code,
+        },
+        Err(code) => code,
+    }
+}
+
+/// Owned tasks looked up one by one (GetTask) at most, for a peer without ListTasks (0.3).
+pub(crate) const MAX_CONTEXT_SCAN: usize = 1000;
+
+/// What a context kill found at one agent: the workspace's tasks of that context there.
+#[derive(Debug, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ContextScan {
+    pub agent_id: String,
+    pub tasks: Vec<String>,
+    /// `ListTasks` (1.0 peer, filtered by contextId) or `GetTask` (0.3 peer, each owned task).
+    pub method: &'static str,
+    /// More owned tasks than [`MAX_CONTEXT_SCAN`] (GetTask) or peer pages were left unread.
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The tasks of context `context` that `workspace` owns at its agent `agent_id`: asked of the
+/// peer (the context of a task is the peer's to say) and kept to the gateway's ownership records,
+/// so another workspace's tasks under the same context id at a shared peer are never named.
+pub(crate) async fn tasks_in_context(
+    st: &crate::state::GatewayState,
+    workspace: &str,
+    agent: &crate::store::Agent,
+    context: &str,
+) -> ContextScan {
+    use crate::{
+        tasks::ownership::Owner, tasks::ownership::OwnershipStore,
+        tasks::ownership::SqliteOwnership,
+    };
+    let mut scan = ContextScan {
+        agent_id: agent.agent_id.clone(),
+        method: "ListTasks",
+        ..Default::default()
+    };
+    let owner = Owner {
+        workspace_id: workspace.to_owned(),
+        agent_id: agent.agent_id.clone(),
+    };
+    let owned: Vec<String> =
+        match SqliteOwnership::new(st.store.clone()).list(&agent.endpoint, &owner, 0, i64::MAX) {
+            Ok(rows) => rows.into_iter().map(|(_, t)| t).collect(),
+            Err(e) => {
+                scan.error = Some(format!("ownership: {e}"));
+                return scan;
+            }
+        };
+    if owned.is_empty() {
+        return scan;
+    }
+    let peer = match Peer::open(st, agent).await {
+        Ok(p) => p,
+        Err(code) => {
+            scan.error = Some(code);
+            return scan;
+        }
+    };
+    let mine: HashSet<&str> = owned.iter().map(String::as_str).collect();
+    if peer.chosen.version == Version::V10 {
+        let mut token = String::new();
+        for page in 0..crate::hop::listing::MAX_PEER_PAGES {
+            let mut params = json!({"contextId": context, "historyLength": 0,
+                "pageSize": crate::hop::listing::MAX_LIST_PAGE});
+            if !token.is_empty() {
+                params["pageToken"] = json!(token);
+            }
+            let list = match peer.op(Operation::ListTasks, params).await {
+                Ok(Answer::Unary(v)) => v,
+                Ok(Answer::Passed(p)) => p.into_value(),
+                Ok(Answer::Stream(_)) => {
+                    scan.error = Some("a2a_upstream_invalid_response".into());
+                    return scan;
+                }
+                Err(code) => {
+                    scan.error = Some(code);
+                    return scan;
+                }
+            };
+            for t in list
+                .get("tasks")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                // The peer's filter is trusted only as far as the task says it.
+                if let (Some(id), Some(c)) = (
+                    t.get("id").and_then(Value::as_str),
+                    t.get("contextId").and_then(Value::as_str),
+                ) && c == context
+                    && mine.contains(id)
+                {
+                    scan.tasks.push(id.to_owned());
+                }
+            }
+            token = list
+                .get("nextPageToken")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned();
+            if token.is_empty() {
+                break;
+            }
+            scan.truncated = page + 1 == crate::hop::listing::MAX_PEER_PAGES;
+        }
+    } else {
+        scan.method = "GetTask";
+        scan.truncated = owned.len() > MAX_CONTEXT_SCAN;
+        // The newest bindings first: a runaway session is most likely among them.
+        for id in owned.iter().rev().take(MAX_CONTEXT_SCAN) {
+            if let Ok(Answer::Unary(t)) = peer
+                .op(Operation::GetTask, json!({"id": id, "historyLength": 0}))
+                .await
+                && t.get("contextId").and_then(Value::as_str) == Some(context)
+            {
+                scan.tasks.push(id.clone());
+            }
+        }
+    }
+    scan
 }

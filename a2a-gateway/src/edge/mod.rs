@@ -14,35 +14,16 @@ pub mod wire;
 
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::edge::record::record;
 use crate::edge::wire::json_text_response;
 use crate::hop::call::Call;
 use crate::state::GatewayState;
-use crate::{protocol::errors::Origin, protocol::errors::Refusal, protocol::errors::Version};
+use crate::{protocol::errors::Refusal, protocol::errors::Version, protocol::errors::refusal};
 
-pub(crate) fn refusal(status: u16, code: &str, message: String) -> Refusal {
-    Refusal {
-        rpc_code: -32000,
-        code: code.to_owned(),
-        reason: code.to_ascii_uppercase(),
-        origin: Origin::Gateway,
-        status,
-        message,
-        type_name: "a2a_error".to_owned(),
-        extra: Map::new(),
-    }
-}
-
-/// The gateway is shutting down: the final event of a stream, the answer of a waiting call.
-pub fn shutting_down() -> Refusal {
-    refusal(
-        503,
-        "a2a_shutting_down",
-        "The gateway is shutting down; retry against another instance or later".to_owned(),
-    )
-}
+// Kept at their previous path for one release.
+pub use crate::protocol::errors::shutting_down;
 
 /// Renders an edge refusal (slow body 408, connection cap 503) in the caller's binding and
 /// version form: `/a2a/{agent}/v1/...` is HTTP+JSON (`google.rpc.Status`), the rest JSON-RPC.

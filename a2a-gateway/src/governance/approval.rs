@@ -12,8 +12,6 @@ use serde_json::{Value, json};
 
 use rusqlite::{OptionalExtension, params};
 
-use crate::protocol::ops::Operation;
-use crate::{protocol::errors::Refusal, protocol::errors::Version};
 use crate::{store::Store, store::StoreError};
 
 /// Prefix of gateway task ids of held hops.
@@ -316,23 +314,6 @@ pub fn gateway_task(a: &Approval) -> Value {
         },
         "metadata": meta,
     })
-}
-
-/// A gateway task answer for `op` (SendMessage: `{task}`; GetTask, CancelTask: the task) in the
-/// caller's version.
-pub fn task_answer(
-    op: Operation,
-    caller: Version,
-    a: &Approval,
-) -> Result<crate::protocol::answer::Answer, Refusal> {
-    let task = gateway_task(a);
-    let (op, result) = match op {
-        Operation::SendMessage => (op, json!({"task": task})),
-        _ => (Operation::GetTask, task),
-    };
-    crate::protocol::xlate::result(op, Version::V10, caller, &result)
-        .map(crate::protocol::answer::Answer::Unary)
-        .map_err(crate::outbound::map_answer_error)
 }
 
 /// The approval id of a gateway task id.

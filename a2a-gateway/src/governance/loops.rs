@@ -19,6 +19,9 @@ use crate::{governance::step::Evidence, governance::step::Hop, governance::step:
 /// delegated calls back to the gateway.
 pub const CHAIN_HEADER: &str = a2a_client::delegation::CHAIN_HEADER;
 
+/// Header carrying the number of gateway hops a request has made (loop-detection seam input).
+pub const HOPS_HEADER: &str = "x-a2a-gateway-hops";
+
 /// Longest header value accepted (bytes).
 const MAX_HEADER: usize = 8 * 1024;
 

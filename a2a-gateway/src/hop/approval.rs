@@ -10,7 +10,7 @@ use crate::protocol::ops::Operation;
 use crate::{
     governance::approval::Approval, governance::approval::TASK_PREFIX,
     governance::approval::approval_of, governance::approval::gateway_task,
-    governance::approval::preview, governance::approval::task_answer,
+    governance::approval::preview,
 };
 use crate::{
     governance::step::ApprovalEvidence, governance::step::Evidence, governance::step::Hop,
@@ -145,7 +145,7 @@ fn outcome_stream(st: &GatewayState, caller: Version, a: Approval) -> Answer {
         }
         loop {
             tokio::select! {
-                _ = shutdown.cancelled() => { yield Err(crate::edge::shutting_down()); break; }
+                _ = shutdown.cancelled() => { yield Err(crate::protocol::errors::shutting_down()); break; }
                 _ = tokio::time::sleep(Duration::from_millis(200)) => {}
             }
             let mut cur = match store.get(&a.workspace_id, &a.id) {
@@ -471,4 +471,21 @@ pub fn deny(
     let a = settle(st, workspace, id, "denied", approver, reason)?;
     audit(st, &a, "denied", None, None);
     Ok(json!({"approval": a, "task": gateway_task(&a)}))
+}
+
+/// A gateway task answer for `op` (SendMessage: `{task}`; GetTask, CancelTask: the task) in the
+/// caller's version.
+pub(crate) fn task_answer(
+    op: Operation,
+    caller: Version,
+    a: &Approval,
+) -> Result<crate::protocol::answer::Answer, Refusal> {
+    let task = gateway_task(a);
+    let (op, result) = match op {
+        Operation::SendMessage => (op, json!({"task": task})),
+        _ => (Operation::GetTask, task),
+    };
+    crate::protocol::xlate::result(op, Version::V10, caller, &result)
+        .map(crate::protocol::answer::Answer::Unary)
+        .map_err(crate::outbound::map_answer_error)
 }

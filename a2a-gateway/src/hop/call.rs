@@ -1,6 +1,7 @@
 //! One caller's hop in flight: its trace id, negotiated version, JSON-RPC id, hop count and the
 //! audit record that [`crate::edge::record`] completes once the hop is decided.
 
+use crate::governance::loops::HOPS_HEADER;
 use std::time::Instant;
 
 use axum::http::HeaderMap;
@@ -33,9 +34,6 @@ pub(crate) struct Call {
     /// Extensions the peer activated, for the answer's header (`crate::governance::extensions`).
     pub(crate) ext_activated: Option<Vec<String>>,
 }
-
-/// Header carrying the number of gateway hops a request has made (loop-detection seam input).
-pub const HOPS_HEADER: &str = "x-a2a-gateway-hops";
 
 pub(crate) fn parse_traceparent(v: &str) -> Option<String> {
     let parts: Vec<&str> = v.trim().split('-').collect();

@@ -32,11 +32,13 @@ use serde_json::{Value, json};
 
 use crate::protocol::ops::Operation;
 use crate::protocol::xlate;
-use crate::store::sends::{Claimed, Outcome, SendKey, SendRecords};
 use crate::tasks::ownership::Owner;
 use crate::{outbound, outbound::PeerCall};
 use crate::{protocol::answer::Answer, state::GatewayState};
 use crate::{protocol::errors::Refusal, protocol::errors::Version};
+use crate::{
+    store::sends::Claimed, store::sends::Outcome, store::sends::SendKey, store::sends::SendRecords,
+};
 
 /// Seconds past the peer timeout after which a claim never completed is taken over.
 const ABANDON_MARGIN_SECS: u64 = 10;
@@ -144,7 +146,7 @@ pub(crate) async fn check(
             }
             Claimed::Pending if tokio::time::Instant::now() < deadline => {
                 tokio::select! {
-                    _ = st.shutdown.cancelled() => return Err(crate::edge::shutting_down()),
+                    _ = st.shutdown.cancelled() => return Err(crate::protocol::errors::shutting_down()),
                     _ = tokio::time::sleep(POLL) => {}
                 }
             }

@@ -104,14 +104,14 @@ impl PeerCall<'_> {
         let timeout = Duration::from_secs(self.st.config.peer_timeout_secs.max(1));
         if !op.is_streaming() {
             let result = tokio::select! {
-                _ = self.st.shutdown.cancelled() => return Err(crate::edge::shutting_down()),
+                _ = self.st.shutdown.cancelled() => return Err(crate::protocol::errors::shutting_down()),
                 r = transport.call(request) => r,
             };
             let result = result.map_err(|e| self.grpc_refusal(e, limit))?;
             return self.answer(op, Version::V10, result.to_value());
         }
         let opened = tokio::select! {
-            _ = self.st.shutdown.cancelled() => return Err(crate::edge::shutting_down()),
+            _ = self.st.shutdown.cancelled() => return Err(crate::protocol::errors::shutting_down()),
             r = tokio::time::timeout(timeout, transport.stream(request)) => r,
         };
         let events = opened

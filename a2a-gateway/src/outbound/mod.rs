@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use url::Url;
 
-use crate::hop::call::HOPS_HEADER;
+use crate::governance::loops::HOPS_HEADER;
 use crate::protocol::ops::Operation;
 use crate::store::Agent;
 use crate::{peer, peer::Chosen};
@@ -332,7 +332,7 @@ impl PeerCall<'_> {
             Duration::from_secs(self.st.config.peer_timeout_secs.max(1))
         };
         let r = tokio::select! {
-            _ = self.st.shutdown.cancelled() => return Err(crate::edge::shutting_down()),
+            _ = self.st.shutdown.cancelled() => return Err(crate::protocol::errors::shutting_down()),
             r = self.st.peer_http.send(req, timeout) => r,
         };
         let resp = r.map_err(|e| match e {
@@ -355,7 +355,7 @@ impl PeerCall<'_> {
             .unwrap_or("");
         let not_json = (!a2a_types::version::is_json_media_type(ct)).then(|| ct.to_owned());
         let read = tokio::select! {
-            _ = self.st.shutdown.cancelled() => return Err(crate::edge::shutting_down()),
+            _ = self.st.shutdown.cancelled() => return Err(crate::protocol::errors::shutting_down()),
             r = resp.read_limited(self.max_resp) => r,
         };
         let body = read.map_err(|e| match e {

@@ -108,7 +108,7 @@ impl PeerCall<'_> {
                 let wait = stall.saturating_sub(life.silent_for());
                 let next = tokio::select! {
                     biased;
-                    _ = shutdown.cancelled() => { yield Err(crate::edge::shutting_down()); break; }
+                    _ = shutdown.cancelled() => { yield Err(crate::protocol::errors::shutting_down()); break; }
                     _ = kill.cancelled() => {
                         if let Some(o) = &open {
                             match o.final_event() {

@@ -92,6 +92,29 @@ impl std::fmt::Display for Refusal {
     }
 }
 
+/// A refusal of the gateway's own (`origin` gateway, JSON-RPC -32000) with its `code`.
+pub(crate) fn refusal(status: u16, code: &str, message: String) -> Refusal {
+    Refusal {
+        rpc_code: -32000,
+        code: code.to_owned(),
+        reason: code.to_ascii_uppercase(),
+        origin: Origin::Gateway,
+        status,
+        message,
+        type_name: "a2a_error".to_owned(),
+        extra: Map::new(),
+    }
+}
+
+/// The gateway is shutting down: the final event of a stream, the answer of a waiting call.
+pub fn shutting_down() -> Refusal {
+    refusal(
+        503,
+        "a2a_shutting_down",
+        "The gateway is shutting down; retry against another instance or later".to_owned(),
+    )
+}
+
 impl Refusal {
     pub(crate) fn gateway(status: u16, code: &str, message: impl Into<String>) -> Refusal {
         Refusal {

@@ -7,4 +7,5 @@ pub(crate) mod history;
 pub mod ops;
 pub mod passed;
 pub(crate) mod render;
+pub mod reveal;
 pub mod xlate;

@@ -57,7 +57,7 @@ pub(crate) fn present<'de, D: serde::Deserializer<'de>>(
 /// The top-level members of a send result, read once: what the answer check reads (the
 /// `task` / `message` oneof of [`a2a_types::v1::SendMessageResponse`], with its rules: a `null`
 /// member is absent, both present is refused) and what the steps after the call read first
-/// (`ownership::revealed_task`, the idempotency outcome).
+/// (`reveal::revealed_task`, the idempotency outcome).
 #[derive(Deserialize)]
 #[serde(field_identifier)]
 enum Key {
@@ -189,7 +189,7 @@ impl Passed {
         &self.text
     }
 
-    /// The task the answer reveals (what `ownership::revealed_task` reads from its JSON).
+    /// The task the answer reveals (what `reveal::revealed_task` reads from its JSON).
     pub fn task_id(&self) -> Option<&str> {
         self.task_id.as_deref()
     }
@@ -233,7 +233,7 @@ mod tests {
             v.clone(),
         )
         .expect("checked");
-        let task = crate::tasks::ownership::revealed_task(&out);
+        let task = crate::protocol::reveal::revealed_task(&out);
         (out, task)
     }
 

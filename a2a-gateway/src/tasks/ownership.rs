@@ -23,6 +23,7 @@ use serde_json::Value;
 use crate::protocol::answer::Answer;
 use crate::protocol::ops::Operation;
 use crate::{protocol::errors::Refusal, protocol::errors::Version};
+pub use crate::{protocol::reveal::listed_task_id, protocol::reveal::revealed_task};
 use crate::{
     store::BindOutcome, store::CachedExt, store::Store, store::StoreError, store::TaskBinding,
 };
@@ -328,24 +329,6 @@ pub fn requested_task(op: Operation, version: Version, params: &Value) -> Option
         }
         Operation::ListTasks => None,
     }
-}
-
-/// The task id an answer or stream event reveals (either version's shape), if any.
-pub fn revealed_task(v: &Value) -> Option<String> {
-    let s = |p: &str| v.pointer(p).and_then(Value::as_str).map(str::to_owned);
-    if v.get("kind").and_then(Value::as_str) == Some("task") {
-        return s("/id");
-    }
-    s("/task/id")
-        .or_else(|| s("/taskId"))
-        .or_else(|| s("/message/taskId"))
-        .or_else(|| s("/statusUpdate/taskId"))
-        .or_else(|| s("/artifactUpdate/taskId"))
-}
-
-/// The id of a task inside a ListTasks answer entry.
-pub fn listed_task_id(v: &Value) -> Option<&str> {
-    v.get("id").and_then(Value::as_str)
 }
 
 #[cfg(test)]
