@@ -61,6 +61,8 @@ pub use crate::state::GatewayState;
 #[derive(Clone)]
 pub struct Gateway {
     state: Arc<GatewayState>,
+    /// The operator console's sessions (owned here, handed to [`crate::console::router`]).
+    sessions: Arc<crate::console::Sessions>,
 }
 
 /// A running gateway; dropping it does not stop the server, [`ServerHandle::shutdown`] does.
@@ -122,7 +124,8 @@ impl Gateway {
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         let trust = crate::trust::TrustState::new(
             http.clone(),
-            config.dev_mode,
+            &config,
+            store.clone(),
             crate::trust::own::SealKey::from_config(&config)?,
         );
         let signer = Arc::new(crate::trust::own::OwnSigner::new(
@@ -153,30 +156,37 @@ impl Gateway {
                 trust,
                 shutdown: tokio_util::sync::CancellationToken::new(),
                 replay: Arc::default(),
-                console: Default::default(),
                 page_key,
                 config,
             }),
+            sessions: Arc::default(),
         })
     }
 
     /// Replaces the governance pipeline (before serving), e.g. with one more step
     /// ([`Governance::with_step`]).
     pub fn with_governance(self, governance: Governance) -> Gateway {
+        let sessions = self.sessions;
         match Arc::try_unwrap(self.state) {
             Ok(mut st) => {
                 st.governance = Arc::new(governance);
                 Gateway {
                     state: Arc::new(st),
+                    sessions,
                 }
             }
-            Err(state) => Gateway { state },
+            Err(state) => Gateway { state, sessions },
         }
     }
 
     /// The shared state.
     pub fn state(&self) -> &Arc<GatewayState> {
         &self.state
+    }
+
+    /// A one-time console login link under `base` (see [`crate::console::login_link`]).
+    pub fn console_login_link(&self, base: &str) -> String {
+        crate::console::login_link(&self.sessions, base)
     }
 
     /// The axum router of the whole gateway.
@@ -227,7 +237,10 @@ impl Gateway {
             ));
         // The console (HTML, its own errors and limits) only with the admin API on.
         let app = if crate::console::enabled(&self.state.config) {
-            app.merge(crate::console::router(self.state.clone()))
+            app.merge(crate::console::router(
+                self.state.clone(),
+                self.sessions.clone(),
+            ))
         } else {
             app
         };

@@ -242,22 +242,6 @@ impl Config {
         }
     }
 
-    /// The governance settings of this configuration.
-    pub fn governance(&self) -> crate::governance::Settings {
-        use crate::governance::policy::PolicyDecision;
-        crate::governance::Settings {
-            policy_default: match self.policy_default {
-                PolicyDefault::Allow => PolicyDecision::Allow,
-                PolicyDefault::Deny => PolicyDecision::Deny,
-            },
-            max_delegation_depth: self.max_delegation_depth,
-            delegation_key: match &self.delegation_key {
-                Some(k) if !k.is_empty() => k.as_bytes().to_vec(),
-                _ => crate::ids::random_hex(32).into_bytes(),
-            },
-        }
-    }
-
     /// The versions this gateway serves.
     pub fn served_versions(&self) -> &'static [&'static str] {
         if self.serve_v1 {

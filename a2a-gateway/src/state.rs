@@ -39,6 +39,4 @@ pub struct GatewayState {
     pub(crate) page_key: aws_lc_rs::hmac::Key,
     /// Relayed streams of peers that number no events, kept for resumes (see `crate::tasks::replay`).
     pub(crate) replay: Arc<crate::tasks::replay::Buffers>,
-    /// The operator console's sessions (see [`crate::console`]).
-    pub console: crate::console::Sessions,
 }

@@ -28,26 +28,6 @@ use serde_json::{Map, Value, json};
 use crate::state::GatewayState;
 use crate::{store::CachedExt, store::Store, store::StoreError};
 
-/// Migration of the admin audit table (append-only, like the hop audit).
-pub const MIGRATION: &str = r#"
-    CREATE TABLE admin_audit (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        ts TEXT NOT NULL,
-        actor_kind TEXT NOT NULL,
-        actor_subject TEXT NOT NULL,
-        actor_remote TEXT,
-        action TEXT NOT NULL,
-        workspace_id TEXT,
-        status INTEGER NOT NULL,
-        detail TEXT NOT NULL
-    );
-    CREATE INDEX admin_audit_ws ON admin_audit(workspace_id, seq);
-    CREATE TRIGGER admin_audit_no_update BEFORE UPDATE ON admin_audit
-        BEGIN SELECT RAISE(ABORT, 'admin audit is append-only'); END;
-    CREATE TRIGGER admin_audit_no_delete BEFORE DELETE ON admin_audit
-        BEGIN SELECT RAISE(ABORT, 'admin audit is append-only'); END;
-"#;
-
 /// Who performed an admin action.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AdminIdentity {

@@ -110,7 +110,7 @@ async fn put_card_trust(
 ) -> Response {
     match ts::set_require_signed(&st.store, &ws, b.require_signed_cards) {
         Ok(()) => {
-            crate::trust::forget_switch(&st, &ws);
+            st.trust.forget_switch(&ws);
             card_trust_body(&st, &ws)
         }
         Err(e) => store_err(e),

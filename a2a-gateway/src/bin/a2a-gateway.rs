@@ -417,7 +417,7 @@ async fn demo(args: DemoArgs) -> Result<()> {
     let admin_token = config.admin_token.clone().unwrap_or_default();
     let gateway = Gateway::new(config, store).map_err(anyhow::Error::msg)?;
     let base = format!("http://{addr}");
-    let login = a2a_gateway::console::login_link(gateway.state(), &base);
+    let login = gateway.console_login_link(&base);
     let handle = gateway.serve(listener).await?;
     if key.is_empty() {
         bail!("no demo key");

@@ -30,7 +30,7 @@ struct PeerView {
     card: Result<Value, String>,
     /// `binding version at url` of the interface the gateway would call, or why none.
     interface: Result<String, String>,
-    /// The card's signature trust as a hop would see it (`crate::trust::check_card`).
+    /// The card's signature trust as a hop would see it (`crate::trust::TrustState::check_card`).
     trust: String,
 }
 
@@ -43,7 +43,7 @@ async fn peer_view(st: &GatewayState, agent: &Agent) -> PeerView {
         let (_, card) = crate::outbound::registered_card(st, agent, max_card)
             .await
             .map_err(|r| r.message)?;
-        let trust = match crate::trust::check_card(st, agent, &card).await {
+        let trust = match st.trust.check_card(agent, &card).await {
             Ok(t) => t.as_str().to_owned(),
             Err(refusal) => crate::trust::of_refusal(&refusal)
                 .map(|t| format!("{t}: {}", refusal.message))

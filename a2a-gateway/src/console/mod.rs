@@ -12,6 +12,7 @@
 
 use std::sync::Arc;
 
+use axum::Extension;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -47,11 +48,11 @@ pub struct Operator {
 
 /// A one-time login link (`{base}/console/login/{token}`, valid for
 /// [`session::LINK_TTL`]), for `a2a-gateway demo`.
-pub fn login_link(st: &GatewayState, base: &str) -> String {
+pub fn login_link(sessions: &Sessions, base: &str) -> String {
     format!(
         "{}/console/login/{}",
         base.trim_end_matches('/'),
-        st.console.login_token()
+        sessions.login_token()
     )
 }
 
@@ -61,7 +62,8 @@ pub fn enabled(config: &crate::config::Config) -> bool {
 }
 
 /// The console's routes; the gateway mounts them only when the admin API is on.
-pub fn router(state: Arc<GatewayState>) -> Router {
+/// `sessions` are the console's logins, owned by the composition root (`crate::app`).
+pub fn router(state: Arc<GatewayState>, sessions: Arc<Sessions>) -> Router {
     let protected = Router::new()
         .route("/console", get(workspaces::index))
         .route("/console/workspaces", post(workspaces::create))
@@ -109,16 +111,18 @@ pub fn router(state: Arc<GatewayState>) -> Router {
         .layer(DefaultBodyLimit::max(MAX_FORM_BYTES))
         .layer(axum::middleware::map_response(html::security_headers))
         .with_state(state)
+        .layer(axum::Extension(sessions))
 }
 
 /// Lets a request through only with a live session; a `POST` also needs the same origin and
 /// the session's CSRF token in its form.
 async fn require_session(
     State(st): State<Arc<GatewayState>>,
+    Extension(sessions): Extension<Arc<Sessions>>,
     req: Request,
     next: Next,
 ) -> Response {
-    let Some((_, sess)) = session::current(&st, req.headers()) else {
+    let Some((_, sess)) = session::current(&st, &sessions, req.headers()) else {
         if req.method() == Method::GET && !req.uri().path().ends_with("/live") {
             return Redirect::to("/console/login").into_response();
         }
@@ -183,8 +187,12 @@ fn login_page(
     resp
 }
 
-async fn login_form(State(st): State<Arc<GatewayState>>, headers: HeaderMap) -> Response {
-    if session::current(&st, &headers).is_some() {
+async fn login_form(
+    State(st): State<Arc<GatewayState>>,
+    Extension(sessions): Extension<Arc<Sessions>>,
+    headers: HeaderMap,
+) -> Response {
+    if session::current(&st, &sessions, &headers).is_some() {
         return Redirect::to("/console").into_response();
     }
     login_page(&st, StatusCode::OK, &headers, None)
@@ -200,6 +208,7 @@ struct LoginForm {
 
 async fn login(
     State(st): State<Arc<GatewayState>>,
+    Extension(sessions): Extension<Arc<Sessions>>,
     headers: HeaderMap,
     axum::Form(f): axum::Form<LoginForm>,
 ) -> Response {
@@ -223,15 +232,20 @@ async fn login(
         };
         return login_page(&st, StatusCode::UNAUTHORIZED, &headers, Some(why));
     }
-    start_session(&st, &headers, false)
+    start_session(&st, &sessions, &headers, false)
 }
 
 /// Opens a session and sends the browser to the console with its cookie: a redirect after the
 /// login form, or (`landing`) a page that moves on by itself, for a login link opened from
 /// elsewhere (a navigation started on another site would not send the `SameSite=Strict` cookie
 /// along a redirect).
-fn start_session(st: &GatewayState, headers: &HeaderMap, landing: bool) -> Response {
-    let id = st.console.open();
+fn start_session(
+    st: &GatewayState,
+    sessions: &Sessions,
+    headers: &HeaderMap,
+    landing: bool,
+) -> Response {
+    let id = sessions.open();
     let secure = session::secure(st, headers);
     let path = if secure { "/" } else { "/console" };
     let mut resp = if landing {
@@ -263,11 +277,12 @@ fn start_session(st: &GatewayState, headers: &HeaderMap, landing: bool) -> Respo
 
 async fn login_link_handler(
     State(st): State<Arc<GatewayState>>,
+    Extension(sessions): Extension<Arc<Sessions>>,
     headers: HeaderMap,
     Path(token): Path<String>,
 ) -> Response {
-    if st.console.redeem(&token) {
-        return start_session(&st, &headers, true);
+    if sessions.redeem(&token) {
+        return start_session(&st, &sessions, &headers, true);
     }
     login_page(
         &st,
@@ -277,9 +292,13 @@ async fn login_link_handler(
     )
 }
 
-async fn logout(State(st): State<Arc<GatewayState>>, headers: HeaderMap) -> Response {
-    if let Some((id, _)) = session::current(&st, &headers) {
-        st.console.close(&id);
+async fn logout(
+    State(st): State<Arc<GatewayState>>,
+    Extension(sessions): Extension<Arc<Sessions>>,
+    headers: HeaderMap,
+) -> Response {
+    if let Some((id, _)) = session::current(&st, &sessions, &headers) {
+        sessions.close(&id);
     }
     let secure = session::secure(&st, &headers);
     let path = if secure { "/" } else { "/console" };

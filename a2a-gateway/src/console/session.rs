@@ -153,9 +153,13 @@ pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 }
 
 /// The session of the request's cookie, with the cookie value.
-pub fn current(st: &GatewayState, headers: &HeaderMap) -> Option<(String, Session)> {
+pub fn current(
+    st: &GatewayState,
+    sessions: &Sessions,
+    headers: &HeaderMap,
+) -> Option<(String, Session)> {
     let id = cookie(headers, cookie_name(secure(st, headers)))?;
-    st.console.get(id).map(|s| (id.to_owned(), s))
+    sessions.get(id).map(|s| (id.to_owned(), s))
 }
 
 /// The `Origin` (or, without one, `Referer`) names the host the request was sent to: its

@@ -235,7 +235,9 @@ pub(crate) async fn card_handler(
     .await;
     // card trust: the peer card's signature state (`crate::trust`), in a header and the audit.
     let peer_card = match peer_card {
-        Ok(c) => crate::trust::check_card(&st, &agent, &c)
+        Ok(c) => st
+            .trust
+            .check_card(&agent, &c)
             .await
             .map(|t| {
                 call.audit.signature_trust = Some(t.as_str().to_owned());

@@ -17,32 +17,6 @@ use crate::{store::Store, store::StoreError};
 /// Prefix of gateway task ids of held hops.
 pub const TASK_PREFIX: &str = "gw-approval-";
 
-/// Migration of the approvals table.
-pub const MIGRATION: &str = r#"
-    CREATE TABLE gov_approvals (
-        id TEXT PRIMARY KEY,
-        workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
-        agent_id TEXT NOT NULL,
-        caller_version TEXT NOT NULL,
-        params TEXT NOT NULL,
-        preview TEXT NOT NULL,
-        context_id TEXT NOT NULL,
-        state TEXT NOT NULL,
-        rule TEXT,
-        approver TEXT,
-        reason TEXT,
-        peer_task_id TEXT,
-        chain TEXT NOT NULL DEFAULT '[]',
-        created_at INTEGER NOT NULL,
-        expires_at INTEGER NOT NULL
-    );
-    CREATE INDEX gov_approvals_ws ON gov_approvals(workspace_id, state);
-"#;
-
-/// Migration: the extension URIs a held hop forwards.
-pub const MIGRATION_EXTENSIONS: &str =
-    "ALTER TABLE gov_approvals ADD COLUMN extensions TEXT NOT NULL DEFAULT '[]';";
-
 /// One held hop.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -299,3 +299,23 @@ pub struct HopGov {
     /// The chain header sent to the peer.
     pub chain_header: String,
 }
+
+// Beside the governance it configures, so that config.rs needs nothing above it.
+impl crate::config::Config {
+    /// The governance settings of this configuration.
+    pub fn governance(&self) -> Settings {
+        use crate::config::PolicyDefault;
+        use policy::PolicyDecision;
+        Settings {
+            policy_default: match self.policy_default {
+                PolicyDefault::Allow => PolicyDecision::Allow,
+                PolicyDefault::Deny => PolicyDecision::Deny,
+            },
+            max_delegation_depth: self.max_delegation_depth,
+            delegation_key: match &self.delegation_key {
+                Some(k) if !k.is_empty() => k.as_bytes().to_vec(),
+                _ => crate::ids::random_hex(32).into_bytes(),
+            },
+        }
+    }
+}

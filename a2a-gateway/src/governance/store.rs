@@ -48,30 +48,6 @@ pub trait GovStore: Send + Sync {
     fn add_kill(&self, kill: &Kill) -> Result<(), StoreError>;
 }
 
-/// Migration of the governance tables (applied with the store's migrations).
-pub const MIGRATION: &str = r#"
-    CREATE TABLE gov_policies (
-        workspace_id TEXT PRIMARY KEY REFERENCES workspaces(id) ON DELETE CASCADE,
-        document TEXT NOT NULL,
-        updated_at INTEGER NOT NULL
-    );
-    CREATE TABLE gov_pii_rules (
-        workspace_id TEXT PRIMARY KEY REFERENCES workspaces(id) ON DELETE CASCADE,
-        rules TEXT NOT NULL,
-        updated_at INTEGER NOT NULL
-    );
-    CREATE TABLE gov_kills (
-        workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
-        kind TEXT NOT NULL,
-        id TEXT NOT NULL,
-        agent_id TEXT,
-        reason TEXT,
-        killed_at INTEGER NOT NULL,
-        PRIMARY KEY (workspace_id, kind, id)
-    );
-    ALTER TABLE audit ADD COLUMN governance TEXT;
-"#;
-
 /// [`GovStore`] over the gateway's SQLite store.
 #[derive(Clone)]
 pub struct SqliteGov {

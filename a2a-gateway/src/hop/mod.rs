@@ -312,7 +312,8 @@ async fn steps(
             peer_params,
         )
         .await?
-    } else if let Some(events) = crate::tasks::resume::local(st, op, &owner, call.version, &params)
+    } else if let Some(events) =
+        crate::tasks::resume::local(&st.replay, op, &owner, call.version, &params)
     {
         // A resume from this gateway's own buffer (a peer that numbers no events).
         Answer::Stream(events)

@@ -74,7 +74,7 @@ pub(crate) async fn choose(
 ) -> Result<(Chosen, a2a_client::discovery::FetchedCard), Refusal> {
     let (registered, card) = registered_card(st, agent, max_card).await?;
     // card trust: an invalid signature never gives an address (`crate::trust`).
-    let trust = crate::trust::check_card(st, agent, &card).await?;
+    let trust = st.trust.check_card(agent, &card).await?;
     // Kept with the exact card body it was chosen from (`crate::peer::checks`).
     let kept = st.peer_checks.chosen(&agent.endpoint, &card.body);
     let fresh = kept.is_none();

@@ -36,7 +36,10 @@ pub(crate) use audit_writer::BindOutcome;
 pub use audit_writer::IntentRef;
 pub use hop_page::HopFilter;
 pub(crate) use journal::{SendRow, TaskBinding, insert_send};
-pub use model::{Agent, AuditRecord, KeyInfo, KeyRejection, Principal, PushCallback, Workspace};
+pub use model::{
+    Agent, AuditRecord, KeyInfo, KeyRejection, KeySource, Principal, PushCallback, Workspace,
+    deserialize_key_source,
+};
 pub use schema::MIGRATIONS;
 pub use settings::{PushDelivery, WorkspaceSettings};
 pub(crate) use sql::CachedExt;

@@ -1,5 +1,6 @@
 //! The rows of the registry and the audit log, as the store hands them out.
 
+use jsonwebtoken::jwk::JwkSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -72,8 +73,8 @@ pub struct Agent {
     pub skills: Option<Vec<String>>,
     /// Trusted keys for the peer's card signatures and signed push notifications: a public
     /// JWK or JWK Set (JSON text; the admin API also takes the object itself), or a JWKS URL
-    /// (see `crate::trust::KeySource`).
-    #[serde(default, deserialize_with = "crate::trust::deserialize_key_source")]
+    /// (see [`KeySource`]).
+    #[serde(default, deserialize_with = "deserialize_key_source")]
     pub pinned_card_key: Option<String>,
 }
 
@@ -180,4 +181,63 @@ pub struct AuditRecord {
     /// `untrusted-key`; see `crate::trust`), when it was checked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature_trust: Option<String>,
+}
+
+/// Where an agent's trusted card keys come from (the registration's `pinnedCardKey`).
+#[derive(Debug, Clone)]
+pub enum KeySource {
+    /// A pinned public key (JWK) or key set (JWKS document).
+    Pinned(JwkSet),
+    /// A JWKS URL, fetched like cards.
+    Url(String),
+}
+
+impl KeySource {
+    /// The static checks of a JWKS URL (https, or http in development; no credentials; public
+    /// literal addresses), as an error message.
+    pub fn check_url(url: &str, dev_mode: bool) -> Result<url::Url, String> {
+        a2a_agent::net_guard::NetGuard::new(dev_mode)
+            .check_url(url)
+            .map_err(|e| format!("JWKS URL {url:?}: {e}"))
+    }
+
+    /// Reads a registration value: JSON text of a JWK or a JWK Set, or an https JWKS URL
+    /// (http and loopback in development mode).
+    pub fn parse(s: &str, dev_mode: bool) -> Result<KeySource, String> {
+        let t = s.trim();
+        if t.starts_with('{') {
+            let v: Value =
+                serde_json::from_str(t).map_err(|e| format!("pinnedCardKey: not JSON ({e})"))?;
+            let private = |k: &Value| k.get("d").is_some() || k.get("k").is_some();
+            let keys = v.get("keys").and_then(Value::as_array);
+            if private(&v) || keys.is_some_and(|ks| ks.iter().any(private)) {
+                return Err("pinnedCardKey: a private or symmetric key; pin the public key".into());
+            }
+            let set =
+                a2a_client::signing::key_set(&v).map_err(|e| format!("pinnedCardKey: {e}"))?;
+            if set.keys.is_empty() {
+                return Err("pinnedCardKey: the key set is empty".into());
+            }
+            return Ok(KeySource::Pinned(set));
+        }
+        KeySource::check_url(t, dev_mode)
+            .map(|u| KeySource::Url(u.to_string()))
+            .map_err(|e| format!("pinnedCardKey: neither a JWK nor a usable {e}"))
+    }
+}
+
+/// Reads `pinnedCardKey`: a string (JWK JSON text or JWKS URL), a JWK / JWK Set object (kept
+/// as its JSON text), or null.
+pub fn deserialize_key_source<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<String>, D::Error> {
+    match <Option<Value> as serde::Deserialize>::deserialize(d)? {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(v @ Value::Object(_)) => Ok(Some(v.to_string())),
+        Some(_) => Err(serde::de::Error::custom(
+            "pinnedCardKey: a JWK (object or JSON text) or a JWKS URL",
+        )),
+    }
 }

@@ -4,7 +4,8 @@
 use rusqlite::{OptionalExtension, params};
 
 use super::{
-    Agent, CachedExt, KeyInfo, KeyRejection, Principal, Store, StoreError, Workspace, now,
+    Agent, CachedExt, KeyInfo, KeyRejection, KeySource, Principal, Store, StoreError, Workspace,
+    now,
 };
 use crate::{keys, keys::Scope};
 
@@ -130,7 +131,7 @@ impl Store {
             .map_err(|e| StoreError::Invalid(format!("endpoint {:?}: {e}", agent.endpoint)))?;
         if let Some(k) = agent.pinned_card_key.as_deref() {
             // The static form only (http allowed): each use checks the address again.
-            crate::trust::KeySource::parse(k, true).map_err(StoreError::Invalid)?;
+            KeySource::parse(k, true).map_err(StoreError::Invalid)?;
         }
         if self.workspace(&agent.workspace_id)?.is_none() {
             return Err(StoreError::NotFound(format!(

@@ -112,22 +112,22 @@ pub const MIGRATIONS: &[&str] = &[
     INSERT INTO journal_state(id, committed) VALUES (1, 0);
     "#,
     // 5: governance (issue 14): policies, PII rules, kills, and each hop's evidence in `audit`.
-    crate::governance::store::MIGRATION,
+    GOVERNANCE,
     // 6: approvals (held hops).
-    crate::governance::approval::MIGRATION,
+    APPROVALS,
     // 7: idempotent sends (issue 16): the send records of `crate::hop::idempotency`.
     crate::store::sends::MIGRATION,
     // 8: the operator console's keyset pages (issue 18): audit indexes ending in `seq`.
     hop_page::MIGRATION,
     // 9: card trust (issue 15): own signing keys, workspaces requiring signed cards, push JWT
     // ids, and each hop's card trust state in `audit`.
-    crate::trust::store::MIGRATION,
+    TRUST,
     // 10: per-workspace settings (issue 15): extension allow-list, push delivery.
     settings::MIGRATION,
     // 11: the admin audit log (issue 15): every admin action with the admin's identity.
-    crate::admin::audit::MIGRATION,
+    ADMIN_AUDIT,
     // 12: the extension URIs of a held hop (issue 15), sent when it is released.
-    crate::governance::approval::MIGRATION_EXTENSIONS,
+    APPROVAL_EXTENSIONS,
     // 13: the intent link index without the intent rows (issue 11).
     hop_page::MIGRATION_INTENT_OF,
     // 14: the audit table without AUTOINCREMENT, the decision index without `allowed` rows
@@ -137,3 +137,96 @@ pub const MIGRATIONS: &[&str] = &[
     // connection moves `PRAGMA data_version` with every batch).
     super::cache::MIGRATION_EPOCH,
 ];
+
+/// Migration of the governance tables (applied with the store's migrations).
+const GOVERNANCE: &str = r#"
+    CREATE TABLE gov_policies (
+        workspace_id TEXT PRIMARY KEY REFERENCES workspaces(id) ON DELETE CASCADE,
+        document TEXT NOT NULL,
+        updated_at INTEGER NOT NULL
+    );
+    CREATE TABLE gov_pii_rules (
+        workspace_id TEXT PRIMARY KEY REFERENCES workspaces(id) ON DELETE CASCADE,
+        rules TEXT NOT NULL,
+        updated_at INTEGER NOT NULL
+    );
+    CREATE TABLE gov_kills (
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL,
+        id TEXT NOT NULL,
+        agent_id TEXT,
+        reason TEXT,
+        killed_at INTEGER NOT NULL,
+        PRIMARY KEY (workspace_id, kind, id)
+    );
+    ALTER TABLE audit ADD COLUMN governance TEXT;
+"#;
+
+/// Migration of the approvals table.
+const APPROVALS: &str = r#"
+    CREATE TABLE gov_approvals (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+        agent_id TEXT NOT NULL,
+        caller_version TEXT NOT NULL,
+        params TEXT NOT NULL,
+        preview TEXT NOT NULL,
+        context_id TEXT NOT NULL,
+        state TEXT NOT NULL,
+        rule TEXT,
+        approver TEXT,
+        reason TEXT,
+        peer_task_id TEXT,
+        chain TEXT NOT NULL DEFAULT '[]',
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+    );
+    CREATE INDEX gov_approvals_ws ON gov_approvals(workspace_id, state);
+"#;
+
+/// Migration: the extension URIs a held hop forwards.
+const APPROVAL_EXTENSIONS: &str =
+    "ALTER TABLE gov_approvals ADD COLUMN extensions TEXT NOT NULL DEFAULT '[]';";
+
+/// Migration of the trust tables (applied with the store's migrations).
+const TRUST: &str = r#"
+    CREATE TABLE card_signing_keys (
+        kid TEXT PRIMARY KEY,
+        alg TEXT NOT NULL,
+        public_jwk TEXT NOT NULL,
+        sealed_private BLOB NOT NULL,
+        created_at INTEGER NOT NULL,
+        retired_at INTEGER
+    );
+    CREATE TABLE workspace_card_trust (
+        workspace_id TEXT PRIMARY KEY REFERENCES workspaces(id) ON DELETE CASCADE,
+        require_signed_cards INTEGER NOT NULL
+    );
+    CREATE TABLE push_jwt_seen (
+        issuer TEXT NOT NULL,
+        jti TEXT NOT NULL,
+        expires_at INTEGER NOT NULL,
+        PRIMARY KEY (issuer, jti)
+    );
+    ALTER TABLE audit ADD COLUMN signature_trust TEXT;
+"#;
+
+/// Migration of the admin audit table (append-only, like the hop audit).
+const ADMIN_AUDIT: &str = r#"
+    CREATE TABLE admin_audit (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        ts TEXT NOT NULL,
+        actor_kind TEXT NOT NULL,
+        actor_subject TEXT NOT NULL,
+        actor_remote TEXT,
+        action TEXT NOT NULL,
+        workspace_id TEXT,
+        status INTEGER NOT NULL,
+        detail TEXT NOT NULL
+    );
+    CREATE INDEX admin_audit_ws ON admin_audit(workspace_id, seq);
+    CREATE TRIGGER admin_audit_no_update BEFORE UPDATE ON admin_audit
+        BEGIN SELECT RAISE(ABORT, 'admin audit is append-only'); END;
+    CREATE TRIGGER admin_audit_no_delete BEFORE DELETE ON admin_audit
+        BEGIN SELECT RAISE(ABORT, 'admin audit is append-only'); END;
+"#;

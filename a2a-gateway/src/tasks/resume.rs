@@ -116,7 +116,7 @@ pub(crate) fn upstream() -> Option<String> {
 /// [`crate::tasks::replay`]), when the id is one of its own and the buffer still holds it; `None`: the
 /// peer is asked (and a resume it cannot serve gets the gap marker).
 pub(crate) fn local(
-    st: &crate::state::GatewayState,
+    buffers: &crate::tasks::replay::Buffers,
     op: crate::protocol::ops::Operation,
     owner: &crate::tasks::ownership::Owner,
     version: crate::protocol::errors::Version,
@@ -135,7 +135,7 @@ pub(crate) fn local(
         task,
         version,
     );
-    st.replay.resume(key, stream, after)
+    buffers.resume(key, stream, after)
 }
 
 /// Relay side: the caller events `out`, made from one peer event with SSE id `peer_id`, get the

@@ -10,7 +10,6 @@ use std::sync::Arc;
 use jsonwebtoken::jwk::JwkSet;
 use url::Url;
 
-use a2a_agent::net_guard::NetGuard;
 use a2a_client::discovery::{CacheStatus, CardResolver, Clock};
 
 use crate::protocol::errors::Refusal;
@@ -54,9 +53,7 @@ impl JwksCache {
     /// The static checks of a JWKS URL (https, or http in development; no credentials; public
     /// literal addresses), as an error message.
     pub fn check_url(url: &str, dev_mode: bool) -> Result<Url, String> {
-        NetGuard::new(dev_mode)
-            .check_url(url)
-            .map_err(|e| format!("JWKS URL {url:?}: {e}"))
+        crate::store::KeySource::check_url(url, dev_mode)
     }
 
     /// The key set at `url`; `fresh` asks the server again even when the cached set is fresh.

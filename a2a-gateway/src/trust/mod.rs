@@ -27,9 +27,11 @@ use a2a_client::discovery::FetchedCard;
 use a2a_client::signing;
 pub use a2a_client::signing::Trust;
 
+use crate::config::Config;
 use crate::protocol::errors::Refusal;
-use crate::state::GatewayState;
 use crate::store::Agent;
+use crate::store::Store;
+pub use crate::store::{KeySource, deserialize_key_source};
 
 /// The response header with the trust state of the card behind a governed card or call.
 pub const TRUST_HEADER: &str = "x-a2a-signature-trust";
@@ -37,58 +39,7 @@ pub const TRUST_HEADER: &str = "x-a2a-signature-trust";
 /// The member of a refusal (and of the audit record) naming the trust state.
 pub const TRUST_MEMBER: &str = "signatureTrust";
 
-/// Where an agent's trusted card keys come from (the registration's `pinnedCardKey`).
-#[derive(Debug, Clone)]
-pub enum KeySource {
-    /// A pinned public key (JWK) or key set (JWKS document).
-    Pinned(JwkSet),
-    /// A JWKS URL, fetched like cards.
-    Url(String),
-}
-
-impl KeySource {
-    /// Reads a registration value: JSON text of a JWK or a JWK Set, or an https JWKS URL
-    /// (http and loopback in development mode).
-    pub fn parse(s: &str, dev_mode: bool) -> Result<KeySource, String> {
-        let t = s.trim();
-        if t.starts_with('{') {
-            let v: Value =
-                serde_json::from_str(t).map_err(|e| format!("pinnedCardKey: not JSON ({e})"))?;
-            let private = |k: &Value| k.get("d").is_some() || k.get("k").is_some();
-            let keys = v.get("keys").and_then(Value::as_array);
-            if private(&v) || keys.is_some_and(|ks| ks.iter().any(private)) {
-                return Err("pinnedCardKey: a private or symmetric key; pin the public key".into());
-            }
-            let set = signing::key_set(&v).map_err(|e| format!("pinnedCardKey: {e}"))?;
-            if set.keys.is_empty() {
-                return Err("pinnedCardKey: the key set is empty".into());
-            }
-            return Ok(KeySource::Pinned(set));
-        }
-        jwks::JwksCache::check_url(t, dev_mode)
-            .map(|u| KeySource::Url(u.to_string()))
-            .map_err(|e| format!("pinnedCardKey: neither a JWK nor a usable {e}"))
-    }
-}
-
-/// Reads `pinnedCardKey`: a string (JWK JSON text or JWKS URL), a JWK / JWK Set object (kept
-/// as its JSON text), or null.
-pub fn deserialize_key_source<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<Option<String>, D::Error> {
-    match <Option<Value> as serde::Deserialize>::deserialize(d)? {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(v @ Value::Object(_)) => Ok(Some(v.to_string())),
-        Some(_) => Err(serde::de::Error::custom(
-            "pinnedCardKey: a JWK (object or JSON text) or a JWKS URL",
-        )),
-    }
-}
-
 /// Trust state kept by the gateway: the peers' key sets and verified cards.
-#[derive(Debug)]
 pub struct TrustState {
     /// Peers' key sets from their JWKS URLs.
     pub jwks: jwks::JwksCache,
@@ -97,6 +48,12 @@ pub struct TrustState {
     verdicts: Mutex<HashMap<[u8; 32], Trust>>,
     /// Each workspace's "require signed cards" switch, read at most every [`SWITCH_TTL`].
     switches: Mutex<HashMap<String, (bool, std::time::Instant)>>,
+    /// Where the workspaces' switches are kept.
+    store: Store,
+    /// The fleet's `require_signed_cards`.
+    require_signed_cards: bool,
+    /// Development mode: http and loopback JWKS URLs allowed.
+    dev_mode: bool,
 }
 
 /// How long a workspace's switch is kept (a change through the admin API applies at once, one
@@ -106,14 +63,32 @@ pub const SWITCH_TTL: std::time::Duration = std::time::Duration::from_secs(5);
 /// Verdicts kept at most (the map is emptied when full).
 const MAX_VERDICTS: usize = 1024;
 
+impl std::fmt::Debug for TrustState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TrustState")
+            .field("jwks", &self.jwks)
+            .field("require_signed_cards", &self.require_signed_cards)
+            .field("dev_mode", &self.dev_mode)
+            .finish_non_exhaustive()
+    }
+}
+
 impl TrustState {
-    /// The state over the gateway's peer client.
-    pub fn new(http: reqwest::Client, dev_mode: bool, seal: Option<own::SealKey>) -> TrustState {
+    /// The state over the gateway's peer client, its store and the fleet's settings.
+    pub fn new(
+        http: reqwest::Client,
+        config: &Config,
+        store: Store,
+        seal: Option<own::SealKey>,
+    ) -> TrustState {
         TrustState {
-            jwks: jwks::JwksCache::new(http, dev_mode),
+            jwks: jwks::JwksCache::new(http, config.dev_mode),
             seal,
             verdicts: Mutex::default(),
             switches: Mutex::default(),
+            store,
+            require_signed_cards: config.require_signed_cards,
+            dev_mode: config.dev_mode,
         }
     }
 
@@ -149,37 +124,86 @@ impl TrustState {
     }
 }
 
-/// Whether signed cards are required for `workspace` (the fleet's `require_signed_cards`, or
-/// the workspace's own switch).
-pub fn signing_required(st: &GatewayState, workspace: &str) -> bool {
-    if st.config.require_signed_cards {
-        return true;
+impl TrustState {
+    /// Whether signed cards are required for `workspace` (the fleet's `require_signed_cards`, or
+    /// the workspace's own switch).
+    pub fn signing_required(&self, workspace: &str) -> bool {
+        if self.require_signed_cards {
+            return true;
+        }
+        let now = std::time::Instant::now();
+        if let Some((on, at)) = self
+            .switches
+            .lock()
+            .ok()
+            .and_then(|m| m.get(workspace).copied())
+            && now.duration_since(at) < SWITCH_TTL
+        {
+            return on;
+        }
+        let on = store::require_signed(&self.store, workspace)
+            .ok()
+            .flatten()
+            .unwrap_or(false);
+        if let Ok(mut m) = self.switches.lock() {
+            m.insert(workspace.to_owned(), (on, now));
+        }
+        on
     }
-    let now = std::time::Instant::now();
-    if let Some((on, at)) = st
-        .trust
-        .switches
-        .lock()
-        .ok()
-        .and_then(|m| m.get(workspace).copied())
-        && now.duration_since(at) < SWITCH_TTL
-    {
-        return on;
-    }
-    let on = store::require_signed(&st.store, workspace)
-        .ok()
-        .flatten()
-        .unwrap_or(false);
-    if let Ok(mut m) = st.trust.switches.lock() {
-        m.insert(workspace.to_owned(), (on, now));
-    }
-    on
-}
 
-/// Forgets the kept switch of `workspace` (after the admin API changed it).
-pub fn forget_switch(st: &GatewayState, workspace: &str) {
-    if let Ok(mut m) = st.trust.switches.lock() {
-        m.remove(workspace);
+    /// Forgets the kept switch of `workspace` (after the admin API changed it).
+    pub fn forget_switch(&self, workspace: &str) {
+        if let Ok(mut m) = self.switches.lock() {
+            m.remove(workspace);
+        }
+    }
+
+    /// The trust of the peer card the gateway is about to use, or the refusal that stops the call
+    /// (nothing is sent to the peer): an invalid signature always refuses; with trusted keys for
+    /// the agent or required signing, anything but a verified card refuses.
+    pub async fn check_card(&self, agent: &Agent, card: &FetchedCard) -> Result<Trust, Refusal> {
+        let required = self.signing_required(&agent.workspace_id);
+        let source = match agent.pinned_card_key.as_deref() {
+            Some(s) if !s.trim().is_empty() => Some(
+                KeySource::parse(s, self.dev_mode)
+                    .map_err(|e| Refusal::card_signature_invalid(&e))?,
+            ),
+            _ => None,
+        };
+        let signed = memchr_signatures(&card.body);
+        if source.is_none() && !required && !signed {
+            return Ok(Trust::Unsigned);
+        }
+        let trust = match &source {
+            None => self.verify(card, &JwkSet { keys: vec![] }, ""),
+            Some(KeySource::Pinned(set)) => {
+                let text = agent.pinned_card_key.as_deref().unwrap_or_default();
+                self.verify(card, set, text)
+            }
+            Some(KeySource::Url(u)) => {
+                let (set, fetched) = self.jwks.get(u, false).await.map_err(no_key_set)?;
+                let text = serde_json::to_string(&set).unwrap_or_default();
+                let t = self.verify(card, &set, &text);
+                if matches!(t, Trust::UntrustedKey(_)) && !fetched {
+                    // A kid the cached set lacks: the peer may have rotated its key.
+                    let (set, _) = self.jwks.get(u, true).await.map_err(no_key_set)?;
+                    let text = serde_json::to_string(&set).unwrap_or_default();
+                    self.verify(card, &set, &text)
+                } else {
+                    t
+                }
+            }
+        };
+        match &trust {
+            Trust::Verified(_) => Ok(trust),
+            Trust::Invalid(_) => Err(refuse(
+                &trust,
+                "an invalid signature never gives an address",
+            )),
+            _ if source.is_some() => Err(refuse(&trust, "the agent has a pinned card key")),
+            _ if required => Err(refuse(&trust, "signed cards are required")),
+            _ => Ok(trust),
+        }
     }
 }
 
@@ -187,58 +211,6 @@ pub fn forget_switch(st: &GatewayState, workspace: &str) {
 fn refuse(trust: &Trust, why: &str) -> Refusal {
     Refusal::card_signature_invalid(&format!("{} ({why}): {}", trust.as_str(), trust.reason()))
         .with(TRUST_MEMBER, json!(trust.as_str()))
-}
-
-/// The trust of the peer card the gateway is about to use, or the refusal that stops the call
-/// (nothing is sent to the peer): an invalid signature always refuses; with trusted keys for
-/// the agent or required signing, anything but a verified card refuses.
-pub async fn check_card(
-    st: &GatewayState,
-    agent: &Agent,
-    card: &FetchedCard,
-) -> Result<Trust, Refusal> {
-    let required = signing_required(st, &agent.workspace_id);
-    let source = match agent.pinned_card_key.as_deref() {
-        Some(s) if !s.trim().is_empty() => Some(
-            KeySource::parse(s, st.config.dev_mode)
-                .map_err(|e| Refusal::card_signature_invalid(&e))?,
-        ),
-        _ => None,
-    };
-    let signed = memchr_signatures(&card.body);
-    if source.is_none() && !required && !signed {
-        return Ok(Trust::Unsigned);
-    }
-    let trust = match &source {
-        None => st.trust.verify(card, &JwkSet { keys: vec![] }, ""),
-        Some(KeySource::Pinned(set)) => {
-            let text = agent.pinned_card_key.as_deref().unwrap_or_default();
-            st.trust.verify(card, set, text)
-        }
-        Some(KeySource::Url(u)) => {
-            let (set, fetched) = st.trust.jwks.get(u, false).await.map_err(no_key_set)?;
-            let text = serde_json::to_string(&set).unwrap_or_default();
-            let t = st.trust.verify(card, &set, &text);
-            if matches!(t, Trust::UntrustedKey(_)) && !fetched {
-                // A kid the cached set lacks: the peer may have rotated its key.
-                let (set, _) = st.trust.jwks.get(u, true).await.map_err(no_key_set)?;
-                let text = serde_json::to_string(&set).unwrap_or_default();
-                st.trust.verify(card, &set, &text)
-            } else {
-                t
-            }
-        }
-    };
-    match &trust {
-        Trust::Verified(_) => Ok(trust),
-        Trust::Invalid(_) => Err(refuse(
-            &trust,
-            "an invalid signature never gives an address",
-        )),
-        _ if source.is_some() => Err(refuse(&trust, "the agent has a pinned card key")),
-        _ if required => Err(refuse(&trust, "signed cards are required")),
-        _ => Ok(trust),
-    }
 }
 
 /// A key set that cannot be read leaves the card's signer untrusted.

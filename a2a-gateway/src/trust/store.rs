@@ -7,29 +7,6 @@ use serde::Serialize;
 
 use crate::{store::Store, store::StoreError};
 
-/// Migration of the trust tables (applied with the store's migrations).
-pub const MIGRATION: &str = r#"
-    CREATE TABLE card_signing_keys (
-        kid TEXT PRIMARY KEY,
-        alg TEXT NOT NULL,
-        public_jwk TEXT NOT NULL,
-        sealed_private BLOB NOT NULL,
-        created_at INTEGER NOT NULL,
-        retired_at INTEGER
-    );
-    CREATE TABLE workspace_card_trust (
-        workspace_id TEXT PRIMARY KEY REFERENCES workspaces(id) ON DELETE CASCADE,
-        require_signed_cards INTEGER NOT NULL
-    );
-    CREATE TABLE push_jwt_seen (
-        issuer TEXT NOT NULL,
-        jti TEXT NOT NULL,
-        expires_at INTEGER NOT NULL,
-        PRIMARY KEY (issuer, jti)
-    );
-    ALTER TABLE audit ADD COLUMN signature_trust TEXT;
-"#;
-
 /// A card signing key as listed (never the private key).
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
