@@ -292,8 +292,8 @@ pub(crate) async fn export(
         q.limit.unwrap_or(100).clamp(1, 1000),
     ) {
         Ok(rows) => axum::Json(rows).into_response(),
-        Err(e) => crate::edge::wire::render(
-            crate::edge::wire::Form::Rest,
+        Err(e) => crate::protocol::render::render(
+            crate::protocol::render::Form::Rest,
             &crate::protocol::errors::Refusal::admin(500, &e.to_string()),
         ),
     }

@@ -33,7 +33,7 @@ use crate::store::StoreError;
 use crate::governance::store::Kill;
 use crate::{governance::policy::Policy, governance::policy::PolicyDoc};
 
-use crate::{admin::err, admin::store_err};
+use crate::{admin::reply::err, admin::reply::store_err};
 
 /// The governance routes (the caller adds the admin token check).
 pub fn routes() -> Router<Arc<GatewayState>> {

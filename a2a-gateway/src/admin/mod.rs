@@ -21,6 +21,9 @@ pub mod registration;
 pub mod settings;
 pub mod trust;
 
+pub(crate) mod reply;
+use reply::{err, store_err};
+
 use std::sync::Arc;
 
 use axum::Router;
@@ -33,17 +36,7 @@ use serde_json::{Value, json};
 
 use crate::keys;
 use crate::state::GatewayState;
-use crate::{store::Agent, store::StoreError};
-
-/// An admin error: a 1.0 `google.rpc.Status` body (`error.message` names the problem).
-/// An admin API refusal (`Refusal::admin`) in the HTTP+JSON error form; shared by every admin
-/// route module.
-pub(crate) fn err(status: StatusCode, msg: &str) -> Response {
-    crate::edge::wire::render(
-        crate::edge::wire::Form::Rest,
-        &crate::protocol::errors::Refusal::admin(status.as_u16(), msg),
-    )
-}
+use crate::store::Agent;
 
 /// Checks the admin token before any extractor runs, so a bad token is 401 whatever the body.
 async fn require_token(
@@ -54,15 +47,6 @@ async fn require_token(
     match authorized(&st, req.headers()) {
         Ok(()) => next.run(req).await,
         Err(r) => r,
-    }
-}
-
-/// A store error as an admin API answer: 404 not found, 400 invalid, else 500.
-pub(crate) fn store_err(e: StoreError) -> Response {
-    match e {
-        StoreError::NotFound(m) => err(StatusCode::NOT_FOUND, &format!("{m} not found")),
-        StoreError::Invalid(m) => err(StatusCode::BAD_REQUEST, &m),
-        other => err(StatusCode::INTERNAL_SERVER_ERROR, &other.to_string()),
     }
 }
 
@@ -125,15 +109,15 @@ pub fn router(state: Arc<GatewayState>) -> Router {
         .route("/admin/keys/{key}/revoke", post(revoke_key))
         .route("/admin/audit", get(audit_export))
         .route("/admin/hops", get(hops))
-        .route("/admin/admin-audit", get(crate::admin::audit::export))
-        .merge(crate::admin::governance::routes())
-        .merge(crate::admin::trust::routes())
-        .merge(crate::admin::settings::routes())
+        .route("/admin/admin-audit", get(audit::export))
+        .merge(governance::routes())
+        .merge(trust::routes())
+        .merge(settings::routes())
         // Inside the token check: every authorized change is recorded with its admin. Only the
         // routes added above are covered: add admin routes before this layer.
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
-            crate::admin::audit::layer,
+            audit::layer,
         ))
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -219,11 +203,11 @@ async fn upsert_agent(
         Err(e) => return err(StatusCode::UNPROCESSABLE_ENTITY, &format!("agent: {e}")),
     };
     a.workspace_id = ws;
-    let check = crate::admin::registration::check(&st, &a).await;
-    if let crate::admin::registration::Check::Refused { passed_over } = &check
+    let check = registration::check(&st, &a).await;
+    if let registration::Check::Refused { passed_over } = &check
         && !force
     {
-        return crate::admin::registration::refused_response(passed_over);
+        return registration::refused_response(passed_over);
     }
     match st.store.upsert_agent(&a) {
         Ok(()) => {

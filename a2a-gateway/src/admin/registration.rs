@@ -69,7 +69,7 @@ pub async fn check(st: &GatewayState, agent: &Agent) -> Check {
     // gRPC's own address rules (plaintext h2c only in development mode) would refuse every call.
     if let Ok(c) = &chosen
         && c.binding == crate::protocol::errors::Binding::Grpc
-        && let Err(r) = crate::outbound::grpc::check_url(&c.url, &registered, st.config.dev_mode)
+        && let Err(r) = crate::peer::grpc::check_url(&c.url, &registered, st.config.dev_mode)
     {
         return Check::Refused {
             passed_over: vec![r.message],

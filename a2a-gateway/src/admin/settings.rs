@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 use crate::state::GatewayState;
 use crate::{store::PushDelivery, store::WorkspaceSettings};
 
-use crate::{admin::err, admin::store_err};
+use crate::{admin::reply::err, admin::reply::store_err};
 
 /// The settings routes (the caller adds the admin token check).
 pub fn routes() -> Router<Arc<GatewayState>> {

@@ -23,13 +23,13 @@ use crate::state::GatewayState;
 use crate::store::StoreError;
 use crate::{trust::own, trust::store as ts};
 
-use crate::admin::err;
+use crate::admin::reply::err;
 
 /// Store errors of the trust routes: an invalid key or state is a conflict (409).
 fn store_err(e: StoreError) -> Response {
     match e {
         StoreError::Invalid(m) => err(StatusCode::CONFLICT, &m),
-        other => crate::admin::store_err(other),
+        other => crate::admin::reply::store_err(other),
     }
 }
 

@@ -22,7 +22,7 @@ use crate::{
     edge::content_type_ok, edge::negotiate, edge::requested_version, edge::rpc_op_refusal,
     edge::rpc_refusal,
 };
-use crate::{edge::wire::RpcRequest, edge::wire::json_text_response};
+use crate::{edge::wire::RpcRequest, protocol::render::json_text_response};
 use crate::{protocol::answer::Answer, state::GatewayState};
 
 pub(crate) async fn rpc_root(

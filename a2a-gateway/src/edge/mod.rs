@@ -17,8 +17,8 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use crate::edge::record::record;
-use crate::edge::wire::json_text_response;
 use crate::hop::call::Call;
+use crate::protocol::render::json_text_response;
 use crate::state::GatewayState;
 use crate::{protocol::errors::Refusal, protocol::errors::Version, protocol::errors::refusal};
 

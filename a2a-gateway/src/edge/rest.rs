@@ -108,7 +108,7 @@ pub(crate) async fn rest_entry(
         }
         Ok(Answer::Passed(p)) => {
             record(&st, &mut call, None);
-            crate::edge::wire::json_text_response(
+            crate::protocol::render::json_text_response(
                 StatusCode::OK,
                 call.json_content_type(),
                 p.text().to_owned(),

@@ -19,23 +19,19 @@ use a2a_types::envelope::{Envelope, EnvelopeError, EnvelopeErrorKind, RawId, par
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 
 use serde_json::{Value, json};
 
+use crate::edge::negotiate;
 use crate::protocol::ops::Operation;
 use crate::protocol::xlate;
-use crate::{app::negotiate, config::MAX_REQUEST_BYTES, ids::id_hex, state::GatewayState};
+use crate::{config::MAX_REQUEST_BYTES, state::GatewayState};
 use crate::{protocol::errors::Refusal, protocol::errors::Version};
-
-/// Which error form a path's callers expect.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Form {
-    /// A JSON-RPC error response in this version's form.
-    Rpc(Version),
-    /// A 1.0 `google.rpc.Status` body.
-    Rest,
-}
+// Kept here as well for one release (their previous path).
+pub use crate::{
+    protocol::render::Form, protocol::render::json_text_response, protocol::render::render,
+};
 
 /// The error form of `path` (see the module documentation).
 pub fn form_of(path: &str, headers: &HeaderMap, query: Option<&str>, serve_v1: bool) -> Form {
@@ -53,34 +49,6 @@ pub fn form_of(path: &str, headers: &HeaderMap, query: Option<&str>, serve_v1: b
         Ok(v) => v,
         Err((_, v)) => v,
     })
-}
-
-/// A JSON response from text.
-pub fn json_text_response(
-    status: StatusCode,
-    content_type: &'static str,
-    body: String,
-) -> Response {
-    let mut resp = (status, body).into_response();
-    resp.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    resp
-}
-
-/// `r` in `form` with its own HTTP status (not audited: nothing reached a handler).
-pub fn render(form: Form, r: &Refusal) -> Response {
-    let trace = id_hex(16);
-    let status = StatusCode::from_u16(r.rest_status()).unwrap_or(StatusCode::BAD_REQUEST);
-    let body = match form {
-        Form::Rpc(v) => r.jsonrpc_text(v, &RawId::null(), &trace),
-        Form::Rest => r.status_body(&trace).to_string(),
-    };
-    let mut resp = json_text_response(status, "application/json", body);
-    if status == StatusCode::UNAUTHORIZED {
-        resp.headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    }
-    resp
 }
 
 /// The refusal of an envelope the JSON-RPC endpoints cannot read.

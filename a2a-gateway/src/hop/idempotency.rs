@@ -7,7 +7,7 @@
 //! Records are kept by a [`crate::store::sends::SendRecords`], scoped by workspace and agent, so two
 //! workspaces' `messageId`s never meet.
 //!
-//! Which store does what ([`crate::store::sends::records`] picks one per hop):
+//! Which store does what ([`crate::store::sends_memory::records`] picks one per hop):
 //! - [`memory::JournaledSends`], the embedded default of the serving process (`serve` holds
 //!   the database's intent journal, so it is the only process deciding claims): a claim lives
 //!   in memory, since it only matters while this process calls the peer; the completed record
@@ -114,7 +114,7 @@ pub(crate) async fn check(
     if message_id.is_empty() {
         return Ok(Check::Off);
     }
-    let records = crate::store::sends::records(&st.store);
+    let records = crate::store::sends_memory::records(&st.store);
     let key = SendKey {
         workspace_id: owner.workspace_id.clone(),
         agent_id: owner.agent_id.clone(),

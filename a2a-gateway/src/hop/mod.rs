@@ -313,7 +313,7 @@ async fn steps(
         )
         .await?
     } else if let Some(events) =
-        crate::tasks::resume::local(&st.replay, op, &owner, call.version, &params)
+        crate::tasks::replay::local(&st.replay, op, &owner, call.version, &params)
     {
         // A resume from this gateway's own buffer (a peer that numbers no events).
         Answer::Stream(events)

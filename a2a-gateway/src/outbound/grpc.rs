@@ -20,75 +20,20 @@
 //! - Errors: the peer's `google.rpc.Status` (ErrorInfo reason, else the status code) becomes the
 //!   caller's A2A error as a JSON-RPC peer's error does ([`Refusal::upstream_error`]).
 
-use std::net::IpAddr;
 use std::time::Duration;
 
 use futures::StreamExt;
 use serde_json::Value;
-use url::Url;
 
-use a2a_agent::net_guard::NetGuard;
 use a2a_client::ClientError;
 use a2a_client::transport::grpc::GrpcTransport;
 use a2a_client::transport::{HttpCore, Transport, V1Request};
 
 use crate::outbound::PeerCall;
-use crate::peer;
 use crate::protocol::answer::Answer;
 use crate::protocol::ops::Operation;
 use crate::{outbound::relay::Liveness, outbound::relay::PeerEvent};
 use crate::{protocol::errors::Refusal, protocol::errors::Version};
-
-/// The address rules for a gRPC interface URL (as read by selection: `http://host:port/` or
-/// `https://host:port/`).
-pub(crate) fn check_url(url: &Url, registered: &Url, dev_mode: bool) -> Result<(), Refusal> {
-    match url.scheme() {
-        "https" => {}
-        "http" if dev_mode => {}
-        "http" => {
-            return Err(Refusal::peer_url_refused(&format!(
-                "{url}: plaintext gRPC (h2c) is allowed only in development mode; serve gRPC \
-                 over TLS (an https interface url)"
-            )));
-        }
-        other => {
-            return Err(Refusal::peer_url_refused(&format!(
-                "{url}: the gRPC url scheme must be https (or http in development mode), not {other}"
-            )));
-        }
-    }
-    NetGuard::new(dev_mode)
-        .check_parsed(url)
-        .map_err(|e| peer::guard_refusal(url, e, dev_mode))?;
-    if url.host_str() != registered.host_str() {
-        return Err(Refusal::peer_url_refused(&format!(
-            "{url}: not on the registered endpoint's host ({})",
-            registered.host_str().unwrap_or_default()
-        )));
-    }
-    Ok(())
-}
-
-/// The addresses to connect to: the host resolved with the network checks (every address
-/// allowed, as [`peer::check_resolved`] requires), or the literal address of the URL.
-async fn checked_addresses(url: &Url, dev_mode: bool) -> Result<Vec<IpAddr>, Refusal> {
-    let host = match url.host() {
-        Some(url::Host::Domain(host)) => host,
-        Some(url::Host::Ipv4(ip)) => return Ok(vec![IpAddr::V4(ip)]),
-        Some(url::Host::Ipv6(ip)) => return Ok(vec![IpAddr::V6(ip)]),
-        None => return Err(Refusal::peer_url_refused(&format!("{url}: no host"))),
-    };
-    let ips = NetGuard::new(dev_mode)
-        .resolve_checked(host)
-        .await
-        .map_err(|e| Refusal::peer_url_refused(&format!("{url}: {e}")))?;
-    if ips.is_empty() {
-        return Err(Refusal::peer_url_refused(&format!(
-            "{url}: host does not resolve"
-        )));
-    }
-    Ok(ips)
-}
 
 impl PeerCall<'_> {
     /// peer call over gRPC: `op` with its 1.0 params (the chosen entry's tenant included).
@@ -147,7 +92,8 @@ impl PeerCall<'_> {
     /// The client's gRPC transport for this hop: the checked address, the hop's metadata, the
     /// gateway's timeout and `limit` on each message.
     async fn grpc_transport(&self, limit: u64) -> Result<GrpcTransport, Refusal> {
-        let addrs = checked_addresses(&self.chosen.url, self.st.config.dev_mode).await?;
+        let addrs =
+            crate::peer::grpc::checked_addresses(&self.chosen.url, self.st.config.dev_mode).await?;
         // The same headers as the HTTP bindings' requests (built, never sent).
         let built = self
             .request(
@@ -239,42 +185,10 @@ fn is_transport_failure(message: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use url::Url;
 
     fn u(s: &str) -> Url {
         Url::parse(s).unwrap()
-    }
-
-    #[test]
-    fn grpc_address_rules() {
-        let reg = u("http://127.0.0.1:8000/a2a");
-        // Another port of the registered host: allowed (gRPC has a port of its own).
-        assert!(check_url(&u("http://127.0.0.1:50051/"), &reg, true).is_ok());
-        let cases = [
-            (
-                "http://127.0.0.2:50051/",
-                true,
-                "registered endpoint's host",
-            ),
-            ("http://127.0.0.1:50051/", false, "development mode"),
-            ("ftp://127.0.0.1:50051/", true, "scheme"),
-            ("http://u:p@127.0.0.1:50051/", true, "user name"),
-        ];
-        for (url, dev, needle) in cases {
-            let e = check_url(&u(url), &reg, dev).unwrap_err();
-            assert_eq!(e.code, "a2a_peer_url_refused");
-            assert!(e.message.contains(needle), "{url}: {}", e.message);
-        }
-        // TLS: allowed in dev mode, and outside it on a public host (loopback is refused there).
-        assert!(check_url(&u("https://127.0.0.1:50051/"), &reg, true).is_ok());
-        let public = u("https://93.184.215.14/a2a");
-        assert!(check_url(&u("https://93.184.215.14:50051/"), &public, false).is_ok());
-        let e = check_url(&u("http://93.184.215.14:50051/"), &public, false).unwrap_err();
-        assert!(e.message.contains("development mode"), "{}", e.message);
-        let e = check_url(&u("https://127.0.0.1:50051/"), &reg, false).unwrap_err();
-        assert_eq!(e.code, "a2a_peer_url_refused");
-        let meta = u("http://169.254.169.254:50051/");
-        let e = check_url(&meta, &meta, true).unwrap_err();
-        assert!(e.message.contains("metadata"), "{}", e.message);
     }
 
     /// A refused connection and a timeout are the gateway's refusals, not the peer's errors.

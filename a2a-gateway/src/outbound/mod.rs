@@ -86,7 +86,7 @@ pub(crate) async fn choose(
     if fresh {
         match chosen.binding {
             Binding::Grpc => {
-                crate::outbound::grpc::check_url(&chosen.url, &registered, st.config.dev_mode)?
+                crate::peer::grpc::check_url(&chosen.url, &registered, st.config.dev_mode)?
             }
             _ => peer::check_url(&chosen.url, &registered, st.config.dev_mode)?,
         }

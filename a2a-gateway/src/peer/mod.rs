@@ -19,6 +19,7 @@
 //! past an entry with an unusable URL) and the gateway's error codes.
 
 pub(crate) mod checks;
+pub(crate) mod grpc;
 pub(crate) mod http;
 
 use std::net::SocketAddr;

@@ -5,7 +5,9 @@
 //! Every function takes the whole text and the candidate's byte range, which always lies on
 //! ASCII characters, so slicing at it cannot panic.
 
-use super::detect::{ipv6_parses, jwt_header_ok};
+use std::net::Ipv6Addr;
+
+use base64::Engine;
 
 pub(super) fn prev_char(text: &str, i: usize) -> Option<char> {
     text.get(..i).and_then(|s| s.chars().next_back())
@@ -223,6 +225,27 @@ pub(super) fn phone_national(text: &str, start: usize, end: usize) -> bool {
         return false;
     }
     first != b'.' || body.split('.').skip(1).all(|g| g.len() == 2)
+}
+
+/// Whether a JWT header segment decodes to a JSON object with a string `alg`.
+pub(super) fn jwt_header_ok(segment: &str) -> bool {
+    let engine = base64::engine::GeneralPurpose::new(
+        &base64::alphabet::URL_SAFE,
+        base64::engine::GeneralPurposeConfig::new()
+            .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+    );
+    let Ok(bytes) = engine.decode(segment) else {
+        return false;
+    };
+    match serde_json::from_slice::<serde_json::Value>(&bytes) {
+        Ok(serde_json::Value::Object(map)) => map.get("alg").is_some_and(|a| a.is_string()),
+        _ => false,
+    }
+}
+
+/// Whether `s` parses as an IPv6 address (std's parser).
+pub(super) fn ipv6_parses(s: &str) -> bool {
+    s.parse::<Ipv6Addr>().is_ok()
 }
 
 #[cfg(test)]

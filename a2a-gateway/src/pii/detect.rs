@@ -10,10 +10,8 @@
 //! found.
 
 use std::collections::BTreeMap;
-use std::net::Ipv6Addr;
 use std::sync::LazyLock;
 
-use base64::Engine;
 use regex::Regex;
 
 use super::{Finding, PiiKind};
@@ -360,27 +358,6 @@ fn resolve(mut cands: Vec<Candidate>) -> Vec<Finding> {
             range: start..end,
         })
         .collect()
-}
-
-/// Whether a JWT header segment decodes to a JSON object with a string `alg`.
-pub(super) fn jwt_header_ok(segment: &str) -> bool {
-    let engine = base64::engine::GeneralPurpose::new(
-        &base64::alphabet::URL_SAFE,
-        base64::engine::GeneralPurposeConfig::new()
-            .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
-    );
-    let Ok(bytes) = engine.decode(segment) else {
-        return false;
-    };
-    match serde_json::from_slice::<serde_json::Value>(&bytes) {
-        Ok(serde_json::Value::Object(map)) => map.get("alg").is_some_and(|a| a.is_string()),
-        _ => false,
-    }
-}
-
-/// Whether `s` parses as an IPv6 address (std's parser).
-pub(super) fn ipv6_parses(s: &str) -> bool {
-    s.parse::<Ipv6Addr>().is_ok()
 }
 
 #[cfg(test)]

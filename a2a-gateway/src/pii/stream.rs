@@ -233,7 +233,7 @@ fn partial_jwt(text: &str, findings: &[Finding]) -> Option<Finding> {
     }
     let run = text.get(start..)?;
     let header = run.strip_prefix("eyJ").and(run.split_once('.'))?.0;
-    super::detect::jwt_header_ok(header).then_some(Finding {
+    super::check::jwt_header_ok(header).then_some(Finding {
         kind: PiiKind::Secret,
         range: start..text.len(),
     })

@@ -4,6 +4,8 @@
 use std::collections::HashMap;
 
 use a2a_types::envelope::RawId;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 use tonic::Code;
 use tonic_types::{ErrorDetails, StatusExt};
@@ -12,6 +14,43 @@ use crate::{
     protocol::errors::GATEWAY_DOMAIN, protocol::errors::Origin, protocol::errors::Refusal,
     protocol::errors::SPEC_DOMAIN, protocol::errors::Version, protocol::errors::spec_default,
 };
+
+/// Which error form a path's callers expect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// A JSON-RPC error response in this version's form.
+    Rpc(Version),
+    /// A 1.0 `google.rpc.Status` body.
+    Rest,
+}
+
+/// A JSON response from text.
+pub fn json_text_response(
+    status: StatusCode,
+    content_type: &'static str,
+    body: String,
+) -> Response {
+    let mut resp = (status, body).into_response();
+    resp.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    resp
+}
+
+/// `r` in `form` with its own HTTP status (not audited: nothing reached a handler).
+pub fn render(form: Form, r: &Refusal) -> Response {
+    let trace = crate::ids::id_hex(16);
+    let status = StatusCode::from_u16(r.rest_status()).unwrap_or(StatusCode::BAD_REQUEST);
+    let body = match form {
+        Form::Rpc(v) => r.jsonrpc_text(v, &RawId::null(), &trace),
+        Form::Rest => r.status_body(&trace).to_string(),
+    };
+    let mut resp = json_text_response(status, "application/json", body);
+    if status == StatusCode::UNAUTHORIZED {
+        resp.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    resp
+}
 
 impl Refusal {
     /// The JSON-RPC `error` object in the caller's version.

@@ -72,7 +72,7 @@ pub struct Store {
     /// The database file (none in memory).
     path: Option<Arc<std::path::PathBuf>>,
     /// Idempotent sends claimed or not yet committed (see `crate::hop::idempotency`).
-    sends: Arc<crate::store::sends_memory::SendMemory>,
+    sends: Arc<sends_memory::SendMemory>,
 }
 
 fn now() -> i64 {

@@ -1,13 +1,11 @@
 //! Where the gateway remembers accepted sends: one row per (workspace, agent, `messageId`),
 //! claimed before the peer is called and completed with what the send became.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use rusqlite::{OptionalExtension, params};
 use serde_json::Value;
 
-use crate::store::sends_memory::JournaledSends;
 use crate::{store::CachedExt, store::Store, store::StoreError};
 
 /// Migration 7: the gateway's send records (issue 16).
@@ -105,16 +103,6 @@ pub trait SendRecords: Send + Sync {
     fn complete(&self, key: &SendKey, outcome: &Outcome) -> Result<(), StoreError>;
     /// Forgets a claim that has no outcome (the send failed: a retry may try again).
     fn release(&self, key: &SendKey) -> Result<(), StoreError>;
-}
-
-/// The send records of `store`: in memory and through the intent journal in the serving
-/// process ([`JournaledSends`]), else in the SQLite file ([`SqliteSends`]).
-pub fn records(store: &Store) -> Arc<dyn SendRecords> {
-    if store.has_intent_journal() {
-        Arc::new(JournaledSends::new(store.clone()))
-    } else {
-        Arc::new(SqliteSends::new(store.clone()))
-    }
 }
 
 /// [`SendRecords`] in the gateway's SQLite file.

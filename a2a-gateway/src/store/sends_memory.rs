@@ -215,6 +215,16 @@ impl SendRecords for JournaledSends {
     }
 }
 
+/// The send records of `store`: in memory and through the intent journal in the serving
+/// process ([`JournaledSends`]), else in the SQLite file ([`crate::store::sends::SqliteSends`]).
+pub fn records(store: &Store) -> Arc<dyn SendRecords> {
+    if store.has_intent_journal() {
+        Arc::new(JournaledSends::new(store.clone()))
+    } else {
+        Arc::new(crate::store::sends::SqliteSends::new(store.clone()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::sends::tests as rules;

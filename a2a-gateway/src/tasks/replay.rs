@@ -256,6 +256,34 @@ impl Buffers {
     }
 }
 
+/// A resuming SubscribeToTask of `owner` served from this gateway's buffer (see
+/// this module), when the id is one of its own and the buffer still holds it; `None`: the
+/// peer is asked (and a resume it cannot serve gets the gap marker).
+pub(crate) fn local(
+    buffers: &Buffers,
+    op: crate::protocol::ops::Operation,
+    owner: &crate::tasks::ownership::Owner,
+    version: crate::protocol::errors::Version,
+    params: &Value,
+) -> Option<futures::stream::BoxStream<'static, Result<Value, Refusal>>> {
+    if op != crate::protocol::ops::Operation::SubscribeToTask {
+        return None;
+    }
+    let crate::tasks::resume::Resume::Local { stream, after } =
+        crate::tasks::resume::resuming()?.at
+    else {
+        return None;
+    };
+    let task = params.get("id")?.as_str()?.to_owned();
+    let key = (
+        owner.workspace_id.clone(),
+        owner.agent_id.clone(),
+        task,
+        version,
+    );
+    buffers.resume(key, stream, after)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

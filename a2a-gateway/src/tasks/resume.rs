@@ -112,32 +112,6 @@ pub(crate) fn upstream() -> Option<String> {
     }
 }
 
-/// A resuming SubscribeToTask of `owner` served from this gateway's buffer (see
-/// [`crate::tasks::replay`]), when the id is one of its own and the buffer still holds it; `None`: the
-/// peer is asked (and a resume it cannot serve gets the gap marker).
-pub(crate) fn local(
-    buffers: &crate::tasks::replay::Buffers,
-    op: crate::protocol::ops::Operation,
-    owner: &crate::tasks::ownership::Owner,
-    version: crate::protocol::errors::Version,
-    params: &Value,
-) -> Option<futures::stream::BoxStream<'static, Result<Value, Refusal>>> {
-    if op != crate::protocol::ops::Operation::SubscribeToTask {
-        return None;
-    }
-    let Resume::Local { stream, after } = resuming()?.at else {
-        return None;
-    };
-    let task = params.get("id")?.as_str()?.to_owned();
-    let key = (
-        owner.workspace_id.clone(),
-        owner.agent_id.clone(),
-        task,
-        version,
-    );
-    buffers.resume(key, stream, after)
-}
-
 /// Relay side: the caller events `out`, made from one peer event with SSE id `peer_id`, get the
 /// gateway id; `gap` (the caller's resumed-from id) marks the first event of a resume the peer
 /// could not serve.

@@ -31,7 +31,7 @@ use crate::config::Config;
 use crate::protocol::errors::Refusal;
 use crate::store::Agent;
 use crate::store::Store;
-pub use crate::store::{KeySource, deserialize_key_source};
+pub use crate::{store::KeySource, store::deserialize_key_source};
 
 /// The response header with the trust state of the card behind a governed card or call.
 pub const TRUST_HEADER: &str = "x-a2a-signature-trust";
