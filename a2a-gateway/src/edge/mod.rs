@@ -20,7 +20,7 @@ use crate::edge::record::record;
 use crate::hop::call::Call;
 use crate::protocol::render::json_text_response;
 use crate::state::GatewayState;
-use crate::{protocol::errors::Refusal, protocol::errors::Version, protocol::errors::refusal};
+use crate::{protocol::errors::Refusal, protocol::errors::Version};
 
 // Kept at their previous path for one release.
 pub use crate::protocol::errors::shutting_down;
@@ -38,7 +38,7 @@ pub fn edge_refusal(
         EdgeRefusal::Overloaded => "a2a_overloaded",
     };
     let status = why.status();
-    let r = refusal(status.as_u16(), code, why.message());
+    let r = Refusal::gateway(status.as_u16(), code, why.message());
     let trace = crate::ids::id_hex(16);
     let requested = requested_version(&parts.headers, parts.uri.query());
     let version = match negotiate(requested.as_deref(), serve_v1) {

@@ -18,9 +18,15 @@
 //! the gateway's rules on top (same origin as the registered endpoint, no fragment, no fallback
 //! past an entry with an unusable URL) and the gateway's error codes.
 
+mod card;
 pub(crate) mod checks;
 pub(crate) mod grpc;
 pub(crate) mod http;
+
+pub(crate) use card::peer_card_at;
+pub use card::{
+    CARD_TTL, DEFAULT_CARD_TTL, card_json, card_resolver, card_urls, error_chain, peer_card,
+};
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -29,7 +35,6 @@ use serde_json::Value;
 use url::Url;
 
 use a2a_agent::net_guard::{GuardError, NetGuard};
-use a2a_client::discovery::{CardResolver, DiscoveryError, FetchedCard, TtlClamp};
 use a2a_client::select as sel;
 
 use crate::{protocol::errors::Binding, protocol::errors::Refusal, protocol::errors::Version};
@@ -294,124 +299,6 @@ impl reqwest::dns::Resolve for CheckedResolver {
             Ok(it)
         })
     }
-}
-
-/// Time a card is kept when its answer names no `max-age`.
-pub const DEFAULT_CARD_TTL: Duration = Duration::from_secs(300);
-
-/// The gateway's card freshness: the peer's `max-age` (minus `Age`; `no-store` / `no-cache` give
-/// the minimum) clamped to 30 s .. 1 h, [`DEFAULT_CARD_TTL`] when there is none.
-pub const CARD_TTL: TtlClamp = TtlClamp {
-    min: MIN_CARD_TTL,
-    max: MAX_CARD_TTL,
-    default: DEFAULT_CARD_TTL,
-};
-
-/// The peer-card cache: the client's [`CardResolver`] over `http` (the gateway's peer client,
-/// whose DNS resolver is [`CheckedResolver`]) with [`CARD_TTL`], the cached card served when a
-/// refetch fails, and bodies that are not Agent Cards refused.
-pub fn card_resolver(http: reqwest::Client) -> CardResolver {
-    CardResolver::new(http)
-        .with_ttl_clamp(CARD_TTL)
-        .with_stale_if_error(true)
-        .with_card_check(agent_card_check)
-}
-
-/// A card body must be a JSON object with a `name`.
-fn agent_card_check(body: &[u8]) -> Result<(), String> {
-    let card: Value = serde_json::from_slice(body).map_err(|e| format!("not JSON ({e})"))?;
-    if !card.is_object() || card.get("name").is_none() {
-        return Err("not an Agent Card".to_owned());
-    }
-    Ok(())
-}
-
-/// Fetches the peer card for a registered endpoint through `cards`: `<endpoint>/.well-known/
-/// agent-card.json`, else the origin's well-known card, cached under the first (`refresh`
-/// revalidates a fresh card). Check `endpoint` with [`check_url`] and [`check_resolved`] first.
-pub async fn peer_card(
-    cards: &CardResolver,
-    endpoint: &Url,
-    credential: Option<&str>,
-    max_bytes: u64,
-    refresh: bool,
-) -> Result<FetchedCard, Refusal> {
-    let (card_url, fallback) = card_urls(endpoint);
-    peer_card_at(cards, card_url, fallback, credential, max_bytes, refresh).await
-}
-
-/// The card addresses of a registered endpoint: `<endpoint>/.well-known/agent-card.json` and,
-/// when the endpoint has a path, the origin's well-known card as the fallback.
-pub fn card_urls(endpoint: &Url) -> (Url, Option<Url>) {
-    let mut card_url = endpoint.clone();
-    let path = format!(
-        "{}/.well-known/agent-card.json",
-        endpoint.path().trim_end_matches('/')
-    );
-    card_url.set_path(&path);
-    card_url.set_query(None);
-    card_url.set_fragment(None);
-    let fallback = (!endpoint.path().trim_matches('/').is_empty()).then(|| {
-        let mut root = card_url.clone();
-        root.set_path("/.well-known/agent-card.json");
-        root
-    });
-    (card_url, fallback)
-}
-
-/// [`peer_card`] at the addresses [`card_urls`] gave.
-pub(crate) async fn peer_card_at(
-    cards: &CardResolver,
-    card_url: Url,
-    fallback: Option<Url>,
-    credential: Option<&str>,
-    max_bytes: u64,
-    refresh: bool,
-) -> Result<FetchedCard, Refusal> {
-    let mut headers = reqwest::header::HeaderMap::new();
-    if let Some(c) = credential {
-        let mut value = reqwest::header::HeaderValue::from_str(&format!("Bearer {c}"))
-            .map_err(|_| Refusal::card_unavailable("the agent credential is not a header value"))?;
-        value.set_sensitive(true);
-        headers.insert(reqwest::header::AUTHORIZATION, value);
-    }
-    cards
-        .clone()
-        .with_max_bytes(usize::try_from(max_bytes).unwrap_or(usize::MAX))
-        .with_headers(headers)
-        .fetch_url_or(card_url, fallback, refresh)
-        .await
-        .map_err(|e| Refusal::card_unavailable(&discovery_detail(&e)))
-}
-
-/// The peer card as a JSON value (for the governed card).
-pub fn card_json(card: &FetchedCard) -> Result<Value, Refusal> {
-    card.json()
-        .map_err(|e| Refusal::card_unavailable(&format!("{}: not JSON ({e})", card.url)))
-}
-
-/// The `a2a_card_unavailable` detail of a discovery error.
-fn discovery_detail(e: &DiscoveryError) -> String {
-    match e {
-        DiscoveryError::Http { url, source } => format!("{url}: {}", error_chain(source)),
-        DiscoveryError::Status { url, status, .. } => format!("{url}: HTTP {status}"),
-        DiscoveryError::TooLarge { url, limit } => format!("{url}: larger than {limit} bytes"),
-        DiscoveryError::Parse { url, source } => format!("{url}: not JSON ({source})"),
-        DiscoveryError::Invalid { url, reason } => format!("{url}: {reason}"),
-        other => other.to_string(),
-    }
-}
-
-/// An error and its sources, joined.
-pub fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut cur = e.source();
-    while let Some(c) = cur {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        cur = c.source();
-    }
-    s
 }
 
 #[cfg(test)]

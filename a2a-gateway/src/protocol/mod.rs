@@ -6,6 +6,7 @@ pub mod errors;
 pub(crate) mod history;
 pub mod ops;
 pub mod passed;
+pub(crate) mod refusals;
 pub(crate) mod render;
 pub mod reveal;
 pub mod xlate;

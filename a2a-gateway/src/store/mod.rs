@@ -20,6 +20,7 @@ use rusqlite::Connection;
 mod audit;
 mod audit_writer;
 mod cache;
+mod checkpoint;
 mod hop_page;
 mod journal;
 mod model;
@@ -117,8 +118,8 @@ impl Store {
             }
         }
         // WAL checkpoints (page copies and fsyncs, milliseconds) run on the writer thread's own
-        // connection, outside the lock the hops share (`audit_writer::Checkpointer`).
-        let checkpointer = path.and_then(audit_writer::Checkpointer::open);
+        // connection, outside the lock the hops share (`checkpoint::Checkpointer`).
+        let checkpointer = path.and_then(checkpoint::Checkpointer::open);
         if checkpointer.is_some() {
             conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         }
@@ -148,7 +149,7 @@ impl Store {
         // A longer wait than the shared connection's 5 s: nobody on the request path waits for
         // this thread (journaled intents), and a batch given up on is logged, not retried.
         Self::configure(&w, std::time::Duration::from_secs(30))?;
-        // Checkpoints run from the checkpointer's connection (`audit_writer::Checkpointer`).
+        // Checkpoints run from the checkpointer's connection (`checkpoint::Checkpointer`).
         w.pragma_update(None, "wal_autocheckpoint", 0)?;
         Ok(w)
     }
