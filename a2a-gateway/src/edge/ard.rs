@@ -20,12 +20,12 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use crate::edge::card::card_refusal;
 use crate::edge::record::record;
+use crate::edge::refusal::card_refusal;
 use crate::hop::auth::authenticate;
 use crate::hop::call::Call;
 use crate::state::GatewayState;
-use crate::{edge::json_response, edge::requested_version};
+use crate::{edge::requested_version, protocol::render::json_response};
 use crate::{protocol::errors::Binding, protocol::errors::Refusal, protocol::errors::Version};
 
 /// Media type of an A2A Agent Card in an AI Catalog.

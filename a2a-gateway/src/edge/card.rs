@@ -2,6 +2,7 @@
 //! gateway's interfaces, its key scheme and the workspace's skill allow-list, per version, with
 //! an ETag.
 
+use crate::edge::refusal::card_refusal;
 use std::sync::Arc;
 
 use axum::extract::{Path, RawQuery, State};
@@ -18,29 +19,9 @@ use crate::peer;
 use crate::protocol::xlate;
 use crate::state::GatewayState;
 use crate::store::Agent;
-use crate::{edge::json_response, edge::negotiate, edge::requested_version};
+use crate::{edge::negotiate, edge::requested_version, protocol::render::json_response};
 use crate::{hop::auth::authenticate, hop::auth::effective_limits, hop::auth::lookup_agent};
 use crate::{protocol::errors::Binding, protocol::errors::Refusal, protocol::errors::Version};
-
-pub(crate) fn card_refusal(
-    st: &GatewayState,
-    call: &mut Call,
-    form: Option<Version>,
-    r: Refusal,
-) -> Response {
-    record(st, call, Some(&r));
-    let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_GATEWAY);
-    let body = match form {
-        Some(Version::V10) => r.status_body(&call.trace_id),
-        _ => r.legacy_body(&call.trace_id),
-    };
-    let mut resp = json_response(status, "application/json", &body);
-    if r.code == "a2a_unauthorized" {
-        resp.headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    }
-    resp
-}
 
 /// Builds the governed 1.0 card (without the 0.3 compatibility fields).
 pub fn governed_card_v1(config: &Config, agent: &Agent, peer_card: &Value) -> Value {

@@ -19,8 +19,8 @@ use crate::hop::call::Call;
 use crate::hop::execute;
 use crate::protocol::errors::Binding;
 use crate::{
-    edge::content_type_ok, edge::negotiate, edge::requested_version, edge::rpc_op_refusal,
-    edge::rpc_refusal,
+    edge::content_type_ok, edge::negotiate, edge::refusal::rpc_op_refusal,
+    edge::refusal::rpc_refusal, edge::requested_version,
 };
 use crate::{edge::wire::RpcRequest, protocol::render::json_text_response};
 use crate::{protocol::answer::Answer, state::GatewayState};

@@ -8,6 +8,7 @@ pub(crate) mod card;
 pub(crate) mod grpc;
 pub(crate) mod jsonrpc;
 pub(crate) mod record;
+pub(crate) mod refusal;
 pub(crate) mod rest;
 pub(crate) mod rest03;
 pub mod wire;
@@ -16,10 +17,6 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use crate::edge::record::record;
-use crate::hop::call::Call;
-use crate::protocol::render::json_text_response;
-use crate::state::GatewayState;
 use crate::{protocol::errors::Refusal, protocol::errors::Version};
 
 // Kept at their previous path for one release.
@@ -125,88 +122,4 @@ pub(crate) fn content_type_ok(headers: &HeaderMap) -> Result<(), Refusal> {
         Err(None) => Err(Refusal::unsupported_media_type("(none)")),
         Err(Some(ct)) => Err(Refusal::unsupported_media_type(&ct)),
     }
-}
-
-pub(crate) fn json_response(
-    status: StatusCode,
-    content_type: &'static str,
-    body: &Value,
-) -> Response {
-    let mut resp = (status, body.to_string()).into_response();
-    resp.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    resp
-}
-
-pub(crate) fn accept_header(resp: &mut Response) {
-    resp.headers_mut().insert(
-        header::ACCEPT,
-        HeaderValue::from_static(a2a_agent::edge::media::ACCEPTED_TYPES),
-    );
-}
-
-/// A JSON-RPC refusal: 200 (or the refusal's status in `refusal` mode); 401 and 415 keep their
-/// status. A refused version is 200 too (the official SDK clients read -32009 only from a 200
-/// answer); the DVARA API's 400 is the `refusal` mode's.
-pub(crate) fn rpc_refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> Response {
-    record(st, call, Some(&r));
-    let keep = matches!(
-        r.code.as_str(),
-        "a2a_unauthorized" | "a2a_unsupported_media_type"
-    );
-    let status =
-        if keep || st.config.json_rpc_error_status == crate::config::ErrorStatusMode::Refusal {
-            StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_GATEWAY)
-        } else {
-            StatusCode::OK
-        };
-    let body = r.jsonrpc_text(call.version, &call.id, &call.trace_id);
-    let mut resp = json_text_response(status, call.json_content_type(), body);
-    if r.code == "a2a_unsupported_media_type" {
-        accept_header(&mut resp);
-    }
-    if r.code == "a2a_unauthorized" {
-        resp.headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    }
-    resp
-}
-
-/// A refused JSON-RPC call of `op`: a 0.3 streaming method (`message/stream`,
-/// `tasks/resubscribe`) answers one SSE event carrying the JSON-RPC error, as the official SDK
-/// servers and the agent do (the 0.3 SDK client reads only `text/event-stream` there); in the
-/// `refusal` status mode, and for everything else, [`rpc_refusal`].
-pub(crate) fn rpc_op_refusal(
-    st: &GatewayState,
-    call: &mut Call,
-    op: crate::protocol::ops::Operation,
-    r: Refusal,
-) -> Response {
-    if call.version != Version::V03
-        || !op.is_streaming()
-        || st.config.json_rpc_error_status == crate::config::ErrorStatusMode::Refusal
-    {
-        return rpc_refusal(st, call, r);
-    }
-    record(st, call, Some(&r));
-    a2a_agent::edge::sse::single(r.jsonrpc_text(call.version, &call.id, &call.trace_id))
-}
-
-/// An HTTP+JSON refusal: `google.rpc.Status` with the refusal's status.
-pub(crate) fn rest_refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> Response {
-    record(st, call, Some(&r));
-    let status = StatusCode::from_u16(r.rest_status()).unwrap_or(StatusCode::BAD_GATEWAY);
-    let mut resp = json_response(
-        status,
-        call.json_content_type(),
-        &r.status_body(&call.trace_id),
-    );
-    if r.code == "a2a_unsupported_media_type" {
-        accept_header(&mut resp);
-    }
-    if r.code == "a2a_unauthorized" {
-        resp.headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    }
-    resp
 }

@@ -21,8 +21,8 @@ use crate::hop::call::Call;
 use crate::hop::execute;
 use crate::protocol::ops::Operation;
 use crate::{
-    edge::content_type_ok, edge::json_response, edge::negotiate_on, edge::requested_version,
-    edge::rest_refusal,
+    edge::content_type_ok, edge::negotiate_on, edge::refusal::rest_refusal,
+    edge::requested_version, protocol::render::json_response,
 };
 use crate::{protocol::answer::Answer, state::GatewayState};
 use crate::{protocol::errors::Binding, protocol::errors::Refusal, protocol::errors::Version};
@@ -55,7 +55,7 @@ pub(crate) async fn rest_entry(
     };
     let refuse = |st: &GatewayState, call: &mut Call, r: Refusal| {
         if v03 {
-            crate::edge::rest03::refusal(st, call, r)
+            crate::edge::refusal::rest03_refusal(st, call, r)
         } else {
             rest_refusal(st, call, r)
         }

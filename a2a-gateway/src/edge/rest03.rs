@@ -7,6 +7,7 @@
 //! dialect: ProtoJSON of the 0.3 proto, errors as `{code, message, data}` with the refusal's
 //! HTTP status.
 
+use crate::edge::refusal::rest03_refusal;
 use axum::body::Bytes;
 use axum::http::{Method, StatusCode};
 use axum::response::Response;
@@ -15,10 +16,10 @@ use serde_json::Value;
 
 use a2a_agent::edge::{V03Stream, sse, v03_rest_push_request, v03_rest_result, v03_rest_send};
 
-use crate::edge::json_response;
 use crate::edge::record::record;
 use crate::hop::call::Call;
 use crate::protocol::ops::Operation;
+use crate::protocol::render::json_response;
 use crate::{protocol::answer::Answer, state::GatewayState};
 use crate::{protocol::errors::Refusal, protocol::errors::Version};
 
@@ -70,18 +71,6 @@ pub(crate) fn params(
     }
 }
 
-/// A refusal to a 0.3 REST caller: the refusal's HTTP status, the 0.3 error object.
-pub(crate) fn refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> Response {
-    call.audit.client_version = Some("0.3".into());
-    record(st, call, Some(&r));
-    let status = StatusCode::from_u16(r.rest_status()).unwrap_or(StatusCode::BAD_GATEWAY);
-    json_response(
-        status,
-        "application/json",
-        &r.jsonrpc_error(Version::V03, &call.trace_id),
-    )
-}
-
 /// The 1.0 answer of `op` in the 0.3 HTTP+JSON dialect.
 pub(crate) fn answer(st: &GatewayState, call: &mut Call, op: Operation, a: Answer) -> Response {
     call.audit.client_version = Some("0.3".into());
@@ -93,7 +82,7 @@ pub(crate) fn answer(st: &GatewayState, call: &mut Call, op: Operation, a: Answe
             record(st, call, None);
             json_response(StatusCode::OK, "application/json", &body)
         }
-        Err(e) => refusal(st, call, Refusal::upstream_untranslatable(&e.to_string())),
+        Err(e) => rest03_refusal(st, call, Refusal::upstream_untranslatable(&e.to_string())),
     };
     match a {
         Answer::Unary(v) => unary(st, call, v),

@@ -3,7 +3,10 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::protocol::errors::{Origin, Refusal, spec_default, spec_reason, spec_type};
+use crate::{
+    protocol::errors::Origin, protocol::errors::Refusal, protocol::errors::spec_default,
+    protocol::errors::spec_reason, protocol::errors::spec_type,
+};
 
 impl Refusal {
     pub(crate) fn gateway(status: u16, code: &str, message: impl Into<String>) -> Refusal {

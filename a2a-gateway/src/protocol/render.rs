@@ -52,6 +52,24 @@ pub fn render(form: Form, r: &Refusal) -> Response {
     resp
 }
 
+pub(crate) fn json_response(
+    status: StatusCode,
+    content_type: &'static str,
+    body: &Value,
+) -> Response {
+    let mut resp = (status, body.to_string()).into_response();
+    resp.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    resp
+}
+
+pub(crate) fn accept_header(resp: &mut Response) {
+    resp.headers_mut().insert(
+        header::ACCEPT,
+        HeaderValue::from_static(a2a_agent::edge::media::ACCEPTED_TYPES),
+    );
+}
+
 impl Refusal {
     /// The JSON-RPC `error` object in the caller's version.
     pub fn jsonrpc_error(&self, version: Version, trace_id: &str) -> Value {

@@ -1,0 +1,115 @@
+//! Every refusal a caller gets, in one place: the hop's record is completed, then the refusal is
+//! rendered in the caller's binding and version ([`crate::protocol::render`] writes the bodies):
+//! JSON-RPC ([`rpc_refusal`], one SSE event for 0.3 streaming methods: [`rpc_op_refusal`]),
+//! HTTP+JSON 1.0 ([`rest_refusal`]) and 0.3 ([`rest03_refusal`]), the card routes
+//! ([`card_refusal`]) (what the edge refuses before a handler runs is `crate::edge::edge_refusal`).
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::Response;
+
+use crate::edge::record::record;
+use crate::hop::call::Call;
+use crate::state::GatewayState;
+use crate::{protocol::errors::Refusal, protocol::errors::Version};
+use crate::{
+    protocol::render::accept_header, protocol::render::json_response,
+    protocol::render::json_text_response,
+};
+
+/// A JSON-RPC refusal: 200 (or the refusal's status in `refusal` mode); 401 and 415 keep their
+/// status. A refused version is 200 too (the official SDK clients read -32009 only from a 200
+/// answer); the DVARA API's 400 is the `refusal` mode's.
+pub(crate) fn rpc_refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> Response {
+    record(st, call, Some(&r));
+    let keep = matches!(
+        r.code.as_str(),
+        "a2a_unauthorized" | "a2a_unsupported_media_type"
+    );
+    let status =
+        if keep || st.config.json_rpc_error_status == crate::config::ErrorStatusMode::Refusal {
+            StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_GATEWAY)
+        } else {
+            StatusCode::OK
+        };
+    let body = r.jsonrpc_text(call.version, &call.id, &call.trace_id);
+    let mut resp = json_text_response(status, call.json_content_type(), body);
+    if r.code == "a2a_unsupported_media_type" {
+        accept_header(&mut resp);
+    }
+    if r.code == "a2a_unauthorized" {
+        resp.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    resp
+}
+
+/// A refused JSON-RPC call of `op`: a 0.3 streaming method (`message/stream`,
+/// `tasks/resubscribe`) answers one SSE event carrying the JSON-RPC error, as the official SDK
+/// servers and the agent do (the 0.3 SDK client reads only `text/event-stream` there); in the
+/// `refusal` status mode, and for everything else, [`rpc_refusal`].
+pub(crate) fn rpc_op_refusal(
+    st: &GatewayState,
+    call: &mut Call,
+    op: crate::protocol::ops::Operation,
+    r: Refusal,
+) -> Response {
+    if call.version != Version::V03
+        || !op.is_streaming()
+        || st.config.json_rpc_error_status == crate::config::ErrorStatusMode::Refusal
+    {
+        return rpc_refusal(st, call, r);
+    }
+    record(st, call, Some(&r));
+    a2a_agent::edge::sse::single(r.jsonrpc_text(call.version, &call.id, &call.trace_id))
+}
+
+/// An HTTP+JSON refusal: `google.rpc.Status` with the refusal's status.
+pub(crate) fn rest_refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> Response {
+    record(st, call, Some(&r));
+    let status = StatusCode::from_u16(r.rest_status()).unwrap_or(StatusCode::BAD_GATEWAY);
+    let mut resp = json_response(
+        status,
+        call.json_content_type(),
+        &r.status_body(&call.trace_id),
+    );
+    if r.code == "a2a_unsupported_media_type" {
+        accept_header(&mut resp);
+    }
+    if r.code == "a2a_unauthorized" {
+        resp.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    resp
+}
+
+/// A refusal to a 0.3 REST caller: the refusal's HTTP status, the 0.3 error object.
+pub(crate) fn rest03_refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> Response {
+    call.audit.client_version = Some("0.3".into());
+    record(st, call, Some(&r));
+    let status = StatusCode::from_u16(r.rest_status()).unwrap_or(StatusCode::BAD_GATEWAY);
+    json_response(
+        status,
+        "application/json",
+        &r.jsonrpc_error(Version::V03, &call.trace_id),
+    )
+}
+
+pub(crate) fn card_refusal(
+    st: &GatewayState,
+    call: &mut Call,
+    form: Option<Version>,
+    r: Refusal,
+) -> Response {
+    record(st, call, Some(&r));
+    let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_GATEWAY);
+    let body = match form {
+        Some(Version::V10) => r.status_body(&call.trace_id),
+        _ => r.legacy_body(&call.trace_id),
+    };
+    let mut resp = json_response(status, "application/json", &body);
+    if r.code == "a2a_unauthorized" {
+        resp.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    resp
+}
