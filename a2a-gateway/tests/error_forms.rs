@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 async fn counting_peer() -> (String, Arc<AtomicUsize>, tokio::task::JoinHandle<()>) {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", l.local_addr().unwrap());
-    let card = a2a_gateway::demo::echo_card(&url, Version::V10);
+    let card = crate::common::echo::echo_card(&url, Version::V10);
     let seen = Arc::new(AtomicUsize::new(0));
     let s2 = seen.clone();
     let app = axum::Router::new()

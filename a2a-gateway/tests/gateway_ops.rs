@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use a2a_gateway::demo::start_echo;
+use crate::common::echo::start_echo;
 use a2a_gateway::errors::Version;
 use a2a_gateway::keys::Scope;
 use common::*;

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use a2a_gateway::demo::start_echo;
+use crate::common::echo::start_echo;
 use a2a_gateway::errors::{GATEWAY_DOMAIN, Version};
 use common::*;
 use serde_json::{Value, json};
@@ -213,7 +213,7 @@ async fn html_peer() -> (String, tokio::task::JoinHandle<()>) {
     use axum::routing::{get, post};
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", l.local_addr().unwrap());
-    let card = a2a_gateway::demo::echo_card(&url, Version::V10);
+    let card = crate::common::echo::echo_card(&url, Version::V10);
     let app = axum::Router::new()
         .route("/.well-known/agent-card.json", get(move || async move { axum::Json(card.clone()) }))
         .route(

@@ -7,10 +7,10 @@ use crate::common;
 
 use std::sync::{Arc, Mutex};
 
+use crate::common::echo::start_echo;
 use a2a_agent::handler::Reply;
 use a2a_agent::model::{Artifact, Part};
 use a2a_gateway::config::Config;
-use a2a_gateway::demo::start_echo;
 use a2a_gateway::errors::Version;
 use a2a_gateway::server::Gateway;
 use a2a_gateway::store::Store;

@@ -24,7 +24,7 @@ struct Peer {
 async fn peer() -> Peer {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", l.local_addr().unwrap());
-    let card = a2a_gateway::demo::echo_card(&url, Version::V10);
+    let card = crate::common::echo::echo_card(&url, Version::V10);
     let revalidations = Arc::new(AtomicUsize::new(0));
     let rv = revalidations.clone();
     let app = axum::Router::new()

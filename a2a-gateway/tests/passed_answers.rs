@@ -147,7 +147,7 @@ async fn a_repeated_send_is_answered_from_the_record_of_a_passed_message() {
 async fn canned_rest(result: &'static str) -> (String, tokio::task::JoinHandle<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    let mut card = a2a_gateway::demo::echo_card(&url, Version::V10);
+    let mut card = crate::common::echo::echo_card(&url, Version::V10);
     card["supportedInterfaces"] =
         json!([{"url": url, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}]);
     let app = axum::Router::new()

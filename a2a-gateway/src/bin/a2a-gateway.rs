@@ -13,7 +13,6 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 
 use a2a_gateway::config::{Config, ErrorStatusMode, PolicyDefault};
-use a2a_gateway::errors::Version;
 use a2a_gateway::server::Gateway;
 use a2a_gateway::store::{Agent, Store};
 
@@ -352,26 +351,25 @@ async fn demo(args: DemoArgs) -> Result<()> {
     store
         .open_intent_journal()
         .with_context(|| format!("opening the intent journal of {}", db.display()))?;
-    // The built-in echo agent of a2a-agent (JSON-RPC and HTTP+JSON, A2A 1.0 and 0.3), or the
-    // gateway's own small echo peer speaking only A2A 0.3 (`--echo-version 0.3`).
+    // The built-in echo agent of a2a-agent: its card lists JSON-RPC and HTTP+JSON in A2A 1.0
+    // and 0.3, or (`--echo-version 0.3`) a single 0.3 JSON-RPC interface, so the gateway
+    // translates every call for a 0.3 peer.
     let echo_listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
-    let (echo_url, echo_stop): (String, Box<dyn FnOnce() -> tokio::task::JoinHandle<()>>) =
-        if args.echo_version == "0.3" {
-            let echo = a2a_gateway::demo::start_echo(echo_listener, Version::V03, None).await?;
-            let url = echo.url.clone();
-            (url, Box::new(move || tokio::spawn(echo.shutdown())))
-        } else {
-            let server = a2a_agent::AgentServer::new(
-                a2a_agent::demo::echo_card(),
-                a2a_agent::demo::echo_handler(),
-            )
-            .validate_auth(false)
-            .serve(echo_listener)
-            .await
-            .map_err(|e| anyhow::anyhow!("starting the echo agent: {e}"))?;
-            let url = server.url().to_owned();
-            (url, Box::new(move || tokio::spawn(server.shutdown())))
-        };
+    let mut card = a2a_agent::demo::echo_card();
+    if args.echo_version == "0.3" {
+        let url = format!("http://{}", echo_listener.local_addr()?);
+        let mut json = card.json().clone();
+        json["supportedInterfaces"] = serde_json::json!([{"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}]);
+        card = a2a_agent::card::AgentCard::from_json(json)
+            .map_err(|e| anyhow::anyhow!("the 0.3 echo card: {e}"))?;
+    }
+    let server = a2a_agent::AgentServer::new(card, a2a_agent::demo::echo_handler())
+        .validate_auth(false)
+        .serve(echo_listener)
+        .await
+        .map_err(|e| anyhow::anyhow!("starting the echo agent: {e}"))?;
+    let echo_url = server.url().to_owned();
+    let echo_stop = move || tokio::spawn(server.shutdown());
     if store.workspace("demo")?.is_none() {
         store.create_workspace("demo", "Demo workspace")?;
     }

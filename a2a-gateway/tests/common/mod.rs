@@ -3,11 +3,12 @@
 #![allow(dead_code)]
 
 use a2a_gateway::config::Config;
-use a2a_gateway::demo::{EchoAgent, start_echo};
+pub mod echo;
 use a2a_gateway::errors::Version;
 use a2a_gateway::keys::Scope;
 use a2a_gateway::server::{Gateway, ServerHandle};
 use a2a_gateway::store::{Agent, Store};
+use echo::{EchoAgent, start_echo};
 use serde_json::Value;
 
 pub mod console;
@@ -287,7 +288,7 @@ pub async fn card_peer(
 ) -> (String, tokio::task::JoinHandle<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    let card = a2a_gateway::demo::echo_card(&url, Version::V10);
+    let card = crate::common::echo::echo_card(&url, Version::V10);
     let app = axum::Router::new()
         .route(
             "/.well-known/agent-card.json",
