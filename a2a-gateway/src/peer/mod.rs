@@ -311,7 +311,7 @@ mod tests {
     }
 
     #[test]
-    fn selection_table_of_the_seed() {
+    fn selection_table_of_the_dvara_api() {
         let card03 = json!({"name": "x", "url": "https://peer.example/a2a"});
         let c = select_interface(&card03, true).unwrap();
         assert_eq!((c.binding, c.version), (Binding::JsonRpc, Version::V03));

@@ -149,7 +149,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn version_refusal_forms_match_the_seed() {
+    fn version_refusal_forms_match_the_dvara_api() {
         let r = Refusal::version_not_supported("0.5", &["0.3", "1.0"]);
         let v03 = r.jsonrpc_response(Version::V03, &Value::Null, "t1");
         assert_eq!(v03["error"]["code"], -32009);

@@ -1,4 +1,4 @@
-//! The seed's operation table: 0.3 name, 1.0 name, gateway path, scope and streaming flag.
+//! The DVARA API's operation table: 0.3 name, 1.0 name, gateway path, scope and streaming flag.
 
 use crate::keys::Scope;
 use crate::{protocol::errors::Refusal, protocol::errors::Version};
@@ -28,7 +28,7 @@ pub enum Operation {
     DeletePushConfig,
 }
 
-/// Every operation, in the seed's order.
+/// Every operation, in the DVARA API's order.
 pub const ALL: [Operation; 10] = [
     Operation::SendMessage,
     Operation::SendStreamingMessage,
@@ -125,7 +125,7 @@ impl Operation {
         ALL.into_iter().find(|o| o.path() == path)
     }
 
-    /// Resolves a JSON-RPC method name in the caller's version, with the seed's answers:
+    /// Resolves a JSON-RPC method name in the caller's version, with the DVARA API's answers:
     /// the other version's name or an unknown name is -32601 naming the right method.
     pub fn from_method(method: &str, version: Version) -> Result<Operation, Refusal> {
         if let Some(op) = ALL.into_iter().find(|o| match version {

@@ -438,7 +438,7 @@ pub fn card_v1_to_v03(card: &Value) -> (Value, Vec<Value>) {
 }
 
 /// Total characters of text across a message (either version): text parts only; strings inside
-/// data parts are not counted (the seed's limit is on text).
+/// data parts are not counted (the DVARA API's limit is on text).
 pub fn message_text_chars(params: &Value) -> usize {
     params
         .get("message")
