@@ -16,13 +16,11 @@ use std::sync::{Arc, RwLock};
 use serde_json::Value;
 
 use crate::pii::PiiRules;
-use crate::protocol::ops::Operation;
-use crate::protocol::xlate;
+use crate::protocol::errors::Refusal;
 use crate::{
     governance::step::Evidence, governance::step::Hop, governance::step::Step,
     governance::step::StreamStep,
 };
-use crate::{protocol::errors::Refusal, protocol::errors::Version};
 
 pub mod approval;
 pub mod demo;
@@ -228,37 +226,13 @@ impl Governance {
         self.steps.iter().any(|s| s.active(hop))
     }
 
-    /// request steps: `params` (in the caller's version) read into 1.0, passed through every
-    /// active step, and written back in the caller's version when a step changed them.
-    pub fn request(
-        &self,
-        hop: &Hop,
-        op: Operation,
-        params: &mut Value,
-        ev: &mut Evidence,
-    ) -> Result<(), Refusal> {
-        let caller = hop.version;
-        let mut p10 = xlate::request(op, caller, Version::V10, params)?;
-        let before = p10.clone();
-        let mut outcome = Ok(());
+    /// request steps over the request in its 1.0 form (the pipeline makes it once, see
+    /// `crate::hop::forms`); a step may edit it (redaction), and stops the others by refusing.
+    pub fn request(&self, hop: &Hop, p10: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
         for s in self.steps.iter().filter(|s| s.active(hop)) {
-            if let Err(r) = s.request(hop, &mut p10, ev) {
-                outcome = Err(r);
-                break;
-            }
+            s.request(hop, p10, ev)?;
         }
-        // Written back even on a refusal: a hop held for approval keeps the redacted request.
-        if p10 != before {
-            *params = match caller {
-                Version::V10 => p10,
-                // The way back must work: what cannot be carried is refused, never dropped.
-                Version::V03 => match xlate::request(op, Version::V10, Version::V03, &p10) {
-                    Ok(p) => p,
-                    Err(r) => return outcome.and(Err(r)),
-                },
-            };
-        }
-        outcome
+        Ok(())
     }
 
     /// answer steps over a unary result already in 1.0 form.

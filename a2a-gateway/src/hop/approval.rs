@@ -54,11 +54,11 @@ pub(crate) async fn hold(
     hop: &Hop,
     op: Operation,
     params: &Value,
+    p10: &Value,
     ev: &mut Evidence,
 ) -> Result<Answer, Refusal> {
     let caller = hop.version;
-    let p10 = crate::protocol::xlate::request(op, caller, Version::V10, params)?;
-    let facts = crate::governance::policy::facts(hop, &p10, ev);
+    let facts = crate::governance::policy::facts(hop, p10, ev);
     let id = random_hex(12);
     let context_id = p10
         .get("message")
@@ -78,7 +78,7 @@ pub(crate) async fn hold(
         agent_id: hop.target.clone(),
         caller_version: caller.as_str().to_owned(),
         params: params.to_string(),
-        preview: preview(&p10, &facts),
+        preview: preview(p10, &facts),
         context_id,
         state: "pending".into(),
         rule,

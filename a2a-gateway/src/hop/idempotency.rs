@@ -72,21 +72,7 @@ fn secs(s: u64) -> i64 {
 
 /// The `messageId` and digest of a send's message (read in its 1.0 form, so that a retry in
 /// the other version or binding is the same message).
-fn message_digest(
-    op: Operation,
-    caller: Version,
-    params: &Value,
-) -> Result<(String, String), Refusal> {
-    // The pipeline validated the params in the caller's version: a 1.0 message is read as it
-    // is (no copy), a 0.3 one translated first.
-    let translated;
-    let p10 = match caller {
-        Version::V10 => params,
-        Version::V03 => {
-            translated = xlate::translate_request(op, caller, Version::V10, params)?;
-            &translated
-        }
-    };
+fn message_digest(p10: &Value) -> Result<(String, String), Refusal> {
     let m: a2a_types::v1::Message = p10
         .get("message")
         .and_then(|m| serde::Deserialize::deserialize(m).ok())
@@ -97,20 +83,27 @@ fn message_digest(
     Ok((m.message_id, hex))
 }
 
-/// The idempotency step of a send of `owner` (see the module docs).
+/// Whether the idempotency step looks at `op`: sends, with a window.
+pub(crate) fn applies(st: &GatewayState, op: Operation) -> bool {
+    st.config.idempotency_window_secs > 0
+        && matches!(op, Operation::SendMessage | Operation::SendStreamingMessage)
+}
+
+/// The idempotency step of a send of `owner` (see the module docs); `p10` is the request in its
+/// 1.0 form (`crate::hop::forms`), answers are given in `caller`'s version.
 pub(crate) async fn check(
     st: &GatewayState,
     ctx: &PeerCall<'_>,
     owner: &Owner,
     op: Operation,
     caller: Version,
-    params: &Value,
+    p10: &Value,
 ) -> Result<Check, Refusal> {
     let window = st.config.idempotency_window_secs;
-    if window == 0 || !matches!(op, Operation::SendMessage | Operation::SendStreamingMessage) {
+    if !applies(st, op) {
         return Ok(Check::Off);
     }
-    let (message_id, digest) = message_digest(op, caller, params)?;
+    let (message_id, digest) = message_digest(p10)?;
     if message_id.is_empty() {
         return Ok(Check::Off);
     }

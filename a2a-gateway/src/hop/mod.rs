@@ -9,6 +9,7 @@
 pub(crate) mod approval;
 pub(crate) mod auth;
 pub(crate) mod call;
+pub(crate) mod forms;
 pub(crate) mod idempotency;
 pub(crate) mod listing;
 pub mod v03_peer;
@@ -142,7 +143,8 @@ async fn steps(
         .workspace_seen(&principal.workspace_id, principal.registry_version)
         .ok()
         .flatten();
-    let mut params = params;
+    // The request in its two forms: the caller's, and 1.0 made from it once (see `forms`).
+    let mut req = forms::Forms::new(op, call.version, params);
     // ownership: a task of another owner answers exactly like one that never existed.
     let owner = Owner {
         workspace_id: principal.workspace_id.clone(),
@@ -155,11 +157,11 @@ async fn steps(
         &owner,
         op,
         call.version,
-        &params,
+        req.caller(),
     )?;
     // webhook check (and the workspace's push delivery mode)
     let push_mode =
-        push::hop::check(st, &principal.workspace_id, op, call.version, &params).await?;
+        push::hop::check(st, &principal.workspace_id, op, call.version, req.caller()).await?;
     // registered endpoint checks, peer card, interface, chosen URL checks
     let (max_resp, max_stream, max_card) = effective_limits(st, ws.as_ref());
     let (chosen, card) = outbound::choose(st, &agent, max_card).await?;
@@ -171,7 +173,12 @@ async fn steps(
         .store
         .workspace_settings_seen(&principal.workspace_id, principal.registry_version)
         .map_err(|e| Refusal::internal(&format!("workspace settings: {e}")))?;
-    crate::governance::extensions::step(&call.ext_requested, &settings, &card.body, &mut params)?;
+    crate::governance::extensions::step(
+        &call.ext_requested,
+        &settings,
+        &card.body,
+        req.caller_mut(),
+    )?;
     // governance: kill, loops, PII, policy on the request in its 1.0 form.
     let mut hop_facts = Hop {
         trace_id: call.trace_id.clone(),
@@ -193,19 +200,25 @@ async fn steps(
     let mut evidence = Evidence::default();
     if active {
         hop_facts.card_skills = outbound::card_skills(&card, &agent);
-        let r = st
-            .governance
-            .request(&hop_facts, op, &mut params, &mut evidence);
+        let p10 = req.v1()?;
+        let before = p10.clone();
+        let r = st.governance.request(&hop_facts, p10, &mut evidence);
+        // Written back even on a refusal: a hop held for approval keeps the redacted request.
+        if *p10 != before {
+            req.v1_edited().or_else(|e| r.clone().and(Err(e)))?;
+        }
         if let Err(r) = r {
             if r.code == "a2a_approval_pending"
                 && matches!(op, Operation::SendMessage | Operation::SendStreamingMessage)
             {
+                let p10 = req.v1()?.clone();
                 return crate::hop::approval::hold(
                     st,
                     call,
                     &hop_facts,
                     op,
-                    &params,
+                    req.caller(),
+                    &p10,
                     &mut evidence,
                 )
                 .await;
@@ -232,28 +245,31 @@ async fn steps(
     let open = op.is_streaming().then(|| {
         st.governance
             .streams
-            .open(&principal.workspace_id, agent_id, &params)
+            .open(&principal.workspace_id, agent_id, req.caller())
     });
     // gateway paging (push config lists of 0.3 peers for 1.0 callers)
-    let page = listing::push_page(st, op, chosen.version, call.version, &params)?;
+    let page = listing::push_page(st, op, chosen.version, call.version, req.caller())?;
     // sealing
-    let sealed = push::hop::seal(
-        st,
-        push_mode.as_ref(),
-        op,
-        &principal.workspace_id,
-        agent_id,
-        call.version,
-        call.push_as.unwrap_or(call.version),
-        chosen.version,
-        &mut params,
-    )?;
+    let sealed = match push_mode {
+        Some(_) => push::hop::seal(
+            st,
+            push_mode.as_ref(),
+            op,
+            &principal.workspace_id,
+            agent_id,
+            call.version,
+            call.push_as.unwrap_or(call.version),
+            chosen.version,
+            req.caller_mut(),
+        )?,
+        None => None,
+    };
     // translation to the peer's version (a 0.3 peer has no ListTasks: the gateway serves it)
     let listed_here = op == Operation::ListTasks && chosen.version == Version::V03;
     let peer_params = if listed_here {
         Value::Null
     } else {
-        outbound::peer_params_validated(op, call.version, &chosen, &params, page.is_some())?
+        outbound::peer_form(&chosen, req.for_peer(chosen.version)?, page.is_some())
     };
     let peer_method = op.name(chosen.version);
     call.audit.peer_method = Some(match chosen.binding {
@@ -280,15 +296,20 @@ async fn steps(
         open,
     };
     // idempotent sends: a repeated messageId is answered from the first send's record.
-    let first_send =
-        match crate::hop::idempotency::check(st, &ctx, &owner, op, call.version, &params).await? {
+    let first_send = if crate::hop::idempotency::applies(st, op) {
+        let p10 = req.v1()?;
+        match crate::hop::idempotency::check(st, &ctx, &owner, op, call.version, p10).await? {
             crate::hop::idempotency::Check::Off => None,
             crate::hop::idempotency::Check::First(g) => Some(g),
             crate::hop::idempotency::Check::Answer(a) => {
                 call.audit.decision = "duplicate".into();
                 return Ok(a);
             }
-        };
+        }
+    } else {
+        None
+    };
+    let params = req.into_caller();
     // intent record: written before the peer is called, completed by `record`.
     call.audit.decision = "allowed".into();
     call.audit.client_version = Some(call.version.as_str().to_owned());

@@ -66,7 +66,13 @@ pub(crate) fn peer_params_validated(
     params: &Value,
     paged: bool,
 ) -> Result<Value, Refusal> {
-    let mut peer_params = xlate::translate_request(op, caller, chosen.version, params)?;
+    let peer_params = xlate::translate_request(op, caller, chosen.version, params)?;
+    Ok(peer_form(chosen, peer_params, paged))
+}
+
+/// The request of a hop in the peer's version, made the peer's: the chosen entry's tenant
+/// (1.0), without the paging members when the gateway pages itself (`paged`).
+pub(crate) fn peer_form(chosen: &Chosen, mut peer_params: Value, paged: bool) -> Value {
     if chosen.version == Version::V10
         && let Some(obj) = peer_params.as_object_mut()
     {
@@ -83,7 +89,7 @@ pub(crate) fn peer_params_validated(
             obj.remove("pageToken");
         }
     }
-    Ok(peer_params)
+    peer_params
 }
 
 /// The `Accept` of a peer call: event streams for the streaming operations, else `unary`.
