@@ -1,7 +1,7 @@
 //! The HTTP client of peer calls (the JSON-RPC and HTTP+JSON hops and their streams): hyper-util's
 //! pooled client used directly, the stack reqwest is built on, without reqwest's per-request
 //! layers (the URL parsed again three times, the redirect layer, the retry layer, the header map
-//! copied twice): a hop's peer send costs 18 k instructions instead of 43 k (docs/benchmarks.md).
+//! copied twice): a hop's peer send costs 18 k instructions instead of 43 k (docs/benchmarks-history.md).
 //!
 //! It keeps what the gateway's reqwest client gave peer calls:
 //! - the checked DNS resolver ([`CheckedResolver`]): the address connected to is the address
