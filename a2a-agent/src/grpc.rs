@@ -25,8 +25,8 @@ use serde_json::Value;
 use tonic::Status;
 
 use crate::edge::grpc::{Answer, EventStream, Reply, serve, status_response, unknown_method};
+use crate::edge::version::{Version, requested_version};
 use crate::error::{A2aError, ErrorKind};
-use crate::negotiate::{Version, requested_version};
 use crate::ops::{self, Outcome};
 use crate::server::{App, Call, admit};
 use crate::sse::{Item, items};

@@ -1,6 +1,6 @@
 //! The handler API: what user code implements, what it receives and what it returns.
 
-use crate::auth::CallerProfile;
+use crate::caller::CallerProfile;
 use crate::error::{A2aError, ErrorKind};
 use crate::model::{Artifact, Message, Part, Role, Struct, Task, TaskState};
 use crate::tasks::Emitter;
@@ -497,17 +497,6 @@ pub trait ExtensionHandler: Send + Sync + 'static {
         _ctx: &RequestContext,
         _outcome: &mut Result<Reply, HandlerError>,
     ) {
-    }
-}
-
-pub(crate) fn agent_message(parts: Vec<Part>, task_id: &str, context_id: &str) -> Message {
-    Message {
-        message_id: uuid::Uuid::new_v4().to_string(),
-        context_id: Some(context_id.to_string()),
-        task_id: Some(task_id.to_string()),
-        role: Role::Agent,
-        parts,
-        ..Default::default()
     }
 }
 

@@ -11,7 +11,7 @@
 //! first runs, the others wait for its task and answer from it. [`TaskManager::send`] is the
 //! entry point.
 
-use crate::auth::CallerProfile;
+use crate::caller::CallerProfile;
 use crate::error::A2aError;
 use crate::model::Message;
 use crate::store::{SqliteDb, StoreError, sq};

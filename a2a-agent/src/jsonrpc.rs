@@ -2,8 +2,8 @@
 //! edge translation.
 
 use crate::edge;
+use crate::edge::version::Version;
 use crate::error::{A2aError, ErrorKind};
-use crate::negotiate::Version;
 use crate::ops::{self, Outcome};
 use crate::server::{App, Call};
 use crate::sse::sse_response;

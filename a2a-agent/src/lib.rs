@@ -68,6 +68,7 @@
 
 pub mod auth;
 pub mod bounds;
+pub mod caller;
 pub mod card;
 pub mod config;
 pub mod cors;
@@ -85,7 +86,6 @@ mod json_size;
 mod jsonrpc;
 pub mod listen;
 pub mod model;
-pub mod negotiate;
 pub mod net_guard;
 pub mod oidc;
 pub mod ops;
@@ -100,7 +100,8 @@ pub mod store;
 pub mod tasks;
 mod typed_send;
 
-pub use auth::{Authenticator, CallerProfile};
+pub use auth::Authenticator;
+pub use caller::CallerProfile;
 pub use card::AgentCard;
 pub use config::AgentConfig;
 pub use delegate::{Child, Delegate, DelegateError};
@@ -110,4 +111,7 @@ pub use handler::{
 };
 pub use recovery::RESTARTED;
 pub use server::{AgentServer, ServeError, ServerHandle};
+
+/// Protocol version negotiation, kept as a path: it lives in [`edge::version`].
+pub use edge::version as negotiate;
 pub use store::{MemoryStore, SqliteStore, TaskStore};

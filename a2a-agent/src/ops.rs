@@ -1,6 +1,6 @@
 //! Binding-independent operations in 1.0 terms: parameters in, typed results out.
 
-use crate::auth::CallerProfile;
+use crate::caller::CallerProfile;
 use crate::error::A2aError;
 use crate::model::{ListTasksRequest, ListTasksResponse, SendMessageRequest, Task, TaskState};
 use crate::store::TaskFilter;
@@ -315,7 +315,7 @@ pub(crate) async fn dispatch_v(
     call: &crate::server::Call,
     method: &str,
     params: Value,
-    version: crate::negotiate::Version,
+    version: crate::edge::version::Version,
 ) -> Result<Outcome, A2aError> {
     match method {
         "CreateTaskPushNotificationConfig"

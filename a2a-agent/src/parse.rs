@@ -1,8 +1,8 @@
 //! The edge's request parsers as pure functions (no server state), for the fuzz targets in
 //! `fuzz/` and for tests: bytes (+ path, version) in, the parsed request or the A2A error out.
 
+use crate::edge::version::{Version, parse_version};
 use crate::error::{A2aError, ErrorKind};
-use crate::negotiate::{Version, parse_version};
 use crate::server::Binding;
 use serde_json::Value;
 

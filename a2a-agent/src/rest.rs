@@ -4,9 +4,9 @@
 
 use crate::edge;
 pub(crate) use crate::edge::routes::{Op, Route, parse_route};
+use crate::edge::version::Version;
 use crate::error::{A2aError, ErrorKind};
 use crate::model::{ListTasksRequest, TaskState, Timestamp};
-use crate::negotiate::Version;
 use crate::ops::{self, Outcome};
 use crate::server::{A2A_JSON, App, Binding, Call, error_response, json_response};
 use crate::sse::sse_response;
@@ -211,7 +211,7 @@ async fn run(
             allow(&[Method::POST, Method::GET])?;
             ("SubscribeToTask", serde_json::json!({"id": id}))
         }
-        Op::Push(task_id, config_id) => crate::push::rest_request(
+        Op::Push(task_id, config_id) => edge::rest_push_request(
             method,
             v,
             task_id,

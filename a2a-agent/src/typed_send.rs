@@ -334,7 +334,8 @@ mod tests {
             "params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]}}}"#;
         let fast = rpc(body).unwrap();
         let general =
-            crate::jsonrpc::parse(body.as_bytes(), Some(crate::negotiate::Version::V1)).unwrap();
+            crate::jsonrpc::parse(body.as_bytes(), Some(crate::edge::version::Version::V1))
+                .unwrap();
         assert_eq!(fast.id, general.id);
         assert_eq!(general.method, "SendMessage");
         let (req, raw) = by_tree(&general.params.to_string());

@@ -17,16 +17,17 @@
 
 pub mod store;
 
-use crate::auth::CallerProfile;
+use crate::caller::CallerProfile;
+use crate::edge::version::Version;
 use crate::error::{A2aError, ErrorKind};
 use crate::model::{StreamResponse, Task};
-use crate::negotiate::Version;
 use crate::net_guard::NetGuard;
 use a2a_types::v1::{
     DeleteTaskPushNotificationConfigRequest, GetTaskPushNotificationConfigRequest,
     ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
     TaskPushNotificationConfig,
 };
+use a2a_types::version::APPLICATION_A2A_JSON;
 use base64::Engine;
 use bytes::Bytes;
 use serde_json::Value;
@@ -229,7 +230,7 @@ impl Dispatcher {
         let r = match rec.version {
             Version::V1 => serde_json::to_vec(ev).map(|b| Delivery {
                 body: Bytes::from(b),
-                content_type: crate::server::A2A_JSON,
+                content_type: APPLICATION_A2A_JSON,
             }),
             Version::V03 => {
                 let t = match a2a_translate::to_v03::task(
@@ -429,7 +430,7 @@ fn not_supported() -> A2aError {
 }
 
 fn config_not_found(id: &str) -> A2aError {
-    // The seed's table: a missing push config is a TaskNotFoundError (404 / -32001).
+    // The Camel guide's table: a missing push config is a TaskNotFoundError (404 / -32001).
     A2aError::new(
         ErrorKind::TaskNotFound,
         format!("push notification config {id:?} not found"),
@@ -570,110 +571,4 @@ fn decode_token(task_id: &str, token: &str) -> Result<usize, A2aError> {
         return Err(bad());
     }
     o.parse().map_err(|_| bad())
-}
-
-fn rest_json(body: &Bytes) -> Result<Value, A2aError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(Value::Object(Default::default()));
-    }
-    serde_json::from_slice(body)
-        .map_err(|e| A2aError::new(ErrorKind::JsonParse, format!("Invalid JSON payload: {e}")))
-}
-
-/// The 1.0 method and params of a REST push config request
-/// (`/tasks/{taskId}/pushNotificationConfigs[/{configId}]`).
-pub(crate) fn rest_request(
-    method: &http::Method,
-    version: Version,
-    task_id: &str,
-    config_id: Option<&str>,
-    query: Option<&str>,
-    body: &Bytes,
-) -> Result<(&'static str, Value), A2aError> {
-    use http::Method as M;
-    let wrong = || {
-        A2aError::new(
-            ErrorKind::MethodNotFound,
-            "HTTP method not allowed on this path",
-        )
-        .with_status(405)
-    };
-    match (method, config_id) {
-        (m, None) if m == M::POST => {
-            let mut b = rest_json(body)?;
-            // 0.3 REST sends `{name?, pushNotificationConfig: {...}}` (optionally wrapped in
-            // `{parent, configId, config}`, the 0.3 proto's request); 1.0 sends the flat config.
-            // Proto-JSON parsers accept the proto field names too (a2a-sdk 1.x's 0.3 client
-            // sends `config_id`, `push_notification_config`).
-            let config_id = ["configId", "config_id"]
-                .iter()
-                .find_map(|k| b.get(*k).and_then(Value::as_str).map(str::to_string));
-            if let Some(c) = b.get_mut("config").map(Value::take) {
-                b = c;
-            }
-            let inner = ["pushNotificationConfig", "push_notification_config"]
-                .iter()
-                .find_map(|k| b.get(*k).cloned());
-            let mut c: TaskPushNotificationConfig = if let Some(mut inner) = inner {
-                if let (Some(id), Some(o)) = (config_id, inner.as_object_mut()) {
-                    o.entry("id").or_insert(Value::String(id));
-                }
-                let inner: a2a_types::v03::PushNotificationConfig =
-                    parse(inner, "pushNotificationConfig")?;
-                a2a_translate::to_v1::push_notification_config(
-                    inner,
-                    a2a_translate::Policy::SdkCompatible,
-                )
-                .map_err(|e| A2aError::invalid_params(e.to_string()))?
-            } else {
-                parse(b, "TaskPushNotificationConfig")?
-            };
-            let _ = version;
-            c.task_id = Some(task_id.to_string());
-            Ok(("CreateTaskPushNotificationConfig", ser(c)?))
-        }
-        (m, None) if m == M::GET => {
-            let mut req = serde_json::json!({"taskId": task_id});
-            for (k, val) in url::form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
-                match k.as_ref() {
-                    "pageSize" | "page_size" => {
-                        let n: i32 = val.parse().map_err(|_| {
-                            A2aError::invalid_params("pageSize must be an integer")
-                                .with_meta("field", "pageSize")
-                        })?;
-                        req["pageSize"] = n.into();
-                    }
-                    "pageToken" | "page_token" => req["pageToken"] = val.as_ref().into(),
-                    _ => {}
-                }
-            }
-            Ok(("ListTaskPushNotificationConfigs", req))
-        }
-        (m, Some(c)) if m == M::GET => Ok((
-            "GetTaskPushNotificationConfig",
-            serde_json::json!({"taskId": task_id, "id": c}),
-        )),
-        (m, Some(c)) if m == M::DELETE => Ok((
-            "DeleteTaskPushNotificationConfig",
-            serde_json::json!({"taskId": task_id, "id": c}),
-        )),
-        _ => Err(wrong()),
-    }
-}
-
-/// A 1.0 push config result as the 0.3 HTTP+JSON result.
-pub(crate) fn rest_v03_result(method: &str, v1: Value) -> Result<Value, A2aError> {
-    let p = a2a_translate::Policy::SdkCompatible;
-    let tr = |e: a2a_translate::Untranslatable| A2aError::internal(e.to_string());
-    match method {
-        "CreateTaskPushNotificationConfig" | "GetTaskPushNotificationConfig" => {
-            let c: TaskPushNotificationConfig = parse(v1, "config")?;
-            ser(a2a_translate::to_v03::rest::task_push_config(c, p).map_err(tr)?)
-        }
-        "ListTaskPushNotificationConfigs" => {
-            let l: ListTaskPushNotificationConfigsResponse = parse(v1, "list")?;
-            ser(a2a_translate::to_v03::rest::list_push_configs_result(l, p).map_err(tr)?)
-        }
-        _ => Ok(Value::Object(Default::default())),
-    }
 }

@@ -1,7 +1,8 @@
 //! The HTTP server: builder, request pipeline (negotiation, limits, auth, extensions), card
 //! endpoint, graceful shutdown.
 
-use crate::auth::{Authenticator, CallerProfile, CardAuthenticator, NoAuth};
+use crate::auth::{Authenticator, CardAuthenticator, NoAuth};
+use crate::caller::CallerProfile;
 use crate::card::AgentCard;
 use crate::config::AgentConfig;
 use crate::handler::{ExtensionHandler, Handler};

@@ -12,10 +12,11 @@ use http_body_util::BodyExt;
 use serde_json::Value;
 
 use super::{App, Binding, Call, error_response, jsonrpc_or_rest_error, peek_id};
-use crate::auth::{AuthRequest, CallerProfile};
+use crate::auth::AuthRequest;
+use crate::caller::CallerProfile;
 use crate::card::etag;
+use crate::edge::version::{Version, requested_version};
 use crate::error::{A2aError, ErrorKind};
-use crate::negotiate::{Version, requested_version};
 use a2a_types::envelope::RawId;
 
 fn header_list(h: &HeaderMap, name: &str) -> Vec<String> {

@@ -6,8 +6,8 @@ use http::{HeaderValue, StatusCode, header};
 use serde_json::Value;
 
 use super::{A2A_JSON, Binding};
+use crate::edge::version::Version;
 use crate::error::{A2aError, ErrorKind};
-use crate::negotiate::Version;
 use a2a_types::envelope::RawId;
 
 pub(crate) fn error_response(e: &A2aError, version: Version, binding: Binding) -> Response {

@@ -3,10 +3,9 @@
 use std::sync::{Arc, Weak};
 
 use super::{Live, TaskManager, now_ts};
-use crate::handler::agent_message;
 use crate::model::{
     Artifact, Message, Part, Role, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState,
-    TaskStatus, TaskStatusUpdateEvent,
+    TaskStatus, TaskStatusUpdateEvent, agent_message,
 };
 
 /// Emits progress for one task. Emitting on an inactive emitter is a no-op.

@@ -1,7 +1,7 @@
 //! Task lifecycle: creation, the running-task registry, cancellation, timeouts, concurrency and
 //! queue limits, event fan-out to subscribers.
 
-use crate::auth::CallerProfile;
+use crate::caller::CallerProfile;
 use crate::error::{A2aError, ErrorKind};
 use crate::handler::Handler;
 use crate::idempotency::SendLog;
@@ -43,7 +43,7 @@ pub struct TaskLimits {
     /// Bytes queued per streaming connection (0 = unlimited).
     pub sse_queue_max_bytes: usize,
     /// What a slow subscriber loses when its queue is full.
-    pub sse_overflow_policy: crate::fanout::OverflowPolicy,
+    pub sse_overflow_policy: crate::config::OverflowPolicy,
     /// Byte and history bounds of stored tasks.
     pub store: crate::bounds::StoreLimits,
     /// A repeated `messageId` within this window answers from the first send (see
@@ -59,7 +59,7 @@ impl Default for TaskLimits {
             async_timeout: Duration::from_secs(300),
             sse_queue_capacity: 1000,
             sse_queue_max_bytes: 4 * 1024 * 1024,
-            sse_overflow_policy: crate::fanout::OverflowPolicy::DropNewest,
+            sse_overflow_policy: crate::config::OverflowPolicy::DropNewest,
             store: crate::bounds::StoreLimits::default(),
             idempotency_window: Duration::ZERO,
         }

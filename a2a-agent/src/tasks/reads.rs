@@ -6,7 +6,7 @@ use super::{
     Start, Subscription, TaskManager, not_cancelable, status_change, terminal_subscribe,
     trim_history,
 };
-use crate::auth::CallerProfile;
+use crate::caller::CallerProfile;
 use crate::error::A2aError;
 use crate::model::{Task, TaskState};
 use crate::store::{StoredTask, TaskFilter};

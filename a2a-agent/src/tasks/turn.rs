@@ -12,9 +12,9 @@ use super::{
     too_large, trim_history,
 };
 use crate::error::{A2aError, ErrorKind};
-use crate::handler::{HandlerError, Headers, RawMessage, Reply, RequestContext, agent_message};
+use crate::handler::{HandlerError, Headers, RawMessage, Reply, RequestContext};
 use crate::idempotency::SendTarget;
-use crate::model::{Message, Part, Role, Task, TaskState, TaskStatus};
+use crate::model::{Message, Part, Role, Task, TaskState, TaskStatus, agent_message};
 use crate::store::StoredTask;
 
 impl TaskManager {
