@@ -78,10 +78,8 @@ pub mod demo;
 pub mod edge;
 pub mod error;
 pub mod exec;
-pub mod fanout;
 mod grpc;
 pub mod handler;
-pub mod idempotency;
 mod json_size;
 mod jsonrpc;
 pub mod listen;
@@ -91,7 +89,6 @@ pub mod oidc;
 pub mod ops;
 pub mod parse;
 pub mod push;
-mod recovery;
 pub mod replay;
 mod rest;
 pub mod server;
@@ -109,8 +106,9 @@ pub use error::{A2aError, ErrorKind};
 pub use handler::{
     ExtensionHandler, FnHandler, Handler, HandlerError, Reply, RequestContext, SubTask, handler_fn,
 };
-pub use recovery::RESTARTED;
 pub use server::{AgentServer, ServeError, ServerHandle};
+pub use tasks::recovery::RESTARTED;
+pub use tasks::{fanout, idempotency};
 
 /// Protocol version negotiation, kept as a path: it lives in [`edge::version`].
 pub use edge::version as negotiate;

@@ -13,10 +13,10 @@ use tokio::time::{Duration, Instant, sleep, sleep_until};
 use tokio_util::sync::CancellationToken;
 
 use super::{Child, DELEGATIONS_KEY, DelegateError, FORWARDED_KEY, STOP_GRACE, link};
+use crate::handler::Emitter;
 use crate::model::{
     Message, SendMessageRequest, SendMessageResponse, StreamResponse, Task, TaskState, TaskStatus,
 };
-use crate::tasks::Emitter;
 
 /// Everything the driving task needs (nothing borrowed from the handler).
 pub(super) struct Job {

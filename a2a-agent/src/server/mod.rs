@@ -227,7 +227,7 @@ impl AgentServer {
             manager.set_replay_log(log);
         }
         if let Some(p) = &cfg.sqlite_path {
-            manager.set_send_log(Arc::new(crate::idempotency::SqliteSendLog::open(
+            manager.set_send_log(Arc::new(crate::tasks::idempotency::SqliteSendLog::open(
                 p,
                 Duration::from_secs(cfg.idempotency_window_s),
             )?));

@@ -1,9 +1,16 @@
-//! The handler API: what user code implements, what it receives and what it returns.
+//! The handler API: what user code implements, what it receives and what it returns, and the
+//! [`Emitter`] it reports progress with (`emitter`).
+
+mod emitter;
+
+pub use emitter::Emitter;
+pub(crate) use emitter::{
+    Edit, MetadataEdit, SinkFuture, TaskSink, add_artifact, status_change, trim_history,
+};
 
 use crate::caller::CallerProfile;
 use crate::error::{A2aError, ErrorKind};
 use crate::model::{Artifact, Message, Part, Role, Struct, Task, TaskState};
-use crate::tasks::Emitter;
 use async_trait::async_trait;
 use serde_json::Value;
 use std::future::Future;

@@ -100,7 +100,7 @@ impl Fanout {
             max_bytes,
             policy,
         } = self.limits;
-        let last = crate::tasks::ends_stream(ev);
+        let last = ends_stream(ev);
         self.subs.retain(|s| {
             let Ok(mut q) = s.queue.lock() else {
                 return false;
@@ -249,6 +249,11 @@ impl Drop for Events {
             q.bytes = 0;
         }
     }
+}
+
+/// Whether a stream should close after `ev` (see [`StreamResponse::closes_live_stream`]).
+pub(crate) fn ends_stream(ev: &StreamResponse) -> bool {
+    ev.closes_live_stream()
 }
 
 #[cfg(test)]
