@@ -193,7 +193,6 @@ pub(crate) fn jsonrpc_send(body: &Bytes) -> Option<JsonRpcSend> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     /// The general path's reading of the same params.
     fn by_tree(params: &str) -> (SendMessageRequest, Value) {
@@ -326,24 +325,5 @@ mod tests {
         ] {
             assert!(rpc(&body(env)).is_none(), "{env}");
         }
-    }
-
-    #[test]
-    fn the_jsonrpc_read_agrees_with_the_general_one() {
-        let body = r#"{"jsonrpc":"2.0","id":7,"method":"SendMessage","extra":{"a":1},
-            "params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]}}}"#;
-        let fast = rpc(body).unwrap();
-        let general =
-            crate::jsonrpc::parse(body.as_bytes(), Some(crate::edge::version::Version::V1))
-                .unwrap();
-        assert_eq!(fast.id, general.id);
-        assert_eq!(general.method, "SendMessage");
-        let (req, raw) = by_tree(&general.params.to_string());
-        assert_eq!(fast.send.request, req);
-        assert_eq!(fast.send.raw.message(), Some(raw.clone()));
-        assert_eq!(
-            raw,
-            json!({"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]})
-        );
     }
 }
