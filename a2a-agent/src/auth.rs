@@ -1,6 +1,7 @@
 //! Authentication: the [`Authenticator`] trait and the built-in API key / static bearer
 //! authenticator driven by the card's `securitySchemes` and `securityRequirements`. The caller
-//! it identifies is a [`CallerProfile`] (kept in `caller`, and named here too).
+//! it identifies is a [`CallerProfile`], at home in [`caller`](crate::caller); named here too,
+//! the path of the previous layout, for one release.
 
 pub use crate::caller::CallerProfile;
 use crate::card::AgentCard;

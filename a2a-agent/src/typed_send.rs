@@ -1,6 +1,6 @@
 //! The typed read of a 1.0 send: the request body read straight into [`SendMessageRequest`]
 //! (no JSON tree of the params, of the message or of the envelope), with the message's exact
-//! text kept for the handler's raw view ([`crate::handler::RequestContext::raw`]).
+//! text kept for the handler's raw view (`RequestContext::raw`).
 //!
 //! Only for the common shape, where it gives exactly what the general path (a tree, then the
 //! typed request read from it) gives: a 1.0 `SendMessage` / `SendStreamingMessage` whose typed
@@ -156,8 +156,8 @@ pub(crate) struct JsonRpcSend {
     pub send: TypedSend,
 }
 
-/// Reads a 1.0 JSON-RPC `SendMessage` / `SendStreamingMessage` body; `None`: use
-/// [`crate::jsonrpc::parse`].
+/// Reads a 1.0 JSON-RPC `SendMessage` / `SendStreamingMessage` body; `None`: use the
+/// binding's general read (`server::jsonrpc::parse`).
 pub(crate) fn jsonrpc_send(body: &Bytes) -> Option<JsonRpcSend> {
     // Other methods are not read twice: their bodies do not name a send.
     memchr::memmem::find(body, b"\"Send")?;

@@ -13,11 +13,20 @@ use crate::model::{
 /// A change of a task made under its lock; it returns the event to publish (`None`: none).
 pub(crate) type Edit<'a> = Box<dyn FnOnce(&mut Task) -> Option<StreamResponse> + Send + 'a>;
 
-/// A change of a task's metadata made under its lock (no event).
-pub(crate) type MetadataEdit<'a> = Box<dyn FnOnce(&mut Struct) + Send + 'a>;
-
 /// The future of a [`TaskSink`] write.
 pub(crate) type SinkFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+
+/// The future of [`TaskSink::lock_metadata`].
+pub(crate) type MetadataFuture<'a> =
+    Pin<Box<dyn Future<Output = Option<Box<dyn MetadataGuard<'a> + 'a>>> + Send + 'a>>;
+
+/// A task's metadata held under the task's lock: change it, then store it.
+pub(crate) trait MetadataGuard<'a>: Send {
+    /// The metadata (made empty when the task has none).
+    fn metadata(&mut self) -> &mut Struct;
+    /// Store the task with the change (no event), and let the lock go.
+    fn store(self: Box<Self>) -> SinkFuture<'a>;
+}
 
 /// Where an [`Emitter`] writes: the task as the runtime holds it while it is live (the runtime's
 /// `tasks::Live` implements it). The runtime hands each turn's handler one, as the official Rust
@@ -27,9 +36,9 @@ pub(crate) trait TaskSink: Send + Sync {
     /// returns and show the task to the caller. Nothing changes once the task is terminal.
     fn update<'a>(&'a self, edit: Edit<'a>) -> SinkFuture<'a>;
 
-    /// Apply `edit` to the task's metadata under its lock and store the task, without an event.
-    /// Nothing changes once the task is terminal.
-    fn update_metadata<'a>(&'a self, edit: MetadataEdit<'a>) -> SinkFuture<'a>;
+    /// The task's metadata under the task's lock, to change and store without an event;
+    /// `None` once the task is terminal.
+    fn lock_metadata(&self) -> MetadataFuture<'_>;
 }
 
 /// Emits progress for one task. Emitting on an inactive emitter is a no-op.
@@ -94,9 +103,12 @@ impl Emitter {
     /// Change the task's `metadata` with `f` and store it, without sending an event (subscribers
     /// see it in the next snapshot, GetTask in the next read). Does nothing once the task is
     /// terminal, or on an inactive emitter.
-    pub async fn update_metadata(&self, f: impl FnOnce(&mut Struct) + Send) {
-        if let Some(sink) = &self.sink {
-            sink.update_metadata(Box::new(f)).await;
+    pub async fn update_metadata(&self, f: impl FnOnce(&mut Struct)) {
+        if let Some(sink) = &self.sink
+            && let Some(mut g) = sink.lock_metadata().await
+        {
+            f(g.metadata());
+            g.store().await;
         }
     }
     /// Artifact update: stored on the task and sent to subscribers.

@@ -5,7 +5,8 @@ mod emitter;
 
 pub use emitter::Emitter;
 pub(crate) use emitter::{
-    Edit, MetadataEdit, SinkFuture, TaskSink, add_artifact, status_change, trim_history,
+    Edit, MetadataFuture, MetadataGuard, SinkFuture, TaskSink, add_artifact, status_change,
+    trim_history,
 };
 
 use crate::caller::CallerProfile;

@@ -1,5 +1,6 @@
-//! Push notifications: config operations (both versions), persistence, and the webhook
-//! dispatcher.
+//! Push notifications: the webhook dispatcher (configs checked and staged, events routed,
+//! deliveries retried) and the config store ([`store`]). The config operations of both versions
+//! run on it from `ops::push`.
 //!
 //! Delivery: on every status or artifact event of a task, each of its configs gets one POST.
 //! Configs are served concurrently; deliveries to one config are strictly ordered (one worker

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::fanout::Fanout;
 use crate::error::A2aError;
-use crate::handler::{Edit, MetadataEdit, SinkFuture, TaskSink};
+use crate::handler::{Edit, MetadataFuture, MetadataGuard, SinkFuture, TaskSink};
 use crate::model::{Message, StreamResponse, Struct, Task, TaskState, Timestamp};
 use crate::push::EventSink;
 use crate::replay::{MemoryReplay, ReplayLog, Retention};
@@ -89,11 +89,33 @@ impl TaskSink for Live {
         })
     }
 
-    fn update_metadata<'a>(&'a self, edit: MetadataEdit<'a>) -> SinkFuture<'a> {
+    fn lock_metadata(&self) -> MetadataFuture<'_> {
         Box::pin(async move {
-            if let Some(w) = self.writer.upgrade() {
-                w.update_metadata(self, edit).await;
+            let writer = self.writer.upgrade()?;
+            let g = self.state.lock().await;
+            if g.task.status.state.is_terminal() {
+                return None;
             }
+            Some(Box::new(LockedMetadata { writer, g }) as Box<dyn MetadataGuard<'_> + '_>)
+        })
+    }
+}
+
+/// A live task locked for a change of its metadata (`Emitter::update_metadata`).
+struct LockedMetadata<'a> {
+    writer: Arc<Writer>,
+    g: tokio::sync::MutexGuard<'a, LiveState>,
+}
+
+impl<'a> MetadataGuard<'a> for LockedMetadata<'a> {
+    fn metadata(&mut self) -> &mut Struct {
+        self.g.task.metadata.get_or_insert_default()
+    }
+
+    fn store(self: Box<Self>) -> SinkFuture<'a> {
+        Box::pin(async move {
+            let LockedMetadata { writer, mut g } = *self;
+            writer.put_live(&mut g).await;
         })
     }
 }
@@ -216,15 +238,5 @@ impl Writer {
         if g.unstored {
             self.put_live(&mut g).await;
         }
-    }
-
-    /// `Emitter::update_metadata`: `f` on the live task's metadata under its lock, stored.
-    pub(super) async fn update_metadata(&self, live: &Live, f: impl FnOnce(&mut Struct)) {
-        let mut g = live.state.lock().await;
-        if g.task.status.state.is_terminal() {
-            return;
-        }
-        f(g.task.metadata.get_or_insert_default());
-        self.put_live(&mut g).await;
     }
 }

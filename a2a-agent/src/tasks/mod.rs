@@ -1,7 +1,7 @@
 //! Task lifecycle: creation, the running-task registry, cancellation, timeouts, concurrency and
 //! queue limits, event fan-out to subscribers.
 //!
-//! The [`TaskManager`] (here) owns the live tasks ([`live`]); a send ([`send`]) goes through the
+//! The [`TaskManager`] (here) owns the live tasks (`live`); a send (`send`) goes through the
 //! retry contract ([`idempotency`], its records in `sends`), then a turn (`turn`: the task
 //! created or continued; `run`: the handler run and its end). Reads, cancels and subscriptions
 //! are in `reads`, the subscribers' queues in [`fanout`], crash recovery in `recovery`.
@@ -36,6 +36,8 @@ mod send;
 mod sends;
 mod turn;
 
+/// The handler's progress emitter, at home in [`handler`](crate::handler); this path is kept for
+/// one release.
 pub use crate::handler::Emitter;
 pub(crate) use crate::handler::trim_history;
 pub(crate) use fanout::ends_stream;
