@@ -1,14 +1,7 @@
-//! The handler API: what user code implements, what it receives and what it returns, and the
-//! [`Emitter`] it reports progress with (`emitter`).
+//! The handler API: what user code implements ([`Handler`], [`ExtensionHandler`]), what a
+//! handler receives ([`RequestContext`]) and what it returns ([`Reply`], [`HandlerError`]).
 
-mod emitter;
-
-pub use emitter::Emitter;
-pub(crate) use emitter::{
-    Edit, MetadataFuture, MetadataGuard, SinkFuture, TaskSink, add_artifact, status_change,
-    trim_history,
-};
-
+use super::emitter::Emitter;
 use crate::caller::CallerProfile;
 use crate::error::{A2aError, ErrorKind};
 use crate::model::{Artifact, Message, Part, Role, Struct, Task, TaskState};
