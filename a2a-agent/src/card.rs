@@ -1,6 +1,6 @@
 //! The agent card: from a JSON file, a builder, or identity parameters; served per `A2A-Version`.
 
-use crate::negotiate::Version;
+use crate::edge::version::Version;
 use serde_json::{Value, json};
 use std::path::Path;
 

@@ -166,7 +166,7 @@ agent_config! {
     /// `drop-oldest`, `snapshot` (the queue collapses into one Task snapshot) or `disconnect`
     /// (the stream ends so that the client resubscribes). The final event is always
     /// delivered. Default: drop-newest.
-    sse_overflow_policy: crate::fanout::OverflowPolicy = crate::fanout::OverflowPolicy::DropNewest;
+    sse_overflow_policy: OverflowPolicy = OverflowPolicy::DropNewest;
     /// Stream events kept per task so that a client that reconnects with `Last-Event-ID` gets
     /// what it missed: with the task in memory (counted in `memory_store_max_bytes`, expired
     /// with the task), or in the SQLite file with `sqlite_path`, where they survive a restart.
@@ -223,6 +223,36 @@ impl ConfigArgs {
             cmd = cmd.mut_arg(*f, |a| a.env(env));
         }
         cmd
+    }
+}
+
+/// What a subscriber whose queue is full loses (`sse_overflow_policy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OverflowPolicy {
+    /// The new event is dropped (the Camel guide). The default.
+    #[default]
+    DropNewest,
+    /// The oldest queued events are dropped to make room.
+    DropOldest,
+    /// The queue collapses into one `Task` snapshot of the task as it stands.
+    Snapshot,
+    /// The stream ends after what is queued; the client can resubscribe.
+    Disconnect,
+}
+
+impl std::str::FromStr for OverflowPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().replace('_', "-").as_str() {
+            "drop-newest" => Ok(OverflowPolicy::DropNewest),
+            "drop-oldest" => Ok(OverflowPolicy::DropOldest),
+            "snapshot" => Ok(OverflowPolicy::Snapshot),
+            "disconnect" => Ok(OverflowPolicy::Disconnect),
+            o => Err(format!(
+                "sse_overflow_policy must be drop-newest, drop-oldest, snapshot or disconnect, not {o:?}"
+            )),
+        }
     }
 }
 

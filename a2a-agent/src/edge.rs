@@ -6,12 +6,16 @@
 //! - [`media`]: the request's content type and the answer's;
 //! - [`routes`]: the HTTP+JSON route tables of 1.0 (with tenant prefix) and 0.3 (`/v1`);
 //! - [`grpc`]: the gRPC edge (content type, codec, unary and streaming wiring);
-//! - [`sse`]: SSE framing (one JSON document per event, error events, heartbeats).
+//! - [`sse`]: SSE framing (one JSON document per event, error events, heartbeats);
+//! - `errors`: an [`A2aError`](crate::A2aError) in the form of the caller's version
+//!   ([`A2aError::jsonrpc_error`](crate::A2aError::jsonrpc_error),
+//!   [`A2aError::rest_body`](crate::A2aError::rest_body)).
 //!
 //! The 0.3 translation edge (0.3 wire forms <-> the 1.0 model) lives here too; the 0.3
 //! HTTP+JSON pieces the gateway's 0.3 REST entry also uses are public: [`v03_rest_send`],
 //! [`v03_rest_push_request`], [`v03_rest_result`] and [`V03Stream`].
 
+mod errors;
 pub mod grpc;
 pub mod media;
 pub mod routes;

@@ -1,5 +1,5 @@
-//! A2A errors raised by the runtime, rendered in the caller's version and binding through
-//! `a2a_types::error`.
+//! A2A errors raised by the runtime, rendered through `a2a_types::error` (in the form of the
+//! caller's version by the edge, `edge::errors`, which knows the versions).
 //!
 //! The HTTP statuses of the HTTP+JSON binding follow the spec 1.0 table by default (400 for a
 //! terminal cancel, an operation on a terminal task, disabled streaming/push and a wrong content
@@ -8,9 +8,7 @@
 //! migrating from it. Either way the `google.rpc.ErrorInfo` reason identifies the error, and an
 //! explicit status (413 for an oversized body, 405 for a wrong HTTP method) is kept.
 
-use crate::negotiate::Version;
 pub use a2a_types::error::ErrorKind;
-use serde_json::Value;
 
 /// An A2A error with its message, optional HTTP status override and ErrorInfo metadata.
 #[derive(Debug, Clone, PartialEq)]
@@ -137,29 +135,6 @@ impl A2aError {
         let mut e = a2a_types::error::A2aError::new(self.kind, self.message.clone());
         e.metadata = self.metadata.clone();
         e
-    }
-
-    /// The JSON-RPC `error` member in the form of `version`.
-    pub fn jsonrpc_error(&self, version: Version) -> Value {
-        let e = match version {
-            Version::V1 => self.to_types().to_jsonrpc_v1(),
-            Version::V03 => self.to_types().to_jsonrpc_v03(),
-        };
-        serde_json::to_value(e).unwrap_or(Value::Null)
-    }
-
-    /// The HTTP+JSON error body in the form of `version`.
-    pub fn rest_body(&self, version: Version) -> Value {
-        match version {
-            Version::V1 => {
-                let mut v =
-                    serde_json::to_value(self.to_types().to_rest_body()).unwrap_or(Value::Null);
-                v["error"]["code"] = Value::from(self.http_status());
-                v
-            }
-            // 0.3 REST has no normative error body; a2a-js expects `{code, message, data?}`.
-            Version::V03 => self.jsonrpc_error(Version::V03),
-        }
     }
 }
 

@@ -66,41 +66,49 @@
 //! - `ipnet`: not used yet (the SSRF ranges in [`net_guard`] are matched on octets directly).
 #![warn(missing_docs)]
 
-pub mod auth;
-pub mod bounds;
-pub mod card;
-pub mod config;
-pub mod cors;
+// The modules by layer, top to bottom: each imports only what lies on its layer or below
+// (docs/architecture.md).
+
+// The HTTP server, its pipeline and bindings.
+pub mod server;
+// The operations in 1.0 terms, and the state they run on.
+pub mod ops;
+mod state;
+// The task runtime.
+pub mod tasks;
+
+// The handler API, and what is built on it.
 pub mod delegate;
 pub mod delegation;
 pub mod demo;
-pub mod edge;
-pub mod error;
 pub mod exec;
-pub mod fanout;
-mod grpc;
 pub mod handler;
-pub mod idempotency;
-mod json_size;
-mod jsonrpc;
-pub mod listen;
-pub mod model;
-pub mod negotiate;
-pub mod net_guard;
-pub mod oidc;
-pub mod ops;
-pub mod parse;
+
+// Push delivery, authentication, the card, replay logs.
+pub mod auth;
+pub mod card;
 pub mod push;
-mod recovery;
 pub mod replay;
-mod rest;
-pub mod server;
-mod sse;
+
+// Task stores, configuration, token validation, the protocol edge, the typed read of sends.
+pub mod config;
+pub mod edge;
+pub mod oidc;
 pub mod store;
-pub mod tasks;
 mod typed_send;
 
-pub use auth::{Authenticator, CallerProfile};
+// The ground: the caller, errors, the model, byte bounds, the listener, the SSRF guard, CORS.
+pub mod bounds;
+pub mod caller;
+pub mod cors;
+pub mod error;
+mod json_size;
+pub mod listen;
+pub mod model;
+pub mod net_guard;
+
+pub use auth::Authenticator;
+pub use caller::CallerProfile;
 pub use card::AgentCard;
 pub use config::AgentConfig;
 pub use delegate::{Child, Delegate, DelegateError};
@@ -108,6 +116,18 @@ pub use error::{A2aError, ErrorKind};
 pub use handler::{
     ExtensionHandler, FnHandler, Handler, HandlerError, Reply, RequestContext, SubTask, handler_fn,
 };
-pub use recovery::RESTARTED;
 pub use server::{AgentServer, ServeError, ServerHandle};
 pub use store::{MemoryStore, SqliteStore, TaskStore};
+pub use tasks::recovery::RESTARTED;
+
+// Paths of the previous layout, kept for one release (also `auth::CallerProfile` and
+// `tasks::Emitter`, named in their modules).
+
+/// Protocol version negotiation: [`edge::version`].
+pub use edge::version as negotiate;
+/// The edge's request parsers as pure functions: [`server::parse`].
+pub use server::parse;
+/// Event fan-out to subscribers: [`tasks::fanout`].
+pub use tasks::fanout;
+/// Idempotent sends: [`tasks::idempotency`].
+pub use tasks::idempotency;

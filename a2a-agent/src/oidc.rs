@@ -13,7 +13,7 @@
 //! The caller is identified by `sub`; a token without `sub` by the introspection `username`,
 //! else `client_id` / `azp`; a token with none of them is refused (the Camel guide's caller profile).
 
-use crate::auth::CallerProfile;
+use crate::caller::CallerProfile;
 use crate::error::{A2aError, ErrorKind};
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};

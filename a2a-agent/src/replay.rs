@@ -5,10 +5,11 @@
 //! sent as the SSE `id:` of the event. A [`ReplayLog`] keeps the last
 //! `replay_events_per_task` events of each task: [`MemoryReplay`] in memory (bounded in bytes
 //! as well), [`SqliteReplay`] in the agent's SQLite file, so that a resume works across a
-//! restart. How a resume is answered is in [`crate::tasks::Start`].
+//! restart, and the [`MemoryStore`], which keeps them with each task (its impl is here). How a
+//! resume is answered is in `tasks::Start`.
 
 use crate::model::StreamResponse;
-use crate::store::{SqliteDb, StoreError, sq};
+use crate::store::{MemoryStore, SqliteDb, StoreError, sq};
 use async_trait::async_trait;
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
@@ -293,6 +294,41 @@ impl ReplayLog for SqliteReplay {
                 Ok(n.and_then(|n| u64::try_from(n).ok()).unwrap_or(0))
             })
             .await
+    }
+}
+
+/// The memory store keeps each task's replayable events with the task: counted in its byte
+/// bound, gone when the task is evicted or deleted.
+#[async_trait]
+impl ReplayLog for MemoryStore {
+    async fn append(
+        &self,
+        task_id: &str,
+        seq: u64,
+        event: &StreamResponse,
+    ) -> Result<(), StoreError> {
+        self.keep_event(task_id, seq, event, Clone::clone)
+    }
+
+    async fn append_owned(
+        &self,
+        task_id: &str,
+        seq: u64,
+        event: StreamResponse,
+    ) -> Result<(), StoreError> {
+        self.keep_event(task_id, seq, event, |e| e)
+    }
+
+    async fn since(
+        &self,
+        task_id: &str,
+        after: u64,
+    ) -> Result<Vec<(u64, StreamResponse)>, StoreError> {
+        self.events_since(task_id, after)
+    }
+
+    async fn last(&self, task_id: &str) -> Result<u64, StoreError> {
+        self.last_event(task_id)
     }
 }
 

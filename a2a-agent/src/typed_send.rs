@@ -1,6 +1,6 @@
 //! The typed read of a 1.0 send: the request body read straight into [`SendMessageRequest`]
 //! (no JSON tree of the params, of the message or of the envelope), with the message's exact
-//! text kept for the handler's raw view ([`crate::handler::RequestContext::raw`]).
+//! text kept for the handler's raw view (`RequestContext::raw`).
 //!
 //! Only for the common shape, where it gives exactly what the general path (a tree, then the
 //! typed request read from it) gives: a 1.0 `SendMessage` / `SendStreamingMessage` whose typed
@@ -156,8 +156,8 @@ pub(crate) struct JsonRpcSend {
     pub send: TypedSend,
 }
 
-/// Reads a 1.0 JSON-RPC `SendMessage` / `SendStreamingMessage` body; `None`: use
-/// [`crate::jsonrpc::parse`].
+/// Reads a 1.0 JSON-RPC `SendMessage` / `SendStreamingMessage` body; `None`: use the
+/// binding's general read (`server::jsonrpc::parse`).
 pub(crate) fn jsonrpc_send(body: &Bytes) -> Option<JsonRpcSend> {
     // Other methods are not read twice: their bodies do not name a send.
     memchr::memmem::find(body, b"\"Send")?;
@@ -193,7 +193,6 @@ pub(crate) fn jsonrpc_send(body: &Bytes) -> Option<JsonRpcSend> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     /// The general path's reading of the same params.
     fn by_tree(params: &str) -> (SendMessageRequest, Value) {
@@ -326,23 +325,5 @@ mod tests {
         ] {
             assert!(rpc(&body(env)).is_none(), "{env}");
         }
-    }
-
-    #[test]
-    fn the_jsonrpc_read_agrees_with_the_general_one() {
-        let body = r#"{"jsonrpc":"2.0","id":7,"method":"SendMessage","extra":{"a":1},
-            "params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]}}}"#;
-        let fast = rpc(body).unwrap();
-        let general =
-            crate::jsonrpc::parse(body.as_bytes(), Some(crate::negotiate::Version::V1)).unwrap();
-        assert_eq!(fast.id, general.id);
-        assert_eq!(general.method, "SendMessage");
-        let (req, raw) = by_tree(&general.params.to_string());
-        assert_eq!(fast.send.request, req);
-        assert_eq!(fast.send.raw.message(), Some(raw.clone()));
-        assert_eq!(
-            raw,
-            json!({"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]})
-        );
     }
 }

@@ -12,11 +12,15 @@ use tokio::sync::oneshot;
 use tokio::time::{Duration, Instant, sleep, sleep_until};
 use tokio_util::sync::CancellationToken;
 
-use super::{Child, DELEGATIONS_KEY, DelegateError, FORWARDED_KEY, STOP_GRACE, link};
+use super::child::{Child, DELEGATIONS_KEY, DelegateError, FORWARDED_KEY, link};
+use crate::handler::Emitter;
 use crate::model::{
     Message, SendMessageRequest, SendMessageResponse, StreamResponse, Task, TaskState, TaskStatus,
 };
-use crate::tasks::Emitter;
+
+/// How long a stopping delegation (parent canceled, or the handler gone) waits to learn the
+/// child's task id and to see the child end after CancelTask.
+const STOP_GRACE: Duration = Duration::from_secs(10);
 
 /// Everything the driving task needs (nothing borrowed from the handler).
 pub(super) struct Job {

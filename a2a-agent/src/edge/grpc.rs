@@ -4,7 +4,7 @@
 //! renders the answer or the `google.rpc.Status` error.
 //!
 //! The caller of [`serve`] only turns the request's 1.0 JSON form (the JSON-RPC `params`) into a
-//! [`Reply`]: authentication, version and the operation stay in the agent (`crate::grpc`) and
+//! [`Reply`]: authentication, version and the operation stay in the agent (`server::grpc`) and
 //! the gateway (`grpc_edge`).
 
 use std::future::Future;

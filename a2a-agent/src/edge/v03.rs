@@ -3,11 +3,16 @@
 //!
 //! The translation policy is SDK-compatible: a 0.3 caller gets what 0.3 can carry rather than a
 //! refusal for members it never sent.
+//!
+//! Also here: the HTTP+JSON push config requests of both versions read as 1.0 methods
+//! ([`rest_push_request`]; 0.3 wraps the config), and their 1.0 results in the 0.3 form.
 
+use super::version::Version;
 use crate::error::{A2aError, ErrorKind};
 use crate::model::{SendMessageResponse, StreamResponse, Task};
 use a2a_translate::rpc::ParseError;
 use a2a_translate::{Method, Policy, StreamTranslator, Untranslatable, V1Result, V03Request};
+use a2a_types::v1::{ListTaskPushNotificationConfigsResponse, TaskPushNotificationConfig};
 use a2a_types::v03;
 use serde_json::{Value, json};
 
@@ -179,7 +184,7 @@ pub fn v03_rest_result(method: &str, r: Value) -> Result<Value, A2aError> {
         "SendMessage" => v03_rest_send_response(typed(r)?),
         "ListTasks" => v03_rest_list(r),
         "GetExtendedAgentCard" => Ok(card_to_v03(&r)),
-        m if m.contains("PushNotificationConfig") => crate::push::rest_v03_result(m, r),
+        m if m.contains("PushNotificationConfig") => rest_v03_push_result(m, r),
         _ => v03_rest_task(typed(r)?),
     }
 }
@@ -193,12 +198,116 @@ pub fn v03_rest_push_request(
     query: Option<&str>,
     body: &bytes::Bytes,
 ) -> Result<(&'static str, Value), A2aError> {
-    crate::push::rest_request(
-        method,
-        crate::edge::Version::V03,
-        task_id,
-        config_id,
-        query,
-        body,
-    )
+    rest_push_request(method, Version::V03, task_id, config_id, query, body)
+}
+
+fn parse<T: serde::de::DeserializeOwned>(params: Value, what: &str) -> Result<T, A2aError> {
+    serde_json::from_value(params)
+        .map_err(|e| A2aError::invalid_params(format!("invalid {what}: {e}")))
+}
+
+fn rest_json(body: &bytes::Bytes) -> Result<Value, A2aError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Object(Default::default()));
+    }
+    serde_json::from_slice(body)
+        .map_err(|e| A2aError::new(ErrorKind::JsonParse, format!("Invalid JSON payload: {e}")))
+}
+
+/// The 1.0 method and params of a REST push config request
+/// (`/tasks/{taskId}/pushNotificationConfigs[/{configId}]`).
+pub(crate) fn rest_push_request(
+    method: &http::Method,
+    version: Version,
+    task_id: &str,
+    config_id: Option<&str>,
+    query: Option<&str>,
+    body: &bytes::Bytes,
+) -> Result<(&'static str, Value), A2aError> {
+    use http::Method as M;
+    let wrong = || {
+        A2aError::new(
+            ErrorKind::MethodNotFound,
+            "HTTP method not allowed on this path",
+        )
+        .with_status(405)
+    };
+    match (method, config_id) {
+        (m, None) if m == M::POST => {
+            let mut b = rest_json(body)?;
+            // 0.3 REST sends `{name?, pushNotificationConfig: {...}}` (optionally wrapped in
+            // `{parent, configId, config}`, the 0.3 proto's request); 1.0 sends the flat config.
+            // Proto-JSON parsers accept the proto field names too (a2a-sdk 1.x's 0.3 client
+            // sends `config_id`, `push_notification_config`).
+            let config_id = ["configId", "config_id"]
+                .iter()
+                .find_map(|k| b.get(*k).and_then(Value::as_str).map(str::to_string));
+            if let Some(c) = b.get_mut("config").map(Value::take) {
+                b = c;
+            }
+            let inner = ["pushNotificationConfig", "push_notification_config"]
+                .iter()
+                .find_map(|k| b.get(*k).cloned());
+            let mut c: TaskPushNotificationConfig = if let Some(mut inner) = inner {
+                if let (Some(id), Some(o)) = (config_id, inner.as_object_mut()) {
+                    o.entry("id").or_insert(Value::String(id));
+                }
+                let inner: a2a_types::v03::PushNotificationConfig =
+                    parse(inner, "pushNotificationConfig")?;
+                a2a_translate::to_v1::push_notification_config(
+                    inner,
+                    a2a_translate::Policy::SdkCompatible,
+                )
+                .map_err(|e| A2aError::invalid_params(e.to_string()))?
+            } else {
+                parse(b, "TaskPushNotificationConfig")?
+            };
+            let _ = version;
+            c.task_id = Some(task_id.to_string());
+            Ok(("CreateTaskPushNotificationConfig", ser(c)?))
+        }
+        (m, None) if m == M::GET => {
+            let mut req = serde_json::json!({"taskId": task_id});
+            for (k, val) in url::form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
+                match k.as_ref() {
+                    "pageSize" | "page_size" => {
+                        let n: i32 = val.parse().map_err(|_| {
+                            A2aError::invalid_params("pageSize must be an integer")
+                                .with_meta("field", "pageSize")
+                        })?;
+                        req["pageSize"] = n.into();
+                    }
+                    "pageToken" | "page_token" => req["pageToken"] = val.as_ref().into(),
+                    _ => {}
+                }
+            }
+            Ok(("ListTaskPushNotificationConfigs", req))
+        }
+        (m, Some(c)) if m == M::GET => Ok((
+            "GetTaskPushNotificationConfig",
+            serde_json::json!({"taskId": task_id, "id": c}),
+        )),
+        (m, Some(c)) if m == M::DELETE => Ok((
+            "DeleteTaskPushNotificationConfig",
+            serde_json::json!({"taskId": task_id, "id": c}),
+        )),
+        _ => Err(wrong()),
+    }
+}
+
+/// A 1.0 push config result as the 0.3 HTTP+JSON result.
+fn rest_v03_push_result(method: &str, v1: Value) -> Result<Value, A2aError> {
+    let p = a2a_translate::Policy::SdkCompatible;
+    let tr = |e: a2a_translate::Untranslatable| A2aError::internal(e.to_string());
+    match method {
+        "CreateTaskPushNotificationConfig" | "GetTaskPushNotificationConfig" => {
+            let c: TaskPushNotificationConfig = parse(v1, "config")?;
+            ser(a2a_translate::to_v03::rest::task_push_config(c, p).map_err(tr)?)
+        }
+        "ListTaskPushNotificationConfigs" => {
+            let l: ListTaskPushNotificationConfigsResponse = parse(v1, "list")?;
+            ser(a2a_translate::to_v03::rest::list_push_configs_result(l, p).map_err(tr)?)
+        }
+        _ => Ok(Value::Object(Default::default())),
+    }
 }

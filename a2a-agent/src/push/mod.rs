@@ -1,5 +1,6 @@
-//! Push notifications: config operations (both versions), persistence, and the webhook
-//! dispatcher.
+//! Push notifications: the webhook dispatcher (configs checked and staged, events routed,
+//! deliveries retried) and the config store ([`store`]). The config operations of both versions
+//! run on it from `ops::push`.
 //!
 //! Delivery: on every status or artifact event of a task, each of its configs gets one POST.
 //! Configs are served concurrently; deliveries to one config are strictly ordered (one worker
@@ -17,19 +18,14 @@
 
 pub mod store;
 
-use crate::auth::CallerProfile;
-use crate::error::{A2aError, ErrorKind};
+use crate::caller::CallerProfile;
+use crate::edge::version::Version;
+use crate::error::A2aError;
 use crate::model::{StreamResponse, Task};
-use crate::negotiate::Version;
 use crate::net_guard::NetGuard;
-use a2a_types::v1::{
-    DeleteTaskPushNotificationConfigRequest, GetTaskPushNotificationConfigRequest,
-    ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
-    TaskPushNotificationConfig,
-};
-use base64::Engine;
+use a2a_types::v1::TaskPushNotificationConfig;
+use a2a_types::version::APPLICATION_A2A_JSON;
 use bytes::Bytes;
-use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -100,10 +96,6 @@ impl std::fmt::Debug for Dispatcher {
     }
 }
 
-fn store_err(e: impl std::fmt::Display) -> A2aError {
-    A2aError::internal(e.to_string())
-}
-
 impl Dispatcher {
     /// A dispatcher over `store`, checking URLs with `guard`. Spawns its router task (call
     /// inside a Tokio runtime).
@@ -136,7 +128,7 @@ impl Dispatcher {
     }
 
     /// Check a config's URL (InvalidParams when refused) and fill its ids.
-    async fn prepare(
+    pub(crate) async fn prepare(
         &self,
         mut config: TaskPushNotificationConfig,
         task_id: &str,
@@ -201,14 +193,14 @@ impl Dispatcher {
     }
 
     /// Wait until every event emitted so far has been routed to the configs it concerns.
-    async fn barrier(&self) {
+    pub(crate) async fn barrier(&self) {
         let (tx, rx) = tokio::sync::oneshot::channel();
         if self.ingress.send(Ingress::Barrier(tx)).is_ok() {
             let _ = rx.await;
         }
     }
 
-    fn mark(&self, task_id: &str) {
+    pub(crate) fn mark(&self, task_id: &str) {
         if let Ok(mut s) = self.with_configs.lock() {
             s.insert(task_id.to_string());
         }
@@ -229,7 +221,7 @@ impl Dispatcher {
         let r = match rec.version {
             Version::V1 => serde_json::to_vec(ev).map(|b| Delivery {
                 body: Bytes::from(b),
-                content_type: crate::server::A2A_JSON,
+                content_type: APPLICATION_A2A_JSON,
             }),
             Version::V03 => {
                 let t = match a2a_translate::to_v03::task(
@@ -418,262 +410,5 @@ impl EventSink for Arc<Dispatcher> {
             Box::new(task.clone()),
             Box::new(event.clone()),
         ));
-    }
-}
-
-fn not_supported() -> A2aError {
-    A2aError::new(
-        ErrorKind::PushNotificationNotSupported,
-        "Push Notification is not supported",
-    )
-}
-
-fn config_not_found(id: &str) -> A2aError {
-    // The seed's table: a missing push config is a TaskNotFoundError (404 / -32001).
-    A2aError::new(
-        ErrorKind::TaskNotFound,
-        format!("push notification config {id:?} not found"),
-    )
-}
-
-const DEFAULT_PAGE: usize = 50;
-const MAX_PAGE: i32 = 100;
-
-fn parse<T: serde::de::DeserializeOwned>(params: Value, what: &str) -> Result<T, A2aError> {
-    serde_json::from_value(params)
-        .map_err(|e| A2aError::invalid_params(format!("invalid {what}: {e}")))
-}
-
-fn ser(v: impl serde::Serialize) -> Result<Value, A2aError> {
-    serde_json::to_value(v).map_err(|e| A2aError::internal(e.to_string()))
-}
-
-/// Run one of the four 1.0 push config methods. The caller must own the task (a foreign task is
-/// a TaskNotFound, like a missing one).
-pub(crate) async fn op(
-    app: &crate::server::App,
-    caller: &CallerProfile,
-    method: &str,
-    params: Value,
-    version: Version,
-) -> Result<Value, A2aError> {
-    let Some(d) = app.push.as_ref().filter(|_| app.card.push_notifications()) else {
-        return Err(not_supported());
-    };
-    let owned = |task_id: String| async move {
-        if task_id.is_empty() {
-            return Err(A2aError::invalid_params("missing parameter \"taskId\"")
-                .with_meta("field", "taskId"));
-        }
-        app.manager.get(&task_id, Some(0), caller).await?;
-        Ok::<String, A2aError>(task_id)
-    };
-    match method {
-        "CreateTaskPushNotificationConfig" => {
-            let c: TaskPushNotificationConfig = parse(params, "TaskPushNotificationConfig")?;
-            let task_id = owned(c.task_id.clone().unwrap_or_default()).await?;
-            let c = d.prepare(c, &task_id, version).await?;
-            // Marked before the put: an event racing with the creation may find the config.
-            d.mark(&task_id);
-            d.store
-                .put(PushRecord {
-                    config: c.clone(),
-                    version,
-                    owner: caller.owner_key(),
-                })
-                .await
-                .map_err(store_err)?;
-            ser(c)
-        }
-        "GetTaskPushNotificationConfig" => {
-            let r: GetTaskPushNotificationConfigRequest =
-                parse(params, "GetTaskPushNotificationConfigRequest")?;
-            let task_id = owned(r.task_id).await?;
-            let all = d.store.list(&task_id).await.map_err(store_err)?;
-            // 0.3 allows omitting the config id: the task's first config.
-            let found = if r.id.is_empty() {
-                all.into_iter().next()
-            } else {
-                all.into_iter().find(|x| x.id() == r.id)
-            };
-            match found {
-                Some(x) => ser(x.config),
-                None => Err(config_not_found(&r.id)),
-            }
-        }
-        "ListTaskPushNotificationConfigs" => {
-            let r: ListTaskPushNotificationConfigsRequest =
-                parse(params, "ListTaskPushNotificationConfigsRequest")?;
-            let size = match r.page_size {
-                None | Some(0) => DEFAULT_PAGE,
-                Some(n) if (1..=MAX_PAGE).contains(&n) => n as usize,
-                Some(_) => {
-                    return Err(A2aError::invalid_params(format!(
-                        "pageSize must be between 1 and {MAX_PAGE} inclusive"
-                    ))
-                    .with_meta("field", "pageSize"));
-                }
-            };
-            let task_id = owned(r.task_id).await?;
-            let all = d.store.list(&task_id).await.map_err(store_err)?;
-            let start = match r.page_token.as_deref().filter(|t| !t.is_empty()) {
-                None => 0,
-                Some(t) => decode_token(&task_id, t)?,
-            };
-            let end = (start + size).min(all.len());
-            let configs: Vec<TaskPushNotificationConfig> = all
-                .get(start.min(end)..end)
-                .unwrap_or_default()
-                .iter()
-                .map(|x| x.config.clone())
-                .collect();
-            let next = (end < all.len()).then(|| encode_token(&task_id, end));
-            ser(ListTaskPushNotificationConfigsResponse {
-                configs,
-                next_page_token: next,
-            })
-        }
-        "DeleteTaskPushNotificationConfig" => {
-            let r: DeleteTaskPushNotificationConfigRequest =
-                parse(params, "DeleteTaskPushNotificationConfigRequest")?;
-            let task_id = owned(r.task_id).await?;
-            // Events the task emitted before this delete still reach the config: route them
-            // first (the routing task lists configs when it handles an event, which may lag).
-            d.barrier().await;
-            if !d.store.delete(&task_id, &r.id).await.map_err(store_err)? {
-                return Err(config_not_found(&r.id));
-            }
-            Ok(serde_json::json!({}))
-        }
-        other => Err(A2aError::new(
-            ErrorKind::MethodNotFound,
-            format!("Method not found: {other}"),
-        )),
-    }
-}
-
-fn encode_token(task_id: &str, offset: usize) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{task_id}\n{offset}"))
-}
-
-fn decode_token(task_id: &str, token: &str) -> Result<usize, A2aError> {
-    let bad = || {
-        A2aError::invalid_params("invalid pageToken: send back nextPageToken unchanged")
-            .with_meta("field", "pageToken")
-    };
-    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(token)
-        .map_err(|_| bad())?;
-    let s = String::from_utf8(raw).map_err(|_| bad())?;
-    let (t, o) = s.split_once('\n').ok_or_else(bad)?;
-    if t != task_id {
-        return Err(bad());
-    }
-    o.parse().map_err(|_| bad())
-}
-
-fn rest_json(body: &Bytes) -> Result<Value, A2aError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(Value::Object(Default::default()));
-    }
-    serde_json::from_slice(body)
-        .map_err(|e| A2aError::new(ErrorKind::JsonParse, format!("Invalid JSON payload: {e}")))
-}
-
-/// The 1.0 method and params of a REST push config request
-/// (`/tasks/{taskId}/pushNotificationConfigs[/{configId}]`).
-pub(crate) fn rest_request(
-    method: &http::Method,
-    version: Version,
-    task_id: &str,
-    config_id: Option<&str>,
-    query: Option<&str>,
-    body: &Bytes,
-) -> Result<(&'static str, Value), A2aError> {
-    use http::Method as M;
-    let wrong = || {
-        A2aError::new(
-            ErrorKind::MethodNotFound,
-            "HTTP method not allowed on this path",
-        )
-        .with_status(405)
-    };
-    match (method, config_id) {
-        (m, None) if m == M::POST => {
-            let mut b = rest_json(body)?;
-            // 0.3 REST sends `{name?, pushNotificationConfig: {...}}` (optionally wrapped in
-            // `{parent, configId, config}`, the 0.3 proto's request); 1.0 sends the flat config.
-            // Proto-JSON parsers accept the proto field names too (a2a-sdk 1.x's 0.3 client
-            // sends `config_id`, `push_notification_config`).
-            let config_id = ["configId", "config_id"]
-                .iter()
-                .find_map(|k| b.get(*k).and_then(Value::as_str).map(str::to_string));
-            if let Some(c) = b.get_mut("config").map(Value::take) {
-                b = c;
-            }
-            let inner = ["pushNotificationConfig", "push_notification_config"]
-                .iter()
-                .find_map(|k| b.get(*k).cloned());
-            let mut c: TaskPushNotificationConfig = if let Some(mut inner) = inner {
-                if let (Some(id), Some(o)) = (config_id, inner.as_object_mut()) {
-                    o.entry("id").or_insert(Value::String(id));
-                }
-                let inner: a2a_types::v03::PushNotificationConfig =
-                    parse(inner, "pushNotificationConfig")?;
-                a2a_translate::to_v1::push_notification_config(
-                    inner,
-                    a2a_translate::Policy::SdkCompatible,
-                )
-                .map_err(|e| A2aError::invalid_params(e.to_string()))?
-            } else {
-                parse(b, "TaskPushNotificationConfig")?
-            };
-            let _ = version;
-            c.task_id = Some(task_id.to_string());
-            Ok(("CreateTaskPushNotificationConfig", ser(c)?))
-        }
-        (m, None) if m == M::GET => {
-            let mut req = serde_json::json!({"taskId": task_id});
-            for (k, val) in url::form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
-                match k.as_ref() {
-                    "pageSize" | "page_size" => {
-                        let n: i32 = val.parse().map_err(|_| {
-                            A2aError::invalid_params("pageSize must be an integer")
-                                .with_meta("field", "pageSize")
-                        })?;
-                        req["pageSize"] = n.into();
-                    }
-                    "pageToken" | "page_token" => req["pageToken"] = val.as_ref().into(),
-                    _ => {}
-                }
-            }
-            Ok(("ListTaskPushNotificationConfigs", req))
-        }
-        (m, Some(c)) if m == M::GET => Ok((
-            "GetTaskPushNotificationConfig",
-            serde_json::json!({"taskId": task_id, "id": c}),
-        )),
-        (m, Some(c)) if m == M::DELETE => Ok((
-            "DeleteTaskPushNotificationConfig",
-            serde_json::json!({"taskId": task_id, "id": c}),
-        )),
-        _ => Err(wrong()),
-    }
-}
-
-/// A 1.0 push config result as the 0.3 HTTP+JSON result.
-pub(crate) fn rest_v03_result(method: &str, v1: Value) -> Result<Value, A2aError> {
-    let p = a2a_translate::Policy::SdkCompatible;
-    let tr = |e: a2a_translate::Untranslatable| A2aError::internal(e.to_string());
-    match method {
-        "CreateTaskPushNotificationConfig" | "GetTaskPushNotificationConfig" => {
-            let c: TaskPushNotificationConfig = parse(v1, "config")?;
-            ser(a2a_translate::to_v03::rest::task_push_config(c, p).map_err(tr)?)
-        }
-        "ListTaskPushNotificationConfigs" => {
-            let l: ListTaskPushNotificationConfigsResponse = parse(v1, "list")?;
-            ser(a2a_translate::to_v03::rest::list_push_configs_result(l, p).map_err(tr)?)
-        }
-        _ => Ok(Value::Object(Default::default())),
     }
 }

@@ -1,6 +1,6 @@
 //! Where push notification configs live: in memory, or in the SQLite task database.
 
-use crate::negotiate::Version;
+use crate::edge::version::Version;
 use a2a_types::v1::TaskPushNotificationConfig;
 use async_trait::async_trait;
 use std::path::Path;
@@ -14,7 +14,7 @@ pub struct PushRecord {
     pub config: TaskPushNotificationConfig,
     /// The version of the request that created it.
     pub version: Version,
-    /// Owner key of the task (see [`crate::auth::CallerProfile::owner_key`]).
+    /// Owner key of the task (see [`crate::caller::CallerProfile::owner_key`]).
     pub owner: String,
 }
 

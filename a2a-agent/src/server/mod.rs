@@ -1,31 +1,32 @@
-//! The HTTP server: builder, request pipeline (negotiation, limits, auth, extensions), card
-//! endpoint, graceful shutdown.
+//! The HTTP server: the builder ([`AgentServer`], here), the request pipeline (negotiation,
+//! limits, auth, extensions, the card endpoint), the bindings it dispatches to (JSON-RPC,
+//! HTTP+JSON, gRPC, SSE streams), and graceful shutdown.
 
-use crate::auth::{Authenticator, CallerProfile, CardAuthenticator, NoAuth};
+use crate::auth::{Authenticator, CardAuthenticator, NoAuth};
 use crate::card::AgentCard;
 use crate::config::AgentConfig;
 use crate::handler::{ExtensionHandler, Handler};
 use crate::replay::ReplayLog;
+use crate::state::App;
 use crate::store::{MemoryStore, SqliteStore, TaskStore};
 use crate::tasks::{TaskLimits, TaskManager};
-use http::HeaderMap;
 use serde_json::Value;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 
+mod admit;
+mod grpc;
+mod jsonrpc;
+pub mod parse;
 mod pipeline;
 mod respond;
+mod rest;
+mod sse;
 
 use pipeline::{Direct, edge_refusal, entry};
-pub(crate) use pipeline::{admit, header_bool};
-pub(crate) use respond::{
-    error_response, json_bytes_response, json_response, jsonrpc_or_rest_error, peek_id,
-};
-
-/// `application/a2a+json` (the types' [`a2a_types::version::APPLICATION_A2A_JSON`]).
-pub const A2A_JSON: &str = a2a_types::version::APPLICATION_A2A_JSON;
+pub use respond::A2A_JSON;
 
 /// Start-up failures.
 #[derive(Debug, thiserror::Error)]
@@ -139,7 +140,7 @@ impl AgentServer {
             Some(u) => u.trim_end_matches('/').to_string(),
             None => format!("http://{addr}{base}"),
         };
-        let grpc_at = cfg.grpc.then(|| crate::grpc::authority(&url, addr));
+        let grpc_at = cfg.grpc.then(|| grpc::authority(&url, addr));
         let card = AgentCard::from_json(self.card.json().clone())?.with_served_interfaces(
             &url,
             cfg.binding,
@@ -226,7 +227,7 @@ impl AgentServer {
             manager.set_replay_log(log);
         }
         if let Some(p) = &cfg.sqlite_path {
-            manager.set_send_log(Arc::new(crate::idempotency::SqliteSendLog::open(
+            manager.set_send_log(Arc::new(crate::tasks::idempotency::SqliteSendLog::open(
                 p,
                 Duration::from_secs(cfg.idempotency_window_s),
             )?));
@@ -340,36 +341,4 @@ impl ServerHandle {
             self.listening.kill().await;
         }
     }
-}
-
-pub(crate) struct App {
-    pub card: AgentCard,
-    pub cfg: AgentConfig,
-    pub base: String,
-    pub manager: Arc<TaskManager>,
-    pub authenticator: Arc<dyn Authenticator>,
-    pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
-    pub push: Option<Arc<crate::push::Dispatcher>>,
-    pub extended_card: Option<AgentCard>,
-    /// `Last-Modified` of the card (the server's start: the card does not change while it runs).
-    pub card_modified: String,
-    /// Credential headers hidden from handlers besides [`crate::handler::HIDDEN_HEADERS`].
-    pub hidden_headers: Arc<Vec<String>>,
-}
-
-/// Which binding a request reached.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Binding {
-    JsonRpc,
-    Rest,
-}
-
-/// What the pipeline established before dispatch.
-pub(crate) struct Call {
-    pub caller: CallerProfile,
-    pub extensions: Vec<String>,
-    /// The request headers (shared with the handler's lazy view, see
-    /// [`crate::handler::RequestContext::headers`]).
-    pub headers: Arc<HeaderMap>,
-    pub query: Option<String>,
 }

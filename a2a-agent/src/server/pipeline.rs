@@ -9,64 +9,20 @@ use axum::response::Response;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use http_body_util::BodyExt;
-use serde_json::Value;
 
-use super::{App, Binding, Call, error_response, jsonrpc_or_rest_error, peek_id};
-use crate::auth::{AuthRequest, CallerProfile};
+use super::admit::admit;
+use super::respond::{Binding, error_response, jsonrpc_or_rest_error, peek_id};
+use super::{grpc, jsonrpc, rest};
+use crate::caller::CallerProfile;
 use crate::card::etag;
+use crate::edge::media::check_content_type;
+use crate::edge::version::{Version, requested_version};
 use crate::error::{A2aError, ErrorKind};
-use crate::negotiate::{Version, requested_version};
+use crate::listen::EdgeRefusal;
+use crate::state::{App, Call};
 use a2a_types::envelope::RawId;
 
-fn header_list(h: &HeaderMap, name: &str) -> Vec<String> {
-    h.get_all(name)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect()
-}
-
 impl App {
-    fn negotiate_extensions(&self, headers: &HeaderMap) -> Result<Vec<String>, A2aError> {
-        let mut requested = header_list(headers, "a2a-extensions");
-        for e in header_list(headers, "x-a2a-extensions") {
-            if !requested.contains(&e) {
-                requested.push(e);
-            }
-        }
-        let decls = self.card.extension_decls();
-        let uri = |d: &Value| d.get("uri").and_then(Value::as_str).map(str::to_string);
-        for r in &requested {
-            if !decls
-                .iter()
-                .any(|d| d.get("uri").and_then(Value::as_str) == Some(r.as_str()))
-            {
-                return Err(A2aError::new(
-                    ErrorKind::ExtensionSupportRequired,
-                    format!("extension {r:?} is not supported by this agent"),
-                )
-                .with_meta("extension", r.clone()));
-            }
-        }
-        for d in decls {
-            if d.get("required").and_then(Value::as_bool) == Some(true)
-                && let Some(u) = uri(d)
-                && !requested.contains(&u)
-            {
-                return Err(A2aError::new(
-                    ErrorKind::ExtensionSupportRequired,
-                    format!(
-                        "extension {u:?} is required by this agent; request it in A2A-Extensions"
-                    ),
-                )
-                .with_meta("extension", u));
-            }
-        }
-        Ok(requested)
-    }
-
     fn card_response(&self, headers: &HeaderMap, query: Option<&str>) -> Response {
         let version = match requested_version(headers, query) {
             Ok(v) => v,
@@ -114,11 +70,7 @@ impl App {
 }
 
 /// The 408 / 503 the edge answers itself, in the caller's binding and version.
-pub(super) fn edge_refusal(
-    base: &str,
-    parts: &http::request::Parts,
-    why: crate::listen::EdgeRefusal,
-) -> Response {
+pub(super) fn edge_refusal(base: &str, parts: &http::request::Parts, why: EdgeRefusal) -> Response {
     let version = requested_version(&parts.headers, parts.uri.query())
         .ok()
         .flatten()
@@ -130,8 +82,8 @@ pub(super) fn edge_refusal(
         Binding::Rest
     };
     let kind = match why {
-        crate::listen::EdgeRefusal::BodyTimeout(_) => ErrorKind::InvalidRequest,
-        crate::listen::EdgeRefusal::Overloaded => ErrorKind::Unavailable,
+        EdgeRefusal::BodyTimeout(_) => ErrorKind::InvalidRequest,
+        EdgeRefusal::Overloaded => ErrorKind::Unavailable,
     };
     let e = A2aError::new(kind, why.message()).with_status(why.status().as_u16());
     let mut r = error_response(&e, version, binding);
@@ -140,7 +92,7 @@ pub(super) fn edge_refusal(
 }
 
 /// Read the body under the payload limit; 413 as soon as the limit is passed.
-pub(crate) async fn read_body(body: Body, limit: usize) -> Result<Bytes, A2aError> {
+async fn read_body(body: Body, limit: usize) -> Result<Bytes, A2aError> {
     let too_big = || {
         A2aError::new(
             ErrorKind::ContentTypeNotSupported,
@@ -164,12 +116,9 @@ pub(crate) async fn read_body(body: Body, limit: usize) -> Result<Bytes, A2aErro
     }
 }
 
-/// A body's content type: JSON (either media type) or none at all ([`crate::edge::media`]).
+/// A body's content type: JSON (either media type) or none at all (see [`check_content_type`]).
 fn content_type_ok(headers: &HeaderMap) -> bool {
-    !matches!(
-        crate::edge::media::check_content_type(headers),
-        Err(Some(_))
-    )
+    !matches!(check_content_type(headers), Err(Some(_)))
 }
 
 /// The router's fallback handler (with CORS on; see [`Direct`]).
@@ -284,8 +233,8 @@ fn status_label(status: u16) -> metrics::SharedString {
 }
 
 async fn pipeline(app: Arc<App>, req: Request) -> Response {
-    if crate::grpc::is_grpc(req.headers()) {
-        return Box::pin(crate::grpc::handle(app, req)).await;
+    if grpc::is_grpc(req.headers()) {
+        return Box::pin(grpc::handle(app, req)).await;
     }
     let (parts, body) = req.into_parts();
     let path = parts.uri.path().to_string();
@@ -376,7 +325,7 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
         Err(e) => Err((e, Version::V1)),
     };
     let rest_route = match &explicit {
-        Ok(x) if binding == Binding::Rest => Some(crate::rest::parse_route(&rel, *x)),
+        Ok(x) if binding == Binding::Rest => Some(rest::parse_route(&rel, *x)),
         _ => None,
     };
     // The version errors are reported in before the operation is known.
@@ -444,9 +393,9 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
     // The bindings' futures are boxed: this one stays small, so moving it through the HTTP
     // stack (axum boxes it, tracing wraps it) copies little.
     let mut resp = match binding {
-        Binding::JsonRpc => Box::pin(crate::jsonrpc::handle(&app, explicit, &call, bytes)).await,
+        Binding::JsonRpc => Box::pin(jsonrpc::handle(&app, explicit, &call, bytes)).await,
         Binding::Rest => match rest_route.flatten() {
-            Some(route) => Box::pin(crate::rest::handle(&app, route, &method, &call, bytes)).await,
+            Some(route) => Box::pin(rest::handle(&app, route, &method, &call, bytes)).await,
             None => {
                 let e = A2aError::new(ErrorKind::MethodNotFound, format!("no route for {path}"))
                     .in_table(app.cfg.rest_status_table);
@@ -495,29 +444,4 @@ async fn pre_dispatch(
         ));
     }
     Ok((caller, extensions))
-}
-
-/// Authentication, then extension negotiation: the checks every binding makes (gRPC reads the
-/// same names from its metadata).
-pub(crate) async fn admit(
-    app: &App,
-    headers: &HeaderMap,
-    query: Option<&str>,
-) -> Result<(CallerProfile, Vec<String>), A2aError> {
-    let caller = app
-        .authenticator
-        .authenticate(&AuthRequest { headers, query })
-        .await?;
-    let extensions = app.negotiate_extensions(headers)?;
-    Ok((caller, extensions))
-}
-
-pub(crate) fn header_bool(h: &HeaderMap, name: &str) -> Option<bool> {
-    h.get(name).and_then(|v| v.to_str().ok()).and_then(|v| {
-        match v.trim().to_ascii_lowercase().as_str() {
-            "true" | "1" | "yes" => Some(true),
-            "false" | "0" | "no" => Some(false),
-            _ => None,
-        }
-    })
 }

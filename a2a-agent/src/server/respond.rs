@@ -1,15 +1,25 @@
-//! Answers in the caller's form: errors in its version and binding, JSON bodies.
+//! Answers in the caller's form: errors in its version and [`Binding`], JSON bodies.
 
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
 use serde_json::Value;
 
-use super::{A2A_JSON, Binding};
+use crate::edge::version::Version;
 use crate::error::{A2aError, ErrorKind};
-use crate::negotiate::Version;
 use a2a_types::envelope::RawId;
 
+/// `application/a2a+json` (the types' [`a2a_types::version::APPLICATION_A2A_JSON`]).
+pub const A2A_JSON: &str = a2a_types::version::APPLICATION_A2A_JSON;
+
+/// Which binding a request reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Binding {
+    JsonRpc,
+    Rest,
+}
+
+/// An error answer (without a JSON-RPC id).
 pub(crate) fn error_response(e: &A2aError, version: Version, binding: Binding) -> Response {
     jsonrpc_or_rest_error(e, version, binding, &RawId::null())
 }

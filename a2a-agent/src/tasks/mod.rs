@@ -1,33 +1,48 @@
 //! Task lifecycle: creation, the running-task registry, cancellation, timeouts, concurrency and
 //! queue limits, event fan-out to subscribers.
+//!
+//! The [`TaskManager`] (here) owns the live tasks (`live`); a send (`send`) goes through the
+//! retry contract ([`idempotency`], its records in `sends`), then a turn (`turn`: the task
+//! created or continued; `run`: the handler run and its end). Reads, cancels and subscriptions
+//! are in `reads`, the subscribers' queues in [`fanout`], crash recovery in `recovery`.
 
-use crate::auth::CallerProfile;
+use crate::bounds::StoreLimits;
+use crate::config::OverflowPolicy;
 use crate::error::{A2aError, ErrorKind};
-use crate::handler::Handler;
-use crate::idempotency::SendLog;
-use crate::model::{Message, SendMessageRequest, StreamResponse, Task, TaskState, Timestamp};
-use crate::store::{StoredTask, TaskStore};
+use crate::handler::{ExtensionHandler, Handler};
+use crate::model::{Task, TaskState};
+use crate::push::EventSink;
+use crate::replay::ReplayLog;
+use crate::store::TaskStore;
+use fanout::{Fanout, QueueLimits};
 use foldhash::HashMap;
+use live::{Live, LiveState, Writer};
+use sends::{Claims, MemorySendLog, SendLog};
 use serde_json::Value;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-mod emitter;
+pub mod fanout;
+pub mod idempotency;
+mod live;
 mod reads;
+pub(crate) mod recovery;
+mod run;
+mod send;
+mod sends;
 mod turn;
 
-pub use emitter::Emitter;
-pub(crate) use emitter::trim_history;
-use emitter::{add_artifact, status_change};
-
-/// Now (UTC, millisecond precision).
-pub(crate) fn now_ts() -> Timestamp {
-    Timestamp::now()
-}
+/// The handler's progress emitter, at home in [`handler`](crate::handler); this path is kept for
+/// one release.
+pub use crate::handler::Emitter;
+pub(crate) use crate::handler::trim_history;
+pub(crate) use fanout::ends_stream;
+pub(crate) use send::SendExtras;
+pub use send::{SendInput, SendMode, SendOutcome, Start, Subscription};
 
 /// Runtime limits of the task manager.
 #[derive(Debug, Clone)]
@@ -43,11 +58,11 @@ pub struct TaskLimits {
     /// Bytes queued per streaming connection (0 = unlimited).
     pub sse_queue_max_bytes: usize,
     /// What a slow subscriber loses when its queue is full.
-    pub sse_overflow_policy: crate::fanout::OverflowPolicy,
+    pub sse_overflow_policy: OverflowPolicy,
     /// Byte and history bounds of stored tasks.
-    pub store: crate::bounds::StoreLimits,
+    pub store: StoreLimits,
     /// A repeated `messageId` within this window answers from the first send (see
-    /// [`crate::idempotency`]); zero turns it off.
+    /// [`idempotency`]); zero turns it off.
     pub idempotency_window: Duration,
 }
 
@@ -59,125 +74,19 @@ impl Default for TaskLimits {
             async_timeout: Duration::from_secs(300),
             sse_queue_capacity: 1000,
             sse_queue_max_bytes: 4 * 1024 * 1024,
-            sse_overflow_policy: crate::fanout::OverflowPolicy::DropNewest,
-            store: crate::bounds::StoreLimits::default(),
+            sse_overflow_policy: OverflowPolicy::DropNewest,
+            store: StoreLimits::default(),
             idempotency_window: Duration::ZERO,
         }
     }
 }
 
-/// How the caller waits for the outcome of a send.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SendMode {
-    /// Wait for a terminal or interrupted state.
-    Blocking,
-    /// Return right after creating the task (SUBMITTED).
-    ReturnImmediately,
-    /// Stream the events.
-    Stream,
-}
-
-struct LiveState {
-    task: Task,
-    owner: String,
-    fanout: crate::fanout::Fanout,
-    error: Option<A2aError>,
-    /// This turn may end with a direct message and no task (a new task nobody has seen yet).
-    direct_ok: bool,
-    /// The direct message the handler answered with (the task was dropped).
-    direct: Option<Message>,
-    /// Number of the task's last event (its SSE `id`); the next event gets `seq + 1`.
-    seq: u64,
-    /// The task has a change the store does not have yet: the runtime's own WORKING, published
-    /// at once and stored when the handler first waits (see [`TaskManager::run`]), by the
-    /// handler's next update, or at the end of the turn, whichever comes first.
-    unstored: bool,
-}
-
-pub(crate) struct Live {
-    state: tokio::sync::Mutex<LiveState>,
-    cancel: CancellationToken,
-    watch: watch::Sender<TaskState>,
-    /// Set once the task has been shown to the caller (the handler emitted, or the turn ended).
-    announced: watch::Sender<bool>,
-    running: std::sync::atomic::AtomicBool,
-}
-
-/// A subscription: the current task first (or, on a resume, the events missed), then every
-/// event until the task ends its turn.
-pub struct Subscription {
-    /// The task snapshot (the first stream event, unless [`Start::Resume`]).
-    pub task: Task,
-    /// Number of the last event the snapshot includes (its SSE `id`).
-    pub seq: u64,
-    /// How the stream starts.
-    pub start: Start,
-    /// The events after the snapshot (bounded per subscriber, see [`crate::fanout`]).
-    pub events: crate::fanout::Events,
-}
-
-/// How a stream starts.
-///
-/// A subscriber that comes back with `Last-Event-ID: N` gets the events numbered above `N`
-/// from the replay log, then the live ones: no gap, no duplicate, and no snapshot (it already
-/// has the task up to `N`). When the log no longer holds every event after `N` (retention,
-/// or an `N` this agent never sent), it gets [`Start::Gap`]: an SSE comment
-/// `: a2a-replay-gap last-event-id=N` and then the task snapshot, as a fresh subscriber does.
-/// A stream's first `Task` event after a resume therefore always means "state replaced".
-#[derive(Debug, Clone, PartialEq)]
-pub enum Start {
-    /// A new subscriber: the snapshot first.
-    Snapshot,
-    /// A resume: these events (numbered, in order), then the live ones.
-    Resume(Vec<(u64, StreamResponse)>),
-    /// A resume the log cannot serve without a gap: the marker, then the snapshot.
-    Gap {
-        /// The `Last-Event-ID` the subscriber sent.
-        last_event_id: u64,
-    },
-}
-
-/// Everything one send needs besides the request.
-pub struct SendInput {
-    /// The 1.0 request.
-    pub request: SendMessageRequest,
-    /// The message JSON as the caller sent it.
-    pub raw_message: Value,
-    /// The caller.
-    pub caller: CallerProfile,
-    /// Accepted extensions.
-    pub extensions: Vec<String>,
-    /// How the caller waits.
-    pub mode: SendMode,
-    /// The request headers the handler may see (already filtered, see
-    /// [`crate::handler::visible_headers`]).
-    pub headers: http::HeaderMap,
-}
-
-/// The lazy forms of a send's raw message and headers (see [`TaskManager::send_with`]).
-#[derive(Default)]
-pub(crate) struct SendExtras {
-    /// The request body holding the message, read into a tree when a handler asks.
-    pub raw: Option<crate::typed_send::RawSource>,
-    /// The request's headers, filtered when a handler asks.
-    pub headers: Option<crate::handler::Headers>,
-}
-
-/// The outcome of a send.
-pub enum SendOutcome {
-    /// The task (blocking or return-immediately).
-    Task(Task),
-    /// A stream.
-    Stream(Subscription),
-    /// The handler answered with a direct message: no task.
-    Message(Message),
-}
-
 /// Owns tasks: creates them, runs the handler, fans events out, cancels.
 pub struct TaskManager {
-    store: Arc<dyn TaskStore>,
+    /// Where the changes of live tasks go (the store among them).
+    writer: Arc<Writer>,
     handler: Arc<dyn Handler>,
-    ext_handlers: Vec<(Value, Arc<dyn crate::handler::ExtensionHandler>)>,
+    ext_handlers: Vec<(Value, Arc<dyn ExtensionHandler>)>,
     live: Mutex<HashMap<String, Arc<Live>>>,
     pub(crate) limits: TaskLimits,
     permits: Option<Arc<Semaphore>>,
@@ -185,12 +94,9 @@ pub struct TaskManager {
     shutdown: CancellationToken,
     tracker: TaskTracker,
     me: Weak<TaskManager>,
-    sink: std::sync::OnceLock<Arc<dyn crate::push::EventSink>>,
-    replay: Arc<dyn crate::replay::ReplayLog>,
-    replay_set: std::sync::OnceLock<Arc<dyn crate::replay::ReplayLog>>,
-    pub(crate) sends: Arc<dyn SendLog>,
-    pub(crate) sends_set: std::sync::OnceLock<Arc<dyn SendLog>>,
-    pub(crate) claims: crate::idempotency::Claims,
+    sends: Arc<dyn SendLog>,
+    sends_set: std::sync::OnceLock<Arc<dyn SendLog>>,
+    claims: Claims,
 }
 
 impl TaskManager {
@@ -198,12 +104,12 @@ impl TaskManager {
     pub fn new(
         store: Arc<dyn TaskStore>,
         handler: Arc<dyn Handler>,
-        ext_handlers: Vec<(Value, Arc<dyn crate::handler::ExtensionHandler>)>,
+        ext_handlers: Vec<(Value, Arc<dyn ExtensionHandler>)>,
         limits: TaskLimits,
     ) -> Arc<Self> {
         Arc::new_cyclic(|me| TaskManager {
             limits: limits.clone(),
-            store,
+            writer: Arc::new(Writer::new(store, limits.store.max_history_length)),
             handler,
             ext_handlers,
             live: Mutex::new(HashMap::default()),
@@ -213,54 +119,26 @@ impl TaskManager {
             shutdown: CancellationToken::new(),
             tracker: TaskTracker::new(),
             me: me.clone(),
-            sink: std::sync::OnceLock::new(),
-            // Until a log is set: event numbers only, so that numbering never restarts.
-            replay: Arc::new(crate::replay::MemoryReplay::new(crate::replay::Retention {
-                events_per_task: 0,
-                max_bytes: 0,
-            })),
-            replay_set: std::sync::OnceLock::new(),
-            sends: Arc::new(crate::idempotency::MemorySendLog::new(
-                limits.idempotency_window,
-                100_000,
-            )),
+            sends: Arc::new(MemorySendLog::new(limits.idempotency_window, 100_000)),
             sends_set: std::sync::OnceLock::new(),
             claims: Default::default(),
         })
     }
 
     /// Keep replayable events in `log` (the server sets its task store's log: the
-    /// [`crate::MemoryStore`] or a [`crate::replay::SqliteReplay`]). Without one, events are
-    /// numbered but not kept, so a resume gets the task snapshot. Only the first call takes
-    /// effect; call it before serving.
-    pub fn set_replay_log(&self, log: Arc<dyn crate::replay::ReplayLog>) {
-        let _ = self.replay_set.set(log);
-    }
-
-    fn replay(&self) -> &Arc<dyn crate::replay::ReplayLog> {
-        self.replay_set.get().unwrap_or(&self.replay)
+    /// [`MemoryStore`](crate::MemoryStore) or a [`SqliteReplay`](crate::replay::SqliteReplay)).
+    /// Without one, events are numbered but not kept, so a resume gets the task snapshot. Only
+    /// the first call takes effect; call it before serving.
+    pub fn set_replay_log(&self, log: Arc<dyn ReplayLog>) {
+        self.writer.set_replay_log(log);
     }
 
     /// Number of the last event of `id` (0 when none is known).
     pub(crate) async fn last_seq(&self, id: &str) -> u64 {
-        self.replay().last(id).await.unwrap_or_else(|e| {
+        self.writer.replay().last(id).await.unwrap_or_else(|e| {
             tracing::debug!(error = %e, task_id = id, "reading the replay log failed");
             0
         })
-    }
-
-    /// Number `ev` as the task's next event, queue it for the subscribers, and keep it in the
-    /// replay log (which takes it). Called with the task's lock held, so numbers, queues and
-    /// the log agree: a resume reads the log under the same lock.
-    async fn publish(&self, g: &mut LiveState, ev: StreamResponse) {
-        g.seq += 1;
-        let LiveState {
-            fanout, task, seq, ..
-        } = g;
-        fanout.publish(*seq, &ev, task);
-        if let Err(e) = self.replay().append_owned(&g.task.id, g.seq, ev).await {
-            tracing::debug!(error = %e, "keeping an event in the replay log failed");
-        }
     }
 
     /// How a resume after event `after` starts, when the task's last event is `cur`.
@@ -269,7 +147,12 @@ impl TaskManager {
             return Start::Resume(Vec::new());
         }
         if after < cur {
-            let evs = self.replay().since(id, after).await.unwrap_or_default();
+            let evs = self
+                .writer
+                .replay()
+                .since(id, after)
+                .await
+                .unwrap_or_default();
             let whole = evs.len() as u64 == cur - after
                 && evs.first().is_some_and(|(s, _)| *s == after + 1)
                 && evs.last().is_some_and(|(s, _)| *s == cur);
@@ -284,13 +167,13 @@ impl TaskManager {
     }
 
     /// Receive every task event (push notifications). Only the first call takes effect.
-    pub fn set_event_sink(&self, sink: Arc<dyn crate::push::EventSink>) {
-        let _ = self.sink.set(sink);
+    pub fn set_event_sink(&self, sink: Arc<dyn EventSink>) {
+        let _ = self.writer.sink.set(sink);
     }
 
     /// The store.
     pub fn store(&self) -> &Arc<dyn TaskStore> {
-        &self.store
+        &self.writer.store
     }
 
     pub(crate) fn handler(&self) -> &Arc<dyn Handler> {
@@ -321,114 +204,24 @@ impl TaskManager {
         }
     }
 
-    fn queue_limits(&self) -> crate::fanout::QueueLimits {
-        crate::fanout::QueueLimits {
+    fn queue_limits(&self) -> QueueLimits {
+        QueueLimits {
             max_events: self.limits.sse_queue_capacity.max(1),
             max_bytes: self.limits.sse_queue_max_bytes,
             policy: self.limits.sse_overflow_policy,
         }
     }
 
-    /// Mutate a live task under its lock, persist it, and publish the event `f` returns.
-    /// Does nothing once the task is terminal.
-    async fn update(
-        &self,
-        live: &Arc<Live>,
-        f: impl FnOnce(&mut Task) -> Option<StreamResponse>,
-    ) -> Option<TaskState> {
-        let r = self.update_quiet(live, f).await;
-        live.announced.send_replace(true);
-        r
-    }
-
-    /// [`Self::update`] without announcing the task.
-    async fn update_quiet(
-        &self,
-        live: &Arc<Live>,
-        f: impl FnOnce(&mut Task) -> Option<StreamResponse>,
-    ) -> Option<TaskState> {
-        self.update_with(live, f, true).await
-    }
-
-    /// [`Self::update_quiet`]; with `store` false the change is published but only marked for
-    /// the store (see [`LiveState::unstored`]).
-    async fn update_with(
-        &self,
-        live: &Arc<Live>,
-        f: impl FnOnce(&mut Task) -> Option<StreamResponse>,
-        store: bool,
-    ) -> Option<TaskState> {
-        let mut g = live.state.lock().await;
-        if g.task.status.state.is_terminal() {
-            return None;
-        }
-        let ev = f(&mut g.task)?;
-        crate::bounds::cap_history(&mut g.task, self.limits.store.max_history_length);
-        let state = g.task.status.state;
-        if store {
-            self.put_live(&mut g).await;
-        } else {
-            g.unstored = true;
-        }
-        if let Some(s) = self.sink.get() {
-            s.on_event(&g.task, &ev);
-        }
-        self.publish(&mut g, ev).await;
-        live.watch.send_replace(state);
-        Some(state)
-    }
-
-    /// Store the live task as it stands (called with its lock held). Best effort: a failure to
-    /// store progress never fails the handler.
-    async fn put_live(&self, g: &mut LiveState) {
-        g.unstored = false;
-        let rec = StoredTask {
-            task: g.task.clone(),
-            owner: g.owner.clone(),
-        };
-        if let Err(e) = self.store.put(rec).await {
-            tracing::debug!(error = %e, "storing task progress failed");
-        }
-    }
-
-    /// Store the live task if it has a change the store does not have yet.
-    async fn store_unstored(&self, live: &Live) {
-        let mut g = live.state.lock().await;
-        if g.unstored {
-            self.put_live(&mut g).await;
-        }
-    }
-
-    /// [`Emitter::update_metadata`]: `f` on the live task's metadata under its lock, stored.
-    async fn update_metadata(&self, live: &Arc<Live>, f: impl FnOnce(&mut crate::model::Struct)) {
-        let mut g = live.state.lock().await;
-        if g.task.status.state.is_terminal() {
-            return;
-        }
-        f(g.task.metadata.get_or_insert_default());
-        self.put_live(&mut g).await;
-    }
-
     /// Make `task` live in this process; its last event was number `seq`.
     pub(crate) fn register(&self, task: Task, owner: String, seq: u64) -> Arc<Live> {
         let id = task.id.clone();
-        let state = task.status.state;
-        let live = Arc::new(Live {
-            state: tokio::sync::Mutex::new(LiveState {
-                task,
-                owner,
-                fanout: crate::fanout::Fanout::new(self.queue_limits()),
-                error: None,
-                direct_ok: false,
-                direct: None,
-                seq,
-                unstored: false,
-            }),
-            cancel: CancellationToken::new(),
-            watch: watch::channel(state).0,
-            announced: watch::channel(false).0,
-            running: std::sync::atomic::AtomicBool::new(false),
-        });
+        let live = Arc::new(Live::new(
+            task,
+            owner,
+            seq,
+            Fanout::new(self.queue_limits()),
+            Arc::downgrade(&self.writer),
+        ));
         if let Ok(mut m) = self.live.lock() {
             m.entry(id).or_insert(live).clone()
         } else {
@@ -519,9 +312,4 @@ fn terminal_send(id: &str) -> A2aError {
         "the task is in a terminal state and accepts no more messages",
     )
     .with_meta("taskId", id)
-}
-
-/// Whether a stream should close after `ev` (see [`StreamResponse::closes_live_stream`]).
-pub(crate) fn ends_stream(ev: &StreamResponse) -> bool {
-    ev.closes_live_stream()
 }

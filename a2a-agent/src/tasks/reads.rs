@@ -2,14 +2,14 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{
-    Start, Subscription, TaskManager, not_cancelable, status_change, terminal_subscribe,
-    trim_history,
-};
-use crate::auth::CallerProfile;
+use super::fanout::Events;
+use super::send::{Start, Subscription};
+use super::{TaskManager, not_cancelable, terminal_subscribe};
+use crate::caller::CallerProfile;
 use crate::error::A2aError;
+use crate::handler::{status_change, trim_history};
 use crate::model::{Task, TaskState};
-use crate::store::{StoredTask, TaskFilter};
+use crate::store::{PageCursor, StoredTask, TaskFilter, TaskPage};
 
 impl TaskManager {
     pub(super) async fn load_owned(
@@ -18,6 +18,7 @@ impl TaskManager {
         caller: &CallerProfile,
     ) -> Result<StoredTask, A2aError> {
         let rec = self
+            .writer
             .store
             .get(id)
             .await
@@ -54,6 +55,7 @@ impl TaskManager {
     /// Every task of `filter` (newest first).
     pub async fn list_all(&self, filter: &TaskFilter) -> Result<Vec<Task>, A2aError> {
         let v = self
+            .writer
             .store
             .list(filter)
             .await
@@ -65,10 +67,11 @@ impl TaskManager {
     pub async fn list_page(
         &self,
         filter: &TaskFilter,
-        after: Option<&crate::store::PageCursor>,
+        after: Option<&PageCursor>,
         limit: usize,
-    ) -> Result<crate::store::TaskPage, A2aError> {
-        self.store
+    ) -> Result<TaskPage, A2aError> {
+        self.writer
+            .store
             .page(filter, after, limit)
             .await
             .map_err(|e| A2aError::internal(e.to_string()))
@@ -86,7 +89,8 @@ impl TaskManager {
                     return Err(not_cancelable(id, g.task.status.state));
                 }
             }
-            self.update(&live, |t| Some(status_change(t, TaskState::Canceled, None)))
+            self.writer
+                .update(&live, |t| Some(status_change(t, TaskState::Canceled, None)))
                 .await;
             live.cancel.cancel();
             if !live.running.load(Ordering::SeqCst) {
@@ -104,7 +108,8 @@ impl TaskManager {
         }
         status_change(&mut rec.task, TaskState::Canceled, None);
         let task = rec.task.clone();
-        self.store
+        self.writer
+            .store
             .put(rec)
             .await
             .map_err(|e| A2aError::internal(e.to_string()))?;
@@ -142,7 +147,7 @@ impl TaskManager {
                         start: self.start_from(id, after, cur).await,
                         task: rec.task,
                         seq: cur,
-                        events: crate::fanout::Events::ended(),
+                        events: Events::ended(),
                     });
                 }
                 // Not live in this process (e.g. after a restart): register it so later turns
@@ -161,7 +166,7 @@ impl TaskManager {
             Some(after) => self.start_from(id, after, g.seq).await,
         };
         let events = if terminal {
-            crate::fanout::Events::ended()
+            Events::ended()
         } else {
             g.fanout.subscribe()
         };

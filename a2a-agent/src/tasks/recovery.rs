@@ -5,9 +5,9 @@
 //! resume it and the task fails with [`RESTARTED`]. Either way the final status goes through
 //! the normal event path, so push webhooks registered for the task receive it.
 
+use super::{HANDLER_PANICKED, TaskManager};
 use crate::error::ErrorKind;
 use crate::handler::HandlerError;
-use crate::tasks::TaskManager;
 
 /// The status message of a task failed because the agent restarted while it ran.
 pub const RESTARTED: &str = "the agent restarted before this task finished";
@@ -36,7 +36,7 @@ impl TaskManager {
                 tracing::error!(task_id = %id, "the agent's handler panicked resuming a task");
                 Some(Err(HandlerError::a2a(
                     ErrorKind::Internal,
-                    crate::tasks::HANDLER_PANICKED,
+                    HANDLER_PANICKED,
                 )))
             });
             match resumed {

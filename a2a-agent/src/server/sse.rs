@@ -15,7 +15,7 @@ use std::time::Duration;
 ///
 /// Each connection reads from its own queue, bounded in events and bytes (`sse_queue_capacity`,
 /// `sse_queue_max_bytes`); a client too slow to keep up gets the task snapshot and its stream ends
-/// (see [`crate::fanout`]) instead of growing memory.
+/// (see [`crate::tasks::fanout`]) instead of growing memory.
 pub(crate) fn sse_response<F, T>(sub: Subscription, heartbeat: Duration, mut map: F) -> Response
 where
     F: FnMut(StreamResponse, bool) -> Vec<T> + Send + 'static,

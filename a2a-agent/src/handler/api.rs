@@ -1,9 +1,10 @@
-//! The handler API: what user code implements, what it receives and what it returns.
+//! The handler API: what user code implements ([`Handler`], [`ExtensionHandler`]), what a
+//! handler receives ([`RequestContext`]) and what it returns ([`Reply`], [`HandlerError`]).
 
-use crate::auth::CallerProfile;
+use super::emitter::Emitter;
+use crate::caller::CallerProfile;
 use crate::error::{A2aError, ErrorKind};
 use crate::model::{Artifact, Message, Part, Role, Struct, Task, TaskState};
-use crate::tasks::Emitter;
 use async_trait::async_trait;
 use serde_json::Value;
 use std::future::Future;
@@ -497,17 +498,6 @@ pub trait ExtensionHandler: Send + Sync + 'static {
         _ctx: &RequestContext,
         _outcome: &mut Result<Reply, HandlerError>,
     ) {
-    }
-}
-
-pub(crate) fn agent_message(parts: Vec<Part>, task_id: &str, context_id: &str) -> Message {
-    Message {
-        message_id: uuid::Uuid::new_v4().to_string(),
-        context_id: Some(context_id.to_string()),
-        task_id: Some(task_id.to_string()),
-        role: Role::Agent,
-        parts,
-        ..Default::default()
     }
 }
 

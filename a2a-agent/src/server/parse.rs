@@ -1,9 +1,11 @@
 //! The edge's request parsers as pure functions (no server state), for the fuzz targets in
 //! `fuzz/` and for tests: bytes (+ path, version) in, the parsed request or the A2A error out.
 
+use super::jsonrpc;
+use super::respond::{Binding, error_response};
+use crate::edge::routes::{Op, parse_route};
+use crate::edge::version::{Version, parse_version};
 use crate::error::{A2aError, ErrorKind};
-use crate::negotiate::{Version, parse_version};
-use crate::server::Binding;
 use serde_json::Value;
 
 fn version(v: Option<&str>) -> Result<Option<Version>, A2aError> {
@@ -19,7 +21,7 @@ pub fn jsonrpc(body: &[u8], a2a_version: Option<&str>) -> Result<(String, Value)
     let explicit = version(a2a_version).map_err(|e| {
         a2a_types::envelope::RawId::null().error_text(&e.jsonrpc_error(Version::V1))
     })?;
-    match crate::jsonrpc::parse(body, explicit) {
+    match jsonrpc::parse(body, explicit) {
         Ok(p) => Ok((p.method, p.params)),
         Err((id, e, v)) => Err(id.error_text(&e.jsonrpc_error(v))),
     }
@@ -30,7 +32,7 @@ pub fn jsonrpc(body: &[u8], a2a_version: Option<&str>) -> Result<(String, Value)
 /// is the HTTP status and the error body.
 pub fn rest(path: &str, a2a_version: Option<&str>, body: &[u8]) -> Result<String, (u16, Value)> {
     let fail = |e: A2aError, v: Version| {
-        let r = crate::server::error_response(&e, v, Binding::Rest);
+        let r = error_response(&e, v, Binding::Rest);
         (r.status().as_u16(), e.rest_body(v))
     };
     let explicit = version(a2a_version).map_err(|e| fail(e, Version::V1))?;
@@ -44,13 +46,13 @@ pub fn rest(path: &str, a2a_version: Option<&str>, body: &[u8]) -> Result<String
             Version::V1,
         )
     })?;
-    let route = crate::rest::parse_route(path, explicit).ok_or_else(|| {
+    let route = parse_route(path, explicit).ok_or_else(|| {
         fail(
             A2aError::new(ErrorKind::MethodNotFound, format!("no route for {path}")),
             explicit.unwrap_or(Version::V1),
         )
     })?;
-    if matches!(route.op, crate::rest::Op::Send | crate::rest::Op::Stream) {
+    if matches!(route.op, Op::Send | Op::Stream) {
         let v: Value = serde_json::from_slice(body).map_err(|e| {
             fail(
                 A2aError::new(ErrorKind::JsonParse, format!("Invalid JSON payload: {e}")),

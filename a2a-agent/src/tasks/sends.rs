@@ -1,27 +1,13 @@
-//! Idempotent sends: the retry contract for clients.
-//!
-//! A SendMessage (or SendStreamingMessage) whose `messageId` a caller already used within the
-//! window (`idempotency_window_s`) does not run the handler again: it gets the same task (a
-//! blocking send waits for it as the first one did; a stream gets the task, live if it still
-//! runs) or the same direct message. The same `messageId` with a different message (parts,
-//! metadata, task, context...) is refused with InvalidParams. Records are per caller (owner
-//! key), so two callers never see each other's sends; they are kept by a [`SendLog`] (in
-//! memory, or in the SQLite file with `sqlite_path` so that a retry after a restart is still
-//! recognised). Within one process, concurrent sends of one `messageId` are serialised: the
-//! first runs, the others wait for its task and answer from it. [`TaskManager::send`] is the
-//! entry point.
+//! Where accepted sends are remembered for the retry contract of `idempotency`: the
+//! [`SendLog`] (in memory or in the SQLite file) and its records, and the in-process
+//! [`Claims`] that serialise concurrent sends of one `messageId`.
 
-use crate::auth::CallerProfile;
-use crate::error::A2aError;
 use crate::model::Message;
 use crate::store::{SqliteDb, StoreError, sq};
-use crate::tasks::{
-    SendExtras, SendInput, SendMode, SendOutcome, Start, Subscription, TaskManager,
-};
 use async_trait::async_trait;
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// What a send ended as: a task, or a direct message (no task).
@@ -264,150 +250,9 @@ impl Claims {
 
 /// The caller's key of an idempotent send.
 pub(crate) struct Idem {
-    owner: String,
-    message_id: String,
-    digest: String,
-}
-
-fn reused_message_id(id: &str) -> A2aError {
-    A2aError::invalid_params(format!(
-        "messageId {id:?} was already used for a different message; \
-         a retry must repeat the message exactly, a new message needs a new messageId"
-    ))
-    .with_meta("field", "message.messageId")
-}
-
-impl TaskManager {
-    /// Remember accepted sends in `log` instead of memory (e.g. a [`SqliteSendLog`], so that a
-    /// retry after a restart is recognised). Only the first call takes effect; call it before
-    /// serving.
-    pub fn set_send_log(&self, log: Arc<dyn SendLog>) {
-        let _ = self.sends_set.set(log);
-    }
-
-    fn sends(&self) -> &Arc<dyn SendLog> {
-        self.sends_set.get().unwrap_or(&self.sends)
-    }
-
-    /// Records that the send `idem` (if any) became `target`.
-    pub(crate) async fn keep_send(&self, idem: Option<&Idem>, target: SendTarget) {
-        let Some(i) = idem else {
-            return;
-        };
-        let rec = SendRecord {
-            digest: i.digest.clone(),
-            target,
-            at_ms: now_ms(),
-        };
-        if let Err(e) = self.sends().put(&i.owner, &i.message_id, rec).await {
-            tracing::warn!(error = %e, "keeping an accepted send failed: a retry may run again");
-        }
-    }
-
-    /// SendMessage / SendStreamingMessage. A `messageId` the caller already used within the
-    /// idempotency window answers from that send without running the handler again.
-    pub async fn send(&self, input: SendInput) -> Result<SendOutcome, A2aError> {
-        self.send_with(input, SendExtras::default()).await
-    }
-
-    /// [`TaskManager::send`], with the handler's raw message and headers given in the lazy forms
-    /// of `extras` where set (then `input.raw_message` and `input.headers` are not used).
-    pub(crate) async fn send_with(
-        &self,
-        input: SendInput,
-        extras: SendExtras,
-    ) -> Result<SendOutcome, A2aError> {
-        let mut extras = Some(extras);
-        let window = self.limits.idempotency_window;
-        if window.is_zero() || input.request.message.message_id.is_empty() {
-            // Boxed: the send's future is large, and every caller up to the HTTP handler would
-            // otherwise hold (and move) a copy of its whole size.
-            return Box::pin(self.send_once(input, extras.take().unwrap_or_default(), None)).await;
-        }
-        let idem = Idem {
-            owner: input.caller.owner_key(),
-            message_id: input.request.message.message_id.clone(),
-            digest: digest(&input.request.message),
-        };
-        let since = now_ms() - i64::try_from(window.as_millis()).unwrap_or(i64::MAX);
-        let history_length = input
-            .request
-            .configuration
-            .as_ref()
-            .and_then(|c| c.history_length);
-        loop {
-            let rec = self
-                .sends()
-                .get(&idem.owner, &idem.message_id, since)
-                .await
-                .map_err(|e| A2aError::internal(e.to_string()))?;
-            if let Some(rec) = rec {
-                if rec.digest != idem.digest {
-                    return Err(reused_message_id(&idem.message_id));
-                }
-                metrics::counter!("a2a_agent_repeated_sends_total").increment(1);
-                return self
-                    .again(rec.target, input.mode, history_length, &input.caller)
-                    .await;
-            }
-            match self
-                .claims
-                .claim(&idem.owner, &idem.message_id, &idem.digest)
-            {
-                Claim::Conflict => return Err(reused_message_id(&idem.message_id)),
-                Claim::Wait(mut rx) => {
-                    let _ = rx.wait_for(|done| *done).await;
-                }
-                Claim::First(tx) => {
-                    let r = Box::pin(self.send_once(
-                        input,
-                        extras.take().unwrap_or_default(),
-                        Some(&idem),
-                    ))
-                    .await;
-                    if let Ok(SendOutcome::Message(m)) = &r {
-                        self.keep_send(Some(&idem), SendTarget::Message(Box::new(m.clone())))
-                            .await;
-                    }
-                    self.claims.release(&idem.owner, &idem.message_id, tx);
-                    return r;
-                }
-            }
-        }
-    }
-
-    /// The answer to a repeated send, from what the first one became.
-    async fn again(
-        &self,
-        target: SendTarget,
-        mode: SendMode,
-        history_length: Option<i32>,
-        caller: &CallerProfile,
-    ) -> Result<SendOutcome, A2aError> {
-        let id = match target {
-            SendTarget::Message(m) => return Ok(SendOutcome::Message(*m)),
-            SendTarget::Task(id) => id,
-        };
-        match mode {
-            SendMode::ReturnImmediately => {}
-            SendMode::Blocking => self.wait_turn(&id).await,
-            SendMode::Stream => {
-                if self.is_running(&id) {
-                    return Ok(SendOutcome::Stream(self.subscribe(&id, caller).await?));
-                }
-                let task = self.get(&id, history_length, caller).await?;
-                return Ok(SendOutcome::Stream(Subscription {
-                    task,
-                    seq: self.last_seq(&id).await,
-                    start: Start::Snapshot,
-                    events: crate::fanout::Events::ended(),
-                }));
-            }
-        }
-        Ok(SendOutcome::Task(
-            self.get(&id, history_length, caller).await?,
-        ))
-    }
+    pub(super) owner: String,
+    pub(super) message_id: String,
+    pub(super) digest: String,
 }
 
 #[cfg(test)]

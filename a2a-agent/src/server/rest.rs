@@ -2,14 +2,15 @@
 //!
 //! The route table is [`crate::edge::routes`] (shared with the gateway).
 
+use super::respond::{A2A_JSON, Binding, error_response, json_bytes_response, json_response};
+use super::sse::sse_response;
 use crate::edge;
 pub(crate) use crate::edge::routes::{Op, Route, parse_route};
+use crate::edge::version::Version;
 use crate::error::{A2aError, ErrorKind};
 use crate::model::{ListTasksRequest, TaskState, Timestamp};
-use crate::negotiate::Version;
 use crate::ops::{self, Outcome};
-use crate::server::{A2A_JSON, App, Binding, Call, error_response, json_response};
-use crate::sse::sse_response;
+use crate::state::{App, Call};
 use axum::response::Response;
 use bytes::Bytes;
 use http::{Method, StatusCode};
@@ -211,7 +212,7 @@ async fn run(
             allow(&[Method::POST, Method::GET])?;
             ("SubscribeToTask", serde_json::json!({"id": id}))
         }
-        Op::Push(task_id, config_id) => crate::push::rest_request(
+        Op::Push(task_id, config_id) => edge::rest_push_request(
             method,
             v,
             task_id,
@@ -232,11 +233,7 @@ fn answer(app: &App, v: Version, m1: &str, out: Outcome) -> Result<Response, A2a
         Outcome::Sent(r) if v == Version::V1 => {
             let mut body = Vec::with_capacity(ops::SENT_CAPACITY);
             serde_json::to_writer(&mut body, &*r).map_err(|e| A2aError::internal(e.to_string()))?;
-            Ok(crate::server::json_bytes_response(
-                StatusCode::OK,
-                A2A_JSON,
-                body,
-            ))
+            Ok(json_bytes_response(StatusCode::OK, A2A_JSON, body))
         }
         out @ (Outcome::Unary(_) | Outcome::Sent(_)) => {
             let r = out

@@ -1,12 +1,12 @@
 //! The JSON-RPC 2.0 binding (`POST {base}/`): every 1.0 method, and the 0.3 methods through the
 //! edge translation.
 
+use super::sse::sse_response;
 use crate::edge;
+use crate::edge::version::Version;
 use crate::error::{A2aError, ErrorKind};
-use crate::negotiate::Version;
 use crate::ops::{self, Outcome};
-use crate::server::{App, Call};
-use crate::sse::sse_response;
+use crate::state::{App, Call};
 use a2a_types::envelope::{EnvelopeError, EnvelopeErrorKind, RawId, parse_envelope};
 use axum::response::Response;
 use bytes::Bytes;
@@ -241,5 +241,35 @@ fn answer(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::SendMessageRequest;
+    use serde::Deserialize;
+    use serde_json::json;
+
+    /// The typed read of a 1.0 send (`typed_send`) and this binding's general read agree.
+    #[test]
+    fn the_jsonrpc_read_agrees_with_the_general_one() {
+        let body = r#"{"jsonrpc":"2.0","id":7,"method":"SendMessage","extra":{"a":1},
+            "params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]}}}"#;
+        let fast =
+            crate::typed_send::jsonrpc_send(&Bytes::copy_from_slice(body.as_bytes())).unwrap();
+        let general = parse(body.as_bytes(), Some(Version::V1)).unwrap();
+        assert_eq!(fast.id, general.id);
+        assert_eq!(general.method, "SendMessage");
+        // The general path's reading of the same params.
+        let mut v = general.params.clone();
+        let req = SendMessageRequest::deserialize(&v).unwrap();
+        let raw = v.get_mut("message").map(Value::take).unwrap();
+        assert_eq!(fast.send.request, req);
+        assert_eq!(fast.send.raw.message(), Some(raw.clone()));
+        assert_eq!(
+            raw,
+            json!({"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]})
+        );
     }
 }

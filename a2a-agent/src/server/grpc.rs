@@ -24,12 +24,14 @@ use http::HeaderMap;
 use serde_json::Value;
 use tonic::Status;
 
+use super::admit::admit;
+use super::sse::{Item, items};
 use crate::edge::grpc::{Answer, EventStream, Reply, serve, status_response, unknown_method};
+use crate::edge::version::{Version, requested_version};
 use crate::error::{A2aError, ErrorKind};
-use crate::negotiate::{Version, requested_version};
+use crate::model::StreamResponse;
 use crate::ops::{self, Outcome};
-use crate::server::{App, Call, admit};
-use crate::sse::{Item, items};
+use crate::state::{App, Call};
 
 pub(crate) use crate::edge::grpc::{authority, is_grpc};
 
@@ -125,9 +127,8 @@ async fn run_stream(
             "returnImmediately is not supported on SendStreamingMessage",
         )));
     }
-    let to_json = |ev: crate::model::StreamResponse| {
-        serde_json::to_value(ev).map_err(|e| Status::internal(e.to_string()))
-    };
+    let to_json =
+        |ev: StreamResponse| serde_json::to_value(ev).map_err(|e| Status::internal(e.to_string()));
     match ops::dispatch_v(app, call, rpc.name, params, Version::V1).await {
         Ok(Outcome::Stream(sub)) => Ok(Box::pin(items(*sub).filter_map(move |item| {
             futures::future::ready(match item {

@@ -11,6 +11,7 @@
 //! the byte limit plus one event (or one task). A single event larger than the byte limit still
 //! reaches a subscriber whose queue is empty.
 
+pub use crate::config::OverflowPolicy;
 use crate::model::{StreamResponse, Task};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,36 +21,6 @@ use tokio::sync::Notify;
 /// Times a subscriber's queue collapsed into a snapshot (process-wide; also counted in the
 /// `a2a_agent_stream_queue_overflows_total` metric).
 pub static OVERFLOWS: AtomicU64 = AtomicU64::new(0);
-
-/// What a subscriber whose queue is full loses (`sse_overflow_policy`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum OverflowPolicy {
-    /// The new event is dropped (the Camel guide). The default.
-    #[default]
-    DropNewest,
-    /// The oldest queued events are dropped to make room.
-    DropOldest,
-    /// The queue collapses into one `Task` snapshot of the task as it stands.
-    Snapshot,
-    /// The stream ends after what is queued; the client can resubscribe.
-    Disconnect,
-}
-
-impl std::str::FromStr for OverflowPolicy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().replace('_', "-").as_str() {
-            "drop-newest" => Ok(OverflowPolicy::DropNewest),
-            "drop-oldest" => Ok(OverflowPolicy::DropOldest),
-            "snapshot" => Ok(OverflowPolicy::Snapshot),
-            "disconnect" => Ok(OverflowPolicy::Disconnect),
-            o => Err(format!(
-                "sse_overflow_policy must be drop-newest, drop-oldest, snapshot or disconnect, not {o:?}"
-            )),
-        }
-    }
-}
 
 /// Per-subscriber queue bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,7 +100,7 @@ impl Fanout {
             max_bytes,
             policy,
         } = self.limits;
-        let last = crate::tasks::ends_stream(ev);
+        let last = ends_stream(ev);
         self.subs.retain(|s| {
             let Ok(mut q) = s.queue.lock() else {
                 return false;
@@ -280,6 +251,11 @@ impl Drop for Events {
     }
 }
 
+/// Whether a stream should close after `ev` (see [`StreamResponse::closes_live_stream`]).
+pub(crate) fn ends_stream(ev: &StreamResponse) -> bool {
+    ev.closes_live_stream()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,7 +274,7 @@ mod tests {
             context_id: "c1".into(),
             status: TaskStatus {
                 state: TaskState::Working,
-                message: Some(crate::handler::agent_message(
+                message: Some(crate::model::agent_message(
                     vec![crate::model::Part::text(text)],
                     "t1",
                     "c1",

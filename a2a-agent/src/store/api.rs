@@ -1,0 +1,133 @@
+//! The store's interface: the [`TaskStore`] trait and what it keeps and hands out (stored
+//! tasks, filters, pages, errors).
+
+use crate::model::{Task, TaskState, Timestamp};
+use async_trait::async_trait;
+
+/// A stored task with the key of the caller that owns it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredTask {
+    /// The task.
+    pub task: Task,
+    /// Owner key (see [`crate::caller::CallerProfile::owner_key`]).
+    pub owner: String,
+}
+
+impl StoredTask {
+    /// The status timestamp in ms (0 without one): the listing order.
+    pub(crate) fn ms(&self) -> i64 {
+        self.task
+            .status
+            .timestamp
+            .as_ref()
+            .map(|t| t.unix_millis() as i64)
+            .unwrap_or(0)
+    }
+}
+
+/// Filters of a task listing (the store returns every match, newest status first).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskFilter {
+    /// Only this owner's tasks.
+    pub owner: String,
+    /// Only tasks of this context.
+    pub context_id: Option<String>,
+    /// Only tasks in this state.
+    pub state: Option<TaskState>,
+    /// Only tasks whose status timestamp is >= this.
+    pub status_timestamp_after: Option<Timestamp>,
+}
+
+impl TaskFilter {
+    /// Whether `t` matches.
+    pub fn matches(&self, t: &StoredTask) -> bool {
+        t.owner == self.owner
+            && self
+                .context_id
+                .as_ref()
+                .is_none_or(|c| t.task.context_id.as_ref() == Some(c))
+            && self.state.is_none_or(|s| t.task.status.state == s)
+            && self
+                .status_timestamp_after
+                .as_ref()
+                .is_none_or(|after| t.ms() >= after.unix_millis() as i64)
+    }
+}
+
+/// Store failures.
+#[derive(Debug, thiserror::Error)]
+#[error("task store: {0}")]
+pub struct StoreError(pub String);
+
+const FULL: &str = "full: ";
+
+impl StoreError {
+    /// The store has no room for a new task (its byte bound is reached by unfinished tasks).
+    pub fn full(msg: impl std::fmt::Display) -> Self {
+        StoreError(format!("{FULL}{msg}"))
+    }
+    /// Whether this is a [`StoreError::full`].
+    pub fn is_full(&self) -> bool {
+        self.0.starts_with(FULL)
+    }
+}
+
+/// Where tasks live.
+#[async_trait]
+pub trait TaskStore: Send + Sync + 'static {
+    /// Insert or replace a task.
+    async fn put(&self, task: StoredTask) -> Result<(), StoreError>;
+    /// Fetch a task by id.
+    async fn get(&self, id: &str) -> Result<Option<StoredTask>, StoreError>;
+    /// Every task matching `filter`, sorted by status timestamp (newest first), then id (descending).
+    async fn list(&self, filter: &TaskFilter) -> Result<Vec<StoredTask>, StoreError>;
+    /// One page of `filter`'s matches: up to `limit` tasks after `after` (exclusive), newest
+    /// first, with the total count. The default pages over [`TaskStore::list`].
+    async fn page(
+        &self,
+        filter: &TaskFilter,
+        after: Option<&PageCursor>,
+        limit: usize,
+    ) -> Result<TaskPage, StoreError> {
+        let all = self.list(filter).await?;
+        let start = match after {
+            None => 0,
+            Some((t, i)) => all
+                .iter()
+                .position(|x| (x.ms(), x.task.id.as_str()) < (*t, i.as_str()))
+                .unwrap_or(all.len()),
+        };
+        let end = start.saturating_add(limit).min(all.len());
+        Ok(TaskPage {
+            tasks: all[start..end].to_vec(),
+            total: all.len(),
+            more: end < all.len(),
+        })
+    }
+    /// Number of stored tasks.
+    async fn count(&self) -> Result<usize, StoreError>;
+    /// Tasks left SUBMITTED or WORKING, read once on start to recover what a previous process
+    /// did not finish. Default: none (a store that does not outlive the process).
+    async fn unfinished(&self) -> Result<Vec<StoredTask>, StoreError> {
+        Ok(Vec::new())
+    }
+    /// Remove a task (the task of a direct-message reply, which the caller never sees).
+    /// Default: keep it (a store that cannot delete lists it as COMPLETED).
+    async fn delete(&self, _id: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
+/// One page of a listing (newest status first).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskPage {
+    /// The tasks of the page.
+    pub tasks: Vec<StoredTask>,
+    /// How many tasks match the filter in all.
+    pub total: usize,
+    /// Whether tasks follow this page.
+    pub more: bool,
+}
+
+/// The position of a task in a listing: (status timestamp ms, id), compared newest first.
+pub type PageCursor = (i64, String);

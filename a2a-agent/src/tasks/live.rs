@@ -1,0 +1,242 @@
+//! A task live in this process ([`Live`]: its state under one lock, its cancel token and
+//! watchers) and the [`Writer`] that stores and publishes its changes; a live task is the sink a
+//! handler's emitter writes through.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, OnceLock, Weak};
+
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::fanout::Fanout;
+use crate::error::A2aError;
+use crate::handler::{Edit, MetadataFuture, MetadataGuard, SinkFuture, TaskSink};
+use crate::model::{Message, StreamResponse, Struct, Task, TaskState, Timestamp};
+use crate::push::EventSink;
+use crate::replay::{MemoryReplay, ReplayLog, Retention};
+use crate::store::{StoredTask, TaskStore};
+
+/// Now (UTC, millisecond precision).
+pub(crate) fn now_ts() -> Timestamp {
+    Timestamp::now()
+}
+
+pub(crate) struct LiveState {
+    pub(super) task: Task,
+    pub(super) owner: String,
+    pub(super) fanout: Fanout,
+    pub(super) error: Option<A2aError>,
+    /// This turn may end with a direct message and no task (a new task nobody has seen yet).
+    pub(super) direct_ok: bool,
+    /// The direct message the handler answered with (the task was dropped).
+    pub(super) direct: Option<Message>,
+    /// Number of the task's last event (its SSE `id`); the next event gets `seq + 1`.
+    pub(super) seq: u64,
+    /// The task has a change the store does not have yet: the runtime's own WORKING, published
+    /// at once and stored when the handler first waits (see `TaskManager::run`), by the
+    /// handler's next update, or at the end of the turn, whichever comes first.
+    pub(super) unstored: bool,
+}
+
+pub(crate) struct Live {
+    pub(super) state: tokio::sync::Mutex<LiveState>,
+    pub(super) cancel: CancellationToken,
+    pub(super) watch: watch::Sender<TaskState>,
+    /// Set once the task has been shown to the caller (the handler emitted, or the turn ended).
+    pub(super) announced: watch::Sender<bool>,
+    pub(super) running: AtomicBool,
+    /// Where its changes go (held weakly: an emitter that outlives the manager changes nothing).
+    pub(super) writer: Weak<Writer>,
+}
+
+impl Live {
+    /// `task` live, its last event number `seq`, its subscribers' queues bounded by `fanout`.
+    pub(super) fn new(
+        task: Task,
+        owner: String,
+        seq: u64,
+        fanout: Fanout,
+        writer: Weak<Writer>,
+    ) -> Self {
+        let state = task.status.state;
+        Live {
+            state: tokio::sync::Mutex::new(LiveState {
+                task,
+                owner,
+                fanout,
+                error: None,
+                direct_ok: false,
+                direct: None,
+                seq,
+                unstored: false,
+            }),
+            cancel: CancellationToken::new(),
+            watch: watch::channel(state).0,
+            announced: watch::channel(false).0,
+            running: AtomicBool::new(false),
+            writer,
+        }
+    }
+}
+
+/// A handler's emitter writes to its live task (`Emitter::update_metadata` and the emits).
+impl TaskSink for Live {
+    fn update<'a>(&'a self, edit: Edit<'a>) -> SinkFuture<'a> {
+        Box::pin(async move {
+            if let Some(w) = self.writer.upgrade() {
+                let _ = w.update(self, edit).await;
+            }
+        })
+    }
+
+    fn lock_metadata(&self) -> MetadataFuture<'_> {
+        Box::pin(async move {
+            let writer = self.writer.upgrade()?;
+            let g = self.state.lock().await;
+            if g.task.status.state.is_terminal() {
+                return None;
+            }
+            Some(Box::new(LockedMetadata { writer, g }) as Box<dyn MetadataGuard<'_> + '_>)
+        })
+    }
+}
+
+/// A live task locked for a change of its metadata (`Emitter::update_metadata`).
+struct LockedMetadata<'a> {
+    writer: Arc<Writer>,
+    g: tokio::sync::MutexGuard<'a, LiveState>,
+}
+
+impl<'a> MetadataGuard<'a> for LockedMetadata<'a> {
+    fn metadata(&mut self) -> &mut Struct {
+        self.g.task.metadata.get_or_insert_default()
+    }
+
+    fn store(self: Box<Self>) -> SinkFuture<'a> {
+        Box::pin(async move {
+            let LockedMetadata { writer, mut g } = *self;
+            writer.put_live(&mut g).await;
+        })
+    }
+}
+
+/// Where the changes of live tasks go: the task store, the push sink, the subscribers (through
+/// each task's fan-out) and the replay log.
+pub(crate) struct Writer {
+    pub(super) store: Arc<dyn TaskStore>,
+    pub(super) sink: OnceLock<Arc<dyn EventSink>>,
+    replay: Arc<dyn ReplayLog>,
+    replay_set: OnceLock<Arc<dyn ReplayLog>>,
+    /// Most messages kept in a task's history (0 = unlimited).
+    max_history_length: usize,
+}
+
+impl Writer {
+    /// A writer to `store`, keeping at most `max_history_length` messages of a task's history.
+    pub(super) fn new(store: Arc<dyn TaskStore>, max_history_length: usize) -> Self {
+        Writer {
+            store,
+            sink: OnceLock::new(),
+            // Until a log is set: event numbers only, so that numbering never restarts.
+            replay: Arc::new(MemoryReplay::new(Retention {
+                events_per_task: 0,
+                max_bytes: 0,
+            })),
+            replay_set: OnceLock::new(),
+            max_history_length,
+        }
+    }
+
+    /// Keep replayable events in `log` (only the first call takes effect).
+    pub(super) fn set_replay_log(&self, log: Arc<dyn ReplayLog>) {
+        let _ = self.replay_set.set(log);
+    }
+
+    pub(super) fn replay(&self) -> &Arc<dyn ReplayLog> {
+        self.replay_set.get().unwrap_or(&self.replay)
+    }
+
+    /// Number `ev` as the task's next event, queue it for the subscribers, and keep it in the
+    /// replay log (which takes it). Called with the task's lock held, so numbers, queues and
+    /// the log agree: a resume reads the log under the same lock.
+    pub(super) async fn publish(&self, g: &mut LiveState, ev: StreamResponse) {
+        g.seq += 1;
+        let LiveState {
+            fanout, task, seq, ..
+        } = g;
+        fanout.publish(*seq, &ev, task);
+        if let Err(e) = self.replay().append_owned(&g.task.id, g.seq, ev).await {
+            tracing::debug!(error = %e, "keeping an event in the replay log failed");
+        }
+    }
+
+    /// Mutate a live task under its lock, persist it, and publish the event `f` returns.
+    /// Does nothing once the task is terminal.
+    pub(super) async fn update(
+        &self,
+        live: &Live,
+        f: impl FnOnce(&mut Task) -> Option<StreamResponse>,
+    ) -> Option<TaskState> {
+        let r = self.update_quiet(live, f).await;
+        live.announced.send_replace(true);
+        r
+    }
+
+    /// [`Self::update`] without announcing the task.
+    pub(super) async fn update_quiet(
+        &self,
+        live: &Live,
+        f: impl FnOnce(&mut Task) -> Option<StreamResponse>,
+    ) -> Option<TaskState> {
+        self.update_with(live, f, true).await
+    }
+
+    /// [`Self::update_quiet`]; with `store` false the change is published but only marked for
+    /// the store (see [`LiveState::unstored`]).
+    pub(super) async fn update_with(
+        &self,
+        live: &Live,
+        f: impl FnOnce(&mut Task) -> Option<StreamResponse>,
+        store: bool,
+    ) -> Option<TaskState> {
+        let mut g = live.state.lock().await;
+        if g.task.status.state.is_terminal() {
+            return None;
+        }
+        let ev = f(&mut g.task)?;
+        crate::bounds::cap_history(&mut g.task, self.max_history_length);
+        let state = g.task.status.state;
+        if store {
+            self.put_live(&mut g).await;
+        } else {
+            g.unstored = true;
+        }
+        if let Some(s) = self.sink.get() {
+            s.on_event(&g.task, &ev);
+        }
+        self.publish(&mut g, ev).await;
+        live.watch.send_replace(state);
+        Some(state)
+    }
+
+    /// Store the live task as it stands (called with its lock held). Best effort: a failure to
+    /// store progress never fails the handler.
+    pub(super) async fn put_live(&self, g: &mut LiveState) {
+        g.unstored = false;
+        let rec = StoredTask {
+            task: g.task.clone(),
+            owner: g.owner.clone(),
+        };
+        if let Err(e) = self.store.put(rec).await {
+            tracing::debug!(error = %e, "storing task progress failed");
+        }
+    }
+
+    /// Store the live task if it has a change the store does not have yet.
+    pub(super) async fn store_unstored(&self, live: &Live) {
+        let mut g = live.state.lock().await;
+        if g.unstored {
+            self.put_live(&mut g).await;
+        }
+    }
+}
