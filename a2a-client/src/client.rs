@@ -171,7 +171,7 @@ impl ClientBuilder {
     pub fn speaks_set(&self) -> Speaks {
         self.speaks
             .clone()
-            .unwrap_or_else(|| Speaks::only(self.binding.clone(), self.version))
+            .unwrap_or_else(|| Speaks::only(self.binding, self.version))
     }
 
     fn http(&self) -> Result<reqwest::Client, ClientError> {
@@ -277,11 +277,6 @@ impl ClientBuilder {
             Binding::JsonRpc => Arc::new(JsonRpcTransport::new(core, interface.clone())),
             Binding::HttpJson => Arc::new(RestTransport::new(core, interface.clone())),
             Binding::Grpc => Arc::new(GrpcTransport::new(core, interface.clone())?),
-            ref other => {
-                return Err(ClientError::Usage(format!(
-                    "binding {other} is not supported by this client"
-                )));
-            }
         };
         Ok(A2aClient {
             transport,

@@ -15,96 +15,8 @@ use std::fmt;
 use serde::Deserialize;
 use url::Url;
 
-/// A protocol binding named by an agent card (`protocolBinding` in 1.0, `transport` in 0.3).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Binding {
-    /// `JSONRPC`: JSON-RPC 2.0 over HTTP POST, SSE for streams.
-    JsonRpc,
-    /// `HTTP+JSON`: the REST binding, SSE for streams.
-    HttpJson,
-    /// `GRPC`: the gRPC binding (1.0 only, without TLS: see [`crate::transport::grpc`]).
-    Grpc,
-    /// Any other (custom, URI-named) binding, as written in the card.
-    Other(String),
-}
-
-impl Binding {
-    /// Parses a binding name as written in a card. Matching is case-insensitive and also accepts the
-    /// spellings seen in the wild (`JSON-RPC`, `REST`, `HTTP_JSON`).
-    pub fn parse(name: &str) -> Binding {
-        let upper = name.trim().to_ascii_uppercase();
-        match upper.as_str() {
-            "JSONRPC" | "JSON-RPC" | "JSON_RPC" => Binding::JsonRpc,
-            "HTTP+JSON" | "HTTP_JSON" | "HTTPJSON" | "REST" => Binding::HttpJson,
-            "GRPC" => Binding::Grpc,
-            _ => Binding::Other(name.trim().to_string()),
-        }
-    }
-
-    /// The canonical card spelling (`JSONRPC`, `HTTP+JSON`, `GRPC`, or the custom name).
-    pub fn as_str(&self) -> &str {
-        match self {
-            Binding::JsonRpc => "JSONRPC",
-            Binding::HttpJson => "HTTP+JSON",
-            Binding::Grpc => "GRPC",
-            Binding::Other(name) => name,
-        }
-    }
-}
-
-impl fmt::Display for Binding {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// An A2A protocol version this client can speak.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Version {
-    /// A2A 0.3 (`0.3.x` cards; no `A2A-Version` header needed).
-    V03,
-    /// A2A 1.0 (sent as `A2A-Version: 1.0`).
-    V1,
-}
-
-impl Version {
-    /// The `Major.Minor` string sent in `A2A-Version` (`"0.3"` or `"1.0"`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Version::V03 => "0.3",
-            Version::V1 => "1.0",
-        }
-    }
-
-    /// Maps a declared protocol version (`"1.0"`, `"1.0.1"`, `"0.3.0"`, `""`) to one this client
-    /// speaks, or `None`.
-    ///
-    /// - An empty value means 0.3, as the 1.0 spec (§3.6.2) says for an absent `A2A-Version`.
-    /// - `1.x` (any minor) is served as 1.0: minor versions of 1 are backward compatible, and an
-    ///   interface declares "the latest supported minor version per major version" (proto
-    ///   `AgentInterface.protocol_version`).
-    /// - `0.3` / `0.3.x` is 0.3. Other 0.x minors are incompatible dialects and are refused.
-    pub fn from_declared(declared: &str) -> Option<Version> {
-        let declared = declared.trim();
-        if declared.is_empty() {
-            return Some(Version::V03);
-        }
-        let mut parts = declared.split('.');
-        let major = parts.next()?.trim_start_matches(['v', 'V']);
-        let minor = parts.next().unwrap_or("0");
-        match (major.parse::<u32>().ok()?, minor.parse::<u32>().ok()?) {
-            (1, _) => Some(Version::V1),
-            (0, 3) => Some(Version::V03),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for Version {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+// The binding and version vocabulary is a2a-types' own, shared by every crate.
+pub use a2a_types::version::{Binding, Version};
 
 /// The set of `(binding, version)` pairs a caller can speak.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -435,9 +347,12 @@ pub fn select_offers(
     let mut passed_over = Vec::new();
     let mut seen: Vec<(String, Binding, Option<Version>)> = Vec::new();
     for offer in offers {
-        let binding = Binding::parse(&offer.binding);
+        let Some(binding) = Binding::parse(&offer.binding) else {
+            passed_over.push((offer.clone(), PassedOver::Binding(offer.binding.clone())));
+            continue;
+        };
         let version = Version::from_declared(&offer.version);
-        let key = (offer.url.trim().to_string(), binding.clone(), version);
+        let key = (offer.url.trim().to_string(), binding, version);
         if seen.contains(&key) {
             passed_over.push((offer.clone(), PassedOver::Duplicate));
             continue;
@@ -544,13 +459,10 @@ mod tests {
 
     #[test]
     fn binding_spellings() {
-        assert_eq!(Binding::parse("jsonrpc"), Binding::JsonRpc);
-        assert_eq!(Binding::parse("HTTP+JSON"), Binding::HttpJson);
-        assert_eq!(Binding::parse("grpc"), Binding::Grpc);
-        assert_eq!(
-            Binding::parse("urn:x:custom"),
-            Binding::Other("urn:x:custom".into())
-        );
+        assert_eq!(Binding::parse("jsonrpc"), Some(Binding::JsonRpc));
+        assert_eq!(Binding::parse("HTTP+JSON"), Some(Binding::HttpJson));
+        assert_eq!(Binding::parse("grpc"), Some(Binding::Grpc));
+        assert_eq!(Binding::parse("urn:x:custom"), None);
     }
 
     #[test]

@@ -41,7 +41,7 @@ async fn history_length_zero_means_no_history_at_a_03_agent() {
         let c = A2aClient::builder()
             .from_interface(SelectedInterface::direct(
                 url.parse().unwrap(),
-                binding.clone(),
+                binding,
                 Version::V03,
             ))
             .unwrap();

@@ -22,7 +22,7 @@ async fn agent(sdk: Sdk) -> PyAgent {
 
 async fn client(url: &str, binding: Binding, version: Version) -> A2aClient {
     let c = A2aClient::builder()
-        .binding(binding.clone())
+        .binding(binding)
         .version(version)
         .timeout(Some(Duration::from_secs(60)))
         .connect(url)
@@ -329,7 +329,7 @@ async fn sdk1_version_refused_on_both_bindings() {
     let a = agent(Sdk::V1).await;
     for binding in [Binding::JsonRpc, Binding::HttpJson] {
         let c = A2aClient::builder()
-            .binding(binding.clone())
+            .binding(binding)
             .version(Version::V1)
             .header("A2A-Version", "9.9")
             .unwrap()
@@ -370,7 +370,7 @@ async fn sdk1_version_refused_on_both_bindings() {
 async fn sdk03_unknown_task_everywhere() {
     let a = agent(Sdk::V03).await;
     for binding in [Binding::JsonRpc, Binding::HttpJson] {
-        let c = client(a.url(), binding.clone(), Version::V03).await;
+        let c = client(a.url(), binding, Version::V03).await;
         let err = c.cancel_task("missing").await.unwrap_err();
         assert_eq!(
             err.kind(),
@@ -465,7 +465,7 @@ async fn sdk1_push_config_is_delivered() {
 
     for binding in [Binding::JsonRpc, Binding::HttpJson] {
         got.lock().unwrap().clear();
-        let c = client(a.url(), binding.clone(), Version::V1).await;
+        let c = client(a.url(), binding, Version::V1).await;
         let task = task_of(c.send(non_blocking("slow 2")).await.unwrap());
         let mut cfg = v1::TaskPushNotificationConfig::new(&task.id, &hook);
         cfg.token = Some(format!("tok-{binding}"));

@@ -244,11 +244,11 @@ async fn a_send_whose_answer_is_lost_is_retried_and_the_handler_runs_once() {
             })
             .await;
             let log = Arc::default();
-            let c = client(&p.url, binding.clone(), version, fast(&log));
+            let c = client(&p.url, binding, version, fast(&log));
             let task = task_of(c.send(send_request(blocking)).await.unwrap());
             assert_eq!(p.requests(), 2, "{what}: sent twice");
             assert_eq!(*log.lock().unwrap(), vec![(2, "SendMessage".to_string())]);
-            let direct = client(agent.url(), binding.clone(), version, Retry::off());
+            let direct = client(agent.url(), binding, version, Retry::off());
             let done = completed(&direct, &task.id).await;
             assert_eq!(runs.load(Ordering::SeqCst), 1, "{what}: one handler run");
             if blocking {
@@ -332,7 +332,7 @@ async fn spent_retries_name_the_attempts_and_the_handler_still_ran_once() {
     for (binding, version) in combos().into_iter().skip(1).take(2) {
         let p = proxy(agent.local_addr(), |_| Plan::CutAfterAnswer).await;
         let log = Arc::default();
-        let c = client(&p.url, binding.clone(), version, fast(&log));
+        let c = client(&p.url, binding, version, fast(&log));
         let before = runs.load(Ordering::SeqCst);
         let e = c.send(send_request(true)).await.unwrap_err();
         let ClientError::RetriesExhausted {
@@ -383,7 +383,7 @@ async fn an_answer_is_never_retried_nor_a_lost_send_when_sends_are_not_idempoten
         let what = format!("{binding} {version}");
         let p = proxy(agent.local_addr(), |_| Plan::Forward).await;
         let log = Arc::default();
-        let c = client(&p.url, binding.clone(), version, fast(&log));
+        let c = client(&p.url, binding, version, fast(&log));
         // TaskNotFound: a send continuing a task that does not exist.
         let msg = v1::Message::user_text("hi").with_task_id("no-such-task");
         let e = c.send(v1::SendMessageRequest::new(msg)).await.unwrap_err();
@@ -436,7 +436,7 @@ async fn a_cancel_whose_answer_is_lost_is_retried_and_gives_the_canceled_task() 
         })
         .await;
         let log = Arc::default();
-        let c = client(&p.url, binding.clone(), version, fast(&log));
+        let c = client(&p.url, binding, version, fast(&log));
         let req = v1::SendMessageRequest::new(v1::Message::user_text("hold")).with_configuration(
             v1::SendMessageConfiguration {
                 return_immediately: Some(true),
@@ -467,7 +467,7 @@ async fn a_busy_agent_is_asked_again_and_its_refusal_is_kept_inside_the_spent_re
     let log = Arc::default();
     for (binding, version) in combos() {
         let what = format!("{binding} {version}");
-        let c = client(agent.url(), binding.clone(), version, fast(&log));
+        let c = client(agent.url(), binding, version, fast(&log));
         let hold = v1::SendMessageRequest::new(v1::Message::user_text("hold")).with_configuration(
             v1::SendMessageConfiguration {
                 return_immediately: Some(true),
@@ -481,7 +481,7 @@ async fn a_busy_agent_is_asked_again_and_its_refusal_is_kept_inside_the_spent_re
             .send(v1::SendMessageRequest::new(again.clone()))
             .await
             .unwrap_err();
-        if (binding.clone(), version) == (Binding::JsonRpc, Version::V03) {
+        if (binding, version) == (Binding::JsonRpc, Version::V03) {
             // 0.3 JSON-RPC has no code for it: a generic -32000 (HTTP 200) is an answer, not
             // retried.
             assert!(

@@ -9,7 +9,7 @@ use crate::common::*;
 
 #[tokio::test]
 async fn every_admin_action_is_recorded_with_its_admin() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let echo = env.peers[0].url.clone();
     let actions: Vec<(&str, String, Option<Value>, u16)> = vec![
         (

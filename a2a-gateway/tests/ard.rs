@@ -18,7 +18,7 @@ async fn ard(env: &Env, key: Option<&str>) -> (u16, Value) {
 
 #[tokio::test]
 async fn off_by_default() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let (s, b) = ard(&env, Some(&env.key)).await;
     assert_eq!(s, 404, "{b}");
     env.stop().await;
@@ -26,7 +26,7 @@ async fn off_by_default() {
 
 #[tokio::test]
 async fn lists_the_keys_workspace_only() {
-    let env = env_with(Version::V10, |c| c.ard_enabled = true).await;
+    let env = env_with(Version::V1, |c| c.ard_enabled = true).await;
     let echo = env.peers[0].url.clone();
     env.register("ws1", "second", &echo, None);
     env.register("ws2", "secret-of-ws2", &echo, None);

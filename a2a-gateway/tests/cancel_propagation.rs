@@ -110,7 +110,7 @@ async fn wait_state(client: &A2aClient, id: &str, state: TaskState) {
 async fn a_callers_cancel_reaches_the_peer_and_ends_its_streams() {
     let canceled = Arc::new(Notify::new());
     let peer = serve("slow", worker("slow", canceled.clone())).await;
-    let env = env(a2a_gateway::errors::Version::V10).await;
+    let env = env(a2a_gateway::errors::Version::V1).await;
     env.register("ws1", "slow", peer.url(), None);
     // Every (binding, version) the gateway's card offers a caller (no 0.3 HTTP+JSON).
     let offered = [
@@ -120,7 +120,7 @@ async fn a_callers_cancel_reaches_the_peer_and_ends_its_streams() {
     ];
     for (binding, version) in offered {
         let what = format!("{binding:?} {version:?}");
-        let c = caller(&env, "slow", binding.clone(), version).await;
+        let c = caller(&env, "slow", binding, version).await;
         let mut sent = c
             .stream(SendMessageRequest::new(Message::user_text("hang")))
             .await
@@ -223,7 +223,7 @@ async fn a_chain_of_three_behind_the_gateway() {
     };
     let b = serve("b", relay("b", "c", slot.clone(), chains.clone())).await;
     let a = serve("a", relay("a", "b", slot.clone(), chains.clone())).await;
-    let env = env_with(a2a_gateway::errors::Version::V10, |cfg| {
+    let env = env_with(a2a_gateway::errors::Version::V1, |cfg| {
         cfg.delegation_key = Some("k1".into());
     })
     .await;
@@ -341,7 +341,7 @@ async fn stubborn_peer() -> (String, tokio::task::JoinHandle<()>) {
 #[tokio::test]
 async fn a_cancel_ends_the_callers_stream_even_when_the_peer_does_not() {
     let (url, peer) = stubborn_peer().await;
-    let env = env(a2a_gateway::errors::Version::V10).await;
+    let env = env(a2a_gateway::errors::Version::V1).await;
     env.register("ws1", "stubborn", &url, None);
     let offered = [
         (Binding::JsonRpc, Version::V1),
@@ -391,7 +391,7 @@ async fn a_cancel_ends_the_callers_stream_even_when_the_peer_does_not() {
 async fn a_cancel_leaves_another_workspaces_stream_of_the_same_task_id_open() {
     let (url1, peer1) = stubborn_peer().await;
     let (url2, peer2) = stubborn_peer().await;
-    let env = env(a2a_gateway::errors::Version::V10).await;
+    let env = env(a2a_gateway::errors::Version::V1).await;
     let (_, key2) = env.store.create_key("ws2", &[], None, None).unwrap();
     env.register("ws1", "stubborn", &url1, None);
     env.register("ws2", "stubborn", &url2, None);

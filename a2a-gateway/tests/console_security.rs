@@ -15,7 +15,7 @@ use reqwest::header::{COOKIE, LOCATION, ORIGIN};
 
 #[tokio::test]
 async fn nothing_without_the_session_cookie() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let http = client();
     for path in [
         "/console",
@@ -68,7 +68,7 @@ async fn nothing_without_the_session_cookie() {
 
 #[tokio::test]
 async fn no_workspace_key_opens_the_console() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let http = client();
     let base = env.gw.base_url();
     let (status, cookie) = login_with(&http, &base, &env.key).await;
@@ -92,7 +92,7 @@ async fn no_workspace_key_opens_the_console() {
 
 #[tokio::test]
 async fn every_form_needs_the_csrf_token_and_the_same_origin() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let c = login(&env).await;
     let base = c.base.clone();
     let keys = || env.store.list_keys("ws1").unwrap().len();
@@ -147,7 +147,7 @@ async fn every_form_needs_the_csrf_token_and_the_same_origin() {
 
 #[tokio::test]
 async fn a_new_key_secret_is_shown_once() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let c = login(&env).await;
     let (status, body) = c
         .post(
@@ -215,7 +215,7 @@ async fn a_new_key_secret_is_shown_once() {
 
 #[tokio::test]
 async fn cookie_flags_logout_and_refusals_verbatim() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let http = client();
     let base = env.gw.base_url();
     // Loopback over plain HTTP: HttpOnly, SameSite=Strict, scoped to /console, not Secure.
@@ -294,7 +294,7 @@ async fn cookie_flags_logout_and_refusals_verbatim() {
 
 #[tokio::test]
 async fn no_console_without_the_admin_api() {
-    let env = env_with(Version::V10, |c| c.admin_token = None).await;
+    let env = env_with(Version::V1, |c| c.admin_token = None).await;
     for path in ["/console", "/console/login"] {
         let r = client().get(env.url(path)).send().await.unwrap();
         assert_eq!(r.status(), 404, "{path}");

@@ -21,7 +21,7 @@ fn seqs(html: &str) -> Vec<i64> {
 
 #[tokio::test]
 async fn hop_list_filters_pages_live_rows_and_detail() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     for i in 0..3 {
         let (status, _) = env
             .rpc("/a2a/echo", Some("1.0"), send10(&format!("hi {i}")))
@@ -107,7 +107,7 @@ async fn hop_list_filters_pages_live_rows_and_detail() {
 
 #[tokio::test]
 async fn markup_from_the_store_is_escaped() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     env.store
         .create_workspace("ws3", "<script>alert('name')</script>")
         .unwrap();
@@ -126,7 +126,7 @@ async fn markup_from_the_store_is_escaped() {
 
 #[tokio::test]
 async fn editing_an_agent_keeps_its_credential_unseen() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let c = login(&env).await;
     let base = c.base.clone();
     let endpoint = env.store.agent("ws1", "echo").unwrap().unwrap().endpoint;

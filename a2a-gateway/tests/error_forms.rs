@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 async fn counting_peer() -> (String, Arc<AtomicUsize>, tokio::task::JoinHandle<()>) {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", l.local_addr().unwrap());
-    let card = crate::common::echo::echo_card(&url, Version::V10);
+    let card = crate::common::echo::echo_card(&url, Version::V1);
     let seen = Arc::new(AtomicUsize::new(0));
     let s2 = seen.clone();
     let app = axum::Router::new()
@@ -171,7 +171,7 @@ fn check(name: &str, a: &Answer, status: u16, shape: Shape) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_error_is_a2a_json() {
     let (peer_url, seen, peer) = counting_peer().await;
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     env.register("ws1", "count", &peer_url, None);
     let addr = env.gw.local_addr();
     let auth = format!("Authorization: Bearer {}\r\n", env.key);

@@ -197,7 +197,7 @@ async fn the_dvara_table_through_both_versions_and_bindings() {
 async fn table(peer: &str) {
     let calls = Arc::new(AtomicUsize::new(0));
     let agent = ext_agent(calls.clone(), peer).await;
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     env.register("ws1", "ext", agent.url(), None);
 
     // Nothing allowed (the default): the required extension is refused, asked for or not, and
@@ -315,7 +315,7 @@ async fn table(peer: &str) {
 async fn governed_card_lists_allowed_extensions_and_extension_methods_stay_unknown() {
     let calls = Arc::new(AtomicUsize::new(0));
     let agent = ext_agent(calls.clone(), "1.0").await;
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     env.register("ws1", "ext", agent.url(), None);
     let card = |v: &'static str| {
         let env = &env;
@@ -388,7 +388,7 @@ async fn a_held_send_is_released_with_its_extensions() {
         .serve(listener)
         .await
         .unwrap();
-    let env = env_with(Version::V10, |c| c.approval_wait_secs = 0).await;
+    let env = env_with(Version::V1, |c| c.approval_wait_secs = 0).await;
     env.register("ws1", "ext", agent.url(), None);
     allow(&env, &[REQ]).await;
     let policy = json!({"rules": [{"id": "person", "when": "skill == 'refund'",

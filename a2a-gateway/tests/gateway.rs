@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 #[tokio::test]
 async fn version_rules() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     // none = 0.3, patch ignored, query parameter honoured.
     let (s, b) = env.rpc("/a2a/echo", None, send03("hi")).await;
     assert_eq!(s, 200);
@@ -46,7 +46,7 @@ async fn version_rules() {
     assert_eq!(info["metadata"]["supportedVersions"], "0.3,1.0");
     env.stop().await;
     // The DVARA API's 400 for a refused version: `json_rpc_error_status = "refusal"`.
-    let env = env_with(Version::V10, |c| {
+    let env = env_with(Version::V1, |c| {
         c.json_rpc_error_status = a2a_gateway::config::ErrorStatusMode::Refusal
     })
     .await;
@@ -60,7 +60,7 @@ async fn version_rules() {
 
 #[tokio::test]
 async fn serve_v1_false_holds_at_03() {
-    let env = env_with(Version::V10, |c| c.serve_v1 = false).await;
+    let env = env_with(Version::V1, |c| c.serve_v1 = false).await;
     let (s, b) = env.rpc("/a2a/echo", Some("1.0"), send10("x")).await;
     assert_eq!(s, 200);
     assert_eq!(
@@ -75,7 +75,7 @@ async fn serve_v1_false_holds_at_03() {
 
 #[tokio::test]
 async fn content_types() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let resp = env
         .http
         .post(env.url("/a2a/echo"))
@@ -109,7 +109,7 @@ async fn content_types() {
 
 #[tokio::test]
 async fn keys_scopes_revocation_expiry() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let (s, b) = env.rpc_key("/a2a/echo", None, send03("x"), "").await;
     assert_eq!(s, 401);
     assert_eq!(gw_code(&b), "a2a_unauthorized");
@@ -150,7 +150,7 @@ async fn keys_scopes_revocation_expiry() {
 
 #[tokio::test]
 async fn refusal_status_mode() {
-    let env = env_with(Version::V10, |c| {
+    let env = env_with(Version::V1, |c| {
         c.json_rpc_error_status = ErrorStatusMode::Refusal
     })
     .await;
@@ -164,7 +164,7 @@ async fn refusal_status_mode() {
 
 #[tokio::test]
 async fn method_names() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let (s, b) = env
         .rpc(
             "/a2a/echo",

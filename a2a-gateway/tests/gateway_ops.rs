@@ -214,7 +214,7 @@ async fn audit_metrics_and_trace_propagation() {
 
 #[tokio::test]
 async fn admin_api_manages_registry() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let post = |path: &str, body: Value| {
         env.http
             .post(env.url(path))
@@ -326,7 +326,7 @@ async fn plugged_steps_are_called_and_hops_counted() {
     let (_, key) = store.create_key("ws1", &[], None, None).unwrap();
     let peer = start_echo(
         tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
-        Version::V10,
+        Version::V1,
         None,
     )
     .await
@@ -387,13 +387,13 @@ async fn plugged_steps_are_called_and_hops_counted() {
 
 #[tokio::test]
 async fn entry_tenant_and_path_are_used() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/", l.local_addr().unwrap());
     let card = json!({"name":"t","description":"","version":"1","skills":[],"capabilities":{},
         "defaultInputModes":[],"defaultOutputModes":[],
         "supportedInterfaces":[{"url": url, "protocolBinding":"JSONRPC","protocolVersion":"1.0","tenant":"acme"}]});
-    let peer = start_echo(l, Version::V10, Some(card)).await.unwrap();
+    let peer = start_echo(l, Version::V1, Some(card)).await.unwrap();
     // Registered with a path: the card is read at <endpoint>/.well-known (404) then the origin's.
     env.register("ws1", "tenant", &format!("{}/agents/t", peer.url), None);
     let (_, b) = env.rpc("/a2a/tenant", None, send03("x")).await;

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 #[tokio::test]
 async fn governed_card_per_version_with_etag() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let peer_url = env.peers[0].url.clone();
     env.register("ws1", "filtered", &peer_url, Some(vec!["echo"]));
     let get = |path: &str, version: Option<&str>, etag: Option<&str>, key: &str| {
@@ -160,14 +160,14 @@ async fn governed_card_per_version_with_etag() {
 
 #[tokio::test]
 async fn interface_selection_and_url_checks_against_real_peers() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = l.local_addr().unwrap().port();
     let grpc = json!({"name":"g","description":"","version":"1","skills":[],"capabilities":{},
         "defaultInputModes":[],"defaultOutputModes":[],
         "supportedInterfaces":[{"url":format!("127.0.0.1:{port}"),"protocolBinding":"GRPC","protocolVersion":"0.3"},
                                {"url":format!("http://127.0.0.1:{port}/"),"protocolBinding":"HTTP+JSON","protocolVersion":"0.3"}]});
-    let grpc_peer = start_echo(l, Version::V10, Some(grpc)).await.unwrap();
+    let grpc_peer = start_echo(l, Version::V1, Some(grpc)).await.unwrap();
     env.register("ws1", "grpc", &grpc_peer.url, None);
     let (s, b) = env.rpc("/a2a/grpc", None, send03("x")).await;
     assert_eq!(s, 200);
@@ -182,7 +182,7 @@ async fn interface_selection_and_url_checks_against_real_peers() {
     let elsewhere = json!({"name":"e","description":"","version":"1","skills":[],"capabilities":{},
         "defaultInputModes":[],"defaultOutputModes":[],
         "supportedInterfaces":[{"url":"http://localhost:1/a2a","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]});
-    let peer = start_echo(l, Version::V10, Some(elsewhere)).await.unwrap();
+    let peer = start_echo(l, Version::V1, Some(elsewhere)).await.unwrap();
     env.register("ws1", "elsewhere", &peer.url, None);
     let (_, b) = env.rpc("/a2a/elsewhere", None, send03("x")).await;
     assert_eq!(gw_code(&b), "a2a_peer_url_refused");
@@ -194,7 +194,7 @@ async fn interface_selection_and_url_checks_against_real_peers() {
     );
 
     // Registered endpoints at internal addresses are refused outside development mode.
-    let prod = env_with(Version::V10, |c| c.dev_mode = false).await;
+    let prod = env_with(Version::V1, |c| c.dev_mode = false).await;
     let (_, b) = prod.rpc("/a2a/echo", None, send03("x")).await;
     assert_eq!(gw_code(&b), "a2a_peer_url_refused", "{b}");
     assert!(
@@ -213,7 +213,7 @@ async fn html_peer() -> (String, tokio::task::JoinHandle<()>) {
     use axum::routing::{get, post};
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", l.local_addr().unwrap());
-    let card = crate::common::echo::echo_card(&url, Version::V10);
+    let card = crate::common::echo::echo_card(&url, Version::V1);
     let app = axum::Router::new()
         .route("/.well-known/agent-card.json", get(move || async move { axum::Json(card.clone()) }))
         .route(
@@ -239,7 +239,7 @@ async fn html_peer() -> (String, tokio::task::JoinHandle<()>) {
 
 #[tokio::test]
 async fn upstream_failures() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let (url, h) = html_peer().await;
     env.register("ws1", "html", &url, None);
     bind_task(&env, &url, "t", "html");

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 #[tokio::test]
 async fn translation_both_ways_and_refusals() {
-    for peer in [Version::V10, Version::V03] {
+    for peer in [Version::V1, Version::V03] {
         let env = env(peer).await;
         let (_, b) = env.rpc("/a2a/echo", None, send03("hello")).await;
         assert_eq!(b["result"]["kind"], "task", "{peer:?} {b}");
@@ -102,7 +102,7 @@ async fn translation_both_ways_and_refusals() {
 
 #[tokio::test]
 async fn streams_translated_without_done() {
-    for peer in [Version::V10, Version::V03] {
+    for peer in [Version::V1, Version::V03] {
         let env = env(peer).await;
         let mut req = send03("s");
         req["method"] = json!("message/stream");
@@ -134,7 +134,7 @@ async fn streams_translated_without_done() {
                 json!({"jsonrpc":"2.0","id":5,"method":"SubscribeToTask","params":{"id":tid}}),
             )
             .await;
-        if peer == Version::V10 {
+        if peer == Version::V1 {
             assert_eq!(events[0]["result"]["task"]["id"], tid.as_str());
         } else {
             // The gateway reads the task first (a 0.3 peer does not send it): it is completed,
@@ -161,7 +161,7 @@ async fn streams_translated_without_done() {
         assert!(events.is_empty());
         env.stop().await;
     }
-    let env = env_with(Version::V10, |c| c.streaming_enabled = false).await;
+    let env = env_with(Version::V1, |c| c.streaming_enabled = false).await;
     let mut req = send03("s");
     req["method"] = json!("message/stream");
     // A refused 0.3 streaming call is one SSE error event (as the official SDK servers answer).
@@ -174,7 +174,7 @@ async fn streams_translated_without_done() {
 
 #[tokio::test]
 async fn push_config_crud_and_paging_for_03_peer() {
-    for peer in [Version::V10, Version::V03] {
+    for peer in [Version::V1, Version::V03] {
         let env = env(peer).await;
         // "t1" never passed through the gateway: bind it to the caller (see `ownership`).
         bind_task(&env, &env.peers[0].url.clone(), "t1", "echo");
@@ -224,7 +224,7 @@ async fn push_config_crud_and_paging_for_03_peer() {
 
 #[tokio::test]
 async fn message_limit_checked_first() {
-    let env = env_with(Version::V10, |c| c.limits.max_message_chars = 10).await;
+    let env = env_with(Version::V1, |c| c.limits.max_message_chars = 10).await;
     // Over the limit and also invalid: the limit answers first.
     let mut req = send03("this text is longer than ten");
     req["params"]["message"]["parts"][0]["bogus"] = json!(1);
@@ -238,7 +238,7 @@ async fn message_limit_checked_first() {
 
 #[tokio::test]
 async fn workspace_isolation() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let peer_url = env.peers[0].url.clone();
     env.register("ws2", "other", &peer_url, None);
     let (_, b1) = env.rpc("/a2a/other", None, send03("x")).await;

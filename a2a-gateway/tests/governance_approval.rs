@@ -56,7 +56,7 @@ fn task_id(b: &Value) -> String {
 
 #[tokio::test]
 async fn approval_holds_then_releases_denies_and_expires() {
-    let env = env_with(Version::V10, |c| {
+    let env = env_with(Version::V1, |c| {
         c.approval_ttl_secs = 2;
         c.approval_wait_secs = 0;
         c.delegation_key = Some("k".into());
@@ -361,7 +361,7 @@ async fn approval_holds_then_releases_denies_and_expires() {
 #[tokio::test]
 async fn held_stream_then_subscribe_goes_on_as_the_peer_task() {
     use futures::StreamExt;
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     assert_eq!(
         admin(&env, "PUT", "/admin/workspaces/ws1/policy", Some(policy()))
             .await
@@ -476,7 +476,7 @@ async fn held_stream_then_subscribe_goes_on_as_the_peer_task() {
 
 #[tokio::test]
 async fn blocking_send_waits_for_the_decision() {
-    let env = env_with(Version::V10, |c| c.approval_wait_secs = 5).await;
+    let env = env_with(Version::V1, |c| c.approval_wait_secs = 5).await;
     assert_eq!(
         admin(&env, "PUT", "/admin/workspaces/ws1/policy", Some(policy()))
             .await

@@ -74,7 +74,7 @@ async fn until(env: &Env, req: &Value, done: impl Fn(&Value) -> bool) -> Value {
 
 #[tokio::test]
 async fn governance_cli_drives_a_running_gateway() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     // Tasks and a context to kill, made before the kills.
     let (_, b) = env.rpc("/a2a/echo", Some("1.0"), send10("first")).await;
     let task = b["result"]["task"]["id"].as_str().unwrap().to_owned();

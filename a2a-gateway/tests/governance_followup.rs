@@ -86,7 +86,7 @@ fn refusal(s: u16, b: &Value) -> (u16, String, String) {
 
 #[tokio::test]
 async fn follow_ups_on_held_denied_expired_and_approved_gateway_tasks() {
-    let env = env_with(Version::V10, |c| {
+    let env = env_with(Version::V1, |c| {
         c.json_rpc_error_status = ErrorStatusMode::Refusal;
         c.approval_wait_secs = 0;
     })
@@ -194,7 +194,7 @@ async fn follow_ups_on_held_denied_expired_and_approved_gateway_tasks() {
 
 #[tokio::test]
 async fn an_operation_that_cannot_be_held_is_refused_pending() {
-    let env = env_with(Version::V10, |c| {
+    let env = env_with(Version::V1, |c| {
         c.json_rpc_error_status = ErrorStatusMode::Refusal;
     })
     .await;

@@ -40,7 +40,7 @@ fn task(result: &Value) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_sdk_clients_follow_an_approval() {
     interop::ensure_venvs_async().await.unwrap();
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     env.register("ws1", "peer", &env.peers[0].url, None);
     let policy =
         json!({"rules": [{"id": "refunds", "when": "skill == 'refund'", "decision": "approve"}]});
@@ -154,7 +154,7 @@ async fn decide(env: &Env, id: &str, verb: &str) -> Value {
 }
 
 async fn with_policy() -> Env {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     env.register("ws1", "peer", &env.peers[0].url, None);
     let policy =
         json!({"rules": [{"id": "refunds", "when": "skill == 'refund'", "decision": "approve"}]});

@@ -93,7 +93,7 @@ fn stream_req(ctx: &str) -> Value {
 #[tokio::test]
 async fn kill_ends_open_stream_cancels_peer_task_and_refuses_the_context() {
     let peer = slow_agent().await;
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     env.register("ws1", "slow", peer.url(), None);
     env.register("ws2", "slow", peer.url(), None);
     let (_, k2) = env.store.create_key("ws2", &[], None, None).unwrap();
@@ -245,7 +245,7 @@ async fn context_kill_reaches_the_contexts_tasks_without_an_open_stream() {
     // A 1.0 peer is asked with ListTasks filtered by context, a 0.3 peer task by task.
     for (version, method) in [("1.0", "ListTasks"), ("0.3", "GetTask")] {
         let peer = agent_speaking(version).await;
-        let env = env(Version::V10).await;
+        let env = env(Version::V1).await;
         env.register("ws1", "slow", peer.url(), None);
         env.register("ws2", "slow", peer.url(), None);
         let (_, k2) = env.store.create_key("ws2", &[], None, None).unwrap();
@@ -322,7 +322,7 @@ async fn context_kill_reaches_the_contexts_tasks_without_an_open_stream() {
 #[tokio::test]
 async fn task_kill_ends_a_03_callers_stream_and_refuses_the_task_only() {
     let peer = slow_agent().await;
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     env.register("ws1", "slow", peer.url(), None);
     let body = json!({"jsonrpc":"2.0","id":"s","method":"message/stream","params":{"message":
         {"kind":"message","messageId":"m-task-kill","role":"user","contextId":"ctx-task-kill",

@@ -50,7 +50,7 @@ async fn delegation_cycle_is_stopped_at_the_second_visit() {
     let slot: Slot = Arc::default();
     let a = agent(delegate("b", slot.clone())).await;
     let b = agent(delegate("a", slot.clone())).await;
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     env.register("ws1", "a", a.url(), None);
     env.register("ws1", "b", b.url(), None);
     slot.set((env.gw.base_url(), env.key.clone())).unwrap();

@@ -51,7 +51,7 @@ fn leaky(ctx: a2a_agent::handler::RequestContext) -> Fut {
 
 #[tokio::test]
 async fn pii_redacts_and_blocks_requests_answers_and_streams() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let leak = agent(leaky).await;
     env.register("ws1", "leaky", leak.url(), None);
     // Off by default: nothing is changed.
@@ -271,7 +271,7 @@ async fn pii_blocks_push_notifications() {
         .unwrap();
     let peer = start_echo(
         tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
-        Version::V10,
+        Version::V1,
         None,
     )
     .await

@@ -52,7 +52,7 @@ fn rule_of(b: &Value) -> String {
 
 #[tokio::test]
 async fn policy_attributes_validation_explain_and_audit() {
-    let env = env_with(Version::V10, |c| c.delegation_key = Some(KEY.into())).await;
+    let env = env_with(Version::V1, |c| c.delegation_key = Some(KEY.into())).await;
     let peer = env.peers[0].url.clone();
     for a in [
         "blocked", "e-key", "e-op", "e-skill", "e-card", "e-ver", "e-bind", "e-msg", "e-pii",

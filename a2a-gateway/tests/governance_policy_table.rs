@@ -369,7 +369,7 @@ fn rule_id(r: &Row, i: usize) -> String {
 
 #[tokio::test]
 async fn policy_decisions_table() {
-    let env = env_with(Version::V10, |c| {
+    let env = env_with(Version::V1, |c| {
         c.delegation_key = Some(KEY.into());
         // A held blocking send answers at once (the wait is `governance_approval.rs`'s).
         c.approval_wait_secs = 0;

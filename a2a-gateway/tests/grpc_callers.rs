@@ -30,7 +30,7 @@ async fn reference_agent() -> a2a_agent::server::ServerHandle {
 /// The gateway with `serve_grpc`, the reference agent registered in both workspaces.
 async fn setup() -> (Env, a2a_agent::server::ServerHandle, String) {
     let peer = reference_agent().await;
-    let env = env_with(Version::V10, |c| c.serve_grpc = true).await;
+    let env = env_with(Version::V1, |c| c.serve_grpc = true).await;
     env.register("ws1", "reference", peer.url(), None);
     env.register("ws2", "reference", peer.url(), None);
     let (_, key2) = env.store.create_key("ws2", &[], None, None).unwrap();
@@ -214,7 +214,7 @@ async fn our_grpc_client_through_the_gateway() {
 #[tokio::test]
 async fn the_card_lists_grpc_only_with_the_setting() {
     for on in [false, true] {
-        let env = env_with(Version::V10, |c| c.serve_grpc = on).await;
+        let env = env_with(Version::V1, |c| c.serve_grpc = on).await;
         let card: Value = env
             .http
             .get(env.url("/a2a/echo/.well-known/agent-card.json"))

@@ -56,7 +56,7 @@ fn msg03(text: &str) -> Value {
 async fn callers_of_both_versions_and_bindings_reach_a_grpc_only_peer() {
     interop::ensure_venvs_async().await.unwrap();
     let agent = grpc_only_agent().await;
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     env.register("ws1", "g", agent.url(), None);
 
     // JSON-RPC 1.0: send, get, a peer error.
@@ -183,7 +183,7 @@ async fn callers_of_both_versions_and_bindings_reach_a_grpc_only_peer() {
 async fn sdk_table_through_the_gateway_to_a_grpc_only_peer() {
     interop::ensure_venvs_async().await.unwrap();
     let agent = grpc_only_agent().await;
-    let env = env_with(Version::V10, |c| {
+    let env = env_with(Version::V1, |c| {
         c.push_direct_workspaces.clear();
         c.push_callback_base_url = Some(format!("http://{}", c.listen));
     })

@@ -55,7 +55,7 @@ async fn the_gateway_calls_a_tls_grpc_peer_with_its_extra_root() {
     let dir = tempfile::tempdir().unwrap();
     let pem = dir.path().join("ca.pem");
     std::fs::write(&pem, &ca.ca_pem).unwrap();
-    let env = env_with(Version::V10, |c| c.peer_ca_file = Some(pem.clone())).await;
+    let env = env_with(Version::V1, |c| c.peer_ca_file = Some(pem.clone())).await;
     env.register("ws1", "tls", &format!("http://localhost:{port}"), None);
     let (s, b) = env.rpc("/a2a/tls", Some("1.0"), send("over tls")).await;
     assert_eq!(s, 200, "{b}");
@@ -65,7 +65,7 @@ async fn the_gateway_calls_a_tls_grpc_peer_with_its_extra_root() {
     );
 
     // Without the CA: the certificate is not trusted, and the refusal says so.
-    let plain = env_with(Version::V10, |_| {}).await;
+    let plain = env_with(Version::V1, |_| {}).await;
     plain.register("ws1", "tls", &format!("http://localhost:{port}"), None);
     let (_, b) = tokio::time::timeout(
         Duration::from_secs(30),

@@ -18,7 +18,7 @@ use crate::idempotent_sends::{OFFERED, caller, counting_peer, first_task_event, 
 async fn with_the_journal_open_a_retry_is_answered_from_the_first_send() {
     let runs = Arc::new(AtomicUsize::new(0));
     let peer = counting_peer(runs.clone()).await;
-    let env = env(a2a_gateway::errors::Version::V10).await;
+    let env = env(a2a_gateway::errors::Version::V1).await;
     env.store.open_intent_journal().unwrap();
     env.register("ws1", "count", peer.url(), None);
     for (i, (binding, version)) in OFFERED.into_iter().enumerate() {

@@ -88,7 +88,7 @@ pub(crate) const OFFERED: [(Binding, Version); 3] = [
 async fn a_retried_send_reaches_the_peer_once_and_gets_the_same_answer() {
     let runs = Arc::new(AtomicUsize::new(0));
     let peer = counting_peer(runs.clone()).await;
-    let env = env(a2a_gateway::errors::Version::V10).await;
+    let env = env(a2a_gateway::errors::Version::V1).await;
     env.register("ws1", "count", peer.url(), None);
     for (i, (binding, version)) in OFFERED.into_iter().enumerate() {
         let what = format!("{binding:?} {version:?}");
@@ -140,7 +140,7 @@ async fn a_retried_send_reaches_the_peer_once_and_gets_the_same_answer() {
 async fn two_workspaces_with_one_message_id_get_their_own_tasks() {
     let runs = Arc::new(AtomicUsize::new(0));
     let peer = counting_peer(runs.clone()).await;
-    let env = env(a2a_gateway::errors::Version::V10).await;
+    let env = env(a2a_gateway::errors::Version::V1).await;
     let (_, key2) = env.store.create_key("ws2", &[], None, None).unwrap();
     env.register("ws1", "count", peer.url(), None);
     env.register("ws2", "count", peer.url(), None);
@@ -171,7 +171,7 @@ async fn two_workspaces_with_one_message_id_get_their_own_tasks() {
 async fn concurrent_retries_call_the_peer_once() {
     let runs = Arc::new(AtomicUsize::new(0));
     let peer = counting_peer(runs.clone()).await;
-    let env = env(a2a_gateway::errors::Version::V10).await;
+    let env = env(a2a_gateway::errors::Version::V1).await;
     env.register("ws1", "count", peer.url(), None);
     for (binding, version) in OFFERED {
         let what = format!("{binding:?} {version:?}");
@@ -198,7 +198,7 @@ async fn concurrent_retries_call_the_peer_once() {
 async fn a_zero_window_forwards_every_send() {
     let runs = Arc::new(AtomicUsize::new(0));
     let peer = counting_peer(runs.clone()).await;
-    let env = env_with(a2a_gateway::errors::Version::V10, |cfg| {
+    let env = env_with(a2a_gateway::errors::Version::V1, |cfg| {
         cfg.idempotency_window_secs = 0;
     })
     .await;

@@ -110,7 +110,7 @@ async fn run(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_clients_through_gateway_to_rust_peer() {
     interop::ensure_venvs_async().await.unwrap();
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let peer = env.peers[0].url.clone();
     env.register("ws1", "peer", &peer, None);
     // 1.x SDK over JSON-RPC 1.0, over JSON-RPC 0.3 (its compat transport), and over HTTP+JSON 1.0.
@@ -135,7 +135,7 @@ async fn python_clients_through_gateway_to_rust_peer() {
     let lines = run(
         &env,
         Sdk::V1,
-        Binding::Rest,
+        Binding::HttpJson,
         Some("1.0"),
         scenario(&env.key, None, false),
     )
@@ -159,7 +159,7 @@ async fn python_clients_through_gateway_to_python_peers() {
     interop::ensure_venvs_async().await.unwrap();
     for peer_sdk in [Sdk::V1, Sdk::V03] {
         let agent = PyAgent::start_async(peer_sdk).await.unwrap();
-        let env = env(Version::V10).await;
+        let env = env(Version::V1).await;
         env.register("ws1", "peer", agent.url(), None);
         for (sdk, binding, protocol, header) in [
             (Sdk::V1, Binding::JsonRpc, Some("1.0"), None),
@@ -198,7 +198,7 @@ async fn python_peer_called_in_its_first_interface() {
     interop::ensure_venvs_async().await.unwrap();
     // The sdk1 agent lists JSON-RPC 1.0 first: a header-less 0.3 caller is translated to it.
     let agent = PyAgent::start_async(Sdk::V1).await.unwrap();
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     env.register("ws1", "peer", agent.url(), None);
     let (_, b) = env.rpc("/a2a/peer", None, send03("echo via gateway")).await;
     assert_eq!(b["result"]["kind"], "task", "{b}");

@@ -107,7 +107,7 @@ fn skips(peer: Peer, lists: &[&[(Peer, Skip)]]) -> Vec<Skip> {
 async fn sdk_table_through_the_gateway_to_the_sdk_peers() {
     interop::ensure_venvs_async().await.unwrap();
     let agents = futures::future::join_all(PEERS.map(Peer::start)).await;
-    let env = env_with(Version::V10, |c| {
+    let env = env_with(Version::V1, |c| {
         c.push_direct_workspaces.clear();
         c.push_callback_base_url = Some(format!("http://{}", c.listen));
     })

@@ -42,7 +42,7 @@ async fn reference_agent() -> a2a_agent::server::ServerHandle {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sdk_table_through_the_gateway_to_the_reference_agent() {
     let peer = reference_agent().await;
-    let env = env_with(Version::V10, |c| {
+    let env = env_with(Version::V1, |c| {
         c.push_direct_workspaces.clear();
         c.push_callback_base_url = Some(format!("http://{}", c.listen));
     })
@@ -57,7 +57,7 @@ async fn sdk_table_through_the_gateway_to_the_reference_agent() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sdk_grpc_table_through_the_gateway_to_the_reference_agent() {
     let peer = reference_agent().await;
-    let env = env_with(Version::V10, |c| {
+    let env = env_with(Version::V1, |c| {
         c.serve_grpc = true;
         c.push_direct_workspaces.clear();
         c.push_callback_base_url = Some(format!("http://{}", c.listen));

@@ -249,7 +249,7 @@ pub(crate) async fn assert_like_missing(env: &Env, agent: &str, key: &str, forei
 #[tokio::test]
 async fn foreign_tasks_answer_like_missing_ones() {
     let agent = rust_agent().await;
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let (_, key_b) = env.store.create_key("ws2", &[], None, None).unwrap();
     // Same peer, same agentId in both workspaces; and under two more agentIds.
     env.register("ws1", "shared", agent.url(), None);
@@ -313,7 +313,7 @@ async fn foreign_tasks_answer_like_missing_ones() {
 #[tokio::test]
 async fn list_tasks_shows_own_tasks_with_paging() {
     let agent = rust_agent().await;
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let (_, key_b) = env.store.create_key("ws2", &[], None, None).unwrap();
     env.register("ws1", "shared", agent.url(), None);
     env.register("ws2", "shared", agent.url(), None);

@@ -121,7 +121,7 @@ async fn task_state(env: &Env, key: &str, task: &str) -> (Value, usize) {
 #[tokio::test]
 async fn proto_names_pass_the_same_ownership_checks() {
     let agent = rust_agent().await;
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let (_, key_b) = env.store.create_key("ws2", &[], None, None).unwrap();
     env.register("ws1", "shared", agent.url(), None);
     env.register("ws2", "shared", agent.url(), None);
@@ -257,7 +257,7 @@ async fn proto_names_pass_the_same_ownership_checks() {
 #[tokio::test]
 async fn own_calls_under_proto_names_answer_as_under_json_names() {
     let agent = rust_agent().await;
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let (_, key_b) = env.store.create_key("ws2", &[], None, None).unwrap();
     env.register("ws1", "shared", agent.url(), None);
     env.register("ws2", "shared", agent.url(), None);

@@ -24,7 +24,7 @@ struct Peer {
 async fn peer() -> Peer {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", l.local_addr().unwrap());
-    let card = crate::common::echo::echo_card(&url, Version::V10);
+    let card = crate::common::echo::echo_card(&url, Version::V1);
     let revalidations = Arc::new(AtomicUsize::new(0));
     let rv = revalidations.clone();
     let app = axum::Router::new()
@@ -74,7 +74,7 @@ async fn peer() -> Peer {
 #[tokio::test]
 async fn response_limit_with_workspace_override() {
     let p = peer().await;
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     env.register("ws1", "big", &p.url, None);
     let (_, b) = env.rpc("/a2a/big", Some("1.0"), send10("x")).await;
     assert!(b["result"]["task"].is_object(), "{b}");
@@ -90,7 +90,7 @@ async fn response_limit_with_workspace_override() {
 #[tokio::test]
 async fn stall_and_stream_limit_end_with_one_error_event() {
     let p = peer().await;
-    let env = env_with(Version::V10, |c| c.peer_timeout_secs = 1).await;
+    let env = env_with(Version::V1, |c| c.peer_timeout_secs = 1).await;
     env.register("ws1", "stall", &p.url, None);
     let mut req = send03("s");
     req["method"] = json!("message/stream");
@@ -119,7 +119,7 @@ async fn stall_and_stream_limit_end_with_one_error_event() {
 #[tokio::test]
 async fn peer_card_is_revalidated_with_its_etag() {
     let p = peer().await;
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     env.register("ws1", "cached", &p.url, None);
     let get = |q: &str| {
         env.http

@@ -100,7 +100,7 @@ async fn long_task(env: &Env, agent: &str) -> String {
 async fn history_lengths_mean_what_the_callers_version_says() {
     let p03 = peer("0.3").await;
     let p10 = peer("1.0").await;
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     env.register("ws1", "p03", p03.url(), None);
     env.register("ws1", "p10", p10.url(), None);
     for agent in ["p03", "p10"] {
@@ -240,7 +240,7 @@ async fn read_events(resp: &mut reqwest::Response, buf: &mut String, n: usize) -
 #[tokio::test]
 async fn subscribe_starts_with_the_task_at_a_03_peer() {
     let p03 = peer("0.3").await;
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     env.register("ws1", "p03", p03.url(), None);
     // The 0.3 HTTP+JSON caller (no A2A-Version) runs as a 1.0 call and gets the task first too.
     for binding in ["JSONRPC", "HTTP+JSON", "HTTP+JSON 0.3"] {
@@ -311,7 +311,7 @@ async fn subscribe_starts_with_the_task_at_a_03_peer() {
 #[tokio::test]
 async fn list_tasks_at_a_03_peer_from_the_gateways_records() {
     let p03 = peer("0.3").await;
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     env.register("ws1", "p03", p03.url(), None);
     env.register("ws2", "p03", p03.url(), None);
     let (_, key_b) = env.store.create_key("ws2", &[], None, None).unwrap();
@@ -469,7 +469,7 @@ async fn list_tasks_at_a_03_peer_from_the_gateways_records() {
 
 #[tokio::test]
 async fn failed_03_streaming_calls_are_one_sse_error_event() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let ghost = json!({"id": "never-was"});
     for (method, params) in [
         ("tasks/resubscribe", ghost.clone()),
@@ -496,7 +496,7 @@ async fn failed_03_streaming_calls_are_one_sse_error_event() {
 
 #[tokio::test]
 async fn caller_paths_with_a_trailing_slash_are_served() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let (s, b) = env.rpc("/a2a/echo/", Some("1.0"), send10("slash")).await;
     assert_eq!(s, 200, "{b}");
     let id = b["result"]["task"]["id"].as_str().unwrap().to_owned();

@@ -65,7 +65,7 @@ async fn rest_send(env: &Env, agent: &str) -> (u16, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_caller_reads_the_value_paths_answer_for_a_task_and_a_message() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     for (agent, text) in [("canned-task", TASK), ("canned-msg", MESSAGE)] {
         let result = parsed(text);
         let (url, _, join) = canned(text).await;
@@ -87,7 +87,7 @@ async fn every_caller_reads_the_value_paths_answer_for_a_task_and_a_message() {
         // 0.3 JSON-RPC: translated, as before.
         let (_, old) = env.rpc(&path, Some("0.3"), send03("hi")).await;
         let want =
-            a2a_gateway::xlate::result(Operation::SendMessage, Version::V10, Version::V03, &result)
+            a2a_gateway::xlate::result(Operation::SendMessage, Version::V1, Version::V03, &result)
                 .unwrap();
         assert_eq!(old["result"], want, "{agent}: 0.3 caller");
         join.abort();
@@ -97,7 +97,7 @@ async fn every_caller_reads_the_value_paths_answer_for_a_task_and_a_message() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_passed_task_is_bound_to_its_workspace() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let (url, hits, join) = canned(TASK).await;
     env.register("ws1", "canned", &url, None);
     let (_, a) = env.rpc("/a2a/canned", Some("1.0"), send10("hi")).await;
@@ -126,7 +126,7 @@ async fn a_passed_task_is_bound_to_its_workspace() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_repeated_send_is_answered_from_the_record_of_a_passed_message() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let (url, hits, join) = canned(MESSAGE).await;
     env.register("ws1", "canned", &url, None);
     let send = send10("hi");
@@ -147,7 +147,7 @@ async fn a_repeated_send_is_answered_from_the_record_of_a_passed_message() {
 async fn canned_rest(result: &'static str) -> (String, tokio::task::JoinHandle<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    let mut card = crate::common::echo::echo_card(&url, Version::V10);
+    let mut card = crate::common::echo::echo_card(&url, Version::V1);
     card["supportedInterfaces"] =
         json!([{"url": url, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}]);
     let app = axum::Router::new()
@@ -175,7 +175,7 @@ async fn canned_rest(result: &'static str) -> (String, tokio::task::JoinHandle<(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_json_peers_answer_passes_through_as_well() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     for (agent, text) in [("rest-task", TASK), ("rest-msg", MESSAGE)] {
         let (url, join) = canned_rest(text).await;
         env.register("ws1", agent, &url, None);

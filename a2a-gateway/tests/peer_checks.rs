@@ -10,15 +10,15 @@ use serde_json::json;
 
 #[tokio::test]
 async fn a_changed_registration_is_checked_again_on_the_next_hop() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let good = start_echo(l, Version::V10, None).await.unwrap();
+    let good = start_echo(l, Version::V1, None).await.unwrap();
     // A peer whose card sends the gateway to another origin (the good peer's port).
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let elsewhere = json!({"name":"e","description":"","version":"1","skills":[],"capabilities":{},
         "defaultInputModes":[],"defaultOutputModes":[],
         "supportedInterfaces":[{"url": format!("{}/", good.url),"protocolBinding":"JSONRPC","protocolVersion":"1.0"}]});
-    let bad = start_echo(l, Version::V10, Some(elsewhere)).await.unwrap();
+    let bad = start_echo(l, Version::V1, Some(elsewhere)).await.unwrap();
 
     env.register("ws1", "moving", &good.url, None);
     for _ in 0..2 {

@@ -47,7 +47,7 @@ async fn an_https_jsonrpc_peer_is_called_with_the_extra_root() {
     let dir = tempfile::tempdir().unwrap();
     let pem = dir.path().join("ca.pem");
     std::fs::write(&pem, &ca.ca_pem).unwrap();
-    let env = env_with(Version::V10, |c| c.peer_ca_file = Some(pem.clone())).await;
+    let env = env_with(Version::V1, |c| c.peer_ca_file = Some(pem.clone())).await;
     env.register("ws1", "tls", &url, None);
     for text in ["one", "two"] {
         // Twice: the second call goes over the pooled connection.
@@ -91,7 +91,7 @@ async fn a_peer_redirect_is_answered_not_followed() {
             .unwrap()
     })
     .await;
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     env.register("ws1", "redir", &url, None);
     let (_, b) = env.rpc("/a2a/redir", Some("1.0"), send10("hi")).await;
     // The 307 itself is the peer's answer: no JSON in it, so the hop is refused.
@@ -119,7 +119,7 @@ async fn a_peer_that_stops_mid_answer_is_cut_at_the_peer_timeout() {
             .unwrap()
     })
     .await;
-    let env = env_with(Version::V10, |c| c.peer_timeout_secs = 1).await;
+    let env = env_with(Version::V1, |c| c.peer_timeout_secs = 1).await;
     env.register("ws1", "slow", &url, None);
     let started = Instant::now();
     let (_, b) = tokio::time::timeout(
@@ -153,7 +153,7 @@ async fn a_peer_event_larger_than_the_stream_limit_is_refused_as_it_grows() {
             .unwrap()
     })
     .await;
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     env.register("ws1", "big", &url, None);
     env.store
         .set_workspace_limits("ws1", None, Some(1000), None)

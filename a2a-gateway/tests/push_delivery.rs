@@ -16,7 +16,7 @@ fn set(task: &str) -> serde_json::Value {
 #[tokio::test]
 async fn direct_delivery_is_a_workspace_setting() {
     // No fleet-wide list and no callback base URL.
-    let env = env_with(Version::V10, |c| c.push_direct_workspaces.clear()).await;
+    let env = env_with(Version::V1, |c| c.push_direct_workspaces.clear()).await;
     let echo = env.peers[0].url.clone();
     env.register("ws2", "echo", &echo, None);
     bind_task(&env, &echo, "t1", "echo");
@@ -79,7 +79,7 @@ async fn direct_delivery_is_a_workspace_setting() {
 #[tokio::test]
 async fn the_deprecated_fleet_list_is_the_default_and_the_setting_wins() {
     // `env` lists ws1 and ws2 in push_direct_workspaces.
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let echo = env.peers[0].url.clone();
     bind_task(&env, &echo, "t1", "echo");
     let (_, b) = admin(&env, "GET", "/admin/workspaces/ws1/settings", None).await;
@@ -106,7 +106,7 @@ async fn the_deprecated_fleet_list_is_the_default_and_the_setting_wins() {
 /// check with a JSON body naming `a2a_push_too_large`, not a bare 413.
 #[tokio::test]
 async fn oversize_chunked_notification_gets_a_json_refusal() {
-    let env = env_with(Version::V10, |c| c.limits.max_push_bytes = 1024).await;
+    let env = env_with(Version::V1, |c| c.limits.max_push_bytes = 1024).await;
     env.store
         .insert_push_callback(&a2a_gateway::store::PushCallback {
             callback_id: "cb-big".into(),

@@ -45,7 +45,7 @@ fn rest03_only(url: &str) -> Value {
 
 #[tokio::test]
 async fn admin_api_refuses_uncallable_peers_and_force_saves() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let (grpc, g) = card_server(grpc03_only).await;
     let (rest03, r) = card_server(rest03_only).await;
     for (id, url, why) in [

@@ -201,7 +201,7 @@ fn task_id(ev: &Value) -> String {
 
 async fn setup() -> (Env, ServerHandle) {
     let p = peer().await;
-    let env = env(a2a_gateway::errors::Version::V10).await;
+    let env = env(a2a_gateway::errors::Version::V1).await;
     env.register("ws1", "steps", p.url(), None);
     (env, p)
 }
@@ -349,7 +349,7 @@ async fn another_workspace_cannot_resume_and_a_malformed_id_is_invalid_params() 
 #[tokio::test]
 async fn a_peer_without_ids_is_resumed_from_the_gateways_own_buffer() {
     // The demo echo peer ("echo" in ws1) sends its events without SSE ids.
-    let env = env(a2a_gateway::errors::Version::V10).await;
+    let env = env(a2a_gateway::errors::Version::V1).await;
     let (_, key2) = env.store.create_key("ws2", &[], None, None).unwrap();
     env.register("ws2", "echo", &env.peers[0].url, None);
     for dialect in [

@@ -32,7 +32,7 @@ async fn rust_agent(rest_first: bool) -> a2a_agent::server::ServerHandle {
 async fn rust_agent_over_http_json_and_json_rpc() {
     for rest_first in [true, false] {
         let agent = rust_agent(rest_first).await;
-        let env = env(Version::V10).await;
+        let env = env(Version::V1).await;
         env.register("ws1", "rust", agent.url(), None);
         // 0.3 caller, 1.0 peer.
         let (_, b) = env.rpc("/a2a/rust", None, send03("hello rust")).await;

@@ -10,7 +10,7 @@ use a2a_gateway::errors::Version;
 
 #[tokio::test]
 async fn slowloris_slow_body_and_idle_connections_are_closed() {
-    let env = common::env_with(Version::V10, |c| {
+    let env = common::env_with(Version::V1, |c| {
         c.header_read_timeout_secs = 1;
         c.body_read_timeout_secs = 1;
         c.idle_timeout_secs = 1;
@@ -35,7 +35,7 @@ async fn slowloris_slow_body_and_idle_connections_are_closed() {
 
 #[tokio::test]
 async fn connection_cap_refuses_with_503_and_serves_again_below_it() {
-    let env = common::env_with(Version::V10, |c| c.max_connections = 50).await;
+    let env = common::env_with(Version::V1, |c| c.max_connections = 50).await;
     slow::cap_refuses_then_serves(env.gw.local_addr(), 50, "/healthz").await;
     env.stop().await;
 }

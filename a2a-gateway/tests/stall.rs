@@ -45,7 +45,7 @@ fn stream_body() -> Value {
 
 #[tokio::test]
 async fn heartbeat_comments_keep_a_stream_alive_past_the_stall_timeout() {
-    let env = common::env_with(Version::V10, |c| c.peer_timeout_secs = 1).await;
+    let env = common::env_with(Version::V1, |c| c.peer_timeout_secs = 1).await;
     // 8 comments x 300 ms = 2.4 s of comments only: more than twice the 1 s stall timeout.
     let (beat_url, beat) = peer(8).await;
     let (silent_url, silent) = peer(0).await;

@@ -170,7 +170,7 @@ fn hits(p: &Peer, name: &str) -> usize {
 
 #[tokio::test]
 async fn signature_table_through_the_gateway() {
-    let env = env(a2a_gateway::errors::Version::V10).await;
+    let env = env(a2a_gateway::errors::Version::V1).await;
     let (p, base) = peer().await;
     let (k1, jwk1) = key("k1");
     let (k1b, _) = key("k1"); // same kid, another key
@@ -326,7 +326,7 @@ async fn signature_table_through_the_gateway() {
 
 #[tokio::test]
 async fn jwks_url_rotation_and_required_signing() {
-    let env = env(a2a_gateway::errors::Version::V10).await;
+    let env = env(a2a_gateway::errors::Version::V1).await;
     let (p, base) = peer().await;
     let (k1, jwk1) = key("k1");
     let (k2, jwk2) = key("k2");
@@ -417,7 +417,7 @@ async fn jwks_url_rotation_and_required_signing() {
 /// private or symmetric keys.
 #[tokio::test]
 async fn pinned_keys_through_the_admin_api() {
-    let env = env(a2a_gateway::errors::Version::V10).await;
+    let env = env(a2a_gateway::errors::Version::V1).await;
     let (_, jwk) = key("k1");
     let post = |pinned: Value| {
         env.http
@@ -471,7 +471,7 @@ async fn pinned_keys_through_the_admin_api() {
 /// or to the signed address.
 #[tokio::test]
 async fn only_covered_addresses_are_used() {
-    let env = env(a2a_gateway::errors::Version::V10).await;
+    let env = env(a2a_gateway::errors::Version::V1).await;
     let (p, base) = peer().await;
     let (k1, jwk1) = key("k1");
     let signed = signing::sign_card(card_v1(&format!("{base}/p/cov")), &k1, None).unwrap();
@@ -515,7 +515,7 @@ async fn only_covered_addresses_are_used() {
 /// key nobody pinned.
 #[tokio::test]
 async fn fleet_requires_signed_cards() {
-    let env = env_with(a2a_gateway::errors::Version::V10, |c| {
+    let env = env_with(a2a_gateway::errors::Version::V1, |c| {
         c.require_signed_cards = true
     })
     .await;

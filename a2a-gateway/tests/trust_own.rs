@@ -62,7 +62,7 @@ fn header(sig: &Value) -> Value {
 #[tokio::test]
 async fn signing_keys_sign_every_governed_card() {
     // Without a secret no key can be made.
-    let plain = env(a2a_gateway::errors::Version::V10).await;
+    let plain = env(a2a_gateway::errors::Version::V1).await;
     let (s, b) = admin(&plain, reqwest::Method::POST, "/admin/signing-keys").await;
     assert_eq!(s, 409, "{b}");
     assert!(b.to_string().contains("A2A_GATEWAY_CARD_KEY_SECRET"), "{b}");
@@ -70,7 +70,7 @@ async fn signing_keys_sign_every_governed_card() {
     assert!(c.get("signatures").is_none());
     plain.stop().await;
 
-    let env = env_with(a2a_gateway::errors::Version::V10, |c| {
+    let env = env_with(a2a_gateway::errors::Version::V1, |c| {
         c.card_key_secret = Some(SECRET.into());
     })
     .await;
@@ -187,7 +187,7 @@ async fn signing_keys_sign_every_governed_card() {
 #[tokio::test]
 async fn sdk_verifiers_accept_the_governed_cards_after_rotation() {
     interop::ensure_venvs_async().await.unwrap();
-    let env = env_with(a2a_gateway::errors::Version::V10, |c| {
+    let env = env_with(a2a_gateway::errors::Version::V1, |c| {
         c.card_key_secret = Some(SECRET.into());
     })
     .await;

@@ -16,7 +16,7 @@ fn metric(text: &str, reason: &str) -> u64 {
 
 #[tokio::test]
 async fn keyless_and_bad_key_calls_are_counted_not_audited() {
-    let env = env(Version::V10).await;
+    let env = env(Version::V1).await;
     let rows = |env: &Env| env.store.audit(None, None, 0, 1_000_000).unwrap().len();
     let before = rows(&env);
     for i in 0..100 {

@@ -314,6 +314,146 @@ impl schemars::JsonSchema for ProtocolBinding {
     }
 }
 
+/// A protocol version the toolkit speaks: the one vocabulary of the agent, the gateway, the
+/// client and the conformance runner (a card or header may name others: [`ProtocolVersion`]).
+///
+/// ```
+/// use a2a_types::version::Version;
+///
+/// assert_eq!(Version::from_declared("1.0.2"), Some(Version::V1));
+/// assert_eq!(Version::from_declared(""), Some(Version::V03));
+/// assert_eq!(Version::V1.as_str(), "1.0");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Version {
+    /// A2A 0.3 (also: no version named).
+    V03,
+    /// A2A 1.0.
+    V1,
+}
+
+impl Version {
+    /// Both versions, 0.3 first.
+    pub const ALL: [Version; 2] = [Version::V03, Version::V1];
+
+    /// The gateway's earlier name of [`Version::V1`], kept for one release.
+    #[doc(hidden)]
+    pub const V10: Version = Version::V1;
+
+    /// `Major.Minor` (`"0.3"`, `"1.0"`), as sent in `A2A-Version`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Version::V03 => "0.3",
+            Version::V1 => "1.0",
+        }
+    }
+
+    /// The version as a [`ProtocolVersion`].
+    pub const fn protocol(self) -> ProtocolVersion {
+        match self {
+            Version::V03 => ProtocolVersion::V0_3,
+            Version::V1 => ProtocolVersion::V1_0,
+        }
+    }
+
+    /// The spoken version of a [`ProtocolVersion`] (`0.3` or `1.0` exactly), or `None`.
+    pub fn from_protocol(v: ProtocolVersion) -> Option<Version> {
+        match v {
+            ProtocolVersion::V0_3 => Some(Version::V03),
+            ProtocolVersion::V1_0 => Some(Version::V1),
+            _ => None,
+        }
+    }
+
+    /// Maps a declared protocol version (`"1.0"`, `"1.0.1"`, `"0.3.0"`, `""`) to a spoken one,
+    /// or `None`.
+    ///
+    /// - An empty value means 0.3, as the 1.0 specification (S1 §3.6.2) says for an absent
+    ///   `A2A-Version`.
+    /// - `1.x` (any minor) is served as 1.0: minor versions of 1 are backward compatible, and an
+    ///   interface declares "the latest supported minor version per major version" (proto
+    ///   `AgentInterface.protocol_version`).
+    /// - `0.3` / `0.3.x` is 0.3. Other 0.x minors are incompatible dialects and are refused.
+    pub fn from_declared(declared: &str) -> Option<Version> {
+        let declared = declared.trim();
+        if declared.is_empty() {
+            return Some(Version::V03);
+        }
+        let mut parts = declared.split('.');
+        let major = parts.next()?.trim_start_matches(['v', 'V']);
+        let minor = parts.next().unwrap_or("0");
+        match (major.parse::<u32>().ok()?, minor.parse::<u32>().ok()?) {
+            (1, _) => Some(Version::V1),
+            (0, 3) => Some(Version::V03),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A protocol binding the toolkit speaks: the one vocabulary of the agent, the gateway, the
+/// client and the conformance runner (a card may name others: [`ProtocolBinding`]).
+///
+/// ```
+/// use a2a_types::version::Binding;
+///
+/// assert_eq!(Binding::parse("rest"), Some(Binding::HttpJson));
+/// assert_eq!(Binding::parse("urn:x:custom"), None);
+/// assert_eq!(Binding::Grpc.as_str(), "GRPC");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Binding {
+    /// `JSONRPC`: JSON-RPC 2.0 over HTTP, SSE for streams.
+    JsonRpc,
+    /// `HTTP+JSON`: the REST binding, SSE for streams.
+    HttpJson,
+    /// `GRPC`: the gRPC binding (1.0 only).
+    Grpc,
+}
+
+impl Binding {
+    /// Every binding.
+    pub const ALL: [Binding; 3] = [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc];
+
+    /// The name as written on cards: `JSONRPC`, `HTTP+JSON`, `GRPC`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Binding::JsonRpc => "JSONRPC",
+            Binding::HttpJson => "HTTP+JSON",
+            Binding::Grpc => "GRPC",
+        }
+    }
+
+    /// Reads a binding name as [`ProtocolBinding::parse`] does (case and the aliases seen in
+    /// the wild); `None` for any other (custom) binding.
+    pub fn parse(name: &str) -> Option<Binding> {
+        ProtocolBinding::parse(name).binding()
+    }
+}
+
+impl fmt::Display for Binding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl ProtocolBinding {
+    /// The spoken [`Binding`] this name is, or `None` for a custom one.
+    pub fn binding(&self) -> Option<Binding> {
+        match self {
+            ProtocolBinding::JsonRpc => Some(Binding::JsonRpc),
+            ProtocolBinding::HttpJson => Some(Binding::HttpJson),
+            ProtocolBinding::Grpc => Some(Binding::Grpc),
+            ProtocolBinding::Custom(_) => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

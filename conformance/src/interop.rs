@@ -100,25 +100,18 @@ impl Sdk {
     }
 }
 
-/// The transport binding a client driver uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Binding {
-    /// JSON-RPC 2.0 over HTTP.
-    JsonRpc,
-    /// HTTP+JSON (REST).
-    Rest,
-}
+/// The binding a client driver uses: the toolkit's one binding vocabulary.
+pub use a2a_types::version::Binding;
 
-impl Binding {
-    /// Both bindings, for table-driven tests.
-    pub const ALL: [Binding; 2] = [Binding::JsonRpc, Binding::Rest];
+/// The bindings the Python client drivers speak, for table-driven tests.
+pub const DRIVER_BINDINGS: [Binding; 2] = [Binding::JsonRpc, Binding::HttpJson];
 
-    /// The driver's `--binding` value.
-    pub fn as_arg(self) -> &'static str {
-        match self {
-            Binding::JsonRpc => "jsonrpc",
-            Binding::Rest => "rest",
-        }
+/// The driver's `--binding` value of `binding`.
+pub fn driver_arg(binding: Binding) -> &'static str {
+    match binding {
+        Binding::JsonRpc => "jsonrpc",
+        Binding::HttpJson => "rest",
+        Binding::Grpc => "grpc",
     }
 }
 
@@ -338,7 +331,10 @@ impl ClientOptions {
     }
 
     fn args(&self) -> Vec<String> {
-        let mut v = vec!["--binding".to_string(), self.binding.as_arg().to_string()];
+        let mut v = vec![
+            "--binding".to_string(),
+            driver_arg(self.binding).to_string(),
+        ];
         if let Some(p) = &self.protocol_version {
             v.push("--protocol-version".into());
             v.push(p.clone());
@@ -501,7 +497,7 @@ pub async fn run_client_async_with(
 /// # async fn demo(url: &str) -> anyhow::Result<()> {
 /// use conformance::interop::{Binding, ClientOptions, ClientRun, Sdk};
 /// use serde_json::json;
-/// let mut run = ClientRun::start(Sdk::V1, url, &ClientOptions::new(Binding::Rest)).await?;
+/// let mut run = ClientRun::start(Sdk::V1, url, &ClientOptions::new(Binding::HttpJson)).await?;
 /// run.send(json!({"op": "stream", "text": "stream 3", "background": true})).await?;
 /// let first = run.next_line().await?.expect("an event");
 /// assert!(first.get("event").is_some());

@@ -20,7 +20,7 @@ async fn interactive_subscribe_then_cancel() {
     interop::ensure_venvs_async().await.expect("venvs");
     for sdk in Sdk::ALL {
         let agent = PyAgent::start_async(sdk).await.expect("agent");
-        for binding in Binding::ALL {
+        for binding in interop::DRIVER_BINDINGS {
             let mut opts = ClientOptions::new(binding);
             opts.timeout = Duration::from_secs(45);
             let mut run = ClientRun::start(sdk, agent.url(), &opts)
@@ -211,7 +211,7 @@ fn api_key_and_extension_header() {
         } else {
             "X-A2A-Extensions"
         };
-        for binding in Binding::ALL {
+        for binding in interop::DRIVER_BINDINGS {
             let out = run(
                 sdk,
                 &agent,
@@ -255,7 +255,7 @@ fn capabilities_off_and_error_cases() {
         let off = PyAgent::start_with(sdk, &["--no-streaming", "--no-push", "--no-extended-card"])
             .expect("agent with capabilities off");
         let on = PyAgent::start(sdk).expect("agent");
-        for binding in Binding::ALL {
+        for binding in interop::DRIVER_BINDINGS {
             let out = run(
                 sdk,
                 &off,
@@ -290,7 +290,8 @@ fn capabilities_off_and_error_cases() {
                 }
                 // 0.3.26 answers an internal error over JSON-RPC, 501 over REST
                 (Sdk::V03, Binding::JsonRpc) => assert_eq!(push["code"], -32603, "{push}"),
-                (Sdk::V03, Binding::Rest) => assert_eq!(push["httpStatus"], 501, "{push}"),
+                (Sdk::V03, Binding::HttpJson) => assert_eq!(push["httpStatus"], 501, "{push}"),
+                (_, Binding::Grpc) => unreachable!("the drivers run JSON-RPC and HTTP+JSON"),
             }
 
             let out = run(
@@ -319,13 +320,14 @@ fn capabilities_off_and_error_cases() {
                     assert_eq!(unknown["code"], -32001);
                     assert_eq!(no_cfg["code"], -32603, "{no_cfg}");
                 }
-                (Sdk::V03, Binding::Rest) => {
+                (Sdk::V03, Binding::HttpJson) => {
                     // the 0.3.26 REST server breaks the SSE response off instead of answering
                     // an error; the client reports a network error (503)
                     assert_eq!(terminal["httpStatus"], 503, "{terminal}");
                     assert_eq!(unknown["httpStatus"], 503, "{unknown}");
                     assert_eq!(no_cfg["httpStatus"], 500, "{no_cfg}");
                 }
+                (_, Binding::Grpc) => unreachable!("the drivers run JSON-RPC and HTTP+JSON"),
             }
         }
     }
@@ -387,7 +389,7 @@ fn sdk1_agent_without_compat_serves_1_0_only() {
     let e = err(&out, 0);
     assert_eq!(e["type"], "A2AClientJSONError", "{e}");
     // and the 1.x SDK finds no 0.3 interface
-    let mut opts = ClientOptions::new(Binding::Rest);
+    let mut opts = ClientOptions::new(Binding::HttpJson);
     opts.protocol_version = Some("0.3".into());
     let out = interop::run_client_with(
         Sdk::V1,

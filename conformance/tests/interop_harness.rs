@@ -239,7 +239,7 @@ fn sdk1_client_against_sdk1_agent_jsonrpc() {
 
 #[test]
 fn sdk1_client_against_sdk1_agent_rest() {
-    sdk1_core(Binding::Rest);
+    sdk1_core(Binding::HttpJson);
 }
 
 fn sdk03_core(binding: Binding) {
@@ -278,7 +278,7 @@ fn sdk03_core(binding: Binding) {
             assert_eq!(e["type"], "A2AClientJSONRPCError");
             assert_eq!(err(&out, 17)["code"], -32002);
         }
-        Binding::Rest => {
+        Binding::HttpJson => {
             // 0.3.26 REST server gaps: list not implemented (500), delete has no route (405)
             assert_eq!(err(&out, 9)["httpStatus"], 500);
             assert_eq!(err(&out, 10)["httpStatus"], 405);
@@ -288,6 +288,7 @@ fn sdk03_core(binding: Binding) {
             assert_eq!(e["httpStatus"], 404);
             assert_eq!(err(&out, 17)["httpStatus"], 409);
         }
+        Binding::Grpc => unreachable!("the drivers run JSON-RPC and HTTP+JSON"),
     }
 }
 
@@ -298,7 +299,7 @@ fn sdk03_client_against_sdk03_agent_jsonrpc() {
 
 #[test]
 fn sdk03_client_against_sdk03_agent_rest() {
-    sdk03_core(Binding::Rest);
+    sdk03_core(Binding::HttpJson);
 }
 
 #[test]
@@ -348,7 +349,7 @@ fn sdk1_client_speaks_03_to_both_agents() {
         {"op": "get", "taskId": "no-such-task"},
     ]);
     for (agent, version) in [(&agent1, Some("0.3")), (&agent03, None)] {
-        for binding in Binding::ALL {
+        for binding in interop::DRIVER_BINDINGS {
             let mut opts = ClientOptions::new(binding);
             opts.protocol_version = version.map(str::to_string);
             opts.trace = true;
@@ -373,7 +374,8 @@ fn sdk1_client_speaks_03_to_both_agents() {
             match binding {
                 Binding::JsonRpc => assert_eq!(e["code"], -32001, "{e}"),
                 // the compat REST client reports a 404 as MethodNotFoundError
-                Binding::Rest => assert_eq!(e["httpStatus"], 404, "{e}"),
+                Binding::HttpJson => assert_eq!(e["httpStatus"], 404, "{e}"),
+                Binding::Grpc => unreachable!("the drivers run JSON-RPC and HTTP+JSON"),
             }
         }
     }
@@ -383,7 +385,7 @@ fn sdk1_client_speaks_03_to_both_agents() {
 fn sdk03_client_against_sdk1_agent_compat() {
     setup();
     let agent = PyAgent::start(Sdk::V1).expect("sdk1 agent");
-    for binding in Binding::ALL {
+    for binding in interop::DRIVER_BINDINGS {
         let out = run(
             Sdk::V03,
             &agent,
@@ -404,7 +406,8 @@ fn sdk03_client_against_sdk1_agent_compat() {
         let e = err(&out, 3);
         match binding {
             Binding::JsonRpc => assert_eq!(e["code"], -32002),
-            Binding::Rest => assert_eq!(e["httpStatus"], 400),
+            Binding::HttpJson => assert_eq!(e["httpStatus"], 400),
+            Binding::Grpc => unreachable!("the drivers run JSON-RPC and HTTP+JSON"),
         }
     }
 }
@@ -413,7 +416,7 @@ fn sdk03_client_against_sdk1_agent_compat() {
 fn version_header_refused_by_sdk1_agent() {
     setup();
     let agent = PyAgent::start(Sdk::V1).expect("sdk1 agent");
-    for binding in Binding::ALL {
+    for binding in interop::DRIVER_BINDINGS {
         let out = run(
             Sdk::V1,
             &agent,

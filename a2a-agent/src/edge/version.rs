@@ -6,43 +6,11 @@ use a2a_types::version::{ProtocolVersion, UnsupportedVersion};
 
 use crate::error::{A2aError, ErrorKind};
 
-/// A protocol version the runtime serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Version {
-    /// A2A 0.3.
-    V03,
-    /// A2A 1.0.
-    V1,
-}
-
-impl Version {
-    /// `Major.Minor`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Version::V03 => "0.3",
-            Version::V1 => "1.0",
-        }
-    }
-
-    /// The version in the types' vocabulary.
-    pub fn protocol(self) -> ProtocolVersion {
-        match self {
-            Version::V03 => ProtocolVersion::V0_3,
-            Version::V1 => ProtocolVersion::V1_0,
-        }
-    }
-
-    fn from_protocol(v: ProtocolVersion) -> Option<Version> {
-        match v {
-            ProtocolVersion::V0_3 => Some(Version::V03),
-            ProtocolVersion::V1_0 => Some(Version::V1),
-            _ => None,
-        }
-    }
-}
+// The version vocabulary is a2a-types' own, shared by every crate.
+pub use a2a_types::version::Version;
 
 /// Both versions, 0.3 first.
-pub const BOTH: [Version; 2] = [Version::V03, Version::V1];
+pub const BOTH: [Version; 2] = Version::ALL;
 
 /// The `A2A-Version` the caller sent: the header if it is non-empty, else the `A2A-Version`
 /// query parameter (name case-insensitive) if non-empty, else `None` (which means 0.3).

@@ -32,7 +32,7 @@ pub fn jsonrpc(body: &[u8], a2a_version: Option<&str>) -> Result<(String, Value)
 /// is the HTTP status and the error body.
 pub fn rest(path: &str, a2a_version: Option<&str>, body: &[u8]) -> Result<String, (u16, Value)> {
     let fail = |e: A2aError, v: Version| {
-        let r = error_response(&e, v, Binding::Rest);
+        let r = error_response(&e, v, Binding::HttpJson);
         (r.status().as_u16(), e.rest_body(v))
     };
     let explicit = version(a2a_version).map_err(|e| fail(e, Version::V1))?;

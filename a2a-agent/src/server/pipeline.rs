@@ -26,7 +26,7 @@ impl App {
     fn card_response(&self, headers: &HeaderMap, query: Option<&str>) -> Response {
         let version = match requested_version(headers, query) {
             Ok(v) => v,
-            Err(e) => return error_response(&e, Version::V1, Binding::Rest),
+            Err(e) => return error_response(&e, Version::V1, Binding::HttpJson),
         };
         let body = serde_json::to_vec(&self.card.render(version)).unwrap_or_default();
         let tag = etag(&body);
@@ -79,7 +79,7 @@ pub(super) fn edge_refusal(base: &str, parts: &http::request::Parts, why: EdgeRe
     let binding = if rel.is_empty() || rel == "/" {
         Binding::JsonRpc
     } else {
-        Binding::Rest
+        Binding::HttpJson
     };
     let kind = match why {
         EdgeRefusal::BodyTimeout(_) => ErrorKind::InvalidRequest,
@@ -253,7 +253,7 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
             format!("Invalid request path: {e}"),
         )
         .with_status(400);
-        return error_response(&e, v, Binding::Rest);
+        return error_response(&e, v, Binding::HttpJson);
     }
     if method == Method::GET
         && (path == "/.well-known/agent-card.json"
@@ -276,18 +276,18 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
         Some(r) if r.is_empty() || r.starts_with('/') => r.to_string(),
         _ => {
             let e = A2aError::new(ErrorKind::MethodNotFound, format!("no route for {path}"));
-            return error_response(&e, Version::V1, Binding::Rest);
+            return error_response(&e, Version::V1, Binding::HttpJson);
         }
     };
     let binding = if rel.is_empty() || rel == "/" {
         Binding::JsonRpc
     } else {
-        Binding::Rest
+        Binding::HttpJson
     };
     // The `binding` setting: a binding not served is 404 in its own form.
     let served = app.cfg.binding;
     if (binding == Binding::JsonRpc && !served.jsonrpc())
-        || (binding == Binding::Rest && !served.rest())
+        || (binding == Binding::HttpJson && !served.rest())
     {
         let v = requested_version(&headers, query.as_deref())
             .ok()
@@ -325,7 +325,7 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
         Err(e) => Err((e, Version::V1)),
     };
     let rest_route = match &explicit {
-        Ok(x) if binding == Binding::Rest => Some(rest::parse_route(&rel, *x)),
+        Ok(x) if binding == Binding::HttpJson => Some(rest::parse_route(&rel, *x)),
         _ => None,
     };
     // The version errors are reported in before the operation is known.
@@ -346,7 +346,7 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
     let (explicit, caller, extensions) = match checked {
         Ok(c) => c,
         Err(e) => {
-            let e = if binding == Binding::Rest {
+            let e = if binding == Binding::HttpJson {
                 e.in_table(app.cfg.rest_status_table)
             } else {
                 e
@@ -373,7 +373,7 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
         match read_body(body, limit).await {
             Ok(b) => b,
             Err(e) => {
-                let e = if binding == Binding::Rest {
+                let e = if binding == Binding::HttpJson {
                     e.in_table(app.cfg.rest_status_table)
                 } else {
                     e
@@ -394,7 +394,7 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
     // stack (axum boxes it, tracing wraps it) copies little.
     let mut resp = match binding {
         Binding::JsonRpc => Box::pin(jsonrpc::handle(&app, explicit, &call, bytes)).await,
-        Binding::Rest => match rest_route.flatten() {
+        Binding::HttpJson | Binding::Grpc => match rest_route.flatten() {
             Some(route) => Box::pin(rest::handle(&app, route, &method, &call, bytes)).await,
             None => {
                 let e = A2aError::new(ErrorKind::MethodNotFound, format!("no route for {path}"))

@@ -12,12 +12,9 @@ use a2a_types::envelope::RawId;
 /// `application/a2a+json` (the types' [`a2a_types::version::APPLICATION_A2A_JSON`]).
 pub const A2A_JSON: &str = a2a_types::version::APPLICATION_A2A_JSON;
 
-/// Which binding a request reached.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Binding {
-    JsonRpc,
-    Rest,
-}
+/// Which binding a request reached (the HTTP pipeline's are JSON-RPC and HTTP+JSON; the gRPC
+/// binding writes its own errors).
+pub(crate) use a2a_types::version::Binding;
 
 /// An error answer (without a JSON-RPC id).
 pub(crate) fn error_response(e: &A2aError, version: Version, binding: Binding) -> Response {
@@ -53,7 +50,7 @@ pub(crate) fn jsonrpc_or_rest_error(
             }
             r
         }
-        Binding::Rest => {
+        Binding::HttpJson | Binding::Grpc => {
             let status =
                 StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
             let ct = if version == Version::V1 {
@@ -93,6 +90,6 @@ pub(crate) fn json_bytes_response(status: StatusCode, ct: &'static str, body: Ve
 
 impl IntoResponse for A2aError {
     fn into_response(self) -> Response {
-        error_response(&self, Version::V1, Binding::Rest)
+        error_response(&self, Version::V1, Binding::HttpJson)
     }
 }

@@ -91,7 +91,7 @@ pub(crate) async fn handle(
     let v = route.version;
     match run(app, &route, method, call, body).await {
         Ok(r) => r,
-        Err(e) => error_response(&e.in_table(app.cfg.rest_status_table), v, Binding::Rest),
+        Err(e) => error_response(&e.in_table(app.cfg.rest_status_table), v, Binding::HttpJson),
     }
 }
 

@@ -677,7 +677,7 @@ impl Out {
                         .map_or(sel.url.as_str(), |o| o.url.as_str())
                         .trim_end_matches('/')
                         == i.url.trim_end_matches('/')
-                        && sel.binding == Binding::parse(&i.protocol_binding)
+                        && Some(sel.binding) == Binding::parse(&i.protocol_binding)
                         && Version::from_declared(&i.protocol_version) == Some(sel.version) =>
                 {
                     "*"

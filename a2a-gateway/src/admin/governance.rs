@@ -509,7 +509,7 @@ pub(crate) async fn tasks_in_context(
         }
     };
     let mine: HashSet<&str> = owned.iter().map(String::as_str).collect();
-    if peer.chosen.version == Version::V10 {
+    if peer.chosen.version == Version::V1 {
         let mut token = String::new();
         for page in 0..crate::hop::listing::MAX_PEER_PAGES {
             let mut params = json!({"contextId": context, "historyLength": 0,

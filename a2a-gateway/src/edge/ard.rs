@@ -68,7 +68,7 @@ pub(crate) async fn handler(State(st): State<Arc<GatewayState>>, headers: Header
         if r.starts_with("0.") {
             Version::V03
         } else {
-            Version::V10
+            Version::V1
         }
     });
     let principal = match authenticate(&st, &headers) {

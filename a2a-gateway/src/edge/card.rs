@@ -122,7 +122,7 @@ pub fn governed_card(config: &Config, agent: &Agent, peer_card: &Value, version:
     let v1 = governed_card_v1(config, agent, peer_card);
     let base = format!("{}/a2a/{}", config.public_base(), agent.agent_id);
     match version {
-        Version::V10 => {
+        Version::V1 => {
             let mut m = v1.as_object().cloned().unwrap_or_default();
             m.insert("url".into(), json!(base));
             m.insert("preferredTransport".into(), json!("JSONRPC"));
@@ -166,11 +166,11 @@ pub(crate) async fn card_handler(
         if r.starts_with("0.") {
             Version::V03
         } else {
-            Version::V10
+            Version::V1
         }
     });
     let version = match requested {
-        None if st.config.serve_v1 => Version::V10,
+        None if st.config.serve_v1 => Version::V1,
         None => Version::V03,
         Some(r) => match negotiate(Some(r), st.config.serve_v1) {
             Ok(v) => v,
@@ -234,7 +234,7 @@ pub(crate) async fn card_handler(
             return crate::trust::stamp(resp, call.audit.signature_trust.as_deref());
         }
     };
-    let card = if requested.is_some() && version == Version::V10 {
+    let card = if requested.is_some() && version == Version::V1 {
         governed_card_v1(&st.config, &agent, &peer_card)
     } else {
         governed_card(&st.config, &agent, &peer_card, version)

@@ -42,7 +42,7 @@ pub(crate) async fn handle(st: Arc<GatewayState>, req: Request) -> Response {
     // The pipeline runs as for a 1.0 JSON-RPC caller; policies and the audit see `GRPC`.
     let mut call = Call::new(&headers, Binding::Grpc);
     call.audit.client_method = Some(rpc.name.to_owned());
-    call.version = Version::V10;
+    call.version = Version::V1;
     let principal = match admit(&st, &mut call, &headers) {
         Ok(p) => p,
         Err(r) => return refused(&st, &mut call, r),
@@ -63,7 +63,7 @@ pub(crate) async fn handle(st: Arc<GatewayState>, req: Request) -> Response {
 /// refused with VersionNotSupported), then the key.
 fn admit(st: &GatewayState, call: &mut Call, headers: &HeaderMap) -> Result<Principal, Refusal> {
     if let Some(r) = requested_version(headers, None) {
-        negotiate_on(Some(&r), &[Version::V10], None).map_err(|(r, _)| r)?;
+        negotiate_on(Some(&r), &[Version::V1], None).map_err(|(r, _)| r)?;
     }
     let principal = authenticate(st, headers)?;
     call.audit.workspace_id = Some(principal.workspace_id.clone());
@@ -99,7 +99,7 @@ async fn run(
     rpc: &Rpc,
     mut params: Value,
 ) -> Result<Reply, Refusal> {
-    let op = Operation::from_method(rpc.name, Version::V10)?;
+    let op = Operation::from_method(rpc.name, Version::V1)?;
     call.audit.operation = Some(op.name_03().to_owned());
     let agent = take_tenant(&mut params)?;
     call.audit.target = Some(agent.clone());

@@ -64,14 +64,6 @@ pub(crate) fn requested_version(headers: &HeaderMap, query: Option<&str>) -> Opt
     a2a_agent::edge::requested(headers, query)
 }
 
-/// The gateway's version in the shared edge's terms.
-fn shared(v: Version) -> a2a_agent::edge::Version {
-    match v {
-        Version::V03 => a2a_agent::edge::Version::V03,
-        Version::V10 => a2a_agent::edge::Version::V1,
-    }
-}
-
 /// Negotiates a requested version against the versions an entry `serves` (the one rule of
 /// [`a2a_types::version::negotiate`]: none or empty = 0.3, patch ignored). A refusal comes with
 /// the version whose error form it must use (0.x -> 0.3, anything else -> 1.0).
@@ -82,10 +74,8 @@ pub(crate) fn negotiate_on(
     serves: &[Version],
     advertised: Option<&[&str]>,
 ) -> Result<Version, (Refusal, Version)> {
-    let shared_serves: Vec<_> = serves.iter().copied().map(shared).collect();
-    match a2a_agent::edge::negotiate(requested, &shared_serves) {
-        Ok(a2a_agent::edge::Version::V03) => Ok(Version::V03),
-        Ok(a2a_agent::edge::Version::V1) => Ok(Version::V10),
+    match a2a_agent::edge::negotiate(requested, serves) {
+        Ok(v) => Ok(v),
         Err(u) => {
             let supported: Vec<String> = u.supported.iter().map(ToString::to_string).collect();
             let supported: Vec<&str> = match advertised {
@@ -95,7 +85,7 @@ pub(crate) fn negotiate_on(
             let form = if u.legacy_form {
                 Version::V03
             } else {
-                Version::V10
+                Version::V1
             };
             Err((
                 Refusal::version_not_supported(&u.requested, &supported),
@@ -108,7 +98,7 @@ pub(crate) fn negotiate_on(
 /// Negotiates the version of a JSON-RPC request (0.3, and 1.0 when `serve_v1`).
 pub fn negotiate(requested: Option<&str>, serve_v1: bool) -> Result<Version, (Refusal, Version)> {
     if serve_v1 {
-        negotiate_on(requested, &[Version::V03, Version::V10], None)
+        negotiate_on(requested, &[Version::V03, Version::V1], None)
     } else {
         negotiate_on(requested, &[Version::V03], None)
     }

@@ -103,7 +103,7 @@ pub(crate) fn card_refusal(
     record(st, call, Some(&r));
     let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_GATEWAY);
     let body = match form {
-        Some(Version::V10) => r.status_body(&call.trace_id),
+        Some(Version::V1) => r.status_body(&call.trace_id),
         _ => r.legacy_body(&call.trace_id),
     };
     let mut resp = json_response(status, "application/json", &body);

@@ -40,12 +40,12 @@ pub(crate) async fn rest_entry(
     call.audit.target = Some(agent.clone());
     call.audit.operation = Some(op.name_03().to_owned());
     call.audit.client_method = Some(format!("HTTP+JSON {}", op.path()));
-    call.version = Version::V10;
+    call.version = Version::V1;
     // Both versions on the same routes (see `crate::edge::rest03`): a request that names no version
     // is 0.3 (S1 §3.6.2: empty = 0.3); without `serve_v1` only 0.3 is served.
     let requested = requested_version(&headers, query.as_deref());
     let (serves, advertised): (&[Version], &[&str]) = if st.config.serve_v1 {
-        (&[Version::V10, Version::V03], &["0.3", "1.0"])
+        (&[Version::V1, Version::V03], &["0.3", "1.0"])
     } else {
         (&[Version::V03], &["0.3"])
     };
@@ -132,7 +132,7 @@ pub(crate) async fn rest_entry(
         }
     };
     if answered && resp.status().is_success() {
-        let caller = if v03 { Version::V03 } else { Version::V10 };
+        let caller = if v03 { Version::V03 } else { Version::V1 };
         crate::governance::extensions::answer_headers(
             call.ext_activated.as_deref(),
             caller,
@@ -297,7 +297,7 @@ pub(crate) async fn rest_task_post(
         Some(RestOp::Subscribe(task)) => (Operation::SubscribeToTask, None, task),
         _ => {
             let mut call = Call::new(&headers, Binding::HttpJson);
-            call.version = Version::V10;
+            call.version = Version::V1;
             return rest_refusal(
                 &st,
                 &mut call,

@@ -75,7 +75,7 @@ pub(crate) fn params(
 pub(crate) fn answer(st: &GatewayState, call: &mut Call, op: Operation, a: Answer) -> Response {
     call.audit.client_version = Some("0.3".into());
     let unary = |st: &GatewayState, call: &mut Call, v: Value| match v03_rest_result(
-        op.name(Version::V10),
+        op.name(Version::V1),
         v,
     ) {
         Ok(body) => {

@@ -144,7 +144,7 @@ pub(crate) fn outbound(req: reqwest::RequestBuilder, version: Version) -> reqwes
     }
     let value = format_extensions(&forward);
     match version {
-        Version::V10 => req.header(A2A_EXTENSIONS_HEADER, value),
+        Version::V1 => req.header(A2A_EXTENSIONS_HEADER, value),
         // 0.3 named the header X-A2A-Extensions; some 0.3 agents read the 1.0 name.
         Version::V03 => req
             .header(X_A2A_EXTENSIONS_HEADER, value.clone())

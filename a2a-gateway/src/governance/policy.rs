@@ -340,7 +340,7 @@ pub fn sample_facts(
         scopes: Vec::new(),
         target: String::new(),
         operation: crate::protocol::ops::Operation::SendMessage,
-        version: crate::protocol::errors::Version::V10,
+        version: crate::protocol::errors::Version::V1,
         binding: crate::protocol::errors::Binding::JsonRpc,
         card_skills: Vec::new(),
         chain: Vec::new(),

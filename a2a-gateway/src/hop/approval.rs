@@ -32,7 +32,7 @@ fn internal(e: impl std::fmt::Display) -> Refusal {
 fn blocking(params: &Value, v: Version) -> bool {
     let c = params.get("configuration");
     match v {
-        Version::V10 => !c
+        Version::V1 => !c
             .and_then(|c| c.get("returnImmediately"))
             .and_then(Value::as_bool)
             .unwrap_or(false),
@@ -138,7 +138,7 @@ fn outcome_stream(st: &GatewayState, caller: Version, a: Approval) -> Answer {
     let store = st.governance.approvals.clone();
     let shutdown = st.shutdown.clone();
     let s = async_stream::stream! {
-        let first = crate::protocol::xlate::event(json!({"task": gateway_task(&a)}), Version::V10, caller);
+        let first = crate::protocol::xlate::event(json!({"task": gateway_task(&a)}), Version::V1, caller);
         match first {
             Ok(ev) => yield Ok(ev),
             Err(e) => { yield Err(crate::outbound::map_answer_error(e)); return; }
@@ -163,7 +163,7 @@ fn outcome_stream(st: &GatewayState, caller: Version, a: Approval) -> Answer {
             let t = gateway_task(&cur);
             let update = json!({"statusUpdate": {"taskId": t["id"], "contextId": t["contextId"],
                 "status": t["status"], "metadata": t["metadata"]}});
-            match crate::protocol::xlate::event(update, Version::V10, caller) {
+            match crate::protocol::xlate::event(update, Version::V1, caller) {
                 Ok(ev) => yield Ok(ev),
                 Err(e) => yield Err(crate::outbound::map_answer_error(e)),
             }
@@ -390,7 +390,7 @@ pub async fn release(
 
 async fn send_held(st: &GatewayState, a: &Approval) -> Result<Option<String>, Refusal> {
     let caller = if a.caller_version == "1.0" {
-        Version::V10
+        Version::V1
     } else {
         Version::V03
     };
@@ -405,7 +405,7 @@ async fn send_held(st: &GatewayState, a: &Approval) -> Result<Option<String>, Re
         let c = o.entry("configuration").or_insert_with(|| json!({}));
         if let Some(c) = c.as_object_mut() {
             match caller {
-                Version::V10 => c.insert("returnImmediately".into(), json!(true)),
+                Version::V1 => c.insert("returnImmediately".into(), json!(true)),
                 Version::V03 => c.insert("blocking".into(), json!(false)),
             };
         }
@@ -485,7 +485,7 @@ pub(crate) fn task_answer(
         Operation::SendMessage => (op, json!({"task": task})),
         _ => (Operation::GetTask, task),
     };
-    crate::protocol::xlate::result(op, Version::V10, caller, &result)
+    crate::protocol::xlate::result(op, Version::V1, caller, &result)
         .map(crate::protocol::answer::Answer::Unary)
         .map_err(crate::outbound::map_answer_error)
 }

@@ -44,12 +44,12 @@ impl Forms {
 
     /// The 1.0 form.
     pub(crate) fn v1(&mut self) -> Result<&mut Value, Refusal> {
-        if self.caller == Version::V10 {
+        if self.caller == Version::V1 {
             return Ok(&mut self.params);
         }
         let v1 = match self.v1.take() {
             Some(v) => v,
-            None => xlate::translate_request(self.op, self.caller, Version::V10, &self.params)?,
+            None => xlate::translate_request(self.op, self.caller, Version::V1, &self.params)?,
         };
         Ok(self.v1.insert(v1))
     }
@@ -58,7 +58,7 @@ impl Forms {
     /// written again from it, so both say the same. What 0.3 cannot carry is refused.
     pub(crate) fn v1_edited(&mut self) -> Result<(), Refusal> {
         if let (Version::V03, Some(v1)) = (self.caller, &self.v1) {
-            self.params = xlate::translate_request(self.op, Version::V10, Version::V03, v1)?;
+            self.params = xlate::translate_request(self.op, Version::V1, Version::V03, v1)?;
         }
         Ok(())
     }
@@ -70,7 +70,7 @@ impl Forms {
             return Ok(self.params.clone());
         }
         match to {
-            Version::V10 => Ok(self.v1()?.clone()),
+            Version::V1 => Ok(self.v1()?.clone()),
             Version::V03 => xlate::translate_request(self.op, self.caller, to, &self.params),
         }
     }

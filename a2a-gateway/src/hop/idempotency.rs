@@ -159,7 +159,7 @@ async fn answer(
         Outcome::Task(id) => {
             let p = outbound::peer_params(
                 Operation::GetTask,
-                Version::V10,
+                Version::V1,
                 ctx.chosen,
                 &json!({ "id": id }),
                 false,
@@ -170,12 +170,12 @@ async fn answer(
             // A 0.3 send result (and stream event) is the Task itself; a 1.0 one wraps it.
             match caller {
                 Version::V03 => task,
-                Version::V10 => json!({ "task": task }),
+                Version::V1 => json!({ "task": task }),
             }
         }
         Outcome::Message(m) => xlate::result(
             Operation::SendMessage,
-            Version::V10,
+            Version::V1,
             caller,
             &json!({ "message": m }),
         )
@@ -194,9 +194,9 @@ fn outcome_of(op: Operation, caller: Version, v: &Value) -> Option<Outcome> {
     // A 1.0 answer was checked by the hop already: read it as it is.
     let translated;
     let v10 = match caller {
-        Version::V10 => v,
+        Version::V1 => v,
         Version::V03 => {
-            translated = xlate::result(op, caller, Version::V10, v).ok()?;
+            translated = xlate::result(op, caller, Version::V1, v).ok()?;
             &translated
         }
     };

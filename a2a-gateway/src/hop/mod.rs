@@ -275,7 +275,7 @@ async fn steps(
     call.audit.peer_method = Some(match chosen.binding {
         Binding::JsonRpc => peer_method.to_owned(),
         Binding::HttpJson => format!("HTTP+JSON {}", op.path()),
-        Binding::Grpc => format!("GRPC {}", op.name(Version::V10)),
+        Binding::Grpc => format!("GRPC {}", op.name(Version::V1)),
     });
     let ctx = PeerCall {
         st,
@@ -343,7 +343,7 @@ async fn steps(
         // goes on from the caller's last event instead).
         let called = if op == Operation::SubscribeToTask
             && chosen.version == Version::V03
-            && call.version == Version::V10
+            && call.version == Version::V1
             && crate::tasks::resume::upstream().is_none()
         {
             v03_peer::subscribe(st, &ctx, peer_params).await

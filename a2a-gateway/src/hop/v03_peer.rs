@@ -125,7 +125,7 @@ async fn final_state(r: FinalRead, ended: Arc<AtomicBool>) -> Option<Value> {
         st: &r.st,
         agent: &r.agent,
         chosen: &r.chosen,
-        caller: Version::V10,
+        caller: Version::V1,
         traceparent: r.traceparent,
         hops: r.hops,
         id: json!(crate::ids::id_hex(8)),
@@ -179,7 +179,7 @@ impl Filters {
             status: status.filter(|s| *s != TaskState::Unspecified),
             after,
             artifacts: params.get("includeArtifacts").and_then(Value::as_bool) == Some(true),
-            history: history::history_limit(Operation::GetTask, Version::V10, params),
+            history: history::history_limit(Operation::GetTask, Version::V1, params),
         })
     }
 
@@ -226,7 +226,7 @@ pub(crate) async fn list(
         st: ctx.st,
         agent: ctx.agent,
         chosen: ctx.chosen,
-        caller: Version::V10,
+        caller: Version::V1,
         traceparent: ctx.traceparent.clone(),
         hops: ctx.hops,
         id: ctx.id.clone(),
@@ -247,7 +247,7 @@ pub(crate) async fn list(
                 async move {
                     let p = outbound::peer_params(
                         Operation::GetTask,
-                        Version::V10,
+                        Version::V1,
                         v1.chosen,
                         &get,
                         false,
@@ -284,7 +284,7 @@ pub(crate) async fn list(
         })
     });
     let out = page.answer(st, tasks, json!({}));
-    xlate::result(Operation::ListTasks, Version::V10, ctx.caller, &out)
+    xlate::result(Operation::ListTasks, Version::V1, ctx.caller, &out)
         .map(Answer::Unary)
         .map_err(outbound::map_answer_error)
 }

@@ -24,7 +24,7 @@ pub(crate) fn after_cancel(
     let (Operation::CancelTask, Answer::Unary(res)) = (op, answer) else {
         return 0;
     };
-    let Ok(task) = xlate::result(op, caller, Version::V10, res) else {
+    let Ok(task) = xlate::result(op, caller, Version::V1, res) else {
         return 0;
     };
     let Some(event) = final_update(&task) else {
@@ -84,7 +84,7 @@ pub(crate) fn closing_events(final_event: &Value, to: Version, already_final: bo
     if already_final {
         return Vec::new();
     }
-    match xlate::event(final_event.clone(), Version::V10, to) {
+    match xlate::event(final_event.clone(), Version::V1, to) {
         Ok(ev) => vec![ev],
         Err(e) => {
             tracing::warn!("final update not translated: {e:?}");
@@ -120,7 +120,7 @@ mod tests {
         assert_eq!(v03[0]["kind"], "status-update");
         assert_eq!(v03[0]["final"], true);
         assert_eq!(v03[0]["status"]["state"], "canceled");
-        assert!(closing_events(&ev, Version::V10, true).is_empty());
+        assert!(closing_events(&ev, Version::V1, true).is_empty());
         let working =
             json!({"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}});
         assert!(final_update(&working).is_none());

@@ -38,7 +38,7 @@ use crate::{protocol::errors::Refusal, protocol::errors::Version};
 impl PeerCall<'_> {
     /// peer call over gRPC: `op` with its 1.0 params (the chosen entry's tenant included).
     pub(crate) async fn grpc(&self, op: Operation, params: Value) -> Result<Answer, Refusal> {
-        let request = V1Request::parse(op.name(Version::V10), Some(params))
+        let request = V1Request::parse(op.name(Version::V1), Some(params))
             .map_err(|e| Refusal::invalid_params(&e.to_string()))?;
         let limit = if op.is_streaming() {
             self.max_stream
@@ -53,7 +53,7 @@ impl PeerCall<'_> {
                 r = transport.call(request) => r,
             };
             let result = result.map_err(|e| self.grpc_refusal(e, limit))?;
-            return self.answer(op, Version::V10, result.to_value());
+            return self.answer(op, Version::V1, result.to_value());
         }
         let opened = tokio::select! {
             _ = self.st.shutdown.cancelled() => return Err(crate::protocol::errors::shutting_down()),
@@ -157,7 +157,7 @@ impl GrpcErrors {
             return Refusal::response_too_large(limit);
         }
         if a.reason.as_deref() == Some("VERSION_NOT_SUPPORTED") {
-            return Refusal::peer_version_not_supported(&self.agent_id, Version::V10.as_str());
+            return Refusal::peer_version_not_supported(&self.agent_id, Version::V1.as_str());
         }
         // No A2A ErrorInfo and UNAVAILABLE / UNKNOWN: the connection, not the agent, failed.
         if a.reason.is_none() && is_transport_failure(&a.message) {

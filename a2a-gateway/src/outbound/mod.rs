@@ -73,7 +73,7 @@ pub(crate) fn peer_params_validated(
 /// The request of a hop in the peer's version, made the peer's: the chosen entry's tenant
 /// (1.0), without the paging members when the gateway pages itself (`paged`).
 pub(crate) fn peer_form(chosen: &Chosen, mut peer_params: Value, paged: bool) -> Value {
-    if chosen.version == Version::V10
+    if chosen.version == Version::V1
         && let Some(obj) = peer_params.as_object_mut()
     {
         match &chosen.tenant {
@@ -390,7 +390,7 @@ impl PeerCall<'_> {
                 .map_err(map_answer_error);
         };
         let mut r10 =
-            xlate::result_owned(op, from, Version::V10, result).map_err(map_answer_error)?;
+            xlate::result_owned(op, from, Version::V1, result).map_err(map_answer_error)?;
         {
             let mut ev = g
                 .evidence
@@ -398,7 +398,7 @@ impl PeerCall<'_> {
                 .map_err(|_| Refusal::internal("evidence lock"))?;
             self.st.governance.answer(&g.hop, &mut r10, &mut ev)?;
         }
-        xlate::result_owned(op, Version::V10, self.caller, r10)
+        xlate::result_owned(op, Version::V1, self.caller, r10)
             .map(Answer::Unary)
             .map_err(map_answer_error)
     }
@@ -542,6 +542,6 @@ impl PeerCall<'_> {
                 "expected an event stream",
             ));
         }
-        self.answer(op, Version::V10, v)
+        self.answer(op, Version::V1, v)
     }
 }

@@ -88,8 +88,8 @@ impl PeerCall<'_> {
             .map(|g| self.st.governance.stream(&g.hop))
             .unwrap_or_default();
         let governed = !steps.is_empty();
-        let mut xl = xlate::Events::new(from, if governed { Version::V10 } else { to });
-        let mut xl2 = (to != Version::V10).then(|| xlate::Events::new(Version::V10, to));
+        let mut xl = xlate::Events::new(from, if governed { Version::V1 } else { to });
+        let mut xl2 = (to != Version::V1).then(|| xlate::Events::new(Version::V1, to));
         // What the stream steps decide is audited on a row of its own, when they decide anything.
         let decided_before = gov
             .as_ref()

@@ -31,13 +31,13 @@ impl<'a> Peer<'a> {
     /// refusal's code.
     pub(crate) async fn op(&self, op: Operation, params: Value) -> Result<Answer, String> {
         let st = self.st;
-        let params = crate::outbound::peer_params(op, Version::V10, &self.chosen, &params, false)
+        let params = crate::outbound::peer_params(op, Version::V1, &self.chosen, &params, false)
             .map_err(|r| r.code)?;
         let ctx = crate::outbound::PeerCall {
             st,
             agent: self.agent,
             chosen: &self.chosen,
-            caller: Version::V10,
+            caller: Version::V1,
             traceparent: format!("00-{}-{}-01", crate::ids::id_hex(16), crate::ids::id_hex(8)),
             hops: 1,
             id: json!(crate::ids::id_hex(8)),

@@ -112,7 +112,7 @@ mod tests {
         Chosen {
             url: Url::parse(url).unwrap(),
             binding: Binding::JsonRpc,
-            version: Version::V10,
+            version: Version::V1,
             tenant: None,
             signature_trust: Some("unsigned"),
         }

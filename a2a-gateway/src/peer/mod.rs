@@ -79,7 +79,7 @@ pub fn gateway_speaks(serve_v1: bool) -> sel::Speaks {
 fn passed_over_reason(why: &sel::PassedOver, serve_v1: bool) -> String {
     use sel::{Binding as B, PassedOver as P, Version as V};
     match why {
-        P::Binding(b) if sel::Binding::parse(b) == B::Grpc && !serve_v1 => {
+        P::Binding(b) if sel::Binding::parse(b) == Some(B::Grpc) && !serve_v1 => {
             "gRPC is spoken at A2A 1.0 only, which is disabled (serve-v1: false)".to_owned()
         }
         P::Binding(b) => format!("binding {b:?} is not supported"),
@@ -143,15 +143,8 @@ fn walk(
             Ok(s) => {
                 return Ok(Chosen {
                     url: s.url,
-                    binding: match s.binding {
-                        sel::Binding::JsonRpc => Binding::JsonRpc,
-                        sel::Binding::Grpc => Binding::Grpc,
-                        _ => Binding::HttpJson,
-                    },
-                    version: match s.version {
-                        sel::Version::V03 => Version::V03,
-                        sel::Version::V1 => Version::V10,
-                    },
+                    binding: s.binding,
+                    version: s.version,
                     tenant: s.tenant,
                     signature_trust: None,
                 });
@@ -319,7 +312,7 @@ mod tests {
             (
                 vec![iface("JSONRPC", "1.0"), iface("JSONRPC", "0.3")],
                 Binding::JsonRpc,
-                Version::V10,
+                Version::V1,
             ),
             (
                 vec![iface("JSONRPC", "0.3"), iface("JSONRPC", "1.0")],
@@ -329,12 +322,12 @@ mod tests {
             (
                 vec![iface("HTTP+JSON", "1.0"), iface("JSONRPC", "1.0")],
                 Binding::HttpJson,
-                Version::V10,
+                Version::V1,
             ),
             (
                 vec![iface("JSONRPC", "1.0"), iface("HTTP+JSON", "1.0")],
                 Binding::JsonRpc,
-                Version::V10,
+                Version::V1,
             ),
         ];
         for (list, b, v) in rows {
@@ -370,7 +363,7 @@ mod tests {
         };
         // gRPC-only (beside entries the gateway cannot call): gRPC, its host:port read as http.
         let c = pick(vec![iface("HTTP+JSON", "0.3"), grpc.clone()], true).unwrap();
-        assert_eq!((c.binding, c.version), (Binding::Grpc, Version::V10));
+        assert_eq!((c.binding, c.version), (Binding::Grpc, Version::V1));
         assert_eq!(c.url.as_str(), "http://127.0.0.1:50051/");
         // Listed first, gRPC still yields to an HTTP binding the gateway speaks.
         let c = pick(vec![grpc.clone(), iface("HTTP+JSON", "1.0")], true).unwrap();

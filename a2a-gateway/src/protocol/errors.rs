@@ -15,46 +15,8 @@ pub const GATEWAY_DOMAIN: &str = "a2a-rs.dev";
 /// `domain` of ErrorInfo for errors the A2A specification defines.
 pub const SPEC_DOMAIN: &str = "a2a-protocol.org";
 
-/// A2A protocol version of a caller or peer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Version {
-    /// A2A 0.3 (also: no version named).
-    V03,
-    /// A2A 1.0.
-    V10,
-}
-
-impl Version {
-    /// `Major.Minor`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Version::V03 => "0.3",
-            Version::V10 => "1.0",
-        }
-    }
-}
-
-/// Protocol binding of a caller or peer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Binding {
-    /// JSON-RPC 2.0 over HTTP.
-    JsonRpc,
-    /// HTTP+JSON (REST).
-    HttpJson,
-    /// gRPC (1.0): the gateway calls gRPC peers and, with `serve_grpc`, serves gRPC callers.
-    Grpc,
-}
-
-impl Binding {
-    /// Binding name as written on cards.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Binding::JsonRpc => "JSONRPC",
-            Binding::HttpJson => "HTTP+JSON",
-            Binding::Grpc => "GRPC",
-        }
-    }
-}
+// The version and binding vocabulary is a2a-types' own, shared by every crate.
+pub use a2a_types::version::{Binding, Version};
 
 /// Who decided a refusal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,7 +121,7 @@ mod tests {
             json!(["0.3", "1.0"])
         );
         assert_eq!(v03["error"]["data"]["trace_id"], "t1");
-        let v10 = r.jsonrpc_response(Version::V10, &Value::Null, "t1");
+        let v10 = r.jsonrpc_response(Version::V1, &Value::Null, "t1");
         let info = &v10["error"]["data"][0];
         assert_eq!(info["domain"], SPEC_DOMAIN);
         assert_eq!(info["reason"], "VERSION_NOT_SUPPORTED");
@@ -191,7 +153,7 @@ mod tests {
         assert_eq!(v03["error"]["code"], -32000);
         assert_eq!(v03["error"]["data"]["code"], "a2a_card_signature_invalid");
         assert_eq!(v03["error"]["data"]["signatureTrust"], "invalid");
-        let v10 = r.jsonrpc_error(Version::V10, "t");
+        let v10 = r.jsonrpc_error(Version::V1, "t");
         assert_eq!(v10["data"][0]["reason"], "A2A_CARD_SIGNATURE_INVALID");
         assert_eq!(v10["data"][0]["domain"], GATEWAY_DOMAIN);
         assert_eq!(v10["data"][0]["metadata"]["signatureTrust"], "invalid");
@@ -205,7 +167,7 @@ mod tests {
         assert_eq!(v03["code"], -32000);
         assert_eq!(v03["data"]["code"], "a2a_extension_not_allowed");
         assert_eq!(v03["data"]["extension"], "urn:x");
-        let v10 = na.jsonrpc_error(Version::V10, "t");
+        let v10 = na.jsonrpc_error(Version::V1, "t");
         assert_eq!(v10["data"][0]["domain"], GATEWAY_DOMAIN);
         assert_eq!(v10["data"][0]["reason"], "A2A_EXTENSION_NOT_ALLOWED");
         assert_eq!(na.status_body("t")["error"]["code"], 403);
@@ -214,7 +176,7 @@ mod tests {
         assert_eq!(v03["code"], -32008);
         assert_eq!(v03["data"]["type"], "ExtensionSupportRequiredError");
         assert_eq!(v03["data"]["code"], "a2a_extension_support_required");
-        let v10 = sr.jsonrpc_error(Version::V10, "t");
+        let v10 = sr.jsonrpc_error(Version::V1, "t");
         assert_eq!(v10["code"], -32008);
         assert_eq!(v10["data"][0]["domain"], SPEC_DOMAIN);
         assert_eq!(v10["data"][0]["reason"], "EXTENSION_SUPPORT_REQUIRED");
@@ -227,13 +189,13 @@ mod tests {
     #[test]
     fn gateway_decisions_use_gateway_domain() {
         let r = Refusal::scope_denied("a2a:send");
-        let v = r.jsonrpc_error(Version::V10, "t");
+        let v = r.jsonrpc_error(Version::V1, "t");
         assert_eq!(v["code"], -32000);
         assert_eq!(v["data"][0]["domain"], GATEWAY_DOMAIN);
         assert_eq!(v["data"][0]["reason"], "A2A_SCOPE_DENIED");
         let up = Refusal::upstream_error(-32001, None);
         assert_eq!(
-            up.jsonrpc_error(Version::V10, "t")["data"][0]["reason"],
+            up.jsonrpc_error(Version::V1, "t")["data"][0]["reason"],
             "TASK_NOT_FOUND"
         );
         assert_eq!(up.status_body("t")["error"]["code"], 404);

@@ -27,7 +27,7 @@ pub fn history_limit(op: Operation, caller: Version, params: &Value) -> Option<u
         .and_then(|h| i32::try_from(h).ok());
     let h = match caller {
         Version::V03 => to_v1::history_length(h),
-        Version::V10 => h,
+        Version::V1 => h,
     };
     h.and_then(|n| usize::try_from(n).ok())
 }
@@ -84,25 +84,25 @@ mod tests {
         let zero = json!({"id": "t", "historyLength": 0});
         // 1.0 0 (no history) toward a 0.3 peer: asked as 1, the answer is trimmed.
         assert_eq!(
-            request(Operation::GetTask, Version::V10, Version::V03, &zero).unwrap(),
+            request(Operation::GetTask, Version::V1, Version::V03, &zero).unwrap(),
             json!({"id": "t", "historyLength": 1})
         );
         let send = json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "a"}]},
             "configuration": {"historyLength": 0}});
-        let out = request(Operation::SendMessage, Version::V10, Version::V03, &send).unwrap();
+        let out = request(Operation::SendMessage, Version::V1, Version::V03, &send).unwrap();
         assert_eq!(out["configuration"]["historyLength"], 1, "{out}");
         // 0.3 0 (no limit) toward a 1.0 peer: unset.
         assert_eq!(
-            request(Operation::GetTask, Version::V03, Version::V10, &zero).unwrap(),
+            request(Operation::GetTask, Version::V03, Version::V1, &zero).unwrap(),
             json!({"id": "t"})
         );
         assert_eq!(history_limit(Operation::GetTask, Version::V03, &zero), None);
         assert_eq!(
-            history_limit(Operation::GetTask, Version::V10, &zero),
+            history_limit(Operation::GetTask, Version::V1, &zero),
             Some(0)
         );
         assert_eq!(
-            history_limit(Operation::SendMessage, Version::V10, &send),
+            history_limit(Operation::SendMessage, Version::V1, &send),
             Some(0)
         );
         let mut t = json!({"id": "t", "history": [1, 2, 3]});

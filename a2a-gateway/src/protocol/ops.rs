@@ -80,7 +80,7 @@ impl Operation {
     pub fn name(self, version: Version) -> &'static str {
         match version {
             Version::V03 => self.name_03(),
-            Version::V10 => self.name_10(),
+            Version::V1 => self.name_10(),
         }
     }
 
@@ -131,13 +131,13 @@ impl Operation {
         if let Some(op) = ALL.into_iter().find(|o| match version {
             // 0.3 JSON-RPC has no ListTasks method.
             Version::V03 => *o != Operation::ListTasks && o.name_03() == method,
-            Version::V10 => o.name_10() == method,
+            Version::V1 => o.name_10() == method,
         }) {
             return Ok(op);
         }
         let other = match version {
             Version::V03 => ALL.into_iter().find(|o| o.name_10() == method),
-            Version::V10 => ALL.into_iter().find(|o| o.name_03() == method),
+            Version::V1 => ALL.into_iter().find(|o| o.name_03() == method),
         };
         Err(match (other, version) {
             (Some(Operation::ListTasks), Version::V03) => Refusal::method_not_found(&format!(
@@ -147,7 +147,7 @@ impl Operation {
                 "{method} is an A2A 1.0 name; in A2A 0.3 use {} (or send A2A-Version: 1.0)",
                 op.name_03()
             )),
-            (Some(op), Version::V10) => Refusal::method_not_found(&format!(
+            (Some(op), Version::V1) => Refusal::method_not_found(&format!(
                 "{method} is an A2A 0.3 name; in A2A 1.0 use {}",
                 op.name_10()
             )),
@@ -169,13 +169,13 @@ mod tests {
             Ok(Operation::GetTask)
         );
         assert_eq!(
-            Operation::from_method("GetTask", Version::V10),
+            Operation::from_method("GetTask", Version::V1),
             Ok(Operation::GetTask)
         );
         let e = Operation::from_method("GetTask", Version::V03).unwrap_err();
         assert_eq!(e.rpc_code, -32601);
         assert!(e.message.contains("tasks/get"), "{}", e.message);
-        let e = Operation::from_method("tasks/get", Version::V10).unwrap_err();
+        let e = Operation::from_method("tasks/get", Version::V1).unwrap_err();
         assert!(e.message.contains("GetTask"));
         assert!(Operation::from_method("tasks/list", Version::V03).is_err());
         for op in ALL {

@@ -42,7 +42,7 @@ pub(crate) fn passable(
     edits: bool,
 ) -> bool {
     let plain = |(v, b): (Version, Binding)| {
-        v == Version::V10 && matches!(b, Binding::JsonRpc | Binding::HttpJson)
+        v == Version::V1 && matches!(b, Binding::JsonRpc | Binding::HttpJson)
     };
     op == Operation::SendMessage && plain(caller) && plain(peer) && !edits
 }
@@ -226,13 +226,8 @@ mod tests {
     /// What the `Value` path gives: the result checked and handed back, and the task it
     /// reveals.
     fn old_path(v: &Value) -> (Value, Option<String>) {
-        let out = xlate::result_owned(
-            Operation::SendMessage,
-            Version::V10,
-            Version::V10,
-            v.clone(),
-        )
-        .expect("checked");
+        let out = xlate::result_owned(Operation::SendMessage, Version::V1, Version::V1, v.clone())
+            .expect("checked");
         let task = crate::protocol::reveal::revealed_task(&out);
         (out, task)
     }
@@ -296,14 +291,14 @@ mod tests {
         let send = Operation::SendMessage;
         for c in [JsonRpc, HttpJson] {
             for p in [JsonRpc, HttpJson] {
-                assert!(passable(send, (V10, c), (V10, p), false));
-                assert!(!passable(send, (V10, c), (V10, p), true));
-                assert!(!passable(send, (V03, c), (V10, p), false));
-                assert!(!passable(send, (V10, c), (V03, p), false));
-                assert!(!passable(Operation::GetTask, (V10, c), (V10, p), false));
+                assert!(passable(send, (V1, c), (V1, p), false));
+                assert!(!passable(send, (V1, c), (V1, p), true));
+                assert!(!passable(send, (V03, c), (V1, p), false));
+                assert!(!passable(send, (V1, c), (V03, p), false));
+                assert!(!passable(Operation::GetTask, (V1, c), (V1, p), false));
             }
-            assert!(!passable(send, (V10, c), (V10, Grpc), false));
-            assert!(!passable(send, (V10, Grpc), (V10, c), false));
+            assert!(!passable(send, (V1, c), (V1, Grpc), false));
+            assert!(!passable(send, (V1, Grpc), (V1, c), false));
         }
     }
 }

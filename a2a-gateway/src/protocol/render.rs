@@ -84,7 +84,7 @@ impl Refusal {
                 data.insert("trace_id".into(), json!(trace_id));
                 json!({"code": self.rpc_code, "message": self.message, "data": Value::Object(data)})
             }
-            Version::V10 => {
+            Version::V1 => {
                 json!({"code": self.rpc_code, "message": self.message, "data": [self.error_info(trace_id)]})
             }
         }

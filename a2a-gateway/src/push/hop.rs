@@ -110,7 +110,7 @@ pub(crate) async fn check_webhook(
         Version::V03 => params
             .get("pushNotificationConfig")
             .and_then(|c| c.get("url")),
-        Version::V10 => params.get("url"),
+        Version::V1 => params.get("url"),
     }
     .and_then(Value::as_str)
     .unwrap_or("");

@@ -91,7 +91,7 @@ pub fn mode(st: &GatewayState, workspace_id: &str) -> Result<Mode, Refusal> {
 fn inline_key(version: Version) -> &'static str {
     match version {
         Version::V03 => "pushNotificationConfig",
-        Version::V10 => "taskPushNotificationConfig",
+        Version::V1 => "taskPushNotificationConfig",
     }
 }
 
@@ -118,7 +118,7 @@ fn callback_prefix(base: &str, agent_id: &str) -> String {
 fn config_obj(v: &mut Value, version: Version) -> Option<&mut serde_json::Map<String, Value>> {
     match version {
         Version::V03 => v.get_mut("pushNotificationConfig")?.as_object_mut(),
-        Version::V10 => v.as_object_mut(),
+        Version::V1 => v.as_object_mut(),
     }
 }
 
@@ -166,7 +166,7 @@ pub fn seal(
             .and_then(|a| a.first())
             .and_then(Value::as_str)
             .map(str::to_owned),
-        Version::V10 => auth
+        Version::V1 => auth
             .get("scheme")
             .and_then(Value::as_str)
             .map(str::to_owned),
@@ -218,7 +218,7 @@ pub fn remember_id(
             Version::V03 => (a.get("kind").and_then(Value::as_str) == Some("task"))
                 .then(|| a.get("id"))
                 .flatten(),
-            Version::V10 => a.pointer("/task/id"),
+            Version::V1 => a.pointer("/task/id"),
         };
         (task.and_then(Value::as_str).map(str::to_owned), None)
     } else {
@@ -273,7 +273,7 @@ pub fn unseal(
                         if let Some(scheme) = cb.auth_scheme {
                             let mut auth = match caller {
                                 Version::V03 => json!({"schemes": [scheme]}),
-                                Version::V10 => json!({"scheme": scheme}),
+                                Version::V1 => json!({"scheme": scheme}),
                             };
                             if let Some(c) = cb.auth_credentials {
                                 auth["credentials"] = json!(c);
@@ -301,7 +301,7 @@ pub fn forget(st: &GatewayState, workspace_id: &str, agent_id: &str, caller: Ver
     let s = |k: &str| p.get(k).and_then(Value::as_str).map(str::to_owned);
     let (task, cfg) = match caller {
         Version::V03 => (s("id"), s("pushNotificationConfigId")),
-        Version::V10 => (s("taskId"), s("id")),
+        Version::V1 => (s("taskId"), s("id")),
     };
     let Some(task) = task else { return };
     let store = st.store.clone();

@@ -17,7 +17,7 @@ fn version_of(s: &str) -> Version {
     if s == "0.3" {
         Version::V03
     } else {
-        Version::V10
+        Version::V1
     }
 }
 
@@ -197,7 +197,7 @@ pub async fn notify(
         None => None,
         Some(v) if !governed => crate::protocol::xlate::push_payload(v, from, to).ok(),
         // push steps: the notification in 1.0 form; a refusal (PII block) is not delivered.
-        Some(v) => match crate::protocol::xlate::push_payload(v, from, Version::V10) {
+        Some(v) => match crate::protocol::xlate::push_payload(v, from, Version::V1) {
             Err(_) => None,
             Ok(mut v10) => {
                 if let Err(r) = st.governance.push(&hop, &mut v10, &mut evidence) {
@@ -209,7 +209,7 @@ pub async fn notify(
                 audit.governance = (!evidence.is_empty())
                     .then(|| serde_json::to_value(&evidence).ok())
                     .flatten();
-                crate::protocol::xlate::push_payload(v10, Version::V10, to).ok()
+                crate::protocol::xlate::push_payload(v10, Version::V1, to).ok()
             }
         },
     };
@@ -277,7 +277,7 @@ async fn task_v03(st: &GatewayState, cb: &PushCallback, event: &Value) -> Value 
             .op(crate::protocol::ops::Operation::GetTask, json!({"id": id}))
             .await
         && let Ok(t) =
-            crate::protocol::xlate::push_payload(json!({"task": t}), Version::V10, Version::V03)
+            crate::protocol::xlate::push_payload(json!({"task": t}), Version::V1, Version::V03)
         && t.get("kind").and_then(Value::as_str) == Some("task")
     {
         task = t;
@@ -301,7 +301,7 @@ async fn deliver(
         .await
         .map_err(|r| r.message)?;
     let ct = match to {
-        Version::V10 => "application/a2a+json",
+        Version::V1 => "application/a2a+json",
         Version::V03 => "application/json",
     };
     let mut req = st

@@ -322,7 +322,7 @@ pub fn requested_task(op: Operation, version: Version, params: &Value) -> Option
             Some(
                 match version {
                     Version::V03 => s("/id"),
-                    Version::V10 => s("/taskId"),
+                    Version::V1 => s("/taskId"),
                 }
                 .unwrap_or_default(),
             )
@@ -369,15 +369,11 @@ mod tests {
     fn task_ids_of_requests_and_answers() {
         let p = json!({"message": {"taskId": "t"}});
         assert_eq!(
-            requested_task(Operation::SendMessage, Version::V10, &p).as_deref(),
+            requested_task(Operation::SendMessage, Version::V1, &p).as_deref(),
             Some("t")
         );
         assert_eq!(
-            requested_task(
-                Operation::SendMessage,
-                Version::V10,
-                &json!({"message": {}})
-            ),
+            requested_task(Operation::SendMessage, Version::V1, &json!({"message": {}})),
             None
         );
         assert_eq!(

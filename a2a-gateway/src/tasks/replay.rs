@@ -296,12 +296,7 @@ mod tests {
             changed: tokio::sync::watch::channel(0).0,
             began: Instant::now(),
         });
-        let key = (
-            "ws".to_owned(),
-            "a".to_owned(),
-            "t".to_owned(),
-            Version::V10,
-        );
+        let key = ("ws".to_owned(), "a".to_owned(), "t".to_owned(), Version::V1);
         b.insert(
             (key.0.clone(), key.1.clone(), key.2.clone(), key.3, 1),
             buf.clone(),

@@ -102,7 +102,7 @@ pub fn echo_card(base: &str, version: Version) -> Value {
     match version {
         // Signed by a key nobody pins (the gateway reports `untrusted-key`, and its governed
         // card leaves the peer's signatures out).
-        Version::V10 => signed(json!({
+        Version::V1 => signed(json!({
             "name": "Echo agent", "description": "Built-in echo agent of a2a-gateway", "version": "1.0.0",
             "supportedInterfaces": [{"url": base, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
             "capabilities": {"streaming": true, "pushNotifications": true},
@@ -160,7 +160,7 @@ pub async fn start_echo(
 
 fn rpc_error(id: &Value, code: i64, message: &str, reason: &str, version: Version) -> Value {
     let data = match version {
-        Version::V10 => {
+        Version::V1 => {
             json!([{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason, "domain": "a2a-protocol.org"}])
         }
         Version::V03 => json!({"detail": "echo agent"}),
@@ -170,8 +170,8 @@ fn rpc_error(id: &Value, code: i64, message: &str, reason: &str, version: Versio
 
 fn to_v(ev: Value, version: Version) -> Value {
     match version {
-        Version::V10 => ev,
-        Version::V03 => xlate::event(ev, Version::V10, Version::V03).unwrap_or(Value::Null),
+        Version::V1 => ev,
+        Version::V03 => xlate::event(ev, Version::V1, Version::V03).unwrap_or(Value::Null),
     }
 }
 
@@ -201,7 +201,7 @@ async fn echo_rpc(State(c): State<Ctx>, headers: HeaderMap, body: axum::body::By
     };
     // Work in 1.0 internally.
     let p = if c.version == Version::V03 {
-        match xlate::request(op, Version::V03, Version::V10, &params) {
+        match xlate::request(op, Version::V03, Version::V1, &params) {
             Ok(p) => p,
             Err(_) => {
                 return axum::Json(rpc_error(
@@ -325,7 +325,7 @@ async fn echo_rpc(State(c): State<Ctx>, headers: HeaderMap, body: axum::body::By
                 list.retain(|x| x.get("id") != cid.as_ref());
                 list.push(cfg.clone());
             }
-            ok(xlate::result(Operation::SetPushConfig, Version::V10, v, &cfg).unwrap_or(cfg))
+            ok(xlate::result(Operation::SetPushConfig, Version::V1, v, &cfg).unwrap_or(cfg))
         }
         Operation::GetPushConfig | Operation::DeletePushConfig | Operation::ListPushConfigs => {
             let tid = p
@@ -341,14 +341,14 @@ async fn echo_rpc(State(c): State<Ctx>, headers: HeaderMap, body: axum::body::By
             match op {
                 Operation::ListPushConfigs => {
                     let r = json!({"configs": list.clone(), "nextPageToken": ""});
-                    ok(xlate::result(op, Version::V10, v, &r).unwrap_or(r))
+                    ok(xlate::result(op, Version::V1, v, &r).unwrap_or(r))
                 }
                 Operation::DeletePushConfig => {
                     list.retain(|x| x.get("id") != cid.as_ref());
-                    ok(xlate::result(op, Version::V10, v, &json!({})).unwrap_or(Value::Null))
+                    ok(xlate::result(op, Version::V1, v, &json!({})).unwrap_or(Value::Null))
                 }
                 _ => match list.iter().find(|x| x.get("id") == cid.as_ref()) {
-                    Some(cfg) => ok(xlate::result(op, Version::V10, v, cfg).unwrap_or(cfg.clone())),
+                    Some(cfg) => ok(xlate::result(op, Version::V1, v, cfg).unwrap_or(cfg.clone())),
                     None => axum::Json(rpc_error(
                         &id,
                         -32001,

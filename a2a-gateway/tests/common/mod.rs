@@ -288,7 +288,7 @@ pub async fn card_peer(
 ) -> (String, tokio::task::JoinHandle<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    let card = crate::common::echo::echo_card(&url, Version::V10);
+    let card = crate::common::echo::echo_card(&url, Version::V1);
     let app = axum::Router::new()
         .route(
             "/.well-known/agent-card.json",

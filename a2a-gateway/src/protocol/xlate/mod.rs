@@ -68,7 +68,7 @@ fn refused(e: Untranslatable, path: &str) -> String {
 /// Validates a message strictly in its own version (-32602 with the path).
 pub fn validate_message(msg: &Value, version: Version, path: &str) -> R<()> {
     let v = match version {
-        Version::V10 => strict::Validator::for_type::<v1::Message>().validate_at(msg, path),
+        Version::V1 => strict::Validator::for_type::<v1::Message>().validate_at(msg, path),
         Version::V03 => strict::Validator::for_type::<v03::Message>()
             .with_options(strict::Options::JSON)
             .validate_at(msg, path),
@@ -79,7 +79,7 @@ pub fn validate_message(msg: &Value, version: Version, path: &str) -> R<()> {
 /// Translates a message of the other version into version `to`.
 pub fn message(m: &Value, to: Version, path: &str) -> R<Value> {
     match to {
-        Version::V10 => {
+        Version::V1 => {
             let m: v03::Message = read(m, path)?;
             to_v1::message(m).map(write).map_err(|e| refused(e, path))
         }
@@ -95,7 +95,7 @@ pub fn message(m: &Value, to: Version, path: &str) -> R<Value> {
 /// Translates a task of the other version into version `to`.
 pub fn task(t: &Value, to: Version, path: &str) -> R<Value> {
     match to {
-        Version::V10 => {
+        Version::V1 => {
             let t: v03::Task = read(t, path)?;
             to_v1::task(t).map(write).map_err(|e| refused(e, path))
         }
@@ -111,7 +111,7 @@ pub fn task(t: &Value, to: Version, path: &str) -> R<Value> {
 /// Checks that a task is readable in its own version (id, status, a state of that version).
 pub fn validate_task(t: &Value, v: Version, path: &str) -> R<()> {
     match v {
-        Version::V10 => read::<v1::Task>(t, path).map(drop),
+        Version::V1 => read::<v1::Task>(t, path).map(drop),
         Version::V03 => read::<v03::Task>(t, path).map(drop),
     }
 }
@@ -136,9 +136,9 @@ pub fn event(ev: Value, from: Version, to: Version) -> Result<Value, AnswerError
                 .map(write)
                 .map_err(|e| ut(refused(e, "result")))
         }
-        Version::V10 => {
+        Version::V1 => {
             let e: v1::StreamResponse = read(&ev, "result").map_err(inv)?;
-            if to == Version::V10 {
+            if to == Version::V1 {
                 return Ok(ev);
             }
             let interrupted = matches!(&e, v1::StreamResponse::StatusUpdate(s)
@@ -181,7 +181,7 @@ impl Events {
     /// Taken by value: an event already in the caller's version goes on as it came, checked
     /// but not copied.
     pub fn push(&mut self, ev: Value) -> Result<Vec<Value>, AnswerError> {
-        if !(self.from == Version::V10 && self.to == Version::V03) {
+        if !(self.from == Version::V1 && self.to == Version::V03) {
             return event(ev, self.from, self.to).map(|v| vec![v]);
         }
         let e: v1::StreamResponse = read(&ev, "result").map_err(AnswerError::Invalid)?;
@@ -233,7 +233,7 @@ pub fn validate_request(op: Operation, from: Version, params: &Value) -> Result<
     // Validation in the caller's own version. The gateway also accepts `tasks/list` from 0.3
     // callers (no 0.3 JSON-RPC method; read with the 1.0 ListTasks shape).
     let violations = match (from, op) {
-        (Version::V03, Operation::ListTasks) | (Version::V10, _) => {
+        (Version::V03, Operation::ListTasks) | (Version::V1, _) => {
             V1Method::from_name(op.name_10())
                 .map(|m| strict::v1_params_validator(m).validate_at(params, "params"))
         }
@@ -254,7 +254,7 @@ pub fn normalize_request(op: Operation, from: Version, params: &mut Value) -> Re
         return Err(Refusal::invalid_params("params: must be an object"));
     }
     let violations = match (from, op) {
-        (Version::V03, Operation::ListTasks) | (Version::V10, _) => {
+        (Version::V03, Operation::ListTasks) | (Version::V1, _) => {
             V1Method::from_name(op.name_10())
                 .map(|m| strict::v1_params_validator(m).validate_normalize_at(params, "params"))
         }
@@ -307,7 +307,7 @@ pub fn translate_request(
             let r = to_v03::request(r, POLICY).map_err(un)?;
             Ok(r.params().unwrap_or_else(|| json!({})))
         }
-        Version::V10 => {
+        Version::V1 => {
             if op == Operation::ListTasks {
                 return Ok(params.clone());
             }
@@ -344,7 +344,7 @@ pub fn result_owned(
         }
         // 0.3 has no ListTasks: a 0.3 caller gets the 1.0 shape with 0.3 tasks, the nearest (as
         // the agent answers).
-        Operation::ListTasks if from == Version::V10 && to == Version::V03 => {
+        Operation::ListTasks if from == Version::V1 && to == Version::V03 => {
             let mut out = res;
             if let Some(tasks) = out.get_mut("tasks").and_then(Value::as_array_mut) {
                 for (i, t) in tasks.iter_mut().enumerate() {
@@ -357,7 +357,7 @@ pub fn result_owned(
         Operation::DeletePushConfig => {
             return Ok(match to {
                 Version::V03 => Value::Null,
-                Version::V10 => json!({}),
+                Version::V1 => json!({}),
             });
         }
         _ => {}
@@ -381,8 +381,8 @@ pub fn result_owned(
             }
             Ok(out)
         }
-        Version::V10 => {
-            if to == Version::V10 {
+        Version::V1 => {
+            if to == Version::V1 {
                 V1Result::parse(m, &res).map_err(|e| inv(e.to_string()))?;
                 return Ok(res);
             }

@@ -7,7 +7,7 @@ fn message_round_trip() {
     let m03 = json!({"kind":"message","messageId":"m","role":"user","parts":[
         {"kind":"text","text":"hi"},{"kind":"data","data":{"a":1}},
         {"kind":"file","file":{"uri":"https://x/y","mimeType":"text/plain","name":"y"}}]});
-    let m1 = message(&m03, Version::V10, "m").unwrap();
+    let m1 = message(&m03, Version::V1, "m").unwrap();
     assert_eq!(m1["role"], "ROLE_USER");
     assert_eq!(m1["parts"][0], json!({"text":"hi"}));
     assert_eq!(
@@ -21,7 +21,7 @@ fn message_round_trip() {
 fn refusals_carry_paths() {
     let p =
         json!({"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"a"},{"image":{}}]}});
-    let e = request(Operation::SendMessage, Version::V10, Version::V10, &p).unwrap_err();
+    let e = request(Operation::SendMessage, Version::V1, Version::V1, &p).unwrap_err();
     assert_eq!(e.rpc_code, -32602);
     assert!(
         e.message
@@ -30,40 +30,40 @@ fn refusals_carry_paths() {
         e.message
     );
     let p = json!({"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"a","filename":"f"}]}});
-    let e = request(Operation::SendMessage, Version::V10, Version::V03, &p).unwrap_err();
+    let e = request(Operation::SendMessage, Version::V1, Version::V03, &p).unwrap_err();
     assert_eq!(
         (e.rpc_code, e.code.as_str()),
         (-32004, "a2a_untranslatable")
     );
-    let e = request(Operation::ListTasks, Version::V10, Version::V03, &json!({})).unwrap_err();
+    let e = request(Operation::ListTasks, Version::V1, Version::V03, &json!({})).unwrap_err();
     assert_eq!(e.rpc_code, -32004);
 }
 
 #[test]
 fn status_update_gets_final() {
     let ev = json!({"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"}}});
-    let v = event(ev.clone(), Version::V10, Version::V03).unwrap();
+    let v = event(ev.clone(), Version::V1, Version::V03).unwrap();
     assert_eq!(v["kind"], "status-update");
     assert_eq!(v["final"], true);
     assert_eq!(v["status"]["state"], "completed");
-    assert_eq!(event(v.clone(), Version::V03, Version::V10).unwrap(), ev);
+    assert_eq!(event(v.clone(), Version::V03, Version::V1).unwrap(), ev);
 }
 
 #[test]
 fn interrupted_status_is_final_for_03() {
     let ev = json!({"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_INPUT_REQUIRED"}}});
-    let v = event(ev.clone(), Version::V10, Version::V03).unwrap();
+    let v = event(ev.clone(), Version::V1, Version::V03).unwrap();
     assert_eq!(
         (v["final"].clone(), v["status"]["state"].clone()),
         (json!(true), json!("input-required"))
     );
     let ev = json!({"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}});
     assert_eq!(
-        event(ev.clone(), Version::V10, Version::V03).unwrap()["final"],
+        event(ev.clone(), Version::V1, Version::V03).unwrap()["final"],
         false
     );
     assert_eq!(
-        push_payload(ev.clone(), Version::V10, Version::V10).unwrap(),
+        push_payload(ev.clone(), Version::V1, Version::V1).unwrap(),
         ev
     );
 }
@@ -71,7 +71,7 @@ fn interrupted_status_is_final_for_03() {
 #[test]
 fn streams_hold_interrupted_status_until_the_next_event() {
     let su = |s: &str| json!({"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":s}}});
-    let mut ev = Events::new(Version::V10, Version::V03);
+    let mut ev = Events::new(Version::V1, Version::V03);
     assert!(ev.push(su("TASK_STATE_INPUT_REQUIRED")).unwrap().is_empty());
     let out = ev.push(su("TASK_STATE_WORKING")).unwrap();
     assert_eq!(out.len(), 2);
@@ -86,7 +86,7 @@ fn streams_hold_interrupted_status_until_the_next_event() {
         (json!("auth-required"), json!(true))
     );
     assert!(ev.finish().is_none());
-    let mut ev = Events::new(Version::V10, Version::V03);
+    let mut ev = Events::new(Version::V1, Version::V03);
     assert_eq!(
         ev.push(su("TASK_STATE_COMPLETED")).unwrap()[0]["final"],
         true
@@ -95,7 +95,7 @@ fn streams_hold_interrupted_status_until_the_next_event() {
         ev.push(json!({"bogus":{}})),
         Err(AnswerError::Invalid(_))
     ));
-    let mut ev = Events::new(Version::V03, Version::V10);
+    let mut ev = Events::new(Version::V03, Version::V1);
     let v = ev.push(json!({"kind":"status-update","taskId":"t","contextId":"c","status":{"state":"working"},"final":false})).unwrap();
     assert_eq!(v, vec![su("TASK_STATE_WORKING")]);
 }
@@ -103,7 +103,7 @@ fn streams_hold_interrupted_status_until_the_next_event() {
 #[test]
 fn v03_requests_validated_strictly_and_gateway_members_stripped() {
     let p = json!({"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"a","mimeType":"x"}]}});
-    let e = request(Operation::SendMessage, Version::V03, Version::V10, &p).unwrap_err();
+    let e = request(Operation::SendMessage, Version::V03, Version::V1, &p).unwrap_err();
     assert_eq!(e.rpc_code, -32602);
     assert!(
         e.message
@@ -113,16 +113,16 @@ fn v03_requests_validated_strictly_and_gateway_members_stripped() {
     );
     let p = json!({"id":"t","tenant":"gw"});
     assert_eq!(
-        request(Operation::GetTask, Version::V10, Version::V03, &p).unwrap(),
+        request(Operation::GetTask, Version::V1, Version::V03, &p).unwrap(),
         json!({"id":"t"})
     );
     let p = json!({"taskId":"t","pageSize":2,"pageToken":"x"});
     assert_eq!(
-        request(Operation::ListPushConfigs, Version::V10, Version::V03, &p).unwrap(),
+        request(Operation::ListPushConfigs, Version::V1, Version::V03, &p).unwrap(),
         json!({"id":"t"})
     );
     let p = json!({"id":"t","metadata":{"a":1}});
-    let e = request(Operation::GetTask, Version::V03, Version::V10, &p).unwrap_err();
+    let e = request(Operation::GetTask, Version::V03, Version::V1, &p).unwrap_err();
     assert_eq!(e.rpc_code, -32004, "{}", e.message);
 }
 
@@ -130,7 +130,7 @@ fn v03_requests_validated_strictly_and_gateway_members_stripped() {
 fn answers_invalid_or_untranslatable() {
     let bad = json!({"id":"t","status":{"state":"done"}});
     assert!(matches!(
-        result(Operation::GetTask, Version::V03, Version::V10, &bad),
+        result(Operation::GetTask, Version::V03, Version::V1, &bad),
         Err(AnswerError::Invalid(_))
     ));
     assert!(matches!(
@@ -139,18 +139,18 @@ fn answers_invalid_or_untranslatable() {
     ));
     let t = json!({"id":"t","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"},
         "artifacts":[{"artifactId":"a","parts":[{"text":"x","filename":"f.txt"}]}]});
-    match result(Operation::GetTask, Version::V10, Version::V03, &t) {
+    match result(Operation::GetTask, Version::V1, Version::V03, &t) {
         Err(AnswerError::Untranslatable(e)) => {
             assert!(e.contains("result.artifacts[0].parts[0].filename"), "{e}")
         }
         other => panic!("{other:?}"),
     }
     let m = json!({"message":{"messageId":"m","role":"ROLE_AGENT","parts":[{"data":[1,2]}]}});
-    let v = result(Operation::SendMessage, Version::V10, Version::V03, &m).unwrap();
+    let v = result(Operation::SendMessage, Version::V1, Version::V03, &m).unwrap();
     assert_eq!(v["kind"], "message");
     assert_eq!(v["parts"][0]["data"], json!({"value":[1,2]}));
     assert_eq!(
-        result(Operation::SendMessage, Version::V03, Version::V10, &v).unwrap(),
+        result(Operation::SendMessage, Version::V03, Version::V1, &v).unwrap(),
         m
     );
 }
