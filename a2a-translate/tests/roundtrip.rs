@@ -305,7 +305,7 @@ fn strip_request(r: V1Request) -> V1Request {
 
 #[test]
 fn method_names_map_both_ways() {
-    for m in Method::ALL {
+    for &m in Method::ALL {
         assert_eq!(Method::from_v1_name(m.v1_name()), Some(m));
         if let Some(n) = m.v03_name() {
             assert_eq!(Method::from_v03_name(n), Some(m));

@@ -593,6 +593,43 @@ impl V03Method {
 }
 
 impl V1Method {
+    /// The 1.0 name (`SendMessage`): [`V1Method::as_str`].
+    pub const fn v1_name(self) -> &'static str {
+        self.as_str()
+    }
+
+    /// The 0.3 name (`message/send`), `None` for `ListTasks`, which 0.3 JSON-RPC lacks.
+    pub const fn v03_name(self) -> Option<&'static str> {
+        match self.to_v03() {
+            Some(m) => Some(m.as_str()),
+            None => None,
+        }
+    }
+
+    /// The operation of a 1.0 name.
+    pub fn from_v1_name(name: &str) -> Option<V1Method> {
+        V1Method::from_name(name)
+    }
+
+    /// The operation of a 0.3 name.
+    pub fn from_v03_name(name: &str) -> Option<V1Method> {
+        V03Method::from_name(name).map(V03Method::to_v1)
+    }
+
+    /// Whether the operation only reads (tasks, push configs, the extended card): what a
+    /// read-only credential may call (the gateway's `a2a:read` scope).
+    pub const fn reads_only(self) -> bool {
+        matches!(
+            self,
+            V1Method::GetTask
+                | V1Method::ListTasks
+                | V1Method::SubscribeToTask
+                | V1Method::GetTaskPushNotificationConfig
+                | V1Method::ListTaskPushNotificationConfigs
+                | V1Method::GetExtendedAgentCard
+        )
+    }
+
     /// The 0.3 method with the same meaning (`ListTasks` has none, hazard H17).
     pub const fn to_v03(self) -> Option<V03Method> {
         Some(match self {

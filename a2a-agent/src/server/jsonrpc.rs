@@ -13,21 +13,6 @@ use bytes::Bytes;
 use serde_json::Value;
 use std::time::Duration;
 
-/// The 1.0 method names.
-pub(crate) const V1_METHODS: &[&str] = &[
-    "SendMessage",
-    "SendStreamingMessage",
-    "GetTask",
-    "ListTasks",
-    "CancelTask",
-    "SubscribeToTask",
-    "CreateTaskPushNotificationConfig",
-    "GetTaskPushNotificationConfig",
-    "ListTaskPushNotificationConfigs",
-    "DeleteTaskPushNotificationConfig",
-    "GetExtendedAgentCard",
-];
-
 fn text_json(body: impl Into<axum::body::Body>) -> Response {
     let mut r = Response::new(body.into());
     r.headers_mut().insert(
@@ -103,7 +88,7 @@ pub fn parse(body: &[u8], explicit: Option<Version>) -> Result<Parsed, (RawId, A
             fallback_v,
         ));
     }
-    let is_v1_name = V1_METHODS.contains(&method);
+    let is_v1_name = a2a_types::jsonrpc::V1Method::from_name(method).is_some();
     // No version named: 0.3 (S1 §3.6.2), whatever the method name; a 1.0 name is then unknown.
     let version = explicit.unwrap_or(Version::V03);
     let (m1, p1) = match version {

@@ -26,7 +26,7 @@ use crate::edge::record::record;
 use crate::hop::auth::authenticate;
 use crate::hop::call::Call;
 use crate::hop::execute;
-use crate::protocol::ops::Operation;
+use crate::protocol::ops::GatewayOp;
 use crate::store::Principal;
 use crate::{config::MAX_REQUEST_BYTES, protocol::answer::Answer, state::GatewayState};
 use crate::{edge::negotiate_on, edge::requested_version};
@@ -99,7 +99,7 @@ async fn run(
     rpc: &Rpc,
     mut params: Value,
 ) -> Result<Reply, Refusal> {
-    let op = Operation::from_method(rpc.name, Version::V1)?;
+    let op = crate::protocol::ops::from_method(rpc.name, Version::V1)?;
     call.audit.operation = Some(op.name_03().to_owned());
     let agent = take_tenant(&mut params)?;
     call.audit.target = Some(agent.clone());

@@ -18,6 +18,7 @@ use crate::hop::auth::authenticate;
 use crate::hop::call::Call;
 use crate::hop::execute;
 use crate::protocol::errors::Binding;
+use crate::protocol::ops::GatewayOp;
 use crate::{
     edge::content_type_ok, edge::negotiate, edge::refusal::rpc_op_refusal,
     edge::refusal::rpc_refusal, edge::requested_version,

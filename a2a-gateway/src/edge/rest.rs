@@ -19,6 +19,7 @@ use crate::edge::record::record;
 use crate::hop::auth::authenticate;
 use crate::hop::call::Call;
 use crate::hop::execute;
+use crate::protocol::ops::GatewayOp;
 use crate::protocol::ops::Operation;
 use crate::{
     edge::content_type_ok, edge::negotiate_on, edge::refusal::rest_refusal,
@@ -321,7 +322,7 @@ pub(crate) async fn rest_push_list(
         agent,
         headers,
         q,
-        Operation::ListPushConfigs,
+        Operation::ListTaskPushNotificationConfigs,
         None,
         Value::Object(p),
     )
@@ -340,7 +341,7 @@ pub(crate) async fn rest_push_set(
         agent,
         headers,
         q,
-        Operation::SetPushConfig,
+        Operation::CreateTaskPushNotificationConfig,
         Some(body),
         json!({"taskId": task}),
     )
@@ -358,7 +359,7 @@ pub(crate) async fn rest_push_get(
         agent,
         headers,
         q,
-        Operation::GetPushConfig,
+        Operation::GetTaskPushNotificationConfig,
         None,
         json!({"taskId": task, "id": cfg}),
     )
@@ -376,7 +377,7 @@ pub(crate) async fn rest_push_delete(
         agent,
         headers,
         q,
-        Operation::DeletePushConfig,
+        Operation::DeleteTaskPushNotificationConfig,
         None,
         json!({"taskId": task, "id": cfg}),
     )

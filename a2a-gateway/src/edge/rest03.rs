@@ -8,6 +8,7 @@
 //! HTTP status.
 
 use crate::edge::refusal::rest03_refusal;
+use crate::protocol::ops::GatewayOp;
 use axum::body::Bytes;
 use axum::http::{Method, StatusCode};
 use axum::response::Response;
@@ -45,7 +46,7 @@ pub(crate) fn params(
             }
             v03_rest_send(v).map_err(refused)
         }
-        Operation::SetPushConfig => {
+        Operation::CreateTaskPushNotificationConfig => {
             let task = from_path
                 .get("taskId")
                 .and_then(Value::as_str)

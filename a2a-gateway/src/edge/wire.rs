@@ -24,6 +24,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use crate::edge::negotiate;
+use crate::protocol::ops::GatewayOp;
 use crate::protocol::ops::Operation;
 use crate::protocol::xlate;
 use crate::{config::MAX_REQUEST_BYTES, state::GatewayState};
@@ -185,7 +186,7 @@ pub fn parse_rpc(
         (Some(p), None) => p,
         (p, Some(m)) => {
             let m = m.as_str().unwrap_or("");
-            let op = Operation::from_method(m, version)?;
+            let op = crate::protocol::ops::from_method(m, version)?;
             if let Some(p) = p
                 && p != op
             {

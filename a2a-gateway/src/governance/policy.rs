@@ -17,6 +17,7 @@
 //! never per hop. A rule whose expression fails at evaluation (a missing map key, a type error)
 //! denies the hop: a policy that cannot be read is not skipped.
 
+use crate::protocol::ops::GatewayOp;
 use std::sync::{Arc, LazyLock};
 
 use cel::{Context, Env, Program};

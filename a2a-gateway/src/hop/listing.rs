@@ -26,7 +26,10 @@ pub(crate) fn push_page(
     caller: Version,
     params: &Value,
 ) -> Result<Option<PushPage>, Refusal> {
-    if !(op == Operation::ListPushConfigs && peer == Version::V03 && caller == Version::V1) {
+    if !(op == Operation::ListTaskPushNotificationConfigs
+        && peer == Version::V03
+        && caller == Version::V1)
+    {
         return Ok(None);
     }
     let task = params

@@ -21,6 +21,7 @@ use serde_json::Value;
 use crate::hop::call::Call;
 use crate::keys;
 use crate::protocol::history;
+use crate::protocol::ops::GatewayOp;
 use crate::protocol::ops::Operation;
 use crate::protocol::xlate;
 use crate::push;

@@ -31,6 +31,7 @@ use a2a_client::transport::{HttpCore, Transport, V1Request};
 
 use crate::outbound::PeerCall;
 use crate::protocol::answer::Answer;
+use crate::protocol::ops::GatewayOp;
 use crate::protocol::ops::Operation;
 use crate::{outbound::relay::Liveness, outbound::relay::PeerEvent};
 use crate::{protocol::errors::Refusal, protocol::errors::Version};

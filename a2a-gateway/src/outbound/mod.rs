@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use url::Url;
 
 use crate::governance::loops::HOPS_HEADER;
+use crate::protocol::ops::GatewayOp;
 use crate::protocol::ops::Operation;
 use crate::store::Agent;
 use crate::{peer, peer::Chosen};
@@ -360,7 +361,7 @@ impl PeerCall<'_> {
         let has_jsonrpc = v.get("jsonrpc").is_some();
         let result = match v.get_mut("result") {
             Some(r) => r.take(),
-            None if op == Operation::DeletePushConfig && has_jsonrpc => Value::Null,
+            None if op == Operation::DeleteTaskPushNotificationConfig && has_jsonrpc => Value::Null,
             None => {
                 return Err(Refusal::upstream_invalid_response(
                     "neither result nor error",
@@ -480,17 +481,17 @@ impl PeerCall<'_> {
                 self.rest_url(&["tasks", &format!("{}:subscribe", s("id"))]),
                 Some(json!({})),
             ),
-            Operation::SetPushConfig => (
+            Operation::CreateTaskPushNotificationConfig => (
                 Method::POST,
                 self.rest_url(&["tasks", &s("taskId"), "pushNotificationConfigs"]),
                 Some(params.clone()),
             ),
-            Operation::GetPushConfig => (
+            Operation::GetTaskPushNotificationConfig => (
                 Method::GET,
                 self.rest_url(&["tasks", &s("taskId"), "pushNotificationConfigs", &s("id")]),
                 None,
             ),
-            Operation::ListPushConfigs => {
+            Operation::ListTaskPushNotificationConfigs => {
                 let mut u = self.rest_url(&["tasks", &s("taskId"), "pushNotificationConfigs"]);
                 for k in ["pageSize", "pageToken"] {
                     if let Some(v) = params.get(k) {
@@ -503,11 +504,15 @@ impl PeerCall<'_> {
                 }
                 (Method::GET, u, None)
             }
-            Operation::DeletePushConfig => (
+            Operation::DeleteTaskPushNotificationConfig => (
                 Method::DELETE,
                 self.rest_url(&["tasks", &s("taskId"), "pushNotificationConfigs", &s("id")]),
                 None,
             ),
+            // Not an operation the gateway forwards (`crate::protocol::ops::ALL`).
+            Operation::GetExtendedAgentCard => {
+                (Method::GET, self.rest_url(&["extendedAgentCard"]), None)
+            }
         };
         let mut req = self.request(method, url, "application/a2a+json");
         req = req.header(

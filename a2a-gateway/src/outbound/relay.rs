@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::governance::HopGov;
 use crate::governance::step::StreamStep;
+use crate::protocol::ops::GatewayOp;
 use crate::protocol::xlate;
 use crate::{outbound::PeerCall, outbound::map_answer_error};
 use crate::{protocol::errors::Binding, protocol::errors::Refusal, protocol::errors::Version};

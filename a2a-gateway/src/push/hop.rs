@@ -19,12 +19,14 @@ pub(crate) async fn check(
     version: Version,
     params: &Value,
 ) -> Result<Option<Mode>, Refusal> {
-    Ok(if op == Operation::SetPushConfig {
+    Ok(if op == Operation::CreateTaskPushNotificationConfig {
         check_webhook(st, params, version).await?;
         Some(push::mode(st, workspace_id)?)
     } else if matches!(
         op,
-        Operation::GetPushConfig | Operation::ListPushConfigs | Operation::DeletePushConfig
+        Operation::GetTaskPushNotificationConfig
+            | Operation::ListTaskPushNotificationConfigs
+            | Operation::DeleteTaskPushNotificationConfig
     ) {
         Some(push::mode(st, workspace_id).unwrap_or(Mode::Direct))
     } else if let Some(url) = push::inline_url(params, version) {
@@ -51,7 +53,7 @@ pub(crate) fn seal(
     params: &mut Value,
 ) -> Result<Option<String>, Refusal> {
     match (mode, op) {
-        (Some(Mode::Sealed(base)), Operation::SetPushConfig)
+        (Some(Mode::Sealed(base)), Operation::CreateTaskPushNotificationConfig)
         | (Some(Mode::Sealed(base)), Operation::SendMessage | Operation::SendStreamingMessage) => {
             Ok(Some(push::seal(
                 st,
@@ -61,7 +63,7 @@ pub(crate) fn seal(
                 caller,
                 deliver_as,
                 peer_version,
-                op != Operation::SetPushConfig,
+                op != Operation::CreateTaskPushNotificationConfig,
                 params,
             )?))
         }
@@ -86,9 +88,15 @@ pub(crate) fn unseal(
         return;
     };
     if let Some(cb) = sealed {
-        push::remember_id(st, cb, res, caller, op != Operation::SetPushConfig);
+        push::remember_id(
+            st,
+            cb,
+            res,
+            caller,
+            op != Operation::CreateTaskPushNotificationConfig,
+        );
     }
-    if op == Operation::DeletePushConfig {
+    if op == Operation::DeleteTaskPushNotificationConfig {
         push::forget(st, workspace_id, agent_id, caller, params);
     }
     push::unseal(

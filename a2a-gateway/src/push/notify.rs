@@ -161,7 +161,7 @@ pub async fn notify(
         key_id: String::new(),
         scopes: Vec::new(),
         target: agent.clone(),
-        operation: crate::protocol::ops::Operation::SetPushConfig,
+        operation: crate::protocol::ops::Operation::CreateTaskPushNotificationConfig,
         version: to,
         binding: crate::protocol::errors::Binding::JsonRpc,
         card_skills: Vec::new(),

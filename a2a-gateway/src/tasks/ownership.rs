@@ -317,17 +317,17 @@ pub fn requested_task(op: Operation, version: Version, params: &Value) -> Option
         Operation::GetTask | Operation::CancelTask | Operation::SubscribeToTask => {
             Some(s("/id").unwrap_or_default())
         }
-        Operation::SetPushConfig => Some(s("/taskId").unwrap_or_default()),
-        Operation::GetPushConfig | Operation::ListPushConfigs | Operation::DeletePushConfig => {
-            Some(
-                match version {
-                    Version::V03 => s("/id"),
-                    Version::V1 => s("/taskId"),
-                }
-                .unwrap_or_default(),
-            )
-        }
-        Operation::ListTasks => None,
+        Operation::CreateTaskPushNotificationConfig => Some(s("/taskId").unwrap_or_default()),
+        Operation::GetTaskPushNotificationConfig
+        | Operation::ListTaskPushNotificationConfigs
+        | Operation::DeleteTaskPushNotificationConfig => Some(
+            match version {
+                Version::V03 => s("/id"),
+                Version::V1 => s("/taskId"),
+            }
+            .unwrap_or_default(),
+        ),
+        Operation::ListTasks | Operation::GetExtendedAgentCard => None,
     }
 }
 
@@ -378,7 +378,7 @@ mod tests {
         );
         assert_eq!(
             requested_task(
-                Operation::ListPushConfigs,
+                Operation::ListTaskPushNotificationConfigs,
                 Version::V03,
                 &json!({"id": "t"})
             )

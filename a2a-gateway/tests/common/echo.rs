@@ -189,7 +189,7 @@ async fn echo_rpc(State(c): State<Ctx>, headers: HeaderMap, body: axum::body::By
     let id = req.get("id").cloned().unwrap_or(Value::Null);
     let method = req.get("method").and_then(Value::as_str).unwrap_or("");
     let params = req.get("params").cloned().unwrap_or_else(|| json!({}));
-    let Ok(op) = Operation::from_method(method, c.version) else {
+    let Ok(op) = a2a_gateway::protocol::ops::from_method(method, c.version) else {
         return axum::Json(rpc_error(
             &id,
             -32601,
@@ -308,7 +308,7 @@ async fn echo_rpc(State(c): State<Ctx>, headers: HeaderMap, body: axum::body::By
             let n = tasks.len();
             ok(json!({"tasks": tasks, "nextPageToken": "", "pageSize": 50, "totalSize": n}))
         }
-        Operation::SetPushConfig => {
+        Operation::CreateTaskPushNotificationConfig => {
             let mut cfg = p.clone();
             let tid = cfg
                 .get("taskId")
@@ -325,9 +325,17 @@ async fn echo_rpc(State(c): State<Ctx>, headers: HeaderMap, body: axum::body::By
                 list.retain(|x| x.get("id") != cid.as_ref());
                 list.push(cfg.clone());
             }
-            ok(xlate::result(Operation::SetPushConfig, Version::V1, v, &cfg).unwrap_or(cfg))
+            ok(xlate::result(
+                Operation::CreateTaskPushNotificationConfig,
+                Version::V1,
+                v,
+                &cfg,
+            )
+            .unwrap_or(cfg))
         }
-        Operation::GetPushConfig | Operation::DeletePushConfig | Operation::ListPushConfigs => {
+        Operation::GetTaskPushNotificationConfig
+        | Operation::DeleteTaskPushNotificationConfig
+        | Operation::ListTaskPushNotificationConfigs => {
             let tid = p
                 .get("taskId")
                 .and_then(Value::as_str)
@@ -339,11 +347,11 @@ async fn echo_rpc(State(c): State<Ctx>, headers: HeaderMap, body: axum::body::By
             };
             let list = s.push.entry(tid).or_default();
             match op {
-                Operation::ListPushConfigs => {
+                Operation::ListTaskPushNotificationConfigs => {
                     let r = json!({"configs": list.clone(), "nextPageToken": ""});
                     ok(xlate::result(op, Version::V1, v, &r).unwrap_or(r))
                 }
-                Operation::DeletePushConfig => {
+                Operation::DeleteTaskPushNotificationConfig => {
                     list.retain(|x| x.get("id") != cid.as_ref());
                     ok(xlate::result(op, Version::V1, v, &json!({})).unwrap_or(Value::Null))
                 }
@@ -360,6 +368,14 @@ async fn echo_rpc(State(c): State<Ctx>, headers: HeaderMap, body: axum::body::By
                 },
             }
         }
+        Operation::GetExtendedAgentCard => axum::Json(rpc_error(
+            &id,
+            -32601,
+            "Method not found",
+            "METHOD_NOT_FOUND",
+            v,
+        ))
+        .into_response(),
     }
 }
 

@@ -18,6 +18,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use crate::protocol::ops::GatewayOp;
 use crate::protocol::ops::Operation;
 use crate::{protocol::errors::Refusal, protocol::errors::Version};
 
@@ -289,7 +290,7 @@ pub fn translate_request(
                 // The tenant names the gateway's own interface, and the gateway pages push
                 // configuration lists for 0.3 peers itself: neither is the peer's business.
                 m.remove("tenant");
-                if op == Operation::ListPushConfigs {
+                if op == Operation::ListTaskPushNotificationConfigs {
                     m.remove("pageSize");
                     m.remove("pageToken");
                 }
@@ -354,7 +355,7 @@ pub fn result_owned(
             return Ok(out);
         }
         // Nothing to read in a delete answer: each version has its own empty result.
-        Operation::DeletePushConfig => {
+        Operation::DeleteTaskPushNotificationConfig => {
             return Ok(match to {
                 Version::V03 => Value::Null,
                 Version::V1 => json!({}),
@@ -373,7 +374,7 @@ pub fn result_owned(
             let mut out = to_v1::result(r, POLICY)
                 .map_err(|e| ut(e.to_string()))?
                 .to_value();
-            if op == Operation::ListPushConfigs
+            if op == Operation::ListTaskPushNotificationConfigs
                 && let Some(o) = out.as_object_mut()
             {
                 // The gateway's paging reads an explicit (empty) token for "last page".

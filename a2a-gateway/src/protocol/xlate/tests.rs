@@ -118,7 +118,13 @@ fn v03_requests_validated_strictly_and_gateway_members_stripped() {
     );
     let p = json!({"taskId":"t","pageSize":2,"pageToken":"x"});
     assert_eq!(
-        request(Operation::ListPushConfigs, Version::V1, Version::V03, &p).unwrap(),
+        request(
+            Operation::ListTaskPushNotificationConfigs,
+            Version::V1,
+            Version::V03,
+            &p
+        )
+        .unwrap(),
         json!({"id":"t"})
     );
     let p = json!({"id":"t","metadata":{"a":1}});
