@@ -115,8 +115,8 @@ agent_config! {
     max_history_length: usize = 1000;
     /// On shutdown, how long running tasks may finish before they fail (ms). Default: 10000.
     shutdown_grace_ms: u64 = 10_000;
-    /// Time allowed for a request's headers to arrive (ms); the connection is closed beyond.
-    /// Default: 10000.
+    /// Time allowed for a request's headers to arrive (ms; a connection's first request: from
+    /// the accept); the connection is closed beyond. Default: 10000.
     header_read_timeout_ms: u64 = 10_000;
     /// Time allowed for a request's whole body to arrive (ms); 408 beyond. Default: 30000.
     body_read_timeout_ms: u64 = 30_000;

@@ -5,6 +5,20 @@
 //!
 //! Built on `hyper` + `hyper-util` (`server::conn::auto`, HTTP/1.1 and h2c) rather than
 //! `axum::serve`, which offers none of these timeouts.
+//!
+//! The header-read timeout counts from the accept: hyper's HTTP/1 header timer starts only once
+//! hyper-util's `auto` builder has told HTTP/1 from HTTP/2 (it first reads up to the 24-byte h2
+//! preface, with no timeout and no option for one), and hyper's HTTP/2 server has no deadline for a
+//! first HEADERS frame (its keep-alive pings, the nearest option, catch only a peer that does not
+//! answer them, after interval + timeout, and ping all the connection's life). So the loop that
+//! watches each connection for the idle timeout arms its one timer at accept +
+//! `header_read_timeout` and drops a connection whose first request head has not reached the
+//! service by then, whatever stage detection is in: no cost per read (as a wrapper of the stream
+//! would have) and no second timer. hyper's HTTP/1 timer still bounds each later head; it also runs
+//! while a keep-alive connection waits for its next request, so an idle HTTP/1.1 connection closes
+//! after the smaller of the header-read and idle timeouts. An idle or draining connection is shut
+//! down gracefully and dropped `CLOSE_GRACE` (1 s) later if still open with no request in flight
+//! (an h2 peer that never acknowledges the GOAWAY's ping would otherwise hold it open).
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -15,7 +29,7 @@ use http_body_util::BodyExt;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
@@ -26,11 +40,13 @@ use tower::ServiceExt;
 /// Connection-level limits of a server.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListenConfig {
-    /// Time allowed for a request's headers to arrive (slowloris). Default: 10 s.
+    /// Time allowed for a request's headers to arrive (slowloris); for a connection's first
+    /// request it counts from the accept, before HTTP/1 vs HTTP/2 is known. Default: 10 s.
     pub header_read_timeout: Duration,
     /// Time allowed for a request's whole body to arrive (slow body): 408 beyond. Default: 30 s.
     pub body_read_timeout: Duration,
-    /// A connection with no request in flight for this long is closed. Default: 60 s.
+    /// A connection with no request in flight for this long is closed (an HTTP/1.1 one waiting
+    /// for its next request: after the header-read timeout if that is shorter). Default: 60 s.
     pub idle_timeout: Duration,
     /// Open connections at most; 0 = derived from the fd limit. Beyond it new connections get
     /// 503 and are closed. Always kept below `RLIMIT_NOFILE` minus a margin. Default: 10000.
@@ -92,6 +108,9 @@ pub type Refuser = Arc<dyn Fn(&http::request::Parts, EdgeRefusal) -> Response + 
 const REFUSAL_SLOTS: usize = 64;
 /// File descriptors kept free below `RLIMIT_NOFILE` (stores, peers, logs, child processes).
 const FD_MARGIN: u64 = 256;
+/// How long a connection asked to close gracefully (idle, draining) may take before it is
+/// dropped, once no request is in flight on it.
+const CLOSE_GRACE: Duration = Duration::from_secs(1);
 
 /// The soft `RLIMIT_NOFILE` of the process (unix), if known.
 pub fn fd_limit() -> Option<u64> {
@@ -305,11 +324,13 @@ struct ConnCtx<S> {
     kill: CancellationToken,
 }
 
-/// Requests in flight on a connection and when the last one ended (ms since `start`).
+/// Requests in flight on a connection, when the last one ended (ms since `start`) and whether
+/// a request head has reached the service yet.
 struct Activity {
     start: Instant,
     in_flight: AtomicUsize,
     last_ms: AtomicU64,
+    served: AtomicBool,
 }
 
 impl Activity {
@@ -374,6 +395,7 @@ where
             start: Instant::now(),
             in_flight: AtomicUsize::new(0),
             last_ms: AtomicU64::new(0),
+            served: AtomicBool::new(false),
         });
         let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
         builder
@@ -397,7 +419,10 @@ where
         let act2 = act.clone();
         // The client's address, for handlers that record it (`axum::extract::ConnectInfo`).
         let remote = tcp.peer_addr().ok();
+        let header = cfg.header_read_timeout;
         let svc = hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+            // Here, not in the future: hyper runs an h2 request's future on another task.
+            act2.served.store(true, Ordering::Relaxed);
             let router = router.clone();
             let cfg = cfg.clone();
             let refuse = refuse.clone();
@@ -435,29 +460,51 @@ where
         });
         let conn = builder.serve_connection_with_upgrades(TokioIo::new(tcp), svc);
         tokio::pin!(conn);
-        let mut draining = false;
+        // The connection's one timer: the first request head's deadline, then the idle check,
+        // then the bound on a graceful close.
+        let first_by = tokio::time::Instant::now() + header.min(idle);
+        let timer = tokio::time::sleep_until(first_by);
+        tokio::pin!(timer);
+        // When a graceful close was asked (idle, or the server stops accepting).
+        let mut closing: Option<tokio::time::Instant> = None;
         loop {
-            // A request in flight (a stream, a blocking send) is not idle: look again later.
-            let wait = if act.in_flight.load(Ordering::SeqCst) > 0 {
-                idle
-            } else {
-                idle.saturating_sub(act.idle_for())
-                    .max(Duration::from_millis(50))
-            };
             tokio::select! {
                 _ = conn.as_mut() => return,
                 _ = kill.cancelled() => return,
-                _ = stop.cancelled(), if !draining => {
-                    draining = true;
+                _ = stop.cancelled(), if closing.is_none() => {
+                    closing = Some(tokio::time::Instant::now());
                     conn.as_mut().graceful_shutdown();
                 }
-                _ = tokio::time::sleep(wait), if !draining => {
-                    if act.in_flight.load(Ordering::SeqCst) == 0 && act.idle_for() >= idle {
-                        draining = true;
-                        conn.as_mut().graceful_shutdown();
-                    }
-                }
+                _ = timer.as_mut() => {}
             }
+            let now = tokio::time::Instant::now();
+            let busy = act.in_flight.load(Ordering::SeqCst) > 0;
+            let next = if !act.served.load(Ordering::Relaxed) {
+                // No request head yet (protocol detection, an HTTP/1 head, an h2 connection
+                // without HEADERS): nothing to lose, drop it at the deadline.
+                let by = closing.map_or(first_by, |c| first_by.min(c + CLOSE_GRACE));
+                if now >= by {
+                    return;
+                }
+                by
+            } else if let Some(c) = closing {
+                if !busy && now >= c + CLOSE_GRACE {
+                    return;
+                }
+                // A request in flight (a stream, a blocking send) goes on: look again later.
+                (c + CLOSE_GRACE).max(if busy { now + idle } else { now })
+            } else if busy {
+                now + idle
+            } else if act.idle_for() >= idle {
+                closing = Some(now);
+                conn.as_mut().graceful_shutdown();
+                now + CLOSE_GRACE
+            } else {
+                now + idle
+                    .saturating_sub(act.idle_for())
+                    .max(Duration::from_millis(50))
+            };
+            timer.as_mut().reset(next);
         }
     }
 }

@@ -11,6 +11,7 @@ mod edge_service;
 mod error_forms;
 mod grpc;
 mod hardening;
+mod header_deadline;
 mod idempotent;
 mod interop;
 mod isolation;

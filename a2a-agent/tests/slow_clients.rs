@@ -3,9 +3,7 @@
 //! cap new connections get a JSON 503 and normal requests are served again below it.
 
 use crate::common;
-
-#[path = "common/slow.rs"]
-mod slow;
+use crate::common::slow;
 
 use a2a_agent::AgentConfig;
 

@@ -100,7 +100,8 @@ pub struct Config {
     /// stream ends with an `a2a_shutting_down` error event and every waiting call is answered
     /// with it, and the process exits 0.
     pub shutdown_grace_secs: u64,
-    /// Seconds for a request's headers to arrive (slowloris); the connection is closed beyond.
+    /// Seconds for a request's headers to arrive (slowloris; a connection's first request:
+    /// from the accept); the connection is closed beyond.
     pub header_read_timeout_secs: u64,
     /// Seconds for a request's whole body to arrive; 408 beyond.
     pub body_read_timeout_secs: u64,

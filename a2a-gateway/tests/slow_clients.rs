@@ -1,5 +1,6 @@
 //! The gateway's protocol edge (the shared `a2a_agent::listen` module) under slow and greedy
-//! clients: the same raw-TCP checks as the agent's `tests/slow_clients.rs`.
+//! clients: the same raw-TCP checks as the agent's `tests/slow_clients.rs` and
+//! `tests/header_deadline.rs`.
 
 use crate::common;
 
@@ -30,6 +31,26 @@ async fn slowloris_slow_body_and_idle_connections_are_closed() {
         "google.rpc.Status form: {text}"
     );
     slow::idle_is_closed(addr, "/healthz").await;
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn silent_and_stalled_connections_are_closed_within_the_header_timeout() {
+    // Header timeout 1 s, idle timeout 60 s (the default): closed well before the idle timeout,
+    // whatever stage the HTTP/1 vs HTTP/2 detection is in.
+    let env = common::env_with(Version::V10, |c| c.header_read_timeout_secs = 1).await;
+    let addr = env.gw.local_addr();
+    let within = std::time::Duration::from_secs(5);
+    let cases: [&'static [u8]; 4] = [b"", b"P", b"GET /a2a/ec", slow::H2_PREFACE];
+    let tasks: Vec<_> = cases
+        .into_iter()
+        .map(|sent| tokio::spawn(slow::stalled_is_cut(addr, sent, within)))
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let (code, text, _) = slow::get_keep(addr, "/healthz").await;
+    assert_eq!(code, 200, "{text}");
     env.stop().await;
 }
 

@@ -1,10 +1,12 @@
 #![allow(dead_code)]
 //! Helpers for the integration tests: real servers on 127.0.0.1:0, a small JSON-RPC / REST
 //! client over reqwest and an SSE reader, the `a2a-agent` binary on port 0 (`bin`), the SDK
-//! client drivers (`sdk`) and the reference agent of the SDK table (`reference`).
+//! client drivers (`sdk`), the reference agent of the SDK table (`reference`) and raw-TCP slow
+//! clients (`slow`).
 
 pub mod reference;
 pub mod sdk;
+pub mod slow;
 pub mod table;
 
 use a2a_agent::{AgentCard, AgentConfig, AgentServer, Handler, ServerHandle};

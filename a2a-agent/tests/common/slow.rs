@@ -92,9 +92,19 @@ pub async fn idle_is_closed(addr: SocketAddr, get_path: &str) {
 /// A complete GET on a fresh connection, keeping it open; returns the status line's code.
 pub async fn get_keep(addr: SocketAddr, path: &str) -> (u16, String, TcpStream) {
     let mut s = TcpStream::connect(addr).await.unwrap();
-    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+    let (code, text) = get_on(&mut s, path).await;
+    (code, text, s)
+}
+
+/// A complete GET on an open connection (keep-alive); returns the status line's code (0 when
+/// the connection was closed) and the response.
+pub async fn get_on(s: &mut TcpStream, path: &str) -> (u16, String) {
+    if s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
         .await
-        .unwrap();
+        .is_err()
+    {
+        return (0, String::new());
+    }
     let mut got = Vec::new();
     let mut buf = [0u8; 8192];
     // Enough for the head and a small body.
@@ -128,7 +138,26 @@ pub async fn get_keep(addr: SocketAddr, path: &str) -> (u16, String, TcpStream) 
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
-    (code, text, s)
+    (code, text)
+}
+
+/// The HTTP/2 connection preface (h2c with prior knowledge).
+pub const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+/// An empty HTTP/2 SETTINGS frame.
+pub const H2_SETTINGS: &[u8] = &[0, 0, 0, 4, 0, 0, 0, 0, 0];
+
+/// A connection that sends `sent` (maybe nothing) and then stalls is closed by the server
+/// within `within`.
+pub async fn stalled_is_cut(addr: SocketAddr, sent: &[u8], within: Duration) {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    if !sent.is_empty() {
+        s.write_all(sent).await.unwrap();
+    }
+    let shown = String::from_utf8_lossy(&sent[..sent.len().min(30)]).into_owned();
+    assert!(
+        read_until_closed(&mut s, within).await.is_ok(),
+        "a connection that sent {shown:?} and stalled is still open after {within:?}"
+    );
 }
 
 /// With the cap at `cap`: `cap` connections are served and kept, the next gets 503 with a JSON

@@ -94,7 +94,8 @@ struct ServeArgs {
     /// a2a_shutting_down error event and waiting calls are answered with it [default: 5].
     #[arg(long, env = "A2A_GATEWAY_SHUTDOWN_GRACE_SECS")]
     shutdown_grace_secs: Option<u64>,
-    /// Seconds for a request's headers to arrive; the connection is closed beyond [default: 10].
+    /// Seconds for a request's headers to arrive (a connection's first request: from the
+    /// accept); the connection is closed beyond [default: 10].
     #[arg(long, env = "A2A_GATEWAY_HEADER_READ_TIMEOUT_SECS")]
     header_read_timeout_secs: Option<u64>,
     /// Seconds for a request's whole body to arrive; 408 beyond [default: 30].
