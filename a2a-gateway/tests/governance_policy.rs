@@ -83,7 +83,27 @@ async fn policy_attributes_validation_explain_and_audit() {
         Some(json!({"rules": [rule("bad", "agnt.id == 'x'", "deny")]})),
     )
     .await;
-    assert_eq!(s, 400, "{b}");
+    // A name the hop's facts lack (an attribute, a member, an operation): 422 with the names
+    // that exist (issue 39), never a rule that denies every hop at hop time.
+    assert_eq!(s, 422, "{b}");
+    for (when, named) in [
+        ("agent.idd == 1", "known members of agent: id, skills"),
+        ("operation == 'SendMesage'", "operations: SendMessage"),
+    ] {
+        let (s, b) = admin(
+            &env,
+            "PUT",
+            "/admin/workspaces/ws1/policy",
+            Some(json!({"rules": [rule("bad", when, "deny")]})),
+        )
+        .await;
+        assert_eq!(s, 422, "{when}: {b}");
+        let m = b["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            m.contains("rules[0].when") && m.contains(named),
+            "{when}: {b}"
+        );
+    }
     assert_eq!(
         admin(&env, "GET", "/admin/workspaces/ws1/policy", None)
             .await

@@ -206,6 +206,11 @@ async fn put_policy(
 ) -> Response {
     let policy = match Policy::from_json(&String::from_utf8_lossy(&body)) {
         Ok(p) => p,
+        // A name the hop's facts lack is refused here, never at hop time (the message lists
+        // the names that exist).
+        Err(e) if crate::governance::policy::is_unknown_name(&e) => {
+            return err(StatusCode::UNPROCESSABLE_ENTITY, &e);
+        }
         Err(e) => return err(StatusCode::BAD_REQUEST, &e),
     };
     let text = match serde_json::to_string(policy.doc()) {

@@ -29,6 +29,7 @@ pub mod kill;
 pub mod loops;
 mod pii_step;
 pub mod policy;
+mod policy_names;
 mod policy_step;
 pub mod step;
 pub mod store;

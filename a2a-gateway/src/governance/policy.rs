@@ -112,6 +112,18 @@ pub struct Outcome {
     pub trace: Vec<Value>,
 }
 
+/// Whether a [`Policy::compile`] error is a name the hop's facts do not have (an attribute, a
+/// member or an operation): the admin API answers it with 422.
+pub fn is_unknown_name(error: &str) -> bool {
+    ["unknown attribute", "unknown member", "unknown operation"]
+        .iter()
+        .any(|k| error.contains(k))
+}
+
+/// The attributes of a sample hop: the members every attribute has (`crate::governance::policy_names`).
+static SAMPLE: LazyLock<Value> =
+    LazyLock::new(|| sample_facts("", &serde_json::Map::new()).unwrap_or_default());
+
 impl Policy {
     /// Validates and compiles a document: unique non-empty ids, bounded sizes, every
     /// expression parses and names only the hop's attributes.
@@ -149,6 +161,7 @@ impl Policy {
                     ));
                 }
             }
+            super::policy_names::check(program.expression(), &SAMPLE, &at)?;
             rules.push(Rule {
                 id: r.id.clone(),
                 program,
@@ -369,6 +382,59 @@ pub fn sample_facts(
 mod tests {
     use super::*;
 
+    /// The example document of docs/gateway.md ("Policy") compiles: its names all exist.
+    #[test]
+    fn the_docs_example_policy_compiles() {
+        let doc = include_str!("../../../docs/gateway.md");
+        let start = doc
+            .find("{\"default\": \"allow\",\n \"rules\": [\n   {\"id\": \"no-secrets-out\"")
+            .expect("docs/gateway.md has the example policy");
+        let end = doc[start..].find("\n```").expect("the example ends") + start;
+        let p = Policy::from_json(&doc[start..end]);
+        assert!(p.is_ok(), "{:?}", p.err());
+        assert_eq!(p.map(|p| p.doc().rules.len()).unwrap_or(0), 7);
+    }
+
+    #[test]
+    fn unknown_members_and_operations_are_refused_at_compile() {
+        let rule = |when: &str| {
+            Policy::compile(PolicyDoc {
+                default: None,
+                rules: vec![RuleDoc {
+                    id: "r".into(),
+                    when: when.into(),
+                    decision: PolicyDecision::Deny,
+                }],
+            })
+            .map(|_| ())
+        };
+        let e = rule("agent.idd == 1").unwrap_err();
+        assert!(e.contains("unknown member agent.idd"), "{e}");
+        assert!(e.contains("known members of agent: id, skills"), "{e}");
+        let e = rule("size(key.scopes) > 0 && message.bites > 10").unwrap_err();
+        assert!(e.contains("unknown member message.bites"), "{e}");
+        let e = rule("pii.EMIAL > 0").unwrap_err();
+        assert!(e.contains("unknown member pii.EMIAL"), "{e}");
+        let e = rule("operation == 'SendMesage'").unwrap_err();
+        assert!(e.contains("unknown operation \"SendMesage\""), "{e}");
+        let e = rule("'GetTaks' == operation").unwrap_err();
+        assert!(e.contains("GetTaks"), "{e}");
+        let e = rule("operation in ['GetTask', 'message/send']").unwrap_err();
+        assert!(e.contains("message/send"), "{e}");
+        assert!(is_unknown_name(&e));
+        // The names that exist, including the module documentation's example rules.
+        for ok in [
+            "pii.SECRET > 0",
+            "agent.id == 'billing' && message.bytes > 10000",
+            "skill == 'research'",
+            "operation in ['SendMessage', 'SendStreamingMessage'] && has(message.part_kinds)",
+            "key.scopes.exists(s, s == 'a2a:send') && time.hour < 8 && chain.depth > 1",
+        ] {
+            assert_eq!(rule(ok), Ok(()), "{ok}");
+        }
+        assert!(!is_unknown_name("rules[0].when: syntax error"));
+    }
+
     #[test]
     fn compile_rejects_bad_documents() {
         let bad = |t: &str| Policy::from_json(t).unwrap_err();
@@ -405,7 +471,7 @@ mod tests {
         let p = Policy::from_json(
             r#"{"rules":[
                 {"id":"big","when":"message.bytes > 10","decision":"approve"},
-                {"id":"typo","when":"agent.nothere == 1","decision":"allow"}]}"#,
+                {"id":"typo","when":"message.bytes > 'ten'","decision":"allow"}]}"#,
         )
         .unwrap();
         let f = json!({"message": {"bytes": 11}, "agent": {"id": "a"}});
