@@ -235,26 +235,12 @@ pub fn params_type(method: &str) -> Option<(&'static str, &'static str)> {
     })
 }
 
-/// The dialect of a JSON-RPC method name (`None` if it belongs to neither version).
+/// The dialect of a JSON-RPC method name (`None` if it belongs to neither version), read from
+/// a2a-types' one operation table.
 pub fn method_dialect(method: &str) -> Option<&'static str> {
-    const V03: &[&str] = &[
-        "message/send",
-        "message/stream",
-        "tasks/get",
-        "tasks/cancel",
-        "tasks/resubscribe",
-        "tasks/pushNotificationConfig/set",
-        "tasks/pushNotificationConfig/get",
-        "tasks/pushNotificationConfig/list",
-        "tasks/pushNotificationConfig/delete",
-        "agent/getAuthenticatedExtendedCard",
-    ];
-    if V03.contains(&method) {
-        Some("v03")
-    } else if params_type(method).is_some() {
-        Some("v1")
-    } else {
-        None
+    match a2a_types::jsonrpc::Method::parse(method)? {
+        a2a_types::jsonrpc::Method::V03(_) => Some("v03"),
+        a2a_types::jsonrpc::Method::V1(_) => Some("v1"),
     }
 }
 
