@@ -23,9 +23,15 @@
 mod check;
 mod checksum;
 mod detect;
+mod pem;
+mod steps;
 mod stream;
 mod walk;
 
+#[cfg(test)]
+mod corpus;
+#[cfg(test)]
+mod cost_tests;
 #[cfg(test)]
 mod tests;
 
