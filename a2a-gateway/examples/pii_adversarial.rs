@@ -80,7 +80,7 @@ fn main() {
             let text = (c.build)(s * MIB);
             let (t, f) = measure(&text);
             let rate = mbps(text.len(), t);
-            print!(" {rate:>11.1}");
+            print!(" {rate:>11.2}");
             times.push(t);
             found = f;
             if c.name != "prose" && worst.is_none_or(|(_, w)| rate < w) {
