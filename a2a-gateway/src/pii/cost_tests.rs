@@ -30,7 +30,7 @@ fn doubling_the_input_at_most_doubles_the_work() {
                 b as f64 / a as f64
             );
             if b as f64 > 2.2 * a as f64 + CONSTANT {
-                failures.push(format!("{} at {n}: {a} -> {b}", c.name));
+                failures.push(format!("{} ({}) at {n}: {a} -> {b}", c.name, c.about));
             }
             // Linear also means a bounded cost per byte, whatever the corpus.
             if per_byte > 64.0 {

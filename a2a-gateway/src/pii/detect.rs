@@ -184,9 +184,13 @@ fn numeric(d: &Detectors, text: &str, push: &mut impl FnMut(PiiKind, usize, usiz
         if n == 0 {
             first = p;
         }
-        last = p;
-        n += 1;
-        i = p + 1;
+        // The whole run of digits at once (its digits are one apart, within any gap).
+        let run = b
+            .get(p..)
+            .map_or(0, |r| r.iter().take_while(|c| c.is_ascii_digit()).count());
+        last = p + run.max(1) - 1;
+        n += run.max(1);
+        i = last + 1;
     }
     if wn > 0 {
         window(d, text, ws, we, wn, push);
