@@ -76,21 +76,30 @@ async fn a_6_mib_adversarial_request_leaves_healthz_answering_on_one_worker() {
     let took = start.elapsed();
     done.store(true, Ordering::Relaxed);
     let times = probe.await.unwrap();
-    // The scan ran (the headers are a secret, blocked) and took its time.
+    // The scan ran: the headers are a secret, and secrets are blocked.
     assert_eq!(gw_code(&b), "a2a_pii_blocked", "{status} {b}");
+    let slow = times
+        .iter()
+        .filter(|t| **t >= Duration::from_millis(100))
+        .count();
     let worst = times.iter().max().copied().unwrap_or_default();
     eprintln!(
-        "request {took:?}; {} healthz probes, slowest {worst:?}",
+        "request {took:?}; {} healthz probes, {slow} of 100 ms or more, slowest {worst:?}",
         times.len()
     );
     assert!(
-        times.len() >= 3,
+        times.len() >= 5,
         "healthz was probed only {} times",
         times.len()
     );
+    // Scanned on the worker, one probe waits for the whole scan (about the whole request).
+    // Off the worker, every probe answers within 100 ms, but for at most one: the one in
+    // flight while the worker reads the 6 MiB body as JSON (any request of that size costs
+    // it, scanned or not; in a debug build it can pass 100 ms on a loaded machine).
     assert!(
-        worst < Duration::from_millis(100),
-        "healthz took {worst:?} while the scan ran ({took:?})"
+        slow <= 1 && worst < took / 2,
+        "healthz: {slow} probes of 100 ms or more, slowest {worst:?}, while the request took \
+         {took:?}"
     );
     env.stop().await;
 }

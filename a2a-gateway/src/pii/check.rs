@@ -64,17 +64,6 @@ pub(super) fn secret(text: &str, start: usize, end: usize, pem: &mut PemEnds) ->
     Some(end)
 }
 
-/// The end of the `-----END ... PRIVATE KEY-----` line at or after `from`, if any: one search
-/// of the rest of the text, for one header (a text's headers use [`PemEnds`]).
-pub(super) fn pem_end(text: &str, from: usize) -> Option<usize> {
-    let rest = text.get(from..)?;
-    charge(rest.len());
-    let at = rest.find("-----END ")?;
-    let tail = rest.get(at..)?;
-    let close = tail.find("PRIVATE KEY-----")?;
-    Some(from + at + close + "PRIVATE KEY-----".len())
-}
-
 /// E-mail: not followed by a word character; the local part is extended back over non-ASCII
 /// letters (`jürgen@...`) the ASCII pattern does not cover, at most 64 bytes before the `@`
 /// (leading dots, which are dropped, aside). Returns the finding's start.

@@ -2,7 +2,7 @@
 //! `-----BEGIN ... PRIVATE KEY-----` header of one text, in one pass over the text.
 //!
 //! A block runs to the end of the first `PRIVATE KEY-----` at or after the first `-----END `
-//! after its header ([`super::check::pem_end`] says the same for one header). Searching the
+//! after its header ([`pem_end`] says the same for one header). Searching the
 //! rest of the text once per header was quadratic on a text of many headers (issue 39: each
 //! header searched to the end for an END line that never came). [`PemEnds`] remembers the
 //! last END line and the last `PRIVATE KEY-----` it found and searches again only from past
@@ -14,6 +14,17 @@ use super::steps::charge;
 
 const END: &[u8] = b"-----END ";
 const CLOSE: &[u8] = b"PRIVATE KEY-----";
+
+/// The end of the `-----END ... PRIVATE KEY-----` line at or after `from`, if any: one search
+/// of the rest of the text, for one header (a text's headers use [`PemEnds`]).
+pub(super) fn pem_end(text: &str, from: usize) -> Option<usize> {
+    let rest = text.get(from..)?;
+    charge(rest.len());
+    let at = rest.find("-----END ")?;
+    let tail = rest.get(at..)?;
+    let close = tail.find("PRIVATE KEY-----")?;
+    Some(from + at + close + "PRIVATE KEY-----".len())
+}
 
 /// The first occurrence of a needle at or after a position, remembered.
 #[derive(Debug, Clone, Copy)]
@@ -70,7 +81,6 @@ fn next(text: &[u8], needle: &[u8], memo: &mut Option<Next>, from: usize) -> Opt
 
 #[cfg(test)]
 mod tests {
-    use super::super::check::pem_end;
     use super::*;
 
     #[test]
