@@ -17,6 +17,8 @@ pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
 pub const DEFAULT_MAX_STREAM_BYTES: u64 = 64 * 1024 * 1024;
 /// 1 MiB per incoming push body.
 pub const DEFAULT_MAX_PUSH_BYTES: u64 = 1024 * 1024;
+/// 4 MiB of text a PII scan reads per request.
+pub const DEFAULT_MAX_SCANNED_BYTES: usize = 4 * 1024 * 1024;
 
 /// HTTP status policy for refusals on JSON-RPC calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, clap::ValueEnum)]
@@ -55,6 +57,10 @@ pub struct Limits {
     pub max_stream_bytes: u64,
     /// Bytes of an incoming push-notification body (413 `a2a_push_too_large`).
     pub max_push_bytes: u64,
+    /// Bytes of text a PII scan reads in one request (text parts, file names, data parts,
+    /// metadata, inline textual files decoded), in a workspace with PII rules (413
+    /// `a2a_message_too_large`).
+    pub max_scanned_bytes: usize,
 }
 
 impl Default for Limits {
@@ -65,6 +71,7 @@ impl Default for Limits {
             max_card_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             max_stream_bytes: DEFAULT_MAX_STREAM_BYTES,
             max_push_bytes: DEFAULT_MAX_PUSH_BYTES,
+            max_scanned_bytes: DEFAULT_MAX_SCANNED_BYTES,
         }
     }
 }

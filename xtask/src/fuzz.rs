@@ -15,7 +15,12 @@ use anyhow::{Context, Result, bail};
 use crate::{cargo, root, run};
 
 /// The fuzz targets of `fuzz/` (see `fuzz/Cargo.toml`).
-pub const TARGETS: &[&str] = &["types_strict", "agent_request", "gateway_request"];
+pub const TARGETS: &[&str] = &[
+    "types_strict",
+    "agent_request",
+    "gateway_request",
+    "pii_scan",
+];
 
 const RUSTFLAGS: &str = "-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \

@@ -21,6 +21,11 @@
 //!   release build, the a2a-agent echo agent called directly and through the gateway with wrk
 //!   (SendMessage on JSON-RPC and HTTP+JSON at 1 and 16 connections, streams), and prints the
 //!   ratios gateway/direct of the same run (see docs/benchmarks.md).
+//! - `cargo xtask bench pii [-- ARGS]`: PII scanning throughput (release build of the example
+//!   `a2a-gateway/examples/pii_adversarial.rs`): MB/s of `find` on ordinary prose and on
+//!   adversarial corpora (PEM headers, near-miss cards, e-mails, IPv6, digit runs, JWT-like
+//!   tokens), each at 1 and 2 MiB so that a doubling shows; ARGS go to the example
+//!   (`--only NAME`, sizes in MiB). A report, never a pass or fail.
 //!
 //! - `cargo xtask package [--no-verify]`: `cargo package` of every published crate in dependency
 //!   order (types, translate, client, agent, gateway), built from the packaged sources, then the
@@ -105,6 +110,7 @@ enum Cmd {
     /// Release archives of the three binaries under target/dist/ (for GitHub releases, binstall).
     Dist,
     /// Gateway vs direct benchmark (release build, wrk): prints the ratios gateway/direct.
+    /// `bench pii`: PII scanning MB/s on prose and adversarial corpora.
     Bench {
         /// Seconds per wrk run.
         #[arg(long, default_value_t = 10)]
@@ -112,6 +118,12 @@ enum Cmd {
         /// Use the release binaries already built.
         #[arg(long)]
         no_build: bool,
+        /// What to measure: `gateway` (the default) or `pii`.
+        #[arg(default_value = "gateway")]
+        what: String,
+        /// Arguments passed to the PII benchmark (`--only NAME`, sizes in MiB).
+        #[arg(last = true)]
+        args: Vec<String>,
     },
 }
 
@@ -125,7 +137,18 @@ fn main() {
         Cmd::Proto { check } => proto(check),
         Cmd::Pyenv => pyenv().map(|_| ()),
         Cmd::Fuzz { secs, target } => fuzz::fuzz(secs, target.as_deref()).map(|_| ()),
-        Cmd::Bench { secs, no_build } => bench(secs, no_build),
+        Cmd::Bench {
+            secs,
+            no_build,
+            what,
+            args,
+        } => match what.as_str() {
+            "gateway" => bench(secs, no_build),
+            "pii" => bench_pii(&args),
+            other => Err(anyhow::anyhow!(
+                "unknown benchmark {other}; benchmarks: gateway, pii"
+            )),
+        },
         Cmd::Package { no_verify } => release::package(!no_verify),
         Cmd::Dist => release::dist(),
     };
@@ -171,6 +194,22 @@ fn bench(secs: u64, no_build: bool) -> Result<()> {
         c.arg("--no-build");
     }
     run("gateway benchmark", c)
+}
+
+/// Runs the PII scanning benchmark (release build of the example `pii_adversarial`).
+fn bench_pii(args: &[String]) -> Result<()> {
+    let mut c = cargo();
+    c.args([
+        "run",
+        "--release",
+        "-p",
+        "a2ars-gateway",
+        "--example",
+        "pii_adversarial",
+        "--",
+    ])
+    .args(args);
+    run("PII scanning benchmark", c)
 }
 
 /// Runs the a2a-types example `proto_descriptor` (protox lives in its dev-dependencies, so the

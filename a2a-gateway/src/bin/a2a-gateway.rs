@@ -90,6 +90,10 @@ struct ServeArgs {
     /// Bytes of an incoming push-notification body (413 a2a_push_too_large) [default: 1048576 = 1 MiB].
     #[arg(long, env = "A2A_GATEWAY_MAX_PUSH_BYTES")]
     max_push_bytes: Option<u64>,
+    /// Bytes of text a PII scan reads in one request, in a workspace with PII rules (413
+    /// a2a_message_too_large) [default: 4194304 = 4 MiB].
+    #[arg(long, env = "A2A_GATEWAY_MAX_SCANNED_BYTES")]
+    max_scanned_bytes: Option<usize>,
     /// On SIGTERM/SIGINT, seconds calls may finish before open streams end with an
     /// a2a_shutting_down error event and waiting calls are answered with it [default: 5].
     #[arg(long, env = "A2A_GATEWAY_SHUTDOWN_GRACE_SECS")]
@@ -241,6 +245,9 @@ impl ServeArgs {
         }
         if let Some(v) = self.max_push_bytes {
             c.limits.max_push_bytes = v;
+        }
+        if let Some(v) = self.max_scanned_bytes {
+            c.limits.max_scanned_bytes = v;
         }
         if let Some(v) = &self.push_callback_base_url {
             c.push_callback_base_url = Some(v.clone());

@@ -204,7 +204,7 @@ impl ApprovalStore for SqliteApprovals {
 pub fn preview(params10: &Value, facts: &Value) -> Value {
     // Redacted for the approver whatever the workspace's PII rules are.
     let mut shown = params10.clone();
-    let _ = crate::pii::scan_value(
+    let _ = super::pii_step::scan(
         &mut shown,
         &crate::pii::PiiRules {
             default_action: crate::pii::PiiAction::Redact,

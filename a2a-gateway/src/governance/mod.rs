@@ -182,6 +182,8 @@ pub struct Settings {
     pub max_delegation_depth: usize,
     /// HMAC key of delegation chains.
     pub delegation_key: Vec<u8>,
+    /// Bytes of text the PII step scans in one request at most (`limits.max_scanned_bytes`).
+    pub max_scanned_bytes: usize,
 }
 
 impl Governance {
@@ -201,6 +203,7 @@ impl Governance {
             }),
             Arc::new(PiiStep {
                 cache: cache.clone(),
+                max_scanned_bytes: settings.max_scanned_bytes,
             }),
             Arc::new(PolicyStep {
                 cache: cache.clone(),
@@ -291,6 +294,7 @@ impl crate::config::Config {
                 Some(k) if !k.is_empty() => k.as_bytes().to_vec(),
                 _ => crate::ids::random_hex(32).into_bytes(),
             },
+            max_scanned_bytes: self.limits.max_scanned_bytes,
         }
     }
 }

@@ -1,8 +1,13 @@
 //! The PII step: a workspace's [`PiiRules`] applied with [`crate::pii`] to requests, peer
 //! answers, every stream event (one [`StreamScanner`] per stream, flushed before the stream
 //! ends) and push notifications. Off for a workspace without rules.
+//!
+//! A request whose scanned text ([`pii::scanned_bytes`]) is over `max_scanned_bytes` is refused
+//! (`a2a_message_too_large`) before any scan. A scan of more than [`OFFLOAD_BYTES`] runs off the
+//! async workers ([`off_workers`]), so that other hops and `/healthz` keep their latency while
+//! it runs (issue 39).
 
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 
 use serde_json::Value;
 
@@ -18,6 +23,73 @@ use super::Cache;
 /// The PII step over the governance cache.
 pub struct PiiStep {
     pub(crate) cache: Arc<Cache>,
+    /// Bytes of text scanned in one request at most (`limits.max_scanned_bytes`).
+    pub(crate) max_scanned_bytes: usize,
+}
+
+/// Scans of more text than this (bytes) run off the async workers.
+pub const OFFLOAD_BYTES: usize = 64 * 1024;
+
+/// Large scans running at once, at most one per CPU: the pool they share.
+struct Turns {
+    running: Mutex<usize>,
+    freed: Condvar,
+}
+
+static TURNS: Turns = Turns {
+    running: Mutex::new(0),
+    freed: Condvar::new(),
+};
+
+/// A turn in the pool of large scans, given back when dropped.
+struct Turn;
+
+impl Turn {
+    /// Waits (blocking this thread, which is off the async workers) for a free turn.
+    fn take() -> Turn {
+        let most = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let mut running = TURNS.running.lock().unwrap_or_else(|e| e.into_inner());
+        while *running >= most {
+            running = TURNS.freed.wait(running).unwrap_or_else(|e| e.into_inner());
+        }
+        *running += 1;
+        Turn
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        let mut running = TURNS.running.lock().unwrap_or_else(|e| e.into_inner());
+        *running = running.saturating_sub(1);
+        TURNS.freed.notify_one();
+    }
+}
+
+/// Runs `scan` of `bytes` of text: at once when small; otherwise off the async workers
+/// (`tokio::task::block_in_place`: the worker's other tasks move to another thread while this
+/// one scans) and in the bounded pool of large scans (one per CPU; others wait their turn off
+/// the workers). On a current-thread runtime, or outside one, it runs in place.
+pub fn off_workers<R>(bytes: usize, scan: impl FnOnce() -> R) -> R {
+    if bytes <= OFFLOAD_BYTES {
+        return scan();
+    }
+    let in_pool = move || {
+        let _turn = Turn::take();
+        scan()
+    };
+    let multi = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    if multi {
+        tokio::task::block_in_place(in_pool)
+    } else {
+        in_pool()
+    }
+}
+
+/// [`pii::scan_value`], off the async workers when large.
+pub fn scan(value: &mut Value, rules: &PiiRules) -> PiiReport {
+    let bytes = pii::scanned_bytes(value);
+    off_workers(bytes, || pii::scan_value(value, rules))
 }
 
 fn apply(report: &PiiReport, ev: &mut Evidence) -> Result<(), Refusal> {
@@ -58,14 +130,19 @@ impl Step for PiiStep {
         let Some(rules) = self.rules(&hop.workspace_id) else {
             return Ok(());
         };
-        apply(&pii::scan_value(params, &rules), ev)
+        let bytes = pii::scanned_bytes(params);
+        if bytes > self.max_scanned_bytes {
+            ev.decide("pii", "block", Some("TOO_LARGE"));
+            return Err(Refusal::scanned_too_large(bytes, self.max_scanned_bytes));
+        }
+        apply(&off_workers(bytes, || pii::scan_value(params, &rules)), ev)
     }
 
     fn answer(&self, hop: &Hop, result: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
         let Some(rules) = self.rules(&hop.workspace_id) else {
             return Ok(());
         };
-        apply(&pii::scan_value(result, &rules), ev)
+        apply(&scan(result, &rules), ev)
     }
 
     fn stream(&self, hop: &Hop) -> Option<Box<dyn StreamStep>> {
@@ -79,7 +156,7 @@ impl Step for PiiStep {
         let Some(rules) = self.rules(&hop.workspace_id) else {
             return Ok(());
         };
-        apply(&pii::scan_value(payload, &rules), ev)
+        apply(&scan(payload, &rules), ev)
     }
 }
 
@@ -89,7 +166,8 @@ struct PiiStream {
 
 impl StreamStep for PiiStream {
     fn event(&mut self, event: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
-        let report = self.scanner.scan_event(event);
+        let bytes = pii::scanned_bytes(event);
+        let report = off_workers(bytes, || self.scanner.scan_event(event));
         apply(&report, ev)
     }
 

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::protocol::errors::Refusal;
 use crate::{governance::step::Evidence, governance::step::Hop, governance::step::Step};
-use crate::{pii, pii::PiiAction, pii::PiiRules};
+use crate::{pii::PiiAction, pii::PiiRules};
 
 use super::Cache;
 use super::policy::{PolicyDecision, facts};
@@ -45,7 +45,7 @@ impl Step for PolicyStep {
                     default_action: PiiAction::Redact,
                     ..PiiRules::default()
                 };
-                let report = pii::scan_value(params, &all);
+                let report = super::pii_step::scan(params, &all);
                 // Counted once: findings the PII step already recorded were redacted by it or
                 // are counted again here only when this scan still finds them.
                 ev.pii_redacted += report.redacted;

@@ -9,6 +9,9 @@ use std::net::Ipv6Addr;
 
 use base64::Engine;
 
+use super::pem::PemEnds;
+use super::steps::charge;
+
 pub(super) fn prev_char(text: &str, i: usize) -> Option<char> {
     text.get(..i).and_then(|s| s.chars().next_back())
 }
@@ -41,14 +44,15 @@ fn count_digits(s: &str) -> usize {
 
 /// Secrets: not inside a longer token; a JWT's header must decode to JSON with `alg`; a PEM
 /// block runs to its `-----END ... PRIVATE KEY-----` line, or to the end of the text when that
-/// line is missing (a truncated key is still a key). Returns the finding's end.
-pub(super) fn secret(text: &str, start: usize, end: usize) -> Option<usize> {
+/// line is missing (a truncated key is still a key), found with `pem` (the text's END lines,
+/// searched once for all headers). Returns the finding's end.
+pub(super) fn secret(text: &str, start: usize, end: usize, pem: &mut PemEnds) -> Option<usize> {
     if prev_is(text, start, is_word) {
         return None;
     }
     let m = text.get(start..end)?;
     if m.starts_with("-----BEGIN") {
-        return Some(pem_end(text, end).unwrap_or(text.len()));
+        return Some(pem.after(end).unwrap_or(text.len()));
     }
     if next_is(text, end, |c| is_word(c) || c == '-') {
         return None;
@@ -60,25 +64,26 @@ pub(super) fn secret(text: &str, start: usize, end: usize) -> Option<usize> {
     Some(end)
 }
 
-/// The end of the `-----END ... PRIVATE KEY-----` line at or after `from`, if any.
-pub(super) fn pem_end(text: &str, from: usize) -> Option<usize> {
-    let rest = text.get(from..)?;
-    let at = rest.find("-----END ")?;
-    let tail = rest.get(at..)?;
-    let close = tail.find("PRIVATE KEY-----")?;
-    Some(from + at + close + "PRIVATE KEY-----".len())
-}
-
 /// E-mail: not followed by a word character; the local part is extended back over non-ASCII
-/// letters (`jürgen@...`) the ASCII pattern does not cover. Returns the finding's start.
+/// letters (`jürgen@...`) the ASCII pattern does not cover, at most 64 bytes before the `@`
+/// (leading dots, which are dropped, aside). Returns the finding's start.
 pub(super) fn email(text: &str, start: usize, end: usize) -> Option<usize> {
     if next_is(text, end, |c| is_word(c) || c == '-') {
         return None;
     }
+    charge(end - start);
+    // The pattern's local part has no `@`: the first one in the match is the address's.
+    let at_sign = start + text.get(start..end)?.find('@')?;
     let mut s = start;
     while let Some(c) = prev_char(text, s) {
+        charge(1);
         if c.is_alphanumeric() || "._%+-'".contains(c) {
             s -= c.len_utf8();
+            // A local part past 64 bytes fails the check below whatever precedes it, unless
+            // only dots (dropped below) stand between here and 64 bytes before the `@`.
+            if at_sign - s > 64 && c != '.' {
+                return None;
+            }
         } else {
             break;
         }
@@ -101,6 +106,7 @@ pub(super) fn ipv6(text: &str, start: usize, end: usize) -> bool {
     let Some(m) = text.get(start..end) else {
         return false;
     };
+    charge(3 * m.len());
     let groups = m.split(':').filter(|g| !g.is_empty()).count();
     let has_digit = m.bytes().any(|b| b.is_ascii_digit());
     (has_digit || groups >= 5) && ipv6_parses(m)
@@ -139,12 +145,15 @@ const VERSION_WORDS: [&str; 9] = [
 fn after_version_word(text: &str, start: usize) -> bool {
     let before = text.get(..start).unwrap_or("");
     let trimmed = before.trim_end_matches(|c: char| c.is_whitespace() || c == ':' || c == '=');
+    // The longest version word has 8 letters: a longer run of letters is no version word.
     let word_start = trimmed
         .char_indices()
         .rev()
         .take_while(|(_, c)| c.is_ascii_alphabetic())
+        .take(9)
         .last()
         .map_or(trimmed.len(), |(i, _)| i);
+    charge(before.len() - word_start);
     let word = &trimmed[word_start..];
     VERSION_WORDS.iter().any(|w| w.eq_ignore_ascii_case(word))
 }
@@ -234,6 +243,7 @@ pub(super) fn jwt_header_ok(segment: &str) -> bool {
         base64::engine::GeneralPurposeConfig::new()
             .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
     );
+    charge(2 * segment.len());
     let Ok(bytes) = engine.decode(segment) else {
         return false;
     };

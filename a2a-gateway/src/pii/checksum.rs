@@ -3,6 +3,7 @@
 
 use super::PiiKind;
 use super::check::{continues_with_digit, is_word, next_is, prev_is};
+use super::steps::charge;
 
 /// Payment cards in the digit run `start..end`: the whole run, or when it has separators any
 /// run of whole groups in it, that has 13-19 digits in a card grouping, a known IIN prefix for
@@ -20,6 +21,7 @@ pub(super) fn cards(
         return;
     }
     let b = text.as_bytes();
+    charge(end - start);
     // Groups as (start, end) byte ranges.
     let mut groups: Vec<(usize, usize)> = Vec::new();
     let mut g = start;
@@ -35,6 +37,8 @@ pub(super) fn cards(
         let mut digits = 0;
         for j in i..groups.len() {
             digits += groups[j].1 - groups[j].0;
+            // At most 19 digits in at most 19 groups: a bounded check.
+            charge(19);
             if digits > 19 {
                 break;
             }
@@ -218,6 +222,7 @@ pub(super) fn iban(text: &str, start: usize, end: usize) -> Option<usize> {
     let mut spaced = false;
     let mut i = start;
     while n < len && i < end {
+        charge(1);
         let c = b[i];
         if c == b' ' {
             // Spaces only between groups of four.

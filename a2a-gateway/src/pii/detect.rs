@@ -14,6 +14,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::pem::PemEnds;
+use super::steps::charge;
 use super::{Finding, PiiKind};
 use super::{check, checksum};
 
@@ -116,15 +118,21 @@ pub fn find(text: &str) -> Vec<Finding> {
     let mut out: Vec<Candidate> = Vec::new();
     let mut push = |kind, start, end| out.push(Candidate { kind, start, end });
 
+    // One pass for each of: the secret pattern, the `@` and `:` look-ups, the digit scan.
+    charge(4 * text.len());
     if text.len() >= 16 {
+        let mut pem = PemEnds::new(text);
         for m in d.secret.find_iter(text) {
-            if let Some(end) = check::secret(text, m.start(), m.end()) {
+            charge(1);
+            if let Some(end) = check::secret(text, m.start(), m.end(), &mut pem) {
                 push(PiiKind::Secret, m.start(), end);
             }
         }
     }
     if text.contains('@') {
+        charge(text.len());
         for m in d.email.find_iter(text) {
+            charge(1);
             if let Some(start) = check::email(text, m.start(), m.end()) {
                 push(PiiKind::Email, start, m.end());
             }
@@ -176,9 +184,13 @@ fn numeric(d: &Detectors, text: &str, push: &mut impl FnMut(PiiKind, usize, usiz
         if n == 0 {
             first = p;
         }
-        last = p;
-        n += 1;
-        i = p + 1;
+        // The whole run of digits at once (its digits are one apart, within any gap).
+        let run = b
+            .get(p..)
+            .map_or(0, |r| r.iter().take_while(|c| c.is_ascii_digit()).count());
+        last = p + run.max(1) - 1;
+        n += run.max(1);
+        i = last + 1;
     }
     if wn > 0 {
         window(d, text, ws, we, wn, push);
@@ -238,8 +250,12 @@ fn window(
         return;
     };
     let has = |c: u8| w.as_bytes().contains(&c);
+    // The byte tests below, and each pattern run on the window.
+    charge(5 * w.len());
     if w.bytes().filter(|&c| c == b'.').count() >= 3 {
+        charge(w.len());
         for m in d.ipv4.find_iter(w) {
+            charge(1);
             let (s, e) = (start + m.start(), start + m.end());
             if check::ipv4(text, s, e) {
                 push(PiiKind::Ipv4, s, e);
@@ -250,12 +266,15 @@ fn window(
         return;
     }
     if digits >= 13 {
+        charge(w.len());
         for m in d.card.find_iter(w) {
             checksum::cards(text, start + m.start(), start + m.end(), push);
         }
     }
     if w.bytes().any(|c| c.is_ascii_uppercase()) {
+        charge(w.len());
         for m in d.iban.find_iter(w) {
+            charge(1);
             let s = start + m.start();
             if let Some(e) = checksum::iban(text, s, start + m.end()) {
                 push(PiiKind::Iban, s, e);
@@ -263,7 +282,9 @@ fn window(
         }
     }
     if has(b'-') {
+        charge(w.len());
         for m in d.ssn.find_iter(w) {
+            charge(1);
             let (s, e) = (start + m.start(), start + m.end());
             if check::ssn(text, s, e) {
                 push(PiiKind::UsSsn, s, e);
@@ -271,15 +292,19 @@ fn window(
         }
     }
     if has(b'+') {
+        charge(w.len());
         for m in d.phone_intl.find_iter(w) {
+            charge(m.len());
             let (s, e) = (start + m.start(), start + m.end());
             if check::phone_intl(text, s, e) {
                 push(PiiKind::Phone, s, e);
             }
         }
     }
+    charge(2 * w.len());
     for c in d.phone_us.captures_iter(w) {
         if let Some(m) = c.get(0) {
+            charge(m.len());
             let (s, e) = (start + m.start(), start + m.end());
             let sep = |g: usize| c.get(g).map(|m| m.as_str());
             if check::phone_us(text, s, e, sep(1), sep(2)) {
@@ -288,6 +313,7 @@ fn window(
         }
     }
     for m in d.phone_national.find_iter(w) {
+        charge(m.len());
         let (s, e) = (start + m.start(), start + m.end());
         if check::phone_national(text, s, e) {
             push(PiiKind::Phone, s, e);
@@ -309,10 +335,14 @@ fn ipv6_runs(d: &Detectors, text: &str, push: &mut impl FnMut(PiiKind, usize, us
         while e < b.len() && v6(b[e]) {
             e += 1;
         }
+        // The look-up of this `:` from `i`, the run's bytes both ways, its colon count.
+        charge(p - i + 2 * (e - s));
         // ASCII on both sides of s and e, so both are char boundaries.
         let run = text.get(s..e).unwrap_or("");
         if run.bytes().filter(|&c| c == b':').count() >= 2 {
+            charge(run.len());
             for m in d.ipv6.find_iter(run) {
+                charge(m.len());
                 let (ms, me) = (s + m.start(), s + m.end());
                 if check::ipv6(text, ms, me) {
                     push(PiiKind::Ipv6, ms, me);
@@ -325,6 +355,8 @@ fn ipv6_runs(d: &Detectors, text: &str, push: &mut impl FnMut(PiiKind, usize, us
 
 /// Keeps non-overlapping candidates, the stronger (then longer, then earlier) first; sorted.
 fn resolve(mut cands: Vec<Candidate>) -> Vec<Finding> {
+    // Ordering k candidates is O(k log k): counted as k steps (k is at most a fifth of the text).
+    charge(cands.len());
     if cands.len() <= 1 {
         return cands
             .into_iter()

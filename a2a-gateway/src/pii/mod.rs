@@ -9,7 +9,8 @@
 //! - [`PiiKind`], [`Finding`], [`find`]: detection in one string;
 //! - [`PiiAction`], [`PiiRules`]: what a workspace does per type (serde form stored by the gateway);
 //! - [`PiiReport`]: what was found, by type and count, whether something blocked;
-//! - [`scan_value`]: one whole JSON value in place;
+//! - [`scan_value`]: one whole JSON value in place; [`scanned_bytes`]: how much of it a scan
+//!   reads (the gateway's size limit and off-worker threshold weigh this);
 //! - [`StreamScanner`]: the events of one stream, in order, with text carried across
 //!   artifact-chunk boundaries.
 //!
@@ -23,9 +24,15 @@
 mod check;
 mod checksum;
 mod detect;
+mod pem;
+mod steps;
 mod stream;
 mod walk;
 
+#[cfg(test)]
+mod corpus;
+#[cfg(test)]
+mod cost_tests;
 #[cfg(test)]
 mod tests;
 
@@ -196,6 +203,14 @@ pub fn scan_value(value: &mut Value, rules: &PiiRules) -> PiiReport {
     let mut scan = walk::Scan::new(rules);
     scan.container(value);
     scan.report
+}
+
+/// The bytes of text [`scan_value`] would look at in `value` (text parts, file names, every
+/// string of data parts and metadata, inline textual raw parts counted decoded), counted
+/// without scanning: what a caller weighs before a scan (the gateway refuses a request above
+/// its `max_scanned_bytes`, and runs a large scan off its async workers).
+pub fn scanned_bytes(value: &Value) -> usize {
+    walk::measure(value)
 }
 
 /// Scans the events of one stream in order, so that an item split across two artifact chunks

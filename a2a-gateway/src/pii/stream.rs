@@ -45,7 +45,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value, json};
 
-use super::check::pem_end;
+use super::pem::pem_end;
 use super::walk::Scan;
 use super::{Finding, PiiAction, PiiKind, PiiReport, PiiRules, find, scan_value};
 

@@ -338,3 +338,23 @@ fn record_only_streams_go_out_unchanged_and_still_count_split_items() {
     assert_eq!(report.counts.get(&PiiKind::PaymentCard), Some(&1));
     assert_eq!(report.redacted, 0);
 }
+
+#[test]
+fn scanned_bytes_counts_what_a_scan_reads() {
+    let v = json!({
+        "message": {
+            "messageId": "not counted",
+            "parts": [
+                {"text": "abc"},
+                {"data": {"k": ["de", {"x": "f"}]}},
+                {"url": "http://x", "filename": "gh", "mediaType": "text/plain"},
+                {"raw": "aGVsbG8h", "mediaType": "text/plain"},
+                {"raw": "aGVsbG8h", "mediaType": "image/png"}
+            ],
+            "metadata": {"m": "ij"}
+        },
+        "configuration": {"x": "not counted"}
+    });
+    // text 3, data 2 + 1, filename 2, the textual raw part decoded ("hello!") 6, metadata 2.
+    assert_eq!(super::scanned_bytes(&v), 3 + 3 + 2 + 6 + 2);
+}

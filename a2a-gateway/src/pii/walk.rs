@@ -99,9 +99,7 @@ impl<'r> Scan<'r> {
                             }
                         }
                         "metadata" => self.strings(child),
-                        "message" | "task" | "status" | "artifact" | "statusUpdate"
-                        | "status_update" | "artifactUpdate" | "artifact_update" | "history"
-                        | "artifacts" | "tasks" | "params" | "result" => self.container(child),
+                        k if CONTAINERS.contains(&k) => self.container(child),
                         _ => {}
                     }
                 }
@@ -147,6 +145,71 @@ impl<'r> Scan<'r> {
         if let Some(new) = self.apply(&text, &findings) {
             *b64 = base64::engine::general_purpose::STANDARD.encode(new);
         }
+    }
+}
+
+/// The members of a container that hold containers.
+const CONTAINERS: [&str; 13] = [
+    "message",
+    "task",
+    "status",
+    "artifact",
+    "statusUpdate",
+    "status_update",
+    "artifactUpdate",
+    "artifact_update",
+    "history",
+    "artifacts",
+    "tasks",
+    "params",
+    "result",
+];
+
+/// The bytes of text [`Scan::container`] would scan in `v` (a raw part counted decoded), found
+/// without scanning: the same members, read only.
+pub(super) fn measure(v: &Value) -> usize {
+    match v {
+        Value::Array(items) => items.iter().map(measure).sum(),
+        Value::Object(map) => map
+            .iter()
+            .map(|(key, child)| match key.as_str() {
+                "parts" => child
+                    .as_array()
+                    .map_or(0, |parts| parts.iter().map(measure_part).sum()),
+                "metadata" => all_strings(child),
+                k if CONTAINERS.contains(&k) => measure(child),
+                _ => 0,
+            })
+            .sum(),
+        _ => 0,
+    }
+}
+
+fn measure_part(p: &Value) -> usize {
+    let Value::Object(map) = p else {
+        return 0;
+    };
+    let textual = map
+        .get("mediaType")
+        .or_else(|| map.get("media_type"))
+        .and_then(Value::as_str)
+        .is_some_and(is_textual);
+    map.iter()
+        .map(|(key, child)| match (key.as_str(), child) {
+            ("text" | "filename", Value::String(s)) => s.len(),
+            ("data" | "metadata", v) => all_strings(v),
+            ("raw", Value::String(s)) if textual => s.len() / 4 * 3,
+            _ => 0,
+        })
+        .sum()
+}
+
+fn all_strings(v: &Value) -> usize {
+    match v {
+        Value::String(s) => s.len(),
+        Value::Array(items) => items.iter().map(all_strings).sum(),
+        Value::Object(map) => map.values().map(all_strings).sum(),
+        _ => 0,
     }
 }
 

@@ -163,6 +163,18 @@ impl Refusal {
         )
     }
 
+    /// 413: more text for the PII scan than `max_scanned_bytes` (the code of
+    /// [`Refusal::message_too_large`]).
+    pub fn scanned_too_large(bytes: usize, limit: usize) -> Refusal {
+        Refusal::gateway(
+            413,
+            "a2a_message_too_large",
+            format!(
+                "The message carries {bytes} bytes of text to check for PII; the limit is {limit}"
+            ),
+        )
+    }
+
     /// 415: unsupported request content type (`Accept` lists the two types).
     pub fn unsupported_media_type(got: &str) -> Refusal {
         Refusal::gateway(
