@@ -18,9 +18,9 @@ use std::sync::{Arc, Mutex};
 
 use crate::common;
 
-use a2a_agent::AgentServer;
 use a2a_agent::card::AgentCard;
 use a2a_agent::demo::{echo_card, echo_handler};
+use a2a_agent::{AgentConfig, AgentServer};
 use a2a_gateway::errors::Version;
 use common::*;
 use futures::StreamExt;
@@ -83,14 +83,21 @@ async fn proxy(listener: tokio::net::TcpListener, target: String) -> Counts {
 async fn shared_peer(
     binding: &str,
     version: &str,
+    tasks: usize,
 ) -> (a2a_agent::server::ServerHandle, String, Counts) {
     let front = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", front.local_addr().unwrap());
     let mut card = echo_card().json().clone();
     card["supportedInterfaces"] =
         json!([{"url": url, "protocolBinding": binding, "protocolVersion": version}]);
+    // Room for every task: a peer that drops tasks is what `gone` is for, not this test.
+    let cfg = AgentConfig {
+        validate_auth: false,
+        memory_store_cap: tasks + 1000,
+        ..AgentConfig::default()
+    };
     let agent = AgentServer::new(AgentCard::from_json(card).unwrap(), echo_handler())
-        .validate_auth(false)
+        .config(cfg)
         .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
         .await
         .unwrap();
@@ -232,7 +239,7 @@ async fn pages(env: &Env, key: &str, params: Value, size: usize) -> (Vec<String>
 async fn scenario(binding: &str, version: &str, direct_n: usize) {
     let env = env(Version::V1).await;
     let (_, key_b) = env.store.create_key("ws2", &[], None, None).unwrap();
-    let (agent, front, counts) = shared_peer(binding, version).await;
+    let (agent, front, counts) = shared_peer(binding, version, direct_n).await;
     env.register("ws1", "shared", &front, None);
     env.register("ws2", "shared", &front, None);
     let a = make(&env, &env.key, 14, "ctx-a").await;
@@ -421,4 +428,72 @@ async fn listing_is_exact_beside_direct_tasks_http_json_10() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn listing_is_exact_beside_direct_tasks_jsonrpc_03() {
     scenario("JSONRPC", "0.3", direct_count(200)).await;
+}
+
+/// The records follow what passes through the gateway: a streamed send's events, a GetTask
+/// answer, a CancelTask answer. Each is seen by a status filter at once (no listing has read
+/// the task since, and records are refreshed by a listing only after `REFRESH_AFTER_MS`).
+#[tokio::test]
+async fn answers_and_events_update_the_records() {
+    let env = env(Version::V1).await;
+    let (agent, front, _) = shared_peer("JSONRPC", "1.0", 0).await;
+    env.register("ws1", "shared", &front, None);
+    let key = env.key.clone();
+    let filtered = |state: &'static str| {
+        let env = &env;
+        let key = key.clone();
+        async move {
+            let r = call(env, &key, "ListTasks", json!({ "status": state })).await;
+            (ids(&r), r["totalSize"].as_u64().unwrap())
+        }
+    };
+    // A streamed send ending input-required.
+    let (s, _, events) = env
+        .sse(
+            "/a2a/shared",
+            Some("1.0"),
+            rpc(
+                "SendStreamingMessage",
+                json!({"message": message("need input", None, None)}),
+            ),
+        )
+        .await;
+    assert_eq!(s, 200);
+    let first = &events[0]["result"];
+    let task = first["task"]["id"]
+        .as_str()
+        .or_else(|| first["statusUpdate"]["taskId"].as_str())
+        .unwrap_or_else(|| panic!("{events:?}"))
+        .to_owned();
+    assert_eq!(
+        filtered("TASK_STATE_INPUT_REQUIRED").await,
+        (vec![task.clone()], 1)
+    );
+    // Completed directly at the peer, then read through the gateway (GetTask).
+    let got = call(&env, &key, "GetTask", json!({ "id": task })).await;
+    let ctx = got["contextId"].as_str().unwrap().to_owned();
+    let http = reqwest::Client::new();
+    let base = agent.url().trim_end_matches('/').to_owned();
+    direct(&http, &base, message("done", Some(&ctx), Some(&task))).await;
+    let got = call(&env, &key, "GetTask", json!({ "id": task })).await;
+    assert_eq!(got["status"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(
+        filtered("TASK_STATE_COMPLETED").await,
+        (vec![task.clone()], 1)
+    );
+    // Canceled through the gateway.
+    let t = call(
+        &env,
+        &key,
+        "SendMessage",
+        json!({"message": message("need input", None, None)}),
+    )
+    .await;
+    let other = t["task"]["id"].as_str().unwrap().to_owned();
+    let c = call(&env, &key, "CancelTask", json!({ "id": other })).await;
+    assert_eq!(c["status"]["state"], "TASK_STATE_CANCELED", "{c}");
+    assert_eq!(filtered("TASK_STATE_CANCELED").await, (vec![other], 1));
+    assert_eq!(filtered("TASK_STATE_INPUT_REQUIRED").await, (vec![], 0));
+    env.stop().await;
+    agent.shutdown().await;
 }
