@@ -175,9 +175,10 @@ impl Passed {
                     task_id: t.id.clone(),
                     context_id: t.context_id,
                     state: t.status.state,
-                    status_at: t.status.timestamp.and_then(|s| {
-                        i64::try_from(s.to_offset_date_time().unix_timestamp_nanos()).ok()
-                    }),
+                    status_at: t
+                        .status
+                        .timestamp
+                        .map(|s| crate::protocol::reveal::nanos(s.to_offset_date_time())),
                 });
                 (Some(t.id), None)
             }

@@ -85,7 +85,14 @@ pub fn task_state(s: &str) -> Option<a2a_types::v1::TaskState> {
 /// `statusTimestampAfter` filter).
 pub fn status_nanos(t: &str) -> Option<i64> {
     let t = time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok()?;
-    i64::try_from(t.unix_timestamp_nanos()).ok()
+    Some(nanos(t))
+}
+
+/// `t` in Unix nanoseconds, saturated to the range of an `i64` (years 1677 to 2262): the order
+/// holds, and a time past it compares as the largest.
+pub fn nanos(t: time::OffsetDateTime) -> i64 {
+    let n = t.unix_timestamp_nanos();
+    i64::try_from(n).unwrap_or(if n < 0 { i64::MIN } else { i64::MAX })
 }
 
 #[cfg(test)]
@@ -104,6 +111,7 @@ mod tests {
             status_at: at,
         };
         let one = Some(want("t", TaskState::Working, Some(1_000_000_000)));
+        assert_eq!(status_nanos("2999-01-01T00:00:00Z"), Some(i64::MAX));
         let task = json!({"id": "t", "contextId": "c", "status": st});
         assert_eq!(revealed_status(&task), one);
         assert_eq!(revealed_status(&json!({ "task": task })), one);
