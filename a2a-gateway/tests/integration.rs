@@ -39,6 +39,7 @@ mod interop_table;
 mod isolation;
 mod isolation_spellings;
 mod limits;
+mod list_records;
 mod pairings;
 mod passed_answers;
 mod peer_checks;

@@ -11,6 +11,7 @@ pub(crate) mod auth;
 pub(crate) mod call;
 pub(crate) mod forms;
 pub(crate) mod idempotency;
+pub mod list_tasks;
 pub(crate) mod listing;
 pub mod v03_peer;
 
@@ -265,8 +266,8 @@ async fn steps(
         )?,
         None => None,
     };
-    // translation to the peer's version (a 0.3 peer has no ListTasks: the gateway serves it)
-    let listed_here = op == Operation::ListTasks && chosen.version == Version::V03;
+    // translation to the peer's version (ListTasks is served from the gateway's records)
+    let listed_here = op == Operation::ListTasks;
     let peer_params = if listed_here {
         Value::Null
     } else {
@@ -322,18 +323,7 @@ async fn steps(
     );
     // peer call, answer checks and translation
     let mut answer = if listed_here {
-        v03_peer::list(st, &ctx, owners.as_ref(), &agent.endpoint, &owner, &params).await?
-    } else if op == Operation::ListTasks {
-        listing::list_owned(
-            st,
-            &ctx,
-            owners.as_ref(),
-            &agent.endpoint,
-            &owner,
-            &params,
-            peer_params,
-        )
-        .await?
+        list_tasks::list(st, &ctx, owners.as_ref(), &agent.endpoint, &owner, &params).await?
     } else if let Some(events) =
         crate::tasks::replay::local(&st.replay, op, &owner, call.version, &params)
     {
@@ -378,13 +368,19 @@ async fn steps(
         history::trim_history(op, limit, res);
     }
     let mut answer = history::trim_stream(answer, limit);
-    // ownership of new tasks
+    // ownership of new tasks (and the status each answer and event shows, which ListTasks
+    // is answered from)
     if matches!(op, Operation::SendMessage | Operation::SendStreamingMessage) {
         let (a, task) = ownership::bind_answer(owners, &agent.endpoint, &owner, answer)?;
         answer = a;
         if task.is_some() {
             call.audit.task_id = task;
         }
+    } else if matches!(
+        op,
+        Operation::GetTask | Operation::CancelTask | Operation::SubscribeToTask
+    ) {
+        answer = ownership::record_answer(owners, &agent.endpoint, &owner, answer);
     }
     if let Some(g) = first_send {
         answer = g.finish(op, call.version, answer);

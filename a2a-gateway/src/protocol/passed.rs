@@ -20,6 +20,7 @@ use serde_json::value::RawValue;
 use a2a_types::v1::{Message, SendMessageResponse, Task};
 
 use crate::protocol::ops::Operation;
+use crate::protocol::reveal::TaskFacts;
 use crate::{protocol::errors::Binding, protocol::errors::Version};
 
 /// A checked 1.0 `SendMessage` result, as the peer's JSON text.
@@ -30,6 +31,8 @@ pub struct Passed {
     task_id: Option<String>,
     /// A direct message answer's `message` member, as JSON text.
     message: Option<String>,
+    /// What a task answer says of the task's status (the listing's records).
+    status: Option<TaskFacts>,
 }
 
 /// Whether the hop may pass its peer's answer through: the operation, versions and bindings
@@ -160,13 +163,25 @@ impl Passed {
         if scan.odd {
             return None;
         }
+        let mut status = None;
         let (task_id, message) = match scan.found? {
             // `revealed_task` reads `task.id` only when present; a `message` member beside
             // the task (`null`, say) reads as a message answer to the idempotency step.
             SendMessageResponse::Task(t) if t.id.is_empty() || scan.message.is_some() => {
                 return None;
             }
-            SendMessageResponse::Task(t) => (Some(t.id), None),
+            SendMessageResponse::Task(t) => {
+                status = Some(TaskFacts {
+                    task_id: t.id.clone(),
+                    context_id: t.context_id,
+                    state: t.status.state,
+                    status_at: t
+                        .status
+                        .timestamp
+                        .map(|s| crate::protocol::reveal::nanos(s.to_offset_date_time())),
+                });
+                (Some(t.id), None)
+            }
             // `revealed_task` reads `message.taskId`, not its `task_id` alias.
             SendMessageResponse::Message(_)
                 if scan.message.is_some_and(|m| has(m.get(), "\"task_id\"")) =>
@@ -181,6 +196,7 @@ impl Passed {
             text: text.to_owned(),
             task_id,
             message,
+            status,
         })
     }
 
@@ -192,6 +208,11 @@ impl Passed {
     /// The task the answer reveals (what `reveal::revealed_task` reads from its JSON).
     pub fn task_id(&self) -> Option<&str> {
         self.task_id.as_deref()
+    }
+
+    /// What a task answer says of the task's status.
+    pub fn status(&self) -> Option<&TaskFacts> {
+        self.status.as_ref()
     }
 
     /// The direct message of a message answer, as JSON (what the idempotency record keeps).

@@ -193,6 +193,15 @@ pub async fn notify(
         tracing::info!(trace_id = %audit.trace_id, "push notification refused: {why}");
         return finish(&mut audit, code, "refused", Some(err));
     }
+    // The status it reports, recorded for ListTasks (only ever on this owner's binding).
+    if let (Some(v), Some(a)) = (&parsed, &registered) {
+        let owner = crate::tasks::ownership::Owner {
+            workspace_id: cb.workspace_id.clone(),
+            agent_id: agent.clone(),
+        };
+        let owners = crate::tasks::ownership::SqliteOwnership::new(st.store.clone());
+        crate::tasks::ownership::record(&owners, &a.endpoint, &owner, v);
+    }
     let translated = match parsed {
         None => None,
         Some(v) if !governed => crate::protocol::xlate::push_payload(v, from, to).ok(),

@@ -24,7 +24,7 @@
 //!   the log call [`AuditWriter::flush`] first, so they see every record of every hop that
 //!   has answered; dropping the last handle (and the binary at shutdown) flushes as well.
 
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
@@ -37,6 +37,7 @@ use std::collections::HashMap;
 
 use super::journal::{Journal, SendRow, TaskBinding, insert_binding, insert_send};
 use super::sql::CachedExt;
+use super::task_records::{TaskStatusRow, update_status};
 use super::{AuditRecord, StoreError};
 
 /// Most rows committed in one transaction.
@@ -87,8 +88,11 @@ enum Job {
         sweep_before: Option<i64>,
         committed: Option<OnCommit>,
     },
-    /// Answer once everything queued before has committed.
-    Flush(Sender<()>),
+    /// Update what the listing records of a task's status (not journaled: a record lost in
+    /// a crash is read again from the peer, see `super::task_records`).
+    Status(Box<TaskStatusRow>),
+    /// Run once everything queued before has committed.
+    Flush(OnCommit),
 }
 
 /// What to do once a job's transaction has committed.
@@ -110,6 +114,8 @@ struct Shared {
     /// Bindings journaled but not yet committed. Lock order: this lock, then the connection;
     /// the writer takes it only after its transaction has ended.
     pending: Mutex<Pending>,
+    /// Task status records queued and not yet committed.
+    statuses: AtomicUsize,
 }
 
 /// What [`AuditWriter::bind`] found.
@@ -297,12 +303,33 @@ impl AuditWriter {
         })
     }
 
-    /// Blocks until every record queued so far has committed.
+    /// Blocks until every record queued so far has committed (the job drops the sender then).
     pub fn flush(&self) {
-        let (tx, rx) = channel();
-        if self.send(Job::Flush(tx)).is_ok() {
+        let (tx, rx) = channel::<()>();
+        if self.send(Job::Flush(Box::new(move || drop(tx)))).is_ok() {
             let _ = rx.recv();
         }
+    }
+
+    /// Waits (without blocking the thread) until every record queued so far has committed.
+    pub async fn flushed(&self) {
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        if self.send(Job::Flush(Box::new(move || drop(tx)))).is_ok() {
+            let _ = rx.await;
+        }
+    }
+
+    /// Queues a task status record for the next batch; does not wait.
+    pub fn status(&self, row: TaskStatusRow) -> Result<(), StoreError> {
+        self.shared.statuses.fetch_add(1, Ordering::AcqRel);
+        self.send(Job::Status(Box::new(row))).inspect_err(|_| {
+            self.shared.statuses.fetch_sub(1, Ordering::AcqRel);
+        })
+    }
+
+    /// Whether task status records wait for the writer's next batch.
+    pub fn has_pending_statuses(&self) -> bool {
+        self.shared.statuses.load(Ordering::Acquire) > 0
     }
 }
 
@@ -375,6 +402,10 @@ fn run(
                 }
             }
         }
+        let statuses = batch.iter().filter(|j| matches!(j, Job::Status(_)));
+        shared
+            .statuses
+            .fetch_sub(statuses.count(), Ordering::AcqRel);
         let rows = batch.len();
         for (job, result) in batch.into_iter().zip(results) {
             match job {
@@ -402,9 +433,12 @@ fn run(
                         tracing::error!(task = %binding.task_id, "task binding not committed: {e}");
                     }
                 }
-                Job::Flush(done) => {
-                    let _ = done.send(());
+                Job::Status(row) => {
+                    if let Err(e) = result {
+                        tracing::warn!(task = %row.task_id, "task status not recorded: {e}");
+                    }
                 }
+                Job::Flush(done) => done(),
             }
         }
         // After the answers: nobody waits for the checkpoint.
@@ -532,6 +566,7 @@ fn commit(conn: &Mutex<Connection>, batch: &[Job]) -> (Vec<Result<i64, String>>,
                     .map(|_| 0)
                     .map_err(|e| e.to_string())
             }
+            Job::Status(row) => update_status(tx, row).map(|_| 0).map_err(|e| e.to_string()),
             Job::Flush(_) => Ok(0),
         });
     }

@@ -31,6 +31,7 @@ pub mod sends;
 pub mod sends_memory;
 mod settings;
 mod sql;
+mod task_records;
 pub use audit::audit_to_value;
 pub(crate) use audit::insert_audit_row;
 pub(crate) use audit_writer::BindOutcome;
@@ -44,6 +45,7 @@ pub use model::{
 pub use schema::MIGRATIONS;
 pub use settings::{PushDelivery, WorkspaceSettings};
 pub(crate) use sql::CachedExt;
+pub use task_records::{TaskQuery, TaskRecord, TaskStatusRow};
 
 /// Errors of the store.
 #[derive(Debug, thiserror::Error)]

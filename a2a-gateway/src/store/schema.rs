@@ -136,7 +136,30 @@ pub const MIGRATIONS: &[&str] = &[
     // 15: the registry epoch the registry cache checks (issue 11: the audit writer's own
     // connection moves `PRAGMA data_version` with every batch).
     super::cache::MIGRATION_EPOCH,
+    // 16: what the gateway last saw of each bound task's status (issue 40: ListTasks answered
+    // from the owner's records, see `task_records`), and the indexes a listing page reads.
+    TASK_RECORDS,
 ];
+
+/// Migration of the listing columns of `task_owners` (see `super::task_records`). Every index
+/// begins with the owner, so a listing reads none of the peer's or other owners' tasks; the
+/// order is newest status first, then by id.
+const TASK_RECORDS: &str = r#"
+    ALTER TABLE task_owners ADD COLUMN context_id TEXT;
+    ALTER TABLE task_owners ADD COLUMN state TEXT;
+    ALTER TABLE task_owners ADD COLUMN status_at INTEGER NOT NULL DEFAULT -1;
+    ALTER TABLE task_owners ADD COLUMN open INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE task_owners ADD COLUMN gone INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE task_owners ADD COLUMN checked_at INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX task_owners_listed
+        ON task_owners(workspace_id, agent_id, endpoint, gone, status_at DESC, task_id);
+    CREATE INDEX task_owners_state
+        ON task_owners(workspace_id, agent_id, endpoint, gone, state, status_at DESC, task_id);
+    CREATE INDEX task_owners_context
+        ON task_owners(workspace_id, agent_id, endpoint, gone, context_id, status_at DESC, task_id);
+    CREATE INDEX task_owners_open
+        ON task_owners(workspace_id, agent_id, endpoint, open, checked_at);
+"#;
 
 /// Migration of the governance tables (applied with the store's migrations).
 const GOVERNANCE: &str = r#"

@@ -7,7 +7,7 @@
 use rusqlite::{Connection, Params, Row};
 
 /// Capacity of each connection's statement cache: room for every statement of the stores.
-pub(crate) const STATEMENT_CACHE: usize = 64;
+pub(crate) const STATEMENT_CACHE: usize = 80;
 
 /// `execute` / `query_row` through the connection's prepared-statement cache.
 pub(crate) trait CachedExt {

@@ -13,6 +13,11 @@
 //! The store is a trait ([`OwnershipStore`]) so that other databases can carry it later; the
 //! SQLite implementation ([`SqliteOwnership`]) lives in the gateway's SQLite file (table
 //! `task_owners`, schema version 3).
+//!
+//! Each binding also records what the gateway last saw of its task's status (context, state,
+//! status timestamp; schema version 16, `crate::store::TaskStatusRow`), from every answer,
+//! stream event and push notification that passes through the gateway for the task
+//! ([`bind_answer`], [`record_answer`], [`record`]): ListTasks is answered from these records.
 
 use std::sync::Arc;
 
@@ -22,11 +27,13 @@ use serde_json::Value;
 
 use crate::protocol::answer::Answer;
 use crate::protocol::ops::Operation;
+use crate::protocol::reveal::{TaskFacts, revealed_status};
 use crate::{protocol::errors::Refusal, protocol::errors::Version};
 pub use crate::{protocol::reveal::listed_task_id, protocol::reveal::revealed_task};
 use crate::{
     store::BindOutcome, store::CachedExt, store::Store, store::StoreError, store::TaskBinding,
 };
+use crate::{store::TaskQuery, store::TaskRecord, store::TaskStatusRow};
 
 /// The owner of a task: a registration inside a workspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,6 +76,40 @@ pub trait OwnershipStore: Send + Sync {
     ) -> Result<Vec<(i64, String)>, StoreError>;
     /// Removes a binding.
     fn forget(&self, endpoint: &str, task_id: &str) -> Result<(), StoreError>;
+    /// Records what an answer, event or notification says of one of `owner`'s tasks (another
+    /// owner's binding is never touched); `fresh`: a read of the task itself, which replaces
+    /// the record whatever its time. Queued, not waited for.
+    fn record(
+        &self,
+        endpoint: &str,
+        owner: &Owner,
+        facts: &TaskFacts,
+        fresh: bool,
+    ) -> Result<(), StoreError>;
+    /// Records that the peer no longer knows one of `owner`'s tasks: the binding stays (the
+    /// task is still the owner's), the task is no longer listed until the peer names it again.
+    fn record_gone(&self, endpoint: &str, owner: &Owner, task_id: &str) -> Result<(), StoreError>;
+    /// One page of the owner's listed tasks at `endpoint`, newest recorded status first, and how
+    /// many match the query's filters in all.
+    fn listed(
+        &self,
+        endpoint: &str,
+        owner: &Owner,
+        q: &TaskQuery<'_>,
+    ) -> Result<(Vec<TaskRecord>, u64), StoreError>;
+    /// Up to `limit` of the owner's tasks whose record may be out of date (not terminal, last
+    /// recorded before `before`, Unix milliseconds), least recently recorded first.
+    fn unsettled(
+        &self,
+        endpoint: &str,
+        owner: &Owner,
+        before: i64,
+        limit: u64,
+    ) -> Result<Vec<String>, StoreError>;
+    /// Resolves once what was bound and recorded so far is read by [`OwnershipStore::listed`].
+    fn settle(&self) -> futures::future::BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
 }
 
 /// [`OwnershipStore`] over the gateway's SQLite [`Store`] (same file, same connection).
@@ -187,6 +228,120 @@ impl OwnershipStore for SqliteOwnership {
             Ok(())
         })
     }
+
+    fn record(
+        &self,
+        endpoint: &str,
+        owner: &Owner,
+        facts: &TaskFacts,
+        fresh: bool,
+    ) -> Result<(), StoreError> {
+        self.store.record_task_status(TaskStatusRow {
+            endpoint: endpoint.to_owned(),
+            task_id: facts.task_id.clone(),
+            workspace_id: owner.workspace_id.clone(),
+            agent_id: owner.agent_id.clone(),
+            context_id: facts.context_id.clone(),
+            state: facts.state.as_str().to_owned(),
+            open: !facts.state.is_terminal(),
+            status_at: facts.status_at.unwrap_or(-1),
+            fresh,
+            gone: false,
+            checked_at: 0,
+        })
+    }
+
+    fn record_gone(&self, endpoint: &str, owner: &Owner, task_id: &str) -> Result<(), StoreError> {
+        self.store.record_task_status(TaskStatusRow {
+            endpoint: endpoint.to_owned(),
+            task_id: task_id.to_owned(),
+            workspace_id: owner.workspace_id.clone(),
+            agent_id: owner.agent_id.clone(),
+            context_id: None,
+            state: String::new(),
+            open: false,
+            status_at: -1,
+            fresh: true,
+            gone: true,
+            checked_at: 0,
+        })
+    }
+
+    fn listed(
+        &self,
+        endpoint: &str,
+        owner: &Owner,
+        q: &TaskQuery<'_>,
+    ) -> Result<(Vec<TaskRecord>, u64), StoreError> {
+        self.store
+            .task_records(endpoint, &owner.workspace_id, &owner.agent_id, q)
+    }
+
+    fn unsettled(
+        &self,
+        endpoint: &str,
+        owner: &Owner,
+        before: i64,
+        limit: u64,
+    ) -> Result<Vec<String>, StoreError> {
+        self.store.unsettled_task_records(
+            endpoint,
+            &owner.workspace_id,
+            &owner.agent_id,
+            before,
+            limit,
+        )
+    }
+
+    fn settle(&self) -> futures::future::BoxFuture<'_, ()> {
+        Box::pin(self.store.settle_task_records())
+    }
+}
+
+/// Records the status `v` (an answer, stream event or notification in either version's shape)
+/// reveals of one of `owner`'s tasks, if any. A record that cannot be queued is logged: the
+/// listing reads its tasks from the peer and refreshes what it finds out of date.
+pub fn record(owners: &dyn OwnershipStore, endpoint: &str, owner: &Owner, v: &Value) {
+    if let Some(facts) = revealed_status(v) {
+        record_facts(owners, endpoint, owner, &facts);
+    }
+}
+
+fn record_facts(owners: &dyn OwnershipStore, endpoint: &str, owner: &Owner, facts: &TaskFacts) {
+    if let Err(e) = owners.record(endpoint, owner, facts, false) {
+        tracing::warn!(task = %facts.task_id, "task status not recorded: {e}");
+    }
+}
+
+/// Records what a task operation's answer (GetTask, CancelTask: the Task; SubscribeToTask: each
+/// event) says of the owner's task, and hands the answer on unchanged.
+pub fn record_answer(
+    owners: Arc<dyn OwnershipStore>,
+    endpoint: &str,
+    owner: &Owner,
+    answer: Answer,
+) -> Answer {
+    match answer {
+        Answer::Unary(v) => {
+            record(owners.as_ref(), endpoint, owner, &v);
+            Answer::Unary(v)
+        }
+        Answer::Passed(p) => {
+            if let Some(f) = p.status() {
+                record_facts(owners.as_ref(), endpoint, owner, f);
+            }
+            Answer::Passed(p)
+        }
+        Answer::Stream(events) => {
+            let endpoint = endpoint.to_owned();
+            let owner = owner.clone();
+            Answer::Stream(Box::pin(events.inspect(move |ev| {
+                if let Ok(ev) = ev {
+                    record(owners.as_ref(), &endpoint, &owner, ev);
+                }
+            })))
+        }
+    }
 }
 
 /// The refusal for a task the caller does not own: what a peer's TaskNotFound becomes.
@@ -256,6 +411,7 @@ pub fn bind_answer(
     match answer {
         Answer::Unary(v) => {
             let task = bind_revealed(owners.as_ref(), endpoint, owner, &v)?;
+            record(owners.as_ref(), endpoint, owner, &v);
             Ok((Answer::Unary(v), task))
         }
         Answer::Passed(p) => {
@@ -263,6 +419,9 @@ pub fn bind_answer(
                 Some(t) => bind_task(owners.as_ref(), endpoint, owner, t.to_owned())?,
                 None => None,
             };
+            if let Some(f) = p.status() {
+                record_facts(owners.as_ref(), endpoint, owner, f);
+            }
             Ok((Answer::Passed(p), task))
         }
         Answer::Stream(events) => {
@@ -272,13 +431,18 @@ pub fn bind_answer(
             let mut failed = false;
             let s = events
                 .map(move |item| {
-                    if bound || failed {
+                    if failed {
                         return item;
                     }
                     let ev = item?;
+                    if bound {
+                        record(owners.as_ref(), &endpoint, &owner, &ev);
+                        return Ok(ev);
+                    }
                     match bind_revealed(owners.as_ref(), &endpoint, &owner, &ev) {
                         Ok(Some(_)) => {
                             bound = true;
+                            record(owners.as_ref(), &endpoint, &owner, &ev);
                             Ok(ev)
                         }
                         Ok(None) => Ok(ev),
@@ -298,14 +462,6 @@ pub fn bind_answer(
             Ok((Answer::Stream(Box::pin(s)), None))
         }
     }
-}
-
-/// Keeps the entries of a peer's task list that `owned` contains.
-pub fn owned_only(tasks: Vec<Value>, owned: &std::collections::HashSet<String>) -> Vec<Value> {
-    tasks
-        .into_iter()
-        .filter(|t| listed_task_id(t).is_some_and(|id| owned.contains(id)))
-        .collect()
 }
 
 /// The task id a request of `op` names (caller's version), if any: `id` of task operations,
