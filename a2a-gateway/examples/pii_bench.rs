@@ -22,6 +22,12 @@ use std::time::{Duration, Instant};
 use a2a_gateway::pii::{PiiAction, PiiRules, find, scan_value};
 use serde_json::{Value, json};
 
+// The prose vocabulary of the adversarial corpora: one list for both benchmarks.
+#[allow(dead_code)]
+#[path = "../src/pii/corpus.rs"]
+mod corpus;
+use corpus::WORDS;
+
 /// A small deterministic generator (xorshift), so every run scans the same corpus.
 struct Rng(u64);
 
@@ -40,60 +46,6 @@ impl Rng {
     }
 }
 
-const WORDS: &[&str] = &[
-    "the",
-    "agent",
-    "task",
-    "report",
-    "quarterly",
-    "results",
-    "shows",
-    "that",
-    "our",
-    "customer",
-    "revenue",
-    "grew",
-    "by",
-    "percent",
-    "in",
-    "region",
-    "while",
-    "costs",
-    "stayed",
-    "flat",
-    "and",
-    "we",
-    "expect",
-    "further",
-    "growth",
-    "next",
-    "year",
-    "please",
-    "review",
-    "attached",
-    "summary",
-    "before",
-    "meeting",
-    "on",
-    "Monday",
-    "with",
-    "team",
-    "about",
-    "delivery",
-    "schedule",
-    "of",
-    "new",
-    "features",
-    "including",
-    "search",
-    "export",
-    "a",
-    "is",
-    "to",
-    "for",
-    "this",
-    "it",
-];
 const NUMBERS: &[&str] = &[
     "2024",
     "15",

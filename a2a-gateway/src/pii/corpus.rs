@@ -146,7 +146,8 @@ pub fn repeat(unit: &str, n: usize) -> String {
     unit.repeat(times)
 }
 
-const WORDS: &[&str] = &[
+/// The prose vocabulary (also of `examples/pii_bench.rs`).
+pub const WORDS: &[&str] = &[
     "the",
     "agent",
     "task",
