@@ -143,26 +143,6 @@ pub(crate) async fn rest_entry(
     crate::trust::stamp(resp, call.audit.signature_trust.as_deref())
 }
 
-/// `page_size` -> `pageSize`; `None` for a name without `_`.
-fn camel(k: &str) -> Option<String> {
-    if !k.contains('_') {
-        return None;
-    }
-    let mut out = String::with_capacity(k.len());
-    let mut up = false;
-    for c in k.chars() {
-        match c {
-            '_' => up = true,
-            c if up => {
-                out.extend(c.to_uppercase());
-                up = false;
-            }
-            c => out.push(c),
-        }
-    }
-    Some(out)
-}
-
 pub(crate) fn query_params(query: Option<&str>) -> serde_json::Map<String, Value> {
     let mut out = serde_json::Map::new();
     // JSON names taken from a proto name, with that name.
@@ -174,7 +154,7 @@ pub(crate) fn query_params(query: Option<&str>) -> serde_json::Map<String, Value
             }
             // A query member under its proto name (`page_size`) is read under its JSON name, as
             // a body member is; given under both, both stay and validation refuses the pair.
-            let k = match camel(&k) {
+            let k = match a2a_types::strict::snake_to_camel(&k) {
                 Some(c) if !out.contains_key(&c) => {
                     from_snake.push((c.clone(), k.into_owned()));
                     std::borrow::Cow::Owned(c)

@@ -194,6 +194,12 @@ impl Validator {
 
     /// Every violation of `value`, paths prefixed with `base` (e.g. `params`).
     pub fn validate_at(&self, value: &Value, base: &str) -> Vec<Violation> {
+        self.walk(value, base).out
+    }
+
+    /// One walk of `value` (paths under `base`): its violations and the members it read under
+    /// their snake_case aliases.
+    fn walk(&self, value: &Value, base: &str) -> Walker<'_> {
         let root = match self.compiled {
             Some(c) => c.root,
             None => self.schema.as_ref(),
@@ -207,7 +213,7 @@ impl Validator {
         };
         let mut path = base.to_owned();
         w.check(root, value, &mut path, 0);
-        w.out
+        w
     }
 
     /// Validates `value` like [`Validator::validate_at`] and, when it has no violation, puts
@@ -229,19 +235,7 @@ impl Validator {
     /// assert_eq!(doc["message"]["metadata"]["my_key"], 1);
     /// ```
     pub fn validate_normalize_at(&self, value: &mut Value, base: &str) -> Vec<Violation> {
-        let root = match self.compiled {
-            Some(c) => c.root,
-            None => self.schema.as_ref(),
-        };
-        let mut w = Walker {
-            root,
-            opts: self.options,
-            out: Vec::new(),
-            compiled: self.compiled,
-            renames: Vec::new(),
-        };
-        let mut path = base.to_owned();
-        w.check(root, value, &mut path, 0);
+        let w = self.walk(value, base);
         if !w.out.is_empty() {
             return w.out;
         }
@@ -334,6 +328,7 @@ pub use jsonrpc::{
 };
 pub use parse::{ParseError, parse, parse_slice, parse_value, parse_value_ref};
 pub use violation::{Violation, ViolationKind};
+pub use walker::snake_to_camel;
 use walker::{ObjView, UnionPlan, Walker, type_name};
 
 #[cfg(test)]

@@ -103,7 +103,9 @@ fn push_member(path: &mut String, name: &str) {
     }
 }
 
-fn snake_to_camel(s: &str) -> Option<String> {
+/// The JSON (lowerCamelCase) name of a proto (snake_case) member name: `task_id` -> `taskId`;
+/// `None` for a name without `_`.
+pub fn snake_to_camel(s: &str) -> Option<String> {
     if !s.contains('_') {
         return None;
     }

@@ -11,7 +11,6 @@ use a2a_translate::{
     Method, Policy, StreamTranslator, Untranslatable, V1Request, V1Result, V03Request, V03Result,
 };
 use a2a_translate::{to_v1, to_v03};
-use a2a_types::jsonrpc::{V1Method, V03Method};
 use a2a_types::strict::{self, Violation};
 use a2a_types::{v1, v03};
 use serde::Serialize;
@@ -206,11 +205,6 @@ pub fn push_payload(body: Value, from: Version, to: Version) -> Result<Value, An
     event(body, from, to)
 }
 
-fn method(op: Operation) -> Method {
-    // Every gateway operation has a 1.0 name.
-    Method::from_v1_name(op.name_10()).unwrap_or(Method::SendMessage)
-}
-
 /// Translates request `params` of `op` from the caller's version to the peer's.
 /// Errors: -32602 for what the caller's version does not define, -32004 for what the peer's
 /// version cannot carry.
@@ -231,18 +225,19 @@ pub fn validate_request(op: Operation, from: Version, params: &Value) -> Result<
     if !params.is_object() {
         return Err(Refusal::invalid_params("params: must be an object"));
     }
-    // Validation in the caller's own version. The gateway also accepts `tasks/list` from 0.3
-    // callers (no 0.3 JSON-RPC method; read with the 1.0 ListTasks shape).
-    let violations = match (from, op) {
-        (Version::V03, Operation::ListTasks) | (Version::V1, _) => {
-            V1Method::from_name(op.name_10())
-                .map(|m| strict::v1_params_validator(m).validate_at(params, "params"))
-        }
-        (Version::V03, _) => V03Method::from_name(op.name_03())
-            .and_then(v03::params_validator)
-            .map(|v| v.validate_at(params, "params")),
-    };
+    let violations = params_validator(op, from).map(|v| v.validate_at(params, "params"));
     join(&violations.unwrap_or_default()).map_err(|e| Refusal::invalid_params(&e))
+}
+
+/// The strict validator of `op`'s params in the caller's own version. The gateway also accepts
+/// `tasks/list` from 0.3 callers (no 0.3 JSON-RPC method; read with the 1.0 ListTasks shape).
+fn params_validator(op: Operation, from: Version) -> Option<strict::Validator> {
+    match (from, op) {
+        (Version::V03, Operation::ListTasks) | (Version::V1, _) => {
+            Some(strict::v1_params_validator(op))
+        }
+        (Version::V03, _) => op.to_v03().and_then(v03::params_validator),
+    }
 }
 
 /// [`validate_request`] that also puts every member given under its proto (snake_case) name
@@ -254,15 +249,7 @@ pub fn normalize_request(op: Operation, from: Version, params: &mut Value) -> Re
     if !params.is_object() {
         return Err(Refusal::invalid_params("params: must be an object"));
     }
-    let violations = match (from, op) {
-        (Version::V03, Operation::ListTasks) | (Version::V1, _) => {
-            V1Method::from_name(op.name_10())
-                .map(|m| strict::v1_params_validator(m).validate_normalize_at(params, "params"))
-        }
-        (Version::V03, _) => V03Method::from_name(op.name_03())
-            .and_then(v03::params_validator)
-            .map(|v| v.validate_normalize_at(params, "params")),
-    };
+    let violations = params_validator(op, from).map(|v| v.validate_normalize_at(params, "params"));
     join(&violations.unwrap_or_default()).map_err(|e| Refusal::invalid_params(&e))
 }
 
@@ -363,7 +350,8 @@ pub fn result_owned(
         }
         _ => {}
     }
-    let m = method(op);
+    // The gateway's operation is a2a-translate's method: one table, a2a-types'.
+    let m: Method = op;
     match from {
         Version::V03 => {
             if to == Version::V03 {
