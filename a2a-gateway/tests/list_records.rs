@@ -9,7 +9,7 @@
 //! How many direct tasks: the failure needs 10,000 tasks newer than a workspace's (the
 //! old listing read the peer's newest 100 pages of 100). The test instead counts what the
 //! gateway asks the peer, which shows the listing does not depend on the peer's other tasks at
-//! any number, and makes 2,000 direct tasks at the JSON-RPC 1.0 peer (about 2 s in a debug
+//! any number, and makes 2,000 direct tasks at the JSON-RPC 1.0 peer (about 4 s in a debug
 //! build on two cores) and 200 at the HTTP+JSON 1.0 and JSON-RPC 0.3 peers.
 //! `LIST_TEST_DIRECT=10000` runs the number.
 
