@@ -2,11 +2,18 @@
 //! holds only that workspace's tasks, then the same page once the peer also holds OTHER tasks
 //! made directly at it (not through the gateway; default 100,000) and the gateway also holds as
 //! many records of another workspace's tasks, all of them newer than the workspace's. Printed:
-//! the latency of both (median, p99) and their ratio; and the same for the store's page query
-//! alone (`Store::task_records`).
+//! the latency (median, p99) before, with the peer's tasks, and with both, and the ratio; as a
+//! control, the page's 50 GetTask calls made straight to the peer (what the peer's own size
+//! costs); and the store's page query alone (`Store::task_records`). Everything runs in this
+//! one process (peer, gateway, client), with the gateway binary's allocator.
 //!
 //! `cargo run --release -p a2ars-gateway --example list_bench -- [OTHER] [OWN]`
 //! (OWN: the workspace's tasks, default 200).
+
+// The allocator of the `a2a-gateway` binary (with the `jemalloc` feature, on by default).
+#[cfg(all(feature = "jemalloc", unix, not(target_env = "musl")))]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 use std::time::{Duration, Instant};
 
@@ -55,11 +62,17 @@ async fn main() {
     let other: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(100_000);
     let own: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(200);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    // Room for every task (the agent's in-memory store keeps 10,000 by default).
+    let cfg = a2a_agent::AgentConfig {
+        validate_auth: false,
+        memory_store_cap: other + own + 1000,
+        ..a2a_agent::AgentConfig::default()
+    };
     let agent = a2a_agent::AgentServer::new(
         a2a_agent::demo::echo_card(),
         a2a_agent::demo::echo_handler(),
     )
-    .validate_auth(false)
+    .config(cfg)
     .serve(listener)
     .await
     .unwrap();
@@ -127,6 +140,37 @@ async fn main() {
         }
     };
     let endpoint = agent.url().to_owned();
+    // The control: the same 50 GetTask calls straight to the peer, 8 at a time as the gateway
+    // makes them (what the peer's own size costs).
+    let listed: Vec<String> = post(
+        via.clone(),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {"pageSize": 50}}),
+        Some(key.clone()),
+    )
+    .await["result"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_owned())
+        .collect();
+    let gets = || {
+        let calls: Vec<_> = listed
+            .iter()
+            .map(|id| {
+                post(
+                    endpoint.clone(),
+                    json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": id}}),
+                    None,
+                )
+            })
+            .collect();
+        async move {
+            futures::stream::iter(calls)
+                .buffer_unordered(8)
+                .collect::<Vec<_>>()
+                .await;
+        }
+    };
     let page = || {
         let q = TaskQuery {
             limit: 51,
@@ -148,6 +192,7 @@ async fn main() {
         lat[lat.len() / 2]
     };
     let empty = measure(200, list).await;
+    let peer_empty = measure(200, gets).await;
     let store_empty = store_page(2000);
 
     // OTHER tasks made directly at the peer, and as many records of workspace b, all newer.
@@ -158,6 +203,7 @@ async fn main() {
         .collect::<Vec<_>>()
         .await;
     let made = started.elapsed();
+    let peer_only = measure(200, list).await;
     let now_ns = time::OffsetDateTime::now_utc().unix_timestamp_nanos() as i64;
     store
         .execute_raw(&format!(
@@ -169,29 +215,41 @@ async fn main() {
         ))
         .unwrap();
     let full = measure(200, list).await;
+    let peer_full = measure(200, gets).await;
     let store_full = store_page(2000);
 
     println!(
-        "ListTasks pageSize=50, the workspace's {own} tasks; the peer's other tasks made in {:.1} s\n",
+        "ListTasks pageSize=50 of the workspace's {own} tasks; {other} other tasks made at the peer in {:.1} s\n",
         made.as_secs_f64()
     );
+    let ratio = |a: Duration, b: Duration| b.as_secs_f64() / a.as_secs_f64();
     println!(
-        "| measurement | peer and store hold only the workspace's tasks | + {other} other tasks at the peer, {other} other records | ratio |"
+        "| measurement | only the workspace's tasks | + {other} other tasks at the peer | + {other} other workspace records | ratio (last / first) |"
     );
-    println!("| --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- |");
     println!(
-        "| gateway ListTasks, median / p99 | {:.2} / {:.2} ms | {:.2} / {:.2} ms | {:.2} |",
+        "| gateway ListTasks, median / p99 | {:.2} / {:.2} ms | {:.2} / {:.2} ms | {:.2} / {:.2} ms | {:.2} |",
         ms(empty.0),
         ms(empty.1),
+        ms(peer_only.0),
+        ms(peer_only.1),
         ms(full.0),
         ms(full.1),
-        full.0.as_secs_f64() / empty.0.as_secs_f64()
+        ratio(empty.0, full.0)
     );
     println!(
-        "| store page query (`Store::task_records`), median | {:.1} µs | {:.1} µs | {:.2} |",
+        "| control: the page's 50 GetTask straight to the peer (8 at a time), median / p99 | {:.2} / {:.2} ms | | {:.2} / {:.2} ms | {:.2} |",
+        ms(peer_empty.0),
+        ms(peer_empty.1),
+        ms(peer_full.0),
+        ms(peer_full.1),
+        ratio(peer_empty.0, peer_full.0)
+    );
+    println!(
+        "| store page query and count (`Store::task_records`), median | {:.1} µs | | {:.1} µs | {:.2} |",
         store_empty.as_secs_f64() * 1e6,
         store_full.as_secs_f64() * 1e6,
-        store_full.as_secs_f64() / store_empty.as_secs_f64()
+        ratio(store_empty, store_full)
     );
     gw.shutdown().await;
     agent.shutdown().await;

@@ -40,6 +40,7 @@ mod isolation;
 mod isolation_spellings;
 mod limits;
 mod list_records;
+mod list_records_push;
 mod pairings;
 mod passed_answers;
 mod peer_checks;

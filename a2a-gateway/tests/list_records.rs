@@ -9,7 +9,7 @@
 //! How many direct tasks: the failure needs 10,000 tasks newer than a workspace's (the
 //! old listing read the peer's newest 100 pages of 100). The test instead counts what the
 //! gateway asks the peer, which shows the listing does not depend on the peer's other tasks at
-//! any number, and makes 2,000 direct tasks at the JSON-RPC 1.0 peer (about 2 s in a debug
+//! any number, and makes 2,000 direct tasks at the JSON-RPC 1.0 peer (about 4 s in a debug
 //! build on two cores) and 200 at the HTTP+JSON 1.0 and JSON-RPC 0.3 peers.
 //! `LIST_TEST_DIRECT=10000` runs the number.
 
@@ -105,7 +105,7 @@ async fn shared_peer(
     (agent, url, counts)
 }
 
-fn message(text: &str, context: Option<&str>, task: Option<&str>) -> Value {
+pub(crate) fn message(text: &str, context: Option<&str>, task: Option<&str>) -> Value {
     let mut m = json!({"messageId": uuid::Uuid::new_v4().to_string(), "role": "ROLE_USER",
         "parts": [{"text": text}]});
     if let Some(c) = context {
@@ -122,7 +122,7 @@ fn rpc(method: &str, params: Value) -> Value {
 }
 
 /// A 1.0 JSON-RPC call through the gateway with `key`; the result.
-async fn call(env: &Env, key: &str, method: &str, params: Value) -> Value {
+pub(crate) async fn call(env: &Env, key: &str, method: &str, params: Value) -> Value {
     let (_, b) = env
         .rpc_key("/a2a/shared", Some("1.0"), rpc(method, params), key)
         .await;
@@ -131,7 +131,7 @@ async fn call(env: &Env, key: &str, method: &str, params: Value) -> Value {
 }
 
 /// A SendMessage straight to the agent (not through the gateway); the task.
-async fn direct(http: &reqwest::Client, agent: &str, m: Value) -> Value {
+pub(crate) async fn direct(http: &reqwest::Client, agent: &str, m: Value) -> Value {
     let v: Value = http
         .post(agent)
         .header("A2A-Version", "1.0")
@@ -145,7 +145,7 @@ async fn direct(http: &reqwest::Client, agent: &str, m: Value) -> Value {
     v["result"]["task"].clone()
 }
 
-fn ids(r: &Value) -> Vec<String> {
+pub(crate) fn ids(r: &Value) -> Vec<String> {
     r["tasks"]
         .as_array()
         .unwrap_or_else(|| panic!("no tasks: {r}"))

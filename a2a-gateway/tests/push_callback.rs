@@ -16,10 +16,10 @@ use axum::http::HeaderMap;
 use common::*;
 use serde_json::{Value, json};
 
-type Seen = Arc<Mutex<Vec<(HeaderMap, Value)>>>;
+pub(crate) type Seen = Arc<Mutex<Vec<(HeaderMap, Value)>>>;
 
 /// A loopback webhook receiver recording what it is sent.
-async fn receiver() -> (String, Seen, tokio::task::JoinHandle<()>) {
+pub(crate) async fn receiver() -> (String, Seen, tokio::task::JoinHandle<()>) {
     let seen: Seen = Arc::default();
     let s = seen.clone();
     let app = axum::Router::new().route(
@@ -41,7 +41,7 @@ async fn receiver() -> (String, Seen, tokio::task::JoinHandle<()>) {
     (url, seen, join)
 }
 
-async fn rust_push_agent() -> a2a_agent::server::ServerHandle {
+pub(crate) async fn rust_push_agent() -> a2a_agent::server::ServerHandle {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let mut card = echo_card().json().clone();
@@ -60,7 +60,7 @@ async fn rust_push_agent() -> a2a_agent::server::ServerHandle {
 }
 
 /// A gateway whose callback base is its own loopback URL (when `sealed`).
-async fn gateway(sealed: bool, direct: bool) -> Env {
+pub(crate) async fn gateway(sealed: bool, direct: bool) -> Env {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("gw.db")).unwrap();
     store.create_workspace("ws1", "One").unwrap();
@@ -101,7 +101,7 @@ async fn open_task(env: &Env) -> (String, String) {
     )
 }
 
-fn set03(task: &str, hook: &str) -> Value {
+pub(crate) fn set03(task: &str, hook: &str) -> Value {
     json!({"jsonrpc":"2.0","id":"p","method":"tasks/pushNotificationConfig/set","params":{
         "taskId": task,
         "pushNotificationConfig": {"id": "c1", "url": hook, "token": "caller-token",
@@ -126,7 +126,7 @@ async fn peer_config(agent: &str, task: &str) -> Value {
     v["result"].clone()
 }
 
-async fn wait_for(seen: &Seen, n: usize) {
+pub(crate) async fn wait_for(seen: &Seen, n: usize) {
     for _ in 0..200 {
         if seen.lock().unwrap().len() >= n {
             return;
