@@ -3,6 +3,7 @@
 #![no_main]
 
 use a2a_gateway::errors::Version;
+use a2a_gateway::ops::GatewayOp;
 use libfuzzer_sys::fuzz_target;
 
 const PATHS: &[&str] = &[
