@@ -53,3 +53,24 @@ async fn connection_cap_refuses_with_503_and_serves_again_below_it() {
     slow::cap_refuses_then_serves(s.local_addr(), 50, CARD).await;
     s.shutdown().await;
 }
+
+/// A flood of silent connections ten times the cap: each newcomer displaces the oldest
+/// connection that has not sent a request head, so normal clients (who send at once) keep
+/// being served instead of meeting a full cap for the header timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn normal_requests_succeed_under_a_flood_of_silent_connections() {
+    let limit = slow::raise_fd_limit();
+    let cap = 100;
+    // Client and server ends of every connection live in this process.
+    let flood = (1000u64)
+        .min(limit.saturating_sub(1200) / 2)
+        .max(2 * cap as u64) as usize;
+    let s = common::echo(cfg(10_000, 30_000, 30_000, cap)).await;
+    let (ok, sent) =
+        slow::normal_requests_under_a_silent_flood(s.local_addr(), flood, 4, 50, CARD).await;
+    assert!(
+        ok * 100 >= sent * 99,
+        "{ok} of {sent} normal requests served under a flood of {flood}"
+    );
+    s.shutdown().await;
+}

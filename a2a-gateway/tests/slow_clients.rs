@@ -60,3 +60,23 @@ async fn connection_cap_refuses_with_503_and_serves_again_below_it() {
     slow::cap_refuses_then_serves(env.gw.local_addr(), 50, "/healthz").await;
     env.stop().await;
 }
+
+/// A flood of silent connections ten times the cap (see the agent's test of the same name): the
+/// gateway shares the edge, so normal requests keep being served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn normal_requests_succeed_under_a_flood_of_silent_connections() {
+    let limit = slow::raise_fd_limit();
+    let cap = 100;
+    let flood = (1000u64)
+        .min(limit.saturating_sub(1200) / 2)
+        .max(2 * cap as u64) as usize;
+    let env = common::env_with(Version::V1, |c| c.max_connections = cap).await;
+    let (ok, sent) =
+        slow::normal_requests_under_a_silent_flood(env.gw.local_addr(), flood, 4, 50, "/healthz")
+            .await;
+    assert!(
+        ok * 100 >= sent * 99,
+        "{ok} of {sent} normal requests served under a flood of {flood}"
+    );
+    env.stop().await;
+}

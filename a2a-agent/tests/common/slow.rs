@@ -191,3 +191,98 @@ pub async fn cap_refuses_then_serves(addr: SocketAddr, cap: usize, path: &str) {
     }
     drop(held);
 }
+
+/// Raises this process's soft `RLIMIT_NOFILE` to its hard limit (a flood test holds thousands
+/// of sockets); returns the soft limit now in force.
+pub fn raise_fd_limit() -> u64 {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit read and write the struct we own.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) != 0 {
+            return 1024;
+        }
+        let want = libc::rlimit {
+            rlim_cur: r.rlim_max,
+            rlim_max: r.rlim_max,
+        };
+        if libc::setrlimit(libc::RLIMIT_NOFILE, &want) == 0 {
+            r = want;
+        }
+    }
+    #[allow(clippy::unnecessary_cast)]
+    let cur = r.rlim_cur as u64;
+    cur
+}
+
+/// Keeps `flood` silent connections open against `addr` (each reconnects as soon as the server
+/// drops it) while `clients` normal clients each send `per_client` GETs of `path` on fresh
+/// connections; returns (requests answered 200, requests sent).
+pub async fn normal_requests_under_a_silent_flood(
+    addr: SocketAddr,
+    flood: usize,
+    clients: usize,
+    per_client: usize,
+    path: &str,
+) -> (usize, usize) {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let held = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut flooders = Vec::new();
+    for _ in 0..flood {
+        let stop = stop.clone();
+        let held = held.clone();
+        flooders.push(tokio::spawn(async move {
+            let mut buf = [0u8; 64];
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let Ok(mut s) = TcpStream::connect(addr).await else {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                };
+                held.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                // Silent until the server closes it (or the test ends).
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    match tokio::time::timeout(Duration::from_millis(200), s.read(&mut buf)).await {
+                        Ok(Ok(0)) | Ok(Err(_)) => break,
+                        _ => {}
+                    }
+                }
+                held.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        }));
+    }
+    // Let the flood fill the cap before the normal clients start.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while held.load(std::sync::atomic::Ordering::Relaxed) < flood / 2 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let path: std::sync::Arc<str> = path.into();
+    let mut normal = Vec::new();
+    for _ in 0..clients {
+        let path = path.clone();
+        normal.push(tokio::spawn(async move {
+            let mut ok = 0;
+            for _ in 0..per_client {
+                let Ok(Ok(mut s)) =
+                    tokio::time::timeout(Duration::from_secs(8), TcpStream::connect(addr)).await
+                else {
+                    continue;
+                };
+                if get_on(&mut s, &path).await.0 == 200 {
+                    ok += 1;
+                }
+            }
+            ok
+        }));
+    }
+    let mut ok = 0;
+    for n in normal {
+        ok += n.await.unwrap_or(0);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for f in flooders {
+        let _ = f.await;
+    }
+    (ok, clients * per_client)
+}

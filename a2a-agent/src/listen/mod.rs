@@ -19,6 +19,11 @@
 //! after the smaller of the header-read and idle timeouts. An idle or draining connection is shut
 //! down gracefully and dropped `CLOSE_GRACE` (1 s) later if still open with no request in flight
 //! (an h2 peer that never acknowledges the GOAWAY's ping would otherwise hold it open).
+//!
+//! At the connection cap a newcomer displaces the oldest connection that has not yet delivered a
+//! request head ([`evict`]), so a flood of silent connections cannot keep normal clients out for
+//! the header timeout; only when every open connection has sent a request is the newcomer
+//! refused (503).
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -37,6 +42,9 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower::ServiceExt;
 
+mod evict;
+use evict::{Ticket, Unserved};
+
 /// Connection-level limits of a server.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListenConfig {
@@ -48,8 +56,10 @@ pub struct ListenConfig {
     /// A connection with no request in flight for this long is closed (an HTTP/1.1 one waiting
     /// for its next request: after the header-read timeout if that is shorter). Default: 60 s.
     pub idle_timeout: Duration,
-    /// Open connections at most; 0 = derived from the fd limit. Beyond it new connections get
-    /// 503 and are closed. Always kept below `RLIMIT_NOFILE` minus a margin. Default: 10000.
+    /// Open connections at most; 0 = derived from the fd limit. At the cap a new connection
+    /// displaces the oldest one that has not yet sent a complete request head; when every open
+    /// connection has, the new one gets 503 and is closed. Always kept below `RLIMIT_NOFILE`
+    /// minus a margin. Default: 10000.
     pub max_connections: usize,
     /// Body bytes buffered under the body-read timeout; a larger body is passed on as a stream
     /// (the server's own size limit answers it). Default: 16 MiB.
@@ -104,6 +114,8 @@ impl EdgeRefusal {
 /// tells the binding and version).
 pub type Refuser = Arc<dyn Fn(&http::request::Parts, EdgeRefusal) -> Response + Send + Sync>;
 
+/// How long the accept loop waits for a displaced connection to give its slot back.
+const DISPLACE_WAIT: Duration = Duration::from_millis(100);
 /// Extra connections that may be open only to receive the 503 refusal.
 const REFUSAL_SLOTS: usize = 64;
 /// File descriptors kept free below `RLIMIT_NOFILE` (stores, peers, logs, child processes).
@@ -190,6 +202,7 @@ pub struct Listening {
     kill: CancellationToken,
     conns: TaskTracker,
     open: Arc<AtomicUsize>,
+    unserved: Arc<Unserved>,
 }
 
 impl Listening {
@@ -201,6 +214,11 @@ impl Listening {
     /// Open connections right now.
     pub fn open_connections(&self) -> usize {
         self.open.load(Ordering::SeqCst)
+    }
+
+    /// Connections displaced so far at the cap (they had not sent a complete request head).
+    pub fn displaced_connections(&self) -> u64 {
+        self.unserved.displaced()
     }
 
     /// Stop accepting; idle keep-alive connections close, in-flight requests continue.
@@ -260,6 +278,7 @@ where
     let max = effective_max_connections(cfg.max_connections);
     let slots = Arc::new(Semaphore::new(max));
     let refusal_slots = Arc::new(Semaphore::new(REFUSAL_SLOTS));
+    let unserved = Arc::new(Unserved::default());
     let cfg = Arc::new(cfg);
     let l = Listening {
         addr,
@@ -267,6 +286,7 @@ where
         kill: kill.clone(),
         conns: conns.clone(),
         open: open.clone(),
+        unserved: unserved.clone(),
     };
     tracing::debug!(max_connections = max, "edge listener");
     tokio::spawn(async move {
@@ -291,20 +311,29 @@ where
                 stop: stop.clone(),
                 kill: kill.clone(),
             };
-            match slots.clone().try_acquire_owned() {
-                Ok(permit) => {
+            let mut permit = slots.clone().try_acquire_owned().ok();
+            if permit.is_none() && unserved.displace_oldest() {
+                // The displaced connection's task ends at once and gives its slot back.
+                permit = tokio::time::timeout(DISPLACE_WAIT, slots.clone().acquire_owned())
+                    .await
+                    .ok()
+                    .and_then(Result::ok);
+            }
+            match permit {
+                Some(permit) => {
                     let open = open.clone();
+                    let ticket = unserved.ticket();
                     open.fetch_add(1, Ordering::SeqCst);
                     conns.spawn(async move {
-                        ctx.run(tcp, false).await;
+                        ctx.run(tcp, Some(ticket)).await;
                         open.fetch_sub(1, Ordering::SeqCst);
                         drop(permit);
                     });
                 }
-                Err(_) => match refusal_slots.clone().try_acquire_owned() {
+                None => match refusal_slots.clone().try_acquire_owned() {
                     Ok(permit) => {
                         conns.spawn(async move {
-                            ctx.run(tcp, true).await;
+                            ctx.run(tcp, None).await;
                             drop(permit);
                         });
                     }
@@ -390,7 +419,12 @@ where
         + 'static,
     S::Future: Send + 'static,
 {
-    async fn run(self, tcp: tokio::net::TcpStream, overloaded: bool) {
+    /// Serves one connection; `ticket` is its place among the connections a newcomer may
+    /// displace (None: it is over the cap and only gets the 503 refusal).
+    async fn run(self, tcp: tokio::net::TcpStream, ticket: Option<Ticket>) {
+        let overloaded = ticket.is_none();
+        let mut evicted = ticket.as_ref().map(|t| t.evicted.clone());
+        let ticket = ticket.map(Arc::new);
         let act = Arc::new(Activity {
             start: Instant::now(),
             in_flight: AtomicUsize::new(0),
@@ -422,7 +456,11 @@ where
         let header = cfg.header_read_timeout;
         let svc = hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
             // Here, not in the future: hyper runs an h2 request's future on another task.
-            act2.served.store(true, Ordering::Relaxed);
+            if !act2.served.swap(true, Ordering::Relaxed)
+                && let Some(t) = &ticket
+            {
+                t.served();
+            }
             let router = router.clone();
             let cfg = cfg.clone();
             let refuse = refuse.clone();
@@ -471,6 +509,13 @@ where
             tokio::select! {
                 _ = conn.as_mut() => return,
                 _ = kill.cancelled() => return,
+                _ = cancelled(&evicted) => {
+                    if !act.served.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    // Its head arrived as it was displaced: keep it; its slot stays taken.
+                    evicted = None;
+                }
                 _ = stop.cancelled(), if closing.is_none() => {
                     closing = Some(tokio::time::Instant::now());
                     conn.as_mut().graceful_shutdown();
@@ -506,6 +551,14 @@ where
             };
             timer.as_mut().reset(next);
         }
+    }
+}
+
+/// Resolves when `t` is cancelled; never when there is none.
+async fn cancelled(t: &Option<CancellationToken>) {
+    match t {
+        Some(t) => t.cancelled().await,
+        None => std::future::pending().await,
     }
 }
 
