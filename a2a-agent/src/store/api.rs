@@ -94,7 +94,6 @@ pub struct DueNotice {
     pub notice: Notice,
 }
 
-
 /// Where tasks live.
 ///
 /// A store may also keep the **push outbox** (`put_with_notices`, `record_notices`,

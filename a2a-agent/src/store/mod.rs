@@ -7,7 +7,8 @@ mod outbox;
 mod sqlite;
 
 pub use api::{
-    DueNotice, Notice, PageCursor, StoreError, StoredTask, TaskFilter, TaskPage, TaskStore};
+    DueNotice, Notice, PageCursor, StoreError, StoredTask, TaskFilter, TaskPage, TaskStore,
+};
 pub use memory::MemoryStore;
 pub use sqlite::SqliteStore;
 pub(crate) use sqlite::{SqliteDb, sq};

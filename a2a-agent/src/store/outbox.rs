@@ -19,10 +19,7 @@ pub(super) const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS push_outbox (
  );";
 
 /// Record `notices` (inside the caller's transaction, if any); their numbers, in order.
-pub(super) fn insert(
-    c: &rusqlite::Connection,
-    notices: &[Notice],
-) -> Result<Vec<i64>, StoreError> {
+pub(super) fn insert(c: &rusqlite::Connection, notices: &[Notice]) -> Result<Vec<i64>, StoreError> {
     let mut st = c
         .prepare_cached(
             "INSERT INTO push_outbox(task_id, config_id, content_type, body) VALUES (?1, ?2, ?3, ?4)",
@@ -54,9 +51,7 @@ pub(super) fn remove(c: &rusqlite::Connection, seq: i64) -> Result<(), StoreErro
 /// Every recorded notice, oldest first.
 pub(super) fn due(c: &rusqlite::Connection) -> Result<Vec<DueNotice>, StoreError> {
     let mut st = c
-        .prepare(
-            "SELECT seq, task_id, config_id, content_type, body FROM push_outbox ORDER BY seq",
-        )
+        .prepare("SELECT seq, task_id, config_id, content_type, body FROM push_outbox ORDER BY seq")
         .map_err(sq)?;
     let mut rows = st.query([]).map_err(sq)?;
     let mut out = Vec::new();
