@@ -21,6 +21,7 @@ mod more;
 mod oidc;
 mod push;
 mod push_guard;
+mod push_outbox;
 mod recovery;
 mod resume;
 mod settings;

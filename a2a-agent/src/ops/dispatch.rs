@@ -152,7 +152,7 @@ pub(crate) async fn dispatch_v(
                 .to_string();
             d.stage_inline(&mid, config, &call.caller, version).await?;
             let r = dispatch(app, call, method, params).await;
-            d.settle(&mid).await;
+            d.settle(&mid);
             r
         }
         _ => dispatch(app, call, method, params).await,

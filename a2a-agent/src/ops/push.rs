@@ -136,9 +136,8 @@ pub(crate) async fn op(
             let r: DeleteTaskPushNotificationConfigRequest =
                 parse(params, "DeleteTaskPushNotificationConfigRequest")?;
             let task_id = owned(r.task_id).await?;
-            // Events the task emitted before this delete still reach the config: route them
-            // first (the routing task lists configs when it handles an event, which may lag).
-            d.barrier().await;
+            // Events the task emitted before this delete were queued for the config when they
+            // happened, and are still delivered.
             if !d.store().delete(&task_id, &r.id).await.map_err(store_err)? {
                 return Err(config_not_found(&r.id));
             }

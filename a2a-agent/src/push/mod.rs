@@ -13,31 +13,62 @@
 //! waiting `retry_backoff x 2^attempt` (attempt 0 = first retry); other answers are final.
 //! 410 Gone deregisters the config. A failing webhook never affects the task.
 //!
+//! Outbox (at-least-once): the notifications an event owes are built when the task changes and
+//! recorded as due in the task store with the change ([`crate::TaskStore::put_with_notices`]);
+//! a webhook's answer (2xx, or a final refusal) removes its notification. What is still recorded
+//! when the process ends (shutdown past its grace period, a webhook down, `kill -9`) is resent at
+//! the next start ([`Dispatcher::start`]) in recording order, with the same retries. A webhook
+//! that answered just before a crash may get that notification again. A store without an outbox
+//! (the memory store) delivers from memory only. On shutdown [`Dispatcher::drain`] waits for the
+//! deliveries in flight (`deliver.rs`).
+//!
 //! SSRF: URLs are checked by [`crate::net_guard::NetGuard`] at registration (including DNS) and
 //! again at delivery, where the HTTP client connects only to checked addresses.
 
+mod deliver;
 pub mod store;
+
+pub use deliver::Undelivered;
 
 use crate::caller::CallerProfile;
 use crate::edge::version::Version;
 use crate::error::A2aError;
 use crate::model::{StreamResponse, Task};
 use crate::net_guard::NetGuard;
+use crate::store::{Notice, TaskStore};
 use a2a_types::v1::TaskPushNotificationConfig;
 use a2a_types::version::APPLICATION_A2A_JSON;
+use async_trait::async_trait;
 use bytes::Bytes;
 use std::collections::HashMap;
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use store::{PushConfigStore, PushRecord};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
-/// Receives task lifecycle events from the task manager (synchronously, in event order).
+/// Receives task lifecycle events from the task manager, in event order, with the task's lock
+/// held.
+#[async_trait]
 pub trait EventSink: Send + Sync + 'static {
     /// A send created or resumed `task` for the owner `owner`, before its handler runs.
-    fn on_task_started(&self, task: &Task, owner: &str);
-    /// A status or artifact event of `task` (the task is the snapshot after the event).
-    fn on_event(&self, task: &Task, event: &StreamResponse);
+    async fn on_task_started(&self, task: &Task, owner: &str);
+    /// The notifications a status or artifact event of `task` owes (the task is the snapshot
+    /// after the event). The caller records their [`Outgoing::notice`]s with the change, then
+    /// hands them to [`EventSink::dispatch`].
+    async fn notices(&self, task: &Task, event: &StreamResponse) -> Vec<Outgoing>;
+    /// Deliver `out`, recorded in the store's outbox under the numbers `seqs` (in order; empty
+    /// when not recorded).
+    fn dispatch(&self, out: Vec<Outgoing>, seqs: Vec<i64>);
+}
+
+/// A notification owed to one webhook config: what the store records, and the config.
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    /// The notification (task, config, body).
+    pub notice: Notice,
+    rec: PushRecord,
 }
 
 /// Delivery knobs.
@@ -61,15 +92,12 @@ impl Default for PushSettings {
     }
 }
 
-enum Ingress {
-    Register(PushRecord),
-    Event(Box<Task>, Box<StreamResponse>),
-    Barrier(tokio::sync::oneshot::Sender<()>),
-}
-
+/// One notification queued for a config's worker.
 struct Delivery {
     body: Bytes,
-    content_type: &'static str,
+    content_type: String,
+    /// Its number in the store's outbox (None: not recorded).
+    seq: Option<i64>,
 }
 
 type WorkerKey = (String, String);
@@ -77,15 +105,24 @@ type WorkerKey = (String, String);
 /// Owns push configs and delivers webhooks.
 pub struct Dispatcher {
     store: Arc<dyn PushConfigStore>,
+    /// The task store: its outbox records what is due.
+    tasks: Arc<dyn TaskStore>,
     guard: NetGuard,
     client: reqwest::Client,
     settings: PushSettings,
-    ingress: mpsc::UnboundedSender<Ingress>,
     /// Configs given inline on a send, keyed by message id, until the task exists.
     pending: Mutex<HashMap<String, PushRecord>>,
+    /// One worker per config with deliveries queued; a worker leaves when its queue is empty.
     workers: Mutex<HashMap<WorkerKey, mpsc::UnboundedSender<Delivery>>>,
     /// Tasks that have (or had) configs: events of other tasks skip the store.
     with_configs: Mutex<std::collections::HashSet<String>>,
+    /// Deliveries queued or in flight, and those of them not recorded in an outbox.
+    queued: AtomicUsize,
+    unrecorded: AtomicUsize,
+    /// Notified when `queued` reaches 0.
+    idle: tokio::sync::Notify,
+    /// Cancelled when a shutdown's drain ends: workers stop delivering.
+    stop: CancellationToken,
 }
 
 impl std::fmt::Debug for Dispatcher {
@@ -97,29 +134,90 @@ impl std::fmt::Debug for Dispatcher {
 }
 
 impl Dispatcher {
-    /// A dispatcher over `store`, checking URLs with `guard`. Spawns its router task (call
-    /// inside a Tokio runtime).
+    /// A dispatcher over the config store `store`, recording due notifications in the outbox
+    /// of the task store `tasks`, checking URLs with `guard`. Call [`Dispatcher::start`] before
+    /// the first event.
     pub fn new(
         store: Arc<dyn PushConfigStore>,
+        tasks: Arc<dyn TaskStore>,
         guard: NetGuard,
         settings: PushSettings,
     ) -> Result<Arc<Self>, A2aError> {
         let client = guard
             .client(settings.attempt_timeout)
             .map_err(|e| A2aError::internal(format!("push client: {e}")))?;
-        let (tx, rx) = mpsc::unbounded_channel();
-        let d = Arc::new(Dispatcher {
+        Ok(Arc::new(Dispatcher {
             store,
+            tasks,
             guard,
             client,
             settings,
-            ingress: tx,
             pending: Mutex::new(HashMap::new()),
             workers: Mutex::new(HashMap::new()),
             with_configs: Mutex::new(std::collections::HashSet::new()),
-        });
-        tokio::spawn(route(Arc::downgrade(&d), rx));
-        Ok(d)
+            queued: AtomicUsize::new(0),
+            unrecorded: AtomicUsize::new(0),
+            idle: tokio::sync::Notify::new(),
+            stop: CancellationToken::new(),
+        }))
+    }
+
+    /// Load what an earlier run left (call inside a Tokio runtime, before the first event):
+    /// the tasks with configs, and the notifications recorded as due but not delivered, which
+    /// are queued again in recording order (those of a config deleted since are dropped).
+    /// Returns how many were queued again.
+    pub async fn start(self: &Arc<Self>) -> usize {
+        match self.store.task_ids().await {
+            Ok(ids) => {
+                for id in ids {
+                    self.mark(&id);
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "push: loading config index failed"),
+        }
+        let due = match self.tasks.due_notices().await {
+            Ok(d) => d,
+            Err(e) => {
+                tracing::warn!(error = %e, "push: reading the outbox failed");
+                return 0;
+            }
+        };
+        let mut configs: HashMap<String, Vec<PushRecord>> = HashMap::new();
+        let mut resent = 0;
+        for d in due {
+            let n = d.notice;
+            if !configs.contains_key(&n.task_id) {
+                let recs = self.store.list(&n.task_id).await.unwrap_or_else(|e| {
+                    tracing::warn!(error = %e, "push: listing configs failed");
+                    Vec::new()
+                });
+                configs.insert(n.task_id.clone(), recs);
+            }
+            let rec = configs
+                .get(&n.task_id)
+                .and_then(|v| v.iter().find(|r| r.id() == n.config_id));
+            match rec {
+                Some(rec) => {
+                    self.enqueue(
+                        rec.clone(),
+                        Delivery {
+                            body: n.body,
+                            content_type: n.content_type,
+                            seq: Some(d.seq),
+                        },
+                    );
+                    resent += 1;
+                }
+                None => self.done(Some(d.seq)).await,
+            }
+        }
+        if resent > 0 {
+            tracing::info!(
+                notifications = resent,
+                "push: resending notifications a previous run did not deliver"
+            );
+        }
+        resent
     }
 
     /// The config store.
@@ -183,20 +281,11 @@ impl Dispatcher {
         Ok(())
     }
 
-    /// After the send: drop a staged config that no task picked up (the send failed) and wait
-    /// until a picked-up one is stored, so that it is visible to the caller's next request.
-    pub(crate) async fn settle(&self, message_id: &str) {
+    /// After the send: drop a staged config that no task picked up (the send failed). One
+    /// picked up is already stored ([`EventSink::on_task_started`] stores it).
+    pub(crate) fn settle(&self, message_id: &str) {
         if let Ok(mut p) = self.pending.lock() {
             p.remove(message_id);
-        }
-        self.barrier().await;
-    }
-
-    /// Wait until every event emitted so far has been routed to the configs it concerns.
-    pub(crate) async fn barrier(&self) {
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        if self.ingress.send(Ingress::Barrier(tx)).is_ok() {
-            let _ = rx.await;
         }
     }
 
@@ -213,16 +302,11 @@ impl Dispatcher {
             .unwrap_or(true)
     }
 
-    fn key(rec: &PushRecord) -> WorkerKey {
-        (rec.task_id().to_string(), rec.id().to_string())
-    }
-
-    fn body(rec: &PushRecord, task: &Task, ev: &StreamResponse) -> Option<Delivery> {
+    /// The body of `ev` of `task` for the config `rec` and its media type (None: the task has
+    /// no form in the config's version).
+    fn body(rec: &PushRecord, task: &Task, ev: &StreamResponse) -> Option<(Bytes, &'static str)> {
         let r = match rec.version {
-            Version::V1 => serde_json::to_vec(ev).map(|b| Delivery {
-                body: Bytes::from(b),
-                content_type: APPLICATION_A2A_JSON,
-            }),
+            Version::V1 => serde_json::to_vec(ev).map(|b| (Bytes::from(b), APPLICATION_A2A_JSON)),
             Version::V03 => {
                 let t = match a2a_translate::to_v03::task(
                     task.clone(),
@@ -234,162 +318,23 @@ impl Dispatcher {
                         return None;
                     }
                 };
-                serde_json::to_vec(&t).map(|b| Delivery {
-                    body: Bytes::from(b),
-                    content_type: "application/json",
-                })
+                serde_json::to_vec(&t).map(|b| (Bytes::from(b), "application/json"))
             }
         };
         r.ok()
     }
 
-    fn enqueue(self: &Arc<Self>, rec: PushRecord, d: Delivery) {
-        let Ok(mut w) = self.workers.lock() else {
-            return;
-        };
-        let key = Self::key(&rec);
-        let tx = w.entry(key).or_insert_with(|| {
-            let (tx, rx) = mpsc::unbounded_channel();
-            tokio::spawn(worker(Arc::downgrade(self), rec.clone(), rx));
-            tx
-        });
-        let _ = tx.send(d);
-    }
-
-    fn close_task(&self, task_id: &str) {
-        if let Ok(mut w) = self.workers.lock() {
-            w.retain(|(t, _), _| t != task_id);
-        }
-        // A terminal task sends no more events (a config added later marks it again).
+    /// A task that will send no more events (a config added later marks it again).
+    fn unmark(&self, task_id: &str) {
         if let Ok(mut s) = self.with_configs.lock() {
             s.remove(task_id);
         }
     }
-
-    /// One delivery with retries; whether the config is gone (410).
-    async fn deliver(&self, rec: &PushRecord, d: &Delivery) -> bool {
-        let url = rec.config.url.as_str();
-        let mut attempt: u32 = 0;
-        loop {
-            if let Err(e) = self.guard.check_url(url) {
-                tracing::warn!(%url, error = %e, "push: webhook URL refused at delivery");
-                return false;
-            }
-            let mut req = self
-                .client
-                .post(url)
-                .header(http::header::CONTENT_TYPE, d.content_type)
-                .body(d.body.clone());
-            if let Some(a) = &rec.config.authentication
-                && !a.scheme.is_empty()
-            {
-                let v = match &a.credentials {
-                    Some(c) => format!("{} {}", a.scheme, c),
-                    None => a.scheme.clone(),
-                };
-                req = req.header(http::header::AUTHORIZATION, v);
-            }
-            if let Some(t) = rec.config.token.as_deref().filter(|t| !t.is_empty()) {
-                req = req.header("X-A2A-Notification-Token", t);
-            }
-            let retry = match req.send().await {
-                Ok(r) if r.status() == reqwest::StatusCode::GONE => return true,
-                Ok(r) if r.status().is_server_error() => true,
-                Ok(r) => {
-                    if !r.status().is_success() {
-                        tracing::debug!(%url, status = %r.status(), "push: webhook refused");
-                    }
-                    false
-                }
-                Err(e) => {
-                    tracing::debug!(%url, error = %e, "push: delivery failed");
-                    true
-                }
-            };
-            if !retry || attempt >= self.settings.retry_attempts {
-                return false;
-            }
-            let wait = self
-                .settings
-                .retry_backoff
-                .saturating_mul(2u32.saturating_pow(attempt));
-            tokio::time::sleep(wait).await;
-            attempt += 1;
-        }
-    }
 }
 
-async fn route(d: std::sync::Weak<Dispatcher>, mut rx: mpsc::UnboundedReceiver<Ingress>) {
-    // Configs persisted by an earlier run (SQLite) are known before the first event.
-    if let Some(disp) = d.upgrade() {
-        match disp.store.task_ids().await {
-            Ok(ids) => {
-                for id in ids {
-                    disp.mark(&id);
-                }
-            }
-            Err(e) => tracing::warn!(error = %e, "push: loading config index failed"),
-        }
-    }
-    while let Some(msg) = rx.recv().await {
-        let Some(d) = d.upgrade() else { return };
-        match msg {
-            Ingress::Barrier(tx) => {
-                let _ = tx.send(());
-            }
-            Ingress::Register(rec) => {
-                d.mark(rec.task_id());
-                if let Err(e) = d.store.put(rec).await {
-                    tracing::warn!(error = %e, "push: storing inline config failed");
-                }
-            }
-            Ingress::Event(task, ev) => {
-                if !d.has_configs(&task.id) {
-                    continue;
-                }
-                let recs = match d.store.list(&task.id).await {
-                    Ok(r) => r,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "push: listing configs failed");
-                        continue;
-                    }
-                };
-                for rec in recs {
-                    if let Some(body) = Dispatcher::body(&rec, &task, &ev) {
-                        d.enqueue(rec, body);
-                    }
-                }
-                if task.status.state.is_terminal() {
-                    d.close_task(&task.id);
-                }
-            }
-        }
-    }
-}
-
-async fn worker(
-    d: std::sync::Weak<Dispatcher>,
-    rec: PushRecord,
-    mut rx: mpsc::UnboundedReceiver<Delivery>,
-) {
-    let mut gone = false;
-    while let Some(del) = rx.recv().await {
-        if gone {
-            continue;
-        }
-        let Some(d) = d.upgrade() else { return };
-        if d.deliver(&rec, &del).await {
-            gone = true;
-            tracing::info!(url = %rec.config.url, "push: webhook answered 410 Gone; deregistered");
-            if let Err(e) = d.store.delete(rec.task_id(), rec.id()).await {
-                tracing::warn!(error = %e, "push: deregistering failed");
-            }
-        }
-    }
-}
-
+#[async_trait]
 impl EventSink for Arc<Dispatcher> {
-    fn on_task_started(&self, task: &Task, owner: &str) {
+    async fn on_task_started(&self, task: &Task, owner: &str) {
         let Some(mid) = task.history.last().map(|m| m.message_id.clone()) else {
             return;
         };
@@ -401,14 +346,52 @@ impl EventSink for Arc<Dispatcher> {
             if rec.config.id.as_deref().is_none_or(str::is_empty) {
                 rec.config.id = Some(task.id.clone());
             }
-            let _ = self.ingress.send(Ingress::Register(rec));
+            self.mark(rec.task_id());
+            // Stored before the first event, which finds it.
+            if let Err(e) = self.store.put(rec).await {
+                tracing::warn!(error = %e, "push: storing inline config failed");
+            }
         }
     }
 
-    fn on_event(&self, task: &Task, event: &StreamResponse) {
-        let _ = self.ingress.send(Ingress::Event(
-            Box::new(task.clone()),
-            Box::new(event.clone()),
-        ));
+    async fn notices(&self, task: &Task, event: &StreamResponse) -> Vec<Outgoing> {
+        if !self.has_configs(&task.id) {
+            return Vec::new();
+        }
+        let recs = match self.store.list(&task.id).await {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(error = %e, "push: listing configs failed");
+                return Vec::new();
+            }
+        };
+        if task.status.state.is_terminal() {
+            self.unmark(&task.id);
+        }
+        recs.into_iter()
+            .filter_map(|rec| {
+                let (body, content_type) = Dispatcher::body(&rec, task, event)?;
+                Some(Outgoing {
+                    notice: Notice {
+                        task_id: task.id.clone(),
+                        config_id: rec.id().to_string(),
+                        content_type: content_type.to_string(),
+                        body,
+                    },
+                    rec,
+                })
+            })
+            .collect()
+    }
+
+    fn dispatch(&self, out: Vec<Outgoing>, seqs: Vec<i64>) {
+        for (i, o) in out.into_iter().enumerate() {
+            let d = Delivery {
+                body: o.notice.body,
+                content_type: o.notice.content_type,
+                seq: seqs.get(i).copied(),
+            };
+            self.enqueue(o.rec, d);
+        }
     }
 }

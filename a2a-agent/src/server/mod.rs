@@ -242,6 +242,7 @@ impl AgentServer {
             };
             let d = crate::push::Dispatcher::new(
                 push_store,
+                manager.store().clone(),
                 crate::net_guard::NetGuard::new(cfg.allow_local_webhook_urls),
                 crate::push::PushSettings {
                     retry_attempts: cfg.push_retry_attempts,
@@ -255,6 +256,10 @@ impl AgentServer {
         } else {
             None
         };
+        // Notifications an earlier run left due are queued before recovery's final ones.
+        if let Some(d) = &push {
+            d.start().await;
+        }
         manager.recover().await;
         let mut hidden_headers = card.api_key_header_names();
         hidden_headers.push(cfg.api_key_header.to_ascii_lowercase());
@@ -265,7 +270,7 @@ impl AgentServer {
             manager: manager.clone(),
             authenticator,
             metrics: self.metrics,
-            push,
+            push: push.clone(),
             card_modified: crate::card::http_date(std::time::SystemTime::now()),
             hidden_headers: Arc::new(hidden_headers),
             extended_card: match self.extended_card {
@@ -300,10 +305,14 @@ impl AgentServer {
             url,
             listening,
             manager,
+            push,
             grace: Duration::from_millis(cfg.shutdown_grace_ms),
         })
     }
 }
+
+/// How long open connections may take to finish after the tasks ended on shutdown.
+const CONNECTION_DRAIN: Duration = Duration::from_secs(5);
 
 /// A running server.
 pub struct ServerHandle {
@@ -311,6 +320,7 @@ pub struct ServerHandle {
     url: String,
     listening: crate::listen::Listening,
     manager: Arc<TaskManager>,
+    push: Option<Arc<crate::push::Dispatcher>>,
     grace: Duration,
 }
 
@@ -333,12 +343,32 @@ impl ServerHandle {
     }
     /// Stop accepting, let running tasks finish within the grace period, then fail the rest:
     /// their streams end with the FAILED status event and blocking sends are answered with the
-    /// FAILED task. Connections still open a few seconds later are dropped.
+    /// FAILED task. Connections still open a few seconds later are dropped. Push notifications
+    /// still queued (every task's final one among them) are delivered until the grace period
+    /// ends, and for at least as long as connections get to finish (5 s); what is
+    /// then undelivered stays recorded in the store's outbox and is resent at the next start.
     pub async fn shutdown(self) {
+        let grace_ends = tokio::time::Instant::now() + self.grace;
         self.listening.stop_accepting();
         self.manager.shutdown(self.grace).await;
-        if !self.listening.drain(Duration::from_secs(5)).await {
-            self.listening.kill().await;
-        }
+        let pushes = async {
+            let Some(p) = &self.push else { return };
+            let deadline = grace_ends.max(tokio::time::Instant::now() + CONNECTION_DRAIN);
+            let left = p.drain(deadline).await;
+            if left.pending > 0 {
+                tracing::warn!(
+                    undelivered = left.pending,
+                    lost = left.unrecorded,
+                    "push: notifications undelivered at shutdown (those recorded in the store's \
+                     outbox are resent at the next start; the rest are lost)"
+                );
+            }
+        };
+        let connections = async {
+            if !self.listening.drain(CONNECTION_DRAIN).await {
+                self.listening.kill().await;
+            }
+        };
+        tokio::join!(pushes, connections);
     }
 }

@@ -72,7 +72,35 @@ impl StoreError {
     }
 }
 
+/// A push notification owed to one webhook config of a task.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notice {
+    /// The task it reports on.
+    pub task_id: String,
+    /// The push config (webhook) it goes to.
+    pub config_id: String,
+    /// The media type of the body.
+    pub content_type: String,
+    /// The body to POST.
+    pub body: bytes::Bytes,
+}
+
+/// A notice recorded in a store's outbox.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DueNotice {
+    /// Its number: numbers grow in recording order, so one config's notices sort in event order.
+    pub seq: i64,
+    /// The notice.
+    pub notice: Notice,
+}
+
 /// Where tasks live.
+///
+/// A store may also keep the **push outbox** (`put_with_notices`, `record_notices`,
+/// `notice_done`, `due_notices`): push notifications recorded as due with the task change they
+/// report and removed once their webhook has answered, so that a restart resends what a previous
+/// process did not deliver. The defaults keep none: notifications are then delivered from memory
+/// only and what is undelivered when the process ends is lost.
 #[async_trait]
 pub trait TaskStore: Send + Sync + 'static {
     /// Insert or replace a task.
@@ -115,6 +143,33 @@ pub trait TaskStore: Send + Sync + 'static {
     /// Default: keep it (a store that cannot delete lists it as COMPLETED).
     async fn delete(&self, _id: &str) -> Result<(), StoreError> {
         Ok(())
+    }
+    /// [`TaskStore::put`] and record `notices` as due, in one write (both or neither); the
+    /// numbers of the recorded notices, in order (empty: this store keeps no outbox). Default:
+    /// put, record nothing.
+    async fn put_with_notices(
+        &self,
+        task: StoredTask,
+        notices: Vec<Notice>,
+    ) -> Result<Vec<i64>, StoreError> {
+        let _ = notices;
+        self.put(task).await?;
+        Ok(Vec::new())
+    }
+    /// Record `notices` as due without a task change (one published before it is stored); their
+    /// numbers (empty: no outbox). Default: none.
+    async fn record_notices(&self, notices: Vec<Notice>) -> Result<Vec<i64>, StoreError> {
+        let _ = notices;
+        Ok(Vec::new())
+    }
+    /// Notice `seq` needs no more delivery (its webhook answered): remove it. Default: nothing.
+    async fn notice_done(&self, seq: i64) -> Result<(), StoreError> {
+        let _ = seq;
+        Ok(())
+    }
+    /// Every notice still due, oldest first (read once at start to resend). Default: none.
+    async fn due_notices(&self) -> Result<Vec<DueNotice>, StoreError> {
+        Ok(Vec::new())
     }
 }
 

@@ -1,7 +1,10 @@
 //! The SQLite file: [`SqliteDb`], the one connection each SQLite store of the agent holds on it,
 //! and [`SqliteStore`], the task store that survives a restart.
 
-use super::api::{PageCursor, StoreError, StoredTask, TaskFilter, TaskPage, TaskStore};
+use super::api::{
+    DueNotice, Notice, PageCursor, StoreError, StoredTask, TaskFilter, TaskPage, TaskStore,
+};
+use super::outbox;
 use crate::model::{Task, TaskState};
 use async_trait::async_trait;
 use std::path::Path;
@@ -51,7 +54,8 @@ impl SqliteDb {
     }
 }
 
-/// SQLite store (rusqlite, WAL journal): tasks survive a restart. Calls run on the blocking pool.
+/// SQLite store (rusqlite, WAL journal): tasks survive a restart, and so do push notifications
+/// not yet delivered (its outbox, the `push_outbox` table). Calls run on the blocking pool.
 #[derive(Clone)]
 pub struct SqliteStore {
     db: SqliteDb,
@@ -60,8 +64,7 @@ pub struct SqliteStore {
 impl SqliteStore {
     /// Open (or create) the database at `path`.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
-        let db = SqliteDb::open(
-            path,
+        let schema = format!(
             "CREATE TABLE IF NOT EXISTS tasks (
                 id TEXT PRIMARY KEY,
                 owner TEXT NOT NULL,
@@ -70,8 +73,11 @@ impl SqliteStore {
                 ts INTEGER NOT NULL,
                 body TEXT NOT NULL
              );
-             CREATE INDEX IF NOT EXISTS tasks_owner_ts ON tasks(owner, ts DESC, id DESC);",
-        )?;
+             CREATE INDEX IF NOT EXISTS tasks_owner_ts ON tasks(owner, ts DESC, id DESC);
+             {}",
+            outbox::SCHEMA
+        );
+        let db = SqliteDb::open(path, &schema)?;
         Ok(SqliteStore { db })
     }
 
@@ -81,6 +87,26 @@ impl SqliteStore {
     ) -> Result<T, StoreError> {
         self.db.with(f).await
     }
+}
+
+/// Insert or replace task `t` (its JSON `body`).
+fn upsert(c: &rusqlite::Connection, t: &StoredTask, body: &str) -> Result<(), StoreError> {
+    c.prepare_cached(
+        "INSERT INTO tasks(id, owner, context_id, state, ts, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT(id) DO UPDATE SET owner=excluded.owner, context_id=excluded.context_id,
+         state=excluded.state, ts=excluded.ts, body=excluded.body",
+    )
+    .map_err(sq)?
+    .execute(rusqlite::params![
+        t.task.id,
+        t.owner,
+        t.task.context_id,
+        t.task.status.state.as_str(),
+        t.ms(),
+        body
+    ])
+    .map_err(sq)?;
+    Ok(())
 }
 
 fn row_to_task(body: String, owner: String) -> Result<StoredTask, StoreError> {
@@ -102,24 +128,47 @@ impl TaskStore for SqliteStore {
 
     async fn put(&self, t: StoredTask) -> Result<(), StoreError> {
         let body = serde_json::to_string(&t.task).map_err(sq)?;
+        self.with(move |c| upsert(c, &t, &body)).await
+    }
+
+    async fn put_with_notices(
+        &self,
+        t: StoredTask,
+        notices: Vec<Notice>,
+    ) -> Result<Vec<i64>, StoreError> {
+        let body = serde_json::to_string(&t.task).map_err(sq)?;
         self.with(move |c| {
-            c.execute(
-                "INSERT INTO tasks(id, owner, context_id, state, ts, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT(id) DO UPDATE SET owner=excluded.owner, context_id=excluded.context_id,
-                 state=excluded.state, ts=excluded.ts, body=excluded.body",
-                rusqlite::params![
-                    t.task.id,
-                    t.owner,
-                    t.task.context_id,
-                    t.task.status.state.as_str(),
-                    t.ms(),
-                    body
-                ],
-            )
-            .map_err(sq)?;
-            Ok(())
+            if notices.is_empty() {
+                return upsert(c, &t, &body).map(|()| Vec::new());
+            }
+            let tx = c.unchecked_transaction().map_err(sq)?;
+            upsert(&tx, &t, &body)?;
+            let seqs = outbox::insert(&tx, &notices)?;
+            tx.commit().map_err(sq)?;
+            Ok(seqs)
         })
         .await
+    }
+
+    async fn record_notices(&self, notices: Vec<Notice>) -> Result<Vec<i64>, StoreError> {
+        if notices.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.with(move |c| {
+            let tx = c.unchecked_transaction().map_err(sq)?;
+            let seqs = outbox::insert(&tx, &notices)?;
+            tx.commit().map_err(sq)?;
+            Ok(seqs)
+        })
+        .await
+    }
+
+    async fn notice_done(&self, seq: i64) -> Result<(), StoreError> {
+        self.with(move |c| outbox::remove(c, seq)).await
+    }
+
+    async fn due_notices(&self) -> Result<Vec<DueNotice>, StoreError> {
+        self.with(outbox::due).await
     }
 
     async fn get(&self, id: &str) -> Result<Option<StoredTask>, StoreError> {

@@ -14,7 +14,7 @@ use crate::handler::{Edit, MetadataFuture, MetadataGuard, SinkFuture, TaskSink};
 use crate::model::{Message, StreamResponse, Struct, Task, TaskState, Timestamp};
 use crate::push::EventSink;
 use crate::replay::{MemoryReplay, ReplayLog, Retention};
-use crate::store::{StoredTask, TaskStore};
+use crate::store::{Notice, StoredTask, TaskStore};
 
 /// Now (UTC, millisecond precision).
 pub(crate) fn now_ts() -> Timestamp {
@@ -206,29 +206,61 @@ impl Writer {
         let ev = f(&mut g.task)?;
         crate::bounds::cap_history(&mut g.task, self.max_history_length);
         let state = g.task.status.state;
-        if store {
-            self.put_live(&mut g).await;
-        } else {
-            g.unstored = true;
-        }
-        if let Some(s) = self.sink.get() {
-            s.on_event(&g.task, &ev);
-        }
+        self.record(&mut g, &ev, store).await;
         self.publish(&mut g, ev).await;
         live.watch.send_replace(state);
         Some(state)
     }
 
+    /// Hand the change `ev` of the live task (lock held) to the store and the push sink: the
+    /// push notifications it owes are recorded in the store's outbox with the change (`store`
+    /// false: alone, the change only marked for the store), then queued for delivery.
+    pub(super) async fn record(&self, g: &mut LiveState, ev: &StreamResponse, store: bool) {
+        let out = match self.sink.get() {
+            Some(s) => s.notices(&g.task, ev).await,
+            None => Vec::new(),
+        };
+        let notices: Vec<Notice> = out.iter().map(|o| o.notice.clone()).collect();
+        let seqs = if store {
+            self.put_live_with(g, notices).await
+        } else {
+            g.unstored = true;
+            if notices.is_empty() {
+                Vec::new()
+            } else {
+                self.store
+                    .record_notices(notices)
+                    .await
+                    .unwrap_or_else(|e| {
+                        tracing::warn!(error = %e, "recording push notifications failed");
+                        Vec::new()
+                    })
+            }
+        };
+        if let (Some(s), false) = (self.sink.get(), out.is_empty()) {
+            s.dispatch(out, seqs);
+        }
+    }
+
     /// Store the live task as it stands (called with its lock held). Best effort: a failure to
     /// store progress never fails the handler.
     pub(super) async fn put_live(&self, g: &mut LiveState) {
+        self.put_live_with(g, Vec::new()).await;
+    }
+
+    /// [`Self::put_live`], recording `notices` in the store's outbox with it; their numbers.
+    async fn put_live_with(&self, g: &mut LiveState, notices: Vec<Notice>) -> Vec<i64> {
         g.unstored = false;
         let rec = StoredTask {
             task: g.task.clone(),
             owner: g.owner.clone(),
         };
-        if let Err(e) = self.store.put(rec).await {
-            tracing::debug!(error = %e, "storing task progress failed");
+        match self.store.put_with_notices(rec, notices).await {
+            Ok(seqs) => seqs,
+            Err(e) => {
+                tracing::debug!(error = %e, "storing task progress failed");
+                Vec::new()
+            }
         }
     }
 

@@ -162,15 +162,10 @@ impl TaskManager {
                 let ev = status_change(&mut g.task, TaskState::Submitted, None);
                 g.task.history.push(snapshot_msg);
                 crate::bounds::cap_history(&mut g.task, self.limits.store.max_history_length);
-                let rec = StoredTask {
-                    task: g.task.clone(),
-                    owner: g.owner.clone(),
-                };
-                let _ = self.writer.store.put(rec).await;
                 if let Some(s) = self.writer.sink.get() {
-                    s.on_task_started(&g.task, &g.owner);
-                    s.on_event(&g.task, &ev);
+                    s.on_task_started(&g.task, &g.owner).await;
                 }
+                self.writer.record(&mut g, &ev, true).await;
                 self.writer.publish(&mut g, ev).await;
                 live.watch.send_replace(TaskState::Submitted);
                 drop(g);
@@ -215,7 +210,7 @@ impl TaskManager {
                     return Err(A2aError::internal(e.to_string()));
                 }
                 if let Some(s) = self.writer.sink.get() {
-                    s.on_task_started(&task, &owner);
+                    s.on_task_started(&task, &owner).await;
                 }
                 let live = self.register(task, owner, 0);
                 live.running.store(true, Ordering::SeqCst);
