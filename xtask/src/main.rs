@@ -26,6 +26,8 @@
 //!   adversarial corpora (PEM headers, near-miss cards, e-mails, IPv6, digit runs, JWT-like
 //!   tokens), each at 1 and 2 MiB so that a doubling shows; ARGS go to the example
 //!   (`--only NAME`, sizes in MiB). A report, never a pass or fail.
+//! - `cargo xtask soak [--minutes N] [--workers W] [-- GATEWAY FLAGS]`: the soak of
+//!   `a2a-gateway/examples/soak.rs` against the release binaries (docs/benchmarks.md, "Soak").
 //!
 //! - `cargo xtask package [--no-verify]`: `cargo package` of every published crate in dependency
 //!   order (types, translate, client, agent, gateway), built from the packaged sources, then the
@@ -107,6 +109,20 @@ enum Cmd {
         #[arg(long)]
         no_verify: bool,
     },
+    /// A soak through the release gateway binary (sends, streams, cancels, subscribes, listings
+    /// at 10 %): prints RSS, fds and database size every 10 s and each operation's p50/p99;
+    /// fails on any error or growth (example `soak` of a2a-gateway).
+    Soak {
+        /// Minutes to run.
+        #[arg(long, default_value_t = 30.0)]
+        minutes: f64,
+        /// Concurrent workers.
+        #[arg(long, default_value_t = 8)]
+        workers: usize,
+        /// Extra `a2a-gateway serve` flags (after `--`), e.g. retention settings.
+        #[arg(last = true)]
+        gateway_args: Vec<String>,
+    },
     /// Release archives of the three binaries under target/dist/ (for GitHub releases, binstall).
     Dist,
     /// Gateway vs direct benchmark (release build, wrk): prints the ratios gateway/direct.
@@ -151,6 +167,11 @@ fn main() {
         },
         Cmd::Package { no_verify } => release::package(!no_verify),
         Cmd::Dist => release::dist(),
+        Cmd::Soak {
+            minutes,
+            workers,
+            gateway_args,
+        } => soak(minutes, workers, &gateway_args),
     };
     if let Err(err) = result {
         eprintln!("xtask: error: {err:#}");
@@ -194,6 +215,42 @@ fn bench(secs: u64, no_build: bool) -> Result<()> {
         c.arg("--no-build");
     }
     run("gateway benchmark", c)
+}
+
+/// Builds the release binaries and runs the soak example against them.
+fn soak(minutes: f64, workers: usize, gateway_args: &[String]) -> Result<()> {
+    let mut b = cargo();
+    b.args([
+        "build",
+        "--release",
+        "-p",
+        "a2ars-gateway",
+        "--bin",
+        "a2a-gateway",
+        "--example",
+        "soak",
+        "-p",
+        "a2ars-agent",
+        "--bin",
+        "a2a-agent",
+    ]);
+    run("release build for the soak", b)?;
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
+    let mut c = Command::new(target.join("release/examples/soak"));
+    c.current_dir(root())
+        .args([
+            "--minutes",
+            &minutes.to_string(),
+            "--workers",
+            &workers.to_string(),
+        ])
+        .arg("--bin-dir")
+        .arg(target.join("release"))
+        .arg("--")
+        .args(gateway_args);
+    run("soak", c)
 }
 
 /// Runs the PII scanning benchmark (release build of the example `pii_adversarial`).
