@@ -387,3 +387,58 @@ async fn default_deny_switch_and_refusal_status() {
     );
     env.stop().await;
 }
+
+/// A rule saved in dry-run mode records what it would decide in the hop's evidence
+/// (`policy_dry_run`) and lets the rules after it decide; switched to enforcing, it decides.
+#[tokio::test]
+async fn dry_run_rules_record_what_they_would_decide() {
+    let env = env_with(Version::V03, |_| {}).await;
+    let trial = json!({"id": "trial-deny", "when": "message.bytes > 10", "decision": "deny", "dry_run": true});
+    let (s, b) = admin(
+        &env,
+        "PUT",
+        "/admin/workspaces/ws1/policy",
+        Some(json!({"default": "allow", "rules": [trial]})),
+    )
+    .await;
+    assert_eq!(s, 200, "{b}");
+    let (_, b) = admin(&env, "GET", "/admin/workspaces/ws1/policy", None).await;
+    assert_eq!(b["rules"][0]["dry_run"], true, "{b}");
+    let (s, b) = env
+        .rpc("/a2a/echo", None, send03("a message longer than ten bytes"))
+        .await;
+    assert_eq!(
+        (s, b["result"]["kind"].as_str()),
+        (200, Some("task")),
+        "{b}"
+    );
+    let (_, hops) = admin(&env, "GET", "/admin/hops?workspace=ws1&limit=10", None).await;
+    let d = hops[0]["governance"]["decisions"].clone();
+    let d = d.as_array().expect("decisions");
+    assert!(
+        d.iter().any(|d| d["step"] == "policy_dry_run"
+            && d["decision"] == "deny"
+            && d["rule"] == "trial-deny"),
+        "{d:?}"
+    );
+    assert!(
+        d.iter()
+            .any(|d| d["step"] == "policy" && d["decision"] == "allow" && d["rule"] == "default"),
+        "{d:?}"
+    );
+    // Enforced, the same rule denies.
+    let enforced = json!({"id": "trial-deny", "when": "message.bytes > 10", "decision": "deny"});
+    let (s, _) = admin(
+        &env,
+        "PUT",
+        "/admin/workspaces/ws1/policy",
+        Some(json!({"default": "allow", "rules": [enforced]})),
+    )
+    .await;
+    assert_eq!(s, 200);
+    let (_, b) = env
+        .rpc("/a2a/echo", None, send03("a message longer than ten bytes"))
+        .await;
+    assert_eq!(rule_of(&b), "trial-deny", "{b}");
+    env.stop().await;
+}

@@ -60,6 +60,11 @@ pub struct RuleDoc {
     pub when: String,
     /// What the rule decides when `when` is true.
     pub decision: PolicyDecision,
+    /// Record what the rule would decide (evidence `policy_dry_run`) without deciding: the
+    /// rules after it are evaluated as if it did not match, and an expression that fails
+    /// records a would-be deny instead of denying. Default: false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
 }
 
 /// A policy document as stored and sent to the admin API.
@@ -74,6 +79,10 @@ pub struct PolicyDoc {
     pub rules: Vec<RuleDoc>,
 }
 
+/// What [`Policy::decide`] gives: the decision, the deciding rule's id (or `default`) and
+/// what the dry-run rules before it would have decided.
+pub type Decided = (PolicyDecision, String, Vec<(PolicyDecision, String)>);
+
 /// Most rules a document may hold.
 pub const MAX_RULES: usize = 256;
 /// Longest expression, in bytes.
@@ -86,6 +95,7 @@ struct Rule {
     id: String,
     program: Program,
     decision: PolicyDecision,
+    dry_run: bool,
 }
 
 /// A compiled policy, ready to evaluate.
@@ -108,8 +118,12 @@ pub struct Outcome {
     pub decision: PolicyDecision,
     /// The deciding rule's id, or `default`.
     pub rule: String,
-    /// Per rule evaluated (in order, up to the deciding one): id, result or error.
+    /// Per rule evaluated (in order, up to the deciding one): id, result or error, and
+    /// `dry_run: true` for a rule in dry-run mode.
     pub trace: Vec<Value>,
+    /// What the dry-run rules evaluated before the deciding one would have decided, in order
+    /// (an expression that failed would have denied).
+    pub would: Vec<(PolicyDecision, String)>,
 }
 
 /// Whether a [`Policy::compile`] error is a name the hop's facts do not have (an attribute, a
@@ -166,6 +180,7 @@ impl Policy {
                 id: r.id.clone(),
                 program,
                 decision: r.decision,
+                dry_run: r.dry_run,
             });
         }
         Ok(Policy {
@@ -191,21 +206,18 @@ impl Policy {
     /// each rule evaluated to (for explain); a hop needs only [`Policy::decide`].
     pub fn evaluate(&self, facts: &Value, operator_default: PolicyDecision) -> Outcome {
         let mut trace = Vec::new();
-        let (decision, rule) = self.run(facts, operator_default, Some(&mut trace));
+        let (decision, rule, would) = self.run(facts, operator_default, Some(&mut trace));
         Outcome {
             decision,
             rule,
             trace,
+            would,
         }
     }
 
-    /// [`Policy::evaluate`] without the trace: the decision and the deciding rule's id (or
-    /// `default`).
-    pub fn decide(
-        &self,
-        facts: &Value,
-        operator_default: PolicyDecision,
-    ) -> (PolicyDecision, String) {
+    /// [`Policy::evaluate`] without the trace: the decision, the deciding rule's id (or
+    /// `default`) and what the dry-run rules before it would have decided.
+    pub fn decide(&self, facts: &Value, operator_default: PolicyDecision) -> Decided {
         self.run(facts, operator_default, None)
     }
 
@@ -214,7 +226,7 @@ impl Policy {
         facts: &Value,
         operator_default: PolicyDecision,
         mut trace: Option<&mut Vec<Value>>,
-    ) -> (PolicyDecision, String) {
+    ) -> Decided {
         let mut ctx = Context::with_env(ENV.clone());
         if let Some(obj) = facts.as_object() {
             for (k, v) in obj {
@@ -229,25 +241,38 @@ impl Policy {
                 t.push(entry);
             }
         };
+        let mut would = Vec::new();
         for rule in &self.rules {
-            match rule.program.execute(&ctx) {
+            let (mut entry, decided) = match rule.program.execute(&ctx) {
                 Ok(cel::Value::Bool(true)) => {
-                    note(json!({"id": rule.id, "result": true}));
-                    return (rule.decision, rule.id.clone());
+                    (json!({"id": rule.id, "result": true}), Some(rule.decision))
                 }
-                Ok(cel::Value::Bool(false)) => note(json!({"id": rule.id, "result": false})),
+                Ok(cel::Value::Bool(false)) => (json!({"id": rule.id, "result": false}), None),
                 // A rule that does not give a bool, or fails, denies (and says why).
-                Ok(other) => {
-                    note(json!({"id": rule.id, "error": format!("not a bool: {other:?}")}));
-                    return (PolicyDecision::Deny, rule.id.clone());
-                }
-                Err(e) => {
-                    note(json!({"id": rule.id, "error": e.to_string()}));
-                    return (PolicyDecision::Deny, rule.id.clone());
-                }
+                Ok(other) => (
+                    json!({"id": rule.id, "error": format!("not a bool: {other:?}")}),
+                    Some(PolicyDecision::Deny),
+                ),
+                Err(e) => (
+                    json!({"id": rule.id, "error": e.to_string()}),
+                    Some(PolicyDecision::Deny),
+                ),
+            };
+            if rule.dry_run {
+                entry["dry_run"] = json!(true);
+            }
+            note(entry);
+            match decided {
+                Some(d) if rule.dry_run => would.push((d, rule.id.clone())),
+                Some(d) => return (d, rule.id.clone(), would),
+                None => {}
             }
         }
-        (self.default.unwrap_or(operator_default), "default".into())
+        (
+            self.default.unwrap_or(operator_default),
+            "default".into(),
+            would,
+        )
     }
 }
 
@@ -404,6 +429,7 @@ mod tests {
                     id: "r".into(),
                     when: when.into(),
                     decision: PolicyDecision::Deny,
+                    dry_run: false,
                 }],
             })
             .map(|_| ())
@@ -464,6 +490,39 @@ mod tests {
             p.evaluate(&f, PolicyDecision::Allow).decision,
             PolicyDecision::Deny
         );
+    }
+
+    #[test]
+    fn dry_run_rules_record_without_deciding() {
+        let p = Policy::from_json(
+            r#"{"default": "allow", "rules":[
+                {"id":"try-deny","when":"message.bytes > 10","decision":"deny","dry_run":true},
+                {"id":"try-broken","when":"message.bytes > 'ten'","decision":"allow","dry_run":true},
+                {"id":"quiet","when":"message.bytes > 1000","decision":"deny","dry_run":true},
+                {"id":"real","when":"message.bytes > 100","decision":"approve"}]}"#,
+        )
+        .unwrap();
+        let f = json!({"message": {"bytes": 50}});
+        let (d, rule, would) = p.decide(&f, PolicyDecision::Deny);
+        assert_eq!((d, rule.as_str()), (PolicyDecision::Allow, "default"));
+        assert_eq!(
+            would,
+            vec![
+                (PolicyDecision::Deny, "try-deny".to_string()),
+                (PolicyDecision::Deny, "try-broken".to_string()),
+            ]
+        );
+        let o = p.evaluate(&json!({"message": {"bytes": 500}}), PolicyDecision::Allow);
+        assert_eq!(
+            (o.decision, o.rule.as_str()),
+            (PolicyDecision::Approve, "real")
+        );
+        assert_eq!(o.trace.len(), 4);
+        assert_eq!(o.trace[0]["dry_run"], json!(true));
+        // Saved and read back, the mode stays; an enforcing rule does not show the member.
+        let text = serde_json::to_string(p.doc()).unwrap();
+        assert!(text.contains(r#""dry_run":true"#), "{text}");
+        assert_eq!(text.matches("dry_run").count(), 3, "{text}");
     }
 
     #[test]

@@ -32,10 +32,13 @@ impl Step for PolicyStep {
 
     fn request(&self, hop: &Hop, params: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
         let entry = self.cache.get(&hop.workspace_id);
-        let (decision, rule) = match &entry.policy {
+        let (decision, rule, would) = match &entry.policy {
             Some(p) => p.decide(&facts(hop, params, ev), self.operator_default),
-            None => (self.operator_default, "default".to_owned()),
+            None => (self.operator_default, "default".to_owned(), Vec::new()),
         };
+        for (d, id) in &would {
+            ev.decide("policy_dry_run", d.as_str(), Some(id));
+        }
         ev.decide("policy", decision.as_str(), Some(&rule));
         match decision {
             PolicyDecision::Allow => Ok(()),
