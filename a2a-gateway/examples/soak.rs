@@ -42,6 +42,9 @@ impl Tally {
     }
 }
 
+/// A figure the soak watches, and how it is read off a sample.
+type Rule = (&'static str, fn(&Sample) -> u64);
+
 struct Sample {
     at: Duration,
     rss_kib: u64,
@@ -446,7 +449,7 @@ async fn main() {
     if q >= 1 {
         let (second, last) = (&samples[q..2 * q], &samples[samples.len() - q..]);
         let max = |s: &[Sample], f: fn(&Sample) -> u64| s.iter().map(f).max().unwrap_or(0);
-        let rules: [(&str, fn(&Sample) -> u64); 3] = [
+        let rules: [Rule; 3] = [
             ("rss KiB", |s| s.rss_kib),
             ("fds", |s| s.fds as u64),
             ("db bytes", |s| s.db_bytes),
