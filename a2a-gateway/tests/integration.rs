@@ -27,6 +27,7 @@ mod governance_kill;
 mod governance_loops;
 mod governance_pii;
 mod governance_policy;
+mod governance_policy_facts;
 mod governance_policy_table;
 mod grpc_callers;
 mod grpc_peer;

@@ -283,6 +283,8 @@ pub const ATTRIBUTES: &[&str] = &[
     "agent",
     "operation",
     "skill",
+    "declared_skill",
+    "declared_skill_on_card",
     "version",
     "binding",
     "message",
@@ -294,10 +296,14 @@ pub const ATTRIBUTES: &[&str] = &[
 
 /// What the hop looks like to a policy, as a JSON object of [`ATTRIBUTES`]:
 /// - `workspace` (string), `key` `{id, scopes}`, `agent` `{id, skills}` (the card's skills),
-///   `operation` (1.0 name, `SendMessage`), `skill` (`metadata.skill` of the request or the
-///   message, `""` when none), `version` (`0.3`/`1.0`), `binding` (`JSONRPC`/`HTTP+JSON`/`GRPC`);
-/// - `message` `{bytes, text_chars, parts, part_kinds}` (`part_kinds` ⊂ text, data, file, url,
-///   raw; zero and empty for operations without a message);
+///   `operation` (1.0 name, `SendMessage`), `declared_skill` ([`declared_skill`]: the caller's
+///   claim, `""` when none; `skill` is the same value under its former name),
+///   `declared_skill_on_card` (the declared skill is a skill id of the peer's card), `version`
+///   (`0.3`/`1.0`), `binding` (`JSONRPC`/`HTTP+JSON`/`GRPC`);
+/// - `message` `{bytes, text_chars, parts, part_kinds}` (`bytes`: the whole request's JSON,
+///   metadata and configuration included; `part_kinds` ⊂ text, data, file, where `file` is a
+///   part with bytes or a URL in either version; zero and empty for operations without a
+///   message);
 /// - `pii` (map type → count, every type present, 0 when none found), `pii_total`;
 /// - `chain` `{depth, agents}`: `agents` already visited (`workspace/agent`, oldest first),
 ///   `depth` this hop's depth (1 for a call that is not a delegation); `time` `{unix, hour, weekday}` (UTC;
@@ -313,26 +319,24 @@ pub fn facts(
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or(&[]);
+    // The 1.0 form: a file is a part with `raw` or `url` (a 0.3 `file` part arrives as one).
     let mut kinds: Vec<&str> = Vec::new();
     for p in parts {
-        for k in ["text", "data", "url", "raw"] {
-            if p.get(k).is_some() && !kinds.contains(&k) {
-                kinds.push(k);
-            }
-        }
-        if p.get("file").is_some() && !kinds.contains(&"file") {
-            kinds.push("file");
+        let kind = if p.get("text").is_some() {
+            "text"
+        } else if p.get("data").is_some() {
+            "data"
+        } else if ["raw", "url", "file"].iter().any(|k| p.get(k).is_some()) {
+            "file"
+        } else {
+            continue;
+        };
+        if !kinds.contains(&kind) {
+            kinds.push(kind);
         }
     }
-    let skill = params
-        .get("metadata")
-        .and_then(|m| m.get("skill"))
-        .or_else(|| {
-            msg.and_then(|m| m.get("metadata"))
-                .and_then(|m| m.get("skill"))
-        })
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let skill = declared_skill(params);
+    let on_card = !skill.is_empty() && hop.card_skills.iter().any(|s| s == skill);
     let mut pii = serde_json::Map::new();
     for k in crate::pii::PiiKind::ALL {
         pii.insert(
@@ -347,10 +351,13 @@ pub fn facts(
         "agent": {"id": hop.target, "skills": hop.card_skills},
         "operation": hop.operation.name_10(),
         "skill": skill,
+        "declared_skill": skill,
+        "declared_skill_on_card": on_card,
         "version": hop.version.as_str(),
         "binding": hop.binding.as_str(),
         "message": {
-            "bytes": msg.map(|m| m.to_string().len()).unwrap_or(0),
+            // Every member of the request (message, configuration, metadata).
+            "bytes": if msg.is_some() { params.to_string().len() } else { 0 },
             "text_chars": crate::protocol::xlate::message_text_chars(params),
             "parts": parts.len(),
             "part_kinds": kinds,
@@ -364,6 +371,26 @@ pub fn facts(
             "weekday": now.weekday().number_days_from_sunday(),
         },
     })
+}
+
+/// The skill the caller declares: `metadata.skill` of the message, else of the request; `""`
+/// when none. A claim of the caller, not something the gateway can verify.
+pub fn declared_skill(params: &Value) -> &str {
+    fn of(v: Option<&Value>) -> Option<&str> {
+        v.and_then(|v| v.get("metadata"))
+            .and_then(|m| m.get("skill"))
+            .and_then(Value::as_str)
+    }
+    of(params.get("message")).or(of(Some(params))).unwrap_or("")
+}
+
+/// Whether a send carries an inline push notification config (1.0 form): such a send is also
+/// evaluated as `CreateTaskPushNotificationConfig`.
+pub fn carries_push_config(params: &Value) -> bool {
+    params
+        .get("configuration")
+        .and_then(|c| c.get("taskPushNotificationConfig"))
+        .is_some_and(|c| !c.is_null())
 }
 
 /// The attributes of a plain 1.0 JSON-RPC SendMessage in `workspace`, with `overrides` (any of

@@ -11,7 +11,18 @@ use crate::{governance::step::Evidence, governance::step::Hop, governance::step:
 use crate::{pii::PiiAction, pii::PiiRules};
 
 use super::Cache;
-use super::policy::{PolicyDecision, facts};
+use super::policy::{PolicyDecision, carries_push_config, facts};
+use crate::protocol::ops::{GatewayOp, Operation};
+
+/// How strict a decision is: deny > approve > redact > allow.
+fn strictness(d: PolicyDecision) -> u8 {
+    match d {
+        PolicyDecision::Allow => 0,
+        PolicyDecision::Redact => 1,
+        PolicyDecision::Approve => 2,
+        PolicyDecision::Deny => 3,
+    }
+}
 
 /// The policy step over the governance cache.
 pub struct PolicyStep {
@@ -32,14 +43,32 @@ impl Step for PolicyStep {
 
     fn request(&self, hop: &Hop, params: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
         let entry = self.cache.get(&hop.workspace_id);
-        let (decision, rule, would) = match &entry.policy {
-            Some(p) => p.decide(&facts(hop, params, ev), self.operator_default),
+        let f = facts(hop, params, ev);
+        let (mut decision, mut rule, would) = match &entry.policy {
+            Some(p) => p.decide(&f, self.operator_default),
             None => (self.operator_default, "default".to_owned(), Vec::new()),
         };
         for (d, id) in &would {
             ev.decide("policy_dry_run", d.as_str(), Some(id));
         }
         ev.decide("policy", decision.as_str(), Some(&rule));
+        // A send with an inline push config also creates one: the rules on
+        // CreateTaskPushNotificationConfig apply to it too, and the stricter decision holds.
+        if let Some(p) = &entry.policy
+            && matches!(
+                hop.operation,
+                Operation::SendMessage | Operation::SendStreamingMessage
+            )
+            && carries_push_config(params)
+        {
+            let mut f = f;
+            f["operation"] = Value::from(Operation::CreateTaskPushNotificationConfig.name_10());
+            let (d, r, _) = p.decide(&f, self.operator_default);
+            ev.decide("policy_push_config", d.as_str(), Some(&r));
+            if strictness(d) > strictness(decision) {
+                (decision, rule) = (d, r);
+            }
+        }
         match decision {
             PolicyDecision::Allow => Ok(()),
             PolicyDecision::Deny => Err(Refusal::policy_denied(&rule)),
