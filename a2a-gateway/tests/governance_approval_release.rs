@@ -21,11 +21,7 @@ fn policy() -> Value {
 /// A send of `parts` (1.0 form) held by [`policy`]; `v` `None` is 0.3 (parts turned into the
 /// 0.3 form), non-blocking unless `blocking`.
 fn held_parts(v: Option<&str>, parts: &[Value], ctx: Option<&str>, blocking: bool) -> Value {
-    let mut r = if v.is_some() {
-        send10("")
-    } else {
-        send03("")
-    };
+    let mut r = if v.is_some() { send10("") } else { send03("") };
     let parts: Vec<Value> = parts
         .iter()
         .map(|p| match (v, p.get("text"), p.get("data")) {
@@ -211,7 +207,10 @@ async fn the_approver_sees_the_whole_request_with_sizes() {
             .collect();
         assert_eq!(kinds, ["text", "text", "data"], "{a}");
         assert_eq!(a["preview"]["textComplete"], false, "{a}");
-        assert!(a.get("request").is_none(), "the queue carries no request: {a}");
+        assert!(
+            a.get("request").is_none(),
+            "the queue carries no request: {a}"
+        );
         // One approval: the whole request, the workspace's rule (EMAIL: redact) applied.
         let (s, a) = admin(
             &env,
@@ -232,11 +231,7 @@ async fn the_approver_sees_the_whole_request_with_sizes() {
         assert_eq!(sizes[1]["bytes"], shown.len(), "{a}");
         assert_eq!(sizes[2]["kind"], "data", "{a}");
         assert_eq!(sizes[2]["bytes"], parts[2]["data"].to_string().len(), "{a}");
-        assert_eq!(
-            a["sizes"]["bytes"],
-            a["request"].to_string().len(),
-            "{a}"
-        );
+        assert_eq!(a["sizes"]["bytes"], a["request"].to_string().len(), "{a}");
         assert_eq!(a["keyId"], env.key[6..22], "{a}");
         let all = a.to_string();
         assert!(!all.contains("carol@") && !all.contains("dave@"), "{all}");
@@ -386,10 +381,7 @@ async fn a_release_after_a_kill_or_a_revoked_key_sends_nothing() {
     assert_eq!(gw_code(&b), "a2a_unauthorized", "{b}");
     assert!(b.to_string().contains("revoked"), "{b}");
     assert!(
-        !env.peers[0]
-            .last_body()
-            .to_string()
-            .contains("revoked key"),
+        !env.peers[0].last_body().to_string().contains("revoked key"),
         "the held send reached the peer"
     );
 
@@ -463,10 +455,7 @@ async fn the_caller_gets_the_reason_of_a_denial() {
         // A send into the denied task: the refusal carries the reason.
         let (_, b) = env.rpc("/a2a/echo", v, send_into(v, &gw_task)).await;
         assert_eq!(gw_code(&b), "a2a_approval_denied", "{b}");
-        assert!(
-            b["error"]["message"].as_str().unwrap().contains(why),
-            "{b}"
-        );
+        assert!(b["error"]["message"].as_str().unwrap().contains(why), "{b}");
         assert_eq!(denial_reason(&b), why, "{b}");
         // GetTask: the rejected task says why.
         let (_, b) = env.rpc("/a2a/echo", v, get(v, &gw_task)).await;

@@ -39,7 +39,13 @@ struct Open {
 }
 
 /// Opens `method path` (a JSON-RPC body, or none for an HTTP+JSON GET) with `key`.
-async fn open(env: &Env, path: &str, version: Option<&str>, key: &str, body: Option<Value>) -> Open {
+async fn open(
+    env: &Env,
+    path: &str,
+    version: Option<&str>,
+    key: &str,
+    body: Option<Value>,
+) -> Open {
     let mut req = match &body {
         Some(b) => env
             .http
@@ -138,7 +144,8 @@ async fn streams_of(env: &Env, key: &str, other: &str, text: &str) -> (Vec<Open>
     let mut s = open(env, "/a2a/slow", Some("1.0"), key, Some(stream_req(text))).await;
     let first = s.started().await;
     let task = first["result"]["task"]["id"].as_str().unwrap().to_owned();
-    let sub03 = json!({"jsonrpc":"2.0","id":"r","method":"tasks/resubscribe","params":{"id": task}});
+    let sub03 =
+        json!({"jsonrpc":"2.0","id":"r","method":"tasks/resubscribe","params":{"id": task}});
     let mut a = open(env, "/a2a/slow", None, key, Some(sub03)).await;
     a.started().await;
     let path = format!("/a2a/slow/v1/tasks/{task}:subscribe");
@@ -176,7 +183,11 @@ async fn a_revoked_key_ends_its_streams_and_subscriptions() {
         }
         for (j, s) in mine.iter_mut().enumerate() {
             let events = s.ends_within(Duration::from_secs(2)).await;
-            refused_last(&format!("stream {j}, admin {via_admin}"), &events, "revoked");
+            refused_last(
+                &format!("stream {j}, admin {via_admin}"),
+                &events,
+                "revoked",
+            );
         }
         assert!(other.still_open().await, "another key's subscription ended");
         // The key itself is refused too.

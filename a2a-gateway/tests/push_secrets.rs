@@ -41,7 +41,10 @@ fn hidden(what: &str, answer: &Value) {
     assert!(!found.is_empty(), "{what}: no config in {text}");
     for c in found {
         assert_eq!(c["token"], REDACTED, "{what}: {text}");
-        assert_eq!(c["authentication"]["credentials"], REDACTED, "{what}: {text}");
+        assert_eq!(
+            c["authentication"]["credentials"], REDACTED,
+            "{what}: {text}"
+        );
     }
 }
 
@@ -106,7 +109,11 @@ async fn push_config_answers_never_carry_webhook_secrets() {
                 "tasks/pushNotificationConfig/get",
                 json!({"id":"t1","pushNotificationConfigId":"c1"}),
             ),
-            rpc(None, "tasks/pushNotificationConfig/list", json!({"id":"t1"})),
+            rpc(
+                None,
+                "tasks/pushNotificationConfig/list",
+                json!({"id":"t1"}),
+            ),
         ] {
             let what = format!("{} {v:?} sealed={sealed}", body["method"]);
             let (s, b) = env.rpc_key("/a2a/echo", v.as_deref(), body, &reader).await;
@@ -157,8 +164,10 @@ async fn push_config_answers_never_carry_webhook_secrets() {
             .http
             .post(&peer)
             .header("A2A-Version", "1.0")
-            .json(&json!({"jsonrpc":"2.0","id":"g","method":"GetTaskPushNotificationConfig",
-                "params":{"taskId":"t1","id":"c1"}}))
+            .json(
+                &json!({"jsonrpc":"2.0","id":"g","method":"GetTaskPushNotificationConfig",
+                "params":{"taskId":"t1","id":"c1"}}),
+            )
             .send()
             .await
             .unwrap()

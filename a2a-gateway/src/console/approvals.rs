@@ -174,12 +174,23 @@ pub(crate) async fn detail(
         Ok(a) => a,
         Err(r) => {
             let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_REQUEST);
-            return page(status, "Approval", "Approvals", &op.csrf, &admin_refusal(&r));
+            return page(
+                status,
+                "Approval",
+                "Approvals",
+                &op.csrf,
+                &admin_refusal(&r),
+            );
         }
     };
     let state = a["state"].as_str().unwrap_or("");
     let mut sizes = String::new();
-    for (i, p) in a["sizes"]["parts"].as_array().into_iter().flatten().enumerate() {
+    for (i, p) in a["sizes"]["parts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         let _ = write!(
             sizes,
             "<tr><th scope=\"row\">{i}</th><td>{kind}</td><td>{bytes}</td><td>{media}</td><td>{file}</td></tr>",

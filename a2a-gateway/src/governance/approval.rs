@@ -311,7 +311,11 @@ pub fn gateway_task(a: &Approval) -> Value {
             Some(r) => ("TASK_STATE_FAILED", r.message.clone(), r.code.as_str()),
             None => ("TASK_STATE_FAILED", String::new(), "a2a_internal_error"),
         },
-        _ => ("TASK_STATE_REJECTED", denied(a).message, "a2a_approval_denied"),
+        _ => (
+            "TASK_STATE_REJECTED",
+            denied(a).message,
+            "a2a_approval_denied",
+        ),
     };
     let ts = time::OffsetDateTime::from_unix_timestamp(a.created_at)
         .ok()

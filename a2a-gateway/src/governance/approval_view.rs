@@ -110,9 +110,13 @@ pub fn request_view(a: &Approval) -> Result<Value, String> {
     } else {
         Version::V1
     };
-    let mut p10 =
-        crate::protocol::xlate::translate_request(Operation::SendMessage, caller, Version::V1, &stored)
-            .map_err(|r| format!("stored request: {}", r.message))?;
+    let mut p10 = crate::protocol::xlate::translate_request(
+        Operation::SendMessage,
+        caller,
+        Version::V1,
+        &stored,
+    )
+    .map_err(|r| format!("stored request: {}", r.message))?;
     if let Some(c) = p10.get_mut("configuration") {
         crate::protocol::secrets::hide_push_secrets(c);
     }

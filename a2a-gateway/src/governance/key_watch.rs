@@ -106,7 +106,10 @@ impl KeyStreams {
             Err(_) => return 0,
         };
         let mut ended = 0;
-        for w in open.iter().filter(|w| w.key == key && !w.token.is_cancelled()) {
+        for w in open
+            .iter()
+            .filter(|w| w.key == key && !w.token.is_cancelled())
+        {
             if let Ok(mut g) = w.why.lock() {
                 *g = Some(why.clone());
             }

@@ -234,7 +234,12 @@ impl Governance {
 
     /// The session kill a request of `workspace` (either version's form: the message's
     /// `contextId`/`taskId`, or a task's `id`) runs into now, plus any of `more_contexts`.
-    pub fn killed(&self, workspace: &str, params: &Value, more_contexts: &[&str]) -> Option<Refusal> {
+    pub fn killed(
+        &self,
+        workspace: &str,
+        params: &Value,
+        more_contexts: &[&str],
+    ) -> Option<Refusal> {
         let entry = self.cache.get(workspace);
         let (mut contexts, tasks) = kill::ids_of(params);
         contexts.extend(more_contexts.iter().map(|c| (*c).to_owned()));

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use crate::hop::call::Call;
 use crate::protocol::ops::Operation;
+use crate::tasks::ownership;
 use crate::{
     governance::approval::Approval, governance::approval::TASK_PREFIX,
     governance::approval::approval_of, governance::approval::denied,
@@ -17,7 +18,6 @@ use crate::{
 };
 use crate::{ids::random_hex, protocol::answer::Answer, state::GatewayState};
 use crate::{protocol::errors::Refusal, protocol::errors::Version};
-use crate::tasks::ownership;
 
 fn now() -> i64 {
     time::OffsetDateTime::now_utc().unix_timestamp()

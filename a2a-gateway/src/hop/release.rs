@@ -10,9 +10,7 @@ use crate::{
     governance::approval::Approval, governance::approval::TASK_PREFIX,
     governance::approval::gateway_task, governance::approval::refusal_value,
 };
-use crate::{
-    governance::step::Evidence, governance::step::Hop,
-};
+use crate::{governance::step::Evidence, governance::step::Hop};
 use crate::{ids::random_hex, state::GatewayState};
 use crate::{protocol::errors::Refusal, protocol::errors::Version};
 use crate::{tasks::ownership, tasks::ownership::Owner};
@@ -241,4 +239,3 @@ pub fn deny(
     audit(st, &a, "denied", None, None);
     Ok(json!({"approval": a, "task": gateway_task(&a)}))
 }
-
