@@ -20,6 +20,7 @@ mod gateway_ops;
 mod gateway_peers;
 mod gateway_translation;
 mod governance_approval;
+mod governance_approval_denial;
 mod governance_approval_release;
 mod governance_cli;
 mod governance_followup;
