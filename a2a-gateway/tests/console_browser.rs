@@ -398,24 +398,20 @@ async fn console_in_a_real_browser() {
     };
     assert_eq!(ids.len(), 2, "two held hops");
     shot(&c, "09-approvals").await;
+    // Deciding is on the approval's page, beside the whole held request.
+    click(&c, &format!("tr[data-approval=\"{}\"] a.review", ids[0])).await;
+    wait_text(&c, "as it will be sent").await;
+    shot(&c, "09b-approval").await;
     fill(&c, &format!("#deny-why-{}", ids[0]), "not today").await;
-    click(
-        &c,
-        &format!("tr[data-approval=\"{}\"] button.danger", ids[0]),
-    )
-    .await;
+    click(&c, "#approval form.decide button.danger").await;
     wait_text(&c, "Denied: the held hop was not sent.").await;
-    c.goto(&format!("{base}/console/approvals?workspace=team"))
-        .await
-        .unwrap();
-    click(
-        &c,
-        &format!(
-            "tr[data-approval=\"{}\"] form.decide button:not(.danger)",
-            ids[1]
-        ),
-    )
-    .await;
+    c.goto(&format!(
+        "{base}/console/workspaces/team/approvals/{}",
+        ids[1]
+    ))
+    .await
+    .unwrap();
+    click(&c, "#approval form.decide button:not(.danger)").await;
     wait_text(&c, "Approved: the held hop was sent.").await;
     let state = |id: String| {
         let http = http.clone();

@@ -1,5 +1,5 @@
 //! Approval end to end through a real gateway and peer: a policy holds the hop (nothing sent),
-//! the queue shows a redacted preview, the caller follows with standard operations only
+//! the queue shows a preview with the workspace's PII rules applied, the caller follows with standard operations only
 //! (SendMessage → gateway task, GetTask, CancelTask), approve / deny / expiry, both versions,
 //! and another workspace can neither see nor decide nor follow it.
 
@@ -269,7 +269,8 @@ async fn approval_holds_then_releases_denies_and_expires() {
         };
         assert_eq!(state(&b), canceled, "{b}");
     }
-    // Without PII rules the stored request is unchanged, but the preview is still redacted.
+    // Without PII rules the stored request is unchanged, and the approver sees it as it will
+    // be sent (issue 39: the workspace's PII rules decide what is redacted).
     assert_eq!(
         admin(&env, "DELETE", "/admin/workspaces/ws1/pii", None)
             .await
@@ -291,10 +292,16 @@ async fn approval_holds_then_releases_denies_and_expires() {
         a["preview"]["text"]
             .as_str()
             .unwrap()
-            .contains("[REDACTED:EMAIL]"),
+            .contains("refund for bob@example.org"),
         "{a}"
     );
-    assert!(!a.to_string().contains("bob@"), "{a}");
+    assert!(
+        a["request"]["message"]["parts"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("bob@example.org"),
+        "{a}"
+    );
     // Expiry.
     let (_, b) = env
         .rpc(

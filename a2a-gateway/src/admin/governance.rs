@@ -104,7 +104,16 @@ async fn approval(
             let mut one = [a];
             expire_due(&st, &ws, &mut one);
             let [a] = one;
-            axum::Json(a).into_response()
+            // The whole held request (as it will be sent), beside the queue's preview.
+            let mut v = serde_json::to_value(&a).unwrap_or_default();
+            match crate::governance::approval_view::request_view(&a) {
+                Ok(view) => {
+                    v["request"] = view["request"].clone();
+                    v["sizes"] = view["sizes"].clone();
+                }
+                Err(e) => v["requestError"] = serde_json::json!(e),
+            }
+            axum::Json(v).into_response()
         }
         Ok(None) => err(StatusCode::NOT_FOUND, &format!("approval {id} not found")),
         Err(e) => store_err(e),
@@ -137,7 +146,7 @@ async fn approve(
     if b.approver.trim().is_empty() {
         return err(StatusCode::BAD_REQUEST, "approver: required");
     }
-    decided(crate::hop::approval::release(&st, &ws, &id, &b.approver, b.reason.as_deref()).await)
+    decided(crate::hop::release::release(&st, &ws, &id, &b.approver, b.reason.as_deref()).await)
 }
 
 async fn deny(
@@ -148,7 +157,7 @@ async fn deny(
     if b.approver.trim().is_empty() {
         return err(StatusCode::BAD_REQUEST, "approver: required");
     }
-    decided(crate::hop::approval::deny(
+    decided(crate::hop::release::deny(
         &st,
         &ws,
         &id,

@@ -301,7 +301,12 @@ async fn revoke_key(
 ) -> Response {
     guard!(st, h);
     match st.store.revoke_key(&key) {
-        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Ok(()) => {
+            // Its open streams end now (the sweeper would within `key_watch::SWEEP`).
+            let why = crate::governance::key_watch::refusal(crate::store::KeyRejection::Revoked);
+            st.governance.keys.end_key(&key, &why);
+            StatusCode::NO_CONTENT.into_response()
+        }
         Err(e) => store_err(e),
     }
 }

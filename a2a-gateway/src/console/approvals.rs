@@ -1,6 +1,8 @@
-//! The approval queue: held hops of every workspace (or one) with their redacted preview, and
-//! approve / deny through the admin API (`/admin/workspaces/{ws}/approvals/{id}/approve|deny`),
-//! which sends the held request or answers the caller.
+//! The approval queue: held hops of every workspace (or one) with their preview (every part's
+//! kind and size, the start of the text); each approval's page shows the whole held request as
+//! it will be sent, with sizes, and decides it: approve / deny through the admin API
+//! (`/admin/workspaces/{ws}/approvals/{id}/approve|deny`), which sends the held request or
+//! answers the caller (with the reason written here).
 
 use std::fmt::Write;
 use std::sync::Arc;
@@ -17,7 +19,14 @@ use super::html::{csrf_field, esc, notice, opt, page, unix};
 use super::{Operator, admin_refusal, ok_notice};
 use crate::state::GatewayState;
 
-const STATES: [&str; 5] = ["pending", "approved", "denied", "expired", "withdrawn"];
+const STATES: [&str; 6] = [
+    "pending",
+    "approved",
+    "denied",
+    "expired",
+    "withdrawn",
+    "failed",
+];
 
 #[derive(Deserialize, Default)]
 pub(crate) struct QueueQuery {
@@ -105,27 +114,105 @@ async fn render(
 <div><label for="a-state">State</label><select id="a-state" name="state">{s_opts}</select></div>
 <div><button type="submit">Show</button></div></form>
 <div class="scroll"><table id="approvals"><caption>Approvals ({state})</caption>
-<thead><tr><th scope="col">Approval</th><th scope="col">Workspace / agent</th><th scope="col">Rule</th><th scope="col">Preview (redacted)</th><th scope="col">Held since / until</th><th scope="col">State</th><th scope="col">Decision</th></tr></thead>
+<thead><tr><th scope="col">Approval</th><th scope="col">Workspace / agent</th><th scope="col">Rule</th><th scope="col">Preview (as it will be sent)</th><th scope="col">Held since / until</th><th scope="col">State</th><th scope="col">Decision</th></tr></thead>
 <tbody>{rows}</tbody></table></div>"#,
         state = esc(state),
     );
     page(status, "Approvals", "Approvals", &op.csrf, &body)
 }
 
-fn row(ws: &str, a: &Value, op: &Operator) -> String {
+fn href(ws: &str, id: &str) -> String {
+    format!("/console/workspaces/{}/approvals/{}", seg(ws), seg(id))
+}
+
+/// The decision cell: the approver and reason once decided; nothing while pending (deciding
+/// is on the approval's page, beside the whole request).
+fn decision(a: &Value) -> String {
+    format!(
+        "{} {}",
+        opt(a["approver"].as_str()),
+        a["reason"]
+            .as_str()
+            .map(|r| format!("({})", esc(r)))
+            .unwrap_or_default()
+    )
+}
+
+fn row(ws: &str, a: &Value, _op: &Operator) -> String {
     let id = a["id"].as_str().unwrap_or("");
     let state = a["state"].as_str().unwrap_or("");
     let preview = serde_json::to_string_pretty(&a["preview"]).unwrap_or_default();
-    let decision = if state == "pending" {
+    let link = if state == "pending" {
+        "Review the whole request and decide"
+    } else {
+        "The whole request"
+    };
+    format!(
+        r#"<tr data-approval="{idh}"><th scope="row"><a href="{href}"><code>{idh}</code></a></th><td>{ws} / {agent}</td><td>{rule}</td><td><pre>{preview}</pre><a class="review" href="{href}">{link}</a></td><td>{from}<br>{to}</td><td>{state}</td><td>{decision}</td></tr>"#,
+        idh = esc(id),
+        href = esc(&href(ws, id)),
+        ws = esc(ws),
+        agent = opt(a["agentId"].as_str()),
+        rule = opt(a["rule"].as_str()),
+        preview = esc(&preview),
+        from = unix(a["createdAt"].as_i64().unwrap_or(0)),
+        to = unix(a["expiresAt"].as_i64().unwrap_or(0)),
+        state = esc(state),
+        decision = decision(a),
+    )
+}
+
+/// One approval: its facts, the whole held request as it will be sent (every part and member,
+/// the workspace's PII rules applied), every part's size, and, while pending, the decision.
+pub(crate) async fn detail(
+    State(st): State<Arc<GatewayState>>,
+    Extension(op): Extension<Operator>,
+    Path((ws, id)): Path<(String, String)>,
+) -> Response {
+    let path = format!("/admin/workspaces/{}/approvals/{}", seg(&ws), seg(&id));
+    let a = match admin(&st, Method::GET, &path, None).await {
+        Ok(a) => a,
+        Err(r) => {
+            let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_REQUEST);
+            return page(
+                status,
+                "Approval",
+                "Approvals",
+                &op.csrf,
+                &admin_refusal(&r),
+            );
+        }
+    };
+    let state = a["state"].as_str().unwrap_or("");
+    let mut sizes = String::new();
+    for (i, p) in a["sizes"]["parts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let _ = write!(
+            sizes,
+            "<tr><th scope=\"row\">{i}</th><td>{kind}</td><td>{bytes}</td><td>{media}</td><td>{file}</td></tr>",
+            kind = opt(p["kind"].as_str()),
+            bytes = p["bytes"].as_u64().unwrap_or(0),
+            media = opt(p["mediaType"].as_str()),
+            file = opt(p["filename"].as_str()),
+        );
+    }
+    let request = match a.get("request") {
+        Some(r) => serde_json::to_string_pretty(r).unwrap_or_default(),
+        None => a["requestError"].as_str().unwrap_or("").to_owned(),
+    };
+    let decide = if state == "pending" {
         let action = |verb: &str, label: &str, class: &str| {
             format!(
-                r#"<form method="post" action="/console/workspaces/{ws}/approvals/{ids}/{verb}" class="decide">{csrf}
+                r#"<form method="post" action="{href}/{verb}" class="decide">{csrf}
 <label for="{verb}-by-{idh}">Approver</label><input id="{verb}-by-{idh}" name="approver" required value="console">
-<label for="{verb}-why-{idh}">Reason</label><input id="{verb}-why-{idh}" name="reason">
+<label for="{verb}-why-{idh}">Reason (the caller sees it when denied)</label><input id="{verb}-why-{idh}" name="reason">
 <button type="submit" class="{class}" aria-label="{label} {idh}">{label}</button></form>"#,
-                ws = esc(&seg(ws)),
-                ids = esc(&seg(id)),
-                idh = esc(id),
+                href = esc(&href(&ws, &id)),
+                idh = esc(&id),
                 csrf = csrf_field(&op.csrf),
             )
         };
@@ -135,26 +222,29 @@ fn row(ws: &str, a: &Value, op: &Operator) -> String {
             action("deny", "Deny", "danger")
         )
     } else {
-        format!(
-            "{} {}",
-            opt(a["approver"].as_str()),
-            a["reason"]
-                .as_str()
-                .map(|r| format!("({})", esc(r)))
-                .unwrap_or_default()
-        )
+        format!("<p>{} {}</p>", esc(state), decision(&a))
     };
-    format!(
-        r#"<tr data-approval="{idh}"><th scope="row"><code>{idh}</code></th><td>{ws} / {agent}</td><td>{rule}</td><td><pre>{preview}</pre></td><td>{from}<br>{to}</td><td>{state}</td><td>{decision}</td></tr>"#,
-        idh = esc(id),
-        ws = esc(ws),
+    let body = format!(
+        r#"<section id="approval" data-approval="{idh}" aria-label="Approval {idh}">
+<p>Workspace <code>{wsh}</code>, agent {agent}, rule {rule}, key {key}, state <strong>{state}</strong>; held {from}, until {to}.</p>
+<h2>Whole request ({bytes} bytes), as it will be sent</h2>
+<div class="scroll"><table id="parts"><caption>Parts</caption>
+<thead><tr><th scope="col">#</th><th scope="col">Kind</th><th scope="col">Bytes</th><th scope="col">Media type</th><th scope="col">File name</th></tr></thead>
+<tbody>{sizes}</tbody></table></div>
+<pre id="request">{request}</pre>
+<h2>Decision</h2>{decide}</section>"#,
+        idh = esc(&id),
+        wsh = esc(&ws),
         agent = opt(a["agentId"].as_str()),
         rule = opt(a["rule"].as_str()),
-        preview = esc(&preview),
+        key = opt(a["keyId"].as_str()),
+        state = esc(state),
         from = unix(a["createdAt"].as_i64().unwrap_or(0)),
         to = unix(a["expiresAt"].as_i64().unwrap_or(0)),
-        state = esc(state),
-    )
+        bytes = a["sizes"]["bytes"].as_u64().unwrap_or(0),
+        request = esc(&request),
+    );
+    page(StatusCode::OK, "Approval", "Approvals", &op.csrf, &body)
 }
 
 #[derive(Deserialize)]

@@ -87,6 +87,10 @@ pub fn router(state: Arc<GatewayState>, sessions: Arc<Sessions>) -> Router {
             post(keys::revoke),
         )
         .route(
+            "/console/workspaces/{ws}/approvals/{id}",
+            get(approvals::detail),
+        )
+        .route(
             "/console/workspaces/{ws}/approvals/{id}/{action}",
             post(approvals::decide),
         )

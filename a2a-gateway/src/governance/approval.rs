@@ -5,13 +5,17 @@
 //! task (`gw-approval-<id>`, SUBMITTED); GetTask / SubscribeToTask / CancelTask on it are answered
 //! by the gateway while it is held, and go on as the peer's task once it is approved (the call is
 //! made on the peer's task id); a denied or expired approval shows the task REJECTED to GetTask,
-//! and refuses SubscribeToTask and follow-up sends (`a2a_approval_denied` / `_expired`).
+//! and refuses SubscribeToTask and follow-up sends (`a2a_approval_denied` / `_expired`, with
+//! the approver's reason). An approved one the gateway did not send (the session was killed or
+//! the key revoked or expired meanwhile, or the peer refused it) is `failed`: the caller gets
+//! that refusal.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use rusqlite::{OptionalExtension, params};
 
+use crate::{protocol::errors::Origin, protocol::errors::Refusal};
 use crate::{store::Store, store::StoreError};
 
 /// Prefix of gateway task ids of held hops.
@@ -32,12 +36,14 @@ pub struct Approval {
     /// The request params as they will be sent (after PII redaction). Not shown in lists.
     #[serde(skip_serializing)]
     pub params: String,
-    /// What an approver sees: operation, skill, sizes, part kinds, PII counts, the start of the
-    /// (redacted) text.
+    /// What an approver sees in the queue: operation, skill, sizes, every part's kind and size,
+    /// PII counts, the start of the text (as it will be sent: the workspace's PII rules
+    /// applied). The whole request is [`super::approval_view::request_view`].
     pub preview: Value,
     /// The gateway task's context id.
     pub context_id: String,
-    /// `pending`, `approved`, `denied`, `expired` or `withdrawn`.
+    /// `pending`, `approved`, `denied`, `expired`, `withdrawn` or `failed` (approved, not sent
+    /// or refused by the peer: [`Approval::refusal`]).
     pub state: String,
     /// The policy rule that asked for approval.
     pub rule: Option<String>,
@@ -59,6 +65,13 @@ pub struct Approval {
     pub created_at: i64,
     /// Unix seconds; a pending approval expires then.
     pub expires_at: i64,
+    /// The key the held hop came with (its id): releasing it checks the key still stands.
+    /// `None` for a hop held before the gateway recorded it.
+    #[serde(default)]
+    pub key_id: Option<String>,
+    /// A `failed` approval's refusal (the caller's answer), as [`refusal_value`] writes it.
+    #[serde(default)]
+    pub refusal: Option<Value>,
 }
 
 impl Approval {
@@ -87,6 +100,9 @@ pub trait ApprovalStore: Send + Sync {
     ) -> Result<bool, StoreError>;
     /// Records the peer's task of an approved hop.
     fn set_peer_task(&self, workspace: &str, id: &str, task: &str) -> Result<(), StoreError>;
+    /// Moves an approved approval that has no peer task yet to `failed` with `refusal`; false
+    /// when it was not in that state.
+    fn fail(&self, workspace: &str, id: &str, refusal: &Value) -> Result<bool, StoreError>;
 }
 
 /// [`ApprovalStore`] in the gateway's SQLite database.
@@ -129,21 +145,26 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Approval> {
             .ok()
             .and_then(|c| serde_json::from_str(&c).ok())
             .unwrap_or_default(),
+        key_id: r.get(16)?,
+        refusal: r
+            .get::<_, Option<String>>(17)?
+            .and_then(|c| serde_json::from_str(&c).ok()),
     })
 }
 
-const COLS: &str = "id, workspace_id, agent_id, caller_version, params, preview, context_id, state, rule, approver, reason, peer_task_id, created_at, expires_at, chain, extensions";
+const COLS: &str = "id, workspace_id, agent_id, caller_version, params, preview, context_id, state, rule, approver, reason, peer_task_id, created_at, expires_at, chain, extensions, key_id, refusal";
 
 impl ApprovalStore for SqliteApprovals {
     fn create(&self, a: &Approval) -> Result<(), StoreError> {
         self.store.with(|c| {
             c.execute(
-                &format!("INSERT INTO gov_approvals({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"),
+                &format!("INSERT INTO gov_approvals({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"),
                 params![a.id, a.workspace_id, a.agent_id, a.caller_version, a.params,
                     a.preview.to_string(), a.context_id, a.state, a.rule, a.approver, a.reason,
                     a.peer_task_id, a.created_at, a.expires_at,
                     serde_json::to_string(&a.chain).unwrap_or_else(|_| "[]".into()),
-                    serde_json::to_string(&a.extensions).unwrap_or_else(|_| "[]".into())],
+                    serde_json::to_string(&a.extensions).unwrap_or_else(|_| "[]".into()),
+                    a.key_id, a.refusal.as_ref().map(Value::to_string)],
             )?;
             Ok(())
         })
@@ -197,44 +218,71 @@ impl ApprovalStore for SqliteApprovals {
             Ok(())
         })
     }
+
+    fn fail(&self, workspace: &str, id: &str, refusal: &Value) -> Result<bool, StoreError> {
+        self.store.with(|c| {
+            Ok(c.execute(
+                "UPDATE gov_approvals SET state = 'failed', refusal = ?3
+                 WHERE workspace_id = ?1 AND id = ?2 AND state = 'approved' AND peer_task_id IS NULL",
+                params![workspace, id, refusal.to_string()],
+            )? > 0)
+        })
+    }
 }
 
-/// What an approver sees of a request (1.0 params): every PII finding redacted, no more than
-/// the start of the text.
-pub fn preview(params10: &Value, facts: &Value) -> Value {
-    // Redacted for the approver whatever the workspace's PII rules are.
-    let mut shown = params10.clone();
-    let _ = super::pii_step::scan(
-        &mut shown,
-        &crate::pii::PiiRules {
-            default_action: crate::pii::PiiAction::Redact,
-            ..Default::default()
+/// A refusal as stored with a `failed` approval (every member, so the caller's answer is the
+/// refusal it would have got on its own hop).
+pub fn refusal_value(r: &Refusal) -> Value {
+    json!({"rpcCode": r.rpc_code, "code": r.code, "reason": r.reason,
+        "spec": r.origin == Origin::Spec, "status": r.status, "message": r.message,
+        "type": r.type_name, "extra": r.extra})
+}
+
+/// The refusal of a `failed` approval (an internal error when none was stored).
+pub fn refusal_of(a: &Approval) -> Refusal {
+    let Some(v) = &a.refusal else {
+        return Refusal::internal(&format!("approval {} failed", a.id));
+    };
+    let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+    Refusal {
+        rpc_code: v.get("rpcCode").and_then(Value::as_i64).unwrap_or(-32000),
+        code: s("code"),
+        reason: s("reason"),
+        origin: if v.get("spec").and_then(Value::as_bool) == Some(true) {
+            Origin::Spec
+        } else {
+            Origin::Gateway
         },
-    );
-    let text: String = shown
-        .get("message")
-        .and_then(|m| m.get("parts"))
-        .and_then(Value::as_array)
-        .map(|ps| {
-            ps.iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .unwrap_or_default();
-    let short: String = text.chars().take(200).collect();
-    json!({
-        "operation": facts["operation"],
-        "agent": facts["agent"]["id"],
-        "skill": facts["skill"],
-        "message": facts["message"],
-        "pii": facts["pii"],
-        "text": short,
-    })
+        status: v
+            .get("status")
+            .and_then(Value::as_u64)
+            .and_then(|n| u16::try_from(n).ok())
+            .unwrap_or(500),
+        message: s("message"),
+        type_name: s("type"),
+        extra: v
+            .get("extra")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default(),
+    }
+    .with("approvalId", json!(a.id))
+}
+
+/// The refusal of a denied (or withdrawn) approval: `a2a_approval_denied` with the reason the
+/// approver wrote, in the message and as `denialReason`.
+pub fn denied(a: &Approval) -> Refusal {
+    let mut r = Refusal::approval_denied(&a.id);
+    if let Some(why) = a.reason.as_deref().filter(|w| !w.is_empty()) {
+        r.message = format!("{}: {why}", r.message);
+        r = r.with("denialReason", json!(why));
+    }
+    r
 }
 
 /// The gateway task of an approval, in 1.0 form.
 pub fn gateway_task(a: &Approval) -> Value {
+    let refused = (a.state == "failed").then(|| refusal_of(a));
     let (state, text, code) = match a.state.as_str() {
         "pending" => (
             "TASK_STATE_SUBMITTED",
@@ -259,9 +307,13 @@ pub fn gateway_task(a: &Approval) -> Value {
             format!("Approval {} was withdrawn", a.id),
             "a2a_approval_denied",
         ),
+        "failed" => match &refused {
+            Some(r) => ("TASK_STATE_FAILED", r.message.clone(), r.code.as_str()),
+            None => ("TASK_STATE_FAILED", String::new(), "a2a_internal_error"),
+        },
         _ => (
             "TASK_STATE_REJECTED",
-            format!("Approval {} was denied", a.id),
+            denied(a).message,
             "a2a_approval_denied",
         ),
     };
@@ -273,8 +325,15 @@ pub fn gateway_task(a: &Approval) -> Value {
         })
         .unwrap_or_default();
     let mut meta = json!({"approvalId": a.id, "approvalState": a.state, "code": code});
-    if let (Some(t), Some(m)) = (&a.peer_task_id, meta.as_object_mut()) {
-        m.insert("peerTaskId".into(), json!(t));
+    if let Some(m) = meta.as_object_mut() {
+        if let Some(t) = &a.peer_task_id {
+            m.insert("peerTaskId".into(), json!(t));
+        }
+        if a.state == "denied"
+            && let Some(why) = a.reason.as_deref().filter(|w| !w.is_empty())
+        {
+            m.insert("denialReason".into(), json!(why));
+        }
     }
     json!({
         "id": format!("{TASK_PREFIX}{}", a.id),

@@ -83,6 +83,8 @@ pub fn install_approvals(
             extensions: Vec::new(),
             created_at: now,
             expires_at: now,
+            key_id: None,
+            refusal: None,
         })?;
     }
     Ok(())

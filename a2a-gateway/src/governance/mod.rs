@@ -8,7 +8,9 @@
 //! admin write invalidates it), so a workspace without governance costs no database read.
 //!
 //! Modules: [`policy`] (CEL documents), `policy_step`, `pii_step`, [`loops`] (signed
-//! delegation chains), [`kill`] (session kill), [`store`] (the settings' storage trait).
+//! delegation chains), [`kill`] (session kill), [`key_watch`] (streams of revoked or expired
+//! keys end), [`approval`] and [`approval_view`] (held hops, what an approver sees), [`store`]
+//! (the settings' storage trait).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock};
@@ -23,8 +25,10 @@ use crate::{
 };
 
 pub mod approval;
+pub mod approval_view;
 pub mod demo;
 pub mod extensions;
+pub mod key_watch;
 pub mod kill;
 pub mod loops;
 mod pii_step;
@@ -169,6 +173,8 @@ pub struct Governance {
     pub chain_key: loops::ChainKey,
     /// Open streams, for session kill.
     pub streams: kill::Streams,
+    /// Open streams by key, ended when their key is revoked or expires.
+    pub keys: Arc<key_watch::KeyStreams>,
     /// Held hops.
     pub approvals: Arc<dyn approval::ApprovalStore>,
 }
@@ -215,6 +221,7 @@ impl Governance {
             steps,
             chain_key: loops::ChainKey::new(&settings.delegation_key),
             streams: kill::Streams::default(),
+            keys: Arc::default(),
             approvals,
         }
     }
@@ -223,6 +230,27 @@ impl Governance {
     pub fn with_step(mut self, step: Arc<dyn Step>) -> Governance {
         self.steps.push(step);
         self
+    }
+
+    /// The session kill a request of `workspace` (either version's form: the message's
+    /// `contextId`/`taskId`, or a task's `id`) runs into now, plus any of `more_contexts`.
+    pub fn killed(
+        &self,
+        workspace: &str,
+        params: &Value,
+        more_contexts: &[&str],
+    ) -> Option<Refusal> {
+        let entry = self.cache.get(workspace);
+        let (mut contexts, tasks) = kill::ids_of(params);
+        contexts.extend(more_contexts.iter().map(|c| (*c).to_owned()));
+        for (kind, ids) in [("context", contexts), ("task", tasks)] {
+            for id in ids {
+                if entry.kills.contains(&(kind.to_owned(), id.clone())) {
+                    return Some(Refusal::session_killed(kind, &id));
+                }
+            }
+        }
+        None
     }
 
     /// Whether any step has work for this hop.

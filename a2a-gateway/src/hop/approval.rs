@@ -1,5 +1,5 @@
-//! The approval flow on the hop: holding a SendMessage ([`hold`]), answering the caller's task
-//! operations on a gateway task ([`follow`]), and a person's decision ([`release`], [`deny`]).
+//! The approval flow on the hop: holding a SendMessage ([`hold`]) and answering the caller's
+//! task operations on a gateway task ([`follow`]); a person's decision is `super::release`.
 
 use std::time::Duration;
 
@@ -7,23 +7,23 @@ use serde_json::{Value, json};
 
 use crate::hop::call::Call;
 use crate::protocol::ops::Operation;
+use crate::tasks::ownership;
 use crate::{
     governance::approval::Approval, governance::approval::TASK_PREFIX,
-    governance::approval::approval_of, governance::approval::gateway_task,
-    governance::approval::preview,
+    governance::approval::approval_of, governance::approval::denied,
+    governance::approval::gateway_task, governance::approval::refusal_of,
 };
 use crate::{
     governance::step::ApprovalEvidence, governance::step::Evidence, governance::step::Hop,
 };
 use crate::{ids::random_hex, protocol::answer::Answer, state::GatewayState};
 use crate::{protocol::errors::Refusal, protocol::errors::Version};
-use crate::{tasks::ownership, tasks::ownership::Owner};
 
 fn now() -> i64 {
     time::OffsetDateTime::now_utc().unix_timestamp()
 }
 
-fn internal(e: impl std::fmt::Display) -> Refusal {
+pub(super) fn internal(e: impl std::fmt::Display) -> Refusal {
     Refusal::internal(&format!("approval store: {e}"))
 }
 
@@ -78,7 +78,7 @@ pub(crate) async fn hold(
         agent_id: hop.target.clone(),
         caller_version: caller.as_str().to_owned(),
         params: params.to_string(),
-        preview: preview(p10, &facts),
+        preview: crate::governance::approval_view::preview(p10, &facts),
         context_id,
         state: "pending".into(),
         rule,
@@ -97,6 +97,8 @@ pub(crate) async fn hold(
         created_at: now(),
         expires_at: now()
             .saturating_add(i64::try_from(st.config.approval_ttl_secs).unwrap_or(i64::MAX)),
+        key_id: Some(hop.key_id.clone()),
+        refusal: None,
     };
     st.governance.approvals.create(&a).map_err(internal)?;
     ev.approval = Some(ApprovalEvidence {
@@ -123,6 +125,7 @@ pub(crate) async fn hold(
                 .map_err(internal)?;
             match cur {
                 Some(c) if undecided(&c) => continue,
+                Some(c) if c.state == "failed" => return Err(refusal_of(&c)),
                 Some(c) => return task_answer(Operation::SendMessage, caller, &c),
                 None => break,
             }
@@ -133,10 +136,20 @@ pub(crate) async fn hold(
 
 /// The stream that follows a held hop to its outcome (a held SendStreamingMessage, or
 /// SubscribeToTask on a pending gateway task): the gateway task, then, once a person decides or
-/// the hold expires, one status update (WORKING with the peer's task, or REJECTED), then the end.
+/// the hold expires, one status update (WORKING with the peer's task, or REJECTED with the
+/// approver's reason), then the end. A release the gateway refused (`failed`), or a session
+/// kill of the held request's context or task, ends it with that refusal.
 fn outcome_stream(st: &GatewayState, caller: Version, a: Approval) -> Answer {
     let store = st.governance.approvals.clone();
     let shutdown = st.shutdown.clone();
+    let held_task = serde_json::from_str::<Value>(&a.params)
+        .ok()
+        .and_then(|p| p.get("message")?.get("taskId").cloned());
+    let open = st.governance.streams.open(
+        &a.workspace_id,
+        &a.agent_id,
+        &json!({"message": {"contextId": a.context_id, "taskId": held_task}}),
+    );
     let s = async_stream::stream! {
         let first = crate::protocol::xlate::event(json!({"task": gateway_task(&a)}), Version::V1, caller);
         match first {
@@ -146,6 +159,7 @@ fn outcome_stream(st: &GatewayState, caller: Version, a: Approval) -> Answer {
         loop {
             tokio::select! {
                 _ = shutdown.cancelled() => { yield Err(crate::protocol::errors::shutting_down()); break; }
+                _ = open.token.cancelled() => { yield Err(open.refusal()); break; }
                 _ = tokio::time::sleep(Duration::from_millis(200)) => {}
             }
             let mut cur = match store.get(&a.workspace_id, &a.id) {
@@ -159,6 +173,10 @@ fn outcome_stream(st: &GatewayState, caller: Version, a: Approval) -> Answer {
             }
             if undecided(&cur) {
                 continue;
+            }
+            if cur.state == "failed" {
+                yield Err(refusal_of(&cur));
+                break;
             }
             let t = gateway_task(&cur);
             let update = json!({"statusUpdate": {"taskId": t["id"], "contextId": t["contextId"],
@@ -174,18 +192,19 @@ fn outcome_stream(st: &GatewayState, caller: Version, a: Approval) -> Answer {
 }
 
 /// Still waiting: pending, or approved while the held request is on its way to the peer.
-fn undecided(a: &Approval) -> bool {
+pub(super) fn undecided(a: &Approval) -> bool {
     a.state == "pending" || (a.state == "approved" && a.peer_task_id.is_none())
 }
 
 /// The refusal for acting on a gateway task that can no longer go anywhere: a follow-up send
-/// into it, or SubscribeToTask once it is denied, withdrawn or expired (GetTask still answers
-/// the task itself).
+/// into it, or SubscribeToTask once it is denied (with the approver's reason), withdrawn,
+/// expired or failed (the refusal of its release) (GetTask still answers the task itself).
 fn closed(a: &Approval) -> Refusal {
     match a.state.as_str() {
         "expired" => Refusal::approval_expired(&a.id),
         "pending" | "approved" => Refusal::approval_pending(&a.id),
-        _ => Refusal::approval_denied(&a.id),
+        "failed" => refusal_of(a),
+        _ => denied(a),
     }
 }
 
@@ -287,190 +306,6 @@ fn on_peer_task(params: &Value, a: &Approval) -> Value {
         o.insert("id".into(), peer);
     }
     p
-}
-
-fn audit(
-    st: &GatewayState,
-    a: &Approval,
-    decision: &str,
-    task: Option<String>,
-    err: Option<&Refusal>,
-) {
-    let rec = crate::store::AuditRecord {
-        trace_id: random_hex(16),
-        workspace_id: Some(a.workspace_id.clone()),
-        target: Some(a.agent_id.clone()),
-        operation: Some("message/send".into()),
-        client_method: Some(format!("approval:{decision}")),
-        client_version: Some(a.caller_version.clone()),
-        decision: if err.is_some() {
-            "refused".into()
-        } else {
-            "allowed".into()
-        },
-        status: err.map(|r| i64::from(r.status)).unwrap_or(200),
-        error_code: err.map(|r| r.code.clone()),
-        task_id: task,
-        governance: Some(json!({
-            "decisions": [{"step": "approval", "decision": decision, "rule": a.rule}],
-            "approval": {"id": a.id, "approver": a.approver, "state": decision},
-        })),
-        ..Default::default()
-    };
-    if let Err(e) = st.store.append_audit_queued(&rec, None) {
-        tracing::error!("approval audit write failed: {e}");
-    }
-}
-
-/// The one rule for an operator's decision (`to`: approved or denied): only a pending approval
-/// whose hold has not expired can be decided. An expired one is marked expired (its gateway task
-/// shows REJECTED) and, like any decided one, refused with 409 naming its state; an unknown id
-/// is 404. Two operators deciding at once: the store's conditional update lets one win.
-fn settle(
-    st: &GatewayState,
-    workspace: &str,
-    id: &str,
-    to: &str,
-    approver: &str,
-    reason: Option<&str>,
-) -> Result<Approval, (u16, String)> {
-    let store = &st.governance.approvals;
-    let e500 = |e: crate::store::StoreError| (500, e.to_string());
-    let Some(mut a) = store.get(workspace, id).map_err(e500)? else {
-        return Err((404, format!("approval {id} not found")));
-    };
-    if a.state == "pending" && a.is_expired(now()) {
-        store
-            .decide(workspace, id, "expired", None, None)
-            .map_err(e500)?;
-    }
-    if !store
-        .decide(workspace, id, to, Some(approver), reason)
-        .map_err(e500)?
-    {
-        let state = match store.get(workspace, id).map_err(e500)? {
-            Some(cur) => cur.state,
-            None => a.state,
-        };
-        return Err((409, format!("approval {id} is {state}")));
-    }
-    a.state = to.into();
-    a.approver = Some(approver.to_owned());
-    a.reason = reason.map(str::to_owned);
-    Ok(a)
-}
-
-/// Approves a pending approval and sends the held request to the peer (return-immediately);
-/// the peer's task is bound to the workspace and becomes what the gateway task goes on as.
-pub async fn release(
-    st: &GatewayState,
-    workspace: &str,
-    id: &str,
-    approver: &str,
-    reason: Option<&str>,
-) -> Result<Value, (u16, String)> {
-    let store = &st.governance.approvals;
-    let e500 = |e: crate::store::StoreError| (500, e.to_string());
-    let a = settle(st, workspace, id, "approved", approver, reason)?;
-    let r = send_held(st, &a).await;
-    match r {
-        Ok(task) => {
-            if let Some(t) = &task {
-                store.set_peer_task(workspace, id, t).map_err(e500)?;
-            }
-            audit(st, &a, "approved", task.clone(), None);
-            Ok(json!({"approval": a, "peerTaskId": task, "task": gateway_task(&a)}))
-        }
-        Err(r) => {
-            audit(st, &a, "approved", None, Some(&r));
-            Err((502, format!("the peer call failed: {r}")))
-        }
-    }
-}
-
-async fn send_held(st: &GatewayState, a: &Approval) -> Result<Option<String>, Refusal> {
-    let caller = if a.caller_version == "1.0" {
-        Version::V1
-    } else {
-        Version::V03
-    };
-    let agent = st
-        .store
-        .agent(&a.workspace_id, &a.agent_id)
-        .map_err(internal)?
-        .ok_or_else(|| Refusal::agent_not_found(&a.agent_id))?;
-    let mut params: Value = serde_json::from_str(&a.params).map_err(internal)?;
-    // The caller already has its answer (the gateway task): the peer is asked not to block.
-    if let Some(o) = params.as_object_mut() {
-        let c = o.entry("configuration").or_insert_with(|| json!({}));
-        if let Some(c) = c.as_object_mut() {
-            match caller {
-                Version::V1 => c.insert("returnImmediately".into(), json!(true)),
-                Version::V03 => c.insert("blocking".into(), json!(false)),
-            };
-        }
-    }
-    let (chosen, _) = crate::outbound::choose(st, &agent, st.config.limits.max_card_bytes).await?;
-    let peer_params =
-        crate::outbound::peer_params(Operation::SendMessage, caller, &chosen, &params, false)?;
-    let ctx = crate::outbound::PeerCall {
-        st,
-        agent: &agent,
-        chosen: &chosen,
-        caller,
-        traceparent: format!("00-{}-{}-01", random_hex(16), random_hex(8)),
-        hops: 1,
-        id: json!(random_hex(8)),
-        max_resp: st.config.limits.max_response_bytes,
-        max_stream: st.config.limits.max_stream_bytes,
-        // The held hop's chain goes with it (no governance steps: they already decided).
-        gov: Some(std::sync::Arc::new(crate::governance::HopGov {
-            chain_header: st.governance.chain_key.sign(&a.chain),
-            hop: Hop {
-                trace_id: String::new(),
-                workspace_id: a.workspace_id.clone(),
-                key_id: String::new(),
-                scopes: Vec::new(),
-                target: a.agent_id.clone(),
-                operation: Operation::SendMessage,
-                version: caller,
-                binding: crate::protocol::errors::Binding::JsonRpc,
-                card_skills: Vec::new(),
-                chain: a.chain.clone(),
-            },
-            active: false,
-            evidence: std::sync::Mutex::new(Evidence::default()),
-        })),
-        open: None,
-    };
-    // The extensions the hop forwarded go with the released call.
-    let ext = std::sync::Arc::new(crate::governance::extensions::HopExtensions::forwarding(
-        a.extensions.clone(),
-    ));
-    let answer =
-        crate::governance::extensions::scope(ext, ctx.call(Operation::SendMessage, peer_params))
-            .await?;
-    let owners: std::sync::Arc<dyn ownership::OwnershipStore> =
-        std::sync::Arc::new(ownership::SqliteOwnership::new(st.store.clone()));
-    let owner = Owner {
-        workspace_id: a.workspace_id.clone(),
-        agent_id: a.agent_id.clone(),
-    };
-    let (_, task) = ownership::bind_answer(owners, &agent.endpoint, &owner, answer)?;
-    Ok(task)
-}
-
-/// Denies a pending approval (the gateway task shows REJECTED).
-pub fn deny(
-    st: &GatewayState,
-    workspace: &str,
-    id: &str,
-    approver: &str,
-    reason: Option<&str>,
-) -> Result<Value, (u16, String)> {
-    let a = settle(st, workspace, id, "denied", approver, reason)?;
-    audit(st, &a, "denied", None, None);
-    Ok(json!({"approval": a, "task": gateway_task(&a)}))
 }
 
 /// A gateway task answer for `op` (SendMessage: `{task}`; GetTask, CancelTask: the task) in the

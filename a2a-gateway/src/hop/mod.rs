@@ -13,6 +13,7 @@ pub(crate) mod forms;
 pub(crate) mod idempotency;
 pub mod list_tasks;
 pub(crate) mod listing;
+pub(crate) mod release;
 pub mod v03_peer;
 
 use std::sync::Arc;
@@ -96,7 +97,12 @@ pub(crate) async fn execute(
     )
     .await?;
     call.ext_activated = ext.activated();
-    Ok(crate::governance::extensions::answer(&ext, answer))
+    let answer = crate::governance::extensions::answer(&ext, answer);
+    // A stream ends with the key's refusal once the key is revoked or expires.
+    Ok(st
+        .governance
+        .keys
+        .guard(&st.store, &st.shutdown, &principal.key_id, answer))
 }
 
 async fn steps(

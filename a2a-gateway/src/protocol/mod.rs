@@ -1,5 +1,6 @@
 //! The A2A vocabulary as the gateway speaks it: refusals and their forms, rendering, the
-//! operation table, translation between versions, passed-through answers, history trimming.
+//! operation table, translation between versions, passed-through answers, history trimming,
+//! webhook secrets in answers.
 
 pub mod answer;
 pub mod errors;
@@ -9,4 +10,5 @@ pub mod passed;
 pub(crate) mod refusals;
 pub(crate) mod render;
 pub mod reveal;
+pub mod secrets;
 pub mod xlate;

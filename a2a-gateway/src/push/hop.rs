@@ -72,9 +72,33 @@ pub(crate) fn seal(
 }
 
 /// unsealing: sealed configs in a unary answer are shown as the caller's own webhook, whatever
-/// the workspace's mode is now (it may have been switched to direct delivery after sealing).
+/// the workspace's mode is now (it may have been switched to direct delivery after sealing);
+/// then, in either mode, a push config answer's token and credentials are shown as set, never
+/// their value ([`crate::protocol::secrets`]).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn unseal(
+    st: &GatewayState,
+    sealed: Option<&str>,
+    op: Operation,
+    workspace_id: &str,
+    agent_id: &str,
+    caller: Version,
+    params: &Value,
+    res: &mut Value,
+) {
+    unseal_sealed(st, sealed, op, workspace_id, agent_id, caller, params, res);
+    if matches!(
+        op,
+        Operation::CreateTaskPushNotificationConfig
+            | Operation::GetTaskPushNotificationConfig
+            | Operation::ListTaskPushNotificationConfigs
+    ) {
+        crate::protocol::secrets::hide_push_secrets(res);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn unseal_sealed(
     st: &GatewayState,
     sealed: Option<&str>,
     op: Operation,

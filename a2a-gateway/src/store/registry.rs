@@ -360,6 +360,34 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Whether the key `key_id` still stands (`Ok(None)`), or why not: revoked, expired, or
+    /// gone (`Invalid`). Read like [`Store::authenticate`] (the registry cache, then the
+    /// table), without a presented secret: for hops already authenticated whose key may have
+    /// been revoked or expired since (open streams, held sends).
+    pub fn key_standing(&self, key_id: &str) -> Result<Option<KeyRejection>, StoreError> {
+        let row: Option<KeyRow> = self.with(|c| {
+            let cached = self.cache.current(c)?;
+            if let Some(k) = cached.keys.get(key_id) {
+                return Ok(Some(k.clone()));
+            }
+            drop(cached);
+            Ok(c.query_row_cached(
+                "SELECT workspace_id, hash, scopes, expires_at, revoked_at FROM api_keys WHERE key_id = ?1",
+                params![key_id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            )
+            .optional()?)
+        })?;
+        Ok(match row {
+            None => Some(KeyRejection::Invalid),
+            Some((_, _, _, _, Some(_))) => Some(KeyRejection::Revoked),
+            Some((_, _, _, Some(exp), None)) if exp <= now() => Some(KeyRejection::Expired),
+            Some(_) => None,
+        })
+    }
+}
+
 /// workspace, hash, scopes, expires_at, revoked_at
 pub(super) type KeyRow = (String, Vec<u8>, String, Option<i64>, Option<i64>);
 

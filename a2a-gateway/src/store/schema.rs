@@ -139,6 +139,9 @@ pub const MIGRATIONS: &[&str] = &[
     // 16: what the gateway last saw of each bound task's status (issue 40: ListTasks answered
     // from the owner's records, see `task_records`), and the indexes a listing page reads.
     TASK_RECORDS,
+    // 17: the key a held hop was sent with, and the refusal of a released one the gateway did
+    // not send (issue 39: releasing re-runs the session-kill and key checks).
+    APPROVAL_KEY,
 ];
 
 /// Migration of the listing columns of `task_owners` (see `super::task_records`). Every index
@@ -210,6 +213,12 @@ const APPROVALS: &str = r#"
 /// Migration: the extension URIs a held hop forwards.
 const APPROVAL_EXTENSIONS: &str =
     "ALTER TABLE gov_approvals ADD COLUMN extensions TEXT NOT NULL DEFAULT '[]';";
+
+/// Migration: the key of a held hop and the refusal of a release that was not sent.
+const APPROVAL_KEY: &str = r#"
+    ALTER TABLE gov_approvals ADD COLUMN key_id TEXT;
+    ALTER TABLE gov_approvals ADD COLUMN refusal TEXT;
+"#;
 
 /// Migration of the trust tables (applied with the store's migrations).
 const TRUST: &str = r#"

@@ -11,6 +11,7 @@ use a2a_gateway::store::{Agent, Store};
 use echo::{EchoAgent, start_echo};
 use serde_json::Value;
 
+pub mod approval;
 pub mod console;
 pub mod gov;
 

@@ -1,0 +1,241 @@
+//! A person's decision on a held hop (docs/gateway.md, "Approval"): [`release`] approves it and
+//! sends the held request, after checking again that its session was not killed and its key
+//! still stands; [`deny`] refuses it with the approver's reason, which the caller gets.
+
+use serde_json::{Value, json};
+
+use super::approval::internal;
+use crate::protocol::ops::Operation;
+use crate::{
+    governance::approval::Approval, governance::approval::TASK_PREFIX,
+    governance::approval::gateway_task, governance::approval::refusal_value,
+};
+use crate::{governance::step::Evidence, governance::step::Hop};
+use crate::{ids::random_hex, state::GatewayState};
+use crate::{protocol::errors::Refusal, protocol::errors::Version};
+use crate::{tasks::ownership, tasks::ownership::Owner};
+
+fn now() -> i64 {
+    time::OffsetDateTime::now_utc().unix_timestamp()
+}
+
+fn audit(
+    st: &GatewayState,
+    a: &Approval,
+    decision: &str,
+    task: Option<String>,
+    err: Option<&Refusal>,
+) {
+    let rec = crate::store::AuditRecord {
+        trace_id: random_hex(16),
+        workspace_id: Some(a.workspace_id.clone()),
+        target: Some(a.agent_id.clone()),
+        operation: Some("message/send".into()),
+        client_method: Some(format!("approval:{decision}")),
+        client_version: Some(a.caller_version.clone()),
+        decision: if err.is_some() {
+            "refused".into()
+        } else {
+            "allowed".into()
+        },
+        status: err.map(|r| i64::from(r.status)).unwrap_or(200),
+        error_code: err.map(|r| r.code.clone()),
+        task_id: task,
+        key_id: a.key_id.clone(),
+        governance: Some(json!({
+            "decisions": [{"step": "approval", "decision": decision, "rule": a.rule}],
+            "approval": {"id": a.id, "approver": a.approver, "state": decision},
+        })),
+        ..Default::default()
+    };
+    if let Err(e) = st.store.append_audit_queued(&rec, None) {
+        tracing::error!("approval audit write failed: {e}");
+    }
+}
+
+/// The one rule for an operator's decision (`to`: approved or denied): only a pending approval
+/// whose hold has not expired can be decided. An expired one is marked expired (its gateway task
+/// shows REJECTED) and, like any decided one, refused with 409 naming its state; an unknown id
+/// is 404. Two operators deciding at once: the store's conditional update lets one win.
+fn settle(
+    st: &GatewayState,
+    workspace: &str,
+    id: &str,
+    to: &str,
+    approver: &str,
+    reason: Option<&str>,
+) -> Result<Approval, (u16, String)> {
+    let store = &st.governance.approvals;
+    let e500 = |e: crate::store::StoreError| (500, e.to_string());
+    let Some(mut a) = store.get(workspace, id).map_err(e500)? else {
+        return Err((404, format!("approval {id} not found")));
+    };
+    if a.state == "pending" && a.is_expired(now()) {
+        store
+            .decide(workspace, id, "expired", None, None)
+            .map_err(e500)?;
+    }
+    if !store
+        .decide(workspace, id, to, Some(approver), reason)
+        .map_err(e500)?
+    {
+        let state = match store.get(workspace, id).map_err(e500)? {
+            Some(cur) => cur.state,
+            None => a.state,
+        };
+        return Err((409, format!("approval {id} is {state}")));
+    }
+    a.state = to.into();
+    a.approver = Some(approver.to_owned());
+    a.reason = reason.map(str::to_owned);
+    Ok(a)
+}
+
+/// Why a held send can no longer be sent, checked again at its release: a session kill of its
+/// context (the caller's, or the one the gateway made up for the hold), of the task it names, or
+/// of its gateway task; or its key revoked or expired since it was held.
+fn recheck(st: &GatewayState, a: &Approval) -> Option<Refusal> {
+    let params: Value = serde_json::from_str(&a.params).unwrap_or(Value::Null);
+    let gov = &st.governance;
+    let gw_task = json!({"id": format!("{TASK_PREFIX}{}", a.id)});
+    if let Some(r) = gov
+        .killed(&a.workspace_id, &params, &[&a.context_id])
+        .or_else(|| gov.killed(&a.workspace_id, &gw_task, &[]))
+    {
+        return Some(r);
+    }
+    let key = a.key_id.as_deref()?;
+    match st.store.key_standing(key) {
+        Ok(None) => None,
+        Ok(Some(why)) => Some(crate::governance::key_watch::refusal(why)),
+        Err(e) => Some(internal(e)),
+    }
+}
+
+/// Approves a pending approval and sends the held request to the peer (return-immediately);
+/// the peer's task is bound to the workspace and becomes what the gateway task goes on as.
+///
+/// The session-kill and key checks run again first ([`recheck`]): a held send whose session
+/// was killed, or whose key was revoked or expired, since it was held is not sent (409). That
+/// refusal, or the peer's when the call fails (502), makes the approval `failed`: the caller
+/// gets it (the held stream's last event, a blocking send's answer, SubscribeToTask and sends
+/// into the gateway task; GetTask shows the task FAILED with its code).
+pub async fn release(
+    st: &GatewayState,
+    workspace: &str,
+    id: &str,
+    approver: &str,
+    reason: Option<&str>,
+) -> Result<Value, (u16, String)> {
+    let store = &st.governance.approvals;
+    let e500 = |e: crate::store::StoreError| (500, e.to_string());
+    let a = settle(st, workspace, id, "approved", approver, reason)?;
+    let r = match recheck(st, &a) {
+        Some(r) => Err((409, r)),
+        None => send_held(st, &a).await.map_err(|r| (502, r)),
+    };
+    match r {
+        Ok(task) => {
+            if let Some(t) = &task {
+                store.set_peer_task(workspace, id, t).map_err(e500)?;
+            }
+            audit(st, &a, "approved", task.clone(), None);
+            Ok(json!({"approval": a, "peerTaskId": task, "task": gateway_task(&a)}))
+        }
+        Err((status, r)) => {
+            store
+                .fail(workspace, id, &refusal_value(&r))
+                .map_err(e500)?;
+            audit(st, &a, "approved", None, Some(&r));
+            Err(match status {
+                409 => (409, format!("approval {id} is approved, but not sent: {r}")),
+                _ => (status, format!("the peer call failed: {r}")),
+            })
+        }
+    }
+}
+
+async fn send_held(st: &GatewayState, a: &Approval) -> Result<Option<String>, Refusal> {
+    let caller = if a.caller_version == "1.0" {
+        Version::V1
+    } else {
+        Version::V03
+    };
+    let agent = st
+        .store
+        .agent(&a.workspace_id, &a.agent_id)
+        .map_err(internal)?
+        .ok_or_else(|| Refusal::agent_not_found(&a.agent_id))?;
+    let mut params: Value = serde_json::from_str(&a.params).map_err(internal)?;
+    // The caller already has its answer (the gateway task): the peer is asked not to block.
+    if let Some(o) = params.as_object_mut() {
+        let c = o.entry("configuration").or_insert_with(|| json!({}));
+        if let Some(c) = c.as_object_mut() {
+            match caller {
+                Version::V1 => c.insert("returnImmediately".into(), json!(true)),
+                Version::V03 => c.insert("blocking".into(), json!(false)),
+            };
+        }
+    }
+    let (chosen, _) = crate::outbound::choose(st, &agent, st.config.limits.max_card_bytes).await?;
+    let peer_params =
+        crate::outbound::peer_params(Operation::SendMessage, caller, &chosen, &params, false)?;
+    let ctx = crate::outbound::PeerCall {
+        st,
+        agent: &agent,
+        chosen: &chosen,
+        caller,
+        traceparent: format!("00-{}-{}-01", random_hex(16), random_hex(8)),
+        hops: 1,
+        id: json!(random_hex(8)),
+        max_resp: st.config.limits.max_response_bytes,
+        max_stream: st.config.limits.max_stream_bytes,
+        // The held hop's chain goes with it (no governance steps: they already decided).
+        gov: Some(std::sync::Arc::new(crate::governance::HopGov {
+            chain_header: st.governance.chain_key.sign(&a.chain),
+            hop: Hop {
+                trace_id: String::new(),
+                workspace_id: a.workspace_id.clone(),
+                key_id: String::new(),
+                scopes: Vec::new(),
+                target: a.agent_id.clone(),
+                operation: Operation::SendMessage,
+                version: caller,
+                binding: crate::protocol::errors::Binding::JsonRpc,
+                card_skills: Vec::new(),
+                chain: a.chain.clone(),
+            },
+            active: false,
+            evidence: std::sync::Mutex::new(Evidence::default()),
+        })),
+        open: None,
+    };
+    // The extensions the hop forwarded go with the released call.
+    let ext = std::sync::Arc::new(crate::governance::extensions::HopExtensions::forwarding(
+        a.extensions.clone(),
+    ));
+    let answer =
+        crate::governance::extensions::scope(ext, ctx.call(Operation::SendMessage, peer_params))
+            .await?;
+    let owners: std::sync::Arc<dyn ownership::OwnershipStore> =
+        std::sync::Arc::new(ownership::SqliteOwnership::new(st.store.clone()));
+    let owner = Owner {
+        workspace_id: a.workspace_id.clone(),
+        agent_id: a.agent_id.clone(),
+    };
+    let (_, task) = ownership::bind_answer(owners, &agent.endpoint, &owner, answer)?;
+    Ok(task)
+}
+
+/// Denies a pending approval (the gateway task shows REJECTED).
+pub fn deny(
+    st: &GatewayState,
+    workspace: &str,
+    id: &str,
+    approver: &str,
+    reason: Option<&str>,
+) -> Result<Value, (u16, String)> {
+    let a = settle(st, workspace, id, "denied", approver, reason)?;
+    audit(st, &a, "denied", None, None);
+    Ok(json!({"approval": a, "task": gateway_task(&a)}))
+}
