@@ -212,9 +212,9 @@ async fn pii_redacts_and_blocks_requests_answers_and_streams() {
     leak.shutdown().await;
 }
 
-type Seen = Arc<Mutex<Vec<Value>>>;
+pub(crate) type Seen = Arc<Mutex<Vec<Value>>>;
 
-async fn receiver() -> (String, Seen) {
+pub(crate) async fn receiver() -> (String, Seen) {
     let seen: Seen = Arc::default();
     let s = seen.clone();
     let app = axum::Router::new().route(
@@ -237,7 +237,7 @@ async fn receiver() -> (String, Seen) {
     (url, seen)
 }
 
-fn find_str<'a>(v: &'a Value, pred: &dyn Fn(&str, &str) -> bool) -> Option<&'a str> {
+pub(crate) fn find_str<'a>(v: &'a Value, pred: &dyn Fn(&str, &str) -> bool) -> Option<&'a str> {
     match v {
         Value::Object(o) => o.iter().find_map(|(k, x)| match x {
             Value::String(s) if pred(k, s) => Some(s.as_str()),

@@ -31,6 +31,7 @@ mod governance_pii;
 mod governance_policy;
 mod governance_policy_facts;
 mod governance_policy_table;
+mod governance_side_calls;
 mod grpc_callers;
 mod grpc_peer;
 mod grpc_tls_peer;

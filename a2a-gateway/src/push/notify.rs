@@ -209,6 +209,11 @@ pub async fn notify(
         Some(v) => match crate::protocol::xlate::push_payload(v, from, Version::V1) {
             Err(_) => None,
             Ok(mut v10) => {
+                // A 0.3 webhook gets the whole task: it is read from the peer first, so the
+                // steps below see everything the webhook will receive.
+                if to == Version::V03 && v10.get("task").is_none() {
+                    v10 = task_v10(&st, &cb, v10).await;
+                }
                 if let Err(r) = st.governance.push(&hop, &mut v10, &mut evidence) {
                     audit.governance = serde_json::to_value(&evidence).ok();
                     // Answered 200: the notification was received and will not be delivered;
@@ -230,12 +235,14 @@ pub async fn notify(
             Some("a2a_push_invalid"),
         );
     };
-    let mut translated =
-        if to == Version::V03 && translated.get("kind").and_then(Value::as_str) != Some("task") {
-            task_v03(&st, &cb, &translated).await
-        } else {
-            translated
-        };
+    let mut translated = if !governed
+        && to == Version::V03
+        && translated.get("kind").and_then(Value::as_str) != Some("task")
+    {
+        task_v03(&st, &cb, &translated).await
+    } else {
+        translated
+    };
     // Extensions: a notification's `extensions` lists keep only what the workspace allows
     // (`a2a.extensions.allowed`; the hop's request is not known here), as answers do.
     // Settings that cannot be read keep nothing.
@@ -295,6 +302,32 @@ async fn task_v03(st: &GatewayState, cb: &PushCallback, event: &Value) -> Value 
         o.insert("status".into(), status.clone());
     }
     task
+}
+
+/// [`task_v03`] for a governed workspace, in 1.0 form: `{"task": ...}` read from the peer
+/// (GetTask) with the status the event `v10` reports, or what the event names if the peer
+/// cannot be read. The push steps then see the whole task before a 0.3 webhook receives it.
+async fn task_v10(st: &GatewayState, cb: &PushCallback, v10: Value) -> Value {
+    let ev = v10
+        .get("statusUpdate")
+        .or_else(|| v10.get("artifactUpdate"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let id = ev.get("taskId").and_then(Value::as_str).unwrap_or("");
+    let mut task = json!({"id": id, "contextId": ev.get("contextId")});
+    if let Ok(Some(agent)) = st.store.agent(&cb.workspace_id, &cb.agent_id)
+        && let Ok(peer) = crate::outbound::side_call::Peer::open(st, &agent).await
+        && let Ok(crate::protocol::answer::Answer::Unary(t)) = peer
+            .op(crate::protocol::ops::Operation::GetTask, json!({"id": id}))
+            .await
+        && t.get("id").and_then(Value::as_str) == Some(id)
+    {
+        task = t;
+    }
+    if let (Some(status), Some(o)) = (ev.get("status"), task.as_object_mut()) {
+        o.insert("status".into(), status.clone());
+    }
+    json!({"task": task})
 }
 
 async fn deliver(
