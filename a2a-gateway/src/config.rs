@@ -84,6 +84,9 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Public base URL written on governed cards (default: `http://<listen>`).
     pub public_url: Option<String>,
+    /// Honour a reverse proxy's `X-Forwarded-Host` and `X-Forwarded-Proto` in the console's
+    /// Origin check and cookie choice. Off: only `public_url` (when set) or `Host` count.
+    pub console_trusted_proxy: bool,
     /// SQLite file.
     pub database: PathBuf,
     /// Bearer token of the admin API (and the console login); both are off when unset.
@@ -182,6 +185,7 @@ impl Default for Config {
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             public_url: None,
+            console_trusted_proxy: false,
             database: PathBuf::from("a2a-gateway.db"),
             admin_token: None,
             serve_v1: true,

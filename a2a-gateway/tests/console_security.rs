@@ -141,7 +141,7 @@ async fn every_form_needs_the_csrf_token_and_the_same_origin() {
         .await
         .unwrap();
     assert_eq!(r.status(), 403);
-    assert!(set_cookie(&r, "a2a_console").is_none());
+    assert!(session_cookie(&r).is_none());
     env.stop().await;
 }
 
@@ -230,12 +230,29 @@ async fn cookie_flags_logout_and_refusals_verbatim() {
         .send()
         .await
         .unwrap();
-    let (_, header) = set_cookie(&r, "a2a_console").unwrap();
+    let (_, header) = session_cookie(&r).unwrap();
     for flag in ["HttpOnly", "SameSite=Strict", "Path=/console", "Max-Age="] {
         assert!(header.contains(flag), "{header}");
     }
     assert!(!header.contains("Secure"), "{header}");
-    // Behind a TLS proxy: Secure, with the __Host- prefix (Path=/).
+    let port = env.gw.local_addr().port();
+    assert!(
+        header.starts_with(&format!("a2a_console_{port}=")),
+        "a port-specific name: {header}"
+    );
+    // A client-sent X-Forwarded-Proto is not trusted without `console_trusted_proxy`.
+    let form = http
+        .get(env.url("/console/login"))
+        .header("x-forwarded-proto", "https")
+        .send()
+        .await
+        .unwrap();
+    let (_, pre_header) = set_cookie(&form, "a2a_console_login").unwrap();
+    assert!(!pre_header.contains("Secure"), "{pre_header}");
+    env.stop().await;
+    // Behind a trusted TLS proxy: Secure, with the __Host- prefix (Path=/).
+    let env = env_with(Version::V1, |c| c.console_trusted_proxy = true).await;
+    let base = env.gw.base_url();
     let form = http
         .get(env.url("/console/login"))
         .header("x-forwarded-proto", "https")
@@ -369,7 +386,7 @@ async fn demo_prints_a_one_time_login_link() {
     let http = client();
     let r = http.get(&link).send().await.unwrap();
     assert_eq!(r.status(), 200);
-    let (cookie, _) = set_cookie(&r, "a2a_console").expect("a session");
+    let (cookie, _) = session_cookie(&r).expect("a session");
     let page = http
         .get(&console)
         .header(COOKIE, &cookie)
@@ -380,5 +397,5 @@ async fn demo_prints_a_one_time_login_link() {
     assert!(page.text().await.unwrap().contains("demo"));
     let again = http.get(&link).send().await.unwrap();
     assert_eq!(again.status(), 401, "the link is spent");
-    assert!(set_cookie(&again, "a2a_console").is_none());
+    assert!(session_cookie(&again).is_none());
 }

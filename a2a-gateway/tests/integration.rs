@@ -7,6 +7,7 @@ mod ard;
 mod audit_rebuild;
 mod cancel_propagation;
 mod common;
+mod console_audit;
 mod console_browser;
 mod console_security;
 mod console_speed;

@@ -31,8 +31,9 @@ use crate::{store::CachedExt, store::Store, store::StoreError};
 /// Who performed an admin action.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AdminIdentity {
-    /// How the admin authenticated: `admin-token` (the admin API's bearer token) or `cli`
-    /// (direct access to the database file).
+    /// How the admin authenticated: `admin-token` (the admin API's bearer token), `console`
+    /// (a console session; its actions reach the admin API in process) or `cli` (direct access
+    /// to the database file).
     pub kind: String,
     /// Who: `admin-token` for the shared token, the OS user for the CLI.
     pub subject: String,
@@ -180,6 +181,44 @@ fn decode_segment(s: &str) -> String {
         .unwrap_or_else(|| s.to_owned())
 }
 
+/// The console operator behind an admin request the console makes in process: its session
+/// (a short digest, never the id) and the browser's address. Set as a request extension by the
+/// console, read by [`layer`].
+#[derive(Debug, Clone)]
+pub struct ConsoleActor {
+    /// `session:` and the first 16 hex digits of the session id's digest.
+    pub session: String,
+    /// The operator's address, when known.
+    pub remote: Option<String>,
+}
+
+/// Records a console login attempt (`console login`, or `console login-link`) with its outcome
+/// and the operator's address; status 200 for a login, 401/403 for a refusal.
+pub(crate) fn record_console_login(
+    st: &GatewayState,
+    action: &str,
+    status: u16,
+    outcome: &str,
+    remote: Option<String>,
+) {
+    let rec = AdminAuditRecord {
+        seq: 0,
+        ts: String::new(),
+        actor: AdminIdentity {
+            kind: "console".into(),
+            subject: "login".into(),
+            remote,
+        },
+        action: action.to_owned(),
+        workspace_id: None,
+        status: i64::from(status),
+        detail: json!({"outcome": outcome}),
+    };
+    if let Err(e) = st.store.append_admin_audit(&rec) {
+        tracing::error!("admin audit write failed: {e}");
+    }
+}
+
 /// The admin router's audit layer (inside the token check: only authorized actions).
 pub(crate) async fn layer(
     State(st): State<Arc<GatewayState>>,
@@ -196,10 +235,14 @@ pub(crate) async fn layer(
         .get::<MatchedPath>()
         .map(|m| m.as_str().to_owned())
         .unwrap_or_else(|| path.clone());
-    let remote = req
-        .extensions()
-        .get::<ConnectInfo<std::net::SocketAddr>>()
-        .map(|c| c.0.to_string());
+    let console = req.extensions().get::<ConsoleActor>().cloned();
+    let remote = match &console {
+        Some(c) => c.remote.clone(),
+        None => req
+            .extensions()
+            .get::<ConnectInfo<std::net::SocketAddr>>()
+            .map(|c| c.0.to_string()),
+    };
     let query = req.uri().query().map(str::to_owned);
     let (parts, body) = req.into_parts();
     let bytes = axum::body::to_bytes(body, crate::config::MAX_REQUEST_BYTES)
@@ -251,10 +294,17 @@ pub(crate) async fn layer(
     let rec = AdminAuditRecord {
         seq: 0,
         ts: String::new(),
-        actor: AdminIdentity {
-            kind: "admin-token".into(),
-            subject: "admin-token".into(),
-            remote,
+        actor: match console {
+            Some(c) => AdminIdentity {
+                kind: "console".into(),
+                subject: c.session,
+                remote,
+            },
+            None => AdminIdentity {
+                kind: "admin-token".into(),
+                subject: "admin-token".into(),
+                remote,
+            },
         },
         action: format!("{method} {route}"),
         workspace_id,

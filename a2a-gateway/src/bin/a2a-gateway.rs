@@ -48,6 +48,10 @@ struct ServeArgs {
     /// Public base URL written on governed cards [default: http://<listen>].
     #[arg(long, env = "A2A_GATEWAY_PUBLIC_URL")]
     public_url: Option<String>,
+    /// Console behind a reverse proxy: honour its X-Forwarded-Host and X-Forwarded-Proto in
+    /// the Origin check and the cookie choice [default: false].
+    #[arg(long, env = "A2A_GATEWAY_CONSOLE_TRUSTED_PROXY")]
+    console_trusted_proxy: Option<bool>,
     /// SQLite file [default: a2a-gateway.db].
     #[arg(long, env = "A2A_GATEWAY_DATABASE")]
     database: Option<PathBuf>,
@@ -188,6 +192,9 @@ impl ServeArgs {
         }
         if let Some(v) = &self.public_url {
             c.public_url = Some(v.clone());
+        }
+        if let Some(v) = self.console_trusted_proxy {
+            c.console_trusted_proxy = v;
         }
         if let Some(v) = &self.database {
             c.database = v.clone();

@@ -33,7 +33,7 @@ pub async fn admin(
     body: Option<&Value>,
 ) -> Result<Value, Refused> {
     let token = st.config.admin_token.clone().unwrap_or_default();
-    let req = Request::builder()
+    let mut req = Request::builder()
         .method(method)
         .uri(path)
         .header(header::AUTHORIZATION, format!("Bearer {token}"))
@@ -43,6 +43,10 @@ pub async fn admin(
             status: 500,
             message: e.to_string(),
         })?;
+    // The operator the console is acting for, for the admin audit.
+    if let Ok(actor) = super::OPERATOR.try_with(Clone::clone) {
+        req.extensions_mut().insert(actor);
+    }
     let resp = match crate::admin::router(st.clone()).oneshot(req).await {
         Ok(r) => r,
         Err(never) => match never {},

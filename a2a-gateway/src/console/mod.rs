@@ -118,6 +118,18 @@ pub fn router(state: Arc<GatewayState>, sessions: Arc<Sessions>) -> Router {
         .layer(axum::Extension(sessions))
 }
 
+tokio::task_local! {
+    /// The operator a console request acts for, while its handler runs: the admin requests
+    /// the console makes ([`backend::admin`]) carry it to the admin audit.
+    pub(crate) static OPERATOR: crate::admin::audit::ConsoleActor;
+}
+
+/// The client's address of a request, when the listener recorded it.
+fn remote_of(ext: &axum::http::Extensions) -> Option<String> {
+    ext.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.to_string())
+}
+
 /// Lets a request through only with a live session; a `POST` also needs the same origin and
 /// the session's CSRF token in its form.
 async fn require_session(
@@ -126,7 +138,7 @@ async fn require_session(
     req: Request,
     next: Next,
 ) -> Response {
-    let Some((_, sess)) = session::current(&st, &sessions, req.headers()) else {
+    let Some((sid, sess)) = session::current(&st, &sessions, req.headers()) else {
         if req.method() == Method::GET && !req.uri().path().ends_with("/live") {
             return Redirect::to("/console/login").into_response();
         }
@@ -140,7 +152,7 @@ async fn require_session(
     };
     let mut req = req;
     if req.method() != Method::GET && req.method() != Method::HEAD {
-        if !session::same_origin(req.headers()) {
+        if !session::same_origin(&st, req.headers()) {
             return refused("The request did not come from this console (Origin check).");
         }
         let (parts, body) = req.into_parts();
@@ -157,7 +169,17 @@ async fn require_session(
         req = Request::from_parts(parts, axum::body::Body::from(bytes));
     }
     req.extensions_mut().insert(Operator { csrf: sess.csrf });
-    next.run(req).await
+    let actor = crate::admin::audit::ConsoleActor {
+        session: format!(
+            "session:{}",
+            crate::keys::hash(&sid)[..8]
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        ),
+        remote: remote_of(req.extensions()),
+    };
+    OPERATOR.scope(actor, next.run(req)).await
 }
 
 fn refused(why: &str) -> Response {
@@ -214,13 +236,25 @@ async fn login(
     State(st): State<Arc<GatewayState>>,
     Extension(sessions): Extension<Arc<Sessions>>,
     headers: HeaderMap,
+    ext: axum::http::Extensions,
     axum::Form(f): axum::Form<LoginForm>,
 ) -> Response {
-    if !session::same_origin(&headers) {
+    let audit = |status: u16, outcome: &str| {
+        crate::admin::audit::record_console_login(
+            &st,
+            "console login",
+            status,
+            outcome,
+            remote_of(&ext),
+        )
+    };
+    if !session::same_origin(&st, &headers) {
+        audit(403, "refused: Origin check");
         return refused("The request did not come from this console (Origin check).");
     }
     let expected = session::cookie(&headers, session::LOGIN_COOKIE).unwrap_or("");
     if expected.is_empty() || !session::token_eq(expected, &f.csrf) {
+        audit(403, "refused: CSRF check");
         return login_page(
             &st,
             StatusCode::FORBIDDEN,
@@ -234,8 +268,10 @@ async fn login(
         } else {
             "That is not the admin token."
         };
+        audit(401, "refused: wrong token");
         return login_page(&st, StatusCode::UNAUTHORIZED, &headers, Some(why));
     }
+    audit(200, "logged in");
     start_session(&st, &sessions, &headers, false)
 }
 
@@ -265,7 +301,7 @@ fn start_session(
     h.append(
         header::SET_COOKIE,
         session::set_cookie(
-            session::cookie_name(secure),
+            &session::cookie_name(secure, headers),
             &id,
             path,
             session::SESSION_TTL.as_secs(),
@@ -283,11 +319,27 @@ async fn login_link_handler(
     State(st): State<Arc<GatewayState>>,
     Extension(sessions): Extension<Arc<Sessions>>,
     headers: HeaderMap,
+    ext: axum::http::Extensions,
     Path(token): Path<String>,
 ) -> Response {
+    let remote = remote_of(&ext);
     if sessions.redeem(&token) {
+        crate::admin::audit::record_console_login(
+            &st,
+            "console login-link",
+            200,
+            "logged in",
+            remote,
+        );
         return start_session(&st, &sessions, &headers, true);
     }
+    crate::admin::audit::record_console_login(
+        &st,
+        "console login-link",
+        401,
+        "refused: used or expired link",
+        remote,
+    );
     login_page(
         &st,
         StatusCode::UNAUTHORIZED,
@@ -309,7 +361,7 @@ async fn logout(
     let mut resp = Redirect::to("/console/login").into_response();
     resp.headers_mut().append(
         header::SET_COOKIE,
-        session::set_cookie(session::cookie_name(secure), "", path, 0, secure),
+        session::set_cookie(&session::cookie_name(secure, &headers), "", path, 0, secure),
     );
     resp
 }

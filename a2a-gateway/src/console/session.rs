@@ -110,24 +110,37 @@ impl Sessions {
     }
 }
 
-/// Whether the session cookie gets `Secure` (and the `__Host-` prefix): always, unless the
-/// request reached a loopback listener over plain HTTP (local and dev use; behind a TLS proxy on
-/// the same host, the proxy's `X-Forwarded-Proto: https` turns it back on).
+/// Whether the session cookie gets `Secure` (and the `__Host-` prefix): when `public_url` is
+/// https, or the listener is not loopback; on a plain-HTTP loopback listener only when a trusted
+/// proxy (`console_trusted_proxy`) says `X-Forwarded-Proto: https`.
 pub fn secure(st: &GatewayState, headers: &HeaderMap) -> bool {
-    let forwarded_https = headers
-        .get("x-forwarded-proto")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.eq_ignore_ascii_case("https"));
-    forwarded_https || !st.config.listen.ip().is_loopback()
+    let forwarded_https = st.config.console_trusted_proxy
+        && headers
+            .get("x-forwarded-proto")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.eq_ignore_ascii_case("https"));
+    let public_https = st
+        .config
+        .public_url
+        .as_deref()
+        .is_some_and(|u| u.to_ascii_lowercase().starts_with("https://"));
+    forwarded_https || public_https || !st.config.listen.ip().is_loopback()
 }
 
-/// The session cookie's name.
-pub fn cookie_name(secure: bool) -> &'static str {
+/// The session cookie's name: `__Host-a2a_console` when `secure`; on plain HTTP it names the
+/// port the browser reached (`a2a_console_8080`), since cookies are shared by every port of a
+/// host and another local server must not read or overwrite this one.
+pub fn cookie_name(secure: bool, headers: &HeaderMap) -> String {
     if secure {
-        "__Host-a2a_console"
-    } else {
-        "a2a_console"
+        return "__Host-a2a_console".to_owned();
     }
+    let port = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|h| h.rsplit_once(':'))
+        .and_then(|(_, p)| p.parse::<u16>().ok())
+        .unwrap_or(80);
+    format!("a2a_console_{port}")
 }
 
 /// A `Set-Cookie` value: `HttpOnly; SameSite=Strict`, `Secure` when `secure`; `max_age` 0
@@ -158,21 +171,24 @@ pub fn current(
     sessions: &Sessions,
     headers: &HeaderMap,
 ) -> Option<(String, Session)> {
-    let id = cookie(headers, cookie_name(secure(st, headers)))?;
+    let id = cookie(headers, &cookie_name(secure(st, headers), headers))?;
     sessions.get(id).map(|s| (id.to_owned(), s))
 }
 
-/// The `Origin` (or, without one, `Referer`) names the host the request was sent to: its
-/// `Host`, or the `X-Forwarded-Host` of a proxy that rewrites `Host` (a cross-site form cannot
-/// set that header).
-pub fn same_origin(headers: &HeaderMap) -> bool {
-    let hosts: Vec<&str> = [header::HOST.as_str(), "x-forwarded-host"]
-        .iter()
-        .filter_map(|h| headers.get(*h).and_then(|v| v.to_str().ok()))
-        .collect();
-    if hosts.is_empty() {
-        return false;
-    }
+/// The `Origin` (or, without one, `Referer`) is the console's own: the origin of the configured
+/// `public_url` when set (scheme, host and port), else the request's `Host` (or, with
+/// `console_trusted_proxy`, a proxy's `X-Forwarded-Host`). A client-sent forwarded header is
+/// never trusted otherwise.
+pub fn same_origin(st: &GatewayState, headers: &HeaderMap) -> bool {
+    origin_matches(
+        st.config.public_url.as_deref(),
+        st.config.console_trusted_proxy,
+        headers,
+    )
+}
+
+/// [`same_origin`] over the two settings it reads.
+pub fn origin_matches(public_url: Option<&str>, trusted_proxy: bool, headers: &HeaderMap) -> bool {
     let source = headers
         .get(header::ORIGIN)
         .or_else(|| headers.get(header::REFERER))
@@ -180,15 +196,25 @@ pub fn same_origin(headers: &HeaderMap) -> bool {
     let Some(url) = source.and_then(|s| url::Url::parse(s).ok()) else {
         return false;
     };
+    if !matches!(url.scheme(), "http" | "https") {
+        return false;
+    }
+    if let Some(public) = public_url {
+        return url::Url::parse(public).is_ok_and(|p| p.origin() == url.origin());
+    }
+    let mut names = vec![header::HOST.as_str()];
+    if trusted_proxy {
+        names.push("x-forwarded-host");
+    }
     let origin_host = match (url.host_str(), url.port()) {
         (Some(h), Some(p)) => format!("{h}:{p}"),
         (Some(h), None) => h.to_owned(),
         _ => return false,
     };
-    matches!(url.scheme(), "http" | "https")
-        && hosts
-            .iter()
-            .any(|h| origin_host.eq_ignore_ascii_case(h.trim()))
+    names
+        .iter()
+        .filter_map(|h| headers.get(*h).and_then(|v| v.to_str().ok()))
+        .any(|h| origin_host.eq_ignore_ascii_case(h.trim()))
 }
 
 /// Constant-time comparison of two tokens.
@@ -233,34 +259,55 @@ mod tests {
 
     #[test]
     fn origin_check() {
+        let same = |h: &HeaderMap| origin_matches(None, false, h);
         let mut h = HeaderMap::new();
         h.insert(header::HOST, HeaderValue::from_static("127.0.0.1:8080"));
-        assert!(!same_origin(&h), "no Origin nor Referer");
+        assert!(!same(&h), "no Origin nor Referer");
         h.insert(
             header::ORIGIN,
             HeaderValue::from_static("http://127.0.0.1:8080"),
         );
-        assert!(same_origin(&h));
+        assert!(same(&h));
         h.insert(
             header::ORIGIN,
             HeaderValue::from_static("http://evil.example"),
         );
-        assert!(!same_origin(&h));
-        h.insert(
-            "x-forwarded-host",
-            HeaderValue::from_static("console.example"),
-        );
-        h.insert(
-            header::ORIGIN,
-            HeaderValue::from_static("https://console.example"),
-        );
-        assert!(same_origin(&h), "behind a proxy that rewrites Host");
+        assert!(!same(&h));
+        // A client-sent X-Forwarded-Host counts only behind a trusted proxy.
+        h.insert("x-forwarded-host", HeaderValue::from_static("evil.example"));
+        assert!(!same(&h), "forwarded host trusted without the setting");
+        assert!(origin_matches(None, true, &h), "behind a trusted proxy");
         h.remove("x-forwarded-host");
         h.remove(header::ORIGIN);
         h.insert(
             header::REFERER,
             HeaderValue::from_static("http://127.0.0.1:8080/console/keys"),
         );
-        assert!(same_origin(&h));
+        assert!(same(&h));
+        // With a public URL, only its origin (scheme, host, port) counts.
+        let public = Some("https://console.example");
+        h.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("https://console.example"),
+        );
+        assert!(origin_matches(public, false, &h));
+        h.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("http://console.example"),
+        );
+        assert!(!origin_matches(public, false, &h), "scheme differs");
+        h.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("http://127.0.0.1:8080"),
+        );
+        assert!(!origin_matches(public, false, &h), "Host no longer counts");
+    }
+
+    #[test]
+    fn plain_http_cookie_names_the_port() {
+        let mut h = HeaderMap::new();
+        h.insert(header::HOST, HeaderValue::from_static("127.0.0.1:8181"));
+        assert_eq!(cookie_name(false, &h), "a2a_console_8181");
+        assert_eq!(cookie_name(true, &h), "__Host-a2a_console");
     }
 }

@@ -20,6 +20,23 @@ pub fn set_cookie(resp: &reqwest::Response, name: &str) -> Option<(String, Strin
         .map(|v| (v.split(';').next().unwrap().to_owned(), v.to_owned()))
 }
 
+/// `name=value` and the whole header of the session cookie: `__Host-a2a_console` under https,
+/// `a2a_console_<port>` on plain HTTP.
+pub fn session_cookie(resp: &reqwest::Response) -> Option<(String, String)> {
+    resp.headers()
+        .get_all(SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| {
+            let name = v.split('=').next().unwrap_or("");
+            name == "__Host-a2a_console"
+                || name
+                    .strip_prefix("a2a_console_")
+                    .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .map(|v| (v.split(';').next().unwrap().to_owned(), v.to_owned()))
+}
+
 /// The value of the first `name="csrf"` hidden field.
 pub fn csrf_of(html: &str) -> String {
     let at = html.find(r#"name="csrf" value=""#).expect("a CSRF field");
@@ -83,10 +100,7 @@ pub async fn login_with(http: &reqwest::Client, base: &str, token: &str) -> (u16
         .send()
         .await
         .unwrap();
-    (
-        r.status().as_u16(),
-        set_cookie(&r, "a2a_console").map(|c| c.0),
-    )
+    (r.status().as_u16(), session_cookie(&r).map(|c| c.0))
 }
 
 pub async fn login(env: &Env) -> Console {
