@@ -24,7 +24,7 @@
 //!   the log call [`AuditWriter::flush`] first, so they see every record of every hop that
 //!   has answered; dropping the last handle (and the binary at shutdown) flushes as well.
 
-use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
@@ -35,7 +35,7 @@ use rusqlite::{Connection, params};
 
 use std::collections::HashMap;
 
-use super::journal::{Journal, SendRow, TaskBinding, insert_binding, insert_send};
+use super::journal::{Entry, Journal, SendRow, TaskBinding, insert_binding, insert_send};
 use super::sql::CachedExt;
 use super::task_records::{TaskStatusRow, update_status};
 use super::{AuditRecord, StoreError};
@@ -48,18 +48,37 @@ pub(crate) const BATCH_WINDOW: Duration = Duration::from_millis(5);
 
 type Reply = tokio::sync::oneshot::Sender<Result<i64, String>>;
 
-/// A hop's intent record as the writer will know it: its sequence number, set once inserted.
-/// The completion record carries it, so the writer links the two in either mode.
+/// A hop's intent record as the writer will know it: its sequence number, set once inserted,
+/// and its journal number when it was journaled. The completion record carries it, so the
+/// writer (and a recovery from the journal) links the two in either mode.
 #[derive(Debug, Clone, Default)]
-pub struct IntentRef(Arc<AtomicI64>);
+pub struct IntentRef(Arc<IntentIds>);
+
+#[derive(Debug, Default)]
+struct IntentIds {
+    seq: AtomicI64,
+    journal: AtomicU64,
+}
 
 impl IntentRef {
     /// The intent row's sequence number, once it is in the database.
     pub fn seq(&self) -> Option<i64> {
-        match self.0.load(Ordering::Acquire) {
+        match self.0.seq.load(Ordering::Acquire) {
             0 => None,
             n => Some(n),
         }
+    }
+
+    /// The intent's journal number, when it was journaled.
+    fn journal(&self) -> Option<u64> {
+        match self.0.journal.load(Ordering::Acquire) {
+            0 => None,
+            n => Some(n),
+        }
+    }
+
+    fn set_seq(&self, seq: i64) {
+        self.0.seq.store(seq, Ordering::Release);
     }
 }
 
@@ -187,7 +206,8 @@ impl AuditWriter {
     pub async fn intent(&self, rec: &AuditRecord) -> Result<IntentRef, StoreError> {
         let link = IntentRef::default();
         if let Some(journal) = self.shared.journal.get() {
-            journal.append(rec, |j| {
+            journal.append(Entry::Intent(rec), |j| {
+                link.0.journal.store(j, Ordering::Release);
                 self.send(Job::Insert {
                     rec: Box::new(rec.clone()),
                     phase: Some("intent"),
@@ -236,7 +256,7 @@ impl AuditWriter {
         if let Some((ws, agent)) = lookup()? {
             return Ok(Some(BindOutcome::Existing(ws, agent)));
         }
-        journal.append_binding(b, |j| {
+        journal.append(Entry::Binding(b), |j| {
             self.send(Job::Bind {
                 binding: Box::new(b.clone()),
                 journal: j,
@@ -257,7 +277,7 @@ impl AuditWriter {
         let Some(journal) = self.shared.journal.get() else {
             return Ok(false);
         };
-        journal.append_send(row, |j| {
+        journal.append(Entry::Send(row), |j| {
             self.send(Job::Send {
                 row: Box::new(row.clone()),
                 journal: j,
@@ -291,16 +311,37 @@ impl AuditWriter {
             .unwrap_or(false)
     }
 
-    /// Queues a (completion) record for the next batch; does not wait. `intent` names the
-    /// intent record it completes (else `rec.intent_seq` is used as it is).
+    /// Queues a (completion) record for the next batch; does not wait for the commit.
+    /// `intent` names the intent record it completes (else `rec.intent_seq` is used as it
+    /// is). With the journal open the record is journaled first (one `write(2)`), so a hop's
+    /// outcome survives the process once this returns: call it before the answer leaves.
     pub fn enqueue(&self, rec: &AuditRecord, intent: Option<&IntentRef>) -> Result<(), StoreError> {
-        self.send(Job::Insert {
+        let job = |journal| Job::Insert {
             rec: Box::new(rec.clone()),
             phase: None,
             reply: None,
             link: intent.cloned(),
-            journal: None,
-        })
+            journal,
+        };
+        let Some(journal) = self.shared.journal.get() else {
+            return self.send(job(None));
+        };
+        let of = intent.and_then(IntentRef::journal);
+        let of_seq = intent.and_then(IntentRef::seq).or(rec.intent_seq);
+        let mut queued = false;
+        let journaled = journal.append(Entry::Completion(rec, of, of_seq), |j| {
+            queued = true;
+            self.send(job(Some(j)))
+        });
+        match journaled {
+            Err(e) if !queued => {
+                // The line could not be written (disk full?): the record still goes to the
+                // writer, only without the journal's guarantee.
+                tracing::error!(trace_id = %rec.trace_id, "completion record not journaled: {e}");
+                self.send(job(None))
+            }
+            other => other,
+        }
     }
 
     /// Blocks until every record queued so far has committed (the job drops the sender then).
@@ -528,10 +569,14 @@ fn commit(conn: &Mutex<Connection>, batch: &[Job]) -> (Vec<Result<i64, String>>,
                     Some(_) => None,
                     None => link.as_ref().and_then(IntentRef::seq).or(rec.intent_seq),
                 };
-                let inserted = super::audit::insert_audit_row_linked(tx, rec, *phase, intent_of);
+                // An intent row keeps its journal number: a completion journaled before the
+                // intent's seq was known finds the row by it on recovery.
+                let journal_no = phase.and(*journal);
+                let inserted =
+                    super::audit::insert_audit_row_linked(tx, rec, *phase, intent_of, journal_no);
                 let inserted = inserted.map_err(|e| e.to_string());
                 if let (Ok(seq), Some(link), Some(_)) = (&inserted, link, phase) {
-                    link.0.store(*seq, Ordering::Release);
+                    link.set_seq(*seq);
                     linked.push(link);
                 }
                 if journal.is_some() {
@@ -585,7 +630,7 @@ fn commit(conn: &Mutex<Connection>, batch: &[Job]) -> (Vec<Result<i64, String>>,
             let _ = tx.execute_cached("ROLLBACK", []);
         }
         for link in linked {
-            link.0.store(0, Ordering::Release);
+            link.set_seq(0);
         }
         return fail(e.to_string());
     }

@@ -139,6 +139,9 @@ pub const MIGRATIONS: &[&str] = &[
     // 16: what the gateway last saw of each bound task's status (issue 40: ListTasks answered
     // from the owner's records, see `task_records`), and the indexes a listing page reads.
     TASK_RECORDS,
+    // 17: the journal number of journaled intent rows (issue 40: hop outcomes recovered from
+    // the journal find their intent) and audit retention (deletion below a forward-only mark).
+    super::retention::MIGRATION,
 ];
 
 /// Migration of the listing columns of `task_owners` (see `super::task_records`). Every index
