@@ -292,6 +292,47 @@ async fn the_serving_gateway_applies_both_rules_while_hops_go_on() {
     peer.shutdown().await;
 }
 
+/// The age rule alone, set in the TOML file: the serving gateway deletes the rows older than
+/// `audit_retention` shortly after its start and keeps the younger ones.
+#[test]
+fn the_serving_gateway_deletes_rows_past_the_retention_set_in_its_config_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("gw.db");
+    seed_file(&db, "p", "http://127.0.0.1:9/");
+    {
+        let s = Store::open(&db).unwrap();
+        for (i, d) in [40, 9, 8, 6, 1, 0].into_iter().enumerate() {
+            let mut r = rec(&format!("d{d}-{i}"), &days_ago(d));
+            r.workspace_id = Some("ws".into());
+            s.append_audit(&r).unwrap();
+        }
+    }
+    let toml = dir.path().join("gw.toml");
+    std::fs::write(
+        &toml,
+        "audit_retention = \"7d\"\naudit_max_bytes = 0\naudit_retention_check_secs = 1\n",
+    )
+    .unwrap();
+    let (mut child, _base) = spawn_serve(&db, &["--config", toml.to_str().unwrap()]);
+    let s = Store::open(&db).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while s.audit_retention_state().unwrap().deleted_rows < 3 {
+        assert!(std::time::Instant::now() < deadline, "nothing deleted");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let traces: Vec<String> = s
+        .audit(Some("ws"), None, 0, 100)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.trace_id)
+        .collect();
+    assert_eq!(traces, ["d6-3", "d1-4", "d0-5"]);
+    assert_eq!(s.audit_retention_state().unwrap().deleted_rows, 3);
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// `serve --help` names both settings with their defaults.
 #[test]
 fn serve_help_shows_the_retention_defaults() {

@@ -39,6 +39,8 @@ impl Store {
 
     /// Queues an audit record for the writer's next batch (readers of the log and
     /// [`Store::flush_audit`] wait for it); `intent` names the intent record it completes.
+    /// With the intent journal open, the record is journaled before this returns: it survives
+    /// the process (recovered on the next start), so call it before the hop's answer leaves.
     pub fn append_audit_queued(
         &self,
         rec: &AuditRecord,

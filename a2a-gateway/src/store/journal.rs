@@ -26,6 +26,15 @@
 //! Completed idempotent sends (`crate::hop::idempotency`) go the same way: a [`SendRow`] line, then
 //! the writer's next batch; until it commits, the record is answered from memory.
 //!
+//! So do hop outcomes (issue 40): a hop's completion record (decision, status, latency) is a
+//! `fin` line written before its answer leaves, naming its intent by journal number (`of`) and,
+//! when the intent row was committed already, by `seq` (`of_seq`). On recovery a completion
+//! links to the intent recovered in the same pass, or to the committed row named by `of_seq`,
+//! or to the committed intent row carrying its journal number (`audit.journal`, written with
+//! every journaled intent row: the completion may have been journaled while its intent was
+//! still in the writer's queue). Without these lines a kill lost the outcome of the 1-4 hops
+//! answered within the writer's last batch window: they read `incomplete`, like hops cut.
+//!
 //! The journal belongs to one serving process: `<database>.intents.lock` is locked exclusively
 //! for its lifetime ([`std::fs::File::try_lock`]); a second `serve` on the same database is
 //! refused. Other processes (the admin CLI) open the store without a journal. Power loss is not

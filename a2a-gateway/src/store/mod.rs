@@ -10,7 +10,9 @@
 //! from an exact in-memory cache (`cache`), and the hop's audit rows go through one writer
 //! thread that commits them in batches from a connection of its own (`audit_writer`; the intent
 //! record is committed, or in the serving process journaled (`journal`), before
-//! [`Store::append_intent_committed`] returns).
+//! [`Store::append_intent_committed`] returns, and in the serving process the completion record
+//! is journaled before [`Store::append_audit_queued`] returns). Old audit rows are deleted by
+//! the retention (`retention`).
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -18,6 +20,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::Connection;
 
 mod audit;
+mod audit_batch;
 mod audit_writer;
 mod cache;
 mod checkpoint;
@@ -35,8 +38,8 @@ mod sql;
 mod task_records;
 pub use audit::audit_to_value;
 use audit::insert_audit_row_linked;
+pub use audit_batch::IntentRef;
 pub(crate) use audit_writer::BindOutcome;
-pub use audit_writer::IntentRef;
 pub use hop_page::HopFilter;
 pub use journal::Recovered;
 pub(crate) use journal::{SendRow, TaskBinding, insert_send};

@@ -128,8 +128,33 @@ fn is_older(ts: &str, cutoff: time::OffsetDateTime) -> bool {
         .unwrap_or(true)
 }
 
+/// Measures the audit's bytes per row when the size rule may need them and the last measure is
+/// stale: outside the batch's transaction, as a read (it walks every page of the audit; WAL
+/// readers never hold up the writer).
+fn calibrate(c: &Connection, r: &mut Measure, max: u64) -> Result<(), StoreError> {
+    let fresh = r.per_row.is_some_and(|(_, at)| at.elapsed() < RECALIBRATE);
+    if fresh || used_bytes(c)? <= max {
+        return Ok(());
+    }
+    c.execute_batch("BEGIN")?;
+    let measured = (|| {
+        let rows: i64 = c.query_row(
+            "SELECT coalesce(max(seq) - min(seq) + 1, 0) FROM audit",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok::<_, StoreError>(audit_bytes(c)? as f64 / rows.max(1) as f64)
+    })();
+    let _ = c.execute_batch("COMMIT");
+    r.per_row = Some((measured?, std::time::Instant::now()));
+    Ok(())
+}
+
 /// One batch on `c`, in one transaction.
 fn trim(c: &Connection, r: &mut Measure, rule: &AuditRetention) -> Result<Trimmed, StoreError> {
+    if let Some(max) = rule.max_bytes {
+        calibrate(c, r, max)?;
+    }
     // IMMEDIATE: the write lock first (waiting, `busy_timeout`, for the audit writer's batch),
     // so what is read below is what is deleted.
     c.execute_batch("BEGIN IMMEDIATE")?;
@@ -155,13 +180,9 @@ fn over_size(
         r.trimming = false;
         return Ok((0, None));
     }
-    let per_row = match r.per_row {
-        Some((b, at)) if at.elapsed() < RECALIBRATE => b,
-        _ => {
-            let b = audit_bytes(c)? as f64 / rows.max(1) as f64;
-            r.per_row = Some((b, std::time::Instant::now()));
-            b
-        }
+    // Measured before the transaction (`calibrate`); none yet: the next call measures.
+    let Some((per_row, _)) = r.per_row else {
+        return Ok((0, None));
     };
     let bytes = (rows.max(0) as f64 * per_row) as u64;
     let target = if r.trimming || bytes > max {
