@@ -12,7 +12,7 @@
 //! commit, and the writer gathers rows for up to [`BATCH_WINDOW`] before committing: fewer,
 //! larger transactions, off the request path. A journaled intent whose completion arrives in
 //! the same batch is not written at all: the completion row stands for the hop
-//! ([`folded_intents`]). The writer also checkpoints the WAL, from a connection of its own
+//! (`audit_batch::folded_intents`). The writer also checkpoints the WAL, from a connection of its own
 //! ([`crate::store::checkpoint::Checkpointer`]).
 //!
 //! Guarantees:
