@@ -13,7 +13,8 @@
 # BENCH_PRELOAD=/path/lib.so runs both servers with LD_PRELOAD (e.g. to compare allocators);
 # BENCH_GOVERNANCE=1 turns on a ten-rule policy and PII redaction (docs/benchmarks.md);
 # BENCH_GW_ENV="VAR=value ..." sets environment variables of the gateway process only (e.g.
-# TOKIO_WORKER_THREADS=1).
+# TOKIO_WORKER_THREADS=1); BENCH_GW_BIN=/path/a2a-gateway runs that gateway binary instead of
+# the build's (a saved binary of an earlier commit: before/after in one session).
 # Placement (BENCH_PLACEMENT=0 leaves it out): at 1 connection the figures depend on where the
 # kernel runs the servers relative to wrk (see a2a-agent/bench/run.sh and docs/benchmarks.md);
 # after the unpinned runs the 1-connection unary rows are run again pinned with taskset: "split" =
@@ -27,7 +28,7 @@ PROFILE=${BENCH_PROFILE:-release}
 if [ "${2:-}" != "--no-build" ]; then
   cargo build --profile "$PROFILE" -p a2ars-gateway --bin a2a-gateway --example proxy_floor -p a2ars-agent --bin a2a-agent
 fi
-GWBIN=$TARGET/$PROFILE/a2a-gateway
+GWBIN=${BENCH_GW_BIN:-$TARGET/$PROFILE/a2a-gateway}
 AGBIN=$TARGET/$PROFILE/a2a-agent
 PXBIN=$TARGET/$PROFILE/examples/proxy_floor
 if ! command -v wrk >/dev/null; then

@@ -70,6 +70,8 @@ pub struct ServerHandle {
     addr: SocketAddr,
     listening: a2a_agent::listen::Listening,
     state: Arc<GatewayState>,
+    /// Stops the background tasks of this server (the audit retention).
+    background: tokio_util::sync::CancellationToken,
 }
 
 impl ServerHandle {
@@ -92,6 +94,7 @@ impl ServerHandle {
     /// stream with an `a2a_shutting_down` error event and answers every waiting call with it;
     /// connections still open a few seconds later are dropped.
     pub async fn shutdown(self) {
+        self.background.cancel();
         self.listening.stop_accepting();
         let grace = Duration::from_secs(self.state.config.shutdown_grace_secs);
         if !self.listening.drain(grace).await {
@@ -264,12 +267,43 @@ impl Gateway {
             Arc::new(move |parts, why| crate::edge::edge_refusal(serve_v1, parts, why));
         let listening =
             a2a_agent::listen::serve(listener, app, self.state.config.listen(), refuse)?;
+        let background = tokio_util::sync::CancellationToken::new();
+        spawn_audit_retention(&self.state, background.clone());
         Ok(ServerHandle {
             addr,
             listening,
             state: self.state,
+            background,
         })
     }
+}
+
+/// Applies the audit retention (`audit_retention`, `audit_max_bytes`) at the start and every
+/// `audit_retention_check_secs`, on a blocking thread, until `stop` (see
+/// [`crate::store::retention`]).
+fn spawn_audit_retention(st: &Arc<GatewayState>, stop: tokio_util::sync::CancellationToken) {
+    let Some(rule) = st.config.audit_retention() else {
+        return;
+    };
+    let every = Duration::from_secs(st.config.audit_retention_check_secs.max(1));
+    let store = st.store.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = tick.tick() => {}
+            }
+            let (store, stop) = (store.clone(), stop.clone());
+            let pass = tokio::task::spawn_blocking(move || {
+                crate::store::retention::run_pass(&store, &rule, &|| stop.is_cancelled())
+            });
+            if let Err(e) = pass.await {
+                tracing::error!("audit retention pass failed: {e}");
+            }
+        }
+    });
 }
 
 /// Routes gRPC calls to [`crate::edge::grpc`], everything else on.

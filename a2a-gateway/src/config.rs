@@ -164,6 +164,17 @@ pub struct Config {
     /// PEM file of extra root certificates trusted for peers' TLS (a private CA), beside the
     /// platform's roots, on every binding (cards, JSON-RPC, HTTP+JSON, `https` gRPC).
     pub peer_ca_file: Option<PathBuf>,
+    /// Audit rows older than this are deleted by a background task, a small batch per
+    /// transaction (`30d`, `12h`, `90m`, `45s`; `0`: kept whatever their age). Export them
+    /// first to keep them (`admin audit-export`, docs/gateway.md "Audit retention").
+    pub audit_retention: Age,
+    /// While the database's pages in use pass this many bytes the oldest audit rows are deleted
+    /// (`1GiB`, `500MB`, or bytes; `0`: no bound). Freed pages are reused by later rows, so the
+    /// file stays about this size.
+    pub audit_max_bytes: ByteSize,
+    /// Seconds between two checks of the audit retention (each deletes what the two rules no
+    /// longer keep, in batches of 500 rows).
+    pub audit_retention_check_secs: u64,
     /// Threads of the async runtime that serves requests (0: one per CPU the process may use).
     /// On a machine shared with the agents behind the gateway or a load generator, fewer
     /// threads spend less CPU per hop (docs/benchmarks.md, "fifth round").
@@ -176,6 +187,29 @@ pub const MIN_SIGNING_KEY_GRACE_SECS: u64 = 360;
 
 /// Default idempotency window: 10 minutes.
 pub const DEFAULT_IDEMPOTENCY_WINDOW_SECS: u64 = 600;
+
+/// Default audit retention: 30 days.
+pub const DEFAULT_AUDIT_RETENTION: std::time::Duration =
+    std::time::Duration::from_secs(30 * 24 * 3600);
+
+/// Default bound of the database's size through audit retention: 1 GiB.
+pub const DEFAULT_AUDIT_MAX_BYTES: u64 = 1 << 30;
+
+/// Audit rows deleted per transaction by the retention: a few milliseconds of writing, so the
+/// audit writer's next batch (and any other write) waits at most that long.
+pub const AUDIT_RETENTION_BATCH_ROWS: usize = 500;
+
+/// What the audit retention keeps (from `audit_retention` and `audit_max_bytes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuditRetention {
+    /// Rows older than this are deleted (`None`: kept whatever their age).
+    pub max_age: Option<std::time::Duration>,
+    /// While the database's pages in use take more bytes than this, the oldest rows are
+    /// deleted (`None`: no size bound).
+    pub max_bytes: Option<u64>,
+    /// Rows deleted at most per transaction.
+    pub batch: usize,
+}
 
 /// Default longest delegation chain.
 pub const DEFAULT_MAX_DELEGATION_DEPTH: usize = 8;
@@ -215,6 +249,9 @@ impl Default for Config {
             card_key_file: None,
             signing_key_grace_secs: 30 * 24 * 3600,
             peer_ca_file: None,
+            audit_retention: Age(DEFAULT_AUDIT_RETENTION),
+            audit_max_bytes: ByteSize(DEFAULT_AUDIT_MAX_BYTES),
+            audit_retention_check_secs: 10,
             workers: 0,
         }
     }
@@ -254,6 +291,17 @@ impl Config {
         }
     }
 
+    /// What the audit retention keeps (`None` when both rules are off).
+    pub fn audit_retention(&self) -> Option<AuditRetention> {
+        let max_age = Some(self.audit_retention.0).filter(|d| !d.is_zero());
+        let max_bytes = Some(self.audit_max_bytes.0).filter(|b| *b > 0);
+        (max_age.is_some() || max_bytes.is_some()).then_some(AuditRetention {
+            max_age,
+            max_bytes,
+            batch: AUDIT_RETENTION_BATCH_ROWS,
+        })
+    }
+
     /// The versions this gateway serves.
     pub fn served_versions(&self) -> &'static [&'static str] {
         if self.serve_v1 {
@@ -263,6 +311,126 @@ impl Config {
         }
     }
 }
+
+/// An age setting: a number and a unit, `d`, `h`, `m` or `s` (`30d`); `0` alone is zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Age(pub std::time::Duration);
+
+impl std::str::FromStr for Age {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Age, String> {
+        let t = s.trim();
+        let bad = || format!("invalid age {s:?}: a number and d, h, m or s (30d, 12h), or 0");
+        if t == "0" {
+            return Ok(Age(std::time::Duration::ZERO));
+        }
+        let split = t.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+        let n: u64 = t[..split].parse().map_err(|_| bad())?;
+        let unit = match t[split..].trim() {
+            "d" => 24 * 3600,
+            "h" => 3600,
+            "m" => 60,
+            "s" => 1,
+            _ => return Err(bad()),
+        };
+        n.checked_mul(unit)
+            .map(|secs| Age(std::time::Duration::from_secs(secs)))
+            .ok_or_else(bad)
+    }
+}
+
+impl std::fmt::Display for Age {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let secs = self.0.as_secs();
+        match secs {
+            0 => write!(f, "0"),
+            s if s.is_multiple_of(24 * 3600) => write!(f, "{}d", s / (24 * 3600)),
+            s if s.is_multiple_of(3600) => write!(f, "{}h", s / 3600),
+            s if s.is_multiple_of(60) => write!(f, "{}m", s / 60),
+            s => write!(f, "{s}s"),
+        }
+    }
+}
+
+/// A size setting: bytes, or a number and a unit, `KB`/`MB`/`GB`/`TB` (powers of 1000) or
+/// `KiB`/`MiB`/`GiB`/`TiB` (powers of 1024): `1GiB`, `500MB`, `1048576`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteSize(pub u64);
+
+impl std::str::FromStr for ByteSize {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<ByteSize, String> {
+        let t = s.trim();
+        let bad = || {
+            format!(
+                "invalid size {s:?}: bytes, or a number and KB, MB, GB, TB, KiB, MiB, GiB or TiB"
+            )
+        };
+        let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+        let n: u64 = t[..split].parse().map_err(|_| bad())?;
+        let unit: u64 = match t[split..].trim() {
+            "" | "B" => 1,
+            "KB" => 1000,
+            "MB" => 1000u64.pow(2),
+            "GB" => 1000u64.pow(3),
+            "TB" => 1000u64.pow(4),
+            "KiB" => 1 << 10,
+            "MiB" => 1 << 20,
+            "GiB" => 1 << 30,
+            "TiB" => 1 << 40,
+            _ => return Err(bad()),
+        };
+        n.checked_mul(unit).map(ByteSize).ok_or_else(bad)
+    }
+}
+
+impl std::fmt::Display for ByteSize {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (unit, size) in [
+            ("TiB", 1u64 << 40),
+            ("GiB", 1 << 30),
+            ("MiB", 1 << 20),
+            ("KiB", 1 << 10),
+        ] {
+            if self.0 >= size && self.0.is_multiple_of(size) {
+                return write!(f, "{}{unit}", self.0 / size);
+            }
+        }
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Both unit settings read from TOML as a string (`"30d"`, `"1GiB"`) or a plain number
+/// (seconds, bytes), and are written as strings.
+macro_rules! unit_serde {
+    ($t:ty, $from_number:expr) => {
+        impl Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.to_string())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<$t, D::Error> {
+                #[derive(Deserialize)]
+                #[serde(untagged)]
+                enum Raw {
+                    Number(u64),
+                    Text(String),
+                }
+                match Raw::deserialize(d)? {
+                    Raw::Number(n) => Ok($from_number(n)),
+                    Raw::Text(t) => t.parse().map_err(serde::de::Error::custom),
+                }
+            }
+        }
+    };
+}
+
+unit_serde!(Age, |n| Age(std::time::Duration::from_secs(n)));
+unit_serde!(ByteSize, ByteSize);
 
 #[cfg(test)]
 mod tests {
@@ -281,5 +449,31 @@ mod tests {
         assert_eq!(c.limits.max_message_chars, 10);
         assert_eq!(c.limits.max_stream_bytes, DEFAULT_MAX_STREAM_BYTES);
         assert!(Config::from_toml_str("bogus = 1").is_err());
+    }
+
+    #[test]
+    fn retention_settings_read_units_and_numbers() {
+        let c = Config::from_toml_str("audit_retention = \"12h\"\naudit_max_bytes = \"500MB\"\n")
+            .unwrap();
+        assert_eq!(c.audit_retention.0.as_secs(), 12 * 3600);
+        assert_eq!(c.audit_max_bytes.0, 500_000_000);
+        let c = Config::from_toml_str("audit_retention = 90\naudit_max_bytes = 4096\n").unwrap();
+        assert_eq!(
+            (c.audit_retention.0.as_secs(), c.audit_max_bytes.0),
+            (90, 4096)
+        );
+        let d = Config::default();
+        assert_eq!(
+            (d.audit_retention.to_string(), d.audit_max_bytes.to_string()),
+            ("30d".into(), "1GiB".into())
+        );
+        let rule = d.audit_retention().unwrap();
+        assert_eq!(rule.max_bytes, Some(1 << 30));
+        assert!(Config::from_toml_str("audit_retention = \"30 days\"").is_err());
+        assert!(Config::from_toml_str("audit_max_bytes = \"1QB\"").is_err());
+        assert_eq!("0".parse::<Age>().unwrap().0, std::time::Duration::ZERO);
+        assert_eq!("2GiB".parse::<ByteSize>().unwrap().0, 2 << 30);
+        let off = Config::from_toml_str("audit_retention = \"0\"\naudit_max_bytes = 0\n").unwrap();
+        assert!(off.audit_retention().is_none());
     }
 }

@@ -5,6 +5,7 @@
 mod admin_audit;
 mod ard;
 mod audit_rebuild;
+mod audit_retention;
 mod cancel_propagation;
 mod common;
 mod console_audit;
@@ -13,6 +14,7 @@ mod console_security;
 mod console_speed;
 mod console_views;
 mod crash;
+mod crash_outcomes;
 mod demo;
 mod error_forms;
 mod extensions;

@@ -3,7 +3,7 @@
 //! intent record before it answers and every queued record before a read of the log.
 
 use a2a_gateway::keys::Scope;
-use a2a_gateway::store::{Agent, AuditRecord, KeyRejection, Store};
+use a2a_gateway::store::{Agent, AuditRecord, KeyRejection, Recovered, Store};
 
 fn agent(endpoint: &str) -> Agent {
     Agent {
@@ -262,7 +262,7 @@ async fn intent_is_committed_before_it_answers_and_queued_records_before_reads()
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn journaled_intents_link_their_completions_and_the_journal_is_exclusive() {
     let (dir, path, s) = fresh();
-    assert_eq!(s.open_intent_journal().unwrap(), 0);
+    assert_eq!(s.open_intent_journal().unwrap().intents, 0);
     let other = Store::open(&path).unwrap();
     let err = other.open_intent_journal().unwrap_err().to_string();
     assert!(err.contains("another gateway process"), "{err}");
@@ -290,7 +290,7 @@ async fn journaled_intents_link_their_completions_and_the_journal_is_exclusive()
     drop(s);
     drop(other);
     let again = Store::open(&path).unwrap();
-    assert_eq!(again.open_intent_journal().unwrap(), 0);
+    assert_eq!(again.open_intent_journal().unwrap(), Recovered::default());
     assert_eq!(again.audit(Some("w"), None, 0, 1000).unwrap().len(), 20);
 }
 
@@ -334,7 +334,7 @@ async fn an_intent_completed_within_its_batch_is_folded_into_the_completion() {
     let again = Store::open(&path).unwrap();
     assert_eq!(
         again.open_intent_journal().unwrap(),
-        0,
+        Recovered::default(),
         "nothing to recover"
     );
     assert_eq!(again.audit(Some("w"), None, 0, 1000).unwrap().len(), 20);
@@ -422,7 +422,7 @@ fn a_journaled_binding_not_committed_is_recovered_on_start() {
     std::fs::write(dir.path().join("gw.db.intents"), format!("{line}\n")).unwrap();
     let s = Store::open(&path).unwrap();
     assert_eq!(
-        s.open_intent_journal().unwrap(),
+        s.open_intent_journal().unwrap().intents,
         0,
         "no intents, one binding"
     );
@@ -494,7 +494,7 @@ fn a_recovered_intent_keeps_the_time_it_was_journaled() {
     );
     std::fs::write(dir.path().join("gw.db.intents"), lines).unwrap();
     let s = Store::open(&path).unwrap();
-    assert_eq!(s.open_intent_journal().unwrap(), 2);
+    assert_eq!(s.open_intent_journal().unwrap().intents, 2);
     let rows = s.audit(Some("w"), None, 0, 10).unwrap();
     assert_eq!(rows.len(), 2, "{rows:?}");
     assert_eq!(rows[0].trace_id, "cut");

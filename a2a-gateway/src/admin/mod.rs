@@ -328,7 +328,7 @@ async fn audit_export(
     let mut out = Vec::new();
     match st
         .store
-        .export_audit_jsonl(q.workspace.as_deref(), &mut out)
+        .export_audit_jsonl_after(q.workspace.as_deref(), q.after.unwrap_or(0), &mut out)
     {
         Ok(_) => {
             let mut r = (StatusCode::OK, out).into_response();

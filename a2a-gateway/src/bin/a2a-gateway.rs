@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 
-use a2a_gateway::config::{Config, ErrorStatusMode, PolicyDefault};
+use a2a_gateway::config::{Age, ByteSize, Config, ErrorStatusMode, PolicyDefault};
 use a2a_gateway::server::Gateway;
 use a2a_gateway::store::{Agent, Store};
 
@@ -179,6 +179,17 @@ struct ServeArgs {
     /// [default: 2592000, 30 days].
     #[arg(long, env = "A2A_GATEWAY_SIGNING_KEY_GRACE_SECS")]
     signing_key_grace_secs: Option<u64>,
+    /// Audit rows older than this are deleted in the background (30d, 12h, 90m, 45s; 0 =
+    /// kept); export them first to keep them (admin audit-export) [default: 30d].
+    #[arg(long, env = "A2A_GATEWAY_AUDIT_RETENTION")]
+    audit_retention: Option<Age>,
+    /// While the database's pages in use pass this size, the oldest audit rows are deleted
+    /// (1GiB, 500MB, bytes; 0 = no bound) [default: 1GiB].
+    #[arg(long, env = "A2A_GATEWAY_AUDIT_MAX_BYTES")]
+    audit_max_bytes: Option<ByteSize>,
+    /// Seconds between two checks of the audit retention [default: 10].
+    #[arg(long, env = "A2A_GATEWAY_AUDIT_RETENTION_CHECK_SECS")]
+    audit_retention_check_secs: Option<u64>,
 }
 
 impl ServeArgs {
@@ -298,6 +309,15 @@ impl ServeArgs {
         if let Some(v) = self.signing_key_grace_secs {
             c.signing_key_grace_secs = v;
         }
+        if let Some(v) = self.audit_retention {
+            c.audit_retention = v;
+        }
+        if let Some(v) = self.audit_max_bytes {
+            c.audit_max_bytes = v;
+        }
+        if let Some(v) = self.audit_retention_check_secs {
+            c.audit_retention_check_secs = v;
+        }
         Ok(c)
     }
 }
@@ -322,16 +342,19 @@ struct DemoArgs {
 async fn serve(config: Config) -> Result<()> {
     let store = Store::open(&config.database)
         .with_context(|| format!("opening {}", config.database.display()))?;
-    // This process serves the database: intent records go through the journal (one write per
-    // hop instead of a commit); intents a killed predecessor journaled are recovered first.
+    // This process serves the database: intent and completion records go through the journal
+    // (a write each instead of a commit); what a killed predecessor journaled is recovered first.
     let recovered = store.open_intent_journal().with_context(|| {
         format!(
             "opening the intent journal of {}",
             config.database.display()
         )
     })?;
-    if recovered > 0 {
-        eprintln!("recovered {recovered} intent record(s) journaled by a previous process");
+    if recovered.intents + recovered.outcomes > 0 {
+        eprintln!(
+            "recovered {} intent record(s) and {} hop outcome(s) journaled by a previous process",
+            recovered.intents, recovered.outcomes
+        );
     }
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await

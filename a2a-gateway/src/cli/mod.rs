@@ -119,11 +119,15 @@ enum AdminCmd {
     },
     #[command(flatten)]
     Settings(crate::cli::admin::Cmd),
-    /// Export the audit log as JSON lines on stdout.
+    /// Export the audit log as JSON lines on stdout, oldest first. Audit retention deletes old
+    /// rows (serve --audit-retention, --audit-max-bytes): export before to keep them.
     AuditExport {
         /// Only this workspace.
         #[arg(long)]
         workspace: Option<String>,
+        /// Only records after this seq (the last seq of the previous export) [default: 0].
+        #[arg(long, default_value_t = 0)]
+        after: i64,
     },
     /// Set a workspace's policy from a JSON file (`-` = stdin); validated and compiled first.
     /// A running gateway sees it within 5 s (at once through the admin API).
@@ -334,9 +338,9 @@ async fn admin_on(store: &Store, cmd: AdminCmd) -> Result<()> {
         }
         AdminCmd::KeyList { workspace } => print_json(&store.list_keys(&workspace)?)?,
         AdminCmd::KeyRevoke { key_id } => store.revoke_key(&key_id)?,
-        AdminCmd::AuditExport { workspace } => {
+        AdminCmd::AuditExport { workspace, after } => {
             let mut out = std::io::stdout().lock();
-            store.export_audit_jsonl(workspace.as_deref(), &mut out)?;
+            store.export_audit_jsonl_after(workspace.as_deref(), after, &mut out)?;
         }
         AdminCmd::Trust(cmd) => {
             print_json(&crate::cli::trust::run(store, cmd).map_err(anyhow::Error::msg)?)?

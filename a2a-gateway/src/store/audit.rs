@@ -39,6 +39,8 @@ impl Store {
 
     /// Queues an audit record for the writer's next batch (readers of the log and
     /// [`Store::flush_audit`] wait for it); `intent` names the intent record it completes.
+    /// With the intent journal open, the record is journaled before this returns: it survives
+    /// the process (recovered on the next start), so call it before the hop's answer leaves.
     pub fn append_audit_queued(
         &self,
         rec: &AuditRecord,
@@ -137,7 +139,17 @@ impl Store {
         workspace_id: Option<&str>,
         out: &mut dyn std::io::Write,
     ) -> Result<usize, StoreError> {
-        let mut after = 0;
+        self.export_audit_jsonl_after(workspace_id, 0, out)
+    }
+
+    /// Exports the audit records after sequence number `after` as JSON lines, oldest first
+    /// (an export that continues the previous one: `after` = its last `seq`).
+    pub fn export_audit_jsonl_after(
+        &self,
+        workspace_id: Option<&str>,
+        mut after: i64,
+        out: &mut dyn std::io::Write,
+    ) -> Result<usize, StoreError> {
         let mut n = 0;
         loop {
             let page = self.audit(workspace_id, None, after, 1000)?;
@@ -171,15 +183,17 @@ pub(crate) fn insert_audit_row(
     } else {
         rec.intent_seq
     };
-    insert_audit_row_linked(c, rec, phase, intent_of)
+    insert_audit_row_linked(c, rec, phase, intent_of, None)
 }
 
-/// [`insert_audit_row`] with the intent it completes given apart from the record.
+/// [`insert_audit_row`] with the intent it completes given apart from the record, and for a
+/// journaled intent its journal number.
 pub(super) fn insert_audit_row_linked(
     c: &Connection,
     rec: &AuditRecord,
     phase: Option<&str>,
     intent_of: Option<i64>,
+    journal: Option<u64>,
 ) -> Result<i64, StoreError> {
     let ts = if rec.ts.is_empty() {
         time::OffsetDateTime::now_utc()
@@ -193,9 +207,9 @@ pub(super) fn insert_audit_row_linked(
                 "INSERT INTO audit(ts, trace_id, workspace_id, key_id, target, operation, client_method,
                    peer_method, client_version, client_binding, peer_version, peer_binding, decision,
                    status, latency_ms, error_code, phase, intent_of, task_id, governance,
-                   signature_trust)
+                   signature_trust, journal)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                   ?17, ?18, ?19, ?20, ?21)",
+                   ?17, ?18, ?19, ?20, ?21, ?22)",
                 params![
                     ts,
                     rec.trace_id,
@@ -217,7 +231,8 @@ pub(super) fn insert_audit_row_linked(
                     intent_of,
                     rec.task_id,
                     rec.governance.as_ref().map(Value::to_string),
-                    rec.signature_trust
+                    rec.signature_trust,
+                    journal.and_then(|j| i64::try_from(j).ok())
                 ],
             )?;
         Ok(c.last_insert_rowid())

@@ -12,7 +12,7 @@
 //! commit, and the writer gathers rows for up to [`BATCH_WINDOW`] before committing: fewer,
 //! larger transactions, off the request path. A journaled intent whose completion arrives in
 //! the same batch is not written at all: the completion row stands for the hop
-//! ([`folded_intents`]). The writer also checkpoints the WAL, from a connection of its own
+//! (`audit_batch::folded_intents`). The writer also checkpoints the WAL, from a connection of its own
 //! ([`crate::store::checkpoint::Checkpointer`]).
 //!
 //! Guarantees:
@@ -20,24 +20,27 @@
 //!   committed, or, with the journal, after its journal line is written (the intent-before-call
 //!   rule of the hardening work: a hop whose gateway stops between the peer call and the answer
 //!   is still on record, as `incomplete`);
-//! - completion records ([`AuditWriter::enqueue`]) are committed in the next batch; readers of
-//!   the log call [`AuditWriter::flush`] first, so they see every record of every hop that
+//! - completion records ([`AuditWriter::enqueue`]) are committed in the next batch; with the
+//!   journal, `enqueue` returns after the record's journal line is written, and the hop's answer
+//!   leaves after that (`crate::edge::record`), so every hop acknowledged to its caller has its
+//!   outcome (decision, status, latency) even if the process is killed before the batch; readers
+//!   of the log call [`AuditWriter::flush`] first, so they see every record of every hop that
 //!   has answered; dropping the last handle (and the binary at shutdown) flushes as well.
 
-use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::store::checkpoint::Checkpointer;
-use rusqlite::{Connection, params};
+use rusqlite::Connection;
 
 use std::collections::HashMap;
 
-use super::journal::{Journal, SendRow, TaskBinding, insert_binding, insert_send};
-use super::sql::CachedExt;
-use super::task_records::{TaskStatusRow, update_status};
+use super::audit_batch::{IntentRef, Job, OnCommit, commit};
+use super::journal::{Entry, Journal, SendRow, TaskBinding};
+use super::task_records::TaskStatusRow;
 use super::{AuditRecord, StoreError};
 
 /// Most rows committed in one transaction.
@@ -45,64 +48,6 @@ pub(crate) const MAX_BATCH: usize = 256;
 
 /// With the journal, how long the writer gathers rows nobody waits for before committing.
 pub(crate) const BATCH_WINDOW: Duration = Duration::from_millis(5);
-
-type Reply = tokio::sync::oneshot::Sender<Result<i64, String>>;
-
-/// A hop's intent record as the writer will know it: its sequence number, set once inserted.
-/// The completion record carries it, so the writer links the two in either mode.
-#[derive(Debug, Clone, Default)]
-pub struct IntentRef(Arc<AtomicI64>);
-
-impl IntentRef {
-    /// The intent row's sequence number, once it is in the database.
-    pub fn seq(&self) -> Option<i64> {
-        match self.0.load(Ordering::Acquire) {
-            0 => None,
-            n => Some(n),
-        }
-    }
-}
-
-enum Job {
-    /// Insert `rec` (`phase` = `Some("intent")` for intent records); answer with its rowid.
-    Insert {
-        rec: Box<AuditRecord>,
-        phase: Option<&'static str>,
-        reply: Option<Reply>,
-        /// Intent: where to put the rowid; completion: the intent it completes.
-        link: Option<IntentRef>,
-        /// The intent's journal number, when journaled.
-        journal: Option<u64>,
-    },
-    /// Insert a task binding (journaled with number `journal`).
-    Bind {
-        binding: Box<TaskBinding>,
-        journal: u64,
-    },
-    /// Write a completed send record (journaled with number `journal`); `sweep_before`:
-    /// first forget every send record created before that time. `committed` runs once the
-    /// record is committed.
-    Send {
-        row: Box<SendRow>,
-        journal: u64,
-        sweep_before: Option<i64>,
-        committed: Option<OnCommit>,
-    },
-    /// Update what the listing records of a task's status (not journaled: a record lost in
-    /// a crash is read again from the peer, see `super::task_records`).
-    Status(Box<TaskStatusRow>),
-    /// Run once everything queued before has committed.
-    Flush(OnCommit),
-}
-
-/// What to do once a job's transaction has committed.
-pub(crate) type OnCommit = Box<dyn FnOnce() + Send>;
-
-impl Job {
-    fn waited_for(&self) -> bool {
-        matches!(self, Job::Flush(_) | Job::Insert { reply: Some(_), .. })
-    }
-}
 
 /// (endpoint, task id) -> (workspace id, agent id).
 type Pending = HashMap<(String, String), (String, String)>;
@@ -187,7 +132,8 @@ impl AuditWriter {
     pub async fn intent(&self, rec: &AuditRecord) -> Result<IntentRef, StoreError> {
         let link = IntentRef::default();
         if let Some(journal) = self.shared.journal.get() {
-            journal.append(rec, |j| {
+            journal.append(Entry::Intent(rec), |j| {
+                link.set_journal(j);
                 self.send(Job::Insert {
                     rec: Box::new(rec.clone()),
                     phase: Some("intent"),
@@ -236,7 +182,7 @@ impl AuditWriter {
         if let Some((ws, agent)) = lookup()? {
             return Ok(Some(BindOutcome::Existing(ws, agent)));
         }
-        journal.append_binding(b, |j| {
+        journal.append(Entry::Binding(b), |j| {
             self.send(Job::Bind {
                 binding: Box::new(b.clone()),
                 journal: j,
@@ -257,7 +203,7 @@ impl AuditWriter {
         let Some(journal) = self.shared.journal.get() else {
             return Ok(false);
         };
-        journal.append_send(row, |j| {
+        journal.append(Entry::Send(row), |j| {
             self.send(Job::Send {
                 row: Box::new(row.clone()),
                 journal: j,
@@ -291,16 +237,37 @@ impl AuditWriter {
             .unwrap_or(false)
     }
 
-    /// Queues a (completion) record for the next batch; does not wait. `intent` names the
-    /// intent record it completes (else `rec.intent_seq` is used as it is).
+    /// Queues a (completion) record for the next batch; does not wait for the commit.
+    /// `intent` names the intent record it completes (else `rec.intent_seq` is used as it
+    /// is). With the journal open the record is journaled first (one `write(2)`), so a hop's
+    /// outcome survives the process once this returns: call it before the answer leaves.
     pub fn enqueue(&self, rec: &AuditRecord, intent: Option<&IntentRef>) -> Result<(), StoreError> {
-        self.send(Job::Insert {
+        let job = |journal| Job::Insert {
             rec: Box::new(rec.clone()),
             phase: None,
             reply: None,
             link: intent.cloned(),
-            journal: None,
-        })
+            journal,
+        };
+        let Some(journal) = self.shared.journal.get() else {
+            return self.send(job(None));
+        };
+        let of = intent.and_then(IntentRef::journal);
+        let of_seq = intent.and_then(IntentRef::seq).or(rec.intent_seq);
+        let mut queued = false;
+        let journaled = journal.append(Entry::Completion(rec, of, of_seq), |j| {
+            queued = true;
+            self.send(job(Some(j)))
+        });
+        match journaled {
+            Err(e) if !queued => {
+                // The line could not be written (disk full?): the record still goes to the
+                // writer, only without the journal's guarantee.
+                tracing::error!(trace_id = %rec.trace_id, "completion record not journaled: {e}");
+                self.send(job(None))
+            }
+            other => other,
+        }
     }
 
     /// Blocks until every record queued so far has committed (the job drops the sender then).
@@ -446,148 +413,4 @@ fn run(
             c.committed(rows);
         }
     }
-}
-
-impl IntentRef {
-    fn same(&self, other: &IntentRef) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-/// Journaled intents whose completion is queued in the same batch. Their rows are not written:
-/// the completion row holds everything the intent row held (readers show one record per hop,
-/// the completed one), and the intent's journal line kept the hop on record until this commit.
-/// Half the audit rows and their index entries of a hop, whenever the hop answers within the
-/// writer's batch window. An intent somebody waits for (no journal) is always written.
-fn folded_intents(batch: &[Job]) -> Vec<&IntentRef> {
-    let mut intents: Vec<&IntentRef> = Vec::new();
-    let mut folded = Vec::new();
-    for job in batch {
-        if let Job::Insert {
-            phase,
-            link: Some(link),
-            reply,
-            journal,
-            ..
-        } = job
-        {
-            if phase.is_some() {
-                if reply.is_none() && journal.is_some() {
-                    intents.push(link);
-                }
-            } else if let Some(i) = intents.iter().position(|i| i.same(link)) {
-                folded.push(intents.swap_remove(i));
-            }
-        }
-    }
-    folded
-}
-
-/// Inserts the batch's records in one transaction; one result per job, and the highest
-/// journal number committed (recorded in `journal_state` in the same transaction).
-fn commit(conn: &Mutex<Connection>, batch: &[Job]) -> (Vec<Result<i64, String>>, Option<u64>) {
-    let fail = |e: String| (batch.iter().map(|_| Err(e.clone())).collect(), None);
-    let Ok(c) = conn.lock() else {
-        return fail("store lock poisoned".into());
-    };
-    // BEGIN and COMMIT through the statement cache (compiled once, not per batch). IMMEDIATE:
-    // the write lock is taken here, waiting (busy_timeout) for a write of the store's shared
-    // connection to end, so no statement of the batch meets a busy database halfway.
-    if let Err(e) = c.execute_cached("BEGIN IMMEDIATE", []) {
-        return fail(e.to_string());
-    }
-    let tx: &Connection = &c;
-    let folded = folded_intents(batch);
-    let mut out = Vec::with_capacity(batch.len());
-    let mut journaled = None;
-    // Intents linked in this batch (a completion later in the batch needs the rowid); unset
-    // again if the transaction does not commit.
-    let mut linked: Vec<&IntentRef> = Vec::new();
-    for job in batch {
-        out.push(match job {
-            Job::Insert {
-                phase: Some(_),
-                link: Some(link),
-                journal,
-                ..
-            } if folded.iter().any(|f| f.same(link)) => {
-                // An intent whose completion is in this batch: the completion row stands for
-                // the hop (see `folded_intents`); the journal line counts as committed.
-                journaled = journaled.max(*journal);
-                Ok(0)
-            }
-            Job::Insert {
-                rec,
-                phase,
-                link,
-                journal,
-                ..
-            } => {
-                // A completion names its intent's rowid once the writer knows it.
-                let intent_of = match phase {
-                    Some(_) => None,
-                    None => link.as_ref().and_then(IntentRef::seq).or(rec.intent_seq),
-                };
-                let inserted = super::audit::insert_audit_row_linked(tx, rec, *phase, intent_of);
-                let inserted = inserted.map_err(|e| e.to_string());
-                if let (Ok(seq), Some(link), Some(_)) = (&inserted, link, phase) {
-                    link.0.store(*seq, Ordering::Release);
-                    linked.push(link);
-                }
-                if journal.is_some() {
-                    journaled = journaled.max(*journal);
-                }
-                inserted
-            }
-            Job::Bind { binding, journal } => {
-                journaled = journaled.max(Some(*journal));
-                insert_binding(tx, binding)
-                    .map(|_| 0)
-                    .map_err(|e| e.to_string())
-            }
-            Job::Send {
-                row,
-                journal,
-                sweep_before,
-                ..
-            } => {
-                journaled = journaled.max(Some(*journal));
-                let swept = match sweep_before {
-                    Some(t) => tx
-                        .execute_cached(
-                            "DELETE FROM gateway_sends WHERE created_at < ?1",
-                            params![t],
-                        )
-                        .map(|_| ()),
-                    None => Ok(()),
-                };
-                swept
-                    .and_then(|()| insert_send(tx, row))
-                    .map(|_| 0)
-                    .map_err(|e| e.to_string())
-            }
-            Job::Status(row) => update_status(tx, row).map(|_| 0).map_err(|e| e.to_string()),
-            Job::Flush(_) => Ok(0),
-        });
-    }
-    let done = match journaled {
-        Some(j) => tx
-            .execute_cached(
-                "UPDATE journal_state SET committed = ?1 WHERE id = 1",
-                params![i64::try_from(j).unwrap_or(i64::MAX)],
-            )
-            .map(|_| ()),
-        None => Ok(()),
-    }
-    .and_then(|()| tx.execute_cached("COMMIT", []).map(|_| ()));
-    if let Err(e) = done {
-        if !tx.is_autocommit() {
-            let _ = tx.execute_cached("ROLLBACK", []);
-        }
-        for link in linked {
-            link.0.store(0, Ordering::Release);
-        }
-        return fail(e.to_string());
-    }
-    (out, journaled)
 }

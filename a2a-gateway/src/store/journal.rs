@@ -26,6 +26,15 @@
 //! Completed idempotent sends (`crate::hop::idempotency`) go the same way: a [`SendRow`] line, then
 //! the writer's next batch; until it commits, the record is answered from memory.
 //!
+//! So do hop outcomes (issue 40): a hop's completion record (decision, status, latency) is a
+//! `fin` line written before its answer leaves, naming its intent by journal number (`of`) and,
+//! when the intent row was committed already, by `seq` (`of_seq`). On recovery a completion
+//! links to the intent recovered in the same pass, or to the committed row named by `of_seq`,
+//! or to the committed intent row carrying its journal number (`audit.journal`, written with
+//! every journaled intent row: the completion may have been journaled while its intent was
+//! still in the writer's queue). Without these lines a kill lost the outcome of the 1-4 hops
+//! answered within the writer's last batch window: they read `incomplete`, like hops cut.
+//!
 //! The journal belongs to one serving process: `<database>.intents.lock` is locked exclusively
 //! for its lifetime ([`std::fs::File::try_lock`]); a second `serve` on the same database is
 //! refused. Other processes (the admin CLI) open the store without a journal. Power loss is not
@@ -44,7 +53,7 @@ use super::{AuditRecord, StoreError};
 /// Size after which the active journal file is rotated.
 pub(crate) const ROTATE_BYTES: u64 = 4 * 1024 * 1024;
 
-/// One journal line: an intent record or a task binding.
+/// One journal line: an intent record, a hop's completion record, a task binding or a send.
 #[derive(Serialize, Deserialize)]
 struct Line {
     /// Journal sequence number (increasing).
@@ -52,7 +61,7 @@ struct Line {
     /// The intent record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     rec: Option<AuditRecord>,
-    /// When the intent was journaled (Unix nanoseconds): its time if it is recovered (the
+    /// When the record was journaled (Unix nanoseconds): its time if it is recovered (the
     /// record's `ts` is set when the row is inserted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     at: Option<i64>,
@@ -62,10 +71,33 @@ struct Line {
     /// A completed idempotent send (see [`SendRow`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     send: Option<SendRow>,
+    /// A hop's completion record (its outcome: decision, status, latency), journaled before
+    /// the answer leaves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    fin: Option<AuditRecord>,
+    /// The journal number of the intent `fin` completes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    of: Option<u64>,
+    /// The sequence number of the intent `fin` completes, when its row was committed already.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    of_seq: Option<i64>,
 }
 
-/// A [`Line`] to write, borrowing its record (no copy of the record to serialise it).
-#[derive(Serialize)]
+/// What one journal line carries (borrowed: no copy of a record to serialise it).
+pub(crate) enum Entry<'a> {
+    /// A hop's intent record.
+    Intent(&'a AuditRecord),
+    /// A hop's completion record, with the journal number and (if committed) the sequence
+    /// number of the intent it completes.
+    Completion(&'a AuditRecord, Option<u64>, Option<i64>),
+    /// A task binding.
+    Binding(&'a TaskBinding),
+    /// A completed idempotent send.
+    Send(&'a SendRow),
+}
+
+/// A [`Line`] to write, borrowing its record.
+#[derive(Serialize, Default)]
 struct LineRef<'a> {
     j: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -76,6 +108,47 @@ struct LineRef<'a> {
     bind: Option<&'a TaskBinding>,
     #[serde(skip_serializing_if = "Option::is_none")]
     send: Option<&'a SendRow>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fin: Option<&'a AuditRecord>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    of: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    of_seq: Option<i64>,
+}
+
+impl<'a> LineRef<'a> {
+    fn of(j: u64, entry: Entry<'a>) -> LineRef<'a> {
+        let now = || {
+            let t = time::OffsetDateTime::now_utc().unix_timestamp_nanos();
+            Some(i64::try_from(t).unwrap_or(i64::MAX))
+        };
+        match entry {
+            Entry::Intent(rec) => LineRef {
+                j,
+                rec: Some(rec),
+                at: now(),
+                ..LineRef::default()
+            },
+            Entry::Completion(fin, of, of_seq) => LineRef {
+                j,
+                fin: Some(fin),
+                at: now(),
+                of,
+                of_seq,
+                ..LineRef::default()
+            },
+            Entry::Binding(b) => LineRef {
+                j,
+                bind: Some(b),
+                ..LineRef::default()
+            },
+            Entry::Send(r) => LineRef {
+                j,
+                send: Some(r),
+                ..LineRef::default()
+            },
+        }
+    }
 }
 
 /// A completed idempotent send (a `gateway_sends` row, see `crate::hop::idempotency`), journaled
@@ -191,11 +264,47 @@ fn read_lines(path: &Path, after: u64) -> Result<Vec<Line>, StoreError> {
     Ok(out)
 }
 
+/// What [`Journal::open`] recovered from a previous process's journal.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Recovered {
+    /// Intent records (hops that reached the point of calling their peer).
+    pub intents: usize,
+    /// Completion records (outcomes of hops answered to their callers).
+    pub outcomes: usize,
+}
+
+/// `rec` with the time its line was journaled, when it has none of its own.
+fn with_time(rec: &AuditRecord, at: Option<i64>) -> std::borrow::Cow<'_, AuditRecord> {
+    let t = at.and_then(|t| time::OffsetDateTime::from_unix_timestamp_nanos(t.into()).ok());
+    match t {
+        Some(t) if rec.ts.is_empty() => {
+            let mut rec = rec.clone();
+            rec.ts = t
+                .format(&time::format_description::well_known::Rfc3339)
+                .unwrap_or_default();
+            std::borrow::Cow::Owned(rec)
+        }
+        _ => std::borrow::Cow::Borrowed(rec),
+    }
+}
+
+/// The committed intent row of journal number `j` (trace `trace_id`): a completion journaled
+/// while its intent was still on its way to the database. `None` if retention removed it.
+fn committed_intent(c: &Connection, trace_id: &str, j: u64) -> Result<Option<i64>, StoreError> {
+    use rusqlite::OptionalExtension;
+    Ok(c.query_row(
+        "SELECT seq FROM audit WHERE trace_id = ?1 AND journal = ?2 AND phase = 'intent'",
+        params![trace_id, i64::try_from(j).unwrap_or(i64::MAX)],
+        |r| r.get(0),
+    )
+    .optional()?)
+}
+
 impl Journal {
     /// Takes the journal of the database at `db` and recovers what a previous process left:
-    /// intents it journaled but never committed are inserted (on `conn`) as intent rows.
-    /// Returns the journal and the number of intents recovered.
-    pub(crate) fn open(db: &Path, conn: &Connection) -> Result<(Journal, usize), StoreError> {
+    /// intents it journaled but never committed are inserted (on `conn`) as intent rows, hop
+    /// outcomes as the rows completing them. Returns the journal and what was recovered.
+    pub(crate) fn open(db: &Path, conn: &Connection) -> Result<(Journal, Recovered), StoreError> {
         let lock_path = with_suffix(db, ".intents.lock");
         let lock = OpenOptions::new()
             .create(true)
@@ -219,23 +328,43 @@ impl Journal {
         let committed = u64::try_from(committed).unwrap_or(0);
         let mut lines = read_lines(&old_path, committed)?;
         lines.extend(read_lines(&path, committed)?);
-        let recovered = lines.iter().filter(|l| l.rec.is_some()).count();
+        let recovered = Recovered {
+            intents: lines.iter().filter(|l| l.rec.is_some()).count(),
+            outcomes: lines.iter().filter(|l| l.fin.is_some()).count(),
+        };
         let mut last = committed;
         if !lines.is_empty() {
             let tx = conn.unchecked_transaction()?;
+            // Intent rows inserted here, by journal number (a completion later in the journal
+            // names its intent so).
+            let mut intents = std::collections::HashMap::new();
             for l in &lines {
                 if let Some(rec) = &l.rec {
-                    let mut rec = rec.clone();
-                    if rec.ts.is_empty()
-                        && let Some(t) = l.at.and_then(|t| {
-                            time::OffsetDateTime::from_unix_timestamp_nanos(t.into()).ok()
-                        })
-                    {
-                        rec.ts = t
-                            .format(&time::format_description::well_known::Rfc3339)
-                            .unwrap_or_default();
-                    }
-                    super::insert_audit_row(&tx, &rec, Some("intent"))?;
+                    let seq = super::insert_audit_row_linked(
+                        &tx,
+                        &with_time(rec, l.at),
+                        Some("intent"),
+                        None,
+                        Some(l.j),
+                    )?;
+                    intents.insert(l.j, seq);
+                }
+                if let Some(fin) = &l.fin {
+                    // The intent recovered above, or committed with its seq known, or
+                    // committed after this line was written (found by its journal number).
+                    let intent_of =
+                        match (l.of.and_then(|j| intents.get(&j).copied()), l.of_seq, l.of) {
+                            (Some(seq), _, _) | (None, Some(seq), _) => Some(seq),
+                            (None, None, Some(j)) => committed_intent(&tx, &fin.trace_id, j)?,
+                            (None, None, None) => None,
+                        };
+                    super::insert_audit_row_linked(
+                        &tx,
+                        &with_time(fin, l.at),
+                        None,
+                        intent_of,
+                        None,
+                    )?;
                 }
                 if let Some(b) = &l.bind {
                     insert_binding(&tx, b)?;
@@ -276,55 +405,17 @@ impl Journal {
         Ok((journal, recovered))
     }
 
-    /// Appends `rec` with the next journal number, then calls `queue` with that number while
-    /// still holding the journal (so the writer receives intents in journal order).
+    /// Appends `entry` with the next journal number, then calls `queue` with that number
+    /// while still holding the journal (so the writer receives lines in journal order).
     pub(crate) fn append(
         &self,
-        rec: &AuditRecord,
-        queue: impl FnOnce(u64) -> Result<(), StoreError>,
-    ) -> Result<(), StoreError> {
-        self.append_line(Some(rec), None, None, queue)
-    }
-
-    /// Appends a task binding, as [`Journal::append`] does an intent.
-    pub(crate) fn append_binding(
-        &self,
-        b: &TaskBinding,
-        queue: impl FnOnce(u64) -> Result<(), StoreError>,
-    ) -> Result<(), StoreError> {
-        self.append_line(None, Some(b), None, queue)
-    }
-
-    /// Appends a completed send, as [`Journal::append`] does an intent.
-    pub(crate) fn append_send(
-        &self,
-        r: &SendRow,
-        queue: impl FnOnce(u64) -> Result<(), StoreError>,
-    ) -> Result<(), StoreError> {
-        self.append_line(None, None, Some(r), queue)
-    }
-
-    fn append_line(
-        &self,
-        rec: Option<&AuditRecord>,
-        bind: Option<&TaskBinding>,
-        send: Option<&SendRow>,
+        entry: Entry<'_>,
         queue: impl FnOnce(u64) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
         let mut f = self.files.lock().map_err(|_| StoreError::Poisoned)?;
         let j = f.next;
-        let at = rec.map(|_| {
-            let t = time::OffsetDateTime::now_utc().unix_timestamp_nanos();
-            i64::try_from(t).unwrap_or(i64::MAX)
-        });
-        let mut buf = serde_json::to_vec(&LineRef {
-            j,
-            rec,
-            at,
-            bind,
-            send,
-        })
-        .map_err(|e| StoreError::Invalid(format!("intent journal: {e}")))?;
+        let mut buf = serde_json::to_vec(&LineRef::of(j, entry))
+            .map_err(|e| StoreError::Invalid(format!("intent journal: {e}")))?;
         buf.push(b'\n');
         // One write call: a line is in the file whole or not at all if the process dies.
         f.active

@@ -10,7 +10,9 @@
 //! from an exact in-memory cache (`cache`), and the hop's audit rows go through one writer
 //! thread that commits them in batches from a connection of its own (`audit_writer`; the intent
 //! record is committed, or in the serving process journaled (`journal`), before
-//! [`Store::append_intent_committed`] returns).
+//! [`Store::append_intent_committed`] returns, and in the serving process the completion record
+//! is journaled before [`Store::append_audit_queued`] returns). Old audit rows are deleted by
+//! the retention (`retention`).
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -18,6 +20,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::Connection;
 
 mod audit;
+mod audit_batch;
 mod audit_writer;
 mod cache;
 mod checkpoint;
@@ -26,6 +29,7 @@ mod journal;
 mod model;
 mod push_callbacks;
 mod registry;
+pub mod retention;
 mod schema;
 pub mod sends;
 pub mod sends_memory;
@@ -33,15 +37,17 @@ mod settings;
 mod sql;
 mod task_records;
 pub use audit::audit_to_value;
-pub(crate) use audit::insert_audit_row;
+use audit::insert_audit_row_linked;
+pub use audit_batch::IntentRef;
 pub(crate) use audit_writer::BindOutcome;
-pub use audit_writer::IntentRef;
 pub use hop_page::HopFilter;
+pub use journal::Recovered;
 pub(crate) use journal::{SendRow, TaskBinding, insert_send};
 pub use model::{
     Agent, AuditRecord, KeyInfo, KeyRejection, KeySource, Principal, PushCallback, Workspace,
     deserialize_key_source,
 };
+pub use retention::{AuditRetention, RetentionState, Trimmed};
 pub use schema::MIGRATIONS;
 pub use settings::{PushDelivery, WorkspaceSettings};
 pub(crate) use sql::CachedExt;
@@ -76,6 +82,9 @@ pub struct Store {
     path: Option<Arc<std::path::PathBuf>>,
     /// Idempotent sends claimed or not yet committed (see `crate::hop::idempotency`).
     sends: Arc<sends_memory::SendMemory>,
+    /// The audit retention's own connection to the database file, opened on first use
+    /// (see [`retention`]).
+    retention: Arc<Mutex<retention::Retention>>,
 }
 
 fn now() -> i64 {
@@ -142,6 +151,7 @@ impl Store {
             cache: Arc::default(),
             path: None,
             sends: Arc::default(),
+            retention: Arc::default(),
         })
     }
 
@@ -156,11 +166,12 @@ impl Store {
         Ok(w)
     }
 
-    /// Makes this process the one serving the database: intent records are journaled to
-    /// `<database>.intents` instead of committed one by one (see [`journal`]), after the
-    /// intents a previous process journaled but never committed are recovered (returned: how
-    /// many). Refused if another process holds the journal, and for in-memory stores.
-    pub fn open_intent_journal(&self) -> Result<usize, StoreError> {
+    /// Makes this process the one serving the database: intent and completion records are
+    /// journaled to `<database>.intents` instead of committed one by one (see [`journal`]),
+    /// after what a previous process journaled but never committed is recovered (returned:
+    /// how many intents and hop outcomes). Refused if another process holds the journal, and
+    /// for in-memory stores.
+    pub fn open_intent_journal(&self) -> Result<Recovered, StoreError> {
         let Some(path) = &self.path else {
             return Err(StoreError::Invalid(
                 "an in-memory store has no intent journal".into(),

@@ -142,6 +142,9 @@ pub const MIGRATIONS: &[&str] = &[
     // 17: the key a held hop was sent with, and the refusal of a released one the gateway did
     // not send (issue 39: releasing re-runs the session-kill and key checks).
     APPROVAL_KEY,
+    // 18: the journal number of journaled intent rows (issue 40: hop outcomes recovered from
+    // the journal find their intent) and audit retention (deletion below a forward-only mark).
+    super::retention::MIGRATION,
 ];
 
 /// Migration of the listing columns of `task_owners` (see `super::task_records`). Every index
