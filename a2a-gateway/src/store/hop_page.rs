@@ -35,7 +35,7 @@ pub const MIGRATION_INTENT_OF: &str = r#"
 ///
 /// Sequence numbers are still never reused. Without `AUTOINCREMENT` SQLite gives a new row the
 /// largest rowid in the table plus one; audit rows are never deleted (the `audit_no_delete`
-/// trigger, there since migration 1, is created again here; since migration 17 it lets the
+/// trigger, there since migration 1, is created again here; since migration 18 it lets the
 /// audit retention delete the oldest rows, never the newest: `super::retention`), so that
 /// largest rowid never goes down and a number once given is never given again. (A rolled-back batch gives its numbers
 /// back either way, `AUTOINCREMENT` or not: those rows never existed, and the writer forgets
