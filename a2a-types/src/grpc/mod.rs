@@ -18,6 +18,7 @@
 //! Only the 1.0 service (`lf.a2a.v1.A2AService`) is described here. The 0.3 service
 //! (`a2a.v1.A2AService`, resource-name requests) is not served or called: see `docs/agent.md`.
 
+pub mod fault;
 pub mod status;
 
 use std::sync::OnceLock;
@@ -332,12 +333,46 @@ impl Decoder for JsonDecoder {
     type Item = Value;
     type Error = Status;
 
+    /// A request that does not decode, or has a value ProtoJSON cannot carry, is the caller's
+    /// INVALID_ARGUMENT with the field's path ([`fault`]), never INTERNAL.
     fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Value>, Status> {
-        let msg = DynamicMessage::decode(self.0.clone(), src).map_err(|e| {
-            Status::invalid_argument(format!("invalid {}: {e}", self.0.full_name()))
-        })?;
-        Ok(Some(message_to_json(&msg)?))
+        use prost::bytes::Buf as _;
+        let bytes = src.copy_to_bytes(src.remaining());
+        let msg = match DynamicMessage::decode(self.0.clone(), bytes.clone()) {
+            Ok(m) => m,
+            Err(e) => {
+                let at = fault::wire_fault(&self.0, &bytes);
+                return Err(invalid_request(&self.0, at, &e.to_string()));
+            }
+        };
+        match message_to_json(&msg) {
+            Ok(v) => Ok(Some(v)),
+            Err(e) => Err(invalid_request(
+                &self.0,
+                fault::value_fault(&msg),
+                &e.detail,
+            )),
+        }
     }
+}
+
+/// The INVALID_ARGUMENT status of a request message that cannot be read: `InvalidParamsError`
+/// with the field's path in the message and a `google.rpc.BadRequest` violation.
+fn invalid_request(desc: &MessageDescriptor, at: Option<fault::Fault>, detail: &str) -> Status {
+    use crate::error::A2aError;
+    let e = match at {
+        Some((path, why)) => {
+            let path = if path.is_empty() {
+                "$".to_owned()
+            } else {
+                path
+            };
+            A2aError::invalid_params(format!("invalid {}: {path}: {why}", desc.full_name()))
+                .with_field_violation(path, why)
+        }
+        None => A2aError::invalid_params(format!("invalid {}: {detail}", desc.full_name())),
+    };
+    status::to_status(&e)
 }
 
 #[cfg(test)]
