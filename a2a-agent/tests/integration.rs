@@ -10,6 +10,7 @@ mod delegation;
 mod edge_service;
 mod error_forms;
 mod grpc;
+mod grpc_errors;
 mod hardening;
 mod header_deadline;
 mod idempotent;

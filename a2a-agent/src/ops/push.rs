@@ -2,6 +2,7 @@
 //! the agent's push [`Dispatcher`](crate::push::Dispatcher), for the caller's own tasks.
 
 use base64::Engine;
+use serde::Deserialize;
 use serde_json::Value;
 
 use a2a_types::v1::{
@@ -39,8 +40,7 @@ const DEFAULT_PAGE: usize = 50;
 const MAX_PAGE: i32 = 100;
 
 fn parse<T: serde::de::DeserializeOwned>(params: Value, what: &str) -> Result<T, A2aError> {
-    serde_json::from_value(params)
-        .map_err(|e| A2aError::invalid_params(format!("invalid {what}: {e}")))
+    T::deserialize(&params).map_err(|e| A2aError::invalid_as::<T>(what, &params, e))
 }
 
 fn ser(v: impl serde::Serialize) -> Result<Value, A2aError> {

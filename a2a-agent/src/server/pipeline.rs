@@ -181,11 +181,11 @@ fn finish_like_axum(method: &Method, mut res: Response) -> Response {
 
 async fn serve_request(app: Arc<App>, req: Request) -> Response {
     use tracing::Instrument;
-    // The caller's request id when it is text (shared, not copied), else a new one.
+    // The caller's request id when it is short text (shared, not copied), else a new one.
     let trace_id = match req
         .headers()
         .get("x-request-id")
-        .filter(|v| v.to_str().is_ok())
+        .filter(|v| v.len() <= a2a_types::elide::MAX_ECHO_BYTES && v.to_str().is_ok())
     {
         Some(v) => Some(v.clone()),
         None => {

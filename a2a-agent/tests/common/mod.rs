@@ -4,6 +4,7 @@
 //! client drivers (`sdk`), the reference agent of the SDK table (`reference`) and raw-TCP slow
 //! clients (`slow`).
 
+pub mod grpc_raw;
 pub mod reference;
 pub mod sdk;
 pub mod slow;
