@@ -29,6 +29,7 @@ mod governance_pii;
 mod governance_policy;
 mod governance_policy_table;
 mod grpc_callers;
+mod grpc_errors;
 mod grpc_peer;
 mod grpc_tls_peer;
 mod idempotent_journal;

@@ -2,7 +2,6 @@
 //! the agent's push [`Dispatcher`](crate::push::Dispatcher), for the caller's own tasks.
 
 use base64::Engine;
-use serde::Deserialize;
 use serde_json::Value;
 
 use a2a_types::v1::{

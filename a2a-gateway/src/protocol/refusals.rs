@@ -19,6 +19,7 @@ impl Refusal {
             message: message.into(),
             type_name: "a2a_error".to_owned(),
             extra: Map::new(),
+            field: None,
         }
     }
 
@@ -39,6 +40,7 @@ impl Refusal {
             message: message.into(),
             type_name: type_name.to_owned(),
             extra: Map::new(),
+            field: None,
         }
     }
 
@@ -128,16 +130,26 @@ impl Refusal {
         )
     }
 
-    /// -32602: invalid parameters (with the JSON path in the message).
+    /// -32602: invalid parameters (with the JSON path in the message). A `detail` of the form
+    /// `params.<path>: <why>` also names the field ([`Refusal::field`]: `<path>`).
     pub fn invalid_params(detail: &str) -> Refusal {
-        Refusal::spec(
+        let mut r = Refusal::spec(
             400,
             -32602,
             "a2a_invalid_params",
             "INVALID_PARAMS",
             "InvalidParamsError",
             format!("Invalid parameters: {detail}"),
-        )
+        );
+        r.field = detail
+            .split_once(": ")
+            .map(|(path, _)| path)
+            .filter(|p| !p.contains(char::is_whitespace))
+            .and_then(|p| p.strip_prefix("params"))
+            .map(|p| p.strip_prefix('.').unwrap_or(p))
+            .filter(|p| !p.is_empty())
+            .map(str::to_owned);
+        r
     }
 
     /// -32004 `a2a_untranslatable`: the peer's version cannot carry the request.
@@ -359,6 +371,7 @@ impl Refusal {
             message: message.to_owned(),
             type_name: spec_type(rpc_code).unwrap_or("a2a_error").to_owned(),
             extra: Map::new(),
+            field: None,
         }
     }
 

@@ -13,6 +13,9 @@ use serde_json::Value;
 
 pub mod console;
 pub mod gov;
+/// The raw gRPC caller and bad-input table the agent's tests use too.
+#[path = "../../../a2a-agent/tests/common/grpc_raw.rs"]
+pub mod grpc_raw;
 
 pub struct Env {
     pub gw: ServerHandle,
