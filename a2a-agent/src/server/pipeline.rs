@@ -69,7 +69,8 @@ impl App {
     }
 }
 
-/// The 408 / 503 the edge answers itself, in the caller's binding and version.
+/// The 408 / 503 the edge answers itself, and the 400 / 414 / 431 of a request head hyper could
+/// not read, in the caller's binding and version.
 pub(super) fn edge_refusal(base: &str, parts: &http::request::Parts, why: EdgeRefusal) -> Response {
     let version = requested_version(&parts.headers, parts.uri.query())
         .ok()
@@ -82,8 +83,11 @@ pub(super) fn edge_refusal(base: &str, parts: &http::request::Parts, why: EdgeRe
         Binding::HttpJson
     };
     let kind = match why {
-        EdgeRefusal::BodyTimeout(_) => ErrorKind::InvalidRequest,
         EdgeRefusal::Overloaded => ErrorKind::Unavailable,
+        EdgeRefusal::BodyTimeout(_)
+        | EdgeRefusal::BadRequest
+        | EdgeRefusal::UriTooLong
+        | EdgeRefusal::HeadersTooLarge => ErrorKind::InvalidRequest,
     };
     let e = A2aError::new(kind, why.message()).with_status(why.status().as_u16());
     let mut r = error_response(&e, version, binding);

@@ -13,17 +13,16 @@ pub(crate) mod rest;
 pub(crate) mod rest03;
 pub mod wire;
 
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use serde_json::Value;
+use axum::http::HeaderMap;
+use axum::response::Response;
 
 use crate::{protocol::errors::Refusal, protocol::errors::Version};
 
 // Kept at their previous path for one release.
 pub use crate::protocol::errors::shutting_down;
 
-/// Renders an edge refusal (slow body 408, connection cap 503) in the caller's binding and
-/// version form: `/a2a/{agent}/v1/...` is HTTP+JSON (`google.rpc.Status`), the rest JSON-RPC.
+/// Renders an edge refusal (slow body 408, connection cap 503, a request head hyper could not
+/// read) in the form the path and version imply ([`crate::edge::wire::form_of`]).
 pub fn edge_refusal(
     serve_v1: bool,
     parts: &axum::http::request::Parts,
@@ -33,28 +32,20 @@ pub fn edge_refusal(
     let code = match why {
         EdgeRefusal::BodyTimeout(_) => "a2a_request_timeout",
         EdgeRefusal::Overloaded => "a2a_overloaded",
+        EdgeRefusal::BadRequest => "a2a_bad_request",
+        EdgeRefusal::UriTooLong => "a2a_uri_too_long",
+        EdgeRefusal::HeadersTooLarge => "a2a_headers_too_large",
     };
     let status = why.status();
     let r = Refusal::gateway(status.as_u16(), code, why.message());
-    let trace = crate::ids::id_hex(16);
-    let requested = requested_version(&parts.headers, parts.uri.query());
-    let version = match negotiate(requested.as_deref(), serve_v1) {
-        Ok(v) => v,
-        Err((_, form)) => form,
-    };
-    let segs: Vec<&str> = parts.uri.path().trim_matches('/').split('/').collect();
-    let rest = segs.first() == Some(&"a2a") && segs.get(2) == Some(&"v1");
-    let body: Value = if rest {
-        r.status_body(&trace)
-    } else {
-        r.jsonrpc_response(version, &Value::Null, &trace)
-    };
-    let mut resp = (status, body.to_string()).into_response();
-    resp.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
+    let form = crate::edge::wire::form_of(
+        parts.uri.path(),
+        &parts.headers,
+        parts.uri.query(),
+        serve_v1,
     );
-    debug_assert!(status != StatusCode::OK);
+    let resp = crate::protocol::render::render(form, &r);
+    debug_assert!(resp.status() == status);
     resp
 }
 

@@ -187,13 +187,19 @@ impl Refusal {
         )
     }
 
-    /// 415: unsupported request content type (`Accept` lists the two types).
+    /// -32005 `ContentTypeNotSupportedError` (code `a2a_unsupported_media_type`): the request's
+    /// content type is not JSON (`Accept` lists the two types). HTTP 400 on HTTP+JSON (the
+    /// spec's table); JSON-RPC answers keep HTTP 415 ([`crate::edge::refusal::rpc_refusal`]).
     pub fn unsupported_media_type(got: &str) -> Refusal {
-        Refusal::gateway(
-            415,
+        Refusal::spec(
+            400,
+            -32005,
             "a2a_unsupported_media_type",
+            "CONTENT_TYPE_NOT_SUPPORTED",
+            "ContentTypeNotSupportedError",
             format!(
-                "Content type {got:?} is not supported; send application/json or application/a2a+json"
+                "Content type {:?} is not supported; send application/json or application/a2a+json",
+                a2a_types::elide::elide(got)
             ),
         )
     }
@@ -348,6 +354,33 @@ impl Refusal {
             "UNSUPPORTED_OPERATION",
             "UnsupportedOperationError",
             format!("This operation is not supported: {detail}"),
+        )
+    }
+
+    /// -32001 `a2a_task_not_found`: the gateway's own answer for a task the caller does not own
+    /// (another workspace's, or one that does not exist: the two are not told apart). A peer's
+    /// TaskNotFound is [`Refusal::upstream_error`].
+    pub fn task_not_found() -> Refusal {
+        Refusal::spec(
+            404,
+            -32001,
+            "a2a_task_not_found",
+            "TASK_NOT_FOUND",
+            "TaskNotFoundError",
+            "Task not found",
+        )
+    }
+
+    /// -32002 `a2a_task_not_cancelable`: the gateway's own answer for a task it holds that can
+    /// no longer be canceled (a decided approval).
+    pub fn task_not_cancelable() -> Refusal {
+        Refusal::spec(
+            400,
+            -32002,
+            "a2a_task_not_cancelable",
+            "TASK_NOT_CANCELABLE",
+            "TaskNotCancelableError",
+            "Task cannot be canceled",
         )
     }
 

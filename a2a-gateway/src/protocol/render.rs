@@ -24,6 +24,9 @@ pub enum Form {
     Rpc(Version),
     /// A 1.0 `google.rpc.Status` body.
     Rest,
+    /// The 0.3 HTTP+JSON error object (`{code, message, data}`, the 0.3 JSON-RPC error's
+    /// members) of a 0.3 caller of the HTTP+JSON routes.
+    Rest03,
 }
 
 /// A JSON response from text.
@@ -45,6 +48,7 @@ pub fn render(form: Form, r: &Refusal) -> Response {
     let body = match form {
         Form::Rpc(v) => r.jsonrpc_text(v, &RawId::null(), &trace),
         Form::Rest => r.status_body(&trace).to_string(),
+        Form::Rest03 => r.jsonrpc_error(Version::V03, &trace).to_string(),
     };
     let mut resp = json_text_response(status, "application/json", body);
     if status == StatusCode::UNAUTHORIZED {

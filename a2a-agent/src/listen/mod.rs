@@ -19,6 +19,11 @@
 //! after the smaller of the header-read and idle timeouts. An idle or draining connection is shut
 //! down gracefully and dropped `CLOSE_GRACE` (1 s) later if still open with no request in flight
 //! (an h2 peer that never acknowledges the GOAWAY's ping would otherwise hold it open).
+//!
+//! A request head hyper cannot read (400, 414, 431) is answered with the server's JSON error in
+//! the form the path implies, not hyper's empty body ([`framing`]).
+
+mod framing;
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -75,6 +80,13 @@ pub enum EdgeRefusal {
     BodyTimeout(Duration),
     /// The connection cap is reached (503).
     Overloaded,
+    /// hyper could not read the request head: a malformed request line, header or
+    /// `Content-Length` (400).
+    BadRequest,
+    /// The request URI is over hyper's limit (414).
+    UriTooLong,
+    /// The request headers are too many or too large (431).
+    HeadersTooLarge,
 }
 
 impl EdgeRefusal {
@@ -83,6 +95,9 @@ impl EdgeRefusal {
         match self {
             EdgeRefusal::BodyTimeout(_) => http::StatusCode::REQUEST_TIMEOUT,
             EdgeRefusal::Overloaded => http::StatusCode::SERVICE_UNAVAILABLE,
+            EdgeRefusal::BadRequest => http::StatusCode::BAD_REQUEST,
+            EdgeRefusal::UriTooLong => http::StatusCode::URI_TOO_LONG,
+            EdgeRefusal::HeadersTooLarge => http::StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
         }
     }
 
@@ -96,12 +111,20 @@ impl EdgeRefusal {
             EdgeRefusal::Overloaded => {
                 "the server is at its connection limit; retry later".to_string()
             }
+            EdgeRefusal::BadRequest => "the request head cannot be read: a malformed request \
+                                        line, header or Content-Length"
+                .to_string(),
+            EdgeRefusal::UriTooLong => "the request URI is too long".to_string(),
+            EdgeRefusal::HeadersTooLarge => {
+                "the request headers are too many or too large".to_string()
+            }
         }
     }
 }
 
 /// Renders an [`EdgeRefusal`] as the server's JSON error in the caller's form (the request head
-/// tells the binding and version).
+/// tells the binding and version; for a head hyper could not read, what of it was captured).
+/// The body must be whole in memory (a framing answer is written without waiting for it).
 pub type Refuser = Arc<dyn Fn(&http::request::Parts, EdgeRefusal) -> Response + Send + Sync>;
 
 /// Extra connections that may be open only to receive the 503 refusal.
@@ -417,6 +440,7 @@ where
             cfg.idle_timeout
         };
         let act2 = act.clone();
+        let refuse_framing = refuse.clone();
         // The client's address, for handlers that record it (`axum::extract::ConnectInfo`).
         let remote = tcp.peer_addr().ok();
         let header = cfg.header_read_timeout;
@@ -458,7 +482,8 @@ where
                 Ok::<_, std::convert::Infallible>(resp)
             }
         });
-        let conn = builder.serve_connection_with_upgrades(TokioIo::new(tcp), svc);
+        let io = framing::FramedIo::new(tcp, refuse_framing);
+        let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), svc);
         tokio::pin!(conn);
         // The connection's one timer: the first request head's deadline, then the idle check,
         // then the bound on a graceful close.
