@@ -9,6 +9,7 @@ mod common;
 mod delegation;
 mod edge_service;
 mod error_forms;
+mod framing;
 mod grpc;
 mod grpc_errors;
 mod hardening;

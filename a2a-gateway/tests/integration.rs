@@ -5,7 +5,9 @@
 mod admin_audit;
 mod ard;
 mod audit_rebuild;
+mod caller_forms;
 mod cancel_propagation;
+mod card_dates;
 mod common;
 mod console_browser;
 mod console_security;

@@ -87,11 +87,19 @@ pub(crate) fn rest03_refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> 
     call.audit.client_version = Some("0.3".into());
     record(st, call, Some(&r));
     let status = StatusCode::from_u16(r.rest_status()).unwrap_or(StatusCode::BAD_GATEWAY);
-    json_response(
+    let mut resp = json_response(
         status,
         "application/json",
         &r.jsonrpc_error(Version::V03, &call.trace_id),
-    )
+    );
+    if r.code == "a2a_unsupported_media_type" {
+        accept_header(&mut resp);
+    }
+    if r.code == "a2a_unauthorized" {
+        resp.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    resp
 }
 
 pub(crate) fn card_refusal(
