@@ -18,6 +18,7 @@ mod idempotent;
 mod interop;
 mod isolation;
 mod library;
+mod long_values;
 mod memory;
 mod more;
 mod oidc;

@@ -356,3 +356,52 @@ async fn a_body_that_is_not_json_is_content_type_not_supported() {
     }
     env.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_long_caller_value_comes_back_in_an_error() {
+    let env = env(Version::V1).await;
+    let long = "x".repeat(100_000);
+    let path_long = "x".repeat(20_000);
+    let probes = common::long_probe::probes(
+        &env.url("/a2a/echo"),
+        &env.url("/a2a/echo/v1"),
+        &long,
+        &path_long,
+    );
+    common::long_probe::run(probes, Some(&env.key)).await;
+    // An unknown agent, a bad key and a content type, all long.
+    let http = reqwest::Client::new();
+    let x = "x".repeat(257);
+    for (name, req) in [
+        (
+            "agent",
+            http.post(env.url(&format!("/a2a/{path_long}")))
+                .bearer_auth(&env.key)
+                .header("content-type", "application/json")
+                .body(send10("hi").to_string()),
+        ),
+        (
+            "key",
+            http.post(env.url("/a2a/echo"))
+                .bearer_auth(format!("a2agw_{path_long}"))
+                .header("content-type", "application/json")
+                .body(send10("hi").to_string()),
+        ),
+        (
+            "content type",
+            http.post(env.url("/a2a/echo"))
+                .bearer_auth(&env.key)
+                .header("content-type", format!("text/{path_long}"))
+                .body(send10("hi").to_string()),
+        ),
+    ] {
+        let text = req.send().await.unwrap().text().await.unwrap();
+        assert!(
+            !text.contains(&x),
+            "{name}: {}",
+            &text[..text.len().min(600)]
+        );
+        assert!(text.len() < 4096, "{name}: {}", text.len());
+    }
+    env.stop().await;
+}

@@ -5,6 +5,7 @@
 //! clients (`slow`).
 
 pub mod grpc_raw;
+pub mod long_probe;
 pub mod reference;
 pub mod sdk;
 pub mod slow;
