@@ -14,40 +14,14 @@ pub(crate) mod rest03;
 pub mod wire;
 
 use axum::http::HeaderMap;
-use axum::response::Response;
 
 use crate::{protocol::errors::Refusal, protocol::errors::Version};
 
 // Kept at their previous path for one release.
 pub use crate::protocol::errors::shutting_down;
 
-/// Renders an edge refusal (slow body 408, connection cap 503, a request head hyper could not
-/// read) in the form the path and version imply ([`crate::edge::wire::form_of`]).
-pub fn edge_refusal(
-    serve_v1: bool,
-    parts: &axum::http::request::Parts,
-    why: a2a_agent::listen::EdgeRefusal,
-) -> Response {
-    use a2a_agent::listen::EdgeRefusal;
-    let code = match why {
-        EdgeRefusal::BodyTimeout(_) => "a2a_request_timeout",
-        EdgeRefusal::Overloaded => "a2a_overloaded",
-        EdgeRefusal::BadRequest => "a2a_bad_request",
-        EdgeRefusal::UriTooLong => "a2a_uri_too_long",
-        EdgeRefusal::HeadersTooLarge => "a2a_headers_too_large",
-    };
-    let status = why.status();
-    let r = Refusal::gateway(status.as_u16(), code, why.message());
-    let form = crate::edge::wire::form_of(
-        parts.uri.path(),
-        &parts.headers,
-        parts.uri.query(),
-        serve_v1,
-    );
-    let resp = crate::protocol::render::render(form, &r);
-    debug_assert!(resp.status() == status);
-    resp
-}
+// Kept at its previous path (the listener's refusals are rendered with the other edge forms).
+pub use wire::edge_refusal;
 
 /// The `A2A-Version` a request names ([`a2a_agent::edge::requested`]: the header, else the query
 /// parameter; `None` means 0.3).

@@ -65,6 +65,34 @@ pub fn form_of(path: &str, headers: &HeaderMap, query: Option<&str>, serve_v1: b
     }
 }
 
+/// Renders an edge refusal (slow body 408, connection cap 503, a request head hyper could not
+/// read) in the form the path and version imply ([`crate::edge::wire::form_of`]).
+pub fn edge_refusal(
+    serve_v1: bool,
+    parts: &axum::http::request::Parts,
+    why: a2a_agent::listen::EdgeRefusal,
+) -> Response {
+    use a2a_agent::listen::EdgeRefusal;
+    let code = match why {
+        EdgeRefusal::BodyTimeout(_) => "a2a_request_timeout",
+        EdgeRefusal::Overloaded => "a2a_overloaded",
+        EdgeRefusal::BadRequest => "a2a_bad_request",
+        EdgeRefusal::UriTooLong => "a2a_uri_too_long",
+        EdgeRefusal::HeadersTooLarge => "a2a_headers_too_large",
+    };
+    let status = why.status();
+    let r = Refusal::gateway(status.as_u16(), code, why.message());
+    let form = form_of(
+        parts.uri.path(),
+        &parts.headers,
+        parts.uri.query(),
+        serve_v1,
+    );
+    let resp = render(form, &r);
+    debug_assert!(resp.status() == status);
+    resp
+}
+
 /// The refusal of an envelope the JSON-RPC endpoints cannot read.
 pub fn envelope_refusal(e: &EnvelopeError) -> Refusal {
     match e.kind {
