@@ -20,3 +20,25 @@ async fn bad_grpc_input_is_invalid_argument_or_not_found_with_small_trailers() {
     run(s.local_addr(), &[], &json!({})).await;
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grpc_call_over_the_connection_cap_gets_a_grpc_status() {
+    let cfg = a2a_agent::AgentConfig {
+        grpc: true,
+        max_connections: 1,
+        ..open_config()
+    };
+    let s = echo(cfg).await;
+    // The one connection allowed, held open.
+    let _held = tokio::net::TcpStream::connect(s.local_addr())
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let body = common::grpc_raw::encode("lf.a2a.v1.GetTaskRequest", &json!({"id": "t"}));
+    let out = common::grpc_raw::call(s.local_addr(), "GetTask", &[], body).await;
+    assert_eq!(out.code, tonic::Code::Unavailable, "{out:?}");
+    // The edge's own status (not one tonic guessed from an HTTP 503).
+    assert!(out.message.contains("connection limit"), "{out:?}");
+    assert_eq!(out.reason().as_deref(), Some("UNAVAILABLE"), "{out:?}");
+    s.shutdown().await;
+}

@@ -41,3 +41,27 @@ async fn bad_grpc_input_is_invalid_argument_or_not_found_with_small_trailers() {
     assert!(!out.message.contains(&"k".repeat(257)), "{out:?}");
     env.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grpc_call_over_the_connection_cap_gets_a_grpc_status() {
+    let env = env_with(Version::V1, |c| {
+        c.serve_grpc = true;
+        c.max_connections = 1;
+    })
+    .await;
+    let addr = env.gw.local_addr();
+    // The one connection allowed, held open.
+    let _held = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let key = format!("Bearer {}", env.key);
+    let body = encode(
+        "lf.a2a.v1.GetTaskRequest",
+        &json!({"tenant": "echo", "id": "t"}),
+    );
+    let out = call(addr, "GetTask", &[("authorization", &key)], body).await;
+    assert_eq!(out.code, Code::Unavailable, "{out:?}");
+    // The edge's own status (not one tonic guessed from an HTTP 503).
+    assert!(out.message.contains("connection limit"), "{out:?}");
+    assert_eq!(out.reason().as_deref(), Some("A2A_OVERLOADED"), "{out:?}");
+    env.stop().await;
+}

@@ -45,6 +45,11 @@ fn a2a_status(e: &A2aError) -> Status {
     to_status(&t)
 }
 
+/// An error as a whole gRPC answer (the edge's refusals of a gRPC call).
+pub(crate) fn refused(e: &A2aError) -> Response {
+    status_response(a2a_status(e))
+}
+
 /// Serves one gRPC call.
 pub(crate) async fn handle(app: Arc<App>, req: Request) -> Response {
     let path = req.uri().path().to_string();

@@ -90,6 +90,10 @@ pub(super) fn edge_refusal(base: &str, parts: &http::request::Parts, why: EdgeRe
         | EdgeRefusal::HeadersTooLarge => ErrorKind::InvalidRequest,
     };
     let e = A2aError::new(kind, why.message()).with_status(why.status().as_u16());
+    // A gRPC call (a slow body, the connection cap) gets a status, not a JSON body.
+    if grpc::is_grpc(&parts.headers) {
+        return grpc::refused(&e);
+    }
     let mut r = error_response(&e, version, binding);
     *r.status_mut() = why.status();
     r

@@ -82,6 +82,11 @@ pub fn edge_refusal(
     };
     let status = why.status();
     let r = Refusal::gateway(status.as_u16(), code, why.message());
+    // A gRPC call (a slow body, the connection cap) gets a status, not a JSON body.
+    if a2a_agent::edge::grpc::is_grpc(&parts.headers) {
+        let trace = crate::ids::id_hex(16);
+        return a2a_agent::edge::grpc::status_response(r.grpc_status(&trace));
+    }
     let form = form_of(
         parts.uri.path(),
         &parts.headers,
