@@ -30,6 +30,9 @@ use super::{EdgeRefusal, Refuser};
 /// `A2A-Version` header, when they come early enough).
 pub(crate) const CAPTURE: usize = 2048;
 
+/// A capture buffer at most this large is kept between requests (a larger one is freed).
+const KEEP: usize = 1024;
+
 /// hyper's automatic answers, by their status line.
 const AUTOMATIC: [(&[u8], EdgeRefusal); 3] = [
     (b"HTTP/1.1 400 Bad Request\r\n", EdgeRefusal::BadRequest),
@@ -51,6 +54,8 @@ pub(crate) struct FramedIo<T> {
     capturing: bool,
     /// An HTTP/2 connection: passed through.
     h2: bool,
+    /// Whether the connection's first bytes have told HTTP/2 from HTTP/1.
+    told: bool,
     /// The replacement answer and how much of it is written.
     pending: Option<(Vec<u8>, usize)>,
 }
@@ -63,6 +68,7 @@ impl<T> FramedIo<T> {
             head: Vec::new(),
             capturing: true,
             h2: false,
+            told: false,
             pending: None,
         }
     }
@@ -71,13 +77,18 @@ impl<T> FramedIo<T> {
         if self.h2 || !self.capturing || read.is_empty() {
             return;
         }
-        if self.head.is_empty() && read.starts_with(b"PRI ") {
-            self.h2 = true;
-            return;
-        }
         let room = CAPTURE.saturating_sub(self.head.len());
         let from = self.head.len().saturating_sub(3);
         self.head.extend_from_slice(&read[..read.len().min(room)]);
+        if !self.told && self.head.len() >= 4 {
+            self.told = true;
+            if self.head.starts_with(b"PRI ") {
+                // The HTTP/2 preface: nothing here for this wrapper to do.
+                self.h2 = true;
+                self.head = Vec::new();
+                return;
+            }
+        }
         let done = self.head.len() >= CAPTURE
             || memchr::memmem::find(&self.head[from..], b"\r\n\r\n").is_some();
         if done {
@@ -88,12 +99,17 @@ impl<T> FramedIo<T> {
     /// Bytes of an answer about to be written: the replacement when they are hyper's automatic
     /// answer (and nothing else), else `None`. Either way the next request is captured anew.
     fn replace(&mut self, out: &[u8]) -> Option<Vec<u8>> {
-        let head = std::mem::take(&mut self.head);
         self.capturing = true;
-        if self.h2 {
+        let Some(why) = (!self.h2).then(|| automatic(out)).flatten() else {
+            // A keep-alive connection keeps a small buffer for its next head.
+            if self.head.capacity() > KEEP {
+                self.head = Vec::new();
+            } else {
+                self.head.clear();
+            }
             return None;
-        }
-        let why = automatic(out)?;
+        };
+        let head = std::mem::take(&mut self.head);
         let date = out
             .split(|b| *b == b'\n')
             .find(|l| l.starts_with(b"date: "))
@@ -253,10 +269,9 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for FramedIo<T> {
             let _ = this.drive(cx)?;
             return Poll::Ready(Ok(one.len()));
         }
-        if !this.head.is_empty() || !this.capturing {
-            this.head = Vec::new();
-            this.capturing = true;
-        }
+        // An answer is going out: the next request is captured anew.
+        this.capturing = true;
+        this.head.clear();
         Pin::new(&mut this.inner).poll_write_vectored(cx, bufs)
     }
 
