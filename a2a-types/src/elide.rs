@@ -7,11 +7,14 @@
 //! `…(N bytes)` ([`elide`]). A whole message is kept to [`MAX_MESSAGE_BYTES`], and any run of
 //! text without whitespace longer than [`MAX_ECHO_BYTES`] in it is elided the same way
 //! ([`message`]): the renderers apply it to every message, so a value some constructor quoted
-//! whole is still cut. Without this a 100 KB task id came back in the error (and in gRPC
+//! whole is still cut. [`A2aError::bounded`] applies both to an error value: every form of
+//! [`crate::error`] and the gRPC status are written from it. Without this a 100 KB task id came back in the error (and in gRPC
 //! trailers, past HTTP/2's usual 16 KiB header limit, which the client reports as
 //! RESOURCE_EXHAUSTED instead of the error).
 
 use std::borrow::Cow;
+
+use crate::error::A2aError;
 
 /// The longest caller value an error quotes, in bytes.
 pub const MAX_ECHO_BYTES: usize = 256;
@@ -73,6 +76,34 @@ pub fn message(text: &str) -> Cow<'_, str> {
     elide_to(text, MAX_MESSAGE_BYTES)
 }
 
+impl A2aError {
+    /// This error as it may be written on any binding ([`crate::elide`]): the message bounded,
+    /// metadata values and field violations elided. Borrowed when nothing is too long.
+    pub fn bounded(&self) -> Cow<'_, A2aError> {
+        let fits = matches!(message(&self.message), Cow::Borrowed(_))
+            && self.metadata.values().all(|v| v.len() <= MAX_ECHO_BYTES)
+            && self.field_violations.iter().all(|v| {
+                v.field.len() <= MAX_ECHO_BYTES
+                    && matches!(message(&v.description), Cow::Borrowed(_))
+            });
+        if fits {
+            return Cow::Borrowed(self);
+        }
+        let mut e = self.clone();
+        e.message = message(&self.message).into_owned();
+        for v in e.metadata.values_mut() {
+            if v.len() > MAX_ECHO_BYTES {
+                *v = elide(v).into_owned();
+            }
+        }
+        for v in &mut e.field_violations {
+            v.field = elide(&v.field).into_owned();
+            v.description = message(&v.description).into_owned();
+        }
+        Cow::Owned(e)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,5 +142,29 @@ mod tests {
         assert!(out.len() <= MAX_MESSAGE_BYTES, "{}", out.len());
         assert!(out.ends_with("bytes)"), "{out}");
         assert!(matches!(message("a fine message"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn long_caller_values_are_elided_on_every_form() {
+        let id = "x".repeat(100_000);
+        let e = A2aError::task_not_found(&id)
+            .with_field_violation(id.clone(), format!("{id} is unknown"));
+        let e = A2aError {
+            message: format!("no task {id}"),
+            ..e
+        };
+        let run = "x".repeat(MAX_ECHO_BYTES + 1);
+        for text in [
+            serde_json::to_string(&e.to_jsonrpc_v1()).unwrap(),
+            serde_json::to_string(&e.to_jsonrpc_v03()).unwrap(),
+            serde_json::to_string(&e.to_rest_body()).unwrap(),
+        ] {
+            assert!(!text.contains(&run), "{}", text.len());
+            assert!(text.len() < 2048, "{}", text.len());
+            assert!(text.contains("(100000 bytes)"), "{text}");
+        }
+        // Short values are written as they are.
+        let e = A2aError::task_not_found("t-1");
+        assert!(matches!(e.bounded(), Cow::Borrowed(_)));
     }
 }

@@ -13,7 +13,6 @@
 //! Clients should key on the ErrorInfo reason, not on the HTTP status, which changed between
 //! 1.0.0 and 1.0.1 (digest §12.9).
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -21,7 +20,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::elide::{MAX_ECHO_BYTES, elide, message as bounded_message};
 use crate::jsonrpc::JsonRpcError;
 
 /// ErrorInfo `domain` of every A2A error.
@@ -538,32 +536,6 @@ impl A2aError {
         }
     }
 
-    /// This error as it may be written on any binding ([`crate::elide`]): the message bounded,
-    /// metadata values and field violations elided. Borrowed when nothing is too long.
-    pub fn bounded(&self) -> Cow<'_, A2aError> {
-        let fits = matches!(bounded_message(&self.message), Cow::Borrowed(_))
-            && self.metadata.values().all(|v| v.len() <= MAX_ECHO_BYTES)
-            && self.field_violations.iter().all(|v| {
-                v.field.len() <= MAX_ECHO_BYTES
-                    && matches!(bounded_message(&v.description), Cow::Borrowed(_))
-            });
-        if fits {
-            return Cow::Borrowed(self);
-        }
-        let mut e = self.clone();
-        e.message = bounded_message(&self.message).into_owned();
-        for v in e.metadata.values_mut() {
-            if v.len() > MAX_ECHO_BYTES {
-                *v = elide(v).into_owned();
-            }
-        }
-        for v in &mut e.field_violations {
-            v.field = elide(&v.field).into_owned();
-            v.description = bounded_message(&v.description).into_owned();
-        }
-        Cow::Owned(e)
-    }
-
     /// The 0.3 JSON-RPC error object: `data` is [`Self::data_v03`] if set, else the metadata
     /// as an object (omitted when empty).
     pub fn to_jsonrpc_v03(&self) -> JsonRpcError {
@@ -791,30 +763,6 @@ mod tests {
                 .data,
             None
         );
-    }
-
-    #[test]
-    fn long_caller_values_are_elided_on_every_form() {
-        let id = "x".repeat(100_000);
-        let e = A2aError::task_not_found(&id)
-            .with_field_violation(id.clone(), format!("{id} is unknown"));
-        let e = A2aError {
-            message: format!("no task {id}"),
-            ..e
-        };
-        let run = "x".repeat(crate::elide::MAX_ECHO_BYTES + 1);
-        for text in [
-            serde_json::to_string(&e.to_jsonrpc_v1()).unwrap(),
-            serde_json::to_string(&e.to_jsonrpc_v03()).unwrap(),
-            serde_json::to_string(&e.to_rest_body()).unwrap(),
-        ] {
-            assert!(!text.contains(&run), "{}", text.len());
-            assert!(text.len() < 2048, "{}", text.len());
-            assert!(text.contains("(100000 bytes)"), "{text}");
-        }
-        // Short values are written as they are.
-        let e = A2aError::task_not_found("t-1");
-        assert!(matches!(e.bounded(), Cow::Borrowed(_)));
     }
 
     #[test]

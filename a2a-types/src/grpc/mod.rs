@@ -452,7 +452,11 @@ mod tests {
         let at = Some(("id".to_owned(), "not valid UTF-8".to_owned()));
         let s = unreadable(&desc, true, at.clone(), "decode error");
         assert_eq!(s.code(), tonic::Code::InvalidArgument);
-        assert!(s.message().contains("id: not valid UTF-8"), "{}", s.message());
+        assert!(
+            s.message().contains("id: not valid UTF-8"),
+            "{}",
+            s.message()
+        );
         let e = status::from_status(&s);
         assert_eq!(e.kind, crate::error::ErrorKind::InvalidParams);
         assert_eq!(e.field_violations[0].field, "id");
