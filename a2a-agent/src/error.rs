@@ -117,6 +117,22 @@ impl A2aError {
     pub fn internal(msg: impl Into<String>) -> Self {
         Self::new(ErrorKind::Internal, msg)
     }
+    /// Invalid params for `params` that do not read as a `T` (`what`, e.g. `SendMessageRequest`):
+    /// the message and the `field` metadata name the path of the first failure (found by a
+    /// second, path-keeping read, only on this error path); `e` is the first read's error.
+    pub fn invalid_as<T: serde::de::DeserializeOwned>(
+        what: &str,
+        params: &serde_json::Value,
+        e: impl std::fmt::Display,
+    ) -> Self {
+        match a2a_types::strict::parse_value_ref::<T>(params) {
+            Err(p) if p.path != "$" => {
+                Self::invalid_params(format!("invalid {what}: {}: {}", p.path, p.message))
+                    .with_meta("field", p.path)
+            }
+            _ => Self::invalid_params(format!("invalid {what}: {e}")),
+        }
+    }
     /// HTTP status on the HTTP+JSON binding (the spec table unless a status was set).
     pub fn http_status(&self) -> u16 {
         self.status.unwrap_or_else(|| self.kind.http_status())

@@ -16,14 +16,14 @@ use a2a_agent::{HandlerError, Reply, RequestContext, handler_fn};
 use common::*;
 use serde_json::{Value, json};
 
-struct Answer {
-    status: u16,
-    headers: Vec<(String, String)>,
-    text: String,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) text: String,
 }
 
 impl Answer {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
@@ -33,7 +33,7 @@ impl Answer {
 
 /// Writes `head` (+ `body`) and reads one answer: the headers, then `Content-Length` bytes.
 /// A bounded read timeout makes a server that waits for an unsent body fail the test.
-fn exchange(addr: SocketAddr, head: &str, body: &[u8]) -> Answer {
+pub(crate) fn exchange(addr: SocketAddr, head: &str, body: &[u8]) -> Answer {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     s.write_all(head.as_bytes()).unwrap();

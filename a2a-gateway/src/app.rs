@@ -107,7 +107,9 @@ impl ServerHandle {
 }
 
 impl Gateway {
-    /// Builds a gateway over a store.
+    /// Builds a gateway over a store. Without `public_url`, governed cards name
+    /// `config.listen`: bind the listener first and set it to the bound address (a port 0 would
+    /// otherwise be published).
     pub fn new(config: Config, store: Store) -> Result<Gateway, String> {
         let peer_roots = peer::trusted_roots(&config)?;
         let mut http = reqwest::Client::builder()
@@ -159,6 +161,7 @@ impl Gateway {
                 trust,
                 shutdown: tokio_util::sync::CancellationToken::new(),
                 replay: Arc::default(),
+                card_dates: Default::default(),
                 page_key,
                 config,
             }),
@@ -258,9 +261,13 @@ impl Gateway {
         }
     }
 
-    /// Serves on `listener` until [`ServerHandle::shutdown`].
-    pub async fn serve(self, listener: TcpListener) -> std::io::Result<ServerHandle> {
+    /// Serves on `listener` until [`ServerHandle::shutdown`]. Without `public_url`, a `listen`
+    /// address with port 0 is replaced by the bound one (cards never name port 0).
+    pub async fn serve(mut self, listener: TcpListener) -> std::io::Result<ServerHandle> {
         let addr = listener.local_addr()?;
+        if self.state.config.public_url.is_none() && self.state.config.listen.port() == 0 {
+            self.bind_to(addr)?;
+        }
         let app = self.router();
         let serve_v1 = self.state.config.serve_v1;
         let refuse: a2a_agent::listen::Refuser =
@@ -304,6 +311,29 @@ fn spawn_audit_retention(st: &Arc<GatewayState>, stop: tokio_util::sync::Cancell
             }
         }
     });
+}
+
+impl Gateway {
+    /// Makes `addr` the address cards and signatures name (before serving, while the state is
+    /// not shared; a shared one keeps its address, with a warning).
+    fn bind_to(&mut self, addr: SocketAddr) -> std::io::Result<()> {
+        let Some(st) = Arc::get_mut(&mut self.state) else {
+            tracing::warn!(
+                "listen has port 0 and the gateway is already shared: cards name port 0; \
+                 set listen to the bound address or public_url"
+            );
+            return Ok(());
+        };
+        st.config.listen = addr;
+        let seal =
+            crate::trust::own::SealKey::from_config(&st.config).map_err(std::io::Error::other)?;
+        st.signer = Arc::new(crate::trust::own::OwnSigner::new(
+            st.store.clone(),
+            seal,
+            &st.config,
+        ));
+        Ok(())
+    }
 }
 
 /// Routes gRPC calls to [`crate::edge::grpc`], everything else on.

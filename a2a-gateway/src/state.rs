@@ -39,4 +39,6 @@ pub struct GatewayState {
     pub(crate) page_key: aws_lc_rs::hmac::Key,
     /// Relayed streams of peers that number no events, kept for resumes (see `crate::tasks::replay`).
     pub(crate) replay: Arc<crate::tasks::replay::Buffers>,
+    /// When each governed card last changed (its `Last-Modified`, `crate::peer::modified`).
+    pub(crate) card_dates: crate::peer::modified::CardDates,
 }

@@ -53,14 +53,14 @@ async fn counting_peer() -> (String, Arc<AtomicUsize>, tokio::task::JoinHandle<(
     (url, seen, join)
 }
 
-struct Answer {
-    status: u16,
-    headers: Vec<(String, String)>,
-    text: String,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) text: String,
 }
 
 impl Answer {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
@@ -70,7 +70,7 @@ impl Answer {
 
 /// Writes `head` (+ `body`) and reads one answer: the headers, then `Content-Length` bytes.
 /// A bounded read timeout makes a server that waits for an unsent body fail the test.
-fn exchange(addr: SocketAddr, head: &str, body: &[u8]) -> Answer {
+pub(crate) fn exchange(addr: SocketAddr, head: &str, body: &[u8]) -> Answer {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     s.write_all(head.as_bytes()).unwrap();
@@ -176,18 +176,20 @@ async fn every_error_is_a2a_json() {
     let addr = env.gw.local_addr();
     let auth = format!("Authorization: Bearer {}\r\n", env.key);
     let admin = format!("Authorization: Bearer {ADMIN}\r\n");
+    // HTTP+JSON callers name 1.0 here (a 0.3 one gets the 0.3 form: tests/caller_forms.rs).
+    let v1 = format!("{auth}A2A-Version: 1.0\r\n");
     let run = move |head: String, body: Vec<u8>| {
         tokio::task::spawn_blocking(move || exchange(addr, &head, &body))
     };
 
     // Declared Content-Length over the limit: answered at once, the body never sent.
-    for (path, shape) in [
-        ("/a2a/count", Shape::Rpc03),
-        ("/a2a/count/v1/message:send", Shape::Status),
-        ("/admin/workspaces", Shape::Status),
+    for (path, shape, extra) in [
+        ("/a2a/count", Shape::Rpc03, &auth),
+        ("/a2a/count/v1/message:send", Shape::Status, &v1),
+        ("/admin/workspaces", Shape::Status, &auth),
     ] {
         let head = format!(
-            "POST {path} HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\n{auth}Content-Length: 99999999999\r\n\r\n"
+            "POST {path} HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\n{extra}Content-Length: 99999999999\r\n\r\n"
         );
         let a = run(head, Vec::new()).await.unwrap();
         let v = check(&format!("declared {path}"), &a, 413, shape);
@@ -201,7 +203,7 @@ async fn every_error_is_a2a_json() {
     chunked.extend_from_slice(&big);
     chunked.extend_from_slice(b"\r\n0\r\n\r\n");
     let head = format!(
-        "POST /a2a/count/v1/message:send HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\n{auth}Transfer-Encoding: chunked\r\n\r\n"
+        "POST /a2a/count/v1/message:send HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\n{v1}Transfer-Encoding: chunked\r\n\r\n"
     );
     let a = run(head, chunked).await.unwrap();
     check("actual body", &a, 413, Shape::Status);
@@ -220,7 +222,7 @@ async fn every_error_is_a2a_json() {
             "404 under v1",
             "POST",
             "/a2a/count/v1/nope",
-            auth.clone(),
+            v1.clone(),
             b"{}",
             404,
             Shape::Status,
@@ -229,7 +231,7 @@ async fn every_error_is_a2a_json() {
             "404 deep",
             "GET",
             "/a2a/count/v1/tasks/t/x/y/z",
-            auth.clone(),
+            v1.clone(),
             b"",
             404,
             Shape::Status,
@@ -256,7 +258,7 @@ async fn every_error_is_a2a_json() {
             "405 REST",
             "DELETE",
             "/a2a/count/v1/message:send",
-            auth.clone(),
+            v1.clone(),
             b"",
             405,
             Shape::Status,
@@ -274,7 +276,7 @@ async fn every_error_is_a2a_json() {
             "bad UTF-8 task id",
             "GET",
             "/a2a/count/v1/tasks/%FF%FE",
-            auth.clone(),
+            v1.clone(),
             b"",
             400,
             Shape::Status,
@@ -283,7 +285,7 @@ async fn every_error_is_a2a_json() {
             "bad percent task id",
             "GET",
             "/a2a/count/v1/tasks/a%zz",
-            auth.clone(),
+            v1.clone(),
             b"",
             400,
             Shape::Status,

@@ -118,11 +118,12 @@ async fn keys_scopes_revocation_expiry() {
     assert_eq!(s, 200);
     assert_eq!(b["error"]["code"], -32000);
     assert_eq!(gw_code(&b), "a2a_scope_denied");
-    // a2a:read may read tasks (the peer answers task-not-found, passed through).
+    // a2a:read may read tasks (a task the workspace does not own is the gateway's own
+    // TaskNotFound, never labelled as the peer's).
     let get = json!({"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"id":"nope"}});
     let (_, b) = env.rpc_key("/a2a/echo", None, get.clone(), &read).await;
     assert_eq!(b["error"]["code"], -32001, "{b}");
-    assert_eq!(gw_code(&b), "a2a_upstream_error");
+    assert_eq!(gw_code(&b), "a2a_task_not_found");
     assert!(
         !b["error"]["message"]
             .as_str()

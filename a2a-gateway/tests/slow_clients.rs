@@ -25,10 +25,19 @@ async fn slowloris_slow_body_and_idle_connections_are_closed() {
         text.contains("\"jsonrpc\":\"2.0\""),
         "JSON-RPC form: {text}"
     );
-    let text = slow::slow_body_gets_408(addr, "/a2a/echo/v1/message:send", "").await;
+    let text =
+        slow::slow_body_gets_408(addr, "/a2a/echo/v1/message:send", "A2A-Version: 1.0\r\n").await;
     assert!(
         text.contains("\"status\""),
         "google.rpc.Status form: {text}"
+    );
+    // A 0.3 HTTP+JSON caller (no version): the 0.3 error object.
+    let text = slow::slow_body_gets_408(addr, "/a2a/echo/v1/message:send", "").await;
+    assert!(
+        text.contains("\"data\":{")
+            && text.contains("a2a_request_timeout")
+            && !text.contains("\"status\""),
+        "0.3 form: {text}"
     );
     slow::idle_is_closed(addr, "/healthz").await;
     env.stop().await;

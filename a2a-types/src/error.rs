@@ -528,45 +528,48 @@ impl A2aError {
 
     /// The 1.0 JSON-RPC error object: `data` is `[ErrorInfo, ...]` (S1 §9.5).
     pub fn to_jsonrpc_v1(&self) -> JsonRpcError {
+        let e = self.bounded();
         JsonRpcError {
-            code: self.kind.code(),
-            message: self.message.clone(),
-            data: Some(Value::Array(self.details_v1())),
+            code: e.kind.code(),
+            message: e.message.clone(),
+            data: Some(Value::Array(e.details_v1())),
         }
     }
 
     /// The 0.3 JSON-RPC error object: `data` is [`Self::data_v03`] if set, else the metadata
     /// as an object (omitted when empty).
     pub fn to_jsonrpc_v03(&self) -> JsonRpcError {
-        let data = self.data_v03.clone().or_else(|| {
-            let mut m: Map<String, Value> = self
+        let e = self.bounded();
+        let data = e.data_v03.clone().or_else(|| {
+            let mut m: Map<String, Value> = e
                 .metadata
                 .iter()
                 .map(|(k, v)| (k.clone(), Value::String(v.clone())))
                 .collect();
-            if !self.field_violations.is_empty() {
+            if !e.field_violations.is_empty() {
                 m.insert(
                     "fieldViolations".into(),
-                    serde_json::to_value(&self.field_violations).unwrap_or(Value::Null),
+                    serde_json::to_value(&e.field_violations).unwrap_or(Value::Null),
                 );
             }
             (!m.is_empty()).then_some(Value::Object(m))
         });
         JsonRpcError {
-            code: self.kind.code(),
-            message: self.message.clone(),
+            code: e.kind.code(),
+            message: e.message.clone(),
             data,
         }
     }
 
     /// The 1.0 HTTP+JSON error body (S1 §11.6); send with [`Self::http_status`].
     pub fn to_rest_body(&self) -> RestErrorBody {
+        let e = self.bounded();
         RestErrorBody {
             error: RpcStatus {
-                code: i32::from(self.http_status()),
-                status: self.kind.grpc_status().into(),
-                message: self.message.clone(),
-                details: self.details_v1(),
+                code: i32::from(e.http_status()),
+                status: e.kind.grpc_status().into(),
+                message: e.message.clone(),
+                details: e.details_v1(),
             },
         }
     }

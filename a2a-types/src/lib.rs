@@ -32,6 +32,7 @@
 //! - [`path`]: strict percent-decoding of HTTP+JSON path segments.
 //! - [`envelope`]: the request envelope as a server reads it, the id kept as its exact text.
 //! - [`error`]: every A2A error with codes, names, reasons and both versions' wire forms.
+//! - [`elide`]: how much of a caller's input an error may quote (every binding's one rule).
 //! - [`version`]: `A2A-Version`, extension headers, media types and protocol binding names.
 //! - [`timestamp`]: lenient timestamp parsing, UTC `Z` output.
 //! - [`binary`]: base64 `bytes` kept verbatim (hazard H6).
@@ -62,6 +63,7 @@
 pub struct ReadmeDoctest;
 
 pub mod binary;
+pub mod elide;
 pub mod envelope;
 pub mod error;
 #[cfg(feature = "grpc")]

@@ -51,7 +51,8 @@ pub fn status_response(s: Status) -> Response {
 /// The UNIMPLEMENTED answer to a path that is not an rpc of the 1.0 service.
 pub fn unknown_method(path: &str, who: &str) -> Response {
     status_response(Status::unimplemented(format!(
-        "unknown method {path}: {who} serves {} (A2A 1.0)",
+        "unknown method {}: {who} serves {} (A2A 1.0)",
+        a2a_types::elide::elide(path),
         a2a_types::grpc::SERVICE
     )))
 }

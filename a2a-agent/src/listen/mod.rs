@@ -24,13 +24,19 @@
 //! request head ([`evict`]), so a flood of silent connections cannot keep normal clients out for
 //! the header timeout; only when every open connection has sent a request is the newcomer
 //! refused (503).
+//!
+//! A request head hyper cannot read (400, 414, 431) is answered with the server's JSON error in
+//! the form the path implies, not hyper's empty body ([`framing`]).
+
+mod body;
+mod framing;
+
+use body::buffer_body;
 
 use axum::body::Body;
 use axum::extract::Request;
 use axum::response::Response;
 use bytes::Bytes;
-use futures::StreamExt;
-use http_body_util::BodyExt;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -85,6 +91,13 @@ pub enum EdgeRefusal {
     BodyTimeout(Duration),
     /// The connection cap is reached (503).
     Overloaded,
+    /// hyper could not read the request head: a malformed request line, header or
+    /// `Content-Length` (400).
+    BadRequest,
+    /// The request URI is over hyper's limit (414).
+    UriTooLong,
+    /// The request headers are too many or too large (431).
+    HeadersTooLarge,
 }
 
 impl EdgeRefusal {
@@ -93,6 +106,9 @@ impl EdgeRefusal {
         match self {
             EdgeRefusal::BodyTimeout(_) => http::StatusCode::REQUEST_TIMEOUT,
             EdgeRefusal::Overloaded => http::StatusCode::SERVICE_UNAVAILABLE,
+            EdgeRefusal::BadRequest => http::StatusCode::BAD_REQUEST,
+            EdgeRefusal::UriTooLong => http::StatusCode::URI_TOO_LONG,
+            EdgeRefusal::HeadersTooLarge => http::StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
         }
     }
 
@@ -106,12 +122,20 @@ impl EdgeRefusal {
             EdgeRefusal::Overloaded => {
                 "the server is at its connection limit; retry later".to_string()
             }
+            EdgeRefusal::BadRequest => "the request head cannot be read: a malformed request \
+                                        line, header or Content-Length"
+                .to_string(),
+            EdgeRefusal::UriTooLong => "the request URI is too long".to_string(),
+            EdgeRefusal::HeadersTooLarge => {
+                "the request headers are too many or too large".to_string()
+            }
         }
     }
 }
 
 /// Renders an [`EdgeRefusal`] as the server's JSON error in the caller's form (the request head
-/// tells the binding and version).
+/// tells the binding and version; for a head hyper could not read, what of it was captured).
+/// The body must be whole in memory (a framing answer is written without waiting for it).
 pub type Refuser = Arc<dyn Fn(&http::request::Parts, EdgeRefusal) -> Response + Send + Sync>;
 
 /// How long the accept loop waits for a displaced connection to give its slot back.
@@ -451,6 +475,7 @@ where
             cfg.idle_timeout
         };
         let act2 = act.clone();
+        let refuse_framing = refuse.clone();
         // The client's address, for handlers that record it (`axum::extract::ConnectInfo`).
         let remote = tcp.peer_addr().ok();
         let header = cfg.header_read_timeout;
@@ -496,7 +521,8 @@ where
                 Ok::<_, std::convert::Infallible>(resp)
             }
         });
-        let conn = builder.serve_connection_with_upgrades(TokioIo::new(tcp), svc);
+        let io = framing::FramedIo::new(tcp, refuse_framing);
+        let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), svc);
         tokio::pin!(conn);
         // The connection's one timer: the first request head's deadline, then the idle check,
         // then the bound on a graceful close.
@@ -568,55 +594,6 @@ fn close(mut r: Response) -> Response {
         http::HeaderValue::from_static("close"),
     );
     r
-}
-
-/// Read the body within the body-read timeout. Up to `max_buffered_body` bytes are buffered;
-/// a larger body goes on as buffered prefix + the rest of the stream. A declared
-/// `Content-Length` over `max_buffered_body` is not read at all: the server refuses it (413) at
-/// once. `Err` = timed out.
-async fn buffer_body(req: Request, cfg: &ListenConfig) -> Result<Request, http::request::Parts> {
-    let (parts, mut body) = req.into_parts();
-    // Nothing to buffer, or a declared length over the buffer: the server answers that one
-    // (413) without waiting for a body that may never come.
-    let declared = parts
-        .headers
-        .get(http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok());
-    if axum::body::HttpBody::is_end_stream(&body)
-        || declared.is_some_and(|n| n > cfg.max_buffered_body as u64)
-    {
-        return Ok(Request::from_parts(parts, body));
-    }
-    let deadline = tokio::time::Instant::now() + cfg.body_read_timeout;
-    let mut buf = bytes::BytesMut::new();
-    loop {
-        let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
-            Err(_) => return Err(parts),
-            Ok(None) => break,
-            Ok(Some(Err(e))) => {
-                // Pass the error on: the server reports a broken body its own way.
-                let err = std::io::Error::other(e.to_string());
-                let s = futures::stream::iter([Ok(buf.freeze()), Err(err)]);
-                return Ok(Request::from_parts(parts, Body::from_stream(s)));
-            }
-            Ok(Some(Ok(f))) => f,
-        };
-        if let Ok(d) = frame.into_data() {
-            buf.extend_from_slice(&d);
-        }
-        if buf.len() > cfg.max_buffered_body {
-            let head = futures::stream::once(futures::future::ready(Ok::<Bytes, axum::Error>(
-                buf.freeze(),
-            )));
-            let rest = body.into_data_stream();
-            return Ok(Request::from_parts(
-                parts,
-                Body::from_stream(head.chain(rest)),
-            ));
-        }
-    }
-    Ok(Request::from_parts(parts, Body::from(buf.freeze())))
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! [`Outcome`] out (a unary result, a typed send result, or a stream).
 
 use http::HeaderMap;
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::list::list;
@@ -230,8 +231,8 @@ pub(crate) async fn dispatch(
             let req: ListTasksRequest = if params.is_null() {
                 ListTasksRequest::default()
             } else {
-                serde_json::from_value(params).map_err(|e| {
-                    A2aError::invalid_params(format!("invalid ListTasksRequest: {e}"))
+                ListTasksRequest::deserialize(&params).map_err(|e| {
+                    A2aError::invalid_as::<ListTasksRequest>("ListTasksRequest", &params, e)
                 })?
             };
             Ok(Outcome::Unary(ser(list(mgr, req, &call.caller).await?)?))

@@ -39,8 +39,7 @@ const DEFAULT_PAGE: usize = 50;
 const MAX_PAGE: i32 = 100;
 
 fn parse<T: serde::de::DeserializeOwned>(params: Value, what: &str) -> Result<T, A2aError> {
-    serde_json::from_value(params)
-        .map_err(|e| A2aError::invalid_params(format!("invalid {what}: {e}")))
+    T::deserialize(&params).map_err(|e| A2aError::invalid_as::<T>(what, &params, e))
 }
 
 fn ser(v: impl serde::Serialize) -> Result<Value, A2aError> {

@@ -52,8 +52,9 @@ pub(crate) fn parse_send(mut params: Value) -> Result<(SendMessageRequest, Value
         );
     }
     // Read from the tree in place (no copy of it).
-    let req = SendMessageRequest::deserialize(&params)
-        .map_err(|e| A2aError::invalid_params(format!("invalid SendMessageRequest: {e}")))?;
+    let req = SendMessageRequest::deserialize(&params).map_err(|e| {
+        A2aError::invalid_as::<SendMessageRequest>("SendMessageRequest", &params, e)
+    })?;
     let raw = params
         .get_mut("message")
         .map(Value::take)

@@ -35,8 +35,19 @@ use crate::state::{App, Call};
 
 pub(crate) use crate::edge::grpc::{authority, is_grpc};
 
+/// The status of an agent error; the `field` an error names is also its `google.rpc.BadRequest`
+/// violation.
 fn a2a_status(e: &A2aError) -> Status {
-    to_status(&e.to_types())
+    let mut t = e.to_types();
+    if let Some(field) = e.metadata.get("field") {
+        t = t.with_field_violation(field.clone(), e.message.clone());
+    }
+    to_status(&t)
+}
+
+/// An error as a whole gRPC answer (the edge's refusals of a gRPC call).
+pub(crate) fn refused(e: &A2aError) -> Response {
+    status_response(a2a_status(e))
 }
 
 /// Serves one gRPC call.

@@ -69,7 +69,8 @@ impl App {
     }
 }
 
-/// The 408 / 503 the edge answers itself, in the caller's binding and version.
+/// The 408 / 503 the edge answers itself, and the 400 / 414 / 431 of a request head hyper could
+/// not read, in the caller's binding and version.
 pub(super) fn edge_refusal(base: &str, parts: &http::request::Parts, why: EdgeRefusal) -> Response {
     let version = requested_version(&parts.headers, parts.uri.query())
         .ok()
@@ -82,10 +83,17 @@ pub(super) fn edge_refusal(base: &str, parts: &http::request::Parts, why: EdgeRe
         Binding::HttpJson
     };
     let kind = match why {
-        EdgeRefusal::BodyTimeout(_) => ErrorKind::InvalidRequest,
         EdgeRefusal::Overloaded => ErrorKind::Unavailable,
+        EdgeRefusal::BodyTimeout(_)
+        | EdgeRefusal::BadRequest
+        | EdgeRefusal::UriTooLong
+        | EdgeRefusal::HeadersTooLarge => ErrorKind::InvalidRequest,
     };
     let e = A2aError::new(kind, why.message()).with_status(why.status().as_u16());
+    // A gRPC call (a slow body, the connection cap) gets a status, not a JSON body.
+    if grpc::is_grpc(&parts.headers) {
+        return grpc::refused(&e);
+    }
     let mut r = error_response(&e, version, binding);
     *r.status_mut() = why.status();
     r
@@ -181,11 +189,11 @@ fn finish_like_axum(method: &Method, mut res: Response) -> Response {
 
 async fn serve_request(app: Arc<App>, req: Request) -> Response {
     use tracing::Instrument;
-    // The caller's request id when it is text (shared, not copied), else a new one.
+    // The caller's request id when it is short text (shared, not copied), else a new one.
     let trace_id = match req
         .headers()
         .get("x-request-id")
-        .filter(|v| v.to_str().is_ok())
+        .filter(|v| v.len() <= a2a_types::elide::MAX_ECHO_BYTES && v.to_str().is_ok())
     {
         Some(v) => Some(v.clone()),
         None => {

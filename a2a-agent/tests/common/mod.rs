@@ -4,6 +4,8 @@
 //! client drivers (`sdk`), the reference agent of the SDK table (`reference`) and raw-TCP slow
 //! clients (`slow`).
 
+pub mod grpc_raw;
+pub mod long_probe;
 pub mod reference;
 pub mod sdk;
 pub mod slow;

@@ -255,6 +255,10 @@ pub(crate) fn status_error(s: &tonic::Status) -> ClientError {
         )
         .into();
     }
+    // This client's decoder could not read the answer: the peer's answer is at fault.
+    if a2a_types::grpc::is_unreadable_answer(s) {
+        return ClientError::Parse(s.message().to_owned());
+    }
     let e = from_status(s);
     A2aError {
         kind: e.kind,

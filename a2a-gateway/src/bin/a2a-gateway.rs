@@ -339,7 +339,7 @@ struct DemoArgs {
     shutdown_grace_secs: u64,
 }
 
-async fn serve(config: Config) -> Result<()> {
+async fn serve(mut config: Config) -> Result<()> {
     let store = Store::open(&config.database)
         .with_context(|| format!("opening {}", config.database.display()))?;
     // This process serves the database: intent and completion records go through the journal
@@ -360,6 +360,8 @@ async fn serve(config: Config) -> Result<()> {
         .await
         .with_context(|| format!("binding {}", config.listen))?;
     let addr = listener.local_addr()?;
+    // Cards name the bound address when no public URL is set (`--listen 127.0.0.1:0` included).
+    config.listen = addr;
     let audit = store.clone();
     let console = a2a_gateway::console::enabled(&config);
     let gateway = Gateway::new(config, store).map_err(anyhow::Error::msg)?;

@@ -118,15 +118,19 @@ pub async fn add_agent(
     dev: bool,
 ) -> Result<serde_json::Value, String> {
     let check = check_agent(store, agent, dev).await?;
-    match &check {
-        Check::Refused { passed_over } if !force => return Err(refused_text(passed_over)),
-        Check::CardUnreadable { detail } => eprintln!(
-            "warning: the peer's Agent Card could not be read ({detail}); saved without the \
-             binding check"
-        ),
-        _ => {}
+    if let Check::Refused { passed_over } = &check
+        && !force
+    {
+        return Err(refused_text(passed_over));
     }
     store.upsert_agent(agent).map_err(|e| e.to_string())?;
+    // Said only once the registration is saved.
+    if let Check::CardUnreadable { detail } = &check {
+        eprintln!(
+            "warning: the peer's Agent Card could not be read ({detail}); saved without the \
+             binding check"
+        );
+    }
     let mut shown = serde_json::to_value(agent).map_err(|e| e.to_string())?;
     shown["registrationCheck"] = serde_json::to_value(&check).map_err(|e| e.to_string())?;
     shown["forced"] = serde_json::json!(force);

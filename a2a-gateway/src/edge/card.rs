@@ -1,6 +1,6 @@
 //! The governed card (`GET /a2a/{agent}/.well-known/agent-card.json`): the peer's card with the
 //! gateway's interfaces, its key scheme and the workspace's skill allow-list, per version, with
-//! an ETag.
+//! an ETag and a `Last-Modified` (`If-None-Match` and `If-Modified-Since` answer 304).
 
 use crate::edge::refusal::card_refusal;
 use std::sync::Arc;
@@ -258,11 +258,27 @@ pub(crate) async fn card_handler(
             .collect::<String>()
     );
     record(&st, &mut call, None);
-    let not_modified = headers
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .map(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"))
-        .unwrap_or(false);
+    // The card's date: the second its ETag was first served (`crate::peer::modified`).
+    let form = match (requested.is_some(), version) {
+        (true, Version::V1) => "1.0",
+        (false, Version::V1) => "1.0+0.3",
+        (_, Version::V03) => "0.3",
+    };
+    let key = format!("{}\n{}\n{form}", principal.workspace_id, agent.agent_id);
+    let modified = st
+        .card_dates
+        .modified(&key, &etag, std::time::SystemTime::now());
+    // If-Modified-Since counts only without If-None-Match (RFC 9110 §13.1.3).
+    let not_modified = match headers.get(header::IF_NONE_MATCH) {
+        Some(inm) => inm
+            .to_str()
+            .is_ok_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*")),
+        None => headers
+            .get(header::IF_MODIFIED_SINCE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(crate::peer::modified::parse_http_date)
+            .is_some_and(|since| modified.unchanged_since(since)),
+    };
     let mut resp = if not_modified {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
@@ -279,6 +295,11 @@ pub(crate) async fn card_handler(
     );
     if let Ok(v) = HeaderValue::from_str(&etag) {
         h.insert(header::ETAG, v);
+    }
+    if let Some(v) =
+        crate::peer::modified::http_date(modified.at).and_then(|d| HeaderValue::from_str(&d).ok())
+    {
+        h.insert(header::LAST_MODIFIED, v);
     }
     crate::trust::stamp(resp, call.audit.signature_trust.as_deref())
 }

@@ -13,50 +13,15 @@ pub(crate) mod rest;
 pub(crate) mod rest03;
 pub mod wire;
 
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use serde_json::Value;
+use axum::http::HeaderMap;
 
 use crate::{protocol::errors::Refusal, protocol::errors::Version};
 
 // Kept at their previous path for one release.
 pub use crate::protocol::errors::shutting_down;
 
-/// Renders an edge refusal (slow body 408, connection cap 503) in the caller's binding and
-/// version form: `/a2a/{agent}/v1/...` is HTTP+JSON (`google.rpc.Status`), the rest JSON-RPC.
-pub fn edge_refusal(
-    serve_v1: bool,
-    parts: &axum::http::request::Parts,
-    why: a2a_agent::listen::EdgeRefusal,
-) -> Response {
-    use a2a_agent::listen::EdgeRefusal;
-    let code = match why {
-        EdgeRefusal::BodyTimeout(_) => "a2a_request_timeout",
-        EdgeRefusal::Overloaded => "a2a_overloaded",
-    };
-    let status = why.status();
-    let r = Refusal::gateway(status.as_u16(), code, why.message());
-    let trace = crate::ids::id_hex(16);
-    let requested = requested_version(&parts.headers, parts.uri.query());
-    let version = match negotiate(requested.as_deref(), serve_v1) {
-        Ok(v) => v,
-        Err((_, form)) => form,
-    };
-    let segs: Vec<&str> = parts.uri.path().trim_matches('/').split('/').collect();
-    let rest = segs.first() == Some(&"a2a") && segs.get(2) == Some(&"v1");
-    let body: Value = if rest {
-        r.status_body(&trace)
-    } else {
-        r.jsonrpc_response(version, &Value::Null, &trace)
-    };
-    let mut resp = (status, body.to_string()).into_response();
-    resp.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    debug_assert!(status != StatusCode::OK);
-    resp
-}
+// Kept at its previous path (the listener's refusals are rendered with the other edge forms).
+pub use wire::edge_refusal;
 
 /// The `A2A-Version` a request names ([`a2a_agent::edge::requested`]: the header, else the query
 /// parameter; `None` means 0.3).

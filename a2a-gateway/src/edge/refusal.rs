@@ -16,21 +16,21 @@ use crate::{
     protocol::render::json_text_response,
 };
 
-/// A JSON-RPC refusal: 200 (or the refusal's status in `refusal` mode); 401 and 415 keep their
-/// status. A refused version is 200 too (the official SDK clients read -32009 only from a 200
-/// answer); the DVARA API's 400 is the `refusal` mode's.
+/// A JSON-RPC refusal: 200 (or the refusal's status in `refusal` mode); 401 and an unsupported
+/// content type (415, -32005) keep their status. A refused version is 200 too (the official SDK
+/// clients read -32009 only from a 200 answer); the DVARA API's 400 is the `refusal` mode's.
 pub(crate) fn rpc_refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> Response {
     record(st, call, Some(&r));
-    let keep = matches!(
-        r.code.as_str(),
-        "a2a_unauthorized" | "a2a_unsupported_media_type"
-    );
-    let status =
-        if keep || st.config.json_rpc_error_status == crate::config::ErrorStatusMode::Refusal {
+    let status = match r.code.as_str() {
+        // The spec's table says 400 for -32005; a JSON-RPC caller has always had HTTP's 415.
+        "a2a_unsupported_media_type" => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        _ if r.code == "a2a_unauthorized"
+            || st.config.json_rpc_error_status == crate::config::ErrorStatusMode::Refusal =>
+        {
             StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_GATEWAY)
-        } else {
-            StatusCode::OK
-        };
+        }
+        _ => StatusCode::OK,
+    };
     let body = r.jsonrpc_text(call.version, &call.id, &call.trace_id);
     let mut resp = json_text_response(status, call.json_content_type(), body);
     if r.code == "a2a_unsupported_media_type" {
@@ -87,11 +87,19 @@ pub(crate) fn rest03_refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> 
     call.audit.client_version = Some("0.3".into());
     record(st, call, Some(&r));
     let status = StatusCode::from_u16(r.rest_status()).unwrap_or(StatusCode::BAD_GATEWAY);
-    json_response(
+    let mut resp = json_response(
         status,
         "application/json",
         &r.jsonrpc_error(Version::V03, &call.trace_id),
-    )
+    );
+    if r.code == "a2a_unsupported_media_type" {
+        accept_header(&mut resp);
+    }
+    if r.code == "a2a_unauthorized" {
+        resp.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    resp
 }
 
 pub(crate) fn card_refusal(

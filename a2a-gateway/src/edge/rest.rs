@@ -52,6 +52,10 @@ pub(crate) async fn rest_entry(
     };
     let v03 = match negotiate_on(requested.as_deref(), serves, Some(advertised)) {
         Ok(v) => v == Version::V03,
+        // A refused 0.x version is answered in the 0.3 form, anything else in 1.0's.
+        Err((r, Version::V03)) => {
+            return crate::edge::refusal::rest03_refusal(&st, &mut call, r);
+        }
         Err((r, _)) => return rest_refusal(&st, &mut call, r),
     };
     let refuse = |st: &GatewayState, call: &mut Call, r: Refusal| {
@@ -279,11 +283,16 @@ pub(crate) async fn rest_task_post(
         _ => {
             let mut call = Call::new(&headers, Binding::HttpJson);
             call.version = Version::V1;
-            return rest_refusal(
-                &st,
-                &mut call,
-                Refusal::method_not_found(&format!("POST tasks/{id}")),
-            );
+            let r = Refusal::method_not_found(&format!("POST tasks/{id}"));
+            // In the caller's version's form (none named: 0.3).
+            let requested = requested_version(&headers, q.as_deref());
+            let v = match crate::edge::negotiate(requested.as_deref(), st.config.serve_v1) {
+                Ok(v) | Err((_, v)) => v,
+            };
+            return match v {
+                Version::V03 => crate::edge::refusal::rest03_refusal(&st, &mut call, r),
+                Version::V1 => rest_refusal(&st, &mut call, r),
+            };
         }
     };
     rest_entry(st, agent, headers, q, op, body, json!({"id": task})).await

@@ -8,10 +8,12 @@
 //! - any other error response that is not JSON (axum's 404/405 with empty bodies, its
 //!   text/plain 400/413/415/422 rejections) is rewritten into the same status in A2A form.
 //!
-//! The form follows the path: the JSON-RPC endpoints (`/a2a/{agent}`, `/a2a/{agent}/{op}`) get a
-//! JSON-RPC error object with `id: null` in the requested version's form; everything else (the
-//! HTTP+JSON binding under `/a2a/{agent}/v1/`, cards, push callbacks, `/admin`, unknown paths)
-//! gets the 1.0 `google.rpc.Status` body.
+//! The form follows the path and the version: the JSON-RPC endpoints (`/a2a/{agent}`,
+//! `/a2a/{agent}/{op}`) get a JSON-RPC error object with `id: null` in the requested version's
+//! form; the HTTP+JSON routes under `/a2a/{agent}/v1/` get the 1.0 `google.rpc.Status` body,
+//! or the 0.3 error object (`{code, message, data}`) for a 0.3 caller (no `A2A-Version`, or
+//! 0.x); everything else (cards, push callbacks, `/admin`, unknown paths) gets the 1.0
+//! `google.rpc.Status` body.
 
 use std::sync::Arc;
 
@@ -37,19 +39,63 @@ pub use crate::{
 /// The error form of `path` (see the module documentation).
 pub fn form_of(path: &str, headers: &HeaderMap, query: Option<&str>, serve_v1: bool) -> Form {
     let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-    let rpc = match segs.as_slice() {
-        ["a2a", _] => true,
-        ["a2a", _, op] => *op != "v1" && *op != ".well-known" && *op != "push:notify",
-        _ => false,
+    let (rpc, rest) = match segs.as_slice() {
+        ["a2a", ".well-known", ..] => (false, false),
+        ["a2a", _] => (true, false),
+        ["a2a", _, op] => (
+            *op != "v1" && *op != ".well-known" && *op != "push:notify",
+            *op == "v1",
+        ),
+        ["a2a", _, "v1", ..] => (false, true),
+        _ => (false, false),
     };
-    if !rpc {
+    if !rpc && !rest {
         return Form::Rest;
     }
+    // The version the caller named (none = 0.3), or the form its refusal would take.
     let requested = crate::edge::requested_version(headers, query);
-    Form::Rpc(match negotiate(requested.as_deref(), serve_v1) {
+    let version = match negotiate(requested.as_deref(), serve_v1) {
         Ok(v) => v,
         Err((_, v)) => v,
-    })
+    };
+    match (rpc, version) {
+        (true, v) => Form::Rpc(v),
+        (false, Version::V03) => Form::Rest03,
+        (false, Version::V1) => Form::Rest,
+    }
+}
+
+/// Renders an edge refusal (slow body 408, connection cap 503, a request head hyper could not
+/// read) in the form the path and version imply ([`crate::edge::wire::form_of`]).
+pub fn edge_refusal(
+    serve_v1: bool,
+    parts: &axum::http::request::Parts,
+    why: a2a_agent::listen::EdgeRefusal,
+) -> Response {
+    use a2a_agent::listen::EdgeRefusal;
+    let code = match why {
+        EdgeRefusal::BodyTimeout(_) => "a2a_request_timeout",
+        EdgeRefusal::Overloaded => "a2a_overloaded",
+        EdgeRefusal::BadRequest => "a2a_bad_request",
+        EdgeRefusal::UriTooLong => "a2a_uri_too_long",
+        EdgeRefusal::HeadersTooLarge => "a2a_headers_too_large",
+    };
+    let status = why.status();
+    let r = Refusal::gateway(status.as_u16(), code, why.message());
+    // A gRPC call (a slow body, the connection cap) gets a status, not a JSON body.
+    if a2a_agent::edge::grpc::is_grpc(&parts.headers) {
+        let trace = crate::ids::id_hex(16);
+        return a2a_agent::edge::grpc::status_response(r.grpc_status(&trace));
+    }
+    let form = form_of(
+        parts.uri.path(),
+        &parts.headers,
+        parts.uri.query(),
+        serve_v1,
+    );
+    let resp = render(form, &r);
+    debug_assert!(resp.status() == status);
+    resp
 }
 
 /// The refusal of an envelope the JSON-RPC endpoints cannot read.

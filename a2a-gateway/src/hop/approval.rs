@@ -279,7 +279,7 @@ pub(crate) fn follow(
             a.state = "withdrawn".into();
             Ok(Follow::Answer(task_answer(op, caller, &a)?))
         }
-        (_, Operation::CancelTask) => Err(Refusal::upstream_error(-32002, None)),
+        (_, Operation::CancelTask) => Err(Refusal::task_not_cancelable()),
         (_, Operation::SubscribeToTask) if undecided(&a) => {
             Ok(Follow::Answer(outcome_stream(st, caller, a)))
         }

@@ -22,6 +22,7 @@ mod card;
 pub(crate) mod checks;
 pub(crate) mod grpc;
 pub(crate) mod http;
+pub(crate) mod modified;
 
 pub(crate) use card::peer_card_at;
 pub use card::{

@@ -46,6 +46,9 @@ pub struct Refusal {
     pub type_name: String,
     /// Extra members (0.3 `data`, 1.0 ErrorInfo `metadata` as strings).
     pub extra: Map<String, Value>,
+    /// The request field an invalid-params refusal is about (`message.parts[1]`), sent to gRPC
+    /// callers as a `google.rpc.BadRequest` violation.
+    pub field: Option<String>,
 }
 
 impl std::fmt::Display for Refusal {

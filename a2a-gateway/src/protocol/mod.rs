@@ -8,6 +8,7 @@ pub(crate) mod history;
 pub mod ops;
 pub mod passed;
 pub(crate) mod refusals;
+pub(crate) mod refusals_gov;
 pub(crate) mod render;
 pub mod reveal;
 pub mod secrets;

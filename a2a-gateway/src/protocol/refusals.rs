@@ -1,5 +1,6 @@
 //! Every refusal the gateway gives, one constructor each: its code, JSON-RPC code, reason and
-//! HTTP status in one place (docs/gateway.md lists them).
+//! HTTP status in one place (docs/gateway.md lists them). Governance's refusals (policy, PII,
+//! approval, delegation, session kill, extensions) are in `refusals_gov.rs`.
 
 use serde_json::{Map, Value, json};
 
@@ -19,10 +20,11 @@ impl Refusal {
             message: message.into(),
             type_name: "a2a_error".to_owned(),
             extra: Map::new(),
+            field: None,
         }
     }
 
-    fn spec(
+    pub(crate) fn spec(
         status: u16,
         rpc_code: i64,
         code: &str,
@@ -39,6 +41,7 @@ impl Refusal {
             message: message.into(),
             type_name: type_name.to_owned(),
             extra: Map::new(),
+            field: None,
         }
     }
 
@@ -128,16 +131,26 @@ impl Refusal {
         )
     }
 
-    /// -32602: invalid parameters (with the JSON path in the message).
+    /// -32602: invalid parameters (with the JSON path in the message). A `detail` of the form
+    /// `params.<path>: <why>` also names the field ([`Refusal::field`]: `<path>`).
     pub fn invalid_params(detail: &str) -> Refusal {
-        Refusal::spec(
+        let mut r = Refusal::spec(
             400,
             -32602,
             "a2a_invalid_params",
             "INVALID_PARAMS",
             "InvalidParamsError",
             format!("Invalid parameters: {detail}"),
-        )
+        );
+        r.field = detail
+            .split_once(": ")
+            .map(|(path, _)| path)
+            .filter(|p| !p.contains(char::is_whitespace))
+            .and_then(|p| p.strip_prefix("params"))
+            .map(|p| p.strip_prefix('.').unwrap_or(p))
+            .filter(|p| !p.is_empty())
+            .map(str::to_owned);
+        r
     }
 
     /// -32004 `a2a_untranslatable`: the peer's version cannot carry the request.
@@ -175,13 +188,19 @@ impl Refusal {
         )
     }
 
-    /// 415: unsupported request content type (`Accept` lists the two types).
+    /// -32005 `ContentTypeNotSupportedError` (code `a2a_unsupported_media_type`): the request's
+    /// content type is not JSON (`Accept` lists the two types). HTTP 400 on HTTP+JSON (the
+    /// spec's table); JSON-RPC answers keep HTTP 415 ([`crate::edge::refusal::rpc_refusal`]).
     pub fn unsupported_media_type(got: &str) -> Refusal {
-        Refusal::gateway(
-            415,
+        Refusal::spec(
+            400,
+            -32005,
             "a2a_unsupported_media_type",
+            "CONTENT_TYPE_NOT_SUPPORTED",
+            "ContentTypeNotSupportedError",
             format!(
-                "Content type {got:?} is not supported; send application/json or application/a2a+json"
+                "Content type {:?} is not supported; send application/json or application/a2a+json",
+                a2a_types::elide::elide(got)
             ),
         )
     }
@@ -339,6 +358,33 @@ impl Refusal {
         )
     }
 
+    /// -32001 `a2a_task_not_found`: the gateway's own answer for a task the caller does not own
+    /// (another workspace's, or one that does not exist: the two are not told apart). A peer's
+    /// TaskNotFound is [`Refusal::upstream_error`].
+    pub fn task_not_found() -> Refusal {
+        Refusal::spec(
+            404,
+            -32001,
+            "a2a_task_not_found",
+            "TASK_NOT_FOUND",
+            "TaskNotFoundError",
+            "Task not found",
+        )
+    }
+
+    /// -32002 `a2a_task_not_cancelable`: the gateway's own answer for a task it holds that can
+    /// no longer be canceled (a decided approval).
+    pub fn task_not_cancelable() -> Refusal {
+        Refusal::spec(
+            400,
+            -32002,
+            "a2a_task_not_cancelable",
+            "TASK_NOT_CANCELABLE",
+            "TaskNotCancelableError",
+            "Task cannot be canceled",
+        )
+    }
+
     /// A peer's A2A error, passed through with its code and reason; its text is withheld.
     pub fn upstream_error(rpc_code: i64, reason: Option<&str>) -> Refusal {
         let reason = reason
@@ -359,6 +405,7 @@ impl Refusal {
             message: message.to_owned(),
             type_name: spec_type(rpc_code).unwrap_or("a2a_error").to_owned(),
             extra: Map::new(),
+            field: None,
         }
     }
 
@@ -406,140 +453,6 @@ impl Refusal {
             "InvalidRequestError",
             format!("Invalid request path: {detail}"),
         )
-    }
-
-    /// 403: a workspace policy rule (or the default-deny switch) refused the hop; the peer was
-    /// not called. `rule` is the deciding rule's id (`default` for the default decision).
-    pub fn policy_denied(rule: &str) -> Refusal {
-        Refusal::gateway(403, "a2a_policy_denied", "Hop denied by A2A policy")
-            .with("rule", json!(rule))
-    }
-
-    /// 403: content carries PII of a type the workspace blocks (named, never the PII itself).
-    pub fn pii_blocked(kind: &str) -> Refusal {
-        Refusal::gateway(
-            403,
-            "a2a_pii_blocked",
-            format!("Content refused: it carries {kind} data, which this workspace blocks"),
-        )
-        .with("piiType", json!(kind))
-    }
-
-    /// 403: a textual raw part (`text/*`, JSON, XML, YAML) is not base64 or not UTF-8, so the
-    /// workspace's PII rules cannot be checked on it.
-    pub fn pii_unreadable() -> Refusal {
-        Refusal::gateway(
-            403,
-            "a2a_pii_blocked",
-            "Content refused: a text part is not valid base64 or not UTF-8, so it cannot be \
-             checked for PII",
-        )
-        .with("piiType", json!("UNREADABLE"))
-    }
-
-    /// 409: the hop waits for a person's approval (nothing was sent to the peer).
-    pub fn approval_pending(approval_id: &str) -> Refusal {
-        Refusal::gateway(
-            409,
-            "a2a_approval_pending",
-            format!("The hop waits for approval {approval_id}"),
-        )
-        .with("approvalId", json!(approval_id))
-    }
-
-    /// 409: the hop needs approval, but only a send (SendMessage, SendStreamingMessage) can be
-    /// held for one (other operations are refused with the same code).
-    pub fn approval_not_holdable(operation: &str) -> Refusal {
-        Refusal::gateway(
-            409,
-            "a2a_approval_pending",
-            format!("{operation} needs approval; only message sends can be held for it"),
-        )
-    }
-
-    /// 403: a person denied the hop.
-    pub fn approval_denied(approval_id: &str) -> Refusal {
-        Refusal::gateway(
-            403,
-            "a2a_approval_denied",
-            format!("Approval {approval_id} was denied"),
-        )
-        .with("approvalId", json!(approval_id))
-    }
-
-    /// 410: nobody decided the approval in time.
-    pub fn approval_expired(approval_id: &str) -> Refusal {
-        Refusal::gateway(
-            410,
-            "a2a_approval_expired",
-            format!("Approval {approval_id} expired before anyone decided it"),
-        )
-        .with("approvalId", json!(approval_id))
-    }
-
-    /// 508: the target agent is already in the hop's delegation chain.
-    pub fn loop_detected(target: &str, depth: usize) -> Refusal {
-        Refusal::gateway(
-            508,
-            "a2a_loop_detected",
-            format!("Delegation loop: agent {target} is already in this hop's chain"),
-        )
-        .with("depth", json!(depth))
-    }
-
-    /// 403: the delegation chain would be longer than the gateway allows.
-    pub fn delegation_depth_exceeded(depth: usize, max: usize) -> Refusal {
-        Refusal::gateway(
-            403,
-            "a2a_delegation_depth_exceeded",
-            format!("Delegation depth {depth} exceeds the maximum of {max}"),
-        )
-        .with("depth", json!(depth))
-        .with("maxDepth", json!(max))
-    }
-
-    /// 400: the delegation chain header is malformed or its signature does not verify (a peer
-    /// changed or shortened it).
-    pub fn delegation_chain_invalid(detail: &str) -> Refusal {
-        Refusal::gateway(
-            400,
-            "a2a_delegation_chain_invalid",
-            format!("Delegation chain refused: {detail}"),
-        )
-    }
-
-    /// 410: an operator killed the session (context or task).
-    pub fn session_killed(kind: &str, id: &str) -> Refusal {
-        Refusal::gateway(
-            410,
-            "a2a_session_killed",
-            format!("The {kind} {id} was stopped by an operator"),
-        )
-    }
-
-    /// 403: the caller's workspace does not allow an extension the peer's card marks as
-    /// required; the peer was not called (the DVARA API's table).
-    pub fn extension_not_allowed(uri: &str) -> Refusal {
-        Refusal::gateway(
-            403,
-            "a2a_extension_not_allowed",
-            format!("The agent requires extension {uri}, which this workspace does not allow"),
-        )
-        .with("extension", json!(uri))
-    }
-
-    /// -32008 (400): the peer's card requires an extension the workspace allows and the
-    /// caller did not ask for in `A2A-Extensions`.
-    pub fn extension_support_required(uri: &str) -> Refusal {
-        Refusal::spec(
-            400,
-            -32008,
-            "a2a_extension_support_required",
-            "EXTENSION_SUPPORT_REQUIRED",
-            spec_type(-32008).unwrap_or("ExtensionSupportRequiredError"),
-            format!("The agent requires extension {uri}: send it in A2A-Extensions and try again"),
-        )
-        .with("extension", json!(uri))
     }
 
     /// 422 (admin API): the peer's card offers no binding the gateway can call.

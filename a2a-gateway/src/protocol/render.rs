@@ -1,8 +1,10 @@
 //! Rendering a [`Refusal`] in the caller's form: the JSON-RPC error of either version, the 1.0
 //! `google.rpc.Status` of HTTP+JSON, and the legacy card body.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
+use a2a_types::elide::{self, elide};
 use a2a_types::envelope::RawId;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -22,6 +24,9 @@ pub enum Form {
     Rpc(Version),
     /// A 1.0 `google.rpc.Status` body.
     Rest,
+    /// The 0.3 HTTP+JSON error object (`{code, message, data}`, the 0.3 JSON-RPC error's
+    /// members) of a 0.3 caller of the HTTP+JSON routes.
+    Rest03,
 }
 
 /// A JSON response from text.
@@ -43,6 +48,7 @@ pub fn render(form: Form, r: &Refusal) -> Response {
     let body = match form {
         Form::Rpc(v) => r.jsonrpc_text(v, &RawId::null(), &trace),
         Form::Rest => r.status_body(&trace).to_string(),
+        Form::Rest03 => r.jsonrpc_error(Version::V03, &trace).to_string(),
     };
     let mut resp = json_text_response(status, "application/json", body);
     if status == StatusCode::UNAUTHORIZED {
@@ -70,22 +76,37 @@ pub(crate) fn accept_header(resp: &mut Response) {
     );
 }
 
+/// An extra member as it may be written: its text elided ([`a2a_types::elide`]).
+fn bounded(v: &Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(elide(s).into_owned()),
+        Value::Array(items) => Value::Array(items.iter().map(bounded).collect()),
+        other => other.clone(),
+    }
+}
+
 impl Refusal {
+    /// The message as it may be written: caller values in it elided ([`a2a_types::elide`]).
+    pub fn bounded_message(&self) -> Cow<'_, str> {
+        elide::message(&self.message)
+    }
+
     /// The JSON-RPC `error` object in the caller's version.
     pub fn jsonrpc_error(&self, version: Version, trace_id: &str) -> Value {
+        let message = self.bounded_message();
         match version {
             Version::V03 => {
                 let mut data = Map::new();
                 data.insert("type".into(), json!(self.type_name));
                 for (k, v) in &self.extra {
-                    data.insert(k.clone(), v.clone());
+                    data.insert(k.clone(), bounded(v));
                 }
                 data.insert("code".into(), json!(self.code));
                 data.insert("trace_id".into(), json!(trace_id));
-                json!({"code": self.rpc_code, "message": self.message, "data": Value::Object(data)})
+                json!({"code": self.rpc_code, "message": message, "data": Value::Object(data)})
             }
             Version::V1 => {
-                json!({"code": self.rpc_code, "message": self.message, "data": [self.error_info(trace_id)]})
+                json!({"code": self.rpc_code, "message": message, "data": [self.error_info(trace_id)]})
             }
         }
     }
@@ -119,7 +140,7 @@ impl Refusal {
                     .join(","),
                 other => other.to_string(),
             };
-            meta.insert(k.clone(), json!(s));
+            meta.insert(k.clone(), json!(elide(&s)));
         }
         json!({
             "@type": "type.googleapis.com/google.rpc.ErrorInfo",
@@ -143,7 +164,7 @@ impl Refusal {
         json!({"error": {
             "code": status,
             "status": grpc_status_name(status, self.rpc_code),
-            "message": self.message,
+            "message": self.bounded_message(),
             "details": [self.error_info(trace_id)],
         }})
     }
@@ -163,17 +184,20 @@ impl Refusal {
             .get("domain")
             .and_then(Value::as_str)
             .unwrap_or(GATEWAY_DOMAIN);
-        let details = ErrorDetails::with_error_info(self.reason.clone(), domain, metadata);
+        let mut details = ErrorDetails::with_error_info(self.reason.clone(), domain, metadata);
+        if let Some(f) = &self.field {
+            details.add_bad_request_violation(elide(f), self.bounded_message());
+        }
         let code = match self.rpc_code {
             -32601 => Code::Unimplemented,
             c => grpc_code(self.rest_status(), c),
         };
-        tonic::Status::with_error_details(code, &self.message, details)
+        tonic::Status::with_error_details(code, self.bounded_message(), details)
     }
 
     /// The legacy body of a card refusal for a caller that names no version.
     pub fn legacy_body(&self, trace_id: &str) -> Value {
-        json!({"error": {"code": self.code, "message": self.message, "trace_id": trace_id}})
+        json!({"error": {"code": self.code, "message": self.bounded_message(), "trace_id": trace_id}})
     }
 }
 
@@ -187,6 +211,7 @@ fn grpc_code(status: u16, rpc_code: i64) -> Code {
         (405, _) => Code::Unimplemented,
         (403, _) => Code::PermissionDenied,
         (404, _) => Code::NotFound,
+        (408, _) => Code::DeadlineExceeded,
         (409, _) => Code::Aborted,
         (429, _) => Code::ResourceExhausted,
         (502..=504, _) => Code::Unavailable,
@@ -202,6 +227,7 @@ fn grpc_status_name(status: u16, rpc_code: i64) -> &'static str {
         Code::Unimplemented => "UNIMPLEMENTED",
         Code::PermissionDenied => "PERMISSION_DENIED",
         Code::NotFound => "NOT_FOUND",
+        Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
         Code::Aborted => "ABORTED",
         Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
         Code::Unavailable => "UNAVAILABLE",

@@ -344,9 +344,10 @@ pub fn record_answer(
     }
 }
 
-/// The refusal for a task the caller does not own: what a peer's TaskNotFound becomes.
+/// The refusal for a task the caller does not own (the gateway's own TaskNotFound, the same
+/// whether another workspace owns the task or nobody does).
 pub fn not_found() -> Refusal {
-    Refusal::upstream_error(-32001, None)
+    Refusal::task_not_found()
 }
 
 /// Checks the task a request names (if any) against its owner: `Ok(Some(task))` when owned,

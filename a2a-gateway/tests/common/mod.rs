@@ -14,6 +14,12 @@ use serde_json::Value;
 pub mod approval;
 pub mod console;
 pub mod gov;
+/// The raw gRPC caller and bad-input table the agent's tests use too.
+#[path = "../../../a2a-agent/tests/common/grpc_raw.rs"]
+pub mod grpc_raw;
+/// The long-value probes the agent's tests use too.
+#[path = "../../../a2a-agent/tests/common/long_probe.rs"]
+pub mod long_probe;
 
 pub struct Env {
     pub gw: ServerHandle,

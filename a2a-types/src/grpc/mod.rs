@@ -18,6 +18,7 @@
 //! Only the 1.0 service (`lf.a2a.v1.A2AService`) is described here. The 0.3 service
 //! (`a2a.v1.A2AService`, resource-name requests) is not served or called: see `docs/agent.md`.
 
+pub mod fault;
 pub mod status;
 
 use std::sync::OnceLock;
@@ -163,6 +164,7 @@ impl Rpc {
         Ok(JsonCodec {
             encode: descriptor(self.response)?,
             decode: descriptor(self.request)?,
+            decodes_requests: true,
         })
     }
 
@@ -171,6 +173,7 @@ impl Rpc {
         Ok(JsonCodec {
             encode: descriptor(self.request)?,
             decode: descriptor(self.response)?,
+            decodes_requests: false,
         })
     }
 }
@@ -292,6 +295,8 @@ pub fn from_proto<T: DeserializeOwned>(full_name: &str, bytes: &[u8]) -> Result<
 pub struct JsonCodec {
     encode: MessageDescriptor,
     decode: MessageDescriptor,
+    /// Server side: what it decodes is the caller's request (bad input is INVALID_ARGUMENT).
+    decodes_requests: bool,
 }
 
 impl Codec for JsonCodec {
@@ -305,7 +310,10 @@ impl Codec for JsonCodec {
     }
 
     fn decoder(&mut self) -> JsonDecoder {
-        JsonDecoder(self.decode.clone())
+        JsonDecoder {
+            desc: self.decode.clone(),
+            requests: self.decodes_requests,
+        }
     }
 }
 
@@ -326,18 +334,97 @@ impl Encoder for JsonEncoder {
 
 /// The decoding half of [`JsonCodec`].
 #[derive(Debug, Clone)]
-pub struct JsonDecoder(MessageDescriptor);
+pub struct JsonDecoder {
+    desc: MessageDescriptor,
+    requests: bool,
+}
 
 impl Decoder for JsonDecoder {
     type Item = Value;
     type Error = Status;
 
+    /// A request (server side) that does not decode, or has a value ProtoJSON cannot carry, is
+    /// the caller's INVALID_ARGUMENT with the field's path ([`fault`]), never INTERNAL. An
+    /// answer (client side) that does not is the server's fault: INTERNAL
+    /// [`UNREADABLE_ANSWER`], with the path too.
     fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Value>, Status> {
-        let msg = DynamicMessage::decode(self.0.clone(), src).map_err(|e| {
-            Status::invalid_argument(format!("invalid {}: {e}", self.0.full_name()))
-        })?;
-        Ok(Some(message_to_json(&msg)?))
+        use prost::bytes::Buf as _;
+        let bytes = src.copy_to_bytes(src.remaining());
+        let desc = &self.desc;
+        let msg = match DynamicMessage::decode(desc.clone(), bytes.clone()) {
+            Ok(m) => m,
+            Err(e) => {
+                let at = fault::wire_fault(desc, &bytes);
+                return Err(unreadable(desc, self.requests, at, &e.to_string()));
+            }
+        };
+        match message_to_json(&msg) {
+            Ok(v) => Ok(Some(v)),
+            Err(e) => Err(unreadable(
+                desc,
+                self.requests,
+                fault::value_fault(&msg),
+                &e.detail,
+            )),
+        }
     }
+}
+
+/// The `ErrorInfo` reason of the status a client's decoder gives an answer it cannot read
+/// (domain [`UNREADABLE_DOMAIN`]); see [`is_unreadable_answer`].
+pub const UNREADABLE_ANSWER: &str = "UNREADABLE_ANSWER";
+/// The `ErrorInfo` domain of [`UNREADABLE_ANSWER`]: this implementation's, not the A2A one.
+pub const UNREADABLE_DOMAIN: &str = "a2a-rs.dev";
+
+/// Whether `s` is a client decoder's own status for an answer it could not read (not an error
+/// the server sent).
+pub fn is_unreadable_answer(s: &Status) -> bool {
+    use tonic_types::StatusExt;
+    s.get_error_details()
+        .error_info()
+        .is_some_and(|i| i.reason == UNREADABLE_ANSWER && i.domain == UNREADABLE_DOMAIN)
+}
+
+/// The status of a message that cannot be read, with the field's path in the message: a
+/// request is the caller's `InvalidParamsError` (INVALID_ARGUMENT, with a
+/// `google.rpc.BadRequest` violation); an answer is INTERNAL [`UNREADABLE_ANSWER`].
+fn unreadable(
+    desc: &MessageDescriptor,
+    request: bool,
+    at: Option<fault::Fault>,
+    detail: &str,
+) -> Status {
+    use crate::error::A2aError;
+    let (path, why) = match at {
+        Some((path, why)) => (
+            Some(if path.is_empty() {
+                "$".to_owned()
+            } else {
+                path
+            }),
+            why,
+        ),
+        None => (None, detail.to_owned()),
+    };
+    let message = match &path {
+        Some(p) => format!("invalid {}: {p}: {why}", desc.full_name()),
+        None => format!("invalid {}: {why}", desc.full_name()),
+    };
+    if !request {
+        use tonic_types::{ErrorDetails, StatusExt};
+        let message = crate::elide::message(&message).into_owned();
+        let details = ErrorDetails::with_error_info(
+            UNREADABLE_ANSWER,
+            UNREADABLE_DOMAIN,
+            std::collections::HashMap::new(),
+        );
+        return Status::with_error_details(tonic::Code::Internal, message, details);
+    }
+    let mut e = A2aError::invalid_params(message);
+    if let Some(p) = path {
+        e = e.with_field_violation(p, why);
+    }
+    status::to_status(&e)
 }
 
 #[cfg(test)]
@@ -357,6 +444,29 @@ mod tests {
             assert_eq!(r.streaming, m.is_server_streaming());
             assert!(!m.is_client_streaming());
         }
+    }
+
+    #[test]
+    fn unreadable_requests_are_the_callers_and_answers_the_servers() {
+        let desc = descriptor("lf.a2a.v1.GetTaskRequest").expect("descriptor");
+        let at = Some(("id".to_owned(), "not valid UTF-8".to_owned()));
+        let s = unreadable(&desc, true, at.clone(), "decode error");
+        assert_eq!(s.code(), tonic::Code::InvalidArgument);
+        assert!(
+            s.message().contains("id: not valid UTF-8"),
+            "{}",
+            s.message()
+        );
+        let e = status::from_status(&s);
+        assert_eq!(e.kind, crate::error::ErrorKind::InvalidParams);
+        assert_eq!(e.field_violations[0].field, "id");
+        assert!(!is_unreadable_answer(&s));
+        let s = unreadable(&desc, false, at, "decode error");
+        assert_eq!(s.code(), tonic::Code::Internal);
+        assert!(is_unreadable_answer(&s));
+        // A server's status naming the same reason in the A2A domain is not this client's own.
+        let forged = status::to_status(&crate::error::A2aError::internal("x"));
+        assert!(!is_unreadable_answer(&forged));
     }
 
     #[test]

@@ -10,8 +10,10 @@ use tonic_types::{ErrorDetails, StatusExt};
 
 use crate::error::{A2A_ERROR_DOMAIN, A2aError, ErrorKind};
 
-/// The gRPC status of an A2A error.
+/// The gRPC status of an A2A error, its caller values elided ([`A2aError::bounded`]): the
+/// message and details travel in trailers, which must stay well under HTTP/2's header limits.
 pub fn to_status(e: &A2aError) -> Status {
+    let e = e.bounded();
     let metadata: HashMap<String, String> = e
         .metadata
         .iter()
@@ -110,6 +112,23 @@ mod tests {
             assert_eq!(info.domain, "a2a-protocol.org");
             assert_eq!(from_status(&s).kind, kind);
         }
+    }
+
+    #[test]
+    fn long_values_stay_out_of_the_trailers() {
+        let id = "x".repeat(100_000);
+        let e = A2aError::task_not_found(&id).with_field_violation("id", format!("{id}?"));
+        let s = to_status(&e);
+        let trailers = s.clone().into_http::<()>();
+        let size: usize = trailers
+            .headers()
+            .iter()
+            .map(|(k, v)| k.as_str().len() + v.len())
+            .sum();
+        assert!(size < 4096, "{size}");
+        let back = from_status(&s);
+        assert_eq!(back.kind, ErrorKind::TaskNotFound);
+        assert!(back.metadata["taskId"].ends_with("(100000 bytes)"));
     }
 
     #[test]
