@@ -235,7 +235,7 @@ impl ApprovalStore for SqliteApprovals {
 pub fn refusal_value(r: &Refusal) -> Value {
     json!({"rpcCode": r.rpc_code, "code": r.code, "reason": r.reason,
         "spec": r.origin == Origin::Spec, "status": r.status, "message": r.message,
-        "type": r.type_name, "extra": r.extra})
+        "type": r.type_name, "extra": r.extra, "field": r.field})
 }
 
 /// The refusal of a `failed` approval (an internal error when none was stored).
@@ -265,6 +265,7 @@ pub fn refusal_of(a: &Approval) -> Refusal {
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default(),
+        field: v.get("field").and_then(Value::as_str).map(str::to_owned),
     }
     .with("approvalId", json!(a.id))
 }
