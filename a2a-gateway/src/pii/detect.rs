@@ -99,7 +99,7 @@ struct Candidate {
 }
 
 /// How much a kind is trusted when two candidates overlap (higher wins, then the longer).
-fn strength(kind: PiiKind) -> u8 {
+pub(super) fn strength(kind: PiiKind) -> u8 {
     match kind {
         PiiKind::Secret => 9,
         PiiKind::PaymentCard | PiiKind::Iban => 8,
@@ -110,8 +110,8 @@ fn strength(kind: PiiKind) -> u8 {
     }
 }
 
-/// See [`super::find`].
-pub fn find(text: &str) -> Vec<Finding> {
+/// The detectors on a text already in its normal form (`normalize.rs`); see [`super::find`].
+pub(super) fn find(text: &str) -> Vec<Finding> {
     let Ok(d) = DETECTORS.as_ref() else {
         return Vec::new();
     };
@@ -363,6 +363,7 @@ fn resolve(mut cands: Vec<Candidate>) -> Vec<Finding> {
             .map(|c| Finding {
                 kind: c.kind,
                 range: c.start..c.end,
+                also: Vec::new(),
             })
             .collect();
     }
@@ -388,6 +389,7 @@ fn resolve(mut cands: Vec<Candidate>) -> Vec<Finding> {
         .map(|(start, (end, kind))| Finding {
             kind,
             range: start..end,
+            also: Vec::new(),
         })
         .collect()
 }

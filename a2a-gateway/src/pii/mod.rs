@@ -24,6 +24,8 @@
 mod check;
 mod checksum;
 mod detect;
+mod find;
+mod normalize;
 mod pem;
 mod steps;
 mod stream;
@@ -100,19 +102,44 @@ impl PiiKind {
 /// One detected item: its kind and its byte range in the scanned text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
-    /// What was found.
+    /// What was found (of several items in one range, the strongest kind).
     pub kind: PiiKind,
-    /// Byte range in the text (always on `char` boundaries).
+    /// Byte range in the text (always on `char` boundaries): the span of the original text the
+    /// item came from, characters removed by normalisation inside it included.
     pub range: Range<usize>,
+    /// More items in the same range, each counted and acted on with `kind`: the other items of
+    /// a base64 string whose decoded text holds several, or of items whose normal forms meet in
+    /// one character of the original. Usually empty.
+    pub also: Vec<PiiKind>,
+}
+
+impl Finding {
+    /// One item of `kind` at `range`.
+    pub fn new(kind: PiiKind, range: Range<usize>) -> Finding {
+        Finding {
+            kind,
+            range,
+            also: Vec::new(),
+        }
+    }
+
+    /// Every item of the finding: `kind`, then [`Finding::also`].
+    pub fn kinds(&self) -> impl Iterator<Item = PiiKind> + '_ {
+        std::iter::once(self.kind).chain(self.also.iter().copied())
+    }
 }
 
 /// Finds PII in `text`: non-overlapping findings sorted by start.
 ///
-/// What each kind matches and how it is validated is in `docs/pii.md`; when two candidates
-/// overlap, the more specific kind wins (secret, then card and IBAN, e-mail, SSN, IP
-/// addresses, phone), then the longer. Allocates nothing when nothing is found.
+/// The text is normalised first (Unicode NFKC per character, format and zero-width characters
+/// removed, digits of every script, dashes, spaces and dots folded to ASCII, `%XX` escapes
+/// decoded), and base64 strings that decode to text are scanned as text; each finding's range
+/// is the span of the original text it came from. What each kind matches and how it is
+/// validated is in `docs/pii.md`; when two candidates overlap, the more specific kind wins
+/// (secret, then card and IBAN, e-mail, SSN, IP addresses, phone), then the longer. ASCII text
+/// without `%XX` escapes is not copied.
 pub fn find(text: &str) -> Vec<Finding> {
-    detect::find(text)
+    find::find(text)
 }
 
 pub use detect::self_check;

@@ -194,10 +194,7 @@ fn findings_in(text: &str, open: Open) -> (Vec<Finding>, bool) {
     if open != Open::No {
         from = end.unwrap_or(text.len());
         if from > 0 {
-            findings.push(Finding {
-                kind: PiiKind::Secret,
-                range: 0..from,
-            });
+            findings.push(Finding::new(PiiKind::Secret, 0..from));
         }
         if end.is_none() {
             return (findings, true);
@@ -213,8 +210,8 @@ fn findings_in(text: &str, open: Open) -> (Vec<Finding>, bool) {
                 .is_some_and(|s| s.starts_with("-----BEGIN") && pem_end(s, 0).is_none())
     });
     findings.extend(found.into_iter().map(|f| Finding {
-        kind: f.kind,
         range: f.range.start + from..f.range.end + from,
+        ..f
     }));
     (findings, pem_open)
 }
@@ -233,10 +230,7 @@ fn partial_jwt(text: &str, findings: &[Finding]) -> Option<Finding> {
     }
     let run = text.get(start..)?;
     let header = run.strip_prefix("eyJ").and(run.split_once('.'))?.0;
-    super::check::jwt_header_ok(header).then_some(Finding {
-        kind: PiiKind::Secret,
-        range: start..text.len(),
-    })
+    super::check::jwt_header_ok(header).then_some(Finding::new(PiiKind::Secret, start..text.len()))
 }
 
 /// True when no kind's action changes or stops content.

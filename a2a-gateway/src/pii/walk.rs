@@ -19,7 +19,7 @@
 use base64::Engine;
 use serde_json::Value;
 
-use super::{Finding, PiiAction, PiiReport, PiiRules, find};
+use super::{Finding, PiiAction, PiiKind, PiiReport, PiiRules, find};
 
 /// Applies rules to strings and accumulates the report.
 pub(super) struct Scan<'r> {
@@ -41,28 +41,44 @@ impl<'r> Scan<'r> {
         let mut out: Option<String> = None;
         let mut copied = 0;
         for f in findings {
-            *self.report.counts.entry(f.kind).or_default() += 1;
-            match self.rules.action(f.kind) {
-                PiiAction::Record => {}
-                PiiAction::Block => {
-                    if self.report.blocked.is_none() {
-                        self.report.blocked = Some(f.kind);
-                    }
-                }
-                PiiAction::Redact => {
+            match self.decide(f) {
+                (PiiAction::Redact, kind) => {
                     let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
                     o.push_str(text.get(copied..f.range.start).unwrap_or(""));
                     o.push_str("[REDACTED:");
-                    o.push_str(f.kind.name());
+                    o.push_str(kind.name());
                     o.push(']');
                     copied = f.range.end;
                     self.report.redacted += 1;
                 }
+                _ => {}
             }
         }
         let mut o = out?;
         o.push_str(text.get(copied..).unwrap_or(""));
         Some(o)
+    }
+
+    /// Counts the items of `f` and returns what to do with its range: the most severe action
+    /// of its kinds (block, then redact, then record) and the kind that asks for it.
+    pub(super) fn decide(&mut self, f: &Finding) -> (PiiAction, PiiKind) {
+        let rank = |a: PiiAction| match a {
+            PiiAction::Record => 0,
+            PiiAction::Redact => 1,
+            PiiAction::Block => 2,
+        };
+        let mut best = (PiiAction::Record, f.kind);
+        for kind in f.kinds() {
+            *self.report.counts.entry(kind).or_default() += 1;
+            let action = self.rules.action(kind);
+            if action == PiiAction::Block && self.report.blocked.is_none() {
+                self.report.blocked = Some(kind);
+            }
+            if rank(action) > rank(best.0) {
+                best = (action, kind);
+            }
+        }
+        best
     }
 
     /// Scans one string in place.
