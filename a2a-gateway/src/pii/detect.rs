@@ -41,10 +41,12 @@ const PHONE_US: &str =
     r"(?:1[ .\-])?(?:\([2-9][0-9]{2}\) ?|[2-9][0-9]{2}([ .\-]))[2-9][0-9]{2}([ .\-])[0-9]{4}";
 /// Trunk-prefix national forms (UK, DE, FR, ...): `0` + area, then separated groups.
 const PHONE_NATIONAL: &str = r"(?:\(0[1-9][0-9]{0,4}\)|0[1-9][0-9]{0,4})(?:[ .\-/][0-9]{2,8}){1,4}";
-/// A run of 13 or more digits with single spaces or dashes between them.
-const CARD: &str = r"[0-9](?:[ \-]?[0-9]){12,}";
-const IBAN: &str = r"[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){11,31}";
-const SSN: &str = r"[0-9]{3}-[0-9]{2}-[0-9]{4}";
+/// A run of 13 or more digits with up to three separators (spaces, dots, dashes) between them.
+const CARD: &str = r"[0-9](?:[ .\-]{0,3}[0-9]){12,}";
+/// Country, check digits, then the BBAN, compact or with a space, dot or dash between groups.
+const IBAN: &str = r"[A-Z]{2}[0-9]{2}(?:[ .\-]?[A-Z0-9]){11,31}";
+/// `AAA-GG-SSSS` with dashes, spaces or dots (the two alike: checked in code).
+const SSN: &str = r"[0-9]{3}[ .\-][0-9]{2}[ .\-][0-9]{4}";
 const IPV4: &str = r"[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}";
 /// Groups with `:` or `::` (an IPv4 tail allowed); second, forms ending in `::` (`fe80::`).
 const IPV6: &str = concat!(
@@ -281,7 +283,7 @@ fn window(
             }
         }
     }
-    if has(b'-') {
+    if digits >= 9 {
         charge(w.len());
         for m in d.ssn.find_iter(w) {
             charge(1);
