@@ -175,15 +175,14 @@ pub(super) fn hold_start(text: &str, findings: &[Finding]) -> usize {
             cut = i;
             continue;
         };
-        let sep = |x: char| x == '-' || x == '.';
         let item = v.is_alphanumeric()
             || "@._%+-:/()=[]'".contains(v)
             || v == ' '
                 && after.is_none_or(|a| {
-                    a.is_ascii_digit() || a.is_ascii_uppercase() || a == '(' || a == '+' || sep(a)
+                    a.is_ascii_digit() || a.is_ascii_uppercase() || "(+-".contains(a)
                 })
                 && seen_before(text, i).is_some_and(|b| {
-                    b.is_ascii_digit() || b.is_ascii_uppercase() || b == ')' || sep(b)
+                    b.is_ascii_digit() || b.is_ascii_uppercase() || b == ')' || b == '-'
                 });
         seen += v.len_utf8();
         if !item || seen > MAX_HOLD {
