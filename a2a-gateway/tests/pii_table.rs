@@ -57,7 +57,7 @@ fn found(text: &str) -> Vec<(PiiKind, String)> {
 fn redact_all() -> PiiRules {
     PiiRules {
         default_action: PiiAction::Redact,
-        actions: BTreeMap::new(),
+        ..PiiRules::default()
     }
 }
 

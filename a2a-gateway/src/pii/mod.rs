@@ -25,8 +25,10 @@ mod check;
 mod checksum;
 mod detect;
 mod find;
+mod joined;
 mod normalize;
 mod pem;
+mod raw;
 mod steps;
 mod stream;
 mod walk;
@@ -158,9 +160,11 @@ pub enum PiiAction {
     Block,
 }
 
-/// A workspace's PII rules: one action per kind, and the action for kinds not listed.
+/// A workspace's PII rules: one action per kind, the action for kinds not listed, and what is
+/// done with binary inline files.
 ///
-/// Serde form: `{"default_action": "record", "actions": {"EMAIL": "redact", "SECRET": "block"}}`.
+/// Serde form: `{"default_action": "record", "actions": {"EMAIL": "redact", "SECRET": "block"},
+/// "binary_parts": "refuse"}` (`binary_parts` optional).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PiiRules {
     /// Action for kinds not in [`PiiRules::actions`].
@@ -169,6 +173,10 @@ pub struct PiiRules {
     /// Per-kind actions.
     #[serde(default)]
     pub actions: BTreeMap<PiiKind, PiiAction>,
+    /// What to do with `raw` parts whose media type is not textual; unset: see
+    /// [`PiiRules::binary_parts`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary_parts: Option<BinaryParts>,
 }
 
 impl PiiRules {
@@ -178,6 +186,44 @@ impl PiiRules {
             .get(&kind)
             .copied()
             .unwrap_or(self.default_action)
+    }
+
+    /// What is done with binary `raw` parts: the setting, else `refuse` when some kind is
+    /// blocked (a part that cannot be read as text must not carry a blocked item through) and
+    /// `scan_as_text` otherwise.
+    pub fn binary_parts(&self) -> BinaryParts {
+        self.binary_parts.unwrap_or_else(|| {
+            let blocks = self.default_action == PiiAction::Block
+                || self.actions.values().any(|a| *a == PiiAction::Block);
+            if blocks {
+                BinaryParts::Refuse
+            } else {
+                BinaryParts::ScanAsText
+            }
+        })
+    }
+}
+
+/// What a workspace does with an inline file (`raw` part) whose media type is not textual.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BinaryParts {
+    /// Decode it and scan every stretch of its bytes that is UTF-8 text, as text.
+    ScanAsText,
+    /// Refuse the content (`a2a_pii_blocked`, type `BINARY`).
+    Refuse,
+    /// Forward it unread (the hop's evidence says so).
+    Pass,
+}
+
+impl BinaryParts {
+    /// The setting's name (`scan_as_text`, `refuse`, `pass`), as in evidence.
+    pub fn name(self) -> &'static str {
+        match self {
+            BinaryParts::ScanAsText => "scan_as_text",
+            BinaryParts::Refuse => "refuse",
+            BinaryParts::Pass => "pass",
+        }
     }
 }
 
@@ -192,8 +238,12 @@ pub struct PiiReport {
     /// Set when a finding's action is `Block`: the content must not be forwarded.
     pub blocked: Option<PiiKind>,
     /// Textual raw parts (`text/*`, JSON, XML, YAML) that could not be read (not base64, or not
-    /// UTF-8): they cannot be checked, so the content must be refused, never passed on unread.
+    /// UTF-8), and binary ones scanned as text that are not base64: they cannot be checked, so
+    /// the content must be refused, never passed on unread.
     pub unreadable: u32,
+    /// Raw parts whose media type is not textual, handled per [`PiiRules::binary_parts`] (under
+    /// `refuse`, the content must be refused).
+    pub binary_parts: u32,
 }
 
 impl PiiReport {
@@ -209,6 +259,7 @@ impl PiiReport {
         }
         self.redacted += other.redacted;
         self.unreadable += other.unreadable;
+        self.binary_parts += other.binary_parts;
         if self.blocked.is_none() {
             self.blocked = other.blocked;
         }
@@ -217,15 +268,14 @@ impl PiiReport {
 
 /// Scans one A2A 1.0 JSON value in place and applies `rules`.
 ///
-/// Looks at text parts, data parts (every string value, recursively; keys kept), file names,
-/// inline `text/*` raw parts (decoded, scanned, re-encoded), and message and artifact metadata,
-/// wherever they sit in `value` (SendMessage params, a Message, a Task with history and
-/// artifacts, a stream event, a push payload). When [`PiiReport::blocked`] is set the value may
-/// be partly rewritten and must not be forwarded.
+/// Reads every string of the value, wherever it sits (SendMessage params, a Message, a Task
+/// with history and artifacts, a stream event, a push payload, a peer's error), keys of `data`
+/// and `metadata` included, except ids and push notification configs; adjacent text parts are
+/// read as one text; inline `raw` files are decoded (textual ones scanned as text, binary ones
+/// per [`PiiRules::binary_parts`]). When [`PiiReport::blocked`] is set, or a raw part was
+/// unreadable or refused, the value may be partly rewritten and must not be forwarded.
 ///
-/// The exact members followed are listed in the `walk` module docs (and `docs/pii.md`); ids,
-/// `role`, `mediaType`, `url`, `configuration` and other structural members are never changed.
-/// An inline textual raw part that is not valid base64 or not UTF-8 is left unscanned.
+/// The exact rules are in the `walk` and `raw` module docs (and `docs/pii.md`).
 pub fn scan_value(value: &mut Value, rules: &PiiRules) -> PiiReport {
     let mut scan = walk::Scan::new(rules);
     scan.container(value);

@@ -41,14 +41,13 @@
 //! chunk goes out as it came, the held tail is a copy kept only to count items split across
 //! chunks, and `flush` returns no events.
 
-use std::borrow::Cow;
-
 use serde_json::{Map, Value, json};
 
+use super::joined::{find_joined, pieces};
 use super::normalize::{Mapped, map_char};
 use super::pem::pem_end;
 use super::walk::Scan;
-use super::{Finding, PiiAction, PiiKind, PiiReport, PiiRules, find, scan_value};
+use super::{Finding, PiiAction, PiiKind, PiiReport, PiiRules, scan_value};
 
 /// The most text held back per artifact, in bytes.
 pub const MAX_HOLD: usize = 128;
@@ -80,6 +79,10 @@ pub(super) enum Open {
     /// A token (key or JWT) that ran to the end of the text: the next text's leading run of
     /// token characters (`A-Z a-z 0-9 _ - .`) is part of it.
     Token,
+}
+
+fn is_text(p: &Value) -> bool {
+    p.get("text").is_some_and(Value::is_string)
 }
 
 fn is_token_byte(b: u8) -> bool {
@@ -219,9 +222,9 @@ pub(super) fn hold_start(text: &str, findings: &[Finding]) -> usize {
     cut
 }
 
-/// Findings in `text`, which may continue a secret left open by the previous text, and whether
-/// a private key block is still open at its end.
-fn findings_in(text: &str, open: Open) -> (Vec<Finding>, bool) {
+/// Findings in `text` (pieces starting at `seams`, see `joined.rs`), which may continue a secret
+/// left open by the previous text, and whether a private key block is still open at its end.
+fn findings_in(text: &str, seams: &[usize], open: Open) -> (Vec<Finding>, bool) {
     let mut findings = Vec::new();
     let mut from = 0;
     let end = match open {
@@ -243,7 +246,12 @@ fn findings_in(text: &str, open: Open) -> (Vec<Finding>, bool) {
         }
     }
     let rest = text.get(from..).unwrap_or("");
-    let found = find(rest);
+    let rest_seams: Vec<usize> = seams
+        .iter()
+        .filter(|s| **s > from)
+        .map(|s| s - from)
+        .collect();
+    let found = find_joined(rest, &rest_seams);
     let pem_open = found.last().is_some_and(|f| {
         f.kind == PiiKind::Secret
             && f.range.end == rest.len()
@@ -335,19 +343,24 @@ impl super::StreamScanner {
         let context_id = get_str(update, "contextId", "context_id");
         let append = get_bool(update, "append", "append");
         let last = get_bool(update, "lastChunk", "last_chunk");
-        if let Some(m) = update.get_mut("metadata") {
-            scan.strings(m);
+        // Every member but the artifact's parts is read as in any value.
+        for (key, child) in update.iter_mut() {
+            if key != "artifact" {
+                scan.member(key, child);
+            }
         }
         let Some(Value::Object(artifact)) = update.get_mut("artifact") else {
             return scan.report;
         };
-        if let Some(m) = artifact.get_mut("metadata") {
-            scan.strings(m);
+        for (key, child) in artifact.iter_mut() {
+            if key != "parts" {
+                scan.member(key, child);
+            }
         }
         let Some(artifact_id) = get_str(artifact, "artifactId", "artifact_id") else {
             // Not a valid 1.0 chunk: scanned on its own, nothing carried.
             if let Some(Value::Array(parts)) = artifact.get_mut("parts") {
-                parts.iter_mut().for_each(|p| scan.part(p));
+                scan.parts(parts);
             }
             return scan.report;
         };
@@ -375,48 +388,61 @@ impl super::StreamScanner {
         }
         let n = parts.len();
         let mut held = String::new();
-        for (k, part) in parts.iter_mut().enumerate() {
-            let Some(Value::String(text)) = part.get_mut("text") else {
+        let mut k = 0;
+        while k < n {
+            let run = parts[k..].iter().take_while(|p| is_text(p)).count();
+            if run == 0 {
                 if let Some(t) = carry_text.take() {
-                    let (findings, _) = findings_in(&t, open);
+                    let (findings, _) = findings_in(&t, &[], open);
                     scan.apply(&t, &findings);
                 }
-                scan.part(part);
-                continue;
-            };
-            let combined = match carry_text.take() {
-                Some(mut t) => {
-                    t.push_str(text);
-                    Cow::Owned(t)
+                if let Some(p) = parts.get_mut(k) {
+                    scan.part(p, false);
                 }
-                None => Cow::Borrowed(text.as_str()),
-            };
-            let (mut findings, pem_open) = findings_in(&combined, open);
-            let cut = if k + 1 < n || last {
-                combined.len()
+                k += 1;
+                continue;
+            }
+            let run_parts = &mut parts[k..k + run];
+            // The run's text parts as one text (after the held text, when only recording).
+            let mut text = carry_text.take().unwrap_or_default();
+            let mut seams = Vec::new();
+            for (j, p) in run_parts.iter().enumerate() {
+                if j > 0 {
+                    seams.push(text.len());
+                }
+                text.push_str(p.get("text").and_then(Value::as_str).unwrap_or(""));
+            }
+            let (mut findings, pem_open) = findings_in(&text, &seams, open);
+            let cut = if k + run < n || last {
+                text.len()
             } else {
-                cut_for(&combined, &mut findings, open, pem_open)
+                cut_for(&text, &mut findings, open, pem_open)
             };
-            open = open_after(&combined, &findings, pem_open, cut);
+            open = open_after(&text, &findings, pem_open, cut);
             let keep: Vec<Finding> = findings
                 .into_iter()
                 .filter(|f| f.range.end <= cut)
                 .collect();
-            held = combined.get(cut..).unwrap_or("").to_owned();
-            let head = combined.get(..cut).unwrap_or("");
-            let redacted = scan.apply(head, &keep);
+            held = text.get(cut..).unwrap_or("").to_owned();
+            let head = text.get(..cut).unwrap_or("");
+            let seams: Vec<usize> = seams.into_iter().map(|s| s.min(cut)).collect();
+            let redacted = scan.apply_joined(head, &seams, &keep);
             if !passthrough {
-                let new = redacted.unwrap_or_else(|| head.to_owned());
-                drop(combined);
-                *text = new;
-            }
-            if let Value::Object(p) = part {
-                for key in ["filename", "metadata"] {
-                    if let Some(v) = p.get_mut(key) {
-                        scan.strings(v);
+                let texts = redacted.unwrap_or_else(|| {
+                    pieces(cut, &seams)
+                        .map(|r| head.get(r).unwrap_or("").to_owned())
+                        .collect()
+                });
+                for (p, t) in run_parts.iter_mut().zip(texts) {
+                    if let Some(v) = p.get_mut("text") {
+                        *v = Value::String(t);
                     }
                 }
             }
+            for p in run_parts.iter_mut() {
+                scan.part(p, true);
+            }
+            k += run;
         }
         if !last && (!held.is_empty() || open != Open::No) {
             state.push(Held {
@@ -438,7 +464,7 @@ impl super::StreamScanner {
             if h.text.is_empty() {
                 continue;
             }
-            let (findings, _) = findings_in(&h.text, h.open);
+            let (findings, _) = findings_in(&h.text, &[], h.open);
             let redacted = scan.apply(&h.text, &findings);
             if records_only(&self.rules) {
                 // Already forwarded as it came: only counted.
