@@ -203,7 +203,13 @@ fn quality() {
         "detector", "positives", "found", "wrong", "precision", "recall"
     );
     for (kind, t) in &tally {
-        let pct = |a: u32, b: u32| if b == 0 { 100.0 } else { 100.0 * f64::from(a) / f64::from(b) };
+        let pct = |a: u32, b: u32| {
+            if b == 0 {
+                100.0
+            } else {
+                100.0 * f64::from(a) / f64::from(b)
+            }
+        };
         println!(
             "{:<14} {:>9} {:>7} {:>6} {:>9.1}% {:>7.1}%  {}",
             kind.name(),

@@ -26,9 +26,15 @@ fn b64(s: &str) -> String {
 /// Each evasion form: its name and the value as sent.
 fn forms() -> Vec<(&'static str, String)> {
     vec![
-        ("fullwidth card", "４１１１ １１１１ １１１１ １１１１".into()),
+        (
+            "fullwidth card",
+            "４１１１ １１１１ １１１１ １１１１".into(),
+        ),
         ("arabic-indic ssn", "١٢٣-٤٥-٦٧٨٩".into()),
-        ("zero-width email", "ann\u{200B}.lee@exa\u{200D}mple.org".into()),
+        (
+            "zero-width email",
+            "ann\u{200B}.lee@exa\u{200D}mple.org".into(),
+        ),
         (
             "no-break space and en dash phone",
             "+44\u{00A0}20\u{2013}7946\u{2013}0958".into(),
@@ -91,7 +97,8 @@ fn peer(ctx: RequestContext) -> Fut {
         let v = forms()[i].1.clone();
         let (a, b) = halves(&v);
         let msg = |m: Value| -> Result<Reply, HandlerError> {
-            let m: Message = serde_json::from_value(m).map_err(|e| HandlerError::failed(e.to_string()))?;
+            let m: Message =
+                serde_json::from_value(m).map_err(|e| HandlerError::failed(e.to_string()))?;
             Ok(Reply::Message(m))
         };
         let raw = |media: &str| {
@@ -122,7 +129,8 @@ fn peer(ctx: RequestContext) -> Fut {
                     parts: vec![Part::text(t)],
                     ..Artifact::new(vec![])
                 };
-                ctx.emit_artifact(art(format!("see {a}")), false, false).await;
+                ctx.emit_artifact(art(format!("see {a}")), false, false)
+                    .await;
                 ctx.emit_artifact(art(format!("{b} now")), true, true).await;
                 Ok(Reply::Empty)
             }
@@ -185,7 +193,13 @@ const ANSWERS: [&str; 6] = [
     "answer-split",
 ];
 
-async fn setup(rules: Value) -> (Env, a2a_agent::server::ServerHandle, Vec<tokio::task::JoinHandle<()>>) {
+async fn setup(
+    rules: Value,
+) -> (
+    Env,
+    a2a_agent::server::ServerHandle,
+    Vec<tokio::task::JoinHandle<()>>,
+) {
     let env = env(Version::V1).await;
     let leak = agent(peer).await;
     env.register("ws1", "leaky", leak.url(), None);
@@ -215,14 +229,26 @@ async fn run(env: &Env, block: bool) -> Vec<String> {
             let seen = readable(&env.peers[0].last_body());
             let what = format!("{form} in {place}");
             if block {
-                check(gw_code(&body) == "a2a_pii_blocked", format!("{what}: not blocked: {body}"));
-                check(seen == before, format!("{what}: the peer was called: {seen}"));
+                check(
+                    gw_code(&body) == "a2a_pii_blocked",
+                    format!("{what}: not blocked: {body}"),
+                );
+                check(
+                    seen == before,
+                    format!("{what}: the peer was called: {seen}"),
+                );
             } else {
                 check(body["result"].is_object(), format!("{what}: {body}"));
                 check(!shows(&seen, v), format!("{what}: the peer got {seen}"));
-                check(seen.contains("[REDACTED:"), format!("{what}: no placeholder in {seen}"));
+                check(
+                    seen.contains("[REDACTED:"),
+                    format!("{what}: no placeholder in {seen}"),
+                );
             }
-            check(!shows(&readable(&body), v), format!("{what}: the caller got {body}"));
+            check(
+                !shows(&readable(&body), v),
+                format!("{what}: the caller got {body}"),
+            );
         }
         for place in ANSWERS {
             let (_, body) = env
@@ -232,9 +258,15 @@ async fn run(env: &Env, block: bool) -> Vec<String> {
             let t = readable(&body);
             check(!shows(&t, v), format!("{what}: the caller got {t}"));
             if block {
-                check(gw_code(&body) == "a2a_pii_blocked", format!("{what}: not blocked: {t}"));
+                check(
+                    gw_code(&body) == "a2a_pii_blocked",
+                    format!("{what}: not blocked: {t}"),
+                );
             } else {
-                check(t.contains("[REDACTED:"), format!("{what}: no placeholder in {t}"));
+                check(
+                    t.contains("[REDACTED:"),
+                    format!("{what}: no placeholder in {t}"),
+                );
             }
         }
         // A peer's error: its reason is governed.
@@ -245,7 +277,10 @@ async fn run(env: &Env, block: bool) -> Vec<String> {
         let what = format!("{form} in a peer's error reason");
         check(!shows(&t, v), format!("{what}: the caller got {t}"));
         if block {
-            check(gw_code(&body) == "a2a_pii_blocked", format!("{what}: not blocked: {t}"));
+            check(
+                gw_code(&body) == "a2a_pii_blocked",
+                format!("{what}: not blocked: {t}"),
+            );
         } else {
             check(
                 gw_code(&body) == "a2a_upstream_error" && t.contains("[REDACTED:"),
@@ -261,7 +296,10 @@ async fn run(env: &Env, block: bool) -> Vec<String> {
         check(!shows(&all, v), format!("{what}: the caller got {all}"));
         if block {
             let last = events.last().cloned().unwrap_or(Value::Null);
-            check(gw_code(&last) == "a2a_pii_blocked", format!("{what}: {all}"));
+            check(
+                gw_code(&last) == "a2a_pii_blocked",
+                format!("{what}: {all}"),
+            );
         } else {
             check(
                 artifact_text(&events).contains("[REDACTED:"),
@@ -303,10 +341,14 @@ async fn evasion_forms_are_blocked_everywhere() {
         .flat_map(|g| g["decisions"].as_array().cloned().unwrap_or_default())
         .filter(|d| d["rule"] == "binary_parts")
         .fold(HashMap::new(), |mut m, d| {
-            *m.entry(d["decision"].as_str().unwrap_or("").to_owned()).or_default() += 1;
+            *m.entry(d["decision"].as_str().unwrap_or("").to_owned())
+                .or_default() += 1;
             m
         });
-    assert!(evidence.get("refuse").is_some_and(|n| *n >= forms().len()), "{evidence:?}");
+    assert!(
+        evidence.get("refuse").is_some_and(|n| *n >= forms().len()),
+        "{evidence:?}"
+    );
     env.stop().await;
     leak.shutdown().await;
     joins.iter().for_each(|j| j.abort());

@@ -12,11 +12,11 @@ use std::sync::{Arc, Condvar, Mutex};
 use serde_json::Value;
 
 use crate::protocol::errors::Refusal;
+use crate::protocol::ops::Operation;
 use crate::{
     governance::step::Evidence, governance::step::Hop, governance::step::Step,
     governance::step::StreamStep,
 };
-use crate::protocol::ops::Operation;
 use crate::{pii, pii::BinaryParts, pii::PiiReport, pii::PiiRules, pii::StreamScanner};
 
 use super::Cache;
@@ -149,7 +149,9 @@ impl Step for PiiStep {
     }
 
     fn request(&self, hop: &Hop, params: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
-        let Some(rules) = self.rules(&hop.workspace_id).filter(|_| !push_config(hop.operation))
+        let Some(rules) = self
+            .rules(&hop.workspace_id)
+            .filter(|_| !push_config(hop.operation))
         else {
             return Ok(());
         };
@@ -163,7 +165,9 @@ impl Step for PiiStep {
     }
 
     fn answer(&self, hop: &Hop, result: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
-        let Some(rules) = self.rules(&hop.workspace_id).filter(|_| !push_config(hop.operation))
+        let Some(rules) = self
+            .rules(&hop.workspace_id)
+            .filter(|_| !push_config(hop.operation))
         else {
             return Ok(());
         };

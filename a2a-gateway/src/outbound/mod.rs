@@ -5,8 +5,8 @@
 
 pub(crate) mod cancel_end;
 mod choose;
-pub(crate) mod peer_error;
 pub(crate) mod grpc;
+pub(crate) mod peer_error;
 pub(crate) mod relay;
 pub(crate) mod side_call;
 

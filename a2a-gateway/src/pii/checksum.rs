@@ -22,22 +22,34 @@ pub(super) fn cards(
     }
     let b = text.as_bytes();
     charge(end - start);
-    // Groups as (start, end) byte ranges; between two, one to three separators.
+    // Groups as (start, end) byte ranges; between two, one to three separators. Parsed as the
+    // windows need them (a window holds at most 19 groups), and dropped once passed, so a long
+    // candidate needs no list of all its groups.
     let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
     let mut groups: Vec<(usize, usize)> = Vec::new();
-    let mut i = start;
-    while i < end {
-        let g = i;
-        while i < end && digit(i) {
-            i += 1;
+    let mut pos = start;
+    let mut fill = |groups: &mut Vec<(usize, usize)>, need: usize| {
+        while groups.len() < need && pos < end {
+            let g = pos;
+            while pos < end && digit(pos) {
+                pos += 1;
+            }
+            groups.push((g, pos));
+            while pos < end && !digit(pos) {
+                pos += 1;
+            }
         }
-        groups.push((g, i));
-        while i < end && !digit(i) {
-            i += 1;
-        }
-    }
+    };
     let mut i = 0;
-    while i < groups.len() {
+    loop {
+        if i >= 64 {
+            groups.drain(..i);
+            i = 0;
+        }
+        fill(&mut groups, i + 20);
+        if i >= groups.len() {
+            break;
+        }
         // Every card grouping starts with a group of four, or is one group of 13 or more.
         let first = groups[i].1 - groups[i].0;
         if first != 4 && first < 13 {

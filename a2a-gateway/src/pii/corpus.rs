@@ -141,7 +141,12 @@ pub const CORPORA: &[Corpus] = &[
     Corpus {
         name: "fullwidth-digits",
         about: "card-like groups of fullwidth digits with ideographic spaces (normalised)",
-        build: |n| repeat("４１１１\u{3000}１１１１\u{3000}１１１１\u{3000}１１１２ ", n),
+        build: |n| {
+            repeat(
+                "４１１１\u{3000}１１１１\u{3000}１１１１\u{3000}１１１２ ",
+                n,
+            )
+        },
     },
     Corpus {
         name: "other-digits",
@@ -151,7 +156,12 @@ pub const CORPORA: &[Corpus] = &[
     Corpus {
         name: "zero-width",
         about: "a zero-width space or joiner after every character",
-        build: |n| repeat("a\u{200B}n\u{200D}n\u{200B}@\u{200B}4\u{200B}1\u{2060}1 ", n),
+        build: |n| {
+            repeat(
+                "a\u{200B}n\u{200D}n\u{200B}@\u{200B}4\u{200B}1\u{2060}1 ",
+                n,
+            )
+        },
     },
     Corpus {
         name: "combining-marks",

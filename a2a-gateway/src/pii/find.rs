@@ -100,8 +100,20 @@ fn one_finding(run: Range<usize>, inner: Vec<Finding>) -> Option<Finding> {
     })
 }
 
+/// The bytes of the base64 alphabets (standard and URL-safe), as a table.
+const B64: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_');
+        c += 1;
+    }
+    t
+};
+
 fn is_b64(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_')
+    B64[usize::from(c)]
 }
 
 /// Runs of base64 characters (with their `=` padding) of at least [`MIN_RUN`] characters.
@@ -199,7 +211,10 @@ mod tests {
         );
         // Twice encoded, unpadded, URL-safe.
         let twice = b64(&b64("ssn 123-45-6789"));
-        assert_eq!(kinds(&twice), vec![(PiiKind::UsSsn, twice.as_str(), vec![])]);
+        assert_eq!(
+            kinds(&twice),
+            vec![(PiiKind::UsSsn, twice.as_str(), vec![])]
+        );
         let url = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode("ip 10.0.0.1 ok");
         assert_eq!(kinds(&url)[0].0, PiiKind::Ipv4);
     }
@@ -222,6 +237,9 @@ mod tests {
         let text = "call ＋４４\u{00A0}２０\u{200B} 7946 0958 now";
         let f = find(text);
         assert_eq!(f.len(), 1);
-        assert_eq!(&text[f[0].range.clone()], "＋４４\u{00A0}２０\u{200B} 7946 0958");
+        assert_eq!(
+            &text[f[0].range.clone()],
+            "＋４４\u{00A0}２０\u{200B} 7946 0958"
+        );
     }
 }

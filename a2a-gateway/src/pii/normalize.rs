@@ -179,7 +179,8 @@ impl<'t> Builder<'t> {
     /// Copies the original up to `at` (a stretch without edits).
     fn copy_to(&mut self, at: usize) {
         if at > self.copied {
-            self.out.push_str(self.src.get(self.copied..at).unwrap_or(""));
+            self.out
+                .push_str(self.src.get(self.copied..at).unwrap_or(""));
             self.copied = at;
         }
     }
@@ -394,11 +395,17 @@ mod tests {
         assert_eq!(norm("𝟒𝟏𝟏𝟏 ①②"), "4111 12");
         assert_eq!(norm("4\u{200B}1\u{200D}1\u{FEFF}1\u{00AD}"), "4111");
         assert_eq!(norm("4111\u{00A0}1111\u{202F}2\u{2009}3"), "4111 1111 2 3");
-        assert_eq!(norm("123\u{2013}45\u{2014}6789\u{2212}0\u{2011}1"), "123-45-6789-0-1");
+        assert_eq!(
+            norm("123\u{2013}45\u{2014}6789\u{2212}0\u{2011}1"),
+            "123-45-6789-0-1"
+        );
         assert_eq!(norm("ann\u{FF20}example\u{3002}org"), "ann@example.org");
         assert_eq!(norm("ａｎｎ．ｌｅｅ"), "ann.lee");
         assert_eq!(norm("4\u{0301}1\u{0336}11"), "4111");
-        assert_eq!(norm("ann.lee%40example.org %E2%80%8B%EF%BC%94"), "ann.lee@example.org 4");
+        assert_eq!(
+            norm("ann.lee%40example.org %E2%80%8B%EF%BC%94"),
+            "ann.lee@example.org 4"
+        );
         // Not an escape, or not UTF-8: kept.
         assert_eq!(norm("100%zz %ff%41 é"), "100%zz %ffA é");
     }

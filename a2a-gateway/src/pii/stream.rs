@@ -156,11 +156,7 @@ fn seen_len(s: &str) -> usize {
 /// The character the detectors see before byte `i` of `text` (removed characters skipped, at
 /// most 16 of them).
 fn seen_before(text: &str, i: usize) -> Option<char> {
-    text.get(..i)?
-        .chars()
-        .rev()
-        .take(16)
-        .find_map(seen_as)
+    text.get(..i)?.chars().rev().take(16).find_map(seen_as)
 }
 
 /// Where to cut `text` so that the tail that could begin an unfinished item is held.

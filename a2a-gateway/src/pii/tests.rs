@@ -123,10 +123,9 @@ fn binary_parts_scanned_refused_or_passed() {
     let mut v = part();
     assert_eq!(scan_value(&mut v, &block).binary_parts, 1);
     assert_eq!(v, part(), "passed unread");
-    let r: PiiRules = serde_json::from_value(
-        json!({"default_action": "block", "binary_parts": "scan_as_text"}),
-    )
-    .unwrap();
+    let r: PiiRules =
+        serde_json::from_value(json!({"default_action": "block", "binary_parts": "scan_as_text"}))
+            .unwrap();
     assert_eq!(r.binary_parts(), BinaryParts::ScanAsText);
     assert_eq!(
         scan_value(&mut part(), &r).blocked,
