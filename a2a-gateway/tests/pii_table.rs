@@ -92,7 +92,7 @@ fn recall_and_precision_per_detector_and_form() {
     // What `cargo xtask bench pii` prints: per detector, positives found exactly (recall) and
     // findings that are wrong (precision), negatives included; every evasion form counts.
     let c = corpus();
-    let mut found: BTreeMap<PiiKind, (u32, u32)> = BTreeMap::new();
+    let mut recall: BTreeMap<PiiKind, (u32, u32)> = BTreeMap::new();
     let mut wrong: BTreeMap<PiiKind, u32> = BTreeMap::new();
     let mut missed_forms = Vec::new();
     for p in &c.positives {
@@ -104,7 +104,7 @@ fn recall_and_precision_per_detector_and_form() {
                 *wrong.entry(k).or_default() += 1;
             }
         }
-        let e = found.entry(p.kind).or_default();
+        let e = recall.entry(p.kind).or_default();
         e.1 += 1;
         if hit {
             e.0 += 1;
@@ -118,7 +118,7 @@ fn recall_and_precision_per_detector_and_form() {
         }
     }
     for kind in PiiKind::ALL {
-        let (hits, all) = found.get(&kind).copied().unwrap_or_default();
+        let (hits, all) = recall.get(&kind).copied().unwrap_or_default();
         println!(
             "{}: recall {hits}/{all}, wrong {}",
             kind.name(),
