@@ -282,8 +282,8 @@ pub fn scan_value(value: &mut Value, rules: &PiiRules) -> PiiReport {
     scan.report
 }
 
-/// The bytes of text [`scan_value`] would look at in `value` (text parts, file names, every
-/// string of data parts and metadata, inline textual raw parts counted decoded), counted
+/// The bytes of text [`scan_value`] would look at in `value` (every string it reads, keys of
+/// `data` and `metadata` included, inline `raw` parts counted decoded), counted
 /// without scanning: what a caller weighs before a scan (the gateway refuses a request above
 /// its `max_scanned_bytes`, and runs a large scan off its async workers).
 pub fn scanned_bytes(value: &Value) -> usize {

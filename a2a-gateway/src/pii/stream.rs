@@ -4,15 +4,18 @@
 //! Exact behaviour, for `artifactUpdate` events (every other event goes through
 //! [`scan_value`] unchanged in meaning):
 //! - Text parts of one artifact (same `taskId` and `artifactId`) are treated as one text in
-//!   order: the text parts of a chunk, then those of the next `append: true` chunk.
+//!   order: adjacent text parts of a chunk are joined (`joined.rs`), and the end of a chunk's
+//!   last text goes on in the next `append: true` chunk.
 //! - When a chunk is not the last (`lastChunk` absent or false) and its last part is a text
 //!   part, the scanner holds back the end of that text that could be the start of an item
-//!   continued in the next chunk: the trailing run of characters items are made of (letters,
-//!   digits, `@ . _ % + - : / ( ) = [ ] '`, a space between digits, capitals or parentheses, as
-//!   in `4111 1111` or `GB82 WEST`), at most
-//!   [`MAX_HOLD`] bytes, plus a `-----BEGIN` line begun in the last 64 bytes. A finding that
-//!   overlaps that tail and starts within the last `MAX_HOLD` bytes is held whole; one that
-//!   starts earlier is applied now. Nothing is held when the text ends in a space or other
+//!   continued in the next chunk: the trailing run of characters items are made of, as the
+//!   detectors see them after normalisation (letters, digits of any script,
+//!   `@ . _ % + - : / ( ) = [ ] '` and look-alikes, a space of any kind between digits,
+//!   capitals, dashes or parentheses, as in `4111 1111`, `GB82 WEST` or `4111 - 1111`), at most
+//!   [`MAX_HOLD`] bytes as the detectors see them (removed characters such as zero-width spaces
+//!   held without counting) and [`HOLD_RAW`] bytes of the original, plus a `-----BEGIN` line
+//!   begun in the last 64 bytes. A finding that overlaps that tail and starts within the last
+//!   `MAX_HOLD` bytes (so counted) is held whole; one that starts earlier is applied now. Nothing is held when the text ends in a space or other
 //!   separator. The part is forwarded with the text before the held tail (possibly empty).
 //! - The held text is prepended to the first part of the next `append: true` chunk of the same
 //!   artifact (into it when it is a text part, else as a new text part in front) and scanned
@@ -133,6 +136,7 @@ pub(super) fn ends_turn(event: &Value) -> bool {
 }
 
 /// Held back at most, in bytes of the original, whatever normalisation removes from it.
+/// ([`MAX_HOLD`] counts the bytes the detectors see.)
 pub(super) const HOLD_RAW: usize = 1024;
 
 /// How the detectors see `c` (the first character of its normal form), or `None` for a
