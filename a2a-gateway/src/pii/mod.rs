@@ -25,6 +25,7 @@ mod check;
 mod checksum;
 mod detect;
 mod find;
+mod hold;
 mod joined;
 mod normalize;
 mod pem;

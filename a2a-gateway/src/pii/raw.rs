@@ -15,67 +15,22 @@
 //! Every binary part met is counted in [`PiiReport::binary_parts`], so the hop's evidence
 //! records which of the three was done.
 //!
+//! What reads them is `Scan::raw` (`walk.rs`); this file holds what it uses.
+//!
 //! [`PiiReport::unreadable`]: super::PiiReport::unreadable
 //! [`PiiReport::binary_parts`]: super::PiiReport::binary_parts
+//! [`BinaryParts`]: super::BinaryParts
 
 use base64::Engine;
 
-use super::walk::Scan;
-use super::{BinaryParts, find};
+/// The bytes of a `raw` member (base64, padding optional), if it is base64.
+pub(super) fn decode(b64: &str) -> Option<Vec<u8>> {
+    lenient_base64().decode(b64.as_bytes()).ok()
+}
 
-impl Scan<'_> {
-    /// One `raw` member (base64); `textual`: its media type says it is text.
-    pub(super) fn raw(&mut self, b64: &mut String, textual: bool) {
-        if !textual {
-            self.report.binary_parts += 1;
-            match self.binary {
-                BinaryParts::Pass | BinaryParts::Refuse => return,
-                BinaryParts::ScanAsText => {}
-            }
-        }
-        let Ok(bytes) = lenient_base64().decode(b64.as_bytes()) else {
-            self.report.unreadable += 1;
-            return;
-        };
-        let new = if textual {
-            let Ok(text) = String::from_utf8(bytes) else {
-                self.report.unreadable += 1;
-                return;
-            };
-            let findings = find(&text);
-            if findings.is_empty() {
-                return;
-            }
-            self.apply(&text, &findings).map(String::into_bytes)
-        } else {
-            self.binary_text(&bytes)
-        };
-        if let Some(new) = new {
-            *b64 = base64::engine::general_purpose::STANDARD.encode(new);
-        }
-    }
-
-    /// Scans the UTF-8 stretches of `bytes`; the bytes with redactions applied, if any.
-    fn binary_text(&mut self, bytes: &[u8]) -> Option<Vec<u8>> {
-        let mut out: Option<Vec<u8>> = None;
-        let mut at = 0;
-        for chunk in bytes.utf8_chunks() {
-            let text = chunk.valid();
-            let len = text.len() + chunk.invalid().len();
-            let findings = find(text);
-            if !findings.is_empty()
-                && let Some(new) = self.apply(text, &findings)
-            {
-                let o = out.get_or_insert_with(|| bytes.get(..at).unwrap_or(&[]).to_vec());
-                o.extend_from_slice(new.as_bytes());
-                o.extend_from_slice(chunk.invalid());
-            } else if let Some(o) = out.as_mut() {
-                o.extend_from_slice(bytes.get(at..at + len).unwrap_or(&[]));
-            }
-            at += len;
-        }
-        out
-    }
+/// `bytes` as a `raw` member: standard alphabet, padded.
+pub(super) fn encode(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 /// The bytes a `raw` member's scan reads: its decoded size.

@@ -13,10 +13,11 @@
 //!   `@ . _ % + - : / ( ) = [ ] '` and look-alikes, a space of any kind between digits,
 //!   capitals, dashes or parentheses, as in `4111 1111`, `GB82 WEST` or `4111 - 1111`), at most
 //!   [`MAX_HOLD`] bytes as the detectors see them (removed characters such as zero-width spaces
-//!   held without counting) and [`HOLD_RAW`] bytes of the original, plus a `-----BEGIN` line
-//!   begun in the last 64 bytes. A finding that overlaps that tail and starts within the last
-//!   `MAX_HOLD` bytes (so counted) is held whole; one that starts earlier is applied now. Nothing is held when the text ends in a space or other
-//!   separator. The part is forwarded with the text before the held tail (possibly empty).
+//!   held without counting) and `HOLD_RAW` (1 KiB, `hold.rs`) bytes of the original, plus a
+//!   `-----BEGIN` line begun in the last 64 bytes. A finding that overlaps that tail and starts
+//!   within the last `MAX_HOLD` bytes (so counted) is held whole; one that starts earlier is
+//!   applied now. Nothing is held when the text ends in a space or other separator. The part
+//!   is forwarded with the text before the held tail (possibly empty).
 //! - The held text is prepended to the first part of the next `append: true` chunk of the same
 //!   artifact (into it when it is a text part, else as a new text part in front) and scanned
 //!   with it; it is released in that event when it is the `lastChunk`.
@@ -46,8 +47,8 @@
 
 use serde_json::{Map, Value, json};
 
+use super::hold::hold_start;
 use super::joined::{find_joined, pieces};
-use super::normalize::{Mapped, map_char};
 use super::pem::pem_end;
 use super::walk::Scan;
 use super::{Finding, PiiAction, PiiKind, PiiReport, PiiRules, scan_value};
@@ -133,93 +134,6 @@ pub(super) fn ends_turn(event: &Value) -> bool {
             .get("statusUpdate")
             .or_else(|| event.get("status_update"))
             .is_some_and(|u| state_ends(u.get("status")))
-}
-
-/// Held back at most, in bytes of the original, whatever normalisation removes from it.
-/// ([`MAX_HOLD`] counts the bytes the detectors see.)
-pub(super) const HOLD_RAW: usize = 1024;
-
-/// How the detectors see `c` (the first character of its normal form), or `None` for a
-/// character normalisation removes (format and zero-width characters, combining marks).
-fn seen_as(c: char) -> Option<char> {
-    if c.is_ascii() {
-        return Some(c);
-    }
-    match map_char(c, true) {
-        Mapped::Same => Some(c),
-        Mapped::Drop => None,
-        Mapped::To(s) => s.chars().next(),
-    }
-}
-
-/// The size of `s` as held: bytes of what the detectors see, removed characters not counted.
-fn seen_len(s: &str) -> usize {
-    s.chars().filter_map(seen_as).map(char::len_utf8).sum()
-}
-
-/// The character the detectors see before byte `i` of `text` (removed characters skipped, at
-/// most 16 of them).
-fn seen_before(text: &str, i: usize) -> Option<char> {
-    text.get(..i)?.chars().rev().take(16).find_map(seen_as)
-}
-
-/// Where to cut `text` so that the tail that could begin an unfinished item is held.
-pub(super) fn hold_start(text: &str, findings: &[Finding]) -> usize {
-    let len = text.len();
-    let mut cut = len;
-    let mut after: Option<char> = None;
-    let mut seen = 0;
-    for (i, c) in text.char_indices().rev() {
-        if len - i > HOLD_RAW {
-            break;
-        }
-        // A removed character belongs to whatever surrounds it.
-        let Some(v) = seen_as(c) else {
-            cut = i;
-            continue;
-        };
-        let item = v.is_alphanumeric()
-            || "@._%+-:/()=[]'".contains(v)
-            || v == ' '
-                && after.is_none_or(|a| {
-                    a.is_ascii_digit() || a.is_ascii_uppercase() || "(+-".contains(a)
-                })
-                && seen_before(text, i).is_some_and(|b| {
-                    b.is_ascii_digit() || b.is_ascii_uppercase() || b == ')' || b == '-'
-                });
-        seen += v.len_utf8();
-        if !item || seen > MAX_HOLD {
-            break;
-        }
-        cut = i;
-        after = Some(v);
-    }
-    // A key header whose label and closing dashes have not all arrived.
-    let window_start = (len.saturating_sub(64)..=len)
-        .find(|&i| text.is_char_boundary(i))
-        .unwrap_or(len);
-    if let Some(p) = text.get(window_start..).and_then(|w| w.rfind("-----BEGIN")) {
-        let p = window_start + p;
-        let header_done = text.get(p + 10..).is_some_and(|r| r.contains("-----"));
-        if !header_done {
-            cut = cut.min(p);
-        }
-    }
-    for f in findings {
-        if f.range.end <= cut {
-            continue;
-        }
-        if f.range.start < cut {
-            let tail = text.get(f.range.start..).unwrap_or("");
-            cut = if tail.len() <= HOLD_RAW && seen_len(tail) <= MAX_HOLD {
-                f.range.start
-            } else {
-                f.range.end
-            };
-        }
-        break;
-    }
-    cut
 }
 
 /// Findings in `text` (pieces starting at `seams`, see `joined.rs`), which may continue a secret

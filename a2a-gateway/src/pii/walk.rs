@@ -18,7 +18,7 @@
 use serde_json::{Map, Value};
 
 use super::joined::{find_joined, pieces};
-use super::raw::{is_textual, raw_size};
+use super::raw::{decode, encode, is_textual, raw_size};
 use super::steps::charge;
 use super::{BinaryParts, Finding, PiiAction, PiiKind, PiiReport, PiiRules, find};
 
@@ -266,6 +266,59 @@ impl<'r> Scan<'r> {
                 (_, v) => self.container(v),
             }
         }
+    }
+
+    /// One `raw` member (base64); `textual`: its media type says it is text.
+    pub(super) fn raw(&mut self, b64: &mut String, textual: bool) {
+        if !textual {
+            self.report.binary_parts += 1;
+            match self.binary {
+                BinaryParts::Pass | BinaryParts::Refuse => return,
+                BinaryParts::ScanAsText => {}
+            }
+        }
+        let Some(bytes) = decode(b64) else {
+            self.report.unreadable += 1;
+            return;
+        };
+        let new = if textual {
+            let Ok(text) = String::from_utf8(bytes) else {
+                self.report.unreadable += 1;
+                return;
+            };
+            let findings = find(&text);
+            if findings.is_empty() {
+                return;
+            }
+            self.apply(&text, &findings).map(String::into_bytes)
+        } else {
+            self.binary_text(&bytes)
+        };
+        if let Some(new) = new {
+            *b64 = encode(&new);
+        }
+    }
+
+    /// Scans the UTF-8 stretches of `bytes`; the bytes with redactions applied, if any.
+    fn binary_text(&mut self, bytes: &[u8]) -> Option<Vec<u8>> {
+        let mut out: Option<Vec<u8>> = None;
+        let mut at = 0;
+        for chunk in bytes.utf8_chunks() {
+            let text = chunk.valid();
+            let len = text.len() + chunk.invalid().len();
+            let findings = find(text);
+            if !findings.is_empty()
+                && let Some(new) = self.apply(text, &findings)
+            {
+                let o = out.get_or_insert_with(|| bytes.get(..at).unwrap_or(&[]).to_vec());
+                o.extend_from_slice(new.as_bytes());
+                o.extend_from_slice(chunk.invalid());
+            } else if let Some(o) = out.as_mut() {
+                o.extend_from_slice(bytes.get(at..at + len).unwrap_or(&[]));
+            }
+            at += len;
+        }
+        out
     }
 }
 
