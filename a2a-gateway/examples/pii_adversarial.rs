@@ -14,11 +14,18 @@
 //! over the time at the smaller: about 2 for a scan linear in its input (the doubling test,
 //! `pii/cost_tests.rs`, checks the same with a deterministic step count). A report, never an
 //! assertion.
+//!
+//! Then detection quality on the labelled corpus `tests/data/pii_corpus.json` (positives in every
+//! evasion form, negatives that look like them): per detector, how many positives were found
+//! exactly (recall), how many findings were right (precision), and the evasion forms missed.
+//! `tests/pii_table.rs` asserts the same figures (recall 100 %, no false positive).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use a2a_gateway::pii::find;
+use std::collections::BTreeMap;
+
+use a2a_gateway::pii::{PiiKind, find};
 
 #[path = "../src/pii/corpus.rs"]
 mod corpus;
@@ -128,5 +135,90 @@ fn main() {
     }
     if let Some((name, rate)) = worst {
         println!("slowest adversarial corpus: {name} at {rate:.1} MB/s");
+    }
+    quality();
+}
+
+/// Found exactly, missed, and wrong findings of one detector.
+#[derive(Default)]
+struct Tally {
+    found: u32,
+    missed: u32,
+    wrong: u32,
+    missed_forms: Vec<String>,
+}
+
+/// Precision and recall per detector on the labelled corpus.
+fn quality() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/pii_corpus.json");
+    let corpus: serde_json::Value = match std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+    {
+        Some(c) => c,
+        None => {
+            println!("no corpus at {path}");
+            return;
+        }
+    };
+    let list = |k: &str| corpus[k].as_array().cloned().unwrap_or_default();
+    let (positives, negatives) = (list("positives"), list("negatives"));
+    let kind_of = |v: &serde_json::Value| serde_json::from_value::<PiiKind>(v.clone()).ok();
+    let mut tally: BTreeMap<PiiKind, Tally> = BTreeMap::new();
+    for p in &positives {
+        let (Some(kind), Some(want), Some(text)) =
+            (kind_of(&p["kind"]), p["match"].as_str(), p["text"].as_str())
+        else {
+            continue;
+        };
+        let mut hit = false;
+        for f in find(text) {
+            if f.kind == kind && text.get(f.range.clone()) == Some(want) {
+                hit = true;
+            } else {
+                tally.entry(f.kind).or_default().wrong += 1;
+            }
+        }
+        let t = tally.entry(kind).or_default();
+        if hit {
+            t.found += 1;
+        } else {
+            t.missed += 1;
+            t.missed_forms
+                .push(p["form"].as_str().unwrap_or("plain").to_owned());
+        }
+    }
+    for n in &negatives {
+        for f in find(n["text"].as_str().unwrap_or("")) {
+            tally.entry(f.kind).or_default().wrong += 1;
+        }
+    }
+    println!(
+        "\ndetection on tests/data/pii_corpus.json: {} positives, {} negatives",
+        positives.len(),
+        negatives.len()
+    );
+    println!(
+        "{:<14} {:>9} {:>7} {:>6} {:>10} {:>8}  missed forms",
+        "detector", "positives", "found", "wrong", "precision", "recall"
+    );
+    for (kind, t) in &tally {
+        let pct = |a: u32, b: u32| {
+            if b == 0 {
+                100.0
+            } else {
+                100.0 * f64::from(a) / f64::from(b)
+            }
+        };
+        println!(
+            "{:<14} {:>9} {:>7} {:>6} {:>9.1}% {:>7.1}%  {}",
+            kind.name(),
+            t.found + t.missed,
+            t.found,
+            t.wrong,
+            pct(t.found, t.found + t.wrong),
+            pct(t.found, t.found + t.missed),
+            t.missed_forms.join(", ")
+        );
     }
 }

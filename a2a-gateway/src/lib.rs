@@ -37,6 +37,11 @@
 //!   (`trust::push_jwt`); `a2a-client`'s feature `signing`: card signatures both ways (`trust`);
 //! - `serde`, `serde_json`, `toml`, `clap`: wire JSON, the config file and the command line;
 //! - `regex`: the PII detectors' candidate patterns (`pii`), validated in code afterwards;
+//! - `unicode-normalization` (already built for `url`, through `idna`) and
+//!   `unicode-general-category` (already in the lock file, through `jsonschema`): the PII
+//!   detectors read text normalised first (`pii::normalize`: NFKC per character, format
+//!   characters removed, digits of every script, dashes and spaces folded), so that
+//!   look-alike characters do not hide an item;
 //! - `memchr` (already built for `regex`): the substring tests that let a hop skip parsing a
 //!   card for extensions or signatures it does not mention;
 //! - `fastrand` (already built for `tempfile`): trace, span and JSON-RPC ids, which need to be

@@ -24,8 +24,10 @@
 //! - `cargo xtask bench pii [-- ARGS]`: PII scanning throughput (release build of the example
 //!   `a2a-gateway/examples/pii_adversarial.rs`): MB/s of `find` on ordinary prose and on
 //!   adversarial corpora (PEM headers, near-miss cards, e-mails, IPv6, digit runs, JWT-like
-//!   tokens), each at 1 and 2 MiB so that a doubling shows; ARGS go to the example
-//!   (`--only NAME`, sizes in MiB). A report, never a pass or fail.
+//!   tokens, and the normalisation's: fullwidth and other digits, zero-width characters,
+//!   escapes, base64), each at 1 and 2 MiB so that a doubling shows; then precision and recall
+//!   per detector on the labelled corpus `a2a-gateway/tests/data/pii_corpus.json`; ARGS go to
+//!   the example (`--only NAME`, sizes in MiB). A report, never a pass or fail.
 //! - `cargo xtask soak [--minutes N] [--workers W] [-- GATEWAY FLAGS]`: the soak of
 //!   `a2a-gateway/examples/soak.rs` against the release binaries (docs/benchmarks.md, "Soak").
 //!

@@ -275,6 +275,14 @@ impl Governance {
         Ok(())
     }
 
+    /// error steps over a peer's error (what of it reaches the caller, see [`Step::error`]).
+    pub fn error(&self, hop: &Hop, err: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
+        for s in self.steps.iter().filter(|s| s.active(hop)) {
+            s.error(hop, err, ev)?;
+        }
+        Ok(())
+    }
+
     /// The steps' states for one stream (empty when none looks at streams).
     pub fn stream(&self, hop: &Hop) -> Vec<Box<dyn StreamStep>> {
         self.steps

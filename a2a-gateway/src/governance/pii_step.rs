@@ -12,11 +12,12 @@ use std::sync::{Arc, Condvar, Mutex};
 use serde_json::Value;
 
 use crate::protocol::errors::Refusal;
+use crate::protocol::ops::Operation;
 use crate::{
     governance::step::Evidence, governance::step::Hop, governance::step::Step,
     governance::step::StreamStep,
 };
-use crate::{pii, pii::PiiReport, pii::PiiRules, pii::StreamScanner};
+use crate::{pii, pii::BinaryParts, pii::PiiReport, pii::PiiRules, pii::StreamScanner};
 
 use super::Cache;
 
@@ -92,8 +93,13 @@ pub fn scan(value: &mut Value, rules: &PiiRules) -> PiiReport {
     off_workers(bytes, || pii::scan_value(value, rules))
 }
 
-fn apply(report: &PiiReport, ev: &mut Evidence) -> Result<(), Refusal> {
+fn apply(report: &PiiReport, rules: &PiiRules, ev: &mut Evidence) -> Result<(), Refusal> {
     ev.add_pii(report);
+    // Binary inline files: what was done with them (scanned as text, refused, passed unread).
+    let binary = rules.binary_parts();
+    if report.binary_parts > 0 {
+        ev.decide("pii", binary.name(), Some("binary_parts"));
+    }
     if let Some(kind) = report.blocked {
         ev.decide("pii", "block", Some(kind.name()));
         return Err(Refusal::pii_blocked(kind.name()));
@@ -103,12 +109,28 @@ fn apply(report: &PiiReport, ev: &mut Evidence) -> Result<(), Refusal> {
         ev.decide("pii", "block", Some("UNREADABLE"));
         return Err(Refusal::pii_unreadable());
     }
+    if report.binary_parts > 0 && binary == BinaryParts::Refuse {
+        ev.decide("pii", "block", Some("BINARY"));
+        return Err(Refusal::pii_blocked("BINARY"));
+    }
     if report.redacted > 0 {
         ev.decide("pii", "redact", None);
     } else if !report.is_empty() {
         ev.decide("pii", "record", None);
     }
     Ok(())
+}
+
+/// Push notification config operations carry the caller's own webhook address and credentials
+/// (sealed: the peer never sees them) and ids: nothing of them is content (docs/pii.md).
+fn push_config(op: Operation) -> bool {
+    matches!(
+        op,
+        Operation::CreateTaskPushNotificationConfig
+            | Operation::GetTaskPushNotificationConfig
+            | Operation::ListTaskPushNotificationConfigs
+            | Operation::DeleteTaskPushNotificationConfig
+    )
 }
 
 impl PiiStep {
@@ -127,7 +149,10 @@ impl Step for PiiStep {
     }
 
     fn request(&self, hop: &Hop, params: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
-        let Some(rules) = self.rules(&hop.workspace_id) else {
+        let Some(rules) = self
+            .rules(&hop.workspace_id)
+            .filter(|_| !push_config(hop.operation))
+        else {
             return Ok(());
         };
         let bytes = pii::scanned_bytes(params);
@@ -135,20 +160,32 @@ impl Step for PiiStep {
             ev.decide("pii", "block", Some("TOO_LARGE"));
             return Err(Refusal::scanned_too_large(bytes, self.max_scanned_bytes));
         }
-        apply(&off_workers(bytes, || pii::scan_value(params, &rules)), ev)
+        let report = off_workers(bytes, || pii::scan_value(params, &rules));
+        apply(&report, &rules, ev)
     }
 
     fn answer(&self, hop: &Hop, result: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
+        let Some(rules) = self
+            .rules(&hop.workspace_id)
+            .filter(|_| !push_config(hop.operation))
+        else {
+            return Ok(());
+        };
+        apply(&scan(result, &rules), &rules, ev)
+    }
+
+    fn error(&self, hop: &Hop, error: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
         let Some(rules) = self.rules(&hop.workspace_id) else {
             return Ok(());
         };
-        apply(&scan(result, &rules), ev)
+        apply(&scan(error, &rules), &rules, ev)
     }
 
     fn stream(&self, hop: &Hop) -> Option<Box<dyn StreamStep>> {
         let rules = self.rules(&hop.workspace_id)?;
         Some(Box::new(PiiStream {
-            scanner: StreamScanner::new(rules),
+            scanner: StreamScanner::new(rules.clone()),
+            rules,
         }))
     }
 
@@ -156,24 +193,25 @@ impl Step for PiiStep {
         let Some(rules) = self.rules(&hop.workspace_id) else {
             return Ok(());
         };
-        apply(&scan(payload, &rules), ev)
+        apply(&scan(payload, &rules), &rules, ev)
     }
 }
 
 struct PiiStream {
     scanner: StreamScanner,
+    rules: PiiRules,
 }
 
 impl StreamStep for PiiStream {
     fn event(&mut self, event: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
         let bytes = pii::scanned_bytes(event);
         let report = off_workers(bytes, || self.scanner.scan_event(event));
-        apply(&report, ev)
+        apply(&report, &self.rules, ev)
     }
 
     fn finish(&mut self, ev: &mut Evidence) -> Result<Vec<Value>, Refusal> {
         let (events, report) = self.scanner.flush();
-        apply(&report, ev)?;
+        apply(&report, &self.rules, ev)?;
         Ok(events)
     }
 }

@@ -160,6 +160,13 @@ pub trait Step: Send + Sync {
         Ok(())
     }
 
+    /// A peer's error (1.0 terms: `{"reason": ...}`, what of it reaches the caller). `Err`
+    /// replaces it; the step may rewrite it in place (redaction).
+    fn error(&self, hop: &Hop, error: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
+        let _ = (hop, error, ev);
+        Ok(())
+    }
+
     /// The step's state for one stream (`None`: the step does not look at streams).
     fn stream(&self, hop: &Hop) -> Option<Box<dyn StreamStep>> {
         let _ = hop;

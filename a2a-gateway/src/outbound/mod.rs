@@ -6,6 +6,7 @@
 pub(crate) mod cancel_end;
 mod choose;
 pub(crate) mod grpc;
+pub(crate) mod peer_error;
 pub(crate) mod relay;
 pub(crate) mod side_call;
 
@@ -155,11 +156,13 @@ impl PeerCall<'_> {
         params: Value,
         pass: bool,
     ) -> Result<Answer, Refusal> {
-        match self.chosen.binding {
+        let r = match self.chosen.binding {
             Binding::JsonRpc => self.jsonrpc(op, params, pass).await,
             Binding::HttpJson => self.rest(op, params, pass).await,
             Binding::Grpc => self.grpc(op, params).await,
-        }
+        };
+        // A peer's error reaches the caller only through governance.
+        r.map_err(|e| peer_error::govern(&self.st.governance, self.gov.as_deref(), e))
     }
 
     pub(crate) fn request(

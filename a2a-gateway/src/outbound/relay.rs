@@ -80,6 +80,7 @@ impl PeerCall<'_> {
         let stall = Duration::from_secs(self.st.config.peer_timeout_secs.max(1));
         let stall_secs = self.st.config.peer_timeout_secs;
         let shutdown = self.st.shutdown.clone();
+        let governance = self.st.governance.clone();
         // Governance: events read into 1.0 (and checked), through the stream steps, then into
         // the caller's version (a second translator, none for a 1.0 caller: the steps keep
         // events 1.0); without it, one translator straight to the caller's.
@@ -169,7 +170,8 @@ impl PeerCall<'_> {
                 let payload = match next.payload {
                     Ok(Some(p)) => p,
                     Ok(None) => continue,
-                    Err(r) => { yield Err(r); break; }
+                    // A peer's error event reaches the caller only through governance.
+                    Err(r) => { yield Err(crate::outbound::peer_error::govern(&governance, gov.as_deref(), r)); break; }
                 };
                 let gap = resumed_from.take().filter(|_| crate::tasks::resume::is_snapshot(&payload));
                 let mut out = match xl.push(payload) {

@@ -38,6 +38,14 @@ pub(super) fn continues_with_digit(text: &str, end: usize, seps: &[u8]) -> bool 
     b.get(end).is_some_and(|c| seps.contains(c)) && b.get(end + 1).is_some_and(u8::is_ascii_digit)
 }
 
+/// The candidate at `start` follows a digit and a separator: it is part of a longer number.
+pub(super) fn follows_digit(text: &str, start: usize, seps: &[u8]) -> bool {
+    let b = text.as_bytes();
+    start >= 2
+        && b.get(start - 1).is_some_and(|c| seps.contains(c))
+        && b.get(start - 2).is_some_and(u8::is_ascii_digit)
+}
+
 fn count_digits(s: &str) -> usize {
     s.bytes().filter(u8::is_ascii_digit).count()
 }
@@ -158,15 +166,20 @@ fn after_version_word(text: &str, start: usize) -> bool {
     VERSION_WORDS.iter().any(|w| w.eq_ignore_ascii_case(word))
 }
 
-/// US SSN `AAA-GG-SSSS`: area not 000, 666 or 900-999; group not 00; serial not 0000; not part
-/// of a longer dashed number.
+/// US SSN `AAA-GG-SSSS` (or with spaces or dots, the two separators alike): area not 000, 666
+/// or 900-999; group not 00; serial not 0000; not part of a longer separated number.
 pub(super) fn ssn(text: &str, start: usize, end: usize) -> bool {
     if prev_is(text, start, |c| is_word(c) || c == '-' || c == '.')
         || next_is(text, end, |c| is_word(c) || c == '-')
+        || continues_with_digit(text, end, b" .")
+        || follows_digit(text, start, b" ")
     {
         return false;
     }
     let b = text.as_bytes();
+    if b.get(start + 3) != b.get(start + 6) {
+        return false;
+    }
     let num = |r: std::ops::Range<usize>| {
         b.get(r)
             .map(|d| d.iter().fold(0u32, |n, c| n * 10 + u32::from(c - b'0')))

@@ -22,17 +22,41 @@ pub(super) fn cards(
     }
     let b = text.as_bytes();
     charge(end - start);
-    // Groups as (start, end) byte ranges.
+    // Groups as (start, end) byte ranges; between two, one to three separators. Parsed as the
+    // windows need them (a window holds at most 19 groups), and dropped once passed, so a long
+    // candidate needs no list of all its groups.
+    let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
     let mut groups: Vec<(usize, usize)> = Vec::new();
-    let mut g = start;
-    for i in start..=end {
-        if i == end || !b.get(i).is_some_and(u8::is_ascii_digit) {
-            groups.push((g, i));
-            g = i + 1;
+    let mut pos = start;
+    let mut fill = |groups: &mut Vec<(usize, usize)>, need: usize| {
+        while groups.len() < need && pos < end {
+            let g = pos;
+            while pos < end && digit(pos) {
+                pos += 1;
+            }
+            groups.push((g, pos));
+            while pos < end && !digit(pos) {
+                pos += 1;
+            }
         }
-    }
+    };
     let mut i = 0;
-    while i < groups.len() {
+    loop {
+        if i >= 64 {
+            groups.drain(..i);
+            i = 0;
+        }
+        fill(&mut groups, i + 20);
+        if i >= groups.len() {
+            break;
+        }
+        // Every card grouping starts with a group of four, or is one group of 13 or more.
+        let first = groups[i].1 - groups[i].0;
+        if first != 4 && first < 13 {
+            charge(1);
+            i += 1;
+            continue;
+        }
         let mut found = None;
         let mut digits = 0;
         for j in i..groups.len() {
@@ -63,10 +87,9 @@ fn card_window_ok(b: &[u8], groups: &[(usize, usize)]) -> bool {
         || size(0) == 4
             && ((1..n - 1).all(|k| size(k) == 4) && (1..=4).contains(&size(n - 1))
                 || n == 3 && size(1) == 6 && (size(2) == 5 || size(2) == 4));
-    // One kind of separator.
-    let seps_ok = groups
-        .windows(2)
-        .all(|w| b.get(w[0].1) == b.get(groups[0].1) && w[1].0 == w[0].1 + 1);
+    // Spaces, dots and dashes, any mix (the candidate's pattern allows nothing else), at most
+    // three between two groups.
+    let seps_ok = groups.windows(2).all(|w| w[1].0 - w[0].1 <= 3);
     if !grouping_ok || !seps_ok {
         return false;
     }
@@ -208,7 +231,8 @@ const IBAN_LENGTHS: [(&str, usize); 75] = [
     ("VG", 24),
 ];
 
-/// IBAN: a known country with its exact length, compact or in groups of four, standing
+/// IBAN: a known country with its exact length, compact or in groups of four (separated by
+/// spaces, dots or dashes), standing
 /// alone, and the ISO 7064 mod-97 check equal to 1. Returns the finding's end.
 pub(super) fn iban(text: &str, start: usize, end: usize) -> Option<usize> {
     if prev_is(text, start, is_word) {
@@ -224,14 +248,15 @@ pub(super) fn iban(text: &str, start: usize, end: usize) -> Option<usize> {
     while n < len && i < end {
         charge(1);
         let c = b[i];
-        if c == b' ' {
-            // Spaces only between groups of four.
+        let sep = |c: u8| matches!(c, b' ' | b'.' | b'-');
+        if sep(c) {
+            // Separators only between groups of four.
             if n % 4 != 0 || (n > 4 && !spaced) {
                 return None;
             }
             spaced = true;
         } else {
-            if spaced && n % 4 == 0 && b.get(i.wrapping_sub(1)) != Some(&b' ') {
+            if spaced && n % 4 == 0 && !b.get(i.wrapping_sub(1)).copied().is_some_and(sep) {
                 return None;
             }
             chars[n] = c;

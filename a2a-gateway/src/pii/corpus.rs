@@ -138,6 +138,51 @@ pub const CORPORA: &[Corpus] = &[
             )
         },
     },
+    Corpus {
+        name: "fullwidth-digits",
+        about: "card-like groups of fullwidth digits with ideographic spaces (normalised)",
+        build: |n| {
+            repeat(
+                "４１１１\u{3000}１１１１\u{3000}１１１１\u{3000}１１１２ ",
+                n,
+            )
+        },
+    },
+    Corpus {
+        name: "other-digits",
+        about: "Arabic-Indic, Devanagari and Thai digits with en dashes (normalised)",
+        build: |n| repeat("١٢٣\u{2013}٤٥\u{2013}٦٧٨٩ १२३४ ๑๒๓๔ ", n),
+    },
+    Corpus {
+        name: "zero-width",
+        about: "a zero-width space or joiner after every character",
+        build: |n| {
+            repeat(
+                "a\u{200B}n\u{200D}n\u{200B}@\u{200B}4\u{200B}1\u{2060}1 ",
+                n,
+            )
+        },
+    },
+    Corpus {
+        name: "combining-marks",
+        about: "combining marks on every digit and letter",
+        build: |n| repeat("4\u{336}1\u{336}1\u{301}1\u{301} e\u{301}x\u{308} ", n),
+    },
+    Corpus {
+        name: "percent-escapes",
+        about: "`%XX` escapes everywhere, some not UTF-8",
+        build: |n| repeat("%34%31%31%31%20%ff%fe%E2%80%8B%41 ", n),
+    },
+    Corpus {
+        name: "base64-text",
+        about: "base64 runs that decode to text without PII (each decoded and scanned)",
+        build: |n| repeat("SGVsbG8sIHdvcmxkISBUaGlzIGlzIGZpbmUu ", n),
+    },
+    Corpus {
+        name: "base64-run",
+        about: "one base64 run of text, decoded and scanned whole",
+        build: |n| repeat("SGVsbG8sIHdvcmxkISBUaGlzIGlzIGZpbmUu", n),
+    },
 ];
 
 /// `unit` repeated until the text has at least `n` bytes.

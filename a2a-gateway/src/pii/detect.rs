@@ -41,10 +41,12 @@ const PHONE_US: &str =
     r"(?:1[ .\-])?(?:\([2-9][0-9]{2}\) ?|[2-9][0-9]{2}([ .\-]))[2-9][0-9]{2}([ .\-])[0-9]{4}";
 /// Trunk-prefix national forms (UK, DE, FR, ...): `0` + area, then separated groups.
 const PHONE_NATIONAL: &str = r"(?:\(0[1-9][0-9]{0,4}\)|0[1-9][0-9]{0,4})(?:[ .\-/][0-9]{2,8}){1,4}";
-/// A run of 13 or more digits with single spaces or dashes between them.
-const CARD: &str = r"[0-9](?:[ \-]?[0-9]){12,}";
-const IBAN: &str = r"[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){11,31}";
-const SSN: &str = r"[0-9]{3}-[0-9]{2}-[0-9]{4}";
+/// A run of 13 or more digits with up to three separators (spaces, dots, dashes) between them.
+const CARD: &str = r"[0-9](?:[ .\-]{0,3}[0-9]){12,}";
+/// Country, check digits, then the BBAN, compact or with a space, dot or dash between groups.
+const IBAN: &str = r"[A-Z]{2}[0-9]{2}(?:[ .\-]?[A-Z0-9]){11,31}";
+/// `AAA-GG-SSSS` with dashes, spaces or dots (the two alike: checked in code).
+const SSN: &str = r"[0-9]{3}[ .\-][0-9]{2}[ .\-][0-9]{4}";
 const IPV4: &str = r"[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}";
 /// Groups with `:` or `::` (an IPv4 tail allowed); second, forms ending in `::` (`fe80::`).
 const IPV6: &str = concat!(
@@ -99,7 +101,7 @@ struct Candidate {
 }
 
 /// How much a kind is trusted when two candidates overlap (higher wins, then the longer).
-fn strength(kind: PiiKind) -> u8 {
+pub(super) fn strength(kind: PiiKind) -> u8 {
     match kind {
         PiiKind::Secret => 9,
         PiiKind::PaymentCard | PiiKind::Iban => 8,
@@ -110,8 +112,8 @@ fn strength(kind: PiiKind) -> u8 {
     }
 }
 
-/// See [`super::find`].
-pub fn find(text: &str) -> Vec<Finding> {
+/// The detectors on a text already in its normal form (`normalize.rs`); see [`super::find`].
+pub(super) fn find(text: &str) -> Vec<Finding> {
     let Ok(d) = DETECTORS.as_ref() else {
         return Vec::new();
     };
@@ -281,7 +283,7 @@ fn window(
             }
         }
     }
-    if has(b'-') {
+    if digits >= 9 {
         charge(w.len());
         for m in d.ssn.find_iter(w) {
             charge(1);
@@ -363,6 +365,7 @@ fn resolve(mut cands: Vec<Candidate>) -> Vec<Finding> {
             .map(|c| Finding {
                 kind: c.kind,
                 range: c.start..c.end,
+                also: Vec::new(),
             })
             .collect();
     }
@@ -388,6 +391,7 @@ fn resolve(mut cands: Vec<Candidate>) -> Vec<Finding> {
         .map(|(start, (end, kind))| Finding {
             kind,
             range: start..end,
+            also: Vec::new(),
         })
         .collect()
 }

@@ -24,7 +24,12 @@
 mod check;
 mod checksum;
 mod detect;
+mod find;
+mod hold;
+mod joined;
+mod normalize;
 mod pem;
+mod raw;
 mod steps;
 mod stream;
 mod walk;
@@ -100,19 +105,44 @@ impl PiiKind {
 /// One detected item: its kind and its byte range in the scanned text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
-    /// What was found.
+    /// What was found (of several items in one range, the strongest kind).
     pub kind: PiiKind,
-    /// Byte range in the text (always on `char` boundaries).
+    /// Byte range in the text (always on `char` boundaries): the span of the original text the
+    /// item came from, characters removed by normalisation inside it included.
     pub range: Range<usize>,
+    /// More items in the same range, each counted and acted on with `kind`: the other items of
+    /// a base64 string whose decoded text holds several, or of items whose normal forms meet in
+    /// one character of the original. Usually empty.
+    pub also: Vec<PiiKind>,
+}
+
+impl Finding {
+    /// One item of `kind` at `range`.
+    pub fn new(kind: PiiKind, range: Range<usize>) -> Finding {
+        Finding {
+            kind,
+            range,
+            also: Vec::new(),
+        }
+    }
+
+    /// Every item of the finding: `kind`, then [`Finding::also`].
+    pub fn kinds(&self) -> impl Iterator<Item = PiiKind> + '_ {
+        std::iter::once(self.kind).chain(self.also.iter().copied())
+    }
 }
 
 /// Finds PII in `text`: non-overlapping findings sorted by start.
 ///
-/// What each kind matches and how it is validated is in `docs/pii.md`; when two candidates
-/// overlap, the more specific kind wins (secret, then card and IBAN, e-mail, SSN, IP
-/// addresses, phone), then the longer. Allocates nothing when nothing is found.
+/// The text is normalised first (Unicode NFKC per character, format and zero-width characters
+/// removed, digits of every script, dashes, spaces and dots folded to ASCII, `%XX` escapes
+/// decoded), and base64 strings that decode to text are scanned as text; each finding's range
+/// is the span of the original text it came from. What each kind matches and how it is
+/// validated is in `docs/pii.md`; when two candidates overlap, the more specific kind wins
+/// (secret, then card and IBAN, e-mail, SSN, IP addresses, phone), then the longer. ASCII text
+/// without `%XX` escapes is not copied.
 pub fn find(text: &str) -> Vec<Finding> {
-    detect::find(text)
+    find::find(text)
 }
 
 pub use detect::self_check;
@@ -131,9 +161,11 @@ pub enum PiiAction {
     Block,
 }
 
-/// A workspace's PII rules: one action per kind, and the action for kinds not listed.
+/// A workspace's PII rules: one action per kind, the action for kinds not listed, and what is
+/// done with binary inline files.
 ///
-/// Serde form: `{"default_action": "record", "actions": {"EMAIL": "redact", "SECRET": "block"}}`.
+/// Serde form: `{"default_action": "record", "actions": {"EMAIL": "redact", "SECRET": "block"},
+/// "binary_parts": "refuse"}` (`binary_parts` optional).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PiiRules {
     /// Action for kinds not in [`PiiRules::actions`].
@@ -142,6 +174,10 @@ pub struct PiiRules {
     /// Per-kind actions.
     #[serde(default)]
     pub actions: BTreeMap<PiiKind, PiiAction>,
+    /// What to do with `raw` parts whose media type is not textual; unset: see
+    /// [`PiiRules::binary_parts`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary_parts: Option<BinaryParts>,
 }
 
 impl PiiRules {
@@ -151,6 +187,44 @@ impl PiiRules {
             .get(&kind)
             .copied()
             .unwrap_or(self.default_action)
+    }
+
+    /// What is done with binary `raw` parts: the setting, else `refuse` when some kind is
+    /// blocked (a part that cannot be read as text must not carry a blocked item through) and
+    /// `scan_as_text` otherwise.
+    pub fn binary_parts(&self) -> BinaryParts {
+        self.binary_parts.unwrap_or_else(|| {
+            let blocks = self.default_action == PiiAction::Block
+                || self.actions.values().any(|a| *a == PiiAction::Block);
+            if blocks {
+                BinaryParts::Refuse
+            } else {
+                BinaryParts::ScanAsText
+            }
+        })
+    }
+}
+
+/// What a workspace does with an inline file (`raw` part) whose media type is not textual.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BinaryParts {
+    /// Decode it and scan every stretch of its bytes that is UTF-8 text, as text.
+    ScanAsText,
+    /// Refuse the content (`a2a_pii_blocked`, type `BINARY`).
+    Refuse,
+    /// Forward it unread (the hop's evidence says so).
+    Pass,
+}
+
+impl BinaryParts {
+    /// The setting's name (`scan_as_text`, `refuse`, `pass`), as in evidence.
+    pub fn name(self) -> &'static str {
+        match self {
+            BinaryParts::ScanAsText => "scan_as_text",
+            BinaryParts::Refuse => "refuse",
+            BinaryParts::Pass => "pass",
+        }
     }
 }
 
@@ -165,8 +239,12 @@ pub struct PiiReport {
     /// Set when a finding's action is `Block`: the content must not be forwarded.
     pub blocked: Option<PiiKind>,
     /// Textual raw parts (`text/*`, JSON, XML, YAML) that could not be read (not base64, or not
-    /// UTF-8): they cannot be checked, so the content must be refused, never passed on unread.
+    /// UTF-8), and binary ones scanned as text that are not base64: they cannot be checked, so
+    /// the content must be refused, never passed on unread.
     pub unreadable: u32,
+    /// Raw parts whose media type is not textual, handled per [`PiiRules::binary_parts`] (under
+    /// `refuse`, the content must be refused).
+    pub binary_parts: u32,
 }
 
 impl PiiReport {
@@ -182,6 +260,7 @@ impl PiiReport {
         }
         self.redacted += other.redacted;
         self.unreadable += other.unreadable;
+        self.binary_parts += other.binary_parts;
         if self.blocked.is_none() {
             self.blocked = other.blocked;
         }
@@ -190,23 +269,22 @@ impl PiiReport {
 
 /// Scans one A2A 1.0 JSON value in place and applies `rules`.
 ///
-/// Looks at text parts, data parts (every string value, recursively; keys kept), file names,
-/// inline `text/*` raw parts (decoded, scanned, re-encoded), and message and artifact metadata,
-/// wherever they sit in `value` (SendMessage params, a Message, a Task with history and
-/// artifacts, a stream event, a push payload). When [`PiiReport::blocked`] is set the value may
-/// be partly rewritten and must not be forwarded.
+/// Reads every string of the value, wherever it sits (SendMessage params, a Message, a Task
+/// with history and artifacts, a stream event, a push payload, a peer's error), keys of `data`
+/// and `metadata` included, except ids and push notification configs; adjacent text parts are
+/// read as one text; inline `raw` files are decoded (textual ones scanned as text, binary ones
+/// per [`PiiRules::binary_parts`]). When [`PiiReport::blocked`] is set, or a raw part was
+/// unreadable or refused, the value may be partly rewritten and must not be forwarded.
 ///
-/// The exact members followed are listed in the `walk` module docs (and `docs/pii.md`); ids,
-/// `role`, `mediaType`, `url`, `configuration` and other structural members are never changed.
-/// An inline textual raw part that is not valid base64 or not UTF-8 is left unscanned.
+/// The exact rules are in the `walk` and `raw` module docs (and `docs/pii.md`).
 pub fn scan_value(value: &mut Value, rules: &PiiRules) -> PiiReport {
     let mut scan = walk::Scan::new(rules);
     scan.container(value);
     scan.report
 }
 
-/// The bytes of text [`scan_value`] would look at in `value` (text parts, file names, every
-/// string of data parts and metadata, inline textual raw parts counted decoded), counted
+/// The bytes of text [`scan_value`] would look at in `value` (every string it reads, keys of
+/// `data` and `metadata` included, inline `raw` parts counted decoded), counted
 /// without scanning: what a caller weighs before a scan (the gateway refuses a request above
 /// its `max_scanned_bytes`, and runs a large scan off its async workers).
 pub fn scanned_bytes(value: &Value) -> usize {

@@ -4,16 +4,20 @@
 //! Exact behaviour, for `artifactUpdate` events (every other event goes through
 //! [`scan_value`] unchanged in meaning):
 //! - Text parts of one artifact (same `taskId` and `artifactId`) are treated as one text in
-//!   order: the text parts of a chunk, then those of the next `append: true` chunk.
+//!   order: adjacent text parts of a chunk are joined (`joined.rs`), and the end of a chunk's
+//!   last text goes on in the next `append: true` chunk.
 //! - When a chunk is not the last (`lastChunk` absent or false) and its last part is a text
 //!   part, the scanner holds back the end of that text that could be the start of an item
-//!   continued in the next chunk: the trailing run of characters items are made of (letters,
-//!   digits, `@ . _ % + - : / ( ) = [ ] '`, a space between digits, capitals or parentheses, as
-//!   in `4111 1111` or `GB82 WEST`), at most
-//!   [`MAX_HOLD`] bytes, plus a `-----BEGIN` line begun in the last 64 bytes. A finding that
-//!   overlaps that tail and starts within the last `MAX_HOLD` bytes is held whole; one that
-//!   starts earlier is applied now. Nothing is held when the text ends in a space or other
-//!   separator. The part is forwarded with the text before the held tail (possibly empty).
+//!   continued in the next chunk: the trailing run of characters items are made of, as the
+//!   detectors see them after normalisation (letters, digits of any script,
+//!   `@ . _ % + - : / ( ) = [ ] '` and look-alikes, a space of any kind between digits,
+//!   capitals, dashes or parentheses, as in `4111 1111`, `GB82 WEST` or `4111 - 1111`), at most
+//!   [`MAX_HOLD`] bytes as the detectors see them (removed characters such as zero-width spaces
+//!   held without counting) and `HOLD_RAW` (1 KiB, `hold.rs`) bytes of the original, plus a
+//!   `-----BEGIN` line begun in the last 64 bytes. A finding that overlaps that tail and starts
+//!   within the last `MAX_HOLD` bytes (so counted) is held whole; one that starts earlier is
+//!   applied now. Nothing is held when the text ends in a space or other separator. The part
+//!   is forwarded with the text before the held tail (possibly empty).
 //! - The held text is prepended to the first part of the next `append: true` chunk of the same
 //!   artifact (into it when it is a text part, else as a new text part in front) and scanned
 //!   with it; it is released in that event when it is the `lastChunk`.
@@ -41,13 +45,13 @@
 //! chunk goes out as it came, the held tail is a copy kept only to count items split across
 //! chunks, and `flush` returns no events.
 
-use std::borrow::Cow;
-
 use serde_json::{Map, Value, json};
 
+use super::hold::hold_start;
+use super::joined::{find_joined, pieces};
 use super::pem::pem_end;
 use super::walk::Scan;
-use super::{Finding, PiiAction, PiiKind, PiiReport, PiiRules, find, scan_value};
+use super::{Finding, PiiAction, PiiKind, PiiReport, PiiRules, scan_value};
 
 /// The most text held back per artifact, in bytes.
 pub const MAX_HOLD: usize = 128;
@@ -79,6 +83,10 @@ pub(super) enum Open {
     /// A token (key or JWT) that ran to the end of the text: the next text's leading run of
     /// token characters (`A-Z a-z 0-9 _ - .`) is part of it.
     Token,
+}
+
+fn is_text(p: &Value) -> bool {
+    p.get("text").is_some_and(Value::is_string)
 }
 
 fn is_token_byte(b: u8) -> bool {
@@ -128,58 +136,9 @@ pub(super) fn ends_turn(event: &Value) -> bool {
             .is_some_and(|u| state_ends(u.get("status")))
 }
 
-/// Where to cut `text` so that the tail that could begin an unfinished item is held.
-pub(super) fn hold_start(text: &str, findings: &[Finding]) -> usize {
-    let len = text.len();
-    let mut cut = len;
-    let mut after: Option<char> = None;
-    for (i, c) in text.char_indices().rev() {
-        let item = c.is_alphanumeric()
-            || "@._%+-:/()=[]'".contains(c)
-            || c == ' '
-                && after.is_none_or(|a| {
-                    a.is_ascii_digit() || a.is_ascii_uppercase() || a == '(' || a == '+'
-                })
-                && {
-                    let before = text.get(..i).and_then(|s| s.chars().next_back());
-                    before.is_some_and(|b| b.is_ascii_digit() || b.is_ascii_uppercase() || b == ')')
-                };
-        if !item || len - i > MAX_HOLD {
-            break;
-        }
-        cut = i;
-        after = Some(c);
-    }
-    // A key header whose label and closing dashes have not all arrived.
-    let window_start = (len.saturating_sub(64)..=len)
-        .find(|&i| text.is_char_boundary(i))
-        .unwrap_or(len);
-    if let Some(p) = text.get(window_start..).and_then(|w| w.rfind("-----BEGIN")) {
-        let p = window_start + p;
-        let header_done = text.get(p + 10..).is_some_and(|r| r.contains("-----"));
-        if !header_done {
-            cut = cut.min(p);
-        }
-    }
-    for f in findings {
-        if f.range.end <= cut {
-            continue;
-        }
-        if f.range.start < cut {
-            cut = if len - f.range.start <= MAX_HOLD {
-                f.range.start
-            } else {
-                f.range.end
-            };
-        }
-        break;
-    }
-    cut
-}
-
-/// Findings in `text`, which may continue a secret left open by the previous text, and whether
-/// a private key block is still open at its end.
-fn findings_in(text: &str, open: Open) -> (Vec<Finding>, bool) {
+/// Findings in `text` (pieces starting at `seams`, see `joined.rs`), which may continue a secret
+/// left open by the previous text, and whether a private key block is still open at its end.
+fn findings_in(text: &str, seams: &[usize], open: Open) -> (Vec<Finding>, bool) {
     let mut findings = Vec::new();
     let mut from = 0;
     let end = match open {
@@ -194,17 +153,19 @@ fn findings_in(text: &str, open: Open) -> (Vec<Finding>, bool) {
     if open != Open::No {
         from = end.unwrap_or(text.len());
         if from > 0 {
-            findings.push(Finding {
-                kind: PiiKind::Secret,
-                range: 0..from,
-            });
+            findings.push(Finding::new(PiiKind::Secret, 0..from));
         }
         if end.is_none() {
             return (findings, true);
         }
     }
     let rest = text.get(from..).unwrap_or("");
-    let found = find(rest);
+    let rest_seams: Vec<usize> = seams
+        .iter()
+        .filter(|s| **s > from)
+        .map(|s| s - from)
+        .collect();
+    let found = find_joined(rest, &rest_seams);
     let pem_open = found.last().is_some_and(|f| {
         f.kind == PiiKind::Secret
             && f.range.end == rest.len()
@@ -213,8 +174,8 @@ fn findings_in(text: &str, open: Open) -> (Vec<Finding>, bool) {
                 .is_some_and(|s| s.starts_with("-----BEGIN") && pem_end(s, 0).is_none())
     });
     findings.extend(found.into_iter().map(|f| Finding {
-        kind: f.kind,
         range: f.range.start + from..f.range.end + from,
+        ..f
     }));
     (findings, pem_open)
 }
@@ -233,10 +194,7 @@ fn partial_jwt(text: &str, findings: &[Finding]) -> Option<Finding> {
     }
     let run = text.get(start..)?;
     let header = run.strip_prefix("eyJ").and(run.split_once('.'))?.0;
-    super::check::jwt_header_ok(header).then_some(Finding {
-        kind: PiiKind::Secret,
-        range: start..text.len(),
-    })
+    super::check::jwt_header_ok(header).then_some(Finding::new(PiiKind::Secret, start..text.len()))
 }
 
 /// True when no kind's action changes or stops content.
@@ -299,19 +257,24 @@ impl super::StreamScanner {
         let context_id = get_str(update, "contextId", "context_id");
         let append = get_bool(update, "append", "append");
         let last = get_bool(update, "lastChunk", "last_chunk");
-        if let Some(m) = update.get_mut("metadata") {
-            scan.strings(m);
+        // Every member but the artifact's parts is read as in any value.
+        for (key, child) in update.iter_mut() {
+            if key != "artifact" {
+                scan.member(key, child);
+            }
         }
         let Some(Value::Object(artifact)) = update.get_mut("artifact") else {
             return scan.report;
         };
-        if let Some(m) = artifact.get_mut("metadata") {
-            scan.strings(m);
+        for (key, child) in artifact.iter_mut() {
+            if key != "parts" {
+                scan.member(key, child);
+            }
         }
         let Some(artifact_id) = get_str(artifact, "artifactId", "artifact_id") else {
             // Not a valid 1.0 chunk: scanned on its own, nothing carried.
             if let Some(Value::Array(parts)) = artifact.get_mut("parts") {
-                parts.iter_mut().for_each(|p| scan.part(p));
+                scan.parts(parts);
             }
             return scan.report;
         };
@@ -339,48 +302,61 @@ impl super::StreamScanner {
         }
         let n = parts.len();
         let mut held = String::new();
-        for (k, part) in parts.iter_mut().enumerate() {
-            let Some(Value::String(text)) = part.get_mut("text") else {
+        let mut k = 0;
+        while k < n {
+            let run = parts[k..].iter().take_while(|p| is_text(p)).count();
+            if run == 0 {
                 if let Some(t) = carry_text.take() {
-                    let (findings, _) = findings_in(&t, open);
+                    let (findings, _) = findings_in(&t, &[], open);
                     scan.apply(&t, &findings);
                 }
-                scan.part(part);
-                continue;
-            };
-            let combined = match carry_text.take() {
-                Some(mut t) => {
-                    t.push_str(text);
-                    Cow::Owned(t)
+                if let Some(p) = parts.get_mut(k) {
+                    scan.part(p, false);
                 }
-                None => Cow::Borrowed(text.as_str()),
-            };
-            let (mut findings, pem_open) = findings_in(&combined, open);
-            let cut = if k + 1 < n || last {
-                combined.len()
+                k += 1;
+                continue;
+            }
+            let run_parts = &mut parts[k..k + run];
+            // The run's text parts as one text (after the held text, when only recording).
+            let mut text = carry_text.take().unwrap_or_default();
+            let mut seams = Vec::new();
+            for (j, p) in run_parts.iter().enumerate() {
+                if j > 0 {
+                    seams.push(text.len());
+                }
+                text.push_str(p.get("text").and_then(Value::as_str).unwrap_or(""));
+            }
+            let (mut findings, pem_open) = findings_in(&text, &seams, open);
+            let cut = if k + run < n || last {
+                text.len()
             } else {
-                cut_for(&combined, &mut findings, open, pem_open)
+                cut_for(&text, &mut findings, open, pem_open)
             };
-            open = open_after(&combined, &findings, pem_open, cut);
+            open = open_after(&text, &findings, pem_open, cut);
             let keep: Vec<Finding> = findings
                 .into_iter()
                 .filter(|f| f.range.end <= cut)
                 .collect();
-            held = combined.get(cut..).unwrap_or("").to_owned();
-            let head = combined.get(..cut).unwrap_or("");
-            let redacted = scan.apply(head, &keep);
+            held = text.get(cut..).unwrap_or("").to_owned();
+            let head = text.get(..cut).unwrap_or("");
+            let seams: Vec<usize> = seams.into_iter().map(|s| s.min(cut)).collect();
+            let redacted = scan.apply_joined(head, &seams, &keep);
             if !passthrough {
-                let new = redacted.unwrap_or_else(|| head.to_owned());
-                drop(combined);
-                *text = new;
-            }
-            if let Value::Object(p) = part {
-                for key in ["filename", "metadata"] {
-                    if let Some(v) = p.get_mut(key) {
-                        scan.strings(v);
+                let texts = redacted.unwrap_or_else(|| {
+                    pieces(cut, &seams)
+                        .map(|r| head.get(r).unwrap_or("").to_owned())
+                        .collect()
+                });
+                for (p, t) in run_parts.iter_mut().zip(texts) {
+                    if let Some(v) = p.get_mut("text") {
+                        *v = Value::String(t);
                     }
                 }
             }
+            for p in run_parts.iter_mut() {
+                scan.part(p, true);
+            }
+            k += run;
         }
         if !last && (!held.is_empty() || open != Open::No) {
             state.push(Held {
@@ -402,7 +378,7 @@ impl super::StreamScanner {
             if h.text.is_empty() {
                 continue;
             }
-            let (findings, _) = findings_in(&h.text, h.open);
+            let (findings, _) = findings_in(&h.text, &[], h.open);
             let redacted = scan.apply(&h.text, &findings);
             if records_only(&self.rules) {
                 // Already forwarded as it came: only counted.

@@ -7,7 +7,7 @@ use super::*;
 fn rules(default_action: PiiAction) -> PiiRules {
     PiiRules {
         default_action,
-        actions: BTreeMap::new(),
+        ..PiiRules::default()
     }
 }
 
@@ -23,7 +23,7 @@ fn rules_serde_form() {
 }
 
 #[test]
-fn redacts_text_data_filename_metadata_and_keeps_structure() {
+fn redacts_every_string_but_ids_and_push_configs() {
     let mut v = json!({
         "message": {
             "messageId": "ann@example.org",
@@ -33,9 +33,12 @@ fn redacts_text_data_filename_metadata_and_keeps_structure() {
                 {"data": {"contact": {"mail": "bob@example.com", "list": ["x", "ssn 123-45-6789"]}}},
                 {"url": "https://10.0.0.1/ann@example.org", "filename": "to ann@example.org (draft).txt", "mediaType": "text/plain"}
             ],
-            "metadata": {"note": "ip 10.1.2.3"}
+            "metadata": {"note": "ip 10.1.2.3", "dan@example.com": {"ext": ["10.0.0.2"]}},
+            "extensions": ["https://ext.example/v1"],
+            "referenceTaskIds": ["ann@example.org"]
         },
-        "configuration": {"pushNotificationConfig": {"url": "http://10.0.0.9/hook"}},
+        "configuration": {"taskPushNotificationConfig": {"url": "http://10.0.0.9/hook", "token": "sk-abcdefghijklmnopqrstuvwxyz"},
+                          "acceptedOutputModes": ["text/plain; for=erin@example.com"]},
         "metadata": {"by": "carl@example.net"}
     });
     let report = scan_value(&mut v, &rules(PiiAction::Redact));
@@ -48,16 +51,19 @@ fn redacts_text_data_filename_metadata_and_keeps_structure() {
                 "parts": [
                     {"text": "write to [REDACTED:EMAIL]"},
                     {"data": {"contact": {"mail": "[REDACTED:EMAIL]", "list": ["x", "ssn [REDACTED:US_SSN]"]}}},
-                    {"url": "https://10.0.0.1/ann@example.org", "filename": "to [REDACTED:EMAIL] (draft).txt", "mediaType": "text/plain"}
+                    {"url": "https://[REDACTED:IPV4]/[REDACTED:EMAIL]", "filename": "to [REDACTED:EMAIL] (draft).txt", "mediaType": "text/plain"}
                 ],
-                "metadata": {"note": "ip [REDACTED:IPV4]"}
+                "metadata": {"note": "ip [REDACTED:IPV4]", "[REDACTED:EMAIL]": {"ext": ["[REDACTED:IPV4]"]}},
+                "extensions": ["https://ext.example/v1"],
+                "referenceTaskIds": ["ann@example.org"]
             },
-            "configuration": {"pushNotificationConfig": {"url": "http://10.0.0.9/hook"}},
+            "configuration": {"taskPushNotificationConfig": {"url": "http://10.0.0.9/hook", "token": "sk-abcdefghijklmnopqrstuvwxyz"},
+                              "acceptedOutputModes": ["text/plain; for=[REDACTED:EMAIL]"]},
             "metadata": {"by": "[REDACTED:EMAIL]"}
         })
     );
-    assert_eq!(report.redacted, 6);
-    assert_eq!(report.counts.get(&PiiKind::Email), Some(&4));
+    assert_eq!(report.redacted, 11);
+    assert_eq!(report.counts.get(&PiiKind::Email), Some(&7));
     assert_eq!(report.blocked, None);
 }
 
@@ -77,14 +83,74 @@ fn raw_text_parts_are_decoded_scanned_and_reencoded() {
         v["parts"][0]["raw"],
         json!(b64("card [REDACTED:PAYMENT_CARD]\n"))
     );
+    // A binary part is scanned as text where its bytes are UTF-8 (no block rule: the default).
     assert_eq!(
         v["parts"][1]["raw"],
-        json!(b64("card 4111 1111 1111 1111\n"))
+        json!(b64("card [REDACTED:PAYMENT_CARD]\n"))
     );
     assert_eq!(v["parts"][2]["raw"], json!("%%% not base64"));
-    assert_eq!(report.redacted, 1);
+    assert_eq!(report.redacted, 2);
+    assert_eq!(report.binary_parts, 1);
     // Not base64, and not UTF-8: cannot be checked, so counted for the refusal.
     assert_eq!(report.unreadable, 2);
+}
+
+#[test]
+fn binary_parts_scanned_refused_or_passed() {
+    use base64::Engine;
+    let enc = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    // Image bytes with a text chunk in the middle (as in a PNG tEXt chunk).
+    let mut bytes = vec![0x89, b'P', b'N', b'G', 0xff, 0x00];
+    bytes.extend_from_slice(b"Author: ann@example.org");
+    bytes.extend_from_slice(&[0x00, 0xfe, 0x01]);
+    let part = || json!({"parts": [{"raw": enc(&bytes), "mediaType": "image/png"}]});
+    let mut v = part();
+    let report = scan_value(&mut v, &rules(PiiAction::Redact));
+    let mut want = bytes[..6].to_vec();
+    want.extend_from_slice(b"Author: [REDACTED:EMAIL]");
+    want.extend_from_slice(&[0x00, 0xfe, 0x01]);
+    assert_eq!(v["parts"][0]["raw"], json!(enc(&want)));
+    assert_eq!((report.redacted, report.binary_parts), (1, 1));
+    // Under a block rule the default is to refuse; `pass` forwards it unread.
+    let mut block = rules(PiiAction::Record);
+    block.actions.insert(PiiKind::Secret, PiiAction::Block);
+    assert_eq!(block.binary_parts(), BinaryParts::Refuse);
+    let mut v = part();
+    let report = scan_value(&mut v, &block);
+    assert_eq!((report.binary_parts, report.counts.len()), (1, 0));
+    assert_eq!(v, part());
+    block.binary_parts = Some(BinaryParts::Pass);
+    let mut v = part();
+    assert_eq!(scan_value(&mut v, &block).binary_parts, 1);
+    assert_eq!(v, part(), "passed unread");
+    let r: PiiRules =
+        serde_json::from_value(json!({"default_action": "block", "binary_parts": "scan_as_text"}))
+            .unwrap();
+    assert_eq!(r.binary_parts(), BinaryParts::ScanAsText);
+    assert_eq!(
+        scan_value(&mut part(), &r).blocked,
+        Some(PiiKind::Email),
+        "scanned as text under a block rule when the workspace says so"
+    );
+}
+
+#[test]
+fn adjacent_text_parts_are_one_text() {
+    let mut v = json!({"message": {"parts": [
+        {"text": "mail ann.lee@exa"}, {"text": "mple.org and card 4111 1111 "},
+        {"text": "1111 1111", "metadata": {"k": "10.0.0.1"}}, {"data": {"x": 1}},
+        {"text": "call me at"}, {"text": "+44 20 7946 0958"}
+    ]}});
+    let report = scan_value(&mut v, &rules(PiiAction::Redact));
+    assert_eq!(
+        v["message"]["parts"],
+        json!([
+            {"text": "mail [REDACTED:EMAIL]"}, {"text": " and card [REDACTED:PAYMENT_CARD]"},
+            {"text": "", "metadata": {"k": "[REDACTED:IPV4]"}}, {"data": {"x": 1}},
+            {"text": "call me at"}, {"text": "[REDACTED:PHONE]"}
+        ])
+    );
+    assert_eq!(report.redacted, 4);
 }
 
 #[test]
@@ -355,6 +421,11 @@ fn scanned_bytes_counts_what_a_scan_reads() {
         },
         "configuration": {"x": "not counted"}
     });
-    // text 3, data 2 + 1, filename 2, the textual raw part decoded ("hello!") 6, metadata 2.
-    assert_eq!(super::scanned_bytes(&v), 3 + 3 + 2 + 6 + 2);
+    // text 3, data 2 + 1 and keys 1 + 1, url 8, filename 2, media types 10 + 10 + 9, both raw
+    // parts decoded ("hello!") 6 + 6, metadata 2 and key 1, the configuration's string 11 (the
+    // ids are not counted).
+    assert_eq!(
+        super::scanned_bytes(&v),
+        3 + 3 + 2 + 8 + 2 + 29 + 12 + 3 + 11
+    );
 }
