@@ -29,11 +29,11 @@ async fn a_grpc_call_over_the_connection_cap_gets_a_grpc_status() {
         ..open_config()
     };
     let s = echo(cfg).await;
-    // The one connection allowed, held open.
-    let _held = tokio::net::TcpStream::connect(s.local_addr())
-        .await
-        .unwrap();
-    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    // The one connection allowed, held open after a request (a connection that has sent none
+    // would be displaced by the newcomer).
+    let (code, _, _held) =
+        common::slow::get_keep(s.local_addr(), "/.well-known/agent-card.json").await;
+    assert_eq!(code, 200);
     let body = common::grpc_raw::encode("lf.a2a.v1.GetTaskRequest", &json!({"id": "t"}));
     let out = common::grpc_raw::call(s.local_addr(), "GetTask", &[], body).await;
     assert_eq!(out.code, tonic::Code::Unavailable, "{out:?}");

@@ -9,6 +9,7 @@ use a2a_gateway::errors::Version;
 use common::grpc_raw::{call, encode, run};
 use common::*;
 use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tonic::Code;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -50,9 +51,15 @@ async fn a_grpc_call_over_the_connection_cap_gets_a_grpc_status() {
     })
     .await;
     let addr = env.gw.local_addr();
-    // The one connection allowed, held open.
-    let _held = tokio::net::TcpStream::connect(addr).await.unwrap();
-    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    // The one connection allowed, held open after a request (a connection that has sent none
+    // would be displaced by the newcomer).
+    let mut held = tokio::net::TcpStream::connect(addr).await.unwrap();
+    held.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut buf = [0u8; 1024];
+    let n = held.read(&mut buf).await.unwrap();
+    assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
     let key = format!("Bearer {}", env.key);
     let body = encode(
         "lf.a2a.v1.GetTaskRequest",
