@@ -248,8 +248,9 @@ pub(crate) fn find_str<'a>(v: &'a Value, pred: &dyn Fn(&str, &str) -> bool) -> O
     }
 }
 
-#[tokio::test]
-async fn pii_blocks_push_notifications() {
+/// A gateway with push callbacks on (`push_callback_base_url`) in front of a 1.0 echo peer,
+/// registered as `echo` in ws1.
+pub(crate) async fn push_env() -> (Env, crate::common::echo::EchoAgent) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("gw.db")).unwrap();
     store.create_workspace("ws1", "One").unwrap();
@@ -285,6 +286,12 @@ async fn pii_blocks_push_notifications() {
         peers: vec![],
     };
     env.register("ws1", "echo", &peer.url, None);
+    (env, peer)
+}
+
+#[tokio::test]
+async fn pii_blocks_push_notifications() {
+    let (env, peer) = push_env().await;
     let (_, b) = env
         .rpc("/a2a/echo", Some("1.0"), send10("task please"))
         .await;

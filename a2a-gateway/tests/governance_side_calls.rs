@@ -5,12 +5,7 @@
 
 use crate::common;
 
-use crate::common::echo::start_echo;
-use crate::governance_pii::{find_str, receiver};
-use a2a_gateway::config::Config;
-use a2a_gateway::errors::Version;
-use a2a_gateway::server::Gateway;
-use a2a_gateway::store::Store;
+use crate::governance_pii::{find_str, push_env, receiver};
 use common::gov::admin;
 use common::*;
 use serde_json::json;
@@ -19,41 +14,7 @@ const EMAIL: &str = "erin@example.com";
 
 #[tokio::test]
 async fn a_03_webhook_gets_the_peer_task_only_through_the_pii_rules() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("gw.db")).unwrap();
-    store.create_workspace("ws1", "One").unwrap();
-    let (_, key) = store.create_key("ws1", &[], None, None).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let config = Config {
-        dev_mode: true,
-        peer_timeout_secs: 5,
-        listen: addr,
-        admin_token: Some(ADMIN.into()),
-        push_callback_base_url: Some(format!("http://{addr}")),
-        ..Config::default()
-    };
-    let gw = Gateway::new(config, store.clone())
-        .unwrap()
-        .serve(listener)
-        .await
-        .unwrap();
-    let peer = start_echo(
-        tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(),
-        Version::V1,
-        None,
-    )
-    .await
-    .unwrap();
-    let env = Env {
-        gw,
-        store,
-        key,
-        http: reqwest::Client::new(),
-        _dir: dir,
-        peers: vec![],
-    };
-    env.register("ws1", "echo", &peer.url, None);
+    let (env, peer) = push_env().await;
     // A task whose history and artifacts hold an email (sent before any PII rule existed).
     let (_, b) = env
         .rpc("/a2a/echo", None, send03(&format!("write to {EMAIL}")))
