@@ -12,7 +12,6 @@ use a2a_agent::demo::{echo_card, echo_handler};
 use a2a_gateway::errors::Version;
 use common::gov::admin;
 use common::*;
-use futures::StreamExt;
 use serde_json::{Value, json};
 
 async fn slow_agent() -> a2a_agent::server::ServerHandle {
@@ -59,23 +58,7 @@ async fn open_stream_in(
         req = req.header("A2A-Version", v);
     }
     let resp = req.send().await.unwrap();
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        let mut bytes = resp.bytes_stream();
-        let mut buf = String::new();
-        while let Some(Ok(chunk)) = bytes.next().await {
-            buf.push_str(&String::from_utf8_lossy(&chunk));
-            while let Some(i) = buf.find("\n\n") {
-                let block: String = buf.drain(..i + 2).collect();
-                for l in block.lines() {
-                    if let Some(d) = l.strip_prefix("data:") {
-                        let _ = tx.send(serde_json::from_str(d.trim()).unwrap_or(Value::Null));
-                    }
-                }
-            }
-        }
-    });
-    rx
+    crate::common::approval::sse_channel(resp)
 }
 
 async fn next(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Value>) -> Option<Value> {

@@ -100,6 +100,12 @@ pub async fn events(
         req = req.header("A2A-Version", v);
     }
     let resp = req.send().await.unwrap();
+    sse_channel(resp)
+}
+
+/// The `data:` events of an SSE answer, parsed, on a channel as they arrive (`Null` for one
+/// that is not JSON); the channel closes when the stream ends.
+pub fn sse_channel(resp: reqwest::Response) -> tokio::sync::mpsc::UnboundedReceiver<Value> {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(async move {
         let mut bytes = resp.bytes_stream();
