@@ -49,7 +49,9 @@ use tokio_util::task::TaskTracker;
 use tower::ServiceExt;
 
 mod evict;
+mod fds;
 use evict::{Ticket, Unserved};
+pub use fds::{effective_max_connections, fd_limit};
 
 /// Connection-level limits of a server.
 #[derive(Debug, Clone, PartialEq)]
@@ -142,45 +144,9 @@ pub type Refuser = Arc<dyn Fn(&http::request::Parts, EdgeRefusal) -> Response + 
 const DISPLACE_WAIT: Duration = Duration::from_millis(100);
 /// Extra connections that may be open only to receive the 503 refusal.
 const REFUSAL_SLOTS: usize = 64;
-/// File descriptors kept free below `RLIMIT_NOFILE` (stores, peers, logs, child processes).
-const FD_MARGIN: u64 = 256;
 /// How long a connection asked to close gracefully (idle, draining) may take before it is
 /// dropped, once no request is in flight on it.
 const CLOSE_GRACE: Duration = Duration::from_secs(1);
-
-/// The soft `RLIMIT_NOFILE` of the process (unix), if known.
-pub fn fd_limit() -> Option<u64> {
-    #[cfg(unix)]
-    {
-        let mut r = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit writes into the struct we own.
-        let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } == 0;
-        // rlim_t is u64 on Linux, not everywhere.
-        #[allow(clippy::unnecessary_cast)]
-        let cur = r.rlim_cur as u64;
-        (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(cur)
-    }
-    #[cfg(not(unix))]
-    {
-        None
-    }
-}
-
-/// The connection cap actually applied: the configured one (0 = 10000), kept below the fd
-/// limit minus a margin and the refusal slots.
-pub fn effective_max_connections(configured: usize) -> usize {
-    let wanted = if configured == 0 { 10_000 } else { configured };
-    match fd_limit() {
-        Some(l) => {
-            let room = l.saturating_sub(FD_MARGIN + REFUSAL_SLOTS as u64).max(16);
-            wanted.min(usize::try_from(room).unwrap_or(usize::MAX))
-        }
-        None => wanted,
-    }
-}
 
 /// The multi-threaded async runtime both binaries serve on, with `workers` threads (0: one per
 /// CPU the process may use, tokio's default). On a machine the server shares with busy
@@ -594,21 +560,4 @@ fn close(mut r: Response) -> Response {
         http::HeaderValue::from_static("close"),
     );
     r
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_cap_stays_below_the_fd_limit() {
-        assert_eq!(
-            effective_max_connections(50),
-            50.min(effective_max_connections(0))
-        );
-        if let Some(l) = fd_limit().filter(|l| *l > 1024) {
-            let c = effective_max_connections(usize::MAX) as u64;
-            assert!(c + FD_MARGIN + REFUSAL_SLOTS as u64 <= l, "{c} vs {l}");
-        }
-    }
 }
