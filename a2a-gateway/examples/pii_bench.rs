@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 #[allow(dead_code)]
 #[path = "../src/pii/corpus.rs"]
 mod corpus;
-use corpus::WORDS;
+use corpus::{NUMBERS, PII, WORDS};
 
 /// A small deterministic generator (xorshift), so every run scans the same corpus.
 struct Rng(u64);
@@ -45,30 +45,6 @@ impl Rng {
         items[self.below(items.len())]
     }
 }
-
-const NUMBERS: &[&str] = &[
-    "2024",
-    "15",
-    "3.5",
-    "$1,299.00",
-    "v1.2.3",
-    "2026-12-04",
-    "10:30",
-    "42",
-    "#10023",
-    "7%",
-];
-const PII: &[&str] = &[
-    "ann.lee@example.org",
-    "+44 20 7946 0958",
-    "(415) 555-0132",
-    "4111 1111 1111 1111",
-    "DE89 3704 0044 0532 0130 00",
-    "123-45-6789",
-    "192.168.10.20",
-    "2001:db8::8a2e:370:7334",
-    "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
-];
 
 fn sentence(rng: &mut Rng, out: &mut String, pii_every: usize) {
     let n = 8 + rng.below(14);

@@ -246,7 +246,8 @@ pub const WORDS: &[&str] = &[
     "this",
     "it",
 ];
-const NUMBERS: &[&str] = &[
+/// Number-like words of the prose (none of them PII).
+pub const NUMBERS: &[&str] = &[
     "2024",
     "15",
     "3.5",
@@ -258,7 +259,8 @@ const NUMBERS: &[&str] = &[
     "#10023",
     "7%",
 ];
-const PII: &[&str] = &[
+/// One value of each PII type, mixed into the prose.
+pub const PII: &[&str] = &[
     "ann.lee@example.org",
     "+44 20 7946 0958",
     "(415) 555-0132",
