@@ -204,8 +204,12 @@ pub async fn notify(
     }
     let translated = match parsed {
         None => None,
-        Some(v) if !governed => crate::protocol::xlate::push_payload(v, from, to).ok(),
-        // push steps: the notification in 1.0 form; a refusal (PII block) is not delivered.
+        // Nothing to read from the peer, nothing to govern: translated as it came.
+        Some(v) if !governed && (to == Version::V1 || from == Version::V03) => {
+            crate::protocol::xlate::push_payload(v, from, to).ok()
+        }
+        // The notification in 1.0 form; push steps (when governed) see it whole, and a refusal
+        // (PII block) is not delivered.
         Some(v) => match crate::protocol::xlate::push_payload(v, from, Version::V1) {
             Err(_) => None,
             Ok(mut v10) => {
@@ -214,7 +218,7 @@ pub async fn notify(
                 if to == Version::V03 && v10.get("task").is_none() {
                     v10 = task_v10(&st, &cb, v10).await;
                 }
-                if let Err(r) = st.governance.push(&hop, &mut v10, &mut evidence) {
+                if governed && let Err(r) = st.governance.push(&hop, &mut v10, &mut evidence) {
                     audit.governance = serde_json::to_value(&evidence).ok();
                     // Answered 200: the notification was received and will not be delivered;
                     // a peer retry would be refused the same way.
@@ -235,14 +239,7 @@ pub async fn notify(
             Some("a2a_push_invalid"),
         );
     };
-    let mut translated = if !governed
-        && to == Version::V03
-        && translated.get("kind").and_then(Value::as_str) != Some("task")
-    {
-        task_v03(&st, &cb, &translated).await
-    } else {
-        translated
-    };
+    let mut translated = translated;
     // Extensions: a notification's `extensions` lists keep only what the workspace allows
     // (`a2a.extensions.allowed`; the hop's request is not known here), as answers do.
     // Settings that cannot be read keep nothing.
@@ -281,32 +278,10 @@ pub async fn notify(
 }
 
 /// A 0.3 notification is the Task (0.3 §9.5); a 1.0 peer notifies with update events. The Task
-/// is read from the peer (GetTask) and given the status this notification reports, so each
-/// update reaches the 0.3 webhook as the task in that state; if the peer cannot be read, the
-/// task is what the event names (id, context, status).
-async fn task_v03(st: &GatewayState, cb: &PushCallback, event: &Value) -> Value {
-    let id = event.get("taskId").and_then(Value::as_str).unwrap_or("");
-    let mut task = json!({"kind": "task", "id": id, "contextId": event.get("contextId")});
-    if let Ok(Some(agent)) = st.store.agent(&cb.workspace_id, &cb.agent_id)
-        && let Ok(peer) = crate::outbound::side_call::Peer::open(st, &agent).await
-        && let Ok(crate::protocol::answer::Answer::Unary(t)) = peer
-            .op(crate::protocol::ops::Operation::GetTask, json!({"id": id}))
-            .await
-        && let Ok(t) =
-            crate::protocol::xlate::push_payload(json!({"task": t}), Version::V1, Version::V03)
-        && t.get("kind").and_then(Value::as_str) == Some("task")
-    {
-        task = t;
-    }
-    if let (Some(status), Some(o)) = (event.get("status"), task.as_object_mut()) {
-        o.insert("status".into(), status.clone());
-    }
-    task
-}
-
-/// [`task_v03`] for a governed workspace, in 1.0 form: `{"task": ...}` read from the peer
-/// (GetTask) with the status the event `v10` reports, or what the event names if the peer
-/// cannot be read. The push steps then see the whole task before a 0.3 webhook receives it.
+/// is read from the peer (GetTask, in 1.0 form) and given the status the event `v10` reports,
+/// so each update reaches the 0.3 webhook as the task in that state; if the peer cannot be
+/// read, the task is what the event names (id, context, status). Answers `{"task": ...}`, which
+/// the push steps of a governed workspace see whole before the webhook does.
 async fn task_v10(st: &GatewayState, cb: &PushCallback, v10: Value) -> Value {
     let ev = v10
         .get("statusUpdate")
