@@ -275,7 +275,7 @@ impl Gateway {
         let listening =
             a2a_agent::listen::serve(listener, app, self.state.config.listen(), refuse)?;
         let background = tokio_util::sync::CancellationToken::new();
-        spawn_audit_retention(&self.state, background.clone());
+        spawn_retention(&self.state, background.clone());
         Ok(ServerHandle {
             addr,
             listening,
@@ -285,13 +285,13 @@ impl Gateway {
     }
 }
 
-/// Applies the audit retention (`audit_retention`, `audit_max_bytes`) at the start and every
-/// `audit_retention_check_secs`, on a blocking thread, until `stop` (see
-/// [`crate::store::retention`]).
-fn spawn_audit_retention(st: &Arc<GatewayState>, stop: tokio_util::sync::CancellationToken) {
-    let Some(rule) = st.config.audit_retention() else {
-        return;
-    };
+/// Applies the retention at the start and every `audit_retention_check_secs`, on a blocking
+/// thread, until `stop`: the audit's (`audit_retention`, `audit_max_bytes`, see
+/// [`crate::store::retention`]), the task records' (`task_retention`) and the WAL's bound (see
+/// [`crate::store::task_retention`]).
+fn spawn_retention(st: &Arc<GatewayState>, stop: tokio_util::sync::CancellationToken) {
+    let audit = st.config.audit_retention();
+    let tasks = st.config.task_retention();
     let every = Duration::from_secs(st.config.audit_retention_check_secs.max(1));
     let store = st.store.clone();
     tokio::spawn(async move {
@@ -304,10 +304,20 @@ fn spawn_audit_retention(st: &Arc<GatewayState>, stop: tokio_util::sync::Cancell
             }
             let (store, stop) = (store.clone(), stop.clone());
             let pass = tokio::task::spawn_blocking(move || {
-                crate::store::retention::run_pass(&store, &rule, &|| stop.is_cancelled())
+                let stopped = || stop.is_cancelled();
+                if let Some(rule) = &audit {
+                    crate::store::retention::run_pass(&store, rule, &stopped);
+                }
+                if let Some(age) = tasks {
+                    let batch = crate::config::AUDIT_RETENTION_BATCH_ROWS;
+                    crate::store::task_retention::run_task_pass(&store, age, batch, &stopped);
+                }
+                if let Err(e) = store.bound_wal() {
+                    tracing::warn!("WAL bound: {e}");
+                }
             });
             if let Err(e) = pass.await {
-                tracing::error!("audit retention pass failed: {e}");
+                tracing::error!("retention pass failed: {e}");
             }
         }
     });

@@ -175,6 +175,11 @@ pub struct Config {
     /// Seconds between two checks of the audit retention (each deletes what the two rules no
     /// longer keep, in batches of 500 rows).
     pub audit_retention_check_secs: u64,
+    /// The records of a task the gateway has heard nothing of for this long (no answer, event
+    /// or notification naming it) are deleted by the same background task: its ownership
+    /// binding, status record and push callbacks; it then answers TaskNotFound like a task
+    /// the gateway never saw (`30d`, `12h`, `90m`, `45s`; `0`: kept forever).
+    pub task_retention: Age,
     /// Threads of the async runtime that serves requests (0: one per CPU the process may use).
     /// On a machine shared with the agents behind the gateway or a load generator, fewer
     /// threads spend less CPU per hop (docs/benchmarks.md, "fifth round").
@@ -190,6 +195,10 @@ pub const DEFAULT_IDEMPOTENCY_WINDOW_SECS: u64 = 600;
 
 /// Default audit retention: 30 days.
 pub const DEFAULT_AUDIT_RETENTION: std::time::Duration =
+    std::time::Duration::from_secs(30 * 24 * 3600);
+
+/// Default task retention: 30 days without news of a task.
+pub const DEFAULT_TASK_RETENTION: std::time::Duration =
     std::time::Duration::from_secs(30 * 24 * 3600);
 
 /// Default bound of the database's size through audit retention: 1 GiB.
@@ -252,6 +261,7 @@ impl Default for Config {
             audit_retention: Age(DEFAULT_AUDIT_RETENTION),
             audit_max_bytes: ByteSize(DEFAULT_AUDIT_MAX_BYTES),
             audit_retention_check_secs: 10,
+            task_retention: Age(DEFAULT_TASK_RETENTION),
             workers: 0,
         }
     }
@@ -300,6 +310,11 @@ impl Config {
             max_bytes,
             batch: AUDIT_RETENTION_BATCH_ROWS,
         })
+    }
+
+    /// How long task records are kept without news of their task (`None`: forever).
+    pub fn task_retention(&self) -> Option<std::time::Duration> {
+        Some(self.task_retention.0).filter(|d| !d.is_zero())
     }
 
     /// The versions this gateway serves.

@@ -70,6 +70,7 @@ mod slow_clients;
 mod stall;
 mod store;
 mod store_speed;
+mod task_retention;
 mod trust;
 mod trust_own;
 mod trust_push;

@@ -190,6 +190,11 @@ struct ServeArgs {
     /// Seconds between two checks of the audit retention [default: 10].
     #[arg(long, env = "A2A_GATEWAY_AUDIT_RETENTION_CHECK_SECS")]
     audit_retention_check_secs: Option<u64>,
+    /// Records of a task not heard of for this long (ownership, status, push callbacks) are
+    /// deleted in the background; it then answers TaskNotFound (30d, 12h, 90m, 45s; 0 = kept)
+    /// [default: 30d].
+    #[arg(long, env = "A2A_GATEWAY_TASK_RETENTION")]
+    task_retention: Option<Age>,
 }
 
 impl ServeArgs {
@@ -317,6 +322,9 @@ impl ServeArgs {
         }
         if let Some(v) = self.audit_retention_check_secs {
             c.audit_retention_check_secs = v;
+        }
+        if let Some(v) = self.task_retention {
+            c.task_retention = v;
         }
         Ok(c)
     }

@@ -12,7 +12,8 @@
 //! record is committed, or in the serving process journaled (`journal`), before
 //! [`Store::append_intent_committed`] returns, and in the serving process the completion record
 //! is journaled before [`Store::append_audit_queued`] returns). Old audit rows are deleted by
-//! the retention (`retention`).
+//! the retention (`retention`); task records not heard of for `task_retention`, and the WAL
+//! past its limit, by `task_retention`.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -36,6 +37,7 @@ pub mod sends_memory;
 mod settings;
 mod sql;
 mod task_records;
+pub mod task_retention;
 pub use audit::audit_to_value;
 use audit::insert_audit_row_linked;
 pub use audit_batch::IntentRef;
@@ -110,6 +112,8 @@ impl Store {
     fn configure(c: &Connection, busy: std::time::Duration) -> Result<(), StoreError> {
         c.pragma_update(None, "synchronous", "NORMAL")?;
         c.pragma_update(None, "foreign_keys", "ON")?;
+        // A WAL started over is cut back to this size (`task_retention`, "The WAL").
+        c.pragma_update(None, "journal_size_limit", task_retention::WAL_LIMIT as i64)?;
         c.busy_timeout(busy)?;
         c.set_prepared_statement_cache_capacity(sql::STATEMENT_CACHE);
         Ok(())

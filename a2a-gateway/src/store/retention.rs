@@ -260,6 +260,22 @@ impl Store {
     /// one short transaction (from a connection of its own for a database file, so the hops'
     /// reads never wait for it). Call it again while it deletes rows.
     pub fn trim_audit(&self, rule: &AuditRetention) -> Result<Trimmed, StoreError> {
+        self.with_retention(|c, measure| trim(c, measure, rule))
+    }
+
+    /// Runs `f` on the retention's own connection to the database file (opened on first use;
+    /// the shared connection for an in-memory store), so the hops' reads never wait for it.
+    pub(crate) fn with_retention_conn<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.with_retention(|c, _| f(c))
+    }
+
+    fn with_retention<T>(
+        &self,
+        f: impl FnOnce(&Connection, &mut Measure) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
         let mut r = self.retention.lock().map_err(|_| StoreError::Poisoned)?;
         let Retention { conn, measure } = &mut *r;
         match &self.path {
@@ -271,11 +287,11 @@ impl Store {
                     *conn = Some(c);
                 }
                 match conn.as_ref() {
-                    Some(c) => trim(c, measure, rule),
+                    Some(c) => f(c, measure),
                     None => Err(StoreError::Poisoned),
                 }
             }
-            None => self.with(|c| trim(c, measure, rule)),
+            None => self.with(|c| f(c, measure)),
         }
     }
 

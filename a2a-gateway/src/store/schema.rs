@@ -145,6 +145,9 @@ pub const MIGRATIONS: &[&str] = &[
     // 18: the journal number of journaled intent rows (issue 40: hop outcomes recovered from
     // the journal find their intent) and audit retention (deletion below a forward-only mark).
     super::retention::MIGRATION,
+    // 19: the index task retention reads (issue 40: task records bounded in time, see
+    // `task_retention`).
+    super::task_retention::MIGRATION,
 ];
 
 /// Migration of the listing columns of `task_owners` (see `super::task_records`). Every index

@@ -1,0 +1,282 @@
+//! Task retention and the WAL's bound: the two other things a long-running gateway's database
+//! file would otherwise grow by (the audit has its own retention, [`super::retention`]).
+//!
+//! **Task records.** Every task a caller creates through the gateway leaves one `task_owners`
+//! row (its ownership binding and what the gateway last saw of its status, about 0.5-1 KB with
+//! its indexes) and, when the caller set push configs, their sealed callbacks and delivered-body
+//! hashes. `task_retention` (`30d` by default) deletes the records of tasks the gateway has
+//! heard nothing of for that long: neither bound, nor answered, nor streamed, nor notified
+//! (`max(created_at, checked_at)`, indexed by migration 19's expression index). A forgotten
+//! task answers like a task the gateway never saw: TaskNotFound to its owner too, never
+//! another workspace's (the ownership check fails closed), and it leaves the owner's
+//! listings. Deletion runs in the background pass beside the audit's, `batch` rows per short
+//! transaction.
+//!
+//! **The WAL.** Checkpoints copy the WAL into the database file but only a checkpoint with no
+//! reader left on an old snapshot lets the next writer start the WAL over; under steady load
+//! some reader nearly always is, so the `-wal` file kept growing. Every connection now has
+//! `journal_size_limit` ([`WAL_LIMIT`]: a WAL started over is cut back to it), and the
+//! background pass runs a `TRUNCATE` checkpoint when the file has passed the limit: it waits
+//! at most [`WAL_WAIT`] for readers (writers wait as long behind it; hops journal their
+//! writes and do not), and a busy one is tried again on the next pass.
+
+use std::time::Duration;
+
+use rusqlite::{Connection, params};
+
+use super::{Store, StoreError};
+
+/// Migration 19: the index task retention reads, oldest sign of life first (Unix ms).
+pub const MIGRATION: &str = r#"
+    CREATE INDEX task_owners_seen ON task_owners(max(created_at * 1000, checked_at));
+"#;
+
+/// The WAL file's size past which the background pass truncates it, and what a WAL started
+/// over is cut back to (`journal_size_limit`).
+pub const WAL_LIMIT: u64 = 64 << 20;
+
+/// Longest a `TRUNCATE` checkpoint waits for readers to leave the WAL.
+pub const WAL_WAIT: Duration = Duration::from_millis(200);
+
+/// One batch on `c`: the records of up to `batch` tasks last heard of before `cutoff_ms`, with
+/// their push callbacks (their delivered-body hashes go with them, `ON DELETE CASCADE`).
+fn trim(c: &Connection, cutoff_ms: i64, batch: usize) -> Result<usize, StoreError> {
+    c.execute_batch("BEGIN IMMEDIATE")?;
+    let out = trim_in(c, cutoff_ms, batch).and_then(|n| {
+        c.execute_batch("COMMIT")?;
+        Ok(n)
+    });
+    if out.is_err() && !c.is_autocommit() {
+        let _ = c.execute_batch("ROLLBACK");
+    }
+    out
+}
+
+fn trim_in(c: &Connection, cutoff_ms: i64, batch: usize) -> Result<usize, StoreError> {
+    let old: Vec<(i64, String, String, String)> = {
+        let mut st = c.prepare_cached(
+            "SELECT seq, task_id, workspace_id, agent_id FROM task_owners
+             WHERE max(created_at * 1000, checked_at) < ?1
+             ORDER BY max(created_at * 1000, checked_at) LIMIT ?2",
+        )?;
+        let limit = i64::try_from(batch.max(1)).unwrap_or(i64::MAX);
+        let rows = st.query_map(params![cutoff_ms, limit], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })?;
+        rows.collect::<Result<_, _>>()?
+    };
+    let mut del_task = c.prepare_cached("DELETE FROM task_owners WHERE seq = ?1")?;
+    let mut del_push = c.prepare_cached(
+        "DELETE FROM push_callbacks WHERE workspace_id = ?1 AND agent_id = ?2 AND task_id = ?3",
+    )?;
+    for (seq, task, ws, agent) in &old {
+        del_push.execute(params![ws, agent, task])?;
+        del_task.execute(params![seq])?;
+    }
+    Ok(old.len())
+}
+
+/// Unix milliseconds `age` ago.
+fn cutoff(age: Duration) -> i64 {
+    let now = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
+    let age = i128::try_from(age.as_millis()).unwrap_or(i128::MAX);
+    i64::try_from(now.saturating_sub(age)).unwrap_or(i64::MIN)
+}
+
+impl Store {
+    /// Deletes the records of at most `batch` tasks the gateway has heard nothing of for
+    /// `max_age` (ownership binding, status record, push callbacks), in one short transaction
+    /// from the retention's own connection; returns how many. Call it again while it deletes.
+    pub fn trim_task_records(&self, max_age: Duration, batch: usize) -> Result<usize, StoreError> {
+        let cut = cutoff(max_age);
+        self.with_retention_conn(|c| trim(c, cut, batch))
+    }
+
+    /// Truncates the WAL when its file has passed [`WAL_LIMIT`]; returns whether it did
+    /// (`false` too when readers kept it busy past [`WAL_WAIT`]: the next pass tries again).
+    pub fn bound_wal(&self) -> Result<bool, StoreError> {
+        let Some(path) = &self.path else {
+            return Ok(false);
+        };
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        let size = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+        if size <= WAL_LIMIT {
+            return Ok(false);
+        }
+        self.with_retention_conn(|c| {
+            c.busy_timeout(WAL_WAIT)?;
+            let busy: Result<i64, _> =
+                c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0));
+            c.busy_timeout(Duration::from_secs(5))?;
+            match busy {
+                Ok(0) => {
+                    tracing::info!(wal_bytes = size, "WAL truncated");
+                    Ok(true)
+                }
+                Ok(_) | Err(rusqlite::Error::SqliteFailure(_, _)) => {
+                    tracing::debug!(wal_bytes = size, "WAL truncation busy; next pass");
+                    Ok(false)
+                }
+                Err(e) => Err(e.into()),
+            }
+        })
+    }
+
+    /// How many task records (ownership bindings) the store holds.
+    pub fn task_record_count(&self) -> Result<u64, StoreError> {
+        self.with(|c| {
+            let n: i64 = c.query_row("SELECT count(*) FROM task_owners", [], |r| r.get(0))?;
+            Ok(u64::try_from(n).unwrap_or(0))
+        })
+    }
+}
+
+/// One task retention pass: batches of `batch` until nothing is left to delete or `stop()`
+/// says so; returns the records deleted (errors are logged, the next pass tries again).
+pub fn run_task_pass(
+    store: &Store,
+    max_age: Duration,
+    batch: usize,
+    stop: &dyn Fn() -> bool,
+) -> usize {
+    let mut rows = 0;
+    while !stop() {
+        match store.trim_task_records(max_age, batch) {
+            Ok(0) => break,
+            Ok(n) => {
+                rows += n;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => {
+                tracing::warn!("task retention: {e}");
+                break;
+            }
+        }
+    }
+    if rows > 0 {
+        tracing::info!(rows, "task retention deleted task records");
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::TaskBinding;
+    use crate::store::journal::insert_binding;
+
+    fn bind(s: &Store, task: &str, created_s: i64, checked_ms: i64) {
+        s.with(|c| {
+            insert_binding(
+                c,
+                &TaskBinding {
+                    endpoint: "http://127.0.0.1:9/a2a".into(),
+                    task_id: task.into(),
+                    workspace_id: "w".into(),
+                    agent_id: "a".into(),
+                },
+            )?;
+            c.execute(
+                "UPDATE task_owners SET created_at = ?2, checked_at = ?3 WHERE task_id = ?1",
+                params![task, created_s, checked_ms],
+            )?;
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    fn tasks(s: &Store) -> Vec<String> {
+        s.with(|c| {
+            let mut st = c.prepare("SELECT task_id FROM task_owners ORDER BY task_id")?;
+            let r = st.query_map([], |r| r.get(0))?;
+            Ok(r.collect::<Result<Vec<String>, _>>()?)
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn forgets_tasks_not_heard_of_within_the_age_in_batches() {
+        let s = Store::open_in_memory().unwrap();
+        s.create_workspace("w", "W").unwrap();
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        let day = 24 * 3600;
+        // created 40 days ago, nothing heard since: old
+        for i in 0..5 {
+            bind(&s, &format!("old{i}"), now - 40 * day, 0);
+        }
+        // created 40 days ago but a status recorded an hour ago: kept
+        bind(&s, "busy", now - 40 * day, (now - 3600) * 1000);
+        // created an hour ago: kept
+        bind(&s, "new", now - 3600, 0);
+        s.with(|c| {
+            c.execute(
+                "INSERT INTO push_callbacks(callback_id, workspace_id, agent_id, task_id, url,
+                   caller_version, peer_version, notify_token, created_at)
+                 VALUES ('cb-old', 'w', 'a', 'old0', 'http://127.0.0.1:1/h', '1.0', '1.0', 't', 0),
+                        ('cb-busy', 'w', 'a', 'busy', 'http://127.0.0.1:1/h', '1.0', '1.0', 't', 0)",
+                [],
+            )?;
+            Ok(())
+        })
+        .unwrap();
+        let age = Duration::from_secs(30 * day as u64);
+        assert_eq!(s.trim_task_records(age, 2).unwrap(), 2);
+        assert_eq!(s.trim_task_records(age, 2).unwrap(), 2);
+        assert_eq!(s.trim_task_records(age, 2).unwrap(), 1);
+        assert_eq!(s.trim_task_records(age, 2).unwrap(), 0);
+        assert_eq!(tasks(&s), vec!["busy".to_string(), "new".to_string()]);
+        let callbacks: Vec<String> = s
+            .with(|c| {
+                let mut st = c.prepare("SELECT callback_id FROM push_callbacks")?;
+                let r = st.query_map([], |r| r.get(0))?;
+                Ok(r.collect::<Result<Vec<String>, _>>()?)
+            })
+            .unwrap();
+        assert_eq!(callbacks, vec!["cb-busy".to_string()]);
+        assert_eq!(s.task_record_count().unwrap(), 2);
+    }
+
+    #[test]
+    fn the_retention_query_reads_its_index() {
+        let s = Store::open_in_memory().unwrap();
+        let plan: String = s
+            .with(|c| {
+                let mut st = c.prepare(
+                    "EXPLAIN QUERY PLAN SELECT seq FROM task_owners
+                     WHERE max(created_at * 1000, checked_at) < 5
+                     ORDER BY max(created_at * 1000, checked_at) LIMIT 3",
+                )?;
+                let r = st.query_map([], |r| r.get::<_, String>(3))?;
+                Ok(r.collect::<Result<Vec<_>, _>>()?.join("; "))
+            })
+            .unwrap();
+        assert!(plan.contains("task_owners_seen"), "{plan}");
+    }
+
+    #[test]
+    fn a_wal_past_its_limit_is_truncated() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("gw.db");
+        let s = Store::open(&path).unwrap();
+        let wal = dir.path().join("gw.db-wal");
+        let size = || std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+        assert!(!s.bound_wal().unwrap(), "under the limit: nothing to do");
+        s.with(|c| {
+            c.execute_batch("CREATE TABLE junk(b BLOB)")?;
+            let mut ins = c.prepare("INSERT INTO junk VALUES (zeroblob(1048576))")?;
+            for _ in 0..(WAL_LIMIT >> 20) + 8 {
+                ins.execute([])?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert!(size() > WAL_LIMIT, "{}", size());
+        assert!(s.bound_wal().unwrap());
+        assert_eq!(size(), 0);
+        let n: i64 = s
+            .with(|c| Ok(c.query_row("SELECT count(*) FROM junk", [], |r| r.get(0))?))
+            .unwrap();
+        assert_eq!(n as u64, (WAL_LIMIT >> 20) + 8, "nothing lost");
+    }
+}
