@@ -67,7 +67,11 @@ async fn tasks_not_heard_of_for_the_retention_are_forgotten_and_answer_not_found
     while !old_gone || born.elapsed() < Duration::from_secs(6) {
         tokio::time::sleep(Duration::from_millis(500)).await;
         let f = get(&env, &fresh).await;
-        assert_eq!(f["result"]["id"], fresh.as_str(), "the task heard of is kept: {f}");
+        assert_eq!(
+            f["result"]["id"],
+            fresh.as_str(),
+            "the task heard of is kept: {f}"
+        );
         old_gone = env.store.task_record_count().unwrap() == 1;
         assert!(
             std::time::Instant::now() < deadline,

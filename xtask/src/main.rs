@@ -2,7 +2,8 @@
 //!
 //! - `cargo xtask test`: the project's one test command (fmt check, layer lists, clippy `-D warnings`,
 //!   Python venvs, the console tests' browser (chromium + chromium-driver, installed with apt-get when
-//!   missing, see [`browser`]), nextest, doctests, packaging and semver, conformance, schema check).
+//!   missing, see [`browser`]), PostgreSQL's server binaries for the throwaway clusters of the
+//!   store tests (Debian's `postgresql`, installed when missing, see [`postgres`]), nextest, doctests, packaging and semver, conformance, schema check).
 //!   It stops at the first failing step.
 //! - `cargo xtask layers [--root DIR] [--doc FILE]`: holds each crate's internal imports (`crate::`,
 //!   `super::`, `self::` paths) against the `layers` blocks of `docs/architecture.md`: every file in
@@ -51,6 +52,7 @@ use clap::{Parser, Subcommand};
 mod browser;
 mod fuzz;
 mod layers;
+mod postgres;
 mod release;
 
 /// Command line of `cargo xtask`.
@@ -332,6 +334,10 @@ fn test() -> Result<()> {
         Step {
             name: "browser for the console tests (chromium, chromium-driver; apt-get when missing)",
             run: browser::ensure,
+        },
+        Step {
+            name: "PostgreSQL for the store tests (Debian's postgresql; apt-get when missing)",
+            run: postgres::ensure,
         },
         Step {
             name: "tests (cargo nextest run --workspace --profile ci)",

@@ -11,6 +11,7 @@ use crate::{cargo, root, run};
 /// The published packages in dependency order, with the binary each one installs.
 pub const PUBLISHED: &[(&str, Option<&str>)] = &[
     ("a2ars-types", None),
+    ("a2ars-pg", None),
     ("a2ars-translate", None),
     ("a2ars-client", Some("a2a")),
     ("a2ars-agent", Some("a2a-agent")),

@@ -1,0 +1,173 @@
+//! Against a real throwaway cluster (`TempCluster`): migrations applied once by replicas that
+//! start together, a newer schema refused, notifications across connections and across a
+//! restart of the database, and a pool that fails fast while the database is down.
+
+use std::time::Duration;
+
+use a2a_pg::testing::TempCluster;
+use a2a_pg::{Event, Listener, PgError, PoolOptions, migrate, notify, pg_config, pool};
+
+fn quick() -> PoolOptions {
+    PoolOptions {
+        max_size: 4,
+        connect_timeout: Duration::from_secs(2),
+        wait_timeout: Duration::from_secs(3),
+        ..PoolOptions::default()
+    }
+}
+
+const MIGRATIONS: [&str; 2] = [
+    "CREATE TABLE applied (n INT NOT NULL); INSERT INTO applied VALUES (1);",
+    "INSERT INTO applied VALUES (2);",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_starting_together_apply_each_migration_once() {
+    let cluster = TempCluster::start().unwrap();
+    cluster.create_database("m").unwrap();
+    let url = cluster.url_of("m");
+    // Eight "replicas", each with its own pool, migrate at once.
+    let mut joins = Vec::new();
+    for _ in 0..8 {
+        let url = url.clone();
+        joins.push(tokio::spawn(async move {
+            let p = pool(&url, &quick()).unwrap();
+            let mut c = p.get().await.unwrap();
+            migrate(&mut c, "test", &MIGRATIONS).await.unwrap()
+        }));
+    }
+    let mut applied_by = 0;
+    for j in joins {
+        let m = j.await.unwrap();
+        assert_eq!(m.version, 2);
+        if m.from == 0 {
+            applied_by += 1;
+        }
+    }
+    assert_eq!(applied_by, 1, "one replica applied the migrations");
+    let p = pool(&url, &quick()).unwrap();
+    let c = p.get().await.unwrap();
+    let rows: Vec<i32> = c
+        .query("SELECT n FROM applied ORDER BY n", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(rows, vec![1, 2]);
+
+    // Another component's list is independent; an older release (one migration) is refused.
+    let mut c = p.get().await.unwrap();
+    let other = migrate(&mut c, "other", &["CREATE TABLE other_t (x INT)"])
+        .await
+        .unwrap();
+    assert_eq!((other.from, other.version), (0, 1));
+    match migrate(&mut c, "test", &MIGRATIONS[..1]).await {
+        Err(PgError::NewerSchema { found, known, .. }) => assert_eq!((found, known), (2, 1)),
+        other => panic!("{other:?}"),
+    }
+    // The lock was given back after the refusal: a new migration still applies.
+    let three = [
+        MIGRATIONS[0],
+        MIGRATIONS[1],
+        "INSERT INTO applied VALUES (3);",
+    ];
+    let m = migrate(&mut c, "test", &three).await.unwrap();
+    assert_eq!((m.from, m.version), (2, 3));
+}
+
+async fn next_notification(rx: &mut tokio::sync::broadcast::Receiver<Event>) -> (String, String) {
+    loop {
+        match tokio::time::timeout(Duration::from_secs(10), rx.recv()).await {
+            Ok(Ok(Event::Notification { channel, payload })) => return (channel, payload),
+            Ok(Ok(Event::Connected)) => continue,
+            other => panic!("no notification: {other:?}"),
+        }
+    }
+}
+
+async fn wait_until(what: &str, f: impl Fn() -> bool) {
+    for _ in 0..300 {
+        if f() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("timed out waiting until {what}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notifications_cross_connections_and_resume_after_the_database_restarts() {
+    let cluster = TempCluster::start().unwrap();
+    let url = cluster.url();
+    let listener = Listener::start(
+        pg_config(&url, &quick()).unwrap(),
+        &["a2a_changes", "a2a_other"],
+        Duration::from_millis(200),
+    )
+    .unwrap();
+    let mut rx = listener.subscribe();
+    wait_until("connected", || listener.is_connected()).await;
+    let p = pool(&url, &quick()).unwrap();
+    let c = p.get().await.unwrap();
+    notify(&c, "a2a_changes", "registry:ws1").await.unwrap();
+    assert_eq!(
+        next_notification(&mut rx).await,
+        ("a2a_changes".into(), "registry:ws1".into())
+    );
+    // Not listened to: never delivered.
+    notify(&c, "a2a_unheard", "x").await.unwrap();
+    notify(&c, "a2a_other", "y").await.unwrap();
+    assert_eq!(next_notification(&mut rx).await.1, "y");
+    drop(c);
+
+    // The database goes away: the listener says so, the pool fails fast.
+    cluster.stop().unwrap();
+    wait_until("disconnected", || !listener.is_connected()).await;
+    let got = tokio::time::timeout(Duration::from_secs(15), p.get()).await;
+    match got {
+        Ok(Err(e)) => assert!(PgError::from(e).is_unavailable()),
+        Ok(Ok(c)) => {
+            // A pooled connection that has not noticed yet fails on first use.
+            let e = c.execute("SELECT 1", &[]).await.unwrap_err();
+            assert!(PgError::from(e).is_unavailable());
+        }
+        Err(_) => panic!("the pool hung while the database was down"),
+    }
+
+    // It comes back: the listener reconnects by itself and tells its user to re-read.
+    cluster.start_again().unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        match tokio::time::timeout_at(deadline, rx.recv()).await {
+            Ok(Ok(Event::Connected)) => break,
+            Ok(Ok(_)) | Ok(Err(_)) => continue,
+            Err(_) => panic!("the listener did not reconnect"),
+        }
+    }
+    assert!(listener.connections() >= 2);
+    let c = loop {
+        match p.get().await {
+            Ok(c) if c.execute("SELECT 1", &[]).await.is_ok() => break c,
+            _ => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    };
+    notify(&c, "a2a_changes", "after").await.unwrap();
+    assert_eq!(next_notification(&mut rx).await.1, "after");
+}
+
+#[test]
+fn bad_channel_names_and_urls_are_refused() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let cfg = pg_config("postgres://u@127.0.0.1:1/db", &quick()).unwrap();
+        assert!(Listener::start(cfg, &["x; DROP TABLE t"], Duration::from_secs(1)).is_err());
+    });
+    assert!(matches!(
+        pool("not a url ::", &quick()),
+        Err(PgError::Setup(_))
+    ));
+}
