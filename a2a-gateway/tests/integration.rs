@@ -56,6 +56,7 @@ mod pairings;
 mod passed_answers;
 mod peer_checks;
 mod peer_http;
+mod pg_schema;
 mod pii_evasion;
 mod pii_latency;
 mod pii_table;

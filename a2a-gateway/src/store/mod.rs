@@ -28,6 +28,7 @@ mod checkpoint;
 mod hop_page;
 mod journal;
 mod model;
+pub mod pg_schema;
 mod push_callbacks;
 mod registry;
 pub mod retention;

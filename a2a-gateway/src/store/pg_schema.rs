@@ -1,0 +1,339 @@
+//! The gateway's tables on PostgreSQL (issue 32, replicas): the same tables as the SQLite file
+//! (`schema`, migrations 1-19), written fresh as PostgreSQL's migration 1, plus what replicas
+//! share that one process kept in memory (console sessions, the page-token key, stream resume
+//! events, rate and quota counters). Applied with [`a2a_pg::migrate`] under the component name
+//! `gateway`, once across replicas.
+//!
+//! Differences from the SQLite file, each for the replicas:
+//! - registry changes (workspaces, agents, keys, settings, policies, PII rules, kills, card
+//!   trust and signing keys) raise a notification on channel [`REGISTRY_CHANNEL`] whose payload
+//!   names the table, and move `registry_epoch`: a replica drops its cached reads on the
+//!   notification, and polls the epoch while its listener is disconnected;
+//! - `audit.seq` and `task_owners.seq` come from identities (no `AUTOINCREMENT`): numbers are
+//!   unique across replicas and never reused, with gaps;
+//! - the append-only rules are trigger functions raising the same messages;
+//! - there is no intent journal: a hop's intent is durable once its replica's batch commits.
+
+/// The channel registry changes are announced on.
+pub const REGISTRY_CHANNEL: &str = "a2a_registry";
+
+/// The component name of the gateway's migrations in `a2a_schema`.
+pub const COMPONENT: &str = "gateway";
+
+/// The gateway's PostgreSQL migrations, in order.
+pub const PG_MIGRATIONS: &[&str] = &[V1];
+
+const V1: &str = r#"
+CREATE FUNCTION a2a_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION '%', TG_ARGV[0]; END $$;
+
+CREATE TABLE registry_epoch (
+    id INT PRIMARY KEY CHECK (id = 1),
+    epoch BIGINT NOT NULL
+);
+INSERT INTO registry_epoch(id, epoch) VALUES (1, 0);
+
+CREATE FUNCTION a2a_registry_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE registry_epoch SET epoch = epoch + 1 WHERE id = 1;
+    PERFORM pg_notify('a2a_registry', TG_TABLE_NAME);
+    RETURN NULL;
+END $$;
+
+CREATE TABLE workspaces (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    max_response_bytes BIGINT,
+    max_stream_bytes BIGINT,
+    max_card_bytes BIGINT
+);
+
+CREATE TABLE agents (
+    workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    agent_id TEXT NOT NULL,
+    endpoint TEXT NOT NULL,
+    credential TEXT,
+    skill_allow TEXT,
+    pinned_card_key TEXT,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (workspace_id, agent_id)
+);
+
+CREATE TABLE api_keys (
+    key_id TEXT PRIMARY KEY,
+    workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    hash BYTEA NOT NULL,
+    scopes TEXT NOT NULL,
+    label TEXT,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT,
+    revoked_at BIGINT
+);
+
+CREATE TABLE workspace_settings (
+    workspace_id TEXT PRIMARY KEY REFERENCES workspaces(id) ON DELETE CASCADE,
+    document TEXT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE TABLE gov_policies (
+    workspace_id TEXT PRIMARY KEY REFERENCES workspaces(id) ON DELETE CASCADE,
+    document TEXT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE TABLE gov_pii_rules (
+    workspace_id TEXT PRIMARY KEY REFERENCES workspaces(id) ON DELETE CASCADE,
+    rules TEXT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE TABLE gov_kills (
+    workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    kind TEXT NOT NULL,
+    id TEXT NOT NULL,
+    agent_id TEXT,
+    reason TEXT,
+    killed_at BIGINT NOT NULL,
+    PRIMARY KEY (workspace_id, kind, id)
+);
+
+CREATE TABLE workspace_card_trust (
+    workspace_id TEXT PRIMARY KEY REFERENCES workspaces(id) ON DELETE CASCADE,
+    require_signed_cards BOOLEAN NOT NULL
+);
+
+CREATE TABLE card_signing_keys (
+    kid TEXT PRIMARY KEY,
+    alg TEXT NOT NULL,
+    public_jwk TEXT NOT NULL,
+    sealed_private BYTEA NOT NULL,
+    created_at BIGINT NOT NULL,
+    retired_at BIGINT
+);
+
+CREATE TRIGGER workspaces_changed AFTER INSERT OR UPDATE OR DELETE ON workspaces
+    FOR EACH STATEMENT EXECUTE FUNCTION a2a_registry_changed();
+CREATE TRIGGER agents_changed AFTER INSERT OR UPDATE OR DELETE ON agents
+    FOR EACH STATEMENT EXECUTE FUNCTION a2a_registry_changed();
+CREATE TRIGGER api_keys_changed AFTER INSERT OR UPDATE OR DELETE ON api_keys
+    FOR EACH STATEMENT EXECUTE FUNCTION a2a_registry_changed();
+CREATE TRIGGER workspace_settings_changed AFTER INSERT OR UPDATE OR DELETE ON workspace_settings
+    FOR EACH STATEMENT EXECUTE FUNCTION a2a_registry_changed();
+CREATE TRIGGER gov_policies_changed AFTER INSERT OR UPDATE OR DELETE ON gov_policies
+    FOR EACH STATEMENT EXECUTE FUNCTION a2a_registry_changed();
+CREATE TRIGGER gov_pii_rules_changed AFTER INSERT OR UPDATE OR DELETE ON gov_pii_rules
+    FOR EACH STATEMENT EXECUTE FUNCTION a2a_registry_changed();
+CREATE TRIGGER gov_kills_changed AFTER INSERT OR UPDATE OR DELETE ON gov_kills
+    FOR EACH STATEMENT EXECUTE FUNCTION a2a_registry_changed();
+CREATE TRIGGER workspace_card_trust_changed AFTER INSERT OR UPDATE OR DELETE ON workspace_card_trust
+    FOR EACH STATEMENT EXECUTE FUNCTION a2a_registry_changed();
+CREATE TRIGGER card_signing_keys_changed AFTER INSERT OR UPDATE OR DELETE ON card_signing_keys
+    FOR EACH STATEMENT EXECUTE FUNCTION a2a_registry_changed();
+
+CREATE TABLE audit_retention (
+    id INT PRIMARY KEY CHECK (id = 1),
+    deleted_below BIGINT NOT NULL,
+    deleted_rows BIGINT NOT NULL,
+    last_at TEXT
+);
+INSERT INTO audit_retention(id, deleted_below, deleted_rows) VALUES (1, 0, 0);
+
+CREATE TABLE audit (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    ts TEXT NOT NULL,
+    trace_id TEXT NOT NULL,
+    workspace_id TEXT,
+    key_id TEXT,
+    target TEXT,
+    operation TEXT,
+    client_method TEXT,
+    peer_method TEXT,
+    client_version TEXT,
+    client_binding TEXT,
+    peer_version TEXT,
+    peer_binding TEXT,
+    decision TEXT NOT NULL,
+    status INT NOT NULL,
+    latency_ms BIGINT NOT NULL,
+    error_code TEXT,
+    phase TEXT,
+    intent_of BIGINT,
+    task_id TEXT,
+    governance TEXT,
+    signature_trust TEXT
+);
+CREATE INDEX audit_ws_seq ON audit(workspace_id, seq);
+CREATE INDEX audit_ws_target_seq ON audit(workspace_id, target, seq);
+CREATE INDEX audit_decision_seq ON audit(decision, seq) WHERE decision <> 'allowed';
+CREATE INDEX audit_trace ON audit(trace_id);
+CREATE INDEX audit_intent_of ON audit(intent_of) WHERE intent_of IS NOT NULL;
+
+CREATE FUNCTION a2a_audit_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF OLD.seq >= (SELECT deleted_below FROM audit_retention WHERE id = 1) THEN
+        RAISE EXCEPTION 'audit is append-only';
+    END IF;
+    RETURN OLD;
+END $$;
+CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+    FOR EACH ROW EXECUTE FUNCTION a2a_refuse('audit is append-only');
+CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+    FOR EACH ROW EXECUTE FUNCTION a2a_audit_delete();
+
+CREATE FUNCTION a2a_retention_forward() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.deleted_below < OLD.deleted_below
+       OR NEW.deleted_below > (SELECT coalesce(max(seq), 0) FROM audit) THEN
+        RAISE EXCEPTION 'audit retention moves forward, never past the newest row';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER audit_retention_forward BEFORE UPDATE OF deleted_below ON audit_retention
+    FOR EACH ROW EXECUTE FUNCTION a2a_retention_forward();
+CREATE TRIGGER audit_retention_kept BEFORE DELETE ON audit_retention
+    FOR EACH ROW EXECUTE FUNCTION a2a_refuse('audit retention mark is kept');
+
+CREATE TABLE admin_audit (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    ts TEXT NOT NULL,
+    actor_kind TEXT NOT NULL,
+    actor_subject TEXT NOT NULL,
+    actor_remote TEXT,
+    action TEXT NOT NULL,
+    workspace_id TEXT,
+    status INT NOT NULL,
+    detail TEXT NOT NULL
+);
+CREATE INDEX admin_audit_ws ON admin_audit(workspace_id, seq);
+CREATE TRIGGER admin_audit_no_update BEFORE UPDATE ON admin_audit
+    FOR EACH ROW EXECUTE FUNCTION a2a_refuse('admin audit is append-only');
+CREATE TRIGGER admin_audit_no_delete BEFORE DELETE ON admin_audit
+    FOR EACH ROW EXECUTE FUNCTION a2a_refuse('admin audit is append-only');
+
+CREATE TABLE task_owners (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    endpoint TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    workspace_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    context_id TEXT,
+    state TEXT,
+    status_at BIGINT NOT NULL DEFAULT -1,
+    open BOOLEAN NOT NULL DEFAULT TRUE,
+    gone BOOLEAN NOT NULL DEFAULT FALSE,
+    checked_at BIGINT NOT NULL DEFAULT 0
+);
+CREATE UNIQUE INDEX task_owners_task ON task_owners(endpoint, task_id);
+CREATE INDEX task_owners_owner ON task_owners(workspace_id, agent_id, endpoint, seq);
+CREATE INDEX task_owners_listed
+    ON task_owners(workspace_id, agent_id, endpoint, gone, status_at DESC, task_id);
+CREATE INDEX task_owners_state
+    ON task_owners(workspace_id, agent_id, endpoint, gone, state, status_at DESC, task_id);
+CREATE INDEX task_owners_context
+    ON task_owners(workspace_id, agent_id, endpoint, gone, context_id, status_at DESC, task_id);
+CREATE INDEX task_owners_open
+    ON task_owners(workspace_id, agent_id, endpoint, open, checked_at);
+CREATE INDEX task_owners_seen ON task_owners(GREATEST(created_at * 1000, checked_at));
+
+CREATE TABLE gateway_sends (
+    workspace_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    task_id TEXT,
+    reply TEXT,
+    PRIMARY KEY (workspace_id, agent_id, message_id)
+);
+CREATE INDEX gateway_sends_created ON gateway_sends(created_at);
+
+CREATE TABLE push_callbacks (
+    callback_id TEXT PRIMARY KEY,
+    workspace_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    config_id TEXT,
+    url TEXT NOT NULL,
+    token TEXT,
+    auth_scheme TEXT,
+    auth_credentials TEXT,
+    caller_version TEXT NOT NULL,
+    peer_version TEXT NOT NULL,
+    notify_token TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+);
+CREATE INDEX push_callbacks_task ON push_callbacks(workspace_id, agent_id, task_id);
+
+CREATE TABLE push_delivered (
+    callback_id TEXT NOT NULL REFERENCES push_callbacks(callback_id) ON DELETE CASCADE,
+    body_hash TEXT NOT NULL,
+    delivered_at BIGINT NOT NULL,
+    PRIMARY KEY (callback_id, body_hash)
+);
+
+CREATE TABLE push_jwt_seen (
+    issuer TEXT NOT NULL,
+    jti TEXT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    PRIMARY KEY (issuer, jti)
+);
+
+CREATE TABLE gov_approvals (
+    id TEXT PRIMARY KEY,
+    workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    agent_id TEXT NOT NULL,
+    caller_version TEXT NOT NULL,
+    params TEXT NOT NULL,
+    preview TEXT NOT NULL,
+    context_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    rule TEXT,
+    approver TEXT,
+    reason TEXT,
+    peer_task_id TEXT,
+    chain TEXT NOT NULL DEFAULT '[]',
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    extensions TEXT NOT NULL DEFAULT '[]',
+    key_id TEXT,
+    refusal TEXT
+);
+CREATE INDEX gov_approvals_ws ON gov_approvals(workspace_id, state);
+
+-- What one process kept in memory and replicas share.
+
+CREATE TABLE console_sessions (
+    token_hash BYTEA PRIMARY KEY,
+    operator TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL
+);
+CREATE INDEX console_sessions_expires ON console_sessions(expires_at);
+
+CREATE TABLE gateway_secrets (
+    name TEXT PRIMARY KEY,
+    value BYTEA NOT NULL,
+    created_at BIGINT NOT NULL
+);
+
+CREATE TABLE stream_events (
+    stream_id TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    workspace_id TEXT NOT NULL,
+    task_id TEXT,
+    event TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (stream_id, seq)
+);
+CREATE INDEX stream_events_created ON stream_events(created_at);
+
+CREATE TABLE rate_counters (
+    bucket TEXT NOT NULL,
+    window_start BIGINT NOT NULL,
+    count BIGINT NOT NULL,
+    PRIMARY KEY (bucket, window_start)
+);
+"#;

@@ -1,0 +1,196 @@
+//! The gateway's PostgreSQL tables (issue 32) on a real throwaway cluster: applied once by
+//! replicas starting together, every table and column of the SQLite file present (so a new
+//! SQLite migration without its PostgreSQL twin fails here), registry changes announced and
+//! counted, the audit's append-only rules and the retention mark as in SQLite.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use a2a_gateway::store::Store;
+use a2a_gateway::store::pg_schema::{COMPONENT, PG_MIGRATIONS, REGISTRY_CHANNEL};
+use a2a_pg::testing::TempCluster;
+use a2a_pg::{Event, Listener, PoolOptions, migrate, pg_config, pool};
+
+/// Table -> columns of the SQLite file after every migration.
+fn sqlite_columns() -> BTreeMap<String, BTreeSet<String>> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gw.db");
+    drop(Store::open(&path).unwrap());
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let tables: Vec<String> = c
+        .prepare(
+            "SELECT name FROM sqlite_schema WHERE type = 'table'
+               AND name NOT LIKE 'sqlite_%'",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    tables
+        .into_iter()
+        .map(|t| {
+            let cols = c
+                .prepare(&format!("SELECT name FROM pragma_table_info('{t}')"))
+                .unwrap()
+                .query_map([], |r| r.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            (t, cols)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_postgres_tables_match_the_sqlite_file_and_keep_its_rules() {
+    let cluster = TempCluster::start().unwrap();
+    let url = cluster.url();
+    let opts = PoolOptions::default();
+    // Three replicas migrate at once; the schema is applied once.
+    let mut joins = Vec::new();
+    for _ in 0..3 {
+        let url = url.clone();
+        let opts = opts.clone();
+        joins.push(tokio::spawn(async move {
+            let p = pool(&url, &opts).unwrap();
+            let mut c = p.get().await.unwrap();
+            migrate(&mut c, COMPONENT, PG_MIGRATIONS).await.unwrap()
+        }));
+    }
+    for j in joins {
+        assert_eq!(j.await.unwrap().version, PG_MIGRATIONS.len() as i64);
+    }
+    let p = pool(&url, &opts).unwrap();
+    let c = p.get().await.unwrap();
+
+    // Every SQLite table and column is there (journal_state is the SQLite intent journal's
+    // watermark; replicas commit intents instead).
+    let mut pg: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for r in c
+        .query(
+            "SELECT table_name, column_name FROM information_schema.columns
+             WHERE table_schema = 'public'",
+            &[],
+        )
+        .await
+        .unwrap()
+    {
+        pg.entry(r.get(0)).or_default().insert(r.get(1));
+    }
+    for (table, cols) in sqlite_columns() {
+        if table == "journal_state" || table == "audit_rebuilt" {
+            continue;
+        }
+        let have = pg
+            .get(&table)
+            .unwrap_or_else(|| panic!("no table {table} in PostgreSQL"));
+        // `journal` numbers journaled intents in SQLite only.
+        let missing: Vec<_> = cols
+            .difference(have)
+            .filter(|c| !(table == "audit" && *c == "journal"))
+            .collect();
+        assert!(missing.is_empty(), "{table}: missing {missing:?}");
+    }
+
+    // Registry changes are announced with the table's name and counted.
+    let listener = Listener::start(
+        pg_config(&url, &opts).unwrap(),
+        &[REGISTRY_CHANNEL],
+        Duration::from_millis(200),
+    )
+    .unwrap();
+    let mut rx = listener.subscribe();
+    for _ in 0..200 {
+        if listener.is_connected() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let before = epoch(&c).await;
+    c.execute(
+        "INSERT INTO workspaces(id, name, created_at) VALUES ('w', 'W', 0)",
+        &[],
+    )
+    .await
+    .unwrap();
+    c.execute(
+        "INSERT INTO agents(workspace_id, agent_id, endpoint, created_at)
+         VALUES ('w', 'a', 'http://127.0.0.1:9/', 0)",
+        &[],
+    )
+    .await
+    .unwrap();
+    assert_eq!(epoch(&c).await, before + 2);
+    let mut seen = Vec::new();
+    while seen.len() < 2 {
+        match tokio::time::timeout(Duration::from_secs(10), rx.recv()).await {
+            Ok(Ok(Event::Notification { channel, payload })) => {
+                assert_eq!(channel, REGISTRY_CHANNEL);
+                seen.push(payload);
+            }
+            Ok(Ok(Event::Connected)) => {}
+            other => panic!("no registry notification: {other:?} after {seen:?}"),
+        }
+    }
+    assert_eq!(seen, ["workspaces", "agents"]);
+
+    // The audit is append-only except below the retention mark, which only moves forward.
+    for _ in 0..3 {
+        c.execute(
+            "INSERT INTO audit(ts, trace_id, decision, status, latency_ms)
+             VALUES ('t', 'x', 'allowed', 200, 1)",
+            &[],
+        )
+        .await
+        .unwrap();
+    }
+    let err = c
+        .execute("UPDATE audit SET status = 500", &[])
+        .await
+        .unwrap_err();
+    assert!(message(&err).contains("append-only"), "{err:?}");
+    let err = c.execute("DELETE FROM audit", &[]).await.unwrap_err();
+    assert!(message(&err).contains("append-only"), "{err:?}");
+    let first: i64 = c
+        .query_one("SELECT min(seq) FROM audit", &[])
+        .await
+        .unwrap()
+        .get(0);
+    c.execute(
+        "UPDATE audit_retention SET deleted_below = $1",
+        &[&(first + 1)],
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        c.execute("DELETE FROM audit WHERE seq = $1", &[&first])
+            .await
+            .unwrap(),
+        1
+    );
+    assert!(
+        c.execute("UPDATE audit_retention SET deleted_below = 0", &[])
+            .await
+            .is_err(),
+        "the mark never moves back"
+    );
+    assert!(
+        c.execute("UPDATE audit_retention SET deleted_below = 1000000", &[])
+            .await
+            .is_err(),
+        "nor past the newest row"
+    );
+}
+
+async fn epoch(c: &a2a_pg::deadpool_postgres::Object) -> i64 {
+    c.query_one("SELECT epoch FROM registry_epoch", &[])
+        .await
+        .unwrap()
+        .get(0)
+}
+
+fn message(e: &a2a_pg::tokio_postgres::Error) -> String {
+    e.as_db_error()
+        .map_or_else(|| e.to_string(), |d| d.message().to_owned())
+}
