@@ -22,6 +22,7 @@ mod long_values;
 mod memory;
 mod more;
 mod oidc;
+mod probes;
 mod push;
 mod push_guard;
 mod push_outbox;

@@ -8,7 +8,7 @@
 //! - `/a2a/{agentId}/v1/...`: the A2A 1.0 HTTP+JSON binding;
 //! - any path with `content-type: application/grpc*`: the 1.0 gRPC binding, with `serve_grpc`
 //!   (see [`crate::edge::grpc`]);
-//! - `GET /metrics`, `GET /healthz`, and `/admin/...` (see [`crate::admin`]);
+//! - `GET /metrics`, `GET /healthz` (liveness), `GET /readyz` (readiness, `crate::edge::probes`), and `/admin/...` (see [`crate::admin`]);
 //! - `/console/...`, the operator console, when the admin API is on (see [`crate::console`]).
 //!
 //! This module holds the gateway's state, its router and its lifecycle; the request path is
@@ -94,6 +94,8 @@ impl ServerHandle {
     /// stream with an `a2a_shutting_down` error event and answers every waiting call with it;
     /// connections still open a few seconds later are dropped.
     pub async fn shutdown(self) {
+        // Readiness first (`/readyz` answers 503 from here on), then no new connections.
+        self.state.draining.cancel();
         self.background.cancel();
         self.listening.stop_accepting();
         let grace = Duration::from_secs(self.state.config.shutdown_grace_secs);
@@ -160,6 +162,7 @@ impl Gateway {
                 signer,
                 trust,
                 shutdown: tokio_util::sync::CancellationToken::new(),
+                draining: tokio_util::sync::CancellationToken::new(),
                 replay: Arc::default(),
                 card_dates: Default::default(),
                 page_key,
@@ -230,7 +233,8 @@ impl Gateway {
             )
             .route("/a2a/.well-known/jwks.json", get(crate::admin::trust::jwks))
             .route("/metrics", get(metrics_handler))
-            .route("/healthz", get(|| async { "ok" }))
+            .route("/healthz", get(crate::edge::probes::healthz))
+            .route("/readyz", get(crate::edge::probes::readyz))
             .with_state(self.state.clone());
         let routes = a2a.merge(crate::admin::router(self.state.clone()));
         let inner = routes.clone();

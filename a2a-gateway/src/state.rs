@@ -36,6 +36,8 @@ pub struct GatewayState {
     /// Cancelled when the shutdown grace period ends: open streams end with an
     /// `a2a_shutting_down` event and waiting peer calls are answered with it.
     pub shutdown: tokio_util::sync::CancellationToken,
+    /// Cancelled when shutdown begins, before the listener stops: `/readyz` answers 503.
+    pub(crate) draining: tokio_util::sync::CancellationToken,
     pub(crate) page_key: aws_lc_rs::hmac::Key,
     /// Relayed streams of peers that number no events, kept for resumes (see `crate::tasks::replay`).
     pub(crate) replay: Arc<crate::tasks::replay::Buffers>,

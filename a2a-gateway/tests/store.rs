@@ -119,3 +119,40 @@ fn audit_is_append_only_and_exports_json_lines() {
     assert!(s.execute_raw("DELETE FROM audit WHERE seq = 1").is_err());
     assert_eq!(s.audit(None, None, 0, 10).unwrap().len(), 3);
 }
+
+#[test]
+fn a_database_from_a_newer_release_is_refused_by_the_store_and_the_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gw.db");
+    drop(Store::open(&path).unwrap());
+    let newer = a2a_gateway::store::MIGRATIONS.len() as i64 + 1;
+    let c = rusqlite::Connection::open(&path).unwrap();
+    c.pragma_update(None, "user_version", newer).unwrap();
+    drop(c);
+    match Store::open(&path) {
+        Err(a2a_gateway::store::StoreError::NewerSchema { found, known }) => {
+            assert_eq!((found, known), (newer, newer - 1))
+        }
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("opened a newer schema"),
+    }
+    for args in [
+        &["serve", "--listen", "127.0.0.1:0"][..],
+        &["admin", "--database"][..],
+    ] {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-gateway"));
+        cmd.args(args);
+        if args[0] == "serve" {
+            cmd.arg("--database").arg(&path);
+        } else {
+            cmd.arg(&path).arg("workspace-list");
+        }
+        let out = cmd.output().unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            text.contains("newer than this release knows"),
+            "{args:?}: {text}"
+        );
+    }
+}

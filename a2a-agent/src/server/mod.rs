@@ -21,6 +21,7 @@ mod grpc;
 mod jsonrpc;
 pub mod parse;
 mod pipeline;
+mod probes;
 mod respond;
 mod rest;
 mod sse;
@@ -349,6 +350,8 @@ impl ServerHandle {
     /// then undelivered stays recorded in the store's outbox and is resent at the next start.
     pub async fn shutdown(self) {
         let grace_ends = tokio::time::Instant::now() + self.grace;
+        // Readiness first (`/readyz` answers 503 from here on), then no new connections.
+        self.manager.begin_shutdown();
         self.listening.stop_accepting();
         self.manager.shutdown(self.grace).await;
         let pushes = async {

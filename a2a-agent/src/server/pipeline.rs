@@ -269,6 +269,9 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
     {
         return app.card_response(&headers, query.as_deref());
     }
+    if method == Method::GET && (path == "/healthz" || path == "/readyz") {
+        return super::probes::probe(&app, path == "/readyz").await;
+    }
     if method == Method::GET
         && path == format!("{}/metrics", app.base)
         && let Some(h) = &app.metrics

@@ -19,6 +19,10 @@ pub(crate) struct SqliteDb {
     conn: Arc<Mutex<rusqlite::Connection>>,
 }
 
+/// The schema version of the agent's SQLite file (`PRAGMA user_version`): a file a newer
+/// release wrote (a higher number) is refused instead of written into.
+pub(crate) const SCHEMA_VERSION: i64 = 1;
+
 /// A SQLite error as a store error.
 pub(crate) fn sq(e: impl std::fmt::Display) -> StoreError {
     StoreError(e.to_string())
@@ -33,7 +37,21 @@ impl SqliteDb {
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(sq)?;
         conn.busy_timeout(Duration::from_secs(5)).map_err(sq)?;
+        let version: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(sq)?;
+        if version > SCHEMA_VERSION {
+            return Err(StoreError(format!(
+                "the database's schema is at version {version}, newer than this release knows \
+                 ({SCHEMA_VERSION}): run the newer release, or restore the backup taken before \
+                 the upgrade (docs/operations.md)"
+            )));
+        }
         conn.execute_batch(schema).map_err(sq)?;
+        if version < SCHEMA_VERSION {
+            conn.pragma_update(None, "user_version", SCHEMA_VERSION)
+                .map_err(sq)?;
+        }
         Ok(SqliteDb {
             conn: Arc::new(Mutex::new(conn)),
         })

@@ -261,6 +261,17 @@ impl TaskManager {
             .unwrap_or_default()
     }
 
+    /// Turns readiness off: the first step of a shutdown ([`TaskManager::shutdown`] does it
+    /// too).
+    pub fn begin_shutdown(&self) {
+        self.shutdown.cancel();
+    }
+
+    /// Whether [`TaskManager::shutdown`] has begun (readiness turns false first).
+    pub fn is_shutting_down(&self) -> bool {
+        self.shutdown.is_cancelled()
+    }
+
     /// Number of tasks live in this process (running or interrupted).
     pub fn live_count(&self) -> usize {
         self.live.lock().map(|m| m.len()).unwrap_or(0)

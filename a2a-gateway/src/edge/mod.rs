@@ -7,6 +7,7 @@ pub mod ard;
 pub(crate) mod card;
 pub(crate) mod grpc;
 pub(crate) mod jsonrpc;
+pub(crate) mod probes;
 pub(crate) mod record;
 pub(crate) mod refusal;
 pub(crate) mod rest;

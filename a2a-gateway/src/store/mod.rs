@@ -68,6 +68,18 @@ pub enum StoreError {
     /// The row already exists or a value is not acceptable.
     #[error("{0}")]
     Invalid(String),
+    /// The database was migrated by a newer release than this one.
+    #[error(
+        "the database's schema is at version {found}, newer than this release knows ({known}): \
+         run the newer release, or restore the backup taken before the upgrade \
+         (docs/operations.md)"
+    )]
+    NewerSchema {
+        /// The version the file is at.
+        found: i64,
+        /// The newest version this release knows.
+        known: i64,
+    },
     /// The connection lock was poisoned by a panic elsewhere.
     #[error("database lock poisoned")]
     Poisoned,
@@ -124,6 +136,15 @@ impl Store {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         Self::configure(&conn, std::time::Duration::from_secs(5))?;
         let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        let known = MIGRATIONS.len() as i64;
+        if version > known {
+            // A newer release migrated this file: writing to a schema this one does not know
+            // could lose or corrupt what the newer one relies on (docs/operations.md).
+            return Err(StoreError::NewerSchema {
+                found: version,
+                known,
+            });
+        }
         for (i, sql) in MIGRATIONS.iter().enumerate() {
             let v = i as i64 + 1;
             if v > version {
