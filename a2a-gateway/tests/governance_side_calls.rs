@@ -1,12 +1,17 @@
 //! Calls the gateway makes on a caller's behalf are governed like the caller's own (issue 39,
 //! item 1). A 0.3 webhook receives the whole task, which the gateway reads from a 1.0 peer
 //! with GetTask: the workspace's PII rules see that task before the webhook does, so a
-//! notification that is itself clean cannot carry the task's PII out in clear.
+//! notification that is itself clean cannot carry the task's PII out in clear. A held send's
+//! release is one too (the peer's error becomes the caller's answer), and direct push delivery,
+//! which no rule could read, is refused in a workspace with PII rules. Every caller form and
+//! answer path: `tests/attack_table.rs`.
 
 use crate::common;
 
 use crate::governance_pii::{find_str, push_env, receiver};
+use a2a_gateway::errors::Version;
 use common::gov::admin;
+use common::leaks::Got;
 use common::*;
 use serde_json::json;
 
@@ -94,5 +99,72 @@ async fn a_03_webhook_gets_the_peer_task_only_through_the_pii_rules() {
         !text.contains(EMAIL) && text.contains("[REDACTED:EMAIL]"),
         "{text}"
     );
+    env.stop().await;
+}
+
+/// A held send released by a person is a call the gateway makes on the caller's behalf: when
+/// the peer answers it with an error, that error becomes the caller's answer (the gateway task
+/// FAILED, a send into it refused), so it passes the workspace's PII rules first.
+#[tokio::test]
+async fn a_released_holds_peer_error_reaches_the_caller_through_the_pii_rules() {
+    use common::approval::{approval_id, decide, get, held, policy, result_task, send_into};
+    let env = env(Version::V1).await;
+    let peer = common::leaky::start(Version::V1).await;
+    env.register("ws1", "leaky", &peer.url, None);
+    let (s, b) = admin(&env, "PUT", "/admin/workspaces/ws1/policy", Some(policy())).await;
+    assert_eq!(s, 200, "{b}");
+    let rules = json!({"actions": {"EMAIL": "block", "PAYMENT_CARD": "block", "US_SSN": "block"}});
+    let (s, b) = admin(&env, "PUT", "/admin/workspaces/ws1/pii", Some(rules)).await;
+    assert_eq!(s, 200, "{b}");
+    for v in [Some("1.0"), None] {
+        // The leaky peer answers a message saying `error` with PII in every member of its error.
+        let (_, b) = env.rpc("/a2a/leaky", v, held(v, "error please")).await;
+        let id = approval_id(&b);
+        let gw_task = result_task(&b)["id"].as_str().unwrap().to_owned();
+        let (s, b) = decide(&env, &id, "approve", None).await;
+        assert_eq!(s, 502, "{b}");
+        let mut got = Got::default();
+        got.value(b);
+        let (_, b) = env.rpc("/a2a/leaky", v, get(v, &gw_task)).await;
+        assert_eq!(
+            result_task(&b)["metadata"]["code"],
+            "a2a_pii_blocked",
+            "{b}"
+        );
+        got.value(b);
+        let (_, b) = env.rpc("/a2a/leaky", v, send_into(v, &gw_task)).await;
+        assert_eq!(gw_code(&b), "a2a_pii_blocked", "{b}");
+        got.value(b);
+        assert!(got.leaks().is_empty(), "{:?}", got.leaking());
+    }
+    peer.stop();
+    env.stop().await;
+}
+
+/// Direct push delivery lets the peer post to the caller's webhook past the gateway: in a
+/// workspace with PII rules a new push config (set, or inline on a send) is refused while the
+/// workspace delivers directly, and accepted again once the rules are gone.
+#[tokio::test]
+async fn direct_push_is_refused_where_pii_rules_would_not_see_it() {
+    let env = env(Version::V1).await;
+    let (_, b) = env.rpc("/a2a/echo", Some("1.0"), send10("a task")).await;
+    let tid = b["result"]["task"]["id"].as_str().unwrap().to_owned();
+    let set = json!({"jsonrpc": "2.0", "id": "p", "method": "CreateTaskPushNotificationConfig",
+        "params": {"taskId": tid, "url": "https://8.8.8.8/hook", "token": "t"}});
+    let mut inline = send10("with a webhook");
+    inline["params"]["configuration"] =
+        json!({"taskPushNotificationConfig": {"url": "https://8.8.8.8/hook"}});
+    let rules = json!({"actions": {"EMAIL": "redact"}});
+    let (s, b) = admin(&env, "PUT", "/admin/workspaces/ws1/pii", Some(rules)).await;
+    assert_eq!(s, 200, "{b}");
+    for req in [&set, &inline] {
+        let (_, b) = env.rpc("/a2a/echo", Some("1.0"), req.clone()).await;
+        assert_eq!(gw_code(&b), "a2a_push_not_available", "{b}");
+        assert!(b.to_string().contains("PII rules"), "{b}");
+    }
+    let (s, _) = admin(&env, "DELETE", "/admin/workspaces/ws1/pii", None).await;
+    assert!(s == 200 || s == 204, "{s}");
+    let (_, b) = env.rpc("/a2a/echo", Some("1.0"), set).await;
+    assert!(b["result"].is_object(), "{b}");
     env.stop().await;
 }

@@ -4,6 +4,7 @@
 
 mod admin_audit;
 mod ard;
+mod attack_table;
 mod audit_rebuild;
 mod audit_retention;
 mod caller_forms;

@@ -1,6 +1,6 @@
 //! The governed card (`GET /a2a/{agent}/.well-known/agent-card.json`): the peer's card with the
-//! gateway's interfaces, its key scheme and the workspace's skill allow-list, per version, with
-//! an ETag and a `Last-Modified` (`If-None-Match` and `If-Modified-Since` answer 304).
+//! gateway's interfaces, its key scheme and the workspace's skill allow-list, per version, what
+//! came from the peer through the workspace's governance (PII rules), with an ETag and a `Last-Modified` (`If-None-Match` and `If-Modified-Since` answer 304).
 
 use crate::edge::refusal::card_refusal;
 use std::sync::Arc;
@@ -149,6 +149,44 @@ pub fn governed_card(config: &Config, agent: &Agent, peer_card: &Value, version:
     }
 }
 
+/// The card steps of the caller's workspace over `card` (`crate::governance::Governance::card`),
+/// their evidence in the card's audit record.
+fn govern(
+    st: &GatewayState,
+    call: &mut Call,
+    principal: &crate::store::Principal,
+    agent_id: &str,
+    version: Version,
+    card: &mut Value,
+) -> Result<(), Refusal> {
+    let hop = crate::governance::step::Hop {
+        trace_id: call.trace_id.clone(),
+        workspace_id: principal.workspace_id.clone(),
+        key_id: principal.key_id.clone(),
+        scopes: principal
+            .scopes
+            .iter()
+            .map(|s| s.as_str().to_owned())
+            .collect(),
+        target: agent_id.to_owned(),
+        // The card read, named by the vocabulary's one card operation.
+        operation: crate::protocol::ops::Operation::GetExtendedAgentCard,
+        version,
+        binding: call.binding,
+        card_skills: Vec::new(),
+        chain: Vec::new(),
+    };
+    if !st.governance.active(&hop) {
+        return Ok(());
+    }
+    let mut ev = crate::governance::step::Evidence::default();
+    let r = st.governance.card(&hop, card, &mut ev);
+    if !ev.is_empty() {
+        call.audit.governance = serde_json::to_value(&ev).ok();
+    }
+    r
+}
+
 pub(crate) async fn card_handler(
     State(st): State<Arc<GatewayState>>,
     Path(agent_id): Path<String>,
@@ -246,6 +284,19 @@ pub(crate) async fn card_handler(
             let r = Refusal::internal(&format!("workspace settings: {e}"));
             return card_refusal(&st, &mut call, form, r);
         }
+    }
+    // governance: what of the card came from the peer passes the workspace's steps (PII
+    // redacted, or the card refused), as its answers do.
+    if let Err(r) = govern(
+        &st,
+        &mut call,
+        &principal,
+        &agent.agent_id,
+        version,
+        &mut card,
+    ) {
+        let resp = card_refusal(&st, &mut call, form, r);
+        return crate::trust::stamp(resp, call.audit.signature_trust.as_deref());
     }
     let card = st.signer.sign(card);
     let body = card.to_string();

@@ -283,6 +283,29 @@ impl Governance {
         Ok(())
     }
 
+    /// card steps over the governed card a caller reads, less the gateway's own members
+    /// ([`GATEWAY_CARD_MEMBERS`]: its interfaces and URLs are not the peer's content).
+    pub fn card(&self, hop: &Hop, card: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
+        let own: Vec<(String, Value)> = card
+            .as_object_mut()
+            .map(|o| {
+                GATEWAY_CARD_MEMBERS
+                    .iter()
+                    .filter_map(|k| o.remove(*k).map(|v| ((*k).to_owned(), v)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let r = self
+            .steps
+            .iter()
+            .filter(|s| s.active(hop))
+            .try_for_each(|s| s.card(hop, card, ev));
+        if let Some(o) = card.as_object_mut() {
+            o.extend(own);
+        }
+        r
+    }
+
     /// The steps' states for one stream (empty when none looks at streams).
     pub fn stream(&self, hop: &Hop) -> Vec<Box<dyn StreamStep>> {
         self.steps
@@ -300,6 +323,19 @@ impl Governance {
         Ok(())
     }
 }
+
+/// The members of a governed card the gateway writes itself (its interfaces, URLs, transport,
+/// versions and the requirement of its key): not the peer's content, so not what the card
+/// steps read.
+pub const GATEWAY_CARD_MEMBERS: [&str; 7] = [
+    "supportedInterfaces",
+    "url",
+    "additionalInterfaces",
+    "preferredTransport",
+    "protocolVersion",
+    "securityRequirements",
+    "security",
+];
 
 /// One hop's governance, carried by the peer call: the hop, its evidence so far, and the
 /// outbound chain header.

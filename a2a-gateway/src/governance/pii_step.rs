@@ -1,6 +1,7 @@
 //! The PII step: a workspace's [`PiiRules`] applied with [`crate::pii`] to requests, peer
 //! answers, every stream event (one [`StreamScanner`] per stream, flushed before the stream
-//! ends) and push notifications. Off for a workspace without rules.
+//! ends), push notifications, peer errors and the governed card. Off for a workspace without
+//! rules.
 //!
 //! A request whose scanned text ([`pii::scanned_bytes`]) is over `max_scanned_bytes` is refused
 //! (`a2a_message_too_large`) before any scan. A scan of more than [`OFFLOAD_BYTES`] runs off the
@@ -179,6 +180,13 @@ impl Step for PiiStep {
             return Ok(());
         };
         apply(&scan(error, &rules), &rules, ev)
+    }
+
+    fn card(&self, hop: &Hop, card: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
+        let Some(rules) = self.rules(&hop.workspace_id) else {
+            return Ok(());
+        };
+        apply(&scan(card, &rules), &rules, ev)
     }
 
     fn stream(&self, hop: &Hop) -> Option<Box<dyn StreamStep>> {

@@ -1,8 +1,8 @@
 //! The governance steps' interface: what a step sees of a hop ([`Hop`]), what it records
 //! ([`Evidence`]), and the traits a step implements ([`Step`], [`StreamStep`]).
 //!
-//! Every caller request, peer answer, stream event and push notification is read into its A2A
-//! 1.0 form before the steps run (whatever the caller's and the peer's version and binding), and
+//! Every caller request, peer answer, stream event, push notification and governed card is read
+//! into its A2A form before the steps run (whatever the caller's and the peer's version and binding), and
 //! passes the steps in their order (`crate::governance::Pipeline`). The gateway's own steps are
 //! in [`crate::governance`]; another implementation of any of them is one more `Step`.
 //! [`CardSigner`] signs the governed card.
@@ -164,6 +164,15 @@ pub trait Step: Send + Sync {
     /// replaces it; the step may rewrite it in place (redaction).
     fn error(&self, hop: &Hop, error: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
         let _ = (hop, error, ev);
+        Ok(())
+    }
+
+    /// The governed card a caller reads (in the form it is served, 1.0 or 0.3), with the
+    /// gateway's own members (its interfaces and URLs) taken out: what is left came from the
+    /// peer (names, descriptions, skills, provider, extensions, security schemes). `Err`
+    /// refuses the card; the step may rewrite it in place (redaction).
+    fn card(&self, hop: &Hop, card: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
+        let _ = (hop, card, ev);
         Ok(())
     }
 

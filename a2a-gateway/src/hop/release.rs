@@ -178,6 +178,18 @@ async fn send_held(st: &GatewayState, a: &Approval) -> Result<Option<String>, Re
         }
     }
     let (chosen, _) = crate::outbound::choose(st, &agent, st.config.limits.max_card_bytes).await?;
+    let hop = Hop {
+        trace_id: String::new(),
+        workspace_id: a.workspace_id.clone(),
+        key_id: a.key_id.clone().unwrap_or_default(),
+        scopes: Vec::new(),
+        target: a.agent_id.clone(),
+        operation: Operation::SendMessage,
+        version: caller,
+        binding: crate::protocol::errors::Binding::JsonRpc,
+        card_skills: Vec::new(),
+        chain: a.chain.clone(),
+    };
     let peer_params =
         crate::outbound::peer_params(Operation::SendMessage, caller, &chosen, &params, false)?;
     let ctx = crate::outbound::PeerCall {
@@ -193,18 +205,7 @@ async fn send_held(st: &GatewayState, a: &Approval) -> Result<Option<String>, Re
         // The held hop's chain goes with it (no governance steps: they already decided).
         gov: Some(std::sync::Arc::new(crate::governance::HopGov {
             chain_header: st.governance.chain_key.sign(&a.chain),
-            hop: Hop {
-                trace_id: String::new(),
-                workspace_id: a.workspace_id.clone(),
-                key_id: String::new(),
-                scopes: Vec::new(),
-                target: a.agent_id.clone(),
-                operation: Operation::SendMessage,
-                version: caller,
-                binding: crate::protocol::errors::Binding::JsonRpc,
-                card_skills: Vec::new(),
-                chain: a.chain.clone(),
-            },
+            hop: hop.clone(),
             active: false,
             evidence: std::sync::Mutex::new(Evidence::default()),
         })),
@@ -216,7 +217,18 @@ async fn send_held(st: &GatewayState, a: &Approval) -> Result<Option<String>, Re
     ));
     let answer =
         crate::governance::extensions::scope(ext, ctx.call(Operation::SendMessage, peer_params))
-            .await?;
+            .await
+            .map_err(|r| {
+                // The peer's error becomes the caller's answer (the failed approval): it passes
+                // the workspace's governance as on the caller's own hop (issue 39).
+                let g = crate::governance::HopGov {
+                    chain_header: String::new(),
+                    active: st.governance.active(&hop),
+                    hop: hop.clone(),
+                    evidence: std::sync::Mutex::new(Evidence::default()),
+                };
+                crate::outbound::peer_error::govern(&st.governance, Some(&g), r)
+            })?;
     let owners: std::sync::Arc<dyn ownership::OwnershipStore> =
         std::sync::Arc::new(ownership::SqliteOwnership::new(st.store.clone()));
     let owner = Owner {

@@ -161,8 +161,13 @@ impl GrpcErrors {
             return Refusal::peer_version_not_supported(&self.agent_id, Version::V1.as_str());
         }
         // No A2A ErrorInfo and UNAVAILABLE / UNKNOWN: the connection, not the agent, failed.
+        // Its text is the peer's (or the transport's) and is not passed on: a peer's words
+        // reach a caller only through governance (`crate::outbound::peer_error`).
         if a.reason.is_none() && is_transport_failure(&a.message) {
-            return Refusal::peer_unreachable(&a.message);
+            tracing::info!(agent = %self.agent_id, "gRPC peer transport failure: {}", a.message);
+            return Refusal::peer_unreachable(
+                "the peer's gRPC status reports a transport failure (no A2A ErrorInfo)",
+            );
         }
         let code = a.code.unwrap_or_else(|| a.kind.code());
         Refusal::upstream_error(code, a.reason.as_deref())
@@ -219,6 +224,18 @@ mod tests {
             "gRPC call timed out after 7s",
         );
         assert_eq!(errors.of(timeout.into(), 100).code, "a2a_peer_timeout");
+        // A status the peer sent without an A2A ErrorInfo: its text is not passed on.
+        let peer_said = a2a_client::A2aError {
+            local: false,
+            reason: None,
+            ..a2a_client::A2aError::local(
+                a2a_types::error::ErrorKind::Unavailable,
+                "connection reset; write to ann.lee@example.org",
+            )
+        };
+        let r = errors.of(peer_said.into(), 100);
+        assert_eq!(r.code, "a2a_peer_unreachable");
+        assert!(!r.message.contains("ann.lee"), "{}", r.message);
         // The peer's own statuses: tests/grpc_peer.rs (NOT_FOUND, TASK_NOT_CANCELABLE).
     }
 }

@@ -176,7 +176,8 @@ impl PeerCall<'_> {
                 let gap = resumed_from.take().filter(|_| crate::tasks::resume::is_snapshot(&payload));
                 let mut out = match xl.push(payload) {
                     Ok(out) => out,
-                    Err(e) => { yield Err(map_answer_error(e)); break; }
+                    // Its message may quote the peer's event: through governance too.
+                    Err(e) => { yield Err(crate::outbound::peer_error::govern(&governance, gov.as_deref(), map_answer_error(e))); break; }
                 };
                 if let Some(o) = &open {
                     out.iter().for_each(|ev| o.saw(ev));

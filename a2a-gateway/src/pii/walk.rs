@@ -2,7 +2,8 @@
 //!
 //! Every string of the value is read (issue 39: nothing a caller or peer controls crosses
 //! unread), whatever member holds it and however deep: text parts, every string and every key of
-//! `data` and `metadata` (extension parameters live there), file names, `url`, `mediaType`,
+//! `data` and `metadata` (extension parameters live there) and of a card extension's `params`,
+//! file names, `url`, `mediaType`,
 //! artifact names and descriptions, error messages and reasons, members a newer version adds.
 //! Two kinds of member are never read:
 //! - ids and opaque handles ([`IDS`]): the gateway and the peer look tasks, contexts, messages,
@@ -174,13 +175,13 @@ impl<'r> Scan<'r> {
         match (key, child) {
             (k, _) if skipped(k) => {}
             ("parts", Value::Array(parts)) => self.parts(parts),
-            ("metadata" | "data", child) => self.free(child),
+            ("metadata" | "data" | "params", child) => self.free(child),
             (_, child) => self.container(child),
         }
     }
 
-    /// Free-form JSON (`data`, `metadata`, where extensions put their parameters): every string
-    /// and every key.
+    /// Free-form JSON (`data`, `metadata`, where extensions put their parameters, and a card
+    /// extension's `params`): every string and every key.
     pub(super) fn free(&mut self, v: &mut Value) {
         match v {
             Value::String(s) => self.string(s),
@@ -345,7 +346,7 @@ pub(super) fn measure(v: &Value) -> usize {
             .map(|(key, child)| match (key.as_str(), child) {
                 (k, _) if skipped(k) => 0,
                 ("parts", Value::Array(parts)) => parts.iter().map(measure_part).sum(),
-                ("metadata" | "data", child) => measure_free(child),
+                ("metadata" | "data" | "params", child) => measure_free(child),
                 (_, child) => measure(child),
             })
             .sum(),

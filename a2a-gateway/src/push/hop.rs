@@ -21,7 +21,7 @@ pub(crate) async fn check(
 ) -> Result<Option<Mode>, Refusal> {
     Ok(if op == Operation::CreateTaskPushNotificationConfig {
         check_webhook(st, params, version).await?;
-        Some(push::mode(st, workspace_id)?)
+        Some(governed_mode(st, workspace_id)?)
     } else if matches!(
         op,
         Operation::GetTaskPushNotificationConfig
@@ -32,10 +32,25 @@ pub(crate) async fn check(
     } else if let Some(url) = push::inline_url(params, version) {
         // An inline push config on message:send / message:stream.
         check_webhook_url(st, &url).await?;
-        Some(push::mode(st, workspace_id)?)
+        Some(governed_mode(st, workspace_id)?)
     } else {
         None
     })
+}
+
+/// The mode a new push config gets ([`push::mode`]). Direct delivery lets the peer post to
+/// the caller's webhook past the gateway, where nothing reads the notifications: in a workspace
+/// with PII rules a new push config is refused in that mode (`a2a_push_not_available`), so
+/// that no PII value reaches a webhook unread (issue 39).
+fn governed_mode(st: &GatewayState, workspace_id: &str) -> Result<Mode, Refusal> {
+    let mode = push::mode(st, workspace_id)?;
+    if matches!(mode, Mode::Direct) && st.governance.cache.get(workspace_id).pii.is_some() {
+        return Err(Refusal::push_not_available(
+            "the workspace has PII rules and delivers push notifications directly, past them: \
+             set a2a.push.delivery to gateway",
+        ));
+    }
+    Ok(mode)
 }
 
 /// sealing: in sealed mode, a push config being set (or inline on a send) is stored and

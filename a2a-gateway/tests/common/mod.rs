@@ -12,11 +12,14 @@ use echo::{EchoAgent, start_echo};
 use serde_json::Value;
 
 pub mod approval;
+pub mod callers;
 pub mod console;
 pub mod gov;
 /// The raw gRPC caller and bad-input table the agent's tests use too.
 #[path = "../../../a2a-agent/tests/common/grpc_raw.rs"]
 pub mod grpc_raw;
+pub mod leaks;
+pub mod leaky;
 /// The long-value probes the agent's tests use too.
 #[path = "../../../a2a-agent/tests/common/long_probe.rs"]
 pub mod long_probe;
