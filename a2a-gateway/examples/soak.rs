@@ -5,8 +5,9 @@
 //! 20 %, ListTasks (page of 50) 10 %, send-then-CancelTask 15 %, send-then-SubscribeToTask (read
 //! the first event, then hang up) then CancelTask 15 %. Every 10 s it prints the gateway's RSS,
 //! open fds and database size (file + WAL); at the end the count, errors and p50/p99 of each
-//! operation, and exits 1 on any error or when RSS, fds or the database grew past the bounds
-//! grew by more than a quarter between the second and the last quarter of the run.
+//! operation, and exits 1 on any error, when the listing p99 is 100 ms or more, or when RSS,
+//! fds or the database grew by more than a quarter between the second and the last quarter of
+//! the run.
 //!
 //! `cargo run --release -p a2ars-gateway --example soak -- --minutes N [--workers W]
 //!  [--bin-dir target/release] [-- extra gateway serve flags]`
@@ -17,6 +18,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+/// The listing p99 the soak holds (milliseconds).
+const LIST_P99_MS: f64 = 100.0;
 
 /// How much the last quarter's maximum may exceed the second quarter's (RSS, fds, database).
 const SLACK: f64 = 1.25;
@@ -443,6 +447,16 @@ async fn main() {
         println!("soak: error: {e}");
     }
     let mut failed = errors > 0;
+    // Listings answer from the gateway's own records: their p99 stays under the bound.
+    if let Some(i) = KINDS.iter().position(|k| *k == "list") {
+        let p99 = pct(&mut g.lat[i], 0.99);
+        let ok = p99 < LIST_P99_MS;
+        println!(
+            "soak: list p99 {p99:.1} ms (bound {LIST_P99_MS} ms): {}",
+            if ok { "ok" } else { "OVER" }
+        );
+        failed |= !ok;
+    }
     // Flat: the last quarter's maxima against the second quarter's (the first one warms caches
     // up and fills the database to its retention bound).
     let q = samples.len() / 4;
