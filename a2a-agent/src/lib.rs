@@ -104,6 +104,7 @@ pub mod cors;
 pub mod error;
 mod json_size;
 pub mod listen;
+pub mod logs;
 pub mod model;
 pub mod net_guard;
 

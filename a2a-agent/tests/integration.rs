@@ -18,6 +18,7 @@ mod idempotent;
 mod interop;
 mod isolation;
 mod library;
+mod logs;
 mod long_values;
 mod memory;
 mod more;

@@ -53,6 +53,7 @@ mod key_streams;
 mod limits;
 mod list_records;
 mod list_records_push;
+mod logs;
 mod pairings;
 mod passed_answers;
 mod peer_checks;

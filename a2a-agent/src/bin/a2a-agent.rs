@@ -79,9 +79,16 @@ struct Serve {
     /// Serve Prometheus metrics at GET {base}/metrics.
     #[arg(long, env = "A2A_AGENT_METRICS")]
     metrics: bool,
-    /// Log as JSON lines.
+    /// Log as JSON lines (the same as --log-format json).
     #[arg(long, env = "A2A_AGENT_LOG_JSON")]
     log_json: bool,
+    /// Log line format: text or json [default: text].
+    #[arg(long, env = "A2A_AGENT_LOG_FORMAT")]
+    log_format: Option<a2a_agent::logs::LogFormat>,
+    /// Log filter: a level (error, warn, info, debug, trace) or tracing directives such as
+    /// `info,a2a_agent=debug`; overrides A2A_AGENT_LOG [default: info].
+    #[arg(long)]
+    log_level: Option<String>,
 }
 
 fn build_config(s: &Serve) -> anyhow::Result<AgentConfig> {
@@ -175,16 +182,19 @@ fn main() -> std::process::ExitCode {
         Err(e) => e.exit(),
     };
     let Cmd::Serve(s) = cli.cmd;
-    let filter = tracing_subscriber::EnvFilter::try_from_env("A2A_AGENT_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    if s.log_json {
-        builder.json().init();
-    } else {
-        builder.init();
-    }
+    let filter = match a2a_agent::logs::filter(s.log_level.as_deref(), "A2A_AGENT_LOG", "info") {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let format = match (s.log_format, s.log_json) {
+        (Some(f), _) => f,
+        (None, true) => a2a_agent::logs::LogFormat::Json,
+        (None, false) => a2a_agent::logs::LogFormat::Text,
+    };
+    a2a_agent::logs::init(format, filter);
     // The settings are read before the runtime exists: they size it (`workers`).
     let done = build_config(&s).and_then(|cfg| {
         let rt = a2a_agent::listen::runtime(cfg.workers)?;

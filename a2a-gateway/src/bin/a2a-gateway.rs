@@ -23,6 +23,13 @@ use a2a_gateway::store::{Agent, Store};
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
+    /// Log line format: text or json [default: text].
+    #[arg(long, global = true, env = "A2A_GATEWAY_LOG_FORMAT")]
+    log_format: Option<a2a_agent::logs::LogFormat>,
+    /// Log filter: a level (error, warn, info, debug, trace) or tracing directives such as
+    /// `info,a2a_gateway=debug`; overrides RUST_LOG [default: warn].
+    #[arg(long, global = true, env = "A2A_GATEWAY_LOG_LEVEL")]
+    log_level: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -551,14 +558,10 @@ async fn demo(args: DemoArgs) -> Result<()> {
 }
 
 fn main() -> Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     let cli = Cli::parse();
+    let filter = a2a_agent::logs::filter(cli.log_level.as_deref(), "RUST_LOG", "warn")
+        .map_err(anyhow::Error::msg)?;
+    a2a_agent::logs::init(cli.log_format.unwrap_or_default(), filter);
     let runtime =
         |workers| a2a_agent::listen::runtime(workers).context("starting the async runtime");
     match cli.cmd {

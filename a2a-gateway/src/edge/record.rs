@@ -51,12 +51,30 @@ pub(crate) fn record(st: &GatewayState, call: &mut Call, refusal: Option<&Refusa
     {
         tracing::error!(trace_id = %call.trace_id, "audit write failed: {e}");
     }
-    match refusal {
-        Some(r) => {
-            tracing::info!(trace_id = %call.trace_id, operation = %op, code = %r.code, rpc_code = r.rpc_code, "refused")
-        }
-        None => tracing::info!(trace_id = %call.trace_id, operation = %op, "allowed"),
-    }
+    access_line(call, &op, refusal);
+}
+
+/// The hop's access line (target `access`, level info: `--log-level warn,access=info` shows
+/// these alone): who, what, how it ended and how long it took.
+fn access_line(call: &Call, op: &str, refusal: Option<&Refusal>) {
+    let a = &call.audit;
+    let s = |v: &Option<String>| v.clone().unwrap_or_default();
+    tracing::info!(
+        target: "access",
+        trace_id = %call.trace_id,
+        workspace = %s(&a.workspace_id),
+        agent = %s(&a.target),
+        operation = %op,
+        caller_version = %s(&a.client_version),
+        caller_binding = %s(&a.client_binding),
+        peer_version = %s(&a.peer_version),
+        peer_binding = %s(&a.peer_binding),
+        status = a.status,
+        decision = %a.decision,
+        code = refusal.map_or("ok", |r| r.code.as_str()),
+        latency_ms = a.latency_ms,
+        "hop"
+    );
 }
 
 pub(crate) async fn metrics_handler(State(st): State<Arc<GatewayState>>) -> Response {

@@ -1,0 +1,62 @@
+//! Process logging for the binaries (`a2a-agent`, `a2a-gateway`): one setup, the same flags.
+//!
+//! - format: `text` (human lines) or `json` (one JSON object per line, for log shippers);
+//! - level: a `tracing` filter (`info`, `warn,a2a_gateway=debug`, …) from `--log-level`, else
+//!   the binary's environment variable (`A2A_AGENT_LOG`, `RUST_LOG` for the gateway), else the
+//!   binary's default;
+//! - colour: ANSI codes only when stderr is a terminal (never in files or pipes).
+
+use std::io::IsTerminal;
+
+use tracing_subscriber::EnvFilter;
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+impl std::str::FromStr for LogFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<LogFormat, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "text" => Ok(LogFormat::Text),
+            "json" => Ok(LogFormat::Json),
+            other => Err(format!("log format {other:?}: expected text or json")),
+        }
+    }
+}
+
+impl std::fmt::Display for LogFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LogFormat::Text => "text",
+            LogFormat::Json => "json",
+        })
+    }
+}
+
+/// The filter: `level` if given, else `env_var`'s value, else `default`. A filter that does
+/// not parse is an error naming it.
+pub fn filter(level: Option<&str>, env_var: &str, default: &str) -> Result<EnvFilter, String> {
+    match level {
+        Some(l) => EnvFilter::try_new(l).map_err(|e| format!("log level {l:?}: {e}")),
+        None => Ok(EnvFilter::try_from_env(env_var).unwrap_or_else(|_| EnvFilter::new(default))),
+    }
+}
+
+/// Installs the process's subscriber writing to stderr (see the module doc). Call once, first.
+pub fn init(format: LogFormat, filter: EnvFilter) {
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal());
+    match format {
+        LogFormat::Json => builder.json().init(),
+        LogFormat::Text => builder.init(),
+    }
+}
