@@ -61,37 +61,3 @@ pub(crate) async fn readyz(State(st): State<Arc<GatewayState>>) -> Response {
         Ok(Err(_)) | Err(_) => not_ready("store did not answer in time".into()),
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use tower::ServiceExt;
-
-    use crate::app::Gateway;
-    use crate::config::Config;
-    use crate::store::Store;
-
-    async fn get(gw: &Gateway, path: &str) -> (u16, serde_json::Value) {
-        let req = http::Request::get(path)
-            .body(axum::body::Body::empty())
-            .unwrap();
-        let resp = gw.router().oneshot(req).await.unwrap();
-        let status = resp.status().as_u16();
-        let body = axum::body::to_bytes(resp.into_body(), 1 << 16)
-            .await
-            .unwrap();
-        (status, serde_json::from_slice(&body).unwrap())
-    }
-
-    #[tokio::test]
-    async fn ready_until_shutdown_begins_alive_throughout() {
-        let gw = Gateway::new(Config::default(), Store::open_in_memory().unwrap()).unwrap();
-        let (s, b) = get(&gw, "/readyz").await;
-        assert_eq!((s, b["status"].as_str()), (200, Some("ready")), "{b}");
-        assert_eq!(b["schema"], crate::store::MIGRATIONS.len());
-        gw.state().draining.cancel();
-        let (s, b) = get(&gw, "/readyz").await;
-        assert_eq!(s, 503, "{b}");
-        assert_eq!(b["reason"], "shutting down");
-        assert_eq!(get(&gw, "/healthz").await.0, 200);
-    }
-}
