@@ -91,3 +91,106 @@ fn serve_help_names_every_default() {
         assert!(help.contains(needle), "missing {needle:?} in:\n{help}");
     }
 }
+
+/// The demo's printed commands, run as printed (bash, after its `export` lines), twice each:
+/// a command run again (or edited and run again) sends a fresh `messageId`, not a changed
+/// duplicate. The CLI is named by a path that exists or through cargo; the temporary database
+/// is gone after the demo stops.
+#[test]
+fn the_printed_commands_run_as_printed_and_the_temporary_database_goes() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-gateway"))
+        .args(["demo", "--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut lines = Vec::new();
+    loop {
+        let l = rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("the demo printed its CONSOLE line");
+        let done = l.starts_with("CONSOLE ");
+        lines.push(l);
+        if done {
+            break;
+        }
+    }
+    std::thread::spawn(move || for _ in rx {});
+    let db = lines[0]
+        .split("database ")
+        .nth(1)
+        .and_then(|r| r.strip_suffix(" (removed on exit)"))
+        .unwrap_or_else(|| panic!("{}", lines[0]))
+        .to_owned();
+    assert!(std::path::Path::new(&db).exists(), "{db}");
+    let exports: String = lines
+        .iter()
+        .filter(|l| l.starts_with("export "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(exports.contains("A2A_BEARER"), "{exports}");
+    // Each curl command, with its continuation line.
+    let mut commands = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if lines[i].starts_with("curl ") {
+            let mut c = lines[i].clone();
+            while c.ends_with('\\') {
+                i += 1;
+                c = format!("{}\n{}", c, lines[i]);
+            }
+            commands.push(c);
+        }
+        i += 1;
+    }
+    assert_eq!(commands.len(), 4, "{commands:#?}");
+    for c in &commands {
+        for round in 0..2 {
+            // The second run is the command edited: another text under the printed id form.
+            let c = if round == 0 {
+                c.clone()
+            } else {
+                c.replace("\"hello\"", "\"hello again\"")
+            };
+            let out = Command::new("bash")
+                .arg("-c")
+                .arg(format!("{exports}{c}"))
+                .output()
+                .unwrap();
+            let body = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success(), "{c}: {body}");
+            assert!(
+                !body.contains("\"error\"") && !body.contains("a2a_"),
+                "round {round}: {c}\n{body}"
+            );
+            assert!(
+                body.contains("echo") || body.contains("hello"),
+                "{c}: {body}"
+            );
+        }
+    }
+    for cli in lines
+        .iter()
+        .filter(|l| l.contains(" send ") && !l.starts_with('#'))
+    {
+        let first = cli.split_whitespace().next().unwrap();
+        assert!(
+            cli.starts_with("cargo run -q --release -p a2ars-client --bin a2a -- ")
+                || std::path::Path::new(first).exists(),
+            "{cli}"
+        );
+        assert!(!cli.contains("--bearer"), "the CLI reads A2A_BEARER: {cli}");
+    }
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    assert!(child.wait().unwrap().success());
+    assert!(!std::path::Path::new(&db).exists(), "{db} left behind");
+    assert!(!std::path::Path::new(&format!("{db}-wal")).exists());
+}

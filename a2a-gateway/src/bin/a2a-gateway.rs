@@ -339,10 +339,12 @@ impl ServeArgs {
 
 #[derive(Args)]
 struct DemoArgs {
-    /// Port of the gateway on 127.0.0.1 (0 = any free port).
-    #[arg(long, default_value_t = 8080, env = "A2A_GATEWAY_DEMO_PORT")]
-    port: u16,
-    /// SQLite file of the demo [default: a fresh file in the system temp directory].
+    /// Port of the gateway on 127.0.0.1 (0 = any free port) [default: 8080, or a free port
+    /// when 8080 is taken].
+    #[arg(long, env = "A2A_GATEWAY_DEMO_PORT")]
+    port: Option<u16>,
+    /// SQLite file of the demo [default: a fresh file in the system temp directory, removed on
+    /// exit].
     #[arg(long)]
     database: Option<PathBuf>,
     /// A2A version the built-in echo agent speaks (the gateway translates for the other).
@@ -398,6 +400,7 @@ async fn serve(mut config: Config) -> Result<()> {
 }
 
 async fn demo(args: DemoArgs) -> Result<()> {
+    let temporary = args.database.is_none();
     let db = match args.database {
         Some(p) => p,
         None => std::env::temp_dir().join(format!("a2a-gateway-demo-{}.db", std::process::id())),
@@ -450,9 +453,19 @@ async fn demo(args: DemoArgs) -> Result<()> {
         "demo",
         "echo",
     )?;
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port))
-        .await
-        .with_context(|| format!("binding 127.0.0.1:{}", args.port))?;
+    let listener = match args.port {
+        Some(port) => tokio::net::TcpListener::bind(("127.0.0.1", port))
+            .await
+            .with_context(|| format!("binding 127.0.0.1:{port}"))?,
+        None => match tokio::net::TcpListener::bind(("127.0.0.1", 8080)).await {
+            Ok(l) => l,
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+                eprintln!("a2a-gateway demo: 127.0.0.1:8080 is taken; using a free port");
+                tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?
+            }
+            Err(e) => return Err(e).context("binding 127.0.0.1:8080"),
+        },
+    };
     let addr = listener.local_addr()?;
     let config = Config {
         listen: addr,
@@ -475,61 +488,16 @@ async fn demo(args: DemoArgs) -> Result<()> {
     if key.is_empty() {
         bail!("no demo key");
     }
-    println!(
-        "a2a-gateway demo: workspace `demo`, agent `echo` (built-in echo agent, A2A {}), database {}",
-        args.echo_version,
-        db.display()
-    );
-    println!();
-    println!("export A2A_GATEWAY_KEY={key}");
-    println!("LISTENING {base}");
-    println!("# The echo agent itself (direct, no gateway): {echo_url}");
-    println!();
-    println!("# The governed Agent Card (A2A 1.0; add -H 'A2A-Version: 0.3' for the 0.3 card):");
-    println!(
-        "curl -s {base}/a2a/echo/.well-known/agent-card.json -H \"Authorization: Bearer $A2A_GATEWAY_KEY\""
-    );
-    println!();
-    println!("# Send a message, A2A 0.3 (no version header):");
-    println!(
-        "curl -s {base}/a2a/echo -H \"Authorization: Bearer $A2A_GATEWAY_KEY\" -H 'Content-Type: application/json' \\"
-    );
-    println!(
-        "  -d '{{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"method\":\"message/send\",\"params\":{{\"message\":{{\"kind\":\"message\",\"messageId\":\"m-1\",\"role\":\"user\",\"parts\":[{{\"kind\":\"text\",\"text\":\"hello\"}}]}}}}}}'"
-    );
-    println!();
-    println!("# Send a message, A2A 1.0:");
-    println!(
-        "curl -s {base}/a2a/echo -H \"Authorization: Bearer $A2A_GATEWAY_KEY\" -H 'A2A-Version: 1.0' -H 'Content-Type: application/json' \\"
-    );
-    println!(
-        "  -d '{{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"method\":\"SendMessage\",\"params\":{{\"message\":{{\"messageId\":\"m-1\",\"role\":\"ROLE_USER\",\"parts\":[{{\"text\":\"hello\"}}]}}}}}}'"
-    );
-    println!();
-    println!("# Stream, over the HTTP+JSON binding (A2A 1.0):");
-    println!(
-        "curl -sN {base}/a2a/echo/v1/message:stream -H \"Authorization: Bearer $A2A_GATEWAY_KEY\" -H 'A2A-Version: 1.0' -H 'Content-Type: application/a2a+json' \\"
-    );
-    println!(
-        "  -d '{{\"message\":{{\"messageId\":\"m-2\",\"role\":\"ROLE_USER\",\"parts\":[{{\"text\":\"hello\"}}]}}}}'"
-    );
-    println!();
-    println!("# With the a2a CLI (a2a-client):");
-    println!(
-        "# (the CLI reads the governed card with the key and picks the first interface it speaks)"
-    );
-    println!("a2a --bearer \"$A2A_GATEWAY_KEY\" card {base}/a2a/echo");
-    println!("a2a --bearer \"$A2A_GATEWAY_KEY\" send {base}/a2a/echo 'hello'");
-    println!("a2a --bearer \"$A2A_GATEWAY_KEY\" send --stream {base}/a2a/echo 'stream hello'");
-    println!(
-        "a2a --bearer \"$A2A_GATEWAY_KEY\" --no-card --binding jsonrpc --a2a-version 0.3 send {base}/a2a/echo 'hello in 0.3'"
-    );
-    println!(
-        "a2a --bearer \"$A2A_GATEWAY_KEY\" --no-card --binding rest --a2a-version 1.0 send {base}/a2a/echo/v1 'hello over HTTP+JSON'"
-    );
-    println!(
-        "a2a --bearer \"$A2A_GATEWAY_KEY\" --binding grpc send {base}/a2a/echo 'hello over gRPC'   # tenant = agent id, from the card"
-    );
+    let text = a2a_gateway::cli::demo_text::DemoText {
+        base: &base,
+        echo_url: &echo_url,
+        key: &key,
+        echo_version: &args.echo_version,
+        database: &db.display().to_string(),
+        temporary,
+        cli: &a2a_gateway::cli::demo_text::a2a_cli(),
+    };
+    print!("{}", text.render());
     println!();
     println!(
         "# Governance (docs/gateway.md, \"Governance\"): metadata.skill \"demo-denied\" is denied by"
@@ -554,6 +522,14 @@ async fn demo(args: DemoArgs) -> Result<()> {
         a.shutdown().await;
     }
     let _ = echo_stop().await;
+    if temporary {
+        // The file and its companions (WAL, shared memory, intent journal).
+        for suffix in ["", "-wal", "-shm", ".intents"] {
+            let mut p = db.clone().into_os_string();
+            p.push(suffix);
+            let _ = std::fs::remove_file(p);
+        }
+    }
     Ok(())
 }
 

@@ -5,6 +5,7 @@
 
 pub mod admin;
 pub mod demo;
+pub mod demo_text;
 pub mod trust;
 
 use std::path::PathBuf;
