@@ -58,3 +58,43 @@ fn a_database_from_a_newer_release_is_refused() {
         String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("newer than this release knows"), "{text}");
 }
+
+#[test]
+fn check_config_accepts_good_settings_and_refuses_bad_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.toml");
+    std::fs::write(&good, "max_concurrent_tasks = 4\n").unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "max_concurrent_taskz = 4\n").unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_a2a-agent"))
+            .arg("serve")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let ok = run(&[
+        "--echo",
+        "--check-config",
+        "--config",
+        good.to_str().unwrap(),
+    ]);
+    assert!(ok.status.success(), "{ok:?}");
+    assert_eq!(String::from_utf8_lossy(&ok.stdout).trim(), "config ok");
+    let no = run(&[
+        "--echo",
+        "--check-config",
+        "--config",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(no.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&no.stderr).contains("max_concurrent_taskz"),
+        "{no:?}"
+    );
+    assert_eq!(
+        run(&["--check-config"]).status.code(),
+        Some(2),
+        "no handler"
+    );
+}

@@ -156,3 +156,32 @@ fn a_database_from_a_newer_release_is_refused_by_the_store_and_the_binary() {
         );
     }
 }
+
+#[test]
+fn check_config_accepts_good_settings_and_refuses_bad_ones_without_a_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.toml");
+    std::fs::write(&good, "audit_retention = \"7d\"\n").unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "audit_retention = \"7 days\"\n").unwrap();
+    let db = dir.path().join("never.db");
+    let run = |cfg: &std::path::Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_a2a-gateway"))
+            .args(["serve", "--check-config", "--config"])
+            .arg(cfg)
+            .arg("--database")
+            .arg(&db)
+            .output()
+            .unwrap()
+    };
+    let ok = run(&good);
+    assert!(ok.status.success(), "{ok:?}");
+    assert_eq!(String::from_utf8_lossy(&ok.stdout).trim(), "config ok");
+    let no = run(&bad);
+    assert_eq!(no.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&no.stderr).contains("audit_retention"),
+        "{no:?}"
+    );
+    assert!(!db.exists(), "no database opened");
+}

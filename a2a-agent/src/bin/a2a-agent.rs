@@ -41,6 +41,10 @@ enum Cmd {
 
 #[derive(Args)]
 struct Serve {
+    /// Check the settings (file, environment, flags, card) and exit: 0 and "config ok" when
+    /// the agent would start with them, 2 and the error otherwise. Opens no store.
+    #[arg(long)]
+    check_config: bool,
     /// Agent card JSON file (A2A 1.0 shape). Default: a card built from --name/--description/--agent-version.
     #[arg(long, env = "A2A_AGENT_CARD")]
     card: Option<PathBuf>,
@@ -195,6 +199,27 @@ fn main() -> std::process::ExitCode {
         (None, false) => a2a_agent::logs::LogFormat::Text,
     };
     a2a_agent::logs::init(format, filter);
+    if s.check_config {
+        let checked = build_config(&s).and_then(|_| {
+            if s.exec.is_none() && !s.echo {
+                anyhow::bail!("give --exec 'CMD ARGS' or --echo");
+            }
+            if let Some(p) = &s.card {
+                AgentCard::from_file(p)?;
+            }
+            Ok(())
+        });
+        return match checked {
+            Ok(()) => {
+                println!("config ok");
+                std::process::ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("config error: {e:#}");
+                std::process::ExitCode::from(2)
+            }
+        };
+    }
     // The settings are read before the runtime exists: they size it (`workers`).
     let done = build_config(&s).and_then(|cfg| {
         let rt = a2a_agent::listen::runtime(cfg.workers)?;

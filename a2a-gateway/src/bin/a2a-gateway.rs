@@ -49,6 +49,10 @@ struct ServeArgs {
     /// TOML configuration file (keys as in docs/gateway.md; every key optional).
     #[arg(long, env = "A2A_GATEWAY_CONFIG")]
     config: Option<PathBuf>,
+    /// Check the settings (file, environment, flags) and exit: 0 and "config ok" when the
+    /// gateway would start with them, 2 and the error otherwise. Opens no database.
+    #[arg(long)]
+    check_config: bool,
     /// Listen address [default: 127.0.0.1:8080].
     #[arg(long, env = "A2A_GATEWAY_LISTEN")]
     listen: Option<SocketAddr>,
@@ -542,6 +546,23 @@ fn main() -> Result<()> {
         |workers| a2a_agent::listen::runtime(workers).context("starting the async runtime");
     match cli.cmd {
         // `serve` reads its settings before the runtime exists: they size it (`workers`).
+        Cmd::Serve(a) if a.check_config => {
+            let checked = a.config().and_then(|c| {
+                let store = Store::open_in_memory()?;
+                Gateway::new(c, store).map_err(anyhow::Error::msg)?;
+                Ok(())
+            });
+            match checked {
+                Ok(()) => {
+                    println!("config ok");
+                    Ok(())
+                }
+                Err(e) => {
+                    eprintln!("config error: {e:#}");
+                    std::process::exit(2);
+                }
+            }
+        }
         Cmd::Serve(a) => {
             let config = a.config()?;
             runtime(config.workers)?.block_on(serve(config))
