@@ -15,13 +15,12 @@
 use crate::common;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 
 use a2a_gateway::errors::Version;
 use a2a_gateway::ownership::{Owner, OwnershipStore, SqliteOwnership};
 use common::callers::{Call, FORMS, Form, call};
 use common::gov::admin;
-use common::leaks::Got;
+use common::leaks::{Got, Hooks, hooks};
 use common::leaky::{self, LeakyPeer};
 use common::*;
 use futures::StreamExt;
@@ -140,39 +139,6 @@ fn rows() -> Vec<Row> {
         }
     }
     out
-}
-
-/// What webhooks received, by path.
-type Hooks = Arc<Mutex<HashMap<String, Got>>>;
-
-async fn hooks() -> (String, Hooks) {
-    let seen: Hooks = Arc::default();
-    let s = seen.clone();
-    let app = axum::Router::new().route(
-        "/hook/{name}",
-        axum::routing::post(
-            move |axum::extract::Path(name): axum::extract::Path<String>,
-                  headers: axum::http::HeaderMap,
-                  body: String| {
-                let s = s.clone();
-                async move {
-                    let mut got = Got::default();
-                    for (k, v) in &headers {
-                        got.text(format!("{k}: {}", String::from_utf8_lossy(v.as_bytes())));
-                    }
-                    got.body(&body);
-                    s.lock().unwrap().entry(name).or_default().extend(got);
-                    axum::http::StatusCode::OK
-                }
-            },
-        ),
-    );
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", l.local_addr().unwrap());
-    tokio::spawn(async move {
-        let _ = axum::serve(l, app).await;
-    });
-    (url, seen)
 }
 
 struct Suite {
