@@ -15,13 +15,12 @@
 use crate::common;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 
 use a2a_gateway::errors::Version;
 use a2a_gateway::ownership::{Owner, OwnershipStore, SqliteOwnership};
 use common::callers::{Call, FORMS, Form, call};
 use common::gov::admin;
-use common::leaks::Got;
+use common::leaks::{Got, Hooks, hooks};
 use common::leaky::{self, LeakyPeer};
 use common::*;
 use futures::StreamExt;
@@ -44,13 +43,21 @@ enum Path {
     Invalid,
     /// Notifications to the caller's webhook (1.0 or 0.3 as the caller's form).
     Push,
+    /// A send with an inline push config, which the peer echoes in its answer.
+    SendPush,
+    /// CreateTaskPushNotificationConfig answered with a config of the peer's making.
+    PushCreate,
+    /// GetTaskPushNotificationConfig.
+    PushGet,
+    /// ListTaskPushNotificationConfigs: the caller's sealed config, and one of the peer's.
+    PushList,
     /// The governed card.
     Card,
     /// GetExtendedAgentCard: never forwarded.
     Extended,
 }
 
-const PATHS: [Path; 12] = [
+const PATHS: [Path; 16] = [
     Path::Send,
     Path::Stream,
     Path::Get,
@@ -61,6 +68,10 @@ const PATHS: [Path; 12] = [
     Path::StreamError,
     Path::Invalid,
     Path::Push,
+    Path::SendPush,
+    Path::PushCreate,
+    Path::PushGet,
+    Path::PushList,
     Path::Card,
     Path::Extended,
 ];
@@ -128,39 +139,6 @@ fn rows() -> Vec<Row> {
         }
     }
     out
-}
-
-/// What webhooks received, by path.
-type Hooks = Arc<Mutex<HashMap<String, Got>>>;
-
-async fn hooks() -> (String, Hooks) {
-    let seen: Hooks = Arc::default();
-    let s = seen.clone();
-    let app = axum::Router::new().route(
-        "/hook/{name}",
-        axum::routing::post(
-            move |axum::extract::Path(name): axum::extract::Path<String>,
-                  headers: axum::http::HeaderMap,
-                  body: String| {
-                let s = s.clone();
-                async move {
-                    let mut got = Got::default();
-                    for (k, v) in &headers {
-                        got.text(format!("{k}: {}", String::from_utf8_lossy(v.as_bytes())));
-                    }
-                    got.body(&body);
-                    s.lock().unwrap().entry(name).or_default().extend(got);
-                    axum::http::StatusCode::OK
-                }
-            },
-        ),
-    );
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", l.local_addr().unwrap());
-    tokio::spawn(async move {
-        let _ = axum::serve(l, app).await;
-    });
-    (url, seen)
 }
 
 struct Suite {
@@ -317,6 +295,40 @@ async fn run(s: &Suite, row: Row, mode: Mode, n: usize) -> (Got, Got) {
         Path::Invalid => Call::Send("invalid".into()),
         Path::Card => Call::Card,
         Path::Extended => Call::Extended,
+        Path::SendPush => Call::SendPush("hello".into(), format!("{}/hook/{n}-{ws}", s.hook_base)),
+        Path::PushCreate | Path::PushGet | Path::PushList => {
+            let agent = format!("push{tag}");
+            let task = match row.path {
+                Path::PushCreate => format!("t-cfg-{n}-{ws}"),
+                _ => format!("t-conf-{n}-{ws}"),
+            };
+            s.bind(ws, row.peer, &agent, &task);
+            let hook = format!("{}/hook/{n}-{ws}", s.hook_base);
+            let (agent, key) = (&agent, &s.keys[ws]);
+            let go = |c: Call| async move {
+                let base = s.env.gw.base_url();
+                call(
+                    &s.env.http,
+                    &base,
+                    s.env.gw.local_addr(),
+                    key,
+                    row.form,
+                    agent,
+                    &c,
+                )
+                .await
+            };
+            let c = match row.path {
+                Path::PushCreate => Call::PushSet(task, hook),
+                Path::PushGet => Call::PushGet(task, "cfg-peer".into()),
+                _ => {
+                    // The caller's own config first (sealed; the peer answers it plainly).
+                    go(Call::PushSet(task.clone(), hook)).await;
+                    Call::PushList(task)
+                }
+            };
+            return (go(c).await, Got::default());
+        }
         Path::Push => {
             let agent = format!("push{tag}");
             let task = format!("t-push-{n}-{ws}");
@@ -424,11 +436,20 @@ async fn check(s: &Suite, row: Row, n: usize) -> Vec<String> {
     fails
 }
 
+/// The PII step's decision a workspace's rules make.
+fn mode_decision(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Off => "record",
+        Mode::Redact => "redact",
+        Mode::Block => "block",
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_planted_value_reaches_a_caller_or_a_webhook_unredacted() {
     let s = suite().await;
     let rows = rows();
-    assert!(rows.len() >= 140, "{} rows", rows.len());
+    assert!(rows.len() >= 200, "{} rows", rows.len());
     let fails: Vec<String> = futures::stream::iter(rows.iter().enumerate())
         .map(|(n, row)| check(&s, *row, n))
         .buffer_unordered(6)
@@ -448,6 +469,24 @@ async fn no_planted_value_reaches_a_caller_or_a_webhook_unredacted() {
         let mut got = Got::default();
         got.value(serde_json::to_value(&hops).unwrap());
         assert!(got.leaks().is_empty(), "{mode:?}: the audit keeps a value");
+        // A push config answer's findings are the hop's evidence.
+        let hops = serde_json::to_value(&hops).unwrap();
+        for op in [
+            "tasks/pushNotificationConfig/set",
+            "tasks/pushNotificationConfig/get",
+            "tasks/pushNotificationConfig/list",
+        ] {
+            let found = hops.as_array().into_iter().flatten().any(|h| {
+                h["operation"] == op
+                    && h["governance"]["pii"]["EMAIL"].as_u64().unwrap_or(0) > 0
+                    && h["governance"]["decisions"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .any(|d| d["step"] == "pii" && d["decision"] == mode_decision(mode))
+            });
+            assert!(found, "{mode:?}: no {op} hop with its PII evidence");
+        }
     }
     s.v1.stop();
     s.v03.stop();

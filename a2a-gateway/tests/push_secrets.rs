@@ -1,7 +1,8 @@
 //! Webhook secrets are never returned to a caller (issue 39, item 7): a push config's token and
 //! `authentication.credentials` read as `[REDACTED]` in the answers of Create, Get and List, in
 //! every version and binding (JSON-RPC 1.0 and 0.3, HTTP+JSON 1.0 and 0.3, gRPC), sealed or
-//! direct delivery; an `a2a:read` key asks for the config another key set.
+//! direct delivery; an `a2a:read` key asks for the config another key set. The caller's own
+//! webhook in those answers is not read by the workspace's PII rules.
 
 use crate::common;
 
@@ -179,4 +180,95 @@ async fn push_config_answers_never_carry_webhook_secrets() {
         assert!(!token.is_empty() && token != REDACTED, "{at_peer}");
         env.stop().await;
     }
+}
+
+/// The caller's own webhook, which the gateway writes back into push config answers from its
+/// records, is not read by the workspace's PII rules (issue 39: only what the peer wrote is):
+/// with rules that block IPv4 addresses (the webhook's host, and the gateway's callback host
+/// the peer holds) and e-mails, configs whose webhook carries both are set, read and listed in
+/// 1.0 and 0.3, and shown as the caller set them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_callers_own_webhook_is_not_read_by_pii_rules() {
+    let env = env_with(Version::V1, |c| {
+        c.push_direct_workspaces = Vec::new();
+        c.push_callback_base_url = Some(format!("http://{}", c.listen));
+    })
+    .await;
+    let (s, b) = common::gov::admin(
+        &env,
+        "PUT",
+        "/admin/workspaces/ws1/pii",
+        Some(json!({"default_action": "record", "actions": {"IPV4": "block", "EMAIL": "block"}})),
+    )
+    .await;
+    assert_eq!(s, 200, "{b}");
+    let peer = env.peers[0].url.clone();
+    bind_task(&env, &peer, "t1", "echo");
+    let (u1, u2) = (
+        "https://8.8.8.8/a2a?for=ann@example.org",
+        "https://8.8.4.4/b?for=bob@example.com",
+    );
+    let rpc = |v: Option<&str>, m: &str, p: Value| {
+        (
+            v.map(str::to_owned),
+            json!({"jsonrpc": "2.0", "id": 1, "method": m, "params": p}),
+        )
+    };
+    for (v, body) in [
+        rpc(
+            Some("1.0"),
+            "CreateTaskPushNotificationConfig",
+            json!({"taskId": "t1", "id": "c1", "url": u1, "token": TOKEN,
+                "authentication": {"scheme": "Bearer", "credentials": CRED}}),
+        ),
+        rpc(
+            None,
+            "tasks/pushNotificationConfig/set",
+            json!({"taskId": "t1", "pushNotificationConfig": {"id": "c2", "url": u2,
+                "authentication": {"schemes": ["Basic"], "credentials": CRED}}}),
+        ),
+        rpc(
+            Some("1.0"),
+            "GetTaskPushNotificationConfig",
+            json!({"taskId": "t1", "id": "c1"}),
+        ),
+        rpc(
+            None,
+            "tasks/pushNotificationConfig/get",
+            json!({"id": "t1", "pushNotificationConfigId": "c2"}),
+        ),
+        rpc(
+            Some("1.0"),
+            "ListTaskPushNotificationConfigs",
+            json!({"taskId": "t1"}),
+        ),
+        rpc(
+            None,
+            "tasks/pushNotificationConfig/list",
+            json!({"id": "t1"}),
+        ),
+    ] {
+        let what = format!("{} {v:?}", body["method"]);
+        let (s, b) = env.rpc("/a2a/echo", v.as_deref(), body).await;
+        assert_eq!(s, 200, "{what}: {b}");
+        assert!(b.get("error").is_none(), "{what}: {b}");
+        let found = configs(&b["result"]);
+        assert!(!found.is_empty(), "{what}: {b}");
+        for c in found {
+            let url = c["url"].as_str().unwrap_or("");
+            assert!(url == u1 || url == u2, "{what}: {b}");
+            let auth = &c["authentication"];
+            let scheme = auth["scheme"]
+                .as_str()
+                .or(auth["schemes"][0].as_str())
+                .unwrap_or("");
+            assert_eq!(
+                scheme,
+                if url == u1 { "Bearer" } else { "Basic" },
+                "{what}: {b}"
+            );
+            assert_eq!(auth["credentials"], REDACTED, "{what}: {b}");
+        }
+    }
+    env.stop().await;
 }

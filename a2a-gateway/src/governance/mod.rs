@@ -306,6 +306,20 @@ impl Governance {
         r
     }
 
+    /// push config steps over a peer's push config answer, less the caller's own values (see
+    /// [`Step::push_config`]).
+    pub fn push_config(
+        &self,
+        hop: &Hop,
+        answer: &mut Value,
+        ev: &mut Evidence,
+    ) -> Result<(), Refusal> {
+        for s in self.steps.iter().filter(|s| s.active(hop)) {
+            s.push_config(hop, answer, ev)?;
+        }
+        Ok(())
+    }
+
     /// The steps' states for one stream (empty when none looks at streams).
     pub fn stream(&self, hop: &Hop) -> Vec<Box<dyn StreamStep>> {
         self.steps

@@ -1,7 +1,7 @@
 //! The PII step: a workspace's [`PiiRules`] applied with [`crate::pii`] to requests, peer
 //! answers, every stream event (one [`StreamScanner`] per stream, flushed before the stream
-//! ends), push notifications, peer errors and the governed card. Off for a workspace without
-//! rules.
+//! ends), push notifications, peer errors, push config answers and the governed card. Off for a
+//! workspace without rules.
 //!
 //! A request whose scanned text ([`pii::scanned_bytes`]) is over `max_scanned_bytes` is refused
 //! (`a2a_message_too_large`) before any scan. A scan of more than [`OFFLOAD_BYTES`] runs off the
@@ -122,8 +122,10 @@ fn apply(report: &PiiReport, rules: &PiiRules, ev: &mut Evidence) -> Result<(), 
     Ok(())
 }
 
-/// Push notification config operations carry the caller's own webhook address and credentials
-/// (sealed: the peer never sees them) and ids: nothing of them is content (docs/pii.md).
+/// Push notification config operations: their request is the caller's own webhook address and
+/// credentials (sealed: the peer never sees them) and ids; their answer, in 1.0 form before
+/// unsealing, holds the gateway's callback. What the peer wrote in the answer is read by
+/// [`Step::push_config`] once the caller's own values are back (docs/pii.md).
 fn push_config(op: Operation) -> bool {
     matches!(
         op,
@@ -156,12 +158,12 @@ impl Step for PiiStep {
         else {
             return Ok(());
         };
-        let bytes = pii::scanned_bytes(params);
+        let bytes = pii::request_bytes(params);
         if bytes > self.max_scanned_bytes {
             ev.decide("pii", "block", Some("TOO_LARGE"));
             return Err(Refusal::scanned_too_large(bytes, self.max_scanned_bytes));
         }
-        let report = off_workers(bytes, || pii::scan_value(params, &rules));
+        let report = off_workers(bytes, || pii::scan_request(params, &rules));
         apply(&report, &rules, ev)
     }
 
@@ -187,6 +189,13 @@ impl Step for PiiStep {
             return Ok(());
         };
         apply(&scan(card, &rules), &rules, ev)
+    }
+
+    fn push_config(&self, hop: &Hop, answer: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
+        let Some(rules) = self.rules(&hop.workspace_id) else {
+            return Ok(());
+        };
+        apply(&scan(answer, &rules), &rules, ev)
     }
 
     fn stream(&self, hop: &Hop) -> Option<Box<dyn StreamStep>> {

@@ -1,9 +1,9 @@
 //! The governance steps' interface: what a step sees of a hop ([`Hop`]), what it records
 //! ([`Evidence`]), and the traits a step implements ([`Step`], [`StreamStep`]).
 //!
-//! Every caller request, peer answer, stream event, push notification and governed card is read
-//! into its A2A form before the steps run (whatever the caller's and the peer's version and binding), and
-//! passes the steps in their order (`crate::governance::Pipeline`). The gateway's own steps are
+//! Every caller request, peer answer, stream event, push notification, push config answer and
+//! governed card is read into its A2A form before the steps run (whatever the caller's and the
+//! peer's version and binding), and passes the steps in their order (`crate::governance::Pipeline`). The gateway's own steps are
 //! in [`crate::governance`]; another implementation of any of them is one more `Step`.
 //! [`CardSigner`] signs the governed card.
 
@@ -173,6 +173,17 @@ pub trait Step: Send + Sync {
     /// refuses the card; the step may rewrite it in place (redaction).
     fn card(&self, hop: &Hop, card: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
         let _ = (hop, card, ev);
+        Ok(())
+    }
+
+    /// A peer's answer to a push config operation (Create, Get or List), in the caller's form,
+    /// once the gateway has written the caller's own values back into it: the members it
+    /// restored from its records (a sealed config's `url`, `token` and `authentication`) are
+    /// taken out, and tokens and credentials read `[REDACTED]`; what is left came from the peer
+    /// (a URL or scheme of its making, members of no version). `Err` refuses it; the step may
+    /// rewrite it in place (redaction).
+    fn push_config(&self, hop: &Hop, answer: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
+        let _ = (hop, answer, ev);
         Ok(())
     }
 

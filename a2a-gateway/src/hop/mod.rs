@@ -391,12 +391,13 @@ async fn steps(
     if let Some(g) = first_send {
         answer = g.finish(op, call.version, answer);
     }
-    // unsealing
+    // unsealing (and the push config steps over what the peer wrote in a push config answer)
     if push_mode.is_some()
         && let Answer::Unary(res) = &mut answer
     {
-        push::hop::unseal(
+        let r = push::hop::unseal(
             st,
+            &gov,
             sealed.as_deref(),
             op,
             &principal.workspace_id,
@@ -405,6 +406,10 @@ async fn steps(
             &params,
             res,
         );
+        if let Ok(ev) = gov.evidence.lock() {
+            call.audit.governance = serde_json::to_value(&*ev).ok();
+        }
+        r?;
     }
     // A canceled task's open streams end with its final state (issue 16).
     crate::outbound::cancel_end::after_cancel(

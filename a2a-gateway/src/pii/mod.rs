@@ -269,26 +269,43 @@ impl PiiReport {
 
 /// Scans one A2A 1.0 JSON value in place and applies `rules`.
 ///
-/// Reads every string of the value, wherever it sits (SendMessage params, a Message, a Task
-/// with history and artifacts, a stream event, a push payload, a peer's error), keys of `data`
-/// and `metadata` included, except ids and push notification configs; adjacent text parts are
-/// read as one text; inline `raw` files are decoded (textual ones scanned as text, binary ones
-/// per [`PiiRules::binary_parts`]). When [`PiiReport::blocked`] is set, or a raw part was
+/// Reads every string of the value, wherever it sits (a Message, a Task with history and
+/// artifacts, a stream event, a push payload, a peer's error, a push config answer), keys of
+/// `data` and `metadata` included, except ids; adjacent text parts are read as one text;
+/// inline `raw` files are decoded (textual ones scanned as text, binary ones per
+/// [`PiiRules::binary_parts`]). When [`PiiReport::blocked`] is set, or a raw part was
 /// unreadable or refused, the value may be partly rewritten and must not be forwarded.
 ///
-/// The exact rules are in the `walk` and `raw` module docs (and `docs/pii.md`).
+/// A caller's request is scanned with [`scan_request`]. The exact rules are in the `walk` and
+/// `raw` module docs (and `docs/pii.md`).
 pub fn scan_value(value: &mut Value, rules: &PiiRules) -> PiiReport {
     let mut scan = walk::Scan::new(rules);
     scan.container(value);
     scan.report
 }
 
+/// [`scan_value`] of a caller's request params (SendMessage params and the like): its push
+/// notification configs (`configuration.taskPushNotificationConfig`, 0.3
+/// `pushNotificationConfig`) are the caller's own webhook, sealed before the peer sees them,
+/// and are left unread too.
+pub fn scan_request(value: &mut Value, rules: &PiiRules) -> PiiReport {
+    let mut scan = walk::Scan::request(rules);
+    scan.container(value);
+    scan.report
+}
+
 /// The bytes of text [`scan_value`] would look at in `value` (every string it reads, keys of
 /// `data` and `metadata` included, inline `raw` parts counted decoded), counted
-/// without scanning: what a caller weighs before a scan (the gateway refuses a request above
-/// its `max_scanned_bytes`, and runs a large scan off its async workers).
+/// without scanning: what a caller weighs before a scan (the gateway runs a large scan off its
+/// async workers).
 pub fn scanned_bytes(value: &Value) -> usize {
-    walk::measure(value)
+    walk::measure(value, false)
+}
+
+/// The bytes of text [`scan_request`] would look at in a request: what the gateway holds
+/// against its `max_scanned_bytes` before scanning.
+pub fn request_bytes(value: &Value) -> usize {
+    walk::measure(value, true)
 }
 
 /// Scans the events of one stream in order, so that an item split across two artifact chunks

@@ -23,7 +23,7 @@ fn rules_serde_form() {
 }
 
 #[test]
-fn redacts_every_string_but_ids_and_push_configs() {
+fn a_request_is_redacted_but_its_ids_and_push_configs() {
     let mut v = json!({
         "message": {
             "messageId": "ann@example.org",
@@ -41,7 +41,7 @@ fn redacts_every_string_but_ids_and_push_configs() {
                           "acceptedOutputModes": ["text/plain; for=erin@example.com"]},
         "metadata": {"by": "carl@example.net"}
     });
-    let report = scan_value(&mut v, &rules(PiiAction::Redact));
+    let report = scan_request(&mut v, &rules(PiiAction::Redact));
     assert_eq!(
         v,
         json!({
@@ -65,6 +65,29 @@ fn redacts_every_string_but_ids_and_push_configs() {
     assert_eq!(report.redacted, 11);
     assert_eq!(report.counts.get(&PiiKind::Email), Some(&7));
     assert_eq!(report.blocked, None);
+}
+
+/// What a peer wrote is read whole but its ids: a member named like a caller's push config (a
+/// push config answer, or one echoed in a task) is the peer's words there.
+#[test]
+fn a_peer_value_is_read_but_its_ids() {
+    let mut v = json!({"id": "ann@example.org", "taskId": "ann@example.org",
+        "pushNotificationConfig": {"url": "https://hooks.example/ann@example.org",
+            "authentication": {"schemes": ["bob@example.com"]}, "note": "ssn 123-45-6789"},
+        "taskPushNotificationConfig": {"url": "https://10.0.0.9/hook"}});
+    let report = scan_value(&mut v, &rules(PiiAction::Redact));
+    assert_eq!(
+        v,
+        json!({"id": "ann@example.org", "taskId": "ann@example.org",
+            "pushNotificationConfig": {"url": "https://hooks.example/[REDACTED:EMAIL]",
+                "authentication": {"schemes": ["[REDACTED:EMAIL]"]},
+                "note": "ssn [REDACTED:US_SSN]"},
+            "taskPushNotificationConfig": {"url": "https://[REDACTED:IPV4]/hook"}})
+    );
+    assert_eq!(report.redacted, 4);
+    let config = json!({"configuration": {"pushNotificationConfig": {"url": "https://x"}}});
+    assert_eq!(scanned_bytes(&config), 9);
+    assert_eq!(request_bytes(&config), 0);
 }
 
 #[test]

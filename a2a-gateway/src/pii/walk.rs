@@ -5,13 +5,15 @@
 //! `data` and `metadata` (extension parameters live there) and of a card extension's `params`,
 //! file names, `url`, `mediaType`,
 //! artifact names and descriptions, error messages and reasons, members a newer version adds.
-//! Two kinds of member are never read:
+//! Never read:
 //! - ids and opaque handles ([`IDS`]): the gateway and the peer look tasks, contexts, messages,
 //!   artifacts and pages up by their exact value (ownership, idempotency, routing), so they are
 //!   not text to redact; they carry no content the peer acts on;
-//! - push notification configs ([`SEALED`]): the caller's own webhook address and credentials,
-//!   which the webhook check reads and sealing replaces with the gateway's callback before the
-//!   peer sees the request; they never reach the peer.
+//! - in a caller's request only ([`Scan::request`]), push notification configs ([`SEALED`]):
+//!   the caller's own webhook address and credentials, which the webhook check reads and
+//!   sealing replaces with the gateway's callback before the peer sees the request; they never
+//!   reach the peer. In anything a peer wrote (an answer, an event, a notification) a member of
+//!   that name is the peer's words, and is read.
 //!
 //! Adjacent text parts of one `parts` list are read as one text (`joined.rs`). `raw` parts are
 //! in `raw.rs`: textual ones decoded and scanned, others per [`super::BinaryParts`].
@@ -43,7 +45,8 @@ pub(super) const IDS: [&str; 16] = [
     "tenant",
 ];
 
-/// Members holding a caller's push notification config, sealed before the peer sees it.
+/// Members holding a caller's push notification config in a request, sealed before the peer
+/// sees it.
 pub(super) const SEALED: [&str; 4] = [
     "taskPushNotificationConfig",
     "task_push_notification_config",
@@ -51,8 +54,9 @@ pub(super) const SEALED: [&str; 4] = [
     "push_notification_config",
 ];
 
-fn skipped(key: &str) -> bool {
-    IDS.contains(&key) || SEALED.contains(&key)
+/// Whether the member `key` is left unread (`request`: the value is a caller's request).
+fn skipped(key: &str, request: bool) -> bool {
+    IDS.contains(&key) || (request && SEALED.contains(&key))
 }
 
 /// Applies rules to strings and accumulates the report.
@@ -60,14 +64,26 @@ pub(super) struct Scan<'r> {
     pub(super) rules: &'r PiiRules,
     pub(super) binary: BinaryParts,
     pub(super) report: PiiReport,
+    /// The value is a caller's request: its push configs ([`SEALED`]) are the caller's own.
+    request: bool,
 }
 
 impl<'r> Scan<'r> {
+    /// A scan of anything but a caller's request: only ids are left unread.
     pub(super) fn new(rules: &'r PiiRules) -> Self {
         Scan {
             rules,
             binary: rules.binary_parts(),
             report: PiiReport::default(),
+            request: false,
+        }
+    }
+
+    /// A scan of a caller's request: its push configs are left unread too.
+    pub(super) fn request(rules: &'r PiiRules) -> Self {
+        Scan {
+            request: true,
+            ..Scan::new(rules)
         }
     }
 
@@ -173,7 +189,7 @@ impl<'r> Scan<'r> {
     pub(super) fn member(&mut self, key: &str, child: &mut Value) {
         charge(1);
         match (key, child) {
-            (k, _) if skipped(k) => {}
+            (k, _) if skipped(k, self.request) => {}
             ("parts", Value::Array(parts)) => self.parts(parts),
             ("metadata" | "data" | "params", child) => self.free(child),
             (_, child) => self.container(child),
@@ -263,7 +279,7 @@ impl<'r> Scan<'r> {
                 ("text", _) if joined => {}
                 ("raw", Value::String(s)) => self.raw(s, textual),
                 ("data" | "metadata", v) => self.free(v),
-                (k, _) if skipped(k) => {}
+                (k, _) if skipped(k, self.request) => {}
                 (_, v) => self.container(v),
             }
         }
@@ -336,34 +352,36 @@ fn rename(map: &mut Map<String, Value>, renamed: Vec<(String, String)>) {
 }
 
 /// The bytes of text [`Scan::container`] would scan in `v` (a raw part counted decoded), found
-/// without scanning: the same members, read only.
-pub(super) fn measure(v: &Value) -> usize {
+/// without scanning: the same members, read only (`request`: as [`Scan::request`] reads them).
+pub(super) fn measure(v: &Value, request: bool) -> usize {
     match v {
         Value::String(s) => s.len(),
-        Value::Array(items) => items.iter().map(measure).sum(),
+        Value::Array(items) => items.iter().map(|i| measure(i, request)).sum(),
         Value::Object(map) => map
             .iter()
             .map(|(key, child)| match (key.as_str(), child) {
-                (k, _) if skipped(k) => 0,
-                ("parts", Value::Array(parts)) => parts.iter().map(measure_part).sum(),
+                (k, _) if skipped(k, request) => 0,
+                ("parts", Value::Array(parts)) => {
+                    parts.iter().map(|p| measure_part(p, request)).sum()
+                }
                 ("metadata" | "data" | "params", child) => measure_free(child),
-                (_, child) => measure(child),
+                (_, child) => measure(child, request),
             })
             .sum(),
         _ => 0,
     }
 }
 
-fn measure_part(p: &Value) -> usize {
+fn measure_part(p: &Value, request: bool) -> usize {
     let Value::Object(map) = p else {
-        return measure(p);
+        return measure(p, request);
     };
     map.iter()
         .map(|(key, child)| match (key.as_str(), child) {
             ("raw", Value::String(s)) => raw_size(s),
             ("data" | "metadata", v) => measure_free(v),
-            (k, _) if skipped(k) => 0,
-            (_, v) => measure(v),
+            (k, _) if skipped(k, request) => 0,
+            (_, v) => measure(v, request),
         })
         .sum()
 }

@@ -1,9 +1,11 @@
 //! Push glue on the hop: the webhook address checks for push configs (set, or inline on a send)
 //! and the workspace's delivery mode; sealing the caller's webhook before the peer call and
-//! unsealing the peer's answer after it ([`crate::push`] does the storing).
+//! unsealing the peer's answer after it ([`crate::push`] does the storing), with what the peer
+//! wrote in a push config answer governed.
 
 use serde_json::Value;
 
+use crate::governance::HopGov;
 use crate::peer;
 use crate::protocol::ops::Operation;
 use crate::state::GatewayState;
@@ -89,10 +91,12 @@ pub(crate) fn seal(
 /// unsealing: sealed configs in a unary answer are shown as the caller's own webhook, whatever
 /// the workspace's mode is now (it may have been switched to direct delivery after sealing);
 /// then, in either mode, a push config answer's token and credentials are shown as set, never
-/// their value ([`crate::protocol::secrets`]).
+/// their value ([`crate::protocol::secrets`]), and what the peer wrote in it passes the hop's
+/// governance ([`govern`]).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn unseal(
     st: &GatewayState,
+    gov: &HopGov,
     sealed: Option<&str>,
     op: Operation,
     workspace_id: &str,
@@ -100,8 +104,8 @@ pub(crate) fn unseal(
     caller: Version,
     params: &Value,
     res: &mut Value,
-) {
-    unseal_sealed(st, sealed, op, workspace_id, agent_id, caller, params, res);
+) -> Result<(), Refusal> {
+    let restored = unseal_sealed(st, sealed, op, workspace_id, agent_id, caller, params, res);
     if matches!(
         op,
         Operation::CreateTaskPushNotificationConfig
@@ -109,9 +113,49 @@ pub(crate) fn unseal(
             | Operation::ListTaskPushNotificationConfigs
     ) {
         crate::protocol::secrets::hide_push_secrets(res);
+        return govern(st, gov, res, &restored);
     }
+    Ok(())
 }
 
+/// The push config steps over a push config answer (caller's form, unsealed, secrets hidden)
+/// when the hop's governance is active: the members the gateway wrote from its records (at
+/// `restored`, [`push::RESTORED_MEMBERS`]: the caller's own url, token and authentication) are
+/// taken out while the steps read the rest, which came from the peer (a URL or scheme of its
+/// making, members of no version; ids are not read). Findings go to the hop's evidence; a
+/// block refuses the answer.
+fn govern(
+    st: &GatewayState,
+    gov: &HopGov,
+    res: &mut Value,
+    restored: &[String],
+) -> Result<(), Refusal> {
+    if !gov.active {
+        return Ok(());
+    }
+    let mut own = Vec::new();
+    for at in restored {
+        if let Some(o) = res.pointer_mut(at).and_then(Value::as_object_mut) {
+            let taken: Vec<(String, Value)> = push::RESTORED_MEMBERS
+                .iter()
+                .filter_map(|k| o.remove(*k).map(|v| ((*k).to_owned(), v)))
+                .collect();
+            own.push((at, taken));
+        }
+    }
+    let r = match gov.evidence.lock() {
+        Ok(mut ev) => st.governance.push_config(&gov.hop, res, &mut ev),
+        Err(_) => Err(Refusal::internal("evidence lock")),
+    };
+    for (at, taken) in own {
+        if let Some(o) = res.pointer_mut(at).and_then(Value::as_object_mut) {
+            o.extend(taken);
+        }
+    }
+    r
+}
+
+/// Unseals `res` in sealed mode; where the configs restored from the gateway's records are.
 #[allow(clippy::too_many_arguments)]
 fn unseal_sealed(
     st: &GatewayState,
@@ -122,9 +166,9 @@ fn unseal_sealed(
     caller: Version,
     params: &Value,
     res: &mut Value,
-) {
+) -> Vec<String> {
     let Some(base) = &st.config.push_callback_base_url else {
-        return;
+        return Vec::new();
     };
     if let Some(cb) = sealed {
         push::remember_id(
@@ -145,7 +189,7 @@ fn unseal_sealed(
         agent_id,
         caller,
         res,
-    );
+    )
 }
 
 pub(crate) async fn check_webhook(

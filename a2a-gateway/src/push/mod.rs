@@ -237,6 +237,11 @@ pub fn remember_id(
 /// Rewrites every sealed callback URL in an answer back to the caller's own webhook. Only
 /// callbacks of `workspace_id` and `agent_id` are unsealed; a callback of anyone else keeps the
 /// gateway URL and loses its notification token.
+///
+/// An unsealed config shows the caller's webhook as the gateway's records hold it: its url,
+/// token and authentication (none when the caller set none: the peer was given none, so one in
+/// its answer is of its own making). Returns where those configs are (JSON pointers into `v`):
+/// their `url`, `token` and `authentication` are the caller's own, not the peer's words.
 pub fn unseal(
     st: &GatewayState,
     base: &str,
@@ -244,52 +249,99 @@ pub fn unseal(
     agent_id: &str,
     caller: Version,
     v: &mut Value,
-) {
-    let prefix = callback_prefix(base, agent_id);
-    match v {
-        Value::Array(a) => a
-            .iter_mut()
-            .for_each(|x| unseal(st, base, workspace_id, agent_id, caller, x)),
-        Value::Object(o) => {
-            let sealed = o
-                .get("url")
-                .and_then(Value::as_str)
-                .and_then(|u| u.strip_prefix(&prefix))
-                .map(str::to_owned);
-            if let Some(id) = sealed {
-                let cb = st
-                    .store
-                    .push_callback(&id)
-                    .ok()
-                    .flatten()
-                    .filter(|cb| cb.workspace_id == workspace_id && cb.agent_id == agent_id);
-                match cb {
-                    Some(cb) => {
-                        o.insert("url".into(), json!(cb.url));
-                        match cb.token {
-                            Some(t) => o.insert("token".into(), json!(t)),
-                            None => o.remove("token"),
-                        };
-                        if let Some(scheme) = cb.auth_scheme {
-                            let mut auth = match caller {
-                                Version::V03 => json!({"schemes": [scheme]}),
-                                Version::V1 => json!({"scheme": scheme}),
-                            };
-                            if let Some(c) = cb.auth_credentials {
-                                auth["credentials"] = json!(c);
-                            }
-                            o.insert("authentication".into(), auth);
-                        }
-                    }
-                    None => {
-                        o.remove("token");
-                    }
+) -> Vec<String> {
+    let mut restored = Vec::new();
+    let at = Unseal {
+        st,
+        prefix: callback_prefix(base, agent_id),
+        workspace_id,
+        agent_id,
+        caller,
+    };
+    at.walk(v, &mut String::new(), &mut restored);
+    restored
+}
+
+/// The members of an unsealed config written from the gateway's records.
+pub const RESTORED_MEMBERS: [&str; 3] = ["url", "token", "authentication"];
+
+struct Unseal<'a> {
+    st: &'a GatewayState,
+    prefix: String,
+    workspace_id: &'a str,
+    agent_id: &'a str,
+    caller: Version,
+}
+
+impl Unseal<'_> {
+    /// Unseals `v` (at JSON pointer `at`), recording the configs restored.
+    fn walk(&self, v: &mut Value, at: &mut String, restored: &mut Vec<String>) {
+        let len = at.len();
+        match v {
+            Value::Array(a) => {
+                for (i, x) in a.iter_mut().enumerate() {
+                    at.push('/');
+                    at.push_str(&i.to_string());
+                    self.walk(x, at, restored);
+                    at.truncate(len);
                 }
             }
-            o.values_mut()
-                .for_each(|x| unseal(st, base, workspace_id, agent_id, caller, x));
+            Value::Object(o) => {
+                if self.restore(o) {
+                    restored.push(at.clone());
+                }
+                for (k, x) in o.iter_mut() {
+                    at.push('/');
+                    at.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                    self.walk(x, at, restored);
+                    at.truncate(len);
+                }
+            }
+            _ => {}
         }
-        _ => {}
+    }
+
+    /// Unseals one object whose url is a sealed callback; true when it was restored from a
+    /// record of this workspace and agent.
+    fn restore(&self, o: &mut serde_json::Map<String, Value>) -> bool {
+        let Some(id) = o
+            .get("url")
+            .and_then(Value::as_str)
+            .and_then(|u| u.strip_prefix(&self.prefix))
+            .map(str::to_owned)
+        else {
+            return false;
+        };
+        let cb = self
+            .st
+            .store
+            .push_callback(&id)
+            .ok()
+            .flatten()
+            .filter(|cb| cb.workspace_id == self.workspace_id && cb.agent_id == self.agent_id);
+        let Some(cb) = cb else {
+            o.remove("token");
+            return false;
+        };
+        o.insert("url".into(), json!(cb.url));
+        match cb.token {
+            Some(t) => o.insert("token".into(), json!(t)),
+            None => o.remove("token"),
+        };
+        match cb.auth_scheme {
+            Some(scheme) => {
+                let mut auth = match self.caller {
+                    Version::V03 => json!({"schemes": [scheme]}),
+                    Version::V1 => json!({"scheme": scheme}),
+                };
+                if let Some(c) = cb.auth_credentials {
+                    auth["credentials"] = json!(c);
+                }
+                o.insert("authentication".into(), auth)
+            }
+            None => o.remove("authentication"),
+        };
+        true
     }
 }
 

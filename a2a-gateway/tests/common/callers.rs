@@ -42,6 +42,12 @@ pub enum Call {
     Subscribe(String),
     /// A push config on the task, for the webhook URL.
     PushSet(String, String),
+    /// The push config of the task with the id.
+    PushGet(String, String),
+    /// The push configs of the task.
+    PushList(String),
+    /// A send with an inline push config for the webhook URL.
+    SendPush(String, String),
     /// The governed card (`A2A-Version` as the form's).
     Card,
     /// GetExtendedAgentCard in the form's terms.
@@ -76,6 +82,21 @@ fn msg(v1: bool, text: &str) -> Value {
         json!({"kind": "message", "messageId": id, "role": "user",
             "parts": [{"kind": "text", "text": text}]})
     }
+}
+
+/// A push config for `hook` in the form's version (the caller's token, no authentication).
+fn push_cfg(hook: &str) -> Value {
+    json!({"url": hook, "token": "caller-token"})
+}
+
+/// A send's `configuration` with an inline push config for `hook`.
+fn inline(v1: bool, hook: &str) -> Value {
+    let key = if v1 {
+        "taskPushNotificationConfig"
+    } else {
+        "pushNotificationConfig"
+    };
+    json!({ key: push_cfg(hook) })
 }
 
 /// (method in the form's version, DVARA path, params) of a JSON-RPC call.
@@ -116,6 +137,35 @@ fn rpc_parts(v1: bool, call: &Call) -> (&'static str, &'static str, Value) {
                 json!({"taskId": task,
                     "pushNotificationConfig": {"url": hook, "token": "caller-token"}})
             },
+        ),
+        Call::PushGet(task, id) => (
+            n(
+                "GetTaskPushNotificationConfig",
+                "tasks/pushNotificationConfig/get",
+            ),
+            "pushConfig:get",
+            if v1 {
+                json!({"taskId": task, "id": id})
+            } else {
+                json!({"id": task, "pushNotificationConfigId": id})
+            },
+        ),
+        Call::PushList(task) => (
+            n(
+                "ListTaskPushNotificationConfigs",
+                "tasks/pushNotificationConfig/list",
+            ),
+            "pushConfig:list",
+            if v1 {
+                json!({"taskId": task})
+            } else {
+                json!({"id": task})
+            },
+        ),
+        Call::SendPush(t, hook) => (
+            n("SendMessage", "message/send"),
+            "message:send",
+            json!({"message": msg(v1, t), "configuration": inline(v1, hook)}),
         ),
         Call::Card | Call::Extended => (
             n("GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard"),
@@ -206,6 +256,17 @@ pub async fn call(
                         json!({"pushNotificationConfig": {"url": hook, "token": "caller-token"}})
                     },
                 ),
+                Call::PushGet(task, id) => {
+                    http.get(format!("{root}/tasks/{task}/pushNotificationConfigs/{id}"))
+                }
+                Call::PushList(task) => {
+                    http.get(format!("{root}/tasks/{task}/pushNotificationConfigs"))
+                }
+                Call::SendPush(t, hook) => {
+                    let mut body = send(t);
+                    body["configuration"] = inline(v1, hook);
+                    post("message:send".into(), body)
+                }
                 Call::Extended => http.get(format!(
                     "{root}/{}",
                     if v1 { "extendedAgentCard" } else { "card" }
@@ -237,6 +298,15 @@ async fn grpc(addr: SocketAddr, key: &str, agent: &str, call: &Call) -> Got {
         Call::PushSet(task, hook) => (
             "CreateTaskPushNotificationConfig",
             json!({"taskId": task, "url": hook, "token": "caller-token"}),
+        ),
+        Call::PushGet(task, id) => (
+            "GetTaskPushNotificationConfig",
+            json!({"taskId": task, "id": id}),
+        ),
+        Call::PushList(task) => ("ListTaskPushNotificationConfigs", json!({"taskId": task})),
+        Call::SendPush(t, hook) => (
+            "SendMessage",
+            json!({"message": msg(true, t), "configuration": inline(true, hook)}),
         ),
         Call::Card | Call::Extended => ("GetExtendedAgentCard", json!({})),
     };

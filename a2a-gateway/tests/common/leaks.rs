@@ -7,7 +7,8 @@
 //! and chunks received are also read joined, in order, so that a value split across two parts
 //! or two stream chunks is found.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
 
 use base64::Engine;
 use serde_json::Value;
@@ -91,6 +92,41 @@ impl Got {
     pub fn is_empty(&self) -> bool {
         self.values.is_empty() && self.texts.is_empty()
     }
+}
+
+/// What webhooks received, by path.
+pub type Hooks = Arc<Mutex<HashMap<String, Got>>>;
+
+/// A webhook receiver on 127.0.0.1: its base URL (`{base}/hook/{name}`), and what each
+/// `name` received (headers and bodies).
+pub async fn hooks() -> (String, Hooks) {
+    let seen: Hooks = Arc::default();
+    let s = seen.clone();
+    let app = axum::Router::new().route(
+        "/hook/{name}",
+        axum::routing::post(
+            move |axum::extract::Path(name): axum::extract::Path<String>,
+                  headers: axum::http::HeaderMap,
+                  body: String| {
+                let s = s.clone();
+                async move {
+                    let mut got = Got::default();
+                    for (k, v) in &headers {
+                        got.text(format!("{k}: {}", String::from_utf8_lossy(v.as_bytes())));
+                    }
+                    got.body(&body);
+                    s.lock().unwrap().entry(name).or_default().extend(got);
+                    axum::http::StatusCode::OK
+                }
+            },
+        ),
+    );
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    tokio::spawn(async move {
+        let _ = axum::serve(l, app).await;
+    });
+    (url, seen)
 }
 
 fn walk(v: &Value, out: &mut Vec<String>, joined: &mut String) {

@@ -11,6 +11,10 @@
 //! metadata carry PII to a message saying `error`; a task whose state is a PII text (an answer
 //! the gateway cannot read, whose message would quote it) to `invalid`; its card, and the same
 //! card to GetExtendedAgentCard. Push configs it is given are kept for the test to notify.
+//! Push config answers of its own making (a Create on a task named `t-cfg-*`, every Get and
+//! List, and the inline config of a send echoed in the send's answer): a URL of its own
+//! carrying a value, or the callback it was given; a token, an authentication scheme and
+//! credentials, and members of no version (`note`), each carrying values.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -217,6 +221,57 @@ pub fn card(base: &str, version: Version) -> Value {
     card
 }
 
+/// A push config of the peer's making for `task` (1.0): a webhook URL of its own carrying an
+/// e-mail (`url` `None`) or the callback it was given, a token, an authentication scheme (a
+/// card number) and credentials, and a member of no version (`note`, an SSN).
+pub fn config(task: &str, id: &str, url: Option<&str>) -> Value {
+    let p = plants();
+    let url = match url {
+        Some(u) => u.to_owned(),
+        None => format!("https://hooks.example/{}", pct(&p[0].text)),
+    };
+    json!({"taskId": task, "id": id, "url": url, "token": p[1].text,
+        "authentication": {"scheme": p[5].text, "credentials": p[6].text}, "note": p[10].text})
+}
+
+/// A push config answer (1.0 `r`) in `v`: a 0.3 answer gets the members of no version back
+/// after the typed translation dropped them (beside and inside each `pushNotificationConfig`).
+fn config_answer(id: &Value, op: Operation, v: Version, r: Value) -> Response {
+    let r = match v {
+        Version::V1 => r,
+        Version::V03 => {
+            let mut out = xlate::result(op, Version::V1, v, &r).unwrap_or(r);
+            add_notes(&mut out);
+            out
+        }
+    };
+    axum::Json(json!({"jsonrpc": "2.0", "id": id, "result": r})).into_response()
+}
+
+/// Puts a `note` beside and inside every 0.3 `pushNotificationConfig` in `v`. A governed hop
+/// reads a 0.3 answer into 1.0, which drops them (they are never redacted, only gone), so they
+/// carry kinds the config's URL and scheme carry anyway.
+fn add_notes(v: &mut Value) {
+    match v {
+        Value::Array(a) => a.iter_mut().for_each(add_notes),
+        Value::Object(o) => {
+            if let Some(inner) = o.get_mut("pushNotificationConfig") {
+                inner["note"] = json!(plants()[2].text);
+                o.insert("note".into(), json!(plants()[7].text));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The key of a send's inline push config in `v`.
+fn inline_key(v: Version) -> &'static str {
+    match v {
+        Version::V1 => "taskPushNotificationConfig",
+        Version::V03 => "pushNotificationConfig",
+    }
+}
+
 /// A running leaky peer.
 pub struct LeakyPeer {
     /// Base URL, also the JSON-RPC endpoint.
@@ -334,6 +389,34 @@ async fn rpc(State(c): State<Ctx>, body: axum::body::Bytes) -> Response {
             if streaming {
                 return sse(&id, events(&tid, "TASK_STATE_COMPLETED"), None, v);
             }
+            let given = &p["configuration"][inline_key(v)];
+            if let Some(url) = given["url"].as_str() {
+                // The inline push config echoed in the task, with members of the peer's own.
+                let mut echo = config("", "cfg-inline", Some(url));
+                let t = task(&tid, "TASK_STATE_COMPLETED");
+                let r = match v {
+                    Version::V1 => {
+                        let mut r = json!({"task": t});
+                        r["task"][inline_key(v)] = echo;
+                        r
+                    }
+                    Version::V03 => {
+                        let mut t =
+                            xlate::result(Operation::GetTask, Version::V1, v, &t).unwrap_or(t);
+                        // The 0.3 form: `schemes`, no task id.
+                        let scheme = echo["authentication"]["scheme"].take();
+                        let cred = echo["authentication"]["credentials"].take();
+                        echo["authentication"] = json!({"schemes": [scheme], "credentials": cred});
+                        if let Some(o) = echo.as_object_mut() {
+                            o.remove("taskId");
+                        }
+                        t[inline_key(v)] = echo;
+                        t
+                    }
+                };
+                return axum::Json(json!({"jsonrpc": "2.0", "id": id, "result": r}))
+                    .into_response();
+            }
             ok(json!({"task": task(&tid, "TASK_STATE_COMPLETED")}))
         }
         Operation::GetTask => ok(task(&tid, "TASK_STATE_WORKING")),
@@ -352,7 +435,34 @@ async fn rpc(State(c): State<Ctx>, body: axum::body::Bytes) -> Response {
             if let Ok(mut m) = c.push.lock() {
                 m.insert(task.clone(), (url.clone(), token.clone()));
             }
+            if task.starts_with("t-cfg") {
+                return config_answer(&id, op, v, config(&task, "cfg-peer", None));
+            }
             ok(json!({"taskId": task, "id": "cfg-1", "url": url, "token": token}))
+        }
+        Operation::GetTaskPushNotificationConfig => {
+            let (task, cfg) = match v {
+                Version::V1 => (&p["taskId"], &p["id"]),
+                Version::V03 => (&p["id"], &p["pushNotificationConfigId"]),
+            };
+            let (task, cfg) = (task.as_str().unwrap_or(""), cfg.as_str().unwrap_or(""));
+            config_answer(&id, op, v, config(task, cfg, None))
+        }
+        Operation::ListTaskPushNotificationConfigs => {
+            let task = match v {
+                Version::V1 => &p["taskId"],
+                Version::V03 => &p["id"],
+            };
+            let task = task.as_str().unwrap_or("");
+            // The config it was given (the gateway's callback), then one of its own making.
+            let given = c.push.lock().ok().and_then(|m| m.get(task).cloned());
+            let mut configs: Vec<Value> = given
+                .map(|(url, _)| config(task, "cfg-1", Some(&url)))
+                .into_iter()
+                .collect();
+            configs.push(config(task, "cfg-peer", None));
+            let r = json!({"configs": configs, "nextPageToken": "", "note": plants()[11].text});
+            config_answer(&id, op, v, r)
         }
         Operation::GetExtendedAgentCard => {
             axum::Json(json!({"jsonrpc": "2.0", "id": id, "result": c.card})).into_response()
