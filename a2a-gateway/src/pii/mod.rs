@@ -31,6 +31,10 @@ mod normalize;
 mod pem;
 mod raw;
 mod steps;
+/// The scanner's step counter (feature `pii-steps`: the fuzz target's doubling check).
+#[cfg(feature = "pii-steps")]
+#[doc(hidden)]
+pub use steps::take as take_steps;
 mod stream;
 mod walk;
 
