@@ -12,6 +12,7 @@ mod card_dates;
 mod common;
 mod console_audit;
 mod console_browser;
+mod console_held;
 mod console_security;
 mod console_speed;
 mod console_views;

@@ -58,54 +58,62 @@ pub fn routes() -> Router<Arc<GatewayState>> {
         .route("/admin/workspaces/{ws}/approvals/{id}/deny", post(deny))
 }
 
+/// Approvals a list answers unless `limit` says otherwise.
+const DEFAULT_PAGE: u32 = 100;
+
 #[derive(Deserialize)]
-struct StateQuery {
+struct ListQuery {
     state: Option<String>,
+    after: Option<String>,
+    limit: Option<u32>,
 }
 
-fn expire_due(st: &GatewayState, ws: &str, list: &mut [crate::governance::approval::Approval]) {
-    let now = time::OffsetDateTime::now_utc().unix_timestamp();
-    for a in list.iter_mut().filter(|a| a.is_expired(now)) {
-        if st
-            .governance
-            .approvals
-            .decide(ws, &a.id, "expired", None, None)
-            .unwrap_or(false)
-        {
-            a.state = "expired".into();
-        }
-    }
+fn now() -> i64 {
+    time::OffsetDateTime::now_utc().unix_timestamp()
 }
 
+/// `GET /admin/workspaces/{ws}/approvals?state=&after=&limit=`: a page of the workspace's
+/// approvals, newest first, without their requests (`limit` 100 by default, at most 1,000;
+/// `after`: the last id of the previous page). Pending approvals past their hold are marked
+/// expired first.
 async fn approvals(
     State(st): State<Arc<GatewayState>>,
     Path(ws): Path<String>,
-    axum::extract::Query(q): axum::extract::Query<StateQuery>,
+    axum::extract::Query(q): axum::extract::Query<ListQuery>,
 ) -> Response {
     if let Err(r) = workspace_exists(&st, &ws) {
         return r;
     }
-    match st.governance.approvals.list(&ws, None) {
-        Ok(mut list) => {
-            expire_due(&st, &ws, &mut list);
-            list.retain(|a| q.state.as_deref().is_none_or(|s| a.state == s));
-            axum::Json(list).into_response()
-        }
+    let store = &st.governance.approvals;
+    if let Err(e) = store.expire_due(&ws, now()) {
+        return store_err(e);
+    }
+    let limit = q.limit.unwrap_or(DEFAULT_PAGE);
+    match store.summaries(&ws, q.state.as_deref(), q.after.as_deref(), limit) {
+        Ok(list) => axum::Json(list).into_response(),
         Err(e) => store_err(e),
     }
 }
 
+/// `GET /admin/workspaces/{ws}/approvals/{id}`: one approval with its whole request as it will
+/// be sent (`request`, `sizes`).
 async fn approval(
     State(st): State<Arc<GatewayState>>,
     Path((ws, id)): Path<(String, String)>,
 ) -> Response {
     match st.governance.approvals.get(&ws, &id) {
-        Ok(Some(a)) => {
-            let mut one = [a];
-            expire_due(&st, &ws, &mut one);
-            let [a] = one;
+        Ok(Some(mut a)) => {
+            if a.summary.is_expired(now())
+                && st
+                    .governance
+                    .approvals
+                    .decide(&ws, &id, "expired", None, None)
+                    .unwrap_or(false)
+            {
+                a.summary.state = "expired".into();
+            }
             // The whole held request (as it will be sent), beside the queue's preview.
-            let mut v = serde_json::to_value(&a).unwrap_or_default();
+            let mut v = serde_json::to_value(&a.summary).unwrap_or_default();
             match crate::governance::approval_view::request_view(&a) {
                 Ok(view) => {
                     v["request"] = view["request"].clone();
