@@ -272,7 +272,8 @@ async fn console_pages_over_200_held_mebibyte_sends_read_no_bodies() {
     );
     let listed = serde_json::to_string(list).unwrap().len();
     assert!(listed < 20 * 4096, "{listed} bytes for 20 summaries");
-    // One approval's page still shows the whole request.
+    // One approval's page still shows the whole request, also one of 12 MiB (past what the
+    // console read of an admin answer before: 8 MiB).
     let one = denied[0].clone();
     let detail = page(
         &base,
@@ -281,6 +282,18 @@ async fn console_pages_over_200_held_mebibyte_sends_read_no_bodies() {
     )
     .await;
     assert!(detail.len() > PART, "{} bytes", detail.len());
+    {
+        let approvals = SqliteApprovals::new(Store::open(&db).unwrap());
+        let mut a = approvals.get("ws", &live[0]).unwrap().unwrap();
+        let mut params: Value = serde_json::from_str(&a.params).unwrap();
+        params["message"]["parts"][1]["raw"] = json!("B".repeat(12 << 20));
+        a.params = params.to_string();
+        a.summary.id = "big".into();
+        approvals.create(&a).unwrap();
+    }
+    let detail = page(&base, &cookie, "/console/workspaces/ws/approvals/big").await;
+    assert!(detail.len() > 12 << 20, "{} bytes", detail.len());
+    assert!(detail.contains("BBBBBBBB"));
     drop(gw);
     peer.shutdown().await;
 }

@@ -3,6 +3,7 @@
 //! `cargo nextest run -p a2ars-gateway --test integration <file>::`.
 
 mod admin_audit;
+mod approval_store;
 mod ard;
 mod audit_rebuild;
 mod audit_retention;

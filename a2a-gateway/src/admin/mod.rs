@@ -15,6 +15,7 @@
 //! The token is checked before the body is read or parsed (401 for any body); errors are 1.0
 //! `google.rpc.Status` bodies (bad bodies: axum's rejection status, rewritten by [`crate::edge::wire`]).
 
+pub mod approvals;
 pub mod audit;
 pub mod governance;
 pub mod registration;
