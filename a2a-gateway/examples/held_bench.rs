@@ -6,6 +6,11 @@
 //! the approval queue (`/console/approvals`), of the admin API's list, then after one
 //! approval's page (its whole request), with each page's median time.
 //!
+//! The sends are held in rounds of 50, after each of which this program checkpoints the WAL
+//! (`PRAGMA wal_checkpoint(TRUNCATE)` from its own connection): the gateway checkpoints after
+//! audit batches (every 512 audit rows), so without it the WAL grows by the held bytes of up to
+//! a few hundred holds (about twice the disk).
+//!
 //! `cargo run --release -p a2ars-gateway --example held_bench -- [--held N] [--mib M]
 //!  [--loads L] [--bin-dir target/release] [--dir DIR]`
 //! (DIR: where the database goes, default a temporary directory; it is removed at the end).
@@ -18,6 +23,18 @@ use a2a_gateway::store::{Agent, Store};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "held-bench-admin";
+/// Holds between two checkpoints of the WAL.
+const ROUND: usize = 50;
+
+/// The gateway process, stopped however the program ends.
+struct Gateway(Child);
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
 
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter()
@@ -26,7 +43,7 @@ fn arg(args: &[String], name: &str) -> Option<String> {
 }
 
 /// Starts the gateway and waits for its `LISTENING <url>` line.
-fn start(bin: &Path, db: &Path) -> (Child, String) {
+fn start(bin: &Path, db: &Path) -> (Gateway, String) {
     let mut child = Command::new(bin)
         .args(["serve", "--listen", "127.0.0.1:0", "--dev", "true"])
         .args(["--admin-token", TOKEN, "--approval-wait-secs", "0"])
@@ -49,7 +66,7 @@ fn start(bin: &Path, db: &Path) -> (Child, String) {
         }
     };
     std::thread::spawn(move || for _ in lines {});
-    (child, url)
+    (Gateway(child), url)
 }
 
 /// `VmRSS` and `VmHWM` of `pid`, in MiB.
@@ -202,7 +219,7 @@ async fn main() {
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .expect("client");
-    let (mut gw, base) = start(&bin, &db);
+    let (gw, base) = start(&bin, &db);
     let rule = json!({"rules": [{"id": "needs-a-person", "when": "skill == 'refund'",
         "decision": "approve"}]});
     let r = http
@@ -215,41 +232,49 @@ async fn main() {
     assert!(r.status().is_success(), "policy: {}", r.status());
     let bytes = (mib << 20).min(16 << 20);
     let t = Instant::now();
-    let mut calls = Vec::new();
-    for worker in 0..2 {
-        let (http, base, key) = (http.clone(), base.clone(), key.clone());
-        calls.push(tokio::spawn(async move {
-            for i in (worker..held).step_by(2) {
-                let r = http
-                    .post(format!("{base}/a2a/echo"))
-                    .bearer_auth(&key)
-                    .header("A2A-Version", "1.0")
-                    .header("content-type", "application/json")
-                    .body(held_send(i, bytes))
-                    .send()
-                    .await
-                    .expect("send");
-                let v: Value = r.json().await.expect("answer");
-                assert!(
-                    v["result"]["task"]["metadata"]["approvalId"].is_string(),
-                    "not held: {v}"
-                );
-            }
-        }));
+    let wal = rusqlite::Connection::open(&db).expect("checkpoint connection");
+    wal.busy_timeout(Duration::from_secs(30))
+        .expect("busy timeout");
+    for round in (0..held).step_by(ROUND) {
+        let end = (round + ROUND).min(held);
+        let mut calls = Vec::new();
+        for worker in 0..2 {
+            let (http, base, key) = (http.clone(), base.clone(), key.clone());
+            calls.push(tokio::spawn(async move {
+                for i in (round + worker..end).step_by(2) {
+                    let r = http
+                        .post(format!("{base}/a2a/echo"))
+                        .bearer_auth(&key)
+                        .header("A2A-Version", "1.0")
+                        .header("content-type", "application/json")
+                        .body(held_send(i, bytes))
+                        .send()
+                        .await
+                        .expect("send");
+                    let v: Value = r.json().await.expect("answer");
+                    assert!(
+                        v["result"]["task"]["metadata"]["approvalId"].is_string(),
+                        "not held: {v}"
+                    );
+                }
+            }));
+        }
+        for c in calls {
+            c.await.expect("sender");
+        }
+        wal.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .expect("checkpoint");
     }
-    for c in calls {
-        c.await.expect("sender");
-    }
+    drop(wal);
     println!(
         "held {held} sends of {:.1} MiB in {:.0} s; database and WAL {:.2} GiB",
         bytes as f64 / 1048576.0,
         t.elapsed().as_secs_f64(),
         db_bytes(&db) as f64 / f64::from(1 << 30)
     );
-    let _ = gw.kill();
-    let _ = gw.wait();
-    let (mut gw, base) = start(&bin, &db);
-    let pid = gw.id();
+    drop(gw);
+    let (gw, base) = start(&bin, &db);
+    let pid = gw.0.id();
     let cookie = login(&http, &base).await;
     let (rss0, hwm0) = memory(pid);
     println!("restarted, logged in: VmRSS {rss0:.1} MiB, VmHWM {hwm0:.1} MiB");
@@ -298,7 +323,6 @@ async fn main() {
             median.as_secs_f64() * 1000.0
         );
     }
-    let _ = gw.kill();
-    let _ = gw.wait();
+    drop(gw);
     peer.shutdown().await;
 }
