@@ -8,7 +8,7 @@
 //! - `GET|PUT|DELETE /admin/workspaces/{ws}/pii`: the workspace's PII rules (absent: off);
 //! - `POST /admin/workspaces/{ws}/kill` `{kind: context|task, id, agentId?, reason?}`, `GET
 //!   /admin/workspaces/{ws}/kills`: session kill;
-//! - approvals: [`super::approvals`].
+//! - approvals: `super::approvals`.
 //!
 //! Every write invalidates the workspace's cached settings at once.
 
@@ -50,7 +50,6 @@ pub fn routes() -> Router<Arc<GatewayState>> {
         )
         .route("/admin/workspaces/{ws}/kill", post(kill))
         .route("/admin/workspaces/{ws}/kills", get(kills))
-        .merge(super::approvals::routes())
 }
 
 pub(super) fn workspace_exists(st: &GatewayState, ws: &str) -> Result<(), Response> {

@@ -112,6 +112,7 @@ pub fn router(state: Arc<GatewayState>) -> Router {
         .route("/admin/hops", get(hops))
         .route("/admin/admin-audit", get(audit::export))
         .merge(governance::routes())
+        .merge(approvals::routes())
         .merge(trust::routes())
         .merge(settings::routes())
         // Inside the token check: every authorized change is recorded with its admin. Only the

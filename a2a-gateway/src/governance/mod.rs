@@ -9,8 +9,8 @@
 //!
 //! Modules: [`policy`] (CEL documents), `policy_step`, `pii_step`, [`loops`] (signed
 //! delegation chains), [`kill`] (session kill), [`key_watch`] (streams of revoked or expired
-//! keys end), [`approval`], `approval_sql` and [`approval_view`] (held hops, their SQLite store,
-//! what an approver sees), [`store`]
+//! keys end), [`approval`] and [`approval_view`] (held hops and their SQLite store, what an
+//! approver sees), [`store`]
 //! (the settings' storage trait).
 
 use std::collections::{HashMap, HashSet};
@@ -26,7 +26,6 @@ use crate::{
 };
 
 pub mod approval;
-mod approval_sql;
 pub mod approval_view;
 pub mod demo;
 pub mod extensions;
