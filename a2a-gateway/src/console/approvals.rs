@@ -1,7 +1,7 @@
 //! The approval queue: held hops of every workspace (or one) with their preview (the parts'
 //! kind and size, the start of the text), 50 a page per workspace with each workspace's count
-//! (lists and counts never read the held requests); each approval's page shows the whole held request as
-//! it will be sent, with sizes, and decides it: approve / deny through the admin API
+//! (lists and counts never read the held requests); each approval's page shows the whole held
+//! request as it will be sent, with sizes, and decides it: approve / deny through the admin API
 //! (`/admin/workspaces/{ws}/approvals/{id}/approve|deny`), which sends the held request or
 //! answers the caller (with the reason written here).
 
@@ -76,7 +76,7 @@ fn count_line(ws: &str, state: &str, total: u64, list: &[Value], one: bool, page
             esc(&queue_href(ws, state, Some(last)))
         ),
         Some(_) if list.len() > PAGE => format!(
-            r#" <a href="{}">All of them</a>"#,
+            r#" <a href="{}">Page through them</a>"#,
             esc(&queue_href(ws, state, None))
         ),
         _ => String::new(),
