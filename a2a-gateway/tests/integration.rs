@@ -3,6 +3,7 @@
 //! `cargo nextest run -p a2ars-gateway --test integration <file>::`.
 
 mod admin_audit;
+mod approval_store;
 mod ard;
 mod attack_table;
 mod audit_rebuild;
@@ -13,6 +14,7 @@ mod card_dates;
 mod common;
 mod console_audit;
 mod console_browser;
+mod console_held;
 mod console_security;
 mod console_speed;
 mod console_views;

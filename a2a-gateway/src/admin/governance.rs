@@ -7,7 +7,8 @@
 //!   [`crate::governance::policy::ATTRIBUTES`], the rest filled with a plain SendMessage);
 //! - `GET|PUT|DELETE /admin/workspaces/{ws}/pii`: the workspace's PII rules (absent: off);
 //! - `POST /admin/workspaces/{ws}/kill` `{kind: context|task, id, agentId?, reason?}`, `GET
-//!   /admin/workspaces/{ws}/kills`: session kill.
+//!   /admin/workspaces/{ws}/kills`: session kill;
+//! - approvals: `super::approvals`.
 //!
 //! Every write invalidates the workspace's cached settings at once.
 
@@ -49,124 +50,9 @@ pub fn routes() -> Router<Arc<GatewayState>> {
         )
         .route("/admin/workspaces/{ws}/kill", post(kill))
         .route("/admin/workspaces/{ws}/kills", get(kills))
-        .route("/admin/workspaces/{ws}/approvals", get(approvals))
-        .route("/admin/workspaces/{ws}/approvals/{id}", get(approval))
-        .route(
-            "/admin/workspaces/{ws}/approvals/{id}/approve",
-            post(approve),
-        )
-        .route("/admin/workspaces/{ws}/approvals/{id}/deny", post(deny))
 }
 
-#[derive(Deserialize)]
-struct StateQuery {
-    state: Option<String>,
-}
-
-fn expire_due(st: &GatewayState, ws: &str, list: &mut [crate::governance::approval::Approval]) {
-    let now = time::OffsetDateTime::now_utc().unix_timestamp();
-    for a in list.iter_mut().filter(|a| a.is_expired(now)) {
-        if st
-            .governance
-            .approvals
-            .decide(ws, &a.id, "expired", None, None)
-            .unwrap_or(false)
-        {
-            a.state = "expired".into();
-        }
-    }
-}
-
-async fn approvals(
-    State(st): State<Arc<GatewayState>>,
-    Path(ws): Path<String>,
-    axum::extract::Query(q): axum::extract::Query<StateQuery>,
-) -> Response {
-    if let Err(r) = workspace_exists(&st, &ws) {
-        return r;
-    }
-    match st.governance.approvals.list(&ws, None) {
-        Ok(mut list) => {
-            expire_due(&st, &ws, &mut list);
-            list.retain(|a| q.state.as_deref().is_none_or(|s| a.state == s));
-            axum::Json(list).into_response()
-        }
-        Err(e) => store_err(e),
-    }
-}
-
-async fn approval(
-    State(st): State<Arc<GatewayState>>,
-    Path((ws, id)): Path<(String, String)>,
-) -> Response {
-    match st.governance.approvals.get(&ws, &id) {
-        Ok(Some(a)) => {
-            let mut one = [a];
-            expire_due(&st, &ws, &mut one);
-            let [a] = one;
-            // The whole held request (as it will be sent), beside the queue's preview.
-            let mut v = serde_json::to_value(&a).unwrap_or_default();
-            match crate::governance::approval_view::request_view(&a) {
-                Ok(view) => {
-                    v["request"] = view["request"].clone();
-                    v["sizes"] = view["sizes"].clone();
-                }
-                Err(e) => v["requestError"] = serde_json::json!(e),
-            }
-            axum::Json(v).into_response()
-        }
-        Ok(None) => err(StatusCode::NOT_FOUND, &format!("approval {id} not found")),
-        Err(e) => store_err(e),
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Decision {
-    approver: String,
-    #[serde(default)]
-    reason: Option<String>,
-}
-
-fn decided(r: Result<Value, (u16, String)>) -> Response {
-    match r {
-        Ok(v) => axum::Json(v).into_response(),
-        Err((s, m)) => err(
-            StatusCode::from_u16(s).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-            &m,
-        ),
-    }
-}
-
-async fn approve(
-    State(st): State<Arc<GatewayState>>,
-    Path((ws, id)): Path<(String, String)>,
-    axum::Json(b): axum::Json<Decision>,
-) -> Response {
-    if b.approver.trim().is_empty() {
-        return err(StatusCode::BAD_REQUEST, "approver: required");
-    }
-    decided(crate::hop::release::release(&st, &ws, &id, &b.approver, b.reason.as_deref()).await)
-}
-
-async fn deny(
-    State(st): State<Arc<GatewayState>>,
-    Path((ws, id)): Path<(String, String)>,
-    axum::Json(b): axum::Json<Decision>,
-) -> Response {
-    if b.approver.trim().is_empty() {
-        return err(StatusCode::BAD_REQUEST, "approver: required");
-    }
-    decided(crate::hop::release::deny(
-        &st,
-        &ws,
-        &id,
-        &b.approver,
-        b.reason.as_deref(),
-    ))
-}
-
-fn workspace_exists(st: &GatewayState, ws: &str) -> Result<(), Response> {
+pub(super) fn workspace_exists(st: &GatewayState, ws: &str) -> Result<(), Response> {
     match st.store.workspace(ws) {
         Ok(Some(_)) => Ok(()),
         Ok(None) => Err(err(

@@ -15,6 +15,7 @@
 //! The token is checked before the body is read or parsed (401 for any body); errors are 1.0
 //! `google.rpc.Status` bodies (bad bodies: axum's rejection status, rewritten by [`crate::edge::wire`]).
 
+pub mod approvals;
 pub mod audit;
 pub mod governance;
 pub mod registration;
@@ -111,6 +112,7 @@ pub fn router(state: Arc<GatewayState>) -> Router {
         .route("/admin/hops", get(hops))
         .route("/admin/admin-audit", get(audit::export))
         .merge(governance::routes())
+        .merge(approvals::routes())
         .merge(trust::routes())
         .merge(settings::routes())
         // Inside the token check: every authorized change is recorded with its admin. Only the

@@ -195,7 +195,8 @@ enum AdminCmd {
         /// Workspace id.
         workspace: String,
     },
-    /// List a workspace's approvals (redacted previews), optionally in one state.
+    /// List a workspace's approvals (redacted previews, not the requests), newest first,
+    /// optionally in one state.
     ApprovalList {
         /// Workspace id.
         workspace: String,
@@ -454,11 +455,27 @@ fn governance_admin(store: &Store, cmd: AdminCmd) -> Result<()> {
         }
         AdminCmd::KillList { workspace } => print_json(&gov.kills(&workspace)?)?,
         AdminCmd::ApprovalList { workspace, state } => {
-            use crate::{
-                governance::approval::ApprovalStore, governance::approval::SqliteApprovals,
+            use crate::governance::approval::{
+                ApprovalStore, ApprovalSummary, MAX_PAGE, SqliteApprovals,
             };
-            let list = SqliteApprovals::new(store.clone()).list(&workspace, state.as_deref())?;
-            print_json(&list)?
+            let approvals = SqliteApprovals::new(store.clone());
+            // Newest first, a page at a time: the facts and previews, never the requests.
+            let mut all = Vec::new();
+            loop {
+                let after = all.last().map(|a: &ApprovalSummary| a.id.clone());
+                let page = approvals.summaries(
+                    &workspace,
+                    state.as_deref(),
+                    after.as_deref(),
+                    MAX_PAGE,
+                )?;
+                let last = page.len() < MAX_PAGE as usize;
+                all.extend(page);
+                if last {
+                    break;
+                }
+            }
+            print_json(&all)?
         }
         AdminCmd::ApprovalDeny {
             workspace,
@@ -479,7 +496,7 @@ fn governance_admin(store: &Store, cmd: AdminCmd) -> Result<()> {
             )? {
                 bail!("approval {id} is not pending in workspace {workspace}");
             }
-            print_json(&approvals.get(&workspace, &id)?)?
+            print_json(&approvals.summary(&workspace, &id)?)?
         }
         _ => bail!("not a governance command"),
     }

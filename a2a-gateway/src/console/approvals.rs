@@ -1,6 +1,7 @@
-//! The approval queue: held hops of every workspace (or one) with their preview (every part's
-//! kind and size, the start of the text); each approval's page shows the whole held request as
-//! it will be sent, with sizes, and decides it: approve / deny through the admin API
+//! The approval queue: held hops of every workspace (or one) with their preview (the parts'
+//! kind and size, the start of the text), 50 a page per workspace with each workspace's count
+//! (lists and counts never read the held requests); each approval's page shows the whole held
+//! request as it will be sent, with sizes, and decides it: approve / deny through the admin API
 //! (`/admin/workspaces/{ws}/approvals/{id}/approve|deny`), which sends the held request or
 //! answers the caller (with the reason written here).
 
@@ -28,12 +29,18 @@ const STATES: [&str; 6] = [
     "failed",
 ];
 
+/// Approvals a queue page shows per workspace (the rest a page further: `after`).
+const PAGE: usize = 50;
+
 #[derive(Deserialize, Default)]
 pub(crate) struct QueueQuery {
     #[serde(default)]
     workspace: String,
     #[serde(default)]
     state: String,
+    /// The last approval of the previous page (one workspace's queue).
+    #[serde(default)]
+    after: String,
     ok: Option<String>,
 }
 
@@ -46,6 +53,52 @@ pub(crate) async fn list(
     render(&st, &op, &q, StatusCode::OK, &top).await
 }
 
+/// The queue's link to `ws`'s approvals in `state`, after `after` when given.
+fn queue_href(ws: &str, state: &str, after: Option<&str>) -> String {
+    let mut h = format!(
+        "/console/approvals?workspace={}&state={}",
+        seg(ws),
+        seg(state)
+    );
+    if let Some(a) = after {
+        let _ = write!(h, "&after={}", seg(a));
+    }
+    h
+}
+
+/// One workspace's line above the queue: its count in the state, what the page shows, and the
+/// links to the newest and the older ones.
+fn count_line(ws: &str, state: &str, total: u64, list: &[Value], one: bool, paged: bool) -> String {
+    let shown = list.len().min(PAGE);
+    let more = match list.get(PAGE - 1).and_then(|a| a["id"].as_str()) {
+        Some(last) if list.len() > PAGE && one => format!(
+            r#" <a id="older" href="{}">Older</a>"#,
+            esc(&queue_href(ws, state, Some(last)))
+        ),
+        Some(_) if list.len() > PAGE => format!(
+            r#" <a href="{}">Page through them</a>"#,
+            esc(&queue_href(ws, state, None))
+        ),
+        _ => String::new(),
+    };
+    let newest = if paged {
+        format!(
+            r#" <a id="newest" href="{}">Newest</a>"#,
+            esc(&queue_href(ws, state, None))
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "<li><code>{wsh}</code>: {total} {sh}; this page shows {shown}.{newest}{more}</li>",
+        wsh = esc(ws),
+        sh = esc(state),
+    )
+}
+
+/// The queue: a page of each workspace's approvals in one state (the admin API's list: facts
+/// and previews, never the held requests), and each workspace's count of them (an index
+/// count).
 async fn render(
     st: &Arc<GatewayState>,
     op: &Operator,
@@ -58,32 +111,46 @@ async fn render(
     } else {
         q.state.as_str()
     };
-    let workspaces: Vec<String> = if q.workspace.is_empty() {
+    let one = !q.workspace.is_empty();
+    let workspaces: Vec<String> = if one {
+        vec![q.workspace.clone()]
+    } else {
         st.store
             .list_workspaces()
             .unwrap_or_default()
             .into_iter()
             .map(|w| w.id)
             .collect()
-    } else {
-        vec![q.workspace.clone()]
     };
+    let after = (one && !q.after.is_empty()).then_some(q.after.as_str());
     let mut rows = String::new();
     let mut errors = String::new();
+    let mut counts = String::new();
     for ws in &workspaces {
-        let path = format!(
-            "/admin/workspaces/{}/approvals?state={}",
+        // One more than a page: whether older ones follow.
+        let mut path = format!(
+            "/admin/workspaces/{}/approvals?state={}&limit={}",
             seg(ws),
-            seg(state)
+            seg(state),
+            PAGE + 1
         );
-        match admin(st, Method::GET, &path, None).await {
-            Ok(Value::Array(list)) => {
-                for a in &list {
-                    rows.push_str(&row(ws, a, op));
-                }
+        if let Some(a) = after {
+            let _ = write!(path, "&after={}", seg(a));
+        }
+        let list = match admin(st, Method::GET, &path, None).await {
+            Ok(Value::Array(list)) => list,
+            Ok(_) => Vec::new(),
+            Err(r) => {
+                errors.push_str(&admin_refusal(&r));
+                continue;
             }
-            Ok(_) => {}
-            Err(r) => errors.push_str(&admin_refusal(&r)),
+        };
+        for a in list.iter().take(PAGE) {
+            rows.push_str(&row(ws, a, op));
+        }
+        let total = st.governance.approvals.count(ws, state).unwrap_or(0);
+        if total > 0 || after.is_some() {
+            counts.push_str(&count_line(ws, state, total, &list, one, after.is_some()));
         }
     }
     if rows.is_empty() {
@@ -91,6 +158,11 @@ async fn render(
             rows,
             r#"<tr><td colspan="7">No {} approvals.</td></tr>"#,
             esc(state)
+        );
+    }
+    if !counts.is_empty() {
+        counts = format!(
+            r#"<ul id="approval-counts" aria-label="Approvals per workspace">{counts}</ul>"#
         );
     }
     let mut ws_opts = String::from(r#"<option value="">all</option>"#);
@@ -113,6 +185,7 @@ async fn render(
 <div><label for="a-ws">Workspace</label><select id="a-ws" name="workspace">{ws_opts}</select></div>
 <div><label for="a-state">State</label><select id="a-state" name="state">{s_opts}</select></div>
 <div><button type="submit">Show</button></div></form>
+{counts}
 <div class="scroll"><table id="approvals"><caption>Approvals ({state})</caption>
 <thead><tr><th scope="col">Approval</th><th scope="col">Workspace / agent</th><th scope="col">Rule</th><th scope="col">Preview (as it will be sent)</th><th scope="col">Held since / until</th><th scope="col">State</th><th scope="col">Decision</th></tr></thead>
 <tbody>{rows}</tbody></table></div>"#,

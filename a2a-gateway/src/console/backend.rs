@@ -12,8 +12,9 @@ use tower::ServiceExt;
 
 use crate::state::GatewayState;
 
-/// Largest admin answer the console reads.
-const MAX_ANSWER: usize = 8 * 1024 * 1024;
+/// Largest admin answer the console reads: one approval's answer carries its whole held
+/// request, up to the largest request the gateway reads (and its sizes).
+const MAX_ANSWER: usize = 2 * crate::config::MAX_REQUEST_BYTES;
 
 /// A refused admin request: its HTTP status and `error.message`.
 #[derive(Debug, Clone)]

@@ -1,5 +1,6 @@
-//! The workspaces view: every workspace with its agent, key and pending-approval counts, and
-//! the form that creates one (`POST /admin/workspaces`).
+//! The workspaces view: every workspace with its agent, key and pending-approval counts (an
+//! index count: held requests are never read), and the form that creates one
+//! (`POST /admin/workspaces`).
 
 use std::sync::Arc;
 
@@ -57,6 +58,7 @@ fn render(
         }
     };
     let mut rows = String::new();
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
     for w in &list {
         let agents = st.store.list_agents(&w.id).map(|a| a.len()).unwrap_or(0);
         let keys = st
@@ -64,12 +66,11 @@ fn render(
             .list_keys(&w.id)
             .map(|k| k.iter().filter(|k| k.revoked_at.is_none()).count())
             .unwrap_or(0);
-        let pending = st
-            .governance
-            .approvals
-            .list(&w.id, Some("pending"))
-            .map(|a| a.len())
-            .unwrap_or(0);
+        // An index count (the held requests are never read); those past their hold are
+        // marked expired first, as the queue does.
+        let approvals = &st.governance.approvals;
+        let _ = approvals.expire_due(&w.id, now);
+        let pending = approvals.count(&w.id, "pending").unwrap_or(0);
         let href = ws_href(&w.id);
         rows.push_str(&format!(
             r#"<tr><th scope="row"><a href="{h}">{id}</a></th><td>{name}</td><td>{agents}</td><td><a href="{h}/keys">{keys}</a></td><td>{pending}</td></tr>"#,

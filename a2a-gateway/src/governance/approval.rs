@@ -21,10 +21,13 @@ use crate::{store::Store, store::StoreError};
 /// Prefix of gateway task ids of held hops.
 pub const TASK_PREFIX: &str = "gw-approval-";
 
-/// One held hop.
+/// Everything about a held hop but the request itself: what counts, lists, the gateway task
+/// and the caller's follow-ups read ([`ApprovalStore::summary`], [`ApprovalStore::summaries`]).
+/// Its size is bounded (the preview: [`super::approval_view::PREVIEW_MAX_BYTES`]), whatever
+/// the size of the held request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Approval {
+pub struct ApprovalSummary {
     /// Approval id.
     pub id: String,
     /// Workspace.
@@ -33,17 +36,14 @@ pub struct Approval {
     pub agent_id: String,
     /// The caller's version (`0.3`/`1.0`): the stored request is in it.
     pub caller_version: String,
-    /// The request params as they will be sent (after PII redaction). Not shown in lists.
-    #[serde(skip_serializing)]
-    pub params: String,
-    /// What an approver sees in the queue: operation, skill, sizes, every part's kind and size,
-    /// PII counts, the start of the text (as it will be sent: the workspace's PII rules
+    /// What an approver sees in the queue: operation, skill, sizes, the first parts' kind and
+    /// size, PII counts, the start of the text (as it will be sent: the workspace's PII rules
     /// applied). The whole request is [`super::approval_view::request_view`].
     pub preview: Value,
     /// The gateway task's context id.
     pub context_id: String,
     /// `pending`, `approved`, `denied`, `expired`, `withdrawn` or `failed` (approved, not sent
-    /// or refused by the peer: [`Approval::refusal`]).
+    /// or refused by the peer: [`ApprovalSummary::refusal`]).
     pub state: String,
     /// The policy rule that asked for approval.
     pub rule: Option<String>,
@@ -74,21 +74,53 @@ pub struct Approval {
     pub refusal: Option<Value>,
 }
 
-impl Approval {
+impl ApprovalSummary {
     /// Pending, but past its expiry.
     pub fn is_expired(&self, now: i64) -> bool {
         self.state == "pending" && now >= self.expires_at
     }
 }
 
+/// One held hop with its request: read one at a time, where the whole request is shown or sent
+/// ([`ApprovalStore::get`]). Not serialized: the admin API shows [`Approval::summary`] and the
+/// request as [`super::approval_view::request_view`] makes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Approval {
+    /// The approval's facts.
+    pub summary: ApprovalSummary,
+    /// The request params as they will be sent (after PII redaction), in the caller's version.
+    pub params: String,
+}
+
+/// Most summaries one [`ApprovalStore::summaries`] call returns.
+pub const MAX_PAGE: u32 = 1000;
+
 /// Where approvals are kept (a trait, so that a PostgreSQL store can follow).
+///
+/// Counts and lists read only the approvals' facts (an index, or rows without the request):
+/// the held requests, up to the gateway's request size each, are read one at a time
+/// ([`ApprovalStore::get`]), where one is shown whole or sent.
 pub trait ApprovalStore: Send + Sync {
     /// Stores a new approval.
     fn create(&self, a: &Approval) -> Result<(), StoreError>;
-    /// One approval of `workspace`.
+    /// One approval of `workspace`, with its request.
     fn get(&self, workspace: &str, id: &str) -> Result<Option<Approval>, StoreError>;
-    /// The approvals of `workspace` (newest first), optionally in one state.
-    fn list(&self, workspace: &str, state: Option<&str>) -> Result<Vec<Approval>, StoreError>;
+    /// One approval of `workspace`, without its request.
+    fn summary(&self, workspace: &str, id: &str) -> Result<Option<ApprovalSummary>, StoreError>;
+    /// How many approvals of `workspace` are in `state` (an index count: no row is read).
+    fn count(&self, workspace: &str, state: &str) -> Result<u64, StoreError>;
+    /// A page of `workspace`'s approvals, newest first (then by id), optionally in one state:
+    /// at most `limit` (up to [`MAX_PAGE`]), those after the approval `after` in that order.
+    /// An `after` that is not an approval of `workspace` is [`StoreError::NotFound`].
+    fn summaries(
+        &self,
+        workspace: &str,
+        state: Option<&str>,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<ApprovalSummary>, StoreError>;
+    /// Marks the pending approvals of `workspace` whose hold ended by `now` expired; how many.
+    fn expire_due(&self, workspace: &str, now: i64) -> Result<u64, StoreError>;
     /// Moves a pending approval to `state`; false when it was not pending.
     fn decide(
         &self,
@@ -105,6 +137,12 @@ pub trait ApprovalStore: Send + Sync {
     fn fail(&self, workspace: &str, id: &str, refusal: &Value) -> Result<bool, StoreError>;
 }
 
+// The SQLite store: the approvals' facts in `gov_approvals`, each held request in
+// `gov_approval_requests` (migration 20). A count reads the index
+// `gov_approvals_queue(workspace_id, state, created_at, id)` alone; a list reads that index and
+// rows of facts (a few hundred bytes and the bounded preview each), never a request, so neither
+// grows with the held requests' size (docs/gateway.md, "Approval").
+
 /// [`ApprovalStore`] in the gateway's SQLite database.
 #[derive(Clone)]
 pub struct SqliteApprovals {
@@ -118,77 +156,147 @@ impl SqliteApprovals {
     }
 }
 
-fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Approval> {
-    let preview: String = r.get(5)?;
-    Ok(Approval {
+/// The columns of an [`ApprovalSummary`], in [`summary_row`]'s order.
+const COLS: &str = "id, workspace_id, agent_id, caller_version, preview, context_id, state, rule, approver, reason, peer_task_id, created_at, expires_at, chain, extensions, key_id, refusal";
+
+fn json_list(r: &rusqlite::Row<'_>, i: usize) -> Vec<String> {
+    r.get::<_, String>(i)
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or_default()
+}
+
+fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ApprovalSummary> {
+    let preview: String = r.get(4)?;
+    Ok(ApprovalSummary {
         id: r.get(0)?,
         workspace_id: r.get(1)?,
         agent_id: r.get(2)?,
         caller_version: r.get(3)?,
-        params: r.get(4)?,
         preview: serde_json::from_str(&preview).unwrap_or(Value::Null),
-        context_id: r.get(6)?,
-        state: r.get(7)?,
-        rule: r.get(8)?,
-        approver: r.get(9)?,
-        reason: r.get(10)?,
-        peer_task_id: r.get(11)?,
-        created_at: r.get(12)?,
-        expires_at: r.get(13)?,
-        chain: r
-            .get::<_, String>(14)
-            .ok()
-            .and_then(|c| serde_json::from_str(&c).ok())
-            .unwrap_or_default(),
-        extensions: r
-            .get::<_, String>(15)
-            .ok()
-            .and_then(|c| serde_json::from_str(&c).ok())
-            .unwrap_or_default(),
-        key_id: r.get(16)?,
+        context_id: r.get(5)?,
+        state: r.get(6)?,
+        rule: r.get(7)?,
+        approver: r.get(8)?,
+        reason: r.get(9)?,
+        peer_task_id: r.get(10)?,
+        created_at: r.get(11)?,
+        expires_at: r.get(12)?,
+        chain: json_list(r, 13),
+        extensions: json_list(r, 14),
+        key_id: r.get(15)?,
         refusal: r
-            .get::<_, Option<String>>(17)?
+            .get::<_, Option<String>>(16)?
             .and_then(|c| serde_json::from_str(&c).ok()),
     })
 }
 
-const COLS: &str = "id, workspace_id, agent_id, caller_version, params, preview, context_id, state, rule, approver, reason, peer_task_id, created_at, expires_at, chain, extensions, key_id, refusal";
-
 impl ApprovalStore for SqliteApprovals {
     fn create(&self, a: &Approval) -> Result<(), StoreError> {
+        let s = &a.summary;
         self.store.with(|c| {
-            c.execute(
-                &format!("INSERT INTO gov_approvals({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"),
-                params![a.id, a.workspace_id, a.agent_id, a.caller_version, a.params,
-                    a.preview.to_string(), a.context_id, a.state, a.rule, a.approver, a.reason,
-                    a.peer_task_id, a.created_at, a.expires_at,
-                    serde_json::to_string(&a.chain).unwrap_or_else(|_| "[]".into()),
-                    serde_json::to_string(&a.extensions).unwrap_or_else(|_| "[]".into()),
-                    a.key_id, a.refusal.as_ref().map(Value::to_string)],
+            let tx = c.unchecked_transaction()?;
+            tx.execute(
+                &format!("INSERT INTO gov_approvals({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"),
+                params![s.id, s.workspace_id, s.agent_id, s.caller_version,
+                    s.preview.to_string(), s.context_id, s.state, s.rule, s.approver, s.reason,
+                    s.peer_task_id, s.created_at, s.expires_at,
+                    serde_json::to_string(&s.chain).unwrap_or_else(|_| "[]".into()),
+                    serde_json::to_string(&s.extensions).unwrap_or_else(|_| "[]".into()),
+                    s.key_id, s.refusal.as_ref().map(Value::to_string)],
             )?;
+            tx.execute(
+                "INSERT INTO gov_approval_requests(id, params) VALUES (?1, ?2)",
+                params![s.id, a.params],
+            )?;
+            tx.commit()?;
             Ok(())
         })
     }
 
     fn get(&self, workspace: &str, id: &str) -> Result<Option<Approval>, StoreError> {
-        self.store.with(|c| {
+        let Some(summary) = self.summary(workspace, id)? else {
+            return Ok(None);
+        };
+        let params: Option<String> = self.store.with(|c| {
             Ok(c.query_row(
-                &format!("SELECT {COLS} FROM gov_approvals WHERE workspace_id = ?1 AND id = ?2"),
-                params![workspace, id],
-                row,
+                "SELECT params FROM gov_approval_requests WHERE id = ?1",
+                params![id],
+                |r| r.get(0),
             )
+            .optional()?)
+        })?;
+        match params {
+            Some(params) => Ok(Some(Approval { summary, params })),
+            None => Err(StoreError::NotFound(format!(
+                "the held request of approval {id}"
+            ))),
+        }
+    }
+
+    fn summary(&self, workspace: &str, id: &str) -> Result<Option<ApprovalSummary>, StoreError> {
+        self.store.with(|c| {
+            Ok(c.prepare_cached(&format!(
+                "SELECT {COLS} FROM gov_approvals WHERE workspace_id = ?1 AND id = ?2"
+            ))?
+            .query_row(params![workspace, id], summary_row)
             .optional()?)
         })
     }
 
-    fn list(&self, workspace: &str, state: Option<&str>) -> Result<Vec<Approval>, StoreError> {
+    fn count(&self, workspace: &str, state: &str) -> Result<u64, StoreError> {
         self.store.with(|c| {
-            let mut st = c.prepare(&format!(
-                "SELECT {COLS} FROM gov_approvals WHERE workspace_id = ?1 AND (?2 IS NULL OR state = ?2)
-                 ORDER BY created_at DESC, id LIMIT 1000"
-            ))?;
-            let rows = st.query_map(params![workspace, state], row)?;
+            let n: i64 = c
+                .prepare_cached(
+                    "SELECT COUNT(*) FROM gov_approvals WHERE workspace_id = ?1 AND state = ?2",
+                )?
+                .query_row(params![workspace, state], |r| r.get(0))?;
+            Ok(u64::try_from(n).unwrap_or(0))
+        })
+    }
+
+    fn summaries(
+        &self,
+        workspace: &str,
+        state: Option<&str>,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<ApprovalSummary>, StoreError> {
+        let limit = limit.clamp(1, MAX_PAGE);
+        self.store.with(|c| {
+            // The keyset: the approvals older than `after`, or as old with a smaller id.
+            let cursor: Option<(i64, String)> = match after {
+                None => None,
+                Some(id) => Some(
+                    c.prepare_cached(
+                        "SELECT created_at, id FROM gov_approvals WHERE workspace_id = ?1 AND id = ?2",
+                    )?
+                    .query_row(params![workspace, id], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .optional()?
+                    .ok_or_else(|| StoreError::NotFound(format!("approval {id}")))?,
+                ),
+            };
+            let sql = format!(
+                "SELECT {COLS} FROM gov_approvals WHERE workspace_id = ?1{}{}
+                 ORDER BY created_at DESC, id DESC LIMIT ?5",
+                if state.is_some() { " AND state = ?2" } else { " AND ?2 IS NULL" },
+                if cursor.is_some() { " AND (created_at, id) < (?3, ?4)" } else { " AND ?3 IS NULL AND ?4 IS NULL" },
+            );
+            let (at, id) = cursor.unzip();
+            let mut st = c.prepare_cached(&sql)?;
+            let rows = st.query_map(params![workspace, state, at, id, limit], summary_row)?;
             Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+    }
+
+    fn expire_due(&self, workspace: &str, now: i64) -> Result<u64, StoreError> {
+        self.store.with(|c| {
+            let n = c.execute(
+                "UPDATE gov_approvals SET state = 'expired'
+                 WHERE workspace_id = ?1 AND state = 'pending' AND expires_at <= ?2",
+                params![workspace, now],
+            )?;
+            Ok(u64::try_from(n).unwrap_or(0))
         })
     }
 
@@ -239,7 +347,7 @@ pub fn refusal_value(r: &Refusal) -> Value {
 }
 
 /// The refusal of a `failed` approval (an internal error when none was stored).
-pub fn refusal_of(a: &Approval) -> Refusal {
+pub fn refusal_of(a: &ApprovalSummary) -> Refusal {
     let Some(v) = &a.refusal else {
         return Refusal::internal(&format!("approval {} failed", a.id));
     };
@@ -272,7 +380,7 @@ pub fn refusal_of(a: &Approval) -> Refusal {
 
 /// The refusal of a denied (or withdrawn) approval: `a2a_approval_denied` with the reason the
 /// approver wrote, in the message and as `denialReason`.
-pub fn denied(a: &Approval) -> Refusal {
+pub fn denied(a: &ApprovalSummary) -> Refusal {
     let mut r = Refusal::approval_denied(&a.id);
     if let Some(why) = a.reason.as_deref().filter(|w| !w.is_empty()) {
         r.message = format!("{}: {why}", r.message);
@@ -282,7 +390,7 @@ pub fn denied(a: &Approval) -> Refusal {
 }
 
 /// The gateway task of an approval, in 1.0 form.
-pub fn gateway_task(a: &Approval) -> Value {
+pub fn gateway_task(a: &ApprovalSummary) -> Value {
     let refused = (a.state == "failed").then(|| refusal_of(a));
     let (state, text, code) = match a.state.as_str() {
         "pending" => (

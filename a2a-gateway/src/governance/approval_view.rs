@@ -14,6 +14,15 @@ use crate::protocol::ops::Operation;
 
 /// Characters of text the queue's preview shows (the whole request: [`request_view`]).
 pub const PREVIEW_CHARS: usize = 200;
+/// Parts the preview describes (their kind and size); `partsOmitted` counts the others.
+pub const PREVIEW_PARTS: usize = 16;
+/// Characters of a name the preview shows (the skill, the agent, a part's media type and file
+/// name); a longer one is cut there and ends with `…`.
+pub const PREVIEW_NAME_CHARS: usize = 100;
+/// Bytes of a preview's JSON at most, whatever the request: [`PREVIEW_PARTS`] parts, names of
+/// [`PREVIEW_NAME_CHARS`] and [`PREVIEW_CHARS`] of text, each character escaped at worst.
+/// The queue lists previews, never requests, so a page costs this much per approval.
+pub const PREVIEW_MAX_BYTES: usize = 32 * 1024;
 
 /// The kind of a 1.0 part and the bytes of its content (text: UTF-8 bytes; data: its JSON;
 /// raw: the decoded bytes; url: the URL), with its media type and file name when set.
@@ -76,27 +85,61 @@ fn text_of(p10: &Value) -> String {
         .unwrap_or_default()
 }
 
+/// `v` when it is a string of at most [`PREVIEW_NAME_CHARS`] characters, else its start and `…`.
+fn clip(v: &Value) -> Value {
+    match v.as_str() {
+        Some(t) if t.chars().count() > PREVIEW_NAME_CHARS => {
+            let mut c: String = t.chars().take(PREVIEW_NAME_CHARS).collect();
+            c.push('…');
+            json!(c)
+        }
+        _ => v.clone(),
+    }
+}
+
 /// What the queue shows of a held request (1.0 params, the workspace's PII rules applied):
-/// the operation, agent, skill, message facts and PII counts of the hop, the request's sizes
-/// (every part's kind and size), and the first [`PREVIEW_CHARS`] characters of its text with
-/// the count of all of them. The whole request is [`request_view`].
+/// the operation, agent, skill, message facts and PII counts of the hop, the request's size,
+/// the kind and size of its first [`PREVIEW_PARTS`] parts (`partsOmitted`: how many more), and
+/// the first [`PREVIEW_CHARS`] characters of its text with the count of all of them. Names are
+/// cut at [`PREVIEW_NAME_CHARS`]: the preview is at most [`PREVIEW_MAX_BYTES`]. The whole
+/// request is [`request_view`].
 pub fn preview(params10: &Value, facts: &Value) -> Value {
     let text = text_of(params10);
     let chars = text.chars().count();
     let short: String = text.chars().take(PREVIEW_CHARS).collect();
     let s = sizes(params10);
-    json!({
+    let all = s["parts"].as_array().map_or(0, Vec::len);
+    let parts: Vec<Value> = s["parts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .take(PREVIEW_PARTS)
+        .map(|p| {
+            let mut p = p.clone();
+            for k in ["mediaType", "filename"] {
+                if let Some(v) = p.get_mut(k) {
+                    *v = clip(v);
+                }
+            }
+            p
+        })
+        .collect();
+    let mut out = json!({
         "operation": facts["operation"],
-        "agent": facts["agent"]["id"],
-        "skill": facts["skill"],
+        "agent": clip(&facts["agent"]["id"]),
+        "skill": clip(&facts["skill"]),
         "message": facts["message"],
         "pii": facts["pii"],
         "bytes": s["bytes"],
-        "parts": s["parts"],
+        "parts": parts,
         "text": short,
         "textChars": chars,
         "textComplete": chars <= PREVIEW_CHARS,
-    })
+    });
+    if all > PREVIEW_PARTS {
+        out["partsOmitted"] = json!(all - PREVIEW_PARTS);
+    }
+    out
 }
 
 /// The whole held request of `a` as it will be sent, for an approver: `request` (the stored
@@ -105,7 +148,7 @@ pub fn preview(params10: &Value, facts: &Value) -> Value {
 pub fn request_view(a: &Approval) -> Result<Value, String> {
     let stored: Value =
         serde_json::from_str(&a.params).map_err(|e| format!("stored request: {e}"))?;
-    let caller = if a.caller_version == "0.3" {
+    let caller = if a.summary.caller_version == "0.3" {
         Version::V03
     } else {
         Version::V1
@@ -157,5 +200,41 @@ mod tests {
         assert_eq!(v["textComplete"], false);
         assert_eq!(v["textChars"], PREVIEW_CHARS + 11);
         assert_eq!(v["parts"].as_array().unwrap().len(), 2);
+    }
+
+    /// The worst request for a preview: many parts, every name and the text long and made of
+    /// characters JSON escapes to six bytes. Its preview stays under the bound.
+    #[test]
+    fn preview_is_bounded_whatever_the_request() {
+        let name = "\u{1}".repeat(10_000);
+        let part = json!({"raw": "aGVsbG8=", "mediaType": name, "filename": name,
+            "metadata": {"k": name}});
+        let mut parts = vec![json!({"text": name})];
+        parts.extend(std::iter::repeat_n(part, 5_000));
+        let p = json!({"message": {"parts": parts}, "metadata": {"skill": name}});
+        let facts = json!({"operation": "SendMessage", "agent": {"id": name}, "skill": name,
+            "message": {"bytes": 1, "text_chars": 1, "parts": 5_001, "part_kinds": ["text", "file"]},
+            "pii": {"EMAIL": 0}});
+        let v = preview(&p, &facts);
+        let bytes = v.to_string().len();
+        assert!(bytes <= PREVIEW_MAX_BYTES, "{bytes} bytes");
+        assert!(
+            bytes > PREVIEW_MAX_BYTES / 2,
+            "the worst case is near the bound: {bytes}"
+        );
+        assert_eq!(v["parts"].as_array().unwrap().len(), PREVIEW_PARTS);
+        assert_eq!(v["partsOmitted"], 5_001 - PREVIEW_PARTS);
+        assert_eq!(
+            v["skill"].as_str().unwrap().chars().count(),
+            PREVIEW_NAME_CHARS + 1
+        );
+        assert_eq!(
+            v["parts"][1]["filename"].as_str().unwrap().chars().count(),
+            PREVIEW_NAME_CHARS + 1
+        );
+        assert_eq!(
+            v["parts"][1]["metadataBytes"],
+            json!({"k": name}).to_string().len()
+        );
     }
 }

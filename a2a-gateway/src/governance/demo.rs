@@ -14,7 +14,7 @@
 //! - context `demo-killed-context` is killed (`a2a_session_killed`);
 //! - delegation chains are signed with [`DEMO_DELEGATION_KEY`] (a fixed, public key: demo only).
 
-use super::approval::{Approval, ApprovalStore};
+use super::approval::{Approval, ApprovalStore, ApprovalSummary};
 use super::store::{GovStore, Kill};
 use crate::store::StoreError;
 
@@ -61,30 +61,32 @@ pub fn install_approvals(
 ) -> Result<(), StoreError> {
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
     for (id, state) in DEMO_APPROVALS {
-        if approvals.get(workspace, id)?.is_some() {
+        if approvals.summary(workspace, id)?.is_some() {
             continue;
         }
         approvals.create(&Approval {
-            id: id.into(),
-            workspace_id: workspace.into(),
-            agent_id: agent.into(),
-            caller_version: "1.0".into(),
+            summary: ApprovalSummary {
+                id: id.into(),
+                workspace_id: workspace.into(),
+                agent_id: agent.into(),
+                caller_version: "1.0".into(),
+                preview: serde_json::json!({"operation": "SendMessage", "text": "demo"}),
+                context_id: format!("{}ctx-{id}", super::approval::TASK_PREFIX),
+                state: state.into(),
+                rule: Some("demo-approve-skill".into()),
+                approver: (state == "denied").then(|| "demo".into()),
+                reason: (state == "denied").then(|| "demo".into()),
+                peer_task_id: None,
+                chain: Vec::new(),
+                extensions: Vec::new(),
+                created_at: now,
+                expires_at: now,
+                key_id: None,
+                refusal: None,
+            },
             params: serde_json::json!({"message": {"messageId": id, "role": "ROLE_USER",
                 "parts": [{"text": "demo"}]}})
             .to_string(),
-            preview: serde_json::json!({"operation": "SendMessage", "text": "demo"}),
-            context_id: format!("{}ctx-{id}", super::approval::TASK_PREFIX),
-            state: state.into(),
-            rule: Some("demo-approve-skill".into()),
-            approver: (state == "denied").then(|| "demo".into()),
-            reason: (state == "denied").then(|| "demo".into()),
-            peer_task_id: None,
-            chain: Vec::new(),
-            extensions: Vec::new(),
-            created_at: now,
-            expires_at: now,
-            key_id: None,
-            refusal: None,
         })?;
     }
     Ok(())

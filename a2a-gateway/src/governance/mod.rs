@@ -9,7 +9,8 @@
 //!
 //! Modules: [`policy`] (CEL documents), `policy_step`, `pii_step`, [`loops`] (signed
 //! delegation chains), [`kill`] (session kill), [`key_watch`] (streams of revoked or expired
-//! keys end), [`approval`] and [`approval_view`] (held hops, what an approver sees), [`store`]
+//! keys end), [`approval`] and [`approval_view`] (held hops and their SQLite store, what an
+//! approver sees), [`store`]
 //! (the settings' storage trait).
 
 use std::collections::{HashMap, HashSet};

@@ -9,9 +9,10 @@ use crate::hop::call::Call;
 use crate::protocol::ops::Operation;
 use crate::tasks::ownership;
 use crate::{
-    governance::approval::Approval, governance::approval::TASK_PREFIX,
-    governance::approval::approval_of, governance::approval::denied,
-    governance::approval::gateway_task, governance::approval::refusal_of,
+    governance::approval::Approval, governance::approval::ApprovalSummary,
+    governance::approval::TASK_PREFIX, governance::approval::approval_of,
+    governance::approval::denied, governance::approval::gateway_task,
+    governance::approval::refusal_of,
 };
 use crate::{
     governance::step::ApprovalEvidence, governance::step::Evidence, governance::step::Hop,
@@ -72,12 +73,11 @@ pub(crate) async fn hold(
         .rev()
         .find(|d| d.step == "policy")
         .and_then(|d| d.rule.clone());
-    let a = Approval {
+    let a = ApprovalSummary {
         id: id.clone(),
         workspace_id: hop.workspace_id.clone(),
         agent_id: hop.target.clone(),
         caller_version: caller.as_str().to_owned(),
-        params: params.to_string(),
         preview: crate::governance::approval_view::preview(p10, &facts),
         context_id,
         state: "pending".into(),
@@ -100,7 +100,12 @@ pub(crate) async fn hold(
         key_id: Some(hop.key_id.clone()),
         refusal: None,
     };
-    st.governance.approvals.create(&a).map_err(internal)?;
+    let held = Approval {
+        summary: a,
+        params: params.to_string(),
+    };
+    st.governance.approvals.create(&held).map_err(internal)?;
+    let a = held.summary;
     ev.approval = Some(ApprovalEvidence {
         id: id.clone(),
         approver: String::new(),
@@ -109,7 +114,7 @@ pub(crate) async fn hold(
     call.audit.governance = serde_json::to_value(&*ev).ok();
     call.audit.task_id = Some(format!("{TASK_PREFIX}{id}"));
     if op == Operation::SendStreamingMessage {
-        return Ok(outcome_stream(st, caller, a));
+        return Ok(outcome_stream(st, caller, a, held_task(params)));
     }
     if blocking(params, caller) && st.config.approval_wait_secs > 0 {
         let until = tokio::time::Instant::now() + Duration::from_secs(st.config.approval_wait_secs);
@@ -121,7 +126,7 @@ pub(crate) async fn hold(
             let cur = st
                 .governance
                 .approvals
-                .get(&hop.workspace_id, &id)
+                .summary(&hop.workspace_id, &id)
                 .map_err(internal)?;
             match cur {
                 Some(c) if undecided(&c) => continue,
@@ -139,12 +144,17 @@ pub(crate) async fn hold(
 /// the hold expires, one status update (WORKING with the peer's task, or REJECTED with the
 /// approver's reason), then the end. A release the gateway refused (`failed`), or a session
 /// kill of the held request's context or task, ends it with that refusal.
-fn outcome_stream(st: &GatewayState, caller: Version, a: Approval) -> Answer {
+///
+/// It polls the approval's facts ([`crate::governance::approval::ApprovalStore::summary`]),
+/// never its request; `held_task` is the task the held request's message names.
+fn outcome_stream(
+    st: &GatewayState,
+    caller: Version,
+    a: ApprovalSummary,
+    held_task: Option<Value>,
+) -> Answer {
     let store = st.governance.approvals.clone();
     let shutdown = st.shutdown.clone();
-    let held_task = serde_json::from_str::<Value>(&a.params)
-        .ok()
-        .and_then(|p| p.get("message")?.get("taskId").cloned());
     let open = st.governance.streams.open(
         &a.workspace_id,
         &a.agent_id,
@@ -162,7 +172,7 @@ fn outcome_stream(st: &GatewayState, caller: Version, a: Approval) -> Answer {
                 _ = open.token.cancelled() => { yield Err(open.refusal()); break; }
                 _ = tokio::time::sleep(Duration::from_millis(200)) => {}
             }
-            let mut cur = match store.get(&a.workspace_id, &a.id) {
+            let mut cur = match store.summary(&a.workspace_id, &a.id) {
                 Ok(Some(c)) => c,
                 Ok(None) => { yield Err(ownership::not_found()); break; }
                 Err(e) => { yield Err(internal(e)); break; }
@@ -191,15 +201,20 @@ fn outcome_stream(st: &GatewayState, caller: Version, a: Approval) -> Answer {
     Answer::Stream(Box::pin(s))
 }
 
+/// The task a (held) request's message names.
+fn held_task(params: &Value) -> Option<Value> {
+    params.get("message")?.get("taskId").cloned()
+}
+
 /// Still waiting: pending, or approved while the held request is on its way to the peer.
-pub(super) fn undecided(a: &Approval) -> bool {
+pub(super) fn undecided(a: &ApprovalSummary) -> bool {
     a.state == "pending" || (a.state == "approved" && a.peer_task_id.is_none())
 }
 
 /// The refusal for acting on a gateway task that can no longer go anywhere: a follow-up send
 /// into it, or SubscribeToTask once it is denied (with the approver's reason), withdrawn,
 /// expired or failed (the refusal of its release) (GetTask still answers the task itself).
-fn closed(a: &Approval) -> Refusal {
+fn closed(a: &ApprovalSummary) -> Refusal {
     match a.state.as_str() {
         "expired" => Refusal::approval_expired(&a.id),
         "pending" | "approved" => Refusal::approval_pending(&a.id),
@@ -253,7 +268,7 @@ pub(crate) fn follow(
         return Ok(Follow::No);
     };
     let store = &st.governance.approvals;
-    let mut a = match store.get(workspace, id).map_err(internal)? {
+    let mut a = match store.summary(workspace, id).map_err(internal)? {
         Some(a) if a.agent_id == agent => a,
         _ => return Err(ownership::not_found()),
     };
@@ -281,7 +296,15 @@ pub(crate) fn follow(
         }
         (_, Operation::CancelTask) => Err(Refusal::task_not_cancelable()),
         (_, Operation::SubscribeToTask) if undecided(&a) => {
-            Ok(Follow::Answer(outcome_stream(st, caller, a)))
+            // The held request is read once here, for the task it names (a session kill of
+            // that task ends the stream).
+            let named = match store.get(workspace, id).map_err(internal)? {
+                Some(held) => serde_json::from_str::<Value>(&held.params)
+                    .ok()
+                    .and_then(|p| held_task(&p)),
+                None => return Err(ownership::not_found()),
+            };
+            Ok(Follow::Answer(outcome_stream(st, caller, a, named)))
         }
         (_, Operation::SubscribeToTask) => Err(closed(&a)),
         _ => Ok(Follow::Answer(task_answer(op, caller, &a)?)),
@@ -291,7 +314,7 @@ pub(crate) fn follow(
 /// `params` made on the peer's task of an approved hop: the task id (GetTask, CancelTask,
 /// SubscribeToTask) or the message's task id (a follow-up send; a context id the gateway made
 /// up for the hold is dropped, the peer's task has its own).
-fn on_peer_task(params: &Value, a: &Approval) -> Value {
+fn on_peer_task(params: &Value, a: &ApprovalSummary) -> Value {
     let mut p = params.clone();
     let peer = json!(a.peer_task_id);
     if let Some(m) = p.get_mut("message").and_then(Value::as_object_mut) {
@@ -313,7 +336,7 @@ fn on_peer_task(params: &Value, a: &Approval) -> Value {
 pub(crate) fn task_answer(
     op: Operation,
     caller: Version,
-    a: &Approval,
+    a: &ApprovalSummary,
 ) -> Result<crate::protocol::answer::Answer, Refusal> {
     let task = gateway_task(a);
     let (op, result) = match op {

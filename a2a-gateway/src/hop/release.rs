@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::approval::internal;
 use crate::protocol::ops::Operation;
 use crate::{
-    governance::approval::Approval, governance::approval::TASK_PREFIX,
+    governance::approval::ApprovalSummary, governance::approval::TASK_PREFIX,
     governance::approval::gateway_task, governance::approval::refusal_value,
 };
 use crate::{governance::step::Evidence, governance::step::Hop};
@@ -21,7 +21,7 @@ fn now() -> i64 {
 
 fn audit(
     st: &GatewayState,
-    a: &Approval,
+    a: &ApprovalSummary,
     decision: &str,
     task: Option<String>,
     err: Option<&Refusal>,
@@ -56,7 +56,8 @@ fn audit(
 /// The one rule for an operator's decision (`to`: approved or denied): only a pending approval
 /// whose hold has not expired can be decided. An expired one is marked expired (its gateway task
 /// shows REJECTED) and, like any decided one, refused with 409 naming its state; an unknown id
-/// is 404. Two operators deciding at once: the store's conditional update lets one win.
+/// is 404. Two operators deciding at once: the store's conditional update lets one win. Only
+/// the approval's facts are read (a denial never reads the held request).
 fn settle(
     st: &GatewayState,
     workspace: &str,
@@ -64,10 +65,10 @@ fn settle(
     to: &str,
     approver: &str,
     reason: Option<&str>,
-) -> Result<Approval, (u16, String)> {
+) -> Result<ApprovalSummary, (u16, String)> {
     let store = &st.governance.approvals;
     let e500 = |e: crate::store::StoreError| (500, e.to_string());
-    let Some(mut a) = store.get(workspace, id).map_err(e500)? else {
+    let Some(mut a) = store.summary(workspace, id).map_err(e500)? else {
         return Err((404, format!("approval {id} not found")));
     };
     if a.state == "pending" && a.is_expired(now()) {
@@ -79,7 +80,7 @@ fn settle(
         .decide(workspace, id, to, Some(approver), reason)
         .map_err(e500)?
     {
-        let state = match store.get(workspace, id).map_err(e500)? {
+        let state = match store.summary(workspace, id).map_err(e500)? {
             Some(cur) => cur.state,
             None => a.state,
         };
@@ -94,12 +95,11 @@ fn settle(
 /// Why a held send can no longer be sent, checked again at its release: a session kill of its
 /// context (the caller's, or the one the gateway made up for the hold), of the task it names, or
 /// of its gateway task; or its key revoked or expired since it was held.
-fn recheck(st: &GatewayState, a: &Approval) -> Option<Refusal> {
-    let params: Value = serde_json::from_str(&a.params).unwrap_or(Value::Null);
+fn recheck(st: &GatewayState, a: &ApprovalSummary, params: &Value) -> Option<Refusal> {
     let gov = &st.governance;
     let gw_task = json!({"id": format!("{TASK_PREFIX}{}", a.id)});
     if let Some(r) = gov
-        .killed(&a.workspace_id, &params, &[&a.context_id])
+        .killed(&a.workspace_id, params, &[&a.context_id])
         .or_else(|| gov.killed(&a.workspace_id, &gw_task, &[]))
     {
         return Some(r);
@@ -130,9 +130,17 @@ pub async fn release(
     let store = &st.governance.approvals;
     let e500 = |e: crate::store::StoreError| (500, e.to_string());
     let a = settle(st, workspace, id, "approved", approver, reason)?;
-    let r = match recheck(st, &a) {
+    // The held request, read now that it is to be sent.
+    let params = match store.get(workspace, id).map_err(e500)? {
+        Some(held) => serde_json::from_str::<Value>(&held.params).map_err(internal),
+        None => return Err((404, format!("approval {id} not found"))),
+    };
+    let r = match recheck(st, &a, params.as_ref().unwrap_or(&Value::Null)) {
         Some(r) => Err((409, r)),
-        None => send_held(st, &a).await.map_err(|r| (502, r)),
+        None => match params {
+            Ok(p) => send_held(st, &a, p).await.map_err(|r| (502, r)),
+            Err(r) => Err((502, r)),
+        },
     };
     match r {
         Ok(task) => {
@@ -155,7 +163,11 @@ pub async fn release(
     }
 }
 
-async fn send_held(st: &GatewayState, a: &Approval) -> Result<Option<String>, Refusal> {
+async fn send_held(
+    st: &GatewayState,
+    a: &ApprovalSummary,
+    mut params: Value,
+) -> Result<Option<String>, Refusal> {
     let caller = if a.caller_version == "1.0" {
         Version::V1
     } else {
@@ -166,7 +178,6 @@ async fn send_held(st: &GatewayState, a: &Approval) -> Result<Option<String>, Re
         .agent(&a.workspace_id, &a.agent_id)
         .map_err(internal)?
         .ok_or_else(|| Refusal::agent_not_found(&a.agent_id))?;
-    let mut params: Value = serde_json::from_str(&a.params).map_err(internal)?;
     // The caller already has its answer (the gateway task): the peer is asked not to block.
     if let Some(o) = params.as_object_mut() {
         let c = o.entry("configuration").or_insert_with(|| json!({}));

@@ -1,5 +1,5 @@
 //! The gateway's tables on PostgreSQL (issue 32, replicas): the same tables as the SQLite file
-//! (`schema`, migrations 1-19), written fresh as PostgreSQL's migration 1, plus what replicas
+//! (`schema`, migrations 1-20), written fresh as PostgreSQL's migration 1, plus what replicas
 //! share that one process kept in memory (console sessions, the page-token key, stream resume
 //! events, rate and quota counters). Applied with [`a2a_pg::migrate`] under the component name
 //! `gateway`, once across replicas.
@@ -286,7 +286,6 @@ CREATE TABLE gov_approvals (
     workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
     agent_id TEXT NOT NULL,
     caller_version TEXT NOT NULL,
-    params TEXT NOT NULL,
     preview TEXT NOT NULL,
     context_id TEXT NOT NULL,
     state TEXT NOT NULL,
@@ -301,7 +300,12 @@ CREATE TABLE gov_approvals (
     key_id TEXT,
     refusal TEXT
 );
-CREATE INDEX gov_approvals_ws ON gov_approvals(workspace_id, state);
+CREATE INDEX gov_approvals_queue ON gov_approvals(workspace_id, state, created_at, id);
+
+CREATE TABLE gov_approval_requests (
+    id TEXT PRIMARY KEY REFERENCES gov_approvals(id) ON DELETE CASCADE,
+    params TEXT NOT NULL
+);
 
 -- What one process kept in memory and replicas share.
 

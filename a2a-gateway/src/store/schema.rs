@@ -148,6 +148,9 @@ pub const MIGRATIONS: &[&str] = &[
     // 19: the index task retention reads (issue 40: task records bounded in time, see
     // `task_retention`).
     super::task_retention::MIGRATION,
+    // 20: held requests apart from the approvals' facts (issue 39): counts and lists of
+    // approvals read an index and small rows, never a request.
+    APPROVAL_REQUESTS,
 ];
 
 /// Migration of the listing columns of `task_owners` (see `super::task_records`). Every index
@@ -224,6 +227,25 @@ const APPROVAL_EXTENSIONS: &str =
 const APPROVAL_KEY: &str = r#"
     ALTER TABLE gov_approvals ADD COLUMN key_id TEXT;
     ALTER TABLE gov_approvals ADD COLUMN refusal TEXT;
+"#;
+
+/// Migration: each held request in a table of its own (the approvals' rows keep the facts and
+/// the preview, bounded to 32 KiB: a larger preview written before the bound keeps the
+/// operation and size), and the index of the queue's pages (workspace, state, newest first).
+const APPROVAL_REQUESTS: &str = r#"
+    CREATE TABLE gov_approval_requests (
+        id TEXT PRIMARY KEY REFERENCES gov_approvals(id) ON DELETE CASCADE,
+        params TEXT NOT NULL
+    );
+    INSERT INTO gov_approval_requests(id, params) SELECT id, params FROM gov_approvals;
+    ALTER TABLE gov_approvals DROP COLUMN params;
+    UPDATE gov_approvals SET preview = CASE WHEN json_valid(preview)
+        THEN json_object('operation', json_extract(preview, '$.operation'),
+            'bytes', json_extract(preview, '$.bytes'), 'previewOmittedBytes', length(preview))
+        ELSE json_object('previewOmittedBytes', length(preview)) END
+    WHERE length(preview) > 32768;
+    DROP INDEX gov_approvals_ws;
+    CREATE INDEX gov_approvals_queue ON gov_approvals(workspace_id, state, created_at, id);
 "#;
 
 /// Migration of the trust tables (applied with the store's migrations).
