@@ -43,11 +43,18 @@ impl Step for PolicyStep {
 
     fn request(&self, hop: &Hop, params: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
         let entry = self.cache.get(&hop.workspace_id);
-        let f = facts(hop, params, ev);
-        let (mut decision, mut rule, would) = match &entry.policy {
-            Some(p) => p.decide(&f, self.operator_default),
-            None => (self.operator_default, "default".to_owned(), Vec::new()),
-        };
+        // The facts read the whole request (sizes, parts) and the rules run over them: off the
+        // async workers for a large request, like a PII scan (`pii_step::off_workers`).
+        let bytes = crate::pii::scanned_bytes(params);
+        let request: &Value = params;
+        let (f, (mut decision, mut rule, would)) = super::pii_step::off_workers(bytes, || {
+            let f = facts(hop, request, ev);
+            let d = match &entry.policy {
+                Some(p) => p.decide(&f, self.operator_default),
+                None => (self.operator_default, "default".to_owned(), Vec::new()),
+            };
+            (f, d)
+        });
         for (d, id) in &would {
             ev.decide("policy_dry_run", d.as_str(), Some(id));
         }
