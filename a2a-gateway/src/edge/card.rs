@@ -159,23 +159,15 @@ fn govern(
     version: Version,
     card: &mut Value,
 ) -> Result<(), Refusal> {
-    let hop = crate::governance::step::Hop {
-        trace_id: call.trace_id.clone(),
-        workspace_id: principal.workspace_id.clone(),
-        key_id: principal.key_id.clone(),
-        scopes: principal
-            .scopes
-            .iter()
-            .map(|s| s.as_str().to_owned())
-            .collect(),
-        target: agent_id.to_owned(),
-        // The card read, named by the vocabulary's one card operation.
-        operation: crate::protocol::ops::Operation::GetExtendedAgentCard,
+    // The card read, named by the vocabulary's one card operation.
+    let hop = crate::governance::step::Hop::of_caller(
+        &call.trace_id,
+        principal,
+        agent_id,
+        crate::protocol::ops::Operation::GetExtendedAgentCard,
         version,
-        binding: call.binding,
-        card_skills: Vec::new(),
-        chain: Vec::new(),
-    };
+        call.binding,
+    );
     if !st.governance.active(&hop) {
         return Ok(());
     }

@@ -41,6 +41,36 @@ pub struct Hop {
     pub chain: Vec<String>,
 }
 
+impl Hop {
+    /// The hop of a caller's call with `principal`'s key to `target`: no card skills read yet,
+    /// no delegation chain.
+    pub fn of_caller(
+        trace_id: &str,
+        principal: &crate::store::Principal,
+        target: &str,
+        operation: Operation,
+        version: Version,
+        binding: Binding,
+    ) -> Hop {
+        Hop {
+            trace_id: trace_id.to_owned(),
+            workspace_id: principal.workspace_id.clone(),
+            key_id: principal.key_id.clone(),
+            scopes: principal
+                .scopes
+                .iter()
+                .map(|s| s.as_str().to_owned())
+                .collect(),
+            target: target.to_owned(),
+            operation,
+            version,
+            binding,
+            card_skills: Vec::new(),
+            chain: Vec::new(),
+        }
+    }
+}
+
 /// Where a value being governed comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -189,20 +189,15 @@ async fn steps(
     )?;
     // governance: kill, loops, PII, policy on the request in its 1.0 form.
     let mut hop_facts = Hop {
-        trace_id: call.trace_id.clone(),
-        workspace_id: principal.workspace_id.clone(),
-        key_id: principal.key_id.clone(),
-        scopes: principal
-            .scopes
-            .iter()
-            .map(|s| s.as_str().to_owned())
-            .collect(),
-        target: agent_id.to_owned(),
-        operation: op,
-        version: call.version,
-        binding: call.binding,
-        card_skills: Vec::new(),
         chain,
+        ..Hop::of_caller(
+            &call.trace_id,
+            principal,
+            agent_id,
+            op,
+            call.version,
+            call.binding,
+        )
     };
     let active = st.governance.active(&hop_facts);
     let mut evidence = Evidence::default();
