@@ -83,16 +83,7 @@ fn memory(pid: u32) -> (f64, f64) {
 }
 
 fn db_bytes(db: &Path) -> u64 {
-    ["", "-wal"]
-        .iter()
-        .map(|s| {
-            let mut p = db.as_os_str().to_owned();
-            p.push(s);
-            std::fs::metadata(PathBuf::from(p))
-                .map(|m| m.len())
-                .unwrap_or(0)
-        })
-        .sum()
+    a2a_gateway::store::task_retention::file_bytes(db)
 }
 
 /// A 1.0 SendMessage the policy holds, of `bytes` bytes about: one short text part and one

@@ -129,16 +129,7 @@ fn fds(pid: u32) -> usize {
 }
 
 fn db_bytes(db: &Path) -> u64 {
-    ["", "-wal"]
-        .iter()
-        .map(|s| {
-            let mut p = db.as_os_str().to_owned();
-            p.push(s);
-            std::fs::metadata(PathBuf::from(p))
-                .map(|m| m.len())
-                .unwrap_or(0)
-        })
-        .sum()
+    a2a_gateway::store::task_retention::file_bytes(db)
 }
 
 struct Client {

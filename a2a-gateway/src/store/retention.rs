@@ -155,10 +155,18 @@ fn trim(c: &Connection, r: &mut Measure, rule: &AuditRetention) -> Result<Trimme
     if let Some(max) = rule.max_bytes {
         calibrate(c, r, max)?;
     }
-    // IMMEDIATE: the write lock first (waiting, `busy_timeout`, for the audit writer's batch),
-    // so what is read below is what is deleted.
+    immediate(c, |c| trim_in(c, r, rule))
+}
+
+/// Runs `f` in one `BEGIN IMMEDIATE` transaction on `c`: the write lock first (waiting,
+/// `busy_timeout`, for the audit writer's batch), so what `f` reads is what it deletes;
+/// committed when `f` succeeds, rolled back otherwise.
+pub(crate) fn immediate<T>(
+    c: &Connection,
+    f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
     c.execute_batch("BEGIN IMMEDIATE")?;
-    let out = trim_in(c, r, rule).and_then(|t| {
+    let out = f(c).and_then(|t| {
         c.execute_batch("COMMIT")?;
         Ok(t)
     });

@@ -20,6 +20,7 @@
 //! at most [`WAL_WAIT`] for readers (writers wait as long behind it; hops journal their
 //! writes and do not), and a busy one is tried again on the next pass.
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::{Connection, params};
@@ -38,18 +39,11 @@ pub const WAL_LIMIT: u64 = 64 << 20;
 /// Longest a `TRUNCATE` checkpoint waits for readers to leave the WAL.
 pub const WAL_WAIT: Duration = Duration::from_millis(200);
 
-/// One batch on `c`: the records of up to `batch` tasks last heard of before `cutoff_ms`, with
-/// their push callbacks (their delivered-body hashes go with them, `ON DELETE CASCADE`).
+/// One batch on `c`, in one transaction: the records of up to `batch` tasks last heard of
+/// before `cutoff_ms`, with their push callbacks (their delivered-body hashes go with them,
+/// `ON DELETE CASCADE`).
 fn trim(c: &Connection, cutoff_ms: i64, batch: usize) -> Result<usize, StoreError> {
-    c.execute_batch("BEGIN IMMEDIATE")?;
-    let out = trim_in(c, cutoff_ms, batch).and_then(|n| {
-        c.execute_batch("COMMIT")?;
-        Ok(n)
-    });
-    if out.is_err() && !c.is_autocommit() {
-        let _ = c.execute_batch("ROLLBACK");
-    }
-    out
+    super::retention::immediate(c, |c| trim_in(c, cutoff_ms, batch))
 }
 
 fn trim_in(c: &Connection, cutoff_ms: i64, batch: usize) -> Result<usize, StoreError> {
@@ -76,6 +70,23 @@ fn trim_in(c: &Connection, cutoff_ms: i64, batch: usize) -> Result<usize, StoreE
     Ok(old.len())
 }
 
+/// The WAL file of the database file `db` (`<db>-wal`).
+pub fn wal_path(db: &Path) -> PathBuf {
+    let mut wal = db.as_os_str().to_owned();
+    wal.push("-wal");
+    PathBuf::from(wal)
+}
+
+fn file_len(p: &Path) -> u64 {
+    std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
+}
+
+/// Bytes the database file `db` takes on disk with its WAL (what the soak and the benchmarks
+/// report as the database's size).
+pub fn file_bytes(db: &Path) -> u64 {
+    file_len(db) + file_len(&wal_path(db))
+}
+
 /// Unix milliseconds `age` ago.
 fn cutoff(age: Duration) -> i64 {
     let now = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
@@ -98,9 +109,7 @@ impl Store {
         let Some(path) = &self.path else {
             return Ok(false);
         };
-        let mut wal = path.as_os_str().to_owned();
-        wal.push("-wal");
-        let size = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+        let size = file_len(&wal_path(path));
         if size <= WAL_LIMIT {
             return Ok(false);
         }
