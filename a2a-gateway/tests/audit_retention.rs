@@ -206,16 +206,7 @@ fn send(mid: &str) -> Value {
 /// with direct messages and the idempotency window is off: the audit is all that grows.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_serving_gateway_applies_both_rules_while_hops_go_on() {
-    let peer = a2a_agent::AgentServer::new(
-        a2a_agent::AgentCard::builder("p", "Echo", "1.0.0").build(),
-        a2a_agent::handler_fn(|_c: a2a_agent::RequestContext| async move {
-            Ok(a2a_agent::Reply::direct_text("ok"))
-        }),
-    )
-    .validate_auth(false)
-    .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
-    .await
-    .unwrap();
+    let peer = crate::common::ok_peer().await;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("gw.db");
     let key = seed_file(&db, "p", peer.url());

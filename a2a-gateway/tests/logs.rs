@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::seed_file;
+use crate::common::{ok_peer, seed_file};
 
 /// Starts `serve` with `extra` flags, stderr piped; returns the child, its base URL and the
 /// receiver of its stderr lines.
@@ -49,19 +49,6 @@ fn serve(
     (child, base, rx)
 }
 
-async fn echo_peer() -> a2a_agent::ServerHandle {
-    a2a_agent::AgentServer::new(
-        a2a_agent::AgentCard::builder("p", "Echo", "1.0.0").build(),
-        a2a_agent::handler_fn(|_c: a2a_agent::RequestContext| async move {
-            Ok(a2a_agent::Reply::direct_text("ok"))
-        }),
-    )
-    .validate_auth(false)
-    .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
-    .await
-    .unwrap()
-}
-
 async fn hop(base: &str, key: &str) -> String {
     let resp = reqwest::Client::new()
         .post(format!("{base}/a2a/p"))
@@ -83,7 +70,7 @@ async fn hop(base: &str, key: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_access_lines_one_per_hop_with_their_fields() {
-    let peer = echo_peer().await;
+    let peer = ok_peer().await;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("gw.db");
     let key = seed_file(&db, "p", peer.url());
@@ -150,7 +137,7 @@ async fn json_access_lines_one_per_hop_with_their_fields() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn text_logs_into_a_pipe_have_no_colour_codes() {
-    let peer = echo_peer().await;
+    let peer = ok_peer().await;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("gw.db");
     let key = seed_file(&db, "p", peer.url());

@@ -319,3 +319,18 @@ pub async fn card_peer(
     });
     (url, join)
 }
+
+/// A peer (agent id `p`) that answers every message with the direct message "ok", on a
+/// loopback port: the smallest answer, so that only the gateway's own records grow.
+pub async fn ok_peer() -> a2a_agent::ServerHandle {
+    a2a_agent::AgentServer::new(
+        a2a_agent::AgentCard::builder("p", "Echo", "1.0.0").build(),
+        a2a_agent::handler_fn(|_c: a2a_agent::RequestContext| async move {
+            Ok(a2a_agent::Reply::direct_text("ok"))
+        }),
+    )
+    .validate_auth(false)
+    .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
+    .await
+    .unwrap()
+}
