@@ -164,6 +164,7 @@ impl Gateway {
                 shutdown: tokio_util::sync::CancellationToken::new(),
                 draining: tokio_util::sync::CancellationToken::new(),
                 replay: Arc::default(),
+                terminal: Default::default(),
                 card_dates: Default::default(),
                 page_key,
                 config,

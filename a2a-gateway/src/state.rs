@@ -41,6 +41,8 @@ pub struct GatewayState {
     pub(crate) page_key: aws_lc_rs::hmac::Key,
     /// Relayed streams of peers that number no events, kept for resumes (see `crate::tasks::replay`).
     pub(crate) replay: Arc<crate::tasks::replay::Buffers>,
+    /// Ended tasks as last read from their peers, shown again by listings (`crate::tasks::terminal`).
+    pub(crate) terminal: crate::tasks::terminal::TerminalTasks,
     /// When each governed card last changed (its `Last-Modified`, `crate::peer::modified`).
     pub(crate) card_dates: crate::peer::modified::CardDates,
 }

@@ -53,6 +53,7 @@ mod isolation;
 mod isolation_spellings;
 mod key_streams;
 mod limits;
+mod list_kept;
 mod list_records;
 mod list_records_push;
 mod logs;

@@ -27,7 +27,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 /// Calls the proxy forwarded, by operation.
-type Counts = Arc<Mutex<HashMap<String, usize>>>;
+pub(crate) type Counts = Arc<Mutex<HashMap<String, usize>>>;
 
 /// The operation of a forwarded request: the JSON-RPC method, or the HTTP+JSON path's.
 fn operation(method: &http::Method, path: &str, body: &[u8]) -> String {
@@ -80,7 +80,7 @@ async fn proxy(listener: tokio::net::TcpListener, target: String) -> Counts {
 
 /// The echo agent behind a counting proxy; its card offers one interface (`binding`,
 /// `version`) at the proxy. (agent, proxy URL, counts).
-async fn shared_peer(
+pub(crate) async fn shared_peer(
     binding: &str,
     version: &str,
     tasks: usize,

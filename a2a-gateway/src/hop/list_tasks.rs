@@ -6,7 +6,9 @@
 //! (`crate::store::TaskStatusRow`), from every answer, stream event and push notification for
 //! the task. A page is one indexed query over the owner's records (filters, order, keyset
 //! cursor, `totalSize`); then the page's tasks are read from the peer with GetTask
-//! ([`LIST_FETCH_CONCURRENCY`] at a time), so their content is current. What a read shows is
+//! ([`LIST_FETCH_CONCURRENCY`] at a time), so their content is current, except tasks that have
+//! ended, which no longer change: their last read is shown again for a while
+//! (`crate::tasks::terminal`). The shown tasks pass the hop's answer steps. What a read shows is
 //! recorded at once: a task whose record was out of date (the peer moved it on without the
 //! gateway seeing it) is put where it now belongs and the page is queried again, at most
 //! [`MAX_ROUNDS`] times, so a page shows only tasks that match the filters as the peer has them
@@ -24,12 +26,13 @@ use serde_json::{Value, json};
 
 use a2a_types::v1::TaskState;
 
+use crate::governance::HopGov;
 use crate::hop::listing::ListPage;
 use crate::protocol::ops::Operation;
 use crate::protocol::reveal::{revealed_status, status_nanos};
 use crate::protocol::{history, xlate};
 use crate::store::{TaskQuery, TaskRecord};
-use crate::{outbound, outbound::PeerCall};
+use crate::{outbound, outbound::PeerCall, outbound::peer_error};
 use crate::{protocol::answer::Answer, state::GatewayState};
 use crate::{protocol::errors::Refusal, protocol::errors::Version};
 use crate::{tasks::ownership::Owner, tasks::ownership::OwnershipStore};
@@ -133,7 +136,17 @@ pub(crate) async fn list(
     let page = ListPage::read(st, owner, params)?;
     let filters = Filters::read(params)?;
     let store_err = |e: crate::store::StoreError| Refusal::internal(&e.to_string());
-    // Each task in 1.0 terms, whatever the caller's version.
+    // Each task in 1.0 terms, whatever the caller's version, as the peer wrote it: the listed
+    // tasks pass the hop's answer steps at the end, whether read now or kept from an earlier
+    // read (`crate::tasks::terminal`).
+    let raw = ctx.gov.as_ref().map(|g| {
+        std::sync::Arc::new(HopGov {
+            hop: g.hop.clone(),
+            active: false,
+            evidence: Default::default(),
+            chain_header: g.chain_header.clone(),
+        })
+    });
     let v1 = PeerCall {
         st: ctx.st,
         agent: ctx.agent,
@@ -144,11 +157,12 @@ pub(crate) async fn list(
         id: ctx.id.clone(),
         max_resp: ctx.max_resp,
         max_stream: ctx.max_stream,
-        gov: ctx.gov.clone(),
+        gov: raw,
         open: None,
     };
     let reads = Reads {
         v1: &v1,
+        gov: ctx.gov.as_deref(),
         owners,
         endpoint,
         owner,
@@ -207,12 +221,21 @@ pub(crate) async fn list(
             }
         }
     };
-    let tasks: Vec<Value> = rows
+    let mut tasks: Vec<Value> = rows
         .iter()
         .filter_map(|r| read.get(&r.task_id).cloned().flatten())
         .filter(|t| filters.keeps(t))
         .map(|t| filters.shape(t))
         .collect();
+    if let Some(g) = ctx.gov.as_ref().filter(|g| g.active) {
+        let mut ev = g
+            .evidence
+            .lock()
+            .map_err(|_| Refusal::internal("evidence lock"))?;
+        for t in &mut tasks {
+            st.governance.answer(&g.hop, t, &mut ev)?;
+        }
+    }
     let next = rows
         .last()
         .filter(|_| more)
@@ -225,7 +248,10 @@ pub(crate) async fn list(
 
 /// Reading the owner's tasks from the peer, and recording what the reads show.
 struct Reads<'a> {
+    /// GetTask calls whose answers are not governed (the listing governs what it shows).
     v1: &'a PeerCall<'a>,
+    /// The listing's governance, for the peer's errors.
+    gov: Option<&'a HopGov>,
     owners: &'a dyn OwnershipStore,
     endpoint: &'a str,
     owner: &'a Owner,
@@ -253,14 +279,28 @@ impl Reads<'_> {
         }
     }
 
-    /// Each task of `ids` read with GetTask (`None`: the peer no longer knows it), each read
-    /// recorded as the task's current status.
+    /// Each task of `ids` (`None`: the peer no longer knows it): a kept read of an ended task,
+    /// else read with GetTask, each read recorded as the task's current status and kept when
+    /// the task has ended.
     async fn get(
         &self,
         ids: Vec<String>,
         history: Option<usize>,
     ) -> Result<Vec<(String, Option<Value>)>, Refusal> {
         let v1 = self.v1;
+        let (workspace, agent) = (&self.owner.workspace_id, &self.owner.agent_id);
+        let terminal = &v1.st.terminal;
+        let mut kept = Vec::new();
+        let mut ids = ids;
+        ids.retain(
+            |id| match terminal.get(self.endpoint, workspace, agent, id, history) {
+                Some(t) => {
+                    kept.push((id.clone(), Some(t)));
+                    false
+                }
+                None => true,
+            },
+        );
         let got: Vec<Result<(String, Option<Value>), Refusal>> = futures::stream::iter(ids)
             .map(|id| async move {
                 let mut get = json!({ "id": id });
@@ -276,7 +316,7 @@ impl Reads<'_> {
                         Err(Refusal::upstream_invalid_response("expected a task"))
                     }
                     Err(r) if r.rpc_code == -32001 => Ok((id, None)),
-                    Err(r) => Err(r),
+                    Err(r) => Err(peer_error::govern(&v1.st.governance, self.gov, r)),
                 }
             })
             .buffer_unordered(LIST_FETCH_CONCURRENCY)
@@ -295,7 +335,12 @@ impl Reads<'_> {
             if let Err(e) = recorded {
                 tracing::warn!(task = %id, "task status not recorded: {e}");
             }
+            if let Some(t) = task {
+                terminal.put(self.endpoint, workspace, agent, history, t);
+            }
         }
+        let mut got = got;
+        got.extend(kept);
         Ok(got)
     }
 }

@@ -1,6 +1,8 @@
 //! What the gateway keeps of peer tasks: who owns each ([`ownership`]), relayed events kept for
-//! resumes ([`replay`]) and resuming a stream ([`resume`]).
+//! resumes ([`replay`]), resuming a stream ([`resume`]) and the last read of
+//! ended tasks, which listings show again ([`terminal`]).
 
 pub mod ownership;
 pub(crate) mod replay;
 pub(crate) mod resume;
+pub(crate) mod terminal;
