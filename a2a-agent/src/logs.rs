@@ -8,7 +8,9 @@
 
 use std::io::IsTerminal;
 
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Registry, reload};
 
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -49,14 +51,41 @@ pub fn filter(level: Option<&str>, env_var: &str, default: &str) -> Result<EnvFi
     }
 }
 
+/// The installed filter, for [`set_filter`].
+static FILTER: std::sync::OnceLock<reload::Handle<EnvFilter, Registry>> =
+    std::sync::OnceLock::new();
+
 /// Installs the process's subscriber writing to stderr (see the module doc). Call once, first.
 pub fn init(format: LogFormat, filter: EnvFilter) {
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal());
+    let (filter, handle) = reload::Layer::new(filter);
+    let _ = FILTER.set(handle);
+    let ansi = std::io::stderr().is_terminal();
+    let registry = tracing_subscriber::registry().with(filter);
     match format {
-        LogFormat::Json => builder.json().init(),
-        LogFormat::Text => builder.init(),
+        LogFormat::Json => registry
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .json()
+                    .with_writer(std::io::stderr)
+                    .with_ansi(false),
+            )
+            .init(),
+        LogFormat::Text => registry
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_writer(std::io::stderr)
+                    .with_ansi(ansi),
+            )
+            .init(),
     }
+}
+
+/// Replaces the filter [`init`] installed (a configuration reload); an error when [`init`] was
+/// not called.
+pub fn set_filter(filter: EnvFilter) -> Result<(), String> {
+    FILTER
+        .get()
+        .ok_or_else(|| "logging is not set up".to_owned())?
+        .reload(filter)
+        .map_err(|e| format!("log level not changed: {e}"))
 }

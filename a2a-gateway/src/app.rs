@@ -34,7 +34,6 @@ use crate::edge::record::metrics_handler;
 use crate::governance::Governance;
 use crate::ids::random_hex;
 use crate::metrics::Metrics;
-use crate::peer;
 use crate::store::Store;
 use crate::{edge::jsonrpc::rpc_path, edge::jsonrpc::rpc_root};
 use crate::{
@@ -80,6 +79,18 @@ impl ServerHandle {
         self.addr
     }
 
+    /// Applies a configuration reload: `boot`, `before` and `after` are the settings as read
+    /// at the start, last and now (see [`crate::reload`]); an error leaves every setting as it
+    /// was.
+    pub fn reload(
+        &self,
+        boot: &Config,
+        before: &Config,
+        after: &Config,
+    ) -> Result<crate::reload::Reloaded, String> {
+        crate::reload::apply(&self.state, &self.listening, boot, before, after)
+    }
+
     /// `http://addr`.
     pub fn base_url(&self) -> String {
         format!("http://{}", self.addr)
@@ -98,7 +109,7 @@ impl ServerHandle {
         self.state.draining.cancel();
         self.background.cancel();
         self.listening.stop_accepting();
-        let grace = Duration::from_secs(self.state.config.shutdown_grace_secs);
+        let grace = Duration::from_secs(self.state.config().shutdown_grace_secs);
         if !self.listening.drain(grace).await {
             self.state.shutdown.cancel();
             if !self.listening.drain(Duration::from_secs(5)).await {
@@ -113,24 +124,9 @@ impl Gateway {
     /// `config.listen`: bind the listener first and set it to the bound address (a port 0 would
     /// otherwise be published).
     pub fn new(config: Config, store: Store) -> Result<Gateway, String> {
-        let peer_roots = peer::trusted_roots(&config)?;
-        let mut http = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .dns_resolver(Arc::new(peer::CheckedResolver {
-                allow_loopback: config.dev_mode,
-            }))
-            .connect_timeout(Duration::from_secs(10));
-        for cert in peer_roots.iter() {
-            http = http.add_root_certificate(
-                reqwest::Certificate::from_der(cert).map_err(|e| format!("peer_ca_file: {e}"))?,
-            );
-        }
-        let http = http
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let peers = crate::peer::clients::PeerClients::build(&config)?;
         let trust = crate::trust::TrustState::new(
-            http.clone(),
+            peers.http.clone(),
             &config,
             store.clone(),
             crate::trust::own::SealKey::from_config(&config)?,
@@ -145,11 +141,8 @@ impl Gateway {
             aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, key_bytes.as_bytes());
         Ok(Gateway {
             state: Arc::new(GatewayState {
-                peer_http: crate::peer::http::PeerHttp::new(config.dev_mode, &peer_roots)?,
-                peer_roots,
+                peer_clients: arc_swap::ArcSwap::from_pointee(peers),
                 store: store.clone(),
-                http: http.clone(),
-                cards: peer::card_resolver(http),
                 peer_checks: Default::default(),
                 metrics: Metrics::default(),
                 governance: Arc::new(Governance::new(
@@ -167,7 +160,7 @@ impl Gateway {
                 terminal: Default::default(),
                 card_dates: Default::default(),
                 page_key,
-                config,
+                settings: arc_swap::ArcSwap::from_pointee(config),
             }),
             sessions: Arc::default(),
         })
@@ -227,7 +220,7 @@ impl Gateway {
             .route(
                 "/a2a/{agent}/push:notify/{callback}",
                 post(crate::push::notify).layer(DefaultBodyLimit::max(
-                    usize::try_from(self.state.config.limits.max_push_bytes)
+                    usize::try_from(self.state.config().limits.max_push_bytes)
                         .unwrap_or(usize::MAX)
                         .saturating_add(1),
                 )),
@@ -247,7 +240,7 @@ impl Gateway {
                 crate::edge::wire::guard,
             ));
         // The console (HTML, its own errors and limits) only with the admin API on.
-        let app = if crate::console::enabled(&self.state.config) {
+        let app = if crate::console::enabled(&self.state.config()) {
             app.merge(crate::console::router(
                 self.state.clone(),
                 self.sessions.clone(),
@@ -256,7 +249,7 @@ impl Gateway {
             app
         };
         // gRPC callers (`serve_grpc`): `application/grpc*` requests, whatever the path.
-        if self.state.config.serve_grpc && self.state.config.serve_v1 {
+        if self.state.config().serve_grpc && self.state.config().serve_v1 {
             app.layer(axum::middleware::from_fn_with_state(
                 self.state.clone(),
                 grpc_hook,
@@ -270,15 +263,15 @@ impl Gateway {
     /// address with port 0 is replaced by the bound one (cards never name port 0).
     pub async fn serve(mut self, listener: TcpListener) -> std::io::Result<ServerHandle> {
         let addr = listener.local_addr()?;
-        if self.state.config.public_url.is_none() && self.state.config.listen.port() == 0 {
+        if self.state.config().public_url.is_none() && self.state.config().listen.port() == 0 {
             self.bind_to(addr)?;
         }
         let app = self.router();
-        let serve_v1 = self.state.config.serve_v1;
+        let serve_v1 = self.state.config().serve_v1;
         let refuse: a2a_agent::listen::Refuser =
             Arc::new(move |parts, why| crate::edge::edge_refusal(serve_v1, parts, why));
         let listening =
-            a2a_agent::listen::serve(listener, app, self.state.config.listen(), refuse)?;
+            a2a_agent::listen::serve(listener, app, self.state.config().listen(), refuse)?;
         let background = tokio_util::sync::CancellationToken::new();
         spawn_retention(&self.state, background.clone());
         Ok(ServerHandle {
@@ -295,9 +288,9 @@ impl Gateway {
 /// [`crate::store::retention`]), the task records' (`task_retention`) and the WAL's bound (see
 /// [`crate::store::task_retention`]).
 fn spawn_retention(st: &Arc<GatewayState>, stop: tokio_util::sync::CancellationToken) {
-    let audit = st.config.audit_retention();
-    let tasks = st.config.task_retention();
-    let every = Duration::from_secs(st.config.audit_retention_check_secs.max(1));
+    let audit = st.config().audit_retention();
+    let tasks = st.config().task_retention();
+    let every = Duration::from_secs(st.config().audit_retention_check_secs.max(1));
     let store = st.store.clone();
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(every);
@@ -339,13 +332,15 @@ impl Gateway {
             );
             return Ok(());
         };
-        st.config.listen = addr;
+        let mut config = Config::clone(&st.config());
+        config.listen = addr;
+        st.settings.store(Arc::new(config));
         let seal =
-            crate::trust::own::SealKey::from_config(&st.config).map_err(std::io::Error::other)?;
+            crate::trust::own::SealKey::from_config(&st.config()).map_err(std::io::Error::other)?;
         st.signer = Arc::new(crate::trust::own::OwnSigner::new(
             st.store.clone(),
             seal,
-            &st.config,
+            &st.config(),
         ));
         Ok(())
     }

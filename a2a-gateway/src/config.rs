@@ -82,6 +82,9 @@ impl Default for Limits {
 pub struct Config {
     /// Listen address.
     pub listen: SocketAddr,
+    /// Log filter (`info`, `warn,a2a_gateway=debug`, ...); `--log-level` and
+    /// `A2A_GATEWAY_LOG_LEVEL` win over it, it wins over `RUST_LOG`. Unset: `warn`.
+    pub log_level: Option<String>,
     /// Public base URL written on governed cards (default: `http://<listen>`).
     pub public_url: Option<String>,
     /// Honour a reverse proxy's `X-Forwarded-Host` and `X-Forwarded-Proto` in the console's
@@ -227,6 +230,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            log_level: None,
             public_url: None,
             console_trusted_proxy: false,
             database: PathBuf::from("a2a-gateway.db"),

@@ -84,6 +84,7 @@ pub mod peer;
 pub mod pii;
 pub mod protocol;
 pub mod push;
+pub mod reload;
 pub mod state;
 pub mod store;
 pub mod tasks;

@@ -11,18 +11,14 @@ use crate::store::Store;
 
 /// Shared state of a running gateway.
 pub struct GatewayState {
-    /// Configuration.
-    pub config: Config,
+    /// Configuration, replaced whole by a reload (`crate::reload`): read it with
+    /// [`GatewayState::config`].
+    pub(crate) settings: arc_swap::ArcSwap<Config>,
     /// Registry and audit store.
     pub store: Store,
-    /// HTTP client for peers (checked resolver, no redirects, no proxy, `peer_ca_file` roots).
-    pub http: reqwest::Client,
-    /// The hops' peer calls (`crate::peer::http`: the same resolver, roots and no redirects).
-    pub(crate) peer_http: crate::peer::http::PeerHttp,
-    /// Extra roots trusted for peers (`peer_ca_file`), for `https` gRPC calls.
-    pub peer_roots: a2a_client::tls::ExtraRoots,
-    /// Peer cards.
-    pub cards: a2a_client::discovery::CardResolver,
+    /// The clients of peer calls (HTTP, gRPC roots, cards), rebuilt by a reload that changes
+    /// `peer_ca_file`: read them with [`GatewayState::peers`].
+    pub(crate) peer_clients: arc_swap::ArcSwap<crate::peer::clients::PeerClients>,
     /// Static peer address checks kept per registration and card (`crate::peer::checks`).
     pub(crate) peer_checks: crate::peer::checks::PeerChecks,
     /// Metrics registry.
@@ -45,4 +41,16 @@ pub struct GatewayState {
     pub(crate) terminal: crate::tasks::terminal::TerminalTasks,
     /// When each governed card last changed (its `Last-Modified`, `crate::peer::modified`).
     pub(crate) card_dates: crate::peer::modified::CardDates,
+}
+
+impl GatewayState {
+    /// The configuration now (a snapshot: a reload does not change it under the caller).
+    pub fn config(&self) -> arc_swap::Guard<Arc<Config>> {
+        self.settings.load()
+    }
+
+    /// The peer call clients now.
+    pub fn peers(&self) -> arc_swap::Guard<Arc<crate::peer::clients::PeerClients>> {
+        self.peer_clients.load()
+    }
 }

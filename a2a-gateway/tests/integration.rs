@@ -69,6 +69,7 @@ mod push_callback;
 mod push_delivery;
 mod push_secrets;
 mod registration;
+mod reload;
 mod resume;
 mod rust_peer;
 mod shutdown;

@@ -161,6 +161,35 @@ pub fn runtime(workers: usize) -> std::io::Result<tokio::runtime::Runtime> {
     rt.build()
 }
 
+/// SIGHUP, the conventional "reload your configuration" signal: once made, the signal no longer
+/// ends the process; [`Hangups::recv`] returns at each one. Elsewhere than Unix it never returns.
+pub struct Hangups {
+    #[cfg(unix)]
+    sig: tokio::signal::unix::Signal,
+}
+
+impl Hangups {
+    /// Starts catching SIGHUP (inside a Tokio runtime).
+    pub fn new() -> std::io::Result<Hangups> {
+        Ok(Hangups {
+            #[cfg(unix)]
+            sig: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?,
+        })
+    }
+
+    /// The next SIGHUP.
+    pub async fn recv(&mut self) {
+        #[cfg(unix)]
+        {
+            if self.sig.recv().await.is_none() {
+                std::future::pending::<()>().await;
+            }
+        }
+        #[cfg(not(unix))]
+        std::future::pending::<()>().await;
+    }
+}
+
 /// Waits for SIGINT (Ctrl-C) or SIGTERM, whichever comes first.
 pub async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
@@ -193,9 +222,25 @@ pub struct Listening {
     conns: TaskTracker,
     open: Arc<AtomicUsize>,
     unserved: Arc<Unserved>,
+    cfg: Arc<arc_swap::ArcSwap<ListenConfig>>,
 }
 
 impl Listening {
+    /// Takes new timeouts (header read, body read, idle) for connections accepted from now on
+    /// (a configuration reload); the connection cap and the body buffer stay as they were.
+    pub fn set_timeouts(&self, header_read: Duration, body_read: Duration, idle: Duration) {
+        let mut cfg = ListenConfig::clone(&self.cfg.load());
+        cfg.header_read_timeout = header_read;
+        cfg.body_read_timeout = body_read;
+        cfg.idle_timeout = idle;
+        self.cfg.store(Arc::new(cfg));
+    }
+
+    /// The limits connections accepted now get.
+    pub fn config(&self) -> ListenConfig {
+        ListenConfig::clone(&self.cfg.load())
+    }
+
     /// The bound address.
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
@@ -269,7 +314,7 @@ where
     let slots = Arc::new(Semaphore::new(max));
     let refusal_slots = Arc::new(Semaphore::new(REFUSAL_SLOTS));
     let unserved = Arc::new(Unserved::default());
-    let cfg = Arc::new(cfg);
+    let live = Arc::new(arc_swap::ArcSwap::from_pointee(cfg));
     let l = Listening {
         addr,
         stop: stop.clone(),
@@ -277,6 +322,7 @@ where
         conns: conns.clone(),
         open: open.clone(),
         unserved: unserved.clone(),
+        cfg: live.clone(),
     };
     tracing::debug!(max_connections = max, "edge listener");
     tokio::spawn(async move {
@@ -296,7 +342,7 @@ where
             let _ = tcp.set_nodelay(true);
             let ctx = ConnCtx {
                 router: router.clone(),
-                cfg: cfg.clone(),
+                cfg: live.load_full(),
                 refuse: refuse.clone(),
                 stop: stop.clone(),
                 kill: kill.clone(),

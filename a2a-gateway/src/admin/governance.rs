@@ -151,7 +151,7 @@ async fn explain(
         None => match st.governance.cache.get(&ws).policy.clone() {
             Some(p) => p,
             None => {
-                let d = st.config.governance().policy_default;
+                let d = st.config().governance().policy_default;
                 return axum::Json(json!({"decision": d, "rule": "default", "trace": [],
                     "note": "the workspace has no policy: the operator default decides"}))
                 .into_response();
@@ -163,7 +163,7 @@ async fn explain(
         Ok(f) => f,
         Err(e) => return err(StatusCode::BAD_REQUEST, &e),
     };
-    let o = policy.evaluate(&facts, st.config.governance().policy_default);
+    let o = policy.evaluate(&facts, st.config().governance().policy_default);
     axum::Json(json!({"decision": o.decision, "rule": o.rule, "trace": o.trace, "hop": facts}))
         .into_response()
 }

@@ -53,7 +53,7 @@ async fn require_token(
 
 /// Whether `presented` is the configured admin token (constant time; never with no token).
 pub(crate) fn token_matches(st: &GatewayState, presented: &str) -> bool {
-    st.config
+    st.config()
         .admin_token
         .as_deref()
         .filter(|t| !t.is_empty())
@@ -61,7 +61,7 @@ pub(crate) fn token_matches(st: &GatewayState, presented: &str) -> bool {
 }
 
 fn authorized(st: &GatewayState, headers: &HeaderMap) -> Result<(), Response> {
-    if st.config.admin_token.as_deref().is_none_or(str::is_empty) {
+    if st.config().admin_token.as_deref().is_none_or(str::is_empty) {
         return Err(err(
             StatusCode::NOT_FOUND,
             "the admin API is disabled (no admin token configured)",

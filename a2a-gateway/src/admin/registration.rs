@@ -47,17 +47,17 @@ pub async fn check(st: &GatewayState, agent: &Agent) -> Check {
         Ok(u) => u,
         Err(e) => return unreadable(format!("registered endpoint: {e}")),
     };
-    if let Err(r) = peer::check_url(&registered, &registered, st.config.dev_mode) {
+    if let Err(r) = peer::check_url(&registered, &registered, st.config().dev_mode) {
         return unreadable(r.message);
     }
-    if let Err(r) = peer::check_resolved(&registered, st.config.dev_mode).await {
+    if let Err(r) = peer::check_resolved(&registered, st.config().dev_mode).await {
         return unreadable(r.message);
     }
     let card = match peer::peer_card(
-        &st.cards,
+        &st.peer_clients.load_full().cards,
         &registered,
         agent.credential.as_deref(),
-        st.config.limits.max_card_bytes,
+        st.config().limits.max_card_bytes,
         true,
     )
     .await
@@ -65,11 +65,11 @@ pub async fn check(st: &GatewayState, agent: &Agent) -> Check {
         Ok(c) => c,
         Err(r) => return unreadable(r.message),
     };
-    let chosen = peer::select_from(&card.interfaces, st.config.serve_v1);
+    let chosen = peer::select_from(&card.interfaces, st.config().serve_v1);
     // gRPC's own address rules (plaintext h2c only in development mode) would refuse every call.
     if let Ok(c) = &chosen
         && c.binding == crate::protocol::errors::Binding::Grpc
-        && let Err(r) = crate::peer::grpc::check_url(&c.url, &registered, st.config.dev_mode)
+        && let Err(r) = crate::peer::grpc::check_url(&c.url, &registered, st.config().dev_mode)
     {
         return Check::Refused {
             passed_over: vec![r.message],

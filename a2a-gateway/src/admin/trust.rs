@@ -87,8 +87,8 @@ fn card_trust_body(st: &GatewayState, ws: &str) -> Response {
     match ts::require_signed(&st.store, ws) {
         Ok(v) => axum::Json(json!({
             "requireSignedCards": v,
-            "fleetRequireSignedCards": st.config.require_signed_cards,
-            "effective": st.config.require_signed_cards || v.unwrap_or(false),
+            "fleetRequireSignedCards": st.config().require_signed_cards,
+            "effective": st.config().require_signed_cards || v.unwrap_or(false),
         }))
         .into_response(),
         Err(e) => store_err(e),
@@ -122,7 +122,7 @@ async fn put_card_trust(
 pub async fn jwks(State(st): State<Arc<GatewayState>>) -> Response {
     match own::jwks(
         &st.store,
-        st.config
+        st.config()
             .signing_key_grace_secs
             .max(crate::config::MIN_SIGNING_KEY_GRACE_SECS),
     ) {

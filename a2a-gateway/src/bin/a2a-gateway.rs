@@ -360,7 +360,17 @@ struct DemoArgs {
     shutdown_grace_secs: u64,
 }
 
-async fn serve(mut config: Config) -> Result<()> {
+/// Serves until SIGTERM/SIGINT; each SIGHUP reads the settings again (`reread`: the file, the
+/// environment and the flags) and applies them (`a2a_gateway::reload`). `log_flag`: the log
+/// level came from `--log-level`/`A2A_GATEWAY_LOG_LEVEL`, which the file's does not override.
+async fn serve(
+    mut config: Config,
+    reread: impl Fn() -> Result<Config>,
+    log_flag: bool,
+) -> Result<()> {
+    let mut hangups = a2a_agent::listen::Hangups::new().context("catching SIGHUP")?;
+    let boot = config.clone();
+    let mut before = config.clone();
     let store = Store::open(&config.database)
         .with_context(|| format!("opening {}", config.database.display()))?;
     // This process serves the database: intent and completion records go through the journal
@@ -396,11 +406,54 @@ async fn serve(mut config: Config) -> Result<()> {
         "WORKERS {}",
         tokio::runtime::Handle::current().metrics().num_workers()
     );
-    a2a_agent::listen::shutdown_signal().await;
+    let shutdown = a2a_agent::listen::shutdown_signal();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            _ = &mut shutdown => break,
+            _ = hangups.recv() => match reload(&handle, (&boot, &before), &reread, log_flag) {
+                Ok((after, done)) => {
+                    eprintln!("config reloaded: {done}");
+                    tracing::info!(%done, "config reloaded");
+                    before = after;
+                }
+                Err(e) => {
+                    // One line (a TOML error spans several).
+                    let why = format!("{e:#}");
+                    let why: Vec<&str> =
+                        why.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+                    let why = why.join(" | ");
+                    eprintln!("config reload refused: {why}; the running settings stay");
+                    tracing::error!("config reload refused: {why}");
+                }
+            },
+        }
+    }
     handle.shutdown().await;
     // Completion records queued for the audit writer's next batch commit before we exit.
     audit.flush_audit();
     Ok(())
+}
+
+/// One reload: the settings read again and applied, the log filter first checked and set.
+fn reload(
+    handle: &a2a_gateway::server::ServerHandle,
+    (boot, before): (&Config, &Config),
+    reread: &impl Fn() -> Result<Config>,
+    log_flag: bool,
+) -> Result<(Config, a2a_gateway::reload::Reloaded)> {
+    let after = reread()?;
+    let filter = (!log_flag && after.log_level != before.log_level)
+        .then(|| a2a_agent::logs::filter(after.log_level.as_deref(), "RUST_LOG", "warn"))
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let done = handle
+        .reload(boot, before, &after)
+        .map_err(anyhow::Error::msg)?;
+    if let Some(f) = filter {
+        a2a_agent::logs::set_filter(f).map_err(anyhow::Error::msg)?;
+    }
+    Ok((after, done))
 }
 
 async fn demo(args: DemoArgs) -> Result<()> {
@@ -539,7 +592,16 @@ async fn demo(args: DemoArgs) -> Result<()> {
 
 fn main() -> Result<()> {
     let cli = Cli::parse();
-    let filter = a2a_agent::logs::filter(cli.log_level.as_deref(), "RUST_LOG", "warn")
+    // `serve` reads its settings first: the file may set the log level.
+    let serving = match &cli.cmd {
+        Cmd::Serve(a) if !a.check_config => Some(a.config()?),
+        _ => None,
+    };
+    let level = cli
+        .log_level
+        .clone()
+        .or_else(|| serving.as_ref().and_then(|c| c.log_level.clone()));
+    let filter = a2a_agent::logs::filter(level.as_deref(), "RUST_LOG", "warn")
         .map_err(anyhow::Error::msg)?;
     a2a_agent::logs::init(cli.log_format.unwrap_or_default(), filter);
     let runtime =
@@ -548,6 +610,8 @@ fn main() -> Result<()> {
         // `serve` reads its settings before the runtime exists: they size it (`workers`).
         Cmd::Serve(a) if a.check_config => {
             let checked = a.config().and_then(|c| {
+                a2a_agent::logs::filter(c.log_level.as_deref(), "RUST_LOG", "warn")
+                    .map_err(anyhow::Error::msg)?;
                 let store = Store::open_in_memory()?;
                 Gateway::new(c, store).map_err(anyhow::Error::msg)?;
                 Ok(())
@@ -564,8 +628,9 @@ fn main() -> Result<()> {
             }
         }
         Cmd::Serve(a) => {
-            let config = a.config()?;
-            runtime(config.workers)?.block_on(serve(config))
+            let config = serving.context("settings not read")?;
+            let log_flag = cli.log_level.is_some();
+            runtime(config.workers)?.block_on(serve(config, move || a.config(), log_flag))
         }
         Cmd::Demo(a) => runtime(0)?.block_on(demo(a)),
         Cmd::Admin(a) => runtime(0)?.block_on(a2a_gateway::admin_cmd::run(a)),

@@ -60,7 +60,7 @@ async fn peer_view(st: &GatewayState, agent: &Agent) -> PeerView {
         ),
     };
     let interface = match &card {
-        Ok(c) => peer::select_interface(c, st.config.serve_v1)
+        Ok(c) => peer::select_interface(c, st.config().serve_v1)
             .map(|ch| {
                 format!(
                     "{} {} at {}",

@@ -33,7 +33,7 @@ pub async fn admin(
     path: &str,
     body: Option<&Value>,
 ) -> Result<Value, Refused> {
-    let token = st.config.admin_token.clone().unwrap_or_default();
+    let token = st.config().admin_token.clone().unwrap_or_default();
     let mut req = Request::builder()
         .method(method)
         .uri(path)

@@ -114,17 +114,17 @@ impl Sessions {
 /// https, or the listener is not loopback; on a plain-HTTP loopback listener only when a trusted
 /// proxy (`console_trusted_proxy`) says `X-Forwarded-Proto: https`.
 pub fn secure(st: &GatewayState, headers: &HeaderMap) -> bool {
-    let forwarded_https = st.config.console_trusted_proxy
+    let forwarded_https = st.config().console_trusted_proxy
         && headers
             .get("x-forwarded-proto")
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.eq_ignore_ascii_case("https"));
     let public_https = st
-        .config
+        .config()
         .public_url
         .as_deref()
         .is_some_and(|u| u.to_ascii_lowercase().starts_with("https://"));
-    forwarded_https || public_https || !st.config.listen.ip().is_loopback()
+    forwarded_https || public_https || !st.config().listen.ip().is_loopback()
 }
 
 /// The session cookie's name: `__Host-a2a_console` when `secure`; on plain HTTP it names the
@@ -181,8 +181,8 @@ pub fn current(
 /// never trusted otherwise.
 pub fn same_origin(st: &GatewayState, headers: &HeaderMap) -> bool {
     origin_matches(
-        st.config.public_url.as_deref(),
-        st.config.console_trusted_proxy,
+        st.config().public_url.as_deref(),
+        st.config().console_trusted_proxy,
         headers,
     )
 }

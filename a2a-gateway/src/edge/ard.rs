@@ -58,7 +58,7 @@ pub fn manifest(base: &str, agents: &[String]) -> Value {
 
 /// The handler (404 while `ard_enabled` is off, as if the route did not exist).
 pub(crate) async fn handler(State(st): State<Arc<GatewayState>>, headers: HeaderMap) -> Response {
-    if !st.config.ard_enabled {
+    if !st.config().ard_enabled {
         return StatusCode::NOT_FOUND.into_response();
     }
     let mut call = Call::new(&headers, Binding::JsonRpc);
@@ -85,7 +85,7 @@ pub(crate) async fn handler(State(st): State<Arc<GatewayState>>, headers: Header
         }
     };
     let ids: Vec<String> = agents.into_iter().map(|a| a.agent_id).collect();
-    let body = manifest(&st.config.public_base(), &ids);
+    let body = manifest(&st.config().public_base(), &ids);
     record(&st, &mut call, None);
     let mut resp = json_response(StatusCode::OK, "application/json", &body);
     let h = resp.headers_mut();

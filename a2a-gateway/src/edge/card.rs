@@ -200,9 +200,9 @@ pub(crate) async fn card_handler(
         }
     });
     let version = match requested {
-        None if st.config.serve_v1 => Version::V1,
+        None if st.config().serve_v1 => Version::V1,
         None => Version::V03,
-        Some(r) => match negotiate(Some(r), st.config.serve_v1) {
+        Some(r) => match negotiate(Some(r), st.config().serve_v1) {
             Ok(v) => v,
             Err((r, f)) => {
                 call.version = f;
@@ -232,10 +232,10 @@ pub(crate) async fn card_handler(
     let peer_card = async {
         let registered = Url::parse(&agent.endpoint)
             .map_err(|e| Refusal::peer_url_refused(&format!("registered endpoint: {e}")))?;
-        peer::check_url(&registered, &registered, st.config.dev_mode)?;
-        peer::check_resolved(&registered, st.config.dev_mode).await?;
+        peer::check_url(&registered, &registered, st.config().dev_mode)?;
+        peer::check_resolved(&registered, st.config().dev_mode).await?;
         peer::peer_card(
-            &st.cards,
+            &st.peer_clients.load_full().cards,
             &registered,
             agent.credential.as_deref(),
             max_card,
@@ -265,9 +265,9 @@ pub(crate) async fn card_handler(
         }
     };
     let card = if requested.is_some() && version == Version::V1 {
-        governed_card_v1(&st.config, &agent, &peer_card)
+        governed_card_v1(&st.config(), &agent, &peer_card)
     } else {
-        governed_card(&st.config, &agent, &peer_card, version)
+        governed_card(&st.config(), &agent, &peer_card, version)
     };
     let mut card = card;
     match st.store.workspace_settings(&principal.workspace_id) {

@@ -103,7 +103,7 @@ async fn run(
     call.audit.operation = Some(op.name_03().to_owned());
     let agent = take_tenant(&mut params)?;
     call.audit.target = Some(agent.clone());
-    let limit = st.config.limits.max_message_chars;
+    let limit = st.config().limits.max_message_chars;
     let chars = crate::protocol::xlate::message_text_chars(&params);
     if chars > limit {
         return Err(Refusal::message_too_large(chars, limit));

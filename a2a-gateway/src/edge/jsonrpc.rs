@@ -57,7 +57,7 @@ pub(crate) async fn rpc(
     let mut call = Call::new(&headers, Binding::JsonRpc);
     call.audit.target = Some(agent.clone());
     let requested = requested_version(&headers, query.as_deref());
-    match negotiate(requested.as_deref(), st.config.serve_v1) {
+    match negotiate(requested.as_deref(), st.config().serve_v1) {
         Ok(v) => call.version = v,
         Err((r, form)) => {
             call.version = form;
@@ -88,7 +88,7 @@ pub(crate) async fn rpc(
         parsed,
         path_op.as_deref(),
         call.version,
-        st.config.limits.max_message_chars,
+        st.config().limits.max_message_chars,
     ) {
         Ok(r) => r,
         Err(r) => return rpc_refusal(&st, &mut call, r),

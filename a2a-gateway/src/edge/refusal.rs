@@ -25,7 +25,7 @@ pub(crate) fn rpc_refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> Res
         // The spec's table says 400 for -32005; a JSON-RPC caller has always had HTTP's 415.
         "a2a_unsupported_media_type" => StatusCode::UNSUPPORTED_MEDIA_TYPE,
         _ if r.code == "a2a_unauthorized"
-            || st.config.json_rpc_error_status == crate::config::ErrorStatusMode::Refusal =>
+            || st.config().json_rpc_error_status == crate::config::ErrorStatusMode::Refusal =>
         {
             StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_GATEWAY)
         }
@@ -55,7 +55,7 @@ pub(crate) fn rpc_op_refusal(
 ) -> Response {
     if call.version != Version::V03
         || !op.is_streaming()
-        || st.config.json_rpc_error_status == crate::config::ErrorStatusMode::Refusal
+        || st.config().json_rpc_error_status == crate::config::ErrorStatusMode::Refusal
     {
         return rpc_refusal(st, call, r);
     }

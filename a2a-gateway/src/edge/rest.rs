@@ -45,7 +45,7 @@ pub(crate) async fn rest_entry(
     // Both versions on the same routes (see `crate::edge::rest03`): a request that names no version
     // is 0.3 (S1 §3.6.2: empty = 0.3); without `serve_v1` only 0.3 is served.
     let requested = requested_version(&headers, query.as_deref());
-    let (serves, advertised): (&[Version], &[&str]) = if st.config.serve_v1 {
+    let (serves, advertised): (&[Version], &[&str]) = if st.config().serve_v1 {
         (&[Version::V1, Version::V03], &["0.3", "1.0"])
     } else {
         (&[Version::V03], &["0.3"])
@@ -79,7 +79,7 @@ pub(crate) async fn rest_entry(
     if v03 {
         call.push_as = Some(Version::V03);
     }
-    let max_chars = st.config.limits.max_message_chars;
+    let max_chars = st.config().limits.max_message_chars;
     let params = if v03 {
         crate::edge::rest03::params(op, body.as_deref(), &params_from_path, query.as_deref())
             .and_then(|p| {
@@ -286,7 +286,7 @@ pub(crate) async fn rest_task_post(
             let r = Refusal::method_not_found(&format!("POST tasks/{id}"));
             // In the caller's version's form (none named: 0.3).
             let requested = requested_version(&headers, q.as_deref());
-            let v = match crate::edge::negotiate(requested.as_deref(), st.config.serve_v1) {
+            let v = match crate::edge::negotiate(requested.as_deref(), st.config().serve_v1) {
                 Ok(v) | Err((_, v)) => v,
             };
             return match v {

@@ -109,7 +109,7 @@ pub fn envelope_refusal(e: &EnvelopeError) -> Refusal {
 /// The body limit of `path` in bytes.
 fn body_limit(st: &GatewayState, path: &str) -> u64 {
     if path.contains("/push:notify/") {
-        st.config.limits.max_push_bytes
+        st.config().limits.max_push_bytes
     } else {
         MAX_REQUEST_BYTES as u64
     }
@@ -131,7 +131,12 @@ fn is_json(headers: &HeaderMap) -> bool {
 pub async fn guard(State(st): State<Arc<GatewayState>>, req: Request, next: Next) -> Response {
     let path = req.uri().path().to_owned();
     let method = req.method().clone();
-    let form = form_of(&path, req.headers(), req.uri().query(), st.config.serve_v1);
+    let form = form_of(
+        &path,
+        req.headers(),
+        req.uri().query(),
+        st.config().serve_v1,
+    );
     if let Err(e) = a2a_types::path::check_path(&path) {
         return render(form, &Refusal::bad_path(&e.to_string()));
     }

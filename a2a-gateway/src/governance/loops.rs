@@ -109,8 +109,8 @@ pub fn member(workspace: &str, agent: &str) -> String {
 
 /// The loop and depth step.
 pub struct LoopStep {
-    /// Longest chain allowed (agents, the target included).
-    pub max_depth: usize,
+    /// Longest chain allowed (agents, the target included), among the live settings.
+    pub knobs: std::sync::Arc<super::knobs::Knobs>,
 }
 
 impl Step for LoopStep {
@@ -120,7 +120,7 @@ impl Step for LoopStep {
 
     fn active(&self, hop: &Hop) -> bool {
         // A hop without a chain is depth 1 and cannot loop.
-        !hop.chain.is_empty() || self.max_depth < 1
+        !hop.chain.is_empty() || self.knobs.max_depth() < 1
     }
 
     fn request(&self, hop: &Hop, _params: &mut Value, ev: &mut Evidence) -> Result<(), Refusal> {
@@ -132,12 +132,10 @@ impl Step for LoopStep {
             ev.decide("loops", "loop", None);
             return Err(Refusal::loop_detected(&hop.target, chain.len()));
         }
-        if chain.len() > self.max_depth {
+        let max_depth = self.knobs.max_depth();
+        if chain.len() > max_depth {
             ev.decide("loops", "too_deep", None);
-            return Err(Refusal::delegation_depth_exceeded(
-                chain.len(),
-                self.max_depth,
-            ));
+            return Err(Refusal::delegation_depth_exceeded(chain.len(), max_depth));
         }
         Ok(())
     }

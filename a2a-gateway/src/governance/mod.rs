@@ -31,6 +31,7 @@ pub mod demo;
 pub mod extensions;
 pub mod key_watch;
 pub mod kill;
+pub mod knobs;
 pub mod loops;
 mod pii_step;
 pub mod policy;
@@ -178,6 +179,8 @@ pub struct Governance {
     pub keys: Arc<key_watch::KeyStreams>,
     /// Held hops.
     pub approvals: Arc<dyn approval::ApprovalStore>,
+    /// The settings a reload may change ([`Governance::set_settings`]).
+    knobs: Arc<knobs::Knobs>,
 }
 
 /// The governance settings of the gateway's configuration.
@@ -201,20 +204,21 @@ impl Governance {
         settings: &Settings,
     ) -> Governance {
         let cache = Arc::new(Cache::new(store));
+        let knobs = Arc::new(knobs::Knobs::new(settings));
         let steps: Vec<Arc<dyn Step>> = vec![
             Arc::new(kill::KillStep {
                 cache: cache.clone(),
             }),
             Arc::new(loops::LoopStep {
-                max_depth: settings.max_delegation_depth,
+                knobs: knobs.clone(),
             }),
             Arc::new(PiiStep {
                 cache: cache.clone(),
-                max_scanned_bytes: settings.max_scanned_bytes,
+                knobs: knobs.clone(),
             }),
             Arc::new(PolicyStep {
                 cache: cache.clone(),
-                operator_default: settings.policy_default,
+                knobs: knobs.clone(),
             }),
         ];
         Governance {
@@ -224,7 +228,14 @@ impl Governance {
             streams: kill::Streams::default(),
             keys: Arc::default(),
             approvals,
+            knobs,
         }
+    }
+
+    /// Takes the configuration's new governance settings (a reload): the next hop's steps use
+    /// them. The delegation key is not changed (it needs a restart).
+    pub fn set_settings(&self, settings: &Settings) {
+        self.knobs.set(settings);
     }
 
     /// Adds a step after the gateway's own (before serving).

@@ -26,7 +26,7 @@ use super::Cache;
 pub struct PiiStep {
     pub(crate) cache: Arc<Cache>,
     /// Bytes of text scanned in one request at most (`limits.max_scanned_bytes`).
-    pub(crate) max_scanned_bytes: usize,
+    pub(crate) knobs: Arc<super::knobs::Knobs>,
 }
 
 /// Scans of more text than this (bytes) run off the async workers.
@@ -159,9 +159,10 @@ impl Step for PiiStep {
             return Ok(());
         };
         let bytes = pii::request_bytes(params);
-        if bytes > self.max_scanned_bytes {
+        let max = self.knobs.max_scanned_bytes();
+        if bytes > max {
             ev.decide("pii", "block", Some("TOO_LARGE"));
-            return Err(Refusal::scanned_too_large(bytes, self.max_scanned_bytes));
+            return Err(Refusal::scanned_too_large(bytes, max));
         }
         let report = off_workers(bytes, || pii::scan_request(params, &rules));
         apply(&report, &rules, ev)

@@ -28,7 +28,7 @@ fn strictness(d: PolicyDecision) -> u8 {
 pub struct PolicyStep {
     pub(crate) cache: Arc<Cache>,
     /// Decision without a policy or without a matching rule and document default.
-    pub(crate) operator_default: PolicyDecision,
+    pub(crate) knobs: Arc<super::knobs::Knobs>,
 }
 
 impl Step for PolicyStep {
@@ -37,7 +37,7 @@ impl Step for PolicyStep {
     }
 
     fn active(&self, hop: &Hop) -> bool {
-        self.operator_default != PolicyDecision::Allow
+        self.knobs.policy_default() != PolicyDecision::Allow
             || self.cache.get(&hop.workspace_id).policy.is_some()
     }
 
@@ -50,8 +50,12 @@ impl Step for PolicyStep {
         let (f, (mut decision, mut rule, would)) = super::pii_step::off_workers(bytes, || {
             let f = facts(hop, request, ev);
             let d = match &entry.policy {
-                Some(p) => p.decide(&f, self.operator_default),
-                None => (self.operator_default, "default".to_owned(), Vec::new()),
+                Some(p) => p.decide(&f, self.knobs.policy_default()),
+                None => (
+                    self.knobs.policy_default(),
+                    "default".to_owned(),
+                    Vec::new(),
+                ),
             };
             (f, d)
         });
@@ -70,7 +74,7 @@ impl Step for PolicyStep {
         {
             let mut f = f;
             f["operation"] = Value::from(Operation::CreateTaskPushNotificationConfig.name_10());
-            let (d, r, _) = p.decide(&f, self.operator_default);
+            let (d, r, _) = p.decide(&f, self.knobs.policy_default());
             ev.decide("policy_push_config", d.as_str(), Some(&r));
             if strictness(d) > strictness(decision) {
                 (decision, rule) = (d, r);

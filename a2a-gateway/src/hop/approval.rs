@@ -96,7 +96,7 @@ pub(crate) async fn hold(
         extensions: crate::governance::extensions::HopExtensions::current(),
         created_at: now(),
         expires_at: now()
-            .saturating_add(i64::try_from(st.config.approval_ttl_secs).unwrap_or(i64::MAX)),
+            .saturating_add(i64::try_from(st.config().approval_ttl_secs).unwrap_or(i64::MAX)),
         key_id: Some(hop.key_id.clone()),
         refusal: None,
     };
@@ -116,8 +116,9 @@ pub(crate) async fn hold(
     if op == Operation::SendStreamingMessage {
         return Ok(outcome_stream(st, caller, a, held_task(params)));
     }
-    if blocking(params, caller) && st.config.approval_wait_secs > 0 {
-        let until = tokio::time::Instant::now() + Duration::from_secs(st.config.approval_wait_secs);
+    if blocking(params, caller) && st.config().approval_wait_secs > 0 {
+        let until =
+            tokio::time::Instant::now() + Duration::from_secs(st.config().approval_wait_secs);
         while tokio::time::Instant::now() < until {
             tokio::select! {
                 _ = st.shutdown.cancelled() => break,

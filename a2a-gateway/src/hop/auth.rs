@@ -33,7 +33,7 @@ pub(crate) fn authenticate(st: &GatewayState, headers: &HeaderMap) -> Result<Pri
 }
 
 pub(crate) fn effective_limits(st: &GatewayState, ws: Option<&Workspace>) -> (u64, u64, u64) {
-    let l = &st.config.limits;
+    let l = &st.config().limits;
     (
         ws.and_then(|w| w.max_response_bytes)
             .unwrap_or(l.max_response_bytes),

@@ -85,7 +85,7 @@ fn message_digest(p10: &Value) -> Result<(String, String), Refusal> {
 
 /// Whether the idempotency step looks at `op`: sends, with a window.
 pub(crate) fn applies(st: &GatewayState, op: Operation) -> bool {
-    st.config.idempotency_window_secs > 0
+    st.config().idempotency_window_secs > 0
         && matches!(op, Operation::SendMessage | Operation::SendStreamingMessage)
 }
 
@@ -99,7 +99,7 @@ pub(crate) async fn check(
     caller: Version,
     p10: &Value,
 ) -> Result<Check, Refusal> {
-    let window = st.config.idempotency_window_secs;
+    let window = st.config().idempotency_window_secs;
     if !applies(st, op) {
         return Ok(Check::Off);
     }
@@ -113,7 +113,7 @@ pub(crate) async fn check(
         agent_id: owner.agent_id.clone(),
         message_id,
     };
-    let abandon_after = secs(st.config.peer_timeout_secs.max(1) + ABANDON_MARGIN_SECS);
+    let abandon_after = secs(st.config().peer_timeout_secs.max(1) + ABANDON_MARGIN_SECS);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(abandon_after as u64 + 1);
     loop {
         let t = now();
@@ -143,7 +143,7 @@ pub(crate) async fn check(
                     _ = tokio::time::sleep(POLL) => {}
                 }
             }
-            Claimed::Pending => return Err(Refusal::peer_timeout(st.config.peer_timeout_secs)),
+            Claimed::Pending => return Err(Refusal::peer_timeout(st.config().peer_timeout_secs)),
         }
     }
 }

@@ -167,7 +167,12 @@ pub(crate) async fn list(
         endpoint,
         owner,
     };
+    let t0 = std::time::Instant::now();
     reads.refresh().await;
+    let t_refresh = t0.elapsed();
+    let mut t_settle = std::time::Duration::ZERO;
+    let mut t_query = std::time::Duration::ZERO;
+    let mut t_get = std::time::Duration::ZERO;
     let cursor = page.cursor();
     let query = TaskQuery {
         state: filters.status.map(TaskState::as_str),
@@ -186,8 +191,12 @@ pub(crate) async fn list(
     let mut round = 0;
     let (rows, total, more) = loop {
         round += 1;
-        owners.settle().await;
+        let t = std::time::Instant::now();
+        owners.settle(owner).await;
+        t_settle += t.elapsed();
+        let t = std::time::Instant::now();
         let (mut rows, total) = owners.listed(endpoint, owner, &query).map_err(store_err)?;
+        t_query += t.elapsed();
         let more = rows.len() > page.size();
         rows.truncate(page.size());
         let missing: Vec<String> = rows
@@ -196,7 +205,11 @@ pub(crate) async fn list(
             .map(|r| r.task_id.clone())
             .collect();
         let now: HashSet<String> = missing.iter().cloned().collect();
+        let t = std::time::Instant::now();
+        let n_missing = missing.len();
         read.extend(reads.get(missing, filters.history).await?);
+        t_get += t.elapsed();
+        tracing::debug!(round, n_missing, "list round");
         let off: Vec<&TaskRecord> = rows
             .iter()
             .filter(|r| {
@@ -209,7 +222,7 @@ pub(crate) async fn list(
         }
         if round == MAX_ROUNDS {
             // What was just recorded is counted; the page keeps what matches.
-            owners.settle().await;
+            owners.settle(owner).await;
             let count = TaskQuery { limit: 0, ..query };
             let (_, total) = owners.listed(endpoint, owner, &count).map_err(store_err)?;
             break (rows, total, more);
@@ -240,6 +253,10 @@ pub(crate) async fn list(
         .last()
         .filter(|_| more)
         .map(|r| (r.status_at, r.task_id.as_str()));
+    tracing::debug!(
+        ?t_refresh, ?t_settle, ?t_query, ?t_get, rounds = round, total = ?t0.elapsed(),
+        "list timing"
+    );
     let out = page.answer(st, tasks, total, next, rows.len());
     xlate::result(Operation::ListTasks, Version::V1, ctx.caller, &out)
         .map(Answer::Unary)

@@ -120,7 +120,7 @@ async fn steps(
     // target
     let agent = lookup_agent(st, principal, agent_id)?;
     // streaming switch
-    if op.is_streaming() && !st.config.streaming_enabled {
+    if op.is_streaming() && !st.config().streaming_enabled {
         return Err(Refusal::streaming_disabled());
     }
     // request validation in the caller's version: before anything reads the params, and into

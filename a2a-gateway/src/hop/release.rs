@@ -188,7 +188,8 @@ async fn send_held(
             };
         }
     }
-    let (chosen, _) = crate::outbound::choose(st, &agent, st.config.limits.max_card_bytes).await?;
+    let (chosen, _) =
+        crate::outbound::choose(st, &agent, st.config().limits.max_card_bytes).await?;
     let hop = Hop {
         trace_id: String::new(),
         workspace_id: a.workspace_id.clone(),
@@ -211,8 +212,8 @@ async fn send_held(
         traceparent: format!("00-{}-{}-01", random_hex(16), random_hex(8)),
         hops: 1,
         id: json!(random_hex(8)),
-        max_resp: st.config.limits.max_response_bytes,
-        max_stream: st.config.limits.max_stream_bytes,
+        max_resp: st.config().limits.max_response_bytes,
+        max_stream: st.config().limits.max_stream_bytes,
         // The held hop's chain goes with it (no governance steps: they already decided).
         gov: Some(std::sync::Arc::new(crate::governance::HopGov {
             chain_header: st.governance.chain_key.sign(&a.chain),

@@ -19,10 +19,10 @@ pub(crate) async fn registered_card(
     // The static checks are kept per endpoint text (`crate::peer::checks`); DNS runs every hop.
     let registered = st
         .peer_checks
-        .registered(&agent.endpoint, st.config.dev_mode)?;
-    peer::check_resolved(&registered.url, st.config.dev_mode).await?;
+        .registered(&agent.endpoint, st.config().dev_mode)?;
+    peer::check_resolved(&registered.url, st.config().dev_mode).await?;
     let card = peer::peer_card_at(
-        &st.cards,
+        &st.peer_clients.load_full().cards,
         registered.card_url,
         registered.fallback,
         agent.credential.as_deref(),
@@ -48,21 +48,21 @@ pub(crate) async fn choose(
     let fresh = kept.is_none();
     let mut chosen = match kept {
         Some(c) => c,
-        None => peer::select_from(&card.interfaces, st.config.serve_v1)?,
+        None => peer::select_from(&card.interfaces, st.config().serve_v1)?,
     };
     crate::trust::check_coverage(&trust, &card, &chosen.url)?;
     if fresh {
         match chosen.binding {
             Binding::Grpc => {
-                crate::peer::grpc::check_url(&chosen.url, &registered, st.config.dev_mode)?
+                crate::peer::grpc::check_url(&chosen.url, &registered, st.config().dev_mode)?
             }
-            _ => peer::check_url(&chosen.url, &registered, st.config.dev_mode)?,
+            _ => peer::check_url(&chosen.url, &registered, st.config().dev_mode)?,
         }
         st.peer_checks
             .keep_chosen(&agent.endpoint, &card.body, &chosen);
     }
     chosen.signature_trust = Some(trust.as_str());
-    peer::check_resolved(&chosen.url, st.config.dev_mode).await?;
+    peer::check_resolved(&chosen.url, st.config().dev_mode).await?;
     Ok((chosen, card))
 }
 

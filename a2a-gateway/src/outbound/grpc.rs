@@ -47,7 +47,7 @@ impl PeerCall<'_> {
             self.max_resp
         };
         let transport = self.grpc_transport(limit).await?;
-        let timeout = Duration::from_secs(self.st.config.peer_timeout_secs.max(1));
+        let timeout = Duration::from_secs(self.st.config().peer_timeout_secs.max(1));
         if !op.is_streaming() {
             let result = tokio::select! {
                 _ = self.st.shutdown.cancelled() => return Err(crate::protocol::errors::shutting_down()),
@@ -61,13 +61,13 @@ impl PeerCall<'_> {
             r = tokio::time::timeout(timeout, transport.stream(request)) => r,
         };
         let events = opened
-            .map_err(|_| Refusal::peer_timeout(self.st.config.peer_timeout_secs))?
+            .map_err(|_| Refusal::peer_timeout(self.st.config().peer_timeout_secs))?
             .map_err(|e| self.grpc_refusal(e, limit))?;
         let life = Liveness::new();
         let seen = life.clone();
         let refusal = GrpcErrors {
             agent_id: self.agent.agent_id.clone(),
-            peer_timeout_secs: self.st.config.peer_timeout_secs,
+            peer_timeout_secs: self.st.config().peer_timeout_secs,
         };
         let events = events.map(move |item| {
             seen.touch();
@@ -94,7 +94,8 @@ impl PeerCall<'_> {
     /// gateway's timeout and `limit` on each message.
     async fn grpc_transport(&self, limit: u64) -> Result<GrpcTransport, Refusal> {
         let addrs =
-            crate::peer::grpc::checked_addresses(&self.chosen.url, self.st.config.dev_mode).await?;
+            crate::peer::grpc::checked_addresses(&self.chosen.url, self.st.config().dev_mode)
+                .await?;
         // The same headers as the HTTP bindings' requests (built, never sent).
         let built = self
             .request(
@@ -104,7 +105,7 @@ impl PeerCall<'_> {
             )
             .build()
             .map_err(|e| Refusal::internal(&format!("gRPC metadata: {e}")))?;
-        let mut core = HttpCore::new(self.st.http.clone());
+        let mut core = HttpCore::new(self.st.peers().http.clone());
         for (k, v) in built.headers() {
             if !matches!(
                 k.as_str(),
@@ -113,10 +114,12 @@ impl PeerCall<'_> {
                 core.headers.append(k.clone(), v.clone());
             }
         }
-        core.timeout = Some(Duration::from_secs(self.st.config.peer_timeout_secs.max(1)));
+        core.timeout = Some(Duration::from_secs(
+            self.st.config().peer_timeout_secs.max(1),
+        ));
         core.stream_idle_timeout = None; // the relay's stall timer
         core.max_response_bytes = usize::try_from(limit).unwrap_or(usize::MAX);
-        core.extra_roots = self.st.peer_roots.clone();
+        core.extra_roots = self.st.peers().peer_roots.clone();
         let mut iface = a2a_client::SelectedInterface::direct(
             self.chosen.url.clone(),
             a2a_client::Binding::Grpc,
@@ -130,7 +133,7 @@ impl PeerCall<'_> {
     fn grpc_refusal(&self, e: ClientError, limit: u64) -> Refusal {
         GrpcErrors {
             agent_id: self.agent.agent_id.clone(),
-            peer_timeout_secs: self.st.config.peer_timeout_secs,
+            peer_timeout_secs: self.st.config().peer_timeout_secs,
         }
         .of(e, limit)
     }

@@ -175,6 +175,7 @@ impl PeerCall<'_> {
         // Static names and values: no header parse or copy per call.
         let mut req = self
             .st
+            .peers()
             .http
             .request(method, url)
             .header(
@@ -265,14 +266,15 @@ impl PeerCall<'_> {
         let timeout = if op.is_streaming() {
             Duration::from_secs(24 * 3600)
         } else {
-            Duration::from_secs(self.st.config.peer_timeout_secs.max(1))
+            Duration::from_secs(self.st.config().peer_timeout_secs.max(1))
         };
+        let peers = self.st.peer_clients.load_full();
         let r = tokio::select! {
             _ = self.st.shutdown.cancelled() => return Err(crate::protocol::errors::shutting_down()),
-            r = self.st.peer_http.send(req, timeout) => r,
+            r = peers.peer_http.send(req, timeout) => r,
         };
         let resp = r.map_err(|e| match e {
-            SendError::Timeout => Refusal::peer_timeout(self.st.config.peer_timeout_secs),
+            SendError::Timeout => Refusal::peer_timeout(self.st.config().peer_timeout_secs),
             SendError::Failed(m) => Refusal::peer_unreachable(&m),
         })?;
         crate::governance::extensions::inbound(resp.headers());
@@ -296,7 +298,7 @@ impl PeerCall<'_> {
         };
         let body = read.map_err(|e| match e {
             ReadError::TooLarge => Refusal::response_too_large(self.max_resp),
-            ReadError::TimedOut => Refusal::peer_timeout(self.st.config.peer_timeout_secs),
+            ReadError::TimedOut => Refusal::peer_timeout(self.st.config().peer_timeout_secs),
             ReadError::Failed(e) => Refusal::peer_unreachable(&e),
         })?;
         if body.is_empty() && (200..300).contains(&status) {

@@ -77,8 +77,8 @@ impl PeerCall<'_> {
         let from = self.chosen.version;
         let to = self.caller;
         let max = self.max_stream;
-        let stall = Duration::from_secs(self.st.config.peer_timeout_secs.max(1));
-        let stall_secs = self.st.config.peer_timeout_secs;
+        let stall = Duration::from_secs(self.st.config().peer_timeout_secs.max(1));
+        let stall_secs = self.st.config().peer_timeout_secs;
         let shutdown = self.st.shutdown.clone();
         let governance = self.st.governance.clone();
         // Governance: events read into 1.0 (and checked), through the stream steps, then into

@@ -21,7 +21,7 @@ impl<'a> Peer<'a> {
         st: &'a crate::state::GatewayState,
         agent: &'a crate::store::Agent,
     ) -> Result<Peer<'a>, String> {
-        let (chosen, _) = crate::outbound::choose(st, agent, st.config.limits.max_card_bytes)
+        let (chosen, _) = crate::outbound::choose(st, agent, st.config().limits.max_card_bytes)
             .await
             .map_err(|r| r.code)?;
         Ok(Peer { st, agent, chosen })
@@ -41,8 +41,8 @@ impl<'a> Peer<'a> {
             traceparent: format!("00-{}-{}-01", crate::ids::id_hex(16), crate::ids::id_hex(8)),
             hops: 1,
             id: json!(crate::ids::id_hex(8)),
-            max_resp: st.config.limits.max_response_bytes,
-            max_stream: st.config.limits.max_stream_bytes,
+            max_resp: st.config().limits.max_response_bytes,
+            max_stream: st.config().limits.max_stream_bytes,
             gov: None,
             open: None,
         };

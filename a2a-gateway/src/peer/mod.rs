@@ -20,6 +20,7 @@
 
 mod card;
 pub(crate) mod checks;
+pub mod clients;
 pub(crate) mod grpc;
 pub(crate) mod http;
 pub(crate) mod modified;

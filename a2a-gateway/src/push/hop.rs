@@ -167,7 +167,7 @@ fn unseal_sealed(
     params: &Value,
     res: &mut Value,
 ) -> Vec<String> {
-    let Some(base) = &st.config.push_callback_base_url else {
+    let Some(base) = &st.config().push_callback_base_url else {
         return Vec::new();
     };
     if let Some(cb) = sealed {
@@ -213,8 +213,8 @@ pub(crate) async fn check_webhook(
 /// address the host resolves to.
 pub(crate) async fn check_webhook_url(st: &GatewayState, url: &str) -> Result<(), Refusal> {
     let bad = |why: String| Refusal::invalid_params(&format!("webhook url: {why}"));
-    let u = peer::check_webhook(url, st.config.dev_mode).map_err(bad)?;
-    peer::check_resolved(&u, st.config.dev_mode)
+    let u = peer::check_webhook(url, st.config().dev_mode).map_err(bad)?;
+    peer::check_resolved(&u, st.config().dev_mode)
         .await
         .map_err(|r| bad(r.message))
 }

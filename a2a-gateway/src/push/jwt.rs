@@ -58,7 +58,7 @@ pub async fn check(
     else {
         return Ok(());
     };
-    let source = KeySource::parse(raw, st.config.dev_mode).map_err(invalid)?;
+    let source = KeySource::parse(raw, st.config().dev_mode).map_err(invalid)?;
     let token = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -80,6 +80,7 @@ pub async fn check(
         KeySource::Url(u) => {
             st.trust
                 .jwks
+                .load_full()
                 .get(&u, false)
                 .await
                 .map_err(|r| invalid(r.message))?
@@ -101,7 +102,7 @@ pub async fn check(
     }
     let audience = format!(
         "{}/a2a/{}/push:notify/{}",
-        st.config
+        st.config()
             .push_callback_base_url
             .as_deref()
             .unwrap_or_default()

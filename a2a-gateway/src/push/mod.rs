@@ -50,14 +50,14 @@ pub fn delivery(
         return Some(d);
     }
     if st
-        .config
+        .config()
         .push_direct_workspaces
         .iter()
         .any(|w| w == workspace_id)
     {
         return Some(PushDelivery::Direct);
     }
-    st.config
+    st.config()
         .push_callback_base_url
         .as_ref()
         .map(|_| PushDelivery::Gateway)
@@ -72,7 +72,7 @@ pub fn mode(st: &GatewayState, workspace_id: &str) -> Result<Mode, Refusal> {
         .map_err(|e| Refusal::internal(&format!("workspace settings: {e}")))?;
     match (
         delivery(st, workspace_id, &settings),
-        &st.config.push_callback_base_url,
+        &st.config().push_callback_base_url,
     ) {
         (Some(PushDelivery::Direct), _) => Ok(Mode::Direct),
         (Some(PushDelivery::Gateway), Some(b)) => {
@@ -358,7 +358,7 @@ pub fn forget(st: &GatewayState, workspace_id: &str, agent_id: &str, caller: Ver
     let Some(task) = task else { return };
     let store = st.store.clone();
     let (ws, agent) = (workspace_id.to_owned(), agent_id.to_owned());
-    let grace = Duration::from_millis(st.config.push_delete_grace_ms);
+    let grace = Duration::from_millis(st.config().push_delete_grace_ms);
     tokio::spawn(async move {
         tokio::time::sleep(grace).await;
         if let Err(e) = store.delete_push_callbacks(&ws, &agent, &task, cfg.as_deref()) {

@@ -145,7 +145,7 @@ pub async fn notify(
             );
         }
     };
-    if body.len() as u64 > st.config.limits.max_push_bytes {
+    if body.len() as u64 > st.config().limits.max_push_bytes {
         return finish(
             &mut audit,
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -313,8 +313,8 @@ async fn deliver(
 ) -> Result<(), String> {
     // Checked again at delivery: the policy may have changed since sealing, and userinfo must
     // never become an Authorization header.
-    let url = peer::check_webhook(&cb.url, st.config.dev_mode)?;
-    peer::check_resolved(&url, st.config.dev_mode)
+    let url = peer::check_webhook(&cb.url, st.config().dev_mode)?;
+    peer::check_resolved(&url, st.config().dev_mode)
         .await
         .map_err(|r| r.message)?;
     let ct = match to {
@@ -322,10 +322,11 @@ async fn deliver(
         Version::V03 => "application/json",
     };
     let mut req = st
+        .peers()
         .http
         .post(url)
         .header(header::CONTENT_TYPE, ct)
-        .timeout(Duration::from_secs(st.config.peer_timeout_secs.max(1)))
+        .timeout(Duration::from_secs(st.config().peer_timeout_secs.max(1)))
         .body(body.to_string());
     if let (Some(s), Some(c)) = (&cb.auth_scheme, &cb.auth_credentials) {
         req = req.header(header::AUTHORIZATION, format!("{s} {c}"));

@@ -61,6 +61,30 @@ struct Shared {
     pending: Mutex<Pending>,
     /// Task status records queued and not yet committed.
     statuses: AtomicUsize,
+    /// The same, per owner ([`owner_key`]): a listing waits only for its owner's records.
+    statuses_by_owner: Mutex<HashMap<u64, usize>>,
+}
+
+/// An owner's key in [`Shared::statuses_by_owner`] (a collision only makes a listing wait).
+fn owner_key(workspace_id: &str, agent_id: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (workspace_id, agent_id).hash(&mut h);
+    h.finish()
+}
+
+impl Shared {
+    /// One status record of `owner` is committed (or failed).
+    fn uncount(&self, owner: u64) {
+        if let Ok(mut m) = self.statuses_by_owner.lock()
+            && let Some(n) = m.get_mut(&owner)
+        {
+            *n -= 1;
+            if *n == 0 {
+                m.remove(&owner);
+            }
+        }
+    }
 }
 
 /// What [`AuditWriter::bind`] found.
@@ -288,10 +312,29 @@ impl AuditWriter {
 
     /// Queues a task status record for the next batch; does not wait.
     pub fn status(&self, row: TaskStatusRow) -> Result<(), StoreError> {
+        let owner = owner_key(&row.workspace_id, &row.agent_id);
         self.shared.statuses.fetch_add(1, Ordering::AcqRel);
+        if let Ok(mut m) = self.shared.statuses_by_owner.lock() {
+            *m.entry(owner).or_default() += 1;
+        }
         self.send(Job::Status(Box::new(row))).inspect_err(|_| {
             self.shared.statuses.fetch_sub(1, Ordering::AcqRel);
+            self.shared.uncount(owner);
         })
+    }
+
+    /// Whether bindings or task status records of this owner wait for the writer's next batch.
+    pub fn has_pending_of(&self, workspace_id: &str, agent_id: &str) -> bool {
+        let statuses = self
+            .shared
+            .statuses_by_owner
+            .lock()
+            .map(|m| m.contains_key(&owner_key(workspace_id, agent_id)))
+            .unwrap_or(true);
+        statuses
+            || self.shared.pending.lock().map_or(true, |p| {
+                p.values().any(|(w, a)| w == workspace_id && a == agent_id)
+            })
     }
 
     /// Whether task status records wait for the writer's next batch.
@@ -369,10 +412,16 @@ fn run(
                 }
             }
         }
-        let statuses = batch.iter().filter(|j| matches!(j, Job::Status(_)));
-        shared
-            .statuses
-            .fetch_sub(statuses.count(), Ordering::AcqRel);
+        let statuses = batch.iter().filter_map(|j| match j {
+            Job::Status(row) => Some(owner_key(&row.workspace_id, &row.agent_id)),
+            _ => None,
+        });
+        let mut done = 0;
+        for owner in statuses {
+            shared.uncount(owner);
+            done += 1;
+        }
+        shared.statuses.fetch_sub(done, Ordering::AcqRel);
         let rows = batch.len();
         for (job, result) in batch.into_iter().zip(results) {
             match job {

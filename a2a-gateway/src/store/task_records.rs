@@ -131,6 +131,14 @@ impl Store {
         }
     }
 
+    /// [`Store::settle_task_records`] for one owner's records only: at once when none of them
+    /// wait, whatever other owners have queued.
+    pub async fn settle_task_records_of(&self, workspace_id: &str, agent_id: &str) {
+        if self.audit.has_pending_of(workspace_id, agent_id) {
+            self.audit.flushed().await;
+        }
+    }
+
     /// One page of the owner's listed tasks at `endpoint` (newest recorded status first, then
     /// by id; tasks the peer no longer knows left out) and how many match the filters in all.
     /// Both read through indexes that begin with the owner: neither the peer's nor other
@@ -362,5 +370,46 @@ mod tests {
             assert!(plan.contains("INDEX task_owners_"), "{filter}: {plan}");
             assert!(!plan.contains("TEMP B-TREE"), "{filter}: {plan}");
         }
+    }
+
+    /// A listing waits for its own owner's queued records, never for another owner's: with
+    /// the writer held up (another connection holds the write lock), owner b's settle returns
+    /// at once while owner a's waits for a's record to be committed.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn settle_waits_only_for_its_own_owner() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let s = Store::open(&path).unwrap();
+        bind(&s, "t1", "a");
+        bind(&s, "u1", "b");
+        s.settle_task_records().await;
+        let blocker = rusqlite::Connection::open(&path).unwrap();
+        blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
+        s.record_task_status(row("t1", "a", "TASK_STATE_COMPLETED", 10))
+            .unwrap();
+        let quick = std::time::Duration::from_millis(300);
+        assert!(
+            tokio::time::timeout(quick, s.settle_task_records_of("b", "x"))
+                .await
+                .is_ok(),
+            "b waited for a's record"
+        );
+        let a = tokio::spawn({
+            let s = s.clone();
+            async move { s.settle_task_records_of("a", "x").await }
+        });
+        tokio::time::sleep(quick).await;
+        assert!(!a.is_finished(), "a's record cannot be committed yet");
+        blocker.execute_batch("COMMIT").unwrap();
+        tokio::time::timeout(std::time::Duration::from_secs(30), a)
+            .await
+            .expect("a settles once the writer commits")
+            .unwrap();
+        let q = TaskQuery {
+            state: Some("TASK_STATE_COMPLETED"),
+            limit: 10,
+            ..TaskQuery::default()
+        };
+        assert_eq!(ids(&s, &q), (vec!["t1".into()], 1));
     }
 }

@@ -106,8 +106,10 @@ pub trait OwnershipStore: Send + Sync {
         before: i64,
         limit: u64,
     ) -> Result<Vec<String>, StoreError>;
-    /// Resolves once what was bound and recorded so far is read by [`OwnershipStore::listed`].
-    fn settle(&self) -> futures::future::BoxFuture<'_, ()> {
+    /// Resolves once what was bound and recorded so far of `owner`'s tasks is read by
+    /// [`OwnershipStore::listed`].
+    fn settle<'a>(&'a self, owner: &'a Owner) -> futures::future::BoxFuture<'a, ()> {
+        let _ = owner;
         Box::pin(async {})
     }
 }
@@ -293,8 +295,11 @@ impl OwnershipStore for SqliteOwnership {
         )
     }
 
-    fn settle(&self) -> futures::future::BoxFuture<'_, ()> {
-        Box::pin(self.store.settle_task_records())
+    fn settle<'a>(&'a self, owner: &'a Owner) -> futures::future::BoxFuture<'a, ()> {
+        Box::pin(
+            self.store
+                .settle_task_records_of(&owner.workspace_id, &owner.agent_id),
+        )
     }
 }
 

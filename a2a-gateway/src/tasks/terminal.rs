@@ -1,15 +1,15 @@
 //! The last read of tasks in a terminal state, kept for ListTasks (issue 40).
 //!
 //! A task that reached a terminal state (completed, failed, canceled, rejected) no longer
-//! changes (the spec's terminal states are final): once the gateway has read it from its peer, a listing can show that
-//! read again instead of asking the peer for it on every page. Only the peer's own content is
-//! kept, before governance: every listing passes it through the answer steps of that
-//! listing's hop, so a rule added since the read applies. Entries are per owner (workspace and
-//! agent) and peer endpoint, kept least recently used first out within [`MAX_BYTES`] of JSON
-//! text, and read again after [`KEEP`] (a peer that forgot a task is seen to forget it).
+//! changes (the spec's terminal states are final): once the gateway has read it from its peer,
+//! a listing can show that read again instead of asking the peer for it on every page. Only
+//! the peer's own content is kept, before governance: every listing passes it through the
+//! answer steps of that listing's hop, so a rule added since the read applies. Entries are per
+//! owner (workspace and agent) and peer endpoint, kept as JSON text, least recently used first
+//! out within [`MAX_BYTES`], and read again after [`KEEP`] (a peer that forgot a task is seen
+//! to forget it).
 //!
 //! Each replica keeps its own: what it keeps does not change, so replicas never disagree.
-
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -17,7 +17,7 @@ use hashlink::LruCache;
 use serde_json::Value;
 
 /// JSON bytes kept at most (all owners together).
-pub const MAX_BYTES: usize = 32 << 20;
+pub const MAX_BYTES: usize = 16 << 20;
 /// A single task larger than this is not kept.
 pub const MAX_TASK_BYTES: usize = 1 << 20;
 /// How long a read is shown again before the peer is asked anew.
@@ -29,8 +29,8 @@ type Key = (String, String, String, String);
 struct Entry {
     /// The `historyLength` the task was read with (`None`: its whole history).
     history: Option<usize>,
-    task: Value,
-    bytes: usize,
+    /// The task's JSON text (a parsed `Value` takes several times its text's bytes).
+    task: Box<str>,
     read_at: Instant,
 }
 
@@ -71,7 +71,7 @@ impl TerminalTasks {
         let k = key(endpoint, workspace, agent, task);
         let e = map.get(&k)?;
         if e.read_at.elapsed() > KEEP {
-            let bytes = map.remove(&k).map_or(0, |e| e.bytes);
+            let bytes = map.remove(&k).map_or(0, |e| e.task.len());
             inner.bytes -= bytes;
             return None;
         }
@@ -80,7 +80,10 @@ impl TerminalTasks {
             (Some(kept), Some(asked)) => asked <= kept,
             (Some(_), None) => false,
         };
-        covers.then(|| e.task.clone())
+        if !covers {
+            return None;
+        }
+        serde_json::from_str(&e.task).ok()
     }
 
     /// Keeps `task` (the peer's 1.0 content, before governance) as read with `history`, when
@@ -103,7 +106,10 @@ impl TerminalTasks {
         if !terminal {
             return;
         }
-        let bytes = serde_json::to_vec(task).map_or(usize::MAX, |v| v.len());
+        let Ok(text) = serde_json::to_string(task) else {
+            return;
+        };
+        let bytes = text.len();
         if bytes > MAX_TASK_BYTES {
             return;
         }
@@ -116,15 +122,14 @@ impl TerminalTasks {
             key(endpoint, workspace, agent, id),
             Entry {
                 history,
-                task: task.clone(),
-                bytes,
+                task: text.into_boxed_str(),
                 read_at: Instant::now(),
             },
         );
-        inner.bytes = inner.bytes + bytes - old.map_or(0, |e| e.bytes);
+        inner.bytes = inner.bytes + bytes - old.map_or(0, |e| e.task.len());
         while inner.bytes > MAX_BYTES {
             match map.remove_lru() {
-                Some((_, e)) => inner.bytes -= e.bytes,
+                Some((_, e)) => inner.bytes -= e.task.len(),
                 None => break,
             }
         }

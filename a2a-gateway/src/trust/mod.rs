@@ -42,7 +42,7 @@ pub const TRUST_MEMBER: &str = "signatureTrust";
 /// Trust state kept by the gateway: the peers' key sets and verified cards.
 pub struct TrustState {
     /// Peers' key sets from their JWKS URLs.
-    pub jwks: jwks::JwksCache,
+    pub jwks: arc_swap::ArcSwap<jwks::JwksCache>,
     /// The sealing key of the own signing keys (for the admin API).
     pub seal: Option<own::SealKey>,
     verdicts: Mutex<HashMap<[u8; 32], Trust>>,
@@ -82,7 +82,7 @@ impl TrustState {
         seal: Option<own::SealKey>,
     ) -> TrustState {
         TrustState {
-            jwks: jwks::JwksCache::new(http, config.dev_mode),
+            jwks: arc_swap::ArcSwap::from_pointee(jwks::JwksCache::new(http, config.dev_mode)),
             seal,
             verdicts: Mutex::default(),
             switches: Mutex::default(),
@@ -90,6 +90,15 @@ impl TrustState {
             require_signed_cards: config.require_signed_cards,
             dev_mode: config.dev_mode,
         }
+    }
+
+    /// Reads JWKS URLs with `http` from now on (a reload that changed the peer roots); the
+    /// key sets read so far are read again.
+    pub fn set_http(&self, http: reqwest::Client) {
+        self.jwks.store(std::sync::Arc::new(jwks::JwksCache::new(
+            http,
+            self.dev_mode,
+        )));
     }
 
     /// [`signing::verify_card`], remembered per card body and key set (the body is parsed only
@@ -181,12 +190,22 @@ impl TrustState {
                 self.verify(card, set, text)
             }
             Some(KeySource::Url(u)) => {
-                let (set, fetched) = self.jwks.get(u, false).await.map_err(no_key_set)?;
+                let (set, fetched) = self
+                    .jwks
+                    .load_full()
+                    .get(u, false)
+                    .await
+                    .map_err(no_key_set)?;
                 let text = serde_json::to_string(&set).unwrap_or_default();
                 let t = self.verify(card, &set, &text);
                 if matches!(t, Trust::UntrustedKey(_)) && !fetched {
                     // A kid the cached set lacks: the peer may have rotated its key.
-                    let (set, _) = self.jwks.get(u, true).await.map_err(no_key_set)?;
+                    let (set, _) = self
+                        .jwks
+                        .load_full()
+                        .get(u, true)
+                        .await
+                        .map_err(no_key_set)?;
                     let text = serde_json::to_string(&set).unwrap_or_default();
                     self.verify(card, &set, &text)
                 } else {
