@@ -46,6 +46,10 @@
 //!   the memory store), several times cheaper than SipHash on task ids; `memchr` (already built
 //!   for serde_json): the check that a JSON-RPC body names a send before it is read by type.
 //! - `tracing`, `tracing-subscriber`: logs (JSON on request).
+//! - `opentelemetry`, `opentelemetry_sdk`, `opentelemetry-otlp`, `tracing-opentelemetry`: trace
+//!   export over OTLP ([`otel`], both binaries), off unless an endpoint is set: the W3C trace
+//!   context propagator, the batch span processor, the HTTP/protobuf (reqwest's blocking
+//!   client) and gRPC (tonic) exporters, and the layer turning `tracing` spans into OTel spans.
 //! - `tikv-jemallocator` (feature `jemalloc`, default, binary only): the binary's allocator, chosen
 //!   by measurement (docs/benchmarks.md, "Allocator"); embedders keep their own.
 //! - `metrics`, `metrics-exporter-prometheus`: the Prometheus `/metrics` endpoint of the binary.
@@ -105,6 +109,7 @@ pub mod error;
 mod json_size;
 pub mod listen;
 pub mod logs;
+pub mod otel;
 pub mod model;
 pub mod net_guard;
 

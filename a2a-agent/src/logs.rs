@@ -4,7 +4,8 @@
 //! - level: a `tracing` filter (`info`, `warn,a2a_gateway=debug`, …) from `--log-level`, else
 //!   the binary's environment variable (`A2A_AGENT_LOG`, `RUST_LOG` for the gateway), else the
 //!   binary's default;
-//! - colour: ANSI codes only when stderr is a terminal (never in files or pipes).
+//! - colour: ANSI codes only when stderr is a terminal (never in files or pipes);
+//! - traces: with an OTLP endpoint set, spans are exported too ([`crate::otel`]).
 
 use std::io::IsTerminal;
 
@@ -49,14 +50,36 @@ pub fn filter(level: Option<&str>, env_var: &str, default: &str) -> Result<EnvFi
     }
 }
 
-/// Installs the process's subscriber writing to stderr (see the module doc). Call once, first.
-pub fn init(format: LogFormat, filter: EnvFilter) {
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+/// Installs the process's subscriber writing to stderr (see the module doc), and, given
+/// `traces`, the layer exporting spans over OTLP ([`crate::otel`]). Call once, first.
+pub fn init(format: LogFormat, filter: EnvFilter, traces: Option<&crate::otel::Tracing>) {
+    let Some(traces) = traces else {
+        // No export: the subscriber of before, filtered as a whole (nothing else to feed).
+        let builder = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::stderr().is_terminal());
+        match format {
+            LogFormat::Json => builder.json().init(),
+            LogFormat::Text => builder.init(),
+        }
+        return;
+    };
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    // The log filter applies to the log lines only: the spans exported are chosen by the
+    // export layer (target `a2a_otel`), whatever the log level.
+    let fmt = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal());
-    match format {
-        LogFormat::Json => builder.json().init(),
-        LogFormat::Text => builder.init(),
-    }
+    let fmt: Box<dyn tracing_subscriber::Layer<tracing_subscriber::Registry> + Send + Sync> =
+        match format {
+            LogFormat::Json => fmt.json().boxed(),
+            LogFormat::Text => fmt.boxed(),
+        };
+    tracing_subscriber::registry()
+        .with(fmt.with_filter(filter))
+        .with(traces.layer())
+        .init();
 }

@@ -202,17 +202,29 @@ async fn serve_request(app: Arc<App>, req: Request) -> Response {
             HeaderValue::from_str(id.encode_lower(&mut buf)).ok()
         }
     };
-    // A debug span: at the default `info` level it is disabled and costs nothing per request
-    // (a live span formats its fields on every request: ~10 % of an echo request's CPU).
-    let span = tracing::debug_span!(
-        "a2a_request",
-        trace_id = %trace_id.as_ref().and_then(|v| v.to_str().ok()).unwrap_or_default(),
-        method = %req.method(),
-        path = %req.uri().path()
-    );
+    // With traces exported, the request's server span ([`crate::otel`]); else a debug span: at
+    // the default `info` level it is disabled and costs nothing per request (a live span
+    // formats its fields on every request: ~10 % of an echo request's CPU).
+    let traced = crate::otel::request_span(req.method(), req.headers());
+    let span = if traced.is_none() {
+        tracing::debug_span!(
+            "a2a_request",
+            trace_id = %trace_id.as_ref().and_then(|v| v.to_str().ok()).unwrap_or_default(),
+            method = %req.method(),
+            path = %req.uri().path()
+        )
+    } else {
+        traced.clone()
+    };
     let started = std::time::Instant::now();
     let mut resp = pipeline(app, req).instrument(span.clone()).await;
     let status = resp.status().as_u16();
+    if !traced.is_none() {
+        traced.record("http.response.status_code", status);
+        if status >= 500 {
+            traced.record("otel.status_code", "ERROR");
+        }
+    }
     span.in_scope(|| {
         tracing::debug!(
             status,
