@@ -230,12 +230,11 @@ impl Tracing {
             Protocol::Grpc => {
                 let mut md = tonic::metadata::MetadataMap::new();
                 for (k, v) in &e.headers {
-                    let k = tonic::metadata::MetadataKey::from_str(k)
+                    let key = tonic::metadata::AsciiMetadataKey::from_bytes(k.as_bytes())
                         .map_err(|_| format!("OTLP header name {k:?} is not a header name"))?;
-                    let v = v
-                        .parse()
+                    let value = tonic::metadata::AsciiMetadataValue::try_from(v.as_str())
                         .map_err(|_| format!("OTLP header {k:?}: not a header value"))?;
-                    md.insert(k, v);
+                    md.insert(key, value);
                 }
                 opentelemetry_otlp::SpanExporter::builder()
                     .with_tonic()
@@ -257,7 +256,7 @@ impl Tracing {
     }
 
     /// The `tracing` layer exporting the spans of target [`TARGET`].
-    pub fn layer<S>(&self) -> impl tracing_subscriber::Layer<S> + Send + Sync + use<S>
+    pub fn layer<S>(&self) -> impl tracing_subscriber::Layer<S> + use<S>
     where
         S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
     {

@@ -63,15 +63,19 @@ fn gateway(
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    // stdout is read to its end (the process writes more lines after LISTENING).
     let out = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut base = String::new();
-    for l in out.lines().map_while(Result::ok) {
-        if let Some(b) = l.strip_prefix("LISTENING ") {
-            base = b.trim().to_owned();
-            break;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for l in out.lines().map_while(Result::ok) {
+            if let Some(b) = l.strip_prefix("LISTENING ") {
+                let _ = tx.send(b.trim().to_owned());
+            }
         }
-    }
-    assert!(!base.is_empty(), "no LISTENING line");
+    });
+    let base = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("no LISTENING line");
     (child, base)
 }
 
