@@ -154,6 +154,16 @@ async fn traced_hops(rx: Receiver, protocol: &str) {
     .await;
     let err_text = err.to_string();
     assert!(err_text.contains(refused_trace), "{err_text}");
+    // A hop without a traceparent starts a trace (checked below through its audit row).
+    let resp = reqwest::Client::new()
+        .post(format!("{base}/a2a/p"))
+        .bearer_auth(&key)
+        .header("A2A-Version", "1.0")
+        .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": "none"}}))
+        .send()
+        .await
+        .unwrap();
+    assert!(resp.status().is_success() || resp.status().is_client_error());
     assert!(terminate(&mut child).success());
 
     let spans = rx.wait_for(trace, "a2a.hop").await;
@@ -211,6 +221,19 @@ async fn traced_hops(rx: Receiver, protocol: &str) {
     let refused_rows = store.trace_records(refused_trace).unwrap();
     assert_eq!(refused_rows.len(), 1);
     assert_eq!(refused_rows[0].decision, "refused");
+
+    // Every audit row's trace id is the trace of one exported hop span; the hop that came
+    // without a traceparent is a root span of a new trace.
+    let rows = store.audit(None, None, 0, 100).unwrap();
+    assert_eq!(rows.len(), 3, "{rows:#?}");
+    let fresh = rows
+        .iter()
+        .find(|r| r.trace_id != trace && r.trace_id != refused_trace)
+        .unwrap();
+    let spans = rx.wait_for(&fresh.trace_id, "a2a.hop").await;
+    let (hop, _) = hop_of(&spans, &fresh.trace_id);
+    assert_eq!(hop.parent, "", "a root span");
+    assert_eq!(attr(hop, "a2a.operation"), "GetTask");
 
     // The export requests carried the setting's header, not the variable's.
     let headers = rx.headers();
