@@ -109,9 +109,9 @@ pub mod error;
 mod json_size;
 pub mod listen;
 pub mod logs;
-pub mod otel;
 pub mod model;
 pub mod net_guard;
+pub mod otel;
 
 pub use auth::Authenticator;
 pub use caller::CallerProfile;

@@ -81,7 +81,9 @@ pub struct Export {
 }
 
 fn given(v: Option<&str>) -> Option<String> {
-    v.map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned)
+    v.map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned)
 }
 
 /// `base` with `/v1/traces` added (unless it already ends so).

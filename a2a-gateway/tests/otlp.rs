@@ -85,9 +85,11 @@ async fn send(base: &str, agent: &str, key: &str, traceparent: &str) -> (u16, Va
         .bearer_auth(key)
         .header("A2A-Version", "1.0")
         .header("traceparent", traceparent)
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message":
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message":
             {"messageId": uuid::Uuid::new_v4().to_string(), "role": "ROLE_USER",
-             "contextId": "ctx-1", "parts": [{"text": "hi"}]}}}))
+             "contextId": "ctx-1", "parts": [{"text": "hi"}]}}}),
+        )
         .send()
         .await
         .unwrap();
@@ -96,9 +98,10 @@ async fn send(base: &str, agent: &str, key: &str, traceparent: &str) -> (u16, Va
 }
 
 fn attr<'a>(s: &'a Got, k: &str) -> &'a str {
-    s.attrs.get(k).map(String::as_str).unwrap_or_else(|| {
-        panic!("span {} has no attribute {k}: {:?}", s.name, s.attrs)
-    })
+    s.attrs
+        .get(k)
+        .map(String::as_str)
+        .unwrap_or_else(|| panic!("span {} has no attribute {k}: {:?}", s.name, s.attrs))
 }
 
 /// The hop of trace `trace`, its step spans' names, and the spans of that trace.
@@ -168,7 +171,10 @@ async fn traced_hops(rx: Receiver, protocol: &str) {
 
     let spans = rx.wait_for(trace, "a2a.hop").await;
     let (hop, steps) = hop_of(&spans, trace);
-    assert_eq!(hop.parent, caller_span, "the hop continues the caller's span");
+    assert_eq!(
+        hop.parent, caller_span,
+        "the hop continues the caller's span"
+    );
     assert_eq!(hop.kind, 2, "a server span");
     assert_eq!(hop.service, "gw-under-test");
     for (k, v) in [
@@ -184,7 +190,11 @@ async fn traced_hops(rx: Receiver, protocol: &str) {
     }
     assert!(!attr(hop, "a2a.peer.version").is_empty());
     assert!(!attr(hop, "a2a.peer.binding").is_empty());
-    assert!(!hop.attrs.contains_key("a2a.refusal_code"), "{:?}", hop.attrs);
+    assert!(
+        !hop.attrs.contains_key("a2a.refusal_code"),
+        "{:?}",
+        hop.attrs
+    );
     for step in [
         "edge",
         "key",

@@ -213,7 +213,10 @@ pub(crate) async fn send_op(
     {
         SendOutcome::Task(t) if traced => {
             crate::otel::note("a2a.task_id", &t.id);
-            crate::otel::note("a2a.context_id", t.context_id.as_deref().unwrap_or_default());
+            crate::otel::note(
+                "a2a.context_id",
+                t.context_id.as_deref().unwrap_or_default(),
+            );
             Ok(Outcome::Sent(Box::new(SendMessageResponse::Task(t))))
         }
         SendOutcome::Task(t) => Ok(Outcome::Sent(Box::new(SendMessageResponse::Task(t)))),

@@ -177,7 +177,10 @@ impl Receiver {
     pub async fn wait_for(&self, trace_id: &str, name: &str) -> Vec<Got> {
         for _ in 0..200 {
             let spans = self.spans();
-            if spans.iter().any(|s| s.trace_id == trace_id && s.name == name) {
+            if spans
+                .iter()
+                .any(|s| s.trace_id == trace_id && s.name == name)
+            {
                 return spans;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;

@@ -133,7 +133,12 @@ impl Call {
     /// The span the hop's steps run in, once the edge named the operation, the target and the
     /// workspace: the exported hop span (its "edge" step ends here), or without export the
     /// log span of before.
-    pub(crate) fn hop_span(&mut self, op: Operation, agent: &str, workspace: &str) -> tracing::Span {
+    pub(crate) fn hop_span(
+        &mut self,
+        op: Operation,
+        agent: &str,
+        workspace: &str,
+    ) -> tracing::Span {
         if self.span.is_none() {
             return tracing::info_span!("a2a.hop", trace_id = %self.trace_id, operation = op.name_03(), target = %agent);
         }
