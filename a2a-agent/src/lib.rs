@@ -67,6 +67,9 @@
 //!   whole mapping, and the handlers keep running on the 1.0 JSON operations.
 //! - `proptest` (tests only): the byte count of stored tasks checked against `serde_json` on
 //!   generated tasks (`json_size`).
+//! - `opentelemetry-proto`, `prost` (tests only): the trace tests' OTLP receiver decodes
+//!   `ExportTraceServiceRequest` (HTTP/protobuf) and serves the collector's gRPC
+//!   `TraceService`.
 //! - `ipnet`: not used yet (the SSRF ranges in [`net_guard`] are matched on octets directly).
 #![warn(missing_docs)]
 
