@@ -268,6 +268,7 @@ impl Tracing {
             .with_location(false)
             .with_threads(false)
             .with_tracked_inactivity(false)
+            .with_target(false)
             .with_filter(tracing_subscriber::filter::filter_fn(|m| {
                 m.target() == TARGET
             }))

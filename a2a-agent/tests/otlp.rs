@@ -92,6 +92,7 @@ async fn traced_requests(rx: Receiver, protocol: &str) {
         assert_eq!(attr(s, k), v, "{k}");
     }
     assert!(!s.attrs.contains_key("a2a.refusal_code"));
+    assert!(!s.attrs.contains_key("target"), "{:?}", s.attrs);
     let s = one(&spans, t2);
     assert_eq!(attr(s, "a2a.operation"), "GetTask");
     assert_eq!(attr(s, "a2a.task_id"), "no-such-task");
@@ -125,4 +126,92 @@ fn a_bad_otlp_protocol_is_refused_at_start() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("http/json"));
+}
+
+/// A delegation carries the trace on: the child agent's request span is a child of the parent
+/// agent's request span, in the caller's trace. In-process (the export is global to a process:
+/// nextest runs each test in its own).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delegation_continues_the_request_trace() {
+    use a2a_agent::{AgentCard, AgentServer, Reply, RequestContext, handler_fn};
+    use a2a_types::v1::Message;
+    use tracing_subscriber::layer::SubscriberExt;
+
+    let rx = Receiver::http().await;
+    let export = a2a_agent::otel::Export::resolve(
+        &a2a_agent::otel::Settings {
+            endpoint: Some(&rx.url),
+            ..Default::default()
+        },
+        "in-process",
+        &|_| None,
+    )
+    .unwrap()
+    .unwrap();
+    let traces = a2a_agent::otel::Tracing::start(&export).unwrap();
+    let _ = tracing::subscriber::set_global_default(
+        tracing_subscriber::registry().with(traces.layer()),
+    );
+    let serve = |name: &'static str, h: std::sync::Arc<dyn a2a_agent::Handler>| async move {
+        AgentServer::with_handler(AgentCard::identity(name, name, "1.0.0"), h)
+            .validate_auth(false)
+            .serve(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap())
+            .await
+            .unwrap()
+    };
+    let child = serve(
+        "child",
+        std::sync::Arc::new(a2a_agent::demo::echo_handler()),
+    )
+    .await;
+    let url = child.url().to_owned();
+    let parent = serve(
+        "parent",
+        std::sync::Arc::new(handler_fn(move |ctx: RequestContext| {
+            let url = url.clone();
+            async move {
+                let c = ctx
+                    .delegate(url)
+                    .send(Message::user_text(ctx.text()))
+                    .await?;
+                Ok(Reply::text(format!("parent got: {}", c.text())))
+            }
+        })),
+    )
+    .await;
+    let t = "7bf92f3577b34da6a3ce929d0e0e4736";
+    let out = rpc(
+        parent.url(),
+        &format!("00-{t}-00f067aa0ba902b7-01"),
+        "SendMessage",
+        json!({"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}),
+    )
+    .await;
+    assert!(out["result"].is_object(), "{out}");
+    parent.shutdown().await;
+    child.shutdown().await;
+    tokio::task::spawn_blocking(move || traces.shutdown())
+        .await
+        .unwrap();
+    let spans = rx.spans();
+    let of_trace: Vec<&Got> = spans
+        .iter()
+        .filter(|s| s.trace_id == t && s.name == "a2a.request")
+        .collect();
+    let first = of_trace
+        .iter()
+        .find(|s| s.parent == "00f067aa0ba902b7")
+        .unwrap_or_else(|| panic!("no parent request span: {spans:#?}"));
+    // The child's send (streaming: the child streams), and its card fetch, are child spans.
+    let under: Vec<Option<&str>> = of_trace
+        .iter()
+        .filter(|s| s.parent == first.span_id)
+        .map(|s| s.attrs.get("a2a.operation").map(String::as_str))
+        .collect();
+    assert!(
+        under.contains(&Some("SendStreamingMessage")) || under.contains(&Some("SendMessage")),
+        "no child send under {}: {of_trace:#?}",
+        first.span_id
+    );
+    assert!(under.contains(&None), "the card fetch: {under:?}");
 }

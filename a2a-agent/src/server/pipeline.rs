@@ -187,7 +187,7 @@ fn finish_like_axum(method: &Method, mut res: Response) -> Response {
     res
 }
 
-async fn serve_request(app: Arc<App>, req: Request) -> Response {
+async fn serve_request(app: Arc<App>, mut req: Request) -> Response {
     use tracing::Instrument;
     // The caller's request id when it is short text (shared, not copied), else a new one.
     let trace_id = match req
@@ -206,6 +206,12 @@ async fn serve_request(app: Arc<App>, req: Request) -> Response {
     // the default `info` level it is disabled and costs nothing per request (a live span
     // formats its fields on every request: ~10 % of an echo request's CPU).
     let traced = crate::otel::request_span(req.method(), req.headers());
+    // The request's `traceparent` then names its span: what a handler sees and what its
+    // delegations send on (`crate::delegate`).
+    if let Some(tp) = crate::otel::traceparent(&traced).and_then(|t| HeaderValue::from_str(&t).ok())
+    {
+        req.headers_mut().insert("traceparent", tp);
+    }
     let span = if traced.is_none() {
         tracing::debug_span!(
             "a2a_request",
