@@ -184,6 +184,30 @@ agent_config! {
     /// (a program using the library runs the server on its own runtime). On a machine shared
     /// with busy neighbours fewer threads spend less CPU per request. Default: 0.
     workers: usize = 0;
+    /// The `a2a-agent` binary's OTLP trace export: the collector's base URL (`http://host:4318`;
+    /// `/v1/traces` is added for http/protobuf). Unset here and in `OTEL_EXPORTER_OTLP_ENDPOINT`
+    /// / `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` = no export. Default: unset.
+    otlp_endpoint: Option<String> => String = None;
+    /// OTLP transport: `http/protobuf` or `grpc`; unset = `OTEL_EXPORTER_OTLP_PROTOCOL`, else
+    /// http/protobuf.
+    otlp_protocol: Option<String> => String = None;
+    /// Headers of each OTLP export, `k=v,k2=v2` (values percent-decoded); unset =
+    /// `OTEL_EXPORTER_OTLP_HEADERS`.
+    otlp_headers: Option<String> => String = None;
+    /// The exported spans' `service.name`; unset = `OTEL_SERVICE_NAME`, else `a2a-agent`.
+    service_name: Option<String> => String = None;
+}
+
+impl AgentConfig {
+    /// The trace settings of this configuration ([`crate::otel`]).
+    pub fn otlp(&self) -> crate::otel::Settings<'_> {
+        crate::otel::Settings {
+            endpoint: self.otlp_endpoint.as_deref(),
+            protocol: self.otlp_protocol.as_deref(),
+            headers: self.otlp_headers.as_deref(),
+            service_name: self.service_name.as_deref(),
+        }
+    }
 }
 
 /// A comma-separated list flag value (`--cors-allowed-origins a,b`).

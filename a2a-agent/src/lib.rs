@@ -46,6 +46,10 @@
 //!   the memory store), several times cheaper than SipHash on task ids; `memchr` (already built
 //!   for serde_json): the check that a JSON-RPC body names a send before it is read by type.
 //! - `tracing`, `tracing-subscriber`: logs (JSON on request).
+//! - `opentelemetry`, `opentelemetry_sdk`, `opentelemetry-otlp`, `tracing-opentelemetry`: trace
+//!   export over OTLP ([`otel`], both binaries), off unless an endpoint is set: the W3C trace
+//!   context propagator, the batch span processor, the HTTP/protobuf (reqwest's blocking
+//!   client) and gRPC (tonic) exporters, and the layer turning `tracing` spans into OTel spans.
 //! - `tikv-jemallocator` (feature `jemalloc`, default, binary only): the binary's allocator, chosen
 //!   by measurement (docs/benchmarks.md, "Allocator"); embedders keep their own.
 //! - `metrics`, `metrics-exporter-prometheus`: the Prometheus `/metrics` endpoint of the binary.
@@ -63,6 +67,9 @@
 //!   whole mapping, and the handlers keep running on the 1.0 JSON operations.
 //! - `proptest` (tests only): the byte count of stored tasks checked against `serde_json` on
 //!   generated tasks (`json_size`).
+//! - `opentelemetry-proto`, `prost` (tests only): the trace tests' OTLP receiver decodes
+//!   `ExportTraceServiceRequest` (HTTP/protobuf) and serves the collector's gRPC
+//!   `TraceService`.
 //! - `ipnet`: not used yet (the SSRF ranges in [`net_guard`] are matched on octets directly).
 #![warn(missing_docs)]
 
@@ -107,6 +114,7 @@ pub mod listen;
 pub mod logs;
 pub mod model;
 pub mod net_guard;
+pub mod otel;
 
 pub use auth::Authenticator;
 pub use caller::CallerProfile;

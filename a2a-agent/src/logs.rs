@@ -4,7 +4,8 @@
 //! - level: a `tracing` filter (`info`, `warn,a2a_gateway=debug`, …) from `--log-level`, else
 //!   the binary's environment variable (`A2A_AGENT_LOG`, `RUST_LOG` for the gateway), else the
 //!   binary's default;
-//! - colour: ANSI codes only when stderr is a terminal (never in files or pipes).
+//! - colour: ANSI codes only when stderr is a terminal (never in files or pipes);
+//! - traces: with an OTLP endpoint set, spans are exported too ([`crate::otel`]).
 
 use std::io::IsTerminal;
 
@@ -55,28 +56,24 @@ pub fn filter(level: Option<&str>, env_var: &str, default: &str) -> Result<EnvFi
 static FILTER: std::sync::OnceLock<reload::Handle<EnvFilter, Registry>> =
     std::sync::OnceLock::new();
 
-/// Installs the process's subscriber writing to stderr (see the module doc). Call once, first.
-pub fn init(format: LogFormat, filter: EnvFilter) {
+/// Installs the process's subscriber writing to stderr (see the module doc), and, given
+/// `traces`, the layer exporting spans over OTLP ([`crate::otel`]). Call once, first. The log
+/// filter can be replaced later ([`set_filter`]).
+pub fn init(format: LogFormat, filter: EnvFilter, traces: Option<&crate::otel::Tracing>) {
+    use tracing_subscriber::Layer as _;
     let (filter, handle) = reload::Layer::new(filter);
     let _ = FILTER.set(handle);
-    let ansi = std::io::stderr().is_terminal();
-    let registry = tracing_subscriber::registry().with(filter);
-    match format {
-        LogFormat::Json => registry
-            .with(
-                tracing_subscriber::fmt::layer()
-                    .json()
-                    .with_writer(std::io::stderr)
-                    .with_ansi(false),
-            )
-            .init(),
-        LogFormat::Text => registry
-            .with(
-                tracing_subscriber::fmt::layer()
-                    .with_writer(std::io::stderr)
-                    .with_ansi(ansi),
-            )
-            .init(),
+    // The log filter applies to the log lines only: the spans exported are chosen by the
+    // export layer (target `a2a_otel`), whatever the log level.
+    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let fmt: Box<dyn tracing_subscriber::Layer<Registry> + Send + Sync> = match format {
+        LogFormat::Json => fmt.json().with_ansi(false).boxed(),
+        LogFormat::Text => fmt.with_ansi(std::io::stderr().is_terminal()).boxed(),
+    };
+    let registry = tracing_subscriber::registry().with(fmt.with_filter(filter));
+    match traces {
+        Some(t) => registry.with(t.layer()).init(),
+        None => registry.init(),
     }
 }
 

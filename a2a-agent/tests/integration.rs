@@ -23,6 +23,7 @@ mod long_values;
 mod memory;
 mod more;
 mod oidc;
+mod otlp;
 mod probes;
 mod push;
 mod push_guard;

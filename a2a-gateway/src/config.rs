@@ -187,6 +187,29 @@ pub struct Config {
     /// On a machine shared with the agents behind the gateway or a load generator, fewer
     /// threads spend less CPU per hop (docs/benchmarks.md, "fifth round").
     pub workers: usize,
+    /// OTLP trace export: the collector's base URL (`http://host:4318`; `/v1/traces` is added
+    /// for http/protobuf). Unset here and in `OTEL_EXPORTER_OTLP_ENDPOINT` /
+    /// `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`: no export (docs/operations.md, "Traces").
+    pub otlp_endpoint: Option<String>,
+    /// OTLP transport: `http/protobuf` or `grpc` (unset: `OTEL_EXPORTER_OTLP_PROTOCOL`, else
+    /// http/protobuf).
+    pub otlp_protocol: Option<String>,
+    /// Headers of each OTLP export, `k=v,k2=v2` (unset: `OTEL_EXPORTER_OTLP_HEADERS`).
+    pub otlp_headers: Option<String>,
+    /// The exported spans' `service.name` (unset: `OTEL_SERVICE_NAME`, else `a2a-gateway`).
+    pub service_name: Option<String>,
+}
+
+impl Config {
+    /// The trace settings of this configuration (`a2a_agent::otel`).
+    pub fn otlp(&self) -> a2a_agent::otel::Settings<'_> {
+        a2a_agent::otel::Settings {
+            endpoint: self.otlp_endpoint.as_deref(),
+            protocol: self.otlp_protocol.as_deref(),
+            headers: self.otlp_headers.as_deref(),
+            service_name: self.service_name.as_deref(),
+        }
+    }
 }
 
 /// Shortest grace period of a retired signing key: the governed card's `max-age` (60 s) plus
@@ -267,6 +290,10 @@ impl Default for Config {
             audit_retention_check_secs: 10,
             task_retention: Age(DEFAULT_TASK_RETENTION),
             workers: 0,
+            otlp_endpoint: None,
+            otlp_protocol: None,
+            otlp_headers: None,
+            service_name: None,
         }
     }
 }

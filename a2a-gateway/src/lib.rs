@@ -58,7 +58,11 @@
 //! - `tikv-jemallocator` (feature `jemalloc`, default, binary only): the binary's allocator, chosen
 //!   by measurement over glibc malloc and mimalloc (docs/benchmarks.md, "Allocator");
 //! - `fantoccini` (tests only): the operator console's browser tests drive headless
-//!   Chromium through chromedriver (WebDriver over loopback HTTP, no TLS features).
+//!   Chromium through chromedriver (WebDriver over loopback HTTP, no TLS features);
+//! - `opentelemetry-proto`, `prost` (tests only): the trace tests' OTLP receivers decode
+//!   `ExportTraceServiceRequest` and serve the collector's gRPC `TraceService`. The export
+//!   itself is `a2a_agent::otel` (docs/operations.md, "Traces"): the gateway's hop spans
+//!   are made through it.
 //!
 //! The operator console ([`console`], docs/console.md) needs no more: its HTML is written by hand
 //! with one escaping function, and its stylesheet and script are embedded.

@@ -198,9 +198,11 @@ fn main() -> std::process::ExitCode {
         (None, true) => a2a_agent::logs::LogFormat::Json,
         (None, false) => a2a_agent::logs::LogFormat::Text,
     };
-    a2a_agent::logs::init(format, filter);
     if s.check_config {
-        let checked = build_config(&s).and_then(|_| {
+        a2a_agent::logs::init(format, filter, None);
+        let checked = build_config(&s).and_then(|cfg| {
+            a2a_agent::otel::Export::from_env(&cfg.otlp(), "a2a-agent")
+                .map_err(anyhow::Error::msg)?;
             if s.exec.is_none() && !s.echo {
                 anyhow::bail!("give --exec 'CMD ARGS' or --echo");
             }
@@ -220,10 +222,31 @@ fn main() -> std::process::ExitCode {
             }
         };
     }
-    // The settings are read before the runtime exists: they size it (`workers`).
+    // The settings are read before the runtime exists: they size it (`workers`), and the log
+    // setup waits for them (the trace export is a layer of the subscriber).
     let done = build_config(&s).and_then(|cfg| {
+        let export = a2a_agent::otel::Export::from_env(&cfg.otlp(), "a2a-agent")
+            .map_err(anyhow::Error::msg)?;
+        if export.is_some() {
+            // SAFETY: no other thread yet (the runtime starts below).
+            unsafe { a2a_agent::otel::Tracing::take_header_variables() };
+        }
         let rt = a2a_agent::listen::runtime(cfg.workers)?;
-        rt.block_on(serve(*s, cfg))
+        // Started inside the runtime (the gRPC exporter's channel lives there).
+        let traces = match &export {
+            Some(e) => Some(
+                rt.block_on(async { a2a_agent::otel::Tracing::start(e) })
+                    .map_err(anyhow::Error::msg)?,
+            ),
+            None => None,
+        };
+        a2a_agent::logs::init(format, filter, traces.as_ref());
+        let done = rt.block_on(serve(*s, cfg));
+        // The spans still queued are sent before the process exits (SIGTERM included).
+        if let Some(t) = traces {
+            t.shutdown();
+        }
+        done
     });
     match done {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -128,10 +128,18 @@ impl Delegate {
         let cancel = self.ctx.cancel.clone();
         let label = self.name.clone().unwrap_or_else(|| self.url.clone());
         let chain = self.ctx.delegation_chain().map(str::to_owned);
+        // With traces exported, the request's `traceparent` names its span (see
+        // `crate::server`), so the child's spans join the same trace.
+        let traceparent = crate::otel::enabled()
+            .then(|| self.ctx.headers().get("traceparent"))
+            .flatten()
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         let job = pump::Job {
             emitter: self.ctx.emitter.clone(),
             parent: cancel.clone(),
             chain,
+            traceparent,
             url: self.url,
             builder: self.builder,
             name: self.name,

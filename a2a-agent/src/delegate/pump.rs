@@ -27,6 +27,8 @@ pub(super) struct Job {
     pub emitter: Emitter,
     pub parent: CancellationToken,
     pub chain: Option<String>,
+    /// The `traceparent` of the request's span, sent to the child (traces exported only).
+    pub traceparent: Option<String>,
     pub url: String,
     pub builder: ClientBuilder,
     pub name: Option<String>,
@@ -58,6 +60,13 @@ async fn drive(job: &Job, tx: &mut oneshot::Sender<Outcome>) -> Outcome {
     let builder = match job.builder.clone().delegation_chain(job.chain.as_deref()) {
         Ok(b) => b,
         Err(source) => return Err(DelegateError::Client { agent, source }),
+    };
+    let builder = match &job.traceparent {
+        Some(tp) => match builder.header("traceparent", tp) {
+            Ok(b) => b,
+            Err(source) => return Err(DelegateError::Client { agent, source }),
+        },
+        None => builder,
     };
     // Nothing exists at the child before the send: a stop here just stops.
     let client = tokio::select! {

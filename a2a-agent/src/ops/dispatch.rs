@@ -73,6 +73,19 @@ fn last_event_id(h: &HeaderMap) -> Result<Option<u64>, A2aError> {
     }
 }
 
+/// The trace attributes a request's params name: the operation, and the task and context it
+/// concerns (`id` of task operations, a message's `taskId` / `contextId`).
+fn note_request(method: &str, params: &Value) {
+    crate::otel::note("a2a.operation", method);
+    let s = |p: &str| params.pointer(p).and_then(Value::as_str);
+    if let Some(t) = s("/id").or_else(|| s("/message/taskId")) {
+        crate::otel::note("a2a.task_id", t);
+    }
+    if let Some(c) = s("/message/contextId") {
+        crate::otel::note("a2a.context_id", c);
+    }
+}
+
 /// A required non-empty string parameter.
 pub(crate) fn str_param(params: &Value, name: &str) -> Result<String, A2aError> {
     match params.get(name).and_then(Value::as_str) {
@@ -94,6 +107,9 @@ pub(crate) async fn dispatch_v(
     params: Value,
     version: Version,
 ) -> Result<Outcome, A2aError> {
+    if crate::otel::enabled() {
+        note_request(method, &params);
+    }
     match method {
         "CreateTaskPushNotificationConfig"
         | "GetTaskPushNotificationConfig"
@@ -171,6 +187,15 @@ pub(crate) async fn send_op(
     if streaming && !app.card.streaming() {
         return Err(streaming_unsupported());
     }
+    let traced = crate::otel::enabled();
+    if traced {
+        let op = if streaming {
+            "SendStreamingMessage"
+        } else {
+            "SendMessage"
+        };
+        crate::otel::note("a2a.operation", op);
+    }
     let knobs = SendKnobs {
         header_override: header_bool(&call.headers, "a2a-return-immediately"),
         endpoint_default: app.cfg.return_immediately,
@@ -186,6 +211,14 @@ pub(crate) async fn send_op(
     )
     .await?
     {
+        SendOutcome::Task(t) if traced => {
+            crate::otel::note("a2a.task_id", &t.id);
+            crate::otel::note(
+                "a2a.context_id",
+                t.context_id.as_deref().unwrap_or_default(),
+            );
+            Ok(Outcome::Sent(Box::new(SendMessageResponse::Task(t))))
+        }
         SendOutcome::Task(t) => Ok(Outcome::Sent(Box::new(SendMessageResponse::Task(t)))),
         SendOutcome::Stream(sub) => Ok(Outcome::Stream(Box::new(sub))),
         SendOutcome::Message(m) if streaming => {

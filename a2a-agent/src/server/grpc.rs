@@ -38,6 +38,7 @@ pub(crate) use crate::edge::grpc::{authority, is_grpc};
 /// The status of an agent error; the `field` an error names is also its `google.rpc.BadRequest`
 /// violation.
 fn a2a_status(e: &A2aError) -> Status {
+    crate::otel::note("a2a.refusal_code", e.kind.name_v1());
     let mut t = e.to_types();
     if let Some(field) = e.metadata.get("field") {
         t = t.with_field_violation(field.clone(), e.message.clone());
@@ -61,6 +62,9 @@ pub(crate) async fn handle(app: Arc<App>, req: Request) -> Response {
     let Some(rpc) = Rpc::of_path(&path) else {
         return unknown_method(&path, "this agent");
     };
+    crate::otel::note("rpc.system", "grpc");
+    crate::otel::note("a2a.caller.binding", "GRPC");
+    crate::otel::note("a2a.caller.version", Version::V1.as_str());
     let headers = req.headers().clone();
     let call = match admit_grpc(&app, headers).await {
         Ok(c) => c,

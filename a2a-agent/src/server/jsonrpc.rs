@@ -27,6 +27,7 @@ fn reply(id: &RawId, result: Value) -> Response {
 }
 
 fn reply_err(id: &RawId, e: &A2aError, v: Version) -> Response {
+    crate::otel::note("a2a.refusal_code", e.kind.name_v1());
     text_json(id.error_text(&e.jsonrpc_error(v)))
 }
 
@@ -122,10 +123,12 @@ pub(crate) async fn handle(
     call: &Call,
     body: Bytes,
 ) -> Response {
+    crate::otel::note("a2a.caller.binding", "JSONRPC");
     // A 1.0 send of the common shape is read by type (no JSON trees); the rest as a tree.
     if explicit == Some(Version::V1)
         && let Some(s) = crate::typed_send::jsonrpc_send(&body)
     {
+        crate::otel::note("a2a.caller.version", Version::V1.as_str());
         let m1 = if s.streaming {
             "SendStreamingMessage"
         } else {
@@ -149,6 +152,7 @@ pub(crate) async fn handle(
         Ok(p) => p,
         Err((id, e, v)) => return reply_err(&id, &e, v),
     };
+    crate::otel::note("a2a.caller.version", version.as_str());
     let out = ops::dispatch_v(app, call, &m1, p1, version).await;
     answer(app, &id, version, &m1, out)
 }

@@ -187,7 +187,7 @@ fn finish_like_axum(method: &Method, mut res: Response) -> Response {
     res
 }
 
-async fn serve_request(app: Arc<App>, req: Request) -> Response {
+async fn serve_request(app: Arc<App>, mut req: Request) -> Response {
     use tracing::Instrument;
     // The caller's request id when it is short text (shared, not copied), else a new one.
     let trace_id = match req
@@ -202,17 +202,35 @@ async fn serve_request(app: Arc<App>, req: Request) -> Response {
             HeaderValue::from_str(id.encode_lower(&mut buf)).ok()
         }
     };
-    // A debug span: at the default `info` level it is disabled and costs nothing per request
-    // (a live span formats its fields on every request: ~10 % of an echo request's CPU).
-    let span = tracing::debug_span!(
-        "a2a_request",
-        trace_id = %trace_id.as_ref().and_then(|v| v.to_str().ok()).unwrap_or_default(),
-        method = %req.method(),
-        path = %req.uri().path()
-    );
+    // With traces exported, the request's server span ([`crate::otel`]); else a debug span: at
+    // the default `info` level it is disabled and costs nothing per request (a live span
+    // formats its fields on every request: ~10 % of an echo request's CPU).
+    let traced = crate::otel::request_span(req.method(), req.headers());
+    // The request's `traceparent` then names its span: what a handler sees and what its
+    // delegations send on (`crate::delegate`).
+    if let Some(tp) = crate::otel::traceparent(&traced).and_then(|t| HeaderValue::from_str(&t).ok())
+    {
+        req.headers_mut().insert("traceparent", tp);
+    }
+    let span = if traced.is_none() {
+        tracing::debug_span!(
+            "a2a_request",
+            trace_id = %trace_id.as_ref().and_then(|v| v.to_str().ok()).unwrap_or_default(),
+            method = %req.method(),
+            path = %req.uri().path()
+        )
+    } else {
+        traced.clone()
+    };
     let started = std::time::Instant::now();
     let mut resp = pipeline(app, req).instrument(span.clone()).await;
     let status = resp.status().as_u16();
+    if !traced.is_none() {
+        traced.record("http.response.status_code", status);
+        if status >= 500 {
+            traced.record("otel.status_code", "ERROR");
+        }
+    }
     span.in_scope(|| {
         tracing::debug!(
             status,

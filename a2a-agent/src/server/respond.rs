@@ -28,6 +28,7 @@ pub(crate) fn jsonrpc_or_rest_error(
     binding: Binding,
     id: &RawId,
 ) -> Response {
+    crate::otel::note("a2a.refusal_code", e.kind.name_v1());
     match binding {
         Binding::JsonRpc => {
             // Transport-level refusals keep their status; authentication failures are 401 (the

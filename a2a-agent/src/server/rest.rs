@@ -89,6 +89,8 @@ pub(crate) async fn handle(
     body: Bytes,
 ) -> Response {
     let v = route.version;
+    crate::otel::note("a2a.caller.binding", "HTTP+JSON");
+    crate::otel::note("a2a.caller.version", v.as_str());
     match run(app, &route, method, call, body).await {
         Ok(r) => r,
         Err(e) => error_response(&e.in_table(app.cfg.rest_status_table), v, Binding::HttpJson),

@@ -6,6 +6,7 @@
 
 pub mod grpc_raw;
 pub mod long_probe;
+pub mod otlp;
 pub mod reference;
 pub mod sdk;
 pub mod slow;

@@ -206,6 +206,20 @@ struct ServeArgs {
     /// [default: 30d].
     #[arg(long, env = "A2A_GATEWAY_TASK_RETENTION")]
     task_retention: Option<Age>,
+    /// OTLP trace export: the collector's base URL, e.g. http://127.0.0.1:4318 (/v1/traces is
+    /// added for http/protobuf) [default: OTEL_EXPORTER_OTLP_ENDPOINT; none = no export].
+    #[arg(long, env = "A2A_GATEWAY_OTLP_ENDPOINT")]
+    otlp_endpoint: Option<String>,
+    /// OTLP transport: http/protobuf or grpc [default: OTEL_EXPORTER_OTLP_PROTOCOL, else
+    /// http/protobuf].
+    #[arg(long, env = "A2A_GATEWAY_OTLP_PROTOCOL")]
+    otlp_protocol: Option<String>,
+    /// Headers of each OTLP export, k=v,k2=v2 [default: OTEL_EXPORTER_OTLP_HEADERS].
+    #[arg(long, env = "A2A_GATEWAY_OTLP_HEADERS")]
+    otlp_headers: Option<String>,
+    /// service.name of the exported spans [default: OTEL_SERVICE_NAME, else a2a-gateway].
+    #[arg(long, env = "A2A_GATEWAY_SERVICE_NAME")]
+    service_name: Option<String>,
 }
 
 impl ServeArgs {
@@ -336,6 +350,16 @@ impl ServeArgs {
         }
         if let Some(v) = self.task_retention {
             c.task_retention = v;
+        }
+        for (set, v) in [
+            (&mut c.otlp_endpoint, &self.otlp_endpoint),
+            (&mut c.otlp_protocol, &self.otlp_protocol),
+            (&mut c.otlp_headers, &self.otlp_headers),
+            (&mut c.service_name, &self.service_name),
+        ] {
+            if v.is_some() {
+                set.clone_from(v);
+            }
         }
         Ok(c)
     }
@@ -603,36 +627,67 @@ fn main() -> Result<()> {
         .or_else(|| serving.as_ref().and_then(|c| c.log_level.clone()));
     let filter = a2a_agent::logs::filter(level.as_deref(), "RUST_LOG", "warn")
         .map_err(anyhow::Error::msg)?;
-    a2a_agent::logs::init(cli.log_format.unwrap_or_default(), filter);
+    let format = cli.log_format.unwrap_or_default();
     let runtime =
         |workers| a2a_agent::listen::runtime(workers).context("starting the async runtime");
-    match cli.cmd {
-        // `serve` reads its settings before the runtime exists: they size it (`workers`).
-        Cmd::Serve(a) if a.check_config => {
-            let checked = a.config().and_then(|c| {
-                a2a_agent::logs::filter(c.log_level.as_deref(), "RUST_LOG", "warn")
-                    .map_err(anyhow::Error::msg)?;
-                let store = Store::open_in_memory()?;
-                Gateway::new(c, store).map_err(anyhow::Error::msg)?;
-                Ok(())
-            });
-            match checked {
-                Ok(()) => {
-                    println!("config ok");
-                    Ok(())
-                }
-                Err(e) => {
-                    eprintln!("config error: {e:#}");
-                    std::process::exit(2);
-                }
-            }
+    if !matches!(&cli.cmd, Cmd::Serve(a) if !a.check_config) {
+        a2a_agent::logs::init(format, filter, None);
+        return match cli.cmd {
+            Cmd::Serve(a) => check_config(&a),
+            Cmd::Demo(a) => runtime(0)?.block_on(demo(a)),
+            Cmd::Admin(a) => runtime(0)?.block_on(a2a_gateway::admin_cmd::run(a)),
+        };
+    }
+    let Cmd::Serve(a) = cli.cmd else {
+        bail!("not serve");
+    };
+    // `serve` reads its settings before the runtime exists: they size it (`workers`), and the
+    // log setup waits for them (the trace export is a layer of the subscriber).
+    let config = serving.context("settings not read")?;
+    let log_flag = cli.log_level.is_some();
+    let export = a2a_agent::otel::Export::from_env(&config.otlp(), "a2a-gateway")
+        .map_err(anyhow::Error::msg)?;
+    if export.is_some() {
+        // SAFETY: no other thread yet (the runtime starts below).
+        unsafe { a2a_agent::otel::Tracing::take_header_variables() };
+    }
+    let rt = runtime(config.workers)?;
+    // Started inside the runtime (the gRPC exporter's channel lives there).
+    let traces = match &export {
+        Some(e) => Some(
+            rt.block_on(async { a2a_agent::otel::Tracing::start(e) })
+                .map_err(anyhow::Error::msg)?,
+        ),
+        None => None,
+    };
+    a2a_agent::logs::init(format, filter, traces.as_ref());
+    let done = rt.block_on(serve(config, move || a.config(), log_flag));
+    // The spans still queued are sent before the process exits (SIGTERM included).
+    if let Some(t) = traces {
+        t.shutdown();
+    }
+    done
+}
+
+/// `serve --check-config`: 0 and "config ok" when the gateway would start with the settings,
+/// 2 and the error otherwise.
+fn check_config(a: &ServeArgs) -> Result<()> {
+    let checked = a.config().and_then(|c| {
+        a2a_agent::logs::filter(c.log_level.as_deref(), "RUST_LOG", "warn")
+            .map_err(anyhow::Error::msg)?;
+        a2a_agent::otel::Export::from_env(&c.otlp(), "a2a-gateway").map_err(anyhow::Error::msg)?;
+        let store = Store::open_in_memory()?;
+        Gateway::new(c, store).map_err(anyhow::Error::msg)?;
+        Ok(())
+    });
+    match checked {
+        Ok(()) => {
+            println!("config ok");
+            Ok(())
         }
-        Cmd::Serve(a) => {
-            let config = serving.context("settings not read")?;
-            let log_flag = cli.log_level.is_some();
-            runtime(config.workers)?.block_on(serve(config, move || a.config(), log_flag))
+        Err(e) => {
+            eprintln!("config error: {e:#}");
+            std::process::exit(2);
         }
-        Cmd::Demo(a) => runtime(0)?.block_on(demo(a)),
-        Cmd::Admin(a) => runtime(0)?.block_on(a2a_gateway::admin_cmd::run(a)),
     }
 }

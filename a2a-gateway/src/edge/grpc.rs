@@ -65,7 +65,10 @@ fn admit(st: &GatewayState, call: &mut Call, headers: &HeaderMap) -> Result<Prin
     if let Some(r) = requested_version(headers, None) {
         negotiate_on(Some(&r), &[Version::V1], None).map_err(|(r, _)| r)?;
     }
-    let principal = authenticate(st, headers)?;
+    let key = call.step("key");
+    let principal = authenticate(st, headers);
+    drop(key);
+    let principal = principal?;
     call.audit.workspace_id = Some(principal.workspace_id.clone());
     call.audit.key_id = Some(principal.key_id.clone());
     Ok(principal)
@@ -108,7 +111,7 @@ async fn run(
     if chars > limit {
         return Err(Refusal::message_too_large(chars, limit));
     }
-    let span = tracing::info_span!("a2a.hop", trace_id = %call.trace_id, operation = op.name_03(), target = %agent);
+    let span = call.hop_span(op, &agent, &principal.workspace_id);
     let answer = execute(st, call, &agent, principal, op, params)
         .instrument(span)
         .await?;

@@ -78,7 +78,10 @@ pub(crate) async fn rpc(
     {
         call.audit.client_method = Some(p.clone());
     }
-    let principal = match authenticate(&st, &headers) {
+    let key = call.step("key");
+    let principal = authenticate(&st, &headers);
+    drop(key);
+    let principal = match principal {
         Ok(p) => p,
         Err(r) => return rpc_refusal(&st, &mut call, r),
     };
@@ -94,7 +97,7 @@ pub(crate) async fn rpc(
         Err(r) => return rpc_refusal(&st, &mut call, r),
     };
     call.audit.operation = Some(op.name_03().to_owned());
-    let span = tracing::info_span!("a2a.hop", trace_id = %call.trace_id, operation = op.name_03(), target = %agent);
+    let span = call.hop_span(op, &agent, &principal.workspace_id);
     let upstream = match crate::tasks::resume::subscribe_from(op, &headers) {
         Ok(u) => u,
         Err(r) => return rpc_op_refusal(&st, &mut call, op, r),

@@ -38,6 +38,9 @@ pub(crate) fn record(st: &GatewayState, call: &mut Call, refusal: Option<&Refusa
         .unwrap_or_else(|| "unknown".into());
     let code = refusal.map(|r| r.code.as_str()).unwrap_or("ok");
     st.metrics.record(&op, code, latency.as_secs_f64());
+    if !call.span.is_none() {
+        span_attributes(call, refusal);
+    }
     // Only authenticated callers get audit rows: refusals before a key was accepted are
     // counted (`a2a_unauthenticated_total`, `a2a_requests_total`) and logged sampled, so that
     // nobody without a key can grow the append-only table.
@@ -45,13 +48,46 @@ pub(crate) fn record(st: &GatewayState, call: &mut Call, refusal: Option<&Refusa
         st.metrics.log_unaudited(&call.trace_id, &op, code);
         return;
     }
+    let audit = call.step("audit");
     if let Err(e) = st
         .store
         .append_audit_queued(&call.audit, call.intent.as_ref())
     {
         tracing::error!(trace_id = %call.trace_id, "audit write failed: {e}");
     }
+    drop(audit);
     access_line(call, &op, refusal);
+}
+
+/// The decided hop's attributes on its exported span (docs/operations.md, "Traces").
+fn span_attributes(call: &Call, refusal: Option<&Refusal>) {
+    let a = &call.audit;
+    let s = &call.span;
+    s.record("a2a.decision", a.decision.as_str());
+    s.record("a2a.caller.version", call.version.as_str());
+    s.record("a2a.caller.binding", call.binding.as_str());
+    for (field, v) in [
+        ("a2a.peer.version", &a.peer_version),
+        ("a2a.peer.binding", &a.peer_binding),
+        ("a2a.task_id", &a.task_id),
+        ("a2a.workspace", &a.workspace_id),
+        ("a2a.agent", &a.target),
+    ] {
+        if let Some(v) = v {
+            s.record(field, v.as_str());
+        }
+    }
+    if let Some(r) = refusal {
+        s.record("a2a.refusal_code", r.code.as_str());
+        if r.status >= 500 {
+            s.record("otel.status_code", "ERROR");
+        }
+    }
+    // The HTTP+JSON binding answers with the hop's status (JSON-RPC may answer 200 and gRPC
+    // has its own codes).
+    if call.binding == crate::protocol::errors::Binding::HttpJson {
+        s.record("http.response.status_code", a.status);
+    }
 }
 
 /// The hop's access line (target `access`, level info: `--log-level warn,access=info` shows

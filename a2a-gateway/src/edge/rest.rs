@@ -70,7 +70,10 @@ pub(crate) async fn rest_entry(
     {
         return refuse(&st, &mut call, r);
     }
-    let principal = match authenticate(&st, &headers) {
+    let key = call.step("key");
+    let principal = authenticate(&st, &headers);
+    drop(key);
+    let principal = match principal {
         Ok(p) => p,
         Err(r) => return refuse(&st, &mut call, r),
     };
@@ -96,7 +99,7 @@ pub(crate) async fn rest_entry(
         Ok(p) => p,
         Err(r) => return refuse(&st, &mut call, r),
     };
-    let span = tracing::info_span!("a2a.hop", trace_id = %call.trace_id, operation = op.name_03(), target = %agent);
+    let span = call.hop_span(op, &agent, &principal.workspace_id);
     let upstream = match crate::tasks::resume::subscribe_from(op, &headers) {
         Ok(u) => u,
         Err(r) => return refuse(&st, &mut call, r),

@@ -9,6 +9,7 @@ use axum::http::HeaderMap;
 use a2a_types::envelope::RawId;
 
 use crate::ids::id_hex;
+use crate::protocol::ops::{GatewayOp, Operation};
 use crate::{protocol::errors::Binding, protocol::errors::Version};
 use crate::{store::AuditRecord, store::IntentRef};
 
@@ -33,6 +34,11 @@ pub(crate) struct Call {
     pub(crate) ext_requested: Vec<String>,
     /// Extensions the peer activated, for the answer's header (`crate::governance::extensions`).
     pub(crate) ext_activated: Option<Vec<String>>,
+    /// The hop's exported span (`a2a_agent::otel`), continuing the caller's `traceparent`;
+    /// `Span::none()` when traces are off.
+    pub(crate) span: tracing::Span,
+    /// The hop's "edge" step span, from the request's arrival until the operation is known.
+    edge: tracing::Span,
 }
 
 pub(crate) fn parse_traceparent(v: &str) -> Option<String> {
@@ -52,11 +58,18 @@ pub(crate) fn parse_traceparent(v: &str) -> Option<String> {
 
 impl Call {
     pub(crate) fn new(headers: &HeaderMap, binding: Binding) -> Call {
-        let trace_id = headers
-            .get("traceparent")
-            .and_then(|v| v.to_str().ok())
-            .and_then(parse_traceparent)
-            .unwrap_or_else(|| id_hex(16));
+        // With traces exported, the trace id is the hop span's (the caller's when it sent a
+        // valid traceparent); else the caller's, or a new one.
+        let span = a2a_agent::otel::hop_span(headers);
+        let trace_id = match a2a_agent::otel::trace_id(&span) {
+            Some(t) => t,
+            None => headers
+                .get("traceparent")
+                .and_then(|v| v.to_str().ok())
+                .and_then(parse_traceparent)
+                .unwrap_or_else(|| id_hex(16)),
+        };
+        let edge = a2a_agent::otel::step(&span, "edge");
         let a2a_json_only = a2a_agent::edge::media::accepts_only_a2a_json(headers);
         Call {
             audit: AuditRecord {
@@ -79,6 +92,8 @@ impl Call {
             push_as: None,
             ext_requested: crate::governance::extensions::requested(headers),
             ext_activated: None,
+            span,
+            edge,
             binding,
             chain: headers
                 .get(crate::governance::loops::CHAIN_HEADER)
@@ -88,6 +103,56 @@ impl Call {
 
     pub(crate) fn traceparent(&self) -> String {
         format!("00-{}-{}-01", self.trace_id, id_hex(8))
+    }
+
+    /// The `traceparent` of a peer call made under `step` (the hop's "peer call" span): that
+    /// span's context when traces are exported, else [`Call::traceparent`].
+    pub(crate) fn traceparent_of(&self, step: &tracing::Span) -> String {
+        a2a_agent::otel::traceparent(step).unwrap_or_else(|| self.traceparent())
+    }
+
+    /// Records on the hop span the context id `v` (a request's params or an answer) names
+    /// (traces only).
+    pub(crate) fn note_context(&self, v: &serde_json::Value) {
+        if self.span.is_none() {
+            return;
+        }
+        for p in ["/message/contextId", "/contextId", "/task/contextId"] {
+            if let Some(c) = v.pointer(p).and_then(serde_json::Value::as_str) {
+                self.span.record("a2a.context_id", c);
+                return;
+            }
+        }
+    }
+
+    /// A step span of the hop (`Span::none()` when traces are off).
+    pub(crate) fn step(&self, name: &'static str) -> tracing::Span {
+        a2a_agent::otel::step(&self.span, name)
+    }
+
+    /// The span the hop's steps run in, once the edge named the operation, the target and the
+    /// workspace: the exported hop span (its "edge" step ends here), or without export the
+    /// log span of before.
+    pub(crate) fn hop_span(
+        &mut self,
+        op: Operation,
+        agent: &str,
+        workspace: &str,
+    ) -> tracing::Span {
+        if self.span.is_none() {
+            return tracing::info_span!("a2a.hop", trace_id = %self.trace_id, operation = op.name_03(), target = %agent);
+        }
+        self.edge = tracing::Span::none();
+        let s = &self.span;
+        s.record("a2a.operation", op.name_10());
+        s.record("a2a.agent", agent);
+        s.record("a2a.workspace", workspace);
+        s.record("a2a.caller.version", self.version.as_str());
+        s.record("a2a.caller.binding", self.binding.as_str());
+        if self.binding == Binding::Grpc {
+            s.record("rpc.system", "grpc");
+        }
+        s.clone()
     }
 
     pub(crate) fn json_content_type(&self) -> &'static str {

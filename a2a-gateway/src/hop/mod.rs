@@ -128,6 +128,7 @@ async fn steps(
     // the request sent to the peer read the same members.
     let mut params = params;
     xlate::normalize_request(op, call.version, &mut params)?;
+    call.note_context(&params);
     // approval follow-up: task operations on a gateway task of a held hop.
     let params = match crate::hop::approval::follow(
         st,
@@ -199,6 +200,7 @@ async fn steps(
             call.binding,
         )
     };
+    let governance = call.step("governance");
     let active = st.governance.active(&hop_facts);
     let mut evidence = Evidence::default();
     if active {
@@ -233,6 +235,7 @@ async fn steps(
             return Err(r);
         }
     }
+    drop(governance);
     let mut out_chain = hop_facts.chain.clone();
     out_chain.push(crate::governance::loops::member(
         &principal.workspace_id,
@@ -269,23 +272,27 @@ async fn steps(
     };
     // translation to the peer's version (ListTasks is served from the gateway's records)
     let listed_here = op == Operation::ListTasks;
+    let translation = call.step("translation");
     let peer_params = if listed_here {
         Value::Null
     } else {
         outbound::peer_form(&chosen, req.for_peer(chosen.version)?, page.is_some())
     };
+    drop(translation);
     let peer_method = op.name(chosen.version);
     call.audit.peer_method = Some(match chosen.binding {
         Binding::JsonRpc => peer_method.to_owned(),
         Binding::HttpJson => format!("HTTP+JSON {}", op.path()),
         Binding::Grpc => format!("GRPC {}", op.name(Version::V1)),
     });
+    // The peer call's step span: the peer's traceparent names it.
+    let peer_step = call.step("peer call");
     let ctx = PeerCall {
         st,
         agent: &agent,
         chosen: &chosen,
         caller: call.version,
-        traceparent: call.traceparent(),
+        traceparent: call.traceparent_of(&peer_step),
         hops: call.hops.saturating_add(1),
         // The caller's id when a JSON value carries it exactly, else one of the gateway's own.
         id: call
@@ -360,8 +367,12 @@ async fn steps(
             }
         }
     };
+    drop(peer_step);
     if let Ok(ev) = gov.evidence.lock() {
         call.audit.governance = serde_json::to_value(&*ev).ok();
+    }
+    if let Answer::Unary(res) = &answer {
+        call.note_context(res);
     }
     // History lengths mean what the caller's version says, whatever the peer's.
     let limit = history::history_limit(op, call.version, &params);

@@ -10,6 +10,7 @@
 //! to forget it).
 //!
 //! Each replica keeps its own: what it keeps does not change, so replicas never disagree.
+
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
