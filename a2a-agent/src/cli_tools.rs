@@ -26,7 +26,7 @@ pub enum Extra {
 const WIDTH: usize = 96;
 
 /// A commented TOML document holding every key of `defaults` (the settings type's default,
-/// serialized as JSON): `header` first (each line becomes a comment), then each key with its
+/// serialized as JSON): `header` first (wrapped into comments), then each key with its
 /// flag's help, its flag and environment variable, and its default value. An unset key (JSON
 /// `null`) is written commented out with an empty string. Nested objects become `[tables]`.
 /// Fails when a key has no flag in `cmd` (the `serve` command) and no [`Extra`].
@@ -40,9 +40,11 @@ pub fn sample_toml(
         .as_object()
         .ok_or("the defaults are not a JSON object")?;
     let mut out = String::new();
-    for line in header.lines() {
-        out.push_str(comment(line).trim_end());
-        out.push('\n');
+    for (i, paragraph) in header.split("\n\n").enumerate() {
+        if i > 0 {
+            out.push_str("#\n");
+        }
+        wrap(&mut out, paragraph);
     }
     let (tables, scalars): (Vec<_>, Vec<_>) = top.iter().partition(|(_, v)| v.is_object());
     for (key, value) in in_help_order(scalars, cmd, extra) {

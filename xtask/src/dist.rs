@@ -57,23 +57,23 @@ pub struct Options {
     pub profile: String,
     /// Folder the archives go to (default: `target/dist`).
     pub out: Option<PathBuf>,
+    /// Bundle the binaries already built for the profile instead of building them (the bundle
+    /// test, after `cargo nextest` built them).
+    pub no_build: bool,
 }
 
 /// Builds the binaries and writes one archive per binary; prints each archive's path.
 pub fn dist(opts: &Options) -> Result<Vec<PathBuf>> {
     let host = crate::fuzz::host()?;
     let version = version()?;
-    let mut b = cargo();
-    b.args(["build", "--locked", "--profile", &opts.profile]);
-    if opts.profile == "dev" {
-        // The set `cargo xtask conformance` builds: the same features, so CI builds them once.
-        b.args(["--workspace", "--bins"]);
-    } else {
+    if !opts.no_build {
+        let mut b = cargo();
+        b.args(["build", "--locked", "--profile", &opts.profile]);
         for bundle in BUNDLES {
             b.args(["-p", bundle.package, "--bin", bundle.bin]);
         }
+        run(&format!("cargo build --profile {} (dist)", opts.profile), b)?;
     }
-    run(&format!("cargo build --profile {} (dist)", opts.profile), b)?;
     let bins = target_dir().join(match opts.profile.as_str() {
         "dev" | "test" => "debug",
         "release" | "bench" => "release",

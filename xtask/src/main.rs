@@ -39,7 +39,7 @@
 //! - `cargo xtask docs-check`: runs the command blocks of docs/getting-started.md marked
 //!   `# check` against the debug binaries, each in an empty folder with free ports (see
 //!   [`docs_check`]). Run by `cargo xtask test` after the conformance step.
-//! - `cargo xtask dist [--debug | --profile P] [--out DIR]`: release build and one installable
+//! - `cargo xtask dist [--debug | --profile P] [--out DIR] [--no-build]`: release build and one installable
 //!   bundle `{bin}-{version}-{target}.tar.gz` per binary under `target/dist/`: the binary, the
 //!   servers' sample settings, systemd unit, Dockerfile and README, the licence (see [`dist`],
 //!   docs/operations.md "Deploy"); also the archives `cargo binstall` fetches.
@@ -147,6 +147,9 @@ enum Cmd {
         /// Folder of the archives [default: target/dist].
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Bundle the binaries already built for the profile (no cargo build).
+        #[arg(long)]
+        no_build: bool,
     },
     /// Run the `# check` command blocks of docs/getting-started.md against the debug binaries.
     DocsCheck,
@@ -195,9 +198,11 @@ fn main() {
             debug,
             profile,
             out,
+            no_build,
         } => dist::dist(&dist::Options {
             profile: if debug { "dev".into() } else { profile },
             out,
+            no_build,
         })
         .map(|_| ()),
         Cmd::DocsCheck => docs_check::docs_check(),
