@@ -166,7 +166,7 @@ fn contents(bundle: &Bundle, binary: &Path, version: &str, host: &str) -> Result
 fn write_archive(archive: &Path, stem: &str, entries: &[Entry], mtime: u64) -> Result<()> {
     let file = std::fs::File::create(archive)
         .with_context(|| format!("create {}", archive.display()))?;
-    let gz = flate2::write::GzEncoder::new(file, flate2::Compression::best());
+    let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
     let mut tar = tar::Builder::new(gz);
     let header = |kind: tar::EntryType, size: u64, mode: u32| {
         let mut h = tar::Header::new_gnu();

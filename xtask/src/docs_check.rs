@@ -206,7 +206,7 @@ mod tests {
                     script: "# check\necho a\n".into()
                 },
                 Block {
-                    line: 12,
+                    line: 14,
                     script: "# check\necho b\necho c\n".into()
                 },
             ]

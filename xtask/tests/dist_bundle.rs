@@ -49,6 +49,7 @@ fn build_bundles(out: &Path) -> Vec<PathBuf> {
 fn unpack(archive: &Path, into: &Path) -> (PathBuf, Vec<(String, u32)>) {
     let gz = flate2::read::GzDecoder::new(std::fs::File::open(archive).unwrap());
     let mut tar = tar::Archive::new(gz);
+    std::fs::create_dir_all(into).unwrap();
     let mut listing = Vec::new();
     for entry in tar.entries().unwrap() {
         let mut entry = entry.unwrap();
@@ -211,8 +212,12 @@ fn server_bundles_unpack_start_with_their_sample_and_stop() {
             .map(|(p, m)| (p.trim_start_matches(&format!("{stem}/")).to_owned(), *m))
             .collect();
         files.sort();
+        assert!(
+            listing.iter().all(|(p, _)| p.starts_with(&format!("{stem}/"))),
+            "one folder: {listing:?}"
+        );
         let expected = [
-            (format!("{stem}/"), 0o755),
+            (String::new(), 0o755),
             ("Dockerfile".into(), 0o644),
             ("LICENSE".into(), 0o644),
             ("README.md".into(), 0o644),
