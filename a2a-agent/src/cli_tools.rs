@@ -238,8 +238,9 @@ fn probe(addr: SocketAddr, url: &url::Url, timeout: Duration) -> Result<(), Stri
         None => url.path().to_owned(),
     };
     let host = url.host_str().unwrap_or_default();
-    let request =
-        format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nUser-Agent: healthcheck\r\n\r\n");
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nUser-Agent: healthcheck\r\n\r\n"
+    );
     stream
         .write_all(request.as_bytes())
         .map_err(|e| e.to_string())?;
@@ -291,11 +292,21 @@ mod tests {
         let text = sample_toml("Title\n\nmore", &defaults, &cmd(), &extra).unwrap();
         assert!(text.starts_with("# Title\n#\n# more\n"), "{text}");
         assert!(
-            text.contains("# Port to bind [default: 80].\n# (flag --port, env X_PORT)\nport = 80\n"),
+            text.contains(
+                "# Port to bind [default: 80].\n# (flag --port, env X_PORT)\nport = 80\n"
+            ),
             "{text}"
         );
-        assert!(text.contains("# A secret.\n# (TOML only: no flag or environment variable)\n# token = \"\"\n"), "{text}");
-        assert!(text.contains("(flag --streaming)\nstreaming_enabled = true\n"), "{text}");
+        assert!(
+            text.contains(
+                "# A secret.\n# (TOML only: no flag or environment variable)\n# token = \"\"\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("(flag --streaming)\nstreaming_enabled = true\n"),
+            "{text}"
+        );
         assert!(text.contains("names = [\"a\"]\n"), "{text}");
         // Tables come last, so that the top-level keys stay above them.
         let table = text.find("\n[limits]\n").unwrap();
@@ -324,7 +335,9 @@ mod tests {
                 let mut buf = [0u8; 1024];
                 let n = s.read(&mut buf).unwrap();
                 assert!(String::from_utf8_lossy(&buf[..n]).starts_with("GET /readyz HTTP/1.1\r\n"));
-                let _ = s.write_all(format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\n\r\n").as_bytes());
+                let _ = s.write_all(
+                    format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\n\r\n").as_bytes(),
+                );
             }
         });
         let url = readyz_url(SocketAddr::from(([0, 0, 0, 0], addr.port())));

@@ -79,7 +79,10 @@ pub fn dist(opts: &Options) -> Result<Vec<PathBuf>> {
         "release" | "bench" => "release",
         other => other,
     });
-    let out = opts.out.clone().unwrap_or_else(|| target_dir().join("dist"));
+    let out = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| target_dir().join("dist"));
     std::fs::create_dir_all(&out).with_context(|| format!("create {}", out.display()))?;
     let mtime = std::env::var("SOURCE_DATE_EPOCH")
         .ok()
@@ -127,7 +130,10 @@ fn contents(bundle: &Bundle, binary: &Path, version: &str, host: &str) -> Result
         file("LICENSE", read(&root().join("LICENSE"))?),
     ];
     if !bundle.server {
-        entries.push(file("README.md", read(&root().join(bundle.folder).join("README.md"))?));
+        entries.push(file(
+            "README.md",
+            read(&root().join(bundle.folder).join("README.md"))?,
+        ));
         return Ok(entries);
     }
     let sample = Command::new(binary)
@@ -164,8 +170,8 @@ fn contents(bundle: &Bundle, binary: &Path, version: &str, host: &str) -> Result
 
 /// Writes `entries` under `stem/` into a gzip-compressed tar file at `archive`.
 fn write_archive(archive: &Path, stem: &str, entries: &[Entry], mtime: u64) -> Result<()> {
-    let file = std::fs::File::create(archive)
-        .with_context(|| format!("create {}", archive.display()))?;
+    let file =
+        std::fs::File::create(archive).with_context(|| format!("create {}", archive.display()))?;
     let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
     let mut tar = tar::Builder::new(gz);
     let header = |kind: tar::EntryType, size: u64, mode: u32| {

@@ -32,10 +32,7 @@ fn build_bundles(out: &Path) -> Vec<PathBuf> {
     if built {
         cmd.arg("--no-build");
     }
-    let status = cmd
-        .stdout(Stdio::null())
-        .status()
-        .expect("xtask runs");
+    let status = cmd.stdout(Stdio::null()).status().expect("xtask runs");
     assert!(status.success(), "cargo xtask dist --debug failed");
     let mut archives: Vec<PathBuf> = std::fs::read_dir(out)
         .unwrap()
@@ -133,7 +130,10 @@ fn hup_then_term(mut child: Child, bin: &Path, url: &str) {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
-        assert!(Instant::now() < deadline, "still running 30 s after SIGTERM");
+        assert!(
+            Instant::now() < deadline,
+            "still running 30 s after SIGTERM"
+        );
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(status.success(), "exit after SIGTERM: {status}");
@@ -213,7 +213,9 @@ fn server_bundles_unpack_start_with_their_sample_and_stop() {
             .collect();
         files.sort();
         assert!(
-            listing.iter().all(|(p, _)| p.starts_with(&format!("{stem}/"))),
+            listing
+                .iter()
+                .all(|(p, _)| p.starts_with(&format!("{stem}/"))),
             "one folder: {listing:?}"
         );
         let expected = [
@@ -247,7 +249,10 @@ fn server_bundles_unpack_start_with_their_sample_and_stop() {
 
         let binary = dir.join("bin").join(bin);
         let mut cmd = Command::new(&binary);
-        cmd.current_dir(&dir).arg("serve").arg("--config").arg(dir.join(format!("{bin}.toml")));
+        cmd.current_dir(&dir)
+            .arg("serve")
+            .arg("--config")
+            .arg(dir.join(format!("{bin}.toml")));
         if bin == "a2a-gateway" {
             cmd.args(["--listen", "127.0.0.1:0"]);
         } else {

@@ -224,7 +224,9 @@ fn main() -> std::process::ExitCode {
     let s = match cli.cmd {
         Cmd::Serve(s) => s,
         Cmd::Config { .. } => {
-            return match sample(&Cli::command().mut_subcommand("serve", a2a_agent::config::ConfigArgs::with_env)) {
+            return match sample(
+                &Cli::command().mut_subcommand("serve", a2a_agent::config::ConfigArgs::with_env),
+            ) {
                 Ok(text) => {
                     print!("{text}");
                     std::process::ExitCode::SUCCESS

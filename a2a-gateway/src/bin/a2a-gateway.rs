@@ -582,7 +582,10 @@ fn main() -> Result<()> {
         Cmd::Config { .. } => {
             let cli = <Cli as clap::CommandFactory>::command();
             let serve = cli.find_subcommand("serve").context("no serve command")?;
-            print!("{}", a2a_gateway::cli::ops::sample(serve).map_err(anyhow::Error::msg)?);
+            print!(
+                "{}",
+                a2a_gateway::cli::ops::sample(serve).map_err(anyhow::Error::msg)?
+            );
             Ok(())
         }
         Cmd::Healthcheck(a) => {
