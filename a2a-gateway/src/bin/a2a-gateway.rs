@@ -514,7 +514,7 @@ async fn demo(args: DemoArgs) -> Result<()> {
     print!("{}", text.render());
     println!();
     println!(
-        "# Governance (docs/gateway/governance.md, \"Governance\"): metadata.skill \"demo-denied\" is denied by"
+        "# Governance (docs/gateway/governance.md): metadata.skill \"demo-denied\" is denied by"
     );
     println!(
         "# policy, \"demo-approval\" needs approval; e-mails are redacted, secrets blocked; context"
