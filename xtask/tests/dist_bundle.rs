@@ -260,6 +260,29 @@ fn server_bundles_unpack_start_with_their_sample_and_stop() {
         }
         let (child, url) = start(cmd);
         wait_ready(&binary, &url);
+        // The Dockerfile's HEALTHCHECK: no flags, the address from the image's environment
+        // (listening on every interface, probed on loopback).
+        let port = url
+            .rsplit(':')
+            .next()
+            .unwrap()
+            .trim_end_matches('/')
+            .to_owned();
+        let mut probe = Command::new(&binary);
+        probe.arg("healthcheck");
+        if bin == "a2a-gateway" {
+            probe.env("A2A_GATEWAY_LISTEN", format!("0.0.0.0:{port}"));
+        } else {
+            probe
+                .env("A2A_AGENT_HOST", "0.0.0.0")
+                .env("A2A_AGENT_PORT", &port);
+        }
+        let out = probe.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{bin} healthcheck from the environment: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         if bin == "a2a-gateway" {
             // The sample's relative database path is the working directory's.
             assert!(dir.join("a2a-gateway.db").exists());
