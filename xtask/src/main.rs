@@ -3,7 +3,7 @@
 //! - `cargo xtask test`: the project's one test command (fmt check, layer lists, clippy `-D warnings`,
 //!   Python venvs, the console tests' browser (chromium + chromium-driver, installed with apt-get when
 //!   missing, see [`browser`]), PostgreSQL's server binaries for the throwaway clusters of the
-//!   store tests (Debian's `postgresql`, installed when missing, see [`postgres`]), nextest, doctests, packaging and semver, conformance, schema check).
+//!   store tests (Debian's `postgresql`, installed when missing, see [`postgres`]), nextest, doctests, packaging and semver, conformance, the getting-started commands, schema check).
 //!   It stops at the first failing step.
 //! - `cargo xtask layers [--root DIR] [--doc FILE]`: holds each crate's internal imports (`crate::`,
 //!   `super::`, `self::` paths) against the `layers` blocks of `docs/architecture.md`: every file in
@@ -75,7 +75,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// The one test command: fmt, layers, clippy, venvs, nextest, doctests, packages, conformance,
-    /// schema check.
+    /// docs-check, schema check.
     Test,
     /// Check each crate's internal imports against the `layers` blocks of docs/architecture.md.
     Layers {
