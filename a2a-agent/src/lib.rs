@@ -107,6 +107,7 @@ mod typed_send;
 // The ground: the caller, errors, the model, byte bounds, the listener, the SSRF guard, CORS.
 pub mod bounds;
 pub mod caller;
+pub mod cli_tools;
 pub mod cors;
 pub mod error;
 mod json_size;

@@ -54,7 +54,7 @@
 //! - `tower` (`util`, already built for `a2a-agent`): re-routing a caller path with a trailing
 //!   slash through the router (`ServiceExt::oneshot`);
 //! - `cel` (default features off): workspace policies in the Common Expression Language
-//!   (docs/gateway.md, "Policy language" says why CEL and what it costs to build);
+//!   (docs/gateway/governance.md, "Policy" says why CEL and what it costs to build);
 //! - `tikv-jemallocator` (feature `jemalloc`, default, binary only): the binary's allocator, chosen
 //!   by measurement over glibc malloc and mimalloc (docs/benchmarks.md, "Allocator");
 //! - `fantoccini` (tests only): the operator console's browser tests drive headless

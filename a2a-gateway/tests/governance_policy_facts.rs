@@ -1,5 +1,5 @@
 //! Policy facts mean what they say (issue 39, item 5), through a real gateway and a real peer:
-//! the example policy of docs/gateway.md decides real hops as its comments say (a file part
+//! the example policy of docs/gateway/governance.md decides real hops as its comments say (a file part
 //! from a 0.3 caller and a 1.0 caller with bytes or a URL is `file`), `declared_skill` and
 //! `declared_skill_on_card`, `message.bytes` counting the request's metadata, and a send with
 //! an inline push config evaluated as `CreateTaskPushNotificationConfig` too.
@@ -20,12 +20,12 @@ fn rule_of(b: &Value) -> String {
     }
 }
 
-/// The example policy document of docs/gateway.md ("Policy").
+/// The example policy document of docs/gateway/governance.md ("Policy").
 fn docs_example() -> Value {
-    let doc = include_str!("../../docs/gateway.md");
+    let doc = include_str!("../../docs/gateway/governance.md");
     let start = doc
         .find("{\"default\": \"allow\",\n \"rules\": [\n   {\"id\": \"no-secrets-out\"")
-        .expect("docs/gateway.md has the example policy");
+        .expect("docs/gateway/governance.md has the example policy");
     let end = doc[start..].find("\n```").expect("the example ends") + start;
     serde_json::from_str(&doc[start..end]).expect("the example is JSON")
 }

@@ -7,7 +7,7 @@
 //!
 //! Rows that fail are listed by name per pairing with the reason: `SDK_FAILURES` (the official
 //! SDK's own; evidence: `sdk_failures_hold_without_the_gateway`, run by hand). A listed row
-//! that passes fails the test, so the list stays exact. docs/gateway.md, "Known SDK failures".
+//! that passes fails the test, so the list stays exact. docs/gateway/peers.md, "Known SDK failures".
 
 use crate::common;
 

@@ -1,5 +1,5 @@
 //! Caller version x binding against peer version: what the gateway does where the two versions
-//! differ (docs/gateway.md, "Pairings"). The peers are our agent with the reference behaviour
+//! differ (docs/gateway/peers.md, "Pairings"). The peers are our agent with the reference behaviour
 //! (`a2a-agent/tests/common/reference.rs`), its card offering JSON-RPC 0.3 only (a 0.3 peer) or
 //! JSON-RPC 1.0 only (a 1.0 peer).
 //!

@@ -3,7 +3,7 @@
 //! - `cargo xtask test`: the project's one test command (fmt check, layer lists, clippy `-D warnings`,
 //!   Python venvs, the console tests' browser (chromium + chromium-driver, installed with apt-get when
 //!   missing, see [`browser`]), PostgreSQL's server binaries for the throwaway clusters of the
-//!   store tests (Debian's `postgresql`, installed when missing, see [`postgres`]), nextest, doctests, packaging and semver, conformance, schema check).
+//!   store tests (Debian's `postgresql`, installed when missing, see [`postgres`]), nextest, doctests, packaging and semver, conformance, the getting-started commands, schema check).
 //!   It stops at the first failing step.
 //! - `cargo xtask layers [--root DIR] [--doc FILE]`: holds each crate's internal imports (`crate::`,
 //!   `super::`, `self::` paths) against the `layers` blocks of `docs/architecture.md`: every file in
@@ -36,11 +36,17 @@
 //!   order (types, translate, client, agent, gateway), built from the packaged sources, then the
 //!   semver check against the last `v*` tag (skipped, saying why, without a tag or without
 //!   cargo-semver-checks). Run by `cargo xtask test`.
-//! - `cargo xtask dist`: release build and one `{package}-{target}.tar.gz` per binary under
-//!   `target/dist/` (the archives `cargo binstall` fetches; see docs/releases.md).
+//! - `cargo xtask docs-check`: runs the command blocks of docs/getting-started.md marked
+//!   `# check` against the debug binaries, each in an empty folder with free ports (see
+//!   [`docs_check`]). Run by `cargo xtask test` after the conformance step.
+//! - `cargo xtask dist [--debug | --profile P] [--out DIR] [--no-build]`: release build and one installable
+//!   bundle `{bin}-{version}-{target}.tar.gz` per binary under `target/dist/`: the binary, the
+//!   servers' sample settings, systemd unit, Dockerfile and README, the licence (see [`dist`],
+//!   docs/operations.md "Deploy"); also the archives `cargo binstall` fetches.
 //!
-//! Dependencies: `clap` (argument parsing) and `anyhow` (error reporting); everything else is
-//! `std::process::Command`, so this crate builds in seconds on a fresh clone.
+//! Dependencies: `clap` (argument parsing), `anyhow` (error reporting), `tar` and `flate2` (the
+//! bundles' archives); everything else is `std::process::Command`, so this crate builds in
+//! seconds on a fresh clone.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -50,6 +56,8 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 
 mod browser;
+mod dist;
+mod docs_check;
 mod fuzz;
 mod layers;
 mod postgres;
@@ -67,7 +75,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// The one test command: fmt, layers, clippy, venvs, nextest, doctests, packages, conformance,
-    /// schema check.
+    /// docs-check, schema check.
     Test,
     /// Check each crate's internal imports against the `layers` blocks of docs/architecture.md.
     Layers {
@@ -127,8 +135,24 @@ enum Cmd {
         #[arg(last = true)]
         gateway_args: Vec<String>,
     },
-    /// Release archives of the three binaries under target/dist/ (for GitHub releases, binstall).
-    Dist,
+    /// One installable bundle per binary under target/dist/ (for GitHub releases, binstall):
+    /// the binary, sample settings, systemd unit, Dockerfile, README, licence.
+    Dist {
+        /// Bundle debug binaries (the dev profile; quick, for tests).
+        #[arg(long, conflicts_with = "profile")]
+        debug: bool,
+        /// Cargo profile of the binaries.
+        #[arg(long, default_value = "release")]
+        profile: String,
+        /// Folder of the archives [default: target/dist].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Bundle the binaries already built for the profile (no cargo build).
+        #[arg(long)]
+        no_build: bool,
+    },
+    /// Run the `# check` command blocks of docs/getting-started.md against the debug binaries.
+    DocsCheck,
     /// Gateway vs direct benchmark (release build, wrk): prints the ratios gateway/direct.
     /// `bench pii`: PII scanning MB/s on prose and adversarial corpora.
     Bench {
@@ -170,7 +194,18 @@ fn main() {
             )),
         },
         Cmd::Package { no_verify } => release::package(!no_verify),
-        Cmd::Dist => release::dist(),
+        Cmd::Dist {
+            debug,
+            profile,
+            out,
+            no_build,
+        } => dist::dist(&dist::Options {
+            profile: if debug { "dev".into() } else { profile },
+            out,
+            no_build,
+        })
+        .map(|_| ()),
+        Cmd::DocsCheck => docs_check::docs_check(),
         Cmd::Soak {
             minutes,
             workers,
@@ -365,6 +400,10 @@ fn test() -> Result<()> {
         Step {
             name: "conformance (cargo xtask conformance)",
             run: || conformance(&[]),
+        },
+        Step {
+            name: "getting-started commands run (cargo xtask docs-check)",
+            run: docs_check::docs_check,
         },
         Step {
             name: "schemas current (cargo xtask schema --check)",

@@ -1,10 +1,10 @@
-//! Release chores: `cargo xtask package` (the CI packaging and semver checks) and
-//! `cargo xtask dist` (the release archives `cargo binstall` downloads). See `docs/releases.md`.
+//! Release chores: `cargo xtask package` (the CI packaging and semver checks). The release
+//! archives (`cargo xtask dist`) are [`crate::dist`]. See `docs/releases.md`.
 
 use std::path::PathBuf;
 use std::process::Command;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 
 use crate::{cargo, root, run};
 
@@ -136,53 +136,8 @@ pub fn semver() -> Result<()> {
     run(&format!("cargo semver-checks against {tag}"), c)
 }
 
-/// Builds the release binaries and writes one archive per binary crate under `target/dist/`:
-/// `{package}-{target}.tar.gz` holding `{package}-{target}/{bin}`, its README and the LICENSE
-/// (the layout `[package.metadata.binstall]` of each crate names).
-pub fn dist() -> Result<()> {
-    let host = crate::fuzz::host()?;
-    let mut b = cargo();
-    b.args(["build", "--release", "--locked"]);
-    for (name, bin) in PUBLISHED {
-        if bin.is_some() {
-            b.args(["-p", name]);
-        }
-    }
-    b.arg("--bins");
-    run("cargo build --release (dist)", b)?;
-    let out = target_dir().join("dist");
-    std::fs::create_dir_all(&out).with_context(|| format!("create {}", out.display()))?;
-    for (name, bin) in PUBLISHED {
-        let Some(bin) = bin else { continue };
-        let stem = format!("{name}-{host}");
-        let dir = out.join(&stem);
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir)?;
-        let folder = name.replacen("a2ars-", "a2a-", 1);
-        let copies = [
-            (target_dir().join("release").join(bin), dir.join(bin)),
-            (
-                root().join(&folder).join("README.md"),
-                dir.join("README.md"),
-            ),
-            (root().join("LICENSE"), dir.join("LICENSE")),
-        ];
-        for (from, to) in copies {
-            std::fs::copy(&from, &to)
-                .with_context(|| format!("copy {} -> {}", from.display(), to.display()))?;
-        }
-        let archive = out.join(format!("{stem}.tar.gz"));
-        let mut t = Command::new("tar");
-        t.arg("-czf").arg(&archive).arg("-C").arg(&out).arg(&stem);
-        run("tar", t)?;
-        let size = std::fs::metadata(&archive)?.len();
-        println!("{} ({:.1} MB)", archive.display(), size as f64 / 1e6);
-    }
-    Ok(())
-}
-
 /// The cargo target directory (`CARGO_TARGET_DIR` or `target/`).
-fn target_dir() -> PathBuf {
+pub(crate) fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .map(|p| if p.is_relative() { root().join(p) } else { p })
@@ -190,7 +145,7 @@ fn target_dir() -> PathBuf {
 }
 
 /// The workspace version (`[workspace.package] version`).
-fn version() -> Result<String> {
+pub(crate) fn version() -> Result<String> {
     let toml = std::fs::read_to_string(root().join("Cargo.toml"))?;
     let mut in_package = false;
     for line in toml.lines() {

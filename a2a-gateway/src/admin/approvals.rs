@@ -1,4 +1,4 @@
-//! Admin API of approvals (held hops, docs/gateway.md "Approval"), under the admin token:
+//! Admin API of approvals (held hops, docs/gateway/governance.md "Approval"), under the admin token:
 //!
 //! - `GET /admin/workspaces/{ws}/approvals?state=&after=&limit=`: a page of approvals without
 //!   their requests (facts and previews: a list never reads a held request);

@@ -42,11 +42,20 @@ enum Cmd {
     Demo(DemoArgs),
     /// Manage workspaces, agents, keys and the audit log directly in the SQLite file.
     Admin(a2a_gateway::admin_cmd::AdminArgs),
+    /// `config sample`: print a commented TOML file of every setting with its default.
+    Config {
+        /// What to print: `sample`.
+        #[arg(value_parser = ["sample"])]
+        what: String,
+    },
+    /// Exit 0 when the gateway answers 200 on /readyz, 1 otherwise: a container HEALTHCHECK
+    /// without curl.
+    Healthcheck(a2a_gateway::cli::ops::HealthArgs),
 }
 
 #[derive(Args)]
 struct ServeArgs {
-    /// TOML configuration file (keys as in docs/gateway.md; every key optional).
+    /// TOML configuration file (every key optional; `a2a-gateway config sample` prints them all).
     #[arg(long, env = "A2A_GATEWAY_CONFIG")]
     config: Option<PathBuf>,
     /// Check the settings (file, environment, flags) and exit: 0 and "config ok" when the
@@ -581,7 +590,7 @@ async fn demo(args: DemoArgs) -> Result<()> {
     print!("{}", text.render());
     println!();
     println!(
-        "# Governance (docs/gateway.md, \"Governance\"): metadata.skill \"demo-denied\" is denied by"
+        "# Governance (docs/gateway/governance.md): metadata.skill \"demo-denied\" is denied by"
     );
     println!(
         "# policy, \"demo-approval\" needs approval; e-mails are redacted, secrets blocked; context"
@@ -636,6 +645,22 @@ fn main() -> Result<()> {
             Cmd::Serve(a) => check_config(&a),
             Cmd::Demo(a) => runtime(0)?.block_on(demo(a)),
             Cmd::Admin(a) => runtime(0)?.block_on(a2a_gateway::admin_cmd::run(a)),
+            Cmd::Config { .. } => {
+                let cli = <Cli as clap::CommandFactory>::command();
+                let serve = cli.find_subcommand("serve").context("no serve command")?;
+                print!(
+                    "{}",
+                    a2a_gateway::cli::ops::sample(serve).map_err(anyhow::Error::msg)?
+                );
+                Ok(())
+            }
+            Cmd::Healthcheck(a) => {
+                if let Err(e) = a2a_gateway::cli::ops::healthcheck(&a) {
+                    eprintln!("a2a-gateway healthcheck: {e}");
+                    std::process::exit(1);
+                }
+                Ok(())
+            }
         };
     }
     let Cmd::Serve(a) = cli.cmd else {

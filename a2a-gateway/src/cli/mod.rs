@@ -6,6 +6,7 @@
 pub mod admin;
 pub mod demo;
 pub mod demo_text;
+pub mod ops;
 pub mod trust;
 
 use std::path::PathBuf;
@@ -135,7 +136,7 @@ enum AdminCmd {
     PolicySet {
         /// Workspace id.
         workspace: String,
-        /// Policy document (docs/gateway.md, "Policy").
+        /// Policy document (docs/gateway/governance.md, "Policy").
         file: PathBuf,
     },
     /// Print a workspace's policy.

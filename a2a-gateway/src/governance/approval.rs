@@ -1,5 +1,5 @@
 //! Approval: a hop a policy sends for approval is held (nothing sent), listed in the workspace's
-//! queue, and released to the peer, denied or expired by a person (docs/gateway.md, "Approval").
+//! queue, and released to the peer, denied or expired by a person (docs/gateway/governance.md, "Approval").
 //!
 //! The caller follows with standard A2A operations: the held SendMessage answers with a gateway
 //! task (`gw-approval-<id>`, SUBMITTED); GetTask / SubscribeToTask / CancelTask on it are answered
@@ -141,7 +141,7 @@ pub trait ApprovalStore: Send + Sync {
 // `gov_approval_requests` (migration 20). A count reads the index
 // `gov_approvals_queue(workspace_id, state, created_at, id)` alone; a list reads that index and
 // rows of facts (a few hundred bytes and the bounded preview each), never a request, so neither
-// grows with the held requests' size (docs/gateway.md, "Approval").
+// grows with the held requests' size (docs/gateway/governance.md, "Approval").
 
 /// [`ApprovalStore`] in the gateway's SQLite database.
 #[derive(Clone)]

@@ -1,7 +1,7 @@
 //! The governance pipeline (issue 14): ordered [`Step`]s that every caller request, peer
 //! answer, stream event and push notification passes in its A2A 1.0 form.
 //!
-//! Order (see `docs/gateway.md`, "Governance"): session kill → delegation chain (loops, depth)
+//! Order (see `docs/gateway/governance.md`): session kill → delegation chain (loops, depth)
 //! → PII → policy. Each step records its decision in the hop's [`Evidence`], which the audit
 //! record keeps (never the content). Per-workspace settings (policies, PII rules, kills) come
 //! from a [`store::GovStore`] through an in-memory [`Cache`] (one read per workspace until an

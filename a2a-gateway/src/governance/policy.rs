@@ -434,13 +434,13 @@ pub fn sample_facts(
 mod tests {
     use super::*;
 
-    /// The example document of docs/gateway.md ("Policy") compiles: its names all exist.
+    /// The example document of docs/gateway/governance.md ("Policy") compiles: its names all exist.
     #[test]
     fn the_docs_example_policy_compiles() {
-        let doc = include_str!("../../../docs/gateway.md");
+        let doc = include_str!("../../../docs/gateway/governance.md");
         let start = doc
             .find("{\"default\": \"allow\",\n \"rules\": [\n   {\"id\": \"no-secrets-out\"")
-            .expect("docs/gateway.md has the example policy");
+            .expect("docs/gateway/governance.md has the example policy");
         let end = doc[start..].find("\n```").expect("the example ends") + start;
         let p = Policy::from_json(&doc[start..end]);
         assert!(p.is_ok(), "{:?}", p.err());

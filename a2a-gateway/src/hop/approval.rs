@@ -234,7 +234,7 @@ pub(crate) enum Follow {
     Peer(Value),
 }
 
-/// Task operations and follow-up sends on a gateway task (see `docs/gateway.md`, "Approval").
+/// Task operations and follow-up sends on a gateway task (see `docs/gateway/governance.md`, "Approval").
 ///
 /// - GetTask answers the gateway task while it is held or refused (REJECTED when denied or
 ///   expired), CancelTask withdraws a pending one;

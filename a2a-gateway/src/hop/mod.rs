@@ -2,7 +2,7 @@
 //! order, and `execute` runs the hop's part of it (the edge part runs in the binding's entry,
 //! `jsonrpc.rs` or `rest.rs`, before the operation is known).
 //!
-//! The order is the "Order of checks" of `docs/gateway.md` (a test holds the two together). The
+//! The order is the "Order of checks" of `docs/gateway/calls.md` (a test holds the two together). The
 //! governance steps (session kill, delegation chain, PII, policy) run as one entry, "governance",
 //! in [`crate::governance`]'s order, on the request in its 1.0 form.
 
@@ -38,7 +38,7 @@ use crate::{
     tasks::ownership::SqliteOwnership,
 };
 
-/// Every step of a request, in order, named as in `docs/gateway.md` ("Order of checks").
+/// Every step of a request, in order, named as in `docs/gateway/calls.md` ("Order of checks").
 ///
 /// The first seven are the caller edge (in the binding's entry: HTTP+JSON has no envelope and
 /// reads the method from the path); the rest are `execute`.
@@ -437,13 +437,13 @@ async fn steps(
 mod tests {
     use super::STEPS;
 
-    /// `docs/gateway.md` lists the steps in the order of [`STEPS`] (and no others).
+    /// `docs/gateway/calls.md` lists the steps in the order of [`STEPS`] (and no others).
     #[test]
     fn docs_order_of_checks_matches_steps() {
-        let doc = include_str!("../../../docs/gateway.md");
+        let doc = include_str!("../../../docs/gateway/calls.md");
         let start = doc
             .find("### Order of checks")
-            .expect("docs/gateway.md has an Order of checks section");
+            .expect("docs/gateway/calls.md has an Order of checks section");
         let para: String = doc[start..]
             .lines()
             .skip(1)
@@ -465,7 +465,7 @@ mod tests {
             .collect();
         assert_eq!(
             named, STEPS,
-            "docs/gateway.md Order of checks vs pipeline::STEPS"
+            "docs/gateway/calls.md Order of checks vs pipeline::STEPS"
         );
     }
 }

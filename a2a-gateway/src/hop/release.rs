@@ -1,4 +1,4 @@
-//! A person's decision on a held hop (docs/gateway.md, "Approval"): [`release`] approves it and
+//! A person's decision on a held hop (docs/gateway/governance.md, "Approval"): [`release`] approves it and
 //! sends the held request, after checking again that its session was not killed and its key
 //! still stands; [`deny`] refuses it with the approver's reason, which the caller gets.
 

@@ -1,5 +1,5 @@
 //! Every refusal the gateway gives, one constructor each: its code, JSON-RPC code, reason and
-//! HTTP status in one place (docs/gateway.md lists them). Governance's refusals (policy, PII,
+//! HTTP status in one place (docs/gateway/calls.md lists them). Governance's refusals (policy, PII,
 //! approval, delegation, session kill, extensions) are in `refusals_gov.rs`.
 
 use serde_json::{Map, Value, json};

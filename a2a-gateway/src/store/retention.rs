@@ -25,7 +25,7 @@
 //! database only gets by a full `VACUUM` (a rewrite of the whole file under an exclusive lock),
 //! and then every incremental vacuum moves pages from the end of the file (more writes, the WAL
 //! grows with them) to give back space the next hops need again. An operator who lowers the
-//! bound and wants the disk back runs `VACUUM` with the gateway stopped (docs/gateway.md,
+//! bound and wants the disk back runs `VACUUM` with the gateway stopped (docs/gateway/storage.md,
 //! "Audit retention").
 
 use std::time::Duration;

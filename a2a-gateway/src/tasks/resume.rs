@@ -4,7 +4,7 @@
 //! `Last-Event-ID` (after the ownership check every task operation passes), and the peer's
 //! answer is relayed as usual. When a resumed peer stream starts with the task snapshot (the
 //! peer could not serve the id), the caller sees the same gap marker an agent sends,
-//! `: a2a-replay-gap last-event-id=<id>`, before it. See docs/gateway.md, "Resumable streams".
+//! `: a2a-replay-gap last-event-id=<id>`, before it. See docs/gateway/peers.md, "Resumable streams".
 
 use std::future::Future;
 

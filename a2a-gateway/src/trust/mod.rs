@@ -1,4 +1,4 @@
-//! Card trust, both ways (see `docs/gateway.md`, "Trust"):
+//! Card trust, both ways (see `docs/gateway/trust.md`, "Trust"):
 //!
 //! - peer cards: each registered agent may have trusted keys ([`KeySource`]: a pinned JWK, or
 //!   a JWKS URL read through [`jwks::JwksCache`]), and signed cards may be required for a
