@@ -24,6 +24,14 @@ const EXTRA: &[(&str, Extra)] = &[
     ("dev_mode", Extra::Flag("dev")),
     ("ard_enabled", Extra::Flag("ard")),
     (
+        "log_level",
+        Extra::Comment(
+            "Log filter: a level (error, warn, info, debug, trace) or tracing directives such as \
+             `info,a2a_gateway=debug`. `--log-level` and A2A_GATEWAY_LOG_LEVEL win over it; it \
+             wins over RUST_LOG. Unset: warn. A reload (SIGHUP) applies a change.",
+        ),
+    ),
+    (
         "peer_ca_file",
         Extra::Comment(
             "PEM file of extra root certificates trusted for peers' TLS (a private CA), beside \
