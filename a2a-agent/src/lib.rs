@@ -105,6 +105,7 @@ pub mod error;
 mod json_size;
 pub mod listen;
 pub mod logs;
+pub mod metrics;
 pub mod model;
 pub mod net_guard;
 

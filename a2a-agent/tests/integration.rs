@@ -20,6 +20,7 @@ mod isolation;
 mod library;
 mod logs;
 mod long_values;
+mod metrics;
 mod memory;
 mod more;
 mod oidc;

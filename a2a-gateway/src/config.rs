@@ -184,7 +184,13 @@ pub struct Config {
     /// On a machine shared with the agents behind the gateway or a load generator, fewer
     /// threads spend less CPU per hop (docs/benchmarks.md, "fifth round").
     pub workers: usize,
+    /// Workspaces (and, apart, agents) given a label value of their own in `/metrics`, the
+    /// first ones seen; later ones are counted under `other` (docs/operations.md, "Metrics").
+    pub metrics_label_cap: usize,
 }
+
+/// Default of `metrics_label_cap`.
+pub const DEFAULT_METRICS_LABEL_CAP: usize = 100;
 
 /// Shortest grace period of a retired signing key: the governed card's `max-age` (60 s) plus
 /// the key set's (300 s).
@@ -263,6 +269,7 @@ impl Default for Config {
             audit_retention_check_secs: 10,
             task_retention: Age(DEFAULT_TASK_RETENTION),
             workers: 0,
+            metrics_label_cap: DEFAULT_METRICS_LABEL_CAP,
         }
     }
 }

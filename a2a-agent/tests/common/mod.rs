@@ -8,6 +8,7 @@ pub mod grpc_raw;
 pub mod long_probe;
 pub mod reference;
 pub mod sdk;
+pub mod scrape;
 pub mod slow;
 pub mod table;
 

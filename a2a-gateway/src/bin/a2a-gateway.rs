@@ -206,6 +206,10 @@ struct ServeArgs {
     /// [default: 30d].
     #[arg(long, env = "A2A_GATEWAY_TASK_RETENTION")]
     task_retention: Option<Age>,
+    /// Workspaces (and, apart, agents) labelled by name in /metrics, the first seen; later
+    /// ones are counted under `other` [default: 100].
+    #[arg(long, env = "A2A_GATEWAY_METRICS_LABEL_CAP")]
+    metrics_label_cap: Option<usize>,
 }
 
 impl ServeArgs {
@@ -336,6 +340,9 @@ impl ServeArgs {
         }
         if let Some(v) = self.task_retention {
             c.task_retention = v;
+        }
+        if let Some(v) = self.metrics_label_cap {
+            c.metrics_label_cap = v;
         }
         Ok(c)
     }

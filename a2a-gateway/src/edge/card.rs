@@ -244,6 +244,7 @@ pub(crate) async fn card_handler(
         .await
     }
     .await;
+    st.metrics.card_fetch(peer::fetch_result(&peer_card));
     // card trust: the peer card's signature state (`crate::trust`), in a header and the audit.
     let peer_card = match peer_card {
         Ok(c) => st

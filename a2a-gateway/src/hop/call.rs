@@ -33,6 +33,9 @@ pub(crate) struct Call {
     pub(crate) ext_requested: Vec<String>,
     /// Extensions the peer activated, for the answer's header (`crate::governance::extensions`).
     pub(crate) ext_activated: Option<Vec<String>>,
+    /// How long the hop's peer call took (`crate::outbound::PeerCall::peer_time`), for the
+    /// metrics' split of peer time and gateway overhead.
+    pub(crate) peer: Option<std::time::Duration>,
 }
 
 pub(crate) fn parse_traceparent(v: &str) -> Option<String> {
@@ -79,6 +82,7 @@ impl Call {
             push_as: None,
             ext_requested: crate::governance::extensions::requested(headers),
             ext_activated: None,
+            peer: None,
             binding,
             chain: headers
                 .get(crate::governance::loops::CHAIN_HEADER)

@@ -297,6 +297,7 @@ async fn steps(
         max_stream,
         gov: Some(gov.clone()),
         open,
+        peer_nanos: Default::default(),
     };
     // idempotent sends: a repeated messageId is answered from the first send's record.
     let first_send = if crate::hop::idempotency::applies(st, op) {
@@ -350,6 +351,7 @@ async fn steps(
             );
             ctx.call_passing(op, peer_params, pass).await
         };
+        call.peer = ctx.peer_time();
         match called {
             Ok(a) => a,
             Err(r) => {

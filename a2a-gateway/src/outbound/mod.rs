@@ -44,6 +44,9 @@ pub(crate) struct PeerCall<'a> {
     pub(crate) gov: Option<std::sync::Arc<crate::governance::HopGov>>,
     /// A stream's registration with the kill switch.
     pub(crate) open: Option<std::sync::Arc<crate::governance::kill::OpenStream>>,
+    /// Time spent in [`PeerCall::call_passing`] (nanoseconds, summed over the hop's calls; a
+    /// stream's until the peer's answer starts): the hop's peer time in the metrics.
+    pub(crate) peer_nanos: std::sync::atomic::AtomicU64,
 }
 
 /// translation to the peer's version: the params in the peer's version, with the chosen entry's
@@ -156,13 +159,25 @@ impl PeerCall<'_> {
         params: Value,
         pass: bool,
     ) -> Result<Answer, Refusal> {
+        let started = std::time::Instant::now();
         let r = match self.chosen.binding {
             Binding::JsonRpc => self.jsonrpc(op, params, pass).await,
             Binding::HttpJson => self.rest(op, params, pass).await,
             Binding::Grpc => self.grpc(op, params).await,
         };
+        let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.peer_nanos
+            .fetch_add(took, std::sync::atomic::Ordering::Relaxed);
         // A peer's error reaches the caller only through governance.
         r.map_err(|e| peer_error::govern(&self.st.governance, self.gov.as_deref(), e))
+    }
+
+    /// The peer time of [`PeerCall::call_passing`] so far (`None` before any call).
+    pub(crate) fn peer_time(&self) -> Option<Duration> {
+        match self.peer_nanos.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => None,
+            n => Some(Duration::from_nanos(n)),
+        }
     }
 
     pub(crate) fn request(

@@ -23,6 +23,9 @@ pub mod leaky;
 /// The long-value probes the agent's tests use too.
 #[path = "../../../a2a-agent/tests/common/long_probe.rs"]
 pub mod long_probe;
+/// The Prometheus text parser the agent's tests use too.
+#[path = "../../../a2a-agent/tests/common/scrape.rs"]
+pub mod scrape;
 
 pub struct Env {
     pub gw: ServerHandle,
