@@ -189,7 +189,8 @@ impl Metrics {
         };
         // The store's families exist from the start (a dashboard's query finds them at zero).
         for op in ["query", "audit_batch"] {
-            m.counter(names::STORE_ERRORS, vec![Label::from_static_parts("op", op)]);
+            m.counter(names::STORE_ERRORS, vec![Label::from_static_parts("op", op)])
+                .increment(0);
         }
         m.gauge(names::OPEN_STREAMS, Vec::new()).set(0.0);
         m
@@ -383,6 +384,7 @@ mod tests {
             decision: "allowed",
             code: "ok",
         };
+        // 10 ms of overhead: in the 0.01 bucket (bounds are inclusive), not in 0.005.
         m.hop(&l, Duration::from_millis(30), Some(Duration::from_millis(20)));
         m.hop(
             &HopLabels {
@@ -397,11 +399,11 @@ mod tests {
         assert!(text.contains("workspace=\"w1\",agent=\"a1\""), "{text}");
         assert!(text.contains("workspace=\"other\",agent=\"other\""), "{text}");
         assert!(
-            text.contains("a2a_gateway_overhead_seconds_bucket{operation=\"SendMessage\",le=\"0.01\"} 0"),
+            text.contains("a2a_gateway_overhead_seconds_bucket{operation=\"SendMessage\",le=\"0.005\"} 0"),
             "{text}"
         );
         assert!(
-            text.contains("a2a_gateway_overhead_seconds_bucket{operation=\"SendMessage\",le=\"0.025\"} 1"),
+            text.contains("a2a_gateway_overhead_seconds_bucket{operation=\"SendMessage\",le=\"0.01\"} 1"),
             "{text}"
         );
         assert!(text.contains("a2a_request_duration_seconds_count{operation=\"SendMessage\"} 2"));
