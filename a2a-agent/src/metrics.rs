@@ -24,9 +24,40 @@ pub fn builder() -> PrometheusBuilder {
     }
 }
 
-/// Installs the global recorder ([`builder`]) and returns the handle that renders it.
+/// Installs the global recorder ([`builder`]), describes the agent's families (their `# HELP`
+/// lines) and returns the handle that renders it.
 pub fn install() -> Result<PrometheusHandle, BuildError> {
-    builder().install_recorder()
+    let handle = builder().install_recorder()?;
+    describe();
+    Ok(handle)
+}
+
+/// The help text of the agent's families, through the installed recorder.
+fn describe() {
+    use metrics::{describe_counter, describe_gauge, describe_histogram};
+    describe_counter!("a2a_agent_requests_total", "Requests by HTTP status.");
+    describe_histogram!(
+        "a2a_agent_request_duration_seconds",
+        "Request latency in seconds."
+    );
+    describe_counter!(
+        "a2a_agent_task_turns_total",
+        "Turns ended, by the task's state then."
+    );
+    describe_gauge!(names::TASKS_LIVE, "Tasks in the live registry.");
+    describe_gauge!(names::TASK_QUEUE_DEPTH, "Sends waiting for a task slot.");
+    describe_gauge!(
+        names::PUSH_QUEUE_DEPTH,
+        "Push notifications queued or in flight."
+    );
+    describe_counter!(
+        names::PUSH_DELIVERIES,
+        "Push notifications ended, by result."
+    );
+    describe_counter!(
+        names::PUSH_FAILURES,
+        "Push attempts that failed (5xx or I/O)."
+    );
 }
 
 /// The agent's families, for the scrape-time gauges the server sets before rendering.

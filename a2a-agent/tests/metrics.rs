@@ -10,7 +10,10 @@ use serde_json::json;
 /// A webhook on loopback: `/ok` answers 200, `/bad` 500.
 async fn hooks() -> String {
     let app = axum::Router::new()
-        .route("/ok", axum::routing::post(|| async { http::StatusCode::OK }))
+        .route(
+            "/ok",
+            axum::routing::post(|| async { http::StatusCode::OK }),
+        )
         .route(
             "/bad",
             axum::routing::post(|| async { http::StatusCode::INTERNAL_SERVER_ERROR }),
@@ -79,9 +82,8 @@ async fn binary_metrics_after_sends_and_pushes() {
     assert_eq!(s, 200);
 
     // Deliveries end in the background: wait until both outcomes are counted.
-    let deliveries = |m: &Scrape, result: &str| {
-        m.sum("a2a_agent_push_deliveries_total", &[("result", result)])
-    };
+    let deliveries =
+        |m: &Scrape, result: &str| m.sum("a2a_agent_push_deliveries_total", &[("result", result)]);
     let mut m = scrape(&url).await;
     for _ in 0..200 {
         if deliveries(&m, "delivered") >= 1.0
@@ -103,12 +105,20 @@ async fn binary_metrics_after_sends_and_pushes() {
     );
     assert_eq!(m.sum("a2a_agent_push_queue_depth", &[]), 0.0);
     assert_eq!(m.sum("a2a_agent_task_queue_depth", &[]), 0.0);
-    assert_eq!(m.families.get("a2a_agent_tasks_live").map(String::as_str), Some("gauge"));
+    assert_eq!(
+        m.families.get("a2a_agent_tasks_live").map(String::as_str),
+        Some("gauge")
+    );
 
     // Requests: the three sends (and the scrapes before this one) answered 200.
-    assert!(m.sum("a2a_agent_requests_total", &[("status", "200")]) >= 3.0, "{m:?}");
+    assert!(
+        m.sum("a2a_agent_requests_total", &[("status", "200")]) >= 3.0,
+        "{m:?}"
+    );
     assert_eq!(
-        m.families.get("a2a_agent_request_duration_seconds").map(String::as_str),
+        m.families
+            .get("a2a_agent_request_duration_seconds")
+            .map(String::as_str),
         Some("histogram")
     );
     let mut les: Vec<f64> = m

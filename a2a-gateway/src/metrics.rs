@@ -67,15 +67,47 @@ pub mod names {
 
     /// Every family with its type and help text.
     pub const ALL: &[(&str, &str, &str)] = &[
-        (REQUESTS, "counter", "Hops by workspace, agent, operation, caller version, decision and code."),
-        (REQUEST_DURATION, "histogram", "Hop latency in seconds (to a stream's first event)."),
-        (PEER_DURATION, "histogram", "Peer time of a hop in seconds (to a stream's first event)."),
-        (OVERHEAD, "histogram", "Gateway overhead of a hop in seconds: hop latency minus peer time."),
-        (UNAUTHENTICATED, "counter", "Requests refused for their key, by reason."),
-        (DECISIONS, "counter", "Governance decisions by step and decision."),
-        (APPROVALS_PENDING, "gauge", "Held hops waiting for a decision, by workspace."),
+        (
+            REQUESTS,
+            "counter",
+            "Hops by workspace, agent, operation, caller version, decision and code.",
+        ),
+        (
+            REQUEST_DURATION,
+            "histogram",
+            "Hop latency in seconds (to a stream's first event).",
+        ),
+        (
+            PEER_DURATION,
+            "histogram",
+            "Peer time of a hop in seconds (to a stream's first event).",
+        ),
+        (
+            OVERHEAD,
+            "histogram",
+            "Gateway overhead of a hop in seconds: hop latency minus peer time.",
+        ),
+        (
+            UNAUTHENTICATED,
+            "counter",
+            "Requests refused for their key, by reason.",
+        ),
+        (
+            DECISIONS,
+            "counter",
+            "Governance decisions by step and decision.",
+        ),
+        (
+            APPROVALS_PENDING,
+            "gauge",
+            "Held hops waiting for a decision, by workspace.",
+        ),
         (OPEN_STREAMS, "gauge", "Streams open through the gateway."),
-        (STORE_DURATION, "histogram", "Store call latency in seconds, lock wait included."),
+        (
+            STORE_DURATION,
+            "histogram",
+            "Store call latency in seconds, lock wait included.",
+        ),
         (STORE_ERRORS, "counter", "Store calls that failed."),
         (CARD_FETCHES, "counter", "Peer card resolutions by result."),
     ];
@@ -189,8 +221,11 @@ impl Metrics {
         };
         // The store's families exist from the start (a dashboard's query finds them at zero).
         for op in ["query", "audit_batch"] {
-            m.counter(names::STORE_ERRORS, vec![Label::from_static_parts("op", op)])
-                .increment(0);
+            m.counter(
+                names::STORE_ERRORS,
+                vec![Label::from_static_parts("op", op)],
+            )
+            .increment(0);
         }
         m.gauge(names::OPEN_STREAMS, Vec::new()).set(0.0);
         m
@@ -249,7 +284,10 @@ impl Metrics {
             Label::new("workspace", self.workspace_label(l.workspace)),
             Label::new("agent", agent),
             Label::new("operation", op.clone()),
-            Label::new("caller_version", self.word(l.caller_version.unwrap_or(NONE))),
+            Label::new(
+                "caller_version",
+                self.word(l.caller_version.unwrap_or(NONE)),
+            ),
             Label::new("decision", self.word(l.decision)),
             Label::new("code", self.word(l.code)),
         ];
@@ -311,8 +349,11 @@ impl Metrics {
         h.record(took.as_secs_f64());
         self.upkeep_due();
         if !ok {
-            self.counter(names::STORE_ERRORS, vec![Label::from_static_parts("op", op)])
-                .increment(1);
+            self.counter(
+                names::STORE_ERRORS,
+                vec![Label::from_static_parts("op", op)],
+            )
+            .increment(1);
         }
     }
 
@@ -385,7 +426,11 @@ mod tests {
             code: "ok",
         };
         // 10 ms of overhead: in the 0.01 bucket (bounds are inclusive), not in 0.005.
-        m.hop(&l, Duration::from_millis(30), Some(Duration::from_millis(20)));
+        m.hop(
+            &l,
+            Duration::from_millis(30),
+            Some(Duration::from_millis(20)),
+        );
         m.hop(
             &HopLabels {
                 workspace: Some("w2"),
@@ -397,13 +442,20 @@ mod tests {
         );
         let text = m.render();
         assert!(text.contains("workspace=\"w1\",agent=\"a1\""), "{text}");
-        assert!(text.contains("workspace=\"other\",agent=\"other\""), "{text}");
         assert!(
-            text.contains("a2a_gateway_overhead_seconds_bucket{operation=\"SendMessage\",le=\"0.005\"} 0"),
+            text.contains("workspace=\"other\",agent=\"other\""),
             "{text}"
         );
         assert!(
-            text.contains("a2a_gateway_overhead_seconds_bucket{operation=\"SendMessage\",le=\"0.01\"} 1"),
+            text.contains(
+                "a2a_gateway_overhead_seconds_bucket{operation=\"SendMessage\",le=\"0.005\"} 0"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "a2a_gateway_overhead_seconds_bucket{operation=\"SendMessage\",le=\"0.01\"} 1"
+            ),
             "{text}"
         );
         assert!(text.contains("a2a_request_duration_seconds_count{operation=\"SendMessage\"} 2"));

@@ -204,7 +204,11 @@ async fn audit_metrics_and_trace_propagation() {
     let hops = |code: &str| {
         m.sum(
             "a2a_requests_total",
-            &[("operation", "message/send"), ("workspace", "ws1"), ("code", code)],
+            &[
+                ("operation", "message/send"),
+                ("workspace", "ws1"),
+                ("code", code),
+            ],
         )
     };
     assert_eq!(hops("ok"), 1.0, "{metrics}");

@@ -77,7 +77,11 @@ async fn binary_counts_hops_refusals_and_folds_past_the_label_cap() {
         if *name == names::DECISIONS {
             continue; // no governance in these workspaces
         }
-        assert_eq!(m.families.get(*name).map(String::as_str), Some(*kind), "{name}: {m:?}");
+        assert_eq!(
+            m.families.get(*name).map(String::as_str),
+            Some(*kind),
+            "{name}: {m:?}"
+        );
     }
     let ok = |ws: &str, agent: &str| {
         m.sum(
@@ -106,9 +110,19 @@ async fn binary_counts_hops_refusals_and_folds_past_the_label_cap() {
         ["none", "other", "ws"].map(String::from).into(),
         "{m:?}"
     );
-    assert!(m.values(names::REQUESTS, "agent").iter().all(|a| ["p", "other", "none"].contains(&a.as_str())));
+    assert!(
+        m.values(names::REQUESTS, "agent")
+            .iter()
+            .all(|a| ["p", "other", "none"].contains(&a.as_str()))
+    );
     assert_eq!(m.sum(names::UNAUTHENTICATED, &[("reason", "missing")]), 1.0);
-    assert_eq!(m.sum(names::REQUESTS, &[("workspace", "none"), ("decision", "refused")]), 1.0);
+    assert_eq!(
+        m.sum(
+            names::REQUESTS,
+            &[("workspace", "none"), ("decision", "refused")]
+        ),
+        1.0
+    );
 
     // The latency split: the three hops that reached a peer have a peer time and an overhead
     // that add up to their latency.
@@ -119,7 +133,9 @@ async fn binary_counts_hops_refusals_and_folds_past_the_label_cap() {
     assert_eq!(count(names::OVERHEAD), 3.0, "{m:?}");
     assert_eq!(count(names::REQUEST_DURATION), 4.0, "{m:?}");
     assert!(sum(names::PEER_DURATION) > 0.0 && sum(names::OVERHEAD) > 0.0);
-    assert!(sum(names::PEER_DURATION) + sum(names::OVERHEAD) <= sum(names::REQUEST_DURATION) + 1e-6);
+    assert!(
+        sum(names::PEER_DURATION) + sum(names::OVERHEAD) <= sum(names::REQUEST_DURATION) + 1e-6
+    );
     // The agent's buckets.
     let mut les: Vec<f64> = m
         .matching(&format!("{}_bucket", names::REQUEST_DURATION), &send_op)
@@ -131,13 +147,33 @@ async fn binary_counts_hops_refusals_and_folds_past_the_label_cap() {
     assert_eq!(les, want);
 
     // Cards: p fetched then fresh from the cache, q fetched.
-    assert_eq!(m.sum(names::CARD_FETCHES, &[("result", "fetched")]), 2.0, "{m:?}");
-    assert_eq!(m.sum(names::CARD_FETCHES, &[("result", "fresh")]), 1.0, "{m:?}");
-    assert!(m.sum(&format!("{}_count", names::STORE_DURATION), &[("op", "query")]) > 0.0);
-    assert_eq!(m.matching(names::STORE_ERRORS, &[("op", "query")]).count(), 1);
+    assert_eq!(
+        m.sum(names::CARD_FETCHES, &[("result", "fetched")]),
+        2.0,
+        "{m:?}"
+    );
+    assert_eq!(
+        m.sum(names::CARD_FETCHES, &[("result", "fresh")]),
+        1.0,
+        "{m:?}"
+    );
+    assert!(
+        m.sum(
+            &format!("{}_count", names::STORE_DURATION),
+            &[("op", "query")]
+        ) > 0.0
+    );
+    assert_eq!(
+        m.matching(names::STORE_ERRORS, &[("op", "query")]).count(),
+        1
+    );
     assert_eq!(m.sum(names::STORE_ERRORS, &[]), 0.0);
     assert_eq!(m.sum(names::APPROVALS_PENDING, &[]), 0.0);
-    assert_eq!(m.matching(names::APPROVALS_PENDING, &[("workspace", "ws")]).count(), 1);
+    assert_eq!(
+        m.matching(names::APPROVALS_PENDING, &[("workspace", "ws")])
+            .count(),
+        1
+    );
     assert_eq!(m.sum(names::OPEN_STREAMS, &[]), 0.0);
 
     let _ = child.kill();
@@ -176,7 +212,11 @@ async fn governance_approvals_and_every_dashboard_query_on_a_real_scrape() {
     common::approval::governed(&env).await;
     // A held send, and one that passes with its e-mail address redacted.
     let (s, b) = env
-        .rpc("/a2a/echo", Some("1.0"), common::approval::held(Some("1.0"), "refund"))
+        .rpc(
+            "/a2a/echo",
+            Some("1.0"),
+            common::approval::held(Some("1.0"), "refund"),
+        )
         .await;
     assert_eq!(s, 200, "{b}");
     let (s, b) = env
@@ -187,16 +227,32 @@ async fn governance_approvals_and_every_dashboard_query_on_a_real_scrape() {
     assert_eq!(s, 401);
 
     let m = scrape(&env.http, &env.url("")).await;
-    assert_eq!(m.sum(names::APPROVALS_PENDING, &[("workspace", "ws1")]), 1.0, "{m:?}");
-    assert_eq!(m.sum(names::DECISIONS, &[("step", "policy"), ("decision", "approve")]), 1.0, "{m:?}");
-    assert_eq!(m.sum(names::DECISIONS, &[("step", "pii"), ("decision", "redact")]), 1.0, "{m:?}");
+    assert_eq!(
+        m.sum(names::APPROVALS_PENDING, &[("workspace", "ws1")]),
+        1.0,
+        "{m:?}"
+    );
+    assert_eq!(
+        m.sum(
+            names::DECISIONS,
+            &[("step", "policy"), ("decision", "approve")]
+        ),
+        1.0,
+        "{m:?}"
+    );
+    assert_eq!(
+        m.sum(names::DECISIONS, &[("step", "pii"), ("decision", "redact")]),
+        1.0,
+        "{m:?}"
+    );
 
     let used = dashboard_metrics();
     assert!(used.len() >= 10, "{used:?}");
     let mut shown = std::collections::BTreeSet::new();
     for name in &used {
-        let family = family_of(&m, name)
-            .unwrap_or_else(|| panic!("the dashboard reads {name}, which /metrics does not expose"));
+        let family = family_of(&m, name).unwrap_or_else(|| {
+            panic!("the dashboard reads {name}, which /metrics does not expose")
+        });
         shown.insert(family.to_owned());
     }
     // Every gateway family has a panel.

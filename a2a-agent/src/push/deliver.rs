@@ -3,8 +3,8 @@
 //! once the webhook answered; and the drain a shutdown waits for.
 
 use super::store::PushRecord;
-use crate::metrics::names;
 use super::{Delivery, Dispatcher, WorkerKey};
+use crate::metrics::names;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use tokio::sync::mpsc;

@@ -7,8 +7,8 @@
 pub mod grpc_raw;
 pub mod long_probe;
 pub mod reference;
-pub mod sdk;
 pub mod scrape;
+pub mod sdk;
 pub mod slow;
 pub mod table;
 

@@ -52,7 +52,11 @@ impl Scrape {
     }
 
     /// The samples of `name` whose labels include every pair of `want`.
-    pub fn matching<'a>(&'a self, name: &'a str, want: &'a [(&str, &str)]) -> impl Iterator<Item = &'a Sample> + 'a {
+    pub fn matching<'a>(
+        &'a self,
+        name: &'a str,
+        want: &'a [(&str, &str)],
+    ) -> impl Iterator<Item = &'a Sample> + 'a {
         self.samples.iter().filter(move |s| {
             s.name == name
                 && want
