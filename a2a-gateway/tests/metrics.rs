@@ -60,13 +60,14 @@ async fn binary_counts_hops_refusals_and_folds_past_the_label_cap() {
     let (mut child, base) = spawn_serve(&db, &["--metrics-label-cap", "1"]);
     let http = reqwest::Client::new();
 
+    // First a path naming no agent: it must not take the one agent label of the cap.
+    let (_, b) = send(&http, &base, "nope", Some(&key)).await;
+    assert_eq!(gw_code(&b), "a2a_agent_not_found", "{b}");
     for _ in 0..2 {
         let (s, b) = send(&http, &base, "p", Some(&key)).await;
         assert_eq!(s, 200, "{b}");
         assert!(b.to_string().contains("\"ok\""), "{b}");
     }
-    let (_, b) = send(&http, &base, "nope", Some(&key)).await;
-    assert_eq!(gw_code(&b), "a2a_agent_not_found", "{b}");
     let (s, b) = send(&http, &base, "q", Some(&key2)).await;
     assert_eq!(s, 200, "{b}");
     let (s, _) = send(&http, &base, "p", None).await;
@@ -99,8 +100,10 @@ async fn binary_counts_hops_refusals_and_folds_past_the_label_cap() {
     assert_eq!(ok("ws", "p"), 2.0, "{m:?}");
     // ws2 and its agent came after the cap of 1: both are `other`.
     assert_eq!(ok("other", "other"), 1.0, "{m:?}");
+    // A path naming no agent takes no agent label (`none`), so it cannot use up the cap.
     let refused = [
         ("workspace", "ws"),
+        ("agent", "none"),
         ("decision", "refused"),
         ("code", "a2a_agent_not_found"),
     ];
@@ -110,10 +113,10 @@ async fn binary_counts_hops_refusals_and_folds_past_the_label_cap() {
         ["none", "other", "ws"].map(String::from).into(),
         "{m:?}"
     );
-    assert!(
-        m.values(names::REQUESTS, "agent")
-            .iter()
-            .all(|a| ["p", "other", "none"].contains(&a.as_str()))
+    assert_eq!(
+        m.values(names::REQUESTS, "agent"),
+        ["none", "other", "p"].map(String::from).into(),
+        "{m:?}"
     );
     assert_eq!(m.sum(names::UNAUTHENTICATED, &[("reason", "missing")]), 1.0);
     assert_eq!(

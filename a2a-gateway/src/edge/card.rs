@@ -221,6 +221,7 @@ pub(crate) async fn card_handler(
         Ok(a) => a,
         Err(r) => return card_refusal(&st, &mut call, form, r),
     };
+    call.target_found = true;
     let refresh = q
         .as_deref()
         .map(|q| {

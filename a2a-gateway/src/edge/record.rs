@@ -41,7 +41,7 @@ pub(crate) fn record(st: &GatewayState, call: &mut Call, refusal: Option<&Refusa
     st.metrics.hop(
         &HopLabels {
             workspace: call.audit.workspace_id.as_deref(),
-            agent: call.audit.target.as_deref(),
+            agent: call.audit.target.as_deref().filter(|_| call.target_found),
             operation: &op,
             caller_version: call.audit.client_version.as_deref(),
             decision: &call.audit.decision,

@@ -119,6 +119,7 @@ async fn steps(
     }
     // target
     let agent = lookup_agent(st, principal, agent_id)?;
+    call.target_found = true;
     // streaming switch
     if op.is_streaming() && !st.config.streaming_enabled {
         return Err(Refusal::streaming_disabled());
