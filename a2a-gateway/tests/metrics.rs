@@ -262,5 +262,61 @@ async fn governance_approvals_and_every_dashboard_query_on_a_real_scrape() {
     for (name, _, _) in names::ALL {
         assert!(shown.contains(*name), "no dashboard panel reads {name}");
     }
+    open_streams_are_counted(&env).await;
     env.stop().await;
+}
+
+/// A stream through the gateway counts in `a2a_open_streams` while it is open, not after.
+async fn open_streams_are_counted(env: &Env) {
+    let gate = std::sync::Arc::new(tokio::sync::Semaphore::new(0));
+    let g = gate.clone();
+    let slow = common::gov::agent(move |ctx| {
+        let g = g.clone();
+        Box::pin(async move {
+            ctx.emit("working").await;
+            let _ = g.acquire().await;
+            Ok(a2a_agent::handler::Reply::text("done"))
+        })
+    })
+    .await;
+    env.register("ws1", "slow", slow.url(), None);
+    let mut body = send10("stream me");
+    body["method"] = "SendStreamingMessage".into();
+    let mut resp = env
+        .http
+        .post(env.url("/a2a/slow"))
+        .header("content-type", "application/json")
+        .header("A2A-Version", "1.0")
+        .bearer_auth(&env.key)
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert!(
+        resp.chunk().await.unwrap().is_some(),
+        "the stream's first event"
+    );
+    let open = |m: &Scrape| m.sum(names::OPEN_STREAMS, &[]);
+    assert_eq!(open(&scrape(&env.http, &env.url("")).await), 1.0);
+    gate.add_permits(1);
+    while resp.chunk().await.unwrap().is_some() {}
+    let mut m = scrape(&env.http, &env.url("")).await;
+    for _ in 0..100 {
+        if open(&m) == 0.0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        m = scrape(&env.http, &env.url("")).await;
+    }
+    assert_eq!(open(&m), 0.0, "{m:?}");
+    assert_eq!(
+        m.sum(
+            &format!("{}_count", names::PEER_DURATION),
+            &[("operation", "message/stream")]
+        ),
+        1.0,
+        "{m:?}"
+    );
+    slow.shutdown().await;
 }
