@@ -13,7 +13,7 @@
 //! here and logged sampled ([`Metrics::log_unaudited`]: the first [`LOG_FIRST`] per code, then
 //! every [`LOG_EVERY`]th).
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -44,9 +44,9 @@ const UPKEEP_EVERY: u64 = 4096;
 pub mod names {
     /// Hops by `workspace`, `agent`, `operation`, `caller_version`, `decision`, `code`.
     pub const REQUESTS: &str = "a2a_requests_total";
-    /// Hop latency, start to decision (the first event for a stream), by `operation`.
+    /// Hop latency, from the request to the answer (a stream: its start), by `operation`.
     pub const REQUEST_DURATION: &str = "a2a_request_duration_seconds";
-    /// The peer's share of a hop: its call until the answer (a stream's first event).
+    /// The peer's share of a hop: waiting for its answer's head and body (a stream: its head).
     pub const PEER_DURATION: &str = "a2a_peer_duration_seconds";
     /// The gateway's share of a hop that called a peer: hop latency minus peer time.
     pub const OVERHEAD: &str = "a2a_gateway_overhead_seconds";
@@ -75,12 +75,12 @@ pub mod names {
         (
             REQUEST_DURATION,
             "histogram",
-            "Hop latency in seconds (to a stream's first event).",
+            "Hop latency in seconds (to a stream's start).",
         ),
         (
             PEER_DURATION,
             "histogram",
-            "Peer time of a hop in seconds (to a stream's first event).",
+            "Peer time of a hop in seconds (to a stream's start).",
         ),
         (
             OVERHEAD,
@@ -164,16 +164,30 @@ pub struct HopLabels<'a> {
     pub operation: &'a str,
     /// The caller's protocol version (`0.3`, `1.0`).
     pub caller_version: Option<&'a str>,
-    /// The audited decision (`allowed`, `refused`, `held`, `duplicate`, ...).
+    /// The audited decision (`allowed`, `refused`; a push notification's outcome).
     pub decision: &'a str,
     /// `ok` or the gateway code of the refusal.
     pub code: &'a str,
+}
+
+/// The hop series' handles, kept per label set: a hop records through one map read (the
+/// recorder's own lookup builds and hashes a key per series).
+type HopSeries = RwLock<HashMap<[SharedString; 6], metrics::Counter>>;
+
+/// The latency histograms of one operation.
+#[derive(Clone)]
+struct OpSeries {
+    total: metrics::Histogram,
+    peer: metrics::Histogram,
+    overhead: metrics::Histogram,
 }
 
 struct Inner {
     /// The store's histograms, registered once (a store call records without a lookup).
     store_query: metrics::Histogram,
     store_batch: metrics::Histogram,
+    hops: HopSeries,
+    ops: RwLock<HashMap<SharedString, OpSeries>>,
     recorder: PrometheusRecorder,
     handle: PrometheusHandle,
     workspaces: LabelCap,
@@ -210,6 +224,8 @@ impl Metrics {
             inner: Arc::new(Inner {
                 store_query: store_hist("query"),
                 store_batch: store_hist("audit_batch"),
+                hops: RwLock::default(),
+                ops: RwLock::default(),
                 handle: recorder.handle(),
                 recorder,
                 workspaces: LabelCap::new(label_cap),
@@ -243,19 +259,11 @@ impl Metrics {
             .register_gauge(&Key::from_parts(name, labels), &META)
     }
 
-    fn observe(&self, name: &'static str, labels: Vec<Label>, d: Duration) {
-        self.inner
-            .recorder
-            .register_histogram(&Key::from_parts(name, labels), &META)
-            .record(d.as_secs_f64());
-        self.upkeep_due();
-    }
-
-    /// Every [`UPKEEP_EVERY`] histogram samples, folds them into the buckets (bounded memory
-    /// between scrapes).
-    fn upkeep_due(&self) {
-        let n = self.inner.samples.fetch_add(1, Ordering::Relaxed);
-        if n % UPKEEP_EVERY == UPKEEP_EVERY - 1 {
+    /// Counts `n` histogram samples; every [`UPKEEP_EVERY`] folds them into the buckets
+    /// (bounded memory between scrapes).
+    fn upkeep_due(&self, n: u64) {
+        let before = self.inner.samples.fetch_add(n, Ordering::Relaxed);
+        if before % UPKEEP_EVERY + n >= UPKEEP_EVERY {
             self.inner.handle.run_upkeep();
         }
     }
@@ -272,43 +280,81 @@ impl Metrics {
         }
     }
 
-    /// Counts one hop and its latency; `peer` is the time its peer call took (a stream: to
-    /// the first event), from which the gateway's overhead is `total - peer`.
+    /// Counts one hop and its latency; `peer` is the time it waited for its peer (a stream:
+    /// for the answer's head), from which the gateway's overhead is `total - peer`.
     pub fn hop(&self, l: &HopLabels<'_>, total: Duration, peer: Option<Duration>) {
         let op = self.word(l.operation);
         let agent = match l.agent {
             Some(a) => self.inner.agents.get(a),
             None => SharedString::const_str(NONE),
         };
-        let labels = vec![
-            Label::new("workspace", self.workspace_label(l.workspace)),
-            Label::new("agent", agent),
-            Label::new("operation", op.clone()),
-            Label::new(
-                "caller_version",
-                self.word(l.caller_version.unwrap_or(NONE)),
-            ),
-            Label::new("decision", self.word(l.decision)),
-            Label::new("code", self.word(l.code)),
+        let key = [
+            self.workspace_label(l.workspace),
+            agent,
+            op.clone(),
+            self.word(l.caller_version.unwrap_or(NONE)),
+            self.word(l.decision),
+            self.word(l.code),
         ];
-        self.counter(names::REQUESTS, labels).increment(1);
-        self.observe(
-            names::REQUEST_DURATION,
-            vec![Label::new("operation", op.clone())],
-            total,
-        );
+        self.hop_counter(key).increment(1);
+        let series = self.op_series(op);
+        series.total.record(total.as_secs_f64());
         if let Some(p) = peer {
-            self.observe(
-                names::PEER_DURATION,
-                vec![Label::new("operation", op.clone())],
-                p,
-            );
-            self.observe(
-                names::OVERHEAD,
-                vec![Label::new("operation", op)],
-                total.saturating_sub(p),
-            );
+            series.peer.record(p.as_secs_f64());
+            series
+                .overhead
+                .record(total.saturating_sub(p).as_secs_f64());
         }
+        self.upkeep_due(if peer.is_some() { 3 } else { 1 });
+    }
+
+    /// The `a2a_requests_total` series of a label set (registered on first use).
+    fn hop_counter(&self, key: [SharedString; 6]) -> metrics::Counter {
+        if let Ok(m) = self.inner.hops.read()
+            && let Some(c) = m.get(&key)
+        {
+            return c.clone();
+        }
+        const NAMES: [&str; 6] = [
+            "workspace",
+            "agent",
+            "operation",
+            "caller_version",
+            "decision",
+            "code",
+        ];
+        let labels = NAMES
+            .iter()
+            .zip(key.iter())
+            .map(|(k, v)| Label::new(*k, v.clone()))
+            .collect();
+        let c = self.counter(names::REQUESTS, labels);
+        if let Ok(mut m) = self.inner.hops.write() {
+            m.insert(key, c.clone());
+        }
+        c
+    }
+
+    /// The latency histograms of `op` (registered on first use).
+    fn op_series(&self, op: SharedString) -> OpSeries {
+        if let Ok(m) = self.inner.ops.read()
+            && let Some(s) = m.get(&op)
+        {
+            return s.clone();
+        }
+        let h = |name: &'static str| {
+            let key = Key::from_parts(name, vec![Label::new("operation", op.clone())]);
+            self.inner.recorder.register_histogram(&key, &META)
+        };
+        let s = OpSeries {
+            total: h(names::REQUEST_DURATION),
+            peer: h(names::PEER_DURATION),
+            overhead: h(names::OVERHEAD),
+        };
+        if let Ok(mut m) = self.inner.ops.write() {
+            m.insert(op, s.clone());
+        }
+        s
     }
 
     /// Counts one governance decision of `step` (`policy`, `pii`, `kill`, ...).
@@ -347,7 +393,7 @@ impl Metrics {
             &self.inner.store_query
         };
         h.record(took.as_secs_f64());
-        self.upkeep_due();
+        self.upkeep_due(1);
         if !ok {
             self.counter(
                 names::STORE_ERRORS,
@@ -369,7 +415,7 @@ impl Metrics {
     pub fn set_scraped(&self, open_streams: usize, pending: &[(String, u64)]) {
         self.gauge(names::OPEN_STREAMS, Vec::new())
             .set(open_streams as f64);
-        let mut by_label: HashMap<SharedString, u64> = HashMap::new();
+        let mut by_label: HashMap<SharedString, u64> = HashMap::default();
         for (ws, n) in pending {
             *by_label.entry(self.workspace_label(Some(ws))).or_default() += n;
         }

@@ -44,8 +44,8 @@ pub(crate) struct PeerCall<'a> {
     pub(crate) gov: Option<std::sync::Arc<crate::governance::HopGov>>,
     /// A stream's registration with the kill switch.
     pub(crate) open: Option<std::sync::Arc<crate::governance::kill::OpenStream>>,
-    /// Time spent in [`PeerCall::call_passing`] (nanoseconds, summed over the hop's calls; a
-    /// stream's until the peer's answer starts): the hop's peer time in the metrics.
+    /// Nanoseconds spent waiting for the peer (summed over the hop's calls; a stream's until
+    /// its answer head): the hop's peer time in the metrics ([`PeerCall::peer_time`]).
     pub(crate) peer_nanos: std::sync::atomic::AtomicU64,
 }
 
@@ -159,20 +159,29 @@ impl PeerCall<'_> {
         params: Value,
         pass: bool,
     ) -> Result<Answer, Refusal> {
-        let started = std::time::Instant::now();
         let r = match self.chosen.binding {
             Binding::JsonRpc => self.jsonrpc(op, params, pass).await,
             Binding::HttpJson => self.rest(op, params, pass).await,
-            Binding::Grpc => self.grpc(op, params).await,
+            Binding::Grpc => {
+                let started = std::time::Instant::now();
+                let r = self.grpc(op, params).await;
+                self.add_peer_time(started);
+                r
+            }
         };
-        let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        self.peer_nanos
-            .fetch_add(took, std::sync::atomic::Ordering::Relaxed);
         // A peer's error reaches the caller only through governance.
         r.map_err(|e| peer_error::govern(&self.st.governance, self.gov.as_deref(), e))
     }
 
-    /// The peer time of [`PeerCall::call_passing`] so far (`None` before any call).
+    /// Adds the time since `started` to the hop's peer time.
+    fn add_peer_time(&self, started: std::time::Instant) {
+        let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.peer_nanos
+            .fetch_add(took, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The hop's peer time so far (`None` before any call): waiting for the peer's answer
+    /// head ([`PeerCall::send`]) and body (`read_body`); a gRPC call whole.
     pub(crate) fn peer_time(&self) -> Option<Duration> {
         match self.peer_nanos.load(std::sync::atomic::Ordering::Relaxed) {
             0 => None,
@@ -282,10 +291,12 @@ impl PeerCall<'_> {
         } else {
             Duration::from_secs(self.st.config.peer_timeout_secs.max(1))
         };
+        let started = std::time::Instant::now();
         let r = tokio::select! {
             _ = self.st.shutdown.cancelled() => return Err(crate::protocol::errors::shutting_down()),
             r = self.st.peer_http.send(req, timeout) => r,
         };
+        self.add_peer_time(started);
         let resp = r.map_err(|e| match e {
             SendError::Timeout => Refusal::peer_timeout(self.st.config.peer_timeout_secs),
             SendError::Failed(m) => Refusal::peer_unreachable(&m),
@@ -305,10 +316,12 @@ impl PeerCall<'_> {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("");
         let not_json = (!a2a_types::version::is_json_media_type(ct)).then(|| ct.to_owned());
+        let started = std::time::Instant::now();
         let read = tokio::select! {
             _ = self.st.shutdown.cancelled() => return Err(crate::protocol::errors::shutting_down()),
             r = resp.read_limited(self.max_resp) => r,
         };
+        self.add_peer_time(started);
         let body = read.map_err(|e| match e {
             ReadError::TooLarge => Refusal::response_too_large(self.max_resp),
             ReadError::TimedOut => Refusal::peer_timeout(self.st.config.peer_timeout_secs),
