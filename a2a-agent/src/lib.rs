@@ -113,6 +113,7 @@ pub mod error;
 mod json_size;
 pub mod listen;
 pub mod logs;
+pub mod metrics;
 pub mod model;
 pub mod net_guard;
 pub mod otel;

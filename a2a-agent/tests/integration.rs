@@ -21,6 +21,7 @@ mod library;
 mod logs;
 mod long_values;
 mod memory;
+mod metrics;
 mod more;
 mod oidc;
 mod otlp;

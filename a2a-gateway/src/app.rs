@@ -136,6 +136,8 @@ impl Gateway {
             crate::trust::own::SealKey::from_config(&config)?,
             &config,
         ));
+        let metrics = Metrics::new(config.metrics_label_cap);
+        store.set_metrics(&metrics);
         let key_bytes = random_hex(32);
         let page_key =
             aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, key_bytes.as_bytes());
@@ -144,7 +146,7 @@ impl Gateway {
                 peer_clients: arc_swap::ArcSwap::from_pointee(peers),
                 store: store.clone(),
                 peer_checks: Default::default(),
-                metrics: Metrics::default(),
+                metrics,
                 governance: Arc::new(Governance::new(
                     Arc::new(crate::governance::store::SqliteGov::new(store.clone())),
                     Arc::new(crate::governance::approval::SqliteApprovals::new(

@@ -198,6 +198,9 @@ pub struct Config {
     pub otlp_headers: Option<String>,
     /// The exported spans' `service.name` (unset: `OTEL_SERVICE_NAME`, else `a2a-gateway`).
     pub service_name: Option<String>,
+    /// Workspaces (and, apart, agents) given a label value of their own in `/metrics`, the
+    /// first ones seen; later ones are counted under `other` (docs/operations.md, "Metrics").
+    pub metrics_label_cap: usize,
 }
 
 impl Config {
@@ -211,6 +214,9 @@ impl Config {
         }
     }
 }
+
+/// Default of `metrics_label_cap`.
+pub const DEFAULT_METRICS_LABEL_CAP: usize = 100;
 
 /// Shortest grace period of a retired signing key: the governed card's `max-age` (60 s) plus
 /// the key set's (300 s).
@@ -294,6 +300,7 @@ impl Default for Config {
             otlp_protocol: None,
             otlp_headers: None,
             service_name: None,
+            metrics_label_cap: DEFAULT_METRICS_LABEL_CAP,
         }
     }
 }

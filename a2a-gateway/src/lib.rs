@@ -48,6 +48,9 @@
 //!   unique, not secret (secrets, tokens and approval ids come from `aws-lc-rs`);
 //! - `url`: peer address checks; `time`: audit timestamps; `tracing`, `tracing-subscriber`: logs;
 //! - `thiserror`, `anyhow`: error types in the library and the binary;
+//! - `metrics`, `metrics-exporter-prometheus` (already built for `a2a-agent`): `/metrics`, on
+//!   the agent's recorder and buckets (`a2a_agent::metrics`); `foldhash` (already built for
+//!   `a2a-agent`): the hasher of the metrics' label and series maps;
 //! - `tonic`, `tonic-types`, `a2a-types`' feature `grpc` (already built for `a2a-agent`): gRPC
 //!   callers (`grpc_edge`), their `google.rpc.Status` errors with `ErrorInfo`;
 //! - `tokio-util`: the cancellation token that ends streams and waiting calls at shutdown;

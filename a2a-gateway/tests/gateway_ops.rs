@@ -200,15 +200,26 @@ async fn audit_metrics_and_trace_propagation() {
         .text()
         .await
         .unwrap();
-    assert!(
-        metrics.contains("a2a_requests_total{operation=\"message/send\",code=\"ok\"} 1"),
-        "{metrics}"
+    let m = common::scrape::Scrape::parse(&metrics);
+    let hops = |code: &str| {
+        m.sum(
+            "a2a_requests_total",
+            &[
+                ("operation", "message/send"),
+                ("workspace", "ws1"),
+                ("code", code),
+            ],
+        )
+    };
+    assert_eq!(hops("ok"), 1.0, "{metrics}");
+    assert_eq!(hops("a2a_scope_denied"), 1.0, "{metrics}");
+    assert_eq!(
+        m.sum(
+            "a2a_request_duration_seconds_count",
+            &[("operation", "message/send")]
+        ),
+        2.0
     );
-    assert!(
-        metrics
-            .contains("a2a_requests_total{operation=\"message/send\",code=\"a2a_scope_denied\"} 1")
-    );
-    assert!(metrics.contains("a2a_request_duration_seconds_count{operation=\"message/send\"} 2"));
     env.stop().await;
 }
 

@@ -57,6 +57,7 @@ mod list_kept;
 mod list_records;
 mod list_records_push;
 mod logs;
+mod metrics;
 mod otlp;
 mod pairings;
 mod passed_answers;

@@ -188,9 +188,7 @@ async fn serve(s: Serve, mut cfg: AgentConfig) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind((s.host.as_str(), s.port)).await?;
     let mut server = AgentServer::with_handler(card, handler).config(cfg);
     if s.metrics {
-        let handle = metrics_exporter_prometheus::PrometheusBuilder::new()
-            .install_recorder()
-            .map_err(|e| anyhow::anyhow!("metrics: {e}"))?;
+        let handle = a2a_agent::metrics::install().map_err(|e| anyhow::anyhow!("metrics: {e}"))?;
         server = server.metrics(handle);
     }
     let server = server.serve(listener).await?;

@@ -4,6 +4,7 @@
 
 use super::store::PushRecord;
 use super::{Delivery, Dispatcher, WorkerKey};
+use crate::metrics::names;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use tokio::sync::mpsc;
@@ -19,6 +20,18 @@ enum Outcome {
     Gone,
     /// 5xx or I/O errors until the retries ran out: kept in the outbox for the next start.
     Failed,
+}
+
+impl Outcome {
+    /// The `result` label of `a2a_agent_push_deliveries_total`.
+    fn label(&self) -> &'static str {
+        match self {
+            Outcome::Delivered => "delivered",
+            Outcome::Refused => "refused",
+            Outcome::Gone => "gone",
+            Outcome::Failed => "failed",
+        }
+    }
 }
 
 /// What [`Dispatcher::drain`] left undelivered.
@@ -61,6 +74,11 @@ impl Dispatcher {
         {
             tracing::warn!(error = %e, "push: removing a delivered notification from the outbox failed");
         }
+    }
+
+    /// Notifications queued or in flight (the `a2a_agent_push_queue_depth` gauge).
+    pub fn queued(&self) -> usize {
+        self.queued.load(Ordering::SeqCst)
     }
 
     /// One delivery finished (whatever its outcome).
@@ -131,6 +149,7 @@ impl Dispatcher {
                 Ok(r) => tracing::debug!(%url, status = %r.status(), "push: webhook failed"),
                 Err(e) => tracing::debug!(%url, error = %e, "push: delivery failed"),
             }
+            metrics::counter!(names::PUSH_FAILURES).increment(1);
             if attempt >= self.settings.retry_attempts {
                 return Outcome::Failed;
             }
@@ -176,6 +195,7 @@ async fn worker(
             _ = disp.stop.cancelled() => return,
             o = disp.deliver(&rec, &del) => o,
         };
+        metrics::counter!(names::PUSH_DELIVERIES, "result" => outcome.label()).increment(1);
         match outcome {
             Outcome::Delivered | Outcome::Refused => disp.done(del.seq).await,
             Outcome::Gone => {

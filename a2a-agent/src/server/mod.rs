@@ -89,7 +89,7 @@ impl AgentServer {
     }
 
     /// Serve Prometheus metrics at `GET {base}/metrics` from this handle (install the recorder
-    /// with `metrics_exporter_prometheus::PrometheusBuilder::install_recorder`).
+    /// with [`crate::metrics::install`], which sets the buckets both binaries share).
     pub fn metrics(mut self, handle: metrics_exporter_prometheus::PrometheusHandle) -> Self {
         self.metrics = Some(handle);
         self

@@ -247,6 +247,15 @@ async fn serve_request(app: Arc<App>, mut req: Request) -> Response {
     resp
 }
 
+/// The gauges read at scrape time: the task queue, the live tasks and the push queue.
+fn scrape_gauges(app: &App) {
+    use crate::metrics::names;
+    metrics::gauge!(names::TASK_QUEUE_DEPTH).set(app.manager.queued_count() as f64);
+    metrics::gauge!(names::TASKS_LIVE).set(app.manager.live_count() as f64);
+    let push = app.push.as_ref().map_or(0, |p| p.queued());
+    metrics::gauge!(names::PUSH_QUEUE_DEPTH).set(push as f64);
+}
+
 /// The `status` label of a request count: the common codes without an allocation.
 fn status_label(status: u16) -> metrics::SharedString {
     match status {
@@ -294,6 +303,7 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
         && path == format!("{}/metrics", app.base)
         && let Some(h) = &app.metrics
     {
+        scrape_gauges(&app);
         let mut r = Response::new(Body::from(h.render()));
         r.headers_mut().insert(
             header::CONTENT_TYPE,

@@ -276,6 +276,11 @@ impl TaskManager {
     pub fn live_count(&self) -> usize {
         self.live.lock().map(|m| m.len()).unwrap_or(0)
     }
+
+    /// Number of sends waiting for a slot (`task_queue_size` bounds it).
+    pub fn queued_count(&self) -> usize {
+        self.queued.load(Ordering::SeqCst)
+    }
 }
 
 /// The status message (and InternalError message) of a task whose handler panicked.

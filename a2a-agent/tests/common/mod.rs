@@ -8,6 +8,7 @@ pub mod grpc_raw;
 pub mod long_probe;
 pub mod otlp;
 pub mod reference;
+pub mod scrape;
 pub mod sdk;
 pub mod slow;
 pub mod table;

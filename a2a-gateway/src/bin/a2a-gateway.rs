@@ -229,6 +229,10 @@ struct ServeArgs {
     /// service.name of the exported spans [default: OTEL_SERVICE_NAME, else a2a-gateway].
     #[arg(long, env = "A2A_GATEWAY_SERVICE_NAME")]
     service_name: Option<String>,
+    /// Workspaces (and, apart, agents) labelled by name in /metrics, the first seen; later
+    /// ones are counted under `other` [default: 100].
+    #[arg(long, env = "A2A_GATEWAY_METRICS_LABEL_CAP")]
+    metrics_label_cap: Option<usize>,
 }
 
 impl ServeArgs {
@@ -369,6 +373,9 @@ impl ServeArgs {
             if v.is_some() {
                 set.clone_from(v);
             }
+        }
+        if let Some(v) = self.metrics_label_cap {
+            c.metrics_label_cap = v;
         }
         Ok(c)
     }

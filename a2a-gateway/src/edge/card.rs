@@ -221,6 +221,7 @@ pub(crate) async fn card_handler(
         Ok(a) => a,
         Err(r) => return card_refusal(&st, &mut call, form, r),
     };
+    call.target_found = true;
     let refresh = q
         .as_deref()
         .map(|q| {
@@ -244,6 +245,7 @@ pub(crate) async fn card_handler(
         .await
     }
     .await;
+    st.metrics.card_fetch(peer::fetch_result(&peer_card));
     // card trust: the peer card's signature state (`crate::trust`), in a header and the audit.
     let peer_card = match peer_card {
         Ok(c) => st

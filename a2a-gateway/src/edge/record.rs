@@ -8,6 +8,7 @@ use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::hop::call::Call;
+use crate::metrics::HopLabels;
 use crate::protocol::errors::Refusal;
 use crate::state::GatewayState;
 
@@ -37,7 +38,21 @@ pub(crate) fn record(st: &GatewayState, call: &mut Call, refusal: Option<&Refusa
         .clone()
         .unwrap_or_else(|| "unknown".into());
     let code = refusal.map(|r| r.code.as_str()).unwrap_or("ok");
-    st.metrics.record(&op, code, latency.as_secs_f64());
+    st.metrics.hop(
+        &HopLabels {
+            workspace: call.audit.workspace_id.as_deref(),
+            agent: call.audit.target.as_deref().filter(|_| call.target_found),
+            operation: &op,
+            caller_version: call.audit.client_version.as_deref(),
+            decision: &call.audit.decision,
+            code,
+        },
+        latency,
+        call.peer,
+    );
+    if let Some(ev) = &call.audit.governance {
+        st.metrics.decisions(ev);
+    }
     if !call.span.is_none() {
         span_attributes(call, refusal);
     }
@@ -113,7 +128,20 @@ fn access_line(call: &Call, op: &str, refusal: Option<&Refusal>) {
     );
 }
 
+/// `GET /metrics`: the gauges read at scrape time (open streams; approvals pending, counted
+/// from the approvals' index), then the text exposition.
 pub(crate) async fn metrics_handler(State(st): State<Arc<GatewayState>>) -> Response {
+    let open = st.governance.streams.open_count();
+    let approvals = st.governance.approvals.clone();
+    let pending = tokio::task::spawn_blocking(move || approvals.pending_by_workspace())
+        .await
+        .ok()
+        .and_then(|r| {
+            r.inspect_err(|e| tracing::warn!("metrics: approvals pending not read: {e}"))
+                .ok()
+        })
+        .unwrap_or_default();
+    st.metrics.set_scraped(open, &pending);
     let mut resp = st.metrics.render().into_response();
     resp.headers_mut().insert(
         header::CONTENT_TYPE,

@@ -109,6 +109,8 @@ pub trait ApprovalStore: Send + Sync {
     fn summary(&self, workspace: &str, id: &str) -> Result<Option<ApprovalSummary>, StoreError>;
     /// How many approvals of `workspace` are in `state` (an index count: no row is read).
     fn count(&self, workspace: &str, state: &str) -> Result<u64, StoreError>;
+    /// The pending approvals of each workspace that has any (one index count per workspace).
+    fn pending_by_workspace(&self) -> Result<Vec<(String, u64)>, StoreError>;
     /// A page of `workspace`'s approvals, newest first (then by id), optionally in one state:
     /// at most `limit` (up to [`MAX_PAGE`]), those after the approval `after` in that order.
     /// An `after` that is not an approval of `workspace` is [`StoreError::NotFound`].
@@ -252,6 +254,24 @@ impl ApprovalStore for SqliteApprovals {
                 )?
                 .query_row(params![workspace, state], |r| r.get(0))?;
             Ok(u64::try_from(n).unwrap_or(0))
+        })
+    }
+
+    fn pending_by_workspace(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        // Per workspace a count over `gov_approvals_queue`'s (workspace_id, state) range: the
+        // decided approvals are never read.
+        self.store.with(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT w.id, (SELECT COUNT(*) FROM gov_approvals a \
+                 WHERE a.workspace_id = w.id AND a.state = 'pending') FROM workspaces w",
+            )?;
+            let rows = st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (ws, n) = row?;
+                out.push((ws, u64::try_from(n).unwrap_or(0)));
+            }
+            Ok(out)
         })
     }
 

@@ -134,6 +134,14 @@ impl Streams {
         s
     }
 
+    /// How many streams are open now (read at scrape time).
+    pub fn open_count(&self) -> usize {
+        self.open
+            .lock()
+            .map(|open| open.iter().filter(|w| w.strong_count() > 0).count())
+            .unwrap_or(0)
+    }
+
     /// Ends the open streams of `workspace` naming the `kind` (`context`/`task`) `id`; returns
     /// the (agent, task id) pairs they carried, for canceling at the peer.
     pub fn kill(&self, workspace: &str, kind: &str, id: &str) -> Vec<(String, String)> {

@@ -39,6 +39,12 @@ pub(crate) struct Call {
     pub(crate) span: tracing::Span,
     /// The hop's "edge" step span, from the request's arrival until the operation is known.
     edge: tracing::Span,
+    /// How long the hop's peer call took (`crate::outbound::PeerCall::peer_time`), for the
+    /// metrics' split of peer time and gateway overhead.
+    pub(crate) peer: Option<std::time::Duration>,
+    /// The target is an agent of the caller's workspace: only then does it get an `agent`
+    /// label in the metrics (a path naming no agent cannot take a label of the cap).
+    pub(crate) target_found: bool,
 }
 
 pub(crate) fn parse_traceparent(v: &str) -> Option<String> {
@@ -94,6 +100,8 @@ impl Call {
             ext_activated: None,
             span,
             edge,
+            peer: None,
+            target_found: false,
             binding,
             chain: headers
                 .get(crate::governance::loops::CHAIN_HEADER)

@@ -159,6 +159,7 @@ pub(crate) async fn list(
         max_stream: ctx.max_stream,
         gov: raw,
         open: None,
+        peer_nanos: Default::default(),
     };
     let reads = Reads {
         v1: &v1,

@@ -119,6 +119,7 @@ async fn steps(
     }
     // target
     let agent = lookup_agent(st, principal, agent_id)?;
+    call.target_found = true;
     // streaming switch
     if op.is_streaming() && !st.config().streaming_enabled {
         return Err(Refusal::streaming_disabled());
@@ -304,6 +305,7 @@ async fn steps(
         max_stream,
         gov: Some(gov.clone()),
         open,
+        peer_nanos: Default::default(),
     };
     // idempotent sends: a repeated messageId is answered from the first send's record.
     let first_send = if crate::hop::idempotency::applies(st, op) {
@@ -357,6 +359,7 @@ async fn steps(
             );
             ctx.call_passing(op, peer_params, pass).await
         };
+        call.peer = ctx.peer_time();
         match called {
             Ok(a) => a,
             Err(r) => {

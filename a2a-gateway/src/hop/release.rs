@@ -222,6 +222,7 @@ async fn send_held(
             evidence: std::sync::Mutex::new(Evidence::default()),
         })),
         open: None,
+        peer_nanos: Default::default(),
     };
     // The extensions the hop forwarded go with the released call.
     let ext = std::sync::Arc::new(crate::governance::extensions::HopExtensions::forwarding(

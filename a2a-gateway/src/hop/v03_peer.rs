@@ -124,6 +124,7 @@ async fn final_state(r: FinalRead, ended: Arc<AtomicBool>) -> Option<Value> {
         max_stream: r.max_stream,
         gov: r.gov,
         open: None,
+        peer_nanos: Default::default(),
     };
     let Ok(Answer::Unary(task)) = ctx.call(Operation::GetTask, json!({ "id": r.id })).await else {
         return None;

@@ -29,7 +29,9 @@ pub(crate) async fn registered_card(
         max_card,
         false,
     )
-    .await?;
+    .await;
+    st.metrics.card_fetch(peer::fetch_result(&card));
+    let card = card?;
     Ok((registered.url, card))
 }
 

@@ -44,6 +44,9 @@ pub(crate) struct PeerCall<'a> {
     pub(crate) gov: Option<std::sync::Arc<crate::governance::HopGov>>,
     /// A stream's registration with the kill switch.
     pub(crate) open: Option<std::sync::Arc<crate::governance::kill::OpenStream>>,
+    /// Nanoseconds spent waiting for the peer (summed over the hop's calls; a stream's until
+    /// its answer head): the hop's peer time in the metrics ([`PeerCall::peer_time`]).
+    pub(crate) peer_nanos: std::sync::atomic::AtomicU64,
 }
 
 /// translation to the peer's version: the params in the peer's version, with the chosen entry's
@@ -159,10 +162,31 @@ impl PeerCall<'_> {
         let r = match self.chosen.binding {
             Binding::JsonRpc => self.jsonrpc(op, params, pass).await,
             Binding::HttpJson => self.rest(op, params, pass).await,
-            Binding::Grpc => self.grpc(op, params).await,
+            Binding::Grpc => {
+                let started = std::time::Instant::now();
+                let r = self.grpc(op, params).await;
+                self.add_peer_time(started);
+                r
+            }
         };
         // A peer's error reaches the caller only through governance.
         r.map_err(|e| peer_error::govern(&self.st.governance, self.gov.as_deref(), e))
+    }
+
+    /// Adds the time since `started` to the hop's peer time.
+    fn add_peer_time(&self, started: std::time::Instant) {
+        let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.peer_nanos
+            .fetch_add(took, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The hop's peer time so far (`None` before any call): waiting for the peer's answer
+    /// head ([`PeerCall::send`]) and body (`read_body`); a gRPC call whole.
+    pub(crate) fn peer_time(&self) -> Option<Duration> {
+        match self.peer_nanos.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => None,
+            n => Some(Duration::from_nanos(n)),
+        }
     }
 
     pub(crate) fn request(
@@ -269,10 +293,12 @@ impl PeerCall<'_> {
             Duration::from_secs(self.st.config().peer_timeout_secs.max(1))
         };
         let peers = self.st.peer_clients.load_full();
+        let started = std::time::Instant::now();
         let r = tokio::select! {
             _ = self.st.shutdown.cancelled() => return Err(crate::protocol::errors::shutting_down()),
             r = peers.peer_http.send(req, timeout) => r,
         };
+        self.add_peer_time(started);
         let resp = r.map_err(|e| match e {
             SendError::Timeout => Refusal::peer_timeout(self.st.config().peer_timeout_secs),
             SendError::Failed(m) => Refusal::peer_unreachable(&m),
@@ -292,10 +318,12 @@ impl PeerCall<'_> {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("");
         let not_json = (!a2a_types::version::is_json_media_type(ct)).then(|| ct.to_owned());
+        let started = std::time::Instant::now();
         let read = tokio::select! {
             _ = self.st.shutdown.cancelled() => return Err(crate::protocol::errors::shutting_down()),
             r = resp.read_limited(self.max_resp) => r,
         };
+        self.add_peer_time(started);
         let body = read.map_err(|e| match e {
             ReadError::TooLarge => Refusal::response_too_large(self.max_resp),
             ReadError::TimedOut => Refusal::peer_timeout(self.st.config().peer_timeout_secs),

@@ -45,6 +45,7 @@ impl<'a> Peer<'a> {
             max_stream: st.config().limits.max_stream_bytes,
             gov: None,
             open: None,
+            peer_nanos: Default::default(),
         };
         ctx.call(op, params).await.map_err(|r| r.code)
     }

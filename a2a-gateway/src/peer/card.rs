@@ -99,6 +99,21 @@ pub(crate) async fn peer_card_at(
         .map_err(|e| Refusal::card_unavailable(&discovery_detail(&e)))
 }
 
+/// The `result` label of a card resolution in `a2a_peer_card_fetches_total`: how the card was
+/// obtained (`fetched`, `fresh` from the cache, `revalidated`, `stale`), or `error`.
+pub fn fetch_result(r: &Result<FetchedCard, Refusal>) -> &'static str {
+    use a2a_client::discovery::CacheStatus;
+    match r {
+        Ok(c) => match c.cache {
+            CacheStatus::Fetched => "fetched",
+            CacheStatus::Fresh => "fresh",
+            CacheStatus::Revalidated => "revalidated",
+            CacheStatus::Stale => "stale",
+        },
+        Err(_) => "error",
+    }
+}
+
 /// The peer card as a JSON value (for the governed card).
 pub fn card_json(card: &FetchedCard) -> Result<Value, Refusal> {
     card.json()

@@ -27,7 +27,8 @@ pub(crate) mod modified;
 
 pub(crate) use card::peer_card_at;
 pub use card::{
-    CARD_TTL, DEFAULT_CARD_TTL, card_json, card_resolver, card_urls, error_chain, peer_card,
+    CARD_TTL, DEFAULT_CARD_TTL, card_json, card_resolver, card_urls, error_chain, fetch_result,
+    peer_card,
 };
 
 use std::net::SocketAddr;

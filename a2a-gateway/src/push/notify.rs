@@ -100,10 +100,17 @@ pub async fn notify(
         audit.decision = decision.into();
         audit.error_code = err.map(str::to_owned);
         audit.latency_ms = started.elapsed().as_millis() as i64;
-        st.metrics.record(
-            "push:notify",
-            err.unwrap_or("ok"),
-            started.elapsed().as_secs_f64(),
+        st.metrics.hop(
+            &crate::metrics::HopLabels {
+                workspace: audit.workspace_id.as_deref(),
+                agent: audit.target.as_deref(),
+                operation: "push:notify",
+                caller_version: audit.client_version.as_deref(),
+                decision,
+                code: err.unwrap_or("ok"),
+            },
+            started.elapsed(),
+            None,
         );
         if let Err(e) = st.store.append_audit(audit) {
             tracing::error!("audit write failed: {e}");

@@ -56,6 +56,9 @@ type Pending = HashMap<(String, String), (String, String)>;
 #[derive(Default)]
 struct Shared {
     journal: OnceLock<Journal>,
+    /// The gateway's metrics, once attached ([`AuditWriter::set_metrics`]): batch latency and
+    /// failed batches.
+    metrics: OnceLock<crate::metrics::Metrics>,
     /// Bindings journaled but not yet committed. Lock order: this lock, then the connection;
     /// the writer takes it only after its transaction has ended.
     pending: Mutex<Pending>,
@@ -343,6 +346,13 @@ impl AuditWriter {
     }
 }
 
+impl AuditWriter {
+    /// Attaches the gateway's metrics (the first attached stays).
+    pub fn set_metrics(&self, m: crate::metrics::Metrics) {
+        let _ = self.shared.metrics.set(m);
+    }
+}
+
 impl Drop for AuditWriter {
     fn drop(&mut self) {
         // Closing the channel lets the thread commit what is queued and end.
@@ -395,7 +405,15 @@ fn run(
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
         gather(rx, &mut batch, shared.journal.get().is_some());
+        let started = Instant::now();
         let (results, journaled) = commit(conn, &batch);
+        if let Some(m) = shared.metrics.get() {
+            m.store(
+                "audit_batch",
+                started.elapsed(),
+                results.iter().all(Result::is_ok),
+            );
+        }
         if let (Some(j), Some(journal)) = (journaled, shared.journal.get()) {
             journal.committed(j);
         }

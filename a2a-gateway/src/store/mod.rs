@@ -100,6 +100,8 @@ pub struct Store {
     /// The audit retention's own connection to the database file, opened on first use
     /// (see [`retention`]).
     retention: Arc<Mutex<retention::Retention>>,
+    /// The gateway's metrics, once attached ([`Store::set_metrics`]).
+    metrics: Arc<std::sync::OnceLock<crate::metrics::Metrics>>,
 }
 
 fn now() -> i64 {
@@ -178,6 +180,7 @@ impl Store {
             path: None,
             sends: Arc::default(),
             retention: Arc::default(),
+            metrics: Arc::default(),
         })
     }
 
@@ -216,8 +219,29 @@ impl Store {
         &self,
         f: impl FnOnce(&Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        let c = self.conn.lock().map_err(|_| StoreError::Poisoned)?;
-        f(&c)
+        let started = std::time::Instant::now();
+        let out = match self.conn.lock() {
+            Ok(c) => f(&c),
+            Err(_) => Err(StoreError::Poisoned),
+        };
+        self.timed(started, &out);
+        out
+    }
+
+    /// Attaches the gateway's metrics to this store and its clones (store calls' latency and
+    /// failures; the first attached stays).
+    pub fn set_metrics(&self, m: &crate::metrics::Metrics) {
+        let _ = self.metrics.set(m.clone());
+        self.audit.set_metrics(m.clone());
+    }
+
+    /// Records one call under the connection lock: its latency (the wait for the lock
+    /// included) and whether the database failed (a missing or refused row is no failure).
+    fn timed<T>(&self, started: std::time::Instant, out: &Result<T, StoreError>) {
+        if let Some(m) = self.metrics.get() {
+            let failed = matches!(out, Err(StoreError::Sql(_) | StoreError::Poisoned));
+            m.store("query", started.elapsed(), !failed);
+        }
     }
 
     /// Like [`Store::with`] for changes to workspaces, agents or keys: the registry cache is
@@ -226,9 +250,16 @@ impl Store {
         &self,
         f: impl FnOnce(&Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        let c = self.conn.lock().map_err(|_| StoreError::Poisoned)?;
-        let out = f(&c);
-        self.cache.clear();
+        let started = std::time::Instant::now();
+        let out = match self.conn.lock() {
+            Ok(c) => {
+                let out = f(&c);
+                self.cache.clear();
+                out
+            }
+            Err(_) => Err(StoreError::Poisoned),
+        };
+        self.timed(started, &out);
         out
     }
 

@@ -26,6 +26,9 @@ pub mod long_probe;
 /// The OTLP trace receiver the agent's tests use too.
 #[path = "../../../a2a-agent/tests/common/otlp.rs"]
 pub mod otlp;
+/// The Prometheus text parser the agent's tests use too.
+#[path = "../../../a2a-agent/tests/common/scrape.rs"]
+pub mod scrape;
 
 pub struct Env {
     pub gw: ServerHandle,
