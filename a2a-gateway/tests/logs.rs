@@ -3,12 +3,11 @@
 //! its workspace, agent, operation, versions, status, decision, latency and trace id; text
 //! logs into a pipe carry no ANSI colour codes.
 
-use std::io::BufRead;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::{ok_peer, seed_file};
+use crate::common::{ok_peer, seed_file, spawn_gateway};
 
 /// Starts `serve` with `extra` flags, stderr piped; returns the child, its base URL and the
 /// receiver of its stderr lines.
@@ -20,33 +19,13 @@ fn serve(
     String,
     std::sync::mpsc::Receiver<String>,
 ) {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-gateway"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--dev", "true"])
-        .args(extra)
-        .arg("--database")
-        .arg(db)
-        .env_remove("RUST_LOG")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = std::io::BufReader::new(child.stdout.take().unwrap());
-    let err = std::io::BufReader::new(child.stderr.take().unwrap());
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for l in err.lines().map_while(Result::ok) {
-            let _ = tx.send(l);
-        }
-    });
-    let mut base = String::new();
-    for l in out.lines().map_while(Result::ok) {
-        if let Some(b) = l.strip_prefix("LISTENING ") {
-            base = b.trim().to_owned();
-            break;
-        }
-    }
-    assert!(!base.is_empty(), "no LISTENING line");
-    (child, base, rx)
+    let mut args: Vec<&std::ffi::OsStr> = ["serve", "--listen", "127.0.0.1:0", "--dev", "true"]
+        .iter()
+        .map(|a| a.as_ref())
+        .collect();
+    args.extend(extra.iter().map(std::ffi::OsStr::new));
+    args.extend(["--database".as_ref(), db.as_os_str()]);
+    spawn_gateway(&args)
 }
 
 async fn hop(base: &str, key: &str) -> String {

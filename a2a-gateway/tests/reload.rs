@@ -3,12 +3,12 @@
 //! setting that needs a restart (`listen`) is reported and keeps its running value, and a file
 //! that does not parse is refused with the old settings kept.
 
-use std::io::{BufRead, Read, Write};
+use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{ok_peer, seed_file};
+use crate::common::{ok_peer, seed_file, spawn_gateway};
 
 fn settings(max_chars: usize, log_level: &str, listen: &str) -> String {
     format!(
@@ -106,38 +106,15 @@ async fn sighup_applies_live_settings_reports_the_rest_and_refuses_a_bad_file() 
     let file = dir.path().join("gateway.toml");
     let key = seed_file(&db, "p", peer.url());
     std::fs::write(&file, settings(5, "warn", "127.0.0.1:0")).unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-gateway"))
-        .args(["serve", "--log-format", "json"])
-        .arg("--config")
-        .arg(&file)
-        .arg("--database")
-        .arg(&db)
-        .env_remove("RUST_LOG")
-        .env_remove("A2A_GATEWAY_LOG_LEVEL")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = std::io::BufReader::new(child.stdout.take().unwrap());
-    let err = std::io::BufReader::new(child.stderr.take().unwrap());
-    let (tx, lines) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for l in err.lines().map_while(Result::ok) {
-            let _ = tx.send(l);
-        }
-    });
-    // stdout is read to its end (a closed pipe would fail the gateway's later prints).
-    let (found, listening) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for l in out.lines().map_while(Result::ok) {
-            if let Some(b) = l.strip_prefix("LISTENING ") {
-                let _ = found.send(b.trim().to_owned());
-            }
-        }
-    });
-    let base = listening
-        .recv_timeout(Duration::from_secs(30))
-        .expect("no LISTENING line");
+    let (mut child, base, lines) = spawn_gateway(&[
+        "serve".as_ref(),
+        "--log-format".as_ref(),
+        "json".as_ref(),
+        "--config".as_ref(),
+        file.as_os_str(),
+        "--database".as_ref(),
+        db.as_os_str(),
+    ]);
     let addr = base.trim_start_matches("http://").to_owned();
 
     let (s, b) = send(&base, &key, "hello world").await;

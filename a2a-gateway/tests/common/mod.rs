@@ -340,3 +340,44 @@ pub async fn ok_peer() -> a2a_agent::ServerHandle {
     .await
     .unwrap()
 }
+
+/// `a2a-gateway ARGS` started with stdout and stderr piped: the child, the base URL of its
+/// `LISTENING` line, and its stderr lines. stdout is read to its end on a thread (a closed pipe
+/// would fail the gateway's later prints); `RUST_LOG` and `A2A_GATEWAY_LOG_LEVEL` are unset.
+pub fn spawn_gateway<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+) -> (
+    std::process::Child,
+    String,
+    std::sync::mpsc::Receiver<String>,
+) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-gateway"))
+        .args(args)
+        .env_remove("RUST_LOG")
+        .env_remove("A2A_GATEWAY_LOG_LEVEL")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for l in err.lines().map_while(Result::ok) {
+            let _ = tx.send(l);
+        }
+    });
+    let (found, listening) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for l in out.lines().map_while(Result::ok) {
+            if let Some(b) = l.strip_prefix("LISTENING ") {
+                let _ = found.send(b.trim().to_owned());
+            }
+        }
+    });
+    let base = listening
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("no LISTENING line");
+    (child, base, lines)
+}
