@@ -7,6 +7,7 @@ pub mod admin;
 pub mod demo;
 pub mod demo_text;
 pub mod ops;
+pub mod serve;
 pub mod trust;
 
 use std::path::PathBuf;
