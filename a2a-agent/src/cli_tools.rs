@@ -1,6 +1,7 @@
 //! What the two binaries (`a2a-agent`, `a2a-gateway`) share besides logging ([`crate::logs`]):
 //! the commented sample configuration (`config sample`), the container healthcheck
-//! (`healthcheck`) and SIGHUP handling ([`note_hangups`]).
+//! (`healthcheck`), SIGHUP handling ([`note_hangups`]) and the start of `serve` ([`serve_traced`]:
+//! runtime, trace export, logs).
 //!
 //! The sample is generated, never written by hand: the keys and default values come from the
 //! binary's own settings type (serialized defaults), and each comment is the help of the flag
@@ -260,6 +261,42 @@ fn probe(addr: SocketAddr, url: &url::Url, timeout: Duration) -> Result<(), Stri
     } else {
         Err(format!("status {status}"))
     }
+}
+
+/// Runs `main` (a binary's `serve`) on the runtime of `workers` threads (0: one per CPU), with
+/// the process's logs (`format`, `filter`) and, given `export`, the trace export
+/// ([`crate::otel`]); the spans still queued are sent before it returns (SIGTERM included).
+///
+/// # Safety
+/// With `export`, the OTLP header variables are removed from the environment
+/// ([`crate::otel::Tracing::take_header_variables`]): call it before the process has any other
+/// thread.
+pub unsafe fn serve_traced<F: std::future::Future>(
+    export: Option<crate::otel::Export>,
+    workers: usize,
+    format: crate::logs::LogFormat,
+    filter: tracing_subscriber::EnvFilter,
+    main: F,
+) -> std::io::Result<F::Output> {
+    if export.is_some() {
+        // SAFETY: the caller's promise (no other thread yet; the runtime starts below).
+        unsafe { crate::otel::Tracing::take_header_variables() };
+    }
+    let rt = crate::listen::runtime(workers)?;
+    // Started inside the runtime (the gRPC exporter's channel lives there).
+    let traces = match &export {
+        Some(e) => Some(
+            rt.block_on(async { crate::otel::Tracing::start(e) })
+                .map_err(std::io::Error::other)?,
+        ),
+        None => None,
+    };
+    crate::logs::init(format, filter, traces.as_ref());
+    let done = rt.block_on(main);
+    if let Some(t) = traces {
+        t.shutdown();
+    }
+    Ok(done)
 }
 
 #[cfg(test)]

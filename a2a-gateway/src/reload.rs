@@ -9,7 +9,6 @@
 //! signing and delegation keys, public URL, development mode, retention) needs a restart.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::{Map, Value};
 
@@ -138,11 +137,8 @@ pub(crate) fn apply(
         st.peer_clients.store(Arc::new(p));
     }
     st.governance.set_settings(&next.governance());
-    listening.set_timeouts(
-        Duration::from_secs(next.header_read_timeout_secs.max(1)),
-        Duration::from_secs(next.body_read_timeout_secs.max(1)),
-        Duration::from_secs(next.idle_timeout_secs.max(1)),
-    );
+    let l = next.listen();
+    listening.set_timeouts(l.header_read_timeout, l.body_read_timeout, l.idle_timeout);
     st.settings.store(Arc::new(next));
     Ok(changes)
 }

@@ -40,7 +40,6 @@ fn gateway(
     extra: &[&str],
     env: &[(&str, &str)],
 ) -> (std::process::Child, String) {
-    use std::io::BufRead;
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-gateway"));
     cmd.args(["serve", "--listen", "127.0.0.1:0", "--dev", "true"])
         .args(extra)
@@ -58,24 +57,7 @@ fn gateway(
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    // stdout is read to its end (the process writes more lines after LISTENING).
-    let out = std::io::BufReader::new(child.stdout.take().unwrap());
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for l in out.lines().map_while(Result::ok) {
-            if let Some(b) = l.strip_prefix("LISTENING ") {
-                let _ = tx.send(b.trim().to_owned());
-            }
-        }
-    });
-    let base = rx
-        .recv_timeout(std::time::Duration::from_secs(20))
-        .expect("no LISTENING line");
+    let (child, base, _) = crate::common::spawn_gateway_cmd(cmd);
     (child, base)
 }
 

@@ -292,26 +292,11 @@ fn main() -> std::process::ExitCode {
     let done = build_config(&s).and_then(|cfg| {
         let export = a2a_agent::otel::Export::from_env(&cfg.otlp(), "a2a-agent")
             .map_err(anyhow::Error::msg)?;
-        if export.is_some() {
-            // SAFETY: no other thread yet (the runtime starts below).
-            unsafe { a2a_agent::otel::Tracing::take_header_variables() };
-        }
-        let rt = a2a_agent::listen::runtime(cfg.workers)?;
-        // Started inside the runtime (the gRPC exporter's channel lives there).
-        let traces = match &export {
-            Some(e) => Some(
-                rt.block_on(async { a2a_agent::otel::Tracing::start(e) })
-                    .map_err(anyhow::Error::msg)?,
-            ),
-            None => None,
-        };
-        a2a_agent::logs::init(format, filter, traces.as_ref());
-        let done = rt.block_on(serve(*s, cfg));
-        // The spans still queued are sent before the process exits (SIGTERM included).
-        if let Some(t) = traces {
-            t.shutdown();
-        }
-        done
+        let workers = cfg.workers;
+        // SAFETY: no other thread yet.
+        unsafe {
+            a2a_agent::cli_tools::serve_traced(export, workers, format, filter, serve(*s, cfg))
+        }?
     });
     match done {
         Ok(()) => std::process::ExitCode::SUCCESS,

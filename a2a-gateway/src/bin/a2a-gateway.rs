@@ -351,26 +351,11 @@ fn main() -> Result<()> {
     let log_flag = cli.log_level.is_some();
     let export = a2a_agent::otel::Export::from_env(&config.otlp(), "a2a-gateway")
         .map_err(anyhow::Error::msg)?;
-    if export.is_some() {
-        // SAFETY: no other thread yet (the runtime starts below).
-        unsafe { a2a_agent::otel::Tracing::take_header_variables() };
-    }
-    let rt = runtime(config.workers)?;
-    // Started inside the runtime (the gRPC exporter's channel lives there).
-    let traces = match &export {
-        Some(e) => Some(
-            rt.block_on(async { a2a_agent::otel::Tracing::start(e) })
-                .map_err(anyhow::Error::msg)?,
-        ),
-        None => None,
-    };
-    a2a_agent::logs::init(format, filter, traces.as_ref());
-    let done = rt.block_on(serve(config, move || a.config(), log_flag));
-    // The spans still queued are sent before the process exits (SIGTERM included).
-    if let Some(t) = traces {
-        t.shutdown();
-    }
-    done
+    let workers = config.workers;
+    let main = serve(config, move || a.config(), log_flag);
+    // SAFETY: no other thread yet.
+    unsafe { a2a_agent::cli_tools::serve_traced(export, workers, format, filter, main) }
+        .context("starting the async runtime")?
 }
 
 /// `serve --check-config`: 0 and "config ok" when the gateway would start with the settings,

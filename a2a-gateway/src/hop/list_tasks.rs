@@ -207,10 +207,8 @@ pub(crate) async fn list(
             .collect();
         let now: HashSet<String> = missing.iter().cloned().collect();
         let t = std::time::Instant::now();
-        let n_missing = missing.len();
         read.extend(reads.get(missing, filters.history).await?);
         t_get += t.elapsed();
-        tracing::debug!(round, n_missing, "list round");
         let off: Vec<&TaskRecord> = rows
             .iter()
             .filter(|r| {
@@ -302,14 +300,13 @@ impl Reads<'_> {
     /// the task has ended.
     async fn get(
         &self,
-        ids: Vec<String>,
+        mut ids: Vec<String>,
         history: Option<usize>,
     ) -> Result<Vec<(String, Option<Value>)>, Refusal> {
         let v1 = self.v1;
         let (workspace, agent) = (&self.owner.workspace_id, &self.owner.agent_id);
         let terminal = &v1.st.terminal;
         let mut kept = Vec::new();
-        let mut ids = ids;
         ids.retain(
             |id| match terminal.get(self.endpoint, workspace, agent, id, history) {
                 Some(t) => {
@@ -340,7 +337,7 @@ impl Reads<'_> {
             .buffer_unordered(LIST_FETCH_CONCURRENCY)
             .collect()
             .await;
-        let got = got.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let mut got = got.into_iter().collect::<Result<Vec<_>, _>>()?;
         for (id, task) in &got {
             let recorded = match task.as_ref().and_then(revealed_status) {
                 Some(mut f) => {
@@ -357,7 +354,6 @@ impl Reads<'_> {
                 terminal.put(self.endpoint, workspace, agent, history, t);
             }
         }
-        let mut got = got;
         got.extend(kept);
         Ok(got)
     }

@@ -351,11 +351,23 @@ pub fn spawn_gateway<S: AsRef<std::ffi::OsStr>>(
     String,
     std::sync::mpsc::Receiver<String>,
 ) {
-    use std::io::BufRead;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-gateway"))
-        .args(args)
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-gateway"));
+    cmd.args(args)
         .env_remove("RUST_LOG")
-        .env_remove("A2A_GATEWAY_LOG_LEVEL")
+        .env_remove("A2A_GATEWAY_LOG_LEVEL");
+    spawn_gateway_cmd(cmd)
+}
+
+/// [`spawn_gateway`] of a command the caller made (arguments, environment).
+pub fn spawn_gateway_cmd(
+    mut cmd: std::process::Command,
+) -> (
+    std::process::Child,
+    String,
+    std::sync::mpsc::Receiver<String>,
+) {
+    use std::io::BufRead;
+    let mut child = cmd
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
