@@ -388,6 +388,14 @@ async fn steps(
     if matches!(op, Operation::SendMessage | Operation::SendStreamingMessage) {
         let (a, task) = ownership::bind_answer(owners, &agent.endpoint, &owner, answer)?;
         answer = a;
+        // An ended task answered as the peer wrote it is what a listing would read.
+        if let Answer::Passed(p) = &answer
+            && let (Some(id), Some(text)) = (p.task_id(), p.ended_task())
+        {
+            let (ws, agent_id) = (&owner.workspace_id, &owner.agent_id);
+            st.terminal
+                .put_answered(&agent.endpoint, ws, agent_id, id, text);
+        }
         if task.is_some() {
             call.audit.task_id = task;
         }

@@ -33,6 +33,9 @@ pub struct Passed {
     message: Option<String>,
     /// What a task answer says of the task's status (the listing's records).
     status: Option<TaskFacts>,
+    /// A task answer's `task` member, as JSON text, when the task has ended (kept for
+    /// listings: `crate::tasks::terminal`).
+    ended: Option<String>,
 }
 
 /// Whether the hop may pass its peer's answer through: the operation, versions and bindings
@@ -85,6 +88,8 @@ struct Scan<'a> {
     found: Option<SendMessageResponse>,
     /// The `message` member's text, whatever its value.
     message: Option<&'a RawValue>,
+    /// The `task` member's text, whatever its value.
+    task: Option<&'a RawValue>,
     odd: bool,
 }
 
@@ -104,6 +109,7 @@ impl<'de> Deserialize<'de> for Scan<'de> {
                 let mut scan = Scan {
                     found: None,
                     message: None,
+                    task: None,
                     odd: false,
                 };
                 let put = |scan: &mut Scan<'de>, v: SendMessageResponse| {
@@ -116,7 +122,11 @@ impl<'de> Deserialize<'de> for Scan<'de> {
                 while let Some(key) = map.next_key::<Key>()? {
                     match key {
                         Key::Task => {
-                            if let Some(t) = map.next_value::<Option<Task>>()? {
+                            let raw: &'de RawValue = map.next_value()?;
+                            scan.task = Some(raw);
+                            let t: Option<Task> =
+                                serde_json::from_str(raw.get()).map_err(A::Error::custom)?;
+                            if let Some(t) = t {
                                 put(&mut scan, SendMessageResponse::Task(t))?;
                             }
                         }
@@ -164,6 +174,7 @@ impl Passed {
             return None;
         }
         let mut status = None;
+        let mut ended = None;
         let (task_id, message) = match scan.found? {
             // `revealed_task` reads `task.id` only when present; a `message` member beside
             // the task (`null`, say) reads as a message answer to the idempotency step.
@@ -171,6 +182,9 @@ impl Passed {
                 return None;
             }
             SendMessageResponse::Task(t) => {
+                if t.status.state.is_terminal() {
+                    ended = scan.task.map(|r| r.get().to_owned());
+                }
                 status = Some(TaskFacts {
                     task_id: t.id.clone(),
                     context_id: t.context_id,
@@ -197,6 +211,7 @@ impl Passed {
             task_id,
             message,
             status,
+            ended,
         })
     }
 
@@ -213,6 +228,12 @@ impl Passed {
     /// What a task answer says of the task's status.
     pub fn status(&self) -> Option<&TaskFacts> {
         self.status.as_ref()
+    }
+
+    /// A task answer's task, as JSON text, when it has ended (completed, failed, canceled,
+    /// rejected): the peer's own content, whole (a passed answer had no `historyLength`).
+    pub fn ended_task(&self) -> Option<&str> {
+        self.ended.as_deref()
     }
 
     /// The direct message of a message answer, as JSON (what the idempotency record keeps).
@@ -303,6 +324,25 @@ mod tests {
         ] {
             assert!(Passed::send_result(text).is_none(), "{text}");
         }
+    }
+
+    /// An ended task's text is offered as the peer wrote it (member order and spacing); an
+    /// open task or a message answer offers none.
+    #[test]
+    fn only_ended_tasks_are_offered_for_listings() {
+        let text = r#"{"task": {"status": {"state": "TASK_STATE_FAILED"},  "id": "t9", "contextId": "c"}}"#;
+        let p = Passed::send_result(text).unwrap();
+        assert_eq!(
+            p.ended_task(),
+            Some(r#"{"status": {"state": "TASK_STATE_FAILED"},  "id": "t9", "contextId": "c"}"#)
+        );
+        let mut open = task();
+        open["task"]["status"]["state"] = json!("TASK_STATE_INPUT_REQUIRED");
+        let p = Passed::send_result(&open.to_string()).unwrap();
+        assert_eq!(p.ended_task(), None);
+        assert!(p.status().is_some());
+        let msg = json!({"message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "x"}]}});
+        assert_eq!(Passed::send_result(&msg.to_string()).unwrap().ended_task(), None);
     }
 
     #[test]

@@ -372,9 +372,15 @@ impl Drop for AuditWriter {
 /// writer sleeps rather than waking for each row (a wake-up per row cost each hop several
 /// futex calls and context switches); a job somebody waits for wakes it
 /// (`AuditWriter::send`).
+///
+/// A flush ends the batch: it waits only for what was queued before it (a listing that
+/// settles its records does not wait for the rows queued after it too).
 fn gather(rx: &Receiver<Job>, batch: &mut Vec<Job>, window: bool) {
     let deadline = Instant::now() + BATCH_WINDOW;
     while batch.len() < MAX_BATCH {
+        if matches!(batch.last(), Some(Job::Flush(_))) {
+            return;
+        }
         match rx.try_recv() {
             Ok(job) => {
                 batch.push(job);

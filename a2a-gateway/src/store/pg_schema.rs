@@ -1,5 +1,5 @@
 //! The gateway's tables on PostgreSQL (issue 32, replicas): the same tables as the SQLite file
-//! (`schema`, migrations 1-20), written fresh as PostgreSQL's migration 1, plus what replicas
+//! (`schema`, migrations 1-21), written fresh as PostgreSQL's migration 1, plus what replicas
 //! share that one process kept in memory (console sessions, the page-token key, stream resume
 //! events, rate and quota counters). Applied with [`a2a_pg::migrate`] under the component name
 //! `gateway`, once across replicas.
@@ -237,6 +237,33 @@ CREATE INDEX task_owners_context
 CREATE INDEX task_owners_open
     ON task_owners(workspace_id, agent_id, endpoint, open, checked_at);
 CREATE INDEX task_owners_seen ON task_owners(GREATEST(created_at * 1000, checked_at));
+
+CREATE TABLE task_owner_counts (
+    workspace_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    endpoint TEXT NOT NULL,
+    listed BIGINT NOT NULL,
+    PRIMARY KEY (workspace_id, agent_id, endpoint)
+);
+CREATE FUNCTION a2a_task_owner_count() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP IN ('UPDATE', 'DELETE') AND NOT OLD.gone THEN
+        UPDATE task_owner_counts SET listed = listed - 1
+            WHERE workspace_id = OLD.workspace_id AND agent_id = OLD.agent_id
+              AND endpoint = OLD.endpoint;
+    END IF;
+    IF TG_OP IN ('UPDATE', 'INSERT') AND NOT NEW.gone THEN
+        INSERT INTO task_owner_counts AS c(workspace_id, agent_id, endpoint, listed)
+            VALUES (NEW.workspace_id, NEW.agent_id, NEW.endpoint, 1)
+            ON CONFLICT (workspace_id, agent_id, endpoint) DO UPDATE SET listed = c.listed + 1;
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER task_owner_counts_insert AFTER INSERT OR DELETE ON task_owners
+    FOR EACH ROW EXECUTE FUNCTION a2a_task_owner_count();
+CREATE TRIGGER task_owner_counts_gone AFTER UPDATE OF gone ON task_owners
+    FOR EACH ROW WHEN (OLD.gone IS DISTINCT FROM NEW.gone)
+    EXECUTE FUNCTION a2a_task_owner_count();
 
 CREATE TABLE gateway_sends (
     workspace_id TEXT NOT NULL,

@@ -151,6 +151,9 @@ pub const MIGRATIONS: &[&str] = &[
     // 20: held requests apart from the approvals' facts (issue 39): counts and lists of
     // approvals read an index and small rows, never a request.
     APPROVAL_REQUESTS,
+    // 21: each owner's count of listed tasks, kept by triggers (issue 40: a listing's
+    // `totalSize` without counting the owner's rows on every call).
+    super::task_records::COUNTS,
 ];
 
 /// Migration of the listing columns of `task_owners` (see `super::task_records`). Every index

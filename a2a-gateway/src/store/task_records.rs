@@ -17,6 +17,44 @@ use rusqlite::{Connection, params, params_from_iter};
 use super::sql::CachedExt;
 use super::{Store, StoreError};
 
+/// Migration: `task_owner_counts`, each owner's number of listed (not gone) tasks per peer
+/// endpoint, kept exact by triggers on every insert, delete and change of `gone` of
+/// `task_owners`, so that an unfiltered listing's `totalSize` is one row read however many
+/// tasks the owner has.
+pub(crate) const COUNTS: &str = r#"
+    CREATE TABLE task_owner_counts (
+        workspace_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        endpoint TEXT NOT NULL,
+        listed INTEGER NOT NULL,
+        PRIMARY KEY (workspace_id, agent_id, endpoint)
+    ) WITHOUT ROWID;
+    INSERT INTO task_owner_counts(workspace_id, agent_id, endpoint, listed)
+        SELECT workspace_id, agent_id, endpoint, COUNT(*) FROM task_owners WHERE gone = 0
+        GROUP BY workspace_id, agent_id, endpoint;
+    CREATE TRIGGER task_owner_counts_insert AFTER INSERT ON task_owners WHEN NEW.gone = 0
+    BEGIN
+        INSERT OR IGNORE INTO task_owner_counts(workspace_id, agent_id, endpoint, listed)
+            VALUES (NEW.workspace_id, NEW.agent_id, NEW.endpoint, 0);
+        UPDATE task_owner_counts SET listed = listed + 1
+            WHERE workspace_id = NEW.workspace_id AND agent_id = NEW.agent_id
+              AND endpoint = NEW.endpoint;
+    END;
+    CREATE TRIGGER task_owner_counts_delete AFTER DELETE ON task_owners WHEN OLD.gone = 0
+    BEGIN
+        UPDATE task_owner_counts SET listed = listed - 1
+            WHERE workspace_id = OLD.workspace_id AND agent_id = OLD.agent_id
+              AND endpoint = OLD.endpoint;
+    END;
+    CREATE TRIGGER task_owner_counts_gone AFTER UPDATE OF gone ON task_owners
+        WHEN OLD.gone <> NEW.gone
+    BEGIN
+        UPDATE task_owner_counts SET listed = listed + (CASE WHEN NEW.gone = 0 THEN 1 ELSE -1 END)
+            WHERE workspace_id = OLD.workspace_id AND agent_id = OLD.agent_id
+              AND endpoint = OLD.endpoint;
+    END;
+"#;
+
 /// One status record of a bound task, as the writer applies it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskStatusRow {
@@ -167,7 +205,16 @@ impl Store {
             filter.push_str(" AND context_id = ?");
             args.push(c.to_owned().into());
         }
-        let count_sql = format!("SELECT COUNT(*) FROM task_owners WHERE {filter}");
+        // Unfiltered: the owner's kept count (migration 21, [`COUNTS`]).
+        let unfiltered = q.state.is_none() && q.context_id.is_none() && q.after.is_none();
+        let count_sql = if unfiltered {
+            "SELECT COALESCE((SELECT listed FROM task_owner_counts
+               WHERE workspace_id = ?1 AND agent_id = ?2 AND endpoint = ?3), 0)"
+                .to_owned()
+        } else {
+            format!("SELECT COUNT(*) FROM task_owners WHERE {filter}")
+        };
+        let count_args = if unfiltered { &args[..3] } else { &args[..] };
         let page_sql = format!(
             "SELECT task_id, context_id, state, status_at FROM task_owners WHERE {filter}
                AND status_at <= ? AND (status_at < ? OR task_id > ?)
@@ -184,7 +231,9 @@ impl Store {
         ]);
         self.with(|c| {
             let total: i64 =
-                c.query_row_cached(&count_sql, params_from_iter(args.iter()), |r| r.get(0))?;
+                c.query_row_cached(&count_sql, params_from_iter(count_args.iter()), |r| {
+                    r.get(0)
+                })?;
             let mut st = c.prepare_cached(&page_sql)?;
             let rows = st.query_map(params_from_iter(page_args.iter()), |r| {
                 Ok(TaskRecord {
@@ -345,6 +394,65 @@ mod tests {
                 .unwrap()
                 .is_empty()
         );
+    }
+
+    /// The kept count of an unfiltered listing follows every insert, gone mark, return and
+    /// delete of the owner's rows, and only the owner's.
+    #[tokio::test]
+    async fn kept_counts_follow_every_change() {
+        let s = Store::open_in_memory().unwrap();
+        let all = TaskQuery {
+            limit: 0,
+            ..TaskQuery::default()
+        };
+        let counted = |s: &Store| -> (u64, i64) {
+            let kept = s.task_records("http://p", "a", "x", &all).unwrap().1;
+            let rows = s
+                .with(|c| {
+                    Ok(c.query_row(
+                        "SELECT COUNT(*) FROM task_owners WHERE workspace_id = 'a'
+                           AND agent_id = 'x' AND endpoint = 'http://p' AND gone = 0",
+                        [],
+                        |r| r.get(0),
+                    )?)
+                })
+                .unwrap();
+            (kept, rows)
+        };
+        assert_eq!(counted(&s), (0, 0));
+        for (t, ws) in [("t1", "a"), ("t2", "a"), ("t3", "a"), ("u1", "b")] {
+            bind(&s, t, ws);
+        }
+        assert_eq!(counted(&s), (3, 3));
+        let mut gone = row("t2", "a", "", 0);
+        gone.gone = true;
+        s.record_task_status(gone.clone()).unwrap();
+        // Marked gone twice: counted once.
+        s.record_task_status(gone).unwrap();
+        s.settle_task_records().await;
+        assert_eq!(counted(&s), (2, 2));
+        // Seen again (a fresh read): listed again.
+        let mut back = row("t2", "a", "TASK_STATE_WORKING", 5);
+        back.fresh = true;
+        s.record_task_status(back).unwrap();
+        s.record_task_status(row("t1", "a", "TASK_STATE_WORKING", 5))
+            .unwrap();
+        s.settle_task_records().await;
+        assert_eq!(counted(&s), (3, 3));
+        s.with(|c| {
+            c.execute("DELETE FROM task_owners WHERE task_id IN ('t3', 'u1')", [])?;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(counted(&s), (2, 2));
+        // A filtered listing still counts its matches.
+        let working = TaskQuery {
+            state: Some("TASK_STATE_WORKING"),
+            limit: 0,
+            ..TaskQuery::default()
+        };
+        assert_eq!(s.task_records("http://p", "a", "x", &working).unwrap().1, 2);
+        assert_eq!(s.task_records("http://p", "b", "x", &all).unwrap().1, 0);
     }
 
     /// Every listing statement reads through an index, never a sort of the owner's rows.

@@ -1,7 +1,8 @@
 //! The last read of tasks in a terminal state, kept for ListTasks (issue 40).
 //!
 //! A task that reached a terminal state (completed, failed, canceled, rejected) no longer
-//! changes (the spec's terminal states are final): once the gateway has read it from its peer,
+//! changes (the spec's terminal states are final): once the gateway has read it from its peer
+//! (GetTask, or the ended task a 1.0 peer's SendMessage answered with, passed on unchanged),
 //! a listing can show that read again instead of asking the peer for it on every page. Only
 //! the peer's own content is kept, before governance: every listing passes it through the
 //! answer steps of that listing's hop, so a rule added since the read applies. Entries are per
@@ -110,6 +111,16 @@ impl TerminalTasks {
         let Ok(text) = serde_json::to_string(task) else {
             return;
         };
+        self.keep(key(endpoint, workspace, agent, id), history, text);
+    }
+
+    /// Keeps an ended task a 1.0 peer's `SendMessage` answered with (`crate::protocol::passed`:
+    /// its JSON text as the peer wrote it, whole history), as a read of it would be kept.
+    pub fn put_answered(&self, endpoint: &str, workspace: &str, agent: &str, id: &str, task: &str) {
+        self.keep(key(endpoint, workspace, agent, id), None, task.to_owned());
+    }
+
+    fn keep(&self, k: Key, history: Option<usize>, text: String) {
         let bytes = text.len();
         if bytes > MAX_TASK_BYTES {
             return;
@@ -120,7 +131,7 @@ impl TerminalTasks {
         let inner = &mut *inner;
         let map = inner.map.get_or_insert_with(LruCache::new_unbounded);
         let old = map.insert(
-            key(endpoint, workspace, agent, id),
+            k,
             Entry {
                 history,
                 task: text.into_boxed_str(),
@@ -186,17 +197,17 @@ mod tests {
     #[test]
     fn stays_within_its_bytes() {
         let t = TerminalTasks::default();
-        for i in 0..200 {
+        for i in 0..40 {
             t.put(
                 "e",
                 "w",
                 "a",
                 None,
-                &task(&i.to_string(), "TASK_STATE_COMPLETED", 400 << 10),
+                &task(&i.to_string(), "TASK_STATE_COMPLETED", 500 << 10),
             );
         }
         assert!(t.bytes() <= MAX_BYTES, "{}", t.bytes());
-        assert!(t.get("e", "w", "a", "199", None).is_some());
+        assert!(t.get("e", "w", "a", "39", None).is_some());
         assert!(t.get("e", "w", "a", "0", None).is_none());
         // Too large to keep.
         t.put(
