@@ -181,6 +181,46 @@ async fn the_postgres_tables_match_the_sqlite_file_and_keep_its_rules() {
             .is_err(),
         "nor past the newest row"
     );
+
+    // Each owner's count of listed tasks follows inserts, gone marks and deletions.
+    for (task, ws) in [("t1", "w"), ("t2", "w"), ("t3", "w"), ("u1", "v")] {
+        c.execute(
+            "INSERT INTO task_owners(endpoint, task_id, workspace_id, agent_id, created_at)
+             VALUES ('e', $1, $2, 'a', 0)",
+            &[&task, &ws],
+        )
+        .await
+        .unwrap();
+    }
+    let listed = |ws: &'static str| {
+        let c = &c;
+        async move {
+            c.query_opt(
+                "SELECT listed FROM task_owner_counts
+                 WHERE workspace_id = $1 AND agent_id = 'a' AND endpoint = 'e'",
+                &[&ws],
+            )
+            .await
+            .unwrap()
+            .map_or(0, |r| r.get::<_, i64>(0))
+        }
+    };
+    assert_eq!((listed("w").await, listed("v").await), (3, 1));
+    for sql in [
+        "UPDATE task_owners SET gone = TRUE WHERE task_id = 't2'",
+        "UPDATE task_owners SET gone = TRUE WHERE task_id = 't2'",
+        "UPDATE task_owners SET state = 'x', gone = FALSE WHERE task_id = 't1'",
+    ] {
+        c.execute(sql, &[]).await.unwrap();
+    }
+    assert_eq!(listed("w").await, 2);
+    c.execute("UPDATE task_owners SET gone = FALSE WHERE task_id = 't2'", &[])
+        .await
+        .unwrap();
+    c.execute("DELETE FROM task_owners WHERE task_id IN ('t3', 'u1')", &[])
+        .await
+        .unwrap();
+    assert_eq!((listed("w").await, listed("v").await), (2, 0));
 }
 
 async fn epoch(c: &a2a_pg::deadpool_postgres::Object) -> i64 {
