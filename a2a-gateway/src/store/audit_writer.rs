@@ -12,8 +12,8 @@
 //! commit, and the writer gathers rows for up to [`BATCH_WINDOW`] before committing: fewer,
 //! larger transactions, off the request path. A journaled intent whose completion arrives in
 //! the same batch is not written at all: the completion row stands for the hop
-//! (`audit_batch::folded_intents`). The writer also asks for checkpoints of the WAL, which run
-//! on a thread and connection of their own ([`crate::store::checkpoint::Checkpointer`]).
+//! (`audit_batch::folded_intents`). The writer also checkpoints the WAL, from a connection of its own
+//! ([`crate::store::checkpoint::Checkpointer`]).
 //!
 //! Guarantees:
 //! - [`AuditWriter::intent`] returns only after the transaction holding the intent record has
@@ -108,7 +108,8 @@ pub(crate) struct AuditWriter {
 
 impl AuditWriter {
     /// Starts the writer over `conn` (for a database file a connection of the writer's own,
-    /// in memory the store's) and, for a database file, the thread that checkpoints its WAL.
+    /// in memory the store's) and, for a database file, the connection that checkpoints its
+    /// WAL.
     pub fn start(conn: Arc<Mutex<Connection>>, checkpointer: Option<Checkpointer>) -> AuditWriter {
         let (tx, rx) = channel();
         let shared = Arc::new(Shared::default());
@@ -400,7 +401,7 @@ fn gather(rx: &Receiver<Job>, batch: &mut Vec<Job>, window: bool) {
 }
 
 /// The writer loop: take one job (blocking), then what else is queued, commit, answer, and
-/// ask for a checkpoint of the WAL when one is due.
+/// checkpoint the WAL when it is due.
 fn run(
     conn: &Mutex<Connection>,
     rx: &Receiver<Job>,
@@ -480,7 +481,7 @@ fn run(
                 Job::Flush(done) => done(),
             }
         }
-        // Counted after the answers; the checkpoint runs on its own thread.
+        // After the answers: nobody waits for the checkpoint.
         if let Some(c) = checkpointer.as_mut() {
             c.committed(rows);
         }
