@@ -171,7 +171,6 @@ pub(crate) async fn list(
     let t0 = std::time::Instant::now();
     reads.refresh().await;
     let t_refresh = t0.elapsed();
-    let mut t_settle = std::time::Duration::ZERO;
     let mut t_query = std::time::Duration::ZERO;
     let mut t_get = std::time::Duration::ZERO;
     let cursor = page.cursor();
@@ -192,9 +191,6 @@ pub(crate) async fn list(
     let mut round = 0;
     let (rows, total, more) = loop {
         round += 1;
-        let t = std::time::Instant::now();
-        owners.settle(owner).await;
-        t_settle += t.elapsed();
         let t = std::time::Instant::now();
         let (mut rows, total) = owners.listed(endpoint, owner, &query).map_err(store_err)?;
         t_query += t.elapsed();
@@ -221,7 +217,6 @@ pub(crate) async fn list(
         }
         if round == MAX_ROUNDS {
             // What was just recorded is counted; the page keeps what matches.
-            owners.settle(owner).await;
             let count = TaskQuery { limit: 0, ..query };
             let (_, total) = owners.listed(endpoint, owner, &count).map_err(store_err)?;
             break (rows, total, more);
@@ -253,7 +248,7 @@ pub(crate) async fn list(
         .filter(|_| more)
         .map(|r| (r.status_at, r.task_id.as_str()));
     tracing::debug!(
-        ?t_refresh, ?t_settle, ?t_query, ?t_get, rounds = round, total = ?t0.elapsed(),
+        ?t_refresh, ?t_query, ?t_get, rounds = round, total = ?t0.elapsed(),
         "list timing"
     );
     let out = page.answer(st, tasks, total, next, rows.len());

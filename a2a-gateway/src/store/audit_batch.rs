@@ -81,7 +81,7 @@ pub(super) enum Job {
     },
     /// Update what the listing records of a task's status (not journaled: a record lost in
     /// a crash is read again from the peer, see `super::task_records`).
-    Status(Box<TaskStatusRow>),
+    Status(Arc<TaskStatusRow>),
     /// Run once everything queued before has committed.
     Flush(OnCommit),
 }

@@ -64,11 +64,30 @@ struct Shared {
     pending: Mutex<Pending>,
     /// Task status records queued and not yet committed.
     statuses: AtomicUsize,
-    /// The same, per owner ([`owner_key`]): a listing waits only for its owner's records.
-    statuses_by_owner: Mutex<HashMap<u64, usize>>,
+    /// The same records, per owner ([`owner_key`]) in the order queued: a listing reads its
+    /// owner's beside the committed ones (`super::task_overlay`) instead of waiting for them.
+    statuses_by_owner: Mutex<HashMap<u64, Vec<Arc<TaskStatusRow>>>>,
 }
 
-/// An owner's key in [`Shared::statuses_by_owner`] (a collision only makes a listing wait).
+/// One owner's records at one endpoint that wait for the writer (see
+/// [`AuditWriter::pending_of`]).
+#[derive(Debug, Default)]
+pub(crate) struct PendingRecords {
+    /// Tasks bound and not yet committed.
+    pub bound: Vec<String>,
+    /// Status records not yet committed, in the order queued.
+    pub rows: Vec<Arc<TaskStatusRow>>,
+}
+
+impl PendingRecords {
+    /// Whether nothing waits.
+    pub fn is_empty(&self) -> bool {
+        self.bound.is_empty() && self.rows.is_empty()
+    }
+}
+
+/// An owner's key in [`Shared::statuses_by_owner`] (rows are told apart by their owner's
+/// names: a collision only shares a list).
 fn owner_key(workspace_id: &str, agent_id: &str) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -77,13 +96,16 @@ fn owner_key(workspace_id: &str, agent_id: &str) -> u64 {
 }
 
 impl Shared {
-    /// One status record of `owner` is committed (or failed).
-    fn uncount(&self, owner: u64) {
+    /// A status record is committed (or failed): no longer pending.
+    fn uncount(&self, row: &Arc<TaskStatusRow>) {
+        let owner = owner_key(&row.workspace_id, &row.agent_id);
         if let Ok(mut m) = self.statuses_by_owner.lock()
-            && let Some(n) = m.get_mut(&owner)
+            && let Some(rows) = m.get_mut(&owner)
         {
-            *n -= 1;
-            if *n == 0 {
+            if let Some(i) = rows.iter().position(|r| Arc::ptr_eq(r, row)) {
+                rows.remove(i);
+            }
+            if rows.is_empty() {
                 m.remove(&owner);
             }
         }
@@ -316,28 +338,54 @@ impl AuditWriter {
     /// Queues a task status record for the next batch; does not wait.
     pub fn status(&self, row: TaskStatusRow) -> Result<(), StoreError> {
         let owner = owner_key(&row.workspace_id, &row.agent_id);
+        let row = Arc::new(row);
         self.shared.statuses.fetch_add(1, Ordering::AcqRel);
         if let Ok(mut m) = self.shared.statuses_by_owner.lock() {
-            *m.entry(owner).or_default() += 1;
+            m.entry(owner).or_default().push(row.clone());
         }
-        self.send(Job::Status(Box::new(row))).inspect_err(|_| {
+        self.send(Job::Status(row.clone())).inspect_err(|_| {
             self.shared.statuses.fetch_sub(1, Ordering::AcqRel);
-            self.shared.uncount(owner);
+            self.shared.uncount(&row);
         })
     }
 
-    /// Whether bindings or task status records of this owner wait for the writer's next batch.
-    pub fn has_pending_of(&self, workspace_id: &str, agent_id: &str) -> bool {
-        let statuses = self
-            .shared
-            .statuses_by_owner
-            .lock()
-            .map(|m| m.contains_key(&owner_key(workspace_id, agent_id)))
-            .unwrap_or(true);
-        statuses
-            || self.shared.pending.lock().map_or(true, |p| {
-                p.values().any(|(w, a)| w == workspace_id && a == agent_id)
-            })
+    /// The bindings and status records of `workspace_id`'s agent `agent_id` at `endpoint`
+    /// that wait for the writer, as they stand now.
+    pub(crate) fn pending_of(
+        &self,
+        workspace_id: &str,
+        agent_id: &str,
+        endpoint: &str,
+    ) -> Result<PendingRecords, StoreError> {
+        // Bindings first: a status record is queued after its task's binding, so a record
+        // seen here has its binding seen here or committed.
+        let bound = {
+            let p = self.shared.pending.lock().map_err(|_| StoreError::Poisoned)?;
+            p.iter()
+                .filter(|((e, _), (w, a))| e == endpoint && w == workspace_id && a == agent_id)
+                .map(|((_, t), _)| t.clone())
+                .collect()
+        };
+        let rows = {
+            let m = self
+                .shared
+                .statuses_by_owner
+                .lock()
+                .map_err(|_| StoreError::Poisoned)?;
+            m.get(&owner_key(workspace_id, agent_id))
+                .map(|rows| {
+                    rows.iter()
+                        .filter(|r| {
+                            r.endpoint == endpoint
+                                && r.workspace_id == workspace_id
+                                && r.agent_id == agent_id
+                        })
+                        .cloned()
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        Ok(PendingRecords { bound, rows })
     }
 
     /// Whether task status records wait for the writer's next batch.
@@ -373,8 +421,8 @@ impl Drop for AuditWriter {
 /// futex calls and context switches); a job somebody waits for wakes it
 /// (`AuditWriter::send`).
 ///
-/// A flush ends the batch: it waits only for what was queued before it (a listing that
-/// settles its records does not wait for the rows queued after it too).
+/// A flush ends the batch: it waits only for what was queued before it, not for the rows
+/// queued after it too.
 fn gather(rx: &Receiver<Job>, batch: &mut Vec<Job>, window: bool) {
     let deadline = Instant::now() + BATCH_WINDOW;
     while batch.len() < MAX_BATCH {
@@ -437,12 +485,12 @@ fn run(
             }
         }
         let statuses = batch.iter().filter_map(|j| match j {
-            Job::Status(row) => Some(owner_key(&row.workspace_id, &row.agent_id)),
+            Job::Status(row) => Some(row),
             _ => None,
         });
         let mut done = 0;
-        for owner in statuses {
-            shared.uncount(owner);
+        for row in statuses {
+            shared.uncount(row);
             done += 1;
         }
         shared.statuses.fetch_sub(done, Ordering::AcqRel);

@@ -37,6 +37,7 @@ pub mod sends;
 pub mod sends_memory;
 mod settings;
 mod sql;
+mod task_overlay;
 mod task_records;
 pub mod task_retention;
 pub use audit::audit_to_value;

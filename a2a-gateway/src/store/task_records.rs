@@ -8,8 +8,9 @@
 //! task: the binding stays, the task is no longer listed) and `checked_at` (Unix milliseconds
 //! of the last record). Records are written by the audit writer in its batches
 //! ([`Store::record_task_status`], not journaled: a record lost in a crash is only older, and
-//! the listing reads every listed task from the peer anyway); [`Store::settle_task_records`]
-//! waits until what was queued is readable.
+//! the listing reads every listed task from the peer anyway). [`Store::task_records`] reads
+//! what is queued beside what is committed (`super::task_overlay`); [`Store::settle_task_records`]
+//! waits until what was queued is committed (tests, retention).
 
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, params, params_from_iter};
@@ -162,17 +163,9 @@ impl Store {
     }
 
     /// Returns once the bindings and status records queued so far are committed (at once when
-    /// none wait), so that [`Store::task_records`] reads them.
+    /// none wait).
     pub async fn settle_task_records(&self) {
         if self.audit.has_pending_statuses() || self.audit.has_pending_bindings() {
-            self.audit.flushed().await;
-        }
-    }
-
-    /// [`Store::settle_task_records`] for one owner's records only: at once when none of them
-    /// wait, whatever other owners have queued.
-    pub async fn settle_task_records_of(&self, workspace_id: &str, agent_id: &str) {
-        if self.audit.has_pending_of(workspace_id, agent_id) {
             self.audit.flushed().await;
         }
     }
@@ -181,7 +174,25 @@ impl Store {
     /// by id; tasks the peer no longer knows left out) and how many match the filters in all.
     /// Both read through indexes that begin with the owner: neither the peer's nor other
     /// owners' tasks are read.
+    ///
+    /// Records queued for the writer and not yet committed count as written (read from the
+    /// writer's queue, `super::task_overlay`): a listing never waits for the writer.
     pub fn task_records(
+        &self,
+        endpoint: &str,
+        workspace_id: &str,
+        agent_id: &str,
+        q: &TaskQuery<'_>,
+    ) -> Result<(Vec<TaskRecord>, u64), StoreError> {
+        let pending = self.audit.pending_of(workspace_id, agent_id, endpoint)?;
+        if pending.is_empty() {
+            return self.committed_task_records(endpoint, workspace_id, agent_id, q);
+        }
+        super::task_overlay::records(self, endpoint, workspace_id, agent_id, q, &pending)
+    }
+
+    /// [`Store::task_records`] as committed (what is queued left out).
+    pub(crate) fn committed_task_records(
         &self,
         endpoint: &str,
         workspace_id: &str,
@@ -478,46 +489,5 @@ mod tests {
             assert!(plan.contains("INDEX task_owners_"), "{filter}: {plan}");
             assert!(!plan.contains("TEMP B-TREE"), "{filter}: {plan}");
         }
-    }
-
-    /// A listing waits for its own owner's queued records, never for another owner's: with
-    /// the writer held up (another connection holds the write lock), owner b's settle returns
-    /// at once while owner a's waits for a's record to be committed.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn settle_waits_only_for_its_own_owner() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.db");
-        let s = Store::open(&path).unwrap();
-        bind(&s, "t1", "a");
-        bind(&s, "u1", "b");
-        s.settle_task_records().await;
-        let blocker = rusqlite::Connection::open(&path).unwrap();
-        blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
-        s.record_task_status(row("t1", "a", "TASK_STATE_COMPLETED", 10))
-            .unwrap();
-        let quick = std::time::Duration::from_millis(300);
-        assert!(
-            tokio::time::timeout(quick, s.settle_task_records_of("b", "x"))
-                .await
-                .is_ok(),
-            "b waited for a's record"
-        );
-        let a = tokio::spawn({
-            let s = s.clone();
-            async move { s.settle_task_records_of("a", "x").await }
-        });
-        tokio::time::sleep(quick).await;
-        assert!(!a.is_finished(), "a's record cannot be committed yet");
-        blocker.execute_batch("COMMIT").unwrap();
-        tokio::time::timeout(std::time::Duration::from_secs(30), a)
-            .await
-            .expect("a settles once the writer commits")
-            .unwrap();
-        let q = TaskQuery {
-            state: Some("TASK_STATE_COMPLETED"),
-            limit: 10,
-            ..TaskQuery::default()
-        };
-        assert_eq!(ids(&s, &q), (vec!["t1".into()], 1));
     }
 }

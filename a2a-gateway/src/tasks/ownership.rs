@@ -106,12 +106,6 @@ pub trait OwnershipStore: Send + Sync {
         before: i64,
         limit: u64,
     ) -> Result<Vec<String>, StoreError>;
-    /// Resolves once what was bound and recorded so far of `owner`'s tasks is read by
-    /// [`OwnershipStore::listed`].
-    fn settle<'a>(&'a self, owner: &'a Owner) -> futures::future::BoxFuture<'a, ()> {
-        let _ = owner;
-        Box::pin(async {})
-    }
 }
 
 /// [`OwnershipStore`] over the gateway's SQLite [`Store`] (same file, same connection).
@@ -292,13 +286,6 @@ impl OwnershipStore for SqliteOwnership {
             &owner.agent_id,
             before,
             limit,
-        )
-    }
-
-    fn settle<'a>(&'a self, owner: &'a Owner) -> futures::future::BoxFuture<'a, ()> {
-        Box::pin(
-            self.store
-                .settle_task_records_of(&owner.workspace_id, &owner.agent_id),
         )
     }
 }
