@@ -195,7 +195,7 @@ async fn agent(iss: &Issuer, scopes: &[&str]) -> ServerHandle {
         oidc_audience: vec!["a2a-agent".into()],
         oidc_client_id: Some("agent".into()),
         oidc_client_secret: Some("s3cret".into()),
-        oidc_min_refresh_ms: 0,
+        oidc_min_refresh: a2a_agent::config::Dur::from_millis(0),
         ..AgentConfig::default()
     };
     let h = handler_fn(|ctx: a2a_agent::RequestContext| async move {
@@ -480,7 +480,7 @@ async fn combined_requirement_takes_the_token_profile() {
     let cfg = AgentConfig {
         api_key: Some("shared-key".into()),
         oidc_issuer: Some(iss.url.clone()),
-        oidc_min_refresh_ms: 0,
+        oidc_min_refresh: a2a_agent::config::Dur::from_millis(0),
         ..AgentConfig::default()
     };
     let h = handler_fn(|ctx: a2a_agent::RequestContext| async move {

@@ -28,7 +28,7 @@ async fn slow_peer(calls: Arc<AtomicUsize>) -> a2a_agent::ServerHandle {
     });
     let cfg = AgentConfig {
         validate_auth: false,
-        shutdown_grace_ms: 10,
+        shutdown_grace: a2a_agent::config::Dur::from_millis(10),
         ..AgentConfig::default()
     };
     AgentServer::new(card, handler)

@@ -95,7 +95,8 @@ struct Serve {
     /// Serve the built-in echo agent.
     #[arg(long)]
     echo: bool,
-    /// TOML configuration file (keys as in the flags, snake_case). Flags and env override it.
+    /// TOML configuration file (keys as in the flags, snake_case; the Camel guide's camelCase
+    /// route parameters are read as written, docs/settings-map.md). Flags and env override it.
     #[arg(long, env = "A2A_AGENT_CONFIG")]
     config: Option<PathBuf>,
     /// Interface to bind. Default: 127.0.0.1.
@@ -131,22 +132,53 @@ struct Serve {
     log_level: Option<String>,
 }
 
-fn build_config(s: &Serve) -> anyhow::Result<AgentConfig> {
-    let mut cfg = match &s.config {
-        Some(p) => AgentConfig::from_toml(&std::fs::read_to_string(p)?)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?,
-        None => AgentConfig::default(),
-    };
-    s.cfg.apply(&mut cfg);
-    Ok(cfg)
+/// The settings of `serve`: the file (read through the alias table), then the environment
+/// and flags; what the alias pass noticed, logged once the logs are set up.
+struct Settings {
+    cfg: AgentConfig,
+    notes: Vec<a2a_agent::settings::Note>,
+    /// The file set `validate_auth` (or the Camel guide's `validateAuth`).
+    auth_set: bool,
 }
 
-async fn serve(s: Serve, mut cfg: AgentConfig) -> anyhow::Result<()> {
-    let auth_set = s.cfg.validate_auth.is_some()
-        || s.config
-            .as_ref()
-            .is_some_and(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains("validate_auth")));
-    if s.echo && s.card.is_none() && !auth_set {
+fn build_config(s: &mut Serve) -> anyhow::Result<Settings> {
+    let (mut cfg, notes, auth_set) = match &s.config {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)?;
+            let mut table: toml::Table =
+                toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+            let auth_set = table.contains_key("validate_auth") || table.contains_key("validateAuth");
+            // The Camel guide's card identity parameters: as --name, --description and
+            // --agent-version (a flag given wins).
+            for (key, flag) in a2a_agent::config::CARD_KEYS.iter().zip([
+                &mut s.name,
+                &mut s.description,
+                &mut s.agent_version,
+            ]) {
+                match table.remove(*key) {
+                    Some(toml::Value::String(v)) if flag.is_none() => *flag = Some(v),
+                    Some(toml::Value::String(_)) | None => {}
+                    Some(v) => anyhow::bail!("{}: `{key}` must be a string, not {v}", p.display()),
+                }
+            }
+            let (cfg, notes) = AgentConfig::from_table(table)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+            (cfg, notes, auth_set)
+        }
+        None => (AgentConfig::default(), Vec::new(), false),
+    };
+    s.cfg.apply(&mut cfg);
+    Ok(Settings {
+        cfg,
+        notes,
+        auth_set: auth_set || s.cfg.validate_auth.is_some(),
+    })
+}
+
+async fn serve(s: Serve, settings: Settings) -> anyhow::Result<()> {
+    a2a_agent::settings::log_notes(&settings.notes);
+    let mut cfg = settings.cfg;
+    if s.echo && s.card.is_none() && !settings.auth_set {
         cfg.validate_auth = false;
         tracing::warn!(
             "--echo demo: operations are served without authentication (local use only)"
@@ -213,19 +245,37 @@ async fn serve(s: Serve, mut cfg: AgentConfig) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The command line's parser: every `AgentConfig` field a flag with its env var, the boolean
+/// ones switches (`--grpc`, `--no-grpc`).
+fn command() -> clap::Command {
+    use clap::CommandFactory;
+    Cli::command().mut_subcommand("serve", |c| {
+        a2a_agent::settings::switches(
+            a2a_agent::config::ConfigArgs::with_env(c),
+            a2a_agent::config::SWITCHES,
+        )
+    })
+}
+
 fn main() -> std::process::ExitCode {
-    use clap::{CommandFactory, FromArgMatches};
-    let cmd = Cli::command().mut_subcommand("serve", a2a_agent::config::ConfigArgs::with_env);
-    let cli = match Cli::from_arg_matches(&cmd.get_matches()) {
+    use a2a_agent::config::{ALIASES, SWITCHES};
+    use clap::FromArgMatches;
+    // Deprecated names (environment and flags) read as ours, before anything else runs.
+    // SAFETY: no other thread yet.
+    let mut notes = unsafe { a2a_agent::settings::rewrite_env("A2A_AGENT_", ALIASES) };
+    let switches: Vec<String> = SWITCHES.iter().map(|s| s.replace('_', "-")).collect();
+    let switches: Vec<&str> = switches.iter().map(String::as_str).collect();
+    let (args, arg_notes) =
+        a2a_agent::settings::rewrite_args(std::env::args().collect(), ALIASES, &switches);
+    notes.extend(arg_notes);
+    let cli = match Cli::from_arg_matches(&command().get_matches_from(args)) {
         Ok(c) => c,
         Err(e) => e.exit(),
     };
-    let s = match cli.cmd {
+    let mut s = match cli.cmd {
         Cmd::Serve(s) => s,
         Cmd::Config { .. } => {
-            return match sample(
-                &Cli::command().mut_subcommand("serve", a2a_agent::config::ConfigArgs::with_env),
-            ) {
+            return match sample(&command()) {
                 Ok(text) => {
                     print!("{text}");
                     std::process::ExitCode::SUCCESS
@@ -265,8 +315,10 @@ fn main() -> std::process::ExitCode {
     };
     if s.check_config {
         a2a_agent::logs::init(format, filter, None);
-        let checked = build_config(&s).and_then(|cfg| {
-            a2a_agent::otel::Export::from_env(&cfg.otlp(), "a2a-agent")
+        let checked = build_config(&mut s).and_then(|settings| {
+            a2a_agent::settings::log_notes(&notes);
+            a2a_agent::settings::log_notes(&settings.notes);
+            a2a_agent::otel::Export::from_env(&settings.cfg.otlp(), "a2a-agent")
                 .map_err(anyhow::Error::msg)?;
             if s.exec.is_none() && !s.echo {
                 anyhow::bail!("give --exec 'CMD ARGS' or --echo");
@@ -289,13 +341,15 @@ fn main() -> std::process::ExitCode {
     }
     // The settings are read before the runtime exists: they size it (`workers`), and the log
     // setup waits for them (the trace export is a layer of the subscriber).
-    let done = build_config(&s).and_then(|cfg| {
-        let export = a2a_agent::otel::Export::from_env(&cfg.otlp(), "a2a-agent")
+    let done = build_config(&mut s).and_then(|mut settings| {
+        let export = a2a_agent::otel::Export::from_env(&settings.cfg.otlp(), "a2a-agent")
             .map_err(anyhow::Error::msg)?;
-        let workers = cfg.workers;
+        let workers = settings.cfg.workers;
+        notes.append(&mut settings.notes);
+        settings.notes = notes;
         // SAFETY: no other thread yet.
         unsafe {
-            a2a_agent::cli_tools::serve_traced(export, workers, format, filter, serve(*s, cfg))
+            a2a_agent::cli_tools::serve_traced(export, workers, format, filter, serve(*s, settings))
         }?
     });
     match done {

@@ -57,7 +57,7 @@ impl App {
             h.insert(header::ETAG, v);
         }
         if let Ok(v) =
-            HeaderValue::from_str(&format!("public, max-age={}", self.cfg.card_max_age_s))
+            HeaderValue::from_str(&format!("public, max-age={}", self.cfg.card_max_age.get().as_secs()))
         {
             h.insert(header::CACHE_CONTROL, v);
         }
