@@ -222,6 +222,12 @@ async fn tasks_and_limits_by_their_camel_names() {
     assert_eq!(state(&second["result"]["task"]), "TASK_STATE_SUBMITTED", "{second}");
     let (st, third) = rest_post(&b.url, "/message:send", json!({"message": msg("3")})).await;
     assert_eq!(st, 429, "{third}");
+    // The spec's name for it (the Camel guide's table says ServerBusyError), "server busy".
+    assert_eq!(third["error"]["status"], "RESOURCE_EXHAUSTED", "{third}");
+    assert!(
+        third["error"]["message"].as_str().unwrap().starts_with("server busy"),
+        "{third}"
+    );
     let (_, third) = rpc(&b.url, "SendMessage", json!({"message": msg("three")})).await;
     assert_eq!(third["error"]["code"], -32000, "{third}");
     // asyncTimeout 2000 (ms): the 30 s command fails.
