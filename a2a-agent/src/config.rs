@@ -407,11 +407,21 @@ pub const SWITCHES: &[&str] = &[
 pub const CARD_KEYS: &[&str] = &["name", "description", "version"];
 
 const fn old(name: &'static str, ours: &'static str, value: Value) -> Alias {
-    Alias { name, ours, origin: Origin::Deprecated, value }
+    Alias {
+        name,
+        ours,
+        origin: Origin::Deprecated,
+        value,
+    }
 }
 
 const fn camel(name: &'static str, ours: &'static str, value: Value) -> Alias {
-    Alias { name, ours, origin: Origin::Camel, value }
+    Alias {
+        name,
+        ours,
+        origin: Origin::Camel,
+        value,
+    }
 }
 
 /// Every other name an agent setting is read by: our former names (durations with a unit in
@@ -419,11 +429,19 @@ const fn camel(name: &'static str, ours: &'static str, value: Value) -> Alias {
 /// written (docs/settings-map.md).
 pub const ALIASES: &[Alias] = &[
     old("async_timeout_ms", "async_timeout", Value::Millis),
-    old("sse_heartbeat_interval_ms", "sse_heartbeat_interval", Value::Millis),
+    old(
+        "sse_heartbeat_interval_ms",
+        "sse_heartbeat_interval",
+        Value::Millis,
+    ),
     old("card_max_age_s", "card_max_age", Value::Secs),
     old("terminal_task_ttl_s", "terminal_task_ttl", Value::Secs),
     old("shutdown_grace_ms", "shutdown_grace", Value::Millis),
-    old("header_read_timeout_ms", "header_read_timeout", Value::Millis),
+    old(
+        "header_read_timeout_ms",
+        "header_read_timeout",
+        Value::Millis,
+    ),
     old("body_read_timeout_ms", "body_read_timeout", Value::Millis),
     old("idle_timeout_ms", "idle_timeout", Value::Millis),
     old("push_retry_backoff_ms", "push_retry_backoff", Value::Millis),
@@ -450,14 +468,30 @@ pub const ALIASES: &[Alias] = &[
     camel("maxConcurrentTasks", "max_concurrent_tasks", Value::Int),
     camel("taskQueueSize", "task_queue_size", Value::Int),
     camel("maxPayloadSize", "max_payload_size", Value::Int),
-    camel("sseHeartbeatInterval", "sse_heartbeat_interval", Value::Millis),
+    camel(
+        "sseHeartbeatInterval",
+        "sse_heartbeat_interval",
+        Value::Millis,
+    ),
     camel("sseQueueCapacity", "sse_queue_capacity", Value::Int),
     camel("pushRetryAttempts", "push_retry_attempts", Value::Int),
     camel("pushRetryBackoffMs", "push_retry_backoff", Value::Millis),
-    camel("allowLocalWebhookUrls", "allow_local_webhook_urls", Value::Bool),
-    camel("camel.rest.enableCors", "cors_allowed_origins", Value::AnyOrigin),
+    camel(
+        "allowLocalWebhookUrls",
+        "allow_local_webhook_urls",
+        Value::Bool,
+    ),
+    camel(
+        "camel.rest.enableCors",
+        "cors_allowed_origins",
+        Value::AnyOrigin,
+    ),
     camel("camel.oauth.*.client-id", "oidc_client_id", Value::Same),
-    camel("camel.oauth.*.client-secret", "oidc_client_secret", Value::Same),
+    camel(
+        "camel.oauth.*.client-secret",
+        "oidc_client_secret",
+        Value::Same,
+    ),
     camel(
         "camel.oauth.*.token-endpoint",
         "",

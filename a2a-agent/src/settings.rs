@@ -65,9 +65,9 @@ impl FromStr for Dur {
         if t == "0" {
             return Ok(Dur::ZERO);
         }
-        let split = t.find(|c: char| !c.is_ascii_digit()).ok_or_else(|| {
-            format!("invalid duration {s:?}: give a unit ({t}s, {t}ms), or 0")
-        })?;
+        let split = t
+            .find(|c: char| !c.is_ascii_digit())
+            .ok_or_else(|| format!("invalid duration {s:?}: give a unit ({t}s, {t}ms), or 0"))?;
         let n: u64 = t[..split].parse().map_err(|_| bad())?;
         let unit = UNITS
             .iter()
@@ -296,7 +296,11 @@ fn convert(alias: &Alias, name: &str, v: toml::Value) -> Result<Option<toml::Val
     Ok(Some(match alias.value {
         Value::Same => v,
         Value::Millis | Value::Secs => {
-            let unit = if matches!(alias.value, Value::Millis) { "ms" } else { "s" };
+            let unit = if matches!(alias.value, Value::Millis) {
+                "ms"
+            } else {
+                "s"
+            };
             match (digits(&v), &v) {
                 (Some(n), _) => toml::Value::String(format!("{n}{unit}")),
                 (None, toml::Value::String(s)) if s.parse::<Dur>().is_ok() => v,
@@ -364,7 +368,10 @@ pub fn rename_table(
         match converted {
             None => {
                 if let Value::NoEffect(_, why) = alias.value {
-                    notes.push(Note::NoEffect(format!("{} `{key}` accepted: {why}", alias.origin)));
+                    notes.push(Note::NoEffect(format!(
+                        "{} `{key}` accepted: {why}",
+                        alias.origin
+                    )));
                 }
             }
             Some(v) => {
@@ -446,7 +453,8 @@ pub fn rewrite_args(
             continue;
         }
         if switches.contains(&name.as_str()) {
-            let next_is_bool = |v: &str| matches!(v.to_ascii_lowercase().as_str(), "true" | "false");
+            let next_is_bool =
+                |v: &str| matches!(v.to_ascii_lowercase().as_str(), "true" | "false");
             let value = match inline {
                 Some(v) => Some(v),
                 None if it.peek().is_some_and(|v| next_is_bool(v)) => it.next(),
@@ -456,11 +464,19 @@ pub fn rewrite_args(
                 None => out.push(format!("--{name}")),
                 Some(v) => {
                     let on = v.eq_ignore_ascii_case("true");
-                    let new = if on { format!("--{name}") } else { format!("--no-{name}") };
+                    let new = if on {
+                        format!("--{name}")
+                    } else {
+                        format!("--no-{name}")
+                    };
                     notes.push(Note::Deprecated(format!(
                         "`--{name} {v}` is deprecated: write `{new}` (switches take no value)"
                     )));
-                    out.push(if on { format!("--{name}") } else { format!("--{name}=false") });
+                    out.push(if on {
+                        format!("--{name}")
+                    } else {
+                        format!("--{name}=false")
+                    });
                 }
             }
             continue;
@@ -510,7 +526,9 @@ pub fn switches(mut cmd: clap::Command, ids: &[&str]) -> clap::Command {
             a.num_args(0..=1)
                 .require_equals(true)
                 .default_missing_value("true")
-                .help(format!("{help} (a switch: --{long}, or --no-{long} to turn it off)"))
+                .help(format!(
+                    "{help} (a switch: --{long}, or --no-{long} to turn it off)"
+                ))
         });
     }
     cmd
@@ -521,8 +539,18 @@ mod tests {
     use super::*;
 
     const T: &[Alias] = &[
-        Alias { name: "old_ms", ours: "new", origin: Origin::Deprecated, value: Value::Millis },
-        Alias { name: "a2a.x.on", ours: "on", origin: Origin::Dvara, value: Value::Bool },
+        Alias {
+            name: "old_ms",
+            ours: "new",
+            origin: Origin::Deprecated,
+            value: Value::Millis,
+        },
+        Alias {
+            name: "a2a.x.on",
+            ours: "on",
+            origin: Origin::Dvara,
+            value: Value::Bool,
+        },
         Alias {
             name: "a2a.x.mode",
             ours: "mode",
@@ -552,17 +580,32 @@ mod tests {
         assert_eq!(t["mode"].as_str(), Some("ok"));
         assert_eq!(notes.len(), 1);
         let t: toml::Table = toml::from_str("\"a2a.x.mode\" = \"teapot\"").unwrap();
-        assert!(rename_table(t, T, &["a2a"]).unwrap_err().contains("a2a.x.mode"));
+        assert!(
+            rename_table(t, T, &["a2a"])
+                .unwrap_err()
+                .contains("a2a.x.mode")
+        );
         let t: toml::Table = toml::from_str("old_ms = 1\nnew = \"1s\"").unwrap();
         assert!(rename_table(t, T, &[]).is_err());
     }
 
     #[test]
     fn the_command_line_keeps_old_forms_with_a_note() {
-        let args = ["serve", "--old-ms", "20", "--dev", "false", "--no-ard", "--x", "--dev"];
-        let (out, notes) =
-            rewrite_args(args.map(String::from).to_vec(), T, &["dev", "ard"]);
-        assert_eq!(out, ["serve", "--new=20ms", "--dev=false", "--ard=false", "--x", "--dev"]);
+        let args = [
+            "serve", "--old-ms", "20", "--dev", "false", "--no-ard", "--x", "--dev",
+        ];
+        let (out, notes) = rewrite_args(args.map(String::from).to_vec(), T, &["dev", "ard"]);
+        assert_eq!(
+            out,
+            [
+                "serve",
+                "--new=20ms",
+                "--dev=false",
+                "--ard=false",
+                "--x",
+                "--dev"
+            ]
+        );
         assert_eq!(notes.len(), 2);
     }
 }

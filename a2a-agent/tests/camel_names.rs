@@ -32,7 +32,11 @@ fn start(dir: &Path, toml: &str, card: Option<Value>, args: &[&str]) -> Bin {
 fn card(caps: Value, schemes: Value) -> Value {
     let reqs: Vec<Value> = schemes
         .as_object()
-        .map(|o| o.keys().map(|k| json!({"schemes": {k: {"list": []}}})).collect())
+        .map(|o| {
+            o.keys()
+                .map(|k| json!({"schemes": {k: {"list": []}}}))
+                .collect()
+        })
         .unwrap_or_default();
     json!({
         "name": "camel", "description": "copied from a route", "version": "1.0.0",
@@ -59,9 +63,15 @@ fn check(toml: &str, args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
     let file = dir.path().join("a.toml");
     std::fs::write(&file, toml).unwrap();
     let mut c = Command::new(env!("CARGO_BIN_EXE_a2a-agent"));
-    c.args(["serve", "--echo", "--check-config", "--config", file.to_str().unwrap()])
-        .args(args)
-        .env_remove("A2A_AGENT_LOG");
+    c.args([
+        "serve",
+        "--echo",
+        "--check-config",
+        "--config",
+        file.to_str().unwrap(),
+    ])
+    .args(args)
+    .env_remove("A2A_AGENT_LOG");
     for (k, v) in env {
         c.env(k, v);
     }
@@ -130,7 +140,10 @@ async fn card_binding_and_base_path_by_their_camel_names() {
         &["--echo"],
     );
     // The printed URL (and the card's) is the base path.
-    let root = b.url.strip_suffix("/a2a").expect("the URL ends with the base path");
+    let root = b
+        .url
+        .strip_suffix("/a2a")
+        .expect("the URL ends with the base path");
     let (st, v) = rpc(
         &format!("{root}/a2a"),
         "SendMessage",
@@ -141,12 +154,18 @@ async fn card_binding_and_base_path_by_their_camel_names() {
     assert!(v["result"].is_object(), "{v}");
     let c = card_json(&b.url).await;
     assert!(
-        c["supportedInterfaces"][0]["url"].as_str().unwrap().ends_with("/a2a"),
+        c["supportedInterfaces"][0]["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/a2a"),
         "{c}"
     );
     let (st, _) = rpc(root, "SendMessage", json!({"message": msg("at the root")})).await;
     assert_eq!(st, 404, "nothing is served outside basePath");
 }
+
+/// A file, a card, the request's header and the expected HTTP+JSON status.
+type Row<'a> = (&'a str, &'a Value, Option<(&'a str, &'a str)>, u16);
 
 /// Rows: `validateAuth`, `apiKey`, `apiKeyHeader`, `bearerToken`.
 #[tokio::test]
@@ -161,8 +180,7 @@ async fn authentication_by_its_camel_names() {
         json!({}),
         json!({"bearer": {"httpAuthSecurityScheme": {"scheme": "bearer"}}}),
     );
-    // (file, card, the request's header, the expected HTTP+JSON status)
-    let rows: &[(&str, &Value, Option<(&str, &str)>, u16)] = &[
+    let rows: &[Row] = &[
         ("validateAuth = false", &open, None, 200),
         ("validateAuth = true", &open, None, 401),
         (
@@ -216,16 +234,27 @@ async fn tasks_and_limits_by_their_camel_names() {
     // returnImmediately: the task comes back unfinished.
     let (_, first) = rpc(&b.url, "SendMessage", json!({"message": msg("one")})).await;
     let first_id = first["result"]["task"]["id"].as_str().unwrap().to_owned();
-    assert_ne!(state(&first["result"]["task"]), "TASK_STATE_COMPLETED", "{first}");
+    assert_ne!(
+        state(&first["result"]["task"]),
+        "TASK_STATE_COMPLETED",
+        "{first}"
+    );
     // taskQueueSize 1: the second async send queues; the third is refused as busy.
     let (_, second) = rpc(&b.url, "SendMessage", json!({"message": msg("two")})).await;
-    assert_eq!(state(&second["result"]["task"]), "TASK_STATE_SUBMITTED", "{second}");
+    assert_eq!(
+        state(&second["result"]["task"]),
+        "TASK_STATE_SUBMITTED",
+        "{second}"
+    );
     let (st, third) = rest_post(&b.url, "/message:send", json!({"message": msg("3")})).await;
     assert_eq!(st, 429, "{third}");
     // The spec's name for it (the Camel guide's table says ServerBusyError), "server busy".
     assert_eq!(third["error"]["status"], "RESOURCE_EXHAUSTED", "{third}");
     assert!(
-        third["error"]["message"].as_str().unwrap().starts_with("server busy"),
+        third["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("server busy"),
         "{third}"
     );
     let (_, third) = rpc(&b.url, "SendMessage", json!({"message": msg("three")})).await;
@@ -389,7 +418,10 @@ fn camel_values_are_honoured_or_refused_naming_the_key() {
         ("dataFormat = \"XML\"", "dataFormat"),
         ("asyncTimeout = \"soon\"", "asyncTimeout"),
         ("validateAuth = \"maybe\"", "validateAuth"),
-        ("returnImmediately = true\nreturn_immediately = false", "returnImmediately"),
+        (
+            "returnImmediately = true\nreturn_immediately = false",
+            "returnImmediately",
+        ),
     ] {
         let (ok, err) = check(toml, &[], &[]);
         assert!(!ok && err.contains(key), "{toml}: {err}");
@@ -423,8 +455,13 @@ fn old_names_still_read_with_a_warning() {
         (Dur::from_millis(250), Dur::from_secs(60))
     );
     let c = AgentConfig::from_toml("async_timeout = \"250ms\"\npush_timeout = \"2s\"").unwrap();
-    assert_eq!((c.async_timeout, c.push_timeout), (Dur::from_millis(250), Dur::from_secs(2)));
-    let err = AgentConfig::from_toml("async_timeout = 300").unwrap_err().to_string();
+    assert_eq!(
+        (c.async_timeout, c.push_timeout),
+        (Dur::from_millis(250), Dur::from_secs(2))
+    );
+    let err = AgentConfig::from_toml("async_timeout = 300")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("unit"), "{err}");
     let (ok, err) = check(
         "shutdown_grace_ms = 20\n",
@@ -436,10 +473,14 @@ fn old_names_still_read_with_a_warning() {
         ("shutdown_grace_ms", "shutdown_grace = \"20ms\""),
         ("--push-timeout-ms", "--push-timeout=1500ms"),
         ("--grpc false", "--no-grpc"),
-        ("A2A_AGENT_OIDC_MIN_REFRESH_MS", "A2A_AGENT_OIDC_MIN_REFRESH=1000ms"),
+        (
+            "A2A_AGENT_OIDC_MIN_REFRESH_MS",
+            "A2A_AGENT_OIDC_MIN_REFRESH=1000ms",
+        ),
     ] {
         assert!(
-            err.lines().any(|l| l.contains("WARN") && l.contains(old) && l.contains(new)),
+            err.lines()
+                .any(|l| l.contains("WARN") && l.contains(old) && l.contains(new)),
             "{old} -> {new}: {err}"
         );
     }

@@ -185,10 +185,7 @@ mod tests {
         let p = plan(&boot, &first, &second).unwrap();
         assert_eq!(
             (p.applied, p.restart),
-            (
-                vec!["peer_timeout".to_owned()],
-                vec!["listen".to_owned()]
-            )
+            (vec!["peer_timeout".to_owned()], vec!["listen".to_owned()])
         );
         // An admin token set after a start without one is not applied (the console is off).
         let mut token = second.clone();

@@ -169,10 +169,15 @@ fn check(toml: &str, args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
     let file = dir.path().join("gw.toml");
     std::fs::write(&file, toml).unwrap();
     let mut c = Command::new(env!("CARGO_BIN_EXE_a2a-gateway"));
-    c.args(["serve", "--check-config", "--config", file.to_str().unwrap()])
-        .args(args)
-        .env_remove("RUST_LOG")
-        .env_remove("A2A_GATEWAY_LOG_LEVEL");
+    c.args([
+        "serve",
+        "--check-config",
+        "--config",
+        file.to_str().unwrap(),
+    ])
+    .args(args)
+    .env_remove("RUST_LOG")
+    .env_remove("A2A_GATEWAY_LOG_LEVEL");
     for (k, v) in env {
         c.env(k, v);
     }
@@ -207,7 +212,10 @@ fn dvara_values_are_honoured_or_refused_naming_the_key() {
             "\"a2a.protocol.json-rpc-error-status\" = \"teapot\"\n",
             "a2a.protocol.json-rpc-error-status",
         ),
-        ("[a2a.streaming]\nenabled = \"maybe\"\n", "a2a.streaming.enabled"),
+        (
+            "[a2a.streaming]\nenabled = \"maybe\"\n",
+            "a2a.streaming.enabled",
+        ),
         ("[a2a.protocol]\nserve-v2 = true\n", "a2a.protocol.serve-v2"),
         (
             "serve_v1 = true\n\"a2a.protocol.serve-v1\" = false\n",
@@ -245,7 +253,10 @@ fn old_names_still_read_with_a_warning() {
         ("peer_timeout_secs", "peer_timeout = \"7s\""),
         ("--approval-wait-secs", "--approval-wait=3s"),
         ("--dev true", "--dev"),
-        ("A2A_GATEWAY_IDLE_TIMEOUT_SECS", "A2A_GATEWAY_IDLE_TIMEOUT=5s"),
+        (
+            "A2A_GATEWAY_IDLE_TIMEOUT_SECS",
+            "A2A_GATEWAY_IDLE_TIMEOUT=5s",
+        ),
     ] {
         assert!(
             err.lines()

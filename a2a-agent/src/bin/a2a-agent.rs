@@ -147,7 +147,8 @@ fn build_config(s: &mut Serve) -> anyhow::Result<Settings> {
             let text = std::fs::read_to_string(p)?;
             let mut table: toml::Table =
                 toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
-            let auth_set = table.contains_key("validate_auth") || table.contains_key("validateAuth");
+            let auth_set =
+                table.contains_key("validate_auth") || table.contains_key("validateAuth");
             // The Camel guide's card identity parameters: as --name, --description and
             // --agent-version (a flag given wins).
             for (key, flag) in a2a_agent::config::CARD_KEYS.iter().zip([

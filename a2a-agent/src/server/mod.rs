@@ -168,12 +168,9 @@ impl AgentServer {
                 ),
                 (None, None) => {
                     let m = Arc::new(
-                        MemoryStore::new(
-                            cfg.memory_store_cap,
-                            cfg.terminal_task_ttl.get(),
-                        )
-                        .with_max_bytes(cfg.memory_store_max_bytes)
-                        .with_replay_events(cfg.replay_events_per_task),
+                        MemoryStore::new(cfg.memory_store_cap, cfg.terminal_task_ttl.get())
+                            .with_max_bytes(cfg.memory_store_max_bytes)
+                            .with_replay_events(cfg.replay_events_per_task),
                     );
                     (m.clone(), Some(m))
                 }

@@ -14,7 +14,8 @@ use a2a_agent::settings::Note;
 /// keeps the file's value, else the default).
 #[derive(Args)]
 pub struct ServeArgs {
-    /// TOML configuration file (every key optional; `a2a-gateway config sample` prints them all).
+    /// TOML configuration file (every key optional; `a2a-gateway config sample` prints them all;
+    /// the DVARA API's dotted `a2a.*` settings are read as written, docs/settings-map.md).
     #[arg(long, env = "A2A_GATEWAY_CONFIG")]
     config: Option<PathBuf>,
     /// Check the settings (file, environment, flags) and exit: 0 and "config ok" when the
@@ -349,5 +350,6 @@ impl ServeArgs {
 
 /// The whole seconds of a flag's duration (`--peer-timeout 1500ms` is refused).
 fn secs(v: Dur, flag: &str) -> Result<u64> {
-    a2a_agent::settings::whole_secs(v).map_err(|e| anyhow::anyhow!("--{}: {e}", flag.replace('_', "-")))
+    a2a_agent::settings::whole_secs(v)
+        .map_err(|e| anyhow::anyhow!("--{}: {e}", flag.replace('_', "-")))
 }

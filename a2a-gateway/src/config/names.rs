@@ -39,7 +39,11 @@ const fn dvara(name: &'static str, ours: &'static str, value: Value) -> Alias {
 pub const ALIASES: &[Alias] = &[
     old("peer_timeout_secs", "peer_timeout", Value::Secs),
     old("shutdown_grace_secs", "shutdown_grace", Value::Secs),
-    old("header_read_timeout_secs", "header_read_timeout", Value::Secs),
+    old(
+        "header_read_timeout_secs",
+        "header_read_timeout",
+        Value::Secs,
+    ),
     old("body_read_timeout_secs", "body_read_timeout", Value::Secs),
     old("idle_timeout_secs", "idle_timeout", Value::Secs),
     old("push_delete_grace_ms", "push_delete_grace", Value::Millis),
