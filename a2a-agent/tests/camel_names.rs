@@ -403,6 +403,26 @@ async fn cors_by_the_camel_rest_name() {
     }
 }
 
+/// Row `sseQueueCapacity`: a subscriber that reads nothing keeps that many events (and the
+/// final one); a larger capacity keeps them all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sse_queue_capacity_by_its_camel_name() {
+    // (capacity, fewest and most events the subscriber gets: 20 progress updates and the end)
+    for (capacity, least, most) in [(4usize, 1usize, 5usize), (100, 21, 30)] {
+        let cfg = AgentConfig::from_toml(&format!(
+            "sseQueueCapacity = {capacity}\nvalidateAuth = false\n"
+        ))
+        .unwrap();
+        assert_eq!(cfg.sse_queue_capacity, capacity);
+        let got = unread_stream_with(20, cfg).await;
+        assert!(
+            (least..=most).contains(&got.len()),
+            "capacity {capacity}: {} events",
+            got.len()
+        );
+    }
+}
+
 /// Values that cannot be honoured refuse the start naming the key; accepted ones with nothing
 /// to set are noted; the `camel.oauth` client is the introspection client.
 #[test]
