@@ -112,8 +112,8 @@ pub struct Config {
     pub json_rpc_error_status: ErrorStatusMode,
     /// Development mode: plain http peers and loopback peers allowed.
     pub dev_mode: bool,
-    /// How long to wait for a peer answer (and between stream events before a stall error);
-    /// TOML key `peer_timeout` (whole seconds: `"30s"`).
+    /// Seconds to wait for a peer answer (and between stream events before a stall error).
+    /// TOML key `peer_timeout`, a duration (`"30s"`) held here in whole seconds.
     #[serde(rename = "peer_timeout", with = "a2a_agent::settings::secs")]
     pub peer_timeout_secs: u64,
     /// Limits.
@@ -121,16 +121,20 @@ pub struct Config {
     /// On SIGTERM/SIGINT: stop accepting and let calls finish for this long; then every open
     /// stream ends with an `a2a_shutting_down` error event and every waiting call is answered
     /// with it, and the process exits 0.
+    /// TOML key `shutdown_grace`, a duration (`"30s"`) held here in whole seconds.
     #[serde(rename = "shutdown_grace", with = "a2a_agent::settings::secs")]
     pub shutdown_grace_secs: u64,
     /// Seconds for a request's headers to arrive (slowloris; a connection's first request:
     /// from the accept); the connection is closed beyond.
+    /// TOML key `header_read_timeout`, a duration (`"30s"`) held here in whole seconds.
     #[serde(rename = "header_read_timeout", with = "a2a_agent::settings::secs")]
     pub header_read_timeout_secs: u64,
     /// Seconds for a request's whole body to arrive; 408 beyond.
+    /// TOML key `body_read_timeout`, a duration (`"30s"`) held here in whole seconds.
     #[serde(rename = "body_read_timeout", with = "a2a_agent::settings::secs")]
     pub body_read_timeout_secs: u64,
     /// Seconds a keep-alive connection with no request in flight stays open.
+    /// TOML key `idle_timeout`, a duration (`"30s"`) held here in whole seconds.
     #[serde(rename = "idle_timeout", with = "a2a_agent::settings::secs")]
     pub idle_timeout_secs: u64,
     /// Open connections at most (0 = from the fd limit); beyond it new connections get 503 and
@@ -149,6 +153,7 @@ pub struct Config {
     pub ard_enabled: bool,
     /// Milliseconds a sealed callback still accepts notifications after its push config was
     /// deleted: the peer may have sent them before it saw the delete [default: 10000].
+    /// TOML key `push_delete_grace`, a duration (`"30s"`) held here in milliseconds.
     #[serde(rename = "push_delete_grace", with = "a2a_agent::settings::millis")]
     pub push_delete_grace_ms: u64,
     /// Decision for a hop no policy rule decides (`allow`, or `deny` for default-deny).
@@ -160,14 +165,17 @@ pub struct Config {
     /// survive a restart and are not shared between gateway instances: set it for either).
     pub delegation_key: Option<String>,
     /// Seconds a hop held for approval waits for a decision before `a2a_approval_expired`.
+    /// TOML key `approval_ttl`, a duration (`"30s"`) held here in whole seconds.
     #[serde(rename = "approval_ttl", with = "a2a_agent::settings::secs")]
     pub approval_ttl_secs: u64,
     /// Seconds a blocking send held for approval waits for the decision before it is answered
     /// with the gateway task (0: at once).
+    /// TOML key `approval_wait`, a duration (`"30s"`) held here in whole seconds.
     #[serde(rename = "approval_wait", with = "a2a_agent::settings::secs")]
     pub approval_wait_secs: u64,
     /// Seconds a send's `messageId` is remembered per workspace and agent: a repeat within it
     /// is answered from the first send and not forwarded again (0: off).
+    /// TOML key `idempotency_window`, a duration (`"30s"`) held here in whole seconds.
     #[serde(rename = "idempotency_window", with = "a2a_agent::settings::secs")]
     pub idempotency_window_secs: u64,
     /// Require verified peer card signatures for every workspace (`a2a.cards.require-signed`;
@@ -180,6 +188,7 @@ pub struct Config {
     pub card_key_file: Option<PathBuf>,
     /// Seconds a retired card signing key stays in `/a2a/.well-known/jwks.json` (at least
     /// [`MIN_SIGNING_KEY_GRACE_SECS`], the longest a signed card or the key set is cached).
+    /// TOML key `signing_key_grace`, a duration (`"30s"`) held here in whole seconds.
     #[serde(rename = "signing_key_grace", with = "a2a_agent::settings::secs")]
     pub signing_key_grace_secs: u64,
     /// PEM file of extra root certificates trusted for peers' TLS (a private CA), beside the
@@ -195,6 +204,7 @@ pub struct Config {
     pub audit_max_bytes: ByteSize,
     /// Seconds between two checks of the audit retention (each deletes what the two rules no
     /// longer keep, in batches of 500 rows).
+    /// TOML key `audit_retention_check`, a duration (`"30s"`) held here in whole seconds.
     #[serde(rename = "audit_retention_check", with = "a2a_agent::settings::secs")]
     pub audit_retention_check_secs: u64,
     /// The records of a task the gateway has heard nothing of for this long (no answer, event
