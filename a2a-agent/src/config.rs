@@ -4,6 +4,9 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use crate::settings::Dur;
+use crate::settings::{Alias, Note, Origin, Value};
+
 /// The flag type of a config field: the field's type unless the list names another
 /// (`Option<String> => String`: the flag takes a string).
 macro_rules! flag_type {
@@ -76,16 +79,16 @@ agent_config! {
     bearer_token: Option<String> => String = None;
     /// Endpoint default for sends: return the SUBMITTED task at once. Default: false.
     return_immediately: bool = false;
-    /// A task running longer fails (ms). Default: 300000.
-    async_timeout_ms: u64 = 300_000;
+    /// A task running longer fails. Default: 5m.
+    async_timeout: Dur = Dur::from_secs(300);
     /// Maximum concurrently running tasks, 0 = unlimited. Default: 0.
     max_concurrent_tasks: usize = 0;
     /// Queue for async sends when every slot is busy, 0 = no queue. Default: 0.
     task_queue_size: usize = 0;
     /// Maximum request body (bytes). Default: 6291456 (6 MiB).
     max_payload_size: usize = 6_291_456;
-    /// SSE heartbeat comment interval (ms). Default: 15000.
-    sse_heartbeat_interval_ms: u64 = 15_000;
+    /// SSE heartbeat comment interval. Default: 15s.
+    sse_heartbeat_interval: Dur = Dur::from_secs(15);
     /// Events queued per SSE connection; a client further behind gets the task snapshot and its
     /// stream ends. Default: 1000.
     sse_queue_capacity: usize = 1000;
@@ -95,14 +98,14 @@ agent_config! {
     /// CORS allowed origins; empty = CORS off, `*` = any. Default: empty.
     [alias = "cors-origin"]
     cors_allowed_origins: Vec<String> => List = Vec::new();
-    /// `Cache-Control: max-age` of the agent card (s). Default: 300.
-    card_max_age_s: u64 = 300;
+    /// `Cache-Control: max-age` of the agent card (whole seconds). Default: 5m.
+    card_max_age: Dur = Dur::from_secs(300);
     /// SQLite database for tasks; unset = the bounded in-memory store.
     sqlite_path: Option<PathBuf> => PathBuf = None;
     /// In-memory store capacity (tasks). Default: 10000.
     memory_store_cap: usize = 10_000;
-    /// How long terminal tasks stay in the in-memory store (s). Default: 3600.
-    terminal_task_ttl_s: u64 = 3600;
+    /// How long terminal tasks stay in the in-memory store. Default: 1h.
+    terminal_task_ttl: Dur = Dur::from_secs(3600);
     /// In-memory store bound in bytes (JSON size of every task), 0 = unlimited. Oldest terminal
     /// tasks are evicted first; a new task is refused (ResourceExhausted) while unfinished tasks
     /// fill it. Default: 268435456 (256 MiB).
@@ -113,15 +116,15 @@ agent_config! {
     /// Most messages kept in a task's history (oldest dropped first), 0 = unlimited.
     /// Default: 1000.
     max_history_length: usize = 1000;
-    /// On shutdown, how long running tasks may finish before they fail (ms). Default: 10000.
-    shutdown_grace_ms: u64 = 10_000;
-    /// Time allowed for a request's headers to arrive (ms; a connection's first request: from
-    /// the accept); the connection is closed beyond. Default: 10000.
-    header_read_timeout_ms: u64 = 10_000;
-    /// Time allowed for a request's whole body to arrive (ms); 408 beyond. Default: 30000.
-    body_read_timeout_ms: u64 = 30_000;
-    /// A keep-alive connection with no request in flight is closed after this (ms). Default: 60000.
-    idle_timeout_ms: u64 = 60_000;
+    /// On shutdown, how long running tasks may finish before they fail. Default: 10s.
+    shutdown_grace: Dur = Dur::from_secs(10);
+    /// Time allowed for a request's headers to arrive (a connection's first request: from
+    /// the accept); the connection is closed beyond. Default: 10s.
+    header_read_timeout: Dur = Dur::from_secs(10);
+    /// Time allowed for a request's whole body to arrive; 408 beyond. Default: 30s.
+    body_read_timeout: Dur = Dur::from_secs(30);
+    /// A keep-alive connection with no request in flight is closed after this. Default: 1m.
+    idle_timeout: Dur = Dur::from_secs(60);
     /// Open connections at most (0 = derived from the fd limit); beyond it new connections get
     /// 503 and are closed. Always kept below `RLIMIT_NOFILE` minus a margin. Default: 10000.
     max_connections: usize = 10_000;
@@ -129,10 +132,10 @@ agent_config! {
     public_url: Option<String> => String = None;
     /// Push delivery retries after the first attempt (5xx and I/O errors only). Default: 3.
     push_retry_attempts: u32 = 3;
-    /// Push retry base backoff (ms); retry n waits `backoff x 2^n`. Default: 1000.
-    push_retry_backoff_ms: u64 = 1000;
-    /// Timeout of one push delivery attempt (ms). Default: 10000.
-    push_timeout_ms: u64 = 10_000;
+    /// Push retry base backoff; retry n waits `backoff x 2^n`. Default: 1s.
+    push_retry_backoff: Dur = Dur::from_secs(1);
+    /// Timeout of one push delivery attempt. Default: 10s.
+    push_timeout: Dur = Dur::from_secs(10);
     /// Permit loopback webhook URLs, plain http allowed (development only). Default: false.
     allow_local_webhook_urls: bool = false;
     /// OAuth/OIDC: expected token issuer; its discovery document gives the JWKS.
@@ -147,8 +150,8 @@ agent_config! {
     oidc_client_id: Option<String> => String = None;
     /// Client secret for introspection.
     oidc_client_secret: Option<String> => String = None;
-    /// Minimum interval between JWKS fetches (ms). Default: 30000.
-    oidc_min_refresh_ms: u64 = 30_000;
+    /// Minimum interval between JWKS fetches. Default: 30s.
+    oidc_min_refresh: Dur = Dur::from_secs(30);
     /// HTTP+JSON error statuses: `spec` (the spec 1.0 table: 400 for a terminal cancel, an
     /// operation on a terminal task, a wrong content type) or `camel` (the Camel guide's table:
     /// 409 / 405 / 415). Default: spec.
@@ -172,14 +175,14 @@ agent_config! {
     /// with the task), or in the SQLite file with `sqlite_path`, where they survive a restart.
     /// 0 keeps none (a resume then gets the task snapshot). Default: 256.
     replay_events_per_task: usize = 256;
-    /// A SendMessage repeating a `messageId` the caller used within this many seconds answers
+    /// A SendMessage repeating a `messageId` the caller used within this long answers
     /// from the first send (same task, or same direct message) without running the handler
     /// again; the same `messageId` with a different message is InvalidParams. Kept in memory,
     /// or in the SQLite file with `sqlite_path`. 0 = off. Records are per authenticated caller:
     /// leave it off behind a proxy that calls this agent for many users with one credential
     /// (a gateway), whose users could otherwise reach each other's sends by `messageId`.
-    /// Default: 0 (off); e.g. 3600.
-    idempotency_window_s: u64 = 0;
+    /// Default: 0 (off); e.g. 1h.
+    idempotency_window: Dur = Dur::ZERO;
     /// Threads of the `a2a-agent` binary's async runtime, 0 = one per CPU the process may use
     /// (a program using the library runs the server on its own runtime). On a machine shared
     /// with busy neighbours fewer threads spend less CPU per request. Default: 0.
@@ -287,9 +290,11 @@ pub enum ServedBindings {
     /// JSON-RPC and HTTP+JSON.
     #[default]
     Both,
-    /// JSON-RPC only.
+    /// JSON-RPC only (also written `JSONRPC`, as the Camel guide does).
+    #[serde(alias = "JSONRPC", alias = "json-rpc")]
     Jsonrpc,
-    /// HTTP+JSON only.
+    /// HTTP+JSON only (also written `HTTP+JSON`).
+    #[serde(alias = "HTTP+JSON", alias = "http+json")]
     Rest,
 }
 
@@ -317,9 +322,23 @@ impl std::str::FromStr for ServedBindings {
 }
 
 impl AgentConfig {
-    /// Parse a TOML document.
+    /// Parse a TOML document: our keys, the deprecated ones and the Camel guide's
+    /// ([`ALIASES`]). What the alias pass notes (deprecated names) is logged at warn.
     pub fn from_toml(s: &str) -> Result<Self, toml::de::Error> {
-        toml::from_str(s)
+        use serde::de::Error;
+        let table: toml::Table = toml::from_str(s)?;
+        let (cfg, notes) = Self::from_table(table).map_err(toml::de::Error::custom)?;
+        crate::settings::log_notes(&notes);
+        Ok(cfg)
+    }
+
+    /// The settings of a parsed TOML file read through [`ALIASES`], and what the pass noticed.
+    pub fn from_table(table: toml::Table) -> Result<(Self, Vec<Note>), String> {
+        let (table, notes) = crate::settings::rename_table(table, ALIASES, &["camel"])?;
+        let cfg = toml::Value::Table(table)
+            .try_into()
+            .map_err(|e: toml::de::Error| e.to_string())?;
+        Ok((cfg, notes))
     }
 
     /// The normalized base path (`""` or `/x`).
@@ -346,7 +365,7 @@ impl AgentConfig {
             introspection_url: self.oidc_introspection_url.clone(),
             client_id: self.oidc_client_id.clone(),
             client_secret: self.oidc_client_secret.clone(),
-            min_refresh_interval: Duration::from_millis(self.oidc_min_refresh_ms),
+            min_refresh_interval: self.oidc_min_refresh.get(),
             ..Default::default()
         })
     }
@@ -354,9 +373,9 @@ impl AgentConfig {
     /// The connection-level limits of [`crate::listen`].
     pub fn listen(&self) -> crate::listen::ListenConfig {
         crate::listen::ListenConfig {
-            header_read_timeout: Duration::from_millis(self.header_read_timeout_ms.max(1)),
-            body_read_timeout: Duration::from_millis(self.body_read_timeout_ms.max(1)),
-            idle_timeout: Duration::from_millis(self.idle_timeout_ms.max(1)),
+            header_read_timeout: self.header_read_timeout.get().max(Duration::from_millis(1)),
+            body_read_timeout: self.body_read_timeout.get().max(Duration::from_millis(1)),
+            idle_timeout: self.idle_timeout.get().max(Duration::from_millis(1)),
             max_connections: self.max_connections,
             max_buffered_body: self.max_payload_size,
         }
@@ -371,6 +390,144 @@ impl AgentConfig {
     }
 
     pub(crate) fn async_timeout(&self) -> Duration {
-        Duration::from_millis(self.async_timeout_ms)
+        self.async_timeout.get()
     }
 }
+
+/// The boolean settings, switches on the command line (`--grpc`, `--no-grpc`).
+pub const SWITCHES: &[&str] = &[
+    "validate_auth",
+    "return_immediately",
+    "allow_local_webhook_urls",
+    "grpc",
+];
+
+/// Card identity keys of the Camel guide a file may hold (route parameters): the binary reads
+/// them as `--name`, `--description` and `--agent-version`; [`AgentConfig`] has no such keys.
+pub const CARD_KEYS: &[&str] = &["name", "description", "version"];
+
+const fn old(name: &'static str, ours: &'static str, value: Value) -> Alias {
+    Alias {
+        name,
+        ours,
+        origin: Origin::Deprecated,
+        value,
+    }
+}
+
+const fn camel(name: &'static str, ours: &'static str, value: Value) -> Alias {
+    Alias {
+        name,
+        ours,
+        origin: Origin::Camel,
+        value,
+    }
+}
+
+/// Every other name an agent setting is read by: our former names (durations with a unit in
+/// the name, read for one release with a warning) and the Camel guide's route parameters, as
+/// written (docs/settings-map.md).
+pub const ALIASES: &[Alias] = &[
+    old("async_timeout_ms", "async_timeout", Value::Millis),
+    old(
+        "sse_heartbeat_interval_ms",
+        "sse_heartbeat_interval",
+        Value::Millis,
+    ),
+    old("card_max_age_s", "card_max_age", Value::Secs),
+    old("terminal_task_ttl_s", "terminal_task_ttl", Value::Secs),
+    old("shutdown_grace_ms", "shutdown_grace", Value::Millis),
+    old(
+        "header_read_timeout_ms",
+        "header_read_timeout",
+        Value::Millis,
+    ),
+    old("body_read_timeout_ms", "body_read_timeout", Value::Millis),
+    old("idle_timeout_ms", "idle_timeout", Value::Millis),
+    old("push_retry_backoff_ms", "push_retry_backoff", Value::Millis),
+    old("push_timeout_ms", "push_timeout", Value::Millis),
+    old("oidc_min_refresh_ms", "oidc_min_refresh", Value::Millis),
+    old("idempotency_window_s", "idempotency_window", Value::Secs),
+    camel("validateAuth", "validate_auth", Value::Bool),
+    camel("apiKey", "api_key", Value::Same),
+    camel("apiKeyHeader", "api_key_header", Value::Same),
+    camel("bearerToken", "bearer_token", Value::Same),
+    camel("basePath", "base_path", Value::Same),
+    camel(
+        "protocolBinding",
+        "binding",
+        Value::Map(&[
+            ("HTTP+JSON", "rest"),
+            ("JSONRPC", "jsonrpc"),
+            ("rest", "rest"),
+            ("json-rpc", "jsonrpc"),
+        ]),
+    ),
+    camel("returnImmediately", "return_immediately", Value::Bool),
+    camel("asyncTimeout", "async_timeout", Value::Millis),
+    camel("maxConcurrentTasks", "max_concurrent_tasks", Value::Int),
+    camel("taskQueueSize", "task_queue_size", Value::Int),
+    camel("maxPayloadSize", "max_payload_size", Value::Int),
+    camel(
+        "sseHeartbeatInterval",
+        "sse_heartbeat_interval",
+        Value::Millis,
+    ),
+    camel("sseQueueCapacity", "sse_queue_capacity", Value::Int),
+    camel("pushRetryAttempts", "push_retry_attempts", Value::Int),
+    camel("pushRetryBackoffMs", "push_retry_backoff", Value::Millis),
+    camel(
+        "allowLocalWebhookUrls",
+        "allow_local_webhook_urls",
+        Value::Bool,
+    ),
+    camel(
+        "camel.rest.enableCors",
+        "cors_allowed_origins",
+        Value::AnyOrigin,
+    ),
+    camel("camel.oauth.*.client-id", "oidc_client_id", Value::Same),
+    camel(
+        "camel.oauth.*.client-secret",
+        "oidc_client_secret",
+        Value::Same,
+    ),
+    camel(
+        "camel.oauth.*.token-endpoint",
+        "",
+        Value::Refuse(
+            "the agent validates tokens and never obtains one; remove it (token introspection: \
+             oidc_introspection_url)",
+        ),
+    ),
+    camel(
+        "oauthProfile",
+        "",
+        Value::Refuse(
+            "there are no camel-oauth profiles here: give the token validation settings \
+             directly (oidc_issuer, oidc_jwks_url, oidc_audience, oidc_introspection_url)",
+        ),
+    ),
+    camel(
+        "agentCard",
+        "",
+        Value::Refuse("a registry bean cannot be named here: give the card file with --card"),
+    ),
+    camel(
+        "dataFormat",
+        "",
+        Value::NoEffect(
+            &["PAYLOAD", "POJO", "RAW"],
+            "every request gives all three views (the text, the typed message, the raw JSON; \
+             --exec: the text on stdin, the message JSON in $A2A_MESSAGE)",
+        ),
+    ),
+    camel(
+        "httpServerComponent",
+        "",
+        Value::NoEffect(
+            &["platform-http", "jetty", "undertow"],
+            "one built-in HTTP server, whose router takes colon paths literally",
+        ),
+    ),
+];

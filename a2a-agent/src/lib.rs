@@ -117,6 +117,7 @@ pub mod metrics;
 pub mod model;
 pub mod net_guard;
 pub mod otel;
+pub mod settings;
 
 pub use auth::Authenticator;
 pub use caller::CallerProfile;

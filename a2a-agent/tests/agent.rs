@@ -362,7 +362,7 @@ async fn handler_failure_fails_task_and_typed_error_maps() {
 #[tokio::test]
 async fn async_timeout_fails_the_task() {
     let cfg = AgentConfig {
-        async_timeout_ms: 30,
+        async_timeout: a2a_agent::config::Dur::from_millis(30),
         ..open_config()
     };
     let s = echo(cfg).await;

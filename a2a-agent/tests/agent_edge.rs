@@ -155,7 +155,7 @@ async fn busy_sync_rejected_async_queued_and_failed_on_shutdown() {
     let cfg = AgentConfig {
         max_concurrent_tasks: 1,
         task_queue_size: 1,
-        shutdown_grace_ms: 10,
+        shutdown_grace: a2a_agent::config::Dur::from_millis(10),
         ..open_config()
     };
     let s = echo(cfg).await;
@@ -275,7 +275,7 @@ async fn card_rejects_unsupported_binding_and_keeps_unknown_members() {
 #[tokio::test]
 async fn sse_heartbeats_while_idle() {
     let cfg = AgentConfig {
-        sse_heartbeat_interval_ms: 20,
+        sse_heartbeat_interval: a2a_agent::config::Dur::from_millis(20),
         ..open_config()
     };
     let s = echo(cfg).await;

@@ -12,7 +12,7 @@ use serde_json::Value;
 fn grpc_config() -> AgentConfig {
     AgentConfig {
         allow_local_webhook_urls: true,
-        push_retry_backoff_ms: 5,
+        push_retry_backoff: a2a_agent::config::Dur::from_millis(5),
         grpc: true,
         ..open_config()
     }

@@ -20,8 +20,8 @@ const CUT_WITHIN: Duration = Duration::from_secs(5);
 /// Header-read timeout 1 s, idle timeout 60 s (or `idle_ms`).
 async fn server(idle_ms: u64) -> ServerHandle {
     common::echo(AgentConfig {
-        header_read_timeout_ms: 1000,
-        idle_timeout_ms: idle_ms,
+        header_read_timeout: a2a_agent::config::Dur::from_millis(1000),
+        idle_timeout: a2a_agent::config::Dur::from_millis(idle_ms),
         ..common::open_config()
     })
     .await

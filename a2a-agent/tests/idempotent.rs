@@ -65,7 +65,7 @@ impl Authenticator for HeaderAuth {
 /// The open config with the idempotency window on (it is off by default).
 fn on() -> AgentConfig {
     AgentConfig {
-        idempotency_window_s: 3600,
+        idempotency_window: a2a_agent::config::Dur::from_secs(3600),
         ..open_config()
     }
 }

@@ -5,6 +5,7 @@
 mod agent;
 mod agent_edge;
 mod blocking;
+mod camel_names;
 mod common;
 mod delegation;
 mod edge_service;

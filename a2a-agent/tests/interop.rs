@@ -17,7 +17,7 @@ use serde_json::json;
 fn reference_config() -> AgentConfig {
     AgentConfig {
         allow_local_webhook_urls: true,
-        push_retry_backoff_ms: 5,
+        push_retry_backoff: a2a_agent::config::Dur::from_millis(5),
         ..open_config()
     }
 }
@@ -53,10 +53,8 @@ async fn sdk_clients_against_the_exec_example_script() {
                 "jsonl",
                 "--card",
                 &card.display().to_string(),
-                "--validate-auth",
-                "false",
+                "--no-validate-auth",
                 "--allow-local-webhook-urls",
-                "true",
                 "--push-retry-backoff-ms",
                 "5",
             ],

@@ -656,8 +656,7 @@ async fn binary_prints_listening_line_and_serves() {
             "--echo",
             "--port",
             "0",
-            "--validate-auth",
-            "false",
+            "--no-validate-auth",
             "--metrics",
         ])
         .stdout(std::process::Stdio::piped())
@@ -684,7 +683,7 @@ async fn binary_prints_listening_line_and_serves() {
 #[tokio::test]
 async fn graceful_shutdown_lets_running_tasks_finish_then_fails_the_rest() {
     let cfg = AgentConfig {
-        shutdown_grace_ms: 5_000,
+        shutdown_grace: a2a_agent::config::Dur::from_millis(5_000),
         ..open_config()
     };
     let s = echo(cfg).await;
@@ -699,7 +698,7 @@ async fn graceful_shutdown_lets_running_tasks_finish_then_fails_the_rest() {
     );
 
     let cfg = AgentConfig {
-        shutdown_grace_ms: 20,
+        shutdown_grace: a2a_agent::config::Dur::from_millis(20),
         ..open_config()
     };
     let s = echo(cfg).await;
@@ -729,7 +728,7 @@ fn toml_config_with_defaults() {
     assert!(!c.validate_auth);
     assert_eq!(c.base(), "/a2a");
     assert_eq!(c.sse_queue_capacity, 1000);
-    assert_eq!(c.async_timeout_ms, 300_000);
+    assert_eq!(c.async_timeout, a2a_agent::config::Dur::from_secs(300));
     assert!(AgentConfig::from_toml("no_such_option = 1").is_err());
 }
 

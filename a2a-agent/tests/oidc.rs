@@ -195,7 +195,7 @@ async fn agent(iss: &Issuer, scopes: &[&str]) -> ServerHandle {
         oidc_audience: vec!["a2a-agent".into()],
         oidc_client_id: Some("agent".into()),
         oidc_client_secret: Some("s3cret".into()),
-        oidc_min_refresh_ms: 0,
+        oidc_min_refresh: a2a_agent::config::Dur::from_millis(0),
         ..AgentConfig::default()
     };
     let h = handler_fn(|ctx: a2a_agent::RequestContext| async move {
@@ -480,7 +480,7 @@ async fn combined_requirement_takes_the_token_profile() {
     let cfg = AgentConfig {
         api_key: Some("shared-key".into()),
         oidc_issuer: Some(iss.url.clone()),
-        oidc_min_refresh_ms: 0,
+        oidc_min_refresh: a2a_agent::config::Dur::from_millis(0),
         ..AgentConfig::default()
     };
     let h = handler_fn(|ctx: a2a_agent::RequestContext| async move {
@@ -555,5 +555,32 @@ async fn combined_requirement_takes_the_token_profile() {
         200
     );
     srv.shutdown().await;
+    j.abort();
+}
+
+/// Row `camel.oauth.<profile>.client-id` / `.client-secret` of docs/settings-map.md: written as
+/// in a Camel properties file (`[camel.oauth.my-agent]`), they are the introspection client;
+/// with the wrong secret the introspection refuses and so does the agent.
+#[tokio::test]
+async fn the_camel_oauth_client_is_the_introspection_client() {
+    let (iss, j) = issuer().await;
+    *iss.jwks.lock().unwrap() = vec![SigningKey::es256("x").jwk()];
+    iss.opaque.lock().unwrap().insert(
+        "opaque-user".into(),
+        json!({"active": true, "iss": iss.url, "sub": "carol", "scope": "tasks",
+            "exp": now() + 300, "aud": "a2a-agent"}),
+    );
+    for (secret, want) in [("s3cret", 200), ("wrong", 401)] {
+        let cfg = AgentConfig::from_toml(&format!(
+            "oidc_issuer = \"{}\"\noidc_audience = [\"a2a-agent\"]\n\
+             [camel.oauth.my-agent]\nclient-id = \"agent\"\nclient-secret = \"{secret}\"\n",
+            iss.url
+        ))
+        .unwrap();
+        let h = handler_fn(|_ctx: a2a_agent::RequestContext| async move { Ok(Reply::text("hi")) });
+        let srv = common::start_with(card(&iss, &[]), h, cfg).await;
+        assert_eq!(list(srv.url(), "opaque-user").await.0, want, "{secret}");
+        srv.shutdown().await;
+    }
     j.abort();
 }

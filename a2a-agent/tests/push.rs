@@ -93,8 +93,8 @@ fn push_config() -> AgentConfig {
         validate_auth: false,
         allow_local_webhook_urls: true,
         push_retry_attempts: 3,
-        push_retry_backoff_ms: 2,
-        push_timeout_ms: 5000,
+        push_retry_backoff: a2a_agent::config::Dur::from_millis(2),
+        push_timeout: a2a_agent::config::Dur::from_millis(5000),
         ..AgentConfig::default()
     }
 }
@@ -562,7 +562,7 @@ async fn sqlite_configs_survive_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = AgentConfig {
         sqlite_path: Some(dir.path().join("tasks.db")),
-        shutdown_grace_ms: 50,
+        shutdown_grace: a2a_agent::config::Dur::from_millis(50),
         ..push_config()
     };
     let (srv, _gate) = agent(true, cfg.clone()).await;

@@ -199,7 +199,7 @@ fn recorded_final(rows: &[(String, Value)], id: &str) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_delivers_the_final_push_of_every_task_before_exiting() {
     let dir = tempfile::tempdir().unwrap();
-    write_files(dir.path(), "shutdown_grace_ms = 10000\n");
+    write_files(dir.path(), "shutdown_grace = \"10s\"\n");
     // Slow-ish: each delivery takes 250 ms, so the final ones are still queued at SIGTERM.
     let hook = Webhook::start(200, 250).await;
     let mut a = start(dir.path());
@@ -220,7 +220,7 @@ async fn final_pushes_a_down_webhook_missed_are_recorded_and_resent_after_a_rest
     let dir = tempfile::tempdir().unwrap();
     write_files(
         dir.path(),
-        "shutdown_grace_ms = 500\npush_retry_attempts = 1\npush_retry_backoff_ms = 20\n",
+        "shutdown_grace = \"500ms\"\npush_retry_attempts = 1\npush_retry_backoff = \"20ms\"\n",
     );
     let hook = Webhook::start(503, 0).await;
     let mut a = start(dir.path());
@@ -261,7 +261,7 @@ async fn final_pushes_a_down_webhook_missed_are_recorded_and_resent_after_a_rest
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_with_pushes_in_flight_then_a_restart_resends_them() {
     let dir = tempfile::tempdir().unwrap();
-    write_files(dir.path(), "push_timeout_ms = 60000\n");
+    write_files(dir.path(), "push_timeout = \"1m\"\n");
     // The webhook holds every request: nothing is answered before the kill.
     let hook = Webhook::start(200, 60_000).await;
     let a = start(dir.path());

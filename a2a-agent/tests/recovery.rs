@@ -75,7 +75,7 @@ async fn kill_9_then_restart_fails_unfinished_tasks_and_notifies_webhooks() {
     .unwrap();
     std::fs::write(
         dir.path().join("agent.toml"),
-        "validate_auth = false\nallow_local_webhook_urls = true\npush_retry_backoff_ms = 50\n",
+        "validate_auth = false\nallow_local_webhook_urls = true\npush_retry_backoff = \"50ms\"\n",
     )
     .unwrap();
     let (hook, got) = webhook().await;

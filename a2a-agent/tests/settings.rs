@@ -41,9 +41,9 @@ fn every_config_field_is_a_toml_key_a_flag_and_an_env_var() {
     }
     // Each field parses from TOML.
     for (k, v) in [
-        ("push_timeout_ms", "5"),
+        ("push_timeout", "\"5ms\""),
         ("allow_local_webhook_urls", "true"),
-        ("oidc_min_refresh_ms", "7"),
+        ("oidc_min_refresh", "\"7s\""),
         ("binding", "\"rest\""),
         ("sse_overflow_policy", "\"drop-oldest\""),
     ] {
@@ -119,7 +119,7 @@ async fn flags_beat_env_beat_toml_for_formerly_toml_only_fields() {
     drop(b);
     // A formerly TOML-only field by env: push_timeout_ms (parses, serves).
     let b = bin(
-        &["--echo", "--validate-auth", "false"],
+        &["--echo", "--no-validate-auth"],
         &[
             ("A2A_AGENT_PUSH_TIMEOUT_MS", "1500"),
             ("A2A_AGENT_OIDC_MIN_REFRESH_MS", "1000"),
@@ -160,8 +160,7 @@ async fn identity_flags_override_the_card_file() {
             "--echo",
             "--card",
             p,
-            "--validate-auth",
-            "false",
+            "--no-validate-auth",
             "--name",
             "flag-name",
             "--agent-version",

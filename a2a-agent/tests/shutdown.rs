@@ -15,8 +15,7 @@ fn start(grace_ms: u64) -> Bin {
         &[
             "--exec",
             "sleep 20",
-            "--validate-auth",
-            "false",
+            "--no-validate-auth",
             "--shutdown-grace-ms",
             &grace,
         ],

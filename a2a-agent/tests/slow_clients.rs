@@ -9,9 +9,9 @@ use a2a_agent::AgentConfig;
 
 fn cfg(header_ms: u64, body_ms: u64, idle_ms: u64, max: usize) -> AgentConfig {
     AgentConfig {
-        header_read_timeout_ms: header_ms,
-        body_read_timeout_ms: body_ms,
-        idle_timeout_ms: idle_ms,
+        header_read_timeout: a2a_agent::config::Dur::from_millis(header_ms),
+        body_read_timeout: a2a_agent::config::Dur::from_millis(body_ms),
+        idle_timeout: a2a_agent::config::Dur::from_millis(idle_ms),
         max_connections: max,
         ..common::open_config()
     }

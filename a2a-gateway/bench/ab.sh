@@ -37,7 +37,7 @@ start() {
   "$2" admin --database "$db" workspace-create bench >/dev/null
   "$2" admin --database "$db" agent-add bench echo "$AGENT" >/dev/null
   key=$("$2" admin --database "$db" key-create bench | grep -o 'a2agw_[A-Za-z0-9_-]*' | head -1)
-  "$2" serve --listen 127.0.0.1:0 --database "$db" --dev true >"$TMP/$1.out" 2>"$TMP/$1.err" &
+  "$2" serve --listen 127.0.0.1:0 --database "$db" --dev >"$TMP/$1.out" 2>"$TMP/$1.err" &
   pid=$!; PIDS="$PIDS $pid"
   url=$(wait_listening "$TMP/$1.out" "$TMP/$1.err")/a2a/echo
   eval "URL_$1=\$url KEY_$1=\$key PID_$1=\$pid"

@@ -43,7 +43,7 @@ DB=$TMP/gw.db
 "$GWBIN" admin --database "$DB" workspace-create bench >/dev/null
 "$GWBIN" admin --database "$DB" agent-add bench echo "$DIRECT" >/dev/null
 KEY=$("$GWBIN" admin --database "$DB" key-create bench 2>/dev/null | grep -o 'a2agw_[A-Za-z0-9_-]*' | head -1)
-$CG --callgrind-out-file="$TMP/gw.%p.out" "$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev true \
+$CG --callgrind-out-file="$TMP/gw.%p.out" "$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev \
   >"$TMP/gw.out" 2>"$TMP/gw.err" &
 GPID=$!
 GW=$(wait_listening "$TMP/gw.out" "$TMP/gw.err")/a2a/echo

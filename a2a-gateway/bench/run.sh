@@ -82,7 +82,7 @@ POLICY
   "$GWBIN" admin --database "$DB" pii-set bench '{"default_action":"redact"}' >/dev/null
   echo "governance: ten-rule policy and PII redaction on"
 fi
-env ${BENCH_PRELOAD:+LD_PRELOAD=$BENCH_PRELOAD} ${BENCH_GW_ENV:-} "$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev true >"$TMP/gw.out" 2>"$TMP/gw.err" &
+env ${BENCH_PRELOAD:+LD_PRELOAD=$BENCH_PRELOAD} ${BENCH_GW_ENV:-} "$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev >"$TMP/gw.out" 2>"$TMP/gw.err" &
 GPID=$!
 GW=$(wait_listening "$TMP/gw.out" "$TMP/gw.err")/a2a/echo
 # The proxy floor (a2a-gateway/examples/proxy_floor.rs): a plain reverse proxy on the gateway's

@@ -35,7 +35,7 @@ DB=$TMP/gw.db
 "$GWBIN" admin --database "$DB" workspace-create bench >/dev/null
 "$GWBIN" admin --database "$DB" agent-add bench echo "$DIRECT" >/dev/null 2>&1
 KEY=$("$GWBIN" admin --database "$DB" key-create bench 2>/dev/null | grep -o 'a2agw_[A-Za-z0-9_-]*' | head -1)
-"$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev true >"$TMP/gw.out" 2>"$TMP/gw.err" &
+"$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev >"$TMP/gw.out" 2>"$TMP/gw.err" &
 GPID=$!
 GW=$(wait_listening "$TMP/gw.out" "$TMP/gw.err")/a2a/echo
 python3 "$DIR/drive.py" "$GW" 50 jsonrpc "$KEY"

@@ -42,7 +42,7 @@ if [ "${BENCH_GOVERNANCE:-}" = 1 ]; then
   "$GWBIN" admin --database "$DB" pii-set bench '{"default_action":"redact"}' >/dev/null
   echo "governance: ten-rule policy and PII redaction on"
 fi
-"$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev true >"$TMP/gw.out" 2>"$TMP/gw.err" &
+"$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev >"$TMP/gw.out" 2>"$TMP/gw.err" &
 GPID=$!
 GW=$(wait_listening "$TMP/gw.out")/a2a/echo
 A2A_GATEWAY_KEY=$KEY wrk -t1 -c1 -d2s -s "$DIR/stream.lua" "$GW" >/dev/null

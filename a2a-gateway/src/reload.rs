@@ -18,17 +18,17 @@ use crate::state::GatewayState;
 /// The top-level settings (TOML keys) a reload applies live.
 pub const LIVE: &[&str] = &[
     "limits",
-    "peer_timeout_secs",
-    "header_read_timeout_secs",
-    "body_read_timeout_secs",
-    "idle_timeout_secs",
-    "shutdown_grace_secs",
+    "peer_timeout",
+    "header_read_timeout",
+    "body_read_timeout",
+    "idle_timeout",
+    "shutdown_grace",
     "policy_default",
     "max_delegation_depth",
-    "approval_ttl_secs",
-    "approval_wait_secs",
-    "idempotency_window_secs",
-    "push_delete_grace_ms",
+    "approval_ttl",
+    "approval_wait",
+    "idempotency_window",
+    "push_delete_grace",
     "push_direct_workspaces",
     "peer_ca_file",
     "json_rpc_error_status",
@@ -164,7 +164,7 @@ mod tests {
         after.listen = "127.0.0.1:9999".parse().unwrap();
         after.database = "other.db".into();
         let d = diff(&before, &after).unwrap();
-        assert_eq!(d.applied, vec!["limits", "peer_timeout_secs"]);
+        assert_eq!(d.applied, vec!["limits", "peer_timeout"]);
         assert_eq!(d.restart, vec!["database", "listen"]);
         // Turning the admin token on needs a restart; changing it does not.
         after = before.clone();
@@ -185,10 +185,7 @@ mod tests {
         let p = plan(&boot, &first, &second).unwrap();
         assert_eq!(
             (p.applied, p.restart),
-            (
-                vec!["peer_timeout_secs".to_owned()],
-                vec!["listen".to_owned()]
-            )
+            (vec!["peer_timeout".to_owned()], vec!["listen".to_owned()])
         );
         // An admin token set after a start without one is not applied (the console is off).
         let mut token = second.clone();

@@ -226,9 +226,9 @@ async fn the_serving_gateway_applies_both_rules_while_hops_go_on() {
             "7d",
             "--audit-max-bytes",
             &max.to_string(),
-            "--audit-retention-check-secs",
-            "1",
-            "--idempotency-window-secs",
+            "--audit-retention-check",
+            "1s",
+            "--idempotency-window",
             "0",
         ],
     );
@@ -301,7 +301,7 @@ fn the_serving_gateway_deletes_rows_past_the_retention_set_in_its_config_file() 
     let toml = dir.path().join("gw.toml");
     std::fs::write(
         &toml,
-        "audit_retention = \"7d\"\naudit_max_bytes = 0\naudit_retention_check_secs = 1\n",
+        "audit_retention = \"7d\"\naudit_max_bytes = 0\naudit_retention_check = \"1s\"\n",
     )
     .unwrap();
     let (mut child, _base) = spawn_serve(&db, &["--config", toml.to_str().unwrap()]);

@@ -129,7 +129,7 @@ async fn serving_on_port_0_publishes_the_bound_port() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("gw.db");
     let key = database(&db, &peer.url);
-    let (mut child, base) = spawn_serve(&db, &["--serve-grpc", "true"]);
+    let (mut child, base) = spawn_serve(&db, &["--serve-grpc"]);
     let authority = base.trim_start_matches("http://").to_owned();
     assert!(!authority.ends_with(":0"), "{base}");
     for version in ["1.0", "0.3"] {

@@ -125,7 +125,7 @@ async fn console_pages_over_200_held_mebibyte_sends_read_no_bodies() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("gw.db");
     let key = seed_file(&db, "echo", &peer.url);
-    let args = ["--admin-token", TOKEN, "--approval-wait-secs", "0"];
+    let args = ["--admin-token", TOKEN, "--approval-wait", "0"];
     let (child, base) = spawn_serve(&db, &args);
     let gw = Child(child);
     let rule = json!({"rules": [{"id": "needs-a-person", "when": "skill == 'refund'",

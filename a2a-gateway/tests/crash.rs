@@ -30,7 +30,7 @@ async fn peer(seen: Arc<Mutex<HashSet<String>>>) -> a2a_agent::ServerHandle {
     });
     let cfg = AgentConfig {
         validate_auth: false,
-        shutdown_grace_ms: 10,
+        shutdown_grace: a2a_agent::config::Dur::from_millis(10),
         ..AgentConfig::default()
     };
     AgentServer::new(card, handler)

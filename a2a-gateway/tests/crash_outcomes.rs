@@ -22,7 +22,7 @@ async fn quick_peer() -> a2a_agent::ServerHandle {
         handler_fn(|_ctx: a2a_agent::RequestContext| async move { Ok(Reply::text("ok")) });
     let cfg = AgentConfig {
         validate_auth: false,
-        shutdown_grace_ms: 10,
+        shutdown_grace: a2a_agent::config::Dur::from_millis(10),
         ..AgentConfig::default()
     };
     AgentServer::new(card, handler)

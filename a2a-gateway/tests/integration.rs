@@ -21,6 +21,7 @@ mod console_views;
 mod crash;
 mod crash_outcomes;
 mod demo;
+mod dvara_names;
 mod error_forms;
 mod extensions;
 mod gateway;

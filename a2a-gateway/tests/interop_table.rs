@@ -29,7 +29,7 @@ async fn reference_agent() -> a2a_agent::server::ServerHandle {
     let cfg = AgentConfig {
         validate_auth: false,
         allow_local_webhook_urls: true,
-        push_retry_backoff_ms: 5,
+        push_retry_backoff: a2a_agent::config::Dur::from_millis(5),
         ..AgentConfig::default()
     };
     AgentServer::new(reference::card("reference"), reference::handler())

@@ -19,7 +19,7 @@ fn serve(
     String,
     std::sync::mpsc::Receiver<String>,
 ) {
-    let mut args: Vec<&std::ffi::OsStr> = ["serve", "--listen", "127.0.0.1:0", "--dev", "true"]
+    let mut args: Vec<&std::ffi::OsStr> = ["serve", "--listen", "127.0.0.1:0", "--dev"]
         .iter()
         .map(|a| a.as_ref())
         .collect();

@@ -41,7 +41,7 @@ fn gateway(
     env: &[(&str, &str)],
 ) -> (std::process::Child, String) {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-gateway"));
-    cmd.args(["serve", "--listen", "127.0.0.1:0", "--dev", "true"])
+    cmd.args(["serve", "--listen", "127.0.0.1:0", "--dev"])
         .args(extra)
         .arg("--database")
         .arg(db);

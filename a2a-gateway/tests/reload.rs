@@ -201,7 +201,7 @@ fn the_sample_names_every_setting_and_reads_back() {
         })
         .map(|l| format!("{l}\n"))
         .collect();
-    assert!(live.contains("\npeer_timeout_secs = 30\n"), "{live}");
+    assert!(live.contains("\npeer_timeout = \"30s\"\n"), "{live}");
     let read = a2a_gateway::config::Config::from_toml_str(&live).unwrap();
     assert_eq!(read, a2a_gateway::config::Config::default());
 }

@@ -28,7 +28,7 @@ async fn slow_peer(calls: Arc<AtomicUsize>) -> a2a_agent::ServerHandle {
     });
     let cfg = AgentConfig {
         validate_auth: false,
-        shutdown_grace_ms: 10,
+        shutdown_grace: a2a_agent::config::Dur::from_millis(10),
         ..AgentConfig::default()
     };
     AgentServer::new(card, handler)
@@ -64,7 +64,7 @@ async fn run(signal: &str, streams: usize, blocking: usize) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("gw.db");
     let key = seed_file(&db, "slow", peer.url());
-    let (mut child, base) = spawn_serve(&db, &["--shutdown-grace-secs", "1"]);
+    let (mut child, base) = spawn_serve(&db, &["--shutdown-grace", "1s"]);
     let http = reqwest::Client::new();
     let url = format!("{base}/a2a/slow");
     let mut tasks = Vec::new();

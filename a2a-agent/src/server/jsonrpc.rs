@@ -11,7 +11,6 @@ use a2a_types::envelope::{EnvelopeError, EnvelopeErrorKind, RawId, parse_envelop
 use axum::response::Response;
 use bytes::Bytes;
 use serde_json::Value;
-use std::time::Duration;
 
 fn text_json(body: impl Into<axum::body::Body>) -> Response {
     let mut r = Response::new(body.into());
@@ -165,7 +164,7 @@ fn answer(
     m1: &str,
     out: Result<Outcome, A2aError>,
 ) -> Response {
-    let heartbeat = Duration::from_millis(app.cfg.sse_heartbeat_interval_ms);
+    let heartbeat = app.cfg.sse_heartbeat_interval.get();
     // 0.3 `message/stream` and `tasks/resubscribe`: a failure is one SSE error event (as the
     // official SDK servers answer; the 0.3 SDK client refuses a JSON body there).
     let v03_stream =

@@ -168,12 +168,9 @@ impl AgentServer {
                 ),
                 (None, None) => {
                     let m = Arc::new(
-                        MemoryStore::new(
-                            cfg.memory_store_cap,
-                            Duration::from_secs(cfg.terminal_task_ttl_s),
-                        )
-                        .with_max_bytes(cfg.memory_store_max_bytes)
-                        .with_replay_events(cfg.replay_events_per_task),
+                        MemoryStore::new(cfg.memory_store_cap, cfg.terminal_task_ttl.get())
+                            .with_max_bytes(cfg.memory_store_max_bytes)
+                            .with_replay_events(cfg.replay_events_per_task),
                     );
                     (m.clone(), Some(m))
                 }
@@ -221,7 +218,7 @@ impl AgentServer {
                 sse_queue_max_bytes: cfg.sse_queue_max_bytes,
                 sse_overflow_policy: cfg.sse_overflow_policy,
                 store: cfg.store_limits(),
-                idempotency_window: Duration::from_secs(cfg.idempotency_window_s),
+                idempotency_window: cfg.idempotency_window.get(),
             },
         );
         if let Some(log) = replay {
@@ -230,7 +227,7 @@ impl AgentServer {
         if let Some(p) = &cfg.sqlite_path {
             manager.set_send_log(Arc::new(crate::tasks::idempotency::SqliteSendLog::open(
                 p,
-                Duration::from_secs(cfg.idempotency_window_s),
+                cfg.idempotency_window.get(),
             )?));
         }
         let push = if card.push_notifications() {
@@ -247,8 +244,8 @@ impl AgentServer {
                 crate::net_guard::NetGuard::new(cfg.allow_local_webhook_urls),
                 crate::push::PushSettings {
                     retry_attempts: cfg.push_retry_attempts,
-                    retry_backoff: Duration::from_millis(cfg.push_retry_backoff_ms),
-                    attempt_timeout: Duration::from_millis(cfg.push_timeout_ms.max(1)),
+                    retry_backoff: cfg.push_retry_backoff.get(),
+                    attempt_timeout: cfg.push_timeout.get().max(Duration::from_millis(1)),
                 },
             )
             .map_err(|e| ServeError::Config(e.message.clone()))?;
@@ -307,7 +304,7 @@ impl AgentServer {
             listening,
             manager,
             push,
-            grace: Duration::from_millis(cfg.shutdown_grace_ms),
+            grace: cfg.shutdown_grace.get(),
         })
     }
 }

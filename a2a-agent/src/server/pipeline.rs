@@ -56,9 +56,10 @@ impl App {
         if let Ok(v) = HeaderValue::from_str(&tag) {
             h.insert(header::ETAG, v);
         }
-        if let Ok(v) =
-            HeaderValue::from_str(&format!("public, max-age={}", self.cfg.card_max_age_s))
-        {
+        if let Ok(v) = HeaderValue::from_str(&format!(
+            "public, max-age={}",
+            self.cfg.card_max_age.get().as_secs()
+        )) {
             h.insert(header::CACHE_CONTROL, v);
         }
         h.insert(header::VARY, HeaderValue::from_static("A2A-Version"));

@@ -15,7 +15,6 @@ use axum::response::Response;
 use bytes::Bytes;
 use http::{Method, StatusCode};
 use serde_json::Value;
-use std::time::Duration;
 
 fn ok_json(v: Version, body: &Value) -> Response {
     let ct = if v == Version::V1 {
@@ -230,7 +229,7 @@ async fn run(
 
 /// The answer to 1.0 method `m1` called in version `v`.
 fn answer(app: &App, v: Version, m1: &str, out: Outcome) -> Result<Response, A2aError> {
-    let heartbeat = Duration::from_millis(app.cfg.sse_heartbeat_interval_ms);
+    let heartbeat = app.cfg.sse_heartbeat_interval.get();
     match out {
         Outcome::Sent(r) if v == Version::V1 => {
             let mut body = Vec::with_capacity(ops::SENT_CAPACITY);

@@ -1,7 +1,7 @@
 //! Idempotent sends: the retry contract for clients.
 //!
 //! A SendMessage (or SendStreamingMessage) whose `messageId` a caller already used within the
-//! window (`idempotency_window_s`) does not run the handler again: it gets the same task (a
+//! window (`idempotency_window`) does not run the handler again: it gets the same task (a
 //! blocking send waits for it as the first one did; a stream gets the task, live if it still
 //! runs) or the same direct message. The same `messageId` with a different message (parts,
 //! metadata, task, context...) is refused with InvalidParams. Records are per caller (owner

@@ -207,6 +207,19 @@ pub async fn unread_stream(
     n: usize,
     policy: a2a_agent::fanout::OverflowPolicy,
 ) -> Vec<a2a_agent::model::StreamResponse> {
+    let cfg = AgentConfig {
+        sse_queue_capacity: 4,
+        sse_overflow_policy: policy,
+        ..open_config()
+    };
+    unread_stream_with(n, cfg).await
+}
+
+/// [`unread_stream`] with the server's settings `cfg`.
+pub async fn unread_stream_with(
+    n: usize,
+    cfg: AgentConfig,
+) -> Vec<a2a_agent::model::StreamResponse> {
     use a2a_agent::model::{Message, Part, Role, SendMessageRequest};
     use a2a_agent::tasks::{SendInput, SendMode, SendOutcome};
     use a2a_agent::{CallerProfile, Reply, RequestContext, handler_fn};
@@ -216,11 +229,6 @@ pub async fn unread_stream(
         }
         Ok(Reply::text("done"))
     });
-    let cfg = AgentConfig {
-        sse_queue_capacity: 4,
-        sse_overflow_policy: policy,
-        ..open_config()
-    };
     let s = start_with(a2a_agent::demo::echo_card(), h, cfg).await;
     let mgr = s.manager().clone();
     let req = SendMessageRequest::new(

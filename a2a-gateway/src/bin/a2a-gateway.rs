@@ -66,10 +66,10 @@ struct DemoArgs {
     /// A2A version the built-in echo agent speaks (the gateway translates for the other).
     #[arg(long, default_value = "1.0", value_parser = ["0.3", "1.0"])]
     echo_version: String,
-    /// On SIGTERM/SIGINT, seconds calls may finish before open streams end with an
-    /// a2a_shutting_down error event and waiting calls are answered with it.
-    #[arg(long, default_value_t = 5, env = "A2A_GATEWAY_SHUTDOWN_GRACE_SECS")]
-    shutdown_grace_secs: u64,
+    /// On SIGTERM/SIGINT, how long calls may finish (whole seconds) before open streams end
+    /// with an a2a_shutting_down error event and waiting calls are answered with it.
+    #[arg(long, default_value = "5s", env = "A2A_GATEWAY_SHUTDOWN_GRACE")]
+    shutdown_grace: a2a_gateway::config::Dur,
 }
 
 /// Serves until SIGTERM/SIGINT; each SIGHUP reads the settings again (`reread`: the file, the
@@ -241,7 +241,8 @@ async fn demo(args: DemoArgs) -> Result<()> {
         database: db.clone(),
         dev_mode: true,
         push_callback_base_url: Some(format!("http://{addr}")),
-        shutdown_grace_secs: args.shutdown_grace_secs,
+        shutdown_grace_secs: a2a_agent::settings::whole_secs(args.shutdown_grace)
+            .map_err(|e| anyhow::anyhow!("--shutdown-grace: {e}"))?,
         delegation_key: Some(a2a_gateway::governance::demo::DEMO_DELEGATION_KEY.into()),
         // The admin API, and so the console, with a token of this run only.
         admin_token: Some(a2a_gateway::server::random_token()),
@@ -302,11 +303,38 @@ async fn demo(args: DemoArgs) -> Result<()> {
     Ok(())
 }
 
+/// The command line's parser, the boolean settings of `serve` as switches (`--dev`,
+/// `--no-dev`).
+fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command().mut_subcommand("serve", |c| {
+        a2a_agent::settings::switches(c, a2a_gateway::config::SWITCHES)
+    })
+}
+
 fn main() -> Result<()> {
-    let cli = Cli::parse();
+    use a2a_gateway::config::{ALIASES, SWITCHES};
+    use clap::FromArgMatches;
+    // Deprecated names (environment and flags) read as ours, before anything else runs.
+    // SAFETY: no other thread yet.
+    let mut notes = unsafe { a2a_agent::settings::rewrite_env("A2A_GATEWAY_", ALIASES) };
+    let args: Vec<String> = std::env::args().collect();
+    let args = if args.iter().any(|a| a == "serve" || a == "demo") {
+        let switches: Vec<String> = SWITCHES.iter().map(|s| s.replace('_', "-")).collect();
+        let switches: Vec<&str> = switches.iter().map(String::as_str).collect();
+        let (args, arg_notes) = a2a_agent::settings::rewrite_args(args, ALIASES, &switches);
+        notes.extend(arg_notes);
+        args
+    } else {
+        args
+    };
+    let cli = Cli::from_arg_matches(&command().get_matches_from(args)).unwrap_or_else(|e| e.exit());
     // `serve` reads its settings first: the file may set the log level.
     let serving = match &cli.cmd {
-        Cmd::Serve(a) if !a.check_config => Some(a.config()?),
+        Cmd::Serve(a) if !a.check_config => {
+            let (config, file_notes) = a.config_noting()?;
+            notes.extend(file_notes);
+            Some(config)
+        }
         _ => None,
     };
     let level = cli
@@ -320,12 +348,13 @@ fn main() -> Result<()> {
         |workers| a2a_agent::listen::runtime(workers).context("starting the async runtime");
     if !matches!(&cli.cmd, Cmd::Serve(a) if !a.check_config) {
         a2a_agent::logs::init(format, filter, None);
+        a2a_agent::settings::log_notes(&notes);
         return match cli.cmd {
             Cmd::Serve(a) => check_config(&a),
             Cmd::Demo(a) => runtime(0)?.block_on(demo(a)),
             Cmd::Admin(a) => runtime(0)?.block_on(a2a_gateway::admin_cmd::run(a)),
             Cmd::Config { .. } => {
-                let cli = <Cli as clap::CommandFactory>::command();
+                let cli = command();
                 let serve = cli.find_subcommand("serve").context("no serve command")?;
                 print!(
                     "{}",
@@ -352,7 +381,10 @@ fn main() -> Result<()> {
     let export = a2a_agent::otel::Export::from_env(&config.otlp(), "a2a-gateway")
         .map_err(anyhow::Error::msg)?;
     let workers = config.workers;
-    let main = serve(config, move || a.config(), log_flag);
+    let main = async move {
+        a2a_agent::settings::log_notes(&notes);
+        serve(config, move || a.config(), log_flag).await
+    };
     // SAFETY: no other thread yet.
     unsafe { a2a_agent::cli_tools::serve_traced(export, workers, format, filter, main) }
         .context("starting the async runtime")?
@@ -361,7 +393,8 @@ fn main() -> Result<()> {
 /// `serve --check-config`: 0 and "config ok" when the gateway would start with the settings,
 /// 2 and the error otherwise.
 fn check_config(a: &ServeArgs) -> Result<()> {
-    let checked = a.config().and_then(|c| {
+    let checked = a.config_noting().and_then(|(c, notes)| {
+        a2a_agent::settings::log_notes(&notes);
         a2a_agent::logs::filter(c.log_level.as_deref(), "RUST_LOG", "warn")
             .map_err(anyhow::Error::msg)?;
         a2a_agent::otel::Export::from_env(&c.otlp(), "a2a-gateway").map_err(anyhow::Error::msg)?;

@@ -7,13 +7,15 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use crate::config::{Age, ByteSize, Config, ErrorStatusMode, PolicyDefault};
+use crate::config::{Age, ByteSize, Config, Dur, ErrorStatusMode, PolicyDefault};
+use a2a_agent::settings::Note;
 
 /// `a2a-gateway serve`: the settings' flags and environment variables (each optional: unset
 /// keeps the file's value, else the default).
 #[derive(Args)]
 pub struct ServeArgs {
-    /// TOML configuration file (every key optional; `a2a-gateway config sample` prints them all).
+    /// TOML configuration file (every key optional; `a2a-gateway config sample` prints them all;
+    /// the DVARA API's dotted `a2a.*` settings are read as written, docs/settings-map.md).
     #[arg(long, env = "A2A_GATEWAY_CONFIG")]
     config: Option<PathBuf>,
     /// Check the settings (file, environment, flags) and exit: 0 and "config ok" when the
@@ -54,9 +56,10 @@ pub struct ServeArgs {
     /// Development mode: allow plain http peers and loopback peer addresses [default: false].
     #[arg(long, env = "A2A_GATEWAY_DEV")]
     dev: Option<bool>,
-    /// Seconds to wait for a peer answer, and between stream events [default: 30].
-    #[arg(long, env = "A2A_GATEWAY_PEER_TIMEOUT_SECS")]
-    peer_timeout_secs: Option<u64>,
+    /// How long to wait for a peer answer, and between stream events (whole seconds: 30s, 2m)
+    /// [default: 30s].
+    #[arg(long, env = "A2A_GATEWAY_PEER_TIMEOUT")]
+    peer_timeout: Option<Dur>,
     /// Characters of text across an outbound message (413 a2a_message_too_large) [default: 50000].
     #[arg(long, env = "A2A_GATEWAY_MAX_MESSAGE_CHARS")]
     max_message_chars: Option<usize>,
@@ -76,20 +79,20 @@ pub struct ServeArgs {
     /// a2a_message_too_large) [default: 4194304 = 4 MiB].
     #[arg(long, env = "A2A_GATEWAY_MAX_SCANNED_BYTES")]
     max_scanned_bytes: Option<usize>,
-    /// On SIGTERM/SIGINT, seconds calls may finish before open streams end with an
-    /// a2a_shutting_down error event and waiting calls are answered with it [default: 5].
-    #[arg(long, env = "A2A_GATEWAY_SHUTDOWN_GRACE_SECS")]
-    shutdown_grace_secs: Option<u64>,
-    /// Seconds for a request's headers to arrive (a connection's first request: from the
-    /// accept); the connection is closed beyond [default: 10].
-    #[arg(long, env = "A2A_GATEWAY_HEADER_READ_TIMEOUT_SECS")]
-    header_read_timeout_secs: Option<u64>,
-    /// Seconds for a request's whole body to arrive; 408 beyond [default: 30].
-    #[arg(long, env = "A2A_GATEWAY_BODY_READ_TIMEOUT_SECS")]
-    body_read_timeout_secs: Option<u64>,
-    /// Seconds an idle keep-alive connection stays open [default: 60].
-    #[arg(long, env = "A2A_GATEWAY_IDLE_TIMEOUT_SECS")]
-    idle_timeout_secs: Option<u64>,
+    /// On SIGTERM/SIGINT, how long calls may finish before open streams end with an
+    /// a2a_shutting_down error event and waiting calls are answered with it [default: 5s].
+    #[arg(long, env = "A2A_GATEWAY_SHUTDOWN_GRACE")]
+    shutdown_grace: Option<Dur>,
+    /// Time for a request's headers to arrive (a connection's first request: from the
+    /// accept); the connection is closed beyond [default: 10s].
+    #[arg(long, env = "A2A_GATEWAY_HEADER_READ_TIMEOUT")]
+    header_read_timeout: Option<Dur>,
+    /// Time for a request's whole body to arrive; 408 beyond [default: 30s].
+    #[arg(long, env = "A2A_GATEWAY_BODY_READ_TIMEOUT")]
+    body_read_timeout: Option<Dur>,
+    /// How long an idle keep-alive connection stays open [default: 1m].
+    #[arg(long, env = "A2A_GATEWAY_IDLE_TIMEOUT")]
+    idle_timeout: Option<Dur>,
     /// Open connections at most, 503 beyond (0 = from the fd limit; always kept below
     /// RLIMIT_NOFILE minus a margin) [default: 10000].
     #[arg(long, env = "A2A_GATEWAY_MAX_CONNECTIONS")]
@@ -102,10 +105,10 @@ pub struct ServeArgs {
     /// `{base}/a2a/{agentId}/push:notify/{callback}` [default: none = push refused].
     #[arg(long, env = "A2A_GATEWAY_PUSH_CALLBACK_BASE_URL")]
     push_callback_base_url: Option<String>,
-    /// Milliseconds a deleted push config's callback still accepts the peer's notifications
-    /// (sent before the peer saw the delete) [default: 10000].
-    #[arg(long, env = "A2A_GATEWAY_PUSH_DELETE_GRACE_MS")]
-    push_delete_grace_ms: Option<u64>,
+    /// How long a deleted push config's callback still accepts the peer's notifications
+    /// (sent before the peer saw the delete) [default: 10s].
+    #[arg(long, env = "A2A_GATEWAY_PUSH_DELETE_GRACE")]
+    push_delete_grace: Option<Dur>,
     /// Deprecated: set a2a.push.delivery per workspace (`admin settings-set --push-delivery`, or
     /// PATCH /admin/workspaces/{ws}/settings). Workspaces with direct push delivery when their
     /// own setting is unset (comma-separated) [default: none].
@@ -131,18 +134,18 @@ pub struct ServeArgs {
     /// same agents or chains must survive a restart [default: random per process].
     #[arg(long, env = "A2A_GATEWAY_DELEGATION_KEY", hide_env_values = true)]
     delegation_key: Option<String>,
-    /// Seconds a hop held for approval waits for a person before a2a_approval_expired
-    /// [default: 3600].
-    #[arg(long, env = "A2A_GATEWAY_APPROVAL_TTL_SECS")]
-    approval_ttl_secs: Option<u64>,
-    /// Seconds a blocking send held for approval waits for the decision before it is answered
-    /// with the gateway task (0 = at once) [default: 10].
-    #[arg(long, env = "A2A_GATEWAY_APPROVAL_WAIT_SECS")]
-    approval_wait_secs: Option<u64>,
-    /// Seconds a send's messageId is remembered per workspace and agent: a repeat within it is
-    /// answered from the first send, not forwarded again (0 = off) [default: 600].
-    #[arg(long, env = "A2A_GATEWAY_IDEMPOTENCY_WINDOW_SECS")]
-    idempotency_window_secs: Option<u64>,
+    /// How long a hop held for approval waits for a person before a2a_approval_expired
+    /// [default: 1h].
+    #[arg(long, env = "A2A_GATEWAY_APPROVAL_TTL")]
+    approval_ttl: Option<Dur>,
+    /// How long a blocking send held for approval waits for the decision before it is
+    /// answered with the gateway task (0 = at once) [default: 10s].
+    #[arg(long, env = "A2A_GATEWAY_APPROVAL_WAIT")]
+    approval_wait: Option<Dur>,
+    /// How long a send's messageId is remembered per workspace and agent: a repeat within it
+    /// is answered from the first send, not forwarded again (0 = off) [default: 10m].
+    #[arg(long, env = "A2A_GATEWAY_IDEMPOTENCY_WINDOW")]
+    idempotency_window: Option<Dur>,
     /// Require verified peer card signatures in every workspace (502 a2a_card_signature_invalid
     /// for an unsigned or unverifiable card) [default: false].
     #[arg(long, env = "A2A_GATEWAY_REQUIRE_SIGNED_CARDS")]
@@ -153,10 +156,10 @@ pub struct ServeArgs {
     /// File holding that secret (when --card-key-secret is not given).
     #[arg(long, env = "A2A_GATEWAY_CARD_KEY_FILE")]
     card_key_file: Option<PathBuf>,
-    /// Seconds a retired card signing key stays in /a2a/.well-known/jwks.json (at least 360)
-    /// [default: 2592000, 30 days].
-    #[arg(long, env = "A2A_GATEWAY_SIGNING_KEY_GRACE_SECS")]
-    signing_key_grace_secs: Option<u64>,
+    /// How long a retired card signing key stays in /a2a/.well-known/jwks.json (at least 6m)
+    /// [default: 30d].
+    #[arg(long, env = "A2A_GATEWAY_SIGNING_KEY_GRACE")]
+    signing_key_grace: Option<Dur>,
     /// Audit rows older than this are deleted in the background (30d, 12h, 90m, 45s; 0 =
     /// kept); export them first to keep them (admin audit-export) [default: 30d].
     #[arg(long, env = "A2A_GATEWAY_AUDIT_RETENTION")]
@@ -165,9 +168,9 @@ pub struct ServeArgs {
     /// (1GiB, 500MB, bytes; 0 = no bound) [default: 1GiB].
     #[arg(long, env = "A2A_GATEWAY_AUDIT_MAX_BYTES")]
     audit_max_bytes: Option<ByteSize>,
-    /// Seconds between two checks of the audit retention [default: 10].
-    #[arg(long, env = "A2A_GATEWAY_AUDIT_RETENTION_CHECK_SECS")]
-    audit_retention_check_secs: Option<u64>,
+    /// Time between two checks of the audit retention [default: 10s].
+    #[arg(long, env = "A2A_GATEWAY_AUDIT_RETENTION_CHECK")]
+    audit_retention_check: Option<Dur>,
     /// Records of a task not heard of for this long (ownership, status, push callbacks) are
     /// deleted in the background; it then answers TaskNotFound (30d, 12h, 90m, 45s; 0 = kept)
     /// [default: 30d].
@@ -196,9 +199,14 @@ pub struct ServeArgs {
 impl ServeArgs {
     /// The settings: the defaults, then the TOML file, then these flags and variables.
     pub fn config(&self) -> Result<Config> {
-        let mut c = match &self.config {
-            Some(p) => Config::load(p).map_err(anyhow::Error::msg)?,
-            None => Config::default(),
+        self.config_noting().map(|(c, _)| c)
+    }
+
+    /// The settings, with what the alias pass noticed in the file (deprecated names).
+    pub fn config_noting(&self) -> Result<(Config, Vec<Note>)> {
+        let (mut c, notes) = match &self.config {
+            Some(p) => Config::load_noting(p).map_err(anyhow::Error::msg)?,
+            None => (Config::default(), Vec::new()),
         };
         if let Some(v) = self.listen {
             c.listen = v;
@@ -230,20 +238,20 @@ impl ServeArgs {
         if let Some(v) = self.dev {
             c.dev_mode = v;
         }
-        if let Some(v) = self.peer_timeout_secs {
-            c.peer_timeout_secs = v;
+        if let Some(v) = self.peer_timeout {
+            c.peer_timeout_secs = secs(v, "peer_timeout")?;
         }
-        if let Some(v) = self.shutdown_grace_secs {
-            c.shutdown_grace_secs = v;
+        if let Some(v) = self.shutdown_grace {
+            c.shutdown_grace_secs = secs(v, "shutdown_grace")?;
         }
-        if let Some(v) = self.header_read_timeout_secs {
-            c.header_read_timeout_secs = v;
+        if let Some(v) = self.header_read_timeout {
+            c.header_read_timeout_secs = secs(v, "header_read_timeout")?;
         }
-        if let Some(v) = self.body_read_timeout_secs {
-            c.body_read_timeout_secs = v;
+        if let Some(v) = self.body_read_timeout {
+            c.body_read_timeout_secs = secs(v, "body_read_timeout")?;
         }
-        if let Some(v) = self.idle_timeout_secs {
-            c.idle_timeout_secs = v;
+        if let Some(v) = self.idle_timeout {
+            c.idle_timeout_secs = secs(v, "idle_timeout")?;
         }
         if let Some(v) = self.max_connections {
             c.max_connections = v;
@@ -272,8 +280,8 @@ impl ServeArgs {
         if let Some(v) = &self.push_callback_base_url {
             c.push_callback_base_url = Some(v.clone());
         }
-        if let Some(v) = self.push_delete_grace_ms {
-            c.push_delete_grace_ms = v;
+        if let Some(v) = self.push_delete_grace {
+            c.push_delete_grace_ms = u64::try_from(v.get().as_millis())?;
         }
         if let Some(v) = &self.push_direct_workspaces {
             c.push_direct_workspaces = v.clone();
@@ -290,14 +298,14 @@ impl ServeArgs {
         if let Some(v) = &self.delegation_key {
             c.delegation_key = Some(v.clone());
         }
-        if let Some(v) = self.approval_ttl_secs {
-            c.approval_ttl_secs = v;
+        if let Some(v) = self.approval_ttl {
+            c.approval_ttl_secs = secs(v, "approval_ttl")?;
         }
-        if let Some(v) = self.approval_wait_secs {
-            c.approval_wait_secs = v;
+        if let Some(v) = self.approval_wait {
+            c.approval_wait_secs = secs(v, "approval_wait")?;
         }
-        if let Some(v) = self.idempotency_window_secs {
-            c.idempotency_window_secs = v;
+        if let Some(v) = self.idempotency_window {
+            c.idempotency_window_secs = secs(v, "idempotency_window")?;
         }
         if let Some(v) = self.require_signed_cards {
             c.require_signed_cards = v;
@@ -308,8 +316,8 @@ impl ServeArgs {
         if let Some(v) = &self.card_key_file {
             c.card_key_file = Some(v.clone());
         }
-        if let Some(v) = self.signing_key_grace_secs {
-            c.signing_key_grace_secs = v;
+        if let Some(v) = self.signing_key_grace {
+            c.signing_key_grace_secs = secs(v, "signing_key_grace")?;
         }
         if let Some(v) = self.audit_retention {
             c.audit_retention = v;
@@ -317,8 +325,8 @@ impl ServeArgs {
         if let Some(v) = self.audit_max_bytes {
             c.audit_max_bytes = v;
         }
-        if let Some(v) = self.audit_retention_check_secs {
-            c.audit_retention_check_secs = v;
+        if let Some(v) = self.audit_retention_check {
+            c.audit_retention_check_secs = secs(v, "audit_retention_check")?;
         }
         if let Some(v) = self.task_retention {
             c.task_retention = v;
@@ -336,6 +344,12 @@ impl ServeArgs {
         if let Some(v) = self.metrics_label_cap {
             c.metrics_label_cap = v;
         }
-        Ok(c)
+        Ok((c, notes))
     }
+}
+
+/// The whole seconds of a flag's duration (`--peer-timeout 1500ms` is refused).
+fn secs(v: Dur, flag: &str) -> Result<u64> {
+    a2a_agent::settings::whole_secs(v)
+        .map_err(|e| anyhow::anyhow!("--{}: {e}", flag.replace('_', "-")))
 }

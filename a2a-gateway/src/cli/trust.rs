@@ -38,7 +38,7 @@ pub enum TrustCmd {
     /// private key is stored encrypted and never shown. Prints the key's public part.
     SigningKeyCreate(SecretArgs),
     /// Make a new card signing key and retire every other active key (they stay in
-    /// /a2a/.well-known/jwks.json for signing_key_grace_secs, 30 days by default).
+    /// /a2a/.well-known/jwks.json for signing_key_grace, 30 days by default).
     SigningKeyRotate(SecretArgs),
     /// List card signing keys (public parts, active or retired).
     SigningKeyList,

@@ -246,7 +246,7 @@ pub fn seed_file(db: &std::path::Path, agent_id: &str, endpoint: &str) -> String
     store.create_key("ws", &[], None, None).unwrap().1
 }
 
-/// Starts `a2a-gateway serve --listen 127.0.0.1:0 --dev true --database db` plus `extra`
+/// Starts `a2a-gateway serve --listen 127.0.0.1:0 --dev --database db` plus `extra`
 /// arguments; returns the child and the base URL from its `LISTENING` line.
 pub fn spawn_serve(db: &std::path::Path, extra: &[&str]) -> (std::process::Child, String) {
     let (child, base, _) = spawn_serve_until(db, extra, "LISTENING ");
@@ -262,7 +262,7 @@ pub fn spawn_serve_until(
 ) -> (std::process::Child, String, String) {
     use std::io::BufRead;
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-gateway"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--dev", "true"])
+        .args(["serve", "--listen", "127.0.0.1:0", "--dev"])
         .args(extra)
         .arg("--database")
         .arg(db)

@@ -6,6 +6,13 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+mod names;
+mod units;
+
+pub use a2a_agent::settings::Dur;
+pub use names::{ALIASES, SWITCHES};
+pub use units::{Age, ByteSize};
+
 /// Largest request body the gateway reads.
 pub const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
 
@@ -106,19 +113,29 @@ pub struct Config {
     /// Development mode: plain http peers and loopback peers allowed.
     pub dev_mode: bool,
     /// Seconds to wait for a peer answer (and between stream events before a stall error).
+    /// TOML key `peer_timeout`, a duration (`"30s"`) held here in whole seconds.
+    #[serde(rename = "peer_timeout", with = "a2a_agent::settings::secs")]
     pub peer_timeout_secs: u64,
     /// Limits.
     pub limits: Limits,
     /// On SIGTERM/SIGINT: stop accepting and let calls finish for this long; then every open
     /// stream ends with an `a2a_shutting_down` error event and every waiting call is answered
     /// with it, and the process exits 0.
+    /// TOML key `shutdown_grace`, a duration (`"30s"`) held here in whole seconds.
+    #[serde(rename = "shutdown_grace", with = "a2a_agent::settings::secs")]
     pub shutdown_grace_secs: u64,
     /// Seconds for a request's headers to arrive (slowloris; a connection's first request:
     /// from the accept); the connection is closed beyond.
+    /// TOML key `header_read_timeout`, a duration (`"30s"`) held here in whole seconds.
+    #[serde(rename = "header_read_timeout", with = "a2a_agent::settings::secs")]
     pub header_read_timeout_secs: u64,
     /// Seconds for a request's whole body to arrive; 408 beyond.
+    /// TOML key `body_read_timeout`, a duration (`"30s"`) held here in whole seconds.
+    #[serde(rename = "body_read_timeout", with = "a2a_agent::settings::secs")]
     pub body_read_timeout_secs: u64,
     /// Seconds a keep-alive connection with no request in flight stays open.
+    /// TOML key `idle_timeout`, a duration (`"30s"`) held here in whole seconds.
+    #[serde(rename = "idle_timeout", with = "a2a_agent::settings::secs")]
     pub idle_timeout_secs: u64,
     /// Open connections at most (0 = from the fd limit); beyond it new connections get 503 and
     /// are closed. Always kept below `RLIMIT_NOFILE` minus a margin.
@@ -136,6 +153,8 @@ pub struct Config {
     pub ard_enabled: bool,
     /// Milliseconds a sealed callback still accepts notifications after its push config was
     /// deleted: the peer may have sent them before it saw the delete [default: 10000].
+    /// TOML key `push_delete_grace`, a duration (`"30s"`) held here in milliseconds.
+    #[serde(rename = "push_delete_grace", with = "a2a_agent::settings::millis")]
     pub push_delete_grace_ms: u64,
     /// Decision for a hop no policy rule decides (`allow`, or `deny` for default-deny).
     pub policy_default: PolicyDefault,
@@ -146,12 +165,18 @@ pub struct Config {
     /// survive a restart and are not shared between gateway instances: set it for either).
     pub delegation_key: Option<String>,
     /// Seconds a hop held for approval waits for a decision before `a2a_approval_expired`.
+    /// TOML key `approval_ttl`, a duration (`"30s"`) held here in whole seconds.
+    #[serde(rename = "approval_ttl", with = "a2a_agent::settings::secs")]
     pub approval_ttl_secs: u64,
     /// Seconds a blocking send held for approval waits for the decision before it is answered
     /// with the gateway task (0: at once).
+    /// TOML key `approval_wait`, a duration (`"30s"`) held here in whole seconds.
+    #[serde(rename = "approval_wait", with = "a2a_agent::settings::secs")]
     pub approval_wait_secs: u64,
     /// Seconds a send's `messageId` is remembered per workspace and agent: a repeat within it
     /// is answered from the first send and not forwarded again (0: off).
+    /// TOML key `idempotency_window`, a duration (`"30s"`) held here in whole seconds.
+    #[serde(rename = "idempotency_window", with = "a2a_agent::settings::secs")]
     pub idempotency_window_secs: u64,
     /// Require verified peer card signatures for every workspace (`a2a.cards.require-signed`;
     /// a workspace can also require them alone: `PUT /admin/workspaces/{ws}/card-trust`).
@@ -163,6 +188,8 @@ pub struct Config {
     pub card_key_file: Option<PathBuf>,
     /// Seconds a retired card signing key stays in `/a2a/.well-known/jwks.json` (at least
     /// [`MIN_SIGNING_KEY_GRACE_SECS`], the longest a signed card or the key set is cached).
+    /// TOML key `signing_key_grace`, a duration (`"30s"`) held here in whole seconds.
+    #[serde(rename = "signing_key_grace", with = "a2a_agent::settings::secs")]
     pub signing_key_grace_secs: u64,
     /// PEM file of extra root certificates trusted for peers' TLS (a private CA), beside the
     /// platform's roots, on every binding (cards, JSON-RPC, HTTP+JSON, `https` gRPC).
@@ -177,6 +204,8 @@ pub struct Config {
     pub audit_max_bytes: ByteSize,
     /// Seconds between two checks of the audit retention (each deletes what the two rules no
     /// longer keep, in batches of 500 rows).
+    /// TOML key `audit_retention_check`, a duration (`"30s"`) held here in whole seconds.
+    #[serde(rename = "audit_retention_check", with = "a2a_agent::settings::secs")]
     pub audit_retention_check_secs: u64,
     /// The records of a task the gateway has heard nothing of for this long (no answer, event
     /// or notification naming it) are deleted by the same background task: its ownership
@@ -306,16 +335,36 @@ impl Default for Config {
 }
 
 impl Config {
-    /// Reads a TOML file over the defaults.
+    /// Reads a TOML file over the defaults: our keys, the deprecated ones and the DVARA API's
+    /// ([`ALIASES`]); what the alias pass notes is dropped ([`Config::read_toml`] returns it).
     pub fn from_toml_str(s: &str) -> Result<Config, String> {
-        toml::from_str(s).map_err(|e| format!("invalid gateway config: {e}"))
+        Self::read_toml(s).map(|(c, _)| c)
+    }
+
+    /// Reads a TOML file over the defaults, with what the alias pass noticed (deprecated names).
+    pub fn read_toml(s: &str) -> Result<(Config, Vec<a2a_agent::settings::Note>), String> {
+        let bad = |e: String| format!("invalid gateway config: {e}");
+        let table: toml::Table = toml::from_str(s).map_err(|e| bad(e.to_string()))?;
+        let (table, notes) =
+            a2a_agent::settings::rename_table(table, ALIASES, &["a2a"]).map_err(bad)?;
+        let config = toml::Value::Table(table)
+            .try_into()
+            .map_err(|e: toml::de::Error| bad(e.to_string()))?;
+        Ok((config, notes))
     }
 
     /// Reads a TOML file over the defaults.
     pub fn load(path: &std::path::Path) -> Result<Config, String> {
+        Self::load_noting(path).map(|(c, _)| c)
+    }
+
+    /// Reads a TOML file over the defaults, with what the alias pass noticed.
+    pub fn load_noting(
+        path: &std::path::Path,
+    ) -> Result<(Config, Vec<a2a_agent::settings::Note>), String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        Self::from_toml_str(&text)
+        Self::read_toml(&text).map_err(|e| format!("{}: {e}", path.display()))
     }
 
     /// The public base URL (no trailing slash).
@@ -365,126 +414,6 @@ impl Config {
     }
 }
 
-/// An age setting: a number and a unit, `d`, `h`, `m` or `s` (`30d`); `0` alone is zero.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Age(pub std::time::Duration);
-
-impl std::str::FromStr for Age {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Age, String> {
-        let t = s.trim();
-        let bad = || format!("invalid age {s:?}: a number and d, h, m or s (30d, 12h), or 0");
-        if t == "0" {
-            return Ok(Age(std::time::Duration::ZERO));
-        }
-        let split = t.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
-        let n: u64 = t[..split].parse().map_err(|_| bad())?;
-        let unit = match t[split..].trim() {
-            "d" => 24 * 3600,
-            "h" => 3600,
-            "m" => 60,
-            "s" => 1,
-            _ => return Err(bad()),
-        };
-        n.checked_mul(unit)
-            .map(|secs| Age(std::time::Duration::from_secs(secs)))
-            .ok_or_else(bad)
-    }
-}
-
-impl std::fmt::Display for Age {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let secs = self.0.as_secs();
-        match secs {
-            0 => write!(f, "0"),
-            s if s.is_multiple_of(24 * 3600) => write!(f, "{}d", s / (24 * 3600)),
-            s if s.is_multiple_of(3600) => write!(f, "{}h", s / 3600),
-            s if s.is_multiple_of(60) => write!(f, "{}m", s / 60),
-            s => write!(f, "{s}s"),
-        }
-    }
-}
-
-/// A size setting: bytes, or a number and a unit, `KB`/`MB`/`GB`/`TB` (powers of 1000) or
-/// `KiB`/`MiB`/`GiB`/`TiB` (powers of 1024): `1GiB`, `500MB`, `1048576`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ByteSize(pub u64);
-
-impl std::str::FromStr for ByteSize {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<ByteSize, String> {
-        let t = s.trim();
-        let bad = || {
-            format!(
-                "invalid size {s:?}: bytes, or a number and KB, MB, GB, TB, KiB, MiB, GiB or TiB"
-            )
-        };
-        let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-        let n: u64 = t[..split].parse().map_err(|_| bad())?;
-        let unit: u64 = match t[split..].trim() {
-            "" | "B" => 1,
-            "KB" => 1000,
-            "MB" => 1000u64.pow(2),
-            "GB" => 1000u64.pow(3),
-            "TB" => 1000u64.pow(4),
-            "KiB" => 1 << 10,
-            "MiB" => 1 << 20,
-            "GiB" => 1 << 30,
-            "TiB" => 1 << 40,
-            _ => return Err(bad()),
-        };
-        n.checked_mul(unit).map(ByteSize).ok_or_else(bad)
-    }
-}
-
-impl std::fmt::Display for ByteSize {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        for (unit, size) in [
-            ("TiB", 1u64 << 40),
-            ("GiB", 1 << 30),
-            ("MiB", 1 << 20),
-            ("KiB", 1 << 10),
-        ] {
-            if self.0 >= size && self.0.is_multiple_of(size) {
-                return write!(f, "{}{unit}", self.0 / size);
-            }
-        }
-        write!(f, "{}", self.0)
-    }
-}
-
-/// Both unit settings read from TOML as a string (`"30d"`, `"1GiB"`) or a plain number
-/// (seconds, bytes), and are written as strings.
-macro_rules! unit_serde {
-    ($t:ty, $from_number:expr) => {
-        impl Serialize for $t {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_str(&self.to_string())
-            }
-        }
-
-        impl<'de> Deserialize<'de> for $t {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<$t, D::Error> {
-                #[derive(Deserialize)]
-                #[serde(untagged)]
-                enum Raw {
-                    Number(u64),
-                    Text(String),
-                }
-                match Raw::deserialize(d)? {
-                    Raw::Number(n) => Ok($from_number(n)),
-                    Raw::Text(t) => t.parse().map_err(serde::de::Error::custom),
-                }
-            }
-        }
-    };
-}
-
-unit_serde!(Age, |n| Age(std::time::Duration::from_secs(n)));
-unit_serde!(ByteSize, ByteSize);
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -492,7 +421,7 @@ mod tests {
     #[test]
     fn toml_overrides_defaults() {
         let c = Config::from_toml_str(
-            "serve_v1 = false\nserve_grpc = true\ndev_mode = true\nworkers = 2\n[limits]\nmax_message_chars = 10\n",
+            "serve_v1 = false\nserve_grpc = true\ndev_mode = true\nworkers = 2\npeer_timeout = \"1m\"\n[limits]\nmax_message_chars = 10\n",
         )
         .unwrap();
         assert_eq!((c.workers, Config::default().workers), (2, 0));
@@ -500,6 +429,8 @@ mod tests {
         assert!(c.serve_grpc && !Config::default().serve_grpc);
         assert!(c.dev_mode);
         assert_eq!(c.limits.max_message_chars, 10);
+        assert_eq!(c.peer_timeout_secs, 60);
+        assert!(Config::from_toml_str("peer_timeout = \"1500ms\"").is_err());
         assert_eq!(c.limits.max_stream_bytes, DEFAULT_MAX_STREAM_BYTES);
         assert!(Config::from_toml_str("bogus = 1").is_err());
     }
