@@ -45,7 +45,7 @@ fn arg(args: &[String], name: &str) -> Option<String> {
 /// Starts the gateway and waits for its `LISTENING <url>` line.
 fn start(bin: &Path, db: &Path) -> (Gateway, String) {
     let mut child = Command::new(bin)
-        .args(["serve", "--listen", "127.0.0.1:0", "--dev", "true"])
+        .args(["serve", "--listen", "127.0.0.1:0", "--dev"])
         .args(["--admin-token", TOKEN, "--approval-wait-secs", "0"])
         .arg("--database")
         .arg(db)

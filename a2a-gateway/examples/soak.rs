@@ -344,7 +344,6 @@ async fn main() {
         "--listen",
         "127.0.0.1:0",
         "--dev",
-        "true",
         "--database",
     ];
     let dbs = db.to_string_lossy().into_owned();
