@@ -339,13 +339,7 @@ async fn main() {
         .find(|w| w.starts_with("a2agw_"))
         .expect("a key in key-create's output")
         .to_string();
-    let mut serve = vec![
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--dev",
-        "--database",
-    ];
+    let mut serve = vec!["serve", "--listen", "127.0.0.1:0", "--dev", "--database"];
     let dbs = db.to_string_lossy().into_owned();
     serve.push(&dbs);
     serve.extend(extra.iter().map(String::as_str));

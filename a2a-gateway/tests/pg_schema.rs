@@ -214,9 +214,12 @@ async fn the_postgres_tables_match_the_sqlite_file_and_keep_its_rules() {
         c.execute(sql, &[]).await.unwrap();
     }
     assert_eq!(listed("w").await, 2);
-    c.execute("UPDATE task_owners SET gone = FALSE WHERE task_id = 't2'", &[])
-        .await
-        .unwrap();
+    c.execute(
+        "UPDATE task_owners SET gone = FALSE WHERE task_id = 't2'",
+        &[],
+    )
+    .await
+    .unwrap();
     c.execute("DELETE FROM task_owners WHERE task_id IN ('t3', 'u1')", &[])
         .await
         .unwrap();

@@ -341,8 +341,12 @@ mod tests {
         let p = Passed::send_result(&open.to_string()).unwrap();
         assert_eq!(p.ended_task(), None);
         assert!(p.status().is_some());
-        let msg = json!({"message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "x"}]}});
-        assert_eq!(Passed::send_result(&msg.to_string()).unwrap().ended_task(), None);
+        let msg =
+            json!({"message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "x"}]}});
+        assert_eq!(
+            Passed::send_result(&msg.to_string()).unwrap().ended_task(),
+            None
+        );
     }
 
     #[test]

@@ -360,7 +360,11 @@ impl AuditWriter {
         // Bindings first: a status record is queued after its task's binding, so a record
         // seen here has its binding seen here or committed.
         let bound = {
-            let p = self.shared.pending.lock().map_err(|_| StoreError::Poisoned)?;
+            let p = self
+                .shared
+                .pending
+                .lock()
+                .map_err(|_| StoreError::Poisoned)?;
             p.iter()
                 .filter(|((e, _), (w, a))| e == endpoint && w == workspace_id && a == agent_id)
                 .map(|((_, t), _)| t.clone())

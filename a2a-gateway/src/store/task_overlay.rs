@@ -20,6 +20,29 @@ use super::sql::CachedExt;
 use super::task_records::{TaskQuery, TaskRecord, TaskStatusRow};
 use super::{Store, StoreError};
 
+impl Store {
+    /// One page of the owner's listed tasks at `endpoint` (newest recorded status first, then
+    /// by id; tasks the peer no longer knows left out) and how many match the filters in all.
+    /// Both read through indexes that begin with the owner: neither the peer's nor other
+    /// owners' tasks are read.
+    ///
+    /// Records queued for the writer and not yet committed count as written (read from the
+    /// writer's queue, see the module documentation): a listing never waits for the writer.
+    pub fn task_records(
+        &self,
+        endpoint: &str,
+        workspace_id: &str,
+        agent_id: &str,
+        q: &TaskQuery<'_>,
+    ) -> Result<(Vec<TaskRecord>, u64), StoreError> {
+        let pending = self.audit.pending_of(workspace_id, agent_id, endpoint)?;
+        if pending.is_empty() {
+            return self.committed_task_records(endpoint, workspace_id, agent_id, q);
+        }
+        records(self, endpoint, workspace_id, agent_id, q, &pending)
+    }
+}
+
 /// A task's row as the listing reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Row {
@@ -233,7 +256,11 @@ mod tests {
     /// The queries a listing makes: filters, cursors, offsets, page sizes.
     fn queries() -> Vec<TaskQuery<'static>> {
         let mut out = Vec::new();
-        for state in [None, Some("TASK_STATE_WORKING"), Some("TASK_STATE_COMPLETED")] {
+        for state in [
+            None,
+            Some("TASK_STATE_WORKING"),
+            Some("TASK_STATE_COMPLETED"),
+        ] {
             for context_id in [None, Some("c1")] {
                 for after in [None, Some(7)] {
                     for (cursor, offset) in [(None, 0), (Some((12, "t05")), 0), (None, 3)] {
@@ -327,7 +354,11 @@ mod tests {
         assert_eq!((row.state.as_deref(), row.status_at), (Some("W"), 5));
         row.apply(&rec("DONE", 5, false, false));
         row.apply(&rec("W", 5, true, false));
-        assert_eq!(row.state.as_deref(), Some("DONE"), "not reopened at the same time");
+        assert_eq!(
+            row.state.as_deref(),
+            Some("DONE"),
+            "not reopened at the same time"
+        );
         row.apply(&rec("READ", 1, true, true));
         assert_eq!((row.state.as_deref(), row.status_at), (Some("READ"), 1));
     }

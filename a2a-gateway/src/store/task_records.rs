@@ -170,27 +170,6 @@ impl Store {
         }
     }
 
-    /// One page of the owner's listed tasks at `endpoint` (newest recorded status first, then
-    /// by id; tasks the peer no longer knows left out) and how many match the filters in all.
-    /// Both read through indexes that begin with the owner: neither the peer's nor other
-    /// owners' tasks are read.
-    ///
-    /// Records queued for the writer and not yet committed count as written (read from the
-    /// writer's queue, `super::task_overlay`): a listing never waits for the writer.
-    pub fn task_records(
-        &self,
-        endpoint: &str,
-        workspace_id: &str,
-        agent_id: &str,
-        q: &TaskQuery<'_>,
-    ) -> Result<(Vec<TaskRecord>, u64), StoreError> {
-        let pending = self.audit.pending_of(workspace_id, agent_id, endpoint)?;
-        if pending.is_empty() {
-            return self.committed_task_records(endpoint, workspace_id, agent_id, q);
-        }
-        super::task_overlay::records(self, endpoint, workspace_id, agent_id, q, &pending)
-    }
-
     /// [`Store::task_records`] as committed (what is queued left out).
     pub(crate) fn committed_task_records(
         &self,
