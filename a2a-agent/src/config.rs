@@ -6,6 +6,7 @@ use std::time::Duration;
 
 /// The flag type of a config field: the field's type unless the list names another
 /// (`Option<String> => String`: the flag takes a string).
+#[cfg(feature = "cli")]
 macro_rules! flag_type {
     ($ty:ty) => {
         $ty
@@ -41,6 +42,7 @@ macro_rules! agent_config {
         /// The flags of every [`AgentConfig`] field (`--kebab-case`; the env var
         /// `A2A_AGENT_<FIELD>` is attached by [`ConfigArgs::with_env`]). A flag given overrides
         /// the env var, which overrides the TOML file, which overrides the default.
+        #[cfg(feature = "cli")]
         #[derive(Debug, Clone, Default, clap::Args)]
         pub struct ConfigArgs {
             $(
@@ -50,6 +52,7 @@ macro_rules! agent_config {
             )*
         }
 
+        #[cfg(feature = "cli")]
         impl ConfigArgs {
             /// The field names (= TOML keys), in order.
             pub const FIELDS: &'static [&'static str] = &[$(stringify!($field)),*];
@@ -233,6 +236,7 @@ impl From<List> for Vec<String> {
     }
 }
 
+#[cfg(feature = "cli")]
 impl ConfigArgs {
     /// The env var of field `name`: `A2A_AGENT_` and the name in upper case.
     pub fn env_name(name: &str) -> String {
@@ -318,6 +322,7 @@ impl std::str::FromStr for ServedBindings {
 
 impl AgentConfig {
     /// Parse a TOML document.
+    #[cfg(feature = "cli")]
     pub fn from_toml(s: &str) -> Result<Self, toml::de::Error> {
         toml::from_str(s)
     }
@@ -335,6 +340,7 @@ impl AgentConfig {
     }
 
     /// The token validation settings, when any OAuth/OIDC option is set.
+    #[cfg(feature = "oidc")]
     pub fn oidc(&self) -> Option<crate::oidc::OidcConfig> {
         (self.oidc_issuer.is_some()
             || self.oidc_jwks_url.is_some()

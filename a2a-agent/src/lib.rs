@@ -74,48 +74,67 @@
 #![warn(missing_docs)]
 
 // The modules by layer, top to bottom: each imports only what lies on its layer or below
-// (docs/architecture.md).
+// (docs/architecture.md). Modules marked `#[doc(hidden)]` are the runtime's internals, public
+// only for the workspace's gateway and tests; they are not part of the supported API.
 
 // The HTTP server, its pipeline and bindings.
 pub mod server;
 // The operations in 1.0 terms, and the state they run on.
+#[doc(hidden)]
 pub mod ops;
 mod state;
 // The task runtime.
+#[doc(hidden)]
 pub mod tasks;
 
 // The handler API, and what is built on it.
 pub mod delegate;
+#[doc(hidden)]
 pub mod delegation;
 pub mod demo;
 pub mod exec;
 pub mod handler;
+pub mod prelude;
 
 // Push delivery, authentication, the card, replay logs.
 pub mod auth;
 pub mod card;
+#[doc(hidden)]
 pub mod push;
+#[doc(hidden)]
 pub mod replay;
 
 // Task stores, configuration, token validation, the protocol edge, the typed read of sends.
 pub mod config;
+#[doc(hidden)]
 pub mod edge;
+#[cfg(feature = "oidc")]
 pub mod oidc;
 pub mod store;
 mod typed_send;
 
 // The ground: the caller, errors, the model, byte bounds, the listener, the SSRF guard, CORS.
+#[doc(hidden)]
 pub mod bounds;
+#[doc(hidden)]
 pub mod caller;
+#[cfg(feature = "cli")]
+#[doc(hidden)]
 pub mod cli_tools;
+#[doc(hidden)]
 pub mod cors;
 pub mod error;
 mod json_size;
+#[doc(hidden)]
 pub mod listen;
+#[cfg(feature = "cli")]
+#[doc(hidden)]
 pub mod logs;
 pub mod metrics;
 pub mod model;
+#[doc(hidden)]
 pub mod net_guard;
+#[cfg_attr(not(feature = "otel"), path = "otel_off.rs")]
 pub mod otel;
 
 pub use auth::Authenticator;
@@ -128,17 +147,23 @@ pub use handler::{
     ExtensionHandler, FnHandler, Handler, HandlerError, Reply, RequestContext, SubTask, handler_fn,
 };
 pub use server::{AgentServer, ServeError, ServerHandle};
-pub use store::{MemoryStore, SqliteStore, TaskStore};
+#[cfg(feature = "sqlite")]
+pub use store::SqliteStore;
+pub use store::{MemoryStore, TaskStore};
 pub use tasks::recovery::RESTARTED;
 
 // Paths of the previous layout, kept for one release (also `auth::CallerProfile` and
 // `tasks::Emitter`, named in their modules).
 
 /// Protocol version negotiation: [`edge::version`].
+#[doc(hidden)]
 pub use edge::version as negotiate;
 /// The edge's request parsers as pure functions: [`server::parse`].
+#[doc(hidden)]
 pub use server::parse;
 /// Event fan-out to subscribers: [`tasks::fanout`].
+#[doc(hidden)]
 pub use tasks::fanout;
 /// Idempotent sends: [`tasks::idempotency`].
+#[doc(hidden)]
 pub use tasks::idempotency;

@@ -84,6 +84,7 @@ pub mod select;
 #[cfg(feature = "signing")]
 pub mod signing;
 pub mod sse;
+#[doc(hidden)]
 pub mod tls;
 pub mod transport;
 
