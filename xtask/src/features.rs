@@ -83,7 +83,11 @@ fn unify() -> Result<()> {
              package(s): {} (a feature set differs: turn the feature on in a2a-gateway/Cargo.toml, \
              see docs/releases.md \"Features\")",
             others.len(),
-            others.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+            others
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
     eprintln!("xtask: the gateway build reused the workspace build (compiled: {extra:?})");

@@ -136,7 +136,10 @@ pub fn items(text: &str) -> Vec<String> {
         if t == "#[cfg(test)]" && lines.get(i + 1).is_some_and(|n| n.trim() == "mod tests {") {
             break;
         }
-        if t.starts_with("#[doc(hidden)]") || t.starts_with("#[cfg(") || t.starts_with("#[cfg_attr(feature") {
+        if t.starts_with("#[doc(hidden)]")
+            || t.starts_with("#[cfg(")
+            || t.starts_with("#[cfg_attr(feature")
+        {
             attrs.push(t.to_string());
             i += 1;
             continue;
@@ -162,7 +165,10 @@ pub fn items(text: &str) -> Vec<String> {
                     decl.push(' ');
                     decl.push_str(lines[j].trim());
                 }
-                decl = decl.replace("{ ", "{").replace(", }", "}").replace(",}", "}");
+                decl = decl
+                    .replace("{ ", "{")
+                    .replace(", }", "}")
+                    .replace(",}", "}");
             } else if let Some(k) = decl.find('{') {
                 decl.truncate(k);
             }

@@ -11,9 +11,9 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use http_body_util::BodyExt;
 
 use super::admit::admit;
-use super::respond::{Binding, error_response, jsonrpc_or_rest_error, peek_id};
 #[cfg(feature = "grpc")]
 use super::grpc;
+use super::respond::{Binding, error_response, jsonrpc_or_rest_error, peek_id};
 use super::{jsonrpc, rest};
 use crate::caller::CallerProfile;
 use crate::card::etag;

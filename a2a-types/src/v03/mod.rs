@@ -51,7 +51,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize, de::Error as _};
 use serde_json::Value;
 
-
 /// Free-form metadata object (`{ [key: string]: any }` in T0).
 pub type Metadata = serde_json::Map<String, Value>;
 

@@ -291,7 +291,10 @@ pub struct ApiKeySecurityScheme {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.HTTPAuthSecurityScheme"))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.HTTPAuthSecurityScheme")
+)]
 #[cfg_attr(feature = "schema", schemars(extend("required" = ["scheme"])))]
 pub struct HttpAuthSecurityScheme {
     /// `description`.
@@ -333,7 +336,10 @@ pub struct OAuth2SecurityScheme {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.OpenIdConnectSecurityScheme"))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.OpenIdConnectSecurityScheme")
+)]
 #[cfg_attr(feature = "schema", schemars(extend("required" = ["openIdConnectUrl"])))]
 pub struct OpenIdConnectSecurityScheme {
     /// `description`.
@@ -348,7 +354,10 @@ pub struct OpenIdConnectSecurityScheme {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.MutualTlsSecurityScheme"))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.MutualTlsSecurityScheme")
+)]
 pub struct MutualTlsSecurityScheme {
     /// `description`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -377,7 +386,10 @@ pub enum OAuthFlows {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.AuthorizationCodeOAuthFlow"))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.AuthorizationCodeOAuthFlow")
+)]
 #[cfg_attr(feature = "schema", schemars(extend("required" = ["authorizationUrl", "tokenUrl"])))]
 pub struct AuthorizationCodeOAuthFlow {
     /// `authorizationUrl`.
@@ -402,7 +414,10 @@ pub struct AuthorizationCodeOAuthFlow {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.ClientCredentialsOAuthFlow"))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.ClientCredentialsOAuthFlow")
+)]
 #[cfg_attr(feature = "schema", schemars(extend("required" = ["tokenUrl"])))]
 pub struct ClientCredentialsOAuthFlow {
     /// `tokenUrl`.

@@ -19,7 +19,10 @@ use super::{
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.SendMessageConfiguration"))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.SendMessageConfiguration")
+)]
 pub struct SendMessageConfiguration {
     /// `acceptedOutputModes`.
     #[serde(
@@ -155,7 +158,10 @@ pub struct CancelTaskRequest {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.TaskSubscriptionRequest"))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.TaskSubscriptionRequest")
+)]
 #[cfg_attr(feature = "schema", schemars(extend("required" = ["name"])))]
 pub struct TaskSubscriptionRequest {
     /// `name`: `tasks/{id}`.
@@ -167,7 +173,10 @@ pub struct TaskSubscriptionRequest {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.GetTaskPushNotificationConfigRequest"))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.GetTaskPushNotificationConfigRequest")
+)]
 #[cfg_attr(feature = "schema", schemars(extend("required" = ["name"])))]
 pub struct GetTaskPushNotificationConfigRequest {
     /// `name`: `tasks/{id}/pushNotificationConfigs/{config}`.
@@ -180,7 +189,10 @@ pub struct GetTaskPushNotificationConfigRequest {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.DeleteTaskPushNotificationConfigRequest"))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.DeleteTaskPushNotificationConfigRequest")
+)]
 #[cfg_attr(feature = "schema", schemars(extend("required" = ["name"])))]
 pub struct DeleteTaskPushNotificationConfigRequest {
     /// `name`: `tasks/{id}/pushNotificationConfigs/{config}`.
@@ -194,7 +206,10 @@ pub struct DeleteTaskPushNotificationConfigRequest {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.CreateTaskPushNotificationConfigRequest"))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.CreateTaskPushNotificationConfigRequest")
+)]
 #[cfg_attr(feature = "schema", schemars(extend("required" = ["parent", "configId", "config"])))]
 pub struct CreateTaskPushNotificationConfigRequest {
     /// `parent` (REQUIRED): `tasks/{id}`.
@@ -211,7 +226,10 @@ pub struct CreateTaskPushNotificationConfigRequest {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.ListTaskPushNotificationConfigRequest"))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.ListTaskPushNotificationConfigRequest")
+)]
 #[cfg_attr(feature = "schema", schemars(extend("required" = ["parent"])))]
 pub struct ListTaskPushNotificationConfigRequest {
     /// `parent`: `tasks/{id}`.
@@ -229,7 +247,10 @@ pub struct ListTaskPushNotificationConfigRequest {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.ListTaskPushNotificationConfigResponse"))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.ListTaskPushNotificationConfigResponse")
+)]
 pub struct ListTaskPushNotificationConfigResponse {
     /// `configs`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -163,7 +163,10 @@ pub struct Artifact {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.TaskStatusUpdateEvent"))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.TaskStatusUpdateEvent")
+)]
 #[cfg_attr(feature = "schema", schemars(extend("required" = ["taskId", "contextId", "status"])))]
 pub struct TaskStatusUpdateEvent {
     /// `taskId`.
@@ -186,7 +189,10 @@ pub struct TaskStatusUpdateEvent {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.TaskArtifactUpdateEvent"))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.TaskArtifactUpdateEvent")
+)]
 #[cfg_attr(feature = "schema", schemars(extend("required" = ["taskId", "contextId", "artifact"])))]
 pub struct TaskArtifactUpdateEvent {
     /// `taskId`.
@@ -216,7 +222,10 @@ pub struct TaskArtifactUpdateEvent {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.PushNotificationConfig"))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.PushNotificationConfig")
+)]
 #[cfg_attr(feature = "schema", schemars(extend("required" = ["url"])))]
 pub struct PushNotificationConfig {
     /// `id`: config id.
@@ -251,7 +260,10 @@ pub struct AuthenticationInfo {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.TaskPushNotificationConfig"))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.TaskPushNotificationConfig")
+)]
 #[cfg_attr(feature = "schema", schemars(extend("required" = ["name", "pushNotificationConfig"])))]
 pub struct TaskPushNotificationConfig {
     /// `name`: `tasks/{task id}/pushNotificationConfigs/{config id}` (see [`PushConfigName`]).
