@@ -1,10 +1,13 @@
 //! `cargo xtask features`: the feature matrix of the published crates and the check that the
 //! workspace builds one feature set (docs/releases.md, "Features").
 //!
-//! - The matrix: `cargo clippy -p CRATE -- -D warnings` for each distinct feature set of each
-//!   published crate (default, `--no-default-features`, `--all-features`; a set equal to
-//!   another is run once), libraries and binaries, so a feature-gated import or item that is
-//!   unused in one set fails here. The tests run with every feature (`cargo nextest run
+//! - The matrix: `cargo check -p CRATE` for each feature set of each published crate that the
+//!   workspace's `cargo clippy --workspace` (the lint step, every feature on) does not already
+//!   build: the `--no-default-features` sets, the client's `--all-features` (its own feature
+//!   list, without what other members turn on) and the crates without features once; a
+//!   warning fails the step (cargo replays the warnings of fresh crates), so a feature-gated
+//!   import or item unused in one set fails here. `cargo check` rather than clippy: no lint
+//!   pass, and it shares the check metadata of dependencies with the other sets. The tests run with every feature (`cargo nextest run
 //!   --workspace`: the gateway turns every library feature on, and each library's tests turn its
 //!   own on through a dev-dependency on itself).
 //! - The feature set: `cargo build --workspace`, then `cargo build -p a2ars-gateway`; the
@@ -19,19 +22,18 @@ use anyhow::{Context, Result, bail};
 
 use crate::{cargo, run};
 
-/// Each published crate and the feature sets that differ for it (`""` is the default set).
+/// Each published crate and its feature sets to check (`""` is the default set). The
+/// libraries' default is `[]`, so `--no-default-features` is their default set; their
+/// `--all-features` is the workspace's set (the gateway turns every feature on), linted by
+/// `cargo clippy --workspace`, except the client's (its `tokio` and `reqwest` features are its
+/// own without the agent's). The gateway's default is the workspace's set too.
 const MATRIX: &[(&str, &[&str])] = &[
-    // default = [] : the default set is the `--no-default-features` set.
-    ("a2ars-types", &["--no-default-features", "--all-features"]),
+    ("a2ars-types", &["--no-default-features"]),
     ("a2ars-pg", &[""]),
     ("a2ars-translate", &[""]),
     ("a2ars-client", &["--no-default-features", "--all-features"]),
-    ("a2ars-agent", &["--no-default-features", "--all-features"]),
-    // default = ["jemalloc"].
-    (
-        "a2ars-gateway",
-        &["", "--no-default-features", "--all-features"],
-    ),
+    ("a2ars-agent", &["--no-default-features"]),
+    ("a2ars-gateway", &["--no-default-features"]),
 ];
 
 /// Runs the matrix, then the feature-set check.
@@ -45,19 +47,30 @@ pub fn features(matrix: bool, unify: bool) -> Result<()> {
     Ok(())
 }
 
-/// `cargo clippy` of every published crate in each of its feature sets.
+/// `cargo check` of every published crate in each of its feature sets; a warning fails.
 fn matrix() -> Result<()> {
+    if std::env::var("A2A_CI_FEATURES").is_ok_and(|v| v == "0") {
+        eprintln!("xtask: A2A_CI_FEATURES=0: feature matrix skipped");
+        return Ok(());
+    }
     for (krate, sets) in MATRIX {
         for set in *sets {
             let started = Instant::now();
             let mut c = cargo();
-            c.args(["clippy", "-p", krate]);
+            c.args(["check", "-p", krate]);
             if !set.is_empty() {
                 c.arg(set);
             }
-            c.args(["--", "-D", "warnings"]);
             let shown = if set.is_empty() { "default" } else { set };
-            run(&format!("clippy {krate} ({shown})"), c)?;
+            let out = output_of(c)?;
+            let warnings = warnings_in(&out);
+            if !warnings.is_empty() {
+                bail!(
+                    "cargo check -p {krate} ({shown}): {} warning(s), first: {}",
+                    warnings.len(),
+                    warnings[0]
+                );
+            }
             eprintln!(
                 "xtask: {krate} ({shown}) ok in {:.1}s",
                 started.elapsed().as_secs_f64()
@@ -95,18 +108,34 @@ fn unify() -> Result<()> {
 }
 
 /// Runs a cargo build and returns the packages it compiled (its `Compiling NAME` lines).
-fn compiled_by(mut cmd: Command) -> Result<Vec<String>> {
+fn compiled_by(cmd: Command) -> Result<Vec<String>> {
+    Ok(compiled_packages(&output_of(cmd)?))
+}
+
+/// Runs a cargo command, echoes and returns its stderr; fails when the command fails.
+fn output_of(mut cmd: Command) -> Result<String> {
     eprintln!("xtask: running {cmd:?}");
     let out = cmd
         .env("CARGO_TERM_COLOR", "never")
         .output()
         .with_context(|| format!("could not start {cmd:?}"))?;
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
     eprint!("{err}");
     if !out.status.success() {
         bail!("{cmd:?} failed ({})", out.status);
     }
-    Ok(compiled_packages(&err))
+    Ok(err)
+}
+
+/// The `warning: ...` lines of cargo's output, without its summary lines.
+pub fn warnings_in(stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .filter(|l| {
+            l.starts_with("warning: ") && !l.contains("generated ") && !l.contains(" warning")
+        })
+        .map(str::to_string)
+        .collect()
 }
 
 /// The package names of cargo's `Compiling NAME vX (...)` lines.
@@ -130,5 +159,17 @@ mod tests {
                    \x20   Finished `dev` profile [unoptimized] target(s) in 3.2s\n";
         assert_eq!(compiled_packages(err), ["a2ars-agent", "a2ars-gateway"]);
         assert!(compiled_packages("    Finished `dev` profile\n").is_empty());
+    }
+
+    #[test]
+    fn warnings_are_found_and_summaries_are_not() {
+        let err = "warning: unused import: `std::path::Path`\n  --> src/a.rs:3:5\n\
+                   warning: `a2ars-agent` (lib) generated 1 warning\n\
+                   \x20   Finished `dev` profile\n";
+        assert_eq!(
+            warnings_in(err),
+            ["warning: unused import: `std::path::Path`"]
+        );
+        assert!(warnings_in("    Checking a v0.1.0\n    Finished `dev`\n").is_empty());
     }
 }
