@@ -5,7 +5,7 @@
 # connection, one request at a time) sends W warm-up requests, the counters are zeroed, N more
 # requests are sent and the counters dumped.
 #
-# Usage (repository root, after `cargo build --profile profiling -p a2ars-agent --bin a2a-agent
+# Usage (repository root, after `cargo build --profile profiling -p a2ars-agent --features cli --bin a2a-agent
 #   --example floor`): a2a-agent/bench/callgrind.sh [N] [W]        (default N=200, W=30)
 # Environment: AGENT_BIN (default target/profiling/a2a-agent), FLOOR_BIN (default beside it in
 # examples/; missing: floor rows left out), BENCH_KEEP=1 keeps the callgrind.out files.

@@ -22,7 +22,7 @@
 #
 # Usage (repository root): a2a-agent/bench/run.sh [path/to/release/a2a-agent] [seconds per run]
 # The floor and grpc_load binaries are expected beside the agent (target/release/examples/); build
-#   cargo build --release -p a2ars-agent --bin a2a-agent --example floor --example grpc_load
+#   cargo build --release -p a2ars-agent --features cli --bin a2a-agent --example floor --example grpc_load
 # (without grpc_load the gRPC rows are left out).
 set -eu
 BIN=${1:-target/release/a2a-agent}

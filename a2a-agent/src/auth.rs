@@ -57,6 +57,7 @@ pub struct CardAuthenticator {
     req_scopes: Vec<BTreeMap<String, Vec<String>>>,
     api_key: Option<String>,
     bearer_token: Option<String>,
+    #[cfg(feature = "oidc")]
     tokens: Option<std::sync::Arc<crate::oidc::TokenValidator>>,
 }
 
@@ -69,6 +70,7 @@ fn unauth(msg: &str) -> A2aError {
 }
 
 /// The token of `Authorization: Bearer <token>`.
+#[cfg(feature = "oidc")]
 fn bearer_of(req: &AuthRequest<'_>) -> Option<String> {
     req.headers
         .get(http::header::AUTHORIZATION)
@@ -197,17 +199,39 @@ impl CardAuthenticator {
             req_scopes,
             api_key,
             bearer_token,
+            #[cfg(feature = "oidc")]
             tokens: None,
         }
     }
 
     /// Validate OAuth 2.0 / OpenID Connect tokens (and bearer tokens other than the static one)
     /// with `v`.
+    #[cfg(feature = "oidc")]
     pub fn with_token_validator(mut self, v: std::sync::Arc<crate::oidc::TokenValidator>) -> Self {
         self.tokens = Some(v);
         self
     }
 
+    /// Whether OAuth/OIDC tokens are validated (a [`crate::oidc::TokenValidator`] is set).
+    fn has_tokens(&self) -> bool {
+        #[cfg(feature = "oidc")]
+        return self.tokens.is_some();
+        #[cfg(not(feature = "oidc"))]
+        false
+    }
+
+    #[cfg(not(feature = "oidc"))]
+    async fn check_token(
+        &self,
+        _scheme: &str,
+        _req: &AuthRequest<'_>,
+    ) -> Result<CallerProfile, A2aError> {
+        Err(unauth(
+            "no token validator configured (OAuth/OIDC; this build has no `oidc` feature)",
+        ))
+    }
+
+    #[cfg(feature = "oidc")]
     async fn check_token(
         &self,
         scheme: &str,
@@ -271,7 +295,7 @@ impl CardAuthenticator {
             Some(Scheme::Token) => self.check_token("oauth2", req).await,
             Some(Scheme::Bearer) => {
                 let Some(expected) = &self.bearer_token else {
-                    if self.tokens.is_some() {
+                    if self.has_tokens() {
                         return self.check_token("bearer", req).await;
                     }
                     return Err(unauth("no bearer token configured"));
@@ -288,7 +312,7 @@ impl CardAuthenticator {
                         scheme: "bearer".into(),
                         ..Default::default()
                     }),
-                    Some(_) if self.tokens.is_some() => self.check_token("bearer", req).await,
+                    Some(_) if self.has_tokens() => self.check_token("bearer", req).await,
                     _ => Err(unauth("missing or invalid bearer token")),
                 }
             }

@@ -5,10 +5,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use crate::settings::Dur;
-use crate::settings::{Alias, Note, Origin, Value};
+#[cfg(feature = "cli")]
+use crate::settings::Note;
+use crate::settings::{Alias, Origin, Value};
 
 /// The flag type of a config field: the field's type unless the list names another
 /// (`Option<String> => String`: the flag takes a string).
+#[cfg(feature = "cli")]
 macro_rules! flag_type {
     ($ty:ty) => {
         $ty
@@ -44,6 +47,7 @@ macro_rules! agent_config {
         /// The flags of every [`AgentConfig`] field (`--kebab-case`; the env var
         /// `A2A_AGENT_<FIELD>` is attached by [`ConfigArgs::with_env`]). A flag given overrides
         /// the env var, which overrides the TOML file, which overrides the default.
+        #[cfg(feature = "cli")]
         #[derive(Debug, Clone, Default, clap::Args)]
         pub struct ConfigArgs {
             $(
@@ -53,6 +57,7 @@ macro_rules! agent_config {
             )*
         }
 
+        #[cfg(feature = "cli")]
         impl ConfigArgs {
             /// The field names (= TOML keys), in order.
             pub const FIELDS: &'static [&'static str] = &[$(stringify!($field)),*];
@@ -236,6 +241,7 @@ impl From<List> for Vec<String> {
     }
 }
 
+#[cfg(feature = "cli")]
 impl ConfigArgs {
     /// The env var of field `name`: `A2A_AGENT_` and the name in upper case.
     pub fn env_name(name: &str) -> String {
@@ -324,6 +330,7 @@ impl std::str::FromStr for ServedBindings {
 impl AgentConfig {
     /// Parse a TOML document: our keys, the deprecated ones and the Camel guide's
     /// ([`ALIASES`]). What the alias pass notes (deprecated names) is logged at warn.
+    #[cfg(feature = "cli")]
     pub fn from_toml(s: &str) -> Result<Self, toml::de::Error> {
         use serde::de::Error;
         let table: toml::Table = toml::from_str(s)?;
@@ -333,6 +340,7 @@ impl AgentConfig {
     }
 
     /// The settings of a parsed TOML file read through [`ALIASES`], and what the pass noticed.
+    #[cfg(feature = "cli")]
     pub fn from_table(table: toml::Table) -> Result<(Self, Vec<Note>), String> {
         let (table, notes) = crate::settings::rename_table(table, ALIASES, &["camel"])?;
         let cfg = toml::Value::Table(table)
@@ -354,6 +362,7 @@ impl AgentConfig {
     }
 
     /// The token validation settings, when any OAuth/OIDC option is set.
+    #[cfg(feature = "oidc")]
     pub fn oidc(&self) -> Option<crate::oidc::OidcConfig> {
         (self.oidc_issuer.is_some()
             || self.oidc_jwks_url.is_some()

@@ -16,6 +16,7 @@
 //! [`v03_rest_push_request`], [`v03_rest_result`] and [`V03Stream`].
 
 mod errors;
+#[cfg(feature = "grpc")]
 pub mod grpc;
 pub mod media;
 pub mod routes;

@@ -8,6 +8,7 @@
 //! the binary's `--metrics` ([`install`]); an embedder installs its own and hands the handle to
 //! [`crate::server::AgentServer::metrics`].
 
+#[cfg(feature = "prometheus")]
 use metrics_exporter_prometheus::{BuildError, PrometheusBuilder, PrometheusHandle};
 
 /// Histogram bucket bounds in seconds, the same on both binaries.
@@ -15,6 +16,7 @@ pub const BUCKETS: [f64; 12] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
 ];
 
+#[cfg(feature = "prometheus")]
 /// The Prometheus builder with [`BUCKETS`] for every histogram (not summaries).
 pub fn builder() -> PrometheusBuilder {
     // `set_buckets` refuses only an empty list.
@@ -24,6 +26,7 @@ pub fn builder() -> PrometheusBuilder {
     }
 }
 
+#[cfg(feature = "prometheus")]
 /// Installs the global recorder ([`builder`]), describes the agent's families (their `# HELP`
 /// lines) and returns the handle that renders it.
 pub fn install() -> Result<PrometheusHandle, BuildError> {
@@ -32,6 +35,7 @@ pub fn install() -> Result<PrometheusHandle, BuildError> {
     Ok(handle)
 }
 
+#[cfg(feature = "prometheus")]
 /// The help text of the agent's families, through the installed recorder.
 fn describe() {
     use metrics::{describe_counter, describe_gauge, describe_histogram};
@@ -61,6 +65,7 @@ fn describe() {
 }
 
 /// The agent's families, for the scrape-time gauges the server sets before rendering.
+#[cfg_attr(not(feature = "prometheus"), allow(dead_code))]
 pub(crate) mod names {
     /// Tasks waiting for a slot (`max_concurrent_tasks`, `task_queue_size`).
     pub const TASK_QUEUE_DEPTH: &str = "a2a_agent_task_queue_depth";

@@ -9,9 +9,12 @@
 //! resume is answered is in `tasks::Start`.
 
 use crate::model::StreamResponse;
-use crate::store::{MemoryStore, SqliteDb, StoreError, sq};
+use crate::store::{MemoryStore, StoreError};
+#[cfg(feature = "sqlite")]
+use crate::store::{SqliteDb, sq};
 use async_trait::async_trait;
 use std::collections::{HashMap, VecDeque};
+#[cfg(feature = "sqlite")]
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -196,11 +199,13 @@ impl ReplayLog for MemoryReplay {
 
 /// A replay log in a SQLite file (the agent's `sqlite_path`, table `replay_events`), so that
 /// events can be replayed after a restart.
+#[cfg(feature = "sqlite")]
 pub struct SqliteReplay {
     db: SqliteDb,
     events_per_task: usize,
 }
 
+#[cfg(feature = "sqlite")]
 impl SqliteReplay {
     /// Open (or create) the log in the database at `path`, keeping `events_per_task` per task.
     pub fn open(path: impl AsRef<Path>, events_per_task: usize) -> Result<Self, StoreError> {
@@ -220,10 +225,12 @@ impl SqliteReplay {
     }
 }
 
+#[cfg(feature = "sqlite")]
 fn as_i64(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
+#[cfg(feature = "sqlite")]
 #[async_trait]
 impl ReplayLog for SqliteReplay {
     async fn append(
@@ -395,6 +402,7 @@ mod tests {
         exercise(&log).await;
     }
 
+    #[cfg(feature = "sqlite")]
     #[tokio::test]
     async fn sqlite_log_keeps_the_newest_events_per_task_across_a_reopen() {
         let dir = tempfile::tempdir().unwrap();

@@ -244,11 +244,13 @@ pub fn log_notes(notes: &[Note]) {
     }
 }
 
+#[cfg(feature = "cli")]
 fn matches(pattern: &str, key: &str) -> bool {
     let (p, k): (Vec<_>, Vec<_>) = (pattern.split('.').collect(), key.split('.').collect());
     p.len() == k.len() && p.iter().zip(&k).all(|(p, k)| *p == "*" || p == k)
 }
 
+#[cfg(feature = "cli")]
 /// Nested tables under `roots` (`[a2a.protocol]`, `[camel.rest]`) as dotted keys at the top,
 /// where quoted dotted keys (`"a2a.protocol.serve-v1"`) already are.
 fn flatten(table: &mut toml::Table, roots: &[&str]) {
@@ -273,6 +275,7 @@ fn flatten(table: &mut toml::Table, roots: &[&str]) {
     }
 }
 
+#[cfg(feature = "cli")]
 /// The text of a scalar (`200`, `"JSONRPC"`, `true`).
 fn text_of(v: &toml::Value) -> Option<String> {
     match v {
@@ -283,6 +286,7 @@ fn text_of(v: &toml::Value) -> Option<String> {
     }
 }
 
+#[cfg(feature = "cli")]
 /// `alias`'s value as ours (`Ok(None)`: nothing to set).
 fn convert(alias: &Alias, name: &str, v: toml::Value) -> Result<Option<toml::Value>, String> {
     let want = |what: &str| format!("`{name}` must be {what}, not {v}");
@@ -346,6 +350,7 @@ fn convert(alias: &Alias, name: &str, v: toml::Value) -> Result<Option<toml::Val
     }))
 }
 
+#[cfg(feature = "cli")]
 /// Reads `table` (a parsed TOML file) through `aliases`: nested tables under `roots` become
 /// dotted keys, then every key an alias names is renamed to ours with its value converted.
 /// Fails, naming the key, on a value that cannot be honoured or a setting given twice.
@@ -395,11 +400,13 @@ pub fn rename_table(
     Ok((table, notes))
 }
 
+#[cfg(feature = "cli")]
 /// `snake_case` as a flag name (`kebab-case`).
 fn kebab(s: &str) -> String {
     s.replace('_', "-")
 }
 
+#[cfg(feature = "cli")]
 /// A deprecated value converted for the command line or the environment.
 fn convert_text(alias: &Alias, v: &str) -> String {
     match (alias.value, v.trim().parse::<u64>()) {
@@ -409,6 +416,7 @@ fn convert_text(alias: &Alias, v: &str) -> String {
     }
 }
 
+#[cfg(feature = "cli")]
 /// Rewrites the command line: a deprecated flag (`--peer-timeout-secs 30`, `--x=30`) becomes
 /// ours (`--peer-timeout=30s`); a switch (a flag of `switches`, by its long name) given the
 /// old way, `--dev true` / `--dev=false`, becomes `--dev` / `--no-dev`; and `--no-dev` becomes
@@ -492,6 +500,7 @@ pub fn rewrite_args(
 ///
 /// # Safety
 /// Changes the process environment: call it before any other thread exists.
+#[cfg(feature = "cli")]
 pub unsafe fn rewrite_env(prefix: &str, aliases: &[Alias]) -> Vec<Note> {
     let mut notes = Vec::new();
     for alias in aliases.iter().filter(|a| a.origin == Origin::Deprecated) {
@@ -516,6 +525,7 @@ pub unsafe fn rewrite_env(prefix: &str, aliases: &[Alias]) -> Vec<Note> {
     notes
 }
 
+#[cfg(feature = "cli")]
 /// Makes each argument of `ids` (a boolean flag of `cmd`) a switch: `--x` alone turns it on,
 /// `--no-x` (rewritten by [`rewrite_args`]) off, and its help says so.
 pub fn switches(mut cmd: clap::Command, ids: &[&str]) -> clap::Command {

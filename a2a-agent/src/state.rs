@@ -20,6 +20,7 @@ pub(crate) struct App {
     pub base: String,
     pub manager: Arc<TaskManager>,
     pub authenticator: Arc<dyn Authenticator>,
+    #[cfg(feature = "prometheus")]
     pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
     pub push: Option<Arc<Dispatcher>>,
     pub extended_card: Option<AgentCard>,

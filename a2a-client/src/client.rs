@@ -17,6 +17,7 @@ use crate::auth::Credential;
 use crate::discovery::{CardResolver, FetchedCard};
 use crate::error::ClientError;
 use crate::select::{Binding, SelectedInterface, Speaks, Version};
+#[cfg(feature = "grpc")]
 use crate::transport::grpc::GrpcTransport;
 use crate::transport::jsonrpc::JsonRpcTransport;
 use crate::transport::rest::RestTransport;
@@ -276,7 +277,15 @@ impl ClientBuilder {
         let transport: Arc<dyn Transport> = match interface.binding {
             Binding::JsonRpc => Arc::new(JsonRpcTransport::new(core, interface.clone())),
             Binding::HttpJson => Arc::new(RestTransport::new(core, interface.clone())),
+            #[cfg(feature = "grpc")]
             Binding::Grpc => Arc::new(GrpcTransport::new(core, interface.clone())?),
+            #[cfg(not(feature = "grpc"))]
+            Binding::Grpc => {
+                return Err(ClientError::Usage(
+                    "the interface is gRPC, but this build of a2ars-client has no `grpc` feature"
+                        .into(),
+                ));
+            }
         };
         Ok(A2aClient {
             transport,

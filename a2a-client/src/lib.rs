@@ -1,74 +1,60 @@
-//! `a2a_client`: an A2A client for protocol versions 0.3 and 1.0 over JSON-RPC and HTTP+JSON, and
-//! 1.0 over gRPC.
+//! `a2a_client`: an A2A client for protocol versions 0.3 and 1.0 over JSON-RPC and HTTP+JSON
+//! (SSE streams), and with the `grpc` feature 1.0 over gRPC. Every operation is in 1.0 terms;
+//! a 0.3 agent is reached through `a2a-translate`.
 //!
-//! - [`discovery`]: fetch `/.well-known/agent-card.json` with `A2A-Version`, HTTP caching and a size limit.
-//! - [`select`]: pick the interface (url, binding, version, tenant) from a card, as the spec says.
-//! - [`sse`]: an incremental Server-Sent Events parser over a byte stream.
-//! - [`auth`]: API keys, bearer tokens, OAuth2 client credentials with token caching and refresh.
-//! - [`transport`]: the [`transport::Transport`] trait with JSON-RPC and HTTP+JSON implementations,
-//!   each for 1.0 and (through `a2a-translate`) 0.3, and gRPC (1.0, without TLS).
-//! - [`error`]: typed errors; A2A errors are classified by `ErrorInfo.reason`, then code.
-//! - [`client`]: [`A2aClient`], every operation in 1.0 terms. See `docs/client.md`.
-//! - [`signing`] (feature `signing`): Agent Card signatures, signing and verification.
-//! - [`retry`]: automatic retries after transport failures (sends keep their `messageId`);
-//!   [`resume`]: streams that resume after a dropped connection.
+//! A client that streams (here from the `a2a-agent` demo echo agent, which this crate's tests
+//! also use; any A2A agent URL works):
 //!
-//! ```no_run
+//! ```
 //! use a2a_client::A2aClient;
-//! use a2a_types::v1::{Message, SendMessageRequest};
+//! use a2a_types::v1::{Message, SendMessageRequest, StreamResponse};
 //! use futures::StreamExt;
 //!
-//! # async fn demo() -> Result<(), a2a_client::ClientError> {
-//! let client = A2aClient::connect("http://127.0.0.1:8080").await?;
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! # let agent = a2a_agent::AgentServer::new(a2a_agent::demo::echo_card(), a2a_agent::demo::echo_handler())
+//! #     .validate_auth(false).serve(listener).await?;
+//! # let url = agent.url().to_string();
+//! // Card discovery and the choice of binding and version, as the spec says.
+//! let client = A2aClient::connect(&url).await?;
 //! let mut events = client.stream(SendMessageRequest::new(Message::user_text("hi"))).await?;
+//! let mut last = None;
 //! while let Some(event) = events.next().await {
-//!     println!("{:?}", event?);
+//!     match event? {
+//!         StreamResponse::StatusUpdate(s) => last = Some(s.status.state),
+//!         StreamResponse::ArtifactUpdate(a) => println!("artifact {}", a.artifact.artifact_id),
+//!         StreamResponse::Task(t) => last = Some(t.status.state),
+//!         StreamResponse::Message(m) => println!("message {m:?}"),
+//!     }
 //! }
-//! let task = client.get_task("task-id", Some(10)).await?;
-//! # let _ = task;
+//! assert_eq!(last, Some(a2a_types::v1::TaskState::Completed));
+//! # agent.shutdown().await;
 //! # Ok(()) }
 //! ```
 //!
-//! Selection alone (a pure function, also used by the gateway):
+//! The surface:
+//! - [`A2aClient`] and [`ClientBuilder`] ([`client`]; see `docs/client.md`): every operation,
+//!   credentials, headers, timeouts, retries ([`retry`]) and resumed streams ([`resume`]).
+//! - [`discovery`]: the agent card (`/.well-known/agent-card.json`, caching, size limit);
+//!   [`select`]: the interface a card offers for what this client speaks ([`Speaks`]).
+//! - [`auth`]: API keys, bearer tokens, OAuth 2.0 client credentials.
+//! - [`transport`]: the [`transport::Transport`] trait and its JSON-RPC, HTTP+JSON (and gRPC)
+//!   implementations; [`sse`]: the Server-Sent Events parser.
+//! - Errors ([`error`]): [`ClientError`], [`A2aError`], [`ErrorKind`].
+//! - `signing` (feature `signing`): Agent Card signatures.
 //!
-//! ```
-//! use a2a_client::select::{select, Binding, CardInterfaces, Speaks, Version};
+//! Features (default: none of them):
 //!
-//! let card = br#"{"supportedInterfaces": [
-//!     {"url": "grpc.example.com:443", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
-//!     {"url": "https://example.com/a2a", "protocolBinding": "HTTP+JSON",
-//!      "protocolVersion": "1.0", "tenant": "acme"}]}"#;
-//! let card = CardInterfaces::from_json(card)?;
-//! // The card's order decides: gRPC (1.0, `host:port`) comes first.
-//! assert_eq!(select(&card, &Speaks::all())?.binding, Binding::Grpc);
-//! // A caller that forces a binding gets the first entry of that binding.
-//! let chosen = select(&card, &Speaks::only(Some(Binding::HttpJson), None))?;
-//! assert_eq!(chosen.binding, Binding::HttpJson);
-//! assert_eq!(chosen.version, Version::V1);
-//! assert_eq!(chosen.tenant.as_deref(), Some("acme"));
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+//! | feature | adds |
+//! | --- | --- |
+//! | `http2` | HTTP/2 for JSON-RPC and HTTP+JSON (ALPN `h2`); without it HTTP/1.1 |
+//! | `grpc` | the 1.0 gRPC transport, plain and TLS (and `http2`) |
+//! | `signing` | Agent Card signing and verification (JWS, RFC 8785) |
+//! | `cli` | the `a2a` binary (`cargo install --path a2a-client --features cli`), with `grpc` |
 //!
-//! Why each dependency is here:
-//! - `a2a-types`: the wire models of both versions; `a2a-translate`: reaching 0.3 peers in 1.0 terms.
-//! - `reqwest`: HTTP client (rustls, HTTP/2, streaming bodies, connection pooling); `http`, `bytes`: its types.
-//! - `futures`, `tokio`: async streams and runtime; `async-trait`: the object-safe `Transport` trait;
-//!   `async-stream`: the resuming stream of [`resume`].
-//! - `serde`, `serde_json`, `serde_path_to_error`: JSON with error paths; `url`: URLs.
-//! - `thiserror`: typed errors; `uuid`: JSON-RPC request ids.
-//! - `clap`, `anyhow`: the `a2a` CLI only.
-//! - Feature `signing` ([`signing`]): `jsonwebtoken` (JWS algorithms, JWKs), `aws-lc-rs` (key
-//!   generation), `serde_json_canonicalizer` (RFC 8785), `base64` (the JWS parts).
-//! - `tonic` (no default features: its generic client and codec only) over `hyper-util`'s HTTP/2
-//!   client (already built by reqwest): the gRPC transport; protobuf conversion is a2a-types'
-//!   feature `grpc` (`prost-reflect` against the checked-in descriptor of `a2a.proto`: no
-//!   generated code, no `protoc`, no build script).
-//! - `hyper-rustls`, `rustls`, `rustls-platform-verifier`: gRPC over TLS ([`tls`]). tonic's TLS
-//!   features would bring a second TLS stack; these are the crates reqwest already builds (same
-//!   aws-lc-rs provider, same platform root store), so `https` gRPC trusts exactly what the HTTP
-//!   bindings trust, extra roots included.
-//!
-//! (`eventsource-stream` is not used: the SSE parser is ours, with size limits and tests.)
+//! Without `grpc`, [`Speaks::all`] leaves gRPC out, so selection picks another interface of the
+//! card. Why each dependency is there: docs/architecture.md, "Dependencies".
 #![warn(missing_docs)]
 
 pub mod auth;
@@ -84,6 +70,7 @@ pub mod select;
 #[cfg(feature = "signing")]
 pub mod signing;
 pub mod sse;
+#[doc(hidden)]
 pub mod tls;
 pub mod transport;
 

@@ -26,17 +26,19 @@ pub struct Speaks {
 
 impl Speaks {
     /// Everything this client library speaks: JSON-RPC and HTTP+JSON, each at 1.0 and 0.3, and
-    /// gRPC at 1.0.
+    /// (feature `grpc`) gRPC at 1.0.
     pub fn all() -> Speaks {
-        Speaks {
-            pairs: vec![
-                (Binding::JsonRpc, Version::V1),
-                (Binding::HttpJson, Version::V1),
-                (Binding::Grpc, Version::V1),
-                (Binding::JsonRpc, Version::V03),
-                (Binding::HttpJson, Version::V03),
-            ],
-        }
+        let mut pairs = vec![
+            (Binding::JsonRpc, Version::V1),
+            (Binding::HttpJson, Version::V1),
+        ];
+        #[cfg(feature = "grpc")]
+        pairs.push((Binding::Grpc, Version::V1));
+        pairs.extend([
+            (Binding::JsonRpc, Version::V03),
+            (Binding::HttpJson, Version::V03),
+        ]);
+        Speaks { pairs }
     }
 
     /// An explicit set of pairs (order does not matter: the card's order decides).

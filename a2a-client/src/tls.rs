@@ -27,6 +27,7 @@ pub fn parse_pem(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, ClientError
     Ok(certs)
 }
 
+#[cfg(feature = "grpc")]
 /// The rustls configuration of `https` gRPC calls: aws-lc-rs, the platform verifier with
 /// `extra` roots added (ALPN `h2` is set by the connector).
 pub fn client_config(

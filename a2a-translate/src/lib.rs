@@ -45,8 +45,7 @@
 //!     "params.message.parts[0].filename: A2A 0.3 text parts carry no filename");
 //! ```
 //!
-//! Dependencies: `a2a-types` (the wire models), `serde`/`serde_json` (JSON-RPC params,
-//! results and error `data`, which are JSON by definition), `thiserror` (error types).
+//! Why each dependency is there: docs/architecture.md, "Dependencies".
 
 mod card;
 mod error;

@@ -127,6 +127,7 @@ impl<'de> Deserialize<'de> for Base64Bytes {
     }
 }
 
+#[cfg(feature = "schema")]
 impl schemars::JsonSchema for Base64Bytes {
     fn inline_schema() -> bool {
         true

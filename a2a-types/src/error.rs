@@ -16,6 +16,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+#[cfg(feature = "schema")]
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -345,7 +346,8 @@ impl fmt::Display for ErrorKind {
 }
 
 /// `google.rpc.ErrorInfo` as ProtoJSON `Any`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct ErrorInfo {
     /// Always [`ERROR_INFO_TYPE`].
     #[serde(rename = "@type")]
@@ -360,7 +362,8 @@ pub struct ErrorInfo {
 }
 
 /// `google.rpc.Status` as JSON (the 1.0 REST error body's `error` member).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct RpcStatus {
     /// The HTTP status code.
     pub code: i32,
@@ -376,14 +379,16 @@ pub struct RpcStatus {
 }
 
 /// The 1.0 REST error body: `{"error": <google.rpc.Status>}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct RestErrorBody {
     /// The status.
     pub error: RpcStatus,
 }
 
 /// One field violation of a `google.rpc.BadRequest` detail.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct FieldViolation {
     /// The JSON path of the field.
     pub field: String,

@@ -10,6 +10,7 @@
 
 use std::fmt;
 
+#[cfg(feature = "schema")]
 use schemars::JsonSchema;
 use serde::de::{self, DeserializeOwned, MapAccess, Visitor};
 use serde::ser::SerializeMap;
@@ -113,6 +114,7 @@ impl<'de> Deserialize<'de> for Id {
     }
 }
 
+#[cfg(feature = "schema")]
 impl JsonSchema for Id {
     fn inline_schema() -> bool {
         true
@@ -133,7 +135,8 @@ fn some_id<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Id>, D::Error> {
 }
 
 /// A JSON-RPC request or notification. `P` is the params type (`Value` by default).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct JsonRpcRequest<P = Value> {
     /// Always `"2.0"`.
     pub jsonrpc: String,
@@ -196,7 +199,8 @@ impl JsonRpcRequest<Value> {
 }
 
 /// The JSON-RPC error object: `{"code":..,"message":..,"data"?:..}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct JsonRpcError {
     /// The error code (`-32001` ...).
     pub code: i64,
@@ -342,6 +346,7 @@ impl<'de, R: Deserialize<'de>> Deserialize<'de> for JsonRpcResponse<R> {
     }
 }
 
+#[cfg(feature = "schema")]
 impl<R: JsonSchema> JsonSchema for JsonRpcResponse<R> {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         format!("JsonRpcResponse_{}", R::schema_name()).into()

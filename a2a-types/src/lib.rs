@@ -1,5 +1,5 @@
-//! `a2a_types`: serde models of the A2A (Agent2Agent) protocol, versions 0.3 and 1.0, with a
-//! strict validator and JSON Schemas.
+//! `a2a_types`: serde models of the A2A (Agent2Agent) protocol, versions 0.3 and 1.0, a parse
+//! that reports JSON paths, and (feature `schema`) JSON Schemas and a strict validator.
 //!
 //! ```
 //! use a2a_types::v1::{Message, Part, SendMessageRequest, SendMessageResponse, Task};
@@ -17,13 +17,20 @@
 //! let json = serde_json::to_string(&resp).unwrap();
 //! assert!(json.contains("TASK_STATE_COMPLETED"));
 //!
-//! // Lenient parse (paths on failure) and strict validation (every violation).
+//! // Parse with the JSON path of a failure (default features) ...
 //! let back: SendMessageResponse = a2a_types::strict::parse(&json).unwrap();
 //! assert_eq!(back, resp);
+//! let err = a2a_types::strict::parse::<SendMessageResponse>(
+//!     r#"{"task": {"id": "t", "status": {"state": true}}}"#).unwrap_err();
+//! assert_eq!(err.path, "task.status.state");
+//! // ... and, with the `schema` feature, strict validation (every violation).
 //! let bad = serde_json::json!({"task": {"id": "t", "status": {"state": "DONE"}}});
 //! let v = a2a_types::strict::validate::<SendMessageResponse>(&bad);
 //! assert_eq!(v[0].to_string(), "task.status.state: bad enum value \"DONE\"");
 //! ```
+//!
+//! Translating a message to or from A2A 0.3 is the companion crate `a2ars-translate`
+//! (`a2a_translate`), whose docs open with that example.
 //!
 //! Module map (owners keep these stable; see `docs/architecture.md`):
 //! - [`v1`]: ProtoJSON models of A2A 1.0 (`a2a.proto`, package `lf.a2a.v1`).
@@ -36,24 +43,19 @@
 //! - [`version`]: `A2A-Version`, extension headers, media types and protocol binding names.
 //! - [`timestamp`]: lenient timestamp parsing, UTC `Z` output.
 //! - [`binary`]: base64 `bytes` kept verbatim (hazard H6).
+//! - [`strict`]: the path-reporting parse, and (feature `schema`) the strict validator (every
+//!   unknown member, missing REQUIRED field and bad enum value, with its JSON path).
 //! - `grpc` (feature `grpc`): the 1.0 gRPC binding's rpc table, protobuf <-> 1.0 JSON
 //!   conversion, `tonic` codec and `google.rpc.Status` errors.
-//! - [`strict`]: the strict validator (every unknown member, missing REQUIRED field and bad enum value, with its JSON path).
-
 //!
-//! Dependencies and why they are here:
-//! - `serde`, `serde_json`: the wire models are serde types; JSON values for free-form members.
-//! - `serde_path_to_error`: the default parse reports the JSON path of a failure.
-//! - `schemars`: JSON Schema for every type; the strict validator walks these schemas.
-//! - `base64`: checking and decoding `bytes` (kept verbatim as text).
-//! - `time`: timestamp parsing, normalization to UTC and formatting.
-//! - `uuid`: fresh ids in the constructors (`Message::user_text`, `Task::completed`).
-//! - `thiserror`: error types.
-//! - Feature `grpc` only: `prost-reflect` (transcodes protobuf <-> ProtoJSON against the
-//!   checked-in descriptor of `a2a.proto`, so no generated code and no build script), `prost`
-//!   (the wire encoding), `tonic` (codec traits; no transport features), `tonic-types`
-//!   (`google.rpc.Status` details). `protox` (dev) compiles the descriptor for
-//!   `cargo xtask proto`: no system `protoc` is needed anywhere.
+//! Features (default: none of them; the default build is the serde models and the parse):
+//!
+//! | feature | adds |
+//! | --- | --- |
+//! | `schema` | `schemars::JsonSchema` on every type, and the strict validator that walks the schemas |
+//! | `grpc` | the gRPC binding's protobuf conversion (`prost-reflect` against the checked-in descriptor) |
+//!
+//! Why each dependency is there: docs/architecture.md, "Dependencies".
 
 #![warn(missing_docs)]
 

@@ -131,6 +131,7 @@ macro_rules! proto_enum {
             }
         }
 
+        #[cfg(feature = "schema")]
         impl ::schemars::JsonSchema for $name {
             fn schema_name() -> ::std::borrow::Cow<'static, str> {
                 $schema_name.into()

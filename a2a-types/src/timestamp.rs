@@ -176,6 +176,7 @@ impl<'de> Deserialize<'de> for Timestamp {
     }
 }
 
+#[cfg(feature = "schema")]
 impl schemars::JsonSchema for Timestamp {
     fn inline_schema() -> bool {
         true

@@ -199,6 +199,7 @@ impl<'de> Deserialize<'de> for ProtocolVersion {
     }
 }
 
+#[cfg(feature = "schema")]
 impl schemars::JsonSchema for ProtocolVersion {
     fn inline_schema() -> bool {
         true
@@ -299,6 +300,7 @@ impl<'de> Deserialize<'de> for ProtocolBinding {
     }
 }
 
+#[cfg(feature = "schema")]
 impl schemars::JsonSchema for ProtocolBinding {
     fn inline_schema() -> bool {
         true

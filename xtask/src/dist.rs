@@ -72,6 +72,9 @@ pub fn dist(opts: &Options) -> Result<Vec<PathBuf>> {
         for bundle in BUNDLES {
             b.args(["-p", bundle.package, "--bin", bundle.bin]);
         }
+        // The binaries' features (`required-features`): every capability, jemalloc included
+        // (the gateway's default).
+        b.args(["--features", "a2ars-agent/cli a2ars-client/cli"]);
         run(&format!("cargo build --profile {} (dist)", opts.profile), b)?;
     }
     let bins = target_dir().join(match opts.profile.as_str() {

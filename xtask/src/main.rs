@@ -36,6 +36,13 @@
 //!   order (types, translate, client, agent, gateway), built from the packaged sources, then the
 //!   semver check against the last `v*` tag (skipped, saying why, without a tag or without
 //!   cargo-semver-checks). Run by `cargo xtask test`.
+//! - `cargo xtask features [--matrix-only | --unify-only]`: clippy of each published crate in
+//!   each of its feature sets (default, none, all), and the check that `cargo build -p
+//!   a2ars-gateway` right after `cargo build --workspace` compiles nothing but the gateway (see
+//!   [`features`]). Both run in `cargo xtask test` (the matrix after the lint, the check after
+//!   the conformance step's workspace build).
+//! - `cargo xtask public-api [--check]`: the public-API snapshots `docs/public-api/*.txt` of the
+//!   library crates (see [`public_api`]); `cargo xtask test` checks them.
 //! - `cargo xtask docs-check`: runs the command blocks of docs/getting-started.md marked
 //!   `# check` against the debug binaries, each in an empty folder with free ports (see
 //!   [`docs_check`]). Run by `cargo xtask test` after the conformance step.
@@ -58,9 +65,11 @@ use clap::{Parser, Subcommand};
 mod browser;
 mod dist;
 mod docs_check;
+mod features;
 mod fuzz;
 mod layers;
 mod postgres;
+mod public_api;
 mod release;
 
 /// Command line of `cargo xtask`.
@@ -151,6 +160,22 @@ enum Cmd {
         #[arg(long)]
         no_build: bool,
     },
+    /// The feature matrix of the published crates (clippy per feature set) and the check that
+    /// `cargo build -p a2ars-gateway` reuses `cargo build --workspace`.
+    Features {
+        /// Only the feature matrix.
+        #[arg(long, conflicts_with = "unify_only")]
+        matrix_only: bool,
+        /// Only the workspace feature-set check.
+        #[arg(long)]
+        unify_only: bool,
+    },
+    /// Write the public-API snapshots `docs/public-api/{package}.txt` (`--check`: compare).
+    PublicApi {
+        /// Fail if a committed snapshot differs from the sources.
+        #[arg(long)]
+        check: bool,
+    },
     /// Run the `# check` command blocks of docs/getting-started.md against the debug binaries.
     DocsCheck,
     /// Gateway vs direct benchmark (release build, wrk): prints the ratios gateway/direct.
@@ -206,6 +231,11 @@ fn main() {
         })
         .map(|_| ()),
         Cmd::DocsCheck => docs_check::docs_check(),
+        Cmd::Features {
+            matrix_only,
+            unify_only,
+        } => features::features(!unify_only, !matrix_only),
+        Cmd::PublicApi { check } => public_api::public_api(check),
         Cmd::Soak {
             minutes,
             workers,
@@ -363,6 +393,14 @@ fn test() -> Result<()> {
             },
         },
         Step {
+            name: "public-API snapshots current (cargo xtask public-api --check)",
+            run: || public_api::public_api(true),
+        },
+        Step {
+            name: "feature matrix (cargo xtask features --matrix-only: cargo check per feature set; A2A_CI_FEATURES=0 skips)",
+            run: || features::features(true, false),
+        },
+        Step {
             name: "python venvs (interop/setup_venvs.py)",
             run: || pyenv().map(|_| ()),
         },
@@ -400,6 +438,10 @@ fn test() -> Result<()> {
         Step {
             name: "conformance (cargo xtask conformance)",
             run: || conformance(&[]),
+        },
+        Step {
+            name: "one feature set (cargo xtask features --unify-only: build --workspace, then -p a2ars-gateway)",
+            run: || features::features(false, true),
         },
         Step {
             name: "getting-started commands run (cargo xtask docs-check)",

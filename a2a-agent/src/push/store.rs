@@ -3,8 +3,11 @@
 use crate::edge::version::Version;
 use a2a_types::v1::TaskPushNotificationConfig;
 use async_trait::async_trait;
+#[cfg(feature = "sqlite")]
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+#[cfg(feature = "sqlite")]
+use std::sync::Arc;
+use std::sync::Mutex;
 
 /// A stored push config: the 1.0 config (with `id` and `taskId` set), the protocol version it
 /// was created with (it picks the delivery body) and the owner of its task.
@@ -96,15 +99,18 @@ impl PushConfigStore for MemoryPushStore {
 }
 
 /// Push configs in a `push_configs` table of the SQLite task database (survive a restart).
+#[cfg(feature = "sqlite")]
 #[derive(Clone)]
 pub struct SqlitePushStore {
     conn: Arc<Mutex<rusqlite::Connection>>,
 }
 
+#[cfg(feature = "sqlite")]
 fn sq(e: impl std::fmt::Display) -> PushStoreError {
     PushStoreError(e.to_string())
 }
 
+#[cfg(feature = "sqlite")]
 impl SqlitePushStore {
     /// Open (or create) the table in the database at `path`.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, PushStoreError> {
@@ -142,6 +148,7 @@ impl SqlitePushStore {
     }
 }
 
+#[cfg(feature = "sqlite")]
 #[async_trait]
 impl PushConfigStore for SqlitePushStore {
     async fn put(&self, rec: PushRecord) -> Result<(), PushStoreError> {

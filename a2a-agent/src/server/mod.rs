@@ -8,7 +8,9 @@ use crate::config::AgentConfig;
 use crate::handler::{ExtensionHandler, Handler};
 use crate::replay::ReplayLog;
 use crate::state::App;
-use crate::store::{MemoryStore, SqliteStore, TaskStore};
+#[cfg(feature = "sqlite")]
+use crate::store::SqliteStore;
+use crate::store::{MemoryStore, TaskStore};
 use crate::tasks::{TaskLimits, TaskManager};
 use serde_json::Value;
 use std::net::SocketAddr;
@@ -17,6 +19,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 
 mod admit;
+#[cfg(feature = "grpc")]
 mod grpc;
 mod jsonrpc;
 pub mod parse;
@@ -55,6 +58,7 @@ pub struct AgentServer {
     replay_log: Option<Arc<dyn ReplayLog>>,
     authenticator: Option<Arc<dyn Authenticator>>,
     ext_handlers: Vec<Arc<dyn ExtensionHandler>>,
+    #[cfg(feature = "prometheus")]
     metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
     extended_card: Option<AgentCard>,
 }
@@ -75,6 +79,7 @@ impl AgentServer {
             replay_log: None,
             authenticator: None,
             ext_handlers: Vec::new(),
+            #[cfg(feature = "prometheus")]
             metrics: None,
             extended_card: None,
         }
@@ -90,6 +95,7 @@ impl AgentServer {
 
     /// Serve Prometheus metrics at `GET {base}/metrics` from this handle (install the recorder
     /// with [`crate::metrics::install`], which sets the buckets both binaries share).
+    #[cfg(feature = "prometheus")]
     pub fn metrics(mut self, handle: metrics_exporter_prometheus::PrometheusHandle) -> Self {
         self.metrics = Some(handle);
         self
@@ -136,12 +142,16 @@ impl AgentServer {
     pub async fn serve(self, listener: TcpListener) -> Result<ServerHandle, ServeError> {
         let addr = listener.local_addr()?;
         let cfg = self.config;
+        missing_features(&cfg)?;
         let base = cfg.base();
         let url = match &cfg.public_url {
             Some(u) => u.trim_end_matches('/').to_string(),
             None => format!("http://{addr}{base}"),
         };
+        #[cfg(feature = "grpc")]
         let grpc_at = cfg.grpc.then(|| grpc::authority(&url, addr));
+        #[cfg(not(feature = "grpc"))]
+        let grpc_at: Option<String> = None;
         let card = AgentCard::from_json(self.card.json().clone())?.with_served_interfaces(
             &url,
             cfg.binding,
@@ -159,6 +169,7 @@ impl AgentServer {
         let (store, replay): (Arc<dyn TaskStore>, Option<Arc<dyn ReplayLog>>) =
             match (self.store, &cfg.sqlite_path) {
                 (Some(s), _) => (s, self.replay_log),
+                #[cfg(feature = "sqlite")]
                 (None, Some(p)) => (
                     Arc::new(SqliteStore::open(p)?),
                     Some(Arc::new(crate::replay::SqliteReplay::open(
@@ -166,7 +177,8 @@ impl AgentServer {
                         cfg.replay_events_per_task,
                     )?)),
                 ),
-                (None, None) => {
+                // Without the `sqlite` feature a `sqlite_path` was refused above.
+                (None, _) => {
                     let m = Arc::new(
                         MemoryStore::new(cfg.memory_store_cap, cfg.terminal_task_ttl.get())
                             .with_max_bytes(cfg.memory_store_max_bytes)
@@ -179,12 +191,14 @@ impl AgentServer {
             (Some(a), _) => a,
             (None, false) => Arc::new(NoAuth),
             (None, true) => {
+                #[cfg_attr(not(feature = "oidc"), allow(unused_mut))]
                 let mut a = CardAuthenticator::new(
                     &card,
                     cfg.api_key.clone(),
                     &cfg.api_key_header,
                     cfg.bearer_token.clone(),
                 );
+                #[cfg(feature = "oidc")]
                 if let Some(o) = cfg.oidc() {
                     let v = crate::oidc::TokenValidator::new(o)
                         .map_err(|e| ServeError::Config(e.message.clone()))?;
@@ -224,6 +238,7 @@ impl AgentServer {
         if let Some(log) = replay {
             manager.set_replay_log(log);
         }
+        #[cfg(feature = "sqlite")]
         if let Some(p) = &cfg.sqlite_path {
             manager.set_send_log(Arc::new(crate::tasks::idempotency::SqliteSendLog::open(
                 p,
@@ -232,11 +247,12 @@ impl AgentServer {
         }
         let push = if card.push_notifications() {
             let push_store: Arc<dyn crate::push::store::PushConfigStore> = match &cfg.sqlite_path {
+                #[cfg(feature = "sqlite")]
                 Some(p) => Arc::new(
                     crate::push::store::SqlitePushStore::open(p)
                         .map_err(|e| ServeError::Config(e.to_string()))?,
                 ),
-                None => Arc::new(crate::push::store::MemoryPushStore::default()),
+                _ => Arc::new(crate::push::store::MemoryPushStore::default()),
             };
             let d = crate::push::Dispatcher::new(
                 push_store,
@@ -267,6 +283,7 @@ impl AgentServer {
             base,
             manager: manager.clone(),
             authenticator,
+            #[cfg(feature = "prometheus")]
             metrics: self.metrics,
             push: push.clone(),
             card_modified: crate::card::http_date(std::time::SystemTime::now()),
@@ -307,6 +324,31 @@ impl AgentServer {
             grace: cfg.shutdown_grace.get(),
         })
     }
+}
+
+/// Refuses settings that need a feature this build left out, naming the feature.
+fn missing_features(cfg: &AgentConfig) -> Result<(), ServeError> {
+    let missing = |setting: &str, feature: &str| {
+        Err(ServeError::Config(format!(
+            "{setting} is set, but this build of a2ars-agent has no `{feature}` feature \
+             (enable it in Cargo.toml)"
+        )))
+    };
+    if !cfg!(feature = "sqlite") && cfg.sqlite_path.is_some() {
+        return missing("sqlite_path", "sqlite");
+    }
+    if !cfg!(feature = "grpc") && cfg.grpc {
+        return missing("grpc", "grpc");
+    }
+    if !cfg!(feature = "oidc")
+        && cfg.validate_auth
+        && (cfg.oidc_issuer.is_some()
+            || cfg.oidc_jwks_url.is_some()
+            || cfg.oidc_introspection_url.is_some())
+    {
+        return missing("an oidc_* setting", "oidc");
+    }
+    Ok(())
 }
 
 /// How long open connections may take to finish after the tasks ended on shutdown.

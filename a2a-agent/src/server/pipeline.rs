@@ -11,8 +11,10 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use http_body_util::BodyExt;
 
 use super::admit::admit;
+#[cfg(feature = "grpc")]
+use super::grpc;
 use super::respond::{Binding, error_response, jsonrpc_or_rest_error, peek_id};
-use super::{grpc, jsonrpc, rest};
+use super::{jsonrpc, rest};
 use crate::caller::CallerProfile;
 use crate::card::etag;
 use crate::edge::media::check_content_type;
@@ -92,6 +94,7 @@ pub(super) fn edge_refusal(base: &str, parts: &http::request::Parts, why: EdgeRe
     };
     let e = A2aError::new(kind, why.message()).with_status(why.status().as_u16());
     // A gRPC call (a slow body, the connection cap) gets a status, not a JSON body.
+    #[cfg(feature = "grpc")]
     if grpc::is_grpc(&parts.headers) {
         return grpc::refused(&e);
     }
@@ -248,6 +251,7 @@ async fn serve_request(app: Arc<App>, mut req: Request) -> Response {
     resp
 }
 
+#[cfg(feature = "prometheus")]
 /// The gauges read at scrape time: the task queue, the live tasks and the push queue.
 fn scrape_gauges(app: &App) {
     use crate::metrics::names;
@@ -269,6 +273,7 @@ fn status_label(status: u16) -> metrics::SharedString {
 }
 
 async fn pipeline(app: Arc<App>, req: Request) -> Response {
+    #[cfg(feature = "grpc")]
     if grpc::is_grpc(req.headers()) {
         return Box::pin(grpc::handle(app, req)).await;
     }
@@ -300,6 +305,7 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
     if method == Method::GET && (path == "/healthz" || path == "/readyz") {
         return super::probes::probe(&app, path == "/readyz").await;
     }
+    #[cfg(feature = "prometheus")]
     if method == Method::GET
         && path == format!("{}/metrics", app.base)
         && let Some(h) = &app.metrics

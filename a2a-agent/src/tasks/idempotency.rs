@@ -14,10 +14,10 @@
 use super::TaskManager;
 use super::fanout::Events;
 use super::send::{SendExtras, SendInput, SendMode, SendOutcome, Start, Subscription};
+#[cfg(feature = "sqlite")]
+pub use super::sends::SqliteSendLog;
 use super::sends::{Claim, Idem};
-pub use super::sends::{
-    MemorySendLog, SendLog, SendRecord, SendTarget, SqliteSendLog, digest, now_ms,
-};
+pub use super::sends::{MemorySendLog, SendLog, SendRecord, SendTarget, digest, now_ms};
 use crate::caller::CallerProfile;
 use crate::error::A2aError;
 use std::sync::Arc;

@@ -3,9 +3,12 @@
 //! [`Claims`] that serialise concurrent sends of one `messageId`.
 
 use crate::model::Message;
-use crate::store::{SqliteDb, StoreError, sq};
+use crate::store::StoreError;
+#[cfg(feature = "sqlite")]
+use crate::store::{SqliteDb, sq};
 use async_trait::async_trait;
 use std::collections::{HashMap, VecDeque};
+#[cfg(feature = "sqlite")]
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -127,11 +130,13 @@ impl SendLog for MemorySendLog {
 
 /// Records in the agent's SQLite file (table `sends`), so that a retry after a restart is
 /// still recognised.
+#[cfg(feature = "sqlite")]
 pub struct SqliteSendLog {
     db: SqliteDb,
     window: Duration,
 }
 
+#[cfg(feature = "sqlite")]
 impl SqliteSendLog {
     /// Open (or create) the log in the database at `path`, keeping records for `window`.
     pub fn open(path: impl AsRef<Path>, window: Duration) -> Result<Self, StoreError> {
@@ -151,6 +156,7 @@ impl SqliteSendLog {
     }
 }
 
+#[cfg(feature = "sqlite")]
 #[async_trait]
 impl SendLog for SqliteSendLog {
     async fn get(
@@ -292,6 +298,7 @@ mod tests {
         assert!(log.get("alice", "m3", 0).await.unwrap().is_some());
     }
 
+    #[cfg(feature = "sqlite")]
     #[tokio::test]
     async fn sqlite_log_is_per_caller_and_survives_a_reopen() {
         let dir = tempfile::tempdir().unwrap();

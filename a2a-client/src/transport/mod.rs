@@ -7,6 +7,7 @@
 //! service headers (`A2A-Version`, `A2A-Extensions`), credentials with one retry after a `401`
 //! for refreshable ones, user headers, timeouts and size limits.
 
+#[cfg(feature = "grpc")]
 pub mod grpc;
 pub mod jsonrpc;
 pub mod rest;

@@ -2,7 +2,7 @@ use super::*;
 use crate::jsonrpc::{Method, V1Method};
 use crate::v1;
 use crate::version::ProtocolVersion;
-use serde_json::json;
+use serde_json::{Value, json};
 
 fn shown(v: &[Violation]) -> Vec<String> {
     v.iter().map(ToString::to_string).collect()

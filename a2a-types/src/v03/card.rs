@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+#[cfg(feature = "schema")]
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -25,12 +26,13 @@ pub mod transport {
 ///
 /// Members this version does not define are kept in [`AgentCard::extra`], so a parse/serialize
 /// round trip loses nothing.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = [
+#[cfg_attr(feature = "schema", schemars(extend("required" = [
     "protocolVersion", "name", "description", "url", "version", "capabilities",
     "defaultInputModes", "defaultOutputModes", "skills"
-]))]
+])))]
 pub struct AgentCard {
     /// A2A version the agent implements. Required by J0, with the default `"0.3.0"`, which the
     /// lenient parse applies when a (pre-0.2.6) card omits it; strict validation reports it.
@@ -81,7 +83,7 @@ pub struct AgentCard {
     pub signatures: Option<Vec<AgentCardSignature>>,
     /// Members 0.3 does not define, preserved verbatim.
     #[serde(flatten)]
-    #[schemars(skip)]
+    #[cfg_attr(feature = "schema", schemars(skip))]
     pub extra: Metadata,
 }
 
@@ -133,7 +135,8 @@ fn default_protocol_version() -> String {
 pub type SecurityRequirement = BTreeMap<String, Vec<String>>;
 
 /// An endpoint of the agent (T0 `AgentInterface`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentInterface {
     /// Endpoint URL.
@@ -143,7 +146,8 @@ pub struct AgentInterface {
 }
 
 /// Service provider of the agent (T0 `AgentProvider`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentProvider {
     /// Organization name.
@@ -153,7 +157,8 @@ pub struct AgentProvider {
 }
 
 /// Optional capabilities (T0 `AgentCapabilities`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentCapabilities {
     /// Supports `message/stream` and `tasks/resubscribe`.
@@ -170,12 +175,13 @@ pub struct AgentCapabilities {
     pub extensions: Option<Vec<AgentExtension>>,
     /// Members 0.3 does not define, preserved verbatim.
     #[serde(flatten)]
-    #[schemars(skip)]
+    #[cfg_attr(feature = "schema", schemars(skip))]
     pub extra: Metadata,
 }
 
 /// An extension the agent supports (T0 `AgentExtension`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentExtension {
     /// Extension URI.
@@ -192,7 +198,8 @@ pub struct AgentExtension {
 }
 
 /// A skill of the agent (T0 `AgentSkill`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentSkill {
     /// Skill id.
@@ -217,7 +224,7 @@ pub struct AgentSkill {
     pub security: Option<Vec<SecurityRequirement>>,
     /// Members 0.3 does not define, preserved verbatim.
     #[serde(flatten)]
-    #[schemars(skip)]
+    #[cfg_attr(feature = "schema", schemars(skip))]
     pub extra: Metadata,
 }
 
@@ -244,7 +251,8 @@ impl AgentSkill {
 }
 
 /// A JWS signature of the card (T0 `AgentCardSignature`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentCardSignature {
     /// Base64url-encoded protected JWS header.
@@ -258,7 +266,8 @@ pub struct AgentCardSignature {
 
 /// An authentication scheme, OpenAPI 3.0 style, discriminated by `type` (T0 `SecurityScheme`).
 #[allow(clippy::large_enum_variant)] // wire model: boxing would only make matching noisier
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(tag = "type")]
 pub enum SecurityScheme {
     /// `{"type":"apiKey","in":..,"name":..}`.
@@ -279,7 +288,8 @@ pub enum SecurityScheme {
 }
 
 /// Where an API key is sent (T0 `APIKeySecurityScheme.in`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ApiKeyLocation {
     /// `"cookie"`.
@@ -291,7 +301,8 @@ pub enum ApiKeyLocation {
 }
 
 /// API key scheme (T0 `APIKeySecurityScheme`, without its `type`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ApiKeySecurityScheme {
     /// Where the key goes.
@@ -305,7 +316,8 @@ pub struct ApiKeySecurityScheme {
 }
 
 /// HTTP authentication scheme (T0 `HTTPAuthSecurityScheme`, without its `type`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct HttpAuthSecurityScheme {
     /// RFC 7235 scheme name, e.g. `bearer`.
@@ -319,7 +331,8 @@ pub struct HttpAuthSecurityScheme {
 }
 
 /// OAuth 2.0 scheme (T0 `OAuth2SecurityScheme`, without its `type`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct OAuth2SecurityScheme {
     /// Supported flows (several at once are allowed in 0.3).
@@ -333,7 +346,8 @@ pub struct OAuth2SecurityScheme {
 }
 
 /// OpenID Connect scheme (T0 `OpenIdConnectSecurityScheme`, without its `type`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct OpenIdConnectSecurityScheme {
     /// Discovery document URL.
@@ -344,7 +358,8 @@ pub struct OpenIdConnectSecurityScheme {
 }
 
 /// Mutual TLS scheme (T0 `MutualTLSSecurityScheme`, without its `type`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MutualTlsSecurityScheme {
     /// Description.
@@ -353,7 +368,8 @@ pub struct MutualTlsSecurityScheme {
 }
 
 /// The OAuth flows of a scheme; any subset may be present (T0 `OAuthFlows`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct OAuthFlows {
     /// Authorization code flow.
@@ -374,7 +390,8 @@ pub struct OAuthFlows {
 pub type Scopes = BTreeMap<String, String>;
 
 /// Authorization code flow (T0 `AuthorizationCodeOAuthFlow`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AuthorizationCodeOAuthFlow {
     /// Authorization endpoint.
@@ -389,7 +406,8 @@ pub struct AuthorizationCodeOAuthFlow {
 }
 
 /// Client credentials flow (T0 `ClientCredentialsOAuthFlow`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ClientCredentialsOAuthFlow {
     /// Token endpoint.
@@ -402,7 +420,8 @@ pub struct ClientCredentialsOAuthFlow {
 }
 
 /// Implicit flow (T0 `ImplicitOAuthFlow`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ImplicitOAuthFlow {
     /// Authorization endpoint.
@@ -415,7 +434,8 @@ pub struct ImplicitOAuthFlow {
 }
 
 /// Password flow (T0 `PasswordOAuthFlow`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PasswordOAuthFlow {
     /// Token endpoint.

@@ -1,5 +1,6 @@
 //! A2A 0.3 messages and their parts (JSON-RPC dialect).
 
+#[cfg(feature = "schema")]
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize, de::Error as _};
 use serde_json::Value;
@@ -12,7 +13,8 @@ use crate::binary::{Base64Bytes, Base64Error};
 // ---------------------------------------------------------------------------------------------
 
 /// Who sent a [`Message`] (T0 `role: "agent" | "user"`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// Sent by the client on behalf of a user (`"user"`).
@@ -22,7 +24,8 @@ pub enum Role {
 }
 
 /// One communication turn between client and agent (T0 `Message`, `kind: "message"`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Message {
     /// Always `"message"`. Required by J0 and always emitted; a missing `kind` is accepted on
@@ -100,7 +103,8 @@ impl Message {
 ///
 /// Parsing is single-pass (no buffering). A missing `kind` is inferred from the content member
 /// (`text`, `file` or `data`), as the official Python SDK does; strict validation reports it.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Part {
     /// `{"kind":"text","text":..}`.
@@ -217,7 +221,8 @@ impl<'de> Deserialize<'de> for Part {
 }
 
 /// A text part (T0 `TextPart`, without its `kind`, which [`Part`] carries).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TextPart {
     /// The text content.
@@ -228,7 +233,8 @@ pub struct TextPart {
 }
 
 /// A file part (T0 `FilePart`, without its `kind`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FilePart {
     /// The file, by value (`bytes`) or by reference (`uri`).
@@ -239,7 +245,8 @@ pub struct FilePart {
 }
 
 /// A structured-data part (T0 `DataPart`, without its `kind`). `data` MUST be a JSON object.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DataPart {
     /// The structured content (always an object in 0.3).
@@ -252,7 +259,8 @@ pub struct DataPart {
 /// The `file` of a [`FilePart`]: `FileWithBytes | FileWithUri` (mutually exclusive `bytes`/`uri`).
 ///
 /// Parsing rejects an object carrying both `bytes` and `uri`, or neither.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(untagged)]
 pub enum FileContent {
     /// The file content inline, base64 encoded.
@@ -314,11 +322,12 @@ impl<'de> Deserialize<'de> for FileContent {
 }
 
 /// A file given inline (T0 `FileWithBytes`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FileWithBytes {
     /// Base64-encoded content, kept as the exact text received (see [`FileWithBytes::decode`]).
-    #[schemars(extend("format" = "byte"))]
+    #[cfg_attr(feature = "schema", schemars(extend("format" = "byte")))]
     pub bytes: String,
     /// File name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -336,7 +345,8 @@ impl FileWithBytes {
 }
 
 /// A file given by reference (T0 `FileWithUri`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FileWithUri {
     /// Where the content can be fetched.

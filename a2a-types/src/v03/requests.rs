@@ -1,5 +1,6 @@
 //! A2A 0.3 request params and push-notification configs.
 
+#[cfg(feature = "schema")]
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -10,7 +11,8 @@ use super::{Message, Metadata};
 // ---------------------------------------------------------------------------------------------
 
 /// Params of `message/send` and `message/stream` (T0 `MessageSendParams`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MessageSendParams {
     /// The message to send.
@@ -35,7 +37,8 @@ impl MessageSendParams {
 }
 
 /// Options of a send (T0 `MessageSendConfiguration`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MessageSendConfiguration {
     /// Output media types the client accepts.
@@ -53,7 +56,8 @@ pub struct MessageSendConfiguration {
 }
 
 /// Params of `tasks/get` (T0 `TaskQueryParams`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TaskQueryParams {
     /// Task id.
@@ -67,7 +71,8 @@ pub struct TaskQueryParams {
 }
 
 /// Params of `tasks/cancel` and `tasks/resubscribe` (T0 `TaskIdParams`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TaskIdParams {
     /// Task id.
@@ -82,7 +87,8 @@ pub struct TaskIdParams {
 // ---------------------------------------------------------------------------------------------
 
 /// Where and how to push task updates (T0 `PushNotificationConfig`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PushNotificationConfig {
     /// Webhook URL.
@@ -111,7 +117,8 @@ impl PushNotificationConfig {
 }
 
 /// Authentication the agent uses towards a webhook (T0 `PushNotificationAuthenticationInfo`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PushNotificationAuthenticationInfo {
     /// Supported auth schemes (e.g. `Bearer`).
@@ -123,7 +130,8 @@ pub struct PushNotificationAuthenticationInfo {
 
 /// A push config bound to a task (T0 `TaskPushNotificationConfig`): params and result of
 /// `tasks/pushNotificationConfig/set`, result of `.../get`, element of the `.../list` result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TaskPushNotificationConfig {
     /// Task id.
@@ -135,7 +143,8 @@ pub struct TaskPushNotificationConfig {
 /// Params of `tasks/pushNotificationConfig/get` (T0 `GetTaskPushNotificationConfigParams`).
 ///
 /// Hazard: `id` is the **task** id; the config id is `pushNotificationConfigId`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GetTaskPushNotificationConfigParams {
     /// Task id.
@@ -149,7 +158,8 @@ pub struct GetTaskPushNotificationConfigParams {
 }
 
 /// Params of `tasks/pushNotificationConfig/list` (T0 `ListTaskPushNotificationConfigParams`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ListTaskPushNotificationConfigParams {
     /// Task id.
@@ -160,7 +170,8 @@ pub struct ListTaskPushNotificationConfigParams {
 }
 
 /// Params of `tasks/pushNotificationConfig/delete` (T0 `DeleteTaskPushNotificationConfigParams`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DeleteTaskPushNotificationConfigParams {
     /// Task id.

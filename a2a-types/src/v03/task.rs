@@ -1,5 +1,6 @@
 //! A2A 0.3 tasks, their streaming events and the results that carry either.
 
+#[cfg(feature = "schema")]
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize, de::Error as _};
 
@@ -13,7 +14,8 @@ use crate::timestamp::{Timestamp, TimestampError};
 // ---------------------------------------------------------------------------------------------
 
 /// Lifecycle state of a task (T0 `TaskState`, kebab-case).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum TaskState {
     /// `submitted`.
@@ -86,7 +88,8 @@ impl std::fmt::Display for TaskState {
 }
 
 /// Current status of a task (T0 `TaskStatus`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TaskStatus {
     /// The state.
@@ -96,7 +99,7 @@ pub struct TaskStatus {
     pub message: Option<Message>,
     /// ISO 8601 date-time of the status, kept verbatim (0.3 peers send naive times without zone).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("format" = "date-time"))]
+    #[cfg_attr(feature = "schema", schemars(extend("format" = "date-time")))]
     pub timestamp: Option<String>,
 }
 
@@ -118,7 +121,8 @@ impl TaskStatus {
 }
 
 /// A unit of work (T0 `Task`, `kind: "task"`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Task {
     /// Always `"task"`.
@@ -168,7 +172,8 @@ impl Task {
 }
 
 /// An output of a task (T0 `Artifact`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Artifact {
     /// Id, unique within the task.
@@ -208,7 +213,8 @@ impl Artifact {
 // ---------------------------------------------------------------------------------------------
 
 /// A status change of a task, sent on streams and push (T0 `TaskStatusUpdateEvent`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TaskStatusUpdateEvent {
     /// Always `"status-update"`.
@@ -247,7 +253,8 @@ impl TaskStatusUpdateEvent {
 }
 
 /// A new or updated artifact, sent on streams and push (T0 `TaskArtifactUpdateEvent`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TaskArtifactUpdateEvent {
     /// Always `"artifact-update"`.
@@ -411,7 +418,8 @@ impl AnyResult {
 }
 
 /// The result of `message/send`: a bare [`Task`] or [`Message`], discriminated by `kind`.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(untagged)]
 pub enum SendMessageResult {
     /// `kind: "task"`.
@@ -432,7 +440,8 @@ impl<'de> Deserialize<'de> for SendMessageResult {
 }
 
 /// One result of `message/stream` / `tasks/resubscribe`: a bare object discriminated by `kind`.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(untagged)]
 pub enum StreamResult {
     /// `kind: "task"`.

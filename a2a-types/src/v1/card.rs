@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+#[cfg(feature = "schema")]
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -13,9 +14,10 @@ use super::Metadata;
 
 /// Self-describing manifest of an agent (P1 `AgentCard`), served at
 /// `/.well-known/agent-card.json`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["name", "description", "supportedInterfaces", "version", "capabilities", "defaultInputModes", "defaultOutputModes", "skills"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["name", "description", "supportedInterfaces", "version", "capabilities", "defaultInputModes", "defaultOutputModes", "skills"])))]
 pub struct AgentCard {
     /// `name` (REQUIRED): human-readable name.
     #[serde(default)]
@@ -73,7 +75,7 @@ pub struct AgentCard {
     pub icon_url: Option<String>,
     /// Members 1.0 does not define, kept verbatim.
     #[serde(flatten)]
-    #[schemars(skip)]
+    #[cfg_attr(feature = "schema", schemars(skip))]
     pub extra: Metadata,
 }
 
@@ -176,9 +178,10 @@ impl AgentCard {
 }
 
 /// One way to reach the agent (P1 `AgentInterface`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["url", "protocolBinding", "protocolVersion"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["url", "protocolBinding", "protocolVersion"])))]
 pub struct AgentInterface {
     /// `url` (REQUIRED): the endpoint (for gRPC, `host:port`).
     #[serde(default)]
@@ -195,7 +198,7 @@ pub struct AgentInterface {
     pub protocol_version: String,
     /// Members 1.0 does not define, kept verbatim.
     #[serde(flatten)]
-    #[schemars(skip)]
+    #[cfg_attr(feature = "schema", schemars(skip))]
     pub extra: Metadata,
 }
 
@@ -221,9 +224,10 @@ impl AgentInterface {
 }
 
 /// The organization behind an agent (P1 `AgentProvider`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["url", "organization"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["url", "organization"])))]
 pub struct AgentProvider {
     /// `url` (REQUIRED).
     #[serde(default)]
@@ -234,7 +238,8 @@ pub struct AgentProvider {
 }
 
 /// Optional features the agent supports (P1 `AgentCapabilities`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentCapabilities {
     /// `streaming`: `SendStreamingMessage` and `SubscribeToTask` are supported.
@@ -259,12 +264,13 @@ pub struct AgentCapabilities {
     pub extended_agent_card: Option<bool>,
     /// Members 1.0 does not define, kept verbatim.
     #[serde(flatten)]
-    #[schemars(skip)]
+    #[cfg_attr(feature = "schema", schemars(skip))]
     pub extra: Metadata,
 }
 
 /// A protocol extension the agent supports (P1 `AgentExtension`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentExtension {
     /// `uri`: the extension's identifier.
@@ -282,9 +288,10 @@ pub struct AgentExtension {
 }
 
 /// A capability the agent offers (P1 `AgentSkill`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["id", "name", "description", "tags"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["id", "name", "description", "tags"])))]
 pub struct AgentSkill {
     /// `id` (REQUIRED).
     #[serde(default)]
@@ -316,7 +323,7 @@ pub struct AgentSkill {
     pub security_requirements: Vec<SecurityRequirement>,
     /// Members 1.0 does not define, kept verbatim.
     #[serde(flatten)]
-    #[schemars(skip)]
+    #[cfg_attr(feature = "schema", schemars(skip))]
     pub extra: Metadata,
 }
 
@@ -339,9 +346,10 @@ impl AgentSkill {
 }
 
 /// A JWS signature over the card (P1 `AgentCardSignature`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["protected", "signature"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["protected", "signature"])))]
 pub struct AgentCardSignature {
     /// `protected` (REQUIRED): base64url of the JWS protected header.
     #[serde(default)]
@@ -355,7 +363,8 @@ pub struct AgentCardSignature {
 }
 
 /// A list of strings (P1 `StringList`): the scopes of one scheme in a requirement.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct StringList {
     /// `list` (omitted when empty, as ProtoJSON does).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -364,7 +373,8 @@ pub struct StringList {
 
 /// One alternative of a security requirement: all named schemes must be satisfied
 /// (P1 `SecurityRequirement`): `{"schemes":{"oauth":{"list":["read"]}}}`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct SecurityRequirement {
     /// `schemes`: scheme name -> required scopes.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -383,7 +393,8 @@ impl SecurityRequirement {
 /// An authentication scheme (P1 `SecurityScheme`, `oneof scheme`); the member name is the
 /// discriminator: `{"apiKeySecurityScheme":{..}}`.
 #[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum SecurityScheme {
     /// `apiKeySecurityScheme`.
@@ -438,9 +449,10 @@ impl SecurityScheme {
 }
 
 /// API key authentication (P1 `APIKeySecurityScheme`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["location", "name"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["location", "name"])))]
 pub struct ApiKeySecurityScheme {
     /// `description`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -454,9 +466,10 @@ pub struct ApiKeySecurityScheme {
 }
 
 /// HTTP authentication (P1 `HTTPAuthSecurityScheme`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["scheme"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["scheme"])))]
 pub struct HttpAuthSecurityScheme {
     /// `description`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -474,9 +487,10 @@ pub struct HttpAuthSecurityScheme {
 }
 
 /// OAuth 2.0 authentication (P1 `OAuth2SecurityScheme`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["flows"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["flows"])))]
 pub struct OAuth2SecurityScheme {
     /// `description`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -493,9 +507,10 @@ pub struct OAuth2SecurityScheme {
 }
 
 /// OpenID Connect authentication (P1 `OpenIdConnectSecurityScheme`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["openIdConnectUrl"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["openIdConnectUrl"])))]
 pub struct OpenIdConnectSecurityScheme {
     /// `description`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -506,7 +521,8 @@ pub struct OpenIdConnectSecurityScheme {
 }
 
 /// Mutual TLS authentication (P1 `MutualTlsSecurityScheme`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MutualTlsSecurityScheme {
     /// `description`.
@@ -515,7 +531,8 @@ pub struct MutualTlsSecurityScheme {
 }
 
 /// The OAuth flow of a scheme (P1 `OAuthFlows`, `oneof flow`: exactly one).
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum OAuthFlows {
     /// `authorizationCode`.
@@ -539,9 +556,10 @@ crate::macros::oneof_deserialize!(OAuthFlows {
 });
 
 /// Authorization code flow (P1 `AuthorizationCodeOAuthFlow`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["authorizationUrl", "tokenUrl", "scopes"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["authorizationUrl", "tokenUrl", "scopes"])))]
 pub struct AuthorizationCodeOAuthFlow {
     /// `authorizationUrl` (REQUIRED).
     #[serde(default, alias = "authorization_url")]
@@ -569,9 +587,10 @@ pub struct AuthorizationCodeOAuthFlow {
 }
 
 /// Client credentials flow (P1 `ClientCredentialsOAuthFlow`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["tokenUrl", "scopes"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["tokenUrl", "scopes"])))]
 pub struct ClientCredentialsOAuthFlow {
     /// `tokenUrl` (REQUIRED).
     #[serde(default, alias = "token_url")]
@@ -589,7 +608,8 @@ pub struct ClientCredentialsOAuthFlow {
 }
 
 /// Implicit flow, deprecated (P1 `ImplicitOAuthFlow`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ImplicitOAuthFlow {
     /// `authorizationUrl`.
@@ -612,7 +632,8 @@ pub struct ImplicitOAuthFlow {
 }
 
 /// Password flow, deprecated (P1 `PasswordOAuthFlow`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PasswordOAuthFlow {
     /// `tokenUrl`.
@@ -631,9 +652,10 @@ pub struct PasswordOAuthFlow {
 }
 
 /// Device authorization flow, RFC 8628 (P1 `DeviceCodeOAuthFlow`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["deviceAuthorizationUrl", "tokenUrl", "scopes"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["deviceAuthorizationUrl", "tokenUrl", "scopes"])))]
 pub struct DeviceCodeOAuthFlow {
     /// `deviceAuthorizationUrl` (REQUIRED).
     #[serde(default, alias = "device_authorization_url")]

@@ -1,5 +1,6 @@
 //! `Message`, `Role` and `Part` (P1 `Message`, `Role`, `Part`).
 
+#[cfg(feature = "schema")]
 use schemars::JsonSchema;
 use serde::de::{self, MapAccess, Visitor};
 use serde::ser::SerializeMap;
@@ -274,6 +275,7 @@ impl<'de> Deserialize<'de> for Part {
     }
 }
 
+#[cfg(feature = "schema")]
 impl JsonSchema for Part {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "Part".into()
@@ -305,9 +307,10 @@ impl JsonSchema for Part {
 }
 
 /// One turn of communication between client and agent (P1 `Message`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["messageId", "role", "parts"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["messageId", "role", "parts"])))]
 pub struct Message {
     /// `messageId` (REQUIRED): unique id, created by the sender.
     #[serde(default, alias = "message_id")]
@@ -323,7 +326,7 @@ pub struct Message {
     pub role: Role,
     /// `parts` (REQUIRED, at least one): the content.
     #[serde(default)]
-    #[schemars(length(min = 1))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1)))]
     pub parts: Vec<Part>,
     /// `metadata`: free-form extension data.
     #[serde(default, skip_serializing_if = "Option::is_none")]

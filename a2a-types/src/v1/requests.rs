@@ -3,6 +3,7 @@
 //! The JSON-RPC `params` of a 1.0 call is the request message's ProtoJSON; the REST body is the
 //! same minus the fields carried in the path.
 
+#[cfg(feature = "schema")]
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -10,7 +11,8 @@ use super::{Message, Metadata, Task, TaskState};
 use crate::timestamp::Timestamp;
 
 /// Options of a send call (P1 `SendMessageConfiguration`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SendMessageConfiguration {
     /// `acceptedOutputModes`: media types the client accepts.
@@ -75,9 +77,10 @@ impl SendMessageConfiguration {
 }
 
 /// `SendMessage` / `SendStreamingMessage` request (P1 `SendMessageRequest`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["message"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["message"])))]
 pub struct SendMessageRequest {
     /// `tenant`: opaque tenant id from the selected interface.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -110,7 +113,8 @@ impl SendMessageRequest {
 
 /// `SendMessage` result (P1 `SendMessageResponse`, `oneof payload`): `{"task":..}` or
 /// `{"message":..}`.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum SendMessageResponse {
     /// `task`: the task created or continued.
@@ -136,9 +140,10 @@ impl From<Message> for SendMessageResponse {
 }
 
 /// `GetTask` request (P1 `GetTaskRequest`); the result is a bare [`Task`].
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["id"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["id"])))]
 pub struct GetTaskRequest {
     /// `tenant`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -166,7 +171,8 @@ impl GetTaskRequest {
 }
 
 /// `ListTasks` request (P1 `ListTasksRequest`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ListTasksRequest {
     /// `tenant`.
@@ -209,9 +215,10 @@ pub struct ListTasksRequest {
 
 /// `ListTasks` result (P1 `ListTasksResponse`). Every field is REQUIRED and always serialized;
 /// `nextPageToken` is `""` on the last page.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["tasks", "nextPageToken", "pageSize", "totalSize"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["tasks", "nextPageToken", "pageSize", "totalSize"])))]
 pub struct ListTasksResponse {
     /// `tasks` (REQUIRED).
     #[serde(default)]
@@ -228,9 +235,10 @@ pub struct ListTasksResponse {
 }
 
 /// `CancelTask` request (P1 `CancelTaskRequest`); the result is a bare [`Task`].
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["id"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["id"])))]
 pub struct CancelTaskRequest {
     /// `tenant`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -255,9 +263,10 @@ impl CancelTaskRequest {
 
 /// `SubscribeToTask` request (P1 `SubscribeToTaskRequest`); the result is a stream of
 /// [`super::StreamResponse`].
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["id"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["id"])))]
 pub struct SubscribeToTaskRequest {
     /// `tenant`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -278,9 +287,10 @@ impl SubscribeToTaskRequest {
 }
 
 /// Credentials the agent sends to a push webhook (P1 `AuthenticationInfo`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["scheme"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["scheme"])))]
 pub struct AuthenticationInfo {
     /// `scheme` (REQUIRED): IANA HTTP auth scheme (`Bearer`, `Basic`, ...), case-insensitive.
     #[serde(default)]
@@ -292,9 +302,10 @@ pub struct AuthenticationInfo {
 
 /// A push notification config for a task (P1 `TaskPushNotificationConfig`, flat in 1.0).
 /// It is the `CreateTaskPushNotificationConfig` request and the result of create/get.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["url"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["url"])))]
 pub struct TaskPushNotificationConfig {
     /// `tenant`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -329,9 +340,10 @@ impl TaskPushNotificationConfig {
 
 /// `GetTaskPushNotificationConfig` request (P1 `GetTaskPushNotificationConfigRequest`).
 /// Note: `id` is the **config** id, `taskId` the task (hazard H13).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["taskId", "id"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["taskId", "id"])))]
 pub struct GetTaskPushNotificationConfigRequest {
     /// `tenant`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -346,9 +358,10 @@ pub struct GetTaskPushNotificationConfigRequest {
 
 /// `DeleteTaskPushNotificationConfig` request (P1 `DeleteTaskPushNotificationConfigRequest`);
 /// the result is [`Empty`].
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["taskId", "id"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["taskId", "id"])))]
 pub struct DeleteTaskPushNotificationConfigRequest {
     /// `tenant`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -362,9 +375,10 @@ pub struct DeleteTaskPushNotificationConfigRequest {
 }
 
 /// `ListTaskPushNotificationConfigs` request (P1 `ListTaskPushNotificationConfigsRequest`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["taskId"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["taskId"])))]
 pub struct ListTaskPushNotificationConfigsRequest {
     /// `tenant`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -381,7 +395,8 @@ pub struct ListTaskPushNotificationConfigsRequest {
 }
 
 /// `ListTaskPushNotificationConfigs` result (P1 `ListTaskPushNotificationConfigsResponse`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ListTaskPushNotificationConfigsResponse {
     /// `configs`.
@@ -398,7 +413,8 @@ pub struct ListTaskPushNotificationConfigsResponse {
 
 /// `GetExtendedAgentCard` request (P1 `GetExtendedAgentCardRequest`); the result is an
 /// [`super::AgentCard`]. JSON-RPC callers may omit `params` entirely.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GetExtendedAgentCardRequest {
     /// `tenant`.
@@ -407,5 +423,6 @@ pub struct GetExtendedAgentCardRequest {
 }
 
 /// `google.protobuf.Empty`: serialized as `{}` (the `DeleteTaskPushNotificationConfig` result).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct Empty {}

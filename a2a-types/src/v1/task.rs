@@ -1,5 +1,6 @@
 //! `Task`, `TaskStatus`, `TaskState`, `Artifact`, the streaming events and `StreamResponse`.
 
+#[cfg(feature = "schema")]
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -47,9 +48,10 @@ impl TaskState {
 }
 
 /// The status of a task at a point in time (P1 `TaskStatus`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["state"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["state"])))]
 pub struct TaskStatus {
     /// `state` (REQUIRED).
     #[serde(default)]
@@ -80,9 +82,10 @@ impl TaskStatus {
 }
 
 /// A unit of work (P1 `Task`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["id", "status"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["id", "status"])))]
 pub struct Task {
     /// `id` (REQUIRED): server-generated task id.
     #[serde(default)]
@@ -163,9 +166,10 @@ impl Task {
 }
 
 /// An output of a task (P1 `Artifact`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["artifactId", "parts"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["artifactId", "parts"])))]
 pub struct Artifact {
     /// `artifactId` (REQUIRED): unique within the task.
     #[serde(default, alias = "artifact_id")]
@@ -178,7 +182,7 @@ pub struct Artifact {
     pub description: Option<String>,
     /// `parts` (REQUIRED, at least one): the content.
     #[serde(default)]
-    #[schemars(length(min = 1))]
+    #[cfg_attr(feature = "schema", schemars(length(min = 1)))]
     pub parts: Vec<Part>,
     /// `metadata`: free-form extension data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -218,9 +222,10 @@ impl Artifact {
 
 /// A task status change, sent on streams and push (P1 `TaskStatusUpdateEvent`).
 /// There is no `final` flag in 1.0: stream closure replaces it.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["taskId", "contextId", "status"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["taskId", "contextId", "status"])))]
 pub struct TaskStatusUpdateEvent {
     /// `taskId` (REQUIRED).
     #[serde(default, alias = "task_id")]
@@ -252,9 +257,10 @@ impl TaskStatusUpdateEvent {
 }
 
 /// A new or updated artifact, sent on streams and push (P1 `TaskArtifactUpdateEvent`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["taskId", "contextId", "artifact"]))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["taskId", "contextId", "artifact"])))]
 pub struct TaskArtifactUpdateEvent {
     /// `taskId` (REQUIRED).
     #[serde(default, alias = "task_id")]
@@ -304,7 +310,8 @@ impl TaskArtifactUpdateEvent {
 
 /// One event of a stream or push delivery (P1 `StreamResponse`, `oneof payload`):
 /// `{"task":..}`, `{"message":..}`, `{"statusUpdate":..}` or `{"artifactUpdate":..}`.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum StreamResponse {
     /// `task`: a task snapshot.

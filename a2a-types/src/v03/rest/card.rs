@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+#[cfg(feature = "schema")]
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -15,10 +16,11 @@ use super::Metadata;
 ///
 /// Unlike the JSON-RPC card it has no `stateTransitionHistory`, uses the oneof
 /// [`SecurityScheme`] and wraps scopes in [`StringList`]. Unknown members are kept in `extra`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.AgentCard")]
-#[schemars(extend("required" = ["protocolVersion", "name", "description", "url", "version", "capabilities"]))]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.AgentCard"))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["protocolVersion", "name", "description", "url", "version", "capabilities"])))]
 pub struct AgentCard {
     /// `protocolVersion`.
     #[serde(default, alias = "protocol_version")]
@@ -96,15 +98,16 @@ pub struct AgentCard {
     pub signatures: Vec<AgentCardSignature>,
     /// Members P0 does not define, preserved verbatim.
     #[serde(flatten)]
-    #[schemars(skip)]
+    #[cfg_attr(feature = "schema", schemars(skip))]
     pub extra: Metadata,
 }
 
 /// An endpoint (P0 `AgentInterface`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.AgentInterface")]
-#[schemars(extend("required" = ["url", "transport"]))]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.AgentInterface"))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["url", "transport"])))]
 pub struct AgentInterface {
     /// `url`.
     #[serde(default)]
@@ -115,10 +118,11 @@ pub struct AgentInterface {
 }
 
 /// Service provider (P0 `AgentProvider`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.AgentProvider")]
-#[schemars(extend("required" = ["url", "organization"]))]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.AgentProvider"))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["url", "organization"])))]
 pub struct AgentProvider {
     /// `url`.
     #[serde(default)]
@@ -129,9 +133,10 @@ pub struct AgentProvider {
 }
 
 /// Optional capabilities (P0 `AgentCapabilities`; no `stateTransitionHistory`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.AgentCapabilities")]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.AgentCapabilities"))]
 pub struct AgentCapabilities {
     /// `streaming`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -149,10 +154,11 @@ pub struct AgentCapabilities {
 }
 
 /// A supported extension (P0 `AgentExtension`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.AgentExtension")]
-#[schemars(extend("required" = ["uri"]))]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.AgentExtension"))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["uri"])))]
 pub struct AgentExtension {
     /// `uri`.
     #[serde(default)]
@@ -169,10 +175,11 @@ pub struct AgentExtension {
 }
 
 /// A skill (P0 `AgentSkill`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.AgentSkill")]
-#[schemars(extend("required" = ["id", "name", "description"]))]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.AgentSkill"))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["id", "name", "description"])))]
 pub struct AgentSkill {
     /// `id`.
     #[serde(default)]
@@ -201,10 +208,11 @@ pub struct AgentSkill {
 }
 
 /// A JWS signature of the card (P0 `AgentCardSignature`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.AgentCardSignature")]
-#[schemars(extend("required" = ["protected", "signature"]))]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.AgentCardSignature"))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["protected", "signature"])))]
 pub struct AgentCardSignature {
     /// `protected` (REQUIRED).
     #[serde(default)]
@@ -218,8 +226,9 @@ pub struct AgentCardSignature {
 }
 
 /// A list of strings (P0 `StringList`): `{"list":[..]}`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[schemars(rename = "v03.rest.StringList")]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.StringList"))]
 pub struct StringList {
     /// `list`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -227,8 +236,9 @@ pub struct StringList {
 }
 
 /// One security requirement (P0 `Security`): `{"schemes":{name:{"list":[scopes]}}}`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[schemars(rename = "v03.rest.Security")]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.Security"))]
 pub struct Security {
     /// `schemes`: scheme name -> required scopes.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -237,9 +247,10 @@ pub struct Security {
 
 /// An authentication scheme (P0 `SecurityScheme`, `oneof scheme`): the member name is the
 /// discriminator, e.g. `{"apiKeySecurityScheme":{"location":"header","name":"X-API-Key"}}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.SecurityScheme")]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.SecurityScheme"))]
 pub enum SecurityScheme {
     /// `apiKeySecurityScheme`.
     #[serde(alias = "api_key_security_scheme")]
@@ -259,10 +270,11 @@ pub enum SecurityScheme {
 }
 
 /// API key scheme (P0 `APIKeySecurityScheme`; `location` is `in` in the JSON-RPC dialect).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.APIKeySecurityScheme")]
-#[schemars(extend("required" = ["location", "name"]))]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.APIKeySecurityScheme"))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["location", "name"])))]
 pub struct ApiKeySecurityScheme {
     /// `description`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -276,10 +288,14 @@ pub struct ApiKeySecurityScheme {
 }
 
 /// HTTP auth scheme (P0 `HTTPAuthSecurityScheme`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.HTTPAuthSecurityScheme")]
-#[schemars(extend("required" = ["scheme"]))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.HTTPAuthSecurityScheme")
+)]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["scheme"])))]
 pub struct HttpAuthSecurityScheme {
     /// `description`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -297,9 +313,10 @@ pub struct HttpAuthSecurityScheme {
 }
 
 /// OAuth 2.0 scheme (P0 `OAuth2SecurityScheme`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.OAuth2SecurityScheme")]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.OAuth2SecurityScheme"))]
 pub struct OAuth2SecurityScheme {
     /// `description`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -316,10 +333,14 @@ pub struct OAuth2SecurityScheme {
 }
 
 /// OpenID Connect scheme (P0 `OpenIdConnectSecurityScheme`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.OpenIdConnectSecurityScheme")]
-#[schemars(extend("required" = ["openIdConnectUrl"]))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.OpenIdConnectSecurityScheme")
+)]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["openIdConnectUrl"])))]
 pub struct OpenIdConnectSecurityScheme {
     /// `description`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -330,9 +351,13 @@ pub struct OpenIdConnectSecurityScheme {
 }
 
 /// Mutual TLS scheme (P0 `MutualTlsSecurityScheme`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.MutualTlsSecurityScheme")]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.MutualTlsSecurityScheme")
+)]
 pub struct MutualTlsSecurityScheme {
     /// `description`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -340,9 +365,10 @@ pub struct MutualTlsSecurityScheme {
 }
 
 /// The flow of an OAuth 2.0 scheme (P0 `OAuthFlows`, `oneof flow`: exactly one).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.OAuthFlows")]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.OAuthFlows"))]
 pub enum OAuthFlows {
     /// `authorizationCode`.
     #[serde(alias = "authorization_code")]
@@ -357,10 +383,14 @@ pub enum OAuthFlows {
 }
 
 /// Authorization code flow (P0 `AuthorizationCodeOAuthFlow`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.AuthorizationCodeOAuthFlow")]
-#[schemars(extend("required" = ["authorizationUrl", "tokenUrl"]))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.AuthorizationCodeOAuthFlow")
+)]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["authorizationUrl", "tokenUrl"])))]
 pub struct AuthorizationCodeOAuthFlow {
     /// `authorizationUrl`.
     #[serde(default, alias = "authorization_url")]
@@ -381,10 +411,14 @@ pub struct AuthorizationCodeOAuthFlow {
 }
 
 /// Client credentials flow (P0 `ClientCredentialsOAuthFlow`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.ClientCredentialsOAuthFlow")]
-#[schemars(extend("required" = ["tokenUrl"]))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.ClientCredentialsOAuthFlow")
+)]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["tokenUrl"])))]
 pub struct ClientCredentialsOAuthFlow {
     /// `tokenUrl`.
     #[serde(default, alias = "token_url")]
@@ -402,10 +436,11 @@ pub struct ClientCredentialsOAuthFlow {
 }
 
 /// Implicit flow (P0 `ImplicitOAuthFlow`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.ImplicitOAuthFlow")]
-#[schemars(extend("required" = ["authorizationUrl"]))]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.ImplicitOAuthFlow"))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["authorizationUrl"])))]
 pub struct ImplicitOAuthFlow {
     /// `authorizationUrl`.
     #[serde(default, alias = "authorization_url")]
@@ -423,10 +458,11 @@ pub struct ImplicitOAuthFlow {
 }
 
 /// Password flow (P0 `PasswordOAuthFlow`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.PasswordOAuthFlow")]
-#[schemars(extend("required" = ["tokenUrl"]))]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.PasswordOAuthFlow"))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["tokenUrl"])))]
 pub struct PasswordOAuthFlow {
     /// `tokenUrl`.
     #[serde(default, alias = "token_url")]

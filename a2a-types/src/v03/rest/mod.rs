@@ -36,11 +36,14 @@
 //! assert_eq!(req.message.content[0].as_text(), Some("hi"));
 //! ```
 
+#[cfg(feature = "schema")]
 use schemars::JsonSchema;
+#[cfg(feature = "schema")]
 use serde_json::Value;
 
 use super::Metadata;
 use crate::macros::proto_enum;
+#[cfg(feature = "schema")]
 use crate::strict::{self, Violation};
 
 /// Strictly validates `value` as the HTTP+JSON dialect type `T` (ProtoJSON rules:
@@ -56,6 +59,7 @@ use crate::strict::{self, Violation};
 ///     rest::validate::<rest::Message>(&doc).iter().map(|v| v.to_string()).collect();
 /// assert_eq!(shown, [r#"role: bad enum value "user""#]);
 /// ```
+#[cfg(feature = "schema")]
 pub fn validate<T: JsonSchema>(value: &Value) -> Vec<Violation> {
     strict::validate::<T>(value)
 }

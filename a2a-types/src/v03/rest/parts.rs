@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+#[cfg(feature = "schema")]
 use schemars::JsonSchema;
 use serde::de::{self, MapAccess, Visitor};
 use serde::ser::SerializeMap;
@@ -172,6 +173,7 @@ impl<'de> Deserialize<'de> for Part {
     }
 }
 
+#[cfg(feature = "schema")]
 impl JsonSchema for Part {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "v03.rest.Part".into()
@@ -294,6 +296,7 @@ impl<'de> Deserialize<'de> for FilePart {
     }
 }
 
+#[cfg(feature = "schema")]
 impl JsonSchema for FilePart {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "v03.rest.FilePart".into()
@@ -317,10 +320,11 @@ impl JsonSchema for FilePart {
 }
 
 /// Structured content (P0 `DataPart`): `{"data":{..}}`, an object (`google.protobuf.Struct`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.DataPart")]
-#[schemars(extend("required" = ["data"]))]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.DataPart"))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["data"])))]
 pub struct DataPart {
     /// `data`: the structured content.
     #[serde(default)]

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+#[cfg(feature = "schema")]
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -15,9 +16,13 @@ use super::{
 // ---------------------------------------------------------------------------------------------
 
 /// Options of a send (P0 `SendMessageConfiguration`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.SendMessageConfiguration")]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.SendMessageConfiguration")
+)]
 pub struct SendMessageConfiguration {
     /// `acceptedOutputModes`.
     #[serde(
@@ -48,9 +53,10 @@ pub struct SendMessageConfiguration {
 /// Body of `POST /v1/message:send` and `POST /v1/message:stream` (P0 `SendMessageRequest`).
 ///
 /// The proto field is `request`, with JSON name `message` (both accepted on input).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.SendMessageRequest")]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.SendMessageRequest"))]
 pub struct SendMessageRequest {
     /// `message` (REQUIRED).
     #[serde(alias = "request")]
@@ -76,9 +82,10 @@ impl SendMessageRequest {
 
 /// Result of `message:send` (P0 `SendMessageResponse`, `oneof payload`): `{"task":..}` or
 /// `{"message":..}` (proto field `msg`, also accepted on input).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.SendMessageResponse")]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.SendMessageResponse"))]
 pub enum SendMessageResponse {
     /// `task`.
     Task(Task),
@@ -88,9 +95,10 @@ pub enum SendMessageResponse {
 }
 
 /// One event of `message:stream` / `tasks/{id}:subscribe` (P0 `StreamResponse`, `oneof payload`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.StreamResponse")]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.StreamResponse"))]
 pub enum StreamResponse {
     /// `task`.
     Task(Task),
@@ -116,10 +124,11 @@ impl From<SendMessageResponse> for StreamResponse {
 
 /// `GET /v1/tasks/{id}` (P0 `GetTaskRequest`); on HTTP `name` is the path and `historyLength`
 /// a query parameter.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.GetTaskRequest")]
-#[schemars(extend("required" = ["name"]))]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.GetTaskRequest"))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["name"])))]
 pub struct GetTaskRequest {
     /// `name` (REQUIRED): `tasks/{id}`.
     #[serde(default)]
@@ -134,10 +143,11 @@ pub struct GetTaskRequest {
 }
 
 /// `POST /v1/tasks/{id}:cancel` (P0 `CancelTaskRequest`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.CancelTaskRequest")]
-#[schemars(extend("required" = ["name"]))]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.CancelTaskRequest"))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["name"])))]
 pub struct CancelTaskRequest {
     /// `name`: `tasks/{id}`.
     #[serde(default)]
@@ -145,10 +155,14 @@ pub struct CancelTaskRequest {
 }
 
 /// `GET /v1/tasks/{id}:subscribe` (P0 `TaskSubscriptionRequest`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.TaskSubscriptionRequest")]
-#[schemars(extend("required" = ["name"]))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.TaskSubscriptionRequest")
+)]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["name"])))]
 pub struct TaskSubscriptionRequest {
     /// `name`: `tasks/{id}`.
     #[serde(default)]
@@ -156,10 +170,14 @@ pub struct TaskSubscriptionRequest {
 }
 
 /// `GET /v1/tasks/{id}/pushNotificationConfigs/{config}` (P0 `GetTaskPushNotificationConfigRequest`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.GetTaskPushNotificationConfigRequest")]
-#[schemars(extend("required" = ["name"]))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.GetTaskPushNotificationConfigRequest")
+)]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["name"])))]
 pub struct GetTaskPushNotificationConfigRequest {
     /// `name`: `tasks/{id}/pushNotificationConfigs/{config}`.
     #[serde(default)]
@@ -168,10 +186,14 @@ pub struct GetTaskPushNotificationConfigRequest {
 
 /// `DELETE /v1/tasks/{id}/pushNotificationConfigs/{config}`
 /// (P0 `DeleteTaskPushNotificationConfigRequest`); the response is `{}`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.DeleteTaskPushNotificationConfigRequest")]
-#[schemars(extend("required" = ["name"]))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.DeleteTaskPushNotificationConfigRequest")
+)]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["name"])))]
 pub struct DeleteTaskPushNotificationConfigRequest {
     /// `name`: `tasks/{id}/pushNotificationConfigs/{config}`.
     #[serde(default)]
@@ -181,10 +203,14 @@ pub struct DeleteTaskPushNotificationConfigRequest {
 /// `POST /v1/tasks/{id}/pushNotificationConfigs` (P0 `CreateTaskPushNotificationConfigRequest`).
 ///
 /// On HTTP the body is `config` only (`body: "config"`); `parent` comes from the path.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.CreateTaskPushNotificationConfigRequest")]
-#[schemars(extend("required" = ["parent", "configId", "config"]))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.CreateTaskPushNotificationConfigRequest")
+)]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["parent", "configId", "config"])))]
 pub struct CreateTaskPushNotificationConfigRequest {
     /// `parent` (REQUIRED): `tasks/{id}`.
     #[serde(default)]
@@ -197,10 +223,14 @@ pub struct CreateTaskPushNotificationConfigRequest {
 }
 
 /// `GET /v1/tasks/{id}/pushNotificationConfigs` (P0 `ListTaskPushNotificationConfigRequest`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.ListTaskPushNotificationConfigRequest")]
-#[schemars(extend("required" = ["parent"]))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.ListTaskPushNotificationConfigRequest")
+)]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["parent"])))]
 pub struct ListTaskPushNotificationConfigRequest {
     /// `parent`: `tasks/{id}`.
     #[serde(default)]
@@ -214,9 +244,13 @@ pub struct ListTaskPushNotificationConfigRequest {
 }
 
 /// Result of listing push configs (P0 `ListTaskPushNotificationConfigResponse`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.ListTaskPushNotificationConfigResponse")]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.ListTaskPushNotificationConfigResponse")
+)]
 pub struct ListTaskPushNotificationConfigResponse {
     /// `configs`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -231,13 +265,15 @@ pub struct ListTaskPushNotificationConfigResponse {
 }
 
 /// `GET /v1/card` (P0 `GetAgentCardRequest`): no fields.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[schemars(rename = "v03.rest.GetAgentCardRequest")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.GetAgentCardRequest"))]
 pub struct GetAgentCardRequest {}
 
 /// `google.protobuf.Empty`: `{}`, the response of the delete call.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[schemars(rename = "v03.rest.Empty")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.Empty"))]
 pub struct Empty {}
 
 // ---------------------------------------------------------------------------------------------

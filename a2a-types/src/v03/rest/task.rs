@@ -1,5 +1,6 @@
 //! HTTP+JSON 0.3 messages, tasks, streaming events and push-notification configs.
 
+#[cfg(feature = "schema")]
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -13,10 +14,11 @@ use crate::timestamp::Timestamp;
 // ---------------------------------------------------------------------------------------------
 
 /// One communication turn (P0 `Message`): parts are in `content`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.Message")]
-#[schemars(extend("required" = ["messageId", "role"]))]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.Message"))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["messageId", "role"])))]
 pub struct Message {
     /// `messageId`: unique id, created by the sender.
     #[serde(default, alias = "message_id")]
@@ -64,9 +66,10 @@ impl Message {
 }
 
 /// Status of a task (P0 `TaskStatus`): the proto field `update` has the JSON name `message`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.TaskStatus")]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.TaskStatus"))]
 pub struct TaskStatus {
     /// `state`.
     #[serde(default)]
@@ -90,10 +93,11 @@ impl TaskStatus {
 }
 
 /// A unit of work (P0 `Task`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.Task")]
-#[schemars(extend("required" = ["id", "contextId", "status"]))]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.Task"))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["id", "contextId", "status"])))]
 pub struct Task {
     /// `id`.
     #[serde(default)]
@@ -129,10 +133,11 @@ impl Task {
 }
 
 /// An output of a task (P0 `Artifact`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.Artifact")]
-#[schemars(extend("required" = ["artifactId"]))]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.Artifact"))]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["artifactId"])))]
 pub struct Artifact {
     /// `artifactId`.
     #[serde(default, alias = "artifact_id")]
@@ -155,10 +160,14 @@ pub struct Artifact {
 }
 
 /// A status change (P0 `TaskStatusUpdateEvent`), with the 0.3 `final` flag.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.TaskStatusUpdateEvent")]
-#[schemars(extend("required" = ["taskId", "contextId", "status"]))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.TaskStatusUpdateEvent")
+)]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["taskId", "contextId", "status"])))]
 pub struct TaskStatusUpdateEvent {
     /// `taskId`.
     #[serde(default, alias = "task_id")]
@@ -177,10 +186,14 @@ pub struct TaskStatusUpdateEvent {
 }
 
 /// A new or updated artifact (P0 `TaskArtifactUpdateEvent`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.TaskArtifactUpdateEvent")]
-#[schemars(extend("required" = ["taskId", "contextId", "artifact"]))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.TaskArtifactUpdateEvent")
+)]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["taskId", "contextId", "artifact"])))]
 pub struct TaskArtifactUpdateEvent {
     /// `taskId`.
     #[serde(default, alias = "task_id")]
@@ -206,10 +219,14 @@ pub struct TaskArtifactUpdateEvent {
 // ---------------------------------------------------------------------------------------------
 
 /// Where and how to push task updates (P0 `PushNotificationConfig`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.PushNotificationConfig")]
-#[schemars(extend("required" = ["url"]))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.PushNotificationConfig")
+)]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["url"])))]
 pub struct PushNotificationConfig {
     /// `id`: config id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -226,9 +243,10 @@ pub struct PushNotificationConfig {
 }
 
 /// How the agent authenticates to a webhook (P0 `AuthenticationInfo`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.AuthenticationInfo")]
+#[cfg_attr(feature = "schema", schemars(rename = "v03.rest.AuthenticationInfo"))]
 pub struct AuthenticationInfo {
     /// `schemes`: supported schemes, e.g. `Bearer`.
     #[serde(default)]
@@ -239,10 +257,14 @@ pub struct AuthenticationInfo {
 }
 
 /// A push config bound to a task by resource name (P0 `TaskPushNotificationConfig`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
-#[schemars(rename = "v03.rest.TaskPushNotificationConfig")]
-#[schemars(extend("required" = ["name", "pushNotificationConfig"]))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(rename = "v03.rest.TaskPushNotificationConfig")
+)]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["name", "pushNotificationConfig"])))]
 pub struct TaskPushNotificationConfig {
     /// `name`: `tasks/{task id}/pushNotificationConfigs/{config id}` (see [`PushConfigName`]).
     #[serde(default)]
