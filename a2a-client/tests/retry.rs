@@ -145,7 +145,7 @@ async fn agent_with(cfg: AgentConfig) -> (ServerHandle, Arc<AtomicUsize>) {
     });
     let cfg = AgentConfig {
         validate_auth: false,
-        idempotency_window_s: 3600,
+        idempotency_window: Duration::from_secs(3600).into(),
         ..cfg
     };
     let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
