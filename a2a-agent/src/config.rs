@@ -416,21 +416,11 @@ pub const SWITCHES: &[&str] = &[
 pub const CARD_KEYS: &[&str] = &["name", "description", "version"];
 
 const fn old(name: &'static str, ours: &'static str, value: Value) -> Alias {
-    Alias {
-        name,
-        ours,
-        origin: Origin::Deprecated,
-        value,
-    }
+    Alias::old(name, ours, value)
 }
 
 const fn camel(name: &'static str, ours: &'static str, value: Value) -> Alias {
-    Alias {
-        name,
-        ours,
-        origin: Origin::Camel,
-        value,
-    }
+    Alias::foreign(Origin::Camel, name, ours, value)
 }
 
 /// Every other name an agent setting is read by: our former names (durations with a unit in

@@ -151,6 +151,7 @@ pub mod model;
 pub mod net_guard;
 #[cfg_attr(not(feature = "otel"), path = "otel_off.rs")]
 pub mod otel;
+#[doc(hidden)]
 pub mod settings;
 
 pub use auth::Authenticator;

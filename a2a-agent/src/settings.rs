@@ -221,6 +221,33 @@ pub struct Alias {
     pub value: Value,
 }
 
+impl Alias {
+    /// Our former name `name` of `ours`, read for one release with a warning.
+    pub const fn old(name: &'static str, ours: &'static str, value: Value) -> Alias {
+        Alias {
+            name,
+            ours,
+            origin: Origin::Deprecated,
+            value,
+        }
+    }
+
+    /// The other product's name `name` of our `ours`, read as written.
+    pub const fn foreign(
+        origin: Origin,
+        name: &'static str,
+        ours: &'static str,
+        value: Value,
+    ) -> Alias {
+        Alias {
+            name,
+            ours,
+            origin,
+            value,
+        }
+    }
+}
+
 /// Something the alias pass noticed, logged once at start.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Note {

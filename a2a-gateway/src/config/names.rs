@@ -18,21 +18,11 @@ pub const SWITCHES: &[&str] = &[
 ];
 
 const fn old(name: &'static str, ours: &'static str, value: Value) -> Alias {
-    Alias {
-        name,
-        ours,
-        origin: Origin::Deprecated,
-        value,
-    }
+    Alias::old(name, ours, value)
 }
 
 const fn dvara(name: &'static str, ours: &'static str, value: Value) -> Alias {
-    Alias {
-        name,
-        ours,
-        origin: Origin::Dvara,
-        value,
-    }
+    Alias::foreign(Origin::Dvara, name, ours, value)
 }
 
 /// Every other name of a gateway setting.
