@@ -27,7 +27,6 @@
 //!   of the log call [`AuditWriter::flush`] first, so they see every record of every hop that
 //!   has answered; dropping the last handle (and the binary at shutdown) flushes as well.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
@@ -62,10 +61,9 @@ struct Shared {
     /// Bindings journaled but not yet committed. Lock order: this lock, then the connection;
     /// the writer takes it only after its transaction has ended.
     pending: Mutex<Pending>,
-    /// Task status records queued and not yet committed.
-    statuses: AtomicUsize,
-    /// The same records, per owner ([`owner_key`]) in the order queued: a listing reads its
-    /// owner's beside the committed ones (`super::task_overlay`) instead of waiting for them.
+    /// Task status records queued and not yet committed, per owner ([`owner_key`]) in the
+    /// order queued (an owner with none has no entry): a listing reads its owner's beside the
+    /// committed ones (`super::task_overlay`) instead of waiting for them.
     statuses_by_owner: Mutex<HashMap<u64, Vec<Arc<TaskStatusRow>>>>,
 }
 
@@ -97,7 +95,7 @@ fn owner_key(workspace_id: &str, agent_id: &str) -> u64 {
 
 impl Shared {
     /// A status record is committed (or failed): no longer pending.
-    fn uncount(&self, row: &Arc<TaskStatusRow>) {
+    fn forget(&self, row: &Arc<TaskStatusRow>) {
         let owner = owner_key(&row.workspace_id, &row.agent_id);
         if let Ok(mut m) = self.statuses_by_owner.lock()
             && let Some(rows) = m.get_mut(&owner)
@@ -339,13 +337,11 @@ impl AuditWriter {
     pub fn status(&self, row: TaskStatusRow) -> Result<(), StoreError> {
         let owner = owner_key(&row.workspace_id, &row.agent_id);
         let row = Arc::new(row);
-        self.shared.statuses.fetch_add(1, Ordering::AcqRel);
         if let Ok(mut m) = self.shared.statuses_by_owner.lock() {
             m.entry(owner).or_default().push(row.clone());
         }
         self.send(Job::Status(row.clone())).inspect_err(|_| {
-            self.shared.statuses.fetch_sub(1, Ordering::AcqRel);
-            self.shared.uncount(&row);
+            self.shared.forget(&row);
         })
     }
 
@@ -394,7 +390,10 @@ impl AuditWriter {
 
     /// Whether task status records wait for the writer's next batch.
     pub fn has_pending_statuses(&self) -> bool {
-        self.shared.statuses.load(Ordering::Acquire) > 0
+        self.shared
+            .statuses_by_owner
+            .lock()
+            .map_or(true, |m| !m.is_empty())
     }
 }
 
@@ -488,16 +487,11 @@ fn run(
                 }
             }
         }
-        let statuses = batch.iter().filter_map(|j| match j {
-            Job::Status(row) => Some(row),
-            _ => None,
-        });
-        let mut done = 0;
-        for row in statuses {
-            shared.uncount(row);
-            done += 1;
+        for job in &batch {
+            if let Job::Status(row) = job {
+                shared.forget(row);
+            }
         }
-        shared.statuses.fetch_sub(done, Ordering::AcqRel);
         let rows = batch.len();
         for (job, result) in batch.into_iter().zip(results) {
             match job {
