@@ -13,7 +13,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use super::audit_writer::PendingRecords;
 use super::sql::CachedExt;
@@ -115,13 +115,13 @@ impl Row {
 
 /// The committed row of each task (`None`: not bound, or bound to another owner).
 fn committed_rows(
-    store: &Store,
+    c: &Connection,
     endpoint: &str,
     workspace_id: &str,
     agent_id: &str,
     ids: &[&str],
 ) -> Result<HashMap<String, Row>, StoreError> {
-    store.with(|c| {
+    {
         let mut out = HashMap::new();
         for id in ids {
             let row = c
@@ -147,7 +147,7 @@ fn committed_rows(
             }
         }
         Ok(out)
-    })
+    }
 }
 
 /// [`Store::task_records`] with `pending` applied over the committed rows (see the module
@@ -164,7 +164,18 @@ pub(crate) fn records(
     ids.extend(pending.rows.iter().map(|r| r.task_id.as_str()));
     let mut seen = HashSet::new();
     ids.retain(|id| seen.insert(*id));
-    let before = committed_rows(store, endpoint, workspace_id, agent_id, &ids)?;
+    // The committed page, deep enough that taking the queued tasks out leaves a full page,
+    // read in one transaction with the queued tasks' committed rows: a record committed
+    // meanwhile is in both or in neither (else the count could take it off twice).
+    let deeper = TaskQuery {
+        offset: 0,
+        limit: q.offset + q.limit + ids.len() as u64,
+        ..q.clone()
+    };
+    let (before, rows, committed) =
+        store.committed_task_records_with(endpoint, workspace_id, agent_id, &deeper, |c| {
+            committed_rows(c, endpoint, workspace_id, agent_id, &ids)
+        })?;
     let mut after: HashMap<&str, Row> = HashMap::new();
     for id in &pending.bound {
         let row = before.get(id).cloned().unwrap_or_else(|| Row::bound(id));
@@ -181,14 +192,6 @@ pub(crate) fn records(
         };
         row.apply(r);
     }
-    // The committed page, deep enough that taking the queued tasks out leaves a full page.
-    let deeper = TaskQuery {
-        offset: 0,
-        limit: q.offset + q.limit + ids.len() as u64,
-        ..q.clone()
-    };
-    let (rows, committed) =
-        store.committed_task_records(endpoint, workspace_id, agent_id, &deeper)?;
     let counted_before = before.values().filter(|r| r.matches(q)).count() as u64;
     let counted_after = after.values().filter(|r| r.matches(q)).count() as u64;
     let mut page: Vec<TaskRecord> = rows

@@ -178,6 +178,20 @@ impl Store {
         agent_id: &str,
         q: &TaskQuery<'_>,
     ) -> Result<(Vec<TaskRecord>, u64), StoreError> {
+        self.committed_task_records_with(endpoint, workspace_id, agent_id, q, |_| Ok(()))
+            .map(|((), rows, total)| (rows, total))
+    }
+
+    /// [`Store::committed_task_records`] after `first`, all in one read transaction: what
+    /// `first` reads and the page and count come from the same committed state.
+    pub(crate) fn committed_task_records_with<T>(
+        &self,
+        endpoint: &str,
+        workspace_id: &str,
+        agent_id: &str,
+        q: &TaskQuery<'_>,
+        first: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<(T, Vec<TaskRecord>, u64), StoreError> {
         let mut filter = String::from(
             "workspace_id = ? AND agent_id = ? AND endpoint = ? AND gone = 0 AND status_at >= ?",
         );
@@ -220,6 +234,9 @@ impl Store {
             i64::try_from(q.offset).unwrap_or(i64::MAX).into(),
         ]);
         self.with(|c| {
+            let tx = c.unchecked_transaction()?;
+            let c = &*tx;
+            let first = first(c)?;
             let total: i64 =
                 c.query_row_cached(&count_sql, params_from_iter(count_args.iter()), |r| {
                     r.get(0)
@@ -234,7 +251,9 @@ impl Store {
                 })
             })?;
             let rows = rows.collect::<Result<Vec<_>, _>>()?;
-            Ok((rows, u64::try_from(total).unwrap_or(0)))
+            drop(st);
+            tx.commit()?;
+            Ok((first, rows, u64::try_from(total).unwrap_or(0)))
         })
     }
 
