@@ -188,9 +188,12 @@ fn the_printed_commands_run_as_printed_and_the_temporary_database_goes() {
         );
         assert!(!cli.contains("--bearer"), "the CLI reads A2A_BEARER: {cli}");
     }
+    // A closed terminal (SIGHUP) ends the demo as Ctrl-C and SIGTERM do, cleaning up.
     // SAFETY: kill(2) on our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };
     assert!(child.wait().unwrap().success());
-    assert!(!std::path::Path::new(&db).exists(), "{db} left behind");
-    assert!(!std::path::Path::new(&format!("{db}-wal")).exists());
+    for suffix in ["", "-wal", "-shm", ".intents", ".intents.lock"] {
+        let p = format!("{db}{suffix}");
+        assert!(!std::path::Path::new(&p).exists(), "{p} left behind");
+    }
 }

@@ -172,7 +172,7 @@ async fn demo(args: DemoArgs) -> Result<()> {
     let temporary = args.database.is_none();
     let db = match args.database {
         Some(p) => p,
-        None => std::env::temp_dir().join(format!("a2a-gateway-demo-{}.db", std::process::id())),
+        None => a2a_gateway::cli::demo::temporary_database(&std::env::temp_dir()),
     };
     let store = Store::open(&db).with_context(|| format!("opening {}", db.display()))?;
     store
@@ -286,21 +286,30 @@ async fn demo(args: DemoArgs) -> Result<()> {
     println!("# One-time login link (valid 15 minutes): {login}");
     println!("# Or log in with the admin token: {admin_token}");
     println!("CONSOLE {base}/console");
-    a2a_agent::listen::shutdown_signal().await;
+    demo_ends().await;
     handle.shutdown().await;
     for a in ext_agents {
         a.shutdown().await;
     }
     let _ = echo_stop().await;
     if temporary {
-        // The file and its companions (WAL, shared memory, intent journal).
-        for suffix in ["", "-wal", "-shm", ".intents"] {
-            let mut p = db.clone().into_os_string();
-            p.push(suffix);
-            let _ = std::fs::remove_file(p);
-        }
+        a2a_gateway::cli::demo::remove_database(&db);
     }
     Ok(())
+}
+
+/// The demo runs until Ctrl-C, SIGTERM or SIGHUP (its terminal closed): each ends it cleanly,
+/// removing its temporary database.
+async fn demo_ends() {
+    #[cfg(unix)]
+    if let Ok(mut hup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+        tokio::select! {
+            _ = a2a_agent::listen::shutdown_signal() => {}
+            _ = hup.recv() => {}
+        }
+        return;
+    }
+    a2a_agent::listen::shutdown_signal().await;
 }
 
 /// The command line's parser, the boolean settings of `serve` as switches (`--dev`,

@@ -63,3 +63,109 @@ pub async fn start_extension_agents(
         .map_err(|e| e.to_string())?;
     Ok(out)
 }
+
+/// The companions of a SQLite database file the gateway creates beside it: WAL, shared memory,
+/// the intent journal and its lock.
+const DATABASE_SUFFIXES: [&str; 5] = ["", "-wal", "-shm", ".intents", ".intents.lock"];
+
+/// The demo's temporary database in `dir`, named after this process
+/// (`a2a-gateway-demo-PID.db`). Files an earlier demo left there when it could not clean up
+/// (killed with SIGKILL, or its machine stopped) are removed first: those whose process no
+/// longer runs. Another demo still running keeps its files.
+pub fn temporary_database(dir: &std::path::Path) -> std::path::PathBuf {
+    sweep_stale(dir, |pid| process_runs(pid));
+    dir.join(format!("a2a-gateway-demo-{}.db", std::process::id()))
+}
+
+/// Removes a database file and its companions; missing files are not an error.
+pub fn remove_database(db: &std::path::Path) {
+    for suffix in DATABASE_SUFFIXES {
+        let mut p = db.to_path_buf().into_os_string();
+        p.push(suffix);
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+/// Removes the demo databases in `dir` whose process `runs` says has ended.
+fn sweep_stale(dir: &std::path::Path, runs: impl Fn(u32) -> bool) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("a2a-gateway-demo-"))
+            .and_then(|n| n.split_once(".db"))
+            .and_then(|(pid, rest)| {
+                DATABASE_SUFFIXES
+                    .contains(&rest)
+                    .then(|| pid.parse::<u32>().ok())
+                    .flatten()
+            })
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !runs(pid) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Whether a process with this id runs (Linux: `/proc/PID`; elsewhere every process is taken
+/// to run, so nothing is swept).
+fn process_runs(pid: u32) -> bool {
+    if cfg!(target_os = "linux") {
+        std::path::Path::new("/proc").join(pid.to_string()).exists()
+    } else {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_demo_databases_are_swept_and_live_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let names = [
+            "a2a-gateway-demo-11.db",
+            "a2a-gateway-demo-11.db-wal",
+            "a2a-gateway-demo-11.db.intents.lock",
+            "a2a-gateway-demo-22.db",
+            "a2a-gateway-demo-22.db-shm",
+            "a2a-gateway-demo-33.db.backup",
+            "a2a-gateway-demo-x.db",
+            "other.db",
+        ];
+        for n in names {
+            std::fs::write(dir.path().join(n), b"").unwrap();
+        }
+        sweep_stale(dir.path(), |pid| pid == 22);
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "a2a-gateway-demo-22.db",
+                "a2a-gateway-demo-22.db-shm",
+                "a2a-gateway-demo-33.db.backup",
+                "a2a-gateway-demo-x.db",
+                "other.db"
+            ]
+        );
+        let db = dir.path().join("a2a-gateway-demo-22.db");
+        remove_database(&db);
+        assert!(!db.exists());
+        assert!(!dir.path().join("a2a-gateway-demo-22.db-shm").exists());
+    }
+
+    #[test]
+    fn this_process_runs() {
+        assert!(process_runs(std::process::id()));
+    }
+}
