@@ -8,7 +8,9 @@
 //! what the targets look for; a crash fails the command and leaves its input under
 //! `fuzz/artifacts/<target>/`.
 
-use std::process::Command;
+use std::path::PathBuf;
+use std::process::{Child, Command};
+use std::sync::Mutex;
 
 use anyhow::{Context, Result, bail};
 
@@ -50,12 +52,8 @@ pub fn fuzz(secs: u64, only: Option<&str>) -> Result<Vec<String>> {
     };
     let host = host()?;
     let dir = root().join("fuzz");
-    let mut b = cargo();
-    b.current_dir(&dir)
-        .env("RUSTFLAGS", RUSTFLAGS)
-        .env("CARGO_TARGET_DIR", dir.join("target"))
-        .args(["build", "--release", "--bins", "--target", &host]);
-    run("cargo build (fuzz targets)", b)?;
+    join_background_build()?;
+    run("cargo build (fuzz targets)", build_command(&host))?;
     let mut summary = Vec::new();
     for t in targets {
         let corpus = dir.join("corpus").join(t);
@@ -105,4 +103,82 @@ pub fn fuzz(secs: u64, only: Option<&str>) -> Result<Vec<String>> {
     }
     eprintln!("\nxtask fuzz: {}", summary.join("\nxtask fuzz: "));
     Ok(summary)
+}
+
+/// The instrumented build of the fuzz targets (`fuzz/target`, its own target directory).
+fn build_command(host: &str) -> Command {
+    let dir = root().join("fuzz");
+    let mut b = cargo();
+    b.current_dir(&dir)
+        .env("RUSTFLAGS", RUSTFLAGS)
+        .env("CARGO_TARGET_DIR", dir.join("target"))
+        .args(["build", "--release", "--bins", "--target", host]);
+    b
+}
+
+/// The fuzz targets' build started in the background by [`start_background_build`]: the
+/// child and the file holding its output.
+static BACKGROUND: Mutex<Option<(Child, PathBuf)>> = Mutex::new(None);
+
+/// Starts the fuzz targets' build in the background, its output to a file. `cargo xtask test`
+/// starts it before the steps that mostly wait on the network (Python packages, Chromium,
+/// PostgreSQL), whose idle CPU then builds the instrumented dependency tree, and joins it
+/// ([`join_background_build`]) before the tests, which must not share the CPU with it.
+pub fn start_background_build() -> Result<()> {
+    let host = host()?;
+    let log = root().join("fuzz/target/background-build.log");
+    std::fs::create_dir_all(root().join("fuzz/target"))?;
+    let out = std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
+    let mut b = build_command(&host);
+    b.stdout(out.try_clone()?).stderr(out);
+    eprintln!(
+        "xtask: building the fuzz targets in the background ({})",
+        log.display()
+    );
+    let child = b
+        .spawn()
+        .context("could not start the fuzz targets' build")?;
+    *BACKGROUND.lock().map_err(|_| anyhow::anyhow!("poisoned"))? = Some((child, log));
+    Ok(())
+}
+
+/// Waits for the background build, if one was started; its failure fails with its output.
+pub fn join_background_build() -> Result<()> {
+    let started = BACKGROUND
+        .lock()
+        .map_err(|_| anyhow::anyhow!("poisoned"))?
+        .take();
+    let Some((mut child, log)) = started else {
+        return Ok(());
+    };
+    let begun = std::time::Instant::now();
+    let status = child
+        .wait()
+        .context("waiting for the fuzz targets' build")?;
+    eprintln!(
+        "xtask: the background build of the fuzz targets ended ({status}; waited {:.1}s)",
+        begun.elapsed().as_secs_f64()
+    );
+    if !status.success() {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let tail: Vec<&str> = text.lines().rev().take(60).collect();
+        for l in tail.into_iter().rev() {
+            eprintln!("{l}");
+        }
+        bail!(
+            "the fuzz targets' build failed ({status}); output in {}",
+            log.display()
+        );
+    }
+    Ok(())
+}
+
+/// Stops the background build, if one runs (a step before the tests failed).
+pub fn abandon_background_build() {
+    if let Ok(mut guard) = BACKGROUND.lock()
+        && let Some((mut child, _)) = guard.take()
+    {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
 }

@@ -401,6 +401,15 @@ fn test() -> Result<()> {
             run: || features::features(true, false),
         },
         Step {
+            name: "fuzz targets' build started in the background (joined before the tests; A2A_CI_FUZZ_SECS=0 skips)",
+            run: || {
+                if fuzz_secs() == 0 {
+                    return Ok(());
+                }
+                fuzz::start_background_build()
+            },
+        },
+        Step {
             name: "python venvs (interop/setup_venvs.py)",
             run: || pyenv().map(|_| ()),
         },
@@ -413,10 +422,22 @@ fn test() -> Result<()> {
             run: postgres::ensure,
         },
         Step {
-            name: "tests (cargo nextest run --workspace --profile ci)",
+            name: "tests (cargo nextest run --workspace --lib --bins --tests --profile ci)",
             run: || {
+                // The tests never share the CPU with the fuzz build.
+                fuzz::join_background_build()?;
+                // Examples are not tests: the lint step checks that they compile.
                 let mut c = cargo();
-                c.args(["nextest", "run", "--workspace", "--profile", "ci"]);
+                c.args([
+                    "nextest",
+                    "run",
+                    "--workspace",
+                    "--lib",
+                    "--bins",
+                    "--tests",
+                    "--profile",
+                    "ci",
+                ]);
                 run("cargo nextest", c)
             },
         },
@@ -458,10 +479,7 @@ fn test() -> Result<()> {
         Step {
             name: "fuzz, briefly (cargo xtask fuzz --secs $A2A_CI_FUZZ_SECS, default 10)",
             run: || {
-                let secs = std::env::var("A2A_CI_FUZZ_SECS")
-                    .ok()
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(10);
+                let secs = fuzz_secs();
                 if secs == 0 {
                     eprintln!("xtask: A2A_CI_FUZZ_SECS=0: fuzzing skipped");
                     return Ok(());
@@ -480,6 +498,7 @@ fn test() -> Result<()> {
             step.name
         );
         if let Err(err) = (step.run)() {
+            fuzz::abandon_background_build();
             bail!(
                 "step {}/{} `{}` FAILED: {err:#}\nxtask test: stopping at the first failing step",
                 i + 1,
@@ -500,6 +519,14 @@ fn test() -> Result<()> {
         total.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// Seconds each fuzz target runs in `cargo xtask test` (`A2A_CI_FUZZ_SECS`, default 10; 0 skips).
+fn fuzz_secs() -> u64 {
+    std::env::var("A2A_CI_FUZZ_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10)
 }
 
 /// Runs `interop/setup_venvs.py` when the interop harness exists. Returns whether it ran.
