@@ -4,10 +4,11 @@
 //! 8) that each loop over a fixed mix: SendMessage 40 %, SendStreamingMessage read to its end
 //! 20 %, ListTasks (page of 50) 10 %, send-then-CancelTask 15 %, send-then-SubscribeToTask (read
 //! the first event, then hang up) then CancelTask 15 %. Every 10 s it prints the gateway's RSS,
-//! open fds and database size (file + WAL); at the end the count, errors and p50/p99 of each
-//! operation, and exits 1 on any error, when the listing p99 is 100 ms or more, or when RSS,
-//! fds or the database grew by more than a quarter between the second and the last quarter of
-//! the run.
+//! open fds and the database file and WAL sizes; at the end the bytes and rows of each table
+//! (SQLite's `dbstat`), the count, errors and p50/p99 of each operation, and exits 1 (keeping its
+//! temporary folder, logs and database) on any error, when the listing p99 is 100 ms or more, or
+//! when RSS, fds, the database file or file + WAL grew by more than a quarter between the second
+//! and the last quarter of the run.
 //!
 //! `cargo run --release -p a2ars-gateway --example soak -- --minutes N [--workers W]
 //!  [--bin-dir target/release] [-- extra gateway serve flags]`
@@ -54,6 +55,7 @@ struct Sample {
     rss_kib: u64,
     fds: usize,
     db_bytes: u64,
+    wal_bytes: u64,
     ops: usize,
 }
 
@@ -128,8 +130,52 @@ fn fds(pid: u32) -> usize {
         .unwrap_or(0)
 }
 
+/// The database file alone, without its write-ahead log.
 fn db_bytes(db: &Path) -> u64 {
-    a2a_gateway::store::task_retention::file_bytes(db)
+    std::fs::metadata(db).map(|m| m.len()).unwrap_or(0)
+}
+
+/// The write-ahead log beside the database.
+fn wal_bytes(db: &Path) -> u64 {
+    let mut p = db.as_os_str().to_owned();
+    p.push("-wal");
+    std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
+}
+
+/// Bytes per table and index (SQLite's `dbstat`) and rows per table, largest first: where the
+/// file's pages went.
+fn table_sizes(db: &Path) -> Vec<String> {
+    let Ok(c) =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+    else {
+        return vec!["(database not readable)".into()];
+    };
+    let sizes: Vec<(String, i64)> = c
+        .prepare("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC")
+        .and_then(|mut st| {
+            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<Result<_, _>>()
+        })
+        .unwrap_or_default();
+    let free: i64 = c
+        .query_row("PRAGMA freelist_count", [], |r| r.get(0))
+        .unwrap_or(0);
+    let page: i64 = c
+        .query_row("PRAGMA page_size", [], |r| r.get(0))
+        .unwrap_or(0);
+    let mut out = vec![format!("free pages: {} bytes", free * page)];
+    for (name, bytes) in sizes.into_iter().take(15) {
+        let rows: Option<i64> = c
+            .query_row(&format!("SELECT COUNT(*) FROM \"{name}\""), [], |r| {
+                r.get(0)
+            })
+            .ok();
+        out.push(match rows {
+            Some(n) => format!("{name}: {bytes} bytes, {n} rows"),
+            None => format!("{name}: {bytes} bytes"),
+        });
+    }
+    out
 }
 
 struct Client {
@@ -389,15 +435,17 @@ async fn main() {
             rss_kib: rss_kib(pid),
             fds: fds(pid),
             db_bytes: db_bytes(&db),
+            wal_bytes: wal_bytes(&db),
             ops,
         };
         println!(
-            "soak: {:>6.0} s  {:>8} ops  rss {:>7} KiB  fds {:>4}  db {:>10} bytes",
+            "soak: {:>6.0} s  {:>8} ops  rss {:>7} KiB  fds {:>4}  db {:>10} bytes  wal {:>10} bytes",
             s.at.as_secs_f64(),
             s.ops,
             s.rss_kib,
             s.fds,
-            s.db_bytes
+            s.db_bytes,
+            s.wal_bytes
         );
         samples.push(s);
     }
@@ -408,6 +456,9 @@ async fn main() {
         // SAFETY: kill(2) on our own child.
         unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
         let _ = c.wait();
+    }
+    for line in table_sizes(&db) {
+        println!("soak: db: {line}");
     }
     let mut g = tally
         .lock()
@@ -447,10 +498,11 @@ async fn main() {
     if q >= 1 {
         let (second, last) = (&samples[q..2 * q], &samples[samples.len() - q..]);
         let max = |s: &[Sample], f: fn(&Sample) -> u64| s.iter().map(f).max().unwrap_or(0);
-        let rules: [Rule; 3] = [
+        let rules: [Rule; 4] = [
             ("rss KiB", |s| s.rss_kib),
             ("fds", |s| s.fds as u64),
-            ("db bytes", |s| s.db_bytes),
+            ("db file bytes", |s| s.db_bytes),
+            ("db file + wal bytes", |s| s.db_bytes + s.wal_bytes),
         ];
         for (name, f) in rules {
             let (a, b) = (max(second, f), max(last, f));
@@ -464,8 +516,9 @@ async fn main() {
     } else {
         println!("soak: too short to judge growth (fewer than 4 samples)");
     }
-    let _ = std::fs::remove_dir_all(&dir);
     if failed {
+        println!("soak: logs and database kept in {}", dir.display());
         std::process::exit(1);
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }
