@@ -199,6 +199,26 @@ async fn handlers_read_the_request_configuration() {
         .unwrap();
         assert_eq!(got["x-tone"], "formal", "{mode} 0.3: {v}");
         assert_eq!(got["returnImmediately"], false, "{mode} 0.3: {v}");
+        // 0.3 HTTP+JSON (its `pushNotification` spelling is known, not passed on).
+        let r = client()
+            .post(format!("{}/v1/message:send", s.url()))
+            .header("content-type", "application/json")
+            .json(
+                &json!({"message": {"messageId": uuid(), "role": "ROLE_USER",
+                "content": [{"text": "e"}]},
+                "configuration": {"blocking": true, "x-tone": "formal"}}),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200, "{mode} 0.3 REST");
+        let v: Value = r.json().await.unwrap();
+        let t = v["task"]["status"]["update"]["content"][0]["text"]
+            .as_str()
+            .or_else(|| v["task"]["status"]["message"]["content"][0]["text"].as_str())
+            .unwrap_or_else(|| panic!("{mode} 0.3 REST: {v}"));
+        let got: Value = serde_json::from_str(t).unwrap();
+        assert_eq!(got["x-tone"], "formal", "{mode} 0.3 REST: {v}");
         s.shutdown().await;
     }
 }

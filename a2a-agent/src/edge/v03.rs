@@ -51,11 +51,17 @@ pub(crate) fn v03_jsonrpc_request(
 /// The members of a 0.3 send's `configuration` that 0.3 does not define (protocol extensions),
 /// which the translation drops: kept for the handler (`RequestContext::configuration`).
 fn unknown_config(params: &Value) -> Option<serde_json::Map<String, Value>> {
-    const KNOWN: [&str; 4] = [
+    // Every spelling the two 0.3 dialects read (JSON-RPC, HTTP+JSON; camelCase and snake_case).
+    const KNOWN: [&str; 9] = [
         "acceptedOutputModes",
+        "accepted_output_modes",
         "blocking",
         "historyLength",
+        "history_length",
         "pushNotificationConfig",
+        "push_notification_config",
+        "pushNotification",
+        "push_notification",
     ];
     let c = params.get("configuration")?.as_object()?;
     let rest: serde_json::Map<String, Value> = c
