@@ -3,7 +3,7 @@
 //! it identifies is a [`CallerProfile`], at home in [`caller`](crate::caller); named here too,
 //! the path of the previous layout, for one release.
 
-pub use crate::caller::CallerProfile;
+pub use crate::caller::{CallerProfile, TokenMethod, TokenValidation};
 use crate::card::AgentCard;
 use crate::error::{A2aError, ErrorKind};
 use async_trait::async_trait;

@@ -42,6 +42,7 @@ impl AgentCard {
             }
         }
         card.normalize_bindings()?;
+        card.normalize_security();
         Ok(card)
     }
 
@@ -132,6 +133,63 @@ impl AgentCard {
             .get("securitySchemes")
             .and_then(Value::as_object)
             .is_some_and(|m| !m.is_empty())
+    }
+
+    /// The legacy draft field `security` (`[{"scheme": ["scope", ...]}]`, as A2A 0.3 writes it),
+    /// on the card and on each skill, becomes `securityRequirements` (`[{"schemes": {"scheme":
+    /// {"list": [...]}}}]`) where that is absent: the Camel guide accepts it on input and
+    /// converts it. The legacy member stays in the card for 0.3 readers ([`Self::render`]).
+    fn normalize_security(&mut self) {
+        fn convert(o: &mut serde_json::Map<String, Value>) {
+            if o.contains_key("securityRequirements") {
+                return;
+            }
+            let Some(Value::Array(legacy)) = o.get("security") else {
+                return;
+            };
+            let reqs: Vec<Value> = legacy
+                .iter()
+                .filter_map(Value::as_object)
+                .map(|r| {
+                    let schemes: serde_json::Map<String, Value> = r
+                        .iter()
+                        .map(|(k, scopes)| {
+                            let list = scopes.as_array().cloned().unwrap_or_default();
+                            (k.clone(), json!({ "list": list }))
+                        })
+                        .collect();
+                    json!({ "schemes": schemes })
+                })
+                .collect();
+            o.insert("securityRequirements".into(), Value::Array(reqs));
+        }
+        let Some(root) = self.0.as_object_mut() else {
+            return;
+        };
+        convert(root);
+        if let Some(Value::Array(skills)) = root.get_mut("skills") {
+            for s in skills.iter_mut().filter_map(Value::as_object_mut) {
+                convert(s);
+            }
+        }
+    }
+
+    /// The card without its 0.3 members (`url`, `preferredTransport`, `protocolVersion`,
+    /// `additionalInterfaces`) and without the legacy `security` (card and skills).
+    fn pure_v1(&self) -> Value {
+        let mut v = self.0.clone();
+        if let Some(o) = v.as_object_mut() {
+            for k in V03_KEYS {
+                o.remove(k);
+            }
+            o.remove("security");
+            if let Some(Value::Array(skills)) = o.get_mut("skills") {
+                for s in skills.iter_mut().filter_map(Value::as_object_mut) {
+                    s.remove("security");
+                }
+            }
+        }
+        v
     }
 
     fn normalize_bindings(&mut self) -> Result<(), CardError> {
@@ -234,32 +292,20 @@ impl AgentCard {
     /// The card as served to a caller that asked for `version` (`None`: no header).
     ///
     /// `1.0`: a pure 1.0 card (no 0.3 `url`/`preferredTransport`/`protocolVersion`/
-    /// `additionalInterfaces`, even if the card file has them). No header: the 1.0 card plus those
-    /// 0.3 members when the card lists a 0.3 interface, so a header-less 0.3 client still finds
-    /// the address (a card with only 1.0 interfaces gets none invented). `0.3`: a pure 0.3 card.
+    /// `additionalInterfaces`, even if the card file has them, and a legacy `security` only as
+    /// `securityRequirements`). No header: the 1.0 card plus those 0.3 members when the card
+    /// lists a 0.3 interface, so a header-less 0.3 client still finds the address (a card with
+    /// only 1.0 interfaces gets none invented), and the card file's legacy `security` as written.
+    /// `0.3`: a pure 0.3 card (its `security` from `securityRequirements`).
     pub fn render(&self, version: Option<Version>) -> Value {
-        const V03_KEYS: [&str; 4] = [
-            "url",
-            "preferredTransport",
-            "protocolVersion",
-            "additionalInterfaces",
-        ];
         match version {
-            Some(Version::V1) => {
-                let mut v = self.0.clone();
-                if let Some(o) = v.as_object_mut() {
-                    for k in V03_KEYS {
-                        o.remove(k);
-                    }
-                }
-                v
-            }
+            Some(Version::V1) => self.pure_v1(),
             None => {
                 let mut v = self.0.clone();
                 if !self.has_interface_version("0.3") {
                     return v;
                 }
-                let old = crate::edge::card_to_v03(&self.0);
+                let old = crate::edge::card_to_v03(&self.pure_v1());
                 if let (Some(o), Some(old)) = (v.as_object_mut(), old.as_object()) {
                     for k in V03_KEYS {
                         if let Some(x) = old.get(k) {
@@ -269,10 +315,18 @@ impl AgentCard {
                 }
                 v
             }
-            Some(Version::V03) => crate::edge::card_to_v03(&self.0),
+            Some(Version::V03) => crate::edge::card_to_v03(&self.pure_v1()),
         }
     }
 }
+
+/// The 0.3 members a 1.0 card may carry for header-less 0.3 readers.
+const V03_KEYS: [&str; 4] = [
+    "url",
+    "preferredTransport",
+    "protocolVersion",
+    "additionalInterfaces",
+];
 
 /// `t` as an HTTP date (RFC 9110 IMF-fixdate), e.g. `Sun, 06 Nov 1994 08:49:37 GMT`.
 pub(crate) fn http_date(t: std::time::SystemTime) -> String {

@@ -7,6 +7,13 @@
 //! cancel, 405 for unsupported operations and push, 415 for a wrong content type), for callers
 //! migrating from it. Either way the `google.rpc.ErrorInfo` reason identifies the error, and an
 //! explicit status (413 for an oversized body, 405 for a wrong HTTP method) is kept.
+//!
+//! The Camel table also names three errors as the Camel guide does, on JSON-RPC and HTTP+JSON
+//! alike ([`RestStatusTable::capacity_refusal`], [`RestStatusTable::foreign_task`],
+//! [`RestStatusTable::push_not_supported`]): the capacity refusal's ErrorInfo reason is
+//! `SERVER_BUSY` (`ServerBusyError`), a task of another caller is 403 `AuthorizationError`
+//! (the spec's default: 404 `TaskNotFoundError`, which does not tell that the task exists), and
+//! a push operation on an agent without push support is `UnsupportedOperationError`.
 
 pub use a2a_types::error::ErrorKind;
 
@@ -21,6 +28,9 @@ pub struct A2aError {
     pub status: Option<u16>,
     /// `ErrorInfo.metadata` (1.0) / `data` (0.3).
     pub metadata: std::collections::BTreeMap<String, String>,
+    /// The 1.0 `ErrorInfo.reason` when it is not the kind's own (the Camel table's
+    /// `SERVER_BUSY`); JSON-RPC and HTTP+JSON only.
+    pub reason: Option<&'static str>,
 }
 
 impl std::fmt::Display for A2aError {
@@ -74,6 +84,55 @@ impl RestStatusTable {
     }
 }
 
+/// The ErrorInfo reason of the Camel guide's `ServerBusyError` (the capacity refusal).
+pub const SERVER_BUSY: &str = "SERVER_BUSY";
+
+impl RestStatusTable {
+    /// Whether this is the Camel guide's table.
+    pub fn is_camel(self) -> bool {
+        self == RestStatusTable::Camel
+    }
+
+    /// The capacity refusal (`max_concurrent_tasks`, `task_queue_size`, a full task store):
+    /// `ResourceExhaustedError` (429, -32000) with `message`; in the Camel table its ErrorInfo
+    /// reason is [`SERVER_BUSY`], the Camel guide's `ServerBusyError`.
+    pub fn capacity_refusal(self, message: impl Into<String>) -> A2aError {
+        let e = A2aError::new(ErrorKind::ResourceExhausted, message);
+        match self {
+            RestStatusTable::Spec => e,
+            RestStatusTable::Camel => A2aError {
+                reason: Some(SERVER_BUSY),
+                ..e
+            },
+        }
+    }
+
+    /// A task that exists but belongs to another caller: `TaskNotFoundError` (404, -32001) as
+    /// the spec asks (it does not tell that the task exists); in the Camel table
+    /// `AuthorizationError` (403, -32000), as the Camel guide's table says.
+    pub fn foreign_task(self, id: &str) -> A2aError {
+        match self {
+            RestStatusTable::Spec => A2aError::task_not_found(id),
+            RestStatusTable::Camel => A2aError::new(
+                ErrorKind::PermissionDenied,
+                "the authenticated caller is not authorized for this task",
+            )
+            .with_meta("taskId", id),
+        }
+    }
+
+    /// A push notification operation on an agent without push support:
+    /// `PushNotificationNotSupportedError` (-32003); in the Camel table
+    /// `UnsupportedOperationError` (-32004, 405 on HTTP+JSON), as the Camel guide's table says.
+    pub fn push_not_supported(self) -> A2aError {
+        let kind = match self {
+            RestStatusTable::Spec => ErrorKind::PushNotificationNotSupported,
+            RestStatusTable::Camel => ErrorKind::UnsupportedOperation,
+        };
+        A2aError::new(kind, "Push Notification is not supported")
+    }
+}
+
 /// The HTTP+JSON status of `kind` in the Camel guide's table.
 pub fn camel_http_status(kind: ErrorKind) -> u16 {
     match kind {
@@ -93,6 +152,7 @@ impl A2aError {
             message: message.into(),
             status: None,
             metadata: Default::default(),
+            reason: None,
         }
     }
     /// Override the HTTP status.
@@ -161,6 +221,7 @@ impl From<a2a_types::error::A2aError> for A2aError {
             message: e.message,
             status: None,
             metadata: e.metadata,
+            reason: None,
         }
     }
 }

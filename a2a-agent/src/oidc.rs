@@ -13,7 +13,7 @@
 //! The caller is identified by `sub`; a token without `sub` by the introspection `username`,
 //! else `client_id` / `azp`; a token with none of them is refused (the Camel guide's caller profile).
 
-use crate::caller::CallerProfile;
+use crate::caller::{CallerProfile, TokenMethod, TokenValidation};
 use crate::error::{A2aError, ErrorKind};
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
@@ -254,7 +254,8 @@ impl TokenValidator {
         }
         let data = jsonwebtoken::decode::<Value>(token, &key, &v)
             .map_err(|e| unauth(format!("invalid token: {e}")))?;
-        profile(data.claims, false)
+        let header = serde_json::to_value(&data.header).ok();
+        profile(TokenValidation::new(TokenMethod::Jwt, header, data.claims))
     }
 
     async fn introspect(&self, token: &str) -> Result<CallerProfile, A2aError> {
@@ -312,7 +313,7 @@ impl TokenValidator {
                 return Err(unauth("token audience does not match"));
             }
         }
-        profile(v, true)
+        profile(TokenValidation::new(TokenMethod::Introspection, None, v))
     }
 }
 
@@ -348,8 +349,10 @@ fn scopes(v: &Value) -> Vec<String> {
     out
 }
 
-/// The caller profile of validated claims (the Camel guide's table).
-fn profile(claims: Value, introspected: bool) -> Result<CallerProfile, A2aError> {
+/// The caller profile of a validated token (the Camel guide's table), the validation result in it.
+fn profile(token: TokenValidation) -> Result<CallerProfile, A2aError> {
+    let introspected = token.method == TokenMethod::Introspection;
+    let claims = &token.claims;
     let s = |k: &str| {
         claims
             .get(k)
@@ -369,10 +372,11 @@ fn profile(claims: Value, introspected: bool) -> Result<CallerProfile, A2aError>
         scheme: "oauth2".into(),
         subject,
         issuer: s("iss"),
-        audience: audiences(&claims),
-        scopes: scopes(&claims),
+        audience: audiences(claims),
+        scopes: scopes(claims),
         username,
         client_id: client,
-        claims,
+        claims: claims.clone(),
+        token: Some(std::sync::Arc::new(token)),
     })
 }

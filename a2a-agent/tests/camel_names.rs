@@ -423,6 +423,81 @@ async fn sse_queue_capacity_by_its_camel_name() {
     }
 }
 
+/// Rows `dataFormat` (each value the Camel guide names: the text and the message JSON are both
+/// there) and `httpServerComponent` (each value: colon paths are literal, so `/message:stream`
+/// streams and `/message:send` answers once, as with jetty and undertow).
+#[tokio::test]
+async fn data_format_and_http_server_component_by_their_camel_names() {
+    let dir = tempfile::tempdir().unwrap();
+    for format in ["PAYLOAD", "POJO", "RAW"] {
+        let b = start(
+            dir.path(),
+            &format!("validateAuth = false\ndataFormat = \"{format}\"\n"),
+            None,
+            &[
+                "--exec",
+                "printf '%s|' \"$(cat)\"; printf '%s' \"$A2A_MESSAGE\"",
+            ],
+        );
+        let m = msg("payload text");
+        let (_, v) = rpc(&b.url, "SendMessage", json!({"message": m})).await;
+        let out = v["result"]["task"]["status"]["message"]["parts"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{format}: {v}"));
+        let (text, raw) = out.split_once('|').unwrap();
+        assert_eq!(text, "payload text", "{format}");
+        let raw: Value = serde_json::from_str(raw).unwrap();
+        assert_eq!(raw["messageId"], m["messageId"], "{format}: {raw}");
+    }
+    let streaming = card(json!({"streaming": true}), json!({}));
+    for component in ["platform-http", "jetty", "undertow"] {
+        let b = start(
+            dir.path(),
+            &format!("validateAuth = false\nhttpServerComponent = \"{component}\"\n"),
+            Some(streaming.clone()),
+            &["--echo"],
+        );
+        let r = client()
+            .post(format!("{}/message:stream", b.url))
+            .header("content-type", "application/a2a+json")
+            .header("A2A-Version", "1.0")
+            .json(&json!({"message": msg("s")}))
+            .send()
+            .await
+            .unwrap();
+        let events = sse_events(r).await;
+        assert!(events.len() >= 2, "{component}: a stream: {events:?}");
+        let (st, v) = rest_post(&b.url, "/message:send", json!({"message": msg("u")})).await;
+        assert_eq!(st, 200, "{component}");
+        assert!(
+            v["task"].is_object() || v["message"].is_object(),
+            "{component}: {v}"
+        );
+    }
+}
+
+/// Row: the Camel guide's error table, set by its TOML name (`rest_status_table = "camel"`):
+/// 409 for a terminal cancel, 405 for push on an agent without push, 403 for a foreign task's
+/// reason name; the spec's table otherwise.
+#[tokio::test]
+async fn the_camel_error_table_by_its_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    for (table, cancel, push) in [("camel", 409, 405), ("spec", 400, 400)] {
+        let b = start(
+            dir.path(),
+            &format!("validateAuth = false\nrest_status_table = \"{table}\"\n"),
+            None,
+            &["--echo"],
+        );
+        let (_, v) = rpc(&b.url, "SendMessage", json!({"message": msg("done")})).await;
+        let id = v["result"]["task"]["id"].as_str().unwrap().to_owned();
+        let (st, v) = rest_post(&b.url, &format!("/tasks/{id}:cancel"), json!({})).await;
+        assert_eq!(st, cancel, "{table}: {v}");
+        let (st, v) = rest_get(&b.url, &format!("/tasks/{id}/pushNotificationConfigs")).await;
+        assert_eq!(st, push, "{table}: {v}");
+    }
+}
+
 /// Values that cannot be honoured refuse the start naming the key; accepted ones with nothing
 /// to set are noted; the `camel.oauth` client is the introspection client.
 #[test]

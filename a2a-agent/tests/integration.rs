@@ -6,6 +6,7 @@ mod agent;
 mod agent_edge;
 mod blocking;
 mod camel_names;
+mod camel_wire;
 mod common;
 mod delegation;
 mod edge_service;

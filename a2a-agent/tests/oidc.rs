@@ -584,3 +584,87 @@ async fn the_camel_oauth_client_is_the_introspection_client() {
     }
     j.abort();
 }
+
+/// Issue 37: a handler reads the whole token validation result (the Camel guide's
+/// `CamelOAuthTokenValidationResult`): a JWT's header and every claim, an opaque token's whole
+/// introspection response; with either error table.
+#[tokio::test]
+async fn handlers_read_the_token_validation_result() {
+    use a2a_agent::error::RestStatusTable;
+    let (iss, j) = issuer().await;
+    let k = SigningKey::es256("kid-7");
+    *iss.jwks.lock().unwrap() = vec![k.jwk()];
+    iss.opaque.lock().unwrap().insert(
+        "opaque-1".into(),
+        json!({"active": true, "iss": iss.url, "username": "carol", "scope": "tasks",
+            "exp": now() + 300, "aud": "a2a-agent", "x-tenant": "t9"}),
+    );
+    for table in [RestStatusTable::Spec, RestStatusTable::Camel] {
+        let cfg = AgentConfig {
+            oidc_issuer: Some(iss.url.clone()),
+            oidc_audience: vec!["a2a-agent".into()],
+            oidc_client_id: Some("agent".into()),
+            oidc_client_secret: Some("s3cret".into()),
+            rest_status_table: table,
+            ..AgentConfig::default()
+        };
+        let h = handler_fn(|ctx: a2a_agent::RequestContext| async move {
+            let t = ctx
+                .token_validation()
+                .expect("a token identified the caller");
+            assert_eq!(Some(t), ctx.caller().token.as_deref());
+            Ok(Reply::text(
+                json!({"method": format!("{:?}", t.method), "header": t.header,
+                    "claims": t.claims, "exp": t.expires_at, "iat": t.issued_at,
+                    "tenant": t.claim("x-tenant")})
+                .to_string(),
+            ))
+        });
+        let srv = common::start_with(card(&iss, &[]), h, cfg).await;
+        let ask = |token: String| {
+            let url = srv.url().to_owned();
+            async move {
+                let v: Value = common::client()
+                    .post(format!("{url}/"))
+                    .header("A2A-Version", "1.0")
+                    .bearer_auth(token)
+                    .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                        "params": {"message": common::msg("who")}}))
+                    .send()
+                    .await
+                    .unwrap()
+                    .json()
+                    .await
+                    .unwrap();
+                let t = v["result"]["task"]["status"]["message"]["parts"][0]["text"]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("{v}"))
+                    .to_owned();
+                serde_json::from_str::<Value>(&t).unwrap()
+            }
+        };
+        let mut c = claims(&iss, Some("ada"));
+        c["x-tenant"] = json!("t1");
+        let jwt = ask(k.sign(&c)).await;
+        assert_eq!(jwt["method"], "Jwt", "{table}: {jwt}");
+        assert_eq!(
+            (&jwt["header"]["kid"], &jwt["header"]["alg"]),
+            (&json!("kid-7"), &json!("ES256")),
+            "{jwt}"
+        );
+        assert_eq!(jwt["claims"], c, "every claim: {jwt}");
+        assert_eq!((&jwt["exp"], &jwt["iat"]), (&c["exp"], &c["iat"]), "{jwt}");
+        assert_eq!(jwt["tenant"], "t1");
+        let opaque = ask("opaque-1".into()).await;
+        assert_eq!(opaque["method"], "Introspection", "{table}: {opaque}");
+        assert_eq!(opaque["header"], Value::Null);
+        assert_eq!(
+            (&opaque["claims"]["active"], &opaque["claims"]["username"]),
+            (&json!(true), &json!("carol")),
+            "{opaque}"
+        );
+        assert_eq!(opaque["tenant"], "t9");
+        srv.shutdown().await;
+    }
+    j.abort();
+}

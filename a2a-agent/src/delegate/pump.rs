@@ -173,7 +173,12 @@ impl Run<'_> {
                     None => return Ok(()),
                     Some(Err(e)) => return Err(e),
                     Some(Ok(ev)) => {
-                        let ends = ev.closes_live_stream();
+                        // A Message after the task is an intermediate one (a Camel-guide
+                        // agent's `emitMessage`): the stream goes on.
+                        let ends = match &ev {
+                            StreamResponse::Message(_) if self.task.is_some() => false,
+                            _ => ev.closes_live_stream(),
+                        };
                         self.on_event(ev).await;
                         if self.stopping() {
                             // The child's id may only be known now.

@@ -13,7 +13,20 @@ impl A2aError {
             Version::V1 => self.to_types().to_jsonrpc_v1(),
             Version::V03 => self.to_types().to_jsonrpc_v03(),
         };
-        serde_json::to_value(e).unwrap_or(Value::Null)
+        let mut v = serde_json::to_value(e).unwrap_or(Value::Null);
+        if version == Version::V1 {
+            self.own_reason(v.get_mut("data"));
+        }
+        v
+    }
+
+    /// Put [`A2aError::reason`], when set, in the ErrorInfo of `details` (1.0: the first one).
+    fn own_reason(&self, details: Option<&mut Value>) {
+        if let (Some(r), Some(Value::Array(d))) = (self.reason, details)
+            && let Some(info) = d.first_mut().and_then(Value::as_object_mut)
+        {
+            info.insert("reason".into(), Value::from(r));
+        }
     }
 
     /// The HTTP+JSON error body in the form of `version`.
@@ -23,6 +36,7 @@ impl A2aError {
                 let mut v =
                     serde_json::to_value(self.to_types().to_rest_body()).unwrap_or(Value::Null);
                 v["error"]["code"] = Value::from(self.http_status());
+                self.own_reason(v.get_mut("error").and_then(|e| e.get_mut("details")));
                 v
             }
             // 0.3 REST has no normative error body; a2a-js expects `{code, message, data?}`.

@@ -31,6 +31,7 @@ pub(crate) fn v03_jsonrpc_request(
     method: &str,
     params: Value,
 ) -> Result<(&'static str, Value), A2aError> {
+    let unknown = unknown_config(&params);
     let p = (!params.is_null()).then_some(params);
     let req = V03Request::parse(method, p).map_err(|e| match e {
         ParseError::UnknownMethod(m) => {
@@ -42,7 +43,48 @@ pub(crate) fn v03_jsonrpc_request(
     })?;
     let v1 = a2a_translate::to_v1::request(req, POLICY).map_err(untranslatable)?;
     let name = v1.method_name();
-    Ok((name, v1.params().unwrap_or_else(|| json!({}))))
+    let mut params = v1.params().unwrap_or_else(|| json!({}));
+    keep_config(&mut params, unknown);
+    Ok((name, params))
+}
+
+/// The members of a 0.3 send's `configuration` that 0.3 does not define (protocol extensions),
+/// which the translation drops: kept for the handler (`RequestContext::configuration`).
+fn unknown_config(params: &Value) -> Option<serde_json::Map<String, Value>> {
+    // Every spelling the two 0.3 dialects read (JSON-RPC, HTTP+JSON; camelCase and snake_case).
+    const KNOWN: [&str; 9] = [
+        "acceptedOutputModes",
+        "accepted_output_modes",
+        "blocking",
+        "historyLength",
+        "history_length",
+        "pushNotificationConfig",
+        "push_notification_config",
+        "pushNotification",
+        "push_notification",
+    ];
+    let c = params.get("configuration")?.as_object()?;
+    let rest: serde_json::Map<String, Value> = c
+        .iter()
+        .filter(|(k, _)| !KNOWN.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    (!rest.is_empty()).then_some(rest)
+}
+
+/// Put `unknown` (from [`unknown_config`]) into the 1.0 `configuration` of `params`.
+fn keep_config(params: &mut Value, unknown: Option<serde_json::Map<String, Value>>) {
+    let (Some(unknown), Some(p)) = (unknown, params.as_object_mut()) else {
+        return;
+    };
+    let c = p
+        .entry("configuration")
+        .or_insert_with(|| Value::Object(Default::default()));
+    if let Some(c) = c.as_object_mut() {
+        for (k, v) in unknown {
+            c.entry(k).or_insert(v);
+        }
+    }
 }
 
 /// A 1.0 JSON-RPC result of `method` -> the 0.3 result.
@@ -119,10 +161,13 @@ impl V03Stream {
 
 /// A 0.3 REST send body -> 1.0 `SendMessageRequest` JSON.
 pub fn v03_rest_send(body: Value) -> Result<Value, A2aError> {
+    let unknown = unknown_config(&body);
     let r: v03::rest::SendMessageRequest = serde_json::from_value(body)
         .map_err(|e| A2aError::invalid_params(format!("invalid SendMessageRequest: {e}")))?;
     let v1 = a2a_translate::to_v1::rest::send_message_request(r, POLICY).map_err(untranslatable)?;
-    ser(v1)
+    let mut v = ser(v1)?;
+    keep_config(&mut v, unknown);
+    Ok(v)
 }
 
 /// A 1.0 send response -> 0.3 REST `SendMessageResponse`.

@@ -94,6 +94,7 @@ pub struct RequestContext {
     pub(crate) caller: CallerProfile,
     pub(crate) extensions: Vec<String>,
     pub(crate) metadata: Option<Struct>,
+    pub(crate) configuration: Option<Value>,
     pub(crate) task: Option<Task>,
     pub(crate) headers: Headers,
     pub(crate) emitter: Emitter,
@@ -139,6 +140,33 @@ impl RequestContext {
     /// The request `metadata`.
     pub fn metadata(&self) -> Option<&Struct> {
         self.metadata.as_ref()
+    }
+    /// The request's `configuration` (`SendMessageConfiguration`) as the caller sent it, members
+    /// this runtime does not know included (protocol extensions, later A2A options); `None` when
+    /// the request has none. In 1.0 terms: a 0.3 request's is translated (`blocking` as
+    /// `returnImmediately`, `pushNotificationConfig` as `taskPushNotificationConfig`), the
+    /// members 0.3 does not define kept.
+    ///
+    /// ```
+    /// # use a2a_agent::prelude::*;
+    /// # async fn h(ctx: RequestContext) -> Result<Reply, HandlerError> {
+    /// // {"configuration": {"historyLength": 2, "x-tone": "formal"}, "message": ...}
+    /// let tone = ctx
+    ///     .configuration()
+    ///     .and_then(|c| c.get("x-tone"))
+    ///     .and_then(|t| t.as_str())
+    ///     .unwrap_or("plain");
+    /// Ok(Reply::text(format!("answering in a {tone} tone")))
+    /// # }
+    /// ```
+    pub fn configuration(&self) -> Option<&Value> {
+        self.configuration.as_ref()
+    }
+    /// The whole result of validating the caller's OAuth 2.0 / OIDC token (JWT header and
+    /// claims, or the introspection response), when a token identified the caller: the Camel
+    /// guide's `CamelOAuthTokenValidationResult`. Same as `caller().token`.
+    pub fn token_validation(&self) -> Option<&crate::caller::TokenValidation> {
+        self.caller.token.as_deref()
     }
     /// The task this message continues, as it stood when the message arrived (state, e.g.
     /// INPUT_REQUIRED; history; artifacts), on a follow-up turn; `None` on the first turn of a
@@ -186,80 +214,22 @@ impl RequestContext {
     pub async fn emit_message(&self, message: Message) {
         self.emitter.emit_message(message).await
     }
-    /// Run `work` as a scoped sub-task with optional before/after/on-error progress messages.
+    /// Emit an intermediate agent message as a `Message` stream event, not a status update (the
+    /// Camel guide's `A2AProgress.emitMessage`), with the Camel table (`rest_status_table =
+    /// "camel"`); with the spec's table, whose task streams carry only task, status and artifact
+    /// events, it is sent as [`Self::emit_message`] sends it (a WORKING status update carrying
+    /// it). Either way it joins the task's history.
     ///
-    /// Progress delivery is best effort: it never fails the work. The original error of `work`
-    /// propagates unchanged. With [`SubTask::fail_if_no_task`] the scope fails when the context has
-    /// no active task.
-    pub async fn sub_task<T, F>(&self, scope: SubTask, work: F) -> Result<T, HandlerError>
-    where
-        F: Future<Output = Result<T, HandlerError>>,
-    {
-        scope.run(&self.emitter, work).await
-    }
-}
-
-type OnError = Box<dyn Fn(&HandlerError) -> String + Send + Sync>;
-
-/// A scoped sub-task: optional messages before, after and on error.
-#[derive(Default)]
-pub struct SubTask {
-    before: Option<String>,
-    after: Option<String>,
-    on_error: Option<OnError>,
-    fail_if_no_task: bool,
-}
-
-impl SubTask {
-    /// A scope with no messages.
-    pub fn new() -> Self {
-        Self::default()
-    }
-    /// Emit `text` before the work.
-    pub fn before(mut self, text: impl Into<String>) -> Self {
-        self.before = Some(text.into());
-        self
-    }
-    /// Emit `text` after the work succeeds.
-    pub fn after(mut self, text: impl Into<String>) -> Self {
-        self.after = Some(text.into());
-        self
-    }
-    /// Emit a message computed from the error when the work fails.
-    pub fn on_error(mut self, f: impl Fn(&HandlerError) -> String + Send + Sync + 'static) -> Self {
-        self.on_error = Some(Box::new(f));
-        self
-    }
-    /// Fail (with an internal error) when there is no active task.
-    pub fn fail_if_no_task(mut self, yes: bool) -> Self {
-        self.fail_if_no_task = yes;
-        self
-    }
-    /// Run `work` in this scope with `emitter`.
-    pub async fn run<T, F>(self, emitter: &Emitter, work: F) -> Result<T, HandlerError>
-    where
-        F: Future<Output = Result<T, HandlerError>>,
-    {
-        if self.fail_if_no_task && !emitter.is_active() {
-            return Err(HandlerError::failed("no active A2A task context"));
-        }
-        if let Some(b) = &self.before {
-            emitter.emit(b.clone()).await;
-        }
-        let out = work.await;
-        match &out {
-            Ok(_) => {
-                if let Some(a) = &self.after {
-                    emitter.emit(a.clone()).await;
-                }
-            }
-            Err(e) => {
-                if let Some(f) = &self.on_error {
-                    emitter.emit(f(e)).await;
-                }
-            }
-        }
-        out
+    /// ```
+    /// # use a2a_agent::prelude::*;
+    /// # async fn h(ctx: RequestContext) -> Result<Reply, HandlerError> {
+    /// let finding = Message::agent_text("Intermediate finding...");
+    /// ctx.emit_message_event(finding).await;
+    /// Ok(Reply::text("Final answer"))
+    /// # }
+    /// ```
+    pub async fn emit_message_event(&self, message: Message) {
+        self.emitter.emit_message_event(message).await
     }
 }
 

@@ -39,6 +39,10 @@ pub(crate) trait TaskSink: Send + Sync {
     /// The task's metadata under the task's lock, to change and store without an event;
     /// `None` once the task is terminal.
     fn lock_metadata(&self) -> MetadataFuture<'_>;
+
+    /// Whether an intermediate message may be a `Message` stream event (the Camel table);
+    /// otherwise a status update carries it.
+    fn message_events(&self) -> bool;
 }
 
 /// Emits progress for one task. Emitting on an inactive emitter is a no-op.
@@ -86,17 +90,24 @@ impl Emitter {
         .await
     }
     /// Status update (WORKING) carrying an intermediate agent message.
-    pub async fn emit_message(&self, mut message: Message) {
+    pub async fn emit_message(&self, message: Message) {
         self.update(move |t| {
-            message.task_id = Some(t.id.clone());
-            message.context_id = t.context_id.clone();
-            if message.message_id.is_empty() {
-                message.message_id = uuid::Uuid::new_v4().to_string();
-            }
-            if message.role == Role::Unspecified {
-                message.role = Role::Agent;
-            }
+            let message = own_message(message, t);
             Some(status_change(t, TaskState::Working, Some(message)))
+        })
+        .await
+    }
+    /// An intermediate agent message as a `Message` stream event (added to the task's history,
+    /// the status unchanged) where the sink allows it (the Camel table), else as
+    /// [`Self::emit_message`].
+    pub async fn emit_message_event(&self, message: Message) {
+        if !self.sink.as_ref().is_some_and(|s| s.message_events()) {
+            return self.emit_message(message).await;
+        }
+        self.update(move |t| {
+            let message = own_message(message, t);
+            t.history.push(message.clone());
+            Some(StreamResponse::Message(message))
         })
         .await
     }

@@ -1,12 +1,13 @@
 //! The handler API: what user code implements, what it receives and what it returns (`api`),
-//! and the [`Emitter`] it reports progress with (`emitter`).
+//! the [`Emitter`] it reports progress with (`emitter`), and [`SubTask`] (`subtask`).
 
 mod api;
 mod emitter;
+mod subtask;
 
 pub use api::{
     ExtensionHandler, FnHandler, HIDDEN_HEADERS, Handler, HandlerError, Reply, RequestContext,
-    SubTask, handler_fn, visible_headers,
+    handler_fn, visible_headers,
 };
 pub(crate) use api::{Headers, RawMessage};
 pub use emitter::Emitter;
@@ -14,3 +15,4 @@ pub(crate) use emitter::{
     Edit, MetadataFuture, MetadataGuard, SinkFuture, TaskSink, add_artifact, status_change,
     trim_history,
 };
+pub use subtask::{SUB_TASK_ID_KEY, SubTask};

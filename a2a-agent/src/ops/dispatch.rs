@@ -152,10 +152,7 @@ pub(crate) async fn dispatch_v(
                 return dispatch(app, call, method, params).await;
             };
             let Some(d) = app.push.as_ref() else {
-                return Err(A2aError::new(
-                    ErrorKind::PushNotificationNotSupported,
-                    "Push Notification is not supported",
-                ));
+                return Err(app.cfg.rest_status_table.push_not_supported());
             };
             let config: a2a_types::v1::TaskPushNotificationConfig = serde_json::from_value(inline)
                 .map_err(|e| {
@@ -287,10 +284,7 @@ pub(crate) async fn dispatch(
         "CreateTaskPushNotificationConfig"
         | "GetTaskPushNotificationConfig"
         | "ListTaskPushNotificationConfigs"
-        | "DeleteTaskPushNotificationConfig" => Err(A2aError::new(
-            ErrorKind::PushNotificationNotSupported,
-            "Push Notification is not supported",
-        )),
+        | "DeleteTaskPushNotificationConfig" => Err(app.cfg.rest_status_table.push_not_supported()),
         "GetExtendedAgentCard" => Err(A2aError::new(
             ErrorKind::UnsupportedOperation,
             "the extended agent card is not supported by this agent",

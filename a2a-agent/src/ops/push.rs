@@ -20,13 +20,6 @@ fn store_err(e: impl std::fmt::Display) -> A2aError {
     A2aError::internal(e.to_string())
 }
 
-fn not_supported() -> A2aError {
-    A2aError::new(
-        ErrorKind::PushNotificationNotSupported,
-        "Push Notification is not supported",
-    )
-}
-
 fn config_not_found(id: &str) -> A2aError {
     // The Camel guide's table: a missing push config is a TaskNotFoundError (404 / -32001).
     A2aError::new(
@@ -46,8 +39,8 @@ fn ser(v: impl serde::Serialize) -> Result<Value, A2aError> {
     serde_json::to_value(v).map_err(|e| A2aError::internal(e.to_string()))
 }
 
-/// Run one of the four 1.0 push config methods of a caller of `version`. The caller must own the task (a foreign task is
-/// a TaskNotFound, like a missing one).
+/// Run one of the four 1.0 push config methods of a caller of `version`. The caller must own
+/// the task (a foreign task is a TaskNotFound, like a missing one; 403 in the Camel table).
 pub(crate) async fn op(
     app: &App,
     caller: &CallerProfile,
@@ -56,7 +49,7 @@ pub(crate) async fn op(
     version: Version,
 ) -> Result<Value, A2aError> {
     let Some(d) = app.push.as_ref().filter(|_| app.card.push_notifications()) else {
-        return Err(not_supported());
+        return Err(app.cfg.rest_status_table.push_not_supported());
     };
     let owned = |task_id: String| async move {
         if task_id.is_empty() {

@@ -43,8 +43,11 @@ pub fn resolve_return_immediately(
     header_override.unwrap_or(endpoint_default)
 }
 
-/// The typed request and the caller's message JSON (taken out of `params`).
-pub(crate) fn parse_send(mut params: Value) -> Result<(SendMessageRequest, Value), A2aError> {
+/// The typed request, the caller's message JSON and its `configuration` as sent (both taken
+/// out of `params`).
+pub(crate) fn parse_send(
+    mut params: Value,
+) -> Result<(SendMessageRequest, Value, Option<Value>), A2aError> {
     if params.is_null() || params.as_object().is_some_and(|o| o.is_empty()) {
         return Err(
             A2aError::new(ErrorKind::ContentTypeNotSupported, "empty SendMessage body")
@@ -59,7 +62,11 @@ pub(crate) fn parse_send(mut params: Value) -> Result<(SendMessageRequest, Value
         .get_mut("message")
         .map(Value::take)
         .unwrap_or(Value::Null);
-    Ok((req, raw))
+    let configuration = params
+        .get_mut("configuration")
+        .map(Value::take)
+        .filter(|c| !c.is_null());
+    Ok((req, raw, configuration))
 }
 
 /// The params of a send: a JSON tree, or read by type (`typed_send`).
@@ -92,14 +99,14 @@ pub(crate) async fn send(
     } else {
         SendMode::Blocking
     };
-    let (request, raw_message, raw_text) = match params {
+    let (request, raw_message, raw_text, configuration) = match params {
         SendParams::Tree(p) => {
-            let (req, raw) = parse_send(p)?;
-            (req, raw, None)
+            let (req, raw, configuration) = parse_send(p)?;
+            (req, raw, None, configuration)
         }
         SendParams::Typed(t) => {
             let TypedSend { request, raw } = *t;
-            (request, Value::Null, Some(raw))
+            (request, Value::Null, Some(raw), None)
         }
     };
     mgr.send_with(
@@ -114,6 +121,7 @@ pub(crate) async fn send(
         SendExtras {
             raw: raw_text,
             headers: Some(headers),
+            configuration,
         },
     )
     .await

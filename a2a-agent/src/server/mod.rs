@@ -233,6 +233,7 @@ impl AgentServer {
                 sse_overflow_policy: cfg.sse_overflow_policy,
                 store: cfg.store_limits(),
                 idempotency_window: cfg.idempotency_window.get(),
+                error_table: cfg.rest_status_table,
             },
         );
         if let Some(log) = replay {

@@ -71,13 +71,16 @@ struct Shared {
 pub(crate) struct Fanout {
     subs: Vec<Arc<Shared>>,
     limits: QueueLimits,
+    drops: Arc<DropLog>,
 }
 
 impl Fanout {
-    pub(crate) fn new(limits: QueueLimits) -> Self {
+    /// No subscribers yet; their queues bounded by `limits`, overflows logged to `drops`.
+    pub(crate) fn new(limits: QueueLimits, drops: Arc<DropLog>) -> Self {
         Fanout {
             subs: Vec::new(),
             limits,
+            drops,
         }
     }
 
@@ -117,13 +120,7 @@ impl Fanout {
             if over(&q) {
                 OVERFLOWS.fetch_add(1, Ordering::Relaxed);
                 metrics::counter!("a2a_agent_stream_queue_overflows_total").increment(1);
-                tracing::debug!(
-                    task_id = %task.id,
-                    queued_events = q.items.len(),
-                    queued_bytes = q.bytes,
-                    ?policy,
-                    "slow subscriber: queue full"
-                );
+                self.drops.dropped(&task.id, q.items.len(), q.bytes, policy);
                 match policy {
                     // The final event is queued anyway (one event over the bound).
                     OverflowPolicy::DropNewest if last => q.push(seq, ev.clone(), size),
@@ -161,6 +158,71 @@ impl Fanout {
             s.ready.notify_one();
             keep
         });
+    }
+}
+
+/// The drop warnings of one server's streams (shared by every task's [`Fanout`]): at most one
+/// per 10 s.
+pub(crate) struct DropLog {
+    start: std::time::Instant,
+    /// When the last warning was logged (ms since `start`, plus 1; 0 = never).
+    last_ms: AtomicU64,
+    /// Overflows since the last warning that were not logged at warn.
+    unlogged: AtomicU64,
+}
+
+impl Default for DropLog {
+    fn default() -> Self {
+        DropLog {
+            start: std::time::Instant::now(),
+            last_ms: AtomicU64::new(0),
+            unlogged: AtomicU64::new(0),
+        }
+    }
+}
+
+impl DropLog {
+    /// At most one warning per this many milliseconds.
+    const EVERY_MS: u64 = 10_000;
+
+    /// A slow subscriber's queue overflowed and `policy` dropped events (the Camel guide: "new
+    /// events are dropped with a warning log"): logged at warn, at most once per 10 s with
+    /// the number of overflows not logged since the previous warning; at debug otherwise.
+    fn dropped(
+        &self,
+        task_id: &str,
+        queued_events: usize,
+        queued_bytes: usize,
+        policy: OverflowPolicy,
+    ) {
+        let now = self.start.elapsed().as_millis() as u64 + 1;
+        let last = self.last_ms.load(Ordering::Relaxed);
+        let due = last == 0 || now.saturating_sub(last) >= Self::EVERY_MS;
+        if due
+            && self
+                .last_ms
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            tracing::warn!(
+                task_id,
+                queued_events,
+                queued_bytes,
+                ?policy,
+                unlogged_overflows = self.unlogged.swap(0, Ordering::Relaxed),
+                "slow stream subscriber: its queue is full, events dropped \
+                 (sse_queue_capacity, sse_queue_max_bytes; at most one such warning per 10 s)"
+            );
+        } else {
+            self.unlogged.fetch_add(1, Ordering::Relaxed);
+            tracing::debug!(
+                task_id,
+                queued_events,
+                queued_bytes,
+                ?policy,
+                "slow subscriber: queue full"
+            );
+        }
     }
 }
 
@@ -251,9 +313,13 @@ impl Drop for Events {
     }
 }
 
-/// Whether a stream should close after `ev` (see [`StreamResponse::closes_live_stream`]).
+/// Whether a stream should close after `ev` (see [`StreamResponse::closes_live_stream`]); a
+/// `Message` of a task (an intermediate message, `Emitter::emit_message_event`) does not.
 pub(crate) fn ends_stream(ev: &StreamResponse) -> bool {
-    ev.closes_live_stream()
+    match ev {
+        StreamResponse::Message(m) if m.task_id.is_some() => false,
+        _ => ev.closes_live_stream(),
+    }
 }
 
 #[cfg(test)]
@@ -287,7 +353,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_reader_gets_every_event_in_order() {
-        let mut f = Fanout::new(QueueLimits::default());
+        let mut f = Fanout::new(QueueLimits::default(), Default::default());
         let mut a = f.subscribe();
         let t = task(TaskState::Working);
         for i in 0..10 {
@@ -305,11 +371,14 @@ mod tests {
     #[tokio::test]
     async fn a_slow_reader_is_bounded_in_bytes_and_keeps_the_state() {
         let big = "x".repeat(100 * 1024);
-        let mut f = Fanout::new(QueueLimits {
-            max_events: 1000,
-            max_bytes: 1024 * 1024,
-            policy: OverflowPolicy::Snapshot,
-        });
+        let mut f = Fanout::new(
+            QueueLimits {
+                max_events: 1000,
+                max_bytes: 1024 * 1024,
+                policy: OverflowPolicy::Snapshot,
+            },
+            Default::default(),
+        );
         let mut slow = f.subscribe();
         let mut fast = f.subscribe();
         let t = task(TaskState::Working);
@@ -348,11 +417,14 @@ mod tests {
 
     #[tokio::test]
     async fn one_event_over_the_byte_limit_still_reaches_an_empty_queue() {
-        let mut f = Fanout::new(QueueLimits {
-            max_events: 10,
-            max_bytes: 10,
-            policy: OverflowPolicy::DropNewest,
-        });
+        let mut f = Fanout::new(
+            QueueLimits {
+                max_events: 10,
+                max_bytes: 10,
+                policy: OverflowPolicy::DropNewest,
+            },
+            Default::default(),
+        );
         let mut a = f.subscribe();
         f.publish(0, &status("more than ten bytes"), &task(TaskState::Working));
         assert!(matches!(
@@ -363,11 +435,14 @@ mod tests {
 
     #[tokio::test]
     async fn the_event_cap_applies_too_and_a_dropped_reader_is_forgotten() {
-        let mut f = Fanout::new(QueueLimits {
-            max_events: 3,
-            max_bytes: 0,
-            policy: OverflowPolicy::Snapshot,
-        });
+        let mut f = Fanout::new(
+            QueueLimits {
+                max_events: 3,
+                max_bytes: 0,
+                policy: OverflowPolicy::Snapshot,
+            },
+            Default::default(),
+        );
         let mut a = f.subscribe();
         let b = f.subscribe();
         let t = task(TaskState::Working);
@@ -396,11 +471,14 @@ mod tests {
     }
 
     async fn run_policy(policy: OverflowPolicy) -> Vec<StreamResponse> {
-        let mut f = Fanout::new(QueueLimits {
-            max_events: 3,
-            max_bytes: 0,
-            policy,
-        });
+        let mut f = Fanout::new(
+            QueueLimits {
+                max_events: 3,
+                max_bytes: 0,
+                policy,
+            },
+            Default::default(),
+        );
         let mut a = f.subscribe();
         let t = task(TaskState::Working);
         for i in 0..6 {

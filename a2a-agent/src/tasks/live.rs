@@ -99,6 +99,10 @@ impl TaskSink for Live {
             Some(Box::new(LockedMetadata { writer, g }) as Box<dyn MetadataGuard<'_> + '_>)
         })
     }
+
+    fn message_events(&self) -> bool {
+        self.writer.upgrade().is_some_and(|w| w.message_events)
+    }
 }
 
 /// A live task locked for a change of its metadata (`Emitter::update_metadata`).
@@ -129,11 +133,18 @@ pub(crate) struct Writer {
     replay_set: OnceLock<Arc<dyn ReplayLog>>,
     /// Most messages kept in a task's history (0 = unlimited).
     max_history_length: usize,
+    /// An intermediate message may be a `Message` event (the Camel table).
+    pub(super) message_events: bool,
 }
 
 impl Writer {
-    /// A writer to `store`, keeping at most `max_history_length` messages of a task's history.
-    pub(super) fn new(store: Arc<dyn TaskStore>, max_history_length: usize) -> Self {
+    /// A writer to `store`, keeping at most `max_history_length` messages of a task's history;
+    /// with `message_events`, an intermediate message may be a `Message` event.
+    pub(super) fn new(
+        store: Arc<dyn TaskStore>,
+        max_history_length: usize,
+        message_events: bool,
+    ) -> Self {
         Writer {
             store,
             sink: OnceLock::new(),
@@ -144,6 +155,7 @@ impl Writer {
             })),
             replay_set: OnceLock::new(),
             max_history_length,
+            message_events,
         }
     }
 

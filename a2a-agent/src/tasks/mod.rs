@@ -64,6 +64,10 @@ pub struct TaskLimits {
     /// A repeated `messageId` within this window answers from the first send (see
     /// [`idempotency`]); zero turns it off.
     pub idempotency_window: Duration,
+    /// The error table (`rest_status_table`): with the Camel guide's, the capacity refusal is
+    /// named `SERVER_BUSY`, a foreign task is 403 `AuthorizationError`, and a handler's
+    /// [`Emitter::emit_message_event`] is a `Message` stream event.
+    pub error_table: crate::error::RestStatusTable,
 }
 
 impl Default for TaskLimits {
@@ -77,6 +81,7 @@ impl Default for TaskLimits {
             sse_overflow_policy: OverflowPolicy::DropNewest,
             store: StoreLimits::default(),
             idempotency_window: Duration::ZERO,
+            error_table: crate::error::RestStatusTable::Spec,
         }
     }
 }
@@ -97,6 +102,8 @@ pub struct TaskManager {
     sends: Arc<dyn SendLog>,
     sends_set: std::sync::OnceLock<Arc<dyn SendLog>>,
     claims: Claims,
+    /// The drop warnings of this manager's streams.
+    drops: Arc<fanout::DropLog>,
 }
 
 impl TaskManager {
@@ -109,7 +116,11 @@ impl TaskManager {
     ) -> Arc<Self> {
         Arc::new_cyclic(|me| TaskManager {
             limits: limits.clone(),
-            writer: Arc::new(Writer::new(store, limits.store.max_history_length)),
+            writer: Arc::new(Writer::new(
+                store,
+                limits.store.max_history_length,
+                limits.error_table.is_camel(),
+            )),
             handler,
             ext_handlers,
             live: Mutex::new(HashMap::default()),
@@ -122,6 +133,7 @@ impl TaskManager {
             sends: Arc::new(MemorySendLog::new(limits.idempotency_window, 100_000)),
             sends_set: std::sync::OnceLock::new(),
             claims: Default::default(),
+            drops: Default::default(),
         })
     }
 
@@ -219,7 +231,7 @@ impl TaskManager {
             task,
             owner,
             seq,
-            Fanout::new(self.queue_limits()),
+            Fanout::new(self.queue_limits(), self.drops.clone()),
             Arc::downgrade(&self.writer),
         ));
         if let Ok(mut m) = self.live.lock() {

@@ -79,6 +79,8 @@ pub(crate) struct SendExtras {
     pub raw: Option<RawSource>,
     /// The request's headers, filtered when a handler asks.
     pub headers: Option<Headers>,
+    /// The request's `configuration` as sent (unknown members kept), for the handler.
+    pub configuration: Option<Value>,
 }
 
 /// The outcome of a send.

@@ -82,10 +82,10 @@ impl TaskManager {
                         queued_slot = true;
                         None
                     } else {
-                        return Err(A2aError::new(
-                            ErrorKind::ResourceExhausted,
-                            "server busy: agent capacity reached; retry later",
-                        ));
+                        return Err(self
+                            .limits
+                            .error_table
+                            .capacity_refusal("server busy: agent capacity reached; retry later"));
                     }
                 }
             },
@@ -119,7 +119,7 @@ impl TaskManager {
                 };
                 let mut g = live.state.lock().await;
                 let err = if g.owner != caller.owner_key() {
-                    Some(A2aError::task_not_found(&tid))
+                    Some(self.limits.error_table.foreign_task(&tid))
                 } else if g.task.status.state.is_terminal() {
                     Some(terminal_send(&tid))
                 } else if max_task > 0
@@ -202,8 +202,7 @@ impl TaskManager {
                 {
                     release_queue(queued_slot);
                     if e.is_full() {
-                        return Err(A2aError::new(
-                            ErrorKind::ResourceExhausted,
+                        return Err(self.limits.error_table.capacity_refusal(
                             "server busy: the agent's task store is full; retry later",
                         ));
                     }
@@ -265,6 +264,7 @@ impl TaskManager {
             caller,
             extensions,
             metadata: request.metadata,
+            configuration: extras.configuration,
             task: prior,
             headers: extras.headers.unwrap_or_else(|| Headers::filtered(headers)),
             emitter: Emitter::to(live.clone()),
