@@ -80,17 +80,29 @@ impl Checkpointer {
 
     /// A `TRUNCATE` checkpoint waiting at most `WAL_WAIT` for readers; busy is not an error.
     fn truncate(&mut self, size: u64) {
+        let started = std::time::Instant::now();
         let _ = self.conn.busy_timeout(super::task_retention::WAL_WAIT);
-        let busy: Result<i64, _> =
+        let busy: Result<(i64, i64, i64), _> =
             self.conn
-                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0));
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                });
         let _ = self.conn.busy_timeout(std::time::Duration::from_secs(5));
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
         match busy {
-            Ok(0) => tracing::debug!(wal_bytes = size, "WAL truncated by the writer"),
-            Ok(_) | Err(rusqlite::Error::SqliteFailure(_, _)) => {
+            Ok((0, _, _)) => tracing::debug!(wal_bytes = size, ms, "WAL truncated by the writer"),
+            Ok((_, frames, copied)) => tracing::debug!(
+                wal_bytes = size,
+                ms,
+                frames,
+                copied,
+                "WAL truncation busy (readers); after the next batch"
+            ),
+            Err(rusqlite::Error::SqliteFailure(e, _)) => {
                 tracing::debug!(
                     wal_bytes = size,
-                    "WAL truncation busy; after the next batch"
+                    ms,
+                    "WAL truncation busy ({e}); after the next batch"
                 )
             }
             Err(e) => tracing::warn!("WAL truncation failed: {e}"),
@@ -104,7 +116,7 @@ mod tests {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
 
-    /// Commits 20 MB in small transactions while two readers overlap so that one of them is
+    /// Commits 16 MB in small transactions while two readers overlap so that one of them is
     /// always on a snapshot; returns the largest WAL file seen.
     fn largest_wal(limit: u64) -> u64 {
         let dir = tempfile::tempdir().unwrap();
@@ -112,8 +124,11 @@ mod tests {
         let w = Connection::open(&path).unwrap();
         w.pragma_update(None, "journal_mode", "WAL").unwrap();
         w.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
+        // No fsyncs: what is measured is where frames go, not when they are durable.
+        w.pragma_update(None, "synchronous", "OFF").unwrap();
         w.execute_batch("CREATE TABLE t(b BLOB)").unwrap();
         let mut cp = Checkpointer::open(&path).unwrap();
+        cp.conn.pragma_update(None, "synchronous", "OFF").unwrap();
         cp.limit = limit;
         let stop = Arc::new(AtomicBool::new(false));
         let readers: Vec<_> = (0..2)
@@ -135,9 +150,9 @@ mod tests {
             .collect();
         let blob = vec![7u8; 4000];
         let mut largest = 0;
-        for _ in 0..1000 {
+        for _ in 0..500 {
             w.execute_batch("BEGIN IMMEDIATE").unwrap();
-            for _ in 0..5 {
+            for _ in 0..8 {
                 w.execute("INSERT INTO t(b) VALUES (?1)", [&blob]).unwrap();
             }
             w.execute_batch("COMMIT").unwrap();
@@ -155,7 +170,7 @@ mod tests {
     fn the_writer_keeps_the_wal_near_its_limit_while_readers_never_leave() {
         // Without the truncation the WAL never starts over: some reader is always on it.
         let unbounded = largest_wal(u64::MAX);
-        assert!(unbounded > 10 << 20, "WAL grew to only {unbounded} bytes");
+        assert!(unbounded > 12 << 20, "WAL grew to only {unbounded} bytes");
         let bounded = largest_wal(1 << 20);
         assert!(
             bounded < 3 << 20,
