@@ -198,7 +198,7 @@ pub(crate) async fn send_op(
     }
     let knobs = SendKnobs {
         header_override: header_bool(&call.headers, "a2a-return-immediately"),
-        endpoint_default: app.cfg.return_immediately,
+        endpoint_default: app.cfg().return_immediately,
     };
     match send(
         &app.manager,
