@@ -153,7 +153,7 @@ async fn sighup_applies_live_settings_reports_the_rest_and_refuses_a_bad_file() 
     )
     .unwrap();
     hangup(&child);
-    let l = line_with(&lines, "config reloaded");
+    let l = line_with(&lines, "config reloaded: ");
     assert!(
         l.contains("applied: max_payload_size") && l.contains("need a restart: base_path"),
         "{l}"
@@ -180,7 +180,7 @@ async fn sighup_applies_live_settings_reports_the_rest_and_refuses_a_bad_file() 
     )
     .unwrap();
     hangup(&child);
-    let l = line_with(&lines, "config reloaded");
+    let l = line_with(&lines, "config reloaded: ");
     assert!(
         l.contains("applied: max_payload_size") && l.contains("need a restart: base_path"),
         "{l}"
@@ -202,7 +202,7 @@ async fn sighup_turns_the_otlp_export_on_and_moves_it() {
 
     std::fs::write(&file, format!("otlp_endpoint = \"{}\"\n", first.url)).unwrap();
     hangup(&child);
-    let l = line_with(&lines, "config reloaded");
+    let l = line_with(&lines, "config reloaded: ");
     assert!(l.contains("applied: otlp_endpoint"), "{l}");
     let t1 = "2bf92f3577b34da6a3ce929d0e0e4736";
     assert_eq!(send(&url, "on", Some(&tp(t1))).await, 200);
@@ -222,7 +222,7 @@ async fn sighup_turns_the_otlp_export_on_and_moves_it() {
     )
     .unwrap();
     hangup(&child);
-    let l = line_with(&lines, "config reloaded");
+    let l = line_with(&lines, "config reloaded: ");
     assert!(
         l.contains("applied: otlp_endpoint, service_name"),
         "{l}"
@@ -239,7 +239,7 @@ async fn sighup_turns_the_otlp_export_on_and_moves_it() {
     // Off again: nothing more is exported.
     std::fs::write(&file, "").unwrap();
     hangup(&child);
-    line_with(&lines, "config reloaded");
+    line_with(&lines, "config reloaded: ");
     let t3 = "4bf92f3577b34da6a3ce929d0e0e4736";
     assert_eq!(send(&url, "off", Some(&tp(t3))).await, 200);
     assert!(terminate(&mut child).success());
