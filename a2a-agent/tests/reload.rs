@@ -87,9 +87,11 @@ async fn send(url: &str, text: &str, traceparent: Option<&str>) -> u16 {
     let mut req = reqwest::Client::new()
         .post(format!("{url}/"))
         .header("A2A-Version", "1.0")
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message":
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message":
             {"messageId": uuid::Uuid::new_v4().to_string(), "role": "ROLE_USER",
-             "parts": [{"text": text}]}}}));
+             "parts": [{"text": text}]}}}),
+        );
     if let Some(tp) = traceparent {
         req = req.header("traceparent", tp);
     }
@@ -100,6 +102,22 @@ async fn send(url: &str, text: &str, traceparent: Option<&str>) -> u16 {
         assert!(body.contains("\"result\""), "{body}");
     }
     status
+}
+
+/// Whether a SendMessage at `url` is refused because every slot is taken.
+async fn busy(url: &str) -> bool {
+    let resp = reqwest::Client::new()
+        .post(format!("{url}/"))
+        .header("A2A-Version", "1.0")
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message":
+            {"messageId": uuid::Uuid::new_v4().to_string(), "role": "ROLE_USER",
+             "parts": [{"text": "more"}]}}}),
+        )
+        .send()
+        .await
+        .unwrap();
+    resp.text().await.unwrap().contains("server busy")
 }
 
 /// One keep-alive `GET /healthz` on `conn`: the status line.
@@ -113,7 +131,11 @@ fn healthz(conn: &mut std::net::TcpStream) -> String {
             break i + 4;
         }
         let n = conn.read(&mut buf).unwrap();
-        assert!(n > 0, "connection closed: {}", String::from_utf8_lossy(&got));
+        assert!(
+            n > 0,
+            "connection closed: {}",
+            String::from_utf8_lossy(&got)
+        );
         got.extend_from_slice(&buf[..n]);
     };
     let text = String::from_utf8_lossy(&got[..head]).into_owned();
@@ -147,18 +169,18 @@ async fn sighup_applies_live_settings_reports_the_rest_and_refuses_a_bad_file() 
     assert!(healthz(&mut conn).contains("200"));
 
     // A lower payload limit (live) and a base path (needs a restart).
-    std::fs::write(
-        &file,
-        "max_payload_size = 2000\nbase_path = \"/moved\"\n",
-    )
-    .unwrap();
+    std::fs::write(&file, "max_payload_size = 2000\nbase_path = \"/moved\"\n").unwrap();
     hangup(&child);
     let l = line_with(&lines, "config reloaded: ");
     assert!(
         l.contains("applied: max_payload_size") && l.contains("need a restart: base_path"),
         "{l}"
     );
-    assert_eq!(send(&url, &body, None).await, 413, "the lowered limit applies");
+    assert_eq!(
+        send(&url, &body, None).await,
+        413,
+        "the lowered limit applies"
+    );
     assert_eq!(send(&url, "small", None).await, 200, "still served at /");
     // The connection made before the reload still serves.
     assert!(healthz(&mut conn).contains("200"));
@@ -174,11 +196,7 @@ async fn sighup_applies_live_settings_reports_the_rest_and_refuses_a_bad_file() 
     assert!(healthz(&mut conn).contains("200"));
 
     // The limit raised again, beside the base path still waiting for a restart.
-    std::fs::write(
-        &file,
-        "max_payload_size = 100000\nbase_path = \"/moved\"\n",
-    )
-    .unwrap();
+    std::fs::write(&file, "max_payload_size = 100000\nbase_path = \"/moved\"\n").unwrap();
     hangup(&child);
     let l = line_with(&lines, "config reloaded: ");
     assert!(
@@ -223,10 +241,7 @@ async fn sighup_turns_the_otlp_export_on_and_moves_it() {
     .unwrap();
     hangup(&child);
     let l = line_with(&lines, "config reloaded: ");
-    assert!(
-        l.contains("applied: otlp_endpoint, service_name"),
-        "{l}"
-    );
+    assert!(l.contains("applied: otlp_endpoint, service_name"), "{l}");
     let t2 = "3bf92f3577b34da6a3ce929d0e0e4736";
     assert_eq!(send(&url, "moved", Some(&tp(t2))).await, 200);
     let spans = second.wait_for(t2, "a2a.request").await;
@@ -246,4 +261,87 @@ async fn sighup_turns_the_otlp_export_on_and_moves_it() {
     for rx in [&first, &second] {
         assert!(rx.spans().iter().all(|s| s.trace_id != t3));
     }
+}
+
+/// `ServerHandle::reload` (what the binary's SIGHUP calls) resizes the concurrency cap: a
+/// second running task is refused at 1, admitted once the cap is 2, and refused again after the
+/// cap went back to 1 (its slot taken away when a running task ended).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_resizes_the_concurrency_cap() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let (open, gate) = tokio::sync::watch::channel(false);
+    let started = Arc::new(AtomicUsize::new(0));
+    let seen = started.clone();
+    let handler = a2a_agent::handler_fn(move |_c: a2a_agent::RequestContext| {
+        let mut gate = gate.clone();
+        let seen = seen.clone();
+        async move {
+            seen.fetch_add(1, Ordering::SeqCst);
+            let _ = gate.wait_for(|open| *open).await;
+            Ok(a2a_agent::Reply::text("done"))
+        }
+    });
+    let boot = a2a_agent::AgentConfig {
+        max_concurrent_tasks: 1,
+        ..crate::common::open_config()
+    };
+    let server = crate::common::start_with(
+        a2a_agent::AgentCard::identity("gate", "gate", "1.0.0"),
+        handler,
+        boot.clone(),
+    )
+    .await;
+    let url = server.url().to_owned();
+    let running = |n: usize| {
+        let started = started.clone();
+        async move {
+            let end = Instant::now() + Duration::from_secs(10);
+            while started.load(Ordering::SeqCst) < n {
+                assert!(Instant::now() < end, "{n} tasks never started");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    };
+    let held = |url: String| tokio::spawn(async move { send(&url, "hold", None).await });
+
+    let first = held(url.clone());
+    running(1).await;
+    assert!(busy(&url).await, "one slot, taken");
+
+    let two = a2a_agent::AgentConfig {
+        max_concurrent_tasks: 2,
+        ..boot.clone()
+    };
+    let done = server.reload(&boot, &boot, &two).unwrap();
+    assert_eq!(done.applied, vec!["max_concurrent_tasks"]);
+    let second = held(url.clone());
+    running(2).await;
+
+    // Back to one while both run: the slot goes when a task ends.
+    let one = boot.clone();
+    assert_eq!(
+        server.reload(&boot, &two, &one).unwrap().applied,
+        vec!["max_concurrent_tasks"]
+    );
+    open.send(true).unwrap();
+    assert_eq!(first.await.unwrap(), 200);
+    assert_eq!(second.await.unwrap(), 200);
+    open.send(false).unwrap();
+    // The ended tasks' slots come back just after their answers: try until one is free.
+    let end = Instant::now() + Duration::from_secs(10);
+    let third = loop {
+        let h = held(url.clone());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if !h.is_finished() {
+            break h;
+        }
+        assert!(Instant::now() < end, "no slot came back");
+    };
+    running(3).await;
+    assert!(busy(&url).await, "one slot again");
+    open.send(true).unwrap();
+    assert_eq!(third.await.unwrap(), 200);
+    server.shutdown().await;
 }

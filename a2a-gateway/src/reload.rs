@@ -45,8 +45,8 @@ pub const LIVE: &[&str] = &[
     "service_name",
 ];
 
-pub use a2a_agent::settings::reload::Reloaded;
 use a2a_agent::settings::reload as shared;
+pub use a2a_agent::settings::reload::Reloaded;
 
 /// Whether a change of `key` from `before` to `after` applies live.
 fn live(key: &str, before: &Value, after: &Value) -> bool {
@@ -79,7 +79,7 @@ pub(crate) fn apply(
     after: &Config,
 ) -> Result<Reloaded, String> {
     let changes = plan(boot, before, after)?;
-    let next: Config = shared::merge(&st.config(), after, &changes.applied)?;
+    let next: Config = shared::merge(&**st.config(), after, &changes.applied)?;
     let peers = if changes.applied.iter().any(|k| k == "peer_ca_file") {
         Some(crate::peer::clients::PeerClients::build(&next)?)
     } else {

@@ -43,9 +43,11 @@ async fn send(base: &str, key: &str, trace: &str) -> u16 {
         .bearer_auth(key)
         .header("A2A-Version", "1.0")
         .header("traceparent", format!("00-{trace}-00f067aa0ba902b7-01"))
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message":
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message":
             {"messageId": uuid::Uuid::new_v4().to_string(), "role": "ROLE_USER",
-             "parts": [{"text": "hi"}]}}}))
+             "parts": [{"text": "hi"}]}}}),
+        )
         .send()
         .await
         .unwrap();
@@ -158,7 +160,10 @@ async fn sighup_turns_the_otlp_export_on_and_moves_it() {
     let t3 = "4af7651916cd43dd8448eb211c80319c";
     assert_eq!(send(&base, &key, t3).await, 200);
     second.wait_for(t3, "a2a.hop").await;
-    assert!(healthz_ok(&mut conn), "the connection opened first still serves");
+    assert!(
+        healthz_ok(&mut conn),
+        "the connection opened first still serves"
+    );
     assert!(terminate(&mut child).success());
     assert!(first.spans().iter().all(|s| s.trace_id != t3));
     peer.shutdown().await;

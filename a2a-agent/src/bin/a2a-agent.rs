@@ -207,13 +207,20 @@ fn reload(
         env_var: "A2A_AGENT_LOG",
         default: "info",
     });
-    let traced = (&a.otlp_endpoint, &a.otlp_protocol, &a.otlp_headers, &a.service_name)
-        != (&b.otlp_endpoint, &b.otlp_protocol, &b.otlp_headers, &b.service_name);
-    let process = stage_reload(log, traced.then(|| (a.otlp(), "a2a-agent")))
-        .map_err(anyhow::Error::msg)?;
-    let mut done = server
-        .reload(&boot.cfg, b, a)
-        .map_err(anyhow::Error::msg)?;
+    let traced = (
+        &a.otlp_endpoint,
+        &a.otlp_protocol,
+        &a.otlp_headers,
+        &a.service_name,
+    ) != (
+        &b.otlp_endpoint,
+        &b.otlp_protocol,
+        &b.otlp_headers,
+        &b.service_name,
+    );
+    let process =
+        stage_reload(log, traced.then(|| (a.otlp(), "a2a-agent"))).map_err(anyhow::Error::msg)?;
+    let mut done = server.reload(&boot.cfg, b, a).map_err(anyhow::Error::msg)?;
     process.commit().map_err(anyhow::Error::msg)?;
     for ((key, was), now) in ["name", "description", "version"]
         .iter()
@@ -232,7 +239,11 @@ async fn serve(s: Serve, settings: Settings, pristine: Serve) -> anyhow::Result<
     let mut hangups = a2a_agent::listen::Hangups::new()?;
     let boot = Read {
         cfg: settings.cfg.clone(),
-        card: [s.name.clone(), s.description.clone(), s.agent_version.clone()],
+        card: [
+            s.name.clone(),
+            s.description.clone(),
+            s.agent_version.clone(),
+        ],
     };
     let mut before = boot.clone();
     let mut cfg = settings.cfg;

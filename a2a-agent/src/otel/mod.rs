@@ -37,7 +37,6 @@ pub fn enabled() -> bool {
     ON.load(Ordering::Relaxed)
 }
 
-
 struct Headers<'a>(&'a http::HeaderMap);
 
 impl Extractor for Headers<'_> {

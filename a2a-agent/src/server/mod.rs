@@ -222,12 +222,8 @@ impl AgentServer {
                 (decl, h)
             })
             .collect();
-        let manager = TaskManager::new(
-            store,
-            self.handler,
-            ext_handlers,
-            reload::task_limits(&cfg),
-        );
+        let manager =
+            TaskManager::new(store, self.handler, ext_handlers, reload::task_limits(&cfg));
         if let Some(log) = replay {
             manager.set_replay_log(log);
         }

@@ -51,8 +51,8 @@ pub const LIVE: &[&str] = &[
 
 /// Whether a change of `key` from `before` to `after` applies live.
 fn live(key: &str, before: &Value, after: &Value) -> bool {
-    let toggled = key == "max_concurrent_tasks"
-        && (before.as_u64() == Some(0) || after.as_u64() == Some(0));
+    let toggled =
+        key == "max_concurrent_tasks" && (before.as_u64() == Some(0) || after.as_u64() == Some(0));
     LIVE.contains(&key) && !toggled
 }
 

@@ -92,7 +92,11 @@ pub(crate) async fn handle(
     crate::otel::note("a2a.caller.version", v.as_str());
     match run(app, &route, method, call, body).await {
         Ok(r) => r,
-        Err(e) => error_response(&e.in_table(app.cfg().rest_status_table), v, Binding::HttpJson),
+        Err(e) => error_response(
+            &e.in_table(app.cfg().rest_status_table),
+            v,
+            Binding::HttpJson,
+        ),
     }
 }
 

@@ -129,8 +129,14 @@ mod tests {
             ..S::default()
         };
         let d = diff(&boot, &first, &live).unwrap();
-        assert_eq!((d.applied, d.restart), (vec!["a".into()], vec!["port".into()]));
-        let second = S { b: 3, ..first.clone() };
+        assert_eq!(
+            (d.applied, d.restart),
+            (vec!["a".into()], vec!["port".into()])
+        );
+        let second = S {
+            b: 3,
+            ..first.clone()
+        };
         let p = plan(&boot, &first, &second, &live).unwrap();
         assert_eq!(p.applied, vec!["b".to_owned()]);
         assert_eq!(p.restart, vec!["port".to_owned()]);
@@ -145,6 +151,12 @@ mod tests {
         );
         // Only the applied members are taken.
         let m = merge(&boot, &second, &p.applied).unwrap();
-        assert_eq!(m, S { b: 3, ..S::default() });
+        assert_eq!(
+            m,
+            S {
+                b: 3,
+                ..S::default()
+            }
+        );
     }
 }

@@ -163,10 +163,19 @@ fn reload(
         env_var: "RUST_LOG",
         default: "warn",
     });
-    let traced = (&a.otlp_endpoint, &a.otlp_protocol, &a.otlp_headers, &a.service_name)
-        != (&b.otlp_endpoint, &b.otlp_protocol, &b.otlp_headers, &b.service_name);
-    let process = stage_reload(log, traced.then(|| (a.otlp(), "a2a-gateway")))
-        .map_err(anyhow::Error::msg)?;
+    let traced = (
+        &a.otlp_endpoint,
+        &a.otlp_protocol,
+        &a.otlp_headers,
+        &a.service_name,
+    ) != (
+        &b.otlp_endpoint,
+        &b.otlp_protocol,
+        &b.otlp_headers,
+        &b.service_name,
+    );
+    let process =
+        stage_reload(log, traced.then(|| (a.otlp(), "a2a-gateway"))).map_err(anyhow::Error::msg)?;
     let done = handle
         .reload(boot, before, &after)
         .map_err(anyhow::Error::msg)?;
