@@ -202,7 +202,7 @@ fn reload(
     use a2a_agent::cli_tools::{LogLevel, stage_reload};
     let after = reread(pristine)?;
     let (b, a) = (&before.cfg, &after.cfg);
-    let log = (a.log_level != b.log_level).then(|| LogLevel {
+    let log = (a.log_level != b.log_level).then_some(LogLevel {
         level: a.log_level.as_deref(),
         env_var: "A2A_AGENT_LOG",
         default: "info",

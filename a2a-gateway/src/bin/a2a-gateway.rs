@@ -158,7 +158,7 @@ fn reload(
     use a2a_agent::cli_tools::{LogLevel, stage_reload};
     let after = reread()?;
     let (b, a) = (before, &after);
-    let log = (!log_flag && a.log_level != b.log_level).then(|| LogLevel {
+    let log = (!log_flag && a.log_level != b.log_level).then_some(LogLevel {
         level: a.log_level.as_deref(),
         env_var: "RUST_LOG",
         default: "warn",
