@@ -1,7 +1,7 @@
 //! What the two binaries (`a2a-agent`, `a2a-gateway`) share besides logging ([`crate::logs`]):
 //! the commented sample configuration (`config sample`), the container healthcheck
-//! (`healthcheck`), SIGHUP handling ([`note_hangups`]) and the start of `serve` ([`serve_traced`]:
-//! runtime, trace export, logs).
+//! (`healthcheck`), the start of `serve` ([`serve_traced`]: runtime, trace export, logs) and the
+//! process's part of a configuration reload ([`stage_reload`]: log filter, trace export).
 //!
 //! The sample is generated, never written by hand: the keys and default values come from the
 //! binary's own settings type (serialized defaults), and each comment is the help of the flag
@@ -168,29 +168,6 @@ fn wrap(out: &mut String, text: &str) {
     }
 }
 
-/// Spawns a task that answers SIGHUP (`systemctl reload`) with a warning instead of the
-/// signal's default, which would end the process: settings are read at start, so a changed
-/// file applies on the next restart. Call it inside the runtime; a no-op off Unix.
-pub fn note_hangups(binary: &'static str) {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let Ok(mut hup) = signal(SignalKind::hangup()) else {
-            return;
-        };
-        tokio::spawn(async move {
-            while hup.recv().await.is_some() {
-                tracing::warn!(
-                    "{binary}: SIGHUP: settings are read at start only; restart to apply a \
-                     changed configuration (still serving with the current one)"
-                );
-            }
-        });
-    }
-    #[cfg(not(unix))]
-    let _ = binary;
-}
-
 /// The readiness URL of a server listening on `listen`: an unspecified address (`0.0.0.0`,
 /// `::`) is probed on loopback.
 pub fn readyz_url(listen: SocketAddr) -> String {
@@ -264,13 +241,13 @@ fn probe(addr: SocketAddr, url: &url::Url, timeout: Duration) -> Result<(), Stri
 }
 
 /// Runs `main` (a binary's `serve`) on the runtime of `workers` threads (0: one per CPU), with
-/// the process's logs (`format`, `filter`) and, given `export`, the trace export
-/// ([`crate::otel`]); the spans still queued are sent before it returns (SIGTERM included).
+/// the process's logs (`format`, `filter`) and its trace export ([`crate::otel`], installed as
+/// [`crate::otel::process`]: on with `export`, off otherwise, and switchable by a reload,
+/// [`stage_reload`]); the spans still queued are sent before it returns (SIGTERM included).
 ///
 /// # Safety
-/// With `export`, the OTLP header variables are removed from the environment
-/// ([`crate::otel::Tracing::take_header_variables`]): call it before the process has any other
-/// thread.
+/// The OTLP header variables are removed from the environment
+/// ([`crate::otel::take_header_variables`]): call it before the process has any other thread.
 pub unsafe fn serve_traced<F: std::future::Future>(
     export: Option<crate::otel::Export>,
     workers: usize,
@@ -278,25 +255,79 @@ pub unsafe fn serve_traced<F: std::future::Future>(
     filter: tracing_subscriber::EnvFilter,
     main: F,
 ) -> std::io::Result<F::Output> {
-    if export.is_some() {
-        // SAFETY: the caller's promise (no other thread yet; the runtime starts below).
-        unsafe { crate::otel::Tracing::take_header_variables() };
-    }
+    // SAFETY: the caller's promise (no other thread yet; the runtime starts below).
+    unsafe { crate::otel::take_header_variables() };
     let rt = crate::listen::runtime(workers)?;
     // Started inside the runtime (the gRPC exporter's channel lives there).
     let traces = match &export {
-        Some(e) => Some(
-            rt.block_on(async { crate::otel::Tracing::start(e) })
-                .map_err(std::io::Error::other)?,
-        ),
+        Some(e) => rt
+            .block_on(async { crate::otel::Tracing::start(e) })
+            .map_err(std::io::Error::other)?,
+        None => crate::otel::Tracing::off(),
+    };
+    let traces = crate::otel::install(traces)
+        .ok_or_else(|| std::io::Error::other("the trace export is installed already"))?;
+    crate::logs::init(format, filter, Some(traces));
+    let done = rt.block_on(main);
+    traces.shutdown();
+    Ok(done)
+}
+
+/// The part of a configuration reload that belongs to the process rather than to the server,
+/// the same in both binaries: a new log filter and a new trace export, both checked and built
+/// by [`stage_reload`] before anything changes, then put in place by [`ProcessReload::commit`].
+#[derive(Debug)]
+pub struct ProcessReload {
+    filter: Option<tracing_subscriber::EnvFilter>,
+    traces: Option<crate::otel::Staged>,
+}
+
+/// A log level that changed: the new one (`None`: unset), the binary's variable read then,
+/// and its default.
+#[derive(Debug, Clone, Copy)]
+pub struct LogLevel<'a> {
+    /// The level now set.
+    pub level: Option<&'a str>,
+    /// The environment variable read when it is unset.
+    pub env_var: &'a str,
+    /// The default when neither is set.
+    pub default: &'a str,
+}
+
+/// Checks and builds what a reload changes in the process: `log` when the log level changed,
+/// `otlp` (the trace settings and the binary's default service name) when a trace setting
+/// changed. Call it inside the runtime (a gRPC exporter's channel lives there). A bad level or
+/// export is an error, and nothing changed.
+pub fn stage_reload(
+    log: Option<LogLevel<'_>>,
+    otlp: Option<(crate::otel::Settings<'_>, &str)>,
+) -> Result<ProcessReload, String> {
+    let filter = log
+        .map(|l| crate::logs::filter(l.level, l.env_var, l.default))
+        .transpose()?;
+    let traces = match otlp {
+        Some((s, service)) => {
+            let export = crate::otel::Export::from_env(&s, service)?;
+            Some(crate::otel::Tracing::stage(export.as_ref())?)
+        }
         None => None,
     };
-    crate::logs::init(format, filter, traces.as_ref());
-    let done = rt.block_on(main);
-    if let Some(t) = traces {
-        t.shutdown();
+    Ok(ProcessReload { filter, traces })
+}
+
+impl ProcessReload {
+    /// Puts the new log filter and trace export in place.
+    pub fn commit(self) -> Result<(), String> {
+        if let Some(f) = self.filter {
+            crate::logs::set_filter(f)?;
+        }
+        if let Some(t) = self.traces {
+            crate::otel::process()
+                .ok_or_else(|| "the trace export is not set up".to_owned())?
+                .switch(t);
+        }
+        Ok(())
     }
-    Ok(done)
 }
 
 #[cfg(test)]

@@ -204,6 +204,9 @@ agent_config! {
     otlp_headers: Option<String> => String = None;
     /// The exported spans' `service.name`; unset = `OTEL_SERVICE_NAME`, else `a2a-agent`.
     service_name: Option<String> => String = None;
+    /// The `a2a-agent` binary's log filter: a level (error, warn, info, debug, trace) or
+    /// tracing directives such as `info,a2a_agent=debug`; unset = `A2A_AGENT_LOG`, else info.
+    log_level: Option<String> => String = None;
 }
 
 impl AgentConfig {

@@ -16,7 +16,8 @@ use crate::tasks::TaskManager;
 /// The running agent, shared by every request.
 pub(crate) struct App {
     pub card: AgentCard,
-    pub cfg: AgentConfig,
+    /// The settings; a reload replaces them ([`App::cfg`] reads them once per use).
+    pub settings: arc_swap::ArcSwap<AgentConfig>,
     pub base: String,
     pub manager: Arc<TaskManager>,
     pub authenticator: Arc<dyn Authenticator>,
@@ -28,6 +29,14 @@ pub(crate) struct App {
     pub card_modified: String,
     /// Credential headers hidden from handlers besides [`HIDDEN_HEADERS`](crate::handler::HIDDEN_HEADERS).
     pub hidden_headers: Arc<Vec<String>>,
+}
+
+impl App {
+    /// The settings as they are now.
+    #[inline]
+    pub fn cfg(&self) -> arc_swap::Guard<Arc<AgentConfig>> {
+        self.settings.load()
+    }
 }
 
 /// What the pipeline established before dispatch.

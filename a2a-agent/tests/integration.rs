@@ -32,6 +32,7 @@ mod push;
 mod push_guard;
 mod push_outbox;
 mod recovery;
+mod reload;
 mod resume;
 mod settings;
 mod shutdown;

@@ -6,11 +6,12 @@
 //! before the gateway changed anything, such as a `listen` port 0 made the bound port), so only
 //! what the operator changed counts. [`LIVE`] lists what changes live; anything else (the
 //! listen address, database, workers, connection cap, gRPC serving, served versions, card
-//! signing and delegation keys, public URL, development mode, retention) needs a restart.
+//! signing and delegation keys, public URL, development mode, retention) needs a restart. The
+//! comparison and the report are shared with the agent (`a2a_agent::settings::reload`).
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::config::Config;
 use crate::state::GatewayState;
@@ -37,74 +38,34 @@ pub const LIVE: &[&str] = &[
     "console_trusted_proxy",
     "admin_token",
     "log_level",
+    // The trace export (the binary swaps its exporter: `a2a_agent::cli_tools::Staged`).
+    "otlp_endpoint",
+    "otlp_protocol",
+    "otlp_headers",
+    "service_name",
 ];
 
-/// What a reload did.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Reloaded {
-    /// Settings that changed and now apply.
-    pub applied: Vec<String>,
-    /// Settings that changed but keep their running value until a restart.
-    pub restart: Vec<String>,
-}
+use a2a_agent::settings::reload as shared;
+pub use a2a_agent::settings::reload::Reloaded;
 
-impl std::fmt::Display for Reloaded {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let list = |v: &[String]| {
-            if v.is_empty() {
-                "none".to_owned()
-            } else {
-                v.join(", ")
-            }
-        };
-        write!(
-            f,
-            "applied: {}; need a restart: {}",
-            list(&self.applied),
-            list(&self.restart)
-        )
-    }
-}
-
-fn members(c: &Config) -> Result<Map<String, Value>, String> {
-    match serde_json::to_value(c) {
-        Ok(Value::Object(m)) => Ok(m),
-        Ok(_) => Err("settings are not a table".into()),
-        Err(e) => Err(format!("settings not read: {e}")),
-    }
+/// Whether a change of `key` from `before` to `after` applies live.
+fn live(key: &str, before: &Value, after: &Value) -> bool {
+    // The console's routes exist only when it was on at the start: turning the admin token
+    // on or off needs a restart, changing it does not.
+    let toggled = key == "admin_token" && (before.is_null() || after.is_null());
+    LIVE.contains(&key) && !toggled
 }
 
 /// The settings that differ between `before` and `after`, split into live and restart-only.
 pub fn diff(before: &Config, after: &Config) -> Result<Reloaded, String> {
-    let (b, a) = (members(before)?, members(after)?);
-    let mut out = Reloaded::default();
-    for (k, v) in &a {
-        if b.get(k) == Some(v) {
-            continue;
-        }
-        // The console's routes exist only when it was on at the start: turning the admin token
-        // on or off needs a restart, changing it does not.
-        let toggled = k == "admin_token" && (b.get(k) == Some(&Value::Null) || v.is_null());
-        if LIVE.contains(&k.as_str()) && !toggled {
-            out.applied.push(k.clone());
-        } else {
-            out.restart.push(k.clone());
-        }
-    }
-    Ok(out)
+    shared::diff(before, after, &live)
 }
 
 /// What a reload to `after` does: the live settings changed since the last read (`before`),
 /// and every setting changed since the start (`boot`) that needs a restart, reported at each
 /// reload until the restart.
 pub fn plan(boot: &Config, before: &Config, after: &Config) -> Result<Reloaded, String> {
-    let restart = diff(boot, after)?.restart;
-    let applied = diff(before, after)?
-        .applied
-        .into_iter()
-        .filter(|k| !restart.contains(k))
-        .collect();
-    Ok(Reloaded { applied, restart })
+    shared::plan(boot, before, after, &live)
 }
 
 /// Applies a reload (see [`plan`]; each of `boot`, `before` and `after` as read from the file,
@@ -118,15 +79,7 @@ pub(crate) fn apply(
     after: &Config,
 ) -> Result<Reloaded, String> {
     let changes = plan(boot, before, after)?;
-    let mut running = members(&st.config())?;
-    let wanted = members(after)?;
-    for k in &changes.applied {
-        if let Some(v) = wanted.get(k) {
-            running.insert(k.clone(), v.clone());
-        }
-    }
-    let next: Config = serde_json::from_value(Value::Object(running))
-        .map_err(|e| format!("settings not applied: {e}"))?;
+    let next: Config = shared::merge(&**st.config(), after, &changes.applied)?;
     let peers = if changes.applied.iter().any(|k| k == "peer_ca_file") {
         Some(crate::peer::clients::PeerClients::build(&next)?)
     } else {
@@ -149,7 +102,7 @@ mod tests {
 
     #[test]
     fn every_live_key_is_a_setting() {
-        let m = members(&Config::default()).unwrap();
+        let m = shared::members(&Config::default()).unwrap();
         for k in LIVE {
             assert!(m.contains_key(*k), "{k} is not a setting");
         }

@@ -73,6 +73,7 @@ mod push_delivery;
 mod push_secrets;
 mod registration;
 mod reload;
+mod reload_otlp;
 mod resume;
 mod rust_peer;
 mod shutdown;

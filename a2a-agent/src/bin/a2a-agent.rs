@@ -77,7 +77,7 @@ fn sample(cmd: &clap::Command) -> anyhow::Result<String> {
         .map_err(anyhow::Error::msg)
 }
 
-#[derive(Args)]
+#[derive(Args, Clone)]
 struct Serve {
     /// Check the settings (file, environment, flags, card) and exit: 0 and "config ok" when
     /// the agent would start with them, 2 and the error otherwise. Opens no store.
@@ -128,10 +128,6 @@ struct Serve {
     /// Log line format: text or json [default: text].
     #[arg(long, env = "A2A_AGENT_LOG_FORMAT")]
     log_format: Option<a2a_agent::logs::LogFormat>,
-    /// Log filter: a level (error, warn, info, debug, trace) or tracing directives such as
-    /// `info,a2a_agent=debug`; overrides A2A_AGENT_LOG [default: info].
-    #[arg(long)]
-    log_level: Option<String>,
 }
 
 /// The settings of `serve`: the file (read through the alias table), then the environment
@@ -178,8 +174,78 @@ fn build_config(s: &mut Serve) -> anyhow::Result<Settings> {
     })
 }
 
-async fn serve(s: Serve, settings: Settings) -> anyhow::Result<()> {
+/// The settings as read (before the binary changed any), and the card identity the file may
+/// name (`--name`, `--description`, `--agent-version` as the file left them).
+#[derive(Clone)]
+struct Read {
+    cfg: AgentConfig,
+    card: [Option<String>; 3],
+}
+
+/// The settings read again from the file, the environment and the flags of the start.
+fn reread(pristine: &Serve) -> anyhow::Result<Read> {
+    let mut s = pristine.clone();
+    let settings = build_config(&mut s)?;
+    Ok(Read {
+        cfg: settings.cfg,
+        card: [s.name, s.description, s.agent_version],
+    })
+}
+
+/// One reload (SIGHUP): the settings read again; the process's part (log filter, trace
+/// export) and the server's checked, then applied. Nothing changes when any part is refused.
+fn reload(
+    server: &a2a_agent::ServerHandle,
+    (boot, before): (&Read, &Read),
+    pristine: &Serve,
+) -> anyhow::Result<(Read, a2a_agent::settings::reload::Reloaded)> {
+    use a2a_agent::cli_tools::{LogLevel, stage_reload};
+    let after = reread(pristine)?;
+    let (b, a) = (&before.cfg, &after.cfg);
+    let log = (a.log_level != b.log_level).then_some(LogLevel {
+        level: a.log_level.as_deref(),
+        env_var: "A2A_AGENT_LOG",
+        default: "info",
+    });
+    let traced = (
+        &a.otlp_endpoint,
+        &a.otlp_protocol,
+        &a.otlp_headers,
+        &a.service_name,
+    ) != (
+        &b.otlp_endpoint,
+        &b.otlp_protocol,
+        &b.otlp_headers,
+        &b.service_name,
+    );
+    let process =
+        stage_reload(log, traced.then(|| (a.otlp(), "a2a-agent"))).map_err(anyhow::Error::msg)?;
+    let mut done = server.reload(&boot.cfg, b, a).map_err(anyhow::Error::msg)?;
+    process.commit().map_err(anyhow::Error::msg)?;
+    for ((key, was), now) in ["name", "description", "version"]
+        .iter()
+        .zip(&boot.card)
+        .zip(&after.card)
+    {
+        if was != now {
+            done.restart.push((*key).to_owned());
+        }
+    }
+    Ok((after, done))
+}
+
+async fn serve(s: Serve, settings: Settings, pristine: Serve) -> anyhow::Result<()> {
     a2a_agent::settings::log_notes(&settings.notes);
+    let mut hangups = a2a_agent::listen::Hangups::new()?;
+    let boot = Read {
+        cfg: settings.cfg.clone(),
+        card: [
+            s.name.clone(),
+            s.description.clone(),
+            s.agent_version.clone(),
+        ],
+    };
+    let mut before = boot.clone();
     let mut cfg = settings.cfg;
     if s.echo && s.card.is_none() && !settings.auth_set {
         cfg.validate_auth = false;
@@ -228,7 +294,6 @@ async fn serve(s: Serve, settings: Settings) -> anyhow::Result<()> {
     }
     let server = server.serve(listener).await?;
     let url = server.url().to_string();
-    a2a_agent::cli_tools::note_hangups("a2a-agent");
     {
         let mut out = std::io::stdout().lock();
         writeln!(out, "LISTENING {url}")?;
@@ -242,7 +307,29 @@ async fn serve(s: Serve, settings: Settings) -> anyhow::Result<()> {
         writeln!(out, "WORKERS {workers}")?;
         out.flush()?;
     }
-    a2a_agent::listen::shutdown_signal().await;
+    let shutdown = a2a_agent::listen::shutdown_signal();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            _ = &mut shutdown => break,
+            _ = hangups.recv() => match reload(&server, (&boot, &before), &pristine) {
+                Ok((after, done)) => {
+                    eprintln!("config reloaded: {done}");
+                    tracing::info!(%done, "config reloaded");
+                    before = after;
+                }
+                Err(e) => {
+                    // One line (a TOML error spans several).
+                    let why = format!("{e:#}");
+                    let why: Vec<&str> =
+                        why.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+                    let why = why.join(" | ");
+                    eprintln!("config reload refused: {why}; the running settings stay");
+                    tracing::error!("config reload refused: {why}");
+                }
+            },
+        }
+    }
     tracing::info!("shutting down");
     server.shutdown().await;
     Ok(())
@@ -304,21 +391,27 @@ fn main() -> std::process::ExitCode {
             };
         }
     };
-    let filter = match a2a_agent::logs::filter(s.log_level.as_deref(), "A2A_AGENT_LOG", "info") {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return std::process::ExitCode::from(2);
-        }
-    };
     let format = match (s.log_format, s.log_json) {
         (Some(f), _) => f,
         (None, true) => a2a_agent::logs::LogFormat::Json,
         (None, false) => a2a_agent::logs::LogFormat::Text,
     };
+    // The settings are read before the logs are set up (the file may set the log level) and
+    // before the runtime exists (they size it: `workers`; the trace export is a layer of the
+    // subscriber).
+    let pristine = (*s).clone();
+    let read = build_config(&mut s);
+    let level = read.as_ref().ok().and_then(|r| r.cfg.log_level.clone());
+    let filter = match a2a_agent::logs::filter(level.as_deref(), "A2A_AGENT_LOG", "info") {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("{}error: {e}", if s.check_config { "config " } else { "" });
+            return std::process::ExitCode::from(2);
+        }
+    };
     if s.check_config {
         a2a_agent::logs::init(format, filter, None);
-        let checked = build_config(&mut s).and_then(|settings| {
+        let checked = read.and_then(|settings| {
             a2a_agent::settings::log_notes(&notes);
             a2a_agent::settings::log_notes(&settings.notes);
             a2a_agent::otel::Export::from_env(&settings.cfg.otlp(), "a2a-agent")
@@ -342,18 +435,16 @@ fn main() -> std::process::ExitCode {
             }
         };
     }
-    // The settings are read before the runtime exists: they size it (`workers`), and the log
-    // setup waits for them (the trace export is a layer of the subscriber).
-    let done = build_config(&mut s).and_then(|mut settings| {
+    let done = read.and_then(|mut settings| {
         let export = a2a_agent::otel::Export::from_env(&settings.cfg.otlp(), "a2a-agent")
             .map_err(anyhow::Error::msg)?;
         let workers = settings.cfg.workers;
         notes.append(&mut settings.notes);
         settings.notes = notes;
+        let main = serve(*s, settings, pristine);
         // SAFETY: no other thread yet.
-        unsafe {
-            a2a_agent::cli_tools::serve_traced(export, workers, format, filter, serve(*s, settings))
-        }?
+        unsafe { a2a_agent::cli_tools::serve_traced(export, workers, format, filter, main) }
+            .map_err(anyhow::Error::from)?
     });
     match done {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -172,6 +172,14 @@ impl Listening {
         self.cfg.store(Arc::new(cfg));
     }
 
+    /// Takes a new largest buffered request body for connections accepted from now on (a
+    /// configuration reload of the agent's `max_payload_size`).
+    pub fn set_max_buffered_body(&self, bytes: usize) {
+        let mut cfg = ListenConfig::clone(&self.cfg.load());
+        cfg.max_buffered_body = bytes;
+        self.cfg.store(Arc::new(cfg));
+    }
+
     /// The limits connections accepted now get.
     pub fn config(&self) -> ListenConfig {
         ListenConfig::clone(&self.cfg.load())

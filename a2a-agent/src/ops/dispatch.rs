@@ -152,7 +152,7 @@ pub(crate) async fn dispatch_v(
                 return dispatch(app, call, method, params).await;
             };
             let Some(d) = app.push.as_ref() else {
-                return Err(app.cfg.rest_status_table.push_not_supported());
+                return Err(app.cfg().rest_status_table.push_not_supported());
             };
             let config: a2a_types::v1::TaskPushNotificationConfig = serde_json::from_value(inline)
                 .map_err(|e| {
@@ -195,7 +195,7 @@ pub(crate) async fn send_op(
     }
     let knobs = SendKnobs {
         header_override: header_bool(&call.headers, "a2a-return-immediately"),
-        endpoint_default: app.cfg.return_immediately,
+        endpoint_default: app.cfg().return_immediately,
     };
     match send(
         &app.manager,
@@ -284,7 +284,9 @@ pub(crate) async fn dispatch(
         "CreateTaskPushNotificationConfig"
         | "GetTaskPushNotificationConfig"
         | "ListTaskPushNotificationConfigs"
-        | "DeleteTaskPushNotificationConfig" => Err(app.cfg.rest_status_table.push_not_supported()),
+        | "DeleteTaskPushNotificationConfig" => {
+            Err(app.cfg().rest_status_table.push_not_supported())
+        }
         "GetExtendedAgentCard" => Err(A2aError::new(
             ErrorKind::UnsupportedOperation,
             "the extended agent card is not supported by this agent",

@@ -49,7 +49,7 @@ pub(crate) async fn op(
     version: Version,
 ) -> Result<Value, A2aError> {
     let Some(d) = app.push.as_ref().filter(|_| app.card.push_notifications()) else {
-        return Err(app.cfg.rest_status_table.push_not_supported());
+        return Err(app.cfg().rest_status_table.push_not_supported());
     };
     let owned = |task_id: String| async move {
         if task_id.is_empty() {

@@ -122,8 +122,9 @@ impl Dispatcher {
                 tracing::warn!(%url, error = %e, "push: webhook URL refused at delivery");
                 return Outcome::Refused;
             }
-            let mut req = self
-                .client
+            let live = self.live.load_full();
+            let (client, settings) = &*live;
+            let mut req = client
                 .post(url)
                 .header(http::header::CONTENT_TYPE, d.content_type.as_str())
                 .body(d.body.clone());
@@ -150,11 +151,10 @@ impl Dispatcher {
                 Err(e) => tracing::debug!(%url, error = %e, "push: delivery failed"),
             }
             metrics::counter!(names::PUSH_FAILURES).increment(1);
-            if attempt >= self.settings.retry_attempts {
+            if attempt >= settings.retry_attempts {
                 return Outcome::Failed;
             }
-            let wait = self
-                .settings
+            let wait = settings
                 .retry_backoff
                 .saturating_mul(2u32.saturating_pow(attempt));
             tokio::time::sleep(wait).await;

@@ -108,8 +108,8 @@ pub struct Dispatcher {
     /// The task store: its outbox records what is due.
     tasks: Arc<dyn TaskStore>,
     guard: NetGuard,
-    client: reqwest::Client,
-    settings: PushSettings,
+    /// The HTTP client and the delivery knobs it was built for (a reload replaces both).
+    live: arc_swap::ArcSwap<(reqwest::Client, PushSettings)>,
     /// Configs given inline on a send, keyed by message id, until the task exists.
     pending: Mutex<HashMap<String, PushRecord>>,
     /// One worker per config with deliveries queued; a worker leaves when its queue is empty.
@@ -128,7 +128,7 @@ pub struct Dispatcher {
 impl std::fmt::Debug for Dispatcher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Dispatcher")
-            .field("settings", &self.settings)
+            .field("settings", &self.live.load().1)
             .finish()
     }
 }
@@ -150,8 +150,7 @@ impl Dispatcher {
             store,
             tasks,
             guard,
-            client,
-            settings,
+            live: arc_swap::ArcSwap::from_pointee((client, settings)),
             pending: Mutex::new(HashMap::new()),
             workers: Mutex::new(HashMap::new()),
             with_configs: Mutex::new(std::collections::HashSet::new()),
@@ -160,6 +159,16 @@ impl Dispatcher {
             idle: tokio::sync::Notify::new(),
             stop: CancellationToken::new(),
         }))
+    }
+
+    /// Takes new delivery knobs for the attempts made from now on (a configuration reload).
+    pub fn set_settings(&self, settings: PushSettings) -> Result<(), A2aError> {
+        let client = self
+            .guard
+            .client(settings.attempt_timeout)
+            .map_err(|e| A2aError::internal(format!("push client: {e}")))?;
+        self.live.store(Arc::new((client, settings)));
+        Ok(())
     }
 
     /// Load what an earlier run left (call inside a Tokio runtime, before the first event):

@@ -54,7 +54,7 @@ pub(crate) fn refused(e: &A2aError) -> Response {
 /// Serves one gRPC call.
 pub(crate) async fn handle(app: Arc<App>, req: Request) -> Response {
     let path = req.uri().path().to_string();
-    if !app.cfg.grpc {
+    if !app.cfg().grpc {
         return status_response(Status::unimplemented(
             "this agent does not serve the gRPC binding",
         ));
@@ -70,7 +70,7 @@ pub(crate) async fn handle(app: Arc<App>, req: Request) -> Response {
         Ok(c) => c,
         Err(e) => return status_response(a2a_status(&e)),
     };
-    let max = app.cfg.max_payload_size;
+    let max = app.cfg().max_payload_size;
     serve(rpc, req, max, move |params| async move {
         let answer = if rpc.streaming {
             Answer::Stream(run_stream(&app, &call, rpc, params).await?)

@@ -164,7 +164,7 @@ fn answer(
     m1: &str,
     out: Result<Outcome, A2aError>,
 ) -> Response {
-    let heartbeat = app.cfg.sse_heartbeat_interval.get();
+    let heartbeat = app.cfg().sse_heartbeat_interval.get();
     // 0.3 `message/stream` and `tasks/resubscribe`: a failure is one SSE error event (as the
     // official SDK servers answer; the 0.3 SDK client refuses a JSON body there).
     let v03_stream =

@@ -11,7 +11,7 @@ use crate::state::App;
 #[cfg(feature = "sqlite")]
 use crate::store::SqliteStore;
 use crate::store::{MemoryStore, TaskStore};
-use crate::tasks::{TaskLimits, TaskManager};
+use crate::tasks::TaskManager;
 use serde_json::Value;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -25,11 +25,13 @@ mod jsonrpc;
 pub mod parse;
 mod pipeline;
 mod probes;
+mod reload;
 mod respond;
 mod rest;
 mod sse;
 
 use pipeline::{Direct, edge_refusal, entry};
+pub use reload::LIVE;
 pub use respond::A2A_JSON;
 
 /// Start-up failures.
@@ -220,22 +222,8 @@ impl AgentServer {
                 (decl, h)
             })
             .collect();
-        let manager = TaskManager::new(
-            store,
-            self.handler,
-            ext_handlers,
-            TaskLimits {
-                max_concurrent_tasks: cfg.max_concurrent_tasks,
-                task_queue_size: cfg.task_queue_size,
-                async_timeout: cfg.async_timeout(),
-                sse_queue_capacity: cfg.sse_queue_capacity,
-                sse_queue_max_bytes: cfg.sse_queue_max_bytes,
-                sse_overflow_policy: cfg.sse_overflow_policy,
-                store: cfg.store_limits(),
-                idempotency_window: cfg.idempotency_window.get(),
-                error_table: cfg.rest_status_table,
-            },
-        );
+        let manager =
+            TaskManager::new(store, self.handler, ext_handlers, reload::task_limits(&cfg));
         if let Some(log) = replay {
             manager.set_replay_log(log);
         }
@@ -259,11 +247,7 @@ impl AgentServer {
                 push_store,
                 manager.store().clone(),
                 crate::net_guard::NetGuard::new(cfg.allow_local_webhook_urls),
-                crate::push::PushSettings {
-                    retry_attempts: cfg.push_retry_attempts,
-                    retry_backoff: cfg.push_retry_backoff.get(),
-                    attempt_timeout: cfg.push_timeout.get().max(Duration::from_millis(1)),
-                },
+                reload::push_settings(&cfg),
             )
             .map_err(|e| ServeError::Config(e.message.clone()))?;
             manager.set_event_sink(Arc::new(d.clone()));
@@ -280,7 +264,7 @@ impl AgentServer {
         hidden_headers.push(cfg.api_key_header.to_ascii_lowercase());
         let app = Arc::new(App {
             card,
-            cfg: cfg.clone(),
+            settings: arc_swap::ArcSwap::from_pointee(cfg.clone()),
             base,
             manager: manager.clone(),
             authenticator,
@@ -322,7 +306,7 @@ impl AgentServer {
             listening,
             manager,
             push,
-            grace: cfg.shutdown_grace.get(),
+            app,
         })
     }
 }
@@ -362,7 +346,8 @@ pub struct ServerHandle {
     listening: crate::listen::Listening,
     manager: Arc<TaskManager>,
     push: Option<Arc<crate::push::Dispatcher>>,
-    grace: Duration,
+    /// The running agent (its settings, which a reload replaces: [`ServerHandle::reload`]).
+    app: Arc<App>,
 }
 
 impl ServerHandle {
@@ -389,11 +374,12 @@ impl ServerHandle {
     /// ends, and for at least as long as connections get to finish (5 s); what is
     /// then undelivered stays recorded in the store's outbox and is resent at the next start.
     pub async fn shutdown(self) {
-        let grace_ends = tokio::time::Instant::now() + self.grace;
+        let grace = self.app.cfg().shutdown_grace.get();
+        let grace_ends = tokio::time::Instant::now() + grace;
         // Readiness first (`/readyz` answers 503 from here on), then no new connections.
         self.manager.begin_shutdown();
         self.listening.stop_accepting();
-        self.manager.shutdown(self.grace).await;
+        self.manager.shutdown(grace).await;
         let pushes = async {
             let Some(p) = &self.push else { return };
             let deadline = grace_ends.max(tokio::time::Instant::now() + CONNECTION_DRAIN);

@@ -60,7 +60,7 @@ impl App {
         }
         if let Ok(v) = HeaderValue::from_str(&format!(
             "public, max-age={}",
-            self.cfg.card_max_age.get().as_secs()
+            self.cfg().card_max_age.get().as_secs()
         )) {
             h.insert(header::CACHE_CONTROL, v);
         }
@@ -331,7 +331,7 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
         Binding::HttpJson
     };
     // The `binding` setting: a binding not served is 404 in its own form.
-    let served = app.cfg.binding;
+    let served = app.cfg().binding;
     if (binding == Binding::JsonRpc && !served.jsonrpc())
         || (binding == Binding::HttpJson && !served.rest())
     {
@@ -348,7 +348,7 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
             ErrorKind::MethodNotFound,
             format!("this agent does not serve the {what} binding"),
         )
-        .in_table(app.cfg.rest_status_table);
+        .in_table(app.cfg().rest_status_table);
         let mut r = error_response(&e, v, binding);
         *r.status_mut() = StatusCode::NOT_FOUND;
         return r;
@@ -382,7 +382,7 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
         }),
         Err(_) => Version::V1,
     };
-    let limit = app.cfg.max_payload_size;
+    let limit = app.cfg().max_payload_size;
     let checked = match explicit {
         Ok(x) => pre_dispatch(&app, &headers, query.as_deref(), &method)
             .await
@@ -393,7 +393,7 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
         Ok(c) => c,
         Err(e) => {
             let e = if binding == Binding::HttpJson {
-                e.in_table(app.cfg.rest_status_table)
+                e.in_table(app.cfg().rest_status_table)
             } else {
                 e
             };
@@ -420,7 +420,7 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
             Ok(b) => b,
             Err(e) => {
                 let e = if binding == Binding::HttpJson {
-                    e.in_table(app.cfg.rest_status_table)
+                    e.in_table(app.cfg().rest_status_table)
                 } else {
                     e
                 };
@@ -444,7 +444,7 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
             Some(route) => Box::pin(rest::handle(&app, route, &method, &call, bytes)).await,
             None => {
                 let e = A2aError::new(ErrorKind::MethodNotFound, format!("no route for {path}"))
-                    .in_table(app.cfg.rest_status_table);
+                    .in_table(app.cfg().rest_status_table);
                 error_response(&e, early_version, binding)
             }
         },
@@ -467,7 +467,7 @@ async fn pre_dispatch(
     method: &Method,
 ) -> Result<(CallerProfile, Vec<String>), A2aError> {
     // 2. Payload size from Content-Length, without reading.
-    let limit = app.cfg.max_payload_size;
+    let limit = app.cfg().max_payload_size;
     if let Some(len) = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())

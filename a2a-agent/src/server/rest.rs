@@ -92,7 +92,11 @@ pub(crate) async fn handle(
     crate::otel::note("a2a.caller.version", v.as_str());
     match run(app, &route, method, call, body).await {
         Ok(r) => r,
-        Err(e) => error_response(&e.in_table(app.cfg.rest_status_table), v, Binding::HttpJson),
+        Err(e) => error_response(
+            &e.in_table(app.cfg().rest_status_table),
+            v,
+            Binding::HttpJson,
+        ),
     }
 }
 
@@ -229,7 +233,7 @@ async fn run(
 
 /// The answer to 1.0 method `m1` called in version `v`.
 fn answer(app: &App, v: Version, m1: &str, out: Outcome) -> Result<Response, A2aError> {
-    let heartbeat = app.cfg.sse_heartbeat_interval.get();
+    let heartbeat = app.cfg().sse_heartbeat_interval.get();
     match out {
         Outcome::Sent(r) if v == Version::V1 => {
             let mut body = Vec::with_capacity(ops::SENT_CAPACITY);

@@ -3,11 +3,13 @@
 //! ([`Alias`]): the deprecated names of a setting (kept one release, with a warning) and the
 //! names of the Camel guide and the DVARA API, read as written. The table is applied once where
 //! the settings are read: on the TOML file ([`rename_table`]), the environment ([`rewrite_env`])
-//! and the command line ([`rewrite_args`]).
+//! and the command line ([`rewrite_args`]). A configuration reload compares what was read
+//! before and after ([`reload`]).
 
 use std::fmt;
 
 mod dur;
+pub mod reload;
 pub use dur::{Dur, millis, secs, whole_secs};
 
 /// Who names a setting the alias table reads.

@@ -71,7 +71,7 @@ impl TaskManager {
         extras: SendExtras,
     ) -> Result<SendOutcome, A2aError> {
         let mut extras = Some(extras);
-        let window = self.limits.idempotency_window;
+        let window = self.limits().idempotency_window;
         if window.is_zero() || input.request.message.message_id.is_empty() {
             // Boxed: the send's future is large, and every caller up to the HTTP handler would
             // otherwise hold (and move) a copy of its whole size.

@@ -86,6 +86,25 @@ impl Default for TaskLimits {
     }
 }
 
+/// Changes the slots of `sem` from `old` to `new`: free slots are taken at once, the rest as
+/// the tasks holding them end.
+fn resize(sem: &Arc<Semaphore>, old: usize, new: usize) {
+    if new > old {
+        sem.add_permits(new - old);
+    } else if new < old {
+        let want = old - new;
+        let rest = want - sem.forget_permits(want);
+        if rest > 0 {
+            let sem = sem.clone();
+            tokio::spawn(async move {
+                if let Ok(p) = sem.acquire_many_owned(rest as u32).await {
+                    p.forget();
+                }
+            });
+        }
+    }
+}
+
 /// Owns tasks: creates them, runs the handler, fans events out, cancels.
 pub struct TaskManager {
     /// Where the changes of live tasks go (the store among them).
@@ -93,7 +112,8 @@ pub struct TaskManager {
     handler: Arc<dyn Handler>,
     ext_handlers: Vec<(Value, Arc<dyn ExtensionHandler>)>,
     live: Mutex<HashMap<String, Arc<Live>>>,
-    pub(crate) limits: TaskLimits,
+    /// The limits now (a reload replaces them: [`TaskManager::set_limits`]).
+    limits: arc_swap::ArcSwap<TaskLimits>,
     permits: Option<Arc<Semaphore>>,
     queued: AtomicUsize,
     shutdown: CancellationToken,
@@ -115,7 +135,7 @@ impl TaskManager {
         limits: TaskLimits,
     ) -> Arc<Self> {
         Arc::new_cyclic(|me| TaskManager {
-            limits: limits.clone(),
+            limits: arc_swap::ArcSwap::from_pointee(limits.clone()),
             writer: Arc::new(Writer::new(
                 store,
                 limits.store.max_history_length,
@@ -135,6 +155,30 @@ impl TaskManager {
             claims: Default::default(),
             drops: Default::default(),
         })
+    }
+
+    /// The limits as they are now.
+    #[inline]
+    pub(crate) fn limits(&self) -> arc_swap::Guard<Arc<TaskLimits>> {
+        self.limits.load()
+    }
+
+    /// Takes new limits for what starts from now on (a configuration reload): the concurrency
+    /// cap (its slots are added, or taken away as running tasks end), the queue, the run
+    /// timeout, the stream queue bounds of tasks made live from now on and the largest task.
+    /// The history length and the idempotency window keep the values the manager was built
+    /// with, and so does a concurrency cap turned on or off (0): those need a new manager.
+    pub fn set_limits(&self, mut new: TaskLimits) {
+        let old = self.limits.load_full();
+        new.store.max_history_length = old.store.max_history_length;
+        new.idempotency_window = old.idempotency_window;
+        match &self.permits {
+            Some(sem) if new.max_concurrent_tasks > 0 => {
+                resize(sem, old.max_concurrent_tasks, new.max_concurrent_tasks);
+            }
+            _ => new.max_concurrent_tasks = old.max_concurrent_tasks,
+        }
+        self.limits.store(Arc::new(new));
     }
 
     /// Keep replayable events in `log` (the server sets its task store's log: the
@@ -217,10 +261,11 @@ impl TaskManager {
     }
 
     fn queue_limits(&self) -> QueueLimits {
+        let l = self.limits();
         QueueLimits {
-            max_events: self.limits.sse_queue_capacity.max(1),
-            max_bytes: self.limits.sse_queue_max_bytes,
-            policy: self.limits.sse_overflow_policy,
+            max_events: l.sse_queue_capacity.max(1),
+            max_bytes: l.sse_queue_max_bytes,
+            policy: l.sse_overflow_policy,
         }
     }
 

@@ -25,7 +25,7 @@ impl TaskManager {
             .map_err(|e| A2aError::internal(e.to_string()))?;
         match rec {
             Some(r) if r.owner == caller.owner_key() => Ok(r),
-            Some(_) => Err(self.limits.error_table.foreign_task(id)),
+            Some(_) => Err(self.limits().error_table.foreign_task(id)),
             None => Err(A2aError::task_not_found(id)),
         }
     }
@@ -47,7 +47,7 @@ impl TaskManager {
             if g.owner == caller.owner_key() {
                 return Ok(trim_history(g.task.clone(), history_length));
             }
-            return Err(self.limits.error_table.foreign_task(id));
+            return Err(self.limits().error_table.foreign_task(id));
         }
         let rec = self.load_owned(id, caller).await?;
         Ok(trim_history(rec.task, history_length))
@@ -84,7 +84,7 @@ impl TaskManager {
             {
                 let g = live.state.lock().await;
                 if g.owner != caller.owner_key() {
-                    return Err(self.limits.error_table.foreign_task(id));
+                    return Err(self.limits().error_table.foreign_task(id));
                 }
                 if g.task.status.state.is_terminal() {
                     return Err(not_cancelable(id, g.task.status.state));
@@ -158,7 +158,7 @@ impl TaskManager {
         };
         let mut g = live.state.lock().await;
         if g.owner != caller.owner_key() {
-            return Err(self.limits.error_table.foreign_task(id));
+            return Err(self.limits().error_table.foreign_task(id));
         }
         let terminal = g.task.status.state.is_terminal();
         let start = match last_event_id {

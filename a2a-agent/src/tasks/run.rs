@@ -139,7 +139,7 @@ impl TaskManager {
         if let std::task::Poll::Ready(r) = futures::poll!(work.as_mut()) {
             return Some(r);
         }
-        let timeout = self.limits.async_timeout;
+        let timeout = self.limits().async_timeout;
         // Boxed again (the timer is not movable): only a turn that waits pays for it.
         let mut work = Box::pin(tokio::time::timeout(timeout, work));
         let store = self.writer.store_unstored(live);

@@ -53,7 +53,7 @@ impl TaskManager {
             message.role = Role::User;
         }
         let msg_bytes = crate::bounds::message_bytes(&message);
-        let max_task = self.limits.store.max_task_bytes;
+        let max_task = self.limits().store.max_task_bytes;
         if max_task > 0 && msg_bytes > max_task {
             return Err(too_large(msg_bytes, max_task));
         }
@@ -75,7 +75,7 @@ impl TaskManager {
                         && self
                             .queued
                             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |q| {
-                                (q < self.limits.task_queue_size).then_some(q + 1)
+                                (q < self.limits().task_queue_size).then_some(q + 1)
                             })
                             .is_ok()
                     {
@@ -83,7 +83,7 @@ impl TaskManager {
                         None
                     } else {
                         return Err(self
-                            .limits
+                            .limits()
                             .error_table
                             .capacity_refusal("server busy: agent capacity reached; retry later"));
                     }
@@ -119,7 +119,7 @@ impl TaskManager {
                 };
                 let mut g = live.state.lock().await;
                 let err = if g.owner != caller.owner_key() {
-                    Some(self.limits.error_table.foreign_task(&tid))
+                    Some(self.limits().error_table.foreign_task(&tid))
                 } else if g.task.status.state.is_terminal() {
                     Some(terminal_send(&tid))
                 } else if max_task > 0
@@ -161,7 +161,7 @@ impl TaskManager {
                 let snapshot_msg = message.clone();
                 let ev = status_change(&mut g.task, TaskState::Submitted, None);
                 g.task.history.push(snapshot_msg);
-                crate::bounds::cap_history(&mut g.task, self.limits.store.max_history_length);
+                crate::bounds::cap_history(&mut g.task, self.limits().store.max_history_length);
                 if let Some(s) = self.writer.sink.get() {
                     s.on_task_started(&g.task, &g.owner).await;
                 }
@@ -202,7 +202,7 @@ impl TaskManager {
                 {
                     release_queue(queued_slot);
                     if e.is_full() {
-                        return Err(self.limits.error_table.capacity_refusal(
+                        return Err(self.limits().error_table.capacity_refusal(
                             "server busy: the agent's task store is full; retry later",
                         ));
                     }

@@ -147,24 +147,39 @@ async fn serve(
     Ok(())
 }
 
-/// One reload: the settings read again and applied, the log filter first checked and set.
+/// One reload: the settings read again; the process's part (log filter, trace export) and the
+/// gateway's checked, then applied. Nothing changes when any part is refused.
 fn reload(
     handle: &a2a_gateway::server::ServerHandle,
     (boot, before): (&Config, &Config),
     reread: &impl Fn() -> Result<Config>,
     log_flag: bool,
 ) -> Result<(Config, a2a_gateway::reload::Reloaded)> {
+    use a2a_agent::cli_tools::{LogLevel, stage_reload};
     let after = reread()?;
-    let filter = (!log_flag && after.log_level != before.log_level)
-        .then(|| a2a_agent::logs::filter(after.log_level.as_deref(), "RUST_LOG", "warn"))
-        .transpose()
-        .map_err(anyhow::Error::msg)?;
+    let (b, a) = (before, &after);
+    let log = (!log_flag && a.log_level != b.log_level).then_some(LogLevel {
+        level: a.log_level.as_deref(),
+        env_var: "RUST_LOG",
+        default: "warn",
+    });
+    let traced = (
+        &a.otlp_endpoint,
+        &a.otlp_protocol,
+        &a.otlp_headers,
+        &a.service_name,
+    ) != (
+        &b.otlp_endpoint,
+        &b.otlp_protocol,
+        &b.otlp_headers,
+        &b.service_name,
+    );
+    let process =
+        stage_reload(log, traced.then(|| (a.otlp(), "a2a-gateway"))).map_err(anyhow::Error::msg)?;
     let done = handle
         .reload(boot, before, &after)
         .map_err(anyhow::Error::msg)?;
-    if let Some(f) = filter {
-        a2a_agent::logs::set_filter(f).map_err(anyhow::Error::msg)?;
-    }
+    process.commit().map_err(anyhow::Error::msg)?;
     Ok((after, done))
 }
 
