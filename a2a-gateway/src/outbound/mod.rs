@@ -296,7 +296,7 @@ impl PeerCall<'_> {
         let started = std::time::Instant::now();
         let r = tokio::select! {
             _ = self.st.shutdown.cancelled() => return Err(crate::protocol::errors::shutting_down()),
-            r = peers.peer_http.send(req, timeout) => r,
+            r = peers.peer_http.send(req, timeout, op.reads_only()) => r,
         };
         self.add_peer_time(started);
         let resp = r.map_err(|e| match e {

@@ -13,6 +13,12 @@
 //! - one deadline for the whole call, the answer's body included (`peer_timeout_secs`, 24 h for
 //!   streams, whose stall timer is the relay's).
 //!
+//! A read (GetTask, ListTasks, push config reads) that fails because the pooled connection it
+//! went out on was closed by the peer before any answer (the peer's idle timeout met the call:
+//! likely when the peer keeps idle connections shorter than the pool's 90 s, or when the gateway
+//! is too busy to see the close in time) is sent once more, on a new connection. A send is never
+//! sent again: the peer may have acted on it.
+//!
 //! Requests are still built with a `reqwest::RequestBuilder` (headers, credentials, extensions
 //! stay where they are); only the sending is done here. The card fetches, trust checks and push
 //! deliveries keep the gateway's reqwest client.
@@ -77,11 +83,13 @@ impl PeerHttp {
         Ok(PeerHttp { client })
     }
 
-    /// Sends `req` within `timeout` (the whole call: head and body), following no redirect.
+    /// Sends `req` within `timeout` (the whole call: head and body), following no redirect;
+    /// with `read`, once more on a new connection when the pooled one was found closed.
     pub(crate) async fn send(
         &self,
         mut req: reqwest::Request,
         timeout: Duration,
+        read: bool,
     ) -> Result<PeerResponse, SendError> {
         let deadline = Instant::now() + timeout;
         let failed = |e: &dyn std::error::Error, url: &url::Url| {
@@ -94,11 +102,31 @@ impl PeerHttp {
             Ok(u) => u,
             Err(e) => return Err(failed(&e, req.url())),
         };
-        let mut out = http::Request::new(req.body_mut().take().unwrap_or_default());
+        let body = req.body_mut().take().unwrap_or_default();
+        // A read's body is kept for a second try (a buffered body; a streamed one is not tried
+        // again).
+        let again = read
+            .then(|| body.as_bytes().map(Bytes::copy_from_slice))
+            .flatten()
+            .map(|b| (b, req.headers().clone(), uri.clone()));
+        let mut out = http::Request::new(body);
         *out.method_mut() = req.method().clone();
         *out.uri_mut() = uri;
         *out.headers_mut() = std::mem::take(req.headers_mut());
-        let resp = match tokio::time::timeout_at(deadline, self.client.request(out)).await {
+        let mut sent = tokio::time::timeout_at(deadline, self.client.request(out)).await;
+        if let (Ok(Err(e)), Some((body, headers, uri))) = (&sent, again)
+            && closed_before_answer(e)
+        {
+            tracing::debug!(
+                "peer closed a pooled connection before answering; sending the read again"
+            );
+            let mut out = http::Request::new(reqwest::Body::from(body));
+            *out.method_mut() = req.method().clone();
+            *out.uri_mut() = uri;
+            *out.headers_mut() = headers;
+            sent = tokio::time::timeout_at(deadline, self.client.request(out)).await;
+        }
+        let resp = match sent {
             Err(_) => return Err(SendError::Timeout),
             Ok(Err(e)) => return Err(failed(&e, req.url())),
             Ok(Ok(r)) => r,
@@ -112,6 +140,33 @@ impl PeerHttp {
             },
         })
     }
+}
+
+/// Whether a call failed because its connection closed before any answer: hyper's "connection
+/// closed before message completed", a reset or a broken pipe, or a request the pool cancelled
+/// as its connection closed. A failure to connect is not one (nothing was pooled).
+fn closed_before_answer(e: &hyper_util::client::legacy::Error) -> bool {
+    if e.is_connect() {
+        return false;
+    }
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(err) = source {
+        if let Some(h) = err.downcast_ref::<hyper::Error>()
+            && (h.is_incomplete_message() || h.is_canceled())
+        {
+            return true;
+        }
+        if let Some(io) = err.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe
+            )
+        {
+            return true;
+        }
+        source = err.source();
+    }
+    false
 }
 
 /// Why a peer's answer body could not be read.
@@ -243,5 +298,89 @@ impl tower::Service<Name> for CheckedResolver {
                 .collect::<Vec<_>>()
                 .into_iter())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpStream};
+
+    /// Reads one HTTP/1.1 request (head and `content-length` body); false at end of stream.
+    async fn read_request(s: &mut TcpStream) -> bool {
+        let mut buf = Vec::new();
+        let mut byte = [0u8; 1];
+        while !buf.ends_with(b"\r\n\r\n") {
+            match s.read(&mut byte).await {
+                Ok(1) => buf.push(byte[0]),
+                _ => return false,
+            }
+        }
+        let head = String::from_utf8_lossy(&buf).to_ascii_lowercase();
+        let len: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        let mut body = vec![0u8; len];
+        s.read_exact(&mut body).await.is_ok()
+    }
+
+    /// A peer whose first connection answers one request and then closes on the next one
+    /// without answering (its idle timeout meeting the call); later connections answer all.
+    /// Returns its URL and the number of connections it accepted.
+    async fn closing_peer() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/", l.local_addr().unwrap());
+        let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = accepted.clone();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = l.accept().await {
+                let first = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
+                tokio::spawn(async move {
+                    let mut answered = 0;
+                    while read_request(&mut s).await {
+                        if first && answered == 1 {
+                            return;
+                        }
+                        let ok = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}";
+                        if s.write_all(ok).await.is_err() {
+                            return;
+                        }
+                        answered += 1;
+                    }
+                });
+            }
+        });
+        (url, accepted)
+    }
+
+    async fn call(http: &PeerHttp, url: &str, read: bool) -> Result<u16, String> {
+        let req = reqwest::Client::new().post(url).body("{}").build().unwrap();
+        match http.send(req, Duration::from_secs(5), read).await {
+            Ok(r) => Ok(r.status().as_u16()),
+            Err(SendError::Failed(m)) => Err(m),
+            Err(SendError::Timeout) => Err("timeout".into()),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_read_goes_again_on_a_new_connection_when_the_pooled_one_closes_unanswered() {
+        let (url, accepted) = closing_peer().await;
+        let http = PeerHttp::new(true, &[]).unwrap();
+        assert_eq!(call(&http, &url, true).await, Ok(200));
+        assert_eq!(call(&http, &url, true).await, Ok(200));
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn a_send_is_not_sent_again() {
+        let (url, accepted) = closing_peer().await;
+        let http = PeerHttp::new(true, &[]).unwrap();
+        assert_eq!(call(&http, &url, false).await, Ok(200));
+        let second = call(&http, &url, false).await;
+        assert!(second.is_err(), "{second:?}");
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 }
