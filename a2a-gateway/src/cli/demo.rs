@@ -73,7 +73,7 @@ const DATABASE_SUFFIXES: [&str; 5] = ["", "-wal", "-shm", ".intents", ".intents.
 /// (killed with SIGKILL, or its machine stopped) are removed first: those whose process no
 /// longer runs. Another demo still running keeps its files.
 pub fn temporary_database(dir: &std::path::Path) -> std::path::PathBuf {
-    sweep_stale(dir, |pid| process_runs(pid));
+    sweep_stale(dir, process_runs);
     dir.join(format!("a2a-gateway-demo-{}.db", std::process::id()))
 }
 
