@@ -145,7 +145,7 @@ async fn a_card_that_fails_its_structure_check_is_never_used() {
                 b["error"]["message"]
                     .as_str()
                     .unwrap()
-                    .contains("Agent Card"),
+                    .contains("not an A2A"),
                 "{b}"
             );
         }
@@ -303,4 +303,62 @@ async fn error_domain_names_who_refused() {
         assert_eq!(r["error"]["details"][0]["domain"], "a2a-protocol.org", "{r}");
         env.stop().await;
     }
+}
+
+/// The new settings as flags and variables of the binary, each listed in `serve --help` with
+/// its variable and default; a value it cannot honour stops the start naming the setting.
+#[test]
+fn the_settings_are_flags_variables_and_listed_in_help() {
+    use std::process::Command;
+    let bin = env!("CARGO_BIN_EXE_a2a-gateway");
+    let help = Command::new(bin).args(["serve", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    for (flag, env, default) in [
+        ("--peer-grpc", "A2A_GATEWAY_PEER_GRPC", "[default: call]"),
+        ("--card-bindings", "A2A_GATEWAY_CARD_BINDINGS", "[default: all]"),
+        (
+            "--stream-refusal-status",
+            "A2A_GATEWAY_STREAM_REFUSAL_STATUS",
+            "[default: refusal]",
+        ),
+        ("--error-domain", "A2A_GATEWAY_ERROR_DOMAIN", "[default: a2a-rs.dev]"),
+        ("--dvara-headers", "A2A_GATEWAY_DVARA_HEADERS", "[default: false]"),
+    ] {
+        let at = help.find(flag).unwrap_or_else(|| panic!("{flag} in {help}"));
+        let block = &help[at..];
+        let block = &block[..block.find("\n      --").unwrap_or(block.len())];
+        let flat = block.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains(env) && flat.contains(default), "{flat}");
+    }
+    let check = |args: &[&str], env: &[(&str, &str)]| {
+        let mut c = Command::new(bin);
+        c.args(["serve", "--check-config"]).args(args);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let out = c.output().unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (ok, err) = check(
+        &[
+            "--peer-grpc",
+            "refuse",
+            "--card-bindings",
+            "jsonrpc",
+            "--stream-refusal-status",
+            "ok",
+            "--error-domain",
+            "dvarahq.com",
+            "--dvara-headers",
+        ],
+        &[],
+    );
+    assert!(ok, "{err}");
+    let (ok, err) = check(&[], &[("A2A_GATEWAY_PEER_GRPC", "sometimes")]);
+    assert!(!ok && err.contains("peer-grpc"), "{err}");
+    let (ok, err) = check(&[], &[("A2A_GATEWAY_DVARA_HEADERS", "true")]);
+    assert!(ok, "{err}");
 }

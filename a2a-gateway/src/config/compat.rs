@@ -32,3 +32,32 @@ pub const DEFAULT_ERROR_DOMAIN: &str = "a2a-rs.dev";
 
 /// The DVARA API's domain (`error_domain = "dvarahq.com"`).
 pub const DVARA_ERROR_DOMAIN: &str = "dvarahq.com";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Config, ErrorStatusMode};
+
+    #[test]
+    fn the_dvara_values_are_read_from_toml_and_ours_are_the_defaults() {
+        let d = Config::default();
+        assert_eq!(
+            (d.peer_grpc, d.card_bindings, d.stream_refusal_status),
+            (PeerGrpc::Call, CardBindings::All, ErrorStatusMode::Refusal)
+        );
+        assert_eq!(d.error_domain, DEFAULT_ERROR_DOMAIN);
+        assert!(!d.dvara_headers);
+        let c = Config::from_toml_str(
+            "peer_grpc = \"refuse\"\ncard_bindings = \"jsonrpc\"\nstream_refusal_status = \"ok\"\n\
+             error_domain = \"dvarahq.com\"\ndvara_headers = true\n",
+        )
+        .unwrap();
+        assert_eq!(
+            (c.peer_grpc, c.card_bindings, c.stream_refusal_status),
+            (PeerGrpc::Refuse, CardBindings::Jsonrpc, ErrorStatusMode::Ok)
+        );
+        assert_eq!(c.error_domain, DVARA_ERROR_DOMAIN);
+        assert!(c.dvara_headers);
+        assert!(Config::from_toml_str("peer_grpc = \"sometimes\"").is_err());
+    }
+}

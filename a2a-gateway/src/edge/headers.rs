@@ -18,6 +18,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName};
 use axum::middleware::Next;
 use axum::response::Response;
+use http_body::Body as HttpBody;
 
 use crate::peer::delegated;
 use crate::protocol::errors::{GATEWAY_DOMAIN, Refusal, sync_with_domain, with_domain};
@@ -134,7 +135,7 @@ struct Scoped {
     domain: Arc<str>,
 }
 
-impl http_body::Body for Scoped {
+impl HttpBody for Scoped {
     type Data = Bytes;
     type Error = axum::Error;
 

@@ -89,10 +89,10 @@ mod tests {
         assert!(check(b"Digest a=b, c=d").is_ok());
         for (bad, why) in [
             (&b""[..], "empty"),
-            (b"abc", "scheme"),
-            (b"Bearer ", "no credentials"),
-            (b"B(r) x", "token"),
-            (b"Bearer \x01", "visible ASCII"),
+            (&b"abc"[..], "scheme"),
+            (&b"Bearer "[..], "no credentials"),
+            (&b"B(r) x"[..], "token"),
+            (&b"Bearer \x01"[..], "visible ASCII"),
         ] {
             let e = check(bad).unwrap_err();
             assert!(e.contains(why), "{bad:?}: {e}");

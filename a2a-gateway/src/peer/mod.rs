@@ -104,7 +104,9 @@ impl Prefs<'_> {
 /// The gateway's wording for why `a2a_client::select` passed an entry over.
 fn passed_over_reason(why: &sel::PassedOver, p: &Prefs<'_>) -> String {
     use sel::{Binding as B, PassedOver as P, Version as V};
-    let grpc = |b: &str| sel::Binding::parse(b) == Some(B::Grpc);
+    fn grpc(b: &str) -> bool {
+        sel::Binding::parse(b) == Some(sel::Binding::Grpc)
+    }
     match why {
         P::Binding(b) if grpc(b) && !p.grpc => {
             "gRPC is not supported (peer_grpc: refuse)".to_owned()
@@ -218,7 +220,9 @@ fn walk(
                 if at_registered || prefs.registered.is_none() {
                     return Ok(chosen);
                 }
-                first.get_or_insert(chosen);
+                if first.is_none() {
+                    first = Some(chosen);
+                }
             }
             Err(_) if first.is_some() => {}
             Err(none) => {
