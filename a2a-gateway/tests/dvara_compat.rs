@@ -77,7 +77,10 @@ async fn the_entry_at_the_registered_endpoint_is_preferred() {
         let other = start_echo(l, Version::V1, Some(card)).await.unwrap();
         env.register("ws1", "other", &other.url, None);
         let (_, b) = env.rpc("/a2a/other", Some("1.0"), send10("hi")).await;
-        assert!(b.get("error").is_some(), "the /elsewhere entry is called: {b}");
+        assert!(
+            b.get("error").is_some(),
+            "the /elsewhere entry is called: {b}"
+        );
         assert!(other.last_body().is_null(), "nothing reached / of the peer");
         peer.shutdown().await;
         other.shutdown().await;
@@ -198,7 +201,10 @@ async fn card_bindings_lists_every_binding_or_json_rpc_only() {
     for dvara_mode in MODES {
         let env = gateway(dvara_mode, |_| {}).await;
         let c: Value = env
-            .v1(reqwest::Method::GET, "/a2a/echo/.well-known/agent-card.json")
+            .v1(
+                reqwest::Method::GET,
+                "/a2a/echo/.well-known/agent-card.json",
+            )
             .send()
             .await
             .unwrap()
@@ -234,12 +240,15 @@ async fn card_bindings_lists_every_binding_or_json_rpc_only() {
             .map(|i| i["transport"].as_str().unwrap())
             .collect();
         if dvara_mode {
-            let want = [("JSONRPC", "1.0"), ("JSONRPC", "0.3")]
-                .map(|(b, v)| (b.to_owned(), v.to_owned()));
+            let want =
+                [("JSONRPC", "1.0"), ("JSONRPC", "0.3")].map(|(b, v)| (b.to_owned(), v.to_owned()));
             assert_eq!(bindings, want);
             assert_eq!(extra, ["JSONRPC"]);
         } else {
-            assert!(bindings.iter().any(|(b, _)| b == "HTTP+JSON"), "{bindings:?}");
+            assert!(
+                bindings.iter().any(|(b, _)| b == "HTTP+JSON"),
+                "{bindings:?}"
+            );
             assert_eq!(extra, ["JSONRPC", "HTTP+JSON"]);
         }
         env.stop().await;
@@ -279,12 +288,19 @@ async fn stream_refusals_keep_200_in_refusal_mode_when_set() {
 async fn error_domain_names_who_refused() {
     for dvara_mode in MODES {
         let env = gateway(dvara_mode, |_| {}).await;
-        let domain = if dvara_mode { "dvarahq.com" } else { "a2a-rs.dev" };
+        let domain = if dvara_mode {
+            "dvarahq.com"
+        } else {
+            "a2a-rs.dev"
+        };
         let (_, b) = env.rpc("/a2a/nobody", Some("1.0"), send10("x")).await;
         assert_eq!(b["error"]["data"][0]["domain"], domain, "{b}");
         // HTTP+JSON and the card: the same domain; a spec error keeps the spec's.
         let r: Value = env
-            .v1(reqwest::Method::GET, "/a2a/nobody/.well-known/agent-card.json")
+            .v1(
+                reqwest::Method::GET,
+                "/a2a/nobody/.well-known/agent-card.json",
+            )
             .send()
             .await
             .unwrap()
@@ -300,7 +316,10 @@ async fn error_domain_names_who_refused() {
             .json()
             .await
             .unwrap();
-        assert_eq!(r["error"]["details"][0]["domain"], "a2a-protocol.org", "{r}");
+        assert_eq!(
+            r["error"]["details"][0]["domain"], "a2a-protocol.org",
+            "{r}"
+        );
         env.stop().await;
     }
 }
@@ -311,20 +330,37 @@ async fn error_domain_names_who_refused() {
 fn the_settings_are_flags_variables_and_listed_in_help() {
     use std::process::Command;
     let bin = env!("CARGO_BIN_EXE_a2a-gateway");
-    let help = Command::new(bin).args(["serve", "--help"]).output().unwrap();
+    let help = Command::new(bin)
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
     let help = String::from_utf8_lossy(&help.stdout).into_owned();
     for (flag, env, default) in [
         ("--peer-grpc", "A2A_GATEWAY_PEER_GRPC", "[default: call]"),
-        ("--card-bindings", "A2A_GATEWAY_CARD_BINDINGS", "[default: all]"),
+        (
+            "--card-bindings",
+            "A2A_GATEWAY_CARD_BINDINGS",
+            "[default: all]",
+        ),
         (
             "--stream-refusal-status",
             "A2A_GATEWAY_STREAM_REFUSAL_STATUS",
             "[default: refusal]",
         ),
-        ("--error-domain", "A2A_GATEWAY_ERROR_DOMAIN", "[default: a2a-rs.dev]"),
-        ("--dvara-headers", "A2A_GATEWAY_DVARA_HEADERS", "[default: false]"),
+        (
+            "--error-domain",
+            "A2A_GATEWAY_ERROR_DOMAIN",
+            "[default: a2a-rs.dev]",
+        ),
+        (
+            "--dvara-headers",
+            "A2A_GATEWAY_DVARA_HEADERS",
+            "[default: false]",
+        ),
     ] {
-        let at = help.find(flag).unwrap_or_else(|| panic!("{flag} in {help}"));
+        let at = help
+            .find(flag)
+            .unwrap_or_else(|| panic!("{flag} in {help}"));
         let block = &help[at..];
         let block = &block[..block.find("\n      --").unwrap_or(block.len())];
         let flat = block.split_whitespace().collect::<Vec<_>>().join(" ");

@@ -149,13 +149,23 @@ async fn the_card_varies_and_is_cached_by_delegated_authorization() {
         );
         let b: Value = r.json().await.unwrap();
         assert_eq!(b["name"], "card for Bearer alice");
-        let b: Value = card(Some("Bearer bob")).await.unwrap().json().await.unwrap();
+        let b: Value = card(Some("Bearer bob"))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
         assert_eq!(b["name"], "card for Bearer bob");
         let b: Value = card(None).await.unwrap().json().await.unwrap();
         assert_eq!(b["name"], "card for nobody");
         assert_eq!(*fetches.lock().unwrap(), 3);
         // Each is cached under its own key: no new fetch.
-        let b: Value = card(Some("Bearer alice")).await.unwrap().json().await.unwrap();
+        let b: Value = card(Some("Bearer alice"))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
         assert_eq!(b["name"], "card for Bearer alice");
         assert_eq!(*fetches.lock().unwrap(), 3);
         env.stop().await;
@@ -181,10 +191,15 @@ async fn a_peer_rejecting_the_agent_credential_has_its_own_code_and_the_metric_i
         env.register("ws1", "p403", &forbidden, None);
         env.register("ws1", "a403", &a2a_403, None);
         for agent in ["p401", "p403"] {
-            let (s, b) = env.rpc(&format!("/a2a/{agent}"), Some("1.0"), send10("x")).await;
+            let (s, b) = env
+                .rpc(&format!("/a2a/{agent}"), Some("1.0"), send10("x"))
+                .await;
             assert_eq!(s, 200);
             assert_eq!(gw_code(&b), "a2a_peer_credential_rejected", "{b}");
-            assert!(b["error"]["message"].as_str().unwrap().contains(agent), "{b}");
+            assert!(
+                b["error"]["message"].as_str().unwrap().contains(agent),
+                "{b}"
+            );
         }
         // An A2A error answered with 403 is the peer's error, as before.
         let (_, b) = env.rpc("/a2a/a403", Some("1.0"), send10("x")).await;
@@ -203,8 +218,7 @@ async fn a_peer_rejecting_the_agent_credential_has_its_own_code_and_the_metric_i
         let line = |code: &str| {
             text.lines()
                 .find(|l| {
-                    l.starts_with("a2a_requests_total{")
-                        && l.contains(&format!("code=\"{code}\""))
+                    l.starts_with("a2a_requests_total{") && l.contains(&format!("code=\"{code}\""))
                 })
                 .unwrap_or_else(|| panic!("no {code} line in {text}"))
                 .to_owned()

@@ -68,15 +68,15 @@ async fn peer_view(st: &GatewayState, agent: &Agent) -> PeerView {
                 ..peer::Prefs::of(&st.config())
             },
         )
-            .map(|ch| {
-                format!(
-                    "{} {} at {}",
-                    ch.binding.as_str(),
-                    ch.version.as_str(),
-                    ch.url
-                )
-            })
-            .map_err(|r| r.message),
+        .map(|ch| {
+            format!(
+                "{} {} at {}",
+                ch.binding.as_str(),
+                ch.version.as_str(),
+                ch.url
+            )
+        })
+        .map_err(|r| r.message),
         Err(_) => Err("no card".into()),
     };
     PeerView {

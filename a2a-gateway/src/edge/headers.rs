@@ -32,10 +32,15 @@ const OURS: &str = "x-a2a-";
 const ANSWER_HEADERS: [&str; 1] = [crate::trust::TRUST_HEADER];
 
 /// The middleware (see the module documentation).
-pub async fn normalize(State(st): State<Arc<GatewayState>>, mut req: Request, next: Next) -> Response {
+pub async fn normalize(
+    State(st): State<Arc<GatewayState>>,
+    mut req: Request,
+    next: Next,
+) -> Response {
     let (domain, dvara) = {
         let c = st.config();
-        let domain = (c.error_domain != GATEWAY_DOMAIN).then(|| Arc::<str>::from(c.error_domain.as_str()));
+        let domain =
+            (c.error_domain != GATEWAY_DOMAIN).then(|| Arc::<str>::from(c.error_domain.as_str()));
         (domain, c.dvara_headers)
     };
     let read = rename_aliases(req.headers_mut()).and_then(|()| delegated_of(req.headers()));
@@ -56,7 +61,12 @@ pub async fn normalize(State(st): State<Arc<GatewayState>>, mut req: Request, ne
         None => run.await,
     };
     if let Some(d) = domain {
-        resp = resp.map(|b| Body::new(Scoped { inner: b, domain: d }));
+        resp = resp.map(|b| {
+            Body::new(Scoped {
+                inner: b,
+                domain: d,
+            })
+        });
     }
     if dvara {
         copy_to_dvara(resp.headers_mut());
@@ -105,7 +115,9 @@ fn delegated_of(h: &HeaderMap) -> Result<Option<Arc<str>>, Refusal> {
         Refusal::gateway(
             400,
             "a2a_delegated_authorization_invalid",
-            format!("X-A2A-Delegated-Authorization (or X-Dvara-Delegated-Authorization) is refused: {why}"),
+            format!(
+                "X-A2A-Delegated-Authorization (or X-Dvara-Delegated-Authorization) is refused: {why}"
+            ),
         )
     };
     if values.next().is_some() {
@@ -165,7 +177,10 @@ mod tests {
     #[test]
     fn aliases_are_renamed_and_conflicts_refused() {
         let mut h = HeaderMap::new();
-        h.insert("x-dvara-delegated-authorization", HeaderValue::from_static("Bearer u"));
+        h.insert(
+            "x-dvara-delegated-authorization",
+            HeaderValue::from_static("Bearer u"),
+        );
         h.insert("x-dvara-gateway-hops", HeaderValue::from_static("2"));
         rename_aliases(&mut h).unwrap();
         assert_eq!(h.get(delegated::HEADER).unwrap(), "Bearer u");
@@ -176,13 +191,19 @@ mod tests {
         rename_aliases(&mut h).unwrap();
         assert_eq!(h.get_all("x-a2a-gateway-hops").iter().count(), 1);
         h.insert("x-dvara-gateway-hops", HeaderValue::from_static("3"));
-        assert_eq!(rename_aliases(&mut h).unwrap_err().code, "a2a_header_conflict");
+        assert_eq!(
+            rename_aliases(&mut h).unwrap_err().code,
+            "a2a_header_conflict"
+        );
     }
 
     #[test]
     fn answer_headers_are_copied() {
         let mut h = HeaderMap::new();
-        h.insert(crate::trust::TRUST_HEADER, HeaderValue::from_static("verified"));
+        h.insert(
+            crate::trust::TRUST_HEADER,
+            HeaderValue::from_static("verified"),
+        );
         copy_to_dvara(&mut h);
         assert_eq!(h.get("x-dvara-signature-trust").unwrap(), "verified");
     }

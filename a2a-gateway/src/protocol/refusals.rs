@@ -264,7 +264,9 @@ impl Refusal {
         Refusal::gateway(
             502,
             "a2a_peer_credential_rejected",
-            format!("The peer {agent_id} rejected the agent's registered credential (HTTP {status}); check the credential registered for it"),
+            format!(
+                "The peer {agent_id} rejected the agent's registered credential (HTTP {status}); check the credential registered for it"
+            ),
         )
     }
 

@@ -14,8 +14,8 @@ use tonic_types::{ErrorDetails, StatusExt};
 
 use crate::{
     protocol::errors::GATEWAY_DOMAIN, protocol::errors::Origin, protocol::errors::Refusal,
-    protocol::errors::gateway_domain,
-    protocol::errors::SPEC_DOMAIN, protocol::errors::Version, protocol::errors::spec_default,
+    protocol::errors::SPEC_DOMAIN, protocol::errors::Version, protocol::errors::gateway_domain,
+    protocol::errors::spec_default,
 };
 
 /// Which error form a path's callers expect.
