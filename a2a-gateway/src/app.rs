@@ -251,14 +251,20 @@ impl Gateway {
             app
         };
         // gRPC callers (`serve_grpc`): `application/grpc*` requests, whatever the path.
-        if self.state.config().serve_grpc && self.state.config().serve_v1 {
+        let app = if self.state.config().serve_grpc && self.state.config().serve_v1 {
             app.layer(axum::middleware::from_fn_with_state(
                 self.state.clone(),
                 grpc_hook,
             ))
         } else {
             app
-        }
+        };
+        // Outermost: the headers read once into one form (aliases, delegated authorization,
+        // the error domain) for every route and binding.
+        app.layer(axum::middleware::from_fn_with_state(
+            self.state.clone(),
+            crate::edge::headers::normalize,
+        ))
     }
 
     /// Serves on `listener` until [`ServerHandle::shutdown`]. Without `public_url`, a `listen`

@@ -42,7 +42,8 @@ const UPKEEP_EVERY: u64 = 4096;
 
 /// The gateway's metric families.
 pub mod names {
-    /// Hops by `workspace`, `agent`, `operation`, `caller_version`, `decision`, `code`.
+    /// Hops by `workspace`, `agent`, `operation`, `caller_version`, `decision`, `code` and
+    /// `jsonrpc_code` (the refusal's JSON-RPC error code, `none` for an answer).
     pub const REQUESTS: &str = "a2a_requests_total";
     /// Hop latency, from the request to the answer (a stream: its start), by `operation`.
     pub const REQUEST_DURATION: &str = "a2a_request_duration_seconds";
@@ -70,7 +71,7 @@ pub mod names {
         (
             REQUESTS,
             "counter",
-            "Hops by workspace, agent, operation, caller version, decision and code.",
+            "Hops by workspace, agent, operation, caller version, decision, code and JSON-RPC code.",
         ),
         (
             REQUEST_DURATION,
@@ -168,11 +169,13 @@ pub struct HopLabels<'a> {
     pub decision: &'a str,
     /// `ok` or the gateway code of the refusal.
     pub code: &'a str,
+    /// The refusal's JSON-RPC error code (`None`: an answer, or no JSON-RPC code).
+    pub jsonrpc_code: Option<i64>,
 }
 
 /// The hop series' handles, kept per label set: a hop records through one map read (the
 /// recorder's own lookup builds and hashes a key per series).
-type HopSeries = RwLock<HashMap<[SharedString; 6], metrics::Counter>>;
+type HopSeries = RwLock<HashMap<[SharedString; 7], metrics::Counter>>;
 
 /// The latency histograms of one operation.
 #[derive(Clone)]
@@ -295,6 +298,10 @@ impl Metrics {
             self.word(l.caller_version.unwrap_or(NONE)),
             self.word(l.decision),
             self.word(l.code),
+            match l.jsonrpc_code {
+                Some(c) => self.word(&c.to_string()),
+                None => SharedString::const_str(NONE),
+            },
         ];
         self.hop_counter(key).increment(1);
         let series = self.op_series(op);
@@ -309,19 +316,20 @@ impl Metrics {
     }
 
     /// The `a2a_requests_total` series of a label set (registered on first use).
-    fn hop_counter(&self, key: [SharedString; 6]) -> metrics::Counter {
+    fn hop_counter(&self, key: [SharedString; 7]) -> metrics::Counter {
         if let Ok(m) = self.inner.hops.read()
             && let Some(c) = m.get(&key)
         {
             return c.clone();
         }
-        const NAMES: [&str; 6] = [
+        const NAMES: [&str; 7] = [
             "workspace",
             "agent",
             "operation",
             "caller_version",
             "decision",
             "code",
+            "jsonrpc_code",
         ];
         let labels = NAMES
             .iter()
@@ -470,6 +478,7 @@ mod tests {
             caller_version: Some("1.0"),
             decision: "allowed",
             code: "ok",
+            jsonrpc_code: None,
         };
         // 10 ms of overhead: in the 0.01 bucket (bounds are inclusive), not in 0.005.
         m.hop(

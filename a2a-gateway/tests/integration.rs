@@ -21,6 +21,8 @@ mod console_views;
 mod crash;
 mod crash_outcomes;
 mod demo;
+mod dvara_compat;
+mod dvara_delegated;
 mod dvara_names;
 mod error_forms;
 mod extensions;

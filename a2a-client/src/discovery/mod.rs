@@ -197,6 +197,8 @@ pub struct CardResolver {
     ttl: Option<TtlClamp>,
     stale_if_error: bool,
     check: Option<CardCheck>,
+    /// Cache partition: cards fetched under another partition are kept apart.
+    partition: Option<String>,
     /// Keys a card's signature must verify with (feature `signing`).
     #[cfg(feature = "signing")]
     trusted: Option<Arc<jsonwebtoken::jwk::JwkSet>>,
@@ -215,6 +217,7 @@ impl CardResolver {
             ttl: None,
             stale_if_error: false,
             check: None,
+            partition: None,
             #[cfg(feature = "signing")]
             trusted: None,
         }
@@ -250,10 +253,26 @@ impl CardResolver {
         self
     }
 
-    /// Drops the cached card of `url`.
+    /// Keeps the cards this resolver fetches apart from those of other partitions (the cache
+    /// stays shared; `None`, the default, is a partition of its own): for requests whose extra
+    /// headers ([`Self::with_headers`]) may change the card, such as a user's credential.
+    pub fn with_partition(mut self, partition: Option<String>) -> CardResolver {
+        self.partition = partition;
+        self
+    }
+
+    /// The cache key of `url` in this resolver's partition.
+    fn key(&self, url: &Url) -> String {
+        match &self.partition {
+            Some(p) => format!("{p}\n{url}"),
+            None => url.as_str().to_string(),
+        }
+    }
+
+    /// Drops the cached card of `url` (in this resolver's partition).
     pub fn forget(&self, url: &Url) {
         if let Ok(mut cache) = self.cache.lock() {
-            cache.remove(url.as_str());
+            cache.remove(&self.key(url));
         }
     }
 
@@ -357,7 +376,7 @@ impl CardResolver {
         fallback: Option<Url>,
         force: bool,
     ) -> Result<FetchedCard, DiscoveryError> {
-        let key = url.as_str().to_string();
+        let key = self.key(&url);
         let cached = self.cache.lock().ok().and_then(|c| c.get(&key).cloned());
         let now = self.clock.now();
         if let Some(entry) = &cached

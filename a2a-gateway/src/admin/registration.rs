@@ -1,7 +1,7 @@
 //! The registration check (issue 15): registering or editing an agent reads its card and
 //! refuses a peer that offers no binding the gateway can call, naming each interface and why
 //! it was passed over. "Can call" is the gateway's own interface selection
-//! ([`crate::peer::select_from`]), so the check and the calls never disagree.
+//! ([`crate::peer::select_with`]), so the check and the calls never disagree.
 //!
 //! As in the DVARA API, a card that cannot be read (the peer is down, its address is refused)
 //! does not stop the save: the answer says so, and calls fail later with the card error.
@@ -65,7 +65,11 @@ pub async fn check(st: &GatewayState, agent: &Agent) -> Check {
         Ok(c) => c,
         Err(r) => return unreadable(r.message),
     };
-    let chosen = peer::select_from(&card.interfaces, st.config().serve_v1);
+    let prefs = peer::Prefs {
+        registered: Some(&registered),
+        ..peer::Prefs::of(&st.config())
+    };
+    let chosen = peer::select_with(&card.interfaces, &prefs);
     // gRPC's own address rules (plaintext h2c only in development mode) would refuse every call.
     if let Ok(c) = &chosen
         && c.binding == crate::protocol::errors::Binding::Grpc

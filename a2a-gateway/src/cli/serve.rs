@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use crate::config::{Age, ByteSize, Config, Dur, ErrorStatusMode, PolicyDefault};
+use crate::config::{
+    Age, ByteSize, CardBindings, Config, Dur, ErrorStatusMode, PeerGrpc, PolicyDefault,
+};
 use a2a_agent::settings::Note;
 
 /// `a2a-gateway serve`: the settings' flags and environment variables (each optional: unset
@@ -53,6 +55,26 @@ pub struct ServeArgs {
     /// refusal's own status (a2a.protocol.json-rpc-error-status) [default: ok].
     #[arg(long, env = "A2A_GATEWAY_JSON_RPC_ERROR_STATUS", value_enum)]
     json_rpc_error_status: Option<ErrorStatusMode>,
+    /// With --json-rpc-error-status refusal, the status of a refused stream: `refusal` = its
+    /// own, `ok` = 200 as DVARA keeps it [default: refusal].
+    #[arg(long, env = "A2A_GATEWAY_STREAM_REFUSAL_STATUS", value_enum)]
+    stream_refusal_status: Option<ErrorStatusMode>,
+    /// gRPC peers: `call` a peer whose card offers only gRPC, or `refuse` gRPC entries as
+    /// DVARA does (502 a2a_peer_protocol_unsupported) [default: call].
+    #[arg(long, env = "A2A_GATEWAY_PEER_GRPC", value_enum)]
+    peer_grpc: Option<PeerGrpc>,
+    /// Bindings the governed Agent Card lists: `all` served, or `jsonrpc` only as DVARA's
+    /// card [default: all].
+    #[arg(long, env = "A2A_GATEWAY_CARD_BINDINGS", value_enum)]
+    card_bindings: Option<CardBindings>,
+    /// ErrorInfo domain of the gateway's own refusals (DVARA: dvarahq.com)
+    /// [default: a2a-rs.dev].
+    #[arg(long, env = "A2A_GATEWAY_ERROR_DOMAIN")]
+    error_domain: Option<String>,
+    /// Answer headers also under DVARA's x-dvara-* names (x-dvara-signature-trust ...);
+    /// requests take x-dvara-* as x-a2a-* always [default: false].
+    #[arg(long, env = "A2A_GATEWAY_DVARA_HEADERS")]
+    dvara_headers: Option<bool>,
     /// Development mode: allow plain http peers and loopback peer addresses [default: false].
     #[arg(long, env = "A2A_GATEWAY_DEV")]
     dev: Option<bool>,
@@ -234,6 +256,21 @@ impl ServeArgs {
         }
         if let Some(v) = self.json_rpc_error_status {
             c.json_rpc_error_status = v;
+        }
+        if let Some(v) = self.stream_refusal_status {
+            c.stream_refusal_status = v;
+        }
+        if let Some(v) = self.peer_grpc {
+            c.peer_grpc = v;
+        }
+        if let Some(v) = self.card_bindings {
+            c.card_bindings = v;
+        }
+        if let Some(v) = &self.error_domain {
+            c.error_domain = v.clone();
+        }
+        if let Some(v) = self.dvara_headers {
+            c.dvara_headers = v;
         }
         if let Some(v) = self.dev {
             c.dev_mode = v;

@@ -6,10 +6,12 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+mod compat;
 mod names;
 mod units;
 
 pub use a2a_agent::settings::Dur;
+pub use compat::{CardBindings, DEFAULT_ERROR_DOMAIN, DVARA_ERROR_DOMAIN, PeerGrpc};
 pub use names::{ALIASES, SWITCHES};
 pub use units::{Age, ByteSize};
 
@@ -110,6 +112,16 @@ pub struct Config {
     pub serve_grpc: bool,
     /// HTTP status of JSON-RPC refusals (`a2a.protocol.json-rpc-error-status`).
     pub json_rpc_error_status: ErrorStatusMode,
+    /// Status of a refused stream in `refusal` mode: `refusal` (its own), or `ok` (200, DVARA).
+    pub stream_refusal_status: ErrorStatusMode,
+    /// gRPC peers: `call` them, or `refuse` them as the DVARA API does.
+    pub peer_grpc: PeerGrpc,
+    /// Bindings the governed card lists: `all`, or `jsonrpc` as the DVARA API's card.
+    pub card_bindings: CardBindings,
+    /// `ErrorInfo.domain` of the gateway's own refusals (DVARA: `dvarahq.com`).
+    pub error_domain: String,
+    /// Answer headers also under DVARA's `x-dvara-*` names (requests take them always).
+    pub dvara_headers: bool,
     /// Development mode: plain http peers and loopback peers allowed.
     pub dev_mode: bool,
     /// Seconds to wait for a peer answer (and between stream events before a stall error).
@@ -297,6 +309,11 @@ impl Default for Config {
             streaming_enabled: true,
             serve_grpc: false,
             json_rpc_error_status: ErrorStatusMode::Ok,
+            stream_refusal_status: ErrorStatusMode::Refusal,
+            peer_grpc: PeerGrpc::Call,
+            card_bindings: CardBindings::All,
+            error_domain: DEFAULT_ERROR_DOMAIN.to_owned(),
+            dvara_headers: false,
             dev_mode: false,
             peer_timeout_secs: 30,
             limits: Limits::default(),

@@ -15,6 +15,7 @@ pub const SWITCHES: &[&str] = &[
     "dev",
     "ard",
     "require_signed_cards",
+    "dvara_headers",
 ];
 
 const fn old(name: &'static str, ours: &'static str, value: Value) -> Alias {

@@ -59,17 +59,24 @@ async fn peer_view(st: &GatewayState, agent: &Agent) -> PeerView {
             "unknown (no card)".to_owned(),
         ),
     };
+    let registered = url::Url::parse(&agent.endpoint).ok();
     let interface = match &card {
-        Ok(c) => peer::select_interface(c, st.config().serve_v1)
-            .map(|ch| {
-                format!(
-                    "{} {} at {}",
-                    ch.binding.as_str(),
-                    ch.version.as_str(),
-                    ch.url
-                )
-            })
-            .map_err(|r| r.message),
+        Ok(c) => peer::select_interface_with(
+            c,
+            &peer::Prefs {
+                registered: registered.as_ref(),
+                ..peer::Prefs::of(&st.config())
+            },
+        )
+        .map(|ch| {
+            format!(
+                "{} {} at {}",
+                ch.binding.as_str(),
+                ch.version.as_str(),
+                ch.url
+            )
+        })
+        .map_err(|r| r.message),
         Err(_) => Err("no card".into()),
     };
     PeerView {

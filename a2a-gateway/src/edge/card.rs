@@ -47,13 +47,17 @@ pub fn governed_card_v1(config: &Config, agent: &Agent, peer_card: &Value) -> Va
         ifaces.push(json!({"url": base, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}));
     }
     ifaces.push(json!({"url": base, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}));
-    if config.serve_v1 {
+    // `card_bindings = "jsonrpc"`: JSON-RPC only, as the DVARA API's card.
+    let all = config.card_bindings == crate::config::CardBindings::All;
+    if all && config.serve_v1 {
         ifaces.push(json!({"url": format!("{base}/v1"), "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}));
     }
     // 0.3 HTTP+JSON: its `/v1/...` paths under `base` are the 1.0 routes (`crate::edge::rest03`).
-    ifaces.push(json!({"url": base, "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3"}));
+    if all {
+        ifaces.push(json!({"url": base, "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3"}));
+    }
     // gRPC paths name no agent: the interface's tenant does (`crate::edge::grpc`).
-    if config.serve_v1 && config.serve_grpc {
+    if all && config.serve_v1 && config.serve_grpc {
         let at = a2a_agent::edge::grpc::authority(&config.public_base(), config.listen);
         ifaces.push(json!({"url": at, "protocolBinding": "GRPC", "protocolVersion": "1.0", "tenant": agent.agent_id}));
     }
@@ -110,9 +114,15 @@ pub fn governed_card_v1(config: &Config, agent: &Agent, peer_card: &Value) -> Va
     Value::Object(out)
 }
 
-/// The 0.3 card's `additionalInterfaces`: JSON-RPC and HTTP+JSON at the same base URL.
-fn additional_v03(base: &str) -> Value {
-    json!([{"url": base, "transport": "JSONRPC"}, {"url": base, "transport": "HTTP+JSON"}])
+/// The 0.3 card's `additionalInterfaces`: JSON-RPC and HTTP+JSON at the same base URL
+/// (JSON-RPC alone with `card_bindings = "jsonrpc"`).
+fn additional_v03(config: &Config, base: &str) -> Value {
+    match config.card_bindings {
+        crate::config::CardBindings::All => {
+            json!([{"url": base, "transport": "JSONRPC"}, {"url": base, "transport": "HTTP+JSON"}])
+        }
+        crate::config::CardBindings::Jsonrpc => json!([{"url": base, "transport": "JSONRPC"}]),
+    }
 }
 
 /// The governed card in `version`: for 1.0 the header-less form, which carries the 0.3 address
@@ -127,7 +137,7 @@ pub fn governed_card(config: &Config, agent: &Agent, peer_card: &Value, version:
             m.insert("url".into(), json!(base));
             m.insert("preferredTransport".into(), json!("JSONRPC"));
             m.insert("protocolVersion".into(), json!("0.3"));
-            m.insert("additionalInterfaces".into(), additional_v03(&base));
+            m.insert("additionalInterfaces".into(), additional_v03(config, &base));
             Value::Object(m)
         }
         Version::V03 => {
@@ -136,9 +146,16 @@ pub fn governed_card(config: &Config, agent: &Agent, peer_card: &Value, version:
             m.insert("url".into(), json!(base));
             m.insert("preferredTransport".into(), json!("JSONRPC"));
             m.insert("protocolVersion".into(), json!("0.3"));
-            m.insert("additionalInterfaces".into(), additional_v03(&base));
+            m.insert("additionalInterfaces".into(), additional_v03(config, &base));
             m.insert("supportsAuthenticatedExtendedCard".into(), json!(false));
             if !omitted.is_empty() {
+                // Under DVARA's name too with `dvara_headers`.
+                if config.dvara_headers {
+                    m.insert(
+                        "x-dvara-security-schemes-omitted".into(),
+                        Value::Array(omitted.clone()),
+                    );
+                }
                 m.insert(
                     "x-a2a-security-schemes-omitted".into(),
                     Value::Array(omitted),
@@ -336,7 +353,9 @@ pub(crate) async fn card_handler(
     );
     h.insert(
         header::VARY,
-        HeaderValue::from_static("Authorization, A2A-Version"),
+        HeaderValue::from_static(
+            "Authorization, X-A2A-Delegated-Authorization, X-Dvara-Delegated-Authorization, A2A-Version",
+        ),
     );
     if let Ok(v) = HeaderValue::from_str(&etag) {
         h.insert(header::ETAG, v);

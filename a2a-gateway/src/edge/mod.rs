@@ -6,6 +6,7 @@
 pub mod ard;
 pub(crate) mod card;
 pub(crate) mod grpc;
+pub(crate) mod headers;
 pub(crate) mod jsonrpc;
 pub(crate) mod probes;
 pub(crate) mod record;

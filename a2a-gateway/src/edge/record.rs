@@ -46,6 +46,7 @@ pub(crate) fn record(st: &GatewayState, call: &mut Call, refusal: Option<&Refusa
             caller_version: call.audit.client_version.as_deref(),
             decision: &call.audit.decision,
             code,
+            jsonrpc_code: refusal.map(|r| r.rpc_code),
         },
         latency,
         call.peer,

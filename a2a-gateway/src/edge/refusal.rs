@@ -7,6 +7,7 @@
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 
+use crate::config::ErrorStatusMode;
 use crate::edge::record::record;
 use crate::hop::call::Call;
 use crate::state::GatewayState;
@@ -20,13 +21,17 @@ use crate::{
 /// content type (415, -32005) keep their status. A refused version is 200 too (the official SDK
 /// clients read -32009 only from a 200 answer); the DVARA API's 400 is the `refusal` mode's.
 pub(crate) fn rpc_refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> Response {
+    let own = st.config().json_rpc_error_status == ErrorStatusMode::Refusal;
+    rpc_refusal_as(st, call, r, own)
+}
+
+/// [`rpc_refusal`] with the refusal's own status (`own`) or 200.
+fn rpc_refusal_as(st: &GatewayState, call: &mut Call, r: Refusal, own: bool) -> Response {
     record(st, call, Some(&r));
     let status = match r.code.as_str() {
         // The spec's table says 400 for -32005; a JSON-RPC caller has always had HTTP's 415.
         "a2a_unsupported_media_type" => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        _ if r.code == "a2a_unauthorized"
-            || st.config().json_rpc_error_status == crate::config::ErrorStatusMode::Refusal =>
-        {
+        _ if r.code == "a2a_unauthorized" || own => {
             StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_GATEWAY)
         }
         _ => StatusCode::OK,
@@ -46,18 +51,21 @@ pub(crate) fn rpc_refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> Res
 /// A refused JSON-RPC call of `op`: a 0.3 streaming method (`message/stream`,
 /// `tasks/resubscribe`) answers one SSE event carrying the JSON-RPC error, as the official SDK
 /// servers and the agent do (the 0.3 SDK client reads only `text/event-stream` there); in the
-/// `refusal` status mode, and for everything else, [`rpc_refusal`].
+/// `refusal` status mode, and for everything else, [`rpc_refusal`]. In the `refusal` mode a
+/// refused stream keeps 200 (and the 0.3 event) with `stream_refusal_status = "ok"`, as the
+/// DVARA API keeps it.
 pub(crate) fn rpc_op_refusal(
     st: &GatewayState,
     call: &mut Call,
     op: crate::protocol::ops::Operation,
     r: Refusal,
 ) -> Response {
-    if call.version != Version::V03
-        || !op.is_streaming()
-        || st.config().json_rpc_error_status == crate::config::ErrorStatusMode::Refusal
-    {
-        return rpc_refusal(st, call, r);
+    let config = st.config();
+    let own = config.json_rpc_error_status == ErrorStatusMode::Refusal
+        && !(op.is_streaming() && config.stream_refusal_status == ErrorStatusMode::Ok);
+    drop(config);
+    if call.version != Version::V03 || !op.is_streaming() || own {
+        return rpc_refusal_as(st, call, r, own);
     }
     record(st, call, Some(&r));
     a2a_agent::edge::sse::single(r.jsonrpc_text(call.version, &call.id, &call.trace_id))

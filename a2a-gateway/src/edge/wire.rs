@@ -82,7 +82,18 @@ pub fn edge_refusal(
     };
     let status = why.status();
     let r = Refusal::gateway(status.as_u16(), code, why.message());
-    // A gRPC call (a slow body, the connection cap) gets a status, not a JSON body.
+    let resp = edge_refusal_parts(serve_v1, parts, &r);
+    debug_assert!(a2a_agent::edge::grpc::is_grpc(&parts.headers) || resp.status() == status);
+    resp
+}
+
+/// A refusal decided before any handler ran, in the form the path and version imply; a gRPC
+/// call (a slow body, the connection cap, a refused header) gets a status, not a JSON body.
+pub fn edge_refusal_parts(
+    serve_v1: bool,
+    parts: &axum::http::request::Parts,
+    r: &Refusal,
+) -> Response {
     if a2a_agent::edge::grpc::is_grpc(&parts.headers) {
         let trace = crate::ids::id_hex(16);
         return a2a_agent::edge::grpc::status_response(r.grpc_status(&trace));
@@ -93,9 +104,7 @@ pub fn edge_refusal(
         parts.uri.query(),
         serve_v1,
     );
-    let resp = render(form, &r);
-    debug_assert!(resp.status() == status);
-    resp
+    render(form, r)
 }
 
 /// The refusal of an envelope the JSON-RPC endpoints cannot read.

@@ -50,7 +50,13 @@ pub(crate) async fn choose(
     let fresh = kept.is_none();
     let mut chosen = match kept {
         Some(c) => c,
-        None => peer::select_from(&card.interfaces, st.config().serve_v1)?,
+        None => {
+            let prefs = peer::Prefs {
+                registered: Some(&registered),
+                ..peer::Prefs::of(&st.config())
+            };
+            peer::select_with(&card.interfaces, &prefs)?
+        }
     };
     crate::trust::check_coverage(&trust, &card, &chosen.url)?;
     if fresh {

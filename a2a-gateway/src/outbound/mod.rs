@@ -129,6 +129,13 @@ fn passed_rpc(body: &[u8]) -> Option<crate::protocol::passed::Passed> {
     crate::protocol::passed::Passed::send_result(env.result?.get())
 }
 
+/// A JSON body with an `error` object: an A2A error answer (JSON-RPC or `google.rpc.Status`).
+fn is_a2a_error(body: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .is_some_and(|v| v.get("error").is_some_and(Value::is_object))
+}
+
 pub(crate) fn map_answer_error(e: AnswerError) -> Refusal {
     match e {
         AnswerError::Invalid(m) => Refusal::upstream_invalid_response(&m),
@@ -218,6 +225,7 @@ impl PeerCall<'_> {
         if let Some(c) = &self.agent.credential {
             req = req.bearer_auth(c);
         }
+        req = peer::delegated::outbound(req, self.st.config().dvara_headers);
         if let Some(id) = crate::tasks::resume::upstream() {
             req = req.header("Last-Event-ID", id);
         }
@@ -311,6 +319,14 @@ impl PeerCall<'_> {
     /// empty success reads as `{}`).
     async fn read_body(&self, resp: PeerResponse) -> Result<(u16, Vec<u8>), Refusal> {
         let status = resp.status().as_u16();
+        // 401: the registered credential was refused (403 too, unless the answer is an A2A
+        // error, checked once the body is read).
+        if status == 401 {
+            return Err(Refusal::peer_credential_rejected(
+                &self.agent.agent_id,
+                status,
+            ));
+        }
         // Checked once the body is read (an empty success needs no content type).
         let ct = resp
             .headers()
@@ -331,6 +347,12 @@ impl PeerCall<'_> {
         })?;
         if body.is_empty() && (200..300).contains(&status) {
             return Ok((status, b"{}".to_vec()));
+        }
+        if status == 403 && !is_a2a_error(&body) {
+            return Err(Refusal::peer_credential_rejected(
+                &self.agent.agent_id,
+                status,
+            ));
         }
         if let Some(ct) = not_json {
             return Err(Refusal::upstream_content_type(if ct.is_empty() {

@@ -32,11 +32,43 @@ pub fn card_resolver(http: reqwest::Client) -> CardResolver {
         .with_card_check(agent_card_check)
 }
 
-/// A card body must be a JSON object with a `name`.
+/// A card body must be a JSON object with a `name` that passes its version's structure check
+/// ([`card_structure`]). A body that fails is not cached, and the cached card, when there is
+/// one, is served instead (`with_stale_if_error`); without one, `a2a_card_unavailable`.
 fn agent_card_check(body: &[u8]) -> Result<(), String> {
     let card: Value = serde_json::from_slice(body).map_err(|e| format!("not JSON ({e})"))?;
     if !card.is_object() || card.get("name").is_none() {
         return Err("not an Agent Card".to_owned());
+    }
+    card_structure(&card)
+}
+
+/// The members an A2A 1.0 card must have (the specification's `AgentCard` required fields).
+const V1_REQUIRED: [&str; 8] = [
+    "name",
+    "description",
+    "supportedInterfaces",
+    "version",
+    "capabilities",
+    "defaultInputModes",
+    "defaultOutputModes",
+    "skills",
+];
+
+/// The structure check of a card in its own version: a card with `supportedInterfaces` is an
+/// A2A 1.0 card (its required members present, each of its type), any other an A2A 0.3 card
+/// (the 0.3 `AgentCard`'s members and types). Unknown members are allowed in both.
+pub fn card_structure(card: &Value) -> Result<(), String> {
+    use a2a_types::strict::parse_value_ref;
+    if card.get("supportedInterfaces").is_some() {
+        if let Some(m) = V1_REQUIRED.iter().find(|k| card.get(**k).is_none()) {
+            return Err(format!("not an A2A 1.0 Agent Card: {m} is missing"));
+        }
+        parse_value_ref::<a2a_types::v1::AgentCard>(card)
+            .map_err(|e| format!("not an A2A 1.0 Agent Card: {e}"))?;
+    } else {
+        parse_value_ref::<a2a_types::v03::AgentCard>(card)
+            .map_err(|e| format!("not an A2A 0.3 Agent Card: {e}"))?;
     }
     Ok(())
 }
@@ -90,9 +122,17 @@ pub(crate) async fn peer_card_at(
         value.set_sensitive(true);
         headers.insert(reqwest::header::AUTHORIZATION, value);
     }
+    // The request's delegated authorization goes to the peer, and keys the cache.
+    if let Some(d) = super::delegated::current()
+        && let Ok(mut value) = reqwest::header::HeaderValue::from_str(&d)
+    {
+        value.set_sensitive(true);
+        headers.insert(super::delegated::HEADER, value);
+    }
     cards
         .clone()
         .with_max_bytes(usize::try_from(max_bytes).unwrap_or(usize::MAX))
+        .with_partition(super::delegated::cache_partition())
         .with_headers(headers)
         .fetch_url_or(card_url, fallback, refresh)
         .await

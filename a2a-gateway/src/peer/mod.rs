@@ -21,14 +21,15 @@
 mod card;
 pub(crate) mod checks;
 pub mod clients;
+pub mod delegated;
 pub(crate) mod grpc;
 pub(crate) mod http;
 pub(crate) mod modified;
 
 pub(crate) use card::peer_card_at;
 pub use card::{
-    CARD_TTL, DEFAULT_CARD_TTL, card_json, card_resolver, card_urls, error_chain, fetch_result,
-    peer_card,
+    CARD_TTL, DEFAULT_CARD_TTL, card_json, card_resolver, card_structure, card_urls, error_chain,
+    fetch_result, peer_card,
 };
 
 use std::net::SocketAddr;
@@ -78,18 +79,49 @@ pub fn gateway_speaks(serve_v1: bool) -> sel::Speaks {
     }
 }
 
+/// What the choice of a peer's interface depends on besides its card.
+#[derive(Debug, Clone, Copy)]
+pub struct Prefs<'a> {
+    /// A2A 1.0 is served (`serve_v1`).
+    pub serve_v1: bool,
+    /// gRPC peers are called (`peer_grpc = "call"`).
+    pub grpc: bool,
+    /// The registered endpoint: among the usable entries, the one at this address wins.
+    pub registered: Option<&'a Url>,
+}
+
+impl Prefs<'_> {
+    /// The settings' preferences, no registered endpoint.
+    pub fn of(config: &crate::config::Config) -> Prefs<'static> {
+        Prefs {
+            serve_v1: config.serve_v1,
+            grpc: config.peer_grpc == crate::config::PeerGrpc::Call,
+            registered: None,
+        }
+    }
+}
+
 /// The gateway's wording for why `a2a_client::select` passed an entry over.
-fn passed_over_reason(why: &sel::PassedOver, serve_v1: bool) -> String {
+fn passed_over_reason(why: &sel::PassedOver, p: &Prefs<'_>) -> String {
     use sel::{Binding as B, PassedOver as P, Version as V};
+    fn grpc(b: &str) -> bool {
+        sel::Binding::parse(b) == Some(sel::Binding::Grpc)
+    }
     match why {
-        P::Binding(b) if sel::Binding::parse(b) == Some(B::Grpc) && !serve_v1 => {
+        P::Binding(b) if grpc(b) && !p.grpc => {
+            "gRPC is not supported (peer_grpc: refuse)".to_owned()
+        }
+        P::NotRequested(B::Grpc, _) if !p.grpc => {
+            "gRPC is not supported (peer_grpc: refuse)".to_owned()
+        }
+        P::Binding(b) if grpc(b) && !p.serve_v1 => {
             "gRPC is spoken at A2A 1.0 only, which is disabled (serve-v1: false)".to_owned()
         }
         P::Binding(b) => format!("binding {b:?} is not supported"),
         P::UnknownVersion(v) => format!("A2A version {v:?} is not served"),
         P::NotRequested(B::HttpJson, V::V03) => "HTTP+JSON is supported at A2A 1.0 only".to_owned(),
         P::NotRequested(B::Grpc, V::V03) => "gRPC is supported at A2A 1.0 only".to_owned(),
-        P::NotRequested(_, V::V1) if !serve_v1 => {
+        P::NotRequested(_, V::V1) if !p.serve_v1 => {
             "A2A 1.0 is disabled (serve-v1: false)".to_owned()
         }
         other => other.to_string(),
@@ -102,56 +134,97 @@ fn passed_over_reason(why: &sel::PassedOver, serve_v1: bool) -> String {
 /// the registration check shows); an entry the gateway would take but whose URL is unusable
 /// is refused (`a2a_peer_url_refused`) rather than silently skipped for a later entry.
 pub fn select_interface(card: &Value, serve_v1: bool) -> Result<Chosen, Refusal> {
+    select_interface_with(
+        card,
+        &Prefs {
+            serve_v1,
+            grpc: true,
+            registered: None,
+        },
+    )
+}
+
+/// [`select_interface`] with the settings' and the registration's preferences.
+pub fn select_interface_with(card: &Value, prefs: &Prefs<'_>) -> Result<Chosen, Refusal> {
     let interfaces: sel::CardInterfaces = serde_json::from_value(card.clone()).map_err(|e| {
         Refusal::peer_protocol_unsupported(&format!(
             "the card's interface members are unreadable ({e})"
         ))
     })?;
-    select_from(&interfaces, serve_v1)
+    select_with(&interfaces, prefs)
 }
 
 /// [`select_interface`] over the interface members already read (a [`FetchedCard`]'s).
-///
-/// gRPC 1.0 is taken only when the card offers no JSON-RPC or HTTP+JSON entry the gateway
-/// speaks (a gRPC-only peer): the HTTP bindings carry TLS, stream resumption and heartbeats,
-/// which the gateway's gRPC calls do not (see `crate::outbound::grpc`). Among the HTTP entries, and
-/// among gRPC entries, the card's order decides.
 pub fn select_from(interfaces: &sel::CardInterfaces, serve_v1: bool) -> Result<Chosen, Refusal> {
-    let http = walk(interfaces, &gateway_speaks(serve_v1), serve_v1);
+    select_with(
+        interfaces,
+        &Prefs {
+            serve_v1,
+            grpc: true,
+            registered: None,
+        },
+    )
+}
+
+/// The choice itself. gRPC 1.0 is taken only when the card offers no JSON-RPC or HTTP+JSON
+/// entry the gateway speaks (a gRPC-only peer), and only with `prefs.grpc`: the HTTP bindings
+/// carry TLS, stream resumption and heartbeats, which the gateway's gRPC calls do not (see
+/// `crate::outbound::grpc`). Among the usable entries the one at the registered endpoint
+/// wins, as in the DVARA API; else the card's order decides.
+pub fn select_with(interfaces: &sel::CardInterfaces, prefs: &Prefs<'_>) -> Result<Chosen, Refusal> {
+    let http = walk(interfaces, &gateway_speaks(prefs.serve_v1), prefs);
     match http {
-        Err(r) if serve_v1 && r.code == "a2a_peer_protocol_unsupported" => {
+        Err(r) if prefs.serve_v1 && prefs.grpc && r.code == "a2a_peer_protocol_unsupported" => {
             let with_grpc = sel::Speaks::pairs([
                 (sel::Binding::JsonRpc, sel::Version::V1),
                 (sel::Binding::HttpJson, sel::Version::V1),
                 (sel::Binding::JsonRpc, sel::Version::V03),
                 (sel::Binding::Grpc, sel::Version::V1),
             ]);
-            walk(interfaces, &with_grpc, serve_v1)
+            walk(interfaces, &with_grpc, prefs)
         }
         other => other,
     }
 }
 
-/// The first entry `speaks` takes, in the card's order, or every entry and why it was passed over.
+/// The same address, a trailing slash aside.
+fn same_address(a: &Url, b: &Url) -> bool {
+    a.as_str().trim_end_matches('/') == b.as_str().trim_end_matches('/')
+}
+
+/// The first entry `speaks` takes, in the card's order (one at the registered endpoint
+/// preferred), or every entry and why it was passed over.
 fn walk(
     interfaces: &sel::CardInterfaces,
     speaks: &sel::Speaks,
-    serve_v1: bool,
+    prefs: &Prefs<'_>,
 ) -> Result<Chosen, Refusal> {
     let offers = interfaces.offers();
     let mut reasons = Vec::new();
-    // One entry at a time, so the first entry whose only defect is its URL stops the walk.
+    let mut first: Option<Chosen> = None;
+    // One entry at a time, so the first entry whose only defect is its URL stops the walk
+    // (before a usable entry was found).
     for offer in &offers {
         match sel::select_offers(std::slice::from_ref(offer), speaks) {
             Ok(s) => {
-                return Ok(Chosen {
+                let chosen = Chosen {
                     url: s.url,
                     binding: s.binding,
                     version: s.version,
                     tenant: s.tenant,
                     signature_trust: None,
-                });
+                };
+                let at_registered = prefs
+                    .registered
+                    .is_some_and(|r| same_address(&chosen.url, r));
+                if at_registered || prefs.registered.is_none() {
+                    return Ok(chosen);
+                }
+                if first.is_none() {
+                    first = Some(chosen);
+                }
             }
+            Err(_) if first.is_some() => {}
             Err(none) => {
                 for (o, why) in &none.passed_over {
                     if let sel::PassedOver::BadUrl(bad) = why {
@@ -165,11 +238,14 @@ fn walk(
                         o.binding,
                         o.version,
                         o.url,
-                        passed_over_reason(why, serve_v1)
+                        passed_over_reason(why, prefs)
                     ));
                 }
             }
         }
+    }
+    if let Some(c) = first {
+        return Ok(c);
     }
     if reasons.is_empty() {
         reasons.push("the card offers no interface".to_owned());
@@ -525,8 +601,10 @@ mod tests {
                     if h.get("authorization").and_then(|v| v.to_str().ok()) != Some("Bearer s3") {
                         return StatusCode::UNAUTHORIZED.into_response();
                     }
-                    axum::Json(json!({"name": "root", "url": "http://127.0.0.1:1/"}))
-                        .into_response()
+                    axum::Json(json!({"name": "root", "description": "", "version": "1",
+                        "url": "http://127.0.0.1:1/", "capabilities": {}, "skills": [],
+                        "defaultInputModes": [], "defaultOutputModes": []}))
+                    .into_response()
                 }),
             )
             .route(

@@ -11,9 +11,35 @@ use a2a_types::error::ErrorKind;
 use serde_json::{Map, Value};
 
 /// `domain` of ErrorInfo for decisions the gateway made.
-pub const GATEWAY_DOMAIN: &str = "a2a-rs.dev";
+pub const GATEWAY_DOMAIN: &str = crate::config::DEFAULT_ERROR_DOMAIN;
 /// `domain` of ErrorInfo for errors the A2A specification defines.
 pub const SPEC_DOMAIN: &str = "a2a-protocol.org";
+
+tokio::task_local! {
+    /// The `error_domain` setting while a request is served (`crate::edge::headers` sets it
+    /// when it is not [`GATEWAY_DOMAIN`]).
+    static DOMAIN: std::sync::Arc<str>;
+}
+
+/// Runs `f` with `domain` as the gateway's `ErrorInfo.domain`.
+pub fn with_domain<F: std::future::Future>(
+    domain: std::sync::Arc<str>,
+    f: F,
+) -> impl std::future::Future<Output = F::Output> {
+    DOMAIN.scope(domain, f)
+}
+
+/// Runs `f` (a body's poll) with `domain` as the gateway's `ErrorInfo.domain`.
+pub fn sync_with_domain<R>(domain: std::sync::Arc<str>, f: impl FnOnce() -> R) -> R {
+    DOMAIN.sync_scope(domain, f)
+}
+
+/// The gateway's `ErrorInfo.domain` now: the request's `error_domain`, else [`GATEWAY_DOMAIN`].
+pub fn gateway_domain() -> std::borrow::Cow<'static, str> {
+    DOMAIN
+        .try_with(|d| std::borrow::Cow::Owned(d.to_string()))
+        .unwrap_or(std::borrow::Cow::Borrowed(GATEWAY_DOMAIN))
+}
 
 // The version and binding vocabulary is a2a-types' own, shared by every crate.
 pub use a2a_types::version::{Binding, Version};

@@ -259,6 +259,17 @@ impl Refusal {
         )
     }
 
+    /// 502 `a2a_peer_credential_rejected`: the peer refused the agent's registered credential.
+    pub fn peer_credential_rejected(agent_id: &str, status: u16) -> Refusal {
+        Refusal::gateway(
+            502,
+            "a2a_peer_credential_rejected",
+            format!(
+                "The peer {agent_id} rejected the agent's registered credential (HTTP {status}); check the credential registered for it"
+            ),
+        )
+    }
+
     /// 502 `a2a_card_signature_invalid`: the peer's card signature does not allow the call
     /// (invalid; or not verified while the agent has trusted keys or signing is required).
     pub fn card_signature_invalid(detail: &str) -> Refusal {

@@ -14,7 +14,8 @@ use tonic_types::{ErrorDetails, StatusExt};
 
 use crate::{
     protocol::errors::GATEWAY_DOMAIN, protocol::errors::Origin, protocol::errors::Refusal,
-    protocol::errors::SPEC_DOMAIN, protocol::errors::Version, protocol::errors::spec_default,
+    protocol::errors::SPEC_DOMAIN, protocol::errors::Version, protocol::errors::gateway_domain,
+    protocol::errors::spec_default,
 };
 
 /// Which error form a path's callers expect.
@@ -145,7 +146,7 @@ impl Refusal {
         json!({
             "@type": "type.googleapis.com/google.rpc.ErrorInfo",
             "reason": self.reason,
-            "domain": match self.origin { Origin::Gateway => GATEWAY_DOMAIN, Origin::Spec => SPEC_DOMAIN },
+            "domain": match self.origin { Origin::Gateway => gateway_domain(), Origin::Spec => SPEC_DOMAIN.into() },
             "metadata": Value::Object(meta),
         })
     }

@@ -108,6 +108,7 @@ pub async fn notify(
                 caller_version: audit.client_version.as_deref(),
                 decision,
                 code: err.unwrap_or("ok"),
+                jsonrpc_code: None,
             },
             started.elapsed(),
             None,
