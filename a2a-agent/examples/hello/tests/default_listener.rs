@@ -24,7 +24,8 @@ async fn exchange(addr: &str, bytes: &[u8]) -> Vec<u8> {
     let mut tcp = TcpStream::connect(addr).await.unwrap();
     tcp.write_all(bytes).await.unwrap();
     let mut out = Vec::new();
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), tcp.read_to_end(&mut out)).await;
+    let _ =
+        tokio::time::timeout(std::time::Duration::from_secs(5), tcp.read_to_end(&mut out)).await;
     out
 }
 
