@@ -132,15 +132,16 @@ impl Timestamp {
 }
 
 /// Conversions from and to the `time` crate (feature `time`).
-#[cfg(feature = "time")]
 impl Timestamp {
     /// Converts from a `time` value (any offset), truncated to millisecond precision.
+    #[cfg(feature = "time")]
     pub fn from_offset_date_time(dt: time::OffsetDateTime) -> Self {
         // `time`'s range is the years -9999 to 9999 (UTC), the same as this type's.
         Self::from_millis(dt.unix_timestamp_nanos().div_euclid(1_000_000))
     }
 
     /// The instant as a `time` value in UTC.
+    #[cfg(feature = "time")]
     pub fn to_offset_date_time(&self) -> time::OffsetDateTime {
         // In range by construction; the epoch if `time` ever disagrees.
         time::OffsetDateTime::from_unix_timestamp_nanos(self.nanos)
