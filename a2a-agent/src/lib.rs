@@ -75,9 +75,10 @@
 //!
 //! | feature | adds |
 //! | --- | --- |
+//! | `http2` | HTTP/2: h2c (prior knowledge) beside HTTP/1.1 on the listener, HTTP/2 (ALPN `h2`) on push and delegation calls; without it HTTP/1.1 only |
 //! | `sqlite` | the SQLite stores (`sqlite_path`): tasks, replayable events, push configs, sends |
 //! | `oidc` | OAuth 2.0 / OIDC bearer tokens (JWKS, introspection) |
-//! | `grpc` | the A2A 1.0 gRPC binding on the same port (`grpc = true`) |
+//! | `grpc` | the A2A 1.0 gRPC binding on the same port (`grpc = true`), with `http2` |
 //! | `prometheus` | `GET /metrics` ([`AgentServer::metrics`], `metrics::install`) |
 //! | `otel` | OTLP trace export ([`otel`]); without it the span helpers are no-ops |
 //! | `cli` | the `a2a-agent` binary (flags, TOML settings, logs) and all of the above |

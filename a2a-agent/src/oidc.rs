@@ -295,7 +295,10 @@ impl TokenValidator {
         if v.get("active").and_then(Value::as_bool) != Some(true) {
             return Err(unauth("token is not active"));
         }
-        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        // Unix seconds (a clock before 1970 reads as 0).
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
         let leeway = self.cfg.leeway_s as i64;
         if let Some(exp) = v.get("exp").and_then(Value::as_i64)
             && exp + leeway < now

@@ -119,12 +119,9 @@ async fn list_tasks_over_2000_tasks_stays_usable_while_sends_proceed() {
             status: TaskStatus {
                 state: TaskState::Completed,
                 message: None,
-                timestamp: Some(Timestamp::from_offset_date_time(
-                    time::OffsetDateTime::from_unix_timestamp_nanos(
-                        (base - 100_000 + i as i128) * 1_000_000,
-                    )
-                    .unwrap(),
-                )),
+                timestamp: Some(
+                    Timestamp::from_unix_millis((base - 100_000 + i as i128) as i64).unwrap(),
+                ),
             },
             ..Default::default()
         };

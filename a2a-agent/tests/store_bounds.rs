@@ -13,9 +13,7 @@ use serde_json::json;
 use std::time::Duration;
 
 fn ts(ms: i64) -> Timestamp {
-    Timestamp::from_offset_date_time(
-        time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000).unwrap(),
-    )
+    Timestamp::from_unix_millis(ms).unwrap()
 }
 
 /// A task with history, an artifact, metadata and text that needs escapes.

@@ -81,7 +81,7 @@ impl Credential {
                 location: ApiKeyLocation::Query,
                 name,
                 value,
-            } => request.query(&[(name.as_str(), value.as_str())]),
+            } => with_query(request, name, value).map_err(AuthError::Request)?,
             Credential::ApiKey {
                 location: ApiKeyLocation::Cookie,
                 name,
@@ -129,6 +129,10 @@ pub enum AuthError {
         /// `error_description`, if any.
         description: Option<String>,
     },
+    /// The request a credential was to be added to could not be built (a bad URL or header
+    /// set before).
+    #[error("the request could not be built: {0}")]
+    Request(#[source] reqwest::Error),
     /// The token answer is not a usable RFC 6749 §5.1 response.
     #[error("OAuth2 token endpoint {url} sent an unusable answer: {reason}")]
     BadResponse {
@@ -300,7 +304,11 @@ impl OAuth2ClientCredentials {
         }
         let sent_at = self.clock.now();
         let response = request
-            .form(&form)
+            .header(
+                http::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            )
+            .body(form_body(&form))
             .send()
             .await
             .map_err(|source| AuthError::Http {
@@ -364,6 +372,25 @@ impl OAuth2ClientCredentials {
 }
 
 /// RFC 6749 §2.3.1: client id and secret are form-urlencoded before HTTP Basic.
+/// `request` with `name=value` added to its URL's query (as `RequestBuilder::query` would).
+fn with_query(
+    request: reqwest::RequestBuilder,
+    name: &str,
+    value: &str,
+) -> Result<reqwest::RequestBuilder, reqwest::Error> {
+    let (client, built) = request.build_split();
+    let mut built = built?;
+    built.url_mut().query_pairs_mut().append_pair(name, value);
+    Ok(reqwest::RequestBuilder::from_parts(client, built))
+}
+
+/// `application/x-www-form-urlencoded` body of `pairs`.
+fn form_body(pairs: &[(&str, &str)]) -> String {
+    url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs)
+        .finish()
+}
+
 fn form_urlencode(s: &str) -> String {
     url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
@@ -389,5 +416,47 @@ mod tests {
     #[test]
     fn basic_credentials_are_form_encoded() {
         assert_eq!(form_urlencode("a b:c"), "a+b%3Ac");
+        assert_eq!(
+            form_body(&[("grant_type", "client_credentials"), ("scope", "a b&c=d")]),
+            "grant_type=client_credentials&scope=a+b%26c%3Dd"
+        );
+    }
+
+    fn query_key() -> Credential {
+        Credential::ApiKey {
+            location: ApiKeyLocation::Query,
+            name: "api key".into(),
+            value: "k&2".into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_query_key_is_appended_to_the_url_and_keeps_the_request() {
+        let http = reqwest::Client::new();
+        let rb = http
+            .post("http://agent.invalid/a2a?tenant=t1")
+            .header("x-kept", "yes")
+            .body("payload");
+        let req = query_key().apply(rb).await.unwrap().build().unwrap();
+        assert_eq!(req.url().query(), Some("tenant=t1&api+key=k%262"));
+        assert_eq!(req.headers()["x-kept"], "yes");
+        assert_eq!(req.method(), reqwest::Method::POST);
+        assert_eq!(req.body().and_then(|b| b.as_bytes()), Some(&b"payload"[..]));
+    }
+
+    #[tokio::test]
+    async fn a_request_that_cannot_be_built_is_an_auth_error() {
+        let rb = reqwest::Client::new()
+            .get("http://agent.invalid/")
+            .header("x-bad", "line\nbreak");
+        match query_key().apply(rb).await {
+            Err(e @ AuthError::Request(_)) => {
+                assert!(
+                    e.to_string().starts_with("the request could not be built"),
+                    "{e}"
+                )
+            }
+            other => panic!("expected AuthError::Request, got {other:?}"),
+        }
     }
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use a2a_translate::Policy;
 use a2a_types::{v1, v03};
-use futures::StreamExt;
+use futures_util::StreamExt;
 use http::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::auth::Credential;
@@ -522,11 +522,11 @@ impl A2aClient {
             }
             Ok(None) => {
                 head.extend(snapshot.map(task_event));
-                return Ok(Box::pin(futures::stream::iter(head)));
+                return Ok(Box::pin(futures_util::stream::iter(head)));
             }
             Err(_) => head.extend(snapshot.map(task_event)),
         }
-        Ok(Box::pin(futures::stream::iter(head).chain(stream)))
+        Ok(Box::pin(futures_util::stream::iter(head).chain(stream)))
     }
 
     /// `CreateTaskPushNotificationConfig`.

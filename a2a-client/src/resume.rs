@@ -15,6 +15,7 @@
 
 use crate::error::ClientError;
 use crate::transport::EventStream;
+use a2a_types::v1;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -101,92 +102,128 @@ where
     if settings.retries == 0 {
         return first;
     }
-    Box::pin(async_stream::stream! {
-        use futures::StreamExt;
-        let mut current = first;
-        let mut ctx = ctx;
-        let mut task: Option<String> = None;
-        let mut delivered = false;
-        let mut attempts = 0u32;
+    let state = Resuming {
+        current: first,
+        ctx,
+        task: None,
+        delivered: false,
+        attempts: 0,
+        over: false,
+        settings,
+        restartable,
+        reopen,
+    };
+    Box::pin(futures_util::stream::unfold(state, |mut st| async move {
+        if st.over {
+            return None;
+        }
+        let item = st.step().await?;
+        Some((item, st))
+    }))
+}
+
+/// The state of a [`resuming`] stream between two of its items.
+struct Resuming<F> {
+    current: EventStream,
+    ctx: ResumeCtx,
+    /// The task id, from the first event that names one.
+    task: Option<String>,
+    /// Whether an event reached the caller.
+    delivered: bool,
+    /// Reconnections in a row without an event in between.
+    attempts: u32,
+    /// Set with the last item: the stream ends after it.
+    over: bool,
+    settings: Reconnect,
+    restartable: bool,
+    reopen: F,
+}
+
+impl<F, Fut> Resuming<F>
+where
+    F: Fn(Option<String>, ResumeCtx) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<EventStream, ClientError>> + Send,
+{
+    /// The next item for the caller (None: the stream ends), reconnecting as needed.
+    async fn step(&mut self) -> Option<Result<v1::StreamResponse, ClientError>> {
+        use futures_util::StreamExt;
         loop {
-            let failure = match current.next().await {
+            let failure = match self.current.next().await {
                 Some(Ok(ev)) => {
-                    attempts = 0;
-                    delivered = true;
-                    if task.is_none() {
-                        task = ev.task_id().filter(|t| !t.is_empty()).map(str::to_owned);
+                    self.attempts = 0;
+                    self.delivered = true;
+                    if self.task.is_none() {
+                        self.task = ev.task_id().filter(|t| !t.is_empty()).map(str::to_owned);
                     }
-                    let end = ev.closes_live_stream();
-                    yield Ok(ev);
-                    if end {
-                        return;
-                    }
-                    continue;
+                    self.over = ev.closes_live_stream();
+                    return Some(Ok(ev));
                 }
                 Some(Err(e)) if broken(&e) => Some(e),
-                Some(Err(e)) => {
-                    yield Err(e);
-                    return;
-                }
+                Some(Err(e)) => return self.last(e),
                 None => None,
             };
             // The stream broke (or ended early): resume after the last event read, if the agent
             // numbers its events; or start again if it broke before delivering anything.
-            let last = ctx.seen.lock().ok().and_then(|s| s.clone());
-            let (task_id, last) = match (task.clone(), last) {
+            let last = self.ctx.seen.lock().ok().and_then(|s| s.clone());
+            let (task_id, last) = match (self.task.clone(), last) {
                 (Some(task_id), Some(last)) => (Some(task_id), last),
-                _ if restartable && !delivered && failure.is_some() => (None, String::new()),
-                _ => {
-                    if let Some(e) = failure {
-                        yield Err(e);
-                    }
-                    return;
+                _ if self.restartable && !self.delivered && failure.is_some() => {
+                    (None, String::new())
                 }
+                _ => return failure.and_then(|e| self.last(e)),
             };
             let mut reopened = None;
             let mut error = failure;
-            while attempts < settings.retries {
-                attempts += 1;
-                if let Some(cb) = &settings.on_reconnect {
-                    cb(attempts, &last);
+            while self.attempts < self.settings.retries {
+                self.attempts += 1;
+                if let Some(cb) = &self.settings.on_reconnect {
+                    cb(self.attempts, &last);
                 }
-                let wait = crate::retry::backoff(settings.backoff, Duration::from_secs(5), attempts);
+                let wait = crate::retry::backoff(
+                    self.settings.backoff,
+                    Duration::from_secs(5),
+                    self.attempts,
+                );
                 tokio::time::sleep(wait).await;
                 let next = ResumeCtx {
                     last_event_id: task_id.as_ref().map(|_| last.clone()),
                     seen: Arc::new(Mutex::new(task_id.as_ref().map(|_| last.clone()))),
                 };
-                match reopen(task_id.clone(), next.clone()).await {
+                match (self.reopen)(task_id.clone(), next.clone()).await {
                     Ok(s) => {
-                        ctx = next;
+                        self.ctx = next;
                         reopened = Some(s);
                         break;
                     }
                     Err(e) if broken(&e) => error = Some(e),
-                    Err(e) => {
-                        yield Err(e);
-                        return;
-                    }
+                    Err(e) => return self.last(e),
                 }
             }
             match reopened {
-                Some(s) => current = s,
+                Some(s) => self.current = s,
                 None => {
                     let what = match &task_id {
-                        Some(t) => format!("reconnecting the stream of task {t} after event {last}"),
+                        Some(t) => {
+                            format!("reconnecting the stream of task {t} after event {last}")
+                        }
                         None => "opening the stream again".to_string(),
                     };
                     let last_error = error.unwrap_or_else(|| {
                         ClientError::Parse("the stream ended before the task's turn did".into())
                     });
-                    yield Err(ClientError::RetriesExhausted {
+                    return self.last(ClientError::RetriesExhausted {
                         what,
-                        attempts,
+                        attempts: self.attempts,
                         last: Box::new(last_error),
                     });
-                    return;
                 }
             }
         }
-    })
+    }
+
+    /// `e` as the stream's last item.
+    fn last(&mut self, e: ClientError) -> Option<Result<v1::StreamResponse, ClientError>> {
+        self.over = true;
+        Some(Err(e))
+    }
 }

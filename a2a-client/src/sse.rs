@@ -8,7 +8,7 @@
 use std::collections::VecDeque;
 
 use bytes::Bytes;
-use futures::{Stream, StreamExt};
+use futures_util::{Stream, StreamExt};
 
 /// Default cap on one event's size (data plus field names): 16 MiB.
 pub const DEFAULT_MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
@@ -203,7 +203,7 @@ where
         pending: VecDeque::new(),
         done: false,
     };
-    futures::stream::unfold(state, |mut st| async move {
+    futures_util::stream::unfold(state, |mut st| async move {
         loop {
             if let Some(ev) = st.pending.pop_front() {
                 return Some((Ok(ev), st));
@@ -335,7 +335,9 @@ mod tests {
             Ok(Bytes::from_static(b"data: 1\n\nda")),
             Ok(Bytes::from_static(b"ta: 2\n\n")),
         ];
-        let evs: Vec<_> = events(futures::stream::iter(chunks), 1024).collect().await;
+        let evs: Vec<_> = events(futures_util::stream::iter(chunks), 1024)
+            .collect()
+            .await;
         let got: Vec<String> = evs.into_iter().map(|e| e.unwrap().data).collect();
         assert_eq!(got, vec!["1", "2"]);
 
@@ -344,7 +346,9 @@ mod tests {
             Err(std::io::Error::other("reset")),
             Ok(Bytes::from_static(b"data: never\n\n")),
         ];
-        let evs: Vec<_> = events(futures::stream::iter(chunks), 1024).collect().await;
+        let evs: Vec<_> = events(futures_util::stream::iter(chunks), 1024)
+            .collect()
+            .await;
         assert_eq!(evs.len(), 2);
         assert!(matches!(evs[1], Err(SseError::Body(_))));
     }

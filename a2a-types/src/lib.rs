@@ -54,6 +54,7 @@
 //! | --- | --- |
 //! | `schema` | `schemars::JsonSchema` on every type, and the strict validator that walks the schemas |
 //! | `grpc` | the gRPC binding's protobuf conversion (`prost-reflect` against the checked-in descriptor) |
+//! | `time` | [`timestamp::Timestamp`] from and to `time::OffsetDateTime` (the parsing and formatting are the crate's own) |
 //!
 //! Why each dependency is there: docs/architecture.md, "Dependencies".
 

@@ -6,7 +6,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use a2a_client::{A2aClient, ClientBuilder, ClientError};
-use futures::StreamExt;
+use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio::time::{Duration, Instant, sleep, sleep_until};

@@ -15,7 +15,7 @@ use a2a_types::grpc::Rpc;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::response::Response;
-use futures::Stream;
+use futures_util::Stream;
 use http::HeaderMap;
 use serde_json::Value;
 use tonic::Status;
@@ -124,7 +124,7 @@ where
                 let reply = run?(r.into_inner()).await?;
                 let stream: EventStream = match reply.answer {
                     Answer::Stream(s) => s,
-                    Answer::Unary(v) => Box::pin(futures::stream::once(async move { Ok(v) })),
+                    Answer::Unary(v) => Box::pin(futures_util::stream::once(async move { Ok(v) })),
                 };
                 Ok::<_, Status>(response(reply.headers, stream))
             }

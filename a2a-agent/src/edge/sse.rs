@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use futures::{Stream, StreamExt};
+use futures_util::{Stream, StreamExt};
 
 /// One stream event carrying `json` (a JSON document as text).
 pub fn data(json: impl AsRef<str>) -> Event {
@@ -50,5 +50,5 @@ where
 /// (`message/stream`, `tasks/resubscribe`) answers, as the official SDK servers do (the 0.3 SDK
 /// client reads only `text/event-stream` there).
 pub fn single(json: impl AsRef<str>) -> Response {
-    response(futures::stream::iter([data(json)]), None)
+    response(futures_util::stream::iter([data(json)]), None)
 }

@@ -4,7 +4,7 @@
 use axum::body::Body;
 use axum::extract::Request;
 use bytes::Bytes;
-use futures::StreamExt;
+use futures_util::StreamExt;
 use http_body_util::BodyExt;
 
 use super::ListenConfig;
@@ -39,7 +39,7 @@ pub(super) async fn buffer_body(
             Ok(Some(Err(e))) => {
                 // Pass the error on: the server reports a broken body its own way.
                 let err = std::io::Error::other(e.to_string());
-                let s = futures::stream::iter([Ok(buf.freeze()), Err(err)]);
+                let s = futures_util::stream::iter([Ok(buf.freeze()), Err(err)]);
                 return Ok(Request::from_parts(parts, Body::from_stream(s)));
             }
             Ok(Some(Ok(f))) => f,
@@ -48,9 +48,10 @@ pub(super) async fn buffer_body(
             buf.extend_from_slice(&d);
         }
         if buf.len() > cfg.max_buffered_body {
-            let head = futures::stream::once(futures::future::ready(Ok::<Bytes, axum::Error>(
-                buf.freeze(),
-            )));
+            let head =
+                futures_util::stream::once(futures_util::future::ready(Ok::<Bytes, axum::Error>(
+                    buf.freeze(),
+                )));
             let rest = body.into_data_stream();
             return Ok(Request::from_parts(
                 parts,

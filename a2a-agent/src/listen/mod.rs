@@ -3,8 +3,9 @@
 //! draining, the SIGTERM/SIGINT wait of both binaries ([`shutdown_signal`]) and the runtime
 //! they serve on ([`runtime`]).
 //!
-//! Built on `hyper` + `hyper-util` (`server::conn::auto`, HTTP/1.1 and h2c) rather than
-//! `axum::serve`, which offers none of these timeouts.
+//! Built on `hyper` + `hyper-util` (`server::conn::auto`, HTTP/1.1 and h2c; HTTP/1.1 alone, on
+//! hyper's `server::conn::http1`, without the `http2` feature) rather than `axum::serve`, which
+//! offers none of these timeouts.
 //!
 //! The header-read timeout counts from the accept: hyper's HTTP/1 header timer starts only once
 //! hyper-util's `auto` builder has told HTTP/1 from HTTP/2 (it first reads up to the 24-byte h2
@@ -37,7 +38,7 @@ use axum::body::Body;
 use axum::extract::Request;
 use axum::response::Response;
 use bytes::Bytes;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -411,13 +412,26 @@ where
             last_ms: AtomicU64::new(0),
             served: AtomicBool::new(false),
         });
-        let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-        builder
-            .http1()
-            .timer(TokioTimer::new())
-            .header_read_timeout(self.cfg.header_read_timeout)
-            .keep_alive(!overloaded);
-        builder.http2().timer(TokioTimer::new());
+        // HTTP/1.1 and h2c (feature `http2`), or HTTP/1.1 alone.
+        #[cfg(feature = "http2")]
+        let builder = {
+            let mut b =
+                hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
+            b.http1()
+                .timer(TokioTimer::new())
+                .header_read_timeout(self.cfg.header_read_timeout)
+                .keep_alive(!overloaded);
+            b.http2().timer(TokioTimer::new());
+            b
+        };
+        #[cfg(not(feature = "http2"))]
+        let builder = {
+            let mut b = hyper::server::conn::http1::Builder::new();
+            b.timer(TokioTimer::new())
+                .header_read_timeout(self.cfg.header_read_timeout)
+                .keep_alive(!overloaded);
+            b
+        };
         let ConnCtx {
             router,
             cfg,
@@ -478,7 +492,12 @@ where
             }
         });
         let io = framing::FramedIo::new(tcp, refuse_framing);
+        #[cfg(feature = "http2")]
         let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), svc);
+        #[cfg(not(feature = "http2"))]
+        let conn = builder
+            .serve_connection(TokioIo::new(io), svc)
+            .with_upgrades();
         tokio::pin!(conn);
         // The connection's one timer: the first request head's deadline, then the idle check,
         // then the bound on a graceful close.

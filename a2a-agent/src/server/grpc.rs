@@ -19,7 +19,7 @@ use std::sync::Arc;
 use a2a_types::grpc::{Rpc, status::to_status};
 use axum::extract::Request;
 use axum::response::Response;
-use futures::StreamExt;
+use futures_util::StreamExt;
 use http::HeaderMap;
 use serde_json::Value;
 use tonic::Status;
@@ -146,15 +146,15 @@ async fn run_stream(
         |ev: StreamResponse| serde_json::to_value(ev).map_err(|e| Status::internal(e.to_string()));
     match ops::dispatch_v(app, call, rpc.name, params, Version::V1).await {
         Ok(Outcome::Stream(sub)) => Ok(Box::pin(items(*sub).filter_map(move |item| {
-            futures::future::ready(match item {
+            futures_util::future::ready(match item {
                 // gRPC has no resume: a gap marker is an SSE comment only.
                 Item::Gap(_) => None,
                 Item::Event(_, ev, _) => Some(to_json(*ev)),
             })
         }))),
-        Ok(Outcome::Single(ev)) => Ok(Box::pin(futures::stream::once(futures::future::ready(
-            to_json(*ev),
-        )))),
+        Ok(Outcome::Single(ev)) => Ok(Box::pin(futures_util::stream::once(
+            futures_util::future::ready(to_json(*ev)),
+        ))),
         Ok(Outcome::Unary(_) | Outcome::Sent(_)) => Err(Status::internal(format!(
             "{} produced a unary result on a streaming rpc",
             rpc.name

@@ -205,7 +205,7 @@ fn answer(
                     .collect(),
             };
             edge::sse::response(
-                futures::stream::iter(data.into_iter().map(edge::sse::data)),
+                futures_util::stream::iter(data.into_iter().map(edge::sse::data)),
                 None,
             )
         }

@@ -260,7 +260,9 @@ fn answer(app: &App, v: Version, m1: &str, out: Outcome) -> Result<Response, A2a
                     .collect(),
             };
             Ok(edge::sse::response(
-                futures::stream::iter(data.into_iter().map(|d| edge::sse::data(d.to_string()))),
+                futures_util::stream::iter(
+                    data.into_iter().map(|d| edge::sse::data(d.to_string())),
+                ),
                 None,
             ))
         }

@@ -5,7 +5,7 @@ use crate::edge::sse;
 use crate::model::StreamResponse;
 use crate::tasks::{Start, Subscription, ends_stream};
 use axum::response::Response;
-use futures::{Stream, StreamExt};
+use futures_util::{Stream, StreamExt};
 use std::time::Duration;
 
 /// An SSE response: the task snapshot first (or, on a resume, the events missed; see
@@ -22,7 +22,7 @@ where
     T: std::fmt::Display + Send + 'static,
 {
     let stream = items(sub).flat_map(move |item| {
-        futures::stream::iter(match item {
+        futures_util::stream::iter(match item {
             Item::Gap(last_event_id) => vec![sse::comment(format!(
                 "a2a-replay-gap last-event-id={last_event_id}"
             ))],
@@ -50,34 +50,33 @@ pub(crate) fn items(sub: Subscription) -> impl Stream<Item = Item> + Send + 'sta
         task,
         seq,
         start,
-        mut events,
+        events,
     } = sub;
-    async_stream::stream! {
-        let mut done = false;
-        let replay = match start {
-            Start::Resume(evs) => evs,
-            Start::Snapshot | Start::Gap { .. } => {
-                if let Start::Gap { last_event_id } = start {
-                    yield Item::Gap(last_event_id);
-                }
-                vec![(seq, StreamResponse::Task(task))]
-            }
-        };
-        for (n, ev) in replay {
-            done = ends_stream(&ev);
-            yield Item::Event(n, Box::new(ev), done);
-            if done {
-                break;
-            }
-        }
-        if !done {
-            while let Some((n, ev)) = events.next().await {
-                let end = ends_stream(&ev);
-                yield Item::Event(n, Box::new(ev), end);
-                if end {
-                    break;
-                }
-            }
+    let (gap, replay) = match start {
+        Start::Resume(evs) => (None, evs),
+        Start::Snapshot => (None, vec![(seq, StreamResponse::Task(task))]),
+        Start::Gap { last_event_id } => (
+            Some(Item::Gap(last_event_id)),
+            vec![(seq, StreamResponse::Task(task))],
+        ),
+    };
+    let mut first: Vec<Item> = gap.into_iter().collect();
+    let mut done = false;
+    for (n, ev) in replay {
+        done = ends_stream(&ev);
+        first.push(Item::Event(n, Box::new(ev), done));
+        if done {
+            break;
         }
     }
+    // The live events until the one that ends the turn; the queue is not read after it.
+    let live = futures_util::stream::unfold((events, done), |(mut events, done)| async move {
+        if done {
+            return None;
+        }
+        let (n, ev) = events.next().await?;
+        let end = ends_stream(&ev);
+        Some((Item::Event(n, Box::new(ev), end), (events, end)))
+    });
+    futures_util::stream::iter(first).chain(live)
 }

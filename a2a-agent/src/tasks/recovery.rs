@@ -28,7 +28,7 @@ impl TaskManager {
             let id = rec.task.id.clone();
             let seq = self.last_seq(&id).await;
             let live = self.register(rec.task.clone(), rec.owner, seq);
-            let resumed = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(
+            let resumed = futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(
                 self.handler().resume(&rec.task),
             ))
             .await

@@ -92,7 +92,7 @@ impl TaskManager {
             out
         };
         // A panicking handler (or extension hook) fails its task instead of leaving it WORKING.
-        let work = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(work));
+        let work = futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(work));
         let work = async {
             match work.await {
                 Ok(r) => r,
@@ -136,7 +136,7 @@ impl TaskManager {
         // with every move of the turn future.
         mut work: std::pin::Pin<Box<W>>,
     ) -> Option<Result<Reply, HandlerError>> {
-        if let std::task::Poll::Ready(r) = futures::poll!(work.as_mut()) {
+        if let std::task::Poll::Ready(r) = futures_util::poll!(work.as_mut()) {
             return Some(r);
         }
         let timeout = self.limits().async_timeout;

@@ -341,7 +341,7 @@ impl TaskManager {
     ) {
         // Shutdown waits for this turn while it runs here, as for a spawned one.
         let token = self.tracker.token();
-        if futures::poll!(turn.as_mut()).is_pending() {
+        if futures_util::poll!(turn.as_mut()).is_pending() {
             self.tracker.spawn(async move {
                 turn.await;
                 drop(token);

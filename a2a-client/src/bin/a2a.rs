@@ -17,7 +17,7 @@ use a2a_client::{A2aClient, ClientBuilder, ClientError};
 use a2a_types::v1;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use futures::StreamExt;
+use futures_util::StreamExt;
 
 /// Talk to an A2A agent from the command line.
 ///

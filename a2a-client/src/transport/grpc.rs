@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use a2a_types::grpc::{Rpc, status::from_status};
 use a2a_types::v1;
-use futures::StreamExt;
+use futures_util::StreamExt;
 use http::HeaderMap;
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client as HyperClient;
@@ -347,29 +347,28 @@ impl Transport for GrpcTransport {
         self.core
             .record_extensions(&response.metadata().clone().into_headers());
         let idle = self.core.stream_idle_timeout;
-        let mut inner = response.into_inner();
-        let events = async_stream::stream! {
-            loop {
+        let inner = response.into_inner();
+        // (stream, over): `over` is set with an error, the stream's last item.
+        let events =
+            futures_util::stream::unfold((inner, false), move |(mut inner, over)| async move {
+                if over {
+                    return None;
+                }
                 let next = match idle {
                     Some(t) => match tokio::time::timeout(t, inner.next()).await {
                         Ok(n) => n,
-                        Err(_) => {
-                            yield Err(ClientError::StreamIdle(t));
-                            break;
-                        }
+                        Err(_) => return Some((Err(ClientError::StreamIdle(t)), (inner, true))),
                     },
                     None => inner.next().await,
                 };
-                match next {
-                    None => break,
-                    Some(Ok(v)) => yield parse_json::<v1::StreamResponse>("StreamResponse", v),
-                    Some(Err(s)) => {
-                        yield Err(status_error(&s));
-                        break;
-                    }
+                match next? {
+                    Ok(v) => Some((
+                        parse_json::<v1::StreamResponse>("StreamResponse", v),
+                        (inner, false),
+                    )),
+                    Err(s) => Some((Err(status_error(&s)), (inner, true))),
                 }
-            }
-        };
+            });
         Ok(Box::pin(events))
     }
 }

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_types::v1;
-use futures::{Stream, StreamExt};
+use futures_util::{Stream, StreamExt};
 use http::{HeaderMap, HeaderValue};
 
 use crate::auth::Credential;
@@ -277,7 +277,7 @@ impl HttpCore {
             done: false,
             seen,
         };
-        Box::pin(futures::stream::unfold(st, move |mut st| async move {
+        Box::pin(futures_util::stream::unfold(st, move |mut st| async move {
             loop {
                 if st.done {
                     return None;

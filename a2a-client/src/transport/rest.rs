@@ -146,7 +146,10 @@ impl RestTransport {
     }
 
     async fn send(&self, call: &Call, streaming: bool) -> Result<reqwest::Response, ClientError> {
-        let url = self.url(call)?;
+        let mut url = self.url(call)?;
+        if !call.query.is_empty() {
+            url.query_pairs_mut().extend_pairs(&call.query);
+        }
         let body = match &call.body {
             Some(b) => Some(serde_json::to_vec(b).map_err(ClientError::parse)?),
             None => None,
@@ -158,9 +161,6 @@ impl RestTransport {
         self.core
             .send(self.version(), streaming, |c| {
                 let mut rb = c.request(call.method.clone(), url.clone());
-                if !call.query.is_empty() {
-                    rb = rb.query(&call.query);
-                }
                 if let Some(body) = &body {
                     rb = rb
                         .header(http::header::CONTENT_TYPE, content_type)

@@ -19,12 +19,17 @@ use std::hash::{Hash, Hasher};
 use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use time::{Date, Month, OffsetDateTime, PrimitiveDateTime, Time, UtcOffset};
+
+mod civil;
+use civil::{MAX_SECS, MIN_SECS, NANOS, Parts};
 
 /// A point in time, serialized as an RFC 3339 UTC string (`...Z`).
+///
+/// The accepted range is the years -9999 to 9999 in UTC (an input outside it is refused).
 #[derive(Clone)]
 pub struct Timestamp {
-    utc: OffsetDateTime,
+    /// Nanoseconds since the Unix epoch.
+    nanos: i128,
     text: String,
 }
 
@@ -38,6 +43,15 @@ pub struct TimestampError {
     pub reason: &'static str,
 }
 
+/// The current time in nanoseconds since the Unix epoch.
+fn now_nanos() -> i128 {
+    let now = std::time::SystemTime::now();
+    match now.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => d.as_nanos() as i128,
+        Err(e) => -(e.duration().as_nanos() as i128),
+    }
+}
+
 impl Timestamp {
     /// The current time, millisecond precision.
     pub fn now() -> Self {
@@ -48,16 +62,15 @@ impl Timestamp {
             static LAST: std::cell::RefCell<Option<(i128, Timestamp)>> =
                 const { std::cell::RefCell::new(None) };
         }
-        let now = OffsetDateTime::now_utc();
-        let ms = now.unix_timestamp_nanos() / 1_000_000;
+        let ms = now_nanos().div_euclid(1_000_000);
         LAST.with(|last| {
             let Ok(mut last) = last.try_borrow_mut() else {
-                return Self::from_offset_date_time(now);
+                return Self::from_millis(ms);
             };
             match &*last {
                 Some((at, t)) if *at == ms => t.clone(),
                 _ => {
-                    let t = Self::from_offset_date_time(now);
+                    let t = Self::from_millis(ms);
                     *last = Some((ms, t.clone()));
                     t
                 }
@@ -65,25 +78,36 @@ impl Timestamp {
         })
     }
 
-    /// Converts from a `time` value (any offset), truncated to millisecond precision.
-    pub fn from_offset_date_time(dt: OffsetDateTime) -> Self {
-        let utc = dt.to_offset(UtcOffset::UTC);
-        let ms = utc.millisecond();
-        let utc = utc
-            .replace_nanosecond(u32::from(ms) * 1_000_000)
-            .unwrap_or(utc);
-        let text = format_utc(utc, 3);
-        Self { utc, text }
+    /// A timestamp at `ms` milliseconds since the epoch, in range (the callers check).
+    fn from_millis(ms: i128) -> Self {
+        let nanos = ms * 1_000_000;
+        Self {
+            nanos,
+            text: format_utc(nanos, 3),
+        }
     }
 
     /// Builds a timestamp from Unix seconds (UTC).
     pub fn from_unix_seconds(secs: i64) -> Result<Self, TimestampError> {
-        OffsetDateTime::from_unix_timestamp(secs)
-            .map(Self::from_offset_date_time)
-            .map_err(|_| TimestampError {
+        if !(MIN_SECS..=MAX_SECS).contains(&secs) {
+            return Err(TimestampError {
                 input: secs.to_string(),
                 reason: "out of range",
-            })
+            });
+        }
+        Ok(Self::from_millis(i128::from(secs) * 1000))
+    }
+
+    /// Builds a timestamp from Unix milliseconds (UTC).
+    pub fn from_unix_millis(ms: i64) -> Result<Self, TimestampError> {
+        let ms = i128::from(ms);
+        if !(i128::from(MIN_SECS) * 1000..=i128::from(MAX_SECS) * 1000 + 999).contains(&ms) {
+            return Err(TimestampError {
+                input: ms.to_string(),
+                reason: "out of range",
+            });
+        }
+        Ok(Self::from_millis(ms))
     }
 
     /// Parses any of the accepted forms (see the module docs).
@@ -96,14 +120,39 @@ impl Timestamp {
         &self.text
     }
 
-    /// The instant as a `time` value in UTC.
-    pub fn to_offset_date_time(&self) -> OffsetDateTime {
-        self.utc
-    }
-
     /// Unix time in milliseconds.
     pub fn unix_millis(&self) -> i128 {
-        self.utc.unix_timestamp_nanos() / 1_000_000
+        self.nanos.div_euclid(1_000_000)
+    }
+
+    /// Unix time in nanoseconds.
+    pub fn unix_nanos(&self) -> i128 {
+        self.nanos
+    }
+}
+
+/// Conversions from and to the `time` crate (feature `time`).
+impl Timestamp {
+    /// Converts from a `time` value (any offset), truncated to millisecond precision.
+    #[cfg(feature = "time")]
+    pub fn from_offset_date_time(dt: time::OffsetDateTime) -> Self {
+        // `time`'s range is the years -9999 to 9999 (UTC), the same as this type's.
+        Self::from_millis(dt.unix_timestamp_nanos().div_euclid(1_000_000))
+    }
+
+    /// The instant as a `time` value in UTC.
+    #[cfg(feature = "time")]
+    pub fn to_offset_date_time(&self) -> time::OffsetDateTime {
+        // In range by construction; the epoch if `time` ever disagrees.
+        time::OffsetDateTime::from_unix_timestamp_nanos(self.nanos)
+            .unwrap_or(time::OffsetDateTime::UNIX_EPOCH)
+    }
+}
+
+#[cfg(feature = "time")]
+impl From<time::OffsetDateTime> for Timestamp {
+    fn from(dt: time::OffsetDateTime) -> Self {
+        Self::from_offset_date_time(dt)
     }
 }
 
@@ -121,7 +170,7 @@ impl fmt::Display for Timestamp {
 
 impl PartialEq for Timestamp {
     fn eq(&self, other: &Self) -> bool {
-        self.utc == other.utc
+        self.nanos == other.nanos
     }
 }
 impl Eq for Timestamp {}
@@ -132,12 +181,12 @@ impl PartialOrd for Timestamp {
 }
 impl Ord for Timestamp {
     fn cmp(&self, other: &Self) -> Ordering {
-        self.utc.cmp(&other.utc)
+        self.nanos.cmp(&other.nanos)
     }
 }
 impl Hash for Timestamp {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        self.utc.unix_timestamp_nanos().hash(state);
+        self.nanos.hash(state);
     }
 }
 
@@ -145,12 +194,6 @@ impl FromStr for Timestamp {
     type Err = TimestampError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         parse(s)
-    }
-}
-
-impl From<OffsetDateTime> for Timestamp {
-    fn from(dt: OffsetDateTime) -> Self {
-        Self::from_offset_date_time(dt)
     }
 }
 
@@ -211,6 +254,9 @@ fn digits(b: &[u8], at: usize, n: usize) -> Option<u32> {
     Some(v)
 }
 
+/// The largest offset accepted, in seconds (25:59:59, as the `time` crate's `UtcOffset`).
+const MAX_OFFSET: i64 = 25 * 3600 + 59 * 60 + 59;
+
 fn parse(input: &str) -> Result<Timestamp, TimestampError> {
     let b = input.as_bytes();
     let year = digits(b, 0, 4).ok_or_else(|| err(input, "expected YYYY"))?;
@@ -254,11 +300,11 @@ fn parse(input: &str) -> Result<Timestamp, TimestampError> {
     }
     let rest = &input[i..];
     let (offset, canonical_zone) = match rest {
-        "Z" => (UtcOffset::UTC, true),
-        "z" | "" => (UtcOffset::UTC, false),
+        "Z" => (0i64, true),
+        "z" | "" => (0, false),
         _ => {
             let rb = rest.as_bytes();
-            let sign: i32 = match rb[0] {
+            let sign: i64 = match rb[0] {
                 b'+' => 1,
                 b'-' => -1,
                 _ => return Err(err(input, "unexpected trailing text")),
@@ -270,44 +316,51 @@ fn parse(input: &str) -> Result<Timestamp, TimestampError> {
                 6 if rb[3] == b':' => digits(rb, 4, 2).ok_or_else(|| err(input, "bad offset"))?,
                 _ => return Err(err(input, "bad offset")),
             };
-            let secs = sign * (oh as i32 * 3600 + om as i32 * 60);
-            (
-                UtcOffset::from_whole_seconds(secs)
-                    .map_err(|_| err(input, "offset out of range"))?,
-                false,
-            )
+            let secs = i64::from(oh) * 3600 + i64::from(om) * 60;
+            if secs > MAX_OFFSET {
+                return Err(err(input, "offset out of range"));
+            }
+            (sign * secs, false)
         }
     };
-    let month = u8::try_from(month)
-        .ok()
-        .and_then(|m| Month::try_from(m).ok())
-        .ok_or_else(|| err(input, "month out of range"))?;
-    let date = Date::from_calendar_date(year as i32, month, day as u8)
-        .map_err(|_| err(input, "day out of range"))?;
+    let year = i64::from(year);
+    if !(1..=12).contains(&month) {
+        return Err(err(input, "month out of range"));
+    }
+    if !(1..=civil::days_in_month(year, month)).contains(&day) {
+        return Err(err(input, "day out of range"));
+    }
     // A leap second (60) is clamped to 59.999999999, as protobuf does not represent it.
     let (second, nanos) = if second == 60 {
         (59, 999_999_999)
     } else {
         (second, nanos)
     };
-    let t = Time::from_hms_nano(hour as u8, minute as u8, second as u8, nanos)
-        .map_err(|_| err(input, "time out of range"))?;
-    let utc = PrimitiveDateTime::new(date, t)
-        .assume_offset(offset)
-        .to_offset(UtcOffset::UTC);
+    if hour > 23 || minute > 59 || second > 59 {
+        return Err(err(input, "time out of range"));
+    }
+    let local = civil::days_from_civil(year, month, day) * 86_400
+        + i64::from(hour * 3600 + minute * 60 + second);
+    let secs = local - offset;
+    if !(MIN_SECS..=MAX_SECS).contains(&secs) {
+        return Err(err(input, "out of range"));
+    }
+    let utc = i128::from(secs) * NANOS + i128::from(nanos);
     let canonical = canonical_zone && b[10] == b'T' && i >= 19;
     let text = if canonical {
         input.to_owned()
     } else {
         format_utc(utc, frac_digits.min(9))
     };
-    Ok(Timestamp { utc, text })
+    Ok(Timestamp { nanos: utc, text })
 }
 
-fn format_utc(utc: OffsetDateTime, frac_digits: usize) -> String {
-    let year = utc.year();
-    if !(0..=9999).contains(&year) {
-        return format_utc_slow(utc, frac_digits);
+/// `YYYY-MM-DDTHH:MM:SS[.fraction]Z` of `nanos` since the epoch, with `frac_digits` (at most 9)
+/// digits of the fraction.
+fn format_utc(nanos: i128, frac_digits: usize) -> String {
+    let p = Parts::of(nanos);
+    if !(0..=9999).contains(&p.year) {
+        return format_utc_slow(p, frac_digits);
     }
     // Digits written by hand: `format!` was a visible share of every task event's cost.
     fn push(s: &mut String, v: u32, width: u32) {
@@ -316,23 +369,23 @@ fn format_utc(utc: OffsetDateTime, frac_digits: usize) -> String {
         }
     }
     let mut s = String::with_capacity(24 + frac_digits.min(9));
-    push(&mut s, year as u32, 4);
+    push(&mut s, p.year as u32, 4);
     s.push('-');
-    push(&mut s, u32::from(u8::from(utc.month())), 2);
+    push(&mut s, p.month, 2);
     s.push('-');
-    push(&mut s, u32::from(utc.day()), 2);
+    push(&mut s, p.day, 2);
     s.push('T');
-    push(&mut s, u32::from(utc.hour()), 2);
+    push(&mut s, p.hour, 2);
     s.push(':');
-    push(&mut s, u32::from(utc.minute()), 2);
+    push(&mut s, p.minute, 2);
     s.push(':');
-    push(&mut s, u32::from(utc.second()), 2);
+    push(&mut s, p.second, 2);
     let digits = frac_digits.min(9);
     if digits > 0 {
         s.push('.');
         push(
             &mut s,
-            utc.nanosecond() / 10u32.pow(9 - digits as u32),
+            p.nanosecond / 10u32.pow(9 - digits as u32),
             digits as u32,
         );
     }
@@ -340,112 +393,20 @@ fn format_utc(utc: OffsetDateTime, frac_digits: usize) -> String {
     s
 }
 
-/// [`format_utc`] for years outside 0000-9999.
-fn format_utc_slow(utc: OffsetDateTime, frac_digits: usize) -> String {
+/// [`format_utc`] with `format!` (years outside 0000-9999, and the check of the fast path).
+fn format_utc_slow(p: Parts, frac_digits: usize) -> String {
     let mut s = format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
-        utc.year(),
-        u8::from(utc.month()),
-        utc.day(),
-        utc.hour(),
-        utc.minute(),
-        utc.second()
+        p.year, p.month, p.day, p.hour, p.minute, p.second
     );
     if frac_digits > 0 {
-        let n = format!("{:09}", utc.nanosecond());
+        let n = format!("{:09}", p.nanosecond);
         s.push('.');
-        s.push_str(&n[..frac_digits]);
+        s.push_str(&n[..frac_digits.min(9)]);
     }
     s.push('Z');
     s
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn now_is_the_current_millisecond_every_time() {
-        for _ in 0..1000 {
-            let before = OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
-            let t = Timestamp::now();
-            let after = OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
-            let ms = t.utc.unix_timestamp_nanos() / 1_000_000;
-            assert!(before <= ms && ms <= after, "{before} {ms} {after}");
-            assert_eq!(t.text, format_utc(t.utc, 3));
-        }
-    }
-
-    #[test]
-    fn hand_written_digits_match_the_formatter() {
-        for (secs, nanos) in [
-            (0i64, 0u32),
-            (1_764_000_000, 7_000_000),
-            (1_764_000_059, 999_999_999),
-            (253_402_300_799, 123_456_789),
-            (-62_135_596_800, 1),
-        ] {
-            let t = OffsetDateTime::from_unix_timestamp(secs).unwrap()
-                + time::Duration::nanoseconds(i64::from(nanos));
-            for digits in 0..=9 {
-                assert_eq!(
-                    format_utc(t, digits),
-                    format_utc_slow(t, digits),
-                    "{t} {digits}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn z_form_is_kept_verbatim() {
-        for s in [
-            "2024-03-15T10:15:00Z",
-            "2025-04-02T16:59:25.331Z",
-            "2025-04-02T16:59:25.000Z",
-        ] {
-            assert_eq!(Timestamp::parse(s).unwrap().as_str(), s);
-        }
-    }
-
-    #[test]
-    fn naive_is_utc() {
-        let t = Timestamp::parse("2025-04-02T16:59:25.331844").unwrap();
-        assert_eq!(t.as_str(), "2025-04-02T16:59:25.331844Z");
-    }
-
-    #[test]
-    fn offsets_are_normalized() {
-        let t = Timestamp::parse("2025-04-02T18:59:25+02:00").unwrap();
-        assert_eq!(t.as_str(), "2025-04-02T16:59:25Z");
-        let t = Timestamp::parse("2025-04-02 10:00:00.5-0130").unwrap();
-        assert_eq!(t.as_str(), "2025-04-02T11:30:00.5Z");
-        assert_eq!(
-            Timestamp::parse("2025-04-02T16:59:25.5z").unwrap(),
-            Timestamp::parse("2025-04-02T16:59:25.500Z").unwrap()
-        );
-    }
-
-    #[test]
-    fn garbage_is_refused() {
-        for s in [
-            "",
-            "yesterday",
-            "2025-13-01T00:00:00Z",
-            "2025-02-30T00:00:00Z",
-            "2025-01-01T25:00:00Z",
-            "2025-01-01T00:00:00ZZ",
-            "2025-01-01T00:00:00.Z",
-            "2025-01-01",
-        ] {
-            assert!(Timestamp::parse(s).is_err(), "{s}");
-        }
-    }
-
-    #[test]
-    fn built_values_have_millis() {
-        let t = Timestamp::from_unix_seconds(0).unwrap();
-        assert_eq!(t.as_str(), "1970-01-01T00:00:00.000Z");
-        assert_eq!(Timestamp::now().as_str().len(), 24);
-    }
-}
+mod tests;
