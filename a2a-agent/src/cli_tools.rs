@@ -330,6 +330,29 @@ impl ProcessReload {
     }
 }
 
+/// Reports a SIGHUP reload: on stderr and as a log event, what was applied and what needs a
+/// restart (`done`), or why the file was refused (`refused`, on one line: a TOML error spans
+/// several) with the running settings kept.
+pub fn report_reload(outcome: Result<&dyn std::fmt::Display, &dyn std::fmt::Display>) {
+    match outcome {
+        Ok(done) => {
+            eprintln!("config reloaded: {done}");
+            tracing::info!(%done, "config reloaded");
+        }
+        Err(refused) => {
+            let why = refused.to_string();
+            let why: Vec<&str> = why
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            let why = why.join(" | ");
+            eprintln!("config reload refused: {why}; the running settings stay");
+            tracing::error!("config reload refused: {why}");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

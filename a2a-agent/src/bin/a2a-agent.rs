@@ -207,17 +207,7 @@ fn reload(
         env_var: "A2A_AGENT_LOG",
         default: "info",
     });
-    let traced = (
-        &a.otlp_endpoint,
-        &a.otlp_protocol,
-        &a.otlp_headers,
-        &a.service_name,
-    ) != (
-        &b.otlp_endpoint,
-        &b.otlp_protocol,
-        &b.otlp_headers,
-        &b.service_name,
-    );
+    let traced = a.otlp() != b.otlp();
     let process =
         stage_reload(log, traced.then(|| (a.otlp(), "a2a-agent"))).map_err(anyhow::Error::msg)?;
     let mut done = server.reload(&boot.cfg, b, a).map_err(anyhow::Error::msg)?;
@@ -314,19 +304,10 @@ async fn serve(s: Serve, settings: Settings, pristine: Serve) -> anyhow::Result<
             _ = &mut shutdown => break,
             _ = hangups.recv() => match reload(&server, (&boot, &before), &pristine) {
                 Ok((after, done)) => {
-                    eprintln!("config reloaded: {done}");
-                    tracing::info!(%done, "config reloaded");
+                    a2a_agent::cli_tools::report_reload(Ok(&done));
                     before = after;
                 }
-                Err(e) => {
-                    // One line (a TOML error spans several).
-                    let why = format!("{e:#}");
-                    let why: Vec<&str> =
-                        why.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-                    let why = why.join(" | ");
-                    eprintln!("config reload refused: {why}; the running settings stay");
-                    tracing::error!("config reload refused: {why}");
-                }
+                Err(e) => a2a_agent::cli_tools::report_reload(Err(&format!("{e:#}"))),
             },
         }
     }

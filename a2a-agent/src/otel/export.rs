@@ -58,7 +58,7 @@ impl FromStr for Protocol {
 
 /// The trace settings as given (each `None` when not set); the binaries fill it from their
 /// TOML / env / flag settings `otlp_endpoint`, `otlp_protocol`, `otlp_headers`, `service_name`.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Settings<'a> {
     /// Base URL of the collector (`http://host:4318`; `/v1/traces` is added for HTTP).
     pub endpoint: Option<&'a str>,

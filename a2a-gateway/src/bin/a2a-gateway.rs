@@ -125,19 +125,10 @@ async fn serve(
             _ = &mut shutdown => break,
             _ = hangups.recv() => match reload(&handle, (&boot, &before), &reread, log_flag) {
                 Ok((after, done)) => {
-                    eprintln!("config reloaded: {done}");
-                    tracing::info!(%done, "config reloaded");
+                    a2a_agent::cli_tools::report_reload(Ok(&done));
                     before = after;
                 }
-                Err(e) => {
-                    // One line (a TOML error spans several).
-                    let why = format!("{e:#}");
-                    let why: Vec<&str> =
-                        why.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-                    let why = why.join(" | ");
-                    eprintln!("config reload refused: {why}; the running settings stay");
-                    tracing::error!("config reload refused: {why}");
-                }
+                Err(e) => a2a_agent::cli_tools::report_reload(Err(&format!("{e:#}"))),
             },
         }
     }
@@ -163,17 +154,7 @@ fn reload(
         env_var: "RUST_LOG",
         default: "warn",
     });
-    let traced = (
-        &a.otlp_endpoint,
-        &a.otlp_protocol,
-        &a.otlp_headers,
-        &a.service_name,
-    ) != (
-        &b.otlp_endpoint,
-        &b.otlp_protocol,
-        &b.otlp_headers,
-        &b.service_name,
-    );
+    let traced = a.otlp() != b.otlp();
     let process =
         stage_reload(log, traced.then(|| (a.otlp(), "a2a-gateway"))).map_err(anyhow::Error::msg)?;
     let done = handle
