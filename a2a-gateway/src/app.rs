@@ -315,7 +315,7 @@ fn spawn_retention(st: &Arc<GatewayState>, stop: tokio_util::sync::CancellationT
                     crate::store::retention::run_pass(&store, rule, &stopped);
                 }
                 if let Some(age) = tasks {
-                    let batch = crate::config::AUDIT_RETENTION_BATCH_ROWS;
+                    let batch = crate::store::task_retention::TASK_BATCH;
                     crate::store::task_retention::run_task_pass(&store, age, batch, &stopped);
                 }
                 if let Err(e) = store.bound_wal() {

@@ -332,10 +332,6 @@ impl Store {
     }
 }
 
-/// Pause between two batches of a pass: the audit writer's batches and other writes take the
-/// write lock in between.
-const PAUSE: Duration = Duration::from_millis(20);
-
 /// One retention pass: batches until the rule keeps every row, `stop()` says so, or a batch
 /// fails (logged; the next pass tries again). Returns the rows deleted (by age, in all).
 pub fn run_pass(store: &Store, rule: &AuditRetention, stop: &dyn Fn() -> bool) -> (usize, usize) {
@@ -346,7 +342,7 @@ pub fn run_pass(store: &Store, rule: &AuditRetention, stop: &dyn Fn() -> bool) -
             Ok(t) => {
                 rows += t.rows;
                 by_age += t.by_age;
-                std::thread::sleep(PAUSE);
+                super::task_retention::between_batches(store, super::task_retention::WAL_LIMIT);
             }
             Err(e) => {
                 tracing::warn!("audit retention: {e}");
