@@ -7,6 +7,7 @@ pub(crate) mod cancel_end;
 mod choose;
 pub(crate) mod grpc;
 pub(crate) mod peer_error;
+pub(crate) use peer_error::map_answer_error;
 pub(crate) mod relay;
 pub(crate) mod side_call;
 
@@ -20,15 +21,12 @@ use url::Url;
 use crate::governance::loops::HOPS_HEADER;
 use crate::protocol::ops::GatewayOp;
 use crate::protocol::ops::Operation;
+use crate::protocol::xlate;
 use crate::store::Agent;
 use crate::{peer, peer::Chosen};
 use crate::{peer::http::PeerResponse, peer::http::ReadError, peer::http::SendError};
 use crate::{protocol::answer::Answer, state::GatewayState};
-use crate::{
-    protocol::errors::Binding, protocol::errors::Refusal, protocol::errors::Version,
-    protocol::errors::spec_reason,
-};
-use crate::{protocol::xlate, protocol::xlate::AnswerError};
+use crate::{protocol::errors::Binding, protocol::errors::Refusal, protocol::errors::Version};
 
 pub(crate) struct PeerCall<'a> {
     pub(crate) st: &'a GatewayState,
@@ -136,22 +134,6 @@ fn is_a2a_error(body: &[u8]) -> bool {
         .is_some_and(|v| v.get("error").is_some_and(Value::is_object))
 }
 
-pub(crate) fn map_answer_error(e: AnswerError) -> Refusal {
-    match e {
-        AnswerError::Invalid(m) => Refusal::upstream_invalid_response(&m),
-        AnswerError::Untranslatable(m) => Refusal::upstream_untranslatable(&m),
-    }
-}
-
-pub(crate) fn reason_code(reason: &str) -> Option<i64> {
-    [
-        -32001, -32002, -32003, -32004, -32005, -32006, -32007, -32008, -32009, -32700, -32600,
-        -32601, -32602, -32603,
-    ]
-    .into_iter()
-    .find(|c| spec_reason(*c) == Some(reason))
-}
-
 impl PeerCall<'_> {
     /// peer call: `op` on the chosen binding.
     pub(crate) async fn call(&self, op: Operation, params: Value) -> Result<Answer, Refusal> {
@@ -230,58 +212,6 @@ impl PeerCall<'_> {
             req = req.header("Last-Event-ID", id);
         }
         crate::governance::extensions::outbound(req, self.chosen.version)
-    }
-
-    pub(crate) fn peer_error_rpc(&self, err: &Value) -> Refusal {
-        let Some(code) = err.get("code").and_then(Value::as_i64) else {
-            return Refusal::upstream_invalid_response("error.code is not a number");
-        };
-        if code == -32009 {
-            return Refusal::peer_version_not_supported(
-                &self.agent.agent_id,
-                self.chosen.version.as_str(),
-            );
-        }
-        let reason = err
-            .get("data")
-            .and_then(Value::as_array)
-            .and_then(|d| {
-                d.iter().find(|i| {
-                    i.get("domain").and_then(Value::as_str)
-                        == Some(crate::protocol::errors::SPEC_DOMAIN)
-                })
-            })
-            .and_then(|i| i.get("reason"))
-            .and_then(Value::as_str);
-        Refusal::upstream_error(code, reason)
-    }
-
-    pub(crate) fn peer_error_status(&self, status: u16, body: &Value) -> Refusal {
-        let reason = body
-            .get("error")
-            .and_then(|e| e.get("details"))
-            .and_then(Value::as_array)
-            .and_then(|d| {
-                d.iter()
-                    .find_map(|i| i.get("reason").and_then(Value::as_str))
-            });
-        if reason == Some("VERSION_NOT_SUPPORTED") {
-            return Refusal::peer_version_not_supported(
-                &self.agent.agent_id,
-                self.chosen.version.as_str(),
-            );
-        }
-        match reason.and_then(reason_code) {
-            Some(code) => Refusal::upstream_error(code, reason),
-            None => Refusal::upstream_error(
-                match status {
-                    404 => -32001,
-                    400 => -32602,
-                    _ => -32603,
-                },
-                None,
-            ),
-        }
     }
 
     /// Sends a peer request through the hops' client (`crate::peer::http`): the whole call,
@@ -409,7 +339,11 @@ impl PeerCall<'_> {
         }
         let mut v = parse_body(&body)?;
         if let Some(err) = v.get("error") {
-            return Err(self.peer_error_rpc(err));
+            return Err(peer_error::from_rpc(
+                err,
+                &self.agent.agent_id,
+                self.chosen.version,
+            ));
         }
         // The 1.x Python SDK omits `result` for DeleteTaskPushNotificationConfig (its result
         // is empty); read that as the empty result rather than refuse it.
@@ -595,7 +529,12 @@ impl PeerCall<'_> {
         }
         let v = parse_body(&body)?;
         if !(200..300).contains(&status) {
-            return Err(self.peer_error_status(status, &v));
+            return Err(peer_error::from_status(
+                status,
+                &v,
+                &self.agent.agent_id,
+                self.chosen.version,
+            ));
         }
         if op.is_streaming() {
             return Err(Refusal::upstream_invalid_response(

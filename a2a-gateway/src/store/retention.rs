@@ -155,25 +155,7 @@ fn trim(c: &Connection, r: &mut Measure, rule: &AuditRetention) -> Result<Trimme
     if let Some(max) = rule.max_bytes {
         calibrate(c, r, max)?;
     }
-    immediate(c, |c| trim_in(c, r, rule))
-}
-
-/// Runs `f` in one `BEGIN IMMEDIATE` transaction on `c`: the write lock first (waiting,
-/// `busy_timeout`, for the audit writer's batch), so what `f` reads is what it deletes;
-/// committed when `f` succeeds, rolled back otherwise.
-pub(crate) fn immediate<T>(
-    c: &Connection,
-    f: impl FnOnce(&Connection) -> Result<T, StoreError>,
-) -> Result<T, StoreError> {
-    c.execute_batch("BEGIN IMMEDIATE")?;
-    let out = f(c).and_then(|t| {
-        c.execute_batch("COMMIT")?;
-        Ok(t)
-    });
-    if out.is_err() && !c.is_autocommit() {
-        let _ = c.execute_batch("ROLLBACK");
-    }
-    out
+    super::sql::immediate(c, |c| trim_in(c, r, rule))
 }
 
 /// How many of the oldest `rows` rows the size rule deletes (and the audit's estimated bytes).

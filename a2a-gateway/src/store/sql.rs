@@ -6,6 +6,8 @@
 
 use rusqlite::{Connection, Params, Row};
 
+use super::StoreError;
+
 /// Capacity of each connection's statement cache: room for every statement of the stores.
 pub(crate) const STATEMENT_CACHE: usize = 80;
 
@@ -32,4 +34,22 @@ impl CachedExt for Connection {
     {
         self.prepare_cached(sql)?.query_row(params, f)
     }
+}
+
+/// Runs `f` in one `BEGIN IMMEDIATE` transaction on `c`: the write lock first (waiting,
+/// `busy_timeout`, for the audit writer's batch), so what `f` reads is what it deletes;
+/// committed when `f` succeeds, rolled back otherwise.
+pub(crate) fn immediate<T>(
+    c: &Connection,
+    f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    c.execute_batch("BEGIN IMMEDIATE")?;
+    let out = f(c).and_then(|t| {
+        c.execute_batch("COMMIT")?;
+        Ok(t)
+    });
+    if out.is_err() && !c.is_autocommit() {
+        let _ = c.execute_batch("ROLLBACK");
+    }
+    out
 }

@@ -61,7 +61,7 @@ pub(crate) const PAUSE: Duration = Duration::from_millis(20);
 /// before `cutoff_ms`, with their push callbacks (their delivered-body hashes go with them,
 /// `ON DELETE CASCADE`).
 fn trim(c: &Connection, cutoff_ms: i64, batch: usize) -> Result<usize, StoreError> {
-    super::retention::immediate(c, |c| trim_in(c, cutoff_ms, batch))
+    super::sql::immediate(c, |c| trim_in(c, cutoff_ms, batch))
 }
 
 fn trim_in(c: &Connection, cutoff_ms: i64, batch: usize) -> Result<usize, StoreError> {
