@@ -17,7 +17,7 @@ use crate::interop_table::table::{self, Releases, Skip};
 use a2a_gateway::errors::Version;
 use common::*;
 use conformance::interop::{self, PyAgent, Sdk};
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// One official SDK agent as a peer.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -150,9 +150,56 @@ async fn sdk_table_through_the_gateway_to_the_sdk_peers() {
             found.flat_map(|(ps, peer)| ps.into_iter().map(move |p| format!("{peer:?}: {p}"))),
         );
     }
+    let sdk103 = PEERS.iter().position(|p| *p == Peer::Sdk103);
+    if let Some(agent) = sdk103.and_then(|i| agents.get(i)) {
+        sdk103_compat_differences_removed(&env, agent).await;
+    }
     env.stop().await;
     drop(agents);
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+/// A 0.3 JSON-RPC request of `method` with `params`.
+fn rpc03(method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": "1", "method": method, "params": params})
+}
+
+/// a2a-sdk 1.0.3's 0.3 compatibility layer, called directly (as `sdk_failures_hold_without_the_
+/// gateway` shows for its rows), answers an unknown task with -32603 "Task not found" (1.3.0 and
+/// 0.3: -32001) and reads `historyLength: 0` as no history (0.3: no limit). The gateway calls the
+/// peer over 1.0 and translates, so a 0.3 caller gets the 0.3 answers. docs/gateway/peers.md.
+async fn sdk103_compat_differences_removed(env: &Env, agent: &PyAgent) {
+    let http = reqwest::Client::new();
+    let direct = |body: Value| {
+        let req = http
+            .post(format!("{}/", agent.url()))
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        async move {
+            let resp = req.send().await.unwrap();
+            resp.json::<Value>().await.unwrap()
+        }
+    };
+    let history0 = |id: &Value| rpc03("tasks/get", json!({"id": id, "historyLength": 0}));
+    let unknown = rpc03("tasks/get", json!({"id": "no-such-task"}));
+    // directly: the 1.0.3 differences
+    let sent = direct(send03("echo compat")).await;
+    let id = &sent["result"]["id"];
+    assert!(id.is_string(), "{sent}");
+    let got = direct(history0(id)).await;
+    let hist = got["result"]["history"].as_array().map_or(0, Vec::len);
+    assert_eq!(hist, 0, "1.0.3 reads 0 as no history: {got}");
+    let missing = direct(unknown.clone()).await;
+    assert_eq!(missing["error"]["code"], -32603, "{missing}");
+    // through the gateway: the 0.3 answers
+    let (_, sent) = env.rpc("/a2a/sdk103", None, send03("echo compat")).await;
+    let id = &sent["result"]["id"];
+    assert!(id.is_string(), "{sent}");
+    let (_, got) = env.rpc("/a2a/sdk103", None, history0(id)).await;
+    let hist = got["result"]["history"].as_array().map_or(0, Vec::len);
+    assert!(hist >= 1, "0.3: 0 is no limit: {got}");
+    let (_, missing) = env.rpc("/a2a/sdk103", None, unknown).await;
+    assert_eq!(missing["error"]["code"], -32001, "{missing}");
 }
 
 /// The evidence for `SDK_FAILURES`: every listed row fails as well when the client calls the SDK
