@@ -198,7 +198,7 @@ async fn sdk_table_through_the_gateway_to_a_grpc_only_peer() {
     env.register("ws1", "g", agent.url(), None);
     env.register("ws1", "g103", agent103.url(), None);
     let key = json!({"op": "headers", "headers": {"Authorization": format!("Bearer {}", env.key)}});
-    let mut problems = table::problems(&env.url("/a2a/g"), &[key.clone()], &[]).await;
+    let mut problems = table::problems(&env.url("/a2a/g"), std::slice::from_ref(&key), &[]).await;
     let url = env.url("/a2a/g103");
     problems.extend(table::problems_of(table::Releases::OnlySdk103, &url, &[key], &[]).await);
     env.stop().await;
