@@ -36,6 +36,7 @@ VENV_FORMAT = '1'  # bump to force every venv to be rebuilt
 VENVS = {
     'sdk1': INTEROP / 'requirements-sdk1.txt',
     'sdk03': INTEROP / 'requirements-sdk03.txt',
+    'sdk103': INTEROP / 'requirements-sdk103.txt',
 }
 STAMP = '.a2a-rs-stamp'
 

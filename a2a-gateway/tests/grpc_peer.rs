@@ -11,7 +11,11 @@ use conformance::interop::{self, PyAgent, Sdk};
 use serde_json::{Value, json};
 
 async fn grpc_only_agent() -> PyAgent {
-    tokio::task::spawn_blocking(|| PyAgent::start_with(Sdk::V1, &["--grpc", "only"]))
+    grpc_only_agent_of(Sdk::V1).await
+}
+
+async fn grpc_only_agent_of(sdk: Sdk) -> PyAgent {
+    tokio::task::spawn_blocking(move || PyAgent::start_with(sdk, &["--grpc", "only"]))
         .await
         .unwrap()
         .unwrap()
@@ -179,20 +183,26 @@ async fn callers_of_both_versions_and_bindings_reach_a_grpc_only_peer() {
 
 /// The six official SDK clients (1.x at 1.0 and 0.3, 0.3.x; JSON-RPC and HTTP+JSON each) through
 /// the gateway to the gRPC-only peer: send, stream, get, list, cancel, subscribe, push, errors.
+/// Then a2a-sdk 1.0.3 (the release the DVARA API names) on both sides: its two clients to its
+/// gRPC-only agent (after the six, so that no more drivers run at once).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sdk_table_through_the_gateway_to_a_grpc_only_peer() {
     interop::ensure_venvs_async().await.unwrap();
-    let agent = grpc_only_agent().await;
+    let (agent, agent103) =
+        futures::future::join(grpc_only_agent(), grpc_only_agent_of(Sdk::V103)).await;
     let env = env_with(Version::V1, |c| {
         c.push_direct_workspaces.clear();
         c.push_callback_base_url = Some(format!("http://{}", c.listen));
     })
     .await;
     env.register("ws1", "g", agent.url(), None);
+    env.register("ws1", "g103", agent103.url(), None);
     let key = json!({"op": "headers", "headers": {"Authorization": format!("Bearer {}", env.key)}});
-    let problems = table::problems(&env.url("/a2a/g"), &[key], &[]).await;
+    let mut problems = table::problems(&env.url("/a2a/g"), std::slice::from_ref(&key), &[]).await;
+    let url = env.url("/a2a/g103");
+    problems.extend(table::problems_of(table::Releases::OnlySdk103, &url, &[key], &[]).await);
     env.stop().await;
-    drop(agent);
+    drop((agent, agent103));
     let report: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
     assert!(report.is_empty(), "{}", report.join("\n\n"));
 }

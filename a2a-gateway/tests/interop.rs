@@ -61,11 +61,12 @@ fn check(lines: &[Value], sdk: Sdk, python_peer: bool) {
         );
     }
     let send = &op(lines, 2)["result"];
-    let completed = match sdk {
-        Sdk::V1 => "TASK_STATE_COMPLETED",
-        Sdk::V03 => "completed",
+    let completed = if sdk.is_1x() {
+        "TASK_STATE_COMPLETED"
+    } else {
+        "completed"
     };
-    let task = if sdk == Sdk::V1 { &send["task"] } else { send };
+    let task = if sdk.is_1x() { &send["task"] } else { send };
     assert_eq!(task["status"]["state"], completed, "{send:#}");
     assert!(text_of(task).contains("hello"));
     let got = &op(lines, 3)["result"];

@@ -1,9 +1,11 @@
 //! The agent's table of official SDK checks (`a2a-agent/tests/common/table.rs`: six clients,
-//! a2a-sdk 1.x in 1.0 and 0.3 mode and a2a-sdk 0.3.x, each over JSON-RPC and HTTP+JSON) through
-//! the gateway to the official SDK agents as peers (`interop/agents/*`, which implement the
-//! table's reference behaviour next to their own script): a2a-sdk 1.x with its 0.3 compatibility
-//! layer, a2a-sdk 1.x serving 1.0 only, and a2a-sdk 0.3.x. Push configs go through the gateway's
-//! sealed callback, so the peers' own push senders deliver to the gateway.
+//! a2a-sdk 1.3.0 in 1.0 and 0.3 mode and a2a-sdk 0.3.26, each over JSON-RPC and HTTP+JSON)
+//! through the gateway to the official SDK agents as peers (`interop/agents/*`, which implement
+//! the table's reference behaviour next to their own script): a2a-sdk 1.3.0 with its 0.3
+//! compatibility layer, a2a-sdk 1.3.0 serving 1.0 only, a2a-sdk 0.3.26, and a2a-sdk 1.0.3 (the
+//! release the DVARA API names; the 1.x script, with its compatibility layer), which the 1.0.3
+//! clients call as well. Push configs go through the gateway's sealed callback, so the peers' own
+//! push senders deliver to the gateway.
 //!
 //! Rows that fail are listed by name per pairing with the reason: `SDK_FAILURES` (the official
 //! SDK's own; evidence: `sdk_failures_hold_without_the_gateway`, run by hand). A listed row
@@ -11,11 +13,11 @@
 
 use crate::common;
 
-use crate::interop_table::table::{self, Skip};
+use crate::interop_table::table::{self, Releases, Skip};
 use a2a_gateway::errors::Version;
 use common::*;
 use conformance::interop::{self, PyAgent, Sdk};
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// One official SDK agent as a peer.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -26,9 +28,16 @@ enum Peer {
     Sdk1Only,
     /// a2a-sdk 0.3.x.
     Sdk03,
+    /// a2a-sdk 1.0.3 (the 1.x script, with its compatibility layer).
+    Sdk103,
 }
 
-const PEERS: [Peer; 3] = [Peer::Sdk1, Peer::Sdk1Only, Peer::Sdk03];
+const PEERS: [Peer; 4] = [Peer::Sdk1, Peer::Sdk1Only, Peer::Sdk03, Peer::Sdk103];
+
+/// The peers whose tables run at once: the a2a-sdk 1.0.3 peer after the others, so that no more
+/// SDK driver processes run at a time than before it joined (18, then 8; CI has 2 cores, and the
+/// peers' answers must come within the gateway's 5 s peer timeout).
+const WAVES: [&[Peer]; 2] = [&[Peer::Sdk1, Peer::Sdk1Only, Peer::Sdk03], &[Peer::Sdk103]];
 
 impl Peer {
     /// The agent id in the gateway.
@@ -37,6 +46,15 @@ impl Peer {
             Peer::Sdk1 => "sdk1",
             Peer::Sdk1Only => "sdk1-only",
             Peer::Sdk03 => "sdk03",
+            Peer::Sdk103 => "sdk103",
+        }
+    }
+
+    /// The clients that call it: the six, and at the a2a-sdk 1.0.3 peer a2a-sdk 1.0.3 too.
+    fn releases(self) -> Releases {
+        match self {
+            Peer::Sdk103 => Releases::WithSdk103,
+            _ => Releases::Current,
         }
     }
 
@@ -45,6 +63,7 @@ impl Peer {
             Peer::Sdk1 => (Sdk::V1, &[]),
             Peer::Sdk1Only => (Sdk::V1, &["--no-compat"]),
             Peer::Sdk03 => (Sdk::V03, &[]),
+            Peer::Sdk103 => (Sdk::V103, &[]),
         };
         tokio::task::spawn_blocking(move || PyAgent::start_with(sdk, args))
             .await
@@ -116,23 +135,71 @@ async fn sdk_table_through_the_gateway_to_the_sdk_peers() {
         env.register("ws1", peer.id(), agent.url(), None);
     }
     let key = json!({"op": "headers", "headers": {"Authorization": format!("Bearer {}", env.key)}});
-    let runs = PEERS.map(|peer| {
-        let url = env.url(&format!("/a2a/{}", peer.id()));
-        let key = key.clone();
-        async move {
-            let skip = skips(peer, &[SDK_FAILURES]);
-            table::problems(&url, &[key], &skip).await
-        }
-    });
-    let problems: Vec<String> = futures::future::join_all(runs)
-        .await
-        .into_iter()
-        .zip(PEERS)
-        .flat_map(|(ps, peer)| ps.into_iter().map(move |p| format!("{peer:?}: {p}")))
-        .collect();
+    let mut problems: Vec<String> = Vec::new();
+    for wave in WAVES {
+        let runs = wave.iter().map(|&peer| {
+            let url = env.url(&format!("/a2a/{}", peer.id()));
+            let key = key.clone();
+            async move {
+                let skip = skips(peer, &[SDK_FAILURES]);
+                table::problems_of(peer.releases(), &url, &[key], &skip).await
+            }
+        });
+        let found = futures::future::join_all(runs).await.into_iter().zip(wave);
+        problems.extend(
+            found.flat_map(|(ps, peer)| ps.into_iter().map(move |p| format!("{peer:?}: {p}"))),
+        );
+    }
+    let sdk103 = PEERS.iter().position(|p| *p == Peer::Sdk103);
+    if let Some(agent) = sdk103.and_then(|i| agents.get(i)) {
+        sdk103_compat_differences_removed(&env, agent).await;
+    }
     env.stop().await;
     drop(agents);
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+/// A 0.3 JSON-RPC request of `method` with `params`.
+fn rpc03(method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": "1", "method": method, "params": params})
+}
+
+/// a2a-sdk 1.0.3's 0.3 compatibility layer, called directly (as `sdk_failures_hold_without_the_
+/// gateway` shows for its rows), answers an unknown task with -32603 "Task not found" (1.3.0 and
+/// 0.3: -32001) and reads `historyLength: 0` as no history (0.3: no limit). The gateway calls the
+/// peer over 1.0 and translates, so a 0.3 caller gets the 0.3 answers. docs/gateway/peers.md.
+async fn sdk103_compat_differences_removed(env: &Env, agent: &PyAgent) {
+    let http = reqwest::Client::new();
+    let direct = |body: Value| {
+        let req = http
+            .post(format!("{}/", agent.url()))
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        async move {
+            let resp = req.send().await.unwrap();
+            resp.json::<Value>().await.unwrap()
+        }
+    };
+    let history0 = |id: &Value| rpc03("tasks/get", json!({"id": id, "historyLength": 0}));
+    let unknown = rpc03("tasks/get", json!({"id": "no-such-task"}));
+    // directly: the 1.0.3 differences
+    let sent = direct(send03("echo compat")).await;
+    let id = &sent["result"]["id"];
+    assert!(id.is_string(), "{sent}");
+    let got = direct(history0(id)).await;
+    let hist = got["result"]["history"].as_array().map_or(0, Vec::len);
+    assert_eq!(hist, 0, "1.0.3 reads 0 as no history: {got}");
+    let missing = direct(unknown.clone()).await;
+    assert_eq!(missing["error"]["code"], -32603, "{missing}");
+    // through the gateway: the 0.3 answers
+    let (_, sent) = env.rpc("/a2a/sdk103", None, send03("echo compat")).await;
+    let id = &sent["result"]["id"];
+    assert!(id.is_string(), "{sent}");
+    let (_, got) = env.rpc("/a2a/sdk103", None, history0(id)).await;
+    let hist = got["result"]["history"].as_array().map_or(0, Vec::len);
+    assert!(hist >= 1, "0.3: 0 is no limit: {got}");
+    let (_, missing) = env.rpc("/a2a/sdk103", None, unknown).await;
+    assert_eq!(missing["error"]["code"], -32001, "{missing}");
 }
 
 /// The evidence for `SDK_FAILURES`: every listed row fails as well when the client calls the SDK
@@ -146,7 +213,7 @@ async fn sdk_failures_hold_without_the_gateway() {
     let runs = PEERS.iter().zip(&agents).map(|(peer, agent)| async move {
         let listed = skips(*peer, &[SDK_FAILURES]);
         let mut stale = Vec::new();
-        for p in table::problems(agent.url(), &[], &listed).await {
+        for p in table::problems_of(peer.releases(), agent.url(), &[], &listed).await {
             if listed
                 .iter()
                 .any(|s| s.client == p.client && s.row == p.check)

@@ -1,10 +1,11 @@
 //! The agent's table of official SDK checks (`a2a-agent/tests/common/table.rs`: six clients,
-//! a2a-sdk 1.x in 1.0 and 0.3 mode and a2a-sdk 0.3.x, each over JSON-RPC and HTTP+JSON), run
-//! unchanged through the gateway to the reference agent: every row must hold as it does when the
-//! clients call the agent directly, so any difference is the gateway's. Push configs go through
-//! the gateway's sealed callback (no direct delivery), so "delivery" rows cross the gateway twice.
-//! With `serve_grpc`, the same table over a2a-sdk 1.x's gRPC transport (the card's GRPC
-//! interface, the agent named by its tenant).
+//! a2a-sdk 1.3.0 in 1.0 and 0.3 mode and a2a-sdk 0.3.26, each over JSON-RPC and HTTP+JSON; here
+//! also a2a-sdk 1.0.3, the release the DVARA API names, in 1.0 mode over both), run unchanged
+//! through the gateway to the reference agent: every row must hold as it does when the clients
+//! call the agent directly, so any difference is the gateway's. Push configs go through the
+//! gateway's sealed callback (no direct delivery), so "delivery" rows cross the gateway twice.
+//! With `serve_grpc`, the same table over the gRPC transport of a2a-sdk 1.3.0 and 1.0.3 (the
+//! card's GRPC interface, the agent named by its tenant).
 
 use crate::common;
 
@@ -16,6 +17,8 @@ pub(crate) mod reference;
 #[allow(dead_code)]
 #[path = "../../a2a-agent/tests/common/sdk.rs"]
 pub(crate) mod sdk;
+// (the agent's own tests use the six-client forms, `run_all` and `run_grpc`)
+#[allow(dead_code)]
 #[path = "../../a2a-agent/tests/common/table.rs"]
 pub(crate) mod table;
 
@@ -23,6 +26,7 @@ use a2a_agent::{AgentConfig, AgentServer};
 use a2a_gateway::errors::Version;
 use common::*;
 use serde_json::json;
+use table::Releases;
 
 async fn reference_agent() -> a2a_agent::server::ServerHandle {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -49,7 +53,7 @@ async fn sdk_table_through_the_gateway_to_the_reference_agent() {
     .await;
     env.register("ws1", "reference", peer.url(), None);
     let key = json!({"op": "headers", "headers": {"Authorization": format!("Bearer {}", env.key)}});
-    table::run_all(&env.url("/a2a/reference"), &[key]).await;
+    table::run_all_of(Releases::WithSdk103, &env.url("/a2a/reference"), &[key]).await;
     env.stop().await;
     peer.shutdown().await;
 }
@@ -65,7 +69,7 @@ async fn sdk_grpc_table_through_the_gateway_to_the_reference_agent() {
     .await;
     env.register("ws1", "reference", peer.url(), None);
     let key = json!({"op": "headers", "headers": {"Authorization": format!("Bearer {}", env.key)}});
-    table::run_grpc(&env.url("/a2a/reference"), &[key]).await;
+    table::run_grpc_of(Releases::WithSdk103, &env.url("/a2a/reference"), &[key]).await;
     env.stop().await;
     peer.shutdown().await;
 }

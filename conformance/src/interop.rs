@@ -1,12 +1,13 @@
-//! Python SDK interop harness: the official `a2a-sdk` (1.x and 0.3.x) as reference agents and
-//! clients for Rust integration tests.
+//! Python SDK interop harness: the official `a2a-sdk` (1.3.0, 1.0.3 and 0.3.x) as reference
+//! agents and clients for Rust integration tests.
 //!
 //! The Python side lives in `interop/` at the repository root (read `interop/README.md`: it lists
 //! the scripted agent behaviours, the client ops, and the exact JSON each SDK version sends per
 //! binding). This module starts those scripts from Rust:
 //!
-//! - [`ensure_venvs`] creates or reuses `.venv/sdk1` and `.venv/sdk03` (once per process; the
-//!   script itself is idempotent and takes a file lock, so parallel test binaries are fine).
+//! - [`ensure_venvs`] creates or reuses `.venv/sdk1`, `.venv/sdk03` and `.venv/sdk103` (once per
+//!   process; the script itself is idempotent and takes a file lock, so parallel test binaries
+//!   are fine).
 //! - [`PyAgent::start`] runs a reference agent on `127.0.0.1:<free port>` and gives its base URL;
 //!   the agent is killed when the value is dropped, and it also exits by itself when the test
 //!   process dies (it watches its stdin pipe).
@@ -62,18 +63,35 @@ pub enum Sdk {
     V1,
     /// `a2a-sdk` 0.3.x (0.3.26): protocol 0.3 only.
     V03,
+    /// `a2a-sdk` 1.0.3, the release the DVARA API names: the 1.x scripts run on it unchanged.
+    V103,
 }
 
 impl Sdk {
-    /// Both SDKs, for table-driven tests.
+    /// The two current releases (1.3.0 and 0.3.26), for table-driven tests.
     pub const ALL: [Sdk; 2] = [Sdk::V1, Sdk::V03];
 
-    /// The venv directory name under `.venv/` (`sdk1` or `sdk03`).
+    /// The venv directory name under `.venv/` (`sdk1`, `sdk03` or `sdk103`).
     pub fn venv_name(self) -> &'static str {
         match self {
             Sdk::V1 => "sdk1",
             Sdk::V03 => "sdk03",
+            Sdk::V103 => "sdk103",
         }
+    }
+
+    /// The name of its scripts under `interop/agents` and `interop/clients`: a2a-sdk 1.0.3 runs
+    /// the 1.x ones (`sdk1_agent.py`, `sdk1_client.py`).
+    pub fn script_name(self) -> &'static str {
+        match self {
+            Sdk::V1 | Sdk::V103 => "sdk1",
+            Sdk::V03 => "sdk03",
+        }
+    }
+
+    /// Whether it is an a2a-sdk 1.x release (protobuf dumps, `TASK_STATE_*`).
+    pub fn is_1x(self) -> bool {
+        self.script_name() == "sdk1"
     }
 
     /// The venv's Python interpreter.
@@ -89,14 +107,14 @@ impl Sdk {
     pub fn agent_script(self) -> PathBuf {
         repo_root()
             .join("interop/agents")
-            .join(format!("{}_agent.py", self.venv_name()))
+            .join(format!("{}_agent.py", self.script_name()))
     }
 
     /// The client driver script.
     pub fn client_script(self) -> PathBuf {
         repo_root()
             .join("interop/clients")
-            .join(format!("{}_client.py", self.venv_name()))
+            .join(format!("{}_client.py", self.script_name()))
     }
 }
 
@@ -123,7 +141,7 @@ pub fn repo_root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
 }
 
-/// Creates or reuses both venvs by running `python3 interop/setup_venvs.py`, once per process.
+/// Creates or reuses the venvs by running `python3 interop/setup_venvs.py`, once per process.
 ///
 /// The interpreter is `$A2A_INTEROP_PYTHON` if set, else `python3`. The script's progress goes to
 /// this process's stderr. Later calls return the first call's outcome without re-running it.

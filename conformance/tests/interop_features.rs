@@ -284,7 +284,7 @@ fn capabilities_off_and_error_cases() {
             );
             let push = err(&out, 2);
             match (sdk, binding) {
-                (Sdk::V1, _) => {
+                (Sdk::V1 | Sdk::V103, _) => {
                     assert_eq!(push["type"], "PushNotificationNotSupportedError");
                     assert_eq!(push["code"], -32003);
                 }
@@ -307,7 +307,7 @@ fn capabilities_off_and_error_cases() {
             );
             let (terminal, unknown, no_cfg) = (err(&out, 1), err(&out, 2), err(&out, 3));
             match (sdk, binding) {
-                (Sdk::V1, _) => {
+                (Sdk::V1 | Sdk::V103, _) => {
                     assert_eq!(terminal["type"], "UnsupportedOperationError", "{terminal}");
                     assert_eq!(terminal["code"], -32004);
                     assert_eq!(unknown["code"], -32001);

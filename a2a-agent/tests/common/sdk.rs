@@ -30,7 +30,8 @@ fn ensure_venvs() {
     assert!(ok, "interop/setup_venvs.py failed");
 }
 
-/// Run the `sdk` ("sdk1" | "sdk03") client driver with `scenario`; returns its JSON lines.
+/// Run the client driver of venv `sdk` ("sdk1" | "sdk03" | "sdk103", the last with the 1.x
+/// driver) with `scenario`; returns its JSON lines.
 pub async fn run(
     sdk: &str,
     url: &str,
@@ -39,8 +40,9 @@ pub async fn run(
     scenario: Value,
 ) -> Vec<Value> {
     tokio::task::spawn_blocking(ensure_venvs).await.unwrap();
+    let script = if sdk == "sdk103" { "sdk1" } else { sdk };
     let mut cmd = tokio::process::Command::new(root().join(format!(".venv/{sdk}/bin/python")));
-    cmd.arg(root().join(format!("interop/clients/{sdk}_client.py")))
+    cmd.arg(root().join(format!("interop/clients/{script}_client.py")))
         .args(["--url", url, "--binding", binding])
         .current_dir(root())
         .env("PYTHONDONTWRITEBYTECODE", "1")

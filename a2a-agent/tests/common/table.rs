@@ -13,6 +13,7 @@ use std::collections::HashMap;
 /// One SDK client in one mode over one binding.
 #[derive(Clone, Copy, Debug)]
 struct Client {
+    /// The venv: `sdk1` (a2a-sdk 1.3.0), `sdk103` (1.0.3, running the 1.x driver), `sdk03`.
     sdk: &'static str,
     /// `--protocol-version` (only the card interfaces of that version); None: the SDK's own.
     version: Option<&'static str>,
@@ -52,12 +53,60 @@ const CLIENTS: [Client; 6] = [
     },
 ];
 
+/// a2a-sdk 1.0.3, the release the DVARA API names, in 1.0 mode (its own choice) over JSON-RPC and
+/// HTTP+JSON: added to a run by [`Releases::WithSdk103`].
+const SDK103: [Client; 2] = [
+    Client {
+        sdk: "sdk103",
+        version: Some("1.0"),
+        binding: "jsonrpc",
+    },
+    Client {
+        sdk: "sdk103",
+        version: Some("1.0"),
+        binding: "rest",
+    },
+];
+
 /// a2a-sdk 1.x over gRPC (1.0 only): run by [`run_grpc`] against agents that serve gRPC.
 const GRPC: Client = Client {
     sdk: "sdk1",
     version: Some("1.0"),
     binding: "grpc",
 };
+
+/// Which official SDK releases drive a run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Releases {
+    /// a2a-sdk 1.3.0 (1.0 and 0.3 mode) and 0.3.26: the six clients (gRPC: 1.3.0).
+    Current,
+    /// Those, and a2a-sdk 1.0.3 in 1.0 mode (JSON-RPC and HTTP+JSON; gRPC too in [`run_grpc_of`]).
+    WithSdk103,
+    /// a2a-sdk 1.0.3 alone.
+    OnlySdk103,
+}
+
+impl Releases {
+    fn clients(self) -> Vec<Client> {
+        match self {
+            Releases::Current => CLIENTS.to_vec(),
+            Releases::WithSdk103 => CLIENTS.iter().chain(&SDK103).copied().collect(),
+            Releases::OnlySdk103 => SDK103.to_vec(),
+        }
+    }
+    /// Over gRPC: a2a-sdk 1.3.0 and/or 1.0.3.
+    fn grpc_clients(self) -> Vec<Client> {
+        let sdk103 = Client {
+            sdk: "sdk103",
+            ..GRPC
+        };
+        match self {
+            Releases::Current => vec![GRPC],
+            Releases::WithSdk103 => vec![GRPC, sdk103],
+            Releases::OnlySdk103 => vec![sdk103],
+        }
+    }
+}
 
 impl Client {
     fn tag(&self) -> String {
@@ -80,9 +129,13 @@ impl Client {
     fn grpc(&self) -> bool {
         self.binding == "grpc"
     }
+    /// An a2a-sdk 1.x release (1.3.0 or 1.0.3): the 1.x driver, protobuf dumps.
+    fn is_1x(&self) -> bool {
+        self.sdk != "sdk03"
+    }
     /// A state as this client's dump names it (`completed` / `TASK_STATE_COMPLETED`).
     fn state(&self, short: &str) -> String {
-        if self.sdk == "sdk03" {
+        if !self.is_1x() {
             short.to_string()
         } else {
             format!(
@@ -97,7 +150,7 @@ impl Client {
     /// asks for the report "inline" (a text part); the 0.3.x SDK reads the file part over the same
     /// binding. docs/agent.md, "Tests".
     fn reads_file_parts(&self) -> bool {
-        !(self.sdk == "sdk1" && self.v03() && self.rest())
+        !(self.is_1x() && self.v03() && self.rest())
     }
     /// The HTTP+JSON path of a method (0.3 paths start with `/v1`).
     fn path(&self, p: &str) -> String {
@@ -155,7 +208,7 @@ impl Run<'_> {
         } else {
             assert_eq!(e["code"], code, "{r}");
         }
-        if let (Some(class), "sdk1", false) = (class, self.c.sdk, self.c.rest() && self.c.v03()) {
+        if let (Some(class), true, false) = (class, self.c.is_1x(), self.c.rest() && self.c.v03()) {
             assert_eq!(e["type"], class, "{r}");
         }
     }
@@ -709,38 +762,58 @@ async fn run_table(
 /// Runs the table with every client at `url`, concurrently, each starting with the `prelude`
 /// ops (say, a `headers` op with a gateway key).
 pub async fn run_all(url: &str, prelude: &[Value]) {
-    run_all_except(url, prelude, &[]).await;
+    run_all_of(Releases::Current, url, prelude).await;
+}
+
+/// [`run_all`] with the clients of `releases`.
+pub async fn run_all_of(releases: Releases, url: &str, prelude: &[Value]) {
+    let report: Vec<String> = problems_of(releases, url, prelude, &[])
+        .await
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(report.is_empty(), "{url}:\n{}", report.join("\n\n"));
 }
 
 /// Runs the table with a2a-sdk 1.x over gRPC only (the card at `url` must list a GRPC interface).
 pub async fn run_grpc(url: &str, prelude: &[Value]) {
+    run_grpc_of(Releases::Current, url, prelude).await;
+}
+
+/// [`run_grpc`] with the gRPC clients of `releases` (concurrently).
+pub async fn run_grpc_of(releases: Releases, url: &str, prelude: &[Value]) {
     let hook = receiver().await;
-    let report: Vec<String> = run_table(GRPC, url, &hook, prelude, &[])
+    let runs = releases
+        .grpc_clients()
+        .into_iter()
+        .map(|c| run_table(c, url, &hook, prelude, &[]));
+    let report: Vec<String> = futures::future::join_all(runs)
         .await
         .iter()
+        .flatten()
         .map(ToString::to_string)
         .collect();
     assert!(report.is_empty(), "{url}:\n{}", report.join("\n\n"));
 }
 
-/// [`run_all`] leaving out the listed checks (each with its reason); fails on any other failed
-/// check and on any listed check that passes, naming them all.
-pub async fn run_all_except(url: &str, prelude: &[Value], skips: &[Skip]) {
-    let report: Vec<String> = problems(url, prelude, skips)
-        .await
-        .iter()
-        .map(ToString::to_string)
-        .collect();
-    assert!(report.is_empty(), "{url}:\n{}", report.join("\n\n"));
-}
-
-/// The table with every client at `url`, concurrently: the failed checks not in `skips`, and the
-/// checks in `skips` that pass.
+/// The table with the six clients at `url`, concurrently: the failed checks not in `skips`, and
+/// the checks in `skips` that pass.
 pub async fn problems(url: &str, prelude: &[Value], skips: &[Skip]) -> Vec<Problem> {
+    problems_of(Releases::Current, url, prelude, skips).await
+}
+
+/// [`problems`] with the clients of `releases`.
+pub async fn problems_of(
+    releases: Releases,
+    url: &str,
+    prelude: &[Value],
+    skips: &[Skip],
+) -> Vec<Problem> {
     let hook = receiver().await;
-    let runs = CLIENTS
-        .iter()
-        .map(|c| run_table(*c, url, &hook, prelude, skips));
+    let runs = releases
+        .clients()
+        .into_iter()
+        .map(|c| run_table(c, url, &hook, prelude, skips));
     futures::future::join_all(runs)
         .await
         .into_iter()
