@@ -27,7 +27,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use rusqlite::Connection;
 
-use super::registry::KeyRow;
+use super::rules::KeyRow;
 use super::settings::WorkspaceSettings;
 use super::sql::CachedExt;
 use super::{Agent, StoreError, Workspace};

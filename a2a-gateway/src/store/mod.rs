@@ -31,6 +31,7 @@ mod model;
 pub mod pg_schema;
 mod push_callbacks;
 mod registry;
+mod rules;
 pub mod retention;
 mod schema;
 pub mod sends;
