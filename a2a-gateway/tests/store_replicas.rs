@@ -139,7 +139,10 @@ async fn while_postgres_is_down_calls_fail_as_unavailable_and_recover_after() {
     .await;
 
     cluster.stop().unwrap();
-    eventually("B notices its listener is gone", || async { !b.listening() }).await;
+    eventually("B notices its listener is gone", || async {
+        !b.listening()
+    })
+    .await;
     // Not listening, B asks the database before answering from its cache: it fails, and
     // says that the database is away, rather than answering from what may be stale.
     let err = b.authenticate(&secret).await.unwrap_err();
@@ -161,7 +164,10 @@ async fn while_postgres_is_down_calls_fail_as_unavailable_and_recover_after() {
     let key_id = a.list_keys("w").await.unwrap()[0].key_id.clone();
     a.revoke_key(&key_id).await.unwrap();
     eventually("B refuses the revoked key after the outage", || async {
-        matches!(b.authenticate(&secret).await, Ok(Err(KeyRejection::Revoked)))
+        matches!(
+            b.authenticate(&secret).await,
+            Ok(Err(KeyRejection::Revoked))
+        )
     })
     .await;
     eventually("B listens again", || async { b.listening() }).await;

@@ -192,11 +192,7 @@ async fn keys<R: RegistryStore>(r: &R) {
     let mut wrong = secret.clone();
     let last = wrong.pop().unwrap();
     wrong.push(if last == 'A' { 'B' } else { 'A' });
-    for bad in [
-        wrong.as_str(),
-        "garbage",
-        "a2agw_0000000000000000_nope",
-    ] {
+    for bad in [wrong.as_str(), "garbage", "a2agw_0000000000000000_nope"] {
         assert_eq!(
             r.authenticate(bad).await.unwrap(),
             Err(KeyRejection::Invalid),
@@ -213,7 +209,10 @@ async fn keys<R: RegistryStore>(r: &R) {
     let ids = |keys: Vec<a2a_gateway::store::KeyInfo>| -> Vec<String> {
         keys.into_iter().map(|k| k.key_id).collect()
     };
-    assert_eq!(ids(r.list_keys("ws-a").await.unwrap()), [info.key_id.clone()]);
+    assert_eq!(
+        ids(r.list_keys("ws-a").await.unwrap()),
+        [info.key_id.clone()]
+    );
     assert_eq!(ids(r.list_keys("ws-b").await.unwrap()), [b_info.key_id]);
     not_found(
         r.create_key("nope", &[], None, None).await,
@@ -235,7 +234,10 @@ async fn keys<R: RegistryStore>(r: &R) {
     assert!(revoked_at.is_some());
     r.revoke_key(&info.key_id).await.unwrap();
     assert_eq!(r.list_keys("ws-a").await.unwrap()[0].revoked_at, revoked_at);
-    not_found(r.revoke_key("0000000000000000").await, "key 0000000000000000");
+    not_found(
+        r.revoke_key("0000000000000000").await,
+        "key 0000000000000000",
+    );
     assert_eq!(
         r.key_standing("0000000000000000").await.unwrap(),
         Some(KeyRejection::Invalid)
@@ -291,7 +293,10 @@ async fn settings<R: RegistryStore>(r: &R) {
         extensions_allowed: vec!["a,b".into()],
         push_delivery: None,
     };
-    invalid(r.put_workspace_settings("ws-a", &bad).await, "extension URI");
+    invalid(
+        r.put_workspace_settings("ws-a", &bad).await,
+        "extension URI",
+    );
     assert_eq!(r.workspace_settings("ws-a").await.unwrap(), replaced);
 }
 

@@ -6,7 +6,9 @@ use rusqlite::{OptionalExtension, params};
 use super::rules::{
     KeyRow, agent_of, check_agent, check_workspace_id, judge_key, standing, workspace_exists,
 };
-use super::{Agent, CachedExt, KeyInfo, KeyRejection, Principal, Store, StoreError, Workspace, now};
+use super::{
+    Agent, CachedExt, KeyInfo, KeyRejection, Principal, Store, StoreError, Workspace, now,
+};
 use crate::{keys, keys::Scope};
 
 impl Store {

@@ -20,8 +20,7 @@
 use std::future::Future;
 
 use super::{
-    Agent, KeyInfo, KeyRejection, Principal, PushCallback, StoreError, Workspace,
-    WorkspaceSettings,
+    Agent, KeyInfo, KeyRejection, Principal, PushCallback, StoreError, Workspace, WorkspaceSettings,
 };
 use crate::keys::Scope;
 

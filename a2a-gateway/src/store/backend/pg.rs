@@ -59,7 +59,9 @@ pub(super) fn refused(e: a2a_pg::tokio_postgres::Error, what: &str, missing: &st
         Some(c) if *c == SqlState::UNIQUE_VIOLATION => {
             StoreError::Invalid(format!("{what} already exists"))
         }
-        Some(c) if *c == SqlState::FOREIGN_KEY_VIOLATION => StoreError::NotFound(missing.to_owned()),
+        Some(c) if *c == SqlState::FOREIGN_KEY_VIOLATION => {
+            StoreError::NotFound(missing.to_owned())
+        }
         _ => e.into(),
     }
 }

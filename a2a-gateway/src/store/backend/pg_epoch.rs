@@ -46,16 +46,16 @@ pub(super) async fn read(pool: &Pool) -> Result<i64, StoreError> {
         .prepare_cached("SELECT epoch FROM registry_epoch WHERE id = 1")
         .await
         .map_err(a2a_pg::PgError::from)?;
-    let row = c
-        .query_one(&st, &[])
-        .await
-        .map_err(a2a_pg::PgError::from)?;
+    let row = c.query_one(&st, &[]).await.map_err(a2a_pg::PgError::from)?;
     Ok(row.get(0))
 }
 
 impl Epoch {
     /// Starts listening with the connection settings `config`, reading through `pool`.
-    pub async fn start(pool: Pool, config: a2a_pg::tokio_postgres::Config) -> Result<Epoch, StoreError> {
+    pub async fn start(
+        pool: Pool,
+        config: a2a_pg::tokio_postgres::Config,
+    ) -> Result<Epoch, StoreError> {
         let listener = Listener::start(config, &[REGISTRY_CHANNEL], RETRY)?;
         // Subscribed before the first read: a change between the two is heard.
         let mut events = listener.subscribe();
@@ -65,17 +65,16 @@ impl Epoch {
         let watcher = tokio::spawn(async move {
             loop {
                 match events.recv().await {
-                    Ok(Event::Connected | Event::Notification { .. }) | Err(RecvError::Lagged(_)) => {
-                        match read(&pool).await {
-                            Ok(e) => {
-                                k.fetch_max(e, Ordering::AcqRel);
-                            }
-                            Err(e) => {
-                                tracing::warn!("registry epoch after a notification: {e}");
-                                s.store(true, Ordering::Release);
-                            }
+                    Ok(Event::Connected | Event::Notification { .. })
+                    | Err(RecvError::Lagged(_)) => match read(&pool).await {
+                        Ok(e) => {
+                            k.fetch_max(e, Ordering::AcqRel);
                         }
-                    }
+                        Err(e) => {
+                            tracing::warn!("registry epoch after a notification: {e}");
+                            s.store(true, Ordering::Release);
+                        }
+                    },
                     Err(RecvError::Closed) => break,
                 }
             }

@@ -167,7 +167,11 @@ impl PgRegistry {
         Ok(n == 1)
     }
 
-    pub(super) async fn delivered(&self, callback_id: &str, hash: &str) -> Result<bool, StoreError> {
+    pub(super) async fn delivered(
+        &self,
+        callback_id: &str,
+        hash: &str,
+    ) -> Result<bool, StoreError> {
         Ok(!self
             .query(
                 "SELECT 1 FROM push_delivered WHERE callback_id = $1 AND body_hash = $2",
