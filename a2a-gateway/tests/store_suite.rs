@@ -211,7 +211,7 @@ async fn keys<R: RegistryStore>(r: &R) {
     };
     assert_eq!(
         ids(r.list_keys("ws-a").await.unwrap()),
-        [info.key_id.clone()]
+        [info.key_id.as_str()]
     );
     assert_eq!(ids(r.list_keys("ws-b").await.unwrap()), [b_info.key_id]);
     not_found(

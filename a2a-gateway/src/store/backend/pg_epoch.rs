@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::Duration;
 
-use a2a_pg::{Event, Listener, Pool};
+use a2a_pg::{Listener, Pool};
 use tokio::sync::broadcast::error::RecvError;
 
 use super::super::StoreError;
@@ -63,19 +63,17 @@ impl Epoch {
         let stale = Arc::new(AtomicBool::new(false));
         let (k, s) = (known.clone(), stale.clone());
         let watcher = tokio::spawn(async move {
-            loop {
-                match events.recv().await {
-                    Ok(Event::Connected | Event::Notification { .. })
-                    | Err(RecvError::Lagged(_)) => match read(&pool).await {
-                        Ok(e) => {
-                            k.fetch_max(e, Ordering::AcqRel);
-                        }
-                        Err(e) => {
-                            tracing::warn!("registry epoch after a notification: {e}");
-                            s.store(true, Ordering::Release);
-                        }
-                    },
-                    Err(RecvError::Closed) => break,
+            // Every event (a notification, a (re)connection, notifications dropped for lag)
+            // may mean a newer epoch.
+            while !matches!(events.recv().await, Err(RecvError::Closed)) {
+                match read(&pool).await {
+                    Ok(e) => {
+                        k.fetch_max(e, Ordering::AcqRel);
+                    }
+                    Err(e) => {
+                        tracing::warn!("registry epoch after a notification: {e}");
+                        s.store(true, Ordering::Release);
+                    }
                 }
             }
         });
