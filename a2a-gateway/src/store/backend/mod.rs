@@ -26,6 +26,7 @@ use crate::keys::Scope;
 
 mod pg;
 mod pg_epoch;
+mod pg_keys;
 mod pg_push;
 mod sqlite;
 

@@ -1,5 +1,5 @@
-//! The registry on PostgreSQL, shared by replicas: workspaces, agents and keys here, settings
-//! and push callbacks in `pg_push`.
+//! The registry on PostgreSQL, shared by replicas: workspaces and agents here, keys in
+//! `pg_keys`, settings and push callbacks in `pg_push`.
 //!
 //! The tables are `pg_schema`'s, migrated once across replicas under an advisory lock. Reads
 //! on the hop path go through the same registry cache as SQLite's (`cache`), at the epoch
@@ -16,16 +16,14 @@ use a2a_pg::{PgError, Pool, PoolOptions};
 
 use super::super::cache::{Cache, Rows};
 use super::super::pg_schema::{COMPONENT, PG_MIGRATIONS};
-use super::super::rules::{
-    KeyRow, agent_of, check_agent, check_workspace_id, judge_key, standing, workspace_exists,
-};
+use super::super::rules::{agent_of, check_agent, check_workspace_id, workspace_exists};
 use super::super::{
     Agent, KeyInfo, KeyRejection, Principal, PushCallback, StoreError, Workspace,
     WorkspaceSettings, now,
 };
 use super::RegistryStore;
 use super::pg_epoch::{self, Epoch};
-use crate::keys::{self, Scope};
+use crate::keys::Scope;
 
 /// The registry on PostgreSQL (see the module doc). Cheap to clone; the clones share one
 /// pool, cache and listener.
@@ -70,8 +68,6 @@ const WORKSPACE: &str = "SELECT id, name, max_response_bytes, max_stream_bytes, 
     FROM workspaces";
 const AGENT: &str = "SELECT workspace_id, agent_id, endpoint, credential, skill_allow,
     pinned_card_key FROM agents";
-const KEY: &str =
-    "SELECT workspace_id, hash, scopes, expires_at, revoked_at FROM api_keys WHERE key_id = $1";
 
 fn workspace_of(r: &a2a_pg::tokio_postgres::Row) -> Workspace {
     let bytes = |i: usize| r.get::<_, Option<i64>>(i).map(|v| v as u64);
@@ -189,7 +185,8 @@ impl PgRegistry {
         self.inner.cache.clear();
     }
 
-    async fn exists(&self, workspace_id: &str) -> Result<bool, StoreError> {
+    /// Whether the workspace exists (read like [`RegistryStore::workspace`]).
+    pub(super) async fn exists(&self, workspace_id: &str) -> Result<bool, StoreError> {
         Ok(self.workspace(workspace_id).await?.is_some())
     }
 }
@@ -352,109 +349,26 @@ impl RegistryStore for PgRegistry {
         label: Option<&str>,
         expires_at: Option<i64>,
     ) -> Result<(KeyInfo, String), StoreError> {
-        let missing = format!("workspace {workspace_id}");
-        if !self.exists(workspace_id).await? {
-            return Err(StoreError::NotFound(missing));
-        }
-        let generated = keys::generate().map_err(StoreError::Invalid)?;
-        let created = now();
-        self.execute_or(
-            "INSERT INTO api_keys(key_id, workspace_id, hash, scopes, label, created_at,
-               expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            &[
-                &generated.key_id,
-                &workspace_id,
-                &generated.hash.as_slice(),
-                &keys::scopes_to_string(scopes),
-                &label,
-                &created,
-                &expires_at,
-            ],
-            |e| refused(e, &format!("key {}", generated.key_id), &missing),
-        )
-        .await?;
-        self.changed().await;
-        Ok((
-            KeyInfo {
-                key_id: generated.key_id,
-                workspace_id: workspace_id.to_owned(),
-                scopes: scopes.to_vec(),
-                label: label.map(str::to_owned),
-                created_at: created,
-                expires_at,
-                revoked_at: None,
-            },
-            generated.secret,
-        ))
+        self.new_key(workspace_id, scopes, label, expires_at).await
     }
 
     async fn list_keys(&self, workspace_id: &str) -> Result<Vec<KeyInfo>, StoreError> {
-        let rows = self
-            .query(
-                "SELECT key_id, workspace_id, scopes, label, created_at, expires_at, revoked_at
-                 FROM api_keys WHERE workspace_id = $1 ORDER BY created_at, key_id COLLATE \"C\"",
-                &[&workspace_id],
-            )
-            .await?;
-        Ok(rows
-            .iter()
-            .map(|r| KeyInfo {
-                key_id: r.get(0),
-                workspace_id: r.get(1),
-                scopes: keys::parse_scopes(r.get(2)).unwrap_or_default(),
-                label: r.get(3),
-                created_at: r.get(4),
-                expires_at: r.get(5),
-                revoked_at: r.get(6),
-            })
-            .collect())
+        self.keys_of(workspace_id).await
     }
 
     async fn revoke_key(&self, key_id: &str) -> Result<(), StoreError> {
-        let n = self
-            .execute(
-                "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE key_id = $1",
-                &[&key_id, &now()],
-            )
-            .await?;
-        self.changed().await;
-        if n == 0 {
-            return Err(StoreError::NotFound(format!("key {key_id}")));
-        }
-        Ok(())
+        self.revoke(key_id).await
     }
 
     async fn authenticate(
         &self,
         presented: &str,
     ) -> Result<Result<Principal, KeyRejection>, StoreError> {
-        let Some(key_id) = keys::key_id_of(presented) else {
-            return Ok(Err(KeyRejection::Invalid));
-        };
-        let v = self.version(None).await?;
-        let row = match self.lookup(v, |r| r.keys.get(key_id).cloned())? {
-            Some(k) => Some(k),
-            None => {
-                let k = self.key_row(key_id).await?;
-                // Unknown ids are not cached: nobody grows the map with guesses.
-                if let Some(k) = &k {
-                    self.remember(v, |r| {
-                        r.keys.insert(key_id.to_owned(), k.clone());
-                    })?;
-                }
-                k
-            }
-        };
-        Ok(judge_key(presented, key_id, row, Some(v)))
+        self.judge(presented).await
     }
 
     async fn key_standing(&self, key_id: &str) -> Result<Option<KeyRejection>, StoreError> {
-        let v = self.version(None).await?;
-        let row = match self.lookup(v, |r| r.keys.get(key_id).cloned())? {
-            Some(k) => Some(k),
-            None => self.key_row(key_id).await?,
-        };
-        Ok(standing(row.as_ref()))
+        self.standing_of(key_id).await
     }
 
     async fn workspace_settings_seen(
@@ -507,19 +421,5 @@ impl RegistryStore for PgRegistry {
 
     async fn push_delivered(&self, callback_id: &str, hash: &str) -> Result<bool, StoreError> {
         self.delivered(callback_id, hash).await
-    }
-}
-
-impl PgRegistry {
-    async fn key_row(&self, key_id: &str) -> Result<Option<KeyRow>, StoreError> {
-        Ok(self.query(KEY, &[&key_id]).await?.first().map(|r| {
-            (
-                r.get(0),
-                r.get::<_, Vec<u8>>(1),
-                r.get(2),
-                r.get(3),
-                r.get(4),
-            )
-        }))
     }
 }
