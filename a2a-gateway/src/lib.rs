@@ -30,7 +30,9 @@
 //!   `http-body-util` (all already built for reqwest and `a2a-client`'s gRPC transport): the
 //!   hops' peer requests sent through hyper-util's pooled client directly, without reqwest's
 //!   per-request layers (`peer_http`; measured in docs/benchmarks.md);
-//! - `rusqlite`: the embedded registry and audit store;
+//! - `rusqlite`: the embedded registry and audit store; `a2a-pg` (`tokio-postgres`,
+//!   `deadpool-postgres`): the registry on PostgreSQL for replicas (`store::backend`,
+//!   docs/replicas.md);
 //! - `aws-lc-rs`, `subtle`, `base64`: key generation, SHA-256 at rest, HMAC page tokens,
 //!   constant-time comparison, AES-256-GCM and HKDF for the card signing keys at rest;
 //! - `jsonwebtoken` (aws-lc-rs, already built for `a2a-agent`): signed push JWTs of pinned agents

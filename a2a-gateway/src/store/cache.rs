@@ -27,7 +27,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use rusqlite::Connection;
 
-use super::registry::KeyRow;
+use super::rules::KeyRow;
 use super::settings::WorkspaceSettings;
 use super::sql::CachedExt;
 use super::{Agent, StoreError, Workspace};
@@ -147,6 +147,24 @@ impl Cache {
             }
         }
         self.current(conn)
+    }
+
+    /// The registry epoch the cached rows were read at.
+    pub fn version(&self) -> Option<i64> {
+        self.rows.lock().ok().and_then(|r| r.version)
+    }
+
+    /// The cached rows moved forward to `version`: emptied first when they were read at an
+    /// older one, kept when read at a newer one (the caller compares [`Rows::version`] before
+    /// inserting what it read at `version`). For a store that learns the epoch by itself
+    /// (PostgreSQL's notifications, `super::backend`).
+    pub fn at_least(&self, version: i64) -> Result<MutexGuard<'_, Rows>, StoreError> {
+        let mut rows = self.rows.lock().map_err(|_| StoreError::Poisoned)?;
+        if rows.version.is_none_or(|v| v < version) {
+            rows.clear();
+            rows.version = Some(version);
+        }
+        Ok(rows)
     }
 
     /// Forgets every cached row (after a change through this store).

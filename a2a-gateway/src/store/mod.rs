@@ -23,6 +23,7 @@ use rusqlite::Connection;
 mod audit;
 mod audit_batch;
 mod audit_writer;
+pub mod backend;
 mod cache;
 mod checkpoint;
 mod hop_page;
@@ -32,6 +33,7 @@ pub mod pg_schema;
 mod push_callbacks;
 mod registry;
 pub mod retention;
+mod rules;
 mod schema;
 pub mod sends;
 pub mod sends_memory;
@@ -84,6 +86,17 @@ pub enum StoreError {
     /// The connection lock was poisoned by a panic elsewhere.
     #[error("database lock poisoned")]
     Poisoned,
+    /// PostgreSQL refused a statement, or could not be reached ([`StoreError::is_unavailable`]).
+    #[error("database error: {0}")]
+    Postgres(#[from] a2a_pg::PgError),
+}
+
+impl StoreError {
+    /// Whether the database is unreachable or gone away (the caller answers 503 and retries
+    /// later) rather than refusing a statement or a value.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, StoreError::Postgres(e) if e.is_unavailable())
+    }
 }
 
 /// Handle to the SQLite store; cheap to clone.
@@ -240,7 +253,10 @@ impl Store {
     /// included) and whether the database failed (a missing or refused row is no failure).
     fn timed<T>(&self, started: std::time::Instant, out: &Result<T, StoreError>) {
         if let Some(m) = self.metrics.get() {
-            let failed = matches!(out, Err(StoreError::Sql(_) | StoreError::Poisoned));
+            let failed = matches!(
+                out,
+                Err(StoreError::Sql(_) | StoreError::Poisoned | StoreError::Postgres(_))
+            );
             m.store("query", started.elapsed(), !failed);
         }
     }

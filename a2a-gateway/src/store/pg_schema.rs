@@ -20,8 +20,17 @@ pub const REGISTRY_CHANNEL: &str = "a2a_registry";
 /// The component name of the gateway's migrations in `a2a_schema`.
 pub const COMPONENT: &str = "gateway";
 
-/// The gateway's PostgreSQL migrations, in order.
-pub const PG_MIGRATIONS: &[&str] = &[V1];
+/// The gateway's PostgreSQL migrations, in order (the index + 1 is the version in
+/// `a2a_schema`; a published migration is never edited, a fix is a new one).
+pub const PG_MIGRATIONS: &[&str] = &[V1, V2];
+
+/// 2: the HTTP status of the audit rows as `BIGINT`, like every other integer column: the
+/// store's Rust types are `i64` (SQLite's `INTEGER`), and `tokio-postgres` binds an `i64`
+/// only to a `BIGINT`.
+const V2: &str = r#"
+ALTER TABLE audit ALTER COLUMN status TYPE BIGINT;
+ALTER TABLE admin_audit ALTER COLUMN status TYPE BIGINT;
+"#;
 
 const V1: &str = r#"
 CREATE FUNCTION a2a_refuse() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -3,33 +3,25 @@
 
 use rusqlite::{OptionalExtension, params};
 
+use super::rules::{
+    KeyRow, agent_of, check_agent, check_workspace_id, judge_key, standing, workspace_exists,
+};
 use super::{
-    Agent, CachedExt, KeyInfo, KeyRejection, KeySource, Principal, Store, StoreError, Workspace,
-    now,
+    Agent, CachedExt, KeyInfo, KeyRejection, Principal, Store, StoreError, Workspace, now,
 };
 use crate::{keys, keys::Scope};
 
 impl Store {
     /// Creates a workspace.
     pub fn create_workspace(&self, id: &str, name: &str) -> Result<Workspace, StoreError> {
-        if id.is_empty()
-            || !id
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-        {
-            return Err(StoreError::Invalid(format!(
-                "workspace id {id:?} must be non-empty ASCII letters, digits, '-', '_' or '.'"
-            )));
-        }
+        check_workspace_id(id)?;
         self.with_write(|c| {
             let n = c.execute_cached(
                 "INSERT OR IGNORE INTO workspaces(id, name, created_at) VALUES (?1, ?2, ?3)",
                 params![id, name, now()],
             )?;
             if n == 0 {
-                return Err(StoreError::Invalid(format!(
-                    "workspace {id} already exists"
-                )));
+                return Err(workspace_exists(id));
             }
             Ok(())
         })?;
@@ -116,35 +108,13 @@ impl Store {
 
     /// Registers (or replaces) an agent in a workspace.
     pub fn upsert_agent(&self, agent: &Agent) -> Result<(), StoreError> {
-        if agent.agent_id.is_empty()
-            || !agent
-                .agent_id
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-        {
-            return Err(StoreError::Invalid(format!(
-                "agent id {:?} must be non-empty ASCII letters, digits, '-', '_' or '.'",
-                agent.agent_id
-            )));
-        }
-        url::Url::parse(&agent.endpoint)
-            .map_err(|e| StoreError::Invalid(format!("endpoint {:?}: {e}", agent.endpoint)))?;
-        if let Some(k) = agent.pinned_card_key.as_deref() {
-            // The static form only (http allowed): each use checks the address again.
-            KeySource::parse(k, true).map_err(StoreError::Invalid)?;
-        }
+        let skills = check_agent(agent)?;
         if self.workspace(&agent.workspace_id)?.is_none() {
             return Err(StoreError::NotFound(format!(
                 "workspace {}",
                 agent.workspace_id
             )));
         }
-        let skills = match &agent.skills {
-            Some(s) => {
-                Some(serde_json::to_string(s).map_err(|e| StoreError::Invalid(e.to_string()))?)
-            }
-            None => None,
-        };
         self.with_write(|c| {
             c.execute_cached(
                 "INSERT INTO agents(workspace_id, agent_id, endpoint, credential, skill_allow, pinned_card_key, created_at)
@@ -334,29 +304,7 @@ impl Store {
             }
             Ok(k)
         })?;
-        // Hash even when the id is unknown, so timing does not tell ids apart.
-        let digest = keys::hash(presented);
-        let Some((workspace_id, stored, scopes, expires_at, revoked_at)) = row else {
-            let _ = keys::digest_eq(&digest, &[0u8; 32]);
-            return Ok(Err(KeyRejection::Invalid));
-        };
-        if !keys::digest_eq(&digest, &stored) {
-            return Ok(Err(KeyRejection::Invalid));
-        }
-        if revoked_at.is_some() {
-            return Ok(Err(KeyRejection::Revoked));
-        }
-        if let Some(exp) = expires_at
-            && exp <= now()
-        {
-            return Ok(Err(KeyRejection::Expired));
-        }
-        Ok(Ok(Principal {
-            key_id: key_id.to_owned(),
-            workspace_id,
-            scopes: keys::parse_scopes(&scopes).unwrap_or_default(),
-            registry_version,
-        }))
+        Ok(judge_key(presented, key_id, row, registry_version))
     }
 }
 
@@ -379,26 +327,17 @@ impl Store {
             )
             .optional()?)
         })?;
-        Ok(match row {
-            None => Some(KeyRejection::Invalid),
-            Some((_, _, _, _, Some(_))) => Some(KeyRejection::Revoked),
-            Some((_, _, _, Some(exp), None)) if exp <= now() => Some(KeyRejection::Expired),
-            Some(_) => None,
-        })
+        Ok(standing(row.as_ref()))
     }
 }
 
-/// workspace, hash, scopes, expires_at, revoked_at
-pub(super) type KeyRow = (String, Vec<u8>, String, Option<i64>, Option<i64>);
-
 fn row_agent(r: &rusqlite::Row<'_>) -> rusqlite::Result<Agent> {
-    let skills: Option<String> = r.get(4)?;
-    Ok(Agent {
-        workspace_id: r.get(0)?,
-        agent_id: r.get(1)?,
-        endpoint: r.get(2)?,
-        credential: r.get(3)?,
-        skills: skills.and_then(|s| serde_json::from_str::<Vec<String>>(&s).ok()),
-        pinned_card_key: r.get(5)?,
-    })
+    Ok(agent_of(
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get(5)?,
+    ))
 }

@@ -6,6 +6,7 @@
 use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
+use super::rules::{settings_document, settings_of};
 use super::sql::CachedExt;
 use super::{Store, StoreError};
 
@@ -82,12 +83,7 @@ impl Store {
                     |r| r.get(0),
                 )
                 .optional()?;
-            let s = match doc {
-                Some(d) => serde_json::from_str(&d).map_err(|e| {
-                    StoreError::Invalid(format!("stored settings of {workspace_id}: {e}"))
-                })?,
-                None => WorkspaceSettings::default(),
-            };
+            let s = settings_of(workspace_id, doc.as_deref())?;
             cached.make_room();
             cached.settings.insert(workspace_id.to_owned(), s.clone());
             Ok(s)
@@ -100,15 +96,7 @@ impl Store {
         workspace_id: &str,
         settings: &WorkspaceSettings,
     ) -> Result<(), StoreError> {
-        for uri in &settings.extensions_allowed {
-            if uri.trim().is_empty() || uri.contains(',') || uri.chars().any(char::is_whitespace) {
-                return Err(StoreError::Invalid(format!(
-                    "extension URI {uri:?} must be non-empty, without spaces or commas"
-                )));
-            }
-        }
-        let doc = serde_json::to_string(settings)
-            .map_err(|e| StoreError::Invalid(format!("settings: {e}")))?;
+        let doc = settings_document(settings)?;
         self.with_write(|c| {
             let exists = c
                 .query_row_cached(
