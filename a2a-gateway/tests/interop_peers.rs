@@ -129,6 +129,7 @@ async fn sdk_table_through_the_gateway_to_the_sdk_peers() {
     let env = env_with(Version::V1, |c| {
         c.push_direct_workspaces.clear();
         c.push_callback_base_url = Some(format!("http://{}", c.listen));
+        c.peer_timeout_secs = SDK_PEER_TIMEOUT_SECS;
     })
     .await;
     for (peer, agent) in PEERS.iter().zip(&agents) {

@@ -49,6 +49,7 @@ async fn sdk_table_through_the_gateway_to_the_reference_agent() {
     let env = env_with(Version::V1, |c| {
         c.push_direct_workspaces.clear();
         c.push_callback_base_url = Some(format!("http://{}", c.listen));
+        c.peer_timeout_secs = SDK_PEER_TIMEOUT_SECS;
     })
     .await;
     env.register("ws1", "reference", peer.url(), None);
@@ -65,6 +66,7 @@ async fn sdk_grpc_table_through_the_gateway_to_the_reference_agent() {
         c.serve_grpc = true;
         c.push_direct_workspaces.clear();
         c.push_callback_base_url = Some(format!("http://{}", c.listen));
+        c.peer_timeout_secs = SDK_PEER_TIMEOUT_SECS;
     })
     .await;
     env.register("ws1", "reference", peer.url(), None);

@@ -136,6 +136,11 @@ impl Env {
     }
 }
 
+/// The peer timeout of the tests that drive the official Python SDKs as peers: up to 18 of
+/// their driver processes run at once, and on a loaded 2-core machine a row's answer can take
+/// longer than the 5 s of the other tests (a 504 "the peer sent nothing" is not what they test).
+pub const SDK_PEER_TIMEOUT_SECS: u64 = 30;
+
 pub async fn env_with(peer_version: Version, tweak: impl FnOnce(&mut Config)) -> Env {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("gw.db")).unwrap();
