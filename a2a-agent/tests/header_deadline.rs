@@ -10,7 +10,9 @@ use crate::common::slow;
 use a2a_agent::{AgentConfig, ServerHandle};
 use slow::{H2_PREFACE, H2_SETTINGS};
 use std::time::Duration;
+#[cfg(feature = "http2")]
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+#[cfg(feature = "http2")]
 use tokio::net::TcpStream;
 
 const CARD: &str = "/.well-known/agent-card.json";
