@@ -41,7 +41,7 @@
 //!   that `cargo build -p a2ars-gateway` right after `cargo build --workspace` compiles nothing
 //!   but the gateway (see [`features`]). The matrix tests each published crate with its default
 //!   features and with `--no-default-features` (`cargo test --no-run`, a warning fails, then
-//!   `cargo nextest run`; the gateway's unit tests only), once when two sets resolve to the same
+//!   `cargo nextest run`; the gateway is checked only), once when two sets resolve to the same
 //!   features for the crate and all its dependencies, or not again when the workspace's test
 //!   step builds the same (it says which and why); `cargo check` of a set whose plain build no
 //!   test build covers, and of the client's `--all-features`; then the hello agent's own tests

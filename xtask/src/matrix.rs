@@ -129,9 +129,12 @@ fn one_crate(krate: &Crate, workspace: &Workspace) -> Result<()> {
     let name = krate.name;
     // The test graphs already tested and the library graphs already built, with their set.
     let mut tested: Vec<(&str, Resolution)> = Vec::new();
-    let mut built: Vec<(&str, Resolution)> = Vec::new();
+    let mut built: Vec<(String, Resolution)> = Vec::new();
     for (set, flags) in SETS {
-        let package: Vec<&str> = ["-p", name].into_iter().chain(flags.iter().copied()).collect();
+        let package: Vec<&str> = ["-p", name]
+            .into_iter()
+            .chain(flags.iter().copied())
+            .collect();
         let tests = resolution(&package, true)?;
         let lib = resolution(&package, false)?;
         if let Some((other, _)) = tested.iter().find(|(_, r)| *r == tests) {
@@ -148,29 +151,26 @@ fn one_crate(krate: &Crate, workspace: &Workspace) -> Result<()> {
             eprintln!("xtask: {name} ({set}): not tested: {why}");
         } else {
             test(name, set, flags)?;
-            // The library and binaries are compiled in the test build with these features.
-            built.push((set, tests.clone()));
+            // The test build compiles the library and binaries with these features.
+            built.push((format!("its {set} set's test build"), tests.clone()));
         }
         tested.push((set, tests));
-        if let Some((other, _)) = built.iter().find(|(_, r)| lib.is_subset(r)) {
-            if other != set {
-                eprintln!(
-                    "xtask: {name} ({set}): not checked: its build resolves as in the {other} \
-                     set's test build"
-                );
-            }
+        if let Some((what, _)) = built.iter().find(|(_, r)| lib.is_subset(r)) {
+            eprintln!(
+                "xtask: {name} ({set}): not checked: its library and binaries resolve as in {what}"
+            );
         } else if lib.is_subset(&workspace.tests) || lib.is_subset(&workspace.build) {
             eprintln!(
-                "xtask: {name} ({set}): not checked: its build resolves as in the workspace's \
-                 (cargo clippy --workspace, cargo build --workspace)"
+                "xtask: {name} ({set}): not checked: its library and binaries resolve as in the \
+                 workspace's builds (cargo clippy --workspace, cargo build --workspace)"
             );
         } else {
             eprintln!(
-                "xtask: {name} ({set}): its dev-dependencies turn features on; the plain set \
-                 is checked"
+                "xtask: {name} ({set}): checked: no test build compiles its library and \
+                 binaries with this set's features"
             );
             check(name, set, flags)?;
-            built.push((set, lib));
+            built.push((format!("its {set} set's check"), lib));
         }
     }
     for flags in krate.checks {
