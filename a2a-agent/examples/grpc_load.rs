@@ -4,7 +4,7 @@
 //! scripts do), patched into bytes encoded once, so the generator costs little CPU beside the
 //! agent on the same machine.
 //!
-//! `cargo run --release -p a2ars-agent --example grpc_load -- 127.0.0.1:PORT 16 10`
+//! `cargo run --release -p a2ars-agent --features grpc --example grpc_load -- 127.0.0.1:PORT 16 10`
 //! prints `RESULT <req/s> <p50 ms> <p99 ms> <requests> <errors>`.
 
 use std::time::{Duration, Instant};

@@ -49,6 +49,7 @@ fn text(m: &Value) -> &str {
     m["parts"][0]["text"].as_str().unwrap_or("")
 }
 
+#[cfg(feature = "cli")]
 /// A card file with the legacy `security` (card and skill) and no `securityRequirements`: the
 /// 1.0 card says `securityRequirements` (no `security`), the 0.3 card `security`, the card
 /// without a version header keeps the file's `security` beside; the key is required.
@@ -555,6 +556,7 @@ async fn a_foreign_task_is_403_in_the_camel_mode() {
     }
 }
 
+#[cfg(feature = "cli")]
 /// Events a slow subscriber loses are logged at warn, once per 10 s however many overflow.
 #[test]
 fn dropped_stream_events_are_logged_at_warn_rate_limited() {

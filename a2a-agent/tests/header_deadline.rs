@@ -10,7 +10,9 @@ use crate::common::slow;
 use a2a_agent::{AgentConfig, ServerHandle};
 use slow::{H2_PREFACE, H2_SETTINGS};
 use std::time::Duration;
+#[cfg(feature = "http2")]
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+#[cfg(feature = "http2")]
 use tokio::net::TcpStream;
 
 const CARD: &str = "/.well-known/agent-card.json";
@@ -66,6 +68,7 @@ async fn an_h2_connection_without_a_request_is_closed_within_the_header_timeout(
     s.shutdown().await;
 }
 
+#[cfg(feature = "http2")]
 #[tokio::test]
 async fn keep_alive_connections_are_not_cut_by_the_first_request_deadline() {
     let s = server(60_000).await;
@@ -95,6 +98,7 @@ async fn keep_alive_connections_are_not_cut_by_the_first_request_deadline() {
     s.shutdown().await;
 }
 
+#[cfg(feature = "http2")]
 #[tokio::test]
 async fn an_idle_h2_connection_that_ignores_the_goaway_is_closed() {
     // Idle timeout 1 s: the server sends GOAWAY and a PING; this peer answers neither.
@@ -113,6 +117,7 @@ async fn an_idle_h2_connection_that_ignores_the_goaway_is_closed() {
     s.shutdown().await;
 }
 
+#[cfg(feature = "http2")]
 /// One HTTP/2 frame: (type, flags, stream id, payload).
 async fn frame(s: &mut TcpStream) -> std::io::Result<(u8, u8, u32, Vec<u8>)> {
     let mut h = [0u8; 9];
@@ -124,6 +129,7 @@ async fn frame(s: &mut TcpStream) -> std::io::Result<(u8, u8, u32, Vec<u8>)> {
     Ok((h[3], h[4], id, p))
 }
 
+#[cfg(feature = "http2")]
 /// A GET on stream `id` of an h2c connection (HPACK literals, no Huffman); reads frames until
 /// the stream ends. Some(status is 200), None when the connection closed or 5 s passed.
 async fn h2_get(s: &mut TcpStream, id: u32, path: &str) -> Option<bool> {

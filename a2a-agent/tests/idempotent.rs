@@ -230,6 +230,7 @@ async fn a_retried_send_answered_directly_gets_the_same_message() {
     s.shutdown().await;
 }
 
+#[cfg(feature = "sqlite")]
 #[tokio::test]
 async fn a_retry_after_a_restart_with_the_sqlite_store_finds_the_first_task() {
     let dir = tempfile::tempdir().unwrap();

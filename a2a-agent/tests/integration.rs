@@ -5,6 +5,7 @@
 mod agent;
 mod agent_edge;
 mod blocking;
+#[cfg(feature = "cli")]
 mod camel_names;
 mod camel_wire;
 mod common;
@@ -12,7 +13,9 @@ mod delegation;
 mod edge_service;
 mod error_forms;
 mod framing;
+#[cfg(feature = "grpc")]
 mod grpc;
+#[cfg(feature = "grpc")]
 mod grpc_errors;
 mod hardening;
 mod header_deadline;
@@ -20,21 +23,31 @@ mod idempotent;
 mod interop;
 mod isolation;
 mod library;
+#[cfg(feature = "cli")]
 mod logs;
 mod long_values;
 mod memory;
+#[cfg(feature = "cli")]
 mod metrics;
 mod more;
+#[cfg(feature = "oidc")]
 mod oidc;
+#[cfg(feature = "cli")]
 mod otlp;
+#[cfg(feature = "cli")]
 mod probes;
 mod push;
 mod push_guard;
+#[cfg(feature = "cli")]
 mod push_outbox;
+#[cfg(feature = "cli")]
 mod recovery;
+#[cfg(feature = "cli")]
 mod reload;
 mod resume;
+#[cfg(feature = "cli")]
 mod settings;
+#[cfg(feature = "cli")]
 mod shutdown;
 mod slow_clients;
 mod store_bounds;

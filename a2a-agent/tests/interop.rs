@@ -9,7 +9,9 @@
 use crate::common;
 
 use a2a_agent::{AgentCard, AgentConfig};
-use common::sdk::{op, root, run, st};
+#[cfg(feature = "cli")]
+use common::sdk::root;
+use common::sdk::{op, run, st};
 use common::table::run_all;
 use common::*;
 use serde_json::json;
@@ -34,6 +36,7 @@ async fn sdk_clients_against_the_reference_agent() {
     s.shutdown().await;
 }
 
+#[cfg(feature = "cli")]
 #[tokio::test]
 async fn sdk_clients_against_the_exec_example_script() {
     let dir = tempfile::tempdir().unwrap();

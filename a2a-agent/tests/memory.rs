@@ -9,13 +9,17 @@ use a2a_agent::model::{Task, TaskState, TaskStatus, Timestamp};
 use a2a_agent::store::StoredTask;
 use common::*;
 use serde_json::json;
+#[cfg(feature = "cli")]
 use std::process::Child;
 use std::time::Duration;
 
+#[cfg(feature = "cli")]
 const MIB: u64 = 1024 * 1024;
 
+#[cfg(feature = "cli")]
 struct Agent(Child);
 
+#[cfg(feature = "cli")]
 impl Drop for Agent {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -23,6 +27,7 @@ impl Drop for Agent {
     }
 }
 
+#[cfg(feature = "cli")]
 fn rss_bytes(pid: u32) -> u64 {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     let kb: u64 = s
@@ -34,6 +39,7 @@ fn rss_bytes(pid: u32) -> u64 {
     kb * 1024
 }
 
+#[cfg(feature = "cli")]
 #[tokio::test]
 async fn rss_stays_bounded_under_large_messages_and_returns_near_baseline() {
     let cap = 4 * MIB;

@@ -443,6 +443,7 @@ async fn sub_task_messages_and_error_propagation() {
 
 // ---------- stores ----------
 
+#[cfg(feature = "sqlite")]
 #[tokio::test]
 async fn sqlite_store_survives_restart() {
     let dir = tempfile::tempdir().unwrap();
@@ -718,6 +719,7 @@ async fn graceful_shutdown_lets_running_tasks_finish_then_fails_the_rest() {
     );
 }
 
+#[cfg(feature = "cli")]
 #[test]
 fn toml_config_with_defaults() {
     let c = AgentConfig::from_toml(

@@ -558,6 +558,7 @@ async fn combined_requirement_takes_the_token_profile() {
     j.abort();
 }
 
+#[cfg(feature = "cli")]
 /// Row `camel.oauth.<profile>.client-id` / `.client-secret` of docs/settings-map.md: written as
 /// in a Camel properties file (`[camel.oauth.my-agent]`), they are the introspection client;
 /// with the wrong secret the introspection refuses and so does the agent.

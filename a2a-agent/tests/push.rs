@@ -557,6 +557,7 @@ async fn no_retry_on_400_and_410_deregisters() {
     j.abort();
 }
 
+#[cfg(feature = "sqlite")]
 #[tokio::test]
 async fn sqlite_configs_survive_a_restart() {
     let dir = tempfile::tempdir().unwrap();

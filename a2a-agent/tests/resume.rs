@@ -498,6 +498,7 @@ async fn wait_task_as(url: &str, user: &str, id: &str) {
     panic!("task {id} never completed");
 }
 
+#[cfg(feature = "sqlite")]
 #[tokio::test]
 async fn the_sqlite_log_serves_a_resume_after_a_restart() {
     let dir = tempfile::tempdir().unwrap();

@@ -80,6 +80,7 @@ async fn rest_statuses_follow_the_camel_table_when_set() {
     s.shutdown().await;
 }
 
+#[cfg(feature = "cli")]
 #[test]
 fn rest_status_table_parses_from_toml_and_text() {
     let c = AgentConfig::from_toml("rest_status_table = \"camel\"").unwrap();

@@ -499,6 +499,7 @@ async fn sdk1_push_config_is_delivered() {
 
 /// The 1.x agent with `--grpc both`: its card lists the gRPC interface first, so a client that
 /// forces nothing speaks gRPC; every operation and error then goes over gRPC.
+#[cfg(feature = "grpc")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sdk1_grpc_v1() {
     interop::ensure_venvs_async().await.unwrap();

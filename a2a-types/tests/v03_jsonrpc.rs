@@ -208,14 +208,8 @@ fn spec_stream_events() {
     match serde_json::from_value::<StreamResult>(submitted.clone()).unwrap() {
         StreamResult::Task(t) => {
             assert_eq!(t.status.state, TaskState::Submitted);
-            let ts = t
-                .status
-                .timestamp_utc()
-                .unwrap()
-                .unwrap()
-                .to_offset_date_time();
-            assert_eq!(ts.unix_timestamp(), 1_743_613_165);
-            assert_eq!(ts.microsecond(), 331_844);
+            let ts = t.status.timestamp_utc().unwrap().unwrap();
+            assert_eq!(ts.unix_nanos(), 1_743_613_165_331_844_000);
         }
         other => panic!("expected task, got {other:?}"),
     }
@@ -480,6 +474,7 @@ fn kind_less_parts_are_inferred_and_errors_keep_inner_paths() {
     assert!(e.message.contains("must be a JSON object"), "{e}");
 }
 
+#[cfg(feature = "schema")]
 #[test]
 fn card_without_protocol_version_gets_the_j0_default() {
     let mut v: Value = serde_json::from_str(SPEC_CARD).unwrap();

@@ -1,81 +1,26 @@
 //! `cargo xtask features`: the feature matrix of the published crates and the check that the
 //! workspace builds one feature set (docs/releases.md, "Features").
 //!
-//! - The matrix: `cargo check -p CRATE` for each feature set of each published crate that the
-//!   workspace's `cargo clippy --workspace` (the lint step, every feature on) does not already
-//!   build: the `--no-default-features` sets, the client's `--all-features` (its own feature
-//!   list, without what other members turn on) and the crates without features once; a
-//!   warning fails the step (cargo replays the warnings of fresh crates), so a feature-gated
-//!   import or item unused in one set fails here. `cargo check` rather than clippy: no lint
-//!   pass, and it shares the check metadata of dependencies with the other sets. The tests run with every feature (`cargo nextest run
-//!   --workspace`: the gateway turns every library feature on, and each library's tests turn its
-//!   own on through a dev-dependency on itself).
+//! - The matrix: each published crate tested in its default and empty sets, and the hello
+//!   agent's package (see [`crate::matrix`]).
 //! - The feature set: `cargo build --workspace`, then `cargo build -p a2ars-gateway`; the
 //!   second must compile nothing but the gateway itself (a dependency built twice means a
 //!   single-package build unifies features differently from the workspace build, and the
 //!   README's commands would not reuse each other's build).
 
 use std::process::Command;
-use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
 use crate::{cargo, run};
 
-/// Each published crate and its feature sets to check (`""` is the default set). The
-/// libraries' default is `[]`, so `--no-default-features` is their default set; their
-/// `--all-features` is the workspace's set (the gateway turns every feature on), linted by
-/// `cargo clippy --workspace`, except the client's (its `tokio` and `reqwest` features are its
-/// own without the agent's). The gateway's default is the workspace's set too.
-const MATRIX: &[(&str, &[&str])] = &[
-    ("a2ars-types", &["--no-default-features"]),
-    ("a2ars-pg", &[""]),
-    ("a2ars-translate", &[""]),
-    ("a2ars-client", &["--no-default-features", "--all-features"]),
-    ("a2ars-agent", &["--no-default-features"]),
-    ("a2ars-gateway", &["--no-default-features"]),
-];
-
 /// Runs the matrix, then the feature-set check.
 pub fn features(matrix: bool, unify: bool) -> Result<()> {
     if matrix {
-        self::matrix()?;
+        crate::matrix::matrix()?;
     }
     if unify {
         self::unify()?;
-    }
-    Ok(())
-}
-
-/// `cargo check` of every published crate in each of its feature sets; a warning fails.
-fn matrix() -> Result<()> {
-    if std::env::var("A2A_CI_FEATURES").is_ok_and(|v| v == "0") {
-        eprintln!("xtask: A2A_CI_FEATURES=0: feature matrix skipped");
-        return Ok(());
-    }
-    for (krate, sets) in MATRIX {
-        for set in *sets {
-            let started = Instant::now();
-            let mut c = cargo();
-            c.args(["check", "-p", krate]);
-            if !set.is_empty() {
-                c.arg(set);
-            }
-            let shown = if set.is_empty() { "default" } else { set };
-            let out = output_of(c)?;
-            let warnings = warnings_in(&out);
-            if !warnings.is_empty() {
-                bail!(
-                    "cargo check -p {krate} ({shown}): {} warning(s), first: {}",
-                    warnings.len(),
-                    warnings[0]
-                );
-            }
-            eprintln!(
-                "xtask: {krate} ({shown}) ok in {:.1}s",
-                started.elapsed().as_secs_f64()
-            );
-        }
     }
     Ok(())
 }
@@ -113,7 +58,7 @@ fn compiled_by(cmd: Command) -> Result<Vec<String>> {
 }
 
 /// Runs a cargo command, echoes and returns its stderr; fails when the command fails.
-fn output_of(mut cmd: Command) -> Result<String> {
+pub fn output_of(mut cmd: Command) -> Result<String> {
     eprintln!("xtask: running {cmd:?}");
     let out = cmd
         .env("CARGO_TERM_COLOR", "never")

@@ -37,11 +37,17 @@
 //!   order (types, translate, client, agent, gateway), built from the packaged sources, then the
 //!   semver check against the last `v*` tag (skipped, saying why, without a tag or without
 //!   cargo-semver-checks). Run by `cargo xtask test`.
-//! - `cargo xtask features [--matrix-only | --unify-only]`: clippy of each published crate in
-//!   each of its feature sets (default, none, all), and the check that `cargo build -p
-//!   a2ars-gateway` right after `cargo build --workspace` compiles nothing but the gateway (see
-//!   [`features`]). Both run in `cargo xtask test` (the matrix after the lint, the check after
-//!   the conformance step's workspace build).
+//! - `cargo xtask features [--matrix-only | --unify-only]`: the feature matrix, then the check
+//!   that `cargo build -p a2ars-gateway` right after `cargo build --workspace` compiles nothing
+//!   but the gateway (see [`features`]). The matrix tests each published crate with its default
+//!   features and with `--no-default-features` (`cargo test --no-run`, a warning fails, then
+//!   `cargo nextest run`; the gateway is checked only), once when two sets resolve to the same
+//!   features for the crate and all its dependencies, or not again when the workspace's test
+//!   step builds the same (it says which and why); `cargo check` of a set whose plain build no
+//!   test build covers, and of the client's `--all-features`; then the hello agent's own tests
+//!   (`a2a-agent/examples/hello`). Every feature at once is the workspace's test step. Both run
+//!   in `cargo xtask test` (the matrix before the workspace's tests, the check after the
+//!   conformance step's workspace build); see [`matrix`].
 //! - `cargo xtask public-api [--check]`: the public-API snapshots `docs/public-api/*.txt` of the
 //!   library crates (see [`public_api`]); `cargo xtask test` checks them.
 //! - `cargo xtask docs-check`: runs the command blocks of docs/getting-started.md marked
@@ -69,6 +75,7 @@ mod docs_check;
 mod features;
 mod fuzz;
 mod layers;
+mod matrix;
 mod postgres;
 mod public_api;
 mod release;
@@ -161,7 +168,7 @@ enum Cmd {
         #[arg(long)]
         no_build: bool,
     },
-    /// The feature matrix of the published crates (clippy per feature set) and the check that
+    /// The feature matrix of the published crates (tests per feature set) and the check that
     /// `cargo build -p a2ars-gateway` reuses `cargo build --workspace`.
     Features {
         /// Only the feature matrix.
@@ -398,10 +405,6 @@ fn test() -> Result<()> {
             run: || public_api::public_api(true),
         },
         Step {
-            name: "feature matrix (cargo xtask features --matrix-only: cargo check per feature set; A2A_CI_FEATURES=0 skips)",
-            run: || features::features(true, false),
-        },
-        Step {
             name: "fuzz targets' build started in the background (joined before the tests; only when A2A_CI_FUZZ_SECS > 0)",
             run: || {
                 if fuzz_secs() == 0 {
@@ -423,7 +426,15 @@ fn test() -> Result<()> {
             run: postgres::ensure,
         },
         Step {
-            name: "tests (cargo nextest run --workspace --lib --bins --tests --profile ci)",
+            name: "feature matrix (cargo xtask features --matrix-only: each published crate tested with default features and with none, the hello agent's tests; every feature is the next step; A2A_CI_FEATURES=0 skips)",
+            run: || {
+                // The matrix never shares the CPU with the fuzz build.
+                fuzz::join_background_build()?;
+                features::features(true, false)
+            },
+        },
+        Step {
+            name: "tests, every feature (cargo nextest run --workspace --lib --bins --tests --profile ci)",
             run: || {
                 // The tests never share the CPU with the fuzz build.
                 fuzz::join_background_build()?;

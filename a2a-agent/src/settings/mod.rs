@@ -427,6 +427,7 @@ pub fn switches(mut cmd: clap::Command, ids: &[&str]) -> clap::Command {
 mod tests {
     use super::*;
 
+    #[cfg(feature = "cli")]
     const T: &[Alias] = &[
         Alias {
             name: "old_ms",
@@ -459,6 +460,7 @@ mod tests {
         assert!(whole_secs(Dur::from_millis(1500)).is_err());
     }
 
+    #[cfg(feature = "cli")]
     #[test]
     fn the_table_renames_converts_and_refuses() {
         let t: toml::Table =
@@ -478,6 +480,7 @@ mod tests {
         assert!(rename_table(t, T, &[]).is_err());
     }
 
+    #[cfg(feature = "cli")]
     #[test]
     fn the_command_line_keeps_old_forms_with_a_note() {
         let args = [

@@ -4,8 +4,10 @@
 //! client drivers (`sdk`), the reference agent of the SDK table (`reference`) and raw-TCP slow
 //! clients (`slow`).
 
+#[cfg(feature = "grpc")]
 pub mod grpc_raw;
 pub mod long_probe;
+#[cfg(feature = "cli")]
 pub mod otlp;
 pub mod reference;
 pub mod scrape;
@@ -17,12 +19,14 @@ use a2a_agent::{AgentCard, AgentConfig, AgentServer, Handler, ServerHandle};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
+#[cfg(feature = "cli")]
 /// `a2a-agent serve --port 0 ARGS` (stdout read for its `LISTENING` line); killed on drop.
 pub struct Bin {
     pub child: std::process::Child,
     pub url: String,
 }
 
+#[cfg(feature = "cli")]
 impl Drop for Bin {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -30,6 +34,7 @@ impl Drop for Bin {
     }
 }
 
+#[cfg(feature = "cli")]
 pub fn bin(args: &[&str], env: &[(&str, &str)]) -> Bin {
     use std::io::BufRead;
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-agent"));
@@ -311,6 +316,7 @@ pub async fn post_1_0(url: String) -> reqwest::Response {
         .unwrap()
 }
 
+#[cfg(feature = "cli")]
 /// Starts the `a2a-agent` binary with `args` (stdout piped, stderr dropped, log level warn);
 /// returns the child, the URL of its `LISTENING` line and the first later line starting with
 /// `prefix` (`None`: do not wait for one). Later output is drained.
