@@ -2,30 +2,27 @@
 //! `TaskStore` + `SendStore` and run on both backends (issue 32): a SQLite file (the serving
 //! process's store, its intent journal open) and a throwaway PostgreSQL cluster. A task is
 //! bound to one owner; one owner reads nothing of another's; listing totals are exact and
-//! pages stable; retention deletes in batches. Then two "replicas" (two PostgreSQL pools on one
-//! database; on SQLite two handles of one store) race to claim one `messageId` and to bind
-//! one task, many times: exactly one wins each race and the other reads the winner's state.
+//! pages stable; retention deletes in batches; a `messageId` is claimed once and keeps its first
+//! answer. Two replicas racing are in `store_race`.
 
 use std::time::Duration;
 
+use a2a_gateway::store::backend::PgRegistry;
 use a2a_gateway::store::backend::{
-    PgRecords, Records, RegistryStore, SendStore, SqliteRecords, SqliteRegistry, TaskStore,
+    Records, RegistryStore, SendStore, SqliteRecords, SqliteRegistry, TaskStore,
 };
 use a2a_gateway::store::sends::{Claimed, Outcome, SendKey};
-use a2a_gateway::store::{
-    Bound, Owner, PushCallback, Store, TaskQuery, TaskRecord, TaskStatusRow,
-};
-use a2a_gateway::store::backend::PgRegistry;
+use a2a_gateway::store::{Bound, Owner, PushCallback, Store, TaskQuery, TaskRecord, TaskStatusRow};
 use a2a_pg::PoolOptions;
 use a2a_pg::testing::TempCluster;
 
 use crate::store_suite::{cluster, pg};
 
-const E: &str = "http://127.0.0.1:9/a2a";
+pub const E: &str = "http://127.0.0.1:9/a2a";
 const WORKING: &str = "TASK_STATE_WORKING";
 const DONE: &str = "TASK_STATE_COMPLETED";
 
-fn owner(ws: &str) -> Owner {
+pub fn owner(ws: &str) -> Owner {
     Owner {
         workspace_id: ws.into(),
         agent_id: "x".into(),
@@ -212,7 +209,12 @@ async fn listing<R: TaskStore>(r: &R) {
         r.task_records(E, &stranger, &all(100)).await.unwrap(),
         (vec![], 0)
     );
-    assert!(r.unsettled(E, &stranger, i64::MAX, 100).await.unwrap().is_empty());
+    assert!(
+        r.unsettled(E, &stranger, i64::MAX, 100)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 
     // Gone: neither listed nor counted; a fresh read brings it back.
     r.record_status(gone(&task(0), "wa")).await.unwrap();
@@ -255,7 +257,11 @@ async fn retention<R: TaskStore, G: RegistryStore>(r: &R, reg: &G) {
     };
     reg.insert_push_callback(&cb).await.unwrap();
     let hour = Duration::from_secs(3600);
-    assert_eq!(r.trim_task_records(hour, 100).await.unwrap(), 0, "all recent");
+    assert_eq!(
+        r.trim_task_records(hour, 100).await.unwrap(),
+        0,
+        "all recent"
+    );
     r.settle().await;
     tokio::time::sleep(Duration::from_millis(30)).await;
     let mut batches = Vec::new();
@@ -267,11 +273,18 @@ async fn retention<R: TaskStore, G: RegistryStore>(r: &R, reg: &G) {
     }
     assert_eq!(batches, [4, 4, 4, 3]);
     assert_eq!(r.task_record_count().await.unwrap(), 0);
-    assert_eq!(r.task_records(E, &owner("wa"), &all(10)).await.unwrap().1, 0);
-    assert_eq!(reg.push_callback("cb-t00").await.unwrap(), None, "deleted with its task");
+    assert_eq!(
+        r.task_records(E, &owner("wa"), &all(10)).await.unwrap().1,
+        0
+    );
+    assert_eq!(
+        reg.push_callback("cb-t00").await.unwrap(),
+        None,
+        "deleted with its task"
+    );
 }
 
-fn key(ws: &str, m: &str) -> SendKey {
+pub fn key(ws: &str, m: &str) -> SendKey {
     SendKey {
         workspace_id: ws.into(),
         agent_id: "a".into(),
@@ -282,8 +295,14 @@ fn key(ws: &str, m: &str) -> SendKey {
 async fn sends<R: SendStore>(r: &R) {
     let k1 = key("w1", "m1");
     assert_eq!(r.claim(&k1, "d", 100, 0, 0).await.unwrap(), Claimed::First);
-    assert_eq!(r.claim(&k1, "d", 101, 0, 0).await.unwrap(), Claimed::Pending);
-    assert_eq!(r.claim(&k1, "x", 101, 0, 0).await.unwrap(), Claimed::Conflict);
+    assert_eq!(
+        r.claim(&k1, "d", 101, 0, 0).await.unwrap(),
+        Claimed::Pending
+    );
+    assert_eq!(
+        r.claim(&k1, "x", 101, 0, 0).await.unwrap(),
+        Claimed::Conflict
+    );
     assert_eq!(r.first_answer(&k1).await.unwrap(), None);
     // Another workspace's messageId is its own.
     let k2 = key("w2", "m1");
@@ -315,69 +334,17 @@ async fn sends<R: SendStore>(r: &R) {
         Claimed::Done(Outcome::Message(m))
     );
     // Out of the window a record is forgotten; an abandoned claim is taken over.
-    assert_eq!(r.claim(&k1, "z", 200, 150, 0).await.unwrap(), Claimed::First);
-    assert_eq!(r.claim(&k1, "z", 201, 150, 201).await.unwrap(), Claimed::First);
+    assert_eq!(
+        r.claim(&k1, "z", 200, 150, 0).await.unwrap(),
+        Claimed::First
+    );
+    assert_eq!(
+        r.claim(&k1, "z", 201, 150, 201).await.unwrap(),
+        Claimed::First
+    );
 }
 
-fn unix_now() -> i64 {
-    time::OffsetDateTime::now_utc().unix_timestamp()
-}
-
-/// Two replicas `a` and `b` claim one `messageId` at the same instant, `rounds` times: exactly
-/// one wins each time, the other finds the claim pending, and once the winner completes the
-/// loser reads its answer. Then both bind one task to different owners at once: exactly one
-/// binds, the other is refused, and both read the winner as the owner.
-pub async fn race<R: TaskStore + SendStore>(a: &R, b: &R, rounds: usize) {
-    for i in 0..rounds {
-        let k = key("race", &format!("m{i}"));
-        let now = unix_now();
-        let go = std::sync::Arc::new(tokio::sync::Barrier::new(2));
-        let claim = |r: &R| {
-            let (r, k, go) = (r.clone(), k.clone(), go.clone());
-            tokio::spawn(async move {
-                go.wait().await;
-                r.claim(&k, "d", now, now - 600, now - 60).await.unwrap()
-            })
-        };
-        let (ja, jb) = (claim(a), claim(b));
-        let (ca, cb) = (ja.await.unwrap(), jb.await.unwrap());
-        let (winner, loser) = match (&ca, &cb) {
-            (Claimed::First, Claimed::Pending) => (a, b),
-            (Claimed::Pending, Claimed::First) => (b, a),
-            other => panic!("round {i}: not exactly one winner: {other:?}"),
-        };
-        let answer = Outcome::Task(format!("task-{i}"));
-        winner.complete(&k, &answer).await.unwrap();
-        assert_eq!(
-            loser.claim(&k, "d", now, now - 600, now - 60).await.unwrap(),
-            Claimed::Done(answer.clone()),
-            "round {i}"
-        );
-        assert_eq!(loser.first_answer(&k).await.unwrap(), Some(answer));
-
-        let t = format!("race-task-{i}");
-        let bind = |r: &R, ws: &'static str| {
-            let (r, t, go) = (r.clone(), t.clone(), go.clone());
-            tokio::spawn(async move {
-                go.wait().await;
-                r.bind(E, &t, &owner(ws)).await.unwrap()
-            })
-        };
-        let (ja, jb) = (bind(a, "ra"), bind(b, "rb"));
-        let (ba, bb) = (ja.await.unwrap(), jb.await.unwrap());
-        let won = match (ba, bb) {
-            (Bound::New, Bound::Other) => "ra",
-            (Bound::Other, Bound::New) => "rb",
-            other => panic!("round {i}: not exactly one binding: {other:?}"),
-        };
-        a.settle().await;
-        for r in [a, b] {
-            assert_eq!(r.owner(E, &t).await.unwrap(), Some(owner(won)), "round {i}");
-        }
-    }
-}
-
-async fn sqlite_store(dir: &tempfile::TempDir) -> Store {
+pub async fn sqlite_store(dir: &tempfile::TempDir) -> Store {
     let store = Store::open(&dir.path().join("gw.db")).unwrap();
     store.open_intent_journal().unwrap();
     store
@@ -422,41 +389,17 @@ async fn the_records_suite_on_postgres() {
     let c = a2a_pg::pool(&cluster.url_of("records"), &PoolOptions::default()).unwrap();
     let c = c.get().await.unwrap();
     let row = c
-        .query_one("SELECT 't00' < 'T01', datlocprovider::text FROM pg_database WHERE datname = 'records'", &[])
+        .query_one(
+            "SELECT 't00' < 'T01', datlocprovider::text FROM pg_database WHERE datname = 'records'",
+            &[],
+        )
         .await
         .unwrap();
     let (locale_order, provider): (bool, String) = (row.get(0), row.get(1));
-    assert_eq!(locale_order, provider == "i", "ICU orders t00 first, C orders T01 first");
-    suite(&Records::Postgres(reg.records()), &reg).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_handles_of_one_sqlite_store_claim_and_bind_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = sqlite_store(&dir).await;
-    let (a, b) = (SqliteRecords::new(store.clone()), SqliteRecords::new(store));
-    race(&a, &b, 100).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_postgres_replicas_claim_and_bind_exactly_once() {
-    let Some(cluster) = cluster() else { return };
-    let reg = pg(&cluster, "race").await;
-    let b = PgRecords::connect(&cluster.url_of("race"), &PoolOptions::default())
-        .await
-        .unwrap();
-    race(&reg.records(), &b, 100).await;
-    // A claim made on one replica is the state the other reads, with no race at all.
-    let k = key("w", "seq");
-    let now = unix_now();
-    let a = reg.records();
-    assert_eq!(a.claim(&k, "d", now, now - 600, now - 60).await.unwrap(), Claimed::First);
-    assert_eq!(b.claim(&k, "d", now, now - 600, now - 60).await.unwrap(), Claimed::Pending);
-    assert_eq!(b.claim(&k, "e", now, now - 600, now - 60).await.unwrap(), Claimed::Conflict);
-    b.release(&k).await.unwrap();
     assert_eq!(
-        b.claim(&k, "d", now, now - 600, now - 60).await.unwrap(),
-        Claimed::First,
-        "released on one replica, claimable on the other"
+        locale_order,
+        provider == "i",
+        "ICU orders t00 first, C orders T01 first"
     );
+    suite(&Records::Postgres(reg.records()), &reg).await;
 }

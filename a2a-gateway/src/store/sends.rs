@@ -108,7 +108,10 @@ pub trait SendRecords: Send + Sync {
 }
 
 /// The committed outcome of `key` in the SQLite file, if the send completed.
-pub(crate) fn committed_answer(store: &Store, key: &SendKey) -> Result<Option<Outcome>, StoreError> {
+pub(crate) fn committed_answer(
+    store: &Store,
+    key: &SendKey,
+) -> Result<Option<Outcome>, StoreError> {
     let row: Option<(Option<String>, Option<String>)> = store.with(|c| {
         Ok(c.query_row_cached(
             "SELECT task_id, reply FROM gateway_sends

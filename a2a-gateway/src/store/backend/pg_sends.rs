@@ -10,8 +10,8 @@
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use super::super::sends::{Claimed, Outcome, SendKey};
 use super::super::StoreError;
+use super::super::sends::{Claimed, Outcome, SendKey};
 use super::{PgRecords, SendStore};
 
 /// The second of this process's last sweep of every expired record (housekeeping; each claim
@@ -31,7 +31,10 @@ fn decide(digest: &str, row_digest: &str, outcome: Option<Outcome>) -> Claimed {
 
 impl PgRecords {
     /// The row of `key`: (digest, outcome).
-    async fn send_row(&self, key: &SendKey) -> Result<Option<(String, Option<Outcome>)>, StoreError> {
+    async fn send_row(
+        &self,
+        key: &SendKey,
+    ) -> Result<Option<(String, Option<Outcome>)>, StoreError> {
         let rows = self
             .query(
                 "SELECT digest, task_id, reply FROM gateway_sends
@@ -64,11 +67,8 @@ impl SendStore for PgRecords {
         )
         .await?;
         if LAST_SWEEP.swap(now, Ordering::Relaxed) != now {
-            self.execute(
-                "DELETE FROM gateway_sends WHERE created_at < $1",
-                &[&since],
-            )
-            .await?;
+            self.execute("DELETE FROM gateway_sends WHERE created_at < $1", &[&since])
+                .await?;
         }
         // A winner released between our insert and our read: claim again (a few rounds).
         for _ in 0..3 {

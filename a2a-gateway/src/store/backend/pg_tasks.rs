@@ -82,7 +82,12 @@ fn clamp(n: u64) -> i64 {
 }
 
 impl TaskStore for PgRecords {
-    async fn bind(&self, endpoint: &str, task_id: &str, owner: &Owner) -> Result<Bound, StoreError> {
+    async fn bind(
+        &self,
+        endpoint: &str,
+        task_id: &str,
+        owner: &Owner,
+    ) -> Result<Bound, StoreError> {
         // A binding deleted between the insert and the read (retention, forget) is bound
         // again: a few rounds at most.
         for _ in 0..3 {
@@ -254,12 +259,7 @@ impl TaskStore for PgRecords {
             o = n + 4,
         );
         let mut page_args = args.clone();
-        page_args.extend([
-            &at as &(dyn ToSql + Sync),
-            &id,
-            &limit,
-            &offset,
-        ]);
+        page_args.extend([&at as &(dyn ToSql + Sync), &id, &limit, &offset]);
         let mut c = self.pool.get().await?;
         let tx = c
             .build_transaction()
@@ -308,7 +308,11 @@ impl TaskStore for PgRecords {
         Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
-    async fn trim_task_records(&self, max_age: Duration, batch: usize) -> Result<usize, StoreError> {
+    async fn trim_task_records(
+        &self,
+        max_age: Duration,
+        batch: usize,
+    ) -> Result<usize, StoreError> {
         let age = i64::try_from(max_age.as_millis()).unwrap_or(i64::MAX);
         let cutoff = now_ms().saturating_sub(age);
         let batch = i64::try_from(batch.max(1)).unwrap_or(i64::MAX);

@@ -158,7 +158,12 @@ macro_rules! either {
 }
 
 impl TaskStore for Records {
-    async fn bind(&self, endpoint: &str, task_id: &str, owner: &Owner) -> Result<Bound, StoreError> {
+    async fn bind(
+        &self,
+        endpoint: &str,
+        task_id: &str,
+        owner: &Owner,
+    ) -> Result<Bound, StoreError> {
         either!(self.bind(endpoint, task_id, owner))
     }
     async fn owner(&self, endpoint: &str, task_id: &str) -> Result<Option<Owner>, StoreError> {
@@ -199,7 +204,11 @@ impl TaskStore for Records {
     ) -> Result<Vec<String>, StoreError> {
         either!(self.unsettled(endpoint, owner, before, limit))
     }
-    async fn trim_task_records(&self, max_age: Duration, batch: usize) -> Result<usize, StoreError> {
+    async fn trim_task_records(
+        &self,
+        max_age: Duration,
+        batch: usize,
+    ) -> Result<usize, StoreError> {
         either!(self.trim_task_records(max_age, batch))
     }
     async fn task_record_count(&self) -> Result<u64, StoreError> {

@@ -34,7 +34,12 @@ impl SqliteRecords {
 }
 
 impl TaskStore for SqliteRecords {
-    async fn bind(&self, endpoint: &str, task_id: &str, owner: &Owner) -> Result<Bound, StoreError> {
+    async fn bind(
+        &self,
+        endpoint: &str,
+        task_id: &str,
+        owner: &Owner,
+    ) -> Result<Bound, StoreError> {
         self.store.bind_task(endpoint, task_id, owner)
     }
     async fn owner(&self, endpoint: &str, task_id: &str) -> Result<Option<Owner>, StoreError> {
@@ -85,7 +90,11 @@ impl TaskStore for SqliteRecords {
             limit,
         )
     }
-    async fn trim_task_records(&self, max_age: Duration, batch: usize) -> Result<usize, StoreError> {
+    async fn trim_task_records(
+        &self,
+        max_age: Duration,
+        batch: usize,
+    ) -> Result<usize, StoreError> {
         self.store.trim_task_records(max_age, batch)
     }
     async fn task_record_count(&self) -> Result<u64, StoreError> {
