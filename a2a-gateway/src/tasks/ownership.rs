@@ -10,9 +10,11 @@
 //! registration later and a caller must not reach a task through a registration that did not
 //! create it.
 //!
-//! The store is a trait ([`OwnershipStore`]) so that other databases can carry it later; the
-//! SQLite implementation ([`SqliteOwnership`]) lives in the gateway's SQLite file (table
-//! `task_owners`, schema version 3).
+//! The gateway calls the store through a trait ([`OwnershipStore`]); its SQLite
+//! implementation ([`SqliteOwnership`]) calls the bindings of the gateway's SQLite file (table
+//! `task_owners`, schema version 3; `crate::store::Store::bind_task` and the rest). The same
+//! operations on SQLite or PostgreSQL, async, are `crate::store::backend::TaskStore` (issue 32;
+//! the call sites move to it with the `database` setting).
 //!
 //! Each binding also records what the gateway last saw of its task's status (context, state,
 //! status timestamp; schema version 16, `crate::store::TaskStatusRow`), from every answer,
