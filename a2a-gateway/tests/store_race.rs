@@ -1,14 +1,76 @@
-//! Two "replicas" race (issue 32): two PostgreSQL pools on one database (on SQLite, two
-//! handles of one serving store) claim one `messageId` and bind one task at the same instant,
-//! many times: exactly one wins each race, the other reads the winner's state.
+//! Idempotent sends on both backends (issue 32): the claim rules (run by the suite of
+//! `store_records`), then two "replicas" racing: two PostgreSQL pools on one database (on
+//! SQLite, two handles of one serving store) claim one `messageId` and bind one task at the
+//! same instant, many times: exactly one wins each race, the other reads the winner's state.
 
 use a2a_gateway::store::Bound;
 use a2a_gateway::store::backend::{PgRecords, SendStore, SqliteRecords, TaskStore};
-use a2a_gateway::store::sends::{Claimed, Outcome};
+use a2a_gateway::store::sends::{Claimed, Outcome, SendKey};
 use a2a_pg::PoolOptions;
 
-use crate::store_records::{E, key, owner, sqlite_store};
+use crate::store_records::{E, owner, sqlite_store};
 use crate::store_suite::{cluster, pg};
+
+pub fn key(ws: &str, m: &str) -> SendKey {
+    SendKey {
+        workspace_id: ws.into(),
+        agent_id: "a".into(),
+        message_id: m.into(),
+    }
+}
+
+/// The claim rules, on records with no sends yet.
+pub async fn sends<R: SendStore>(r: &R) {
+    let k1 = key("w1", "m1");
+    assert_eq!(r.claim(&k1, "d", 100, 0, 0).await.unwrap(), Claimed::First);
+    assert_eq!(
+        r.claim(&k1, "d", 101, 0, 0).await.unwrap(),
+        Claimed::Pending
+    );
+    assert_eq!(
+        r.claim(&k1, "x", 101, 0, 0).await.unwrap(),
+        Claimed::Conflict
+    );
+    assert_eq!(r.first_answer(&k1).await.unwrap(), None);
+    // Another workspace's messageId is its own.
+    let k2 = key("w2", "m1");
+    assert_eq!(r.claim(&k2, "x", 101, 0, 0).await.unwrap(), Claimed::First);
+    let t1 = Outcome::Task("t1".into());
+    r.complete(&k1, &t1).await.unwrap();
+    assert_eq!(
+        r.claim(&k1, "d", 102, 0, 0).await.unwrap(),
+        Claimed::Done(t1.clone())
+    );
+    // The first answer stays.
+    r.complete(&k1, &Outcome::Task("t2".into())).await.unwrap();
+    assert_eq!(r.first_answer(&k1).await.unwrap(), Some(t1.clone()));
+    // A released claim may be claimed again; a completed one is kept.
+    r.release(&k2).await.unwrap();
+    assert_eq!(r.claim(&k2, "y", 103, 0, 0).await.unwrap(), Claimed::First);
+    r.release(&k1).await.unwrap();
+    assert_eq!(
+        r.claim(&k1, "d", 103, 0, 0).await.unwrap(),
+        Claimed::Done(t1)
+    );
+    // A direct message answer.
+    let m = serde_json::json!({"messageId": "r", "parts": [{"text": "hi"}]});
+    let k3 = key("w1", "m3");
+    assert_eq!(r.claim(&k3, "d", 104, 0, 0).await.unwrap(), Claimed::First);
+    r.complete(&k3, &Outcome::Message(m.clone())).await.unwrap();
+    assert_eq!(
+        r.claim(&k3, "d", 105, 0, 0).await.unwrap(),
+        Claimed::Done(Outcome::Message(m))
+    );
+    // Out of the window a record is forgotten; an abandoned claim is taken over.
+    assert_eq!(
+        r.claim(&k1, "z", 200, 150, 0).await.unwrap(),
+        Claimed::First
+    );
+    assert_eq!(
+        r.claim(&k1, "z", 201, 150, 201).await.unwrap(),
+        Claimed::First
+    );
+}
 
 fn unix_now() -> i64 {
     time::OffsetDateTime::now_utc().unix_timestamp()

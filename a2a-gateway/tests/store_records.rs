@@ -3,7 +3,7 @@
 //! process's store, its intent journal open) and a throwaway PostgreSQL cluster. A task is
 //! bound to one owner; one owner reads nothing of another's; listing totals are exact and
 //! pages stable; retention deletes in batches; a `messageId` is claimed once and keeps its first
-//! answer. Two replicas racing are in `store_race`.
+//! answer (the claim rules are in `store_race`, beside two replicas racing).
 
 use std::time::Duration;
 
@@ -11,7 +11,7 @@ use a2a_gateway::store::backend::PgRegistry;
 use a2a_gateway::store::backend::{
     Records, RegistryStore, SendStore, SqliteRecords, SqliteRegistry, TaskStore,
 };
-use a2a_gateway::store::sends::{Claimed, Outcome, SendKey};
+
 use a2a_gateway::store::{Bound, Owner, PushCallback, Store, TaskQuery, TaskRecord, TaskStatusRow};
 use a2a_pg::PoolOptions;
 use a2a_pg::testing::TempCluster;
@@ -70,7 +70,7 @@ pub async fn suite<R: TaskStore + SendStore, G: RegistryStore>(r: &R, reg: &G) {
     ownership(r).await;
     listing(r).await;
     retention(r, reg).await;
-    sends(r).await;
+    crate::store_race::sends(r).await;
 }
 
 async fn ownership<R: TaskStore>(r: &R) {
@@ -284,66 +284,6 @@ async fn retention<R: TaskStore, G: RegistryStore>(r: &R, reg: &G) {
     );
 }
 
-pub fn key(ws: &str, m: &str) -> SendKey {
-    SendKey {
-        workspace_id: ws.into(),
-        agent_id: "a".into(),
-        message_id: m.into(),
-    }
-}
-
-async fn sends<R: SendStore>(r: &R) {
-    let k1 = key("w1", "m1");
-    assert_eq!(r.claim(&k1, "d", 100, 0, 0).await.unwrap(), Claimed::First);
-    assert_eq!(
-        r.claim(&k1, "d", 101, 0, 0).await.unwrap(),
-        Claimed::Pending
-    );
-    assert_eq!(
-        r.claim(&k1, "x", 101, 0, 0).await.unwrap(),
-        Claimed::Conflict
-    );
-    assert_eq!(r.first_answer(&k1).await.unwrap(), None);
-    // Another workspace's messageId is its own.
-    let k2 = key("w2", "m1");
-    assert_eq!(r.claim(&k2, "x", 101, 0, 0).await.unwrap(), Claimed::First);
-    let t1 = Outcome::Task("t1".into());
-    r.complete(&k1, &t1).await.unwrap();
-    assert_eq!(
-        r.claim(&k1, "d", 102, 0, 0).await.unwrap(),
-        Claimed::Done(t1.clone())
-    );
-    // The first answer stays.
-    r.complete(&k1, &Outcome::Task("t2".into())).await.unwrap();
-    assert_eq!(r.first_answer(&k1).await.unwrap(), Some(t1.clone()));
-    // A released claim may be claimed again; a completed one is kept.
-    r.release(&k2).await.unwrap();
-    assert_eq!(r.claim(&k2, "y", 103, 0, 0).await.unwrap(), Claimed::First);
-    r.release(&k1).await.unwrap();
-    assert_eq!(
-        r.claim(&k1, "d", 103, 0, 0).await.unwrap(),
-        Claimed::Done(t1)
-    );
-    // A direct message answer.
-    let m = serde_json::json!({"messageId": "r", "parts": [{"text": "hi"}]});
-    let k3 = key("w1", "m3");
-    assert_eq!(r.claim(&k3, "d", 104, 0, 0).await.unwrap(), Claimed::First);
-    r.complete(&k3, &Outcome::Message(m.clone())).await.unwrap();
-    assert_eq!(
-        r.claim(&k3, "d", 105, 0, 0).await.unwrap(),
-        Claimed::Done(Outcome::Message(m))
-    );
-    // Out of the window a record is forgotten; an abandoned claim is taken over.
-    assert_eq!(
-        r.claim(&k1, "z", 200, 150, 0).await.unwrap(),
-        Claimed::First
-    );
-    assert_eq!(
-        r.claim(&k1, "z", 201, 150, 201).await.unwrap(),
-        Claimed::First
-    );
-}
-
 pub async fn sqlite_store(dir: &tempfile::TempDir) -> Store {
     let store = Store::open(&dir.path().join("gw.db")).unwrap();
     store.open_intent_journal().unwrap();
@@ -402,4 +342,27 @@ async fn the_records_suite_on_postgres() {
         "ICU orders t00 first, C orders T01 first"
     );
     suite(&Records::Postgres(reg.records()), &reg).await;
+    // A listing page (the statement of `pg_tasks`, each filter) reads an index in its order:
+    // no sort of the owner's rows, whatever the collation.
+    c.batch_execute("SET enable_seqscan = off").await.unwrap();
+    for filter in ["", " AND state = 'x'", " AND context_id = 'c'"] {
+        let plan: Vec<String> = c
+            .query(
+                &format!(
+                    "EXPLAIN SELECT task_id FROM task_owners WHERE workspace_id = 'a'
+                       AND agent_id = 'x' AND endpoint = 'e' AND NOT gone AND status_at >= 0{filter}
+                       AND status_at <= 9 AND (status_at < 9 OR task_id COLLATE \"C\" > '')
+                     ORDER BY status_at DESC, task_id COLLATE \"C\" LIMIT 5"
+                ),
+                &[],
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let plan = plan.join("\n");
+        assert!(plan.contains("task_owners_"), "{filter}: {plan}");
+        assert!(!plan.contains("Sort"), "{filter}: {plan}");
+    }
 }
