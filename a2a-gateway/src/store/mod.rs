@@ -40,6 +40,7 @@ pub mod sends_memory;
 mod settings;
 mod sql;
 mod task_overlay;
+mod task_owners;
 mod task_records;
 pub mod task_retention;
 pub use audit::audit_to_value;
@@ -57,6 +58,7 @@ pub use retention::{AuditRetention, RetentionState, Trimmed};
 pub use schema::MIGRATIONS;
 pub use settings::{PushDelivery, WorkspaceSettings};
 pub(crate) use sql::CachedExt;
+pub use task_owners::{Bound, Owner};
 pub use task_records::{TaskQuery, TaskRecord, TaskStatusRow};
 
 /// Errors of the store.

@@ -22,7 +22,22 @@ pub const COMPONENT: &str = "gateway";
 
 /// The gateway's PostgreSQL migrations, in order (the index + 1 is the version in
 /// `a2a_schema`; a published migration is never edited, a fix is a new one).
-pub const PG_MIGRATIONS: &[&str] = &[V1, V2];
+pub const PG_MIGRATIONS: &[&str] = &[V1, V2, V3];
+
+/// 3: the listing indexes of `task_owners` order task ids byte-wise (`COLLATE "C"`), as
+/// SQLite does, whatever the database's collation: a listing's pages and cursors are the same
+/// on both backends, and its `ORDER BY status_at DESC, task_id COLLATE "C"` reads an index.
+const V3: &str = r#"
+DROP INDEX task_owners_listed;
+DROP INDEX task_owners_state;
+DROP INDEX task_owners_context;
+CREATE INDEX task_owners_listed
+    ON task_owners(workspace_id, agent_id, endpoint, gone, status_at DESC, task_id COLLATE "C");
+CREATE INDEX task_owners_state ON task_owners(workspace_id, agent_id, endpoint, gone, state,
+    status_at DESC, task_id COLLATE "C");
+CREATE INDEX task_owners_context ON task_owners(workspace_id, agent_id, endpoint, gone,
+    context_id, status_at DESC, task_id COLLATE "C");
+"#;
 
 /// 2: the HTTP status of the audit rows as `BIGINT`, like every other integer column: the
 /// store's Rust types are `i64` (SQLite's `INTEGER`), and `tokio-postgres` binds an `i64`

@@ -103,6 +103,28 @@ pub trait SendRecords: Send + Sync {
     fn complete(&self, key: &SendKey, outcome: &Outcome) -> Result<(), StoreError>;
     /// Forgets a claim that has no outcome (the send failed: a retry may try again).
     fn release(&self, key: &SendKey) -> Result<(), StoreError>;
+    /// The first answer recorded for `key`, if the send completed.
+    fn first_answer(&self, key: &SendKey) -> Result<Option<Outcome>, StoreError>;
+}
+
+/// The committed outcome of `key` in the SQLite file, if the send completed.
+pub(crate) fn committed_answer(
+    store: &Store,
+    key: &SendKey,
+) -> Result<Option<Outcome>, StoreError> {
+    let row: Option<(Option<String>, Option<String>)> = store.with(|c| {
+        Ok(c.query_row_cached(
+            "SELECT task_id, reply FROM gateway_sends
+             WHERE workspace_id = ?1 AND agent_id = ?2 AND message_id = ?3",
+            params![key.workspace_id, key.agent_id, key.message_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?)
+    })?;
+    match row {
+        Some((task, reply)) => Outcome::from_columns(task, reply),
+        None => Ok(None),
+    }
 }
 
 /// [`SendRecords`] in the gateway's SQLite file.
@@ -185,7 +207,8 @@ impl SendRecords for SqliteSends {
         self.store.with(|c| {
             c.execute_cached(
                 "UPDATE gateway_sends SET task_id = ?4, reply = ?5
-                 WHERE workspace_id = ?1 AND agent_id = ?2 AND message_id = ?3",
+                 WHERE workspace_id = ?1 AND agent_id = ?2 AND message_id = ?3
+                   AND task_id IS NULL AND reply IS NULL",
                 params![key.workspace_id, key.agent_id, key.message_id, task, reply],
             )?;
             Ok(())
@@ -201,6 +224,10 @@ impl SendRecords for SqliteSends {
             )?;
             Ok(())
         })
+    }
+
+    fn first_answer(&self, key: &SendKey) -> Result<Option<Outcome>, StoreError> {
+        committed_answer(&self.store, key)
     }
 }
 

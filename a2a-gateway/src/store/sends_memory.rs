@@ -213,6 +213,20 @@ impl SendRecords for JournaledSends {
         }
         Ok(())
     }
+
+    fn first_answer(&self, key: &SendKey) -> Result<Option<Outcome>, StoreError> {
+        {
+            let entries = self
+                .memory
+                .entries
+                .lock()
+                .map_err(|_| StoreError::Poisoned)?;
+            if let Some(o) = entries.get(key).and_then(|e| e.outcome.clone()) {
+                return Ok(Some(o));
+            }
+        }
+        crate::store::sends::committed_answer(&self.store, key)
+    }
 }
 
 /// The send records of `store`: in memory and through the intent journal in the serving

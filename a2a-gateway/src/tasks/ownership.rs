@@ -10,9 +10,11 @@
 //! registration later and a caller must not reach a task through a registration that did not
 //! create it.
 //!
-//! The store is a trait ([`OwnershipStore`]) so that other databases can carry it later; the
-//! SQLite implementation ([`SqliteOwnership`]) lives in the gateway's SQLite file (table
-//! `task_owners`, schema version 3).
+//! The gateway calls the store through a trait ([`OwnershipStore`]); its SQLite
+//! implementation ([`SqliteOwnership`]) calls the bindings of the gateway's SQLite file (table
+//! `task_owners`, schema version 3; `crate::store::Store::bind_task` and the rest). The same
+//! operations on SQLite or PostgreSQL, async, are `crate::store::backend::TaskStore` (issue 32;
+//! the call sites move to it with the `database` setting).
 //!
 //! Each binding also records what the gateway last saw of its task's status (context, state,
 //! status timestamp; schema version 16, `crate::store::TaskStatusRow`), from every answer,
@@ -22,7 +24,6 @@
 use std::sync::Arc;
 
 use futures::StreamExt;
-use rusqlite::{OptionalExtension, params};
 use serde_json::Value;
 
 use crate::protocol::answer::Answer;
@@ -30,30 +31,10 @@ use crate::protocol::ops::Operation;
 use crate::protocol::reveal::{TaskFacts, revealed_status};
 use crate::{protocol::errors::Refusal, protocol::errors::Version};
 pub use crate::{protocol::reveal::listed_task_id, protocol::reveal::revealed_task};
-use crate::{
-    store::BindOutcome, store::CachedExt, store::Store, store::StoreError, store::TaskBinding,
-};
+use crate::{store::Store, store::StoreError};
 use crate::{store::TaskQuery, store::TaskRecord, store::TaskStatusRow};
 
-/// The owner of a task: a registration inside a workspace.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Owner {
-    /// Workspace id.
-    pub workspace_id: String,
-    /// The agentId the task was created through.
-    pub agent_id: String,
-}
-
-/// What [`OwnershipStore::bind`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Bound {
-    /// A new binding was written.
-    New,
-    /// The task was already bound to this owner.
-    Already,
-    /// The task is bound to another owner (the binding is unchanged).
-    Other,
-}
+pub use crate::store::{Bound, Owner};
 
 /// Durable task ownership.
 pub trait OwnershipStore: Send + Sync {
@@ -123,68 +104,11 @@ impl SqliteOwnership {
 
 impl OwnershipStore for SqliteOwnership {
     fn bind(&self, endpoint: &str, task_id: &str, owner: &Owner) -> Result<Bound, StoreError> {
-        // The serving process: through the intent journal, off the request path.
-        let b = TaskBinding {
-            endpoint: endpoint.to_owned(),
-            task_id: task_id.to_owned(),
-            workspace_id: owner.workspace_id.clone(),
-            agent_id: owner.agent_id.clone(),
-        };
-        match self.store.bind_journaled(&b)? {
-            Some(BindOutcome::New) => return Ok(Bound::New),
-            Some(BindOutcome::Existing(ws, agent)) => {
-                return Ok(if ws == owner.workspace_id && agent == owner.agent_id {
-                    Bound::Already
-                } else {
-                    Bound::Other
-                });
-            }
-            None => {}
-        }
-        self.store.with(|c| {
-            let n = c.execute_cached(
-                "INSERT OR IGNORE INTO task_owners(endpoint, task_id, workspace_id, agent_id, created_at)
-                 VALUES (?1, ?2, ?3, ?4, strftime('%s','now'))",
-                params![endpoint, task_id, owner.workspace_id, owner.agent_id],
-            )?;
-            if n == 1 {
-                return Ok(Bound::New);
-            }
-            let same: Option<i64> = c
-                .query_row_cached(
-                    "SELECT 1 FROM task_owners WHERE endpoint = ?1 AND task_id = ?2
-                       AND workspace_id = ?3 AND agent_id = ?4",
-                    params![endpoint, task_id, owner.workspace_id, owner.agent_id],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            Ok(if same.is_some() {
-                Bound::Already
-            } else {
-                Bound::Other
-            })
-        })
+        self.store.bind_task(endpoint, task_id, owner)
     }
 
     fn owner(&self, endpoint: &str, task_id: &str) -> Result<Option<Owner>, StoreError> {
-        if let Some((workspace_id, agent_id)) = self.store.pending_owner(endpoint, task_id) {
-            return Ok(Some(Owner {
-                workspace_id,
-                agent_id,
-            }));
-        }
-        self.store.with(|c| {
-            Ok(c.prepare_cached(
-                "SELECT workspace_id, agent_id FROM task_owners WHERE endpoint = ?1 AND task_id = ?2",
-            )?
-            .query_row(params![endpoint, task_id], |r| {
-                Ok(Owner {
-                    workspace_id: r.get(0)?,
-                    agent_id: r.get(1)?,
-                })
-            })
-            .optional()?)
-        })
+        self.store.task_owner(endpoint, task_id)
     }
 
     fn list(
@@ -194,35 +118,11 @@ impl OwnershipStore for SqliteOwnership {
         after: i64,
         limit: i64,
     ) -> Result<Vec<(i64, String)>, StoreError> {
-        // Lists read committed rows: let the writer commit journaled bindings first.
-        if self.store.has_pending_bindings() {
-            self.store.flush_audit();
-        }
-        self.store.with(|c| {
-            let mut st = c.prepare_cached(
-                "SELECT seq, task_id FROM task_owners WHERE workspace_id = ?1 AND agent_id = ?2
-                   AND endpoint = ?3 AND seq > ?4 ORDER BY seq LIMIT ?5",
-            )?;
-            let rows = st.query_map(
-                params![owner.workspace_id, owner.agent_id, endpoint, after, limit],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?;
-            Ok(rows.collect::<Result<Vec<_>, _>>()?)
-        })
+        self.store.owned_tasks(endpoint, owner, after, limit)
     }
 
     fn forget(&self, endpoint: &str, task_id: &str) -> Result<(), StoreError> {
-        // A binding still queued would come back after the delete: commit it first.
-        if self.store.has_pending_bindings() {
-            self.store.flush_audit();
-        }
-        self.store.with(|c| {
-            c.execute_cached(
-                "DELETE FROM task_owners WHERE endpoint = ?1 AND task_id = ?2",
-                params![endpoint, task_id],
-            )?;
-            Ok(())
-        })
+        self.store.forget_task(endpoint, task_id)
     }
 
     fn record(

@@ -16,6 +16,10 @@
 //! workspace, agent, key or callback is [`StoreError::NotFound`]; a database that cannot be
 //! reached is [`StoreError::is_unavailable`]. The suite in `tests/store_suite.rs` runs against
 //! both.
+//!
+//! Task ownership, task records and idempotent sends are behind two more traits of the same
+//! design, [`TaskStore`] and [`SendStore`] (module `records`): [`SqliteRecords`] on today's
+//! store, [`PgRecords`] on PostgreSQL, [`Records`] either.
 
 use std::future::Future;
 
@@ -28,10 +32,17 @@ mod pg;
 mod pg_epoch;
 mod pg_keys;
 mod pg_push;
+mod pg_sends;
+mod pg_tasks;
+mod records;
 mod sqlite;
+mod sqlite_records;
 
 pub use pg::PgRegistry;
+pub use pg_tasks::PgRecords;
+pub use records::{Records, SendStore, TaskStore};
 pub use sqlite::SqliteRegistry;
+pub use sqlite_records::SqliteRecords;
 
 /// The registry's operations, on either backend (see the module doc). The `_seen` reads take
 /// the registry version a hop started at ([`Principal::registry_version`]) and skip the

@@ -103,6 +103,11 @@ impl PgRegistry {
         })
     }
 
+    /// The pool (shared with [`super::PgRecords`]).
+    pub(super) fn pool(&self) -> &Pool {
+        &self.inner.pool
+    }
+
     /// Whether registry changes are heard by notification now (false: every cached read asks
     /// the database for the epoch first).
     pub fn listening(&self) -> bool {
