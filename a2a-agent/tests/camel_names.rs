@@ -62,7 +62,7 @@ fn check(toml: &str, args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("a.toml");
     std::fs::write(&file, toml).unwrap();
-    let mut c = Command::new(env!("CARGO_BIN_EXE_a2a-agent"));
+    let mut c = Command::new(crate::common::AGENT_BIN);
     c.args([
         "serve",
         "--echo",
@@ -581,7 +581,7 @@ fn old_names_still_read_with_a_warning() {
     }
     let (ok, err) = check("", &["--no-validate-auth", "--grpc"], &[]);
     assert!(ok && !err.contains("WARN"), "{err}");
-    let help = Command::new(env!("CARGO_BIN_EXE_a2a-agent"))
+    let help = Command::new(crate::common::AGENT_BIN)
         .args(["serve", "--help"])
         .output()
         .unwrap();

@@ -5,7 +5,7 @@ use std::io::BufRead;
 use std::time::Duration;
 
 fn first_lines(args: &[&str], n: usize) -> Vec<String> {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-agent"))
+    let mut child = std::process::Command::new(crate::common::AGENT_BIN)
         .args(["serve", "--echo", "--host", "127.0.0.1", "--port", "0"])
         .args(args)
         .env("A2A_AGENT_LOG", "error")
@@ -51,7 +51,7 @@ fn json_lines_at_the_level_asked_text_without_colour() {
         &["--log-format", "xml"][..],
         &["--log-level", "info,=="][..],
     ] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-agent"))
+        let out = std::process::Command::new(crate::common::AGENT_BIN)
             .args(["serve", "--echo", "--port", "0"])
             .args(bad)
             .output()

@@ -648,10 +648,11 @@ async fn canceling_an_exec_turn_kills_what_the_program_started() {
 
 // ---------- binary ----------
 
+#[cfg(feature = "cli")]
 #[tokio::test]
 async fn binary_prints_listening_line_and_serves() {
     use tokio::io::AsyncBufReadExt;
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-agent"))
+    let mut child = tokio::process::Command::new(crate::common::AGENT_BIN)
         .args([
             "serve",
             "--echo",

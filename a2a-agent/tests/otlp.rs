@@ -112,7 +112,7 @@ async fn request_spans_over_otlp_grpc() {
 /// A bad protocol is a configuration error naming it (exit 2), not a silent fallback.
 #[test]
 fn a_bad_otlp_protocol_is_refused_at_start() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-agent"))
+    let out = std::process::Command::new(crate::common::AGENT_BIN)
         .args([
             "serve",
             "--echo",

@@ -46,7 +46,7 @@ fn a_database_from_a_newer_release_is_refused() {
         err.to_string().contains("newer than this release knows"),
         "{err}"
     );
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-agent"))
+    let out = std::process::Command::new(crate::common::AGENT_BIN)
         .args(["serve", "--echo", "--host", "127.0.0.1", "--port", "0"])
         .arg("--sqlite-path")
         .arg(&path)
@@ -67,7 +67,7 @@ fn check_config_accepts_good_settings_and_refuses_bad_ones() {
     let bad = dir.path().join("bad.toml");
     std::fs::write(&bad, "max_concurrent_taskz = 4\n").unwrap();
     let run = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_a2a-agent"))
+        std::process::Command::new(crate::common::AGENT_BIN)
             .arg("serve")
             .args(args)
             .output()

@@ -15,7 +15,7 @@ use crate::common::otlp::{Receiver, terminate};
 /// `a2a-agent serve --echo --config FILE` on 127.0.0.1:0; the child, its URL and its stderr
 /// lines.
 fn agent(file: &std::path::Path) -> (std::process::Child, String, mpsc::Receiver<String>) {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-agent"));
+    let mut cmd = std::process::Command::new(crate::common::AGENT_BIN);
     cmd.args(["serve", "--echo", "--port", "0", "--config"])
         .arg(file)
         // Spans leave the batch processor every 100 ms (not 5 s).

@@ -28,7 +28,7 @@ fn every_config_field_is_a_toml_key_a_flag_and_an_env_var() {
     fields.sort();
     keys.sort();
     assert_eq!(fields, keys);
-    let out = Command::new(env!("CARGO_BIN_EXE_a2a-agent"))
+    let out = Command::new(crate::common::AGENT_BIN)
         .args(["serve", "--help"])
         .output()
         .unwrap();
@@ -128,7 +128,7 @@ async fn flags_beat_env_beat_toml_for_formerly_toml_only_fields() {
     assert_eq!(card(&b.url).await["name"], "echo");
     drop(b);
     // A bad value is refused at start.
-    let out = Command::new(env!("CARGO_BIN_EXE_a2a-agent"))
+    let out = Command::new(crate::common::AGENT_BIN)
         .args(["serve", "--echo", "--port", "0"])
         .env("A2A_AGENT_SSE_OVERFLOW_POLICY", "lose-all")
         .output()

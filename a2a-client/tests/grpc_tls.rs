@@ -109,7 +109,9 @@ fn a_pem_without_certificates_is_refused() {
 }
 
 /// The `a2a` CLI with `--cacert`: the card over `https` (through the TLS listener) is read only
-/// when the test CA is trusted; without it the CLI fails naming the certificate.
+/// when the test CA is trusted; without it the CLI fails naming the certificate. Needs the
+/// `cli` feature the binary requires (cargo names the binary's path even when it is not built).
+#[cfg(feature = "cli")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cli_cacert_trusts_an_extra_root() {
     let (_agent, addr) = agent().await;

@@ -19,6 +19,12 @@ use a2a_agent::{AgentCard, AgentConfig, AgentServer, Handler, ServerHandle};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
+/// The `a2a-agent` binary. Declared only with the `cli` feature the binary requires: cargo
+/// still defines `CARGO_BIN_EXE_a2a-agent` when the binary is not built, so a test naming it
+/// without the feature would run a stale binary, or none (the feature matrix's default set).
+#[cfg(feature = "cli")]
+pub const AGENT_BIN: &str = env!("CARGO_BIN_EXE_a2a-agent");
+
 #[cfg(feature = "cli")]
 /// `a2a-agent serve --port 0 ARGS` (stdout read for its `LISTENING` line); killed on drop.
 pub struct Bin {
@@ -37,7 +43,7 @@ impl Drop for Bin {
 #[cfg(feature = "cli")]
 pub fn bin(args: &[&str], env: &[(&str, &str)]) -> Bin {
     use std::io::BufRead;
-    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-agent"));
+    let mut c = std::process::Command::new(AGENT_BIN);
     c.args(["serve", "--port", "0"]).args(args);
     for (k, v) in env {
         c.env(k, v);
@@ -320,12 +326,13 @@ pub async fn post_1_0(url: String) -> reqwest::Response {
 /// Starts the `a2a-agent` binary with `args` (stdout piped, stderr dropped, log level warn);
 /// returns the child, the URL of its `LISTENING` line and the first later line starting with
 /// `prefix` (`None`: do not wait for one). Later output is drained.
+#[cfg(feature = "cli")]
 pub fn spawn_agent(
     args: &[&str],
     prefix: Option<&str>,
 ) -> (std::process::Child, String, Option<String>) {
     use std::io::BufRead;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-agent"))
+    let mut child = std::process::Command::new(AGENT_BIN)
         .args(args)
         .env("A2A_AGENT_LOG", "warn")
         .stdout(std::process::Stdio::piped())
