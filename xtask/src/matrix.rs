@@ -261,7 +261,9 @@ fn check(name: &str, set: &str, flags: &[&str]) -> Result<()> {
 }
 
 /// The hello agent's own tests: its package, its lock file, `a2ars-agent` by path with default
-/// features, as a new project builds it.
+/// features, as a new project builds it; in the workspace's target dir (unless
+/// `CARGO_TARGET_DIR` says otherwise), so that the dependencies the matrix built are reused and
+/// nothing is written under `a2a-agent/examples/hello/`.
 fn hello() -> Result<()> {
     let started = Instant::now();
     let manifest = root()
@@ -269,13 +271,20 @@ fn hello() -> Result<()> {
         .join("examples")
         .join("hello")
         .join("Cargo.toml");
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
     let mut build = cargo();
     build
-        .args(["test", "--locked", "--no-run", "--manifest-path"])
+        .args(["test", "--locked", "--no-run", "--target-dir"])
+        .arg(&target)
+        .arg("--manifest-path")
         .arg(&manifest);
     no_warnings("hello agent test build", build)?;
     let mut run = cargo();
-    run.args(["test", "--locked", "--manifest-path"])
+    run.args(["test", "--locked", "--target-dir"])
+        .arg(&target)
+        .arg("--manifest-path")
         .arg(&manifest);
     crate::run("hello agent tests", run)?;
     eprintln!(
