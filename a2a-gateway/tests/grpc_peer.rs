@@ -190,12 +190,7 @@ async fn sdk_table_through_the_gateway_to_a_grpc_only_peer() {
     interop::ensure_venvs_async().await.unwrap();
     let (agent, agent103) =
         futures::future::join(grpc_only_agent(), grpc_only_agent_of(Sdk::V103)).await;
-    let env = env_with(Version::V1, |c| {
-        c.push_direct_workspaces.clear();
-        c.push_callback_base_url = Some(format!("http://{}", c.listen));
-        c.peer_timeout_secs = SDK_PEER_TIMEOUT_SECS;
-    })
-    .await;
+    let env = env_with(Version::V1, sdk_table_config).await;
     env.register("ws1", "g", agent.url(), None);
     env.register("ws1", "g103", agent103.url(), None);
     let key = json!({"op": "headers", "headers": {"Authorization": format!("Bearer {}", env.key)}});

@@ -126,12 +126,7 @@ fn skips(peer: Peer, lists: &[&[(Peer, Skip)]]) -> Vec<Skip> {
 async fn sdk_table_through_the_gateway_to_the_sdk_peers() {
     interop::ensure_venvs_async().await.unwrap();
     let agents = futures::future::join_all(PEERS.map(Peer::start)).await;
-    let env = env_with(Version::V1, |c| {
-        c.push_direct_workspaces.clear();
-        c.push_callback_base_url = Some(format!("http://{}", c.listen));
-        c.peer_timeout_secs = SDK_PEER_TIMEOUT_SECS;
-    })
-    .await;
+    let env = env_with(Version::V1, sdk_table_config).await;
     for (peer, agent) in PEERS.iter().zip(&agents) {
         env.register("ws1", peer.id(), agent.url(), None);
     }

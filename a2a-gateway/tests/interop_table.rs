@@ -46,12 +46,7 @@ async fn reference_agent() -> a2a_agent::server::ServerHandle {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sdk_table_through_the_gateway_to_the_reference_agent() {
     let peer = reference_agent().await;
-    let env = env_with(Version::V1, |c| {
-        c.push_direct_workspaces.clear();
-        c.push_callback_base_url = Some(format!("http://{}", c.listen));
-        c.peer_timeout_secs = SDK_PEER_TIMEOUT_SECS;
-    })
-    .await;
+    let env = env_with(Version::V1, sdk_table_config).await;
     env.register("ws1", "reference", peer.url(), None);
     let key = json!({"op": "headers", "headers": {"Authorization": format!("Bearer {}", env.key)}});
     table::run_all_of(Releases::WithSdk103, &env.url("/a2a/reference"), &[key]).await;
@@ -64,9 +59,7 @@ async fn sdk_grpc_table_through_the_gateway_to_the_reference_agent() {
     let peer = reference_agent().await;
     let env = env_with(Version::V1, |c| {
         c.serve_grpc = true;
-        c.push_direct_workspaces.clear();
-        c.push_callback_base_url = Some(format!("http://{}", c.listen));
-        c.peer_timeout_secs = SDK_PEER_TIMEOUT_SECS;
+        sdk_table_config(c);
     })
     .await;
     env.register("ws1", "reference", peer.url(), None);

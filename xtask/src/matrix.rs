@@ -274,19 +274,18 @@ fn hello() -> Result<()> {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| root().join("target"));
-    let mut build = cargo();
-    build
-        .args(["test", "--locked", "--no-run", "--target-dir"])
-        .arg(&target)
-        .arg("--manifest-path")
-        .arg(&manifest);
-    no_warnings("hello agent test build", build)?;
-    let mut run = cargo();
-    run.args(["test", "--locked", "--target-dir"])
-        .arg(&target)
-        .arg("--manifest-path")
-        .arg(&manifest);
-    crate::run("hello agent tests", run)?;
+    let cargo_test = |extra: &[&str]| {
+        let mut c = cargo();
+        c.args(["test", "--locked"])
+            .args(extra)
+            .arg("--target-dir")
+            .arg(&target)
+            .arg("--manifest-path")
+            .arg(&manifest);
+        c
+    };
+    no_warnings("hello agent test build", cargo_test(&["--no-run"]))?;
+    crate::run("hello agent tests", cargo_test(&[]))?;
     eprintln!(
         "xtask: hello agent (a2a-agent/examples/hello, default features) tested in {:.1}s",
         started.elapsed().as_secs_f64()

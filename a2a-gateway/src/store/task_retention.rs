@@ -56,7 +56,8 @@ const SETTLE_TRIES: u32 = 10;
 
 /// Pause between two batches of a retention pass (and between two truncation attempts): the
 /// audit writer's batches and other writes take the write lock in between.
-pub(crate) const PAUSE: Duration = Duration::from_millis(20);
+const PAUSE: Duration = Duration::from_millis(20);
+
 /// One batch on `c`, in one transaction: the records of up to `batch` tasks last heard of
 /// before `cutoff_ms`, with their push callbacks (their delivered-body hashes go with them,
 /// `ON DELETE CASCADE`).
@@ -129,13 +130,16 @@ impl Store {
 
     /// [`Store::bound_wal`] with the limit `limit`.
     pub(crate) fn bound_wal_at(&self, limit: u64) -> Result<bool, StoreError> {
-        let Some(path) = &self.path else {
-            return Ok(false);
-        };
-        let size = file_len(&wal_path(path));
+        let size = self.wal_bytes();
         if size <= limit {
             return Ok(false);
         }
+        self.truncate_wal(size)
+    }
+
+    /// A `TRUNCATE` checkpoint of a WAL of `size` bytes from the retention's connection,
+    /// waiting at most [`WAL_WAIT`] for readers; whether it cut the WAL.
+    fn truncate_wal(&self, size: u64) -> Result<bool, StoreError> {
         self.with_retention_conn(|c| {
             c.busy_timeout(WAL_WAIT)?;
             let busy: Result<i64, _> =
@@ -174,10 +178,13 @@ impl Store {
 /// passes never write faster than the WAL can start over; then pause.
 pub(crate) fn between_batches(store: &Store, limit: u64) {
     for _ in 0..SETTLE_TRIES {
-        match store.bound_wal_at(limit) {
-            // Under the limit, or cut back to nothing.
+        let size = store.wal_bytes();
+        if size <= limit {
+            break;
+        }
+        match store.truncate_wal(size) {
             Ok(true) => break,
-            Ok(false) if store.wal_bytes() <= limit => break,
+            // Readers kept it busy: let them and the writers go on, then try again.
             Ok(false) => std::thread::sleep(PAUSE),
             Err(e) => {
                 tracing::warn!("WAL bound: {e}");

@@ -141,6 +141,14 @@ impl Env {
 /// longer than the 5 s of the other tests (a 504 "the peer sent nothing" is not what they test).
 pub const SDK_PEER_TIMEOUT_SECS: u64 = 30;
 
+/// The settings of the SDK tables through the gateway: governed push (callbacks sealed by the
+/// gateway and delivered to its own address) and [`SDK_PEER_TIMEOUT_SECS`].
+pub fn sdk_table_config(c: &mut Config) {
+    c.push_direct_workspaces.clear();
+    c.push_callback_base_url = Some(format!("http://{}", c.listen));
+    c.peer_timeout_secs = SDK_PEER_TIMEOUT_SECS;
+}
+
 pub async fn env_with(peer_version: Version, tweak: impl FnOnce(&mut Config)) -> Env {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("gw.db")).unwrap();
