@@ -8,13 +8,12 @@
 //! what the targets look for; a crash fails the command and leaves its input under
 //! `fuzz/artifacts/<target>/`.
 
-use std::path::PathBuf;
-use std::process::{Child, Command};
+use std::process::Command;
 use std::sync::Mutex;
 
 use anyhow::{Context, Result, bail};
 
-use crate::{cargo, root, run};
+use crate::{background, cargo, root, run};
 
 /// The fuzz targets of `fuzz/` (see `fuzz/Cargo.toml`).
 pub const TARGETS: &[&str] = &[
@@ -116,69 +115,28 @@ fn build_command(host: &str) -> Command {
     b
 }
 
-/// The fuzz targets' build started in the background by [`start_background_build`]: the
-/// child and the file holding its output.
-static BACKGROUND: Mutex<Option<(Child, PathBuf)>> = Mutex::new(None);
+/// The fuzz targets' build started in the background by [`start_background_build`].
+static BACKGROUND: Mutex<Option<background::Job>> = Mutex::new(None);
 
 /// Starts the fuzz targets' build in the background, its output to a file. `cargo xtask test`
-/// starts it before the steps that mostly wait on the network (Python packages, Chromium,
-/// PostgreSQL), whose idle CPU then builds the instrumented dependency tree, and joins it
-/// ([`join_background_build`]) before the tests, which must not share the CPU with it.
+/// starts it after the lint step and joins it ([`join_background_build`]) before the tests,
+/// which must not share the CPU with it.
 pub fn start_background_build() -> Result<()> {
-    let host = host()?;
-    let log = root().join("fuzz/target/background-build.log");
-    std::fs::create_dir_all(root().join("fuzz/target"))?;
-    let out = std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
-    let mut b = build_command(&host);
-    b.stdout(out.try_clone()?).stderr(out);
-    eprintln!(
-        "xtask: building the fuzz targets in the background ({})",
-        log.display()
-    );
-    let child = b
-        .spawn()
-        .context("could not start the fuzz targets' build")?;
-    *BACKGROUND.lock().map_err(|_| anyhow::anyhow!("poisoned"))? = Some((child, log));
+    let job = background::start(
+        "the fuzz targets' build",
+        build_command(&host()?),
+        root().join("fuzz/target/background-build.log"),
+    )?;
+    *BACKGROUND.lock().map_err(|_| anyhow::anyhow!("poisoned"))? = Some(job);
     Ok(())
 }
 
 /// Waits for the background build, if one was started; its failure fails with its output.
 pub fn join_background_build() -> Result<()> {
-    let started = BACKGROUND
-        .lock()
-        .map_err(|_| anyhow::anyhow!("poisoned"))?
-        .take();
-    let Some((mut child, log)) = started else {
-        return Ok(());
-    };
-    let begun = std::time::Instant::now();
-    let status = child
-        .wait()
-        .context("waiting for the fuzz targets' build")?;
-    eprintln!(
-        "xtask: the background build of the fuzz targets ended ({status}; waited {:.1}s)",
-        begun.elapsed().as_secs_f64()
-    );
-    if !status.success() {
-        let text = std::fs::read_to_string(&log).unwrap_or_default();
-        let tail: Vec<&str> = text.lines().rev().take(60).collect();
-        for l in tail.into_iter().rev() {
-            eprintln!("{l}");
-        }
-        bail!(
-            "the fuzz targets' build failed ({status}); output in {}",
-            log.display()
-        );
-    }
-    Ok(())
+    background::join(&BACKGROUND)
 }
 
 /// Stops the background build, if one runs (a step before the tests failed).
 pub fn abandon_background_build() {
-    if let Ok(mut guard) = BACKGROUND.lock()
-        && let Some((mut child, _)) = guard.take()
-    {
-        let _ = child.kill();
-        let _ = child.wait();
-    }
+    background::abandon(&BACKGROUND)
 }

@@ -69,6 +69,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 
+mod background;
 mod browser;
 mod dist;
 mod docs_check;
@@ -76,6 +77,7 @@ mod features;
 mod fuzz;
 mod layers;
 mod matrix;
+mod packages;
 mod postgres;
 mod public_api;
 mod release;
@@ -124,6 +126,9 @@ enum Cmd {
     },
     /// Create the Python venvs used by the interop tests (`interop/setup_venvs.py`).
     Pyenv,
+    /// Install what the tests need besides Rust when missing: the Python venvs, and Debian's
+    /// chromium, chromium-driver and postgresql (apt-get, as root).
+    Setup,
     /// Run the coverage-guided fuzz targets of `fuzz/` for a bounded time each.
     Fuzz {
         /// Seconds per target.
@@ -213,6 +218,7 @@ fn main() {
         Cmd::Schema { check } => schema(check),
         Cmd::Proto { check } => proto(check),
         Cmd::Pyenv => pyenv().map(|_| ()),
+        Cmd::Setup => packages::setup(),
         Cmd::Fuzz { secs, target } => fuzz::fuzz(secs, target.as_deref()).map(|_| ()),
         Cmd::Bench {
             secs,
@@ -386,6 +392,10 @@ fn test() -> Result<()> {
             run: || layers::run(&root(), None),
         },
         Step {
+            name: "test prerequisites set up in the background (cargo xtask setup: python venvs, chromium, PostgreSQL; joined before the feature matrix)",
+            run: start_setup,
+        },
+        Step {
             name: "lint (cargo clippy --workspace --all-targets -- -D warnings)",
             run: || {
                 let mut c = cargo();
@@ -414,21 +424,11 @@ fn test() -> Result<()> {
             },
         },
         Step {
-            name: "python venvs (interop/setup_venvs.py)",
-            run: || pyenv().map(|_| ()),
-        },
-        Step {
-            name: "browser for the console tests (chromium, chromium-driver; apt-get when missing)",
-            run: browser::ensure,
-        },
-        Step {
-            name: "PostgreSQL for the store tests (Debian's postgresql; apt-get when missing)",
-            run: postgres::ensure,
-        },
-        Step {
             name: "feature matrix (cargo xtask features --matrix-only: each published crate tested with default features and with none, the hello agent's tests; every feature is the next step; A2A_CI_FEATURES=0 skips)",
             run: || {
-                // The matrix never shares the CPU with the fuzz build.
+                // The matrix never shares the CPU with the fuzz build, and its tests need what
+                // the setup installs.
+                background::join(&SETUP)?;
                 fuzz::join_background_build()?;
                 features::features(true, false)
             },
@@ -512,6 +512,7 @@ fn test() -> Result<()> {
             step.name
         );
         if let Err(err) = (step.run)() {
+            background::abandon(&SETUP);
             fuzz::abandon_background_build();
             bail!(
                 "step {}/{} `{}` FAILED: {err:#}\nxtask test: stopping at the first failing step",
@@ -532,6 +533,23 @@ fn test() -> Result<()> {
         steps.len(),
         total.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+/// `cargo xtask setup`, started in the background by [`start_setup`].
+static SETUP: std::sync::Mutex<Option<background::Job>> = std::sync::Mutex::new(None);
+
+/// Starts `cargo xtask setup` (this program, `setup`) in the background: it mostly waits on the
+/// network (Python packages, Debian's packages) while the lint step uses the CPU.
+fn start_setup() -> Result<()> {
+    let mut c = Command::new(std::env::current_exe().context("the xtask program's path")?);
+    c.arg("setup").current_dir(root());
+    let job = background::start(
+        "the test prerequisites' setup (cargo xtask setup)",
+        c,
+        release::target_dir().join("xtask-setup.log"),
+    )?;
+    *SETUP.lock().map_err(|_| anyhow::anyhow!("poisoned"))? = Some(job);
     Ok(())
 }
 
