@@ -105,8 +105,13 @@ agent_config! {
     cors_allowed_origins: Vec<String> => List = Vec::new();
     /// `Cache-Control: max-age` of the agent card (whole seconds). Default: 5m.
     card_max_age: Dur = Dur::from_secs(300);
-    /// SQLite database for tasks; unset = the bounded in-memory store.
+    /// SQLite database for tasks; unset = the bounded in-memory store (or `store`).
     sqlite_path: Option<PathBuf> => PathBuf = None;
+    /// Where tasks, push configs, sends and replayable events live: a PostgreSQL URL
+    /// (`postgres://user:pass@host:port/db`, one database several replicas share; feature
+    /// `postgres`) or `memory`; unset = `sqlite_path`'s file, else memory. Giving both this and
+    /// `sqlite_path` is refused.
+    store: Option<String> => String = None;
     /// In-memory store capacity (tasks). Default: 10000.
     memory_store_cap: usize = 10_000;
     /// How long terminal tasks stay in the in-memory store. Default: 1h.

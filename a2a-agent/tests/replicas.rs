@@ -1,0 +1,168 @@
+//! Several agents on one PostgreSQL database (issue 33, first slice): a task sent to one is
+//! read (GetTask) and listed (ListTasks, with the other's page token) on another, as two
+//! processes of the binary and as two servers of the library; the `store` setting and its
+//! conflicts with `sqlite_path`.
+
+use crate::common::*;
+use a2a_agent::AgentConfig;
+use a2a_agent::store::StoreChoice;
+use serde_json::{Value, json};
+
+fn ids(list: &Value) -> Vec<String> {
+    list["result"]["tasks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tasks: {list}"))
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Three sends on `a`, then: GetTask of the first on `b` equals `a`'s answer; ListTasks
+/// pages on `b` are `a`'s pages, and `a`'s page token continues on `b`.
+async fn shared(a: &str, b: &str) {
+    let mut sent = Vec::new();
+    for text in ["one", "two", "three"] {
+        let (_, v) = rpc(a, "SendMessage", json!({"message": msg(text)})).await;
+        assert_eq!(state(&v["result"]["task"]), "TASK_STATE_COMPLETED", "{v}");
+        sent.push(v["result"]["task"]["id"].as_str().unwrap().to_owned());
+    }
+    let (_, on_a) = rpc(a, "GetTask", json!({"id": sent[0]})).await;
+    let (_, on_b) = rpc(b, "GetTask", json!({"id": sent[0]})).await;
+    assert_eq!(on_b["result"], on_a["result"], "{on_b}");
+    assert_eq!(on_b["result"]["status"]["message"]["parts"][0]["text"], "one");
+    let (_, missing) = rpc(b, "GetTask", json!({"id": "no-such-task"})).await;
+    assert!(missing["error"].is_object(), "{missing}");
+
+    let (_, all) = rpc(a, "ListTasks", json!({"pageSize": 10})).await;
+    let all = ids(&all);
+    let mut sorted = all.clone();
+    sorted.sort();
+    let mut want = sent.clone();
+    want.sort();
+    assert_eq!(sorted, want, "every task, once");
+    let (_, first_a) = rpc(a, "ListTasks", json!({"pageSize": 2})).await;
+    let (_, first_b) = rpc(b, "ListTasks", json!({"pageSize": 2})).await;
+    assert_eq!(first_b["result"], first_a["result"], "the same page on both");
+    assert_eq!(first_b["result"]["totalSize"], 3);
+    let token = first_a["result"]["nextPageToken"].as_str().unwrap();
+    assert!(!token.is_empty(), "{first_a}");
+    let (_, second_b) = rpc(b, "ListTasks", json!({"pageSize": 2, "pageToken": token})).await;
+    let mut paged = ids(&first_a);
+    paged.extend(ids(&second_b));
+    assert_eq!(paged, all, "A's token continues on B: {second_b}");
+    assert_eq!(second_b["result"]["nextPageToken"].as_str().unwrap_or(""), "");
+}
+
+#[cfg(feature = "cli")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_agent_process_serves_the_tasks_of_the_first() {
+    let Some(cluster) = crate::store_suite::cluster() else {
+        return;
+    };
+    cluster.create_database("processes").unwrap();
+    let url = cluster.url_of("processes");
+    // One by flag, one by environment variable.
+    let a = bin(&["--echo", "--store", url.as_str()], &[]);
+    let b = bin(&["--echo"], &[("A2A_AGENT_STORE", url.as_str())]);
+    shared(&a.url, &b.url).await;
+    // And the other way round: B's task on A.
+    let (_, v) = rpc(&b.url, "SendMessage", json!({"message": msg("from b")})).await;
+    let id = v["result"]["task"]["id"].as_str().unwrap();
+    let (_, on_a) = rpc(&a.url, "GetTask", json!({"id": id})).await;
+    assert_eq!(on_a["result"]["status"]["message"]["parts"][0]["text"], "from b");
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_library_servers_on_one_database_serve_each_others_tasks() {
+    let Some(cluster) = crate::store_suite::cluster() else {
+        return;
+    };
+    cluster.create_database("library").unwrap();
+    let url = cluster.url_of("library");
+    // One by the `store` setting, one given a connected store.
+    let a = echo(AgentConfig {
+        store: Some(url.clone()),
+        ..open_config()
+    })
+    .await;
+    let pg = a2a_agent::PostgresStore::connect(&url, &a2a_agent::store::PoolOptions::default())
+        .await
+        .unwrap();
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let b = a2a_agent::AgentServer::new(
+        a2a_agent::demo::echo_card(),
+        a2a_agent::demo::echo_handler(),
+    )
+    .config(open_config())
+    .postgres(pg)
+    .serve(l)
+    .await
+    .unwrap();
+    shared(a.url(), b.url()).await;
+    a.shutdown().await;
+    b.shutdown().await;
+}
+
+#[test]
+fn the_store_setting_names_one_store_and_refuses_two() {
+    let cfg = |store: Option<&str>, sqlite: Option<&str>| AgentConfig {
+        store: store.map(String::from),
+        sqlite_path: sqlite.map(Into::into),
+        ..AgentConfig::default()
+    };
+    let url = "postgres://u:secret@db.example:5432/agent";
+    assert_eq!(cfg(None, None).store_choice(), Ok(StoreChoice::Memory));
+    assert_eq!(
+        cfg(Some("memory"), None).store_choice(),
+        Ok(StoreChoice::Memory)
+    );
+    assert_eq!(
+        cfg(None, Some("/tmp/a.db")).store_choice(),
+        Ok(StoreChoice::Sqlite(std::path::Path::new("/tmp/a.db")))
+    );
+    assert_eq!(
+        cfg(Some(url), None).store_choice(),
+        Ok(StoreChoice::Postgres(url))
+    );
+    let other = "postgresql://u@h/db";
+    assert_eq!(
+        cfg(Some(other), None).store_choice(),
+        Ok(StoreChoice::Postgres(other))
+    );
+    for store in [url, "memory"] {
+        let e = cfg(Some(store), Some("/tmp/a.db")).store_choice().unwrap_err();
+        assert!(e.contains("both set"), "{e}");
+        assert!(!e.contains("secret"), "the URL is not repeated: {e}");
+    }
+    let e = cfg(Some("mysql://u:secret@h/db"), None)
+        .store_choice()
+        .unwrap_err();
+    assert!(e.contains("postgres://") && e.contains("a mysql:// URL"), "{e}");
+    assert!(!e.contains("secret"), "{e}");
+}
+
+#[cfg(feature = "cli")]
+#[test]
+fn check_config_refuses_store_beside_sqlite_path() {
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut c = std::process::Command::new(crate::common::AGENT_BIN);
+        c.args(["serve", "--echo", "--check-config"]).args(args);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    };
+    let url = "postgres://u:secret@127.0.0.1:1/agent";
+    let ok = run(&["--store", url], &[]);
+    assert!(ok.status.success(), "{ok:?}");
+    for out in [
+        run(&["--store", url, "--sqlite-path", "/tmp/x.db"], &[]),
+        run(&["--sqlite-path", "/tmp/x.db"], &[("A2A_AGENT_STORE", url)]),
+    ] {
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("both set"), "{err}");
+        assert!(!err.contains("secret"), "{err}");
+    }
+}
