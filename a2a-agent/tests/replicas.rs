@@ -3,11 +3,14 @@
 //! processes of the binary and as two servers of the library; the `store` setting and its
 //! conflicts with `sqlite_path`.
 
+#[cfg(feature = "postgres")]
 use crate::common::*;
 use a2a_agent::AgentConfig;
 use a2a_agent::store::StoreChoice;
+#[cfg(feature = "postgres")]
 use serde_json::{Value, json};
 
+#[cfg(feature = "postgres")]
 fn ids(list: &Value) -> Vec<String> {
     list["result"]["tasks"]
         .as_array()
@@ -17,6 +20,7 @@ fn ids(list: &Value) -> Vec<String> {
         .collect()
 }
 
+#[cfg(feature = "postgres")]
 /// Three sends on `a`, then: GetTask of the first on `b` equals `a`'s answer; ListTasks
 /// pages on `b` are `a`'s pages, and `a`'s page token continues on `b`.
 async fn shared(a: &str, b: &str) {

@@ -436,6 +436,7 @@ async fn the_suite_passes_on_the_postgres_store() {
     suite(&pg_kit(&pg)).await;
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 /// Leaves what a process may leave behind: two unfinished tasks (of two owners) beside a
 /// finished one, and a notice still due; the notice's number.
 async fn leave(before: &dyn TaskStore) -> Vec<i64> {
@@ -452,6 +453,7 @@ async fn leave(before: &dyn TaskStore) -> Vec<i64> {
         .unwrap()
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 /// What a restart finds of [`leave`]'s: the unfinished tasks, oldest first, and the notice.
 async fn finds(again: &dyn TaskStore, unfinished: Vec<StoredTask>, seqs: &[i64]) {
     assert_eq!(ids(&unfinished), ["u1", "u2"]);

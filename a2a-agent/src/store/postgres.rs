@@ -7,17 +7,18 @@
 //! other stores do, so a page token from one replica is valid on every other.
 //!
 //! Unfinished tasks and due notices carry their `runner`, the replica that wrote them. Each
-//! store holds a session advisory lock keyed by its replica id on a connection of its own for
-//! as long as it lives: PostgreSQL releases it when that session ends (the process exited or
-//! was killed). At start ([`TaskStore::unfinished`], [`TaskStore::due_notices`]) a replica takes
-//! over, in one `UPDATE`, only the rows of runners whose lock is free: a replica that starts
-//! never ends the running tasks of another that is alive.
+//! store holds its replica's liveness lock ([`a2a_pg::Alive`]: a session advisory lock that
+//! PostgreSQL frees when the process exits or is killed) for as long as it lives. At start
+//! ([`TaskStore::unfinished`], [`TaskStore::due_notices`]) a replica takes over, in one
+//! `UPDATE`, only the rows of runners that are gone: a replica that starts never ends the
+//! running tasks of another that is alive, and of two replicas starting together one takes
+//! each row.
 
 use std::sync::Arc;
 
 use a2a_pg::tokio_postgres::types::ToSql;
-use a2a_pg::tokio_postgres::{IsolationLevel, NoTls, Row};
-use a2a_pg::{Pool, PoolOptions};
+use a2a_pg::tokio_postgres::{IsolationLevel, Row};
+use a2a_pg::{Alive, Pool, PoolOptions};
 use async_trait::async_trait;
 use bytes::Bytes;
 
@@ -57,13 +58,8 @@ struct Inner {
     pool: Pool,
     /// This replica's id (a v4 UUID, new at each start).
     replica: String,
-    /// The session holding this replica's liveness lock (closed when the store is dropped).
-    _alive: a2a_pg::tokio_postgres::Client,
-}
-
-/// The advisory lock key of replica `id`'s liveness lock.
-fn alive_key(id: &str) -> i64 {
-    a2a_pg::advisory_key(&format!("agent-replica:{id}"))
+    /// This replica's liveness lock (freed when the store is dropped).
+    _alive: Alive,
 }
 
 impl PostgresStore {
@@ -80,24 +76,14 @@ impl PostgresStore {
         }
         let replica = uuid::Uuid::new_v4().to_string();
         let cfg = a2a_pg::pg_config(url, opts).map_err(setup)?;
-        let (client, conn) = cfg.connect(NoTls).await.map_err(pg)?;
-        tokio::spawn(async move {
-            if let Err(e) = conn.await {
-                tracing::warn!(
-                    "postgres: the replica's liveness session ended ({e}): a replica starting \
-                     now may end this one's unfinished tasks"
-                );
-            }
-        });
-        client
-            .execute("SELECT pg_advisory_lock($1)", &[&alive_key(&replica)])
+        let alive = Alive::hold(&cfg, COMPONENT, &replica)
             .await
-            .map_err(pg)?;
+            .map_err(setup)?;
         Ok(PostgresStore {
             inner: Arc::new(Inner {
                 pool,
                 replica,
-                _alive: client,
+                _alive: alive,
             }),
         })
     }
@@ -118,9 +104,9 @@ impl PostgresStore {
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<Row>, StoreError> {
-        let c = self.inner.pool.get().await.map_err(pg)?;
-        let st = c.prepare_cached(sql).await.map_err(pg)?;
-        c.query(&st, params).await.map_err(pg)
+        a2a_pg::query(&self.inner.pool, sql, params)
+            .await
+            .map_err(setup)
     }
 
     /// One statement's affected rows.
@@ -129,9 +115,9 @@ impl PostgresStore {
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<u64, StoreError> {
-        let c = self.inner.pool.get().await.map_err(pg)?;
-        let st = c.prepare_cached(sql).await.map_err(pg)?;
-        c.execute(&st, params).await.map_err(pg)
+        a2a_pg::execute(&self.inner.pool, sql, params)
+            .await
+            .map_err(setup)
     }
 
     /// The runners named in `table`'s rows matching `cond` whose replica is gone (its liveness
@@ -144,17 +130,10 @@ impl PostgresStore {
         let mut dead = Vec::new();
         for r in &rows {
             let runner: String = col(r, 0)?;
-            let key = alive_key(&runner);
-            let free: bool = col(
-                &c.query_one("SELECT pg_try_advisory_lock($1)", &[&key])
-                    .await
-                    .map_err(pg)?,
-                0,
-            )?;
-            if free {
-                c.execute("SELECT pg_advisory_unlock($1)", &[&key])
-                    .await
-                    .map_err(pg)?;
+            if !a2a_pg::is_alive(&c, COMPONENT, &runner)
+                .await
+                .map_err(setup)?
+            {
                 dead.push(runner);
             }
         }
