@@ -104,8 +104,45 @@ async fn two_library_servers_on_one_database_serve_each_others_tasks() {
     .await
     .unwrap();
     shared(a.url(), b.url()).await;
+    follow_ups(a.url(), b.url()).await;
     a.shutdown().await;
     b.shutdown().await;
+}
+
+/// A follow-up on `b` of a task waiting for input after a turn on `a` continues it from its
+/// stored state; one on `b` of a task still working on `a` is refused as on `a` (-32004,
+/// UnsupportedOperation), without running a second turn.
+#[cfg(feature = "postgres")]
+async fn follow_ups(a: &str, b: &str) {
+    let (_, v) = rpc(a, "SendMessage", json!({"message": msg("need input")})).await;
+    let task = &v["result"]["task"];
+    assert_eq!(state(task), "TASK_STATE_INPUT_REQUIRED", "{v}");
+    let id = task["id"].as_str().unwrap();
+    let mut more = msg("here it is");
+    more["taskId"] = json!(id);
+    let (_, v) = rpc(b, "SendMessage", json!({"message": more})).await;
+    assert_eq!(state(&v["result"]["task"]), "TASK_STATE_COMPLETED", "{v}");
+    let history: Vec<&str> = v["result"]["task"]["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "ROLE_USER")
+        .map(|m| m["parts"][0]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(history, ["need input", "here it is"], "{v}");
+    let (_, on_a) = rpc(a, "GetTask", json!({"id": id})).await;
+    assert_eq!(state(&on_a["result"]), "TASK_STATE_COMPLETED", "{on_a}");
+
+    let slow = start_slow(a).await;
+    wait_task(b, &slow, |s| s == "TASK_STATE_WORKING").await;
+    let mut more = msg("and this");
+    more["taskId"] = json!(slow);
+    for url in [a, b] {
+        let (_, v) = rpc(url, "SendMessage", json!({"message": more.clone()})).await;
+        assert_eq!(v["error"]["code"], -32004, "{v}");
+    }
+    let (_, v) = rpc(a, "CancelTask", json!({"id": slow})).await;
+    assert_eq!(state(&v["result"]), "TASK_STATE_CANCELED", "{v}");
 }
 
 #[test]
