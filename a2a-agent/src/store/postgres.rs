@@ -88,17 +88,13 @@ impl PostgresStore {
         })
     }
 
-    /// The pool (the replay, send and push-config logs on the same database use it).
-    pub(crate) fn pool(&self) -> &Pool {
-        &self.inner.pool
-    }
-
     /// This replica's id (stored as the `runner` of what it writes).
     pub fn replica_id(&self) -> &str {
         &self.inner.replica
     }
 
-    /// The rows of one query.
+    /// The rows of one query (the replay, send and push-config logs on the same database use
+    /// it, and [`PostgresStore::execute`]).
     pub(crate) async fn query(
         &self,
         sql: &str,
