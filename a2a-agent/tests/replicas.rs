@@ -143,6 +143,36 @@ async fn follow_ups(a: &str, b: &str) {
     }
     let (_, v) = rpc(a, "CancelTask", json!({"id": slow})).await;
     assert_eq!(state(&v["result"]), "TASK_STATE_CANCELED", "{v}");
+
+    // Two follow-ups of one waiting task, on both replicas at once, each turn long enough to
+    // overlap the other: one continues the task, the other is refused.
+    let (_, v) = rpc(a, "SendMessage", json!({"message": msg("need input")})).await;
+    let id = v["result"]["task"]["id"].as_str().unwrap().to_owned();
+    let follow = |text: &str| {
+        let mut m = msg(text);
+        m["taskId"] = json!(id);
+        json!({"message": m})
+    };
+    let (ra, rb) = tokio::join!(
+        rpc(a, "SendMessage", follow("sleep:300 from-a")),
+        rpc(b, "SendMessage", follow("sleep:300 from-b"))
+    );
+    let won: Vec<&Value> = [&ra.1, &rb.1]
+        .into_iter()
+        .filter(|v| v["result"].is_object())
+        .collect();
+    assert_eq!(won.len(), 1, "exactly one continues: {ra:?} {rb:?}");
+    let lost = if ra.1["result"].is_object() { &rb.1 } else { &ra.1 };
+    assert_eq!(lost["error"]["code"], -32004, "{lost}");
+    assert_eq!(state(&won[0]["result"]["task"]), "TASK_STATE_COMPLETED");
+    let (_, v) = rpc(b, "GetTask", json!({"id": id})).await;
+    let users = v["result"]["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "ROLE_USER")
+        .count();
+    assert_eq!(users, 2, "the first message and one follow-up: {v}");
 }
 
 #[test]

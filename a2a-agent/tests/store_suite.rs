@@ -504,3 +504,42 @@ async fn a_postgres_replica_takes_over_only_what_a_gone_replica_left() {
     assert!(c.unfinished().await.unwrap().is_empty());
     assert!(c.due_notices().await.unwrap().is_empty());
 }
+
+/// Two replicas continue one task waiting for input at once: the store lets one begin the turn
+/// (a stale status, or a version moved by another write, is refused even when the status
+/// looks the same again); a store one process owns always agrees.
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_two_replicas_continuing_one_task_one_begins_the_turn() {
+    let Some(cluster) = cluster() else { return };
+    let a = pg_store(&cluster, "turns").await;
+    let b = connect(&cluster, "turns").await;
+    let waiting = stored("f1", "alice", "c", TaskState::InputRequired, T0);
+    let seen = waiting.task.status.clone();
+    a.put(waiting.clone()).await.unwrap();
+    // Both replicas read the task as it waits, then both try to continue it.
+    assert!(a.get("f1").await.unwrap().is_some());
+    assert!(b.get("f1").await.unwrap().is_some());
+    assert!(a.begin_turn("f1", &seen).await.unwrap());
+    assert!(!b.begin_turn("f1", &seen).await.unwrap(), "b continues what a took");
+    let row = b.get("f1").await.unwrap().unwrap();
+    assert_eq!(row.task.status.state, TaskState::InputRequired, "the body waits for a's write");
+    assert!(!b.begin_turn("f1", &seen).await.unwrap(), "the stored state moved on");
+    // A's turn ends waiting again with the very same status (same state and time): B, which
+    // read the task before, is still refused (the version moved); after reading it again, B
+    // may continue it.
+    a.put(stored("f1", "alice", "c", TaskState::Working, T0 + 1)).await.unwrap();
+    b.get("f1").await.unwrap();
+    a.put(waiting.clone()).await.unwrap();
+    assert!(!b.begin_turn("f1", &seen).await.unwrap(), "b's version is old");
+    b.get("f1").await.unwrap();
+    assert!(b.begin_turn("f1", &seen).await.unwrap());
+    // The memory store and the SQLite store leave the order of turns to the live task's lock.
+    assert!(
+        memory_kit()
+            .tasks
+            .begin_turn("f1", &seen)
+            .await
+            .unwrap()
+    );
+}

@@ -6,7 +6,8 @@
 //! ids compare byte-wise (`COLLATE "C"`), as SQLite compares them, so listings page alike on
 //! every store. `runner` is the replica that wrote an unfinished task or a due notice: rows of
 //! a replica that no longer holds its liveness lock are taken over at the next start
-//! ([`super::postgres`]).
+//! ([`super::postgres`]). A task's `version` grows at every write: a follow-up turn begins only
+//! on the version its replica last saw.
 
 /// The component name of the agent's migrations (row `a2a_schema('agent')`).
 pub(crate) const COMPONENT: &str = "agent";
@@ -30,6 +31,7 @@ CREATE TABLE agent_tasks (
     state TEXT NOT NULL,
     ts BIGINT NOT NULL,
     runner TEXT NOT NULL DEFAULT '',
+    version BIGINT NOT NULL DEFAULT 0,
     body TEXT NOT NULL
 );
 CREATE INDEX agent_tasks_owner_ts ON agent_tasks (owner, ts DESC, id DESC);

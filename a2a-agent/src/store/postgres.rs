@@ -13,8 +13,15 @@
 //! `UPDATE`, only the rows of runners that are gone: a replica that starts never ends the
 //! running tasks of another that is alive, and of two replicas starting together one takes
 //! each row.
+//!
+//! Follow-ups (optimistic concurrency): every write of a task moves its `version`; the store
+//! remembers the version it last read or wrote of each unfinished task, and
+//! [`TaskStore::begin_turn`] marks the task SUBMITTED only while the row still has that
+//! version and the status the replica continues from. Of two replicas continuing one task at
+//! once, the second finds the version moved and its caller is refused.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use a2a_pg::tokio_postgres::types::ToSql;
 use a2a_pg::tokio_postgres::{IsolationLevel, Row};
@@ -26,7 +33,7 @@ use super::api::{
     DueNotice, Notice, PageCursor, StoreError, StoredTask, TaskFilter, TaskPage, TaskStore,
 };
 use super::pg_schema::{COMPONENT, MIGRATIONS, open_states};
-use crate::model::Task;
+use crate::model::{Task, TaskState, TaskStatus};
 
 /// A PostgreSQL error (or any other failure of this store) as a store error.
 pub(crate) fn pg(e: impl std::fmt::Display) -> StoreError {
@@ -60,7 +67,13 @@ struct Inner {
     replica: String,
     /// This replica's liveness lock (freed when the store is dropped).
     _alive: Alive,
+    /// The version of each unfinished task this replica last read or wrote (bounded).
+    versions: Mutex<HashMap<String, i64>>,
 }
+
+/// Versions remembered at most; beyond, the memory is cleared and a follow-up begins on the
+/// status alone.
+const MAX_VERSIONS: usize = 100_000;
 
 impl PostgresStore {
     /// Connects to the database at `url` (`postgres://user:pass@host:port/db`), applies the
@@ -84,6 +97,7 @@ impl PostgresStore {
                 pool,
                 replica,
                 _alive: alive,
+                versions: Mutex::new(HashMap::new()),
             }),
         })
     }
@@ -116,6 +130,26 @@ impl PostgresStore {
             .map_err(setup)
     }
 
+    /// Remember `version` of task `id` (forget it once the task is finished).
+    fn remember(&self, id: &str, state: TaskState, version: i64) {
+        let Ok(mut m) = self.inner.versions.lock() else {
+            return;
+        };
+        if state.is_terminal() {
+            m.remove(id);
+            return;
+        }
+        if m.len() >= MAX_VERSIONS && !m.contains_key(id) {
+            m.clear();
+        }
+        m.insert(id.to_owned(), version);
+    }
+
+    /// The version of task `id` this replica last saw, taken out.
+    fn take_version(&self, id: &str) -> Option<i64> {
+        self.inner.versions.lock().ok()?.remove(id)
+    }
+
     /// The runners named in `table`'s rows matching `cond` whose replica is gone (its liveness
     /// lock is free), this one excepted.
     async fn dead_runners(&self, table: &str, cond: &str) -> Result<Vec<String>, StoreError> {
@@ -140,7 +174,9 @@ impl PostgresStore {
 const UPSERT: &str = "INSERT INTO agent_tasks(id, owner, context_id, state, ts, runner, body)
     VALUES ($1, $2, $3, $4, $5, $6, $7)
     ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, context_id = EXCLUDED.context_id,
-      state = EXCLUDED.state, ts = EXCLUDED.ts, runner = EXCLUDED.runner, body = EXCLUDED.body";
+      state = EXCLUDED.state, ts = EXCLUDED.ts, runner = EXCLUDED.runner, body = EXCLUDED.body,
+      version = agent_tasks.version + 1
+    RETURNING version";
 
 const OUTBOX_INSERT: &str = "INSERT INTO agent_push_outbox(task_id, config_id, content_type,
     body, runner) VALUES ($1, $2, $3, $4, $5) RETURNING seq";
@@ -230,14 +266,16 @@ impl PostgresStore {
         let mut c = self.inner.pool.get().await.map_err(pg)?;
         if notices.is_empty() {
             let st = c.prepare_cached(UPSERT).await.map_err(pg)?;
-            c.execute(&st, &args).await.map_err(pg)?;
+            let row = c.query_one(&st, &args).await.map_err(pg)?;
+            self.remember(&t.task.id, t.task.status.state, col(&row, 0)?);
             return Ok(Vec::new());
         }
         let tx = c.transaction().await.map_err(pg)?;
         let st = tx.prepare_cached(UPSERT).await.map_err(pg)?;
-        tx.execute(&st, &args).await.map_err(pg)?;
+        let row = tx.query_one(&st, &args).await.map_err(pg)?;
         let seqs = self.insert_notices(&tx, notices).await?;
         tx.commit().await.map_err(pg)?;
+        self.remember(&t.task.id, t.task.status.state, col(&row, 0)?);
         Ok(seqs)
     }
 }
@@ -249,11 +287,18 @@ impl TaskStore for PostgresStore {
     }
 
     async fn get(&self, id: &str) -> Result<Option<StoredTask>, StoreError> {
-        self.query("SELECT body, owner FROM agent_tasks WHERE id = $1", &[&id])
-            .await?
-            .first()
-            .map(task_of)
-            .transpose()
+        let rows = self
+            .query(
+                "SELECT body, owner, version FROM agent_tasks WHERE id = $1",
+                &[&id],
+            )
+            .await?;
+        let Some(r) = rows.first() else {
+            return Ok(None);
+        };
+        let t = task_of(r)?;
+        self.remember(id, t.task.status.state, col(r, 2)?);
+        Ok(Some(t))
     }
 
     async fn list(&self, filter: &TaskFilter) -> Result<Vec<StoredTask>, StoreError> {
@@ -349,9 +394,39 @@ impl TaskStore for PostgresStore {
     }
 
     async fn delete(&self, id: &str) -> Result<(), StoreError> {
+        self.take_version(id);
         self.execute("DELETE FROM agent_tasks WHERE id = $1", &[&id])
             .await?;
         Ok(())
+    }
+
+    async fn begin_turn(&self, id: &str, seen: &TaskStatus) -> Result<bool, StoreError> {
+        let ms = seen
+            .timestamp
+            .as_ref()
+            .map_or(0, |t| t.unix_millis() as i64);
+        let version = self.take_version(id);
+        let rows = self
+            .query(
+                "UPDATE agent_tasks SET state = $5, runner = $6, version = version + 1
+                 WHERE id = $1 AND state = $2 AND ts = $3
+                   AND ($4::BIGINT IS NULL OR version = $4)
+                 RETURNING version",
+                &[
+                    &id,
+                    &seen.state.as_str(),
+                    &ms,
+                    &version,
+                    &TaskState::Submitted.as_str(),
+                    &self.inner.replica,
+                ],
+            )
+            .await?;
+        let Some(r) = rows.first() else {
+            return Ok(false);
+        };
+        self.remember(id, TaskState::Submitted, col(r, 0)?);
+        Ok(true)
     }
 
     async fn put_with_notices(

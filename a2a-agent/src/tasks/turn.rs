@@ -160,6 +160,22 @@ impl TaskManager {
                 } else {
                     None
                 };
+                // Of two replicas continuing this task at once, one may (the store compares
+                // what each continues from; a store one process owns always agrees).
+                let err = match err {
+                    Some(e) => Some(e),
+                    None => match self.writer.store.begin_turn(&tid, &g.task.status).await {
+                        Ok(true) => None,
+                        Ok(false) => {
+                            // What this process holds is out of date: read it again next time.
+                            if !live.running.load(Ordering::SeqCst) {
+                                self.live_remove(&tid);
+                            }
+                            Some(still_working())
+                        }
+                        Err(e) => Some(A2aError::internal(e.to_string())),
+                    },
+                };
                 if let Some(e) = err {
                     drop(g);
                     release_queue(queued_slot);
