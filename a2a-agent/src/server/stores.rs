@@ -74,7 +74,7 @@ impl Backend {
         &self,
         cfg: &AgentConfig,
     ) -> Result<(Arc<dyn TaskStore>, Option<Arc<dyn ReplayLog>>), ServeError> {
-        Ok(match self {
+        let pair: (Arc<dyn TaskStore>, Option<Arc<dyn ReplayLog>>) = match self {
             Backend::Memory => {
                 let m = Arc::new(
                     MemoryStore::new(cfg.memory_store_cap, cfg.terminal_task_ttl.get())
@@ -99,7 +99,8 @@ impl Backend {
                     cfg.replay_events_per_task,
                 ))),
             ),
-        })
+        };
+        Ok(pair)
     }
 
     /// The send log of idempotent sends (`None`: the task manager's memory log).
@@ -108,7 +109,7 @@ impl Backend {
         cfg: &AgentConfig,
     ) -> Result<Option<Arc<dyn SendLog>>, ServeError> {
         let _ = cfg;
-        Ok(match self {
+        let log: Option<Arc<dyn SendLog>> = match self {
             Backend::Memory => None,
             #[cfg(feature = "sqlite")]
             Backend::Sqlite(p) => Some(Arc::new(
@@ -119,12 +120,13 @@ impl Backend {
                 pg.clone(),
                 cfg.idempotency_window.get(),
             ))),
-        })
+        };
+        Ok(log)
     }
 
     /// Where push configs are kept.
     pub(super) fn push_configs(&self) -> Result<Arc<dyn PushConfigStore>, ServeError> {
-        Ok(match self {
+        let store: Arc<dyn PushConfigStore> = match self {
             Backend::Memory => Arc::new(MemoryPushStore::default()),
             #[cfg(feature = "sqlite")]
             Backend::Sqlite(p) => Arc::new(
@@ -133,6 +135,7 @@ impl Backend {
             ),
             #[cfg(feature = "postgres")]
             Backend::Postgres(pg) => Arc::new(crate::push::store_pg::PgPushStore::new(pg.clone())),
-        })
+        };
+        Ok(store)
     }
 }
