@@ -89,9 +89,12 @@ pub async fn pg_store(
 /// Another connection (another replica) to database `db` of `cluster`.
 #[cfg(feature = "postgres")]
 pub async fn connect(cluster: &a2a_pg::testing::TempCluster, db: &str) -> a2a_agent::PostgresStore {
-    a2a_agent::PostgresStore::connect(&cluster.url_of(db), &a2a_agent::store::PoolOptions::default())
-        .await
-        .unwrap()
+    a2a_agent::PostgresStore::connect(
+        &cluster.url_of(db),
+        &a2a_agent::store::PoolOptions::default(),
+    )
+    .await
+    .unwrap()
 }
 
 fn task(id: &str, ctx: &str, state: TaskState, ms: i64) -> Task {
@@ -189,7 +192,10 @@ async fn tasks(k: &Kit) {
         }
         assert_eq!(p.tasks.len(), 3);
     }
-    assert_eq!((pages, seen.as_slice()), (3, &newest_first.map(String::from)[..]));
+    assert_eq!(
+        (pages, seen.as_slice()),
+        (3, &newest_first.map(String::from)[..])
+    );
     // A cursor inside a tie: after t4 come t3 (same time, smaller id), then older ones.
     let p = s
         .page(&owner("alice"), Some(&(T0 + 30, "t4".into())), 10)
@@ -216,16 +222,25 @@ async fn tasks(k: &Kit) {
                 .collect::<Vec<_>>();
             let p = s.page(&x, None, 100).await.unwrap();
             assert_eq!(p.total, all.len(), "the count agrees with the listing");
-            assert_eq!(ids(&p.tasks), all.iter().map(String::as_str).collect::<Vec<_>>());
+            assert_eq!(
+                ids(&p.tasks),
+                all.iter().map(String::as_str).collect::<Vec<_>>()
+            );
             all
         }
     };
-    assert_eq!(by(f(Some("c1"), None, None)).await, ["t7", "t5", "t3", "t1"]);
+    assert_eq!(
+        by(f(Some("c1"), None, None)).await,
+        ["t7", "t5", "t3", "t1"]
+    );
     assert_eq!(
         by(f(None, Some(TaskState::Completed), None)).await,
         ["t6", "t4", "t3", "t1"]
     );
-    assert_eq!(by(f(None, None, Some(T0 + 30))).await, ["t7", "t6", "t5", "t4", "t3"]);
+    assert_eq!(
+        by(f(None, None, Some(T0 + 30))).await,
+        ["t7", "t6", "t5", "t4", "t3"]
+    );
     assert_eq!(
         by(f(Some("c2"), Some(TaskState::Completed), Some(T0 + 35))).await,
         ["t6"]
@@ -256,17 +271,27 @@ async fn outbox(k: &Kit) {
     let s = &k.tasks;
     let t = stored("o1", "alice", "c", TaskState::Working, T0);
     let seqs = s
-        .put_with_notices(t.clone(), vec![notice("o1", "w1", "a"), notice("o1", "w2", "b")])
+        .put_with_notices(
+            t.clone(),
+            vec![notice("o1", "w1", "a"), notice("o1", "w2", "b")],
+        )
         .await
         .unwrap();
-    assert_eq!(s.get("o1").await.unwrap(), Some(t), "the task is stored with its notices");
+    assert_eq!(
+        s.get("o1").await.unwrap(),
+        Some(t),
+        "the task is stored with its notices"
+    );
     if !k.outbox {
         assert!(seqs.is_empty());
         assert!(s.due_notices().await.unwrap().is_empty());
         return;
     }
     assert_eq!(seqs.len(), 2);
-    assert!(seqs[0] < seqs[1], "numbers grow in recording order: {seqs:?}");
+    assert!(
+        seqs[0] < seqs[1],
+        "numbers grow in recording order: {seqs:?}"
+    );
     let more = s
         .record_notices(vec![notice("o1", "w1", "c")])
         .await
@@ -288,7 +313,13 @@ async fn outbox(k: &Kit) {
     );
     assert_eq!(due[0].notice, notice("o1", "w1", "a"));
     s.notice_done(seqs[0]).await.unwrap();
-    let left: Vec<i64> = s.due_notices().await.unwrap().iter().map(|d| d.seq).collect();
+    let left: Vec<i64> = s
+        .due_notices()
+        .await
+        .unwrap()
+        .iter()
+        .map(|d| d.seq)
+        .collect();
     assert_eq!(left, [seqs[1], more[0]]);
     // No notices: only the task is written.
     assert!(
@@ -320,10 +351,19 @@ async fn push_configs(k: &Kit) {
     let b = push_rec("p1", "c-a", "https://hooks.example/b", Version::V03);
     p.put(a.clone()).await.unwrap();
     p.put(b.clone()).await.unwrap();
-    p.put(push_rec("p2", "c-b", "https://hooks.example/c", Version::V1))
-        .await
-        .unwrap();
-    assert_eq!(p.list("p1").await.unwrap(), [a, b.clone()], "creation order");
+    p.put(push_rec(
+        "p2",
+        "c-b",
+        "https://hooks.example/c",
+        Version::V1,
+    ))
+    .await
+    .unwrap();
+    assert_eq!(
+        p.list("p1").await.unwrap(),
+        [a, b.clone()],
+        "creation order"
+    );
     // Replaced in place: same position, new URL.
     let a2 = push_rec("p1", "c-b", "https://hooks.example/a2", Version::V1);
     p.put(a2.clone()).await.unwrap();
@@ -407,7 +447,11 @@ async fn replay(k: &Kit) {
     assert_eq!(r.last("r2").await.unwrap(), 1);
     assert_eq!(r.last("none").await.unwrap(), 0);
     let seqs = |v: Vec<(u64, StreamResponse)>| v.into_iter().map(|(s, _)| s).collect::<Vec<_>>();
-    assert_eq!(seqs(r.since("r1", 0).await.unwrap()), [3, 4, 5], "the newest {KEEP}");
+    assert_eq!(
+        seqs(r.since("r1", 0).await.unwrap()),
+        [3, 4, 5],
+        "the newest {KEEP}"
+    );
     assert_eq!(seqs(r.since("r1", 4).await.unwrap()), [5]);
     assert!(r.since("r1", 5).await.unwrap().is_empty());
     assert_eq!(
@@ -458,7 +502,13 @@ async fn leave(before: &dyn TaskStore) -> Vec<i64> {
 async fn finds(again: &dyn TaskStore, unfinished: Vec<StoredTask>, seqs: &[i64]) {
     assert_eq!(ids(&unfinished), ["u1", "u2"]);
     assert_eq!(unfinished[0].owner, "bob");
-    let due: Vec<i64> = again.due_notices().await.unwrap().iter().map(|d| d.seq).collect();
+    let due: Vec<i64> = again
+        .due_notices()
+        .await
+        .unwrap()
+        .iter()
+        .map(|d| d.seq)
+        .collect();
     assert_eq!(due, seqs);
 }
 
@@ -481,10 +531,21 @@ async fn a_postgres_replica_takes_over_only_what_a_gone_replica_left() {
     let a = pg_store(&cluster, "left").await;
     let b = connect(&cluster, "left").await;
     let seqs = leave(&a).await;
-    assert!(b.unfinished().await.unwrap().is_empty(), "A lives: its tasks run there");
-    assert!(b.due_notices().await.unwrap().is_empty(), "A lives: it delivers its notices");
+    assert!(
+        b.unfinished().await.unwrap().is_empty(),
+        "A lives: its tasks run there"
+    );
+    assert!(
+        b.due_notices().await.unwrap().is_empty(),
+        "A lives: it delivers its notices"
+    );
     assert_eq!(
-        a.due_notices().await.unwrap().iter().map(|d| d.seq).collect::<Vec<_>>(),
+        a.due_notices()
+            .await
+            .unwrap()
+            .iter()
+            .map(|d| d.seq)
+            .collect::<Vec<_>>(),
         seqs,
         "a replica's own notices are due to it"
     );
@@ -521,25 +582,34 @@ async fn of_two_replicas_continuing_one_task_one_begins_the_turn() {
     assert!(a.get("f1").await.unwrap().is_some());
     assert!(b.get("f1").await.unwrap().is_some());
     assert!(a.begin_turn("f1", &seen).await.unwrap());
-    assert!(!b.begin_turn("f1", &seen).await.unwrap(), "b continues what a took");
+    assert!(
+        !b.begin_turn("f1", &seen).await.unwrap(),
+        "b continues what a took"
+    );
     let row = b.get("f1").await.unwrap().unwrap();
-    assert_eq!(row.task.status.state, TaskState::InputRequired, "the body waits for a's write");
-    assert!(!b.begin_turn("f1", &seen).await.unwrap(), "the stored state moved on");
+    assert_eq!(
+        row.task.status.state,
+        TaskState::InputRequired,
+        "the body waits for a's write"
+    );
+    assert!(
+        !b.begin_turn("f1", &seen).await.unwrap(),
+        "the stored state moved on"
+    );
     // A's turn ends waiting again with the very same status (same state and time): B, which
     // read the task before, is still refused (the version moved); after reading it again, B
     // may continue it.
-    a.put(stored("f1", "alice", "c", TaskState::Working, T0 + 1)).await.unwrap();
+    a.put(stored("f1", "alice", "c", TaskState::Working, T0 + 1))
+        .await
+        .unwrap();
     b.get("f1").await.unwrap();
     a.put(waiting.clone()).await.unwrap();
-    assert!(!b.begin_turn("f1", &seen).await.unwrap(), "b's version is old");
+    assert!(
+        !b.begin_turn("f1", &seen).await.unwrap(),
+        "b's version is old"
+    );
     b.get("f1").await.unwrap();
     assert!(b.begin_turn("f1", &seen).await.unwrap());
     // The memory store and the SQLite store leave the order of turns to the live task's lock.
-    assert!(
-        memory_kit()
-            .tasks
-            .begin_turn("f1", &seen)
-            .await
-            .unwrap()
-    );
+    assert!(memory_kit().tasks.begin_turn("f1", &seen).await.unwrap());
 }

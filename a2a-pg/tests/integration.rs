@@ -180,7 +180,10 @@ async fn a_replica_is_alive_while_its_session_lasts() {
     let p = pool(&url, &quick()).unwrap();
     let c = p.get().await.unwrap();
     let cfg = pg_config(&url, &quick()).unwrap();
-    assert!(!a2a_pg::is_alive(&c, "agent", "r1").await.unwrap(), "never started");
+    assert!(
+        !a2a_pg::is_alive(&c, "agent", "r1").await.unwrap(),
+        "never started"
+    );
     let r1 = a2a_pg::Alive::hold(&cfg, "agent", "r1").await.unwrap();
     assert_eq!(r1.id(), "r1");
     let r2 = a2a_pg::Alive::hold(&cfg, "agent", "r2").await.unwrap();
@@ -202,6 +205,9 @@ async fn a_replica_is_alive_while_its_session_lasts() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(gone, "r1's lock was never freed");
-    assert!(a2a_pg::is_alive(&c, "agent", "r2").await.unwrap(), "r2 still runs");
+    assert!(
+        a2a_pg::is_alive(&c, "agent", "r2").await.unwrap(),
+        "r2 still runs"
+    );
     drop(r2);
 }

@@ -91,8 +91,6 @@ impl PushConfigStore for PgPushStore {
             .query("SELECT DISTINCT task_id FROM agent_push_configs", &[])
             .await
             .map_err(err)?;
-        rows.iter()
-            .map(|r| r.try_get(0).map_err(err))
-            .collect()
+        rows.iter().map(|r| r.try_get(0).map_err(err)).collect()
     }
 }

@@ -112,9 +112,10 @@ impl Backend {
         let log: Option<Arc<dyn SendLog>> = match self {
             Backend::Memory => None,
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(p) => Some(Arc::new(
-                crate::tasks::idempotency::SqliteSendLog::open(p, cfg.idempotency_window.get())?,
-            )),
+            Backend::Sqlite(p) => Some(Arc::new(crate::tasks::idempotency::SqliteSendLog::open(
+                p,
+                cfg.idempotency_window.get(),
+            )?)),
             #[cfg(feature = "postgres")]
             Backend::Postgres(pg) => Some(Arc::new(crate::tasks::idempotency::PgSendLog::new(
                 pg.clone(),

@@ -13,15 +13,15 @@ mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
+/// How a [`PostgresStore`] connects and waits (pool size, connect and wait timeouts, statement
+/// timeout, `application_name`): the PostgreSQL plumbing the gateway uses too.
+#[cfg(feature = "postgres")]
+pub use a2a_pg::PoolOptions;
 pub use api::{
     DueNotice, Notice, PageCursor, StoreError, StoredTask, TaskFilter, TaskPage, TaskStore,
 };
 pub use choice::StoreChoice;
 pub use memory::MemoryStore;
-/// How a [`PostgresStore`] connects and waits (pool size, connect and wait timeouts, statement
-/// timeout, `application_name`): the PostgreSQL plumbing the gateway uses too.
-#[cfg(feature = "postgres")]
-pub use a2a_pg::PoolOptions;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 #[cfg(feature = "postgres")]

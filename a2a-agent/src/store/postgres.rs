@@ -312,7 +312,11 @@ impl TaskStore for PostgresStore {
             "SELECT body, owner FROM agent_tasks WHERE {} ORDER BY ts DESC, id DESC",
             w.sql
         );
-        self.query(&sql, &w.args).await?.iter().map(task_of).collect()
+        self.query(&sql, &w.args)
+            .await?
+            .iter()
+            .map(task_of)
+            .collect()
     }
 
     async fn page(

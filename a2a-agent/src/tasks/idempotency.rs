@@ -16,10 +16,10 @@ use super::fanout::Events;
 use super::send::{SendExtras, SendInput, SendMode, SendOutcome, Start, Subscription};
 #[cfg(feature = "sqlite")]
 pub use super::sends::SqliteSendLog;
-#[cfg(feature = "postgres")]
-pub use super::sends_pg::PgSendLog;
 use super::sends::{Claim, Idem};
 pub use super::sends::{MemorySendLog, SendLog, SendRecord, SendTarget, digest, now_ms};
+#[cfg(feature = "postgres")]
+pub use super::sends_pg::PgSendLog;
 use crate::caller::CallerProfile;
 use crate::error::A2aError;
 use std::sync::Arc;
