@@ -184,7 +184,7 @@ impl AgentServer {
         // file or in the PostgreSQL database. A store given by the embedder gets a log of event
         // numbers only, unless it gave one.
         let backend = stores::Backend::open(&cfg, self.postgres).await?;
-        let (store, replay): (Arc<dyn TaskStore>, Option<Arc<dyn ReplayLog>>) = match self.store {
+        let (store, replay): stores::Tasks = match self.store {
             Some(s) => (s, self.replay_log),
             None => backend.tasks(&cfg)?,
         };

@@ -14,6 +14,9 @@ use crate::store::PostgresStore;
 use crate::store::{MemoryStore, StoreChoice, TaskStore};
 use crate::tasks::idempotency::SendLog;
 
+/// A task store and its replay log (none: a resume gets the task snapshot).
+pub(super) type Tasks = (Arc<dyn TaskStore>, Option<Arc<dyn ReplayLog>>);
+
 /// Where the server's state lives (the task store given to the builder aside).
 pub(super) enum Backend {
     /// In memory (the sends in the task manager's default log).
@@ -70,11 +73,8 @@ impl Backend {
     }
 
     /// The task store and its replay log (the memory store is its own).
-    pub(super) fn tasks(
-        &self,
-        cfg: &AgentConfig,
-    ) -> Result<(Arc<dyn TaskStore>, Option<Arc<dyn ReplayLog>>), ServeError> {
-        let pair: (Arc<dyn TaskStore>, Option<Arc<dyn ReplayLog>>) = match self {
+    pub(super) fn tasks(&self, cfg: &AgentConfig) -> Result<Tasks, ServeError> {
+        let pair: Tasks = match self {
             Backend::Memory => {
                 let m = Arc::new(
                     MemoryStore::new(cfg.memory_store_cap, cfg.terminal_task_ttl.get())
