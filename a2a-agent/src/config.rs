@@ -182,13 +182,14 @@ agent_config! {
     sse_overflow_policy: OverflowPolicy = OverflowPolicy::DropNewest;
     /// Stream events kept per task so that a client that reconnects with `Last-Event-ID` gets
     /// what it missed: with the task in memory (counted in `memory_store_max_bytes`, expired
-    /// with the task), or in the SQLite file with `sqlite_path`, where they survive a restart.
+    /// with the task), or in the SQLite file with `sqlite_path` or the database with `store`,
+    /// where they survive a restart.
     /// 0 keeps none (a resume then gets the task snapshot). Default: 256.
     replay_events_per_task: usize = 256;
     /// A SendMessage repeating a `messageId` the caller used within this long answers
     /// from the first send (same task, or same direct message) without running the handler
     /// again; the same `messageId` with a different message is InvalidParams. Kept in memory,
-    /// or in the SQLite file with `sqlite_path`. 0 = off. Records are per authenticated caller:
+    /// or in the SQLite file with `sqlite_path` or the database with `store`. 0 = off. Records are per authenticated caller:
     /// leave it off behind a proxy that calls this agent for many users with one credential
     /// (a gateway), whose users could otherwise reach each other's sends by `messageId`.
     /// Default: 0 (off); e.g. 1h.
