@@ -105,8 +105,13 @@ agent_config! {
     cors_allowed_origins: Vec<String> => List = Vec::new();
     /// `Cache-Control: max-age` of the agent card (whole seconds). Default: 5m.
     card_max_age: Dur = Dur::from_secs(300);
-    /// SQLite database for tasks; unset = the bounded in-memory store.
+    /// SQLite database for tasks; unset = the bounded in-memory store (or `store`).
     sqlite_path: Option<PathBuf> => PathBuf = None;
+    /// Where tasks, push configs, sends and replayable events live: a PostgreSQL URL
+    /// (`postgres://user:pass@host:port/db`, one database several replicas share; feature
+    /// `postgres`) or `memory`; unset = `sqlite_path`'s file, else memory. Giving both this and
+    /// `sqlite_path` is refused.
+    store: Option<String> => String = None;
     /// In-memory store capacity (tasks). Default: 10000.
     memory_store_cap: usize = 10_000;
     /// How long terminal tasks stay in the in-memory store. Default: 1h.
@@ -177,13 +182,14 @@ agent_config! {
     sse_overflow_policy: OverflowPolicy = OverflowPolicy::DropNewest;
     /// Stream events kept per task so that a client that reconnects with `Last-Event-ID` gets
     /// what it missed: with the task in memory (counted in `memory_store_max_bytes`, expired
-    /// with the task), or in the SQLite file with `sqlite_path`, where they survive a restart.
+    /// with the task), or in the SQLite file with `sqlite_path` or the database with `store`,
+    /// where they survive a restart.
     /// 0 keeps none (a resume then gets the task snapshot). Default: 256.
     replay_events_per_task: usize = 256;
     /// A SendMessage repeating a `messageId` the caller used within this long answers
     /// from the first send (same task, or same direct message) without running the handler
     /// again; the same `messageId` with a different message is InvalidParams. Kept in memory,
-    /// or in the SQLite file with `sqlite_path`. 0 = off. Records are per authenticated caller:
+    /// or in the SQLite file with `sqlite_path` or the database with `store`. 0 = off. Records are per authenticated caller:
     /// leave it off behind a proxy that calls this agent for many users with one credential
     /// (a gateway), whose users could otherwise reach each other's sends by `messageId`.
     /// Default: 0 (off); e.g. 1h.

@@ -67,7 +67,8 @@
 //!   progress forwarded, cancel propagated); [`exec`]: serve a command; [`demo`]: an echo agent.
 //! - The builder ([`server`]): [`AgentServer`] (card, handler, [`AgentConfig`], store, auth,
 //!   metrics), [`ServerHandle`]; the card ([`card`]): [`AgentCard`]; settings: [`config`].
-//! - Stores ([`store`]): [`TaskStore`], [`MemoryStore`], `SqliteStore` (feature `sqlite`).
+//! - Stores ([`store`]): [`TaskStore`], [`MemoryStore`], `SqliteStore` (feature `sqlite`),
+//!   `PostgresStore` (feature `postgres`: one database several replicas share).
 //! - Auth ([`auth`]): [`Authenticator`]; `oidc` (feature `oidc`): OAuth 2.0 / OIDC tokens.
 //! - Errors ([`error`]): [`A2aError`], [`ErrorKind`], [`ServeError`]; the model: [`model`].
 //!
@@ -77,6 +78,7 @@
 //! | --- | --- |
 //! | `http2` | HTTP/2: h2c (prior knowledge) beside HTTP/1.1 on the listener, HTTP/2 (ALPN `h2`) on push and delegation calls; without it HTTP/1.1 only |
 //! | `sqlite` | the SQLite stores (`sqlite_path`): tasks, replayable events, push configs, sends |
+//! | `postgres` | the PostgreSQL stores (`store = "postgres://…"`, `PostgresStore`): the same, in one database replicas share |
 //! | `oidc` | OAuth 2.0 / OIDC bearer tokens (JWKS, introspection) |
 //! | `grpc` | the A2A 1.0 gRPC binding on the same port (`grpc = true`), with `http2` |
 //! | `prometheus` | `GET /metrics` ([`AgentServer::metrics`], `metrics::install`) |
@@ -84,8 +86,8 @@
 //! | `cli` | the `a2a-agent` binary (flags, TOML settings, logs) and all of the above |
 //! | `jemalloc` | jemalloc as the binary's allocator (in `cli`) |
 //!
-//! A setting that needs a feature the build left out (`sqlite_path`, `grpc`, `oidc_*`) is
-//! refused at start with the feature's name. Why each dependency is there:
+//! A setting that needs a feature the build left out (`sqlite_path`, `store = "postgres://…"`,
+//! `grpc`, `oidc_*`) is refused at start with the feature's name. Why each dependency is there:
 //! docs/architecture.md, "Dependencies".
 #![warn(missing_docs)]
 
@@ -119,6 +121,9 @@ pub mod card;
 pub mod push;
 #[doc(hidden)]
 pub mod replay;
+#[cfg(feature = "postgres")]
+#[doc(hidden)]
+pub mod replay_pg;
 
 // Task stores, configuration, token validation, the protocol edge, the typed read of sends.
 pub mod config;
@@ -165,6 +170,8 @@ pub use handler::{
     ExtensionHandler, FnHandler, Handler, HandlerError, Reply, RequestContext, SubTask, handler_fn,
 };
 pub use server::{AgentServer, ServeError, ServerHandle};
+#[cfg(feature = "postgres")]
+pub use store::PostgresStore;
 #[cfg(feature = "sqlite")]
 pub use store::SqliteStore;
 pub use store::{MemoryStore, TaskStore};

@@ -44,6 +44,7 @@ mod push_outbox;
 mod recovery;
 #[cfg(feature = "cli")]
 mod reload;
+mod replicas;
 mod resume;
 #[cfg(feature = "cli")]
 mod settings;
@@ -51,6 +52,7 @@ mod settings;
 mod shutdown;
 mod slow_clients;
 mod store_bounds;
+mod store_suite;
 mod turn_store;
 mod typed_send;
 mod wire;

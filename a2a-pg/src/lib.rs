@@ -8,6 +8,11 @@
 //!   advisory lock, refusing a database migrated by a newer release;
 //! - [`Listener`]: one connection that `LISTEN`s, reconnects by itself, and says when it was
 //!   away (so its user re-reads what it caches, or polls while it is down);
+//! - [`Alive`]: a replica's liveness lock, held by a session of its own while the replica runs,
+//!   and [`is_alive`], which tells another replica whether it is still held (the rows of a
+//!   gone replica can then be taken over);
+//! - [`query`] and [`execute`]: one statement on a pooled connection, prepared once per
+//!   connection;
 //! - [`testing::TempCluster`]: a throwaway cluster (`initdb` into a temporary directory,
 //!   `pg_ctl` on a loopback port) for tests and benchmarks; never a system service.
 //!
@@ -30,15 +35,17 @@
 //! # Ok(()) }
 //! ```
 
+mod alive;
 mod migrate;
 mod notify;
 mod pool;
 pub mod testing;
 
+pub use alive::{Alive, is_alive};
 pub use deadpool_postgres;
 pub use migrate::{Migrated, advisory_key, migrate};
 pub use notify::{Event, Listener, notify};
-pub use pool::{PoolOptions, pg_config, pool};
+pub use pool::{PoolOptions, execute, pg_config, pool, query};
 pub use tokio_postgres;
 
 /// A pool of connections (deadpool's, with its statement cache).

@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
-use tokio_postgres::NoTls;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{NoTls, Row};
 
 use crate::PgError;
 
@@ -70,4 +71,26 @@ pub fn pool(url: &str, opts: &PoolOptions) -> Result<Pool, PgError> {
         .recycle_timeout(Some(opts.wait_timeout))
         .build()
         .map_err(|e| PgError::Setup(e.to_string()))
+}
+
+/// The rows of one statement on a connection of `pool` (prepared once per connection).
+pub async fn query(
+    pool: &Pool,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<Vec<Row>, PgError> {
+    let c = pool.get().await?;
+    let st = c.prepare_cached(sql).await?;
+    Ok(c.query(&st, params).await?)
+}
+
+/// One statement's affected rows on a connection of `pool` (prepared once per connection).
+pub async fn execute(
+    pool: &Pool,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<u64, PgError> {
+    let c = pool.get().await?;
+    let st = c.prepare_cached(sql).await?;
+    Ok(c.execute(&st, params).await?)
 }

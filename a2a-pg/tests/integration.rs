@@ -1,6 +1,7 @@
 //! Against a real throwaway cluster (`TempCluster`): migrations applied once by replicas that
 //! start together, a newer schema refused, notifications across connections and across a
-//! restart of the database, and a pool that fails fast while the database is down.
+//! restart of the database, a pool that fails fast while the database is down, and replicas'
+//! liveness locks held while their session lasts.
 
 use std::time::Duration;
 
@@ -170,4 +171,43 @@ fn bad_channel_names_and_urls_are_refused() {
         pool("not a url ::", &quick()),
         Err(PgError::Setup(_))
     ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_is_alive_while_its_session_lasts() {
+    let cluster = TempCluster::start().unwrap();
+    let url = cluster.url();
+    let p = pool(&url, &quick()).unwrap();
+    let c = p.get().await.unwrap();
+    let cfg = pg_config(&url, &quick()).unwrap();
+    assert!(
+        !a2a_pg::is_alive(&c, "agent", "r1").await.unwrap(),
+        "never started"
+    );
+    let r1 = a2a_pg::Alive::hold(&cfg, "agent", "r1").await.unwrap();
+    assert_eq!(r1.id(), "r1");
+    let r2 = a2a_pg::Alive::hold(&cfg, "agent", "r2").await.unwrap();
+    // Asked twice: the probe gives back what it took.
+    for _ in 0..2 {
+        assert!(a2a_pg::is_alive(&c, "agent", "r1").await.unwrap());
+        assert!(a2a_pg::is_alive(&c, "agent", "r2").await.unwrap());
+    }
+    // Another component's replica of the same id is another replica.
+    assert!(!a2a_pg::is_alive(&c, "gateway", "r1").await.unwrap());
+    drop(r1);
+    // PostgreSQL frees the lock once it has seen the session end.
+    let mut gone = false;
+    for _ in 0..200 {
+        if !a2a_pg::is_alive(&c, "agent", "r1").await.unwrap() {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(gone, "r1's lock was never freed");
+    assert!(
+        a2a_pg::is_alive(&c, "agent", "r2").await.unwrap(),
+        "r2 still runs"
+    );
+    drop(r2);
 }

@@ -397,6 +397,7 @@ fn main() -> std::process::ExitCode {
             a2a_agent::settings::log_notes(&settings.notes);
             a2a_agent::otel::Export::from_env(&settings.cfg.otlp(), "a2a-agent")
                 .map_err(anyhow::Error::msg)?;
+            settings.cfg.store_choice().map_err(anyhow::Error::msg)?;
             if s.exec.is_none() && !s.echo {
                 anyhow::bail!("give --exec 'CMD ARGS' or --echo");
             }

@@ -27,6 +27,8 @@
 
 mod deliver;
 pub mod store;
+#[cfg(feature = "postgres")]
+pub mod store_pg;
 
 pub use deliver::Undelivered;
 

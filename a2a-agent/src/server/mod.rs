@@ -8,9 +8,9 @@ use crate::config::AgentConfig;
 use crate::handler::{ExtensionHandler, Handler};
 use crate::replay::ReplayLog;
 use crate::state::App;
-#[cfg(feature = "sqlite")]
-use crate::store::SqliteStore;
-use crate::store::{MemoryStore, TaskStore};
+#[cfg(feature = "postgres")]
+use crate::store::PostgresStore;
+use crate::store::TaskStore;
 use crate::tasks::TaskManager;
 use serde_json::Value;
 use std::net::SocketAddr;
@@ -29,6 +29,7 @@ mod reload;
 mod respond;
 mod rest;
 mod sse;
+mod stores;
 
 use pipeline::{Direct, edge_refusal, entry};
 pub use reload::LIVE;
@@ -58,6 +59,7 @@ pub struct AgentServer {
     config: AgentConfig,
     store: Option<Arc<dyn TaskStore>>,
     replay_log: Option<Arc<dyn ReplayLog>>,
+    postgres: stores::Given,
     authenticator: Option<Arc<dyn Authenticator>>,
     ext_handlers: Vec<Arc<dyn ExtensionHandler>>,
     #[cfg(feature = "prometheus")]
@@ -79,6 +81,7 @@ impl AgentServer {
             config: AgentConfig::default(),
             store: None,
             replay_log: None,
+            postgres: None,
             authenticator: None,
             ext_handlers: Vec::new(),
             #[cfg(feature = "prometheus")]
@@ -122,9 +125,20 @@ impl AgentServer {
     }
 
     /// With [`AgentServer::store`]: keep replayable stream events in `log` (without one, a
-    /// resume with `Last-Event-ID` gets the task snapshot). A [`MemoryStore`] is its own log.
+    /// resume with `Last-Event-ID` gets the task snapshot). A [`crate::MemoryStore`] is its own
+    /// log.
     pub fn replay_log(mut self, log: Arc<dyn ReplayLog>) -> Self {
         self.replay_log = Some(log);
+        self
+    }
+
+    /// Keep tasks, replayable events, push configs, idempotent sends and the push outbox in
+    /// `store`'s PostgreSQL database (instead of what the configuration's `store` or
+    /// `sqlite_path` names), which several replicas of the agent may share (docs/agent.md,
+    /// "Several replicas"). [`AgentServer::store`], when given too, still names the task store.
+    #[cfg(feature = "postgres")]
+    pub fn postgres(mut self, store: PostgresStore) -> Self {
+        self.postgres = Some(store);
         self
     }
 
@@ -166,29 +180,14 @@ impl AgentServer {
                     .into(),
             ));
         }
-        // The replay log lives with the tasks: in the memory store's entries, or in the SQLite
-        // file. A store given by the embedder gets a log of event numbers only.
-        let (store, replay): (Arc<dyn TaskStore>, Option<Arc<dyn ReplayLog>>) =
-            match (self.store, &cfg.sqlite_path) {
-                (Some(s), _) => (s, self.replay_log),
-                #[cfg(feature = "sqlite")]
-                (None, Some(p)) => (
-                    Arc::new(SqliteStore::open(p)?),
-                    Some(Arc::new(crate::replay::SqliteReplay::open(
-                        p,
-                        cfg.replay_events_per_task,
-                    )?)),
-                ),
-                // Without the `sqlite` feature a `sqlite_path` was refused above.
-                (None, _) => {
-                    let m = Arc::new(
-                        MemoryStore::new(cfg.memory_store_cap, cfg.terminal_task_ttl.get())
-                            .with_max_bytes(cfg.memory_store_max_bytes)
-                            .with_replay_events(cfg.replay_events_per_task),
-                    );
-                    (m.clone(), Some(m))
-                }
-            };
+        // The replay log lives with the tasks: in the memory store's entries, in the SQLite
+        // file or in the PostgreSQL database. A store given by the embedder gets a log of event
+        // numbers only, unless it gave one.
+        let backend = stores::Backend::open(&cfg, self.postgres).await?;
+        let (store, replay): stores::Tasks = match self.store {
+            Some(s) => (s, self.replay_log),
+            None => backend.tasks(&cfg)?,
+        };
         let authenticator: Arc<dyn Authenticator> = match (self.authenticator, cfg.validate_auth) {
             (Some(a), _) => a,
             (None, false) => Arc::new(NoAuth),
@@ -227,22 +226,11 @@ impl AgentServer {
         if let Some(log) = replay {
             manager.set_replay_log(log);
         }
-        #[cfg(feature = "sqlite")]
-        if let Some(p) = &cfg.sqlite_path {
-            manager.set_send_log(Arc::new(crate::tasks::idempotency::SqliteSendLog::open(
-                p,
-                cfg.idempotency_window.get(),
-            )?));
+        if let Some(log) = backend.send_log(&cfg)? {
+            manager.set_send_log(log);
         }
         let push = if card.push_notifications() {
-            let push_store: Arc<dyn crate::push::store::PushConfigStore> = match &cfg.sqlite_path {
-                #[cfg(feature = "sqlite")]
-                Some(p) => Arc::new(
-                    crate::push::store::SqlitePushStore::open(p)
-                        .map_err(|e| ServeError::Config(e.to_string()))?,
-                ),
-                _ => Arc::new(crate::push::store::MemoryPushStore::default()),
-            };
+            let push_store = backend.push_configs()?;
             let d = crate::push::Dispatcher::new(
                 push_store,
                 manager.store().clone(),
@@ -321,6 +309,10 @@ fn missing_features(cfg: &AgentConfig) -> Result<(), ServeError> {
     };
     if !cfg!(feature = "sqlite") && cfg.sqlite_path.is_some() {
         return missing("sqlite_path", "sqlite");
+    }
+    let choice = cfg.store_choice().map_err(ServeError::Config)?;
+    if !cfg!(feature = "postgres") && matches!(choice, crate::store::StoreChoice::Postgres(_)) {
+        return missing("store = \"postgres://…\"", "postgres");
     }
     if !cfg!(feature = "grpc") && cfg.grpc {
         return missing("grpc", "grpc");

@@ -1,7 +1,7 @@
 //! The store's interface: the [`TaskStore`] trait and what it keeps and hands out (stored
 //! tasks, filters, pages, errors).
 
-use crate::model::{Task, TaskState, Timestamp};
+use crate::model::{Task, TaskState, TaskStatus, Timestamp};
 use async_trait::async_trait;
 
 /// A stored task with the key of the caller that owns it.
@@ -170,6 +170,16 @@ pub trait TaskStore: Send + Sync + 'static {
     /// Every notice still due, oldest first (read once at start to resend). Default: none.
     async fn due_notices(&self) -> Result<Vec<DueNotice>, StoreError> {
         Ok(Vec::new())
+    }
+    /// Begin a follow-up turn of task `id`, which this process found with status `seen`
+    /// (waiting for input): mark the stored task SUBMITTED only if nothing changed it since
+    /// (its status is still `seen` and, where the store keeps one, its version is the one this
+    /// process last read or wrote), in one step; whether this process may continue it. Of two
+    /// processes continuing one task at once, one may. Default: true (a store one process
+    /// owns: the live task's lock already orders the turns).
+    async fn begin_turn(&self, id: &str, seen: &TaskStatus) -> Result<bool, StoreError> {
+        let _ = (id, seen);
+        Ok(true)
     }
 }
 

@@ -1,17 +1,31 @@
-//! Task stores: the [`TaskStore`] trait, a bounded in-memory store and a SQLite store (with the
-//! push outbox).
+//! Task stores: the [`TaskStore`] trait, a bounded in-memory store, a SQLite store (with the
+//! push outbox) and a PostgreSQL store that replicas share (feature `postgres`).
 
 mod api;
+mod choice;
 mod memory;
 #[cfg(feature = "sqlite")]
 mod outbox;
+#[cfg(feature = "postgres")]
+mod pg_schema;
+#[cfg(feature = "postgres")]
+mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
+/// How a [`PostgresStore`] connects and waits (pool size, connect and wait timeouts, statement
+/// timeout, `application_name`): the PostgreSQL plumbing the gateway uses too.
+#[cfg(feature = "postgres")]
+pub use a2a_pg::PoolOptions;
 pub use api::{
     DueNotice, Notice, PageCursor, StoreError, StoredTask, TaskFilter, TaskPage, TaskStore,
 };
+pub use choice::StoreChoice;
 pub use memory::MemoryStore;
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresStore;
+#[cfg(feature = "postgres")]
+pub(crate) use postgres::{col, pg};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 #[cfg(feature = "sqlite")]

@@ -18,6 +18,8 @@ use super::send::{SendExtras, SendInput, SendMode, SendOutcome, Start, Subscript
 pub use super::sends::SqliteSendLog;
 use super::sends::{Claim, Idem};
 pub use super::sends::{MemorySendLog, SendLog, SendRecord, SendTarget, digest, now_ms};
+#[cfg(feature = "postgres")]
+pub use super::sends_pg::PgSendLog;
 use crate::caller::CallerProfile;
 use crate::error::A2aError;
 use std::sync::Arc;

@@ -34,6 +34,8 @@ pub(crate) mod recovery;
 mod run;
 mod send;
 mod sends;
+#[cfg(feature = "postgres")]
+mod sends_pg;
 mod turn;
 
 /// The handler's progress emitter, at home in [`handler`](crate::handler); this path is kept for

@@ -14,6 +14,14 @@ use crate::handler::{Emitter, Headers, RawMessage, RequestContext, status_change
 use crate::model::{Role, Task, TaskState, TaskStatus};
 use crate::store::StoredTask;
 
+/// A follow-up to a task whose previous message is still being handled.
+fn still_working() -> A2aError {
+    A2aError::new(
+        ErrorKind::UnsupportedOperation,
+        "the task is still working on a previous message",
+    )
+}
+
 impl TaskManager {
     /// One send, the handler run once; with `idem`, the send is recorded for retries as soon as
     /// its task is known (see [`super::idempotency`]).
@@ -108,6 +116,16 @@ impl TaskManager {
                                 release_queue(queued_slot);
                                 return Err(terminal_send(&tid));
                             }
+                            // Stored as submitted or working, yet not running here: another
+                            // replica on the same database runs it (a store one process owns
+                            // has none such once recovery ran).
+                            if matches!(
+                                rec.task.status.state,
+                                TaskState::Submitted | TaskState::Working
+                            ) {
+                                release_queue(queued_slot);
+                                return Err(still_working());
+                            }
                             let seq = self.last_seq(&tid).await;
                             self.register(rec.task, rec.owner, seq)
                         }
@@ -130,10 +148,7 @@ impl TaskManager {
                         max_task,
                     ))
                 } else if live.running.load(Ordering::SeqCst) {
-                    Some(A2aError::new(
-                        ErrorKind::UnsupportedOperation,
-                        "the task is still working on a previous message",
-                    ))
+                    Some(still_working())
                 } else if message
                     .context_id
                     .as_ref()
@@ -144,6 +159,22 @@ impl TaskManager {
                     ))
                 } else {
                     None
+                };
+                // Of two replicas continuing this task at once, one may (the store compares
+                // what each continues from; a store one process owns always agrees).
+                let err = match err {
+                    Some(e) => Some(e),
+                    None => match self.writer.store.begin_turn(&tid, &g.task.status).await {
+                        Ok(true) => None,
+                        Ok(false) => {
+                            // What this process holds is out of date: read it again next time.
+                            if !live.running.load(Ordering::SeqCst) {
+                                self.live_remove(&tid);
+                            }
+                            Some(still_working())
+                        }
+                        Err(e) => Some(A2aError::internal(e.to_string())),
+                    },
                 };
                 if let Some(e) = err {
                     drop(g);

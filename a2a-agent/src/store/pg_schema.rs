@@ -1,0 +1,91 @@
+//! The agent's PostgreSQL schema: every table of [`super::PostgresStore`] and of the replay,
+//! send and push-config logs that share its pool, as versioned migrations applied once across
+//! replicas ([`a2a_pg::migrate`], component `agent`).
+//!
+//! The tables are named `agent_*` so that an agent and a gateway can share one database. Task
+//! ids compare byte-wise (`COLLATE "C"`), as SQLite compares them, so listings page alike on
+//! every store. `runner` is the replica that wrote an unfinished task or a due notice: rows of
+//! a replica that no longer holds its liveness lock are taken over at the next start
+//! ([`super::postgres`]). A task's `version` grows at every write: a follow-up turn begins only
+//! on the version its replica last saw.
+
+/// The component name of the agent's migrations (row `a2a_schema('agent')`).
+pub(crate) const COMPONENT: &str = "agent";
+
+/// The condition of an unfinished task (SUBMITTED or WORKING), as the partial index and the
+/// start-up read both write it.
+macro_rules! open_states {
+    () => {
+        "state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')"
+    };
+}
+pub(crate) use open_states;
+
+/// The migrations, oldest first (never edit one that was released: add another).
+pub(crate) const MIGRATIONS: &[&str] = &[concat!(
+    r#"
+CREATE TABLE agent_tasks (
+    id TEXT COLLATE "C" PRIMARY KEY,
+    owner TEXT NOT NULL,
+    context_id TEXT,
+    state TEXT NOT NULL,
+    ts BIGINT NOT NULL,
+    runner TEXT NOT NULL DEFAULT '',
+    version BIGINT NOT NULL DEFAULT 0,
+    body TEXT NOT NULL
+);
+CREATE INDEX agent_tasks_owner_ts ON agent_tasks (owner, ts DESC, id DESC);
+CREATE INDEX agent_tasks_open ON agent_tasks (runner) WHERE "#,
+    open_states!(),
+    r#";
+CREATE TABLE agent_push_outbox (
+    seq BIGSERIAL PRIMARY KEY,
+    task_id TEXT NOT NULL,
+    config_id TEXT NOT NULL,
+    content_type TEXT NOT NULL,
+    body BYTEA NOT NULL,
+    runner TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE agent_push_configs (
+    seq BIGSERIAL PRIMARY KEY,
+    task_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    version TEXT NOT NULL,
+    body TEXT NOT NULL,
+    UNIQUE (task_id, id)
+);
+CREATE TABLE agent_sends (
+    owner TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    target TEXT NOT NULL,
+    at BIGINT NOT NULL,
+    PRIMARY KEY (owner, message_id)
+);
+CREATE INDEX agent_sends_at ON agent_sends (at);
+CREATE TABLE agent_replay_events (
+    task_id TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (task_id, seq)
+);
+"#
+)];
+
+#[cfg(test)]
+mod tests {
+    use crate::model::TaskState;
+
+    #[test]
+    fn the_open_states_are_the_unfinished_states_as_stored() {
+        assert_eq!(
+            open_states!(),
+            format!(
+                "state IN ('{}', '{}')",
+                TaskState::Submitted.as_str(),
+                TaskState::Working.as_str()
+            )
+        );
+    }
+}
