@@ -1,7 +1,7 @@
 //! One audit suite, written once against `AuditStore` and run on both backends (issue 32): a
 //! SQLite file (the serving process's store, its intent journal open) and a throwaway
 //! PostgreSQL cluster. One record per hop (an intent alone reads `incomplete`), the console's
-//! filtered pages add up, a hop's detail and samples, the admin audit, the export; retention
+//! filtered pages and counts add up, a hop's detail and samples, the admin audit, the export; retention
 //! deletes the oldest rows in batches by age and keeps the byte bound. On PostgreSQL: two
 //! replicas' records are all read back exactly once; a durable record survives dropping the
 //! writer; with the database stopped calls fail as unavailable, and work after its restart.
@@ -135,6 +135,15 @@ async fn hops<A: AuditStore>(a: &A) {
         ..f.clone()
     };
     assert_eq!(traces(&paged(a, &window, 10).await), ["q3", "q2", "q1"]);
+    // Counts: one per hop, as the pages.
+    for (filter, n) in [
+        (HopFilter::default(), 11),
+        (f.clone(), 7),
+        (refused.clone(), 2),
+        (window.clone(), 3),
+    ] {
+        assert_eq!(a.hop_count(&filter).await.unwrap(), n, "{filter:?}");
+    }
     let q1 = wa_echo.iter().find(|r| r.trace_id == "q1").unwrap();
     let newer = a.hops_after(&f, q1.seq, 100).await.unwrap();
     assert_eq!(traces(&newer), ["q4", "q3", "q2"]);

@@ -85,6 +85,10 @@ pub trait AuditStore: Clone + Send + Sync + 'static {
         limit: i64,
     ) -> impl Future<Output = Result<Vec<AuditRecord>, StoreError>> + Send;
 
+    /// How many hops match `f` (one per hop, as the pages count them; reads every matching
+    /// row's index entry).
+    fn hop_count(&self, f: &HopFilter) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
     /// One audit row by its sequence number (a hop's detail).
     fn record(
         &self,
@@ -212,6 +216,9 @@ impl AuditStore for Audit {
         limit: i64,
     ) -> Result<Vec<AuditRecord>, StoreError> {
         either!(self.hops_after(f, after, limit))
+    }
+    async fn hop_count(&self, f: &HopFilter) -> Result<u64, StoreError> {
+        either!(self.hop_count(f))
     }
     async fn record(&self, seq: i64) -> Result<Option<AuditRecord>, StoreError> {
         either!(self.record(seq))

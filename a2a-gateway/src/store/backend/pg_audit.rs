@@ -266,7 +266,7 @@ fn insert_sql() -> String {
         .collect();
     let select = COLUMNS.replacen(
         "seq,",
-        "coalesce(seq, nextval(pg_get_serial_sequence('audit', 'seq'))),",
+        "coalesce(seq, nextval(pg_get_serial_sequence('audit', 'seq')::regclass)),",
         1,
     );
     format!(
@@ -274,6 +274,14 @@ fn insert_sql() -> String {
          SELECT {select} FROM unnest({}) AS u({COLUMNS})",
         arrays.join(", ")
     )
+}
+
+/// One optional text column of `recs`.
+fn column<'a>(
+    recs: &[&'a AuditRecord],
+    f: fn(&'a AuditRecord) -> Option<&'a str>,
+) -> Vec<Option<&'a str>> {
+    recs.iter().copied().map(f).collect()
 }
 
 /// Inserts `rows` in one statement; returns each row's sequence number where it was taken
@@ -285,7 +293,7 @@ async fn insert(pool: &Pool, rows: &[Row]) -> Result<Vec<Option<i64>>, StoreErro
     if intents > 0 {
         let st = c
             .prepare_cached(
-                "SELECT nextval(pg_get_serial_sequence('audit', 'seq'))
+                "SELECT nextval(pg_get_serial_sequence('audit', 'seq')::regclass)
                  FROM generate_series(1, $1::int)",
             )
             .await?;
@@ -302,9 +310,7 @@ async fn insert(pool: &Pool, rows: &[Row]) -> Result<Vec<Option<i64>>, StoreErro
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default();
     let recs: Vec<&AuditRecord> = rows.iter().map(|r| &*r.rec).collect();
-    let text = |f: fn(&AuditRecord) -> Option<&str>| -> Vec<Option<&str>> {
-        recs.iter().map(|r| f(*r)).collect()
-    };
+    let text = |f: fn(&AuditRecord) -> Option<&str>| column(&recs, f);
     let ts: Vec<&str> = recs
         .iter()
         .map(|r| if r.ts.is_empty() { &now } else { &r.ts })

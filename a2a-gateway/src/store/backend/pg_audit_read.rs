@@ -72,23 +72,26 @@ fn record_of(r: &Row) -> AuditRecord {
 }
 
 /// The WHERE clause of `f` (its set filters only, so the planner picks the index serving them)
-/// and its values, numbered from `$1`: one record per hop, as `hop_page::filter_sql`.
-fn filter_sql(f: &HopFilter) -> (String, Vec<String>) {
+/// and its values, numbered from 1 with `mark` (`$` on PostgreSQL, `?` on SQLite): one record
+/// per hop, as `hop_page::filter_sql`. `collate` is what makes a time compare byte-wise
+/// (` COLLATE "C"` on PostgreSQL; SQLite compares bytes already).
+pub(super) fn hop_filter(f: &HopFilter, mark: char, collate: &str) -> (String, Vec<String>) {
     let mut clause = String::from(
         "NOT (phase IS NOT DISTINCT FROM 'intent'
            AND EXISTS (SELECT 1 FROM audit c WHERE c.intent_of = audit.seq))",
     );
     let mut args = Vec::new();
+    let (since, until) = (format!("ts{collate} >="), format!("ts{collate} <"));
     for (value, cond) in [
         (&f.workspace, "workspace_id ="),
         (&f.agent, "target ="),
         (&f.decision, "decision ="),
-        (&f.since, "ts COLLATE \"C\" >="),
-        (&f.until, "ts COLLATE \"C\" <"),
+        (&f.since, since.as_str()),
+        (&f.until, until.as_str()),
     ] {
         if let Some(v) = value.as_deref().filter(|v| !v.is_empty()) {
             args.push(v.to_owned());
-            clause.push_str(&format!(" AND {cond} ${}", args.len()));
+            clause.push_str(&format!(" AND {cond} {mark}{}", args.len()));
         }
     }
     // The decision index holds no `allowed` rows: the planner uses it when the query says so.
@@ -99,6 +102,11 @@ fn filter_sql(f: &HopFilter) -> (String, Vec<String>) {
         clause.push_str(" AND decision <> 'allowed'");
     }
     (clause, args)
+}
+
+/// [`hop_filter`] on PostgreSQL.
+fn filter_sql(f: &HopFilter) -> (String, Vec<String>) {
+    hop_filter(f, '$', " COLLATE \"C\"")
 }
 
 fn rfc3339_now() -> String {
@@ -285,6 +293,20 @@ impl AuditStore for PgAudit {
         limit: i64,
     ) -> Result<Vec<AuditRecord>, StoreError> {
         self.hops(f, ">", after, "DESC", limit.clamp(1, 1000)).await
+    }
+
+    async fn hop_count(&self, f: &HopFilter) -> Result<u64, StoreError> {
+        self.flush().await;
+        let (clause, args) = filter_sql(f);
+        let params: Vec<&(dyn ToSql + Sync)> =
+            args.iter().map(|a| a as &(dyn ToSql + Sync)).collect();
+        let sql = format!("SELECT COUNT(*) FROM audit WHERE {clause}");
+        let n: i64 = self
+            .query(&sql, &params)
+            .await?
+            .first()
+            .map_or(0, |r| r.get(0));
+        Ok(u64::try_from(n).unwrap_or(0))
     }
 
     async fn record(&self, seq: i64) -> Result<Option<AuditRecord>, StoreError> {

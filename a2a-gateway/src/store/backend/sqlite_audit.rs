@@ -12,6 +12,7 @@ use rusqlite::params;
 use serde_json::Value;
 
 use super::AuditStore;
+use super::pg_audit_read::hop_filter;
 use super::rows::{AdminAuditRecord, AdminIdentity};
 use crate::store::{
     AuditRecord, AuditRetention, CachedExt, HopFilter, IntentRef, RetentionState, Store,
@@ -112,6 +113,17 @@ impl AuditStore for SqliteAudit {
         limit: i64,
     ) -> Result<Vec<AuditRecord>, StoreError> {
         self.store.hops_after(f, after, limit)
+    }
+
+    async fn hop_count(&self, f: &HopFilter) -> Result<u64, StoreError> {
+        self.store.flush_audit();
+        let (clause, args) = hop_filter(f, '?', "");
+        let sql = format!("SELECT COUNT(*) FROM audit WHERE {clause}");
+        let n: i64 = self.store.with(|c| {
+            Ok(c.prepare_cached(&sql)?
+                .query_row(rusqlite::params_from_iter(args.iter()), |r| r.get(0))?)
+        })?;
+        Ok(u64::try_from(n).unwrap_or(0))
     }
 
     async fn record(&self, seq: i64) -> Result<Option<AuditRecord>, StoreError> {
