@@ -45,10 +45,7 @@ fn traces(rows: &[AuditRecord]) -> Vec<&str> {
 async fn paged<A: AuditStore>(a: &A, f: &HopFilter, n: i64) -> Vec<AuditRecord> {
     let mut out: Vec<AuditRecord> = Vec::new();
     loop {
-        let page = a
-            .hop_page(f, out.last().map(|r| r.seq), n)
-            .await
-            .unwrap();
+        let page = a.hop_page(f, out.last().map(|r| r.seq), n).await.unwrap();
         assert!(page.len() as i64 <= n);
         if page.is_empty() {
             return out;
@@ -65,7 +62,10 @@ pub async fn suite<A: AuditStore>(a: &A) {
 
 async fn hops<A: AuditStore>(a: &A) {
     // A hop with its intent: one record, the completion, linked to the intent.
-    let link = a.intent(&rec("h1", "wa", "echo", "allowed", &at(1))).await.unwrap();
+    let link = a
+        .intent(&rec("h1", "wa", "echo", "allowed", &at(1)))
+        .await
+        .unwrap();
     a.durable(&rec("h1", "wa", "echo", "allowed", &at(1)), Some(&link))
         .await
         .unwrap();
@@ -87,8 +87,11 @@ async fn hops<A: AuditStore>(a: &A) {
         .unwrap();
     a.flushed().await;
     for i in 0..3 {
-        a.enqueue(&rec(&format!("b{i}"), "wb", "echo", "allowed", &at(9)), None)
-            .unwrap();
+        a.enqueue(
+            &rec(&format!("b{i}"), "wb", "echo", "allowed", &at(9)),
+            None,
+        )
+        .unwrap();
     }
     a.flushed().await;
 
@@ -103,7 +106,10 @@ async fn hops<A: AuditStore>(a: &A) {
     assert_eq!(cut.outcome.as_deref(), Some("incomplete"));
     assert_eq!(a.records(Some("wb"), None, 0, 100).await.unwrap().len(), 3);
     assert_eq!(
-        a.records(Some("wa"), Some("other"), 0, 100).await.unwrap().len(),
+        a.records(Some("wa"), Some("other"), 0, 100)
+            .await
+            .unwrap()
+            .len(),
         1
     );
     let after = a.records(None, None, all[5].seq, 3).await.unwrap();
@@ -188,8 +194,14 @@ async fn admin<A: AuditStore>(a: &A) {
         status: 201,
         detail: json!({"body": {"agentId": "echo"}}),
     };
-    let s1 = a.append_admin(&row(Some("wa"), "POST /admin/x")).await.unwrap();
-    let s2 = a.append_admin(&row(None, "cli workspace-add")).await.unwrap();
+    let s1 = a
+        .append_admin(&row(Some("wa"), "POST /admin/x"))
+        .await
+        .unwrap();
+    let s2 = a
+        .append_admin(&row(None, "cli workspace-add"))
+        .await
+        .unwrap();
     assert!(s2 > s1);
     let rows = a.admin_records(None, 0, 10).await.unwrap();
     assert_eq!(rows.len(), 2);
@@ -229,13 +241,19 @@ async fn trim_all<A: AuditStore>(a: &A, rule: &AuditRetention) -> usize {
 /// batches, keeping the newest row; the size rule keeps the byte bound, deleting the oldest.
 pub async fn retention<A: AuditStore>(a: &A) {
     for i in 0..30 {
-        a.enqueue(&rec(&format!("old{i}"), "w", "e", "allowed", &days_ago(40)), None)
-            .unwrap();
+        a.enqueue(
+            &rec(&format!("old{i}"), "w", "e", "allowed", &days_ago(40)),
+            None,
+        )
+        .unwrap();
     }
     a.flushed().await;
     for i in 0..5 {
-        a.enqueue(&rec(&format!("new{i}"), "w", "e", "allowed", &days_ago(2)), None)
-            .unwrap();
+        a.enqueue(
+            &rec(&format!("new{i}"), "w", "e", "allowed", &days_ago(2)),
+            None,
+        )
+        .unwrap();
     }
     a.flushed().await;
     let by_age = |days: u64| AuditRetention {
@@ -378,7 +396,9 @@ async fn a_durable_write_survives_dropping_the_writer() {
     a.durable(&rec("kept", "w", "e", "allowed", ""), None)
         .await
         .unwrap();
-    a.intent(&rec("cut", "w", "e", "allowed", "")).await.unwrap();
+    a.intent(&rec("cut", "w", "e", "allowed", ""))
+        .await
+        .unwrap();
     a.enqueue(&rec("queued", "w", "e", "allowed", ""), None)
         .unwrap();
     drop(a);
@@ -460,5 +480,8 @@ async fn while_postgres_is_down_audit_calls_fail_as_unavailable() {
     assert!(ok, "writes again after the restart");
     let rows = a.records(None, None, 0, 10).await.unwrap();
     let names = traces(&rows);
-    assert!(names.contains(&"before") && names.contains(&"after"), "{names:?}");
+    assert!(
+        names.contains(&"before") && names.contains(&"after"),
+        "{names:?}"
+    );
 }

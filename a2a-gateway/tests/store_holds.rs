@@ -67,7 +67,13 @@ pub async fn suite<H: HoldStore>(h: &H) {
 
 async fn approvals<H: HoldStore>(h: &H) {
     // Ids a locale would order otherwise than bytes, three of them created at one time.
-    for (id, at) in [("a1", 100), ("B2", 200), ("_c3", 200), ("b4", 200), ("e5", 300)] {
+    for (id, at) in [
+        ("a1", 100),
+        ("B2", 200),
+        ("_c3", 200),
+        ("b4", 200),
+        ("e5", 300),
+    ] {
         h.create_approval(&approval("wa", id, at)).await.unwrap();
     }
     h.create_approval(&approval("wb", "z9", 100)).await.unwrap();
@@ -100,7 +106,10 @@ async fn approvals<H: HoldStore>(h: &H) {
     // Newest first, then ids in byte order, descending; pages by keyset add up.
     let order = ["e5", "b4", "_c3", "B2", "a1"];
     let ids = |p: &[ApprovalSummary]| p.iter().map(|s| s.id.clone()).collect::<Vec<_>>();
-    assert_eq!(ids(&h.summaries("wa", None, None, 100).await.unwrap()), order);
+    assert_eq!(
+        ids(&h.summaries("wa", None, None, 100).await.unwrap()),
+        order
+    );
     let mut paged = Vec::new();
     let mut after: Option<String> = None;
     loop {
@@ -176,14 +185,21 @@ async fn waiting<H: HoldStore>(h: &H) {
         tokio::spawn(async move { h.decision("wa", "e5", Duration::from_secs(600)).await })
     };
     tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(h.decide("wa", "e5", "denied", Some("ops"), Some("no")).await.unwrap());
+    assert!(
+        h.decide("wa", "e5", "denied", Some("ops"), Some("no"))
+            .await
+            .unwrap()
+    );
     let s = tokio::time::timeout(BOUND, waiter)
         .await
         .expect("the waiter wakes")
         .unwrap()
         .unwrap()
         .unwrap();
-    assert_eq!((s.state.as_str(), s.reason.as_deref()), ("denied", Some("no")));
+    assert_eq!(
+        (s.state.as_str(), s.reason.as_deref()),
+        ("denied", Some("no"))
+    );
 }
 
 async fn kills<H: HoldStore>(h: &H) {
@@ -275,7 +291,11 @@ async fn a_decision_and_a_kill_on_one_replica_reach_another() {
     };
     let mut kills = b.kill_events().await.unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(a.decide("wa", "x1", "approved", Some("ops"), None).await.unwrap());
+    assert!(
+        a.decide("wa", "x1", "approved", Some("ops"), None)
+            .await
+            .unwrap()
+    );
     let s = tokio::time::timeout(BOUND, waiter)
         .await
         .expect("B's waiter wakes on A's decision")
@@ -348,7 +368,9 @@ async fn while_postgres_is_down_hold_calls_fail_as_unavailable() {
     cluster.stop().unwrap();
     for r in [
         a.approval_summary("wa", "o1").await.map(|_| ()),
-        a.decide("wa", "o1", "approved", None, None).await.map(|_| ()),
+        a.decide("wa", "o1", "approved", None, None)
+            .await
+            .map(|_| ()),
         a.add_kill(&kill("wa", "task", "t")).await,
         a.decision("wa", "o1", BOUND).await.map(|_| ()),
     ] {

@@ -20,10 +20,10 @@ use a2a_pg::{Event, Listener, Pool, PoolOptions};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+use super::HoldStore;
 use super::holds::{self, APPROVALS_CHANNEL, KILLS_CHANNEL, Kills, POLL, Poll, Signal};
 use super::pg::refused;
 use super::rows::{Approval, ApprovalSummary, Kill, MAX_PAGE};
-use super::HoldStore;
 use crate::store::StoreError;
 use crate::store::pg_schema::{COMPONENT, PG_MIGRATIONS};
 
@@ -119,7 +119,9 @@ impl PgHolds {
         let forward = tokio::spawn(async move {
             loop {
                 let s = match events.recv().await {
-                    Ok(Event::Notification { channel, payload }) if channel == APPROVALS_CHANNEL => {
+                    Ok(Event::Notification { channel, payload })
+                        if channel == APPROVALS_CHANNEL =>
+                    {
                         Signal::Decided(payload)
                     }
                     Ok(Event::Notification { .. }) => Signal::Killed,
@@ -188,7 +190,10 @@ impl HoldStore for PgHolds {
         );
         let chain = serde_json::to_string(&s.chain).unwrap_or_else(|_| "[]".into());
         let extensions = serde_json::to_string(&s.extensions).unwrap_or_else(|_| "[]".into());
-        let (preview, refusal) = (s.preview.to_string(), s.refusal.as_ref().map(Value::to_string));
+        let (preview, refusal) = (
+            s.preview.to_string(),
+            s.refusal.as_ref().map(Value::to_string),
+        );
         let mut c = self.inner.pool.get().await?;
         let tx = c.transaction().await?;
         tx.execute(
