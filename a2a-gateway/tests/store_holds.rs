@@ -268,7 +268,8 @@ async fn the_holds_suite_on_postgres() {
 
 /// Two replicas: a decision made through A wakes B's waiter, a kill made on A is streamed on
 /// B; after B's connections are cut (its listener misses what is said meanwhile), B's waiter
-/// still wakes on A's decision, by the re-read after reconnecting or the poll.
+/// still wakes on A's decision, by the re-read after reconnecting or the poll; of the two
+/// deciding one approval at once, exactly one moves it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_decision_and_a_kill_on_one_replica_reach_another() {
     let Some(cluster) = cluster() else { return };
@@ -349,6 +350,28 @@ async fn a_decision_and_a_kill_on_one_replica_reach_another() {
         b.decision("wa", "x2", BOUND).await.unwrap().unwrap().state,
         "denied"
     );
+
+    // Both replicas decide one approval at the same instant: exactly one moves it.
+    for i in 0..20 {
+        let id = format!("race{i}");
+        a.create_approval(&approval("wa", &id, 100)).await.unwrap();
+        let (x, y) = tokio::join!(
+            a.decide("wa", &id, "approved", Some("a"), None),
+            b.decide("wa", &id, "denied", Some("b"), None)
+        );
+        let (x, y) = (x.unwrap(), y.unwrap());
+        assert!(x != y, "{id}: exactly one decides ({x}, {y})");
+        let s = b.approval_summary("wa", &id).await.unwrap().unwrap();
+        let winner = if x {
+            ("approved", "a")
+        } else {
+            ("denied", "b")
+        };
+        assert_eq!(
+            (s.state.as_str(), s.approver.as_deref()),
+            (winner.0, Some(winner.1))
+        );
+    }
 }
 
 /// With the database stopped, calls fail as unavailable; after the restart they work, and a
