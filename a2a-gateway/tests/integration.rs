@@ -82,6 +82,8 @@ mod shutdown;
 mod slow_clients;
 mod stall;
 mod store;
+mod store_audit;
+mod store_holds;
 mod store_race;
 mod store_records;
 mod store_replicas;

@@ -44,7 +44,9 @@ impl IntentRef {
         }
     }
 
-    fn set_seq(&self, seq: i64) {
+    /// Records the intent row's sequence number (once committed; the PostgreSQL writer
+    /// in `backend` sets it too).
+    pub(super) fn set_seq(&self, seq: i64) {
         self.0.seq.store(seq, Ordering::Release);
     }
 

@@ -22,7 +22,36 @@ pub const COMPONENT: &str = "gateway";
 
 /// The gateway's PostgreSQL migrations, in order (the index + 1 is the version in
 /// `a2a_schema`; a published migration is never edited, a fix is a new one).
-pub const PG_MIGRATIONS: &[&str] = &[V1, V2, V3];
+pub const PG_MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+
+/// 4: approvals and kills reach every replica (`store::backend::HoldStore`): a change of an
+/// approval's state is announced on channel `a2a_approvals` (payload: the approval id) and a
+/// new kill on `a2a_kills` (payload: the workspace id), so a replica waiting for a decision
+/// or holding a killed stream wakes; an approval page orders ids byte-wise (`COLLATE "C"`), as
+/// SQLite does, from the queue index; the kill stream's re-read by time uses an index.
+const V4: &str = r#"
+CREATE FUNCTION a2a_approval_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('a2a_approvals', NEW.id);
+    RETURN NULL;
+END $$;
+CREATE TRIGGER gov_approvals_changed AFTER UPDATE OF state ON gov_approvals
+    FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state)
+    EXECUTE FUNCTION a2a_approval_changed();
+
+CREATE FUNCTION a2a_kill_made() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('a2a_kills', NEW.workspace_id);
+    RETURN NULL;
+END $$;
+CREATE TRIGGER gov_kills_made AFTER INSERT ON gov_kills
+    FOR EACH ROW EXECUTE FUNCTION a2a_kill_made();
+
+DROP INDEX gov_approvals_queue;
+CREATE INDEX gov_approvals_queue
+    ON gov_approvals(workspace_id, state, created_at DESC, id COLLATE "C" DESC);
+CREATE INDEX gov_kills_made_at ON gov_kills(killed_at);
+"#;
 
 /// 3: the listing indexes of `task_owners` order task ids byte-wise (`COLLATE "C"`), as
 /// SQLite does, whatever the database's collation: a listing's pages and cursors are the same

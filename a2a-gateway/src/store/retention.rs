@@ -120,7 +120,7 @@ pub(crate) fn audit_bytes(c: &Connection) -> Result<u64, StoreError> {
     Ok(u64::try_from(b).unwrap_or(0))
 }
 
-fn is_older(ts: &str, cutoff: time::OffsetDateTime) -> bool {
+pub(super) fn is_older(ts: &str, cutoff: time::OffsetDateTime) -> bool {
     // A time that does not parse (never written by the gateway) counts as old: it is behind
     // older rows in `seq` order.
     time::OffsetDateTime::parse(ts, &time::format_description::well_known::Rfc3339)

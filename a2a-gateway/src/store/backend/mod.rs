@@ -20,6 +20,13 @@
 //! Task ownership, task records and idempotent sends are behind two more traits of the same
 //! design, [`TaskStore`] and [`SendStore`] (module `records`): [`SqliteRecords`] on today's
 //! store, [`PgRecords`] on PostgreSQL, [`Records`] either.
+//!
+//! The audit log and the admin audit are behind [`AuditStore`] (module `audit`): a
+//! non-blocking enqueue and an awaited "durable" write, the reads of the console and the
+//! export, retention; [`SqliteAudit`] is today's group-commit writer, [`PgAudit`] a writer task
+//! per replica committing batches; [`Audit`] either. Approvals (held requests) and session
+//! kills are behind [`HoldStore`] (module `holds`), with a wait for an approval's decision and a
+//! stream of kills that reach every replica on PostgreSQL by notification; [`Holds`] either.
 
 use std::future::Future;
 
@@ -28,20 +35,35 @@ use super::{
 };
 use crate::keys::Scope;
 
+mod audit;
+mod holds;
 mod pg;
+mod pg_audit;
+mod pg_audit_read;
 mod pg_epoch;
+mod pg_holds;
 mod pg_keys;
 mod pg_push;
 mod pg_sends;
 mod pg_tasks;
 mod records;
+mod rows;
 mod sqlite;
+mod sqlite_audit;
+mod sqlite_holds;
 mod sqlite_records;
 
+pub use audit::{Audit, AuditStore, export_jsonl};
+pub use holds::{APPROVALS_CHANNEL, HoldStore, Holds, KILL_MARGIN, KILLS_CHANNEL, Kills, POLL};
 pub use pg::PgRegistry;
+pub use pg_audit::{PIPELINE, PgAudit};
+pub use pg_holds::PgHolds;
 pub use pg_tasks::PgRecords;
 pub use records::{Records, SendStore, TaskStore};
+pub use rows::{AdminAuditRecord, AdminIdentity, Approval, ApprovalSummary, Kill, MAX_PAGE};
 pub use sqlite::SqliteRegistry;
+pub use sqlite_audit::SqliteAudit;
+pub use sqlite_holds::SqliteHolds;
 pub use sqlite_records::SqliteRecords;
 
 /// The registry's operations, on either backend (see the module doc). The `_seen` reads take

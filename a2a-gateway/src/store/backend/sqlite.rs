@@ -34,7 +34,7 @@ impl SqliteRegistry {
 
 /// SQLite's constraint errors as the kinds both backends use: a taken primary key or unique
 /// value is `Invalid("{what} already exists")`, a missing referenced row `NotFound(what)`.
-fn constraint(e: StoreError, what: &str) -> StoreError {
+pub(super) fn constraint(e: StoreError, what: &str) -> StoreError {
     use rusqlite::ffi;
     if let StoreError::Sql(rusqlite::Error::SqliteFailure(f, _)) = &e {
         match f.extended_code {

@@ -1,0 +1,138 @@
+//! The rows of the admin audit, the approvals and the kills as the store traits hand them out
+//! ([`super::AuditStore`], [`super::HoldStore`]).
+//!
+//! Their definitions are the ones of `admin::audit`, `governance::approval` and
+//! `governance::store`, which sit above the store in the crate's layers and so cannot be
+//! named here: once the call sites use the traits (issue 32), those modules re-export these
+//! types instead of defining their own (the fields, names and serde forms are the same, so no
+//! caller changes).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Who performed an admin action.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AdminIdentity {
+    /// How the admin authenticated: `admin-token` (the admin API's bearer token), `console`
+    /// (a console session; its actions reach the admin API in process) or `cli` (direct access
+    /// to the database file).
+    pub kind: String,
+    /// Who: `admin-token` for the shared token, the OS user for the CLI.
+    pub subject: String,
+    /// The client's address (admin API), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
+}
+
+/// One admin action (a row of the admin audit).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdminAuditRecord {
+    /// Sequence number (assigned on insert).
+    #[serde(default)]
+    pub seq: i64,
+    /// RFC 3339 time (assigned on insert).
+    #[serde(default)]
+    pub ts: String,
+    /// Who.
+    pub actor: AdminIdentity,
+    /// What: `POST /admin/workspaces/{ws}/agents`, or `cli agent-add`.
+    pub action: String,
+    /// The workspace concerned, when the action names one.
+    pub workspace_id: Option<String>,
+    /// HTTP status of the answer (the CLI: 200 done, 400 failed).
+    pub status: i64,
+    /// The request (path parameters, body or arguments; secrets redacted) and the outcome.
+    pub detail: Value,
+}
+
+/// Everything about a held hop but the request itself: what counts, lists, the gateway task
+/// and the caller's follow-ups read. Its size is bounded (the preview), whatever the size of
+/// the held request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalSummary {
+    /// Approval id.
+    pub id: String,
+    /// Workspace.
+    pub workspace_id: String,
+    /// Target agent.
+    pub agent_id: String,
+    /// The caller's version (`0.3`/`1.0`): the stored request is in it.
+    pub caller_version: String,
+    /// What an approver sees in the queue (operation, skill, sizes, the start of the text).
+    pub preview: Value,
+    /// The gateway task's context id.
+    pub context_id: String,
+    /// `pending`, `approved`, `denied`, `expired`, `withdrawn` or `failed`.
+    pub state: String,
+    /// The policy rule that asked for approval.
+    pub rule: Option<String>,
+    /// Who decided.
+    pub approver: Option<String>,
+    /// Their reason.
+    pub reason: Option<String>,
+    /// The peer's task once approved.
+    pub peer_task_id: Option<String>,
+    /// The delegation chain the held hop is sent on (the target last).
+    #[serde(default)]
+    pub chain: Vec<String>,
+    /// The extension URIs the held hop forwards.
+    #[serde(default)]
+    pub extensions: Vec<String>,
+    /// Unix seconds.
+    pub created_at: i64,
+    /// Unix seconds; a pending approval expires then.
+    pub expires_at: i64,
+    /// The key the held hop came with (its id).
+    #[serde(default)]
+    pub key_id: Option<String>,
+    /// A `failed` approval's refusal (the caller's answer).
+    #[serde(default)]
+    pub refusal: Option<Value>,
+}
+
+impl ApprovalSummary {
+    /// Pending, but past its expiry.
+    pub fn is_expired(&self, now: i64) -> bool {
+        self.state == "pending" && now >= self.expires_at
+    }
+
+    /// Whether the approval was decided (no longer `pending`).
+    pub fn is_decided(&self) -> bool {
+        self.state != "pending"
+    }
+}
+
+/// One held hop with its request, read one at a time where the whole request is shown or sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Approval {
+    /// The approval's facts.
+    pub summary: ApprovalSummary,
+    /// The request params as they will be sent (after PII redaction), in the caller's version.
+    pub params: String,
+}
+
+/// Most summaries one [`super::HoldStore::summaries`] call returns.
+pub const MAX_PAGE: u32 = 1000;
+
+/// A killed context or task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Kill {
+    /// Workspace.
+    pub workspace_id: String,
+    /// `context` or `task`.
+    pub kind: String,
+    /// The context id or task id.
+    pub id: String,
+    /// The agent the task runs at (for canceling it), when known.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// The operator's reason.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Unix seconds (0 on a new kill: the store sets the time).
+    #[serde(default)]
+    pub killed_at: i64,
+}
