@@ -35,6 +35,7 @@ use crate::governance::Governance;
 use crate::ids::random_hex;
 use crate::metrics::Metrics;
 use crate::store::Store;
+use crate::store::backend::{Records, Registry, SqliteRecords, SqliteRegistry};
 use crate::{edge::jsonrpc::rpc_path, edge::jsonrpc::rpc_root};
 use crate::{
     edge::rest::rest_list, edge::rest::rest_push_delete, edge::rest::rest_push_get,
@@ -124,6 +125,23 @@ impl Gateway {
     /// `config.listen`: bind the listener first and set it to the bound address (a port 0 would
     /// otherwise be published).
     pub fn new(config: Config, store: Store) -> Result<Gateway, String> {
+        let registry = Registry::Sqlite(SqliteRegistry::new(store.clone()));
+        let records = Records::Sqlite(SqliteRecords::new(store.clone()));
+        Gateway::with_backends(config, store, registry, records)
+    }
+
+    /// [`Gateway::new`] with the registry and the task records and sends on the given
+    /// backends, such as PostgreSQL ([`PgRegistry::connect`](crate::store::backend::PgRegistry::connect),
+    /// [`PgRegistry::records`](crate::store::backend::PgRegistry::records)); everything else
+    /// (audit, approvals, governance, trust keys, the intent journal) stays on `store`'s
+    /// SQLite file. Governance and trust settings are kept per workspace on that file: with the
+    /// registry elsewhere they refer to workspaces it does not hold (docs/replicas.md).
+    pub fn with_backends(
+        config: Config,
+        store: Store,
+        registry: Registry,
+        records: Records,
+    ) -> Result<Gateway, String> {
         let peers = crate::peer::clients::PeerClients::build(&config)?;
         let trust = crate::trust::TrustState::new(
             peers.http.clone(),
@@ -145,6 +163,8 @@ impl Gateway {
             state: Arc::new(GatewayState {
                 peer_clients: arc_swap::ArcSwap::from_pointee(peers),
                 store: store.clone(),
+                registry,
+                records,
                 peer_checks: Default::default(),
                 metrics,
                 governance: Arc::new(Governance::new(
@@ -300,6 +320,12 @@ fn spawn_retention(st: &Arc<GatewayState>, stop: tokio_util::sync::CancellationT
     let tasks = st.config().task_retention();
     let every = Duration::from_secs(st.config().audit_retention_check_secs.max(1));
     let store = st.store.clone();
+    // Task records elsewhere than the SQLite file are trimmed there (async, below).
+    let elsewhere = match &st.records {
+        Records::Sqlite(_) => None,
+        Records::Postgres(_) => Some(st.records.clone()),
+    };
+    let on_file = tasks.filter(|_| elsewhere.is_none());
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -308,13 +334,13 @@ fn spawn_retention(st: &Arc<GatewayState>, stop: tokio_util::sync::CancellationT
                 _ = stop.cancelled() => return,
                 _ = tick.tick() => {}
             }
-            let (store, stop) = (store.clone(), stop.clone());
+            let (store, halt) = (store.clone(), stop.clone());
             let pass = tokio::task::spawn_blocking(move || {
-                let stopped = || stop.is_cancelled();
+                let stopped = || halt.is_cancelled();
                 if let Some(rule) = &audit {
                     crate::store::retention::run_pass(&store, rule, &stopped);
                 }
-                if let Some(age) = tasks {
+                if let Some(age) = on_file {
                     let batch = crate::store::task_retention::TASK_BATCH;
                     crate::store::task_retention::run_task_pass(&store, age, batch, &stopped);
                 }
@@ -325,8 +351,38 @@ fn spawn_retention(st: &Arc<GatewayState>, stop: tokio_util::sync::CancellationT
             if let Err(e) = pass.await {
                 tracing::error!("retention pass failed: {e}");
             }
+            if let (Some(age), Some(records)) = (tasks, &elsewhere) {
+                trim_task_records(records, age, &stop).await;
+            }
         }
     });
+}
+
+/// One task retention pass on a backend other than the SQLite file: batches until nothing is
+/// left to delete, an error (logged; the next pass tries again) or `stop`.
+async fn trim_task_records(
+    records: &Records,
+    max_age: Duration,
+    stop: &tokio_util::sync::CancellationToken,
+) {
+    use crate::store::backend::TaskStore;
+    let mut rows = 0;
+    while !stop.is_cancelled() {
+        match records
+            .trim_task_records(max_age, crate::store::task_retention::TASK_BATCH)
+            .await
+        {
+            Ok(0) => break,
+            Ok(n) => rows += n,
+            Err(e) => {
+                tracing::warn!("task retention: {e}");
+                break;
+            }
+        }
+    }
+    if rows > 0 {
+        tracing::info!(rows, "task retention deleted task records");
+    }
 }
 
 impl Gateway {

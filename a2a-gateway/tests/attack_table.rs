@@ -17,7 +17,7 @@ use crate::common;
 use std::collections::HashMap;
 
 use a2a_gateway::errors::Version;
-use a2a_gateway::ownership::{Owner, OwnershipStore, SqliteOwnership};
+use a2a_gateway::ownership::Owner;
 use common::callers::{Call, FORMS, Form, call};
 use common::gov::admin;
 use common::leaks::{Got, Hooks, hooks};
@@ -159,8 +159,9 @@ impl Suite {
     }
 
     fn bind(&self, ws: &str, peer: Version, agent: &str, task: &str) {
-        SqliteOwnership::new(self.env.store.clone())
-            .bind(
+        self.env
+            .store
+            .bind_task(
                 &self.peer(peer).url,
                 task,
                 &Owner {

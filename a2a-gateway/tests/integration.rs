@@ -29,6 +29,7 @@ mod extensions;
 mod gateway;
 mod gateway_ops;
 mod gateway_peers;
+mod gateway_postgres;
 mod gateway_translation;
 mod governance_approval;
 mod governance_approval_denial;

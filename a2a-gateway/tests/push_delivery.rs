@@ -36,9 +36,9 @@ async fn direct_delivery_is_a_workspace_setting() {
     // ws2 keeps its own (default) delivery.
     let (_, k2) = env.store.create_key("ws2", &[], None, None).unwrap();
     let ws2_task = {
-        use a2a_gateway::ownership::{Owner, OwnershipStore, SqliteOwnership};
-        SqliteOwnership::new(env.store.clone())
-            .bind(
+        use a2a_gateway::ownership::Owner;
+        env.store
+            .bind_task(
                 &echo,
                 "t2",
                 &Owner {

@@ -133,6 +133,14 @@ pub async fn race<R: TaskStore + SendStore>(a: &R, b: &R, rounds: usize) {
     }
 }
 
+/// The claim rules on a SQLite store without an intent journal (every claim and completion a
+/// transaction; the suite of `store_records` runs them with the journal open).
+#[tokio::test]
+async fn the_claim_rules_on_a_sqlite_store_without_a_journal() {
+    let store = a2a_gateway::store::Store::open_in_memory().unwrap();
+    sends(&SqliteRecords::new(store)).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_handles_of_one_sqlite_store_claim_and_bind_once() {
     let dir = tempfile::tempdir().unwrap();

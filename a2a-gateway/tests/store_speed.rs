@@ -361,17 +361,22 @@ fn the_wal_stays_bounded_with_checkpoints_off_the_shared_connection() {
     assert_eq!(s.audit(Some("w"), None, 0, 10_000).unwrap().len(), 4000);
 }
 
+/// Whether `owner` owns the task, as the store reads it.
+fn owns(s: &Store, endpoint: &str, task: &str, owner: &a2a_gateway::ownership::Owner) -> bool {
+    s.task_owner(endpoint, task).unwrap().as_ref() == Some(owner)
+}
+
 /// With the journal open, a task binding is answered from memory at once (first owner wins,
 /// another owner is told `Other`), committed in the writer's batch (seen by another
 /// connection after a flush) and listed; without a journal it is committed on the spot.
 #[test]
 fn journaled_bindings_are_visible_at_once_and_committed_in_the_batch() {
-    use a2a_gateway::ownership::{Bound, Owner, OwnershipStore, SqliteOwnership};
+    use a2a_gateway::ownership::{Bound, Owner};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("gw.db");
     let s = Store::open(&path).unwrap();
     s.open_intent_journal().unwrap();
-    let own = SqliteOwnership::new(s.clone());
+    let own = s.clone();
     let a = Owner {
         workspace_id: "wa".into(),
         agent_id: "echo".into(),
@@ -383,29 +388,32 @@ fn journaled_bindings_are_visible_at_once_and_committed_in_the_batch() {
     let ep = "http://127.0.0.1:1/";
     for i in 0..50 {
         let t = format!("t{i}");
-        assert!(matches!(own.bind(ep, &t, &a).unwrap(), Bound::New));
+        assert!(matches!(own.bind_task(ep, &t, &a).unwrap(), Bound::New));
         // Before any commit: the same owner again, another owner, reads.
-        assert!(matches!(own.bind(ep, &t, &a).unwrap(), Bound::Already));
-        assert!(matches!(own.bind(ep, &t, &b).unwrap(), Bound::Other));
-        assert!(own.owns(ep, &t, &a).unwrap());
-        assert!(!own.owns(ep, &t, &b).unwrap());
+        assert!(matches!(own.bind_task(ep, &t, &a).unwrap(), Bound::Already));
+        assert!(matches!(own.bind_task(ep, &t, &b).unwrap(), Bound::Other));
+        assert!(owns(&own, ep, &t, &a));
+        assert!(!owns(&own, ep, &t, &b));
     }
     // Lists see every binding (they wait for the batch), in binding order.
-    let listed = own.list(ep, &a, 0, 100).unwrap();
+    let listed = own.owned_tasks(ep, &a, 0, 100).unwrap();
     assert_eq!(listed.len(), 50);
     assert_eq!(listed[0].1, "t0");
-    assert!(own.list(ep, &b, 0, 100).unwrap().is_empty());
+    assert!(own.owned_tasks(ep, &b, 0, 100).unwrap().is_empty());
     // Committed: another connection sees the owners.
     s.flush_audit();
-    let other = SqliteOwnership::new(Store::open(&path).unwrap());
+    let other = Store::open(&path).unwrap();
     for i in 0..50 {
-        assert!(other.owns(ep, &format!("t{i}"), &a).unwrap());
-        assert!(!other.owns(ep, &format!("t{i}"), &b).unwrap());
+        assert!(owns(&other, ep, &format!("t{i}"), &a));
+        assert!(!owns(&other, ep, &format!("t{i}"), &b));
     }
     // Without a journal (that other store): committed on the spot, first owner wins.
-    assert!(matches!(other.bind(ep, "t0", &b).unwrap(), Bound::Other));
-    assert!(matches!(other.bind(ep, "u", &b).unwrap(), Bound::New));
-    assert!(own.owns(ep, "u", &b).unwrap());
+    assert!(matches!(
+        other.bind_task(ep, "t0", &b).unwrap(),
+        Bound::Other
+    ));
+    assert!(matches!(other.bind_task(ep, "u", &b).unwrap(), Bound::New));
+    assert!(owns(&own, ep, "u", &b));
 }
 
 /// A binding journaled by a process that died before its batch committed is recovered when
@@ -413,7 +421,7 @@ fn journaled_bindings_are_visible_at_once_and_committed_in_the_batch() {
 /// can take it).
 #[test]
 fn a_journaled_binding_not_committed_is_recovered_on_start() {
-    use a2a_gateway::ownership::{Bound, Owner, OwnershipStore, SqliteOwnership};
+    use a2a_gateway::ownership::{Bound, Owner};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("gw.db");
     drop(Store::open(&path).unwrap());
@@ -426,7 +434,7 @@ fn a_journaled_binding_not_committed_is_recovered_on_start() {
         0,
         "no intents, one binding"
     );
-    let own = SqliteOwnership::new(s.clone());
+    let own = s.clone();
     let a = Owner {
         workspace_id: "wa".into(),
         agent_id: "echo".into(),
@@ -435,9 +443,9 @@ fn a_journaled_binding_not_committed_is_recovered_on_start() {
         workspace_id: "wb".into(),
         agent_id: "echo".into(),
     };
-    assert!(own.owns("http://127.0.0.1:1/", "t-lost", &a).unwrap());
+    assert!(owns(&own, "http://127.0.0.1:1/", "t-lost", &a));
     assert!(matches!(
-        own.bind("http://127.0.0.1:1/", "t-lost", &b).unwrap(),
+        own.bind_task("http://127.0.0.1:1/", "t-lost", &b).unwrap(),
         Bound::Other
     ));
 }

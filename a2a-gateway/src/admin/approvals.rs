@@ -54,7 +54,7 @@ async fn approvals(
     Path(ws): Path<String>,
     axum::extract::Query(q): axum::extract::Query<ListQuery>,
 ) -> Response {
-    if let Err(r) = workspace_exists(&st, &ws) {
+    if let Err(r) = workspace_exists(&st, &ws).await {
         return r;
     }
     let store = &st.governance.approvals;

@@ -30,6 +30,7 @@ use crate::protocol::errors::Version;
 use crate::protocol::ops::Operation;
 use crate::state::GatewayState;
 use crate::store::StoreError;
+use crate::store::backend::{RegistryStore, TaskStore};
 
 use crate::governance::store::Kill;
 use crate::{governance::policy::Policy, governance::policy::PolicyDoc};
@@ -52,8 +53,8 @@ pub fn routes() -> Router<Arc<GatewayState>> {
         .route("/admin/workspaces/{ws}/kills", get(kills))
 }
 
-pub(super) fn workspace_exists(st: &GatewayState, ws: &str) -> Result<(), Response> {
-    match st.store.workspace(ws) {
+pub(super) async fn workspace_exists(st: &GatewayState, ws: &str) -> Result<(), Response> {
+    match st.registry.workspace(ws).await {
         Ok(Some(_)) => Ok(()),
         Ok(None) => Err(err(
             StatusCode::NOT_FOUND,
@@ -64,7 +65,7 @@ pub(super) fn workspace_exists(st: &GatewayState, ws: &str) -> Result<(), Respon
 }
 
 async fn get_policy(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>) -> Response {
-    if let Err(r) = workspace_exists(&st, &ws) {
+    if let Err(r) = workspace_exists(&st, &ws).await {
         return r;
     }
     stored_json(
@@ -140,7 +141,7 @@ async fn explain(
     Path(ws): Path<String>,
     axum::Json(b): axum::Json<ExplainBody>,
 ) -> Response {
-    if let Err(r) = workspace_exists(&st, &ws) {
+    if let Err(r) = workspace_exists(&st, &ws).await {
         return r;
     }
     let policy = match b.policy {
@@ -169,7 +170,7 @@ async fn explain(
 }
 
 async fn get_pii(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>) -> Response {
-    if let Err(r) = workspace_exists(&st, &ws) {
+    if let Err(r) = workspace_exists(&st, &ws).await {
         return r;
     }
     stored_json(
@@ -251,8 +252,12 @@ async fn kill(
         // The context's tasks without an open stream: each becomes a task kill (a later
         // request naming only the task id is refused too) and is canceled at its peer.
         let agents = match &b.agent_id {
-            Some(a) => st.store.agent(&ws, a).map(|a| a.into_iter().collect()),
-            None => st.store.list_agents(&ws),
+            Some(a) => st
+                .registry
+                .agent(&ws, a)
+                .await
+                .map(|a| a.into_iter().collect()),
+            None => st.registry.list_agents(&ws).await,
         };
         for agent in agents.unwrap_or_default() {
             let scan = tasks_in_context(&st, &ws, &agent, &b.id).await;
@@ -304,7 +309,7 @@ async fn kill(
 }
 
 async fn kills(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>) -> Response {
-    if let Err(r) = workspace_exists(&st, &ws) {
+    if let Err(r) = workspace_exists(&st, &ws).await {
         return r;
     }
     match st.governance.cache.store().kills(&ws) {
@@ -324,11 +329,8 @@ pub(crate) async fn cancel_at_peer(
     agent_id: &str,
     task: &str,
 ) -> String {
-    use crate::{
-        tasks::ownership::Owner, tasks::ownership::OwnershipStore,
-        tasks::ownership::SqliteOwnership,
-    };
-    let agent = match st.store.agent(workspace, agent_id) {
+    use crate::tasks::ownership::Owner;
+    let agent = match st.registry.agent(workspace, agent_id).await {
         Ok(Some(a)) => a,
         Ok(None) => return "agent not found".into(),
         Err(e) => return format!("registry: {e}"),
@@ -337,7 +339,7 @@ pub(crate) async fn cancel_at_peer(
         workspace_id: workspace.to_owned(),
         agent_id: agent_id.to_owned(),
     };
-    match SqliteOwnership::new(st.store.clone()).owns(&agent.endpoint, task, &owner) {
+    match st.records.owns(&agent.endpoint, task, &owner).await {
         Ok(true) => {}
         Ok(false) => return "not a task of this workspace: not canceled".into(),
         Err(e) => return format!("ownership: {e}"),
@@ -377,10 +379,7 @@ pub(crate) async fn tasks_in_context(
     agent: &crate::store::Agent,
     context: &str,
 ) -> ContextScan {
-    use crate::{
-        tasks::ownership::Owner, tasks::ownership::OwnershipStore,
-        tasks::ownership::SqliteOwnership,
-    };
+    use crate::tasks::ownership::Owner;
     let mut scan = ContextScan {
         agent_id: agent.agent_id.clone(),
         method: "ListTasks",
@@ -390,14 +389,17 @@ pub(crate) async fn tasks_in_context(
         workspace_id: workspace.to_owned(),
         agent_id: agent.agent_id.clone(),
     };
-    let owned: Vec<String> =
-        match SqliteOwnership::new(st.store.clone()).list(&agent.endpoint, &owner, 0, i64::MAX) {
-            Ok(rows) => rows.into_iter().map(|(_, t)| t).collect(),
-            Err(e) => {
-                scan.error = Some(format!("ownership: {e}"));
-                return scan;
-            }
-        };
+    let owned = st
+        .records
+        .owned_tasks(&agent.endpoint, &owner, 0, i64::MAX)
+        .await;
+    let owned: Vec<String> = match owned {
+        Ok(rows) => rows.into_iter().map(|(_, t)| t).collect(),
+        Err(e) => {
+            scan.error = Some(format!("ownership: {e}"));
+            return scan;
+        }
+    };
     if owned.is_empty() {
         return scan;
     }

@@ -23,6 +23,7 @@ pub mod settings;
 pub mod trust;
 
 pub(crate) mod reply;
+use crate::store::backend::RegistryStore;
 use reply::{err, store_err};
 
 use std::sync::Arc;
@@ -142,8 +143,9 @@ async fn create_ws(
 ) -> Response {
     guard!(st, h);
     match st
-        .store
+        .registry
         .create_workspace(&b.id, b.name.as_deref().unwrap_or(&b.id))
+        .await
     {
         Ok(w) => (StatusCode::CREATED, axum::Json(w)).into_response(),
         Err(e) => store_err(e),
@@ -152,7 +154,7 @@ async fn create_ws(
 
 async fn list_ws(State(st): State<Arc<GatewayState>>, h: HeaderMap) -> Response {
     guard!(st, h);
-    match st.store.list_workspaces() {
+    match st.registry.list_workspaces().await {
         Ok(w) => axum::Json(w).into_response(),
         Err(e) => store_err(e),
     }
@@ -173,12 +175,12 @@ async fn set_limits(
     axum::Json(b): axum::Json<LimitsBody>,
 ) -> Response {
     guard!(st, h);
-    match st.store.set_workspace_limits(
-        &ws,
-        b.max_response_bytes,
-        b.max_stream_bytes,
-        b.max_card_bytes,
-    ) {
+    let (resp, stream, card) = (b.max_response_bytes, b.max_stream_bytes, b.max_card_bytes);
+    match st
+        .registry
+        .set_workspace_limits(&ws, resp, stream, card)
+        .await
+    {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
         Err(e) => store_err(e),
     }
@@ -211,7 +213,7 @@ async fn upsert_agent(
     {
         return registration::refused_response(passed_over);
     }
-    match st.store.upsert_agent(&a) {
+    match st.registry.upsert_agent(&a).await {
         Ok(()) => {
             let mut v = serde_json::to_value(&a).unwrap_or(Value::Null);
             if let Some(o) = v.as_object_mut() {
@@ -230,7 +232,7 @@ async fn list_agents(
     Path(ws): Path<String>,
 ) -> Response {
     guard!(st, h);
-    match st.store.list_agents(&ws) {
+    match st.registry.list_agents(&ws).await {
         Ok(a) => axum::Json(a).into_response(),
         Err(e) => store_err(e),
     }
@@ -242,7 +244,7 @@ async fn delete_agent(
     Path((ws, agent)): Path<(String, String)>,
 ) -> Response {
     guard!(st, h);
-    match st.store.delete_agent(&ws, &agent) {
+    match st.registry.delete_agent(&ws, &agent).await {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
         Err(e) => store_err(e),
     }
@@ -270,8 +272,9 @@ async fn create_key(
         Err(e) => return err(StatusCode::BAD_REQUEST, &e),
     };
     match st
-        .store
+        .registry
         .create_key(&ws, &scopes, b.label.as_deref(), b.expires_at)
+        .await
     {
         Ok((info, secret)) => {
             let mut v = serde_json::to_value(&info).unwrap_or(Value::Null);
@@ -290,7 +293,7 @@ async fn list_keys(
     Path(ws): Path<String>,
 ) -> Response {
     guard!(st, h);
-    match st.store.list_keys(&ws) {
+    match st.registry.list_keys(&ws).await {
         Ok(k) => axum::Json(k).into_response(),
         Err(e) => store_err(e),
     }
@@ -302,7 +305,7 @@ async fn revoke_key(
     Path(key): Path<String>,
 ) -> Response {
     guard!(st, h);
-    match st.store.revoke_key(&key) {
+    match st.registry.revoke_key(&key).await {
         Ok(()) => {
             // Its open streams end now (the sweeper would within `key_watch::SWEEP`).
             let why = crate::governance::key_watch::refusal(crate::store::KeyRejection::Revoked);

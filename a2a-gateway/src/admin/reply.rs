@@ -15,9 +15,14 @@ pub(crate) fn err(status: StatusCode, msg: &str) -> Response {
     )
 }
 
-/// A store error as an admin API answer: 404 not found, 400 invalid, else 500.
+/// A store error as an admin API answer: 404 not found, 400 invalid, 503
+/// `a2a_store_unavailable` when the database cannot be reached, else 500.
 pub(crate) fn store_err(e: StoreError) -> Response {
     match e {
+        e if e.is_unavailable() => crate::protocol::render::render(
+            crate::protocol::render::Form::Rest,
+            &crate::protocol::errors::Refusal::store_unavailable(),
+        ),
         StoreError::NotFound(m) => err(StatusCode::NOT_FOUND, &format!("{m} not found")),
         StoreError::Invalid(m) => err(StatusCode::BAD_REQUEST, &m),
         other => err(StatusCode::INTERNAL_SERVER_ERROR, &other.to_string()),

@@ -18,6 +18,7 @@ use axum::routing::get;
 use serde_json::{Map, Value, json};
 
 use crate::state::GatewayState;
+use crate::store::backend::RegistryStore;
 use crate::{store::PushDelivery, store::WorkspaceSettings};
 
 use crate::{admin::reply::err, admin::reply::store_err};
@@ -47,12 +48,12 @@ pub fn shown(st: &GatewayState, ws: &str, s: &WorkspaceSettings) -> Value {
 }
 
 async fn get_settings(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>) -> Response {
-    match st.store.workspace(&ws) {
+    match st.registry.workspace(&ws).await {
         Ok(Some(_)) => {}
         Ok(None) => return err(StatusCode::NOT_FOUND, &format!("workspace {ws} not found")),
         Err(e) => return store_err(e),
     }
-    match st.store.workspace_settings(&ws) {
+    match st.registry.workspace_settings(&ws).await {
         Ok(s) => axum::Json(shown(&st, &ws, &s)).into_response(),
         Err(e) => store_err(e),
     }
@@ -104,14 +105,14 @@ async fn patch_settings(
             "the settings must be a JSON object",
         );
     };
-    let mut s = match st.store.workspace_settings(&ws) {
+    let mut s = match st.registry.workspace_settings(&ws).await {
         Ok(s) => s,
         Err(e) => return store_err(e),
     };
     if let Err(m) = apply_patch(&mut s, patch) {
         return err(StatusCode::BAD_REQUEST, &m);
     }
-    match st.store.put_workspace_settings(&ws, &s) {
+    match st.registry.put_workspace_settings(&ws, &s).await {
         Ok(()) => axum::Json(shown(&st, &ws, &s)).into_response(),
         Err(e) => store_err(e),
     }

@@ -21,6 +21,7 @@ use serde_json::json;
 
 use crate::state::GatewayState;
 use crate::store::StoreError;
+use crate::store::backend::RegistryStore;
 use crate::{trust::own, trust::store as ts};
 
 use crate::admin::reply::err;
@@ -96,7 +97,7 @@ fn card_trust_body(st: &GatewayState, ws: &str) -> Response {
 }
 
 async fn get_card_trust(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>) -> Response {
-    match st.store.workspace(&ws) {
+    match st.registry.workspace(&ws).await {
         Ok(Some(_)) => card_trust_body(&st, &ws),
         Ok(None) => err(StatusCode::NOT_FOUND, &format!("workspace {ws} not found")),
         Err(e) => store_err(e),

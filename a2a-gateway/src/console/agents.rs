@@ -20,6 +20,7 @@ use super::{Operator, admin_refusal, ok_notice, ws_href, ws_tabs};
 use crate::peer;
 use crate::state::GatewayState;
 use crate::store::Agent;
+use crate::store::backend::RegistryStore;
 
 /// How long a page waits for one peer card.
 const CARD_WAIT: Duration = Duration::from_secs(3);
@@ -38,7 +39,12 @@ struct PeerView {
 /// signatures the way a hop does, and picks the interface.
 async fn peer_view(st: &GatewayState, agent: &Agent) -> PeerView {
     let fetch = async {
-        let ws = st.store.workspace(&agent.workspace_id).ok().flatten();
+        let ws = st
+            .registry
+            .workspace(&agent.workspace_id)
+            .await
+            .ok()
+            .flatten();
         let (_, _, max_card) = crate::hop::auth::effective_limits(st, ws.as_ref());
         let (_, card) = crate::outbound::registered_card(st, agent, max_card)
             .await
@@ -140,8 +146,8 @@ pub(crate) async fn list(
     Query(q): Query<Flash>,
 ) -> Response {
     let title = format!("Workspace {ws}");
-    let agents = match st.store.workspace(&ws) {
-        Ok(Some(_)) => st.store.list_agents(&ws).unwrap_or_default(),
+    let agents = match st.registry.workspace(&ws).await {
+        Ok(Some(_)) => st.registry.list_agents(&ws).await.unwrap_or_default(),
         _ => return not_found(&op, &title, &format!("workspace {ws}")),
     };
     let views = futures::future::join_all(agents.iter().map(|a| peer_view(&st, a))).await;
@@ -223,7 +229,7 @@ pub(crate) async fn new_form(
     Path(ws): Path<String>,
 ) -> Response {
     let title = format!("Register an agent in {ws}");
-    if !matches!(st.store.workspace(&ws), Ok(Some(_))) {
+    if !matches!(st.registry.workspace(&ws).await, Ok(Some(_))) {
         return not_found(&op, &title, &format!("workspace {ws}"));
     }
     let body = format!(
@@ -241,7 +247,7 @@ pub(crate) async fn detail(
     Query(q): Query<Flash>,
 ) -> Response {
     let title = format!("Agent {id}");
-    let Ok(Some(a)) = st.store.agent(&ws, &id) else {
+    let Ok(Some(a)) = st.registry.agent(&ws, &id).await else {
         return not_found(&op, &title, &format!("agent {id} in workspace {ws}"));
     };
     let v = peer_view(&st, &a).await;
@@ -307,7 +313,12 @@ pub(crate) async fn save(
     Path(ws): Path<String>,
     axum::Form(f): axum::Form<AgentForm>,
 ) -> Response {
-    let existing = st.store.agent(&ws, f.agent_id.trim()).ok().flatten();
+    let existing = st
+        .registry
+        .agent(&ws, f.agent_id.trim())
+        .await
+        .ok()
+        .flatten();
     // An empty credential field keeps the stored one (it is never sent back to the browser).
     let credential = if f.credential.is_empty() {
         existing.as_ref().and_then(|a| a.credential.clone())

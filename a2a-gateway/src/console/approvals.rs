@@ -19,6 +19,7 @@ use super::backend::{admin, seg};
 use super::html::{csrf_field, esc, notice, opt, page, unix};
 use super::{Operator, admin_refusal, ok_notice};
 use crate::state::GatewayState;
+use crate::store::backend::RegistryStore;
 
 const STATES: [&str; 6] = [
     "pending",
@@ -115,8 +116,9 @@ async fn render(
     let workspaces: Vec<String> = if one {
         vec![q.workspace.clone()]
     } else {
-        st.store
+        st.registry
             .list_workspaces()
+            .await
             .unwrap_or_default()
             .into_iter()
             .map(|w| w.id)
@@ -166,7 +168,7 @@ async fn render(
         );
     }
     let mut ws_opts = String::from(r#"<option value="">all</option>"#);
-    for w in st.store.list_workspaces().unwrap_or_default() {
+    for w in st.registry.list_workspaces().await.unwrap_or_default() {
         let sel = if w.id == q.workspace { " selected" } else { "" };
         let _ = write!(
             ws_opts,

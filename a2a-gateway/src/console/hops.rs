@@ -17,6 +17,7 @@ use super::Operator;
 use super::backend::seg;
 use super::html::{esc, html_type, notice, opt, page};
 use crate::state::GatewayState;
+use crate::store::backend::RegistryStore;
 use crate::{store::AuditRecord, store::HopFilter};
 
 /// Rows per page.
@@ -140,9 +141,9 @@ fn row(r: &AuditRecord) -> String {
 
 const HEAD: &str = r#"<thead><tr><th scope="col">#</th><th scope="col">Time (UTC)</th><th scope="col">Workspace</th><th scope="col">Source key</th><th scope="col">Target</th><th scope="col">Operation</th><th scope="col">Versions and bindings (caller → peer)</th><th scope="col">Decision</th><th scope="col">Status</th><th scope="col">Latency</th><th scope="col">Trace id</th></tr></thead>"#;
 
-fn filters(st: &GatewayState, q: &HopQuery) -> String {
+async fn filters(st: &GatewayState, q: &HopQuery) -> String {
     let mut ws_opts = String::from(r#"<option value="">all</option>"#);
-    for w in st.store.list_workspaces().unwrap_or_default() {
+    for w in st.registry.list_workspaces().await.unwrap_or_default() {
         let sel = if w.id == q.workspace { " selected" } else { "" };
         let _ = write!(
             ws_opts,
@@ -177,7 +178,8 @@ pub(crate) async fn list(
     let f = match q.filter() {
         Ok(f) => f,
         Err(e) => {
-            let body = format!("{}{}", filters(&st, &q), notice(&e, true));
+            let filters = filters(&st, &q).await;
+            let body = format!("{filters}{}", notice(&e, true));
             return page(StatusCode::BAD_REQUEST, "Hops", "Hops", &op.csrf, &body);
         }
     };
@@ -227,12 +229,12 @@ pub(crate) async fn list(
     } else {
         String::new()
     };
+    let filters = filters(&st, &q).await;
     let body = format!(
         r#"{filters}
 <p id="live-status" class="muted" role="status" aria-live="polite"></p>
 <div class="scroll"><table id="hops"{live}><caption>Hops, newest first</caption>{HEAD}<tbody>{body_rows}</tbody></table></div>
-<nav aria-label="Pages" class="paging">{paging}</nav>"#,
-        filters = filters(&st, &q),
+<nav aria-label="Pages" class="paging">{paging}</nav>"#
     );
     page(StatusCode::OK, "Hops", "Hops", &op.csrf, &body)
 }

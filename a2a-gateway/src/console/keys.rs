@@ -14,6 +14,7 @@ use super::html::{csrf_field, esc, notice, opt, page, unix};
 use super::workspaces::Flash;
 use super::{Operator, admin_refusal, ok_notice, ws_href, ws_tabs};
 use crate::state::GatewayState;
+use crate::store::backend::RegistryStore;
 
 pub(crate) async fn list(
     State(st): State<Arc<GatewayState>>,
@@ -21,13 +22,19 @@ pub(crate) async fn list(
     Path(ws): Path<String>,
     Query(q): Query<Flash>,
 ) -> Response {
-    render(&st, &op, &ws, StatusCode::OK, &ok_notice(q.ok()))
+    render(&st, &op, &ws, StatusCode::OK, &ok_notice(q.ok())).await
 }
 
-fn render(st: &GatewayState, op: &Operator, ws: &str, status: StatusCode, top: &str) -> Response {
+async fn render(
+    st: &GatewayState,
+    op: &Operator,
+    ws: &str,
+    status: StatusCode,
+    top: &str,
+) -> Response {
     let title = format!("Keys of {ws}");
-    let keys = match st.store.workspace(ws) {
-        Ok(Some(_)) => st.store.list_keys(ws),
+    let keys = match st.registry.workspace(ws).await {
+        Ok(Some(_)) => st.registry.list_keys(ws).await,
         Ok(None) => {
             return page(
                 StatusCode::NOT_FOUND,
@@ -142,7 +149,8 @@ pub(crate) async fn create(
                     &ws,
                     StatusCode::BAD_REQUEST,
                     &notice("Expiry: a whole number of days from 1 to 3650.", true),
-                );
+                )
+                .await;
             }
         }
     };
@@ -159,15 +167,18 @@ pub(crate) async fn create(
                 id = esc(id),
                 secret = esc(secret),
             );
-            render(&st, &op, &ws, StatusCode::CREATED, &shown)
+            render(&st, &op, &ws, StatusCode::CREATED, &shown).await
         }
-        Err(r) => render(
-            &st,
-            &op,
-            &ws,
-            StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_REQUEST),
-            &admin_refusal(&r),
-        ),
+        Err(r) => {
+            render(
+                &st,
+                &op,
+                &ws,
+                StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_REQUEST),
+                &admin_refusal(&r),
+            )
+            .await
+        }
     }
 }
 
@@ -178,8 +189,9 @@ pub(crate) async fn revoke(
 ) -> Response {
     // The admin API revokes by key id alone: check the key is this workspace's first.
     let owned = st
-        .store
+        .registry
         .list_keys(&ws)
+        .await
         .map(|l| l.iter().any(|k| k.key_id == key))
         .unwrap_or(false);
     if !owned {
@@ -189,17 +201,21 @@ pub(crate) async fn revoke(
             &ws,
             StatusCode::NOT_FOUND,
             &notice(&format!("key {key} not found in workspace {ws}"), true),
-        );
+        )
+        .await;
     }
     let path = format!("/admin/keys/{}/revoke", seg(&key));
     match admin(&st, Method::POST, &path, None).await {
         Ok(_) => Redirect::to(&format!("{}/keys?ok=key-revoked", ws_href(&ws))).into_response(),
-        Err(r) => render(
-            &st,
-            &op,
-            &ws,
-            StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_REQUEST),
-            &admin_refusal(&r),
-        ),
+        Err(r) => {
+            render(
+                &st,
+                &op,
+                &ws,
+                StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_REQUEST),
+                &admin_refusal(&r),
+            )
+            .await
+        }
     }
 }

@@ -15,6 +15,7 @@ use super::backend::{Refused, admin};
 use super::html::{csrf_field, esc, notice, page};
 use super::{Operator, admin_refusal, ok_notice, ws_href};
 use crate::state::GatewayState;
+use crate::store::backend::RegistryStore;
 
 /// `?ok=` after a redirect.
 #[derive(Deserialize, Default)]
@@ -34,10 +35,10 @@ pub(crate) async fn index(
     Extension(op): Extension<Operator>,
     Query(q): Query<Flash>,
 ) -> Response {
-    render(&st, &op, StatusCode::OK, &ok_notice(q.ok()), "", "")
+    render(&st, &op, StatusCode::OK, &ok_notice(q.ok()), "", "").await
 }
 
-fn render(
+async fn render(
     st: &GatewayState,
     op: &Operator,
     status: StatusCode,
@@ -45,7 +46,7 @@ fn render(
     id: &str,
     name: &str,
 ) -> Response {
-    let list = match st.store.list_workspaces() {
+    let list = match st.registry.list_workspaces().await {
         Ok(l) => l,
         Err(e) => {
             return page(
@@ -60,10 +61,16 @@ fn render(
     let mut rows = String::new();
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
     for w in &list {
-        let agents = st.store.list_agents(&w.id).map(|a| a.len()).unwrap_or(0);
+        let agents = st
+            .registry
+            .list_agents(&w.id)
+            .await
+            .map(|a| a.len())
+            .unwrap_or(0);
         let keys = st
-            .store
+            .registry
             .list_keys(&w.id)
+            .await
             .map(|k| k.iter().filter(|k| k.revoked_at.is_none()).count())
             .unwrap_or(0);
         // An index count (the held requests are never read); those past their hold are
@@ -120,13 +127,16 @@ pub(crate) async fn create(
     let body = json!({"id": f.id.trim(), "name": name});
     match admin(&st, Method::POST, "/admin/workspaces", Some(&body)).await {
         Ok(_) => Redirect::to("/console?ok=ws-created").into_response(),
-        Err(r @ Refused { .. }) => render(
-            &st,
-            &op,
-            StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_REQUEST),
-            &admin_refusal(&r),
-            &f.id,
-            &f.name,
-        ),
+        Err(r @ Refused { .. }) => {
+            render(
+                &st,
+                &op,
+                StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_REQUEST),
+                &admin_refusal(&r),
+                &f.id,
+                &f.name,
+            )
+            .await
+        }
     }
 }

@@ -25,6 +25,7 @@ use crate::edge::refusal::card_refusal;
 use crate::hop::auth::authenticate;
 use crate::hop::call::Call;
 use crate::state::GatewayState;
+use crate::store::backend::RegistryStore;
 use crate::{edge::requested_version, protocol::render::json_response};
 use crate::{protocol::errors::Binding, protocol::errors::Refusal, protocol::errors::Version};
 
@@ -71,16 +72,16 @@ pub(crate) async fn handler(State(st): State<Arc<GatewayState>>, headers: Header
             Version::V1
         }
     });
-    let principal = match authenticate(&st, &headers) {
+    let principal = match authenticate(&st, &headers).await {
         Ok(p) => p,
         Err(r) => return card_refusal(&st, &mut call, form, r),
     };
     call.audit.workspace_id = Some(principal.workspace_id.clone());
     call.audit.key_id = Some(principal.key_id.clone());
-    let agents = match st.store.list_agents(&principal.workspace_id) {
+    let agents = match st.registry.list_agents(&principal.workspace_id).await {
         Ok(a) => a,
         Err(e) => {
-            let r = Refusal::internal(&format!("agents: {e}"));
+            let r = Refusal::store("agents", &e);
             return card_refusal(&st, &mut call, form, r);
         }
     };

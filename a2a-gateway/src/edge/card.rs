@@ -19,6 +19,7 @@ use crate::peer;
 use crate::protocol::xlate;
 use crate::state::GatewayState;
 use crate::store::Agent;
+use crate::store::backend::RegistryStore;
 use crate::{edge::negotiate, edge::requested_version, protocol::render::json_response};
 use crate::{hop::auth::authenticate, hop::auth::effective_limits, hop::auth::lookup_agent};
 use crate::{protocol::errors::Binding, protocol::errors::Refusal, protocol::errors::Version};
@@ -228,13 +229,13 @@ pub(crate) async fn card_handler(
         },
     };
     call.version = version;
-    let principal = match authenticate(&st, &headers) {
+    let principal = match authenticate(&st, &headers).await {
         Ok(p) => p,
         Err(r) => return card_refusal(&st, &mut call, form, r),
     };
     call.audit.workspace_id = Some(principal.workspace_id.clone());
     call.audit.key_id = Some(principal.key_id.clone());
-    let agent = match lookup_agent(&st, &principal, &agent_id) {
+    let agent = match lookup_agent(&st, &principal, &agent_id).await {
         Ok(a) => a,
         Err(r) => return card_refusal(&st, &mut call, form, r),
     };
@@ -245,7 +246,13 @@ pub(crate) async fn card_handler(
             url::form_urlencoded::parse(q.as_bytes()).any(|(k, v)| k == "refresh" && v == "true")
         })
         .unwrap_or(false);
-    let ws = st.store.workspace(&principal.workspace_id).ok().flatten();
+    let ws = match st.registry.workspace(&principal.workspace_id).await {
+        Ok(ws) => ws,
+        Err(e) if e.is_unavailable() => {
+            return card_refusal(&st, &mut call, form, Refusal::store_unavailable());
+        }
+        Err(_) => None,
+    };
     let (_, _, max_card) = effective_limits(&st, ws.as_ref());
     let peer_card = async {
         let registered = Url::parse(&agent.endpoint)
@@ -289,10 +296,14 @@ pub(crate) async fn card_handler(
         governed_card(&st.config(), &agent, &peer_card, version)
     };
     let mut card = card;
-    match st.store.workspace_settings(&principal.workspace_id) {
+    match st
+        .registry
+        .workspace_settings(&principal.workspace_id)
+        .await
+    {
         Ok(s) => crate::governance::extensions::govern_card(&mut card, &peer_card, &s),
         Err(e) => {
-            let r = Refusal::internal(&format!("workspace settings: {e}"));
+            let r = Refusal::store("workspace settings", &e);
             return card_refusal(&st, &mut call, form, r);
         }
     }

@@ -43,7 +43,7 @@ pub(crate) async fn handle(st: Arc<GatewayState>, req: Request) -> Response {
     let mut call = Call::new(&headers, Binding::Grpc);
     call.audit.client_method = Some(rpc.name.to_owned());
     call.version = Version::V1;
-    let principal = match admit(&st, &mut call, &headers) {
+    let principal = match admit(&st, &mut call, &headers).await {
         Ok(p) => p,
         Err(r) => return refused(&st, &mut call, r),
     };
@@ -61,12 +61,16 @@ pub(crate) async fn handle(st: Arc<GatewayState>, req: Request) -> Response {
 
 /// The edge before the message is read: version (none = 1.0, the service's own; 0.3 is
 /// refused with VersionNotSupported), then the key.
-fn admit(st: &GatewayState, call: &mut Call, headers: &HeaderMap) -> Result<Principal, Refusal> {
+async fn admit(
+    st: &GatewayState,
+    call: &mut Call,
+    headers: &HeaderMap,
+) -> Result<Principal, Refusal> {
     if let Some(r) = requested_version(headers, None) {
         negotiate_on(Some(&r), &[Version::V1], None).map_err(|(r, _)| r)?;
     }
     let key = call.step("key");
-    let principal = authenticate(st, headers);
+    let principal = authenticate(st, headers).await;
     drop(key);
     let principal = principal?;
     call.audit.workspace_id = Some(principal.workspace_id.clone());

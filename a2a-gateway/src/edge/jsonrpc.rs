@@ -79,7 +79,7 @@ pub(crate) async fn rpc(
         call.audit.client_method = Some(p.clone());
     }
     let key = call.step("key");
-    let principal = authenticate(&st, &headers);
+    let principal = authenticate(&st, &headers).await;
     drop(key);
     let principal = match principal {
         Ok(p) => p,

@@ -17,8 +17,9 @@ use crate::{
     protocol::render::json_text_response,
 };
 
-/// A JSON-RPC refusal: 200 (or the refusal's status in `refusal` mode); 401 and an unsupported
-/// content type (415, -32005) keep their status. A refused version is 200 too (the official SDK
+/// A JSON-RPC refusal: 200 (or the refusal's status in `refusal` mode); 401, an unsupported
+/// content type (415, -32005) and an unreachable store (503 `a2a_store_unavailable`, so a load
+/// balancer may retry elsewhere) keep their status. A refused version is 200 too (the official SDK
 /// clients read -32009 only from a 200 answer); the DVARA API's 400 is the `refusal` mode's.
 pub(crate) fn rpc_refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> Response {
     let own = st.config().json_rpc_error_status == ErrorStatusMode::Refusal;
@@ -31,21 +32,34 @@ fn rpc_refusal_as(st: &GatewayState, call: &mut Call, r: Refusal, own: bool) -> 
     let status = match r.code.as_str() {
         // The spec's table says 400 for -32005; a JSON-RPC caller has always had HTTP's 415.
         "a2a_unsupported_media_type" => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        _ if r.code == "a2a_unauthorized" || own => {
+        "a2a_unauthorized" | "a2a_store_unavailable" => {
             StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_GATEWAY)
         }
+        _ if own => StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_GATEWAY),
         _ => StatusCode::OK,
     };
     let body = r.jsonrpc_text(call.version, &call.id, &call.trace_id);
     let mut resp = json_text_response(status, call.json_content_type(), body);
-    if r.code == "a2a_unsupported_media_type" {
-        accept_header(&mut resp);
-    }
-    if r.code == "a2a_unauthorized" {
-        resp.headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    }
+    refusal_headers(&mut resp, &r);
     resp
+}
+
+/// The headers a refusal's answer carries in every form: `Accept` for an unsupported content
+/// type, `WWW-Authenticate` for a missing or refused key, `Retry-After` for an unreachable
+/// store.
+fn refusal_headers(resp: &mut Response, r: &Refusal) {
+    match r.code.as_str() {
+        "a2a_unsupported_media_type" => accept_header(resp),
+        "a2a_unauthorized" => {
+            resp.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        "a2a_store_unavailable" => {
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        _ => {}
+    }
 }
 
 /// A refused JSON-RPC call of `op`: a 0.3 streaming method (`message/stream`,
@@ -80,13 +94,7 @@ pub(crate) fn rest_refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> Re
         call.json_content_type(),
         &r.status_body(&call.trace_id),
     );
-    if r.code == "a2a_unsupported_media_type" {
-        accept_header(&mut resp);
-    }
-    if r.code == "a2a_unauthorized" {
-        resp.headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    }
+    refusal_headers(&mut resp, &r);
     resp
 }
 
@@ -100,13 +108,7 @@ pub(crate) fn rest03_refusal(st: &GatewayState, call: &mut Call, r: Refusal) -> 
         "application/json",
         &r.jsonrpc_error(Version::V03, &call.trace_id),
     );
-    if r.code == "a2a_unsupported_media_type" {
-        accept_header(&mut resp);
-    }
-    if r.code == "a2a_unauthorized" {
-        resp.headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    }
+    refusal_headers(&mut resp, &r);
     resp
 }
 
@@ -123,9 +125,6 @@ pub(crate) fn card_refusal(
         _ => r.legacy_body(&call.trace_id),
     };
     let mut resp = json_response(status, "application/json", &body);
-    if r.code == "a2a_unauthorized" {
-        resp.headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    }
+    refusal_headers(&mut resp, &r);
     resp
 }

@@ -71,7 +71,7 @@ pub(crate) async fn rest_entry(
         return refuse(&st, &mut call, r);
     }
     let key = call.step("key");
-    let principal = authenticate(&st, &headers);
+    let principal = authenticate(&st, &headers).await;
     drop(key);
     let principal = match principal {
         Ok(p) => p,

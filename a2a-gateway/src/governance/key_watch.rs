@@ -3,8 +3,8 @@
 //! with that key gets (`a2a_unauthorized`, 401) as the last event.
 //!
 //! [`KeyStreams::guard`] registers a stream answer under its key; while any is open, one
-//! sweeper task reads the standing of their keys ([`Store::key_standing`], through the registry
-//! cache) every [`SWEEP`], so a revocation by any path (admin API, console, CLI on the same
+//! sweeper task reads the standing of their keys ([`RegistryStore::key_standing`], through the
+//! registry cache) every [`SWEEP`], so a revocation by any path (admin API, console, CLI on the same
 //! database) or an expiry ends them within that time. The admin API's revocation also ends
 //! them at once ([`KeyStreams::end_key`]).
 
@@ -17,7 +17,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::protocol::answer::Answer;
 use crate::protocol::errors::Refusal;
-use crate::store::{KeyRejection, Store};
+use crate::store::KeyRejection;
+use crate::store::backend::{Registry, RegistryStore};
 
 /// How often the keys of open streams are read.
 pub const SWEEP: Duration = Duration::from_millis(500);
@@ -56,7 +57,7 @@ impl KeyStreams {
     /// expires (a unary answer is returned as it is). Starts the sweeper when none runs.
     pub fn guard(
         self: &Arc<Self>,
-        store: &Store,
+        registry: &Registry,
         shutdown: &CancellationToken,
         key: &str,
         answer: Answer,
@@ -78,7 +79,7 @@ impl KeyStreams {
             Err(_) => false,
         };
         if start {
-            tokio::spawn(sweep(self.clone(), store.clone(), shutdown.clone()));
+            tokio::spawn(sweep(self.clone(), registry.clone(), shutdown.clone()));
         }
         let s = async_stream::stream! {
             loop {
@@ -147,7 +148,7 @@ impl KeyStreams {
 
 /// The sweeper: every [`SWEEP`] while streams are open, ends those of keys that no longer
 /// stand. Stops when none is open (the next stream starts another) or at shutdown.
-async fn sweep(reg: Arc<KeyStreams>, store: Store, shutdown: CancellationToken) {
+async fn sweep(reg: Arc<KeyStreams>, registry: Registry, shutdown: CancellationToken) {
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => { reg.stopped(); return; }
@@ -157,7 +158,7 @@ async fn sweep(reg: Arc<KeyStreams>, store: Store, shutdown: CancellationToken) 
             return;
         };
         for k in keys {
-            match store.key_standing(&k) {
+            match registry.key_standing(&k).await {
                 Ok(Some(why)) => {
                     let n = reg.end_key(&k, &refusal(why));
                     tracing::info!(key = %k, streams = n, "key no longer stands: its streams end");

@@ -5,9 +5,13 @@ use axum::http::{HeaderMap, header};
 
 use crate::protocol::errors::Refusal;
 use crate::state::GatewayState;
+use crate::store::backend::RegistryStore;
 use crate::{store::Agent, store::KeyRejection, store::Principal, store::Workspace};
 
-pub(crate) fn authenticate(st: &GatewayState, headers: &HeaderMap) -> Result<Principal, Refusal> {
+pub(crate) async fn authenticate(
+    st: &GatewayState,
+    headers: &HeaderMap,
+) -> Result<Principal, Refusal> {
     let refused = |reason: &'static str, detail: &str| {
         st.metrics.unauthenticated(reason);
         Err(Refusal::unauthorized(detail))
@@ -23,12 +27,12 @@ pub(crate) fn authenticate(st: &GatewayState, headers: &HeaderMap) -> Result<Pri
         .or_else(|| auth.strip_prefix("bearer "))
         .unwrap_or("")
         .trim();
-    match st.store.authenticate(token) {
+    match st.registry.authenticate(token).await {
         Ok(Ok(p)) => Ok(p),
         Ok(Err(KeyRejection::Invalid)) => refused("invalid", "is not valid"),
         Ok(Err(KeyRejection::Expired)) => refused("expired", "has expired"),
         Ok(Err(KeyRejection::Revoked)) => refused("revoked", "was revoked"),
-        Err(e) => Err(Refusal::internal(&e.to_string())),
+        Err(e) => Err(Refusal::store("", &e)),
     }
 }
 
@@ -44,17 +48,18 @@ pub(crate) fn effective_limits(st: &GatewayState, ws: Option<&Workspace>) -> (u6
     )
 }
 
-pub(crate) fn lookup_agent(
+pub(crate) async fn lookup_agent(
     st: &GatewayState,
     principal: &Principal,
     agent: &str,
 ) -> Result<Agent, Refusal> {
     match st
-        .store
+        .registry
         .agent_seen(&principal.workspace_id, agent, principal.registry_version)
+        .await
     {
         Ok(Some(a)) => Ok(a),
         Ok(None) => Err(Refusal::agent_not_found(agent)),
-        Err(e) => Err(Refusal::internal(&e.to_string())),
+        Err(e) => Err(Refusal::store("", &e)),
     }
 }

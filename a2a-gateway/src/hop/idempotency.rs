@@ -4,11 +4,11 @@
 //! peer again: the same task (read from the peer with GetTask, as it stands now) or the same
 //! direct message. The same `messageId` with a different message is InvalidParams. Concurrent
 //! duplicates wait for the first (bounded by the peer timeout): the peer is called once.
-//! Records are kept by a [`crate::store::sends::SendRecords`], scoped by workspace and agent, so two
-//! workspaces' `messageId`s never meet.
+//! Records are kept by the gateway's [`crate::store::backend::SendStore`] (`GatewayState::records`),
+//! scoped by workspace and agent, so two workspaces' `messageId`s never meet.
 //!
-//! Which store does what ([`crate::store::sends_memory::records`] picks one per hop):
-//! - [`memory::JournaledSends`], the embedded default of the serving process (`serve` holds
+//! Which store does what (on the SQLite file, `SqliteRecords` picks one per call):
+//! - [`crate::store::sends_memory::JournaledSends`], the embedded default of the serving process (`serve` holds
 //!   the database's intent journal, so it is the only process deciding claims): a claim lives
 //!   in memory, since it only matters while this process calls the peer; the completed record
 //!   goes to the intent journal (one `write(2)`, safe against `kill -9`) and is committed to
@@ -19,26 +19,27 @@
 //!   journaled records are recovered on start; a claim in flight is abandoned at once (the
 //!   process that would have completed it is gone; the first retry is a new send).
 //! - [`crate::store::sends::SqliteSends`], every claim and completion a SQLite transaction: stores without
-//!   a journal (in-memory stores, a process that does not serve). It is also the shape a
-//!   shared database needs: gateway replicas over PostgreSQL must claim in the shared
-//!   database (a claim in one replica's memory is invisible to the others), so such a store
-//!   implements [`crate::store::sends::SendRecords`] with the claim as one statement there.
+//!   a journal (in-memory stores, a process that does not serve).
+//! - `PgRecords` on PostgreSQL: replicas claim in the shared database (a claim in one
+//!   replica's memory is invisible to the others), one statement per claim; a retry on
+//!   another replica finds the first send's claim or answer.
+//!
+//! A store that cannot be reached refuses the send with 503 `a2a_store_unavailable` before the
+//! peer is called.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use serde_json::{Value, json};
 
 use crate::protocol::ops::Operation;
 use crate::protocol::xlate;
+use crate::store::backend::{Records, SendStore};
 use crate::tasks::ownership::Owner;
 use crate::{outbound, outbound::PeerCall};
 use crate::{protocol::answer::Answer, state::GatewayState};
 use crate::{protocol::errors::Refusal, protocol::errors::Version};
-use crate::{
-    store::sends::Claimed, store::sends::Outcome, store::sends::SendKey, store::sends::SendRecords,
-};
+use crate::{store::sends::Claimed, store::sends::Outcome, store::sends::SendKey};
 
 /// Seconds past the peer timeout after which a claim never completed is taken over.
 const ABANDON_MARGIN_SECS: u64 = 10;
@@ -57,7 +58,7 @@ pub(crate) enum Check {
 
 /// A claimed send; dropped without an outcome, the claim is released (a retry may try again).
 pub(crate) struct Guard {
-    records: Arc<dyn SendRecords>,
+    records: Records,
     key: SendKey,
     done: bool,
 }
@@ -107,7 +108,7 @@ pub(crate) async fn check(
     if message_id.is_empty() {
         return Ok(Check::Off);
     }
-    let records = crate::store::sends_memory::records(&st.store);
+    let records = st.records.clone();
     let key = SendKey {
         workspace_id: owner.workspace_id.clone(),
         agent_id: owner.agent_id.clone(),
@@ -119,7 +120,8 @@ pub(crate) async fn check(
         let t = now();
         let claimed = records
             .claim(&key, &digest, t, t - secs(window), t - abandon_after)
-            .map_err(|e| Refusal::internal(&format!("send records: {e}")))?;
+            .await
+            .map_err(|e| Refusal::store("send records", &e))?;
         match claimed {
             Claimed::First => {
                 return Ok(Check::First(Guard {
@@ -211,8 +213,8 @@ fn outcome_of(op: Operation, caller: Version, v: &Value) -> Option<Outcome> {
 }
 
 impl Guard {
-    fn complete(&mut self, outcome: &Outcome) {
-        match self.records.complete(&self.key, outcome) {
+    async fn complete(&mut self, outcome: &Outcome) {
+        match self.records.complete(&self.key, outcome).await {
             Ok(()) => self.done = true,
             Err(e) => tracing::error!("send record not completed: {e}"),
         }
@@ -220,11 +222,11 @@ impl Guard {
 
     /// Records what the first send became from its `answer` (for a stream: its first event
     /// naming a task or message) and passes the answer on.
-    pub(crate) fn finish(mut self, op: Operation, caller: Version, answer: Answer) -> Answer {
+    pub(crate) async fn finish(mut self, op: Operation, caller: Version, answer: Answer) -> Answer {
         match answer {
             Answer::Unary(v) => {
                 if let Some(o) = outcome_of(op, caller, &v) {
-                    self.complete(&o);
+                    self.complete(&o).await;
                 }
                 Answer::Unary(v)
             }
@@ -235,31 +237,45 @@ impl Guard {
                     None => p.task_id().map(|t| Outcome::Task(t.to_owned())),
                 };
                 if let Some(o) = o {
-                    self.complete(&o);
+                    self.complete(&o).await;
                 }
                 Answer::Passed(p)
             }
-            Answer::Stream(events) => {
+            Answer::Stream(mut events) => {
                 let mut guard = Some(self);
-                Answer::Stream(Box::pin(events.inspect(move |item| {
-                    if let (Some(g), Ok(ev)) = (guard.as_mut(), item)
-                        && let Some(o) = outcome_of(op, caller, ev)
-                    {
-                        g.complete(&o);
-                        guard = None;
+                Answer::Stream(Box::pin(async_stream::stream! {
+                    while let Some(item) = events.next().await {
+                        if let (Some(g), Ok(ev)) = (guard.as_mut(), &item)
+                            && let Some(o) = outcome_of(op, caller, ev)
+                        {
+                            g.complete(&o).await;
+                            guard = None;
+                        }
+                        yield item;
                     }
-                })))
+                }))
             }
         }
     }
 }
 
 impl Drop for Guard {
+    /// Releases a claim never completed: at once where the store answers without waiting
+    /// (SQLite), else on a task of its own.
     fn drop(&mut self) {
-        if !self.done
-            && let Err(e) = self.records.release(&self.key)
+        if self.done {
+            return;
+        }
+        let (records, key) = (self.records.clone(), self.key.clone());
+        let mut release = Box::pin(async move {
+            if let Err(e) = records.release(&key).await {
+                tracing::error!("send record not released: {e}");
+            }
+        });
+        if (&mut release).now_or_never().is_none()
+            && let Ok(rt) = tokio::runtime::Handle::try_current()
         {
-            tracing::error!("send record not released: {e}");
+            rt.spawn(release);
         }
     }
 }

@@ -31,11 +31,12 @@ use crate::hop::listing::ListPage;
 use crate::protocol::ops::Operation;
 use crate::protocol::reveal::{revealed_status, status_nanos};
 use crate::protocol::{history, xlate};
+use crate::store::backend::{Records, TaskStore};
 use crate::store::{TaskQuery, TaskRecord};
+use crate::tasks::ownership::{Owner, gone_row, status_row};
 use crate::{outbound, outbound::PeerCall, outbound::peer_error};
 use crate::{protocol::answer::Answer, state::GatewayState};
 use crate::{protocol::errors::Refusal, protocol::errors::Version};
-use crate::{tasks::ownership::Owner, tasks::ownership::OwnershipStore};
 
 /// GetTask calls in flight at once while a ListTasks call reads its tasks.
 pub const LIST_FETCH_CONCURRENCY: usize = 8;
@@ -128,14 +129,14 @@ fn as_recorded(task: &Value, r: &TaskRecord) -> bool {
 pub(crate) async fn list(
     st: &GatewayState,
     ctx: &PeerCall<'_>,
-    owners: &dyn OwnershipStore,
+    owners: &Records,
     endpoint: &str,
     owner: &Owner,
     params: &Value,
 ) -> Result<Answer, Refusal> {
     let page = ListPage::read(st, owner, params)?;
     let filters = Filters::read(params)?;
-    let store_err = |e: crate::store::StoreError| Refusal::internal(&e.to_string());
+    let store_err = |e: crate::store::StoreError| Refusal::store("", &e);
     // Each task in 1.0 terms, whatever the caller's version, as the peer wrote it: the listed
     // tasks pass the hop's answer steps at the end, whether read now or kept from an earlier
     // read (`crate::tasks::terminal`).
@@ -192,7 +193,10 @@ pub(crate) async fn list(
     let (rows, total, more) = loop {
         round += 1;
         let t = std::time::Instant::now();
-        let (mut rows, total) = owners.listed(endpoint, owner, &query).map_err(store_err)?;
+        let (mut rows, total) = owners
+            .task_records(endpoint, owner, &query)
+            .await
+            .map_err(store_err)?;
         t_query += t.elapsed();
         let more = rows.len() > page.size();
         rows.truncate(page.size());
@@ -218,7 +222,10 @@ pub(crate) async fn list(
         if round == MAX_ROUNDS {
             // What was just recorded is counted; the page keeps what matches.
             let count = TaskQuery { limit: 0, ..query };
-            let (_, total) = owners.listed(endpoint, owner, &count).map_err(store_err)?;
+            let (_, total) = owners
+                .task_records(endpoint, owner, &count)
+                .await
+                .map_err(store_err)?;
             break (rows, total, more);
         }
         // Read in an earlier round and recorded differently since (a newer event): again.
@@ -263,7 +270,7 @@ struct Reads<'a> {
     v1: &'a PeerCall<'a>,
     /// The listing's governance, for the peer's errors.
     gov: Option<&'a HopGov>,
-    owners: &'a dyn OwnershipStore,
+    owners: &'a Records,
     endpoint: &'a str,
     owner: &'a Owner,
 }
@@ -277,6 +284,7 @@ impl Reads<'_> {
         let ids = match self
             .owners
             .unsettled(self.endpoint, self.owner, before, REFRESH_PER_LIST)
+            .await
         {
             Ok(ids) if !ids.is_empty() => ids,
             Ok(_) => return,
@@ -334,12 +342,16 @@ impl Reads<'_> {
             .await;
         let mut got = got.into_iter().collect::<Result<Vec<_>, _>>()?;
         for (id, task) in &got {
-            let recorded = match task.as_ref().and_then(revealed_status) {
+            let row = match task.as_ref().and_then(revealed_status) {
                 Some(mut f) => {
                     f.task_id.clone_from(id);
-                    self.owners.record(self.endpoint, self.owner, &f, true)
+                    Some(status_row(self.endpoint, self.owner, &f, true))
                 }
-                None if task.is_none() => self.owners.record_gone(self.endpoint, self.owner, id),
+                None if task.is_none() => Some(gone_row(self.endpoint, self.owner, id)),
+                None => None,
+            };
+            let recorded = match row {
+                Some(row) => self.owners.record_status(row).await,
                 None => Ok(()),
             };
             if let Err(e) = recorded {

@@ -28,15 +28,13 @@ use crate::protocol::ops::Operation;
 use crate::protocol::xlate;
 use crate::push;
 use crate::store::Principal;
+use crate::store::backend::RegistryStore;
 use crate::{governance::step::Evidence, governance::step::Hop};
 use crate::{hop::auth::effective_limits, hop::auth::lookup_agent};
 use crate::{outbound, outbound::PeerCall};
 use crate::{protocol::answer::Answer, state::GatewayState};
 use crate::{protocol::errors::Binding, protocol::errors::Refusal, protocol::errors::Version};
-use crate::{
-    tasks::ownership, tasks::ownership::Owner, tasks::ownership::OwnershipStore,
-    tasks::ownership::SqliteOwnership,
-};
+use crate::{tasks::ownership, tasks::ownership::Owner};
 
 /// Every step of a request, in order, named as in `docs/gateway/calls.md` ("Order of checks").
 ///
@@ -102,7 +100,7 @@ pub(crate) async fn execute(
     Ok(st
         .governance
         .keys
-        .guard(&st.store, &st.shutdown, &principal.key_id, answer))
+        .guard(&st.registry, &st.shutdown, &principal.key_id, answer))
 }
 
 async fn steps(
@@ -118,7 +116,7 @@ async fn steps(
         return Err(Refusal::scope_denied(op.scope().as_str()));
     }
     // target
-    let agent = lookup_agent(st, principal, agent_id)?;
+    let agent = lookup_agent(st, principal, agent_id).await?;
     call.target_found = true;
     // streaming switch
     if op.is_streaming() && !st.config().streaming_enabled {
@@ -148,11 +146,15 @@ async fn steps(
         Some(h) => st.governance.chain_key.verify(h)?,
         None => Vec::new(),
     };
-    let ws = st
-        .store
+    let ws = match st
+        .registry
         .workspace_seen(&principal.workspace_id, principal.registry_version)
-        .ok()
-        .flatten();
+        .await
+    {
+        Ok(ws) => ws,
+        Err(e) if e.is_unavailable() => return Err(Refusal::store_unavailable()),
+        Err(_) => None,
+    };
     // The request in its two forms: the caller's, and 1.0 made from it once (see `forms`).
     let mut req = forms::Forms::new(op, call.version, params);
     // ownership: a task of another owner answers exactly like one that never existed.
@@ -160,15 +162,15 @@ async fn steps(
         workspace_id: principal.workspace_id.clone(),
         agent_id: agent_id.to_owned(),
     };
-    let owners: Arc<dyn OwnershipStore> = Arc::new(SqliteOwnership::new(st.store.clone()));
     call.audit.task_id = ownership::check(
-        owners.as_ref(),
+        &st.records,
         &agent.endpoint,
         &owner,
         op,
         call.version,
         req.caller(),
-    )?;
+    )
+    .await?;
     // webhook check (and the workspace's push delivery mode)
     let push_mode =
         push::hop::check(st, &principal.workspace_id, op, call.version, req.caller()).await?;
@@ -180,9 +182,10 @@ async fn steps(
     call.audit.signature_trust = chosen.signature_trust.map(str::to_owned);
     // extensions: the DVARA table for required ones; what is forwarded; the request's lists.
     let settings = st
-        .store
+        .registry
         .workspace_settings_seen(&principal.workspace_id, principal.registry_version)
-        .map_err(|e| Refusal::internal(&format!("workspace settings: {e}")))?;
+        .await
+        .map_err(|e| Refusal::store("workspace settings", &e))?;
     crate::governance::extensions::step(
         &call.ext_requested,
         &settings,
@@ -258,17 +261,20 @@ async fn steps(
     let page = listing::push_page(st, op, chosen.version, call.version, req.caller())?;
     // sealing
     let sealed = match push_mode {
-        Some(_) => push::hop::seal(
-            st,
-            push_mode.as_ref(),
-            op,
-            &principal.workspace_id,
-            agent_id,
-            call.version,
-            call.push_as.unwrap_or(call.version),
-            chosen.version,
-            req.caller_mut(),
-        )?,
+        Some(_) => {
+            push::hop::seal(
+                st,
+                push_mode.as_ref(),
+                op,
+                &principal.workspace_id,
+                agent_id,
+                call.version,
+                call.push_as.unwrap_or(call.version),
+                chosen.version,
+                req.caller_mut(),
+            )
+            .await?
+        }
         None => None,
     };
     // translation to the peer's version (ListTasks is served from the gateway's records)
@@ -333,7 +339,7 @@ async fn steps(
     );
     // peer call, answer checks and translation
     let mut answer = if listed_here {
-        list_tasks::list(st, &ctx, owners.as_ref(), &agent.endpoint, &owner, &params).await?
+        list_tasks::list(st, &ctx, &st.records, &agent.endpoint, &owner, &params).await?
     } else if let Some(events) =
         crate::tasks::replay::local(&st.replay, op, &owner, call.version, &params)
     {
@@ -386,7 +392,8 @@ async fn steps(
     // ownership of new tasks (and the status each answer and event shows, which ListTasks
     // is answered from)
     if matches!(op, Operation::SendMessage | Operation::SendStreamingMessage) {
-        let (a, task) = ownership::bind_answer(owners, &agent.endpoint, &owner, answer)?;
+        let records = st.records.clone();
+        let (a, task) = ownership::bind_answer(records, &agent.endpoint, &owner, answer).await?;
         answer = a;
         // An ended task answered as the peer wrote it is what a listing would read.
         if let Answer::Passed(p) = &answer
@@ -403,10 +410,11 @@ async fn steps(
         op,
         Operation::GetTask | Operation::CancelTask | Operation::SubscribeToTask
     ) {
-        answer = ownership::record_answer(owners, &agent.endpoint, &owner, answer);
+        answer =
+            ownership::record_answer(st.records.clone(), &agent.endpoint, &owner, answer).await;
     }
     if let Some(g) = first_send {
-        answer = g.finish(op, call.version, answer);
+        answer = g.finish(op, call.version, answer).await;
     }
     // unsealing (and the push config steps over what the peer wrote in a push config answer)
     if push_mode.is_some()
@@ -422,7 +430,8 @@ async fn steps(
             call.version,
             &params,
             res,
-        );
+        )
+        .await;
         if let Ok(ev) = gov.evidence.lock() {
             call.audit.governance = serde_json::to_value(&*ev).ok();
         }

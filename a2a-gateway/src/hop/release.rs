@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use super::approval::internal;
 use crate::protocol::ops::Operation;
+use crate::store::backend::RegistryStore;
 use crate::{
     governance::approval::ApprovalSummary, governance::approval::TASK_PREFIX,
     governance::approval::gateway_task, governance::approval::refusal_value,
@@ -95,7 +96,7 @@ fn settle(
 /// Why a held send can no longer be sent, checked again at its release: a session kill of its
 /// context (the caller's, or the one the gateway made up for the hold), of the task it names, or
 /// of its gateway task; or its key revoked or expired since it was held.
-fn recheck(st: &GatewayState, a: &ApprovalSummary, params: &Value) -> Option<Refusal> {
+async fn recheck(st: &GatewayState, a: &ApprovalSummary, params: &Value) -> Option<Refusal> {
     let gov = &st.governance;
     let gw_task = json!({"id": format!("{TASK_PREFIX}{}", a.id)});
     if let Some(r) = gov
@@ -105,9 +106,10 @@ fn recheck(st: &GatewayState, a: &ApprovalSummary, params: &Value) -> Option<Ref
         return Some(r);
     }
     let key = a.key_id.as_deref()?;
-    match st.store.key_standing(key) {
+    match st.registry.key_standing(key).await {
         Ok(None) => None,
         Ok(Some(why)) => Some(crate::governance::key_watch::refusal(why)),
+        Err(e) if e.is_unavailable() => Some(Refusal::store_unavailable()),
         Err(e) => Some(internal(e)),
     }
 }
@@ -135,7 +137,7 @@ pub async fn release(
         Some(held) => serde_json::from_str::<Value>(&held.params).map_err(internal),
         None => return Err((404, format!("approval {id} not found"))),
     };
-    let r = match recheck(st, &a, params.as_ref().unwrap_or(&Value::Null)) {
+    let r = match recheck(st, &a, params.as_ref().unwrap_or(&Value::Null)).await {
         Some(r) => Err((409, r)),
         None => match params {
             Ok(p) => send_held(st, &a, p).await.map_err(|r| (502, r)),
@@ -174,9 +176,13 @@ async fn send_held(
         Version::V03
     };
     let agent = st
-        .store
+        .registry
         .agent(&a.workspace_id, &a.agent_id)
-        .map_err(internal)?
+        .await
+        .map_err(|e| match e.is_unavailable() {
+            true => Refusal::store_unavailable(),
+            false => internal(e),
+        })?
         .ok_or_else(|| Refusal::agent_not_found(&a.agent_id))?;
     // The caller already has its answer (the gateway task): the peer is asked not to block.
     if let Some(o) = params.as_object_mut() {
@@ -242,13 +248,12 @@ async fn send_held(
                 };
                 crate::outbound::peer_error::govern(&st.governance, Some(&g), r)
             })?;
-    let owners: std::sync::Arc<dyn ownership::OwnershipStore> =
-        std::sync::Arc::new(ownership::SqliteOwnership::new(st.store.clone()));
     let owner = Owner {
         workspace_id: a.workspace_id.clone(),
         agent_id: a.agent_id.clone(),
     };
-    let (_, task) = ownership::bind_answer(owners, &agent.endpoint, &owner, answer)?;
+    let records = st.records.clone();
+    let (_, task) = ownership::bind_answer(records, &agent.endpoint, &owner, answer).await?;
     Ok(task)
 }
 

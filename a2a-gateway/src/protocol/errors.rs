@@ -215,6 +215,31 @@ mod tests {
         assert_eq!(body["error"]["status"], "FAILED_PRECONDITION");
     }
 
+    /// An unreachable store: 503 in every form, UNAVAILABLE over gRPC; other store errors
+    /// stay internal errors.
+    #[test]
+    fn store_refusal_forms() {
+        let r = Refusal::store_unavailable();
+        let v10 = r.jsonrpc_error(Version::V1, "t");
+        assert_eq!(v10["code"], -32000);
+        assert_eq!(v10["data"][0]["reason"], "A2A_STORE_UNAVAILABLE");
+        assert_eq!(v10["data"][0]["metadata"]["code"], "a2a_store_unavailable");
+        let v03 = r.jsonrpc_error(Version::V03, "t");
+        assert_eq!(v03["data"]["code"], "a2a_store_unavailable");
+        let body = r.status_body("t");
+        assert_eq!(body["error"]["code"], 503);
+        assert_eq!(body["error"]["status"], "UNAVAILABLE");
+        assert_eq!(r.grpc_status("t").code(), tonic::Code::Unavailable);
+        let other = Refusal::store("send records", &crate::store::StoreError::Poisoned);
+        assert_eq!(other.code, "a2a_internal_error");
+        assert_eq!(other.status, 500);
+        assert!(
+            other
+                .message
+                .contains("send records: database lock poisoned")
+        );
+    }
+
     #[test]
     fn gateway_decisions_use_gateway_domain() {
         let r = Refusal::scope_denied("a2a:send");

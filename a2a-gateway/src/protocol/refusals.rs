@@ -486,6 +486,27 @@ impl Refusal {
         }
     }
 
+    /// 503 `a2a_store_unavailable`: the gateway's database cannot be reached (PostgreSQL down
+    /// or unreachable); the peer was not called for what the store refused. Retry later, or
+    /// on another replica.
+    pub fn store_unavailable() -> Refusal {
+        Refusal::gateway(
+            503,
+            "a2a_store_unavailable",
+            "The gateway's store cannot be reached; retry later",
+        )
+    }
+
+    /// A failed store call: [`Refusal::store_unavailable`] when the database cannot be
+    /// reached, else an internal error saying `e` (prefixed by `what` when not empty).
+    pub fn store(what: &str, e: &crate::store::StoreError) -> Refusal {
+        match (e.is_unavailable(), what) {
+            (true, _) => Refusal::store_unavailable(),
+            (false, "") => Refusal::internal(&e.to_string()),
+            (false, w) => Refusal::internal(&format!("{w}: {e}")),
+        }
+    }
+
     /// Internal failure.
     pub fn internal(detail: &str) -> Refusal {
         Refusal::gateway(

@@ -23,18 +23,21 @@ pub(crate) async fn check(
 ) -> Result<Option<Mode>, Refusal> {
     Ok(if op == Operation::CreateTaskPushNotificationConfig {
         check_webhook(st, params, version).await?;
-        Some(governed_mode(st, workspace_id)?)
+        Some(governed_mode(st, workspace_id).await?)
     } else if matches!(
         op,
         Operation::GetTaskPushNotificationConfig
             | Operation::ListTaskPushNotificationConfigs
             | Operation::DeleteTaskPushNotificationConfig
     ) {
-        Some(push::mode(st, workspace_id).unwrap_or(Mode::Direct))
+        match push::mode(st, workspace_id).await {
+            Err(r) if r.code == Refusal::store_unavailable().code => return Err(r),
+            m => Some(m.unwrap_or(Mode::Direct)),
+        }
     } else if let Some(url) = push::inline_url(params, version) {
         // An inline push config on message:send / message:stream.
         check_webhook_url(st, &url).await?;
-        Some(governed_mode(st, workspace_id)?)
+        Some(governed_mode(st, workspace_id).await?)
     } else {
         None
     })
@@ -44,8 +47,8 @@ pub(crate) async fn check(
 /// the caller's webhook past the gateway, where nothing reads the notifications: in a workspace
 /// with PII rules a new push config is refused in that mode (`a2a_push_not_available`), so
 /// that no PII value reaches a webhook unread (issue 39).
-fn governed_mode(st: &GatewayState, workspace_id: &str) -> Result<Mode, Refusal> {
-    let mode = push::mode(st, workspace_id)?;
+async fn governed_mode(st: &GatewayState, workspace_id: &str) -> Result<Mode, Refusal> {
+    let mode = push::mode(st, workspace_id).await?;
     if matches!(mode, Mode::Direct) && st.governance.cache.get(workspace_id).pii.is_some() {
         return Err(Refusal::push_not_available(
             "the workspace has PII rules and delivers push notifications directly, past them: \
@@ -58,7 +61,7 @@ fn governed_mode(st: &GatewayState, workspace_id: &str) -> Result<Mode, Refusal>
 /// sealing: in sealed mode, a push config being set (or inline on a send) is stored and
 /// rewritten to the gateway's callback; returns the callback id.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn seal(
+pub(crate) async fn seal(
     st: &GatewayState,
     mode: Option<&Mode>,
     op: Operation,
@@ -72,17 +75,20 @@ pub(crate) fn seal(
     match (mode, op) {
         (Some(Mode::Sealed(base)), Operation::CreateTaskPushNotificationConfig)
         | (Some(Mode::Sealed(base)), Operation::SendMessage | Operation::SendStreamingMessage) => {
-            Ok(Some(push::seal(
-                st,
-                base,
-                workspace_id,
-                agent_id,
-                caller,
-                deliver_as,
-                peer_version,
-                op != Operation::CreateTaskPushNotificationConfig,
-                params,
-            )?))
+            Ok(Some(
+                push::seal(
+                    st,
+                    base,
+                    workspace_id,
+                    agent_id,
+                    caller,
+                    deliver_as,
+                    peer_version,
+                    op != Operation::CreateTaskPushNotificationConfig,
+                    params,
+                )
+                .await?,
+            ))
         }
         _ => Ok(None),
     }
@@ -94,7 +100,7 @@ pub(crate) fn seal(
 /// their value ([`crate::protocol::secrets`]), and what the peer wrote in it passes the hop's
 /// governance ([`govern`]).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn unseal(
+pub(crate) async fn unseal(
     st: &GatewayState,
     gov: &HopGov,
     sealed: Option<&str>,
@@ -105,7 +111,7 @@ pub(crate) fn unseal(
     params: &Value,
     res: &mut Value,
 ) -> Result<(), Refusal> {
-    let restored = unseal_sealed(st, sealed, op, workspace_id, agent_id, caller, params, res);
+    let restored = unseal_sealed(st, sealed, op, workspace_id, agent_id, caller, params, res).await;
     if matches!(
         op,
         Operation::CreateTaskPushNotificationConfig
@@ -157,7 +163,7 @@ fn govern(
 
 /// Unseals `res` in sealed mode; where the configs restored from the gateway's records are.
 #[allow(clippy::too_many_arguments)]
-fn unseal_sealed(
+async fn unseal_sealed(
     st: &GatewayState,
     sealed: Option<&str>,
     op: Operation,
@@ -167,7 +173,7 @@ fn unseal_sealed(
     params: &Value,
     res: &mut Value,
 ) -> Vec<String> {
-    let Some(base) = &st.config().push_callback_base_url else {
+    let Some(base) = st.config().push_callback_base_url.clone() else {
         return Vec::new();
     };
     if let Some(cb) = sealed {
@@ -177,7 +183,8 @@ fn unseal_sealed(
             res,
             caller,
             op != Operation::CreateTaskPushNotificationConfig,
-        );
+        )
+        .await;
     }
     if op == Operation::DeleteTaskPushNotificationConfig {
         push::forget(st, workspace_id, agent_id, caller, params);
@@ -190,6 +197,7 @@ fn unseal_sealed(
         caller,
         res,
     )
+    .await
 }
 
 pub(crate) async fn check_webhook(

@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 
 use crate::keys;
 use crate::peer;
+use crate::store::backend::RegistryStore;
 use crate::{ids::random_hex, state::GatewayState};
 use crate::{protocol::errors::Refusal, protocol::errors::Version};
 use crate::{store::AuditRecord, store::PushCallback};
@@ -64,12 +65,13 @@ pub fn delivery(
 }
 
 /// The push mode of a workspace ([`delivery`]), or 503 `a2a_push_not_available`.
-pub fn mode(st: &GatewayState, workspace_id: &str) -> Result<Mode, Refusal> {
+pub async fn mode(st: &GatewayState, workspace_id: &str) -> Result<Mode, Refusal> {
     use crate::store::PushDelivery;
     let settings = st
-        .store
+        .registry
         .workspace_settings(workspace_id)
-        .map_err(|e| Refusal::internal(&format!("workspace settings: {e}")))?;
+        .await
+        .map_err(|e| Refusal::store("workspace settings", &e))?;
     match (
         delivery(st, workspace_id, &settings),
         &st.config().push_callback_base_url,
@@ -126,7 +128,7 @@ fn config_obj(v: &mut Value, version: Version) -> Option<&mut serde_json::Map<St
 /// caller's version: stores the caller's webhook and rewrites the config to the gateway
 /// callback. Returns the callback id.
 #[allow(clippy::too_many_arguments)]
-pub fn seal(
+pub async fn seal(
     st: &GatewayState,
     base: &str,
     workspace_id: &str,
@@ -197,15 +199,16 @@ pub fn seal(
     );
     cfg.insert("token".into(), json!(notify_token));
     cfg.remove("authentication");
-    st.store
+    st.registry
         .insert_push_callback(&cb)
-        .map_err(|e| Refusal::internal(&e.to_string()))?;
+        .await
+        .map_err(|e| Refusal::store("", &e))?;
     Ok(callback_id)
 }
 
 /// Records what the peer's answer tells about a sealed config (caller's version): the config
 /// id of a set answer, or the task id of a send answer (`inline`).
-pub fn remember_id(
+pub async fn remember_id(
     st: &GatewayState,
     callback_id: &str,
     answer: &Value,
@@ -227,8 +230,9 @@ pub fn remember_id(
         (None, id)
     };
     if let Err(e) = st
-        .store
+        .registry
         .update_push_callback(callback_id, task.as_deref(), config.as_deref())
+        .await
     {
         tracing::error!("push callback not updated: {e}");
     }
@@ -242,7 +246,7 @@ pub fn remember_id(
 /// token and authentication (none when the caller set none: the peer was given none, so one in
 /// its answer is of its own making). Returns where those configs are (JSON pointers into `v`):
 /// their `url`, `token` and `authentication` are the caller's own, not the peer's words.
-pub fn unseal(
+pub async fn unseal(
     st: &GatewayState,
     base: &str,
     workspace_id: &str,
@@ -250,30 +254,61 @@ pub fn unseal(
     caller: Version,
     v: &mut Value,
 ) -> Vec<String> {
+    let prefix = callback_prefix(base, agent_id);
+    // The records of the sealed callbacks the answer names, read first.
+    let mut ids = Vec::new();
+    sealed_ids(v, &prefix, &mut ids);
+    let mut records = std::collections::HashMap::new();
+    for id in ids {
+        if let Ok(Some(cb)) = st.registry.push_callback(&id).await
+            && cb.workspace_id == workspace_id
+            && cb.agent_id == agent_id
+        {
+            records.insert(id, cb);
+        }
+    }
     let mut restored = Vec::new();
     let at = Unseal {
-        st,
-        prefix: callback_prefix(base, agent_id),
-        workspace_id,
-        agent_id,
+        records,
+        prefix,
         caller,
     };
     at.walk(v, &mut String::new(), &mut restored);
     restored
 }
 
+/// The callback id of an object whose url is a sealed callback under `prefix`.
+fn sealed_id<'v>(o: &'v serde_json::Map<String, Value>, prefix: &str) -> Option<&'v str> {
+    o.get("url")
+        .and_then(Value::as_str)
+        .and_then(|u| u.strip_prefix(prefix))
+}
+
+/// The ids of every sealed callback in `v`.
+fn sealed_ids(v: &Value, prefix: &str, ids: &mut Vec<String>) {
+    match v {
+        Value::Array(a) => a.iter().for_each(|x| sealed_ids(x, prefix, ids)),
+        Value::Object(o) => {
+            if let Some(id) = sealed_id(o, prefix) {
+                ids.push(id.to_owned());
+            }
+            o.values().for_each(|x| sealed_ids(x, prefix, ids));
+        }
+        _ => {}
+    }
+}
+
 /// The members of an unsealed config written from the gateway's records.
 pub const RESTORED_MEMBERS: [&str; 3] = ["url", "token", "authentication"];
 
-struct Unseal<'a> {
-    st: &'a GatewayState,
+struct Unseal {
+    /// The records of the workspace's and agent's sealed callbacks the answer names.
+    records: std::collections::HashMap<String, PushCallback>,
     prefix: String,
-    workspace_id: &'a str,
-    agent_id: &'a str,
     caller: Version,
 }
 
-impl Unseal<'_> {
+impl Unseal {
     /// Unseals `v` (at JSON pointer `at`), recording the configs restored.
     fn walk(&self, v: &mut Value, at: &mut String, restored: &mut Vec<String>) {
         let len = at.len();
@@ -304,22 +339,10 @@ impl Unseal<'_> {
     /// Unseals one object whose url is a sealed callback; true when it was restored from a
     /// record of this workspace and agent.
     fn restore(&self, o: &mut serde_json::Map<String, Value>) -> bool {
-        let Some(id) = o
-            .get("url")
-            .and_then(Value::as_str)
-            .and_then(|u| u.strip_prefix(&self.prefix))
-            .map(str::to_owned)
-        else {
+        let Some(id) = sealed_id(o, &self.prefix) else {
             return false;
         };
-        let cb = self
-            .st
-            .store
-            .push_callback(&id)
-            .ok()
-            .flatten()
-            .filter(|cb| cb.workspace_id == self.workspace_id && cb.agent_id == self.agent_id);
-        let Some(cb) = cb else {
+        let Some(cb) = self.records.get(id).cloned() else {
             o.remove("token");
             return false;
         };
@@ -356,12 +379,15 @@ pub fn forget(st: &GatewayState, workspace_id: &str, agent_id: &str, caller: Ver
         Version::V1 => (s("taskId"), s("id")),
     };
     let Some(task) = task else { return };
-    let store = st.store.clone();
+    let registry = st.registry.clone();
     let (ws, agent) = (workspace_id.to_owned(), agent_id.to_owned());
     let grace = Duration::from_millis(st.config().push_delete_grace_ms);
     tokio::spawn(async move {
         tokio::time::sleep(grace).await;
-        if let Err(e) = store.delete_push_callbacks(&ws, &agent, &task, cfg.as_deref()) {
+        let deleted = registry
+            .delete_push_callbacks(&ws, &agent, &task, cfg.as_deref())
+            .await;
+        if let Err(e) = deleted {
             tracing::error!("push callbacks not removed: {e}");
         }
     });

@@ -12,6 +12,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::*;
+use crate::store::backend::RegistryStore;
 
 fn version_of(s: &str) -> Version {
     if s == "0.3" {
@@ -40,6 +41,7 @@ fn refused(code: StatusCode, err: &str, trace_id: &str) -> Response {
         }
         "a2a_push_replayed" => "the bearer JWT was already used",
         "a2a_push_delivery_failed" => "the caller's webhook could not be reached",
+        "a2a_store_unavailable" => "the gateway's store cannot be reached; retry later",
         _ => "the push notification was refused",
     };
     // The form of every refusal on this route (`crate::edge::wire`): `google.rpc.Status`, the code in
@@ -77,9 +79,13 @@ pub async fn notify(
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
     let started = Instant::now();
-    let cb = match st.store.push_callback(&callback) {
+    let cb = match st.registry.push_callback(&callback).await {
         Ok(Some(cb)) if cb.agent_id == agent => cb,
         Ok(_) => return status(StatusCode::NOT_FOUND),
+        Err(e) if e.is_unavailable() => {
+            let code = StatusCode::SERVICE_UNAVAILABLE;
+            return refused(code, "a2a_store_unavailable", &random_hex(16));
+        }
         Err(e) => {
             tracing::error!("push callback lookup failed: {e}");
             return status(StatusCode::INTERNAL_SERVER_ERROR);
@@ -193,7 +199,12 @@ pub async fn notify(
         );
     }
     // signed push: an agent with trusted keys signs each notification (`crate::push::jwt`).
-    let registered = st.store.agent(&cb.workspace_id, &agent).ok().flatten();
+    let registered = st
+        .registry
+        .agent(&cb.workspace_id, &agent)
+        .await
+        .ok()
+        .flatten();
     let named = parsed.as_ref().and_then(notified_task);
     if let Err((code, err, why)) =
         crate::push::jwt::check(&st, registered.as_ref(), &cb, &headers, named).await
@@ -207,8 +218,7 @@ pub async fn notify(
             workspace_id: cb.workspace_id.clone(),
             agent_id: agent.clone(),
         };
-        let owners = crate::tasks::ownership::SqliteOwnership::new(st.store.clone());
-        crate::tasks::ownership::record(&owners, &a.endpoint, &owner, v);
+        crate::tasks::ownership::record(&st.records, &a.endpoint, &owner, v).await;
     }
     let translated = match parsed {
         None => None,
@@ -252,23 +262,29 @@ pub async fn notify(
     // (`a2a.extensions.allowed`; the hop's request is not known here), as answers do.
     // Settings that cannot be read keep nothing.
     let allowed = st
-        .store
+        .registry
         .workspace_settings(&cb.workspace_id)
+        .await
         .map(|s| s.extensions_allowed)
         .unwrap_or_default();
     crate::governance::extensions::keep_in_lists(&mut translated, &allowed);
     let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, &body);
     let hash: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
     if st
-        .store
+        .registry
         .push_delivered(&cb.callback_id, &hash)
+        .await
         .unwrap_or(false)
     {
         return finish(&mut audit, StatusCode::OK, "duplicate", None);
     }
     match deliver(&st, &cb, to, &translated).await {
         Ok(()) => {
-            if let Err(e) = st.store.mark_push_delivered(&cb.callback_id, &hash) {
+            if let Err(e) = st
+                .registry
+                .mark_push_delivered(&cb.callback_id, &hash)
+                .await
+            {
                 tracing::error!("push delivery not recorded: {e}");
             }
             finish(&mut audit, StatusCode::OK, "delivered", None)
@@ -298,7 +314,7 @@ async fn task_v10(st: &GatewayState, cb: &PushCallback, v10: Value) -> Value {
         .unwrap_or(Value::Null);
     let id = ev.get("taskId").and_then(Value::as_str).unwrap_or("");
     let mut task = json!({"id": id, "contextId": ev.get("contextId")});
-    if let Ok(Some(agent)) = st.store.agent(&cb.workspace_id, &cb.agent_id)
+    if let Ok(Some(agent)) = st.registry.agent(&cb.workspace_id, &cb.agent_id).await
         && let Ok(peer) = crate::outbound::side_call::Peer::open(st, &agent).await
         && let Ok(crate::protocol::answer::Answer::Unary(t)) = peer
             .op(crate::protocol::ops::Operation::GetTask, json!({"id": id}))

@@ -125,8 +125,18 @@ fn now() -> i64 {
 }
 
 impl Store {
-    /// Opens (creating if needed) the SQLite file at `path` and applies migrations.
+    /// Opens (creating if needed) the SQLite file at `path` and applies migrations. A
+    /// PostgreSQL URL is refused ([`StoreError::Invalid`]): `serve` runs on SQLite only for now
+    /// (docs/replicas.md).
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let text = path.to_string_lossy();
+        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+            return Err(StoreError::Invalid(
+                "a PostgreSQL URL as the database is not supported yet (issue 32, \
+                 docs/replicas.md): give the path of a SQLite file"
+                    .into(),
+            ));
+        }
         let conn = Connection::open(path)?;
         let mut store = Self::init(conn, Some(path))?;
         store.path = Some(Arc::new(path.to_owned()));

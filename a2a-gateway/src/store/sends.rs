@@ -86,27 +86,6 @@ pub enum Claimed {
     Conflict,
 }
 
-/// Send records, scoped by [`SendKey`]. Times are seconds since the Unix epoch.
-pub trait SendRecords: Send + Sync {
-    /// Claims `key` for a message with `digest` at `now`: records older than `since` are
-    /// forgotten, and so is a claim never completed that was made before `abandoned` (its
-    /// gateway stopped while the peer was called).
-    fn claim(
-        &self,
-        key: &SendKey,
-        digest: &str,
-        now: i64,
-        since: i64,
-        abandoned: i64,
-    ) -> Result<Claimed, StoreError>;
-    /// The outcome of the claimed send.
-    fn complete(&self, key: &SendKey, outcome: &Outcome) -> Result<(), StoreError>;
-    /// Forgets a claim that has no outcome (the send failed: a retry may try again).
-    fn release(&self, key: &SendKey) -> Result<(), StoreError>;
-    /// The first answer recorded for `key`, if the send completed.
-    fn first_answer(&self, key: &SendKey) -> Result<Option<Outcome>, StoreError>;
-}
-
 /// The committed outcome of `key` in the SQLite file, if the send completed.
 pub(crate) fn committed_answer(
     store: &Store,
@@ -127,7 +106,9 @@ pub(crate) fn committed_answer(
     }
 }
 
-/// [`SendRecords`] in the gateway's SQLite file.
+/// Send records committed to the gateway's SQLite file, each claim and completion a
+/// transaction: stores without an intent journal (see `crate::hop::idempotency`). The rules
+/// are [`SendStore`](crate::store::backend::SendStore)'s; `SqliteRecords` calls these.
 #[derive(Clone)]
 pub struct SqliteSends {
     store: Store,
@@ -140,8 +121,9 @@ impl SqliteSends {
     }
 }
 
-impl SendRecords for SqliteSends {
-    fn claim(
+impl SqliteSends {
+    /// [`SendStore::claim`](crate::store::backend::SendStore::claim) in the file.
+    pub fn claim(
         &self,
         key: &SendKey,
         digest: &str,
@@ -202,7 +184,8 @@ impl SendRecords for SqliteSends {
         })
     }
 
-    fn complete(&self, key: &SendKey, outcome: &Outcome) -> Result<(), StoreError> {
+    /// Records the outcome of the claimed send (the first one recorded stays).
+    pub fn complete(&self, key: &SendKey, outcome: &Outcome) -> Result<(), StoreError> {
         let (task, reply) = outcome.columns();
         self.store.with(|c| {
             c.execute_cached(
@@ -215,7 +198,8 @@ impl SendRecords for SqliteSends {
         })
     }
 
-    fn release(&self, key: &SendKey) -> Result<(), StoreError> {
+    /// Forgets a claim that has no outcome.
+    pub fn release(&self, key: &SendKey) -> Result<(), StoreError> {
         self.store.with(|c| {
             c.execute_cached(
                 "DELETE FROM gateway_sends WHERE workspace_id = ?1 AND agent_id = ?2
@@ -226,7 +210,8 @@ impl SendRecords for SqliteSends {
         })
     }
 
-    fn first_answer(&self, key: &SendKey) -> Result<Option<Outcome>, StoreError> {
+    /// The first answer recorded for `key`, if the send completed.
+    pub fn first_answer(&self, key: &SendKey) -> Result<Option<Outcome>, StoreError> {
         committed_answer(&self.store, key)
     }
 }
@@ -243,51 +228,25 @@ pub(super) mod tests {
         }
     }
 
-    /// The claim rules every [`SendRecords`] keeps, part 1: scope, pending, conflict, done,
-    /// release. Leaves `w1` completed as task `t1`.
-    pub(in crate::store) fn scoped_and_checked(s: &dyn SendRecords) {
+    /// The claim rules themselves are checked on every backend through `SendStore`
+    /// (`tests/store_race.rs`); here: a completed record is kept and its digest checked.
+    #[test]
+    fn a_completed_send_is_kept_and_its_digest_checked() {
+        let s = SqliteSends::new(Store::open_in_memory().unwrap());
         assert_eq!(s.claim(&key("w1"), "d", 100, 0, 0).unwrap(), Claimed::First);
+        s.complete(&key("w1"), &Outcome::Task("t1".into())).unwrap();
+        s.release(&key("w1")).unwrap();
         assert_eq!(
             s.claim(&key("w1"), "d", 101, 0, 0).unwrap(),
-            Claimed::Pending
+            Claimed::Done(Outcome::Task("t1".into()))
         );
         assert_eq!(
             s.claim(&key("w1"), "x", 101, 0, 0).unwrap(),
             Claimed::Conflict
         );
-        // Another workspace's messageId is its own.
-        assert_eq!(s.claim(&key("w2"), "x", 101, 0, 0).unwrap(), Claimed::First);
-        s.complete(&key("w1"), &Outcome::Task("t1".into())).unwrap();
         assert_eq!(
-            s.claim(&key("w1"), "d", 102, 0, 0).unwrap(),
-            Claimed::Done(Outcome::Task("t1".into()))
+            s.first_answer(&key("w1")).unwrap(),
+            Some(Outcome::Task("t1".into()))
         );
-        // A released claim (failed send) may be claimed again; a completed one is kept.
-        s.release(&key("w2")).unwrap();
-        assert_eq!(s.claim(&key("w2"), "y", 103, 0, 0).unwrap(), Claimed::First);
-        s.release(&key("w1")).unwrap();
-        assert!(matches!(
-            s.claim(&key("w1"), "d", 103, 0, 0).unwrap(),
-            Claimed::Done(_)
-        ));
-    }
-
-    /// Part 2: out of the window a record is forgotten; an abandoned claim is taken over.
-    pub(in crate::store) fn expire_and_take_over(s: &dyn SendRecords) {
-        assert_eq!(
-            s.claim(&key("w1"), "z", 200, 150, 0).unwrap(),
-            Claimed::First
-        );
-        assert_eq!(
-            s.claim(&key("w1"), "z", 201, 150, 201).unwrap(),
-            Claimed::First
-        );
-    }
-
-    #[test]
-    fn claims_are_scoped_checked_and_expire() {
-        let s = SqliteSends::new(Store::open_in_memory().unwrap());
-        scoped_and_checked(&s);
-        expire_and_take_over(&s);
     }
 }

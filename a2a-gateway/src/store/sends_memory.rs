@@ -1,4 +1,4 @@
-//! [`SendRecords`] of the serving process: claims in memory, completed records through the
+//! Send records of the serving process: claims in memory, completed records through the
 //! intent journal and the audit writer's batch (no SQLite commit on the request path).
 //!
 //! The serving process is the only writer of its database (it holds the journal's lock), so
@@ -18,9 +18,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::{OptionalExtension, params};
 
 use crate::{store::CachedExt, store::SendRow, store::Store, store::StoreError};
-use crate::{
-    store::sends::Claimed, store::sends::Outcome, store::sends::SendKey, store::sends::SendRecords,
-};
+use crate::{store::sends::Claimed, store::sends::Outcome, store::sends::SendKey};
 
 /// A claim or a record not yet committed by the writer.
 struct Entry {
@@ -42,7 +40,8 @@ pub struct SendMemory {
     swept_db: AtomicI64,
 }
 
-/// [`SendRecords`] over a store whose intent journal is open (see the module docs).
+/// Send records over a store whose intent journal is open (see the module docs); the rules
+/// are [`SendStore`](crate::store::backend::SendStore)'s, `SqliteRecords` calls these.
 #[derive(Clone)]
 pub struct JournaledSends {
     store: Store,
@@ -105,8 +104,9 @@ fn committed(
     )))
 }
 
-impl SendRecords for JournaledSends {
-    fn claim(
+impl JournaledSends {
+    /// Claims `key` (see [`SendStore::claim`](crate::store::backend::SendStore::claim)).
+    pub fn claim(
         &self,
         key: &SendKey,
         digest: &str,
@@ -152,7 +152,8 @@ impl SendRecords for JournaledSends {
         Ok(Claimed::First)
     }
 
-    fn complete(&self, key: &SendKey, outcome: &Outcome) -> Result<(), StoreError> {
+    /// Records the outcome of the claimed send: in memory, journaled, committed by the writer.
+    pub fn complete(&self, key: &SendKey, outcome: &Outcome) -> Result<(), StoreError> {
         let mem = &self.memory;
         let row = {
             let mut entries = mem.entries.lock().map_err(|_| StoreError::Poisoned)?;
@@ -202,7 +203,8 @@ impl SendRecords for JournaledSends {
         Ok(())
     }
 
-    fn release(&self, key: &SendKey) -> Result<(), StoreError> {
+    /// Forgets a claim that has no outcome.
+    pub fn release(&self, key: &SendKey) -> Result<(), StoreError> {
         let mut entries = self
             .memory
             .entries
@@ -214,7 +216,8 @@ impl SendRecords for JournaledSends {
         Ok(())
     }
 
-    fn first_answer(&self, key: &SendKey) -> Result<Option<Outcome>, StoreError> {
+    /// The first answer recorded for `key`, if the send completed.
+    pub fn first_answer(&self, key: &SendKey) -> Result<Option<Outcome>, StoreError> {
         {
             let entries = self
                 .memory
@@ -229,21 +232,10 @@ impl SendRecords for JournaledSends {
     }
 }
 
-/// The send records of `store`: in memory and through the intent journal in the serving
-/// process ([`JournaledSends`]), else in the SQLite file ([`crate::store::sends::SqliteSends`]).
-pub fn records(store: &Store) -> Arc<dyn SendRecords> {
-    if store.has_intent_journal() {
-        Arc::new(JournaledSends::new(store.clone()))
-    } else {
-        Arc::new(crate::store::sends::SqliteSends::new(store.clone()))
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::sends::tests as rules;
+    use super::super::sends::tests::key;
     use super::*;
-    use rules::key;
 
     fn served(path: &std::path::Path) -> (Store, JournaledSends) {
         let s = Store::open(path).unwrap();
@@ -252,12 +244,23 @@ mod tests {
         (s, j)
     }
 
-    /// The rules of `SqliteSends` (its unit test), in memory and through the journal.
+    /// A completed send is answered from memory until the writer commits it, then from the
+    /// database, the same way (the claim rules are checked through `SendStore` in
+    /// `tests/store_race.rs`).
     #[test]
-    fn claims_are_scoped_checked_and_expire() {
+    fn completed_records_are_answered_from_memory_then_from_the_database() {
         let dir = tempfile::tempdir().unwrap();
         let (_s, s) = served(&dir.path().join("gw.db"));
-        rules::scoped_and_checked(&s);
+        assert_eq!(s.claim(&key("w1"), "d", 100, 0, 0).unwrap(), Claimed::First);
+        assert_eq!(
+            s.claim(&key("w1"), "d", 101, 0, 0).unwrap(),
+            Claimed::Pending
+        );
+        s.complete(&key("w1"), &Outcome::Task("t1".into())).unwrap();
+        assert_eq!(
+            s.claim(&key("w1"), "d", 102, 0, 0).unwrap(),
+            Claimed::Done(Outcome::Task("t1".into()))
+        );
         // Committed by the writer: answered from the database, the same way.
         s.store.flush_audit();
         assert!(s.memory.entries.lock().unwrap().get(&key("w1")).is_none());
@@ -269,7 +272,11 @@ mod tests {
             s.claim(&key("w1"), "e", 104, 0, 0).unwrap(),
             Claimed::Conflict
         );
-        rules::expire_and_take_over(&s);
+        // Out of the window: forgotten, a new send.
+        assert_eq!(
+            s.claim(&key("w1"), "z", 200, 150, 0).unwrap(),
+            Claimed::First
+        );
         // A direct message reply, read back from the database.
         let m = serde_json::json!({"messageId": "r", "parts": [{"text": "hi"}]});
         s.complete(&key("w1"), &Outcome::Message(m.clone()))

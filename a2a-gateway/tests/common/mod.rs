@@ -228,9 +228,9 @@ pub fn gw_code(body: &Value) -> String {
 
 /// Binds `task` at `endpoint` to ws1's `agent_id`, as if it had been created through the gateway.
 pub fn bind_task(env: &Env, endpoint: &str, task: &str, agent_id: &str) {
-    use a2a_gateway::ownership::{Owner, OwnershipStore, SqliteOwnership};
-    SqliteOwnership::new(env.store.clone())
-        .bind(
+    use a2a_gateway::ownership::Owner;
+    env.store
+        .bind_task(
             endpoint,
             task,
             &Owner {

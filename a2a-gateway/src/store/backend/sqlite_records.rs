@@ -1,13 +1,15 @@
 //! Task records and idempotent sends on the embedded SQLite file: today's [`Store`] methods
 //! and send records, called in place (as `sqlite` does for the registry). Bindings and status
 //! records go through the intent journal and the audit writer in the serving process, and
-//! sends through its memory and journal ([`crate::store::sends_memory`]); elsewhere (the
-//! admin CLI) they are committed at once.
+//! sends through its memory and journal ([`crate::store::sends_memory`]) once the store's
+//! intent journal is open; before that, and elsewhere (the admin CLI), they are committed at
+//! once ([`crate::store::sends::SqliteSends`]). Which of the two is read at each call, so a
+//! journal opened after this is made is used from then on.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use super::super::sends::{Claimed, Outcome, SendKey, SendRecords};
+use super::super::sends::{Claimed, Outcome, SendKey, SqliteSends};
+use super::super::sends_memory::JournaledSends;
 use super::super::{Bound, Owner, Store, StoreError, TaskQuery, TaskRecord, TaskStatusRow};
 use super::{SendStore, TaskStore};
 
@@ -15,16 +17,37 @@ use super::{SendStore, TaskStore};
 #[derive(Clone)]
 pub struct SqliteRecords {
     store: Store,
-    sends: Arc<dyn SendRecords>,
+}
+
+/// The send records a call uses (see the module doc).
+enum Sends {
+    Journaled(JournaledSends),
+    Committed(SqliteSends),
+}
+
+/// Calls the same method on whichever send records the store uses now.
+macro_rules! sends {
+    ($self:ident.$m:ident($($a:expr),*)) => {
+        match $self.sends() {
+            Sends::Journaled(s) => s.$m($($a),*),
+            Sends::Committed(s) => s.$m($($a),*),
+        }
+    };
 }
 
 impl SqliteRecords {
-    /// The records of `store`. In the serving process, make it after opening the intent
-    /// journal ([`Store::open_intent_journal`]): sends are then claimed in memory and
-    /// completed through the journal, as the gateway does today.
+    /// The records of `store` (sends through its intent journal once that is open, see the
+    /// module doc).
     pub fn new(store: Store) -> SqliteRecords {
-        let sends = super::super::sends_memory::records(&store);
-        SqliteRecords { store, sends }
+        SqliteRecords { store }
+    }
+
+    fn sends(&self) -> Sends {
+        if self.store.has_intent_journal() {
+            Sends::Journaled(JournaledSends::new(self.store.clone()))
+        } else {
+            Sends::Committed(SqliteSends::new(self.store.clone()))
+        }
     }
 
     /// The store underneath.
@@ -111,15 +134,15 @@ impl SendStore for SqliteRecords {
         since: i64,
         abandoned: i64,
     ) -> Result<Claimed, StoreError> {
-        self.sends.claim(key, digest, now, since, abandoned)
+        sends!(self.claim(key, digest, now, since, abandoned))
     }
     async fn complete(&self, key: &SendKey, outcome: &Outcome) -> Result<(), StoreError> {
-        self.sends.complete(key, outcome)
+        sends!(self.complete(key, outcome))
     }
     async fn release(&self, key: &SendKey) -> Result<(), StoreError> {
-        self.sends.release(key)
+        sends!(self.release(key))
     }
     async fn first_answer(&self, key: &SendKey) -> Result<Option<Outcome>, StoreError> {
-        self.sends.first_answer(key)
+        sends!(self.first_answer(key))
     }
 }
