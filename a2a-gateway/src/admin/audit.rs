@@ -22,47 +22,13 @@ use axum::http::{Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rusqlite::params;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::state::GatewayState;
 use crate::{store::CachedExt, store::Store, store::StoreError};
 
-/// Who performed an admin action.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AdminIdentity {
-    /// How the admin authenticated: `admin-token` (the admin API's bearer token), `console`
-    /// (a console session; its actions reach the admin API in process) or `cli` (direct access
-    /// to the database file).
-    pub kind: String,
-    /// Who: `admin-token` for the shared token, the OS user for the CLI.
-    pub subject: String,
-    /// The client's address (admin API), when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub remote: Option<String>,
-}
-
-/// One admin action.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AdminAuditRecord {
-    /// Sequence number (assigned on insert).
-    #[serde(default)]
-    pub seq: i64,
-    /// RFC 3339 time.
-    #[serde(default)]
-    pub ts: String,
-    /// Who.
-    pub actor: AdminIdentity,
-    /// What: `POST /admin/workspaces/{ws}/agents`, or `cli agent-add`.
-    pub action: String,
-    /// The workspace concerned, when the action names one.
-    pub workspace_id: Option<String>,
-    /// HTTP status of the answer (the CLI: 200 done, 400 failed).
-    pub status: i64,
-    /// The request (path parameters, body or arguments; secrets redacted) and the outcome.
-    pub detail: Value,
-}
+pub use crate::store::backend::{AdminAuditRecord, AdminIdentity};
 
 impl Store {
     /// Appends an admin audit row; returns its sequence number.

@@ -10,7 +10,6 @@
 //! the key revoked or expired meanwhile, or the peer refused it) is `failed`: the caller gets
 //! that refusal.
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use rusqlite::{OptionalExtension, params};
@@ -21,65 +20,7 @@ use crate::{store::Store, store::StoreError};
 /// Prefix of gateway task ids of held hops.
 pub const TASK_PREFIX: &str = "gw-approval-";
 
-/// Everything about a held hop but the request itself: what counts, lists, the gateway task
-/// and the caller's follow-ups read ([`ApprovalStore::summary`], [`ApprovalStore::summaries`]).
-/// Its size is bounded (the preview: [`super::approval_view::PREVIEW_MAX_BYTES`]), whatever
-/// the size of the held request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ApprovalSummary {
-    /// Approval id.
-    pub id: String,
-    /// Workspace.
-    pub workspace_id: String,
-    /// Target agent.
-    pub agent_id: String,
-    /// The caller's version (`0.3`/`1.0`): the stored request is in it.
-    pub caller_version: String,
-    /// What an approver sees in the queue: operation, skill, sizes, the first parts' kind and
-    /// size, PII counts, the start of the text (as it will be sent: the workspace's PII rules
-    /// applied). The whole request is [`super::approval_view::request_view`].
-    pub preview: Value,
-    /// The gateway task's context id.
-    pub context_id: String,
-    /// `pending`, `approved`, `denied`, `expired`, `withdrawn` or `failed` (approved, not sent
-    /// or refused by the peer: [`ApprovalSummary::refusal`]).
-    pub state: String,
-    /// The policy rule that asked for approval.
-    pub rule: Option<String>,
-    /// Who decided.
-    pub approver: Option<String>,
-    /// Their reason.
-    pub reason: Option<String>,
-    /// The peer's task once approved.
-    pub peer_task_id: Option<String>,
-    /// The delegation chain the held hop is sent on (the target last): the released call
-    /// carries it, so an approval cannot be used to start a fresh chain.
-    #[serde(default)]
-    pub chain: Vec<String>,
-    /// The extension URIs the held hop forwards (`crate::governance::extensions`): the released call sends
-    /// them, as the hop would have.
-    #[serde(default)]
-    pub extensions: Vec<String>,
-    /// Unix seconds.
-    pub created_at: i64,
-    /// Unix seconds; a pending approval expires then.
-    pub expires_at: i64,
-    /// The key the held hop came with (its id): releasing it checks the key still stands.
-    /// `None` for a hop held before the gateway recorded it.
-    #[serde(default)]
-    pub key_id: Option<String>,
-    /// A `failed` approval's refusal (the caller's answer), as [`refusal_value`] writes it.
-    #[serde(default)]
-    pub refusal: Option<Value>,
-}
-
-impl ApprovalSummary {
-    /// Pending, but past its expiry.
-    pub fn is_expired(&self, now: i64) -> bool {
-        self.state == "pending" && now >= self.expires_at
-    }
-}
+pub use crate::store::backend::ApprovalSummary;
 
 /// One held hop with its request: read one at a time, where the whole request is shown or sent
 /// ([`ApprovalStore::get`]). Not serialized: the admin API shows [`Approval::summary`] and the

@@ -1,11 +1,10 @@
 //! The rows of the admin audit, the approvals and the kills as the store traits hand them out
 //! ([`super::AuditStore`], [`super::HoldStore`]).
 //!
-//! Their definitions are the ones of `admin::audit`, `governance::approval` and
-//! `governance::store`, which sit above the store in the crate's layers and so cannot be
-//! named here: once the call sites use the traits (issue 32), those modules re-export these
-//! types instead of defining their own (the fields, names and serde forms are the same, so no
-//! caller changes).
+//! `admin::audit` (the admin audit's rows) and `governance::approval` (the approval summary)
+//! re-export these. `Approval`, `Kill` and `MAX_PAGE` still have twins in
+//! `governance::approval` and `governance::store`, to be removed when those call sites use
+//! the traits (issue 32).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -60,11 +59,14 @@ pub struct ApprovalSummary {
     pub agent_id: String,
     /// The caller's version (`0.3`/`1.0`): the stored request is in it.
     pub caller_version: String,
-    /// What an approver sees in the queue (operation, skill, sizes, the start of the text).
+    /// What an approver sees in the queue: operation, skill, sizes, the first parts' kind and
+    /// size, PII counts, the start of the text (as it will be sent: the workspace's PII rules
+    /// applied; the whole request is `governance::approval_view::request_view`).
     pub preview: Value,
     /// The gateway task's context id.
     pub context_id: String,
-    /// `pending`, `approved`, `denied`, `expired`, `withdrawn` or `failed`.
+    /// `pending`, `approved`, `denied`, `expired`, `withdrawn` or `failed` (approved, not sent
+    /// or refused by the peer: [`ApprovalSummary::refusal`]).
     pub state: String,
     /// The policy rule that asked for approval.
     pub rule: Option<String>,
@@ -74,17 +76,20 @@ pub struct ApprovalSummary {
     pub reason: Option<String>,
     /// The peer's task once approved.
     pub peer_task_id: Option<String>,
-    /// The delegation chain the held hop is sent on (the target last).
+    /// The delegation chain the held hop is sent on (the target last): the released call
+    /// carries it, so an approval cannot be used to start a fresh chain.
     #[serde(default)]
     pub chain: Vec<String>,
-    /// The extension URIs the held hop forwards.
+    /// The extension URIs the held hop forwards (`crate::governance::extensions`): the
+    /// released call sends them, as the hop would have.
     #[serde(default)]
     pub extensions: Vec<String>,
     /// Unix seconds.
     pub created_at: i64,
     /// Unix seconds; a pending approval expires then.
     pub expires_at: i64,
-    /// The key the held hop came with (its id).
+    /// The key the held hop came with (its id): releasing it checks the key still stands.
+    /// `None` for a hop held before the gateway recorded it.
     #[serde(default)]
     pub key_id: Option<String>,
     /// A `failed` approval's refusal (the caller's answer).
