@@ -92,13 +92,53 @@ pub(crate) struct Retention {
     measure: Measure,
 }
 
-/// The size rule's state.
+/// The size rule's state (one per retention: per file on SQLite, per replica on PostgreSQL).
 #[derive(Default)]
-struct Measure {
+pub(in crate::store) struct Measure {
     /// Bytes per audit row and when they were measured.
     per_row: Option<(f64, std::time::Instant)>,
     /// Deleting for the size: go on until 10 % under the bound.
     trimming: bool,
+}
+
+impl Measure {
+    /// Whether the bytes per row were measured less than [`RECALIBRATE`] ago.
+    pub(in crate::store) fn fresh(&self) -> bool {
+        self.per_row
+            .is_some_and(|(_, at)| at.elapsed() < RECALIBRATE)
+    }
+
+    /// Keeps a new measure of the bytes per audit row.
+    pub(in crate::store) fn measured(&mut self, per_row: f64) {
+        self.per_row = Some((per_row, std::time::Instant::now()));
+    }
+
+    /// The store as a whole is under the bound `max` (so is the audit): nothing to delete.
+    pub(in crate::store) fn under_bound(&mut self) -> (usize, Option<u64>) {
+        self.trimming = false;
+        (0, None)
+    }
+
+    /// The size rule for an audit of `rows` rows against `max` bytes: how many of the oldest
+    /// rows to delete, and the audit's estimated bytes. Once over `max` it deletes down to 10 %
+    /// under it. Not measured yet: nothing (the next call measures).
+    pub(in crate::store) fn excess(&mut self, max: u64, rows: i64) -> (usize, Option<u64>) {
+        let Some((per_row, _)) = self.per_row else {
+            return (0, None);
+        };
+        let bytes = (rows.max(0) as f64 * per_row) as u64;
+        let target = if self.trimming || bytes > max {
+            max / 10 * 9
+        } else {
+            max
+        };
+        self.trimming = bytes > target;
+        if !self.trimming || per_row <= 0.0 {
+            return (0, Some(bytes));
+        }
+        let excess = ((bytes - target) as f64 / per_row).ceil() as usize;
+        (excess.max(1), Some(bytes))
+    }
 }
 
 /// Bytes of the database's pages in use (`page_count - freelist_count`, times the page size).
@@ -132,8 +172,7 @@ pub(super) fn is_older(ts: &str, cutoff: time::OffsetDateTime) -> bool {
 /// stale: outside the batch's transaction, as a read (it walks every page of the audit; WAL
 /// readers never hold up the writer).
 fn calibrate(c: &Connection, r: &mut Measure, max: u64) -> Result<(), StoreError> {
-    let fresh = r.per_row.is_some_and(|(_, at)| at.elapsed() < RECALIBRATE);
-    if fresh || used_bytes(c)? <= max {
+    if r.fresh() || used_bytes(c)? <= max {
         return Ok(());
     }
     c.execute_batch("BEGIN")?;
@@ -146,7 +185,7 @@ fn calibrate(c: &Connection, r: &mut Measure, max: u64) -> Result<(), StoreError
         Ok::<_, StoreError>(audit_bytes(c)? as f64 / rows.max(1) as f64)
     })();
     let _ = c.execute_batch("COMMIT");
-    r.per_row = Some((measured?, std::time::Instant::now()));
+    r.measured(measured?);
     Ok(())
 }
 
@@ -167,25 +206,10 @@ fn over_size(
 ) -> Result<(usize, Option<u64>), StoreError> {
     if used_bytes(c)? <= max {
         // The whole database is under the bound, so is the audit.
-        r.trimming = false;
-        return Ok((0, None));
+        return Ok(r.under_bound());
     }
     // Measured before the transaction (`calibrate`); none yet: the next call measures.
-    let Some((per_row, _)) = r.per_row else {
-        return Ok((0, None));
-    };
-    let bytes = (rows.max(0) as f64 * per_row) as u64;
-    let target = if r.trimming || bytes > max {
-        max / 10 * 9
-    } else {
-        max
-    };
-    r.trimming = bytes > target;
-    if !r.trimming || per_row <= 0.0 {
-        return Ok((0, Some(bytes)));
-    }
-    let excess = ((bytes - target) as f64 / per_row).ceil() as usize;
-    Ok((excess.max(1), Some(bytes)))
+    Ok(r.excess(max, rows))
 }
 
 fn trim_in(c: &Connection, r: &mut Measure, rule: &AuditRetention) -> Result<Trimmed, StoreError> {

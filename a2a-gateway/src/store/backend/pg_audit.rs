@@ -33,9 +33,9 @@ use tokio::sync::{Mutex, Semaphore, mpsc, oneshot};
 
 use super::super::audit_writer::MAX_BATCH;
 use super::super::pg_schema::{COMPONENT, PG_MIGRATIONS};
+use super::super::retention::Measure;
 use super::super::{AuditRecord, IntentRef, StoreError};
 use super::PgRegistry;
-use super::pg_audit_read::Measure;
 
 /// Batches a replica's writer has in flight at once.
 pub const PIPELINE: usize = 4;

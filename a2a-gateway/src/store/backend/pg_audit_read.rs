@@ -18,28 +18,17 @@
 //! [`RECALIBRATE`]; over the bound, the oldest rows go until the estimate is 10 % under it.
 //! While the whole relation (files included) is under the bound, nothing is measured.
 
-use std::time::Instant;
-
 use a2a_pg::tokio_postgres::Row;
 use a2a_pg::tokio_postgres::types::ToSql;
 use serde_json::Value;
 
 use super::super::hop_page::RECORD_COLUMNS;
-use super::super::retention::{RECALIBRATE, is_older};
+use super::super::retention::{Measure, is_older};
 use super::super::{
     AuditRecord, AuditRetention, HopFilter, IntentRef, RetentionState, StoreError, Trimmed,
 };
 use super::rows::{AdminAuditRecord, AdminIdentity};
 use super::{AuditStore, PgAudit};
-
-/// The size rule's state (per replica).
-#[derive(Default)]
-pub(super) struct Measure {
-    /// Bytes per audit row and when they were measured.
-    per_row: Option<(f64, Instant)>,
-    /// Deleting for the size: go on until 10 % under the bound.
-    trimming: bool,
-}
 
 /// One audit row selected with [`RECORD_COLUMNS`].
 fn record_of(r: &Row) -> AuditRecord {
@@ -167,30 +156,15 @@ impl PgAudit {
             .get(0);
         if u64::try_from(total).unwrap_or(0) <= max {
             // Even the files are under the bound: so are the live rows.
-            m.trimming = false;
-            return Ok((0, None));
+            return Ok(m.under_bound());
         }
-        let Some((per_row, _)) = m.per_row else {
-            return Ok((0, None));
-        };
-        let bytes = (rows.max(0) as f64 * per_row) as u64;
-        let target = if m.trimming || bytes > max {
-            max / 10 * 9
-        } else {
-            max
-        };
-        m.trimming = bytes > target;
-        if !m.trimming || per_row <= 0.0 {
-            return Ok((0, Some(bytes)));
-        }
-        let excess = ((bytes - target) as f64 / per_row).ceil() as usize;
-        Ok((excess.max(1), Some(bytes)))
+        Ok(m.excess(max, rows))
     }
 
     /// Measures the bytes per row when the size rule may need them and the last measure is
     /// stale (outside the batch's transaction).
     async fn calibrate(&self, m: &mut Measure, max: u64) -> Result<(), StoreError> {
-        if m.per_row.is_some_and(|(_, at)| at.elapsed() < RECALIBRATE) {
+        if m.fresh() {
             return Ok(());
         }
         let total: i64 = self
@@ -211,7 +185,7 @@ impl PgAudit {
             )
             .await?;
         let per_row: f64 = rows.first().map_or(0.0, |r| r.get(0));
-        m.per_row = Some((per_row, Instant::now()));
+        m.measured(per_row);
         Ok(())
     }
 }
