@@ -21,72 +21,13 @@ use axum::extract::{ConnectInfo, MatchedPath, Query, Request, State};
 use axum::http::{Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use rusqlite::params;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::state::GatewayState;
-use crate::{store::CachedExt, store::Store, store::StoreError};
+use crate::store::Store;
 
 pub use crate::store::backend::{AdminAuditRecord, AdminIdentity};
-
-impl Store {
-    /// Appends an admin audit row; returns its sequence number.
-    pub fn append_admin_audit(&self, rec: &AdminAuditRecord) -> Result<i64, StoreError> {
-        let ts = time::OffsetDateTime::now_utc()
-            .format(&time::format_description::well_known::Rfc3339)
-            .unwrap_or_default();
-        self.with(|c| {
-            c.execute_cached(
-                "INSERT INTO admin_audit(ts, actor_kind, actor_subject, actor_remote, action,
-                   workspace_id, status, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![
-                    ts,
-                    rec.actor.kind,
-                    rec.actor.subject,
-                    rec.actor.remote,
-                    rec.action,
-                    rec.workspace_id,
-                    rec.status,
-                    rec.detail.to_string()
-                ],
-            )?;
-            Ok(c.last_insert_rowid())
-        })
-    }
-
-    /// Admin audit rows after `after`, oldest first, optionally of one workspace.
-    pub fn admin_audit(
-        &self,
-        workspace_id: Option<&str>,
-        after: i64,
-        limit: i64,
-    ) -> Result<Vec<AdminAuditRecord>, StoreError> {
-        self.with(|c| {
-            let mut st = c.prepare_cached(
-                "SELECT seq, ts, actor_kind, actor_subject, actor_remote, action, workspace_id,
-                   status, detail FROM admin_audit
-                 WHERE (?1 IS NULL OR workspace_id = ?1) AND seq > ?2 ORDER BY seq LIMIT ?3",
-            )?;
-            let rows = st.query_map(params![workspace_id, after, limit], |r| {
-                Ok(AdminAuditRecord {
-                    seq: r.get(0)?,
-                    ts: r.get(1)?,
-                    actor: AdminIdentity {
-                        kind: r.get(2)?,
-                        subject: r.get(3)?,
-                        remote: r.get(4)?,
-                    },
-                    action: r.get(5)?,
-                    workspace_id: r.get(6)?,
-                    status: r.get(7)?,
-                    detail: serde_json::from_str(&r.get::<_, String>(8)?).unwrap_or(Value::Null),
-                })
-            })?;
-            Ok(rows.collect::<Result<Vec<_>, _>>()?)
-        })
-    }
-}
 
 /// Member names whose values are never written to the admin audit (any case; JWK private
 /// members only inside an object with `kty`).

@@ -1,7 +1,7 @@
 //! The audit log on the embedded SQLite file: today's [`Store`] methods and group-commit
 //! writer thread, called in place (`store::audit`, `audit_writer`, `hop_page`, `retention`),
-//! so nothing changes for the SQLite gateway. The admin audit's two statements are here, on
-//! the same table as `admin::audit`'s.
+//! so nothing changes for the SQLite gateway. The admin audit's two statements are here too
+//! ([`Store::append_admin_audit`], [`Store::admin_audit`]), for `admin::audit` and the trait.
 //!
 //! "Durable" is what the serving gateway relies on today: with the intent journal open
 //! ([`Store::open_intent_journal`]), the record's journal line is written before the call
@@ -65,26 +65,7 @@ impl AuditStore for SqliteAudit {
     }
 
     async fn append_admin(&self, rec: &AdminAuditRecord) -> Result<i64, StoreError> {
-        let ts = time::OffsetDateTime::now_utc()
-            .format(&time::format_description::well_known::Rfc3339)
-            .unwrap_or_default();
-        self.store.with(|c| {
-            c.execute_cached(
-                "INSERT INTO admin_audit(ts, actor_kind, actor_subject, actor_remote, action,
-                   workspace_id, status, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![
-                    ts,
-                    rec.actor.kind,
-                    rec.actor.subject,
-                    rec.actor.remote,
-                    rec.action,
-                    rec.workspace_id,
-                    rec.status,
-                    rec.detail.to_string()
-                ],
-            )?;
-            Ok(c.last_insert_rowid())
-        })
+        self.store.append_admin_audit(rec)
     }
 
     async fn records(
@@ -150,7 +131,57 @@ impl AuditStore for SqliteAudit {
         after: i64,
         limit: i64,
     ) -> Result<Vec<AdminAuditRecord>, StoreError> {
-        self.store.with(|c| {
+        self.store.admin_audit(workspace_id, after, limit)
+    }
+
+    async fn trim(&self, rule: &AuditRetention) -> Result<Trimmed, StoreError> {
+        self.store.trim_audit(rule)
+    }
+
+    async fn retention_state(&self) -> Result<RetentionState, StoreError> {
+        self.store.audit_retention_state()
+    }
+
+    async fn audit_bytes(&self) -> Result<u64, StoreError> {
+        self.store.flush_audit();
+        self.store.audit_bytes()
+    }
+}
+
+/// The admin audit's two statements (`admin::audit` writes and reads the rows through them).
+impl Store {
+    /// Appends an admin audit row; returns its sequence number.
+    pub fn append_admin_audit(&self, rec: &AdminAuditRecord) -> Result<i64, StoreError> {
+        let ts = time::OffsetDateTime::now_utc()
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default();
+        self.with(|c| {
+            c.execute_cached(
+                "INSERT INTO admin_audit(ts, actor_kind, actor_subject, actor_remote, action,
+                   workspace_id, status, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    ts,
+                    rec.actor.kind,
+                    rec.actor.subject,
+                    rec.actor.remote,
+                    rec.action,
+                    rec.workspace_id,
+                    rec.status,
+                    rec.detail.to_string()
+                ],
+            )?;
+            Ok(c.last_insert_rowid())
+        })
+    }
+
+    /// Admin audit rows after `after`, oldest first, optionally of one workspace.
+    pub fn admin_audit(
+        &self,
+        workspace_id: Option<&str>,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<AdminAuditRecord>, StoreError> {
+        self.with(|c| {
             let mut st = c.prepare_cached(
                 "SELECT seq, ts, actor_kind, actor_subject, actor_remote, action, workspace_id,
                    status, detail FROM admin_audit
@@ -173,18 +204,5 @@ impl AuditStore for SqliteAudit {
             })?;
             Ok(rows.collect::<Result<Vec<_>, _>>()?)
         })
-    }
-
-    async fn trim(&self, rule: &AuditRetention) -> Result<Trimmed, StoreError> {
-        self.store.trim_audit(rule)
-    }
-
-    async fn retention_state(&self) -> Result<RetentionState, StoreError> {
-        self.store.audit_retention_state()
-    }
-
-    async fn audit_bytes(&self) -> Result<u64, StoreError> {
-        self.store.flush_audit();
-        self.store.audit_bytes()
     }
 }
