@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use rusqlite::{OptionalExtension, params};
 
+use crate::store::backend::{APPROVAL_COLS as COLS, approval_summary_row as summary_row};
 use crate::{protocol::errors::Origin, protocol::errors::Refusal};
 use crate::{store::Store, store::StoreError};
 
@@ -97,41 +98,6 @@ impl SqliteApprovals {
     pub fn new(store: Store) -> SqliteApprovals {
         SqliteApprovals { store }
     }
-}
-
-/// The columns of an [`ApprovalSummary`], in [`summary_row`]'s order.
-const COLS: &str = "id, workspace_id, agent_id, caller_version, preview, context_id, state, rule, approver, reason, peer_task_id, created_at, expires_at, chain, extensions, key_id, refusal";
-
-fn json_list(r: &rusqlite::Row<'_>, i: usize) -> Vec<String> {
-    r.get::<_, String>(i)
-        .ok()
-        .and_then(|c| serde_json::from_str(&c).ok())
-        .unwrap_or_default()
-}
-
-fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ApprovalSummary> {
-    let preview: String = r.get(4)?;
-    Ok(ApprovalSummary {
-        id: r.get(0)?,
-        workspace_id: r.get(1)?,
-        agent_id: r.get(2)?,
-        caller_version: r.get(3)?,
-        preview: serde_json::from_str(&preview).unwrap_or(Value::Null),
-        context_id: r.get(5)?,
-        state: r.get(6)?,
-        rule: r.get(7)?,
-        approver: r.get(8)?,
-        reason: r.get(9)?,
-        peer_task_id: r.get(10)?,
-        created_at: r.get(11)?,
-        expires_at: r.get(12)?,
-        chain: json_list(r, 13),
-        extensions: json_list(r, 14),
-        key_id: r.get(15)?,
-        refusal: r
-            .get::<_, Option<String>>(16)?
-            .and_then(|c| serde_json::from_str(&c).ok()),
-    })
 }
 
 impl ApprovalStore for SqliteApprovals {

@@ -23,6 +23,7 @@ use tokio::sync::broadcast;
 use super::HoldStore;
 use super::holds::{self, APPROVALS_CHANNEL, KILLS_CHANNEL, Kills, POLL, Poll, Signal};
 use super::pg::refused;
+use super::rows::APPROVAL_COLS as COLS;
 use super::rows::{Approval, ApprovalSummary, Kill, MAX_PAGE};
 use crate::store::StoreError;
 use crate::store::pg_schema::{COMPONENT, PG_MIGRATIONS};
@@ -52,11 +53,6 @@ impl Drop for Inner {
         self.forward.abort();
     }
 }
-
-/// The columns of an [`ApprovalSummary`], in [`summary_of`]'s order.
-const COLS: &str = "id, workspace_id, agent_id, caller_version, preview, context_id, state,
-    rule, approver, reason, peer_task_id, created_at, expires_at, chain, extensions, key_id,
-    refusal";
 
 fn json_list(r: &Row, i: usize) -> Vec<String> {
     serde_json::from_str(r.get::<_, &str>(i)).unwrap_or_default()

@@ -141,3 +141,9 @@ pub struct Kill {
     #[serde(default)]
     pub killed_at: i64,
 }
+
+/// The columns of `gov_approvals` that make an [`ApprovalSummary`], in the order both backends'
+/// row readers (and `governance::approval`'s) take them.
+pub(crate) const APPROVAL_COLS: &str = "id, workspace_id, agent_id, caller_version, preview,
+    context_id, state, rule, approver, reason, peer_task_id, created_at, expires_at, chain,
+    extensions, key_id, refusal";

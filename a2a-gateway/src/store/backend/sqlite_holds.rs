@@ -15,6 +15,7 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use super::holds::{self, Kills, POLL, Poll, Signal};
+use super::rows::APPROVAL_COLS as COLS;
 use super::rows::{Approval, ApprovalSummary, Kill, MAX_PAGE};
 use super::{HoldStore, sqlite::constraint};
 use crate::store::{Store, StoreError};
@@ -61,11 +62,6 @@ fn now() -> i64 {
     time::OffsetDateTime::now_utc().unix_timestamp()
 }
 
-/// The columns of an [`ApprovalSummary`], in [`summary_row`]'s order.
-pub(super) const COLS: &str = "id, workspace_id, agent_id, caller_version, preview, context_id,
-    state, rule, approver, reason, peer_task_id, created_at, expires_at, chain, extensions,
-    key_id, refusal";
-
 fn json_list(r: &rusqlite::Row<'_>, i: usize) -> Vec<String> {
     r.get::<_, String>(i)
         .ok()
@@ -73,7 +69,8 @@ fn json_list(r: &rusqlite::Row<'_>, i: usize) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ApprovalSummary> {
+/// An [`ApprovalSummary`] from a SQLite row of [`COLS`] (also `governance::approval`'s reader).
+pub(crate) fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ApprovalSummary> {
     let preview: String = r.get(4)?;
     Ok(ApprovalSummary {
         id: r.get(0)?,
