@@ -225,8 +225,9 @@ impl SqliteReplay {
     }
 }
 
-#[cfg(feature = "sqlite")]
-fn as_i64(n: u64) -> i64 {
+/// A sequence number as a database integer (saturating).
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn as_i64(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 

@@ -4,7 +4,7 @@
 //! other replicas is planned, docs/agent.md "Several replicas").
 
 use crate::model::StreamResponse;
-use crate::replay::ReplayLog;
+use crate::replay::{ReplayLog, as_i64};
 use crate::store::{PostgresStore, StoreError, col, pg};
 use async_trait::async_trait;
 
@@ -24,10 +24,6 @@ impl PgReplay {
             events_per_task,
         }
     }
-}
-
-fn as_i64(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 #[async_trait]
