@@ -223,6 +223,23 @@ impl Gateway {
         })
     }
 
+    /// Keeps the relayed streams of peers that number no events in PostgreSQL as well
+    /// (before serving): a caller whose stream was cut resumes on any replica holding the same
+    /// `streams` database, not only on the one reading the peer (docs/replicas.md).
+    pub fn with_stream_events(
+        self,
+        streams: crate::store::backend::PgStreams,
+    ) -> Result<Gateway, String> {
+        let Ok(mut st) = Arc::try_unwrap(self.state) else {
+            return Err("with_stream_events: the gateway is already shared".to_owned());
+        };
+        st.replay = Arc::new(crate::tasks::replay::Buffers::shared(streams));
+        Ok(Gateway {
+            state: Arc::new(st),
+            sessions: self.sessions,
+        })
+    }
+
     /// Replaces the governance pipeline (before serving), e.g. with one more step
     /// ([`Governance::with_step`]).
     pub fn with_governance(self, governance: Governance) -> Gateway {

@@ -12,7 +12,9 @@ use std::time::Duration;
 use a2a_client::{Binding, Version};
 use a2a_gateway::config::Config;
 use a2a_gateway::server::Gateway;
-use a2a_gateway::store::backend::{PgRegistry, Records, Registry, RegistryStore, Shared};
+use a2a_gateway::store::backend::{
+    PgRegistry, PgStreams, Records, Registry, RegistryStore, Shared, StreamBounds,
+};
 use a2a_gateway::store::{Agent, Store};
 use a2a_pg::PoolOptions;
 use reqwest::header::{COOKIE, ORIGIN};
@@ -23,7 +25,7 @@ use crate::common::{ADMIN, Env};
 use crate::idempotent_sends::{caller, counting_peer, send, task_id};
 use crate::store_suite::{cluster, wait_listening};
 
-fn quick() -> PoolOptions {
+pub(crate) fn quick() -> PoolOptions {
     PoolOptions {
         connect_timeout: Duration::from_secs(1),
         wait_timeout: Duration::from_secs(2),
@@ -32,7 +34,7 @@ fn quick() -> PoolOptions {
 }
 
 /// Workspace `ws1`, agent `count` at `endpoint` and a key of `ws1`.
-async fn seed(registry: &PgRegistry, endpoint: &str) -> String {
+pub(crate) async fn seed(registry: &PgRegistry, endpoint: &str) -> String {
     registry.create_workspace("ws1", "One").await.unwrap();
     registry
         .upsert_agent(&Agent {
@@ -49,9 +51,9 @@ async fn seed(registry: &PgRegistry, endpoint: &str) -> String {
 }
 
 /// A gateway (console on) on database `url`, with its own pools; `shared`: the page-token key,
-/// sessions and trust there too (else in this process, as on SQLite). Also a login link it
-/// made before serving.
-async fn replica(url: &str, key: &str, shared: bool) -> (Env, String) {
+/// sessions, trust and stream resume events there too (else in this process, as on SQLite).
+/// Also a login link it made before serving.
+pub(crate) async fn replica(url: &str, key: &str, shared: bool) -> (Env, String) {
     let registry = PgRegistry::connect(url, &quick()).await.unwrap();
     assert!(wait_listening(&registry).await);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -76,6 +78,10 @@ async fn replica(url: &str, key: &str, shared: bool) -> (Env, String) {
     if shared {
         let on = Shared::Postgres(registry.shared().await.unwrap());
         gw = gw.with_shared(on).await.unwrap();
+        let streams = PgStreams::connect(url, &quick(), StreamBounds::default())
+            .await
+            .unwrap();
+        gw = gw.with_stream_events(streams).unwrap();
     }
     let base = format!("http://{}", listener.local_addr().unwrap());
     let link = gw.console_login_link(&base);

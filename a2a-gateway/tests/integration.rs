@@ -78,6 +78,7 @@ mod push_secrets;
 mod registration;
 mod reload;
 mod reload_otlp;
+mod replica_streams;
 mod resume;
 mod rust_peer;
 mod shutdown;

@@ -22,7 +22,27 @@ pub const COMPONENT: &str = "gateway";
 
 /// The gateway's PostgreSQL migrations, in order (the index + 1 is the version in
 /// `a2a_schema`; a published migration is never edited, a fix is a new one).
-pub const PG_MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+pub const PG_MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
+
+/// 6: stream resume events as replicas share them (`store::backend::PgStreams`): a row names
+/// the whole key a resume must match (workspace, agent, task, caller version), a stream's end
+/// is a row of kind `end`; every insert statement announces the streams it added on channel
+/// `a2a_stream_events` (payload: the stream id), so a replica following a stream wakes.
+const V6: &str = r#"
+ALTER TABLE stream_events ADD COLUMN agent_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE stream_events ADD COLUMN caller_version TEXT NOT NULL DEFAULT '';
+ALTER TABLE stream_events ADD COLUMN kind TEXT NOT NULL DEFAULT 'event';
+CREATE INDEX stream_events_ended ON stream_events(created_at) WHERE kind = 'end';
+
+CREATE FUNCTION a2a_stream_events_added() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('a2a_stream_events', s) FROM (SELECT DISTINCT stream_id AS s FROM added) d;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER stream_events_added AFTER INSERT ON stream_events
+    REFERENCING NEW TABLE AS added
+    FOR EACH STATEMENT EXECUTE FUNCTION a2a_stream_events_added();
+"#;
 
 /// 5: console sessions, login links and signing keys as replicas share them
 /// (`store::backend::SessionStore`, `TrustStore`): a session keeps its CSRF token (every

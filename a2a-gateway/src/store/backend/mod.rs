@@ -52,6 +52,7 @@ mod pg_keys;
 mod pg_push;
 mod pg_sends;
 mod pg_shared;
+mod pg_streams;
 mod pg_tasks;
 mod records;
 mod rows;
@@ -68,6 +69,9 @@ pub use pg::PgRegistry;
 pub use pg_audit::{PIPELINE, PgAudit};
 pub use pg_holds::PgHolds;
 pub use pg_shared::{KEY_POLL, NewestKey, PgShared};
+pub use pg_streams::{
+    BATCH as STREAM_BATCH, PgStreams, STREAM_EVENTS_CHANNEL, StreamBounds, StreamKey, StreamRow,
+};
 pub use pg_tasks::PgRecords;
 pub use records::{Records, SendStore, TaskStore};
 pub(crate) use rows::APPROVAL_COLS;
