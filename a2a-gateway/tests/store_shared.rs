@@ -328,3 +328,145 @@ async fn with_postgres_stopped_every_call_fails_as_unavailable_then_works_again(
         .unwrap();
     assert!(s.session(hash(1)).await.unwrap().is_some());
 }
+
+mod streams {
+    use std::time::Duration;
+
+    use a2a_gateway::store::backend::{PgStreams, StreamBounds, StreamKey, StreamRow};
+    use a2a_pg::{Event, PoolOptions};
+
+    use crate::store_suite::cluster;
+
+    fn key(stream: u64, ws: &str) -> StreamKey {
+        StreamKey {
+            stream,
+            workspace: ws.into(),
+            agent: "echo".into(),
+            task: "t1".into(),
+            version: "1.0".into(),
+        }
+    }
+
+    fn ev(seq: u64) -> StreamRow {
+        StreamRow {
+            seq,
+            end: false,
+            body: format!("{{\"n\":{seq}}}"),
+        }
+    }
+
+    /// Waits (bounded: 30 s, a liveness bound) until `s` keeps `want` of `k`.
+    async fn kept(s: &PgStreams, k: &StreamKey, want: Option<(u64, u64, bool)>) {
+        for _ in 0..600 {
+            if s.bounds(k).await.unwrap() == want {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("never kept {want:?}: {:?}", s.bounds(k).await);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn stream_events_are_written_in_order_scoped_announced_and_trimmed() {
+        let Some(cluster) = cluster() else { return };
+        cluster.create_database("streams").unwrap();
+        let url = cluster.url_of("streams");
+        let b = StreamBounds::default();
+        let writer = PgStreams::connect(&url, &PoolOptions::default(), b)
+            .await
+            .unwrap();
+        let reader = PgStreams::connect(&url, &PoolOptions::default(), b)
+            .await
+            .unwrap();
+        for _ in 0..500 {
+            if reader.listening() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(reader.listening());
+        let mut heard = reader.changes();
+        let k = key(7, "ws-a");
+        // 600 events queued at once: committed in batches, every one once, in order.
+        for n in 1..=600 {
+            writer.enqueue(&k, ev(n));
+        }
+        writer.enqueue(
+            &k,
+            StreamRow {
+                seq: 601,
+                end: true,
+                body: String::new(),
+            },
+        );
+        kept(&reader, &k, Some((1, 600, true))).await;
+        let mut after = 0;
+        loop {
+            let rows = reader.after(&k, after, 256).await.unwrap();
+            let Some(last) = rows.last() else { break };
+            for (i, r) in rows.iter().enumerate() {
+                assert_eq!(r.seq, after + 1 + i as u64);
+            }
+            after = last.seq;
+        }
+        assert_eq!(after, 601);
+        // The reader heard of the stream by notification.
+        let got = tokio::time::timeout(Duration::from_secs(30), async {
+            loop {
+                if let Ok(Event::Notification { payload, .. }) = heard.recv().await {
+                    return payload;
+                }
+            }
+        })
+        .await
+        .unwrap();
+        assert_eq!(got, "7");
+        // Another workspace, agent, task or version reads nothing of it.
+        let mut others = vec![key(7, "ws-b"), key(8, "ws-a")];
+        let mut k2 = key(7, "ws-a");
+        k2.agent = "other".into();
+        others.push(k2.clone());
+        k2 = key(7, "ws-a");
+        k2.version = "0.3".into();
+        others.push(k2);
+        for o in &others {
+            assert_eq!(reader.bounds(o).await.unwrap(), None, "{o:?}");
+            assert!(reader.after(o, 0, 10).await.unwrap().is_empty());
+        }
+        // Retention: each stream keeps its newest events; an ended one goes after the grace.
+        let open = key(9, "ws-a");
+        for n in 1..=10 {
+            writer.enqueue(&open, ev(n));
+        }
+        kept(&reader, &open, Some((1, 10, false))).await;
+        let tight = StreamBounds {
+            max_events: 4,
+            grace: Duration::from_secs(3600),
+            max_age: Duration::from_secs(3600),
+        };
+        reader.trim(tight).await.unwrap();
+        assert_eq!(reader.bounds(&open).await.unwrap(), Some((7, 10, false)));
+        let gone = StreamBounds {
+            grace: Duration::ZERO,
+            ..tight
+        };
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        reader.trim(gone).await.unwrap();
+        assert_eq!(reader.bounds(&k).await.unwrap(), None, "ended: trimmed");
+        assert!(reader.bounds(&open).await.unwrap().is_some(), "open: kept");
+        // With PostgreSQL stopped reads fail as unavailable; queued rows wait for it.
+        let quick = PoolOptions {
+            connect_timeout: Duration::from_secs(1),
+            wait_timeout: Duration::from_secs(2),
+            ..PoolOptions::default()
+        };
+        let q = PgStreams::connect(&url, &quick, b).await.unwrap();
+        cluster.stop().unwrap();
+        let e = q.bounds(&open).await.unwrap_err();
+        assert!(e.is_unavailable(), "{e}");
+        q.enqueue(&open, ev(11));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cluster.start_again().unwrap();
+        kept(&q, &open, Some((7, 11, false))).await;
+    }
+}

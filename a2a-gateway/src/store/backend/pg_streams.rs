@@ -221,6 +221,11 @@ impl PgStreams {
             .collect())
     }
 
+    /// One retention pass now (the writer runs one every [`TRIM_EVERY`]).
+    pub async fn trim(&self, bounds: StreamBounds) -> Result<(), StoreError> {
+        trim_rows(&self.inner.pool, bounds).await
+    }
+
     async fn query(
         &self,
         sql: &str,
