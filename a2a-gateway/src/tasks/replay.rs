@@ -338,7 +338,7 @@ pub(crate) async fn local(
         task,
         version: version.as_str().to_owned(),
     };
-    crate::tasks::replay_shared::resume(pg, key, after).await
+    crate::tasks::replay_shared::resume(pg, key, after, MAX_AGE).await
 }
 
 #[cfg(test)]
@@ -363,6 +363,14 @@ mod tests {
         }
         buf.end(None);
         (b, buf, key)
+    }
+
+    #[test]
+    fn the_tables_bounds_are_the_buffers() {
+        let b = crate::store::backend::StreamBounds::default();
+        assert_eq!(b.max_events, MAX_EVENTS as u64);
+        assert_eq!(b.grace, GRACE);
+        assert_eq!(b.max_age, MAX_AGE);
     }
 
     #[tokio::test]

@@ -76,10 +76,13 @@ fn refusal_of(text: &str) -> Option<Refusal> {
 /// The resume of `key` after event `after` from the table, when the table keeps that event
 /// (waiting up to [`WRITE_WAIT`] for the relaying replica's writer); `None`: not kept here (the
 /// peer is asked). A database that cannot be reached is the stream's one error event (503).
+/// A follower gives up `max_age` after the resume began (a stream whose relaying replica
+/// died without writing its end).
 pub(crate) async fn resume(
     pg: PgStreams,
     key: StreamKey,
     after: u64,
+    max_age: Duration,
 ) -> Option<BoxStream<'static, Item>> {
     let deadline = Instant::now() + WRITE_WAIT;
     loop {
@@ -94,16 +97,15 @@ pub(crate) async fn resume(
             Ok(_) => tokio::time::sleep(Duration::from_millis(50)).await,
         }
     }
-    Some(follow(pg, key, after, Instant::now()))
+    Some(follow(pg, key, after, Instant::now() + max_age))
 }
 
-/// The events of `key` after `after`, then the live rest until the end (or
-/// [`super::replay::MAX_AGE`] after `began`).
+/// The events of `key` after `after`, then the live rest until the end (or `until`).
 fn follow(
     pg: PgStreams,
     key: StreamKey,
     mut after: u64,
-    began: Instant,
+    until: Instant,
 ) -> BoxStream<'static, Item> {
     let mut changes = pg.changes();
     let id = key.stream.to_string();
@@ -132,7 +134,7 @@ fn follow(
             if !none {
                 continue;
             }
-            if began.elapsed() > super::replay::MAX_AGE {
+            if Instant::now() > until {
                 break;
             }
             let wait = if pg.listening() { FOLLOW_POLL } else { FALLBACK_POLL };
@@ -166,13 +168,5 @@ mod tests {
         assert_eq!(refusal_of(&row.body), Some(r));
         assert_eq!(refusal_of(&end_row(0, None).body), None);
         assert!(stream_number() < 1 << 53);
-    }
-
-    #[test]
-    fn the_tables_bounds_are_the_buffers() {
-        let b = crate::store::backend::StreamBounds::default();
-        assert_eq!(b.max_events, super::super::replay::MAX_EVENTS as u64);
-        assert_eq!(b.grace, super::super::replay::GRACE);
-        assert_eq!(b.max_age, super::super::replay::MAX_AGE);
     }
 }
