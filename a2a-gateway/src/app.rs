@@ -35,7 +35,9 @@ use crate::governance::Governance;
 use crate::ids::random_hex;
 use crate::metrics::Metrics;
 use crate::store::Store;
-use crate::store::backend::{Records, Registry, SqliteRecords, SqliteRegistry};
+use crate::store::backend::{
+    Audit, Holds, Records, Registry, SqliteAudit, SqliteHolds, SqliteRecords, SqliteRegistry,
+};
 use crate::{edge::jsonrpc::rpc_path, edge::jsonrpc::rpc_root};
 use crate::{
     edge::rest::rest_list, edge::rest::rest_push_delete, edge::rest::rest_push_get,
@@ -127,20 +129,27 @@ impl Gateway {
     pub fn new(config: Config, store: Store) -> Result<Gateway, String> {
         let registry = Registry::Sqlite(SqliteRegistry::new(store.clone()));
         let records = Records::Sqlite(SqliteRecords::new(store.clone()));
-        Gateway::with_backends(config, store, registry, records)
+        let audit = Audit::Sqlite(SqliteAudit::new(store.clone()));
+        let holds = Holds::Sqlite(SqliteHolds::new(store.clone()));
+        Gateway::with_backends(config, store, registry, records, audit, holds)
     }
 
-    /// [`Gateway::new`] with the registry and the task records and sends on the given
-    /// backends, such as PostgreSQL ([`PgRegistry::connect`](crate::store::backend::PgRegistry::connect),
-    /// [`PgRegistry::records`](crate::store::backend::PgRegistry::records)); everything else
-    /// (audit, approvals, governance, trust keys, the intent journal) stays on `store`'s
-    /// SQLite file. Governance and trust settings are kept per workspace on that file: with the
-    /// registry elsewhere they refer to workspaces it does not hold (docs/replicas.md).
+    /// [`Gateway::new`] with the registry, the task records and sends, the audit and the
+    /// approvals and kills on the given backends, such as PostgreSQL
+    /// ([`PgRegistry::connect`](crate::store::backend::PgRegistry::connect),
+    /// [`PgRegistry::records`](crate::store::backend::PgRegistry::records),
+    /// [`PgRegistry::audit`](crate::store::backend::PgRegistry::audit),
+    /// [`PgHolds::connect`](crate::store::backend::PgHolds::connect)); everything else
+    /// (trust keys, the intent journal) stays on `store`'s SQLite file. Trust settings are kept
+    /// per workspace on that file: with the registry elsewhere they refer to workspaces it does
+    /// not hold (docs/replicas.md).
     pub fn with_backends(
         config: Config,
         store: Store,
         registry: Registry,
         records: Records,
+        audit: Audit,
+        holds: Holds,
     ) -> Result<Gateway, String> {
         let peers = crate::peer::clients::PeerClients::build(&config)?;
         let trust = crate::trust::TrustState::new(
@@ -165,6 +174,8 @@ impl Gateway {
                 store: store.clone(),
                 registry,
                 records,
+                audit,
+                holds,
                 peer_checks: Default::default(),
                 metrics,
                 governance: Arc::new(Governance::new(
@@ -326,6 +337,12 @@ fn spawn_retention(st: &Arc<GatewayState>, stop: tokio_util::sync::CancellationT
         Records::Postgres(_) => Some(st.records.clone()),
     };
     let on_file = tasks.filter(|_| elsewhere.is_none());
+    // The audit on the SQLite file is trimmed with the file's passes (blocking thread, WAL
+    // bound between batches); elsewhere through its trait (async, below).
+    let (audit_file, audit_elsewhere) = match &st.audit {
+        Audit::Sqlite(a) => (audit.clone().map(|r| (a.store().clone(), r)), None),
+        Audit::Postgres(_) => (None, audit.map(|r| (st.audit.clone(), r))),
+    };
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -335,10 +352,11 @@ fn spawn_retention(st: &Arc<GatewayState>, stop: tokio_util::sync::CancellationT
                 _ = tick.tick() => {}
             }
             let (store, halt) = (store.clone(), stop.clone());
+            let audit_file = audit_file.clone();
             let pass = tokio::task::spawn_blocking(move || {
                 let stopped = || halt.is_cancelled();
-                if let Some(rule) = &audit {
-                    crate::store::retention::run_pass(&store, rule, &stopped);
+                if let Some((file, rule)) = &audit_file {
+                    crate::store::retention::run_pass(file, rule, &stopped);
                 }
                 if let Some(age) = on_file {
                     let batch = crate::store::task_retention::TASK_BATCH;
@@ -351,11 +369,41 @@ fn spawn_retention(st: &Arc<GatewayState>, stop: tokio_util::sync::CancellationT
             if let Err(e) = pass.await {
                 tracing::error!("retention pass failed: {e}");
             }
+            if let Some((audit, rule)) = &audit_elsewhere {
+                trim_audit(audit, rule, &stop).await;
+            }
             if let (Some(age), Some(records)) = (tasks, &elsewhere) {
                 trim_task_records(records, age, &stop).await;
             }
         }
     });
+}
+
+/// One audit retention pass on a backend other than the SQLite file: batches until the rule
+/// keeps every row, an error (logged; the next pass tries again) or `stop`.
+async fn trim_audit(
+    audit: &Audit,
+    rule: &crate::store::AuditRetention,
+    stop: &tokio_util::sync::CancellationToken,
+) {
+    use crate::store::backend::AuditStore;
+    let (mut rows, mut by_age) = (0, 0);
+    while !stop.is_cancelled() {
+        match audit.trim(rule).await {
+            Ok(t) if t.rows == 0 => break,
+            Ok(t) => {
+                rows += t.rows;
+                by_age += t.by_age;
+            }
+            Err(e) => {
+                tracing::warn!("audit retention: {e}");
+                break;
+            }
+        }
+    }
+    if rows > 0 {
+        tracing::info!(rows, by_age, "audit retention deleted audit rows");
+    }
 }
 
 /// One task retention pass on a backend other than the SQLite file: batches until nothing is

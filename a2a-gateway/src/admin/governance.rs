@@ -298,7 +298,7 @@ async fn kill(
             "rule": format!("{}:{}", b.kind, b.id)}], "canceled": canceled, "scanned": scans})),
         ..Default::default()
     };
-    if let Err(e) = st.store.append_audit_queued(&rec, None) {
+    if let Err(e) = crate::store::backend::AuditStore::enqueue(&st.audit, &rec, None) {
         tracing::error!("kill audit write failed: {e}");
     }
     (

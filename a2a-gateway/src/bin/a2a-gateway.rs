@@ -105,9 +105,9 @@ async fn serve(
     let addr = listener.local_addr()?;
     // Cards name the bound address when no public URL is set (`--listen 127.0.0.1:0` included).
     config.listen = addr;
-    let audit = store.clone();
     let console = a2a_gateway::console::enabled(&config);
     let gateway = Gateway::new(config, store).map_err(anyhow::Error::msg)?;
+    let audit = gateway.state().audit.clone();
     let handle = gateway.serve(listener).await?;
     println!("LISTENING http://{addr}");
     if console {
@@ -134,7 +134,7 @@ async fn serve(
     }
     handle.shutdown().await;
     // Completion records queued for the audit writer's next batch commit before we exit.
-    audit.flush_audit();
+    a2a_gateway::store::backend::AuditStore::flushed(&audit).await;
     Ok(())
 }
 

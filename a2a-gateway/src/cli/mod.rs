@@ -343,8 +343,11 @@ async fn admin_on(store: &Store, cmd: AdminCmd) -> Result<()> {
         AdminCmd::KeyList { workspace } => print_json(&store.list_keys(&workspace)?)?,
         AdminCmd::KeyRevoke { key_id } => store.revoke_key(&key_id)?,
         AdminCmd::AuditExport { workspace, after } => {
-            let mut out = std::io::stdout().lock();
-            store.export_audit_jsonl_after(workspace.as_deref(), after, &mut out)?;
+            let mut out = std::io::stdout();
+            // The same pages the admin API's export reads (`store::backend::export_jsonl`).
+            let audit = crate::store::backend::SqliteAudit::new(store.clone());
+            crate::store::backend::export_jsonl(&audit, workspace.as_deref(), after, &mut out)
+                .await?;
         }
         AdminCmd::Trust(cmd) => {
             print_json(&crate::cli::trust::run(store, cmd).map_err(anyhow::Error::msg)?)?

@@ -11,6 +11,7 @@ use crate::hop::call::Call;
 use crate::metrics::HopLabels;
 use crate::protocol::errors::Refusal;
 use crate::state::GatewayState;
+use crate::store::backend::AuditStore;
 
 /// Records the hop (audit + metrics) once it is decided.
 pub(crate) fn record(st: &GatewayState, call: &mut Call, refusal: Option<&Refusal>) {
@@ -65,10 +66,7 @@ pub(crate) fn record(st: &GatewayState, call: &mut Call, refusal: Option<&Refusa
         return;
     }
     let audit = call.step("audit");
-    if let Err(e) = st
-        .store
-        .append_audit_queued(&call.audit, call.intent.as_ref())
-    {
+    if let Err(e) = st.audit.enqueue(&call.audit, call.intent.as_ref()) {
         tracing::error!(trace_id = %call.trace_id, "audit write failed: {e}");
     }
     drop(audit);

@@ -332,8 +332,7 @@ async fn steps(
     call.audit.decision = "allowed".into();
     call.audit.client_version = Some(call.version.as_str().to_owned());
     call.intent = Some(
-        st.store
-            .append_intent_committed(&call.audit)
+        crate::store::backend::AuditStore::intent(&st.audit, &call.audit)
             .await
             .map_err(|e| Refusal::internal(&format!("audit intent not written: {e}")))?,
     );

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::approval::internal;
 use crate::protocol::ops::Operation;
-use crate::store::backend::RegistryStore;
+use crate::store::backend::{AuditStore, RegistryStore};
 use crate::{
     governance::approval::ApprovalSummary, governance::approval::TASK_PREFIX,
     governance::approval::gateway_task, governance::approval::refusal_value,
@@ -49,7 +49,7 @@ fn audit(
         })),
         ..Default::default()
     };
-    if let Err(e) = st.store.append_audit_queued(&rec, None) {
+    if let Err(e) = st.audit.enqueue(&rec, None) {
         tracing::error!("approval audit write failed: {e}");
     }
 }
