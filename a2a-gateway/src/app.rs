@@ -175,14 +175,12 @@ impl Gateway {
                 registry,
                 records,
                 audit,
-                holds,
+                holds: holds.clone(),
                 peer_checks: Default::default(),
                 metrics,
                 governance: Arc::new(Governance::new(
                     Arc::new(crate::governance::store::SqliteGov::new(store.clone())),
-                    Arc::new(crate::governance::approval::SqliteApprovals::new(
-                        store.clone(),
-                    )),
+                    holds.clone(),
                     &config.governance(),
                 )),
                 signer,
@@ -313,6 +311,7 @@ impl Gateway {
             a2a_agent::listen::serve(listener, app, self.state.config().listen(), refuse)?;
         let background = tokio_util::sync::CancellationToken::new();
         spawn_retention(&self.state, background.clone());
+        spawn_kill_watch(&self.state, background.clone());
         Ok(ServerHandle {
             addr,
             listening,
@@ -374,6 +373,49 @@ fn spawn_retention(st: &Arc<GatewayState>, stop: tokio_util::sync::CancellationT
             }
             if let (Some(age), Some(records)) = (tasks, &elsewhere) {
                 trim_task_records(records, age, &stop).await;
+            }
+        }
+    });
+}
+
+/// Ends this replica's open streams of every kill made from now on, here or on another replica
+/// ([`HoldStore::kill_events`](crate::store::backend::HoldStore::kill_events)), and forgets the
+/// killed workspace's cached governance (its next hop reads the kill), until `stop`.
+fn spawn_kill_watch(st: &Arc<GatewayState>, stop: tokio_util::sync::CancellationToken) {
+    use crate::store::backend::{HoldStore, POLL};
+    let st = st.clone();
+    tokio::spawn(async move {
+        let mut kills = loop {
+            match st.holds.kill_events().await {
+                Ok(k) => break k,
+                Err(e) => tracing::warn!("kill stream not started: {e}"),
+            }
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = tokio::time::sleep(POLL) => {}
+            }
+        };
+        loop {
+            let k = tokio::select! {
+                _ = stop.cancelled() => return,
+                k = kills.next() => k,
+            };
+            match k {
+                Ok(k) => {
+                    st.governance.cache.invalidate(&k.workspace_id);
+                    let ended = st.governance.streams.kill(&k.workspace_id, &k.kind, &k.id);
+                    if !ended.is_empty() {
+                        tracing::info!(workspace = %k.workspace_id, kind = %k.kind,
+                            id = %k.id, "session killed: streams ended");
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!("kill stream: {e}");
+                    tokio::select! {
+                        _ = stop.cancelled() => return,
+                        _ = tokio::time::sleep(POLL) => {}
+                    }
+                }
             }
         }
     });

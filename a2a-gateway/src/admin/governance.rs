@@ -30,9 +30,7 @@ use crate::protocol::errors::Version;
 use crate::protocol::ops::Operation;
 use crate::state::GatewayState;
 use crate::store::StoreError;
-use crate::store::backend::{RegistryStore, TaskStore};
-
-use crate::governance::store::Kill;
+use crate::store::backend::{HoldStore, Kill, RegistryStore, TaskStore};
 use crate::{governance::policy::Policy, governance::policy::PolicyDoc};
 
 use crate::{admin::reply::err, admin::reply::store_err};
@@ -149,7 +147,7 @@ async fn explain(
             Ok(p) => Arc::new(p),
             Err(e) => return err(StatusCode::BAD_REQUEST, &e),
         },
-        None => match st.governance.cache.get(&ws).policy.clone() {
+        None => match st.governance.cache.load(&ws).await.policy.clone() {
             Some(p) => p,
             None => {
                 let d = st.config().governance().policy_default;
@@ -236,7 +234,7 @@ async fn kill(
         reason: b.reason.clone(),
         killed_at: time::OffsetDateTime::now_utc().unix_timestamp(),
     };
-    let r = st.governance.cache.store().add_kill(&k);
+    let r = st.holds.add_kill(&k).await;
     st.governance.cache.invalidate(&ws);
     if let Err(e) = r {
         return store_err(e);
@@ -269,7 +267,7 @@ async fn kill(
                     reason: Some(format!("context {} killed", b.id)),
                     ..k.clone()
                 };
-                if let Err(e) = st.governance.cache.store().add_kill(&tk) {
+                if let Err(e) = st.holds.add_kill(&tk).await {
                     tracing::error!("kill of task {t} (context {}) not stored: {e}", b.id);
                 }
                 tasks.push((agent.agent_id.clone(), t.clone()));
@@ -312,7 +310,7 @@ async fn kills(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>) -> R
     if let Err(r) = workspace_exists(&st, &ws).await {
         return r;
     }
-    match st.governance.cache.store().kills(&ws) {
+    match st.holds.kills(&ws).await {
         Ok(k) => axum::Json(k).into_response(),
         Err(e) => store_err(e),
     }

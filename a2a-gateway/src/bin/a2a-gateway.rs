@@ -209,15 +209,14 @@ async fn demo(args: DemoArgs) -> Result<()> {
         .await
         .map_err(anyhow::Error::msg)?;
     let (_, key) = store.create_key("demo", &[], Some("demo"), None)?;
+    let holds = a2a_gateway::store::backend::SqliteHolds::new(store.clone());
     a2a_gateway::governance::demo::install(
         &a2a_gateway::governance::store::SqliteGov::new(store.clone()),
+        &holds,
         "demo",
-    )?;
-    a2a_gateway::governance::demo::install_approvals(
-        &a2a_gateway::governance::approval::SqliteApprovals::new(store.clone()),
-        "demo",
-        "echo",
-    )?;
+    )
+    .await?;
+    a2a_gateway::governance::demo::install_approvals(&holds, "demo", "echo").await?;
     let listener = match args.port {
         Some(port) => tokio::net::TcpListener::bind(("127.0.0.1", port))
             .await

@@ -352,7 +352,7 @@ async fn admin_on(store: &Store, cmd: AdminCmd) -> Result<()> {
         AdminCmd::Trust(cmd) => {
             print_json(&crate::cli::trust::run(store, cmd).map_err(anyhow::Error::msg)?)?
         }
-        cmd => governance_admin(store, cmd)?,
+        cmd => governance_admin(store, cmd).await?,
     }
     Ok(())
 }
@@ -388,12 +388,12 @@ async fn approve_remote(
 }
 
 /// The governance subcommands of `admin` (policies, PII rules, kills), on the database.
-fn governance_admin(store: &Store, cmd: AdminCmd) -> Result<()> {
+async fn governance_admin(store: &Store, cmd: AdminCmd) -> Result<()> {
     use crate::governance::policy::Policy;
-    use crate::{
-        governance::store::GovStore, governance::store::Kill, governance::store::SqliteGov,
-    };
+    use crate::store::backend::{ApprovalSummary, HoldStore, Kill, MAX_PAGE, SqliteHolds};
+    use crate::{governance::store::GovStore, governance::store::SqliteGov};
     let gov = SqliteGov::new(store.clone());
+    let holds = SqliteHolds::new(store.clone());
     match cmd {
         AdminCmd::PolicySet { workspace, file } => {
             let text = if file.as_os_str() == "-" {
@@ -455,25 +455,18 @@ fn governance_admin(store: &Store, cmd: AdminCmd) -> Result<()> {
                 reason,
                 killed_at: time::OffsetDateTime::now_utc().unix_timestamp(),
             };
-            gov.add_kill(&k)?;
+            holds.add_kill(&k).await?;
             print_json(&k)?
         }
-        AdminCmd::KillList { workspace } => print_json(&gov.kills(&workspace)?)?,
+        AdminCmd::KillList { workspace } => print_json(&holds.kills(&workspace).await?)?,
         AdminCmd::ApprovalList { workspace, state } => {
-            use crate::governance::approval::{
-                ApprovalStore, ApprovalSummary, MAX_PAGE, SqliteApprovals,
-            };
-            let approvals = SqliteApprovals::new(store.clone());
             // Newest first, a page at a time: the facts and previews, never the requests.
             let mut all = Vec::new();
             loop {
                 let after = all.last().map(|a: &ApprovalSummary| a.id.clone());
-                let page = approvals.summaries(
-                    &workspace,
-                    state.as_deref(),
-                    after.as_deref(),
-                    MAX_PAGE,
-                )?;
+                let page = holds
+                    .summaries(&workspace, state.as_deref(), after.as_deref(), MAX_PAGE)
+                    .await?;
                 let last = page.len() < MAX_PAGE as usize;
                 all.extend(page);
                 if last {
@@ -488,20 +481,19 @@ fn governance_admin(store: &Store, cmd: AdminCmd) -> Result<()> {
             approver,
             reason,
         } => {
-            use crate::{
-                governance::approval::ApprovalStore, governance::approval::SqliteApprovals,
-            };
-            let approvals = SqliteApprovals::new(store.clone());
-            if !approvals.decide(
-                &workspace,
-                &id,
-                "denied",
-                Some(&approver),
-                reason.as_deref(),
-            )? {
+            if !holds
+                .decide(
+                    &workspace,
+                    &id,
+                    "denied",
+                    Some(&approver),
+                    reason.as_deref(),
+                )
+                .await?
+            {
                 bail!("approval {id} is not pending in workspace {workspace}");
             }
-            print_json(&approvals.summary(&workspace, &id)?)?
+            print_json(&holds.approval_summary(&workspace, &id).await?)?
         }
         _ => bail!("not a governance command"),
     }

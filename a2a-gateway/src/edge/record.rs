@@ -131,15 +131,20 @@ fn access_line(call: &Call, op: &str, refusal: Option<&Refusal>) {
 /// from the approvals' index), then the text exposition.
 pub(crate) async fn metrics_handler(State(st): State<Arc<GatewayState>>) -> Response {
     let open = st.governance.streams.open_count();
-    let approvals = st.governance.approvals.clone();
-    let pending = tokio::task::spawn_blocking(move || approvals.pending_by_workspace())
-        .await
-        .ok()
-        .and_then(|r| {
-            r.inspect_err(|e| tracing::warn!("metrics: approvals pending not read: {e}"))
-                .ok()
-        })
-        .unwrap_or_default();
+    // On a blocking thread: on SQLite the count runs on the calling thread.
+    let holds = st.holds.clone();
+    let rt = tokio::runtime::Handle::current();
+    let pending = tokio::task::spawn_blocking(move || {
+        use crate::store::backend::HoldStore;
+        rt.block_on(holds.pending_by_workspace())
+    })
+    .await
+    .ok()
+    .and_then(|r| {
+        r.inspect_err(|e| tracing::warn!("metrics: approvals pending not read: {e}"))
+            .ok()
+    })
+    .unwrap_or_default();
     st.metrics.set_scraped(open, &pending);
     let mut resp = st.metrics.render().into_response();
     resp.headers_mut().insert(

@@ -7,26 +7,8 @@ use rusqlite::{OptionalExtension, params};
 
 use crate::{store::Store, store::StoreError};
 
-/// A killed context or task.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Kill {
-    /// Workspace.
-    pub workspace_id: String,
-    /// `context` or `task`.
-    pub kind: String,
-    /// The context id or task id.
-    pub id: String,
-    /// The agent the task runs at (for canceling it), when known.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// The operator's reason.
-    #[serde(default)]
-    pub reason: Option<String>,
-    /// Unix seconds.
-    #[serde(default)]
-    pub killed_at: i64,
-}
+/// A killed context or task (kept with the approvals, [`crate::store::backend::HoldStore`]).
+pub use crate::store::backend::Kill;
 
 /// Governance settings storage, per workspace.
 pub trait GovStore: Send + Sync {
@@ -42,10 +24,6 @@ pub trait GovStore: Send + Sync {
     fn put_pii_rules(&self, workspace: &str, rules: &str) -> Result<(), StoreError>;
     /// Removes the workspace's PII rules (PII scanning off); false when it had none.
     fn delete_pii_rules(&self, workspace: &str) -> Result<bool, StoreError>;
-    /// The workspace's kills.
-    fn kills(&self, workspace: &str) -> Result<Vec<Kill>, StoreError>;
-    /// Records a kill (idempotent).
-    fn add_kill(&self, kill: &Kill) -> Result<(), StoreError>;
 }
 
 /// [`GovStore`] over the gateway's SQLite store.
@@ -134,49 +112,6 @@ impl GovStore for SqliteGov {
                 "DELETE FROM gov_pii_rules WHERE workspace_id = ?1",
                 params![workspace],
             )? > 0)
-        })
-    }
-
-    fn kills(&self, workspace: &str) -> Result<Vec<Kill>, StoreError> {
-        self.store.with(|c| {
-            let mut st = c.prepare(
-                "SELECT workspace_id, kind, id, agent_id, reason, killed_at FROM gov_kills
-                 WHERE workspace_id = ?1 ORDER BY killed_at",
-            )?;
-            let rows = st.query_map(params![workspace], |r| {
-                Ok(Kill {
-                    workspace_id: r.get(0)?,
-                    kind: r.get(1)?,
-                    id: r.get(2)?,
-                    agent_id: r.get(3)?,
-                    reason: r.get(4)?,
-                    killed_at: r.get(5)?,
-                })
-            })?;
-            Ok(rows.collect::<Result<Vec<_>, _>>()?)
-        })
-    }
-
-    fn add_kill(&self, kill: &Kill) -> Result<(), StoreError> {
-        self.exists(&kill.workspace_id)?;
-        self.store.with(|c| {
-            c.execute(
-                "INSERT OR IGNORE INTO gov_kills(workspace_id, kind, id, agent_id, reason, killed_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
-                    kill.workspace_id,
-                    kill.kind,
-                    kill.id,
-                    kill.agent_id,
-                    kill.reason,
-                    if kill.killed_at == 0 {
-                        now()
-                    } else {
-                        kill.killed_at
-                    }
-                ],
-            )?;
-            Ok(())
         })
     }
 }

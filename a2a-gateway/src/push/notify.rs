@@ -181,6 +181,7 @@ pub async fn notify(
         card_skills: Vec::new(),
         chain: Vec::new(),
     };
+    st.governance.cache.load(&cb.workspace_id).await;
     let governed = st.governance.active(&hop);
     let mut evidence = crate::governance::step::Evidence::default();
     let parsed = serde_json::from_slice::<Value>(&body).ok();

@@ -60,12 +60,10 @@ pub use pg_audit::{PIPELINE, PgAudit};
 pub use pg_holds::PgHolds;
 pub use pg_tasks::PgRecords;
 pub use records::{Records, SendStore, TaskStore};
-pub(crate) use rows::APPROVAL_COLS;
 pub use rows::{AdminAuditRecord, AdminIdentity, Approval, ApprovalSummary, Kill, MAX_PAGE};
 pub use sqlite::SqliteRegistry;
 pub use sqlite_audit::SqliteAudit;
 pub use sqlite_holds::SqliteHolds;
-pub(crate) use sqlite_holds::summary_row as approval_summary_row;
 pub use sqlite_records::SqliteRecords;
 
 /// The registry's operations, on either backend (see the module doc). The `_seen` reads take
