@@ -36,7 +36,8 @@ use crate::ids::random_hex;
 use crate::metrics::Metrics;
 use crate::store::Store;
 use crate::store::backend::{
-    Audit, Holds, Records, Registry, SqliteAudit, SqliteHolds, SqliteRecords, SqliteRegistry,
+    Audit, GovDocs, Holds, Records, Registry, SqliteAudit, SqliteGovDocs, SqliteHolds,
+    SqliteRecords, SqliteRegistry,
 };
 use crate::{edge::jsonrpc::rpc_path, edge::jsonrpc::rpc_root};
 use crate::{
@@ -139,10 +140,11 @@ impl Gateway {
     /// ([`PgRegistry::connect`](crate::store::backend::PgRegistry::connect),
     /// [`PgRegistry::records`](crate::store::backend::PgRegistry::records),
     /// [`PgRegistry::audit`](crate::store::backend::PgRegistry::audit),
-    /// [`PgHolds::connect`](crate::store::backend::PgHolds::connect)); everything else
-    /// (trust keys, the intent journal) stays on `store`'s SQLite file. Trust settings are kept
-    /// per workspace on that file: with the registry elsewhere they refer to workspaces it does
-    /// not hold (docs/replicas.md).
+    /// [`PgHolds::connect`](crate::store::backend::PgHolds::connect)); the workspaces'
+    /// policies and PII rules go with the registry. Everything else (trust keys, the intent
+    /// journal) stays on `store`'s SQLite file. Trust settings are kept per workspace on that
+    /// file: with the registry elsewhere they refer to workspaces it does not hold
+    /// (docs/replicas.md).
     pub fn with_backends(
         config: Config,
         store: Store,
@@ -163,6 +165,11 @@ impl Gateway {
             crate::trust::own::SealKey::from_config(&config)?,
             &config,
         ));
+        // Policies and PII rules live beside the registry (their workspaces, its epoch).
+        let gov_docs = match &registry {
+            Registry::Sqlite(_) => GovDocs::Sqlite(SqliteGovDocs::new(store.clone())),
+            Registry::Postgres(pg) => GovDocs::Postgres(pg.gov_docs()),
+        };
         let metrics = Metrics::new(config.metrics_label_cap);
         store.set_metrics(&metrics);
         let key_bytes = random_hex(32);
@@ -179,7 +186,7 @@ impl Gateway {
                 peer_checks: Default::default(),
                 metrics,
                 governance: Arc::new(Governance::new(
-                    Arc::new(crate::governance::store::SqliteGov::new(store.clone())),
+                    gov_docs,
                     holds.clone(),
                     &config.governance(),
                 )),

@@ -30,7 +30,7 @@ use crate::protocol::errors::Version;
 use crate::protocol::ops::Operation;
 use crate::state::GatewayState;
 use crate::store::StoreError;
-use crate::store::backend::{HoldStore, Kill, RegistryStore, TaskStore};
+use crate::store::backend::{GovDocStore, HoldStore, Kill, RegistryStore, TaskStore};
 use crate::{governance::policy::Policy, governance::policy::PolicyDoc};
 
 use crate::{admin::reply::err, admin::reply::store_err};
@@ -67,7 +67,7 @@ async fn get_policy(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>)
         return r;
     }
     stored_json(
-        st.governance.cache.store().policy(&ws),
+        st.governance.cache.store().policy(&ws).await,
         &format!("workspace {ws} has no policy"),
     )
 }
@@ -111,7 +111,7 @@ async fn put_policy(
         Ok(t) => t,
         Err(e) => return err(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     };
-    let r = st.governance.cache.store().put_policy(&ws, &text);
+    let r = st.governance.cache.store().put_policy(&ws, &text).await;
     st.governance.cache.invalidate(&ws);
     match r {
         Ok(()) => axum::Json(policy.doc().clone()).into_response(),
@@ -120,7 +120,7 @@ async fn put_policy(
 }
 
 async fn delete_policy(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>) -> Response {
-    let r = st.governance.cache.store().delete_policy(&ws);
+    let r = st.governance.cache.store().delete_policy(&ws).await;
     st.governance.cache.invalidate(&ws);
     deleted(r, &format!("workspace {ws} has no policy"))
 }
@@ -172,7 +172,7 @@ async fn get_pii(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>) ->
         return r;
     }
     stored_json(
-        st.governance.cache.store().pii_rules(&ws),
+        st.governance.cache.store().pii_rules(&ws).await,
         &format!("workspace {ws} has no PII rules (scanning off)"),
     )
 }
@@ -190,7 +190,7 @@ async fn put_pii(
         Ok(t) => t,
         Err(e) => return err(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     };
-    let r = st.governance.cache.store().put_pii_rules(&ws, &text);
+    let r = st.governance.cache.store().put_pii_rules(&ws, &text).await;
     st.governance.cache.invalidate(&ws);
     match r {
         Ok(()) => axum::Json(rules).into_response(),
@@ -199,7 +199,7 @@ async fn put_pii(
 }
 
 async fn delete_pii(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>) -> Response {
-    let r = st.governance.cache.store().delete_pii_rules(&ws);
+    let r = st.governance.cache.store().delete_pii_rules(&ws).await;
     st.governance.cache.invalidate(&ws);
     deleted(r, &format!("workspace {ws} has no PII rules"))
 }

@@ -211,7 +211,7 @@ async fn demo(args: DemoArgs) -> Result<()> {
     let (_, key) = store.create_key("demo", &[], Some("demo"), None)?;
     let holds = a2a_gateway::store::backend::SqliteHolds::new(store.clone());
     a2a_gateway::governance::demo::install(
-        &a2a_gateway::governance::store::SqliteGov::new(store.clone()),
+        &a2a_gateway::store::backend::SqliteGovDocs::new(store.clone()),
         &holds,
         "demo",
     )

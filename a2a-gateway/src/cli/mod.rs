@@ -390,9 +390,10 @@ async fn approve_remote(
 /// The governance subcommands of `admin` (policies, PII rules, kills), on the database.
 async fn governance_admin(store: &Store, cmd: AdminCmd) -> Result<()> {
     use crate::governance::policy::Policy;
-    use crate::store::backend::{ApprovalSummary, HoldStore, Kill, MAX_PAGE, SqliteHolds};
-    use crate::{governance::store::GovStore, governance::store::SqliteGov};
-    let gov = SqliteGov::new(store.clone());
+    use crate::store::backend::{
+        ApprovalSummary, GovDocStore, HoldStore, Kill, MAX_PAGE, SqliteGovDocs, SqliteHolds,
+    };
+    let gov = SqliteGovDocs::new(store.clone());
     let holds = SqliteHolds::new(store.clone());
     match cmd {
         AdminCmd::PolicySet { workspace, file } => {
@@ -403,20 +404,21 @@ async fn governance_admin(store: &Store, cmd: AdminCmd) -> Result<()> {
                     .with_context(|| format!("reading {}", file.display()))?
             };
             let p = Policy::from_json(&text).map_err(anyhow::Error::msg)?;
-            gov.put_policy(&workspace, &serde_json::to_string(p.doc())?)?;
+            gov.put_policy(&workspace, &serde_json::to_string(p.doc())?)
+                .await?;
             print_json(p.doc())?
         }
-        AdminCmd::PolicyGet { workspace } => match gov.policy(&workspace)? {
+        AdminCmd::PolicyGet { workspace } => match gov.policy(&workspace).await? {
             Some(t) => print_json(&serde_json::from_str::<serde_json::Value>(&t)?)?,
             None => bail!("workspace {workspace} has no policy"),
         },
         AdminCmd::PolicyDelete { workspace } => {
-            if !gov.delete_policy(&workspace)? {
+            if !gov.delete_policy(&workspace).await? {
                 bail!("workspace {workspace} has no policy");
             }
         }
         AdminCmd::PolicyExplain { workspace, hop } => {
-            let Some(text) = gov.policy(&workspace)? else {
+            let Some(text) = gov.policy(&workspace).await? else {
                 bail!("workspace {workspace} has no policy: the operator default decides");
             };
             let p = Policy::from_json(&text).map_err(anyhow::Error::msg)?;
@@ -429,15 +431,16 @@ async fn governance_admin(store: &Store, cmd: AdminCmd) -> Result<()> {
         }
         AdminCmd::PiiSet { workspace, rules } => {
             let r: crate::pii::PiiRules = serde_json::from_str(&rules).context("PII rules")?;
-            gov.put_pii_rules(&workspace, &serde_json::to_string(&r)?)?;
+            gov.put_pii_rules(&workspace, &serde_json::to_string(&r)?)
+                .await?;
             print_json(&r)?
         }
-        AdminCmd::PiiGet { workspace } => match gov.pii_rules(&workspace)? {
+        AdminCmd::PiiGet { workspace } => match gov.pii_rules(&workspace).await? {
             Some(t) => print_json(&serde_json::from_str::<serde_json::Value>(&t)?)?,
             None => bail!("workspace {workspace} has no PII rules (scanning off)"),
         },
         AdminCmd::PiiDelete { workspace } => {
-            if !gov.delete_pii_rules(&workspace)? {
+            if !gov.delete_pii_rules(&workspace).await? {
                 bail!("workspace {workspace} has no PII rules");
             }
         }

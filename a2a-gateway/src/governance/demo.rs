@@ -14,9 +14,8 @@
 //! - context `demo-killed-context` is killed (`a2a_session_killed`);
 //! - delegation chains are signed with [`DEMO_DELEGATION_KEY`] (a fixed, public key: demo only).
 
-use super::store::GovStore;
 use crate::store::StoreError;
-use crate::store::backend::{Approval, ApprovalSummary, HoldStore, Kill};
+use crate::store::backend::{Approval, ApprovalSummary, GovDocStore, HoldStore, Kill};
 
 /// The demo's delegation key (public: never use it outside the demo).
 pub const DEMO_DELEGATION_KEY: &str = "a2a-gateway-demo-delegation-key";
@@ -33,16 +32,18 @@ pub fn policy() -> serde_json::Value {
 
 /// Installs the demo governance for `workspace`: the policy and PII rules in `store`, the
 /// killed context in `holds`.
-pub async fn install<H: HoldStore>(
-    store: &dyn GovStore,
+pub async fn install<D: GovDocStore, H: HoldStore>(
+    store: &D,
     holds: &H,
     workspace: &str,
 ) -> Result<(), StoreError> {
-    store.put_policy(workspace, &policy().to_string())?;
-    store.put_pii_rules(
-        workspace,
-        r#"{"default_action":"record","actions":{"EMAIL":"redact","SECRET":"block"}}"#,
-    )?;
+    store.put_policy(workspace, &policy().to_string()).await?;
+    store
+        .put_pii_rules(
+            workspace,
+            r#"{"default_action":"record","actions":{"EMAIL":"redact","SECRET":"block"}}"#,
+        )
+        .await?;
     holds
         .add_kill(&Kill {
             workspace_id: workspace.to_owned(),

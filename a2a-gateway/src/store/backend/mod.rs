@@ -27,6 +27,8 @@
 //! per replica committing batches; [`Audit`] either. Approvals (held requests) and session
 //! kills are behind [`HoldStore`] (module `holds`), with a wait for an approval's decision and a
 //! stream of kills that reach every replica on PostgreSQL by notification; [`Holds`] either.
+//! Workspace policies and PII rules are behind [`GovDocStore`] (module `gov_docs`), read at the
+//! registry's epoch on PostgreSQL; [`GovDocs`] either.
 
 use std::future::Future;
 
@@ -36,11 +38,13 @@ use super::{
 use crate::keys::Scope;
 
 mod audit;
+mod gov_docs;
 mod holds;
 mod pg;
 mod pg_audit;
 mod pg_audit_read;
 mod pg_epoch;
+mod pg_gov_docs;
 mod pg_holds;
 mod pg_keys;
 mod pg_push;
@@ -50,19 +54,23 @@ mod records;
 mod rows;
 mod sqlite;
 mod sqlite_audit;
+mod sqlite_gov_docs;
 mod sqlite_holds;
 mod sqlite_records;
 
 pub use audit::{Audit, AuditStore, export_jsonl};
+pub use gov_docs::{GovDocStore, GovDocs};
 pub use holds::{APPROVALS_CHANNEL, HoldStore, Holds, KILL_MARGIN, KILLS_CHANNEL, Kills, POLL};
 pub use pg::PgRegistry;
 pub use pg_audit::{PIPELINE, PgAudit};
+pub use pg_gov_docs::PgGovDocs;
 pub use pg_holds::PgHolds;
 pub use pg_tasks::PgRecords;
 pub use records::{Records, SendStore, TaskStore};
 pub use rows::{AdminAuditRecord, AdminIdentity, Approval, ApprovalSummary, Kill, MAX_PAGE};
 pub use sqlite::SqliteRegistry;
 pub use sqlite_audit::SqliteAudit;
+pub use sqlite_gov_docs::SqliteGovDocs;
 pub use sqlite_holds::SqliteHolds;
 pub use sqlite_records::SqliteRecords;
 
