@@ -346,7 +346,7 @@ fn spawn_retention(st: &Arc<GatewayState>, stop: tokio_util::sync::CancellationT
     // The audit on the SQLite file is trimmed with the file's passes (blocking thread, WAL
     // bound between batches); elsewhere through its trait (async, below).
     let (audit_file, audit_elsewhere) = match &st.audit {
-        Audit::Sqlite(a) => (audit.clone().map(|r| (a.store().clone(), r)), None),
+        Audit::Sqlite(a) => (audit.map(|r| (a.store().clone(), r)), None),
         Audit::Postgres(_) => (None, audit.map(|r| (st.audit.clone(), r))),
     };
     tokio::spawn(async move {
