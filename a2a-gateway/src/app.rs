@@ -295,6 +295,13 @@ impl Gateway {
         } else {
             app
         };
+        // Audit on PostgreSQL: a hop's record is committed before its answer leaves.
+        let app = match self.state.audit {
+            Audit::Postgres(_) => app.layer(axum::middleware::from_fn(
+                crate::edge::record::durable_answers,
+            )),
+            Audit::Sqlite(_) => app,
+        };
         // Outermost: the headers read once into one form (aliases, delegated authorization,
         // the error domain) for every route and binding.
         app.layer(axum::middleware::from_fn_with_state(

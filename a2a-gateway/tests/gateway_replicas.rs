@@ -309,15 +309,25 @@ async fn a_policy_change_on_one_replica_governs_the_other_and_audits_are_shared(
     let a = replica(&cluster, "docs", &key).await;
     let b = replica(&cluster, "docs", &key).await;
 
-    // (d) Hops through both replicas: every hop once in either's export and listing.
+    // (d) Hops through both replicas: every hop once in either's export and listing. A hop's
+    // record is committed before its answer: the other replica reads it at once.
     let mut sent = 0;
-    for (env, name) in [(&a, "a"), (&b, "b"), (&a, "a"), (&b, "b")] {
+    for (env, other, name) in [(&a, &b, "a"), (&b, &a, "b"), (&a, &b, "a"), (&b, &a, "b")] {
         let (s, r) = env
             .rpc("/a2a/echo", Some("1.0"), send_with(name, "plain"))
             .await;
         assert_eq!(s, 200, "{r}");
         assert!(r.get("result").is_some(), "{r}");
         sent += 1;
+        let done = exported(other)
+            .await
+            .iter()
+            .filter(|r| r["outcome"] != "incomplete" && r["decision"] == "allowed")
+            .count();
+        assert_eq!(
+            done, sent,
+            "the other replica reads every finished hop at once"
+        );
     }
     for env in [&a, &b] {
         let rows = exported(env).await;
@@ -449,5 +459,94 @@ async fn a_release_that_meets_an_unreachable_database_stays_pending_and_can_be_r
     assert!(answer["peerTaskId"].is_string(), "{answer}");
     assert!(peer.last_body().to_string().contains("refund 50"));
     env.stop().await;
+    peer.shutdown().await;
+}
+
+/// With the audit on PostgreSQL a hop's record is committed before its answer leaves: while
+/// the audit table is locked against inserts (after the hop's intent was written), the caller
+/// gets no answer; once the lock goes, it gets it, and the record is in the table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hops_record_is_committed_before_its_answer_leaves() {
+    let Some(cluster) = cluster() else { return };
+    let (peer, key) = seed(&cluster, "durable").await;
+    let url = cluster.url_of("durable");
+    let gate = std::sync::Arc::new(tokio::sync::Semaphore::new(0));
+    let g = gate.clone();
+    let slow = crate::common::gov::agent(move |_ctx| {
+        let g = g.clone();
+        Box::pin(async move {
+            let _ = g.acquire().await;
+            Ok(a2a_agent::handler::Reply::text("done"))
+        })
+    })
+    .await;
+    let registry = PgRegistry::connect(&url, &quick()).await.unwrap();
+    registry
+        .upsert_agent(&a2a_gateway::store::Agent {
+            workspace_id: "ws1".into(),
+            agent_id: "slow".into(),
+            endpoint: slow.url().to_owned(),
+            credential: None,
+            skills: None,
+            pinned_card_key: None,
+        })
+        .await
+        .unwrap();
+    let a = replica(&cluster, "durable", &key).await;
+    let pool = a2a_pg::pool(&url, &PoolOptions::default()).unwrap();
+    let rows = |pool: a2a_pg::Pool| async move {
+        let c = pool.get().await.unwrap();
+        let n: i64 = c
+            .query_one("SELECT count(*) FROM audit WHERE workspace_id = 'ws1'", &[])
+            .await
+            .unwrap()
+            .get(0);
+        n
+    };
+    let caller = {
+        let (u, k, http) = (a.url("/a2a/slow"), a.key.clone(), a.http.clone());
+        tokio::spawn(async move {
+            http.post(u)
+                .header("content-type", "application/json")
+                .header("A2A-Version", "1.0")
+                .bearer_auth(k)
+                .body(send10("slowly").to_string())
+                .send()
+                .await
+                .unwrap()
+                .json::<Value>()
+                .await
+                .unwrap()
+        })
+    };
+    // The intent is on record (the peer is being called); then inserts are locked out.
+    eventually("the hop's intent is committed", || {
+        let pool = pool.clone();
+        async move { rows(pool).await == 1 }
+    })
+    .await;
+    let locker = pool.get().await.unwrap();
+    locker
+        .batch_execute("BEGIN; LOCK TABLE audit IN SHARE MODE")
+        .await
+        .unwrap();
+    gate.add_permits(1);
+    let mut caller = caller;
+    assert!(
+        tokio::time::timeout(Duration::from_secs(1), &mut caller)
+            .await
+            .is_err(),
+        "the answer left before its audit record could be committed"
+    );
+    locker.batch_execute("COMMIT").await.unwrap();
+    let got = tokio::time::timeout(BOUND, caller).await.unwrap().unwrap();
+    assert!(got.get("result").is_some(), "{got}");
+    assert_eq!(
+        rows(pool.clone()).await,
+        2,
+        "the intent and the hop's record"
+    );
+    a.stop().await;
+    slow.shutdown().await;
     peer.shutdown().await;
 }
