@@ -11,7 +11,6 @@ use crate::hop::call::Call;
 use crate::metrics::HopLabels;
 use crate::protocol::errors::Refusal;
 use crate::state::GatewayState;
-use crate::store::backend::AuditStore;
 
 /// Records the hop (audit + metrics) once it is decided.
 pub(crate) fn record(st: &GatewayState, call: &mut Call, refusal: Option<&Refusal>) {
@@ -66,66 +65,19 @@ pub(crate) fn record(st: &GatewayState, call: &mut Call, refusal: Option<&Refusa
         return;
     }
     let audit = call.step("audit");
-    if !durable_later(st, call)
-        && let Err(e) = st.audit.enqueue(&call.audit, call.intent.as_ref())
-    {
-        tracing::error!(trace_id = %call.trace_id, "audit write failed: {e}");
-    }
+    st.audit.write(&call.audit, call.intent.as_ref());
     drop(audit);
     access_line(call, &op, refusal);
 }
 
-/// A boxed wait for a hop record's commit.
-type Wait = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
-
-tokio::task_local! {
-    /// The hop records of this request to be committed before its answer leaves
-    /// ([`durable_answers`]).
-    static PENDING: std::cell::RefCell<Vec<Wait>>;
-}
-
-/// Hands the hop's record to [`durable_answers`] (the audit on a backend whose queued records
-/// are not durable: PostgreSQL); false when there is none (SQLite: the queued record is
-/// journaled before `enqueue` returns).
-fn durable_later(st: &GatewayState, call: &Call) -> bool {
-    let crate::store::backend::Audit::Postgres(pg) = &st.audit else {
-        return false;
-    };
-    let (pg, rec, intent) = (pg.clone(), call.audit.clone(), call.intent.clone());
-    let trace = call.trace_id.clone();
-    let wait: Wait = Box::pin(async move {
-        if let Err(e) = pg.durable(&rec, intent.as_ref()).await {
-            tracing::error!(trace_id = %trace, "audit write failed: {e}");
-        }
-    });
-    let mut wait = Some(wait);
-    let _ = PENDING.try_with(|p| {
-        if let Some(w) = wait.take() {
-            p.borrow_mut().push(w);
-        }
-    });
-    // Outside a request (no layer): queued, as on SQLite.
-    wait.is_none()
-}
-
-/// The layer of a gateway whose audit is on PostgreSQL: the hop records written while a
-/// request is answered are committed (the writer's next batch, group-committed with every
-/// other hop in flight) before its answer leaves, as the SQLite journal makes them durable.
-/// A record that cannot be written is logged; the answer still goes (the hop happened).
+/// The layer of a gateway whose audit is on PostgreSQL: the records written while a request
+/// is answered ([`Audit::write`](crate::store::backend::Audit::write)) are committed before
+/// its answer leaves (see [`crate::store::backend::answered`]).
 pub(crate) async fn durable_answers(
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
-    PENDING
-        .scope(std::cell::RefCell::new(Vec::new()), async move {
-            let resp = next.run(req).await;
-            let waits = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
-            for w in waits {
-                w.await;
-            }
-            resp
-        })
-        .await
+    crate::store::backend::answered(next.run(req)).await
 }
 
 /// The decided hop's attributes on its exported span (docs/operations.md, "Traces").

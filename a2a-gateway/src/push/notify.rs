@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::*;
-use crate::store::backend::{AuditStore, RegistryStore};
+use crate::store::backend::RegistryStore;
 
 fn version_of(s: &str) -> Version {
     if s == "0.3" {
@@ -119,9 +119,7 @@ pub async fn notify(
             started.elapsed(),
             None,
         );
-        if let Err(e) = st.audit.enqueue(audit, None) {
-            tracing::error!("audit write failed: {e}");
-        }
+        st.audit.write(audit, None);
         match err {
             Some(e) if !code.is_success() => refused(code, e, &audit.trace_id),
             _ => status(code),

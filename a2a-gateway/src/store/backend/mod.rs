@@ -58,7 +58,7 @@ mod sqlite_gov_docs;
 mod sqlite_holds;
 mod sqlite_records;
 
-pub use audit::{Audit, AuditStore, export_jsonl};
+pub use audit::{Audit, AuditStore, answered, export_jsonl};
 pub use gov_docs::{GovDocStore, GovDocs};
 pub use holds::{APPROVALS_CHANNEL, HoldStore, Holds, KILL_MARGIN, KILLS_CHANNEL, Kills, POLL};
 pub use pg::PgRegistry;
