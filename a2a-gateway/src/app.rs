@@ -36,7 +36,8 @@ use crate::ids::random_hex;
 use crate::metrics::Metrics;
 use crate::store::Store;
 use crate::store::backend::{
-    PAGE_KEY, Records, Registry, SecretStore, Shared, SqliteRecords, SqliteRegistry, SqliteShared,
+    Audit, GovDocs, Holds, PAGE_KEY, Records, Registry, SecretStore, Shared, SqliteAudit,
+    SqliteGovDocs, SqliteHolds, SqliteRecords, SqliteRegistry, SqliteShared,
 };
 use crate::{edge::jsonrpc::rpc_path, edge::jsonrpc::rpc_root};
 use crate::{
@@ -129,20 +130,28 @@ impl Gateway {
     pub fn new(config: Config, store: Store) -> Result<Gateway, String> {
         let registry = Registry::Sqlite(SqliteRegistry::new(store.clone()));
         let records = Records::Sqlite(SqliteRecords::new(store.clone()));
-        Gateway::with_backends(config, store, registry, records)
+        let audit = Audit::Sqlite(SqliteAudit::new(store.clone()));
+        let holds = Holds::Sqlite(SqliteHolds::new(store.clone()));
+        Gateway::with_backends(config, store, registry, records, audit, holds)
     }
 
-    /// [`Gateway::new`] with the registry and the task records and sends on the given
-    /// backends, such as PostgreSQL ([`PgRegistry::connect`](crate::store::backend::PgRegistry::connect),
-    /// [`PgRegistry::records`](crate::store::backend::PgRegistry::records)); everything else
-    /// (audit, approvals, governance, trust keys, the intent journal) stays on `store`'s
-    /// SQLite file. Governance and trust settings are kept per workspace on that file: with the
-    /// registry elsewhere they refer to workspaces it does not hold (docs/replicas.md).
+    /// [`Gateway::new`] with the registry, the task records and sends, the audit and the
+    /// approvals and kills on the given backends, such as PostgreSQL
+    /// ([`PgRegistry::connect`](crate::store::backend::PgRegistry::connect),
+    /// [`PgRegistry::records`](crate::store::backend::PgRegistry::records),
+    /// [`PgRegistry::audit`](crate::store::backend::PgRegistry::audit),
+    /// [`PgHolds::connect`](crate::store::backend::PgHolds::connect)); the workspaces'
+    /// policies and PII rules go with the registry. Everything else (trust keys, the intent
+    /// journal) stays on `store`'s SQLite file. Trust settings are kept per workspace on that
+    /// file: with the registry elsewhere they refer to workspaces it does not hold
+    /// (docs/replicas.md).
     pub fn with_backends(
         config: Config,
         store: Store,
         registry: Registry,
         records: Records,
+        audit: Audit,
+        holds: Holds,
     ) -> Result<Gateway, String> {
         let peers = crate::peer::clients::PeerClients::build(&config)?;
         let shared = Shared::Sqlite(SqliteShared::new(store.clone()));
@@ -157,6 +166,11 @@ impl Gateway {
             crate::trust::own::SealKey::from_config(&config)?,
             &config,
         ));
+        // Policies and PII rules live beside the registry (their workspaces, its epoch).
+        let gov_docs = match &registry {
+            Registry::Sqlite(_) => GovDocs::Sqlite(SqliteGovDocs::new(store.clone())),
+            Registry::Postgres(pg) => GovDocs::Postgres(pg.gov_docs()),
+        };
         let metrics = Metrics::new(config.metrics_label_cap);
         store.set_metrics(&metrics);
         let key_bytes = random_hex(32);
@@ -169,13 +183,13 @@ impl Gateway {
                 registry,
                 records,
                 shared: shared.clone(),
+                audit,
+                holds: holds.clone(),
                 peer_checks: Default::default(),
                 metrics,
                 governance: Arc::new(Governance::new(
-                    Arc::new(crate::governance::store::SqliteGov::new(store.clone())),
-                    Arc::new(crate::governance::approval::SqliteApprovals::new(
-                        store.clone(),
-                    )),
+                    gov_docs,
+                    holds.clone(),
                     &config.governance(),
                 )),
                 signer,
@@ -331,6 +345,13 @@ impl Gateway {
         } else {
             app
         };
+        // Audit on PostgreSQL: a hop's record is committed before its answer leaves.
+        let app = match self.state.audit {
+            Audit::Postgres(_) => app.layer(axum::middleware::from_fn(
+                crate::edge::record::durable_answers,
+            )),
+            Audit::Sqlite(_) => app,
+        };
         // Outermost: the headers read once into one form (aliases, delegated authorization,
         // the error domain) for every route and binding.
         app.layer(axum::middleware::from_fn_with_state(
@@ -354,6 +375,7 @@ impl Gateway {
             a2a_agent::listen::serve(listener, app, self.state.config().listen(), refuse)?;
         let background = tokio_util::sync::CancellationToken::new();
         spawn_retention(&self.state, background.clone());
+        spawn_kill_watch(&self.state, background.clone());
         Ok(ServerHandle {
             addr,
             listening,
@@ -378,6 +400,12 @@ fn spawn_retention(st: &Arc<GatewayState>, stop: tokio_util::sync::CancellationT
         Records::Postgres(_) => Some(st.records.clone()),
     };
     let on_file = tasks.filter(|_| elsewhere.is_none());
+    // The audit on the SQLite file is trimmed with the file's passes (blocking thread, WAL
+    // bound between batches); elsewhere through its trait (async, below).
+    let (audit_file, audit_elsewhere) = match &st.audit {
+        Audit::Sqlite(a) => (audit.map(|r| (a.store().clone(), r)), None),
+        Audit::Postgres(_) => (None, audit.map(|r| (st.audit.clone(), r))),
+    };
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -387,10 +415,11 @@ fn spawn_retention(st: &Arc<GatewayState>, stop: tokio_util::sync::CancellationT
                 _ = tick.tick() => {}
             }
             let (store, halt) = (store.clone(), stop.clone());
+            let audit_file = audit_file.clone();
             let pass = tokio::task::spawn_blocking(move || {
                 let stopped = || halt.is_cancelled();
-                if let Some(rule) = &audit {
-                    crate::store::retention::run_pass(&store, rule, &stopped);
+                if let Some((file, rule)) = &audit_file {
+                    crate::store::retention::run_pass(file, rule, &stopped);
                 }
                 if let Some(age) = on_file {
                     let batch = crate::store::task_retention::TASK_BATCH;
@@ -403,11 +432,84 @@ fn spawn_retention(st: &Arc<GatewayState>, stop: tokio_util::sync::CancellationT
             if let Err(e) = pass.await {
                 tracing::error!("retention pass failed: {e}");
             }
+            if let Some((audit, rule)) = &audit_elsewhere {
+                trim_audit(audit, rule, &stop).await;
+            }
             if let (Some(age), Some(records)) = (tasks, &elsewhere) {
                 trim_task_records(records, age, &stop).await;
             }
         }
     });
+}
+
+/// Ends this replica's open streams of every kill made from now on, here or on another replica
+/// ([`HoldStore::kill_events`](crate::store::backend::HoldStore::kill_events)), and forgets the
+/// killed workspace's cached governance (its next hop reads the kill), until `stop`.
+fn spawn_kill_watch(st: &Arc<GatewayState>, stop: tokio_util::sync::CancellationToken) {
+    use crate::store::backend::{HoldStore, POLL};
+    let st = st.clone();
+    tokio::spawn(async move {
+        let mut kills = loop {
+            match st.holds.kill_events().await {
+                Ok(k) => break k,
+                Err(e) => tracing::warn!("kill stream not started: {e}"),
+            }
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = tokio::time::sleep(POLL) => {}
+            }
+        };
+        loop {
+            let k = tokio::select! {
+                _ = stop.cancelled() => return,
+                k = kills.next() => k,
+            };
+            match k {
+                Ok(k) => {
+                    st.governance.cache.invalidate(&k.workspace_id);
+                    let ended = st.governance.streams.kill(&k.workspace_id, &k.kind, &k.id);
+                    if !ended.is_empty() {
+                        tracing::info!(workspace = %k.workspace_id, kind = %k.kind,
+                            id = %k.id, "session killed: streams ended");
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!("kill stream: {e}");
+                    tokio::select! {
+                        _ = stop.cancelled() => return,
+                        _ = tokio::time::sleep(POLL) => {}
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// One audit retention pass on a backend other than the SQLite file: batches until the rule
+/// keeps every row, an error (logged; the next pass tries again) or `stop`.
+async fn trim_audit(
+    audit: &Audit,
+    rule: &crate::store::AuditRetention,
+    stop: &tokio_util::sync::CancellationToken,
+) {
+    use crate::store::backend::AuditStore;
+    let (mut rows, mut by_age) = (0, 0);
+    while !stop.is_cancelled() {
+        match audit.trim(rule).await {
+            Ok(t) if t.rows == 0 => break,
+            Ok(t) => {
+                rows += t.rows;
+                by_age += t.by_age;
+            }
+            Err(e) => {
+                tracing::warn!("audit retention: {e}");
+                break;
+            }
+        }
+    }
+    if rows > 0 {
+        tracing::info!(rows, by_age, "audit retention deleted audit rows");
+    }
 }
 
 /// One task retention pass on a backend other than the SQLite file: batches until nothing is

@@ -8,15 +8,15 @@ use crate::governance::Governance;
 use crate::governance::step::CardSigner;
 use crate::metrics::Metrics;
 use crate::store::Store;
-use crate::store::backend::{Records, Registry, Shared};
+use crate::store::backend::{Audit, Holds, Records, Registry, Shared};
 
 /// Shared state of a running gateway.
 pub struct GatewayState {
     /// Configuration, replaced whole by a reload (`crate::reload`): read it with
     /// [`GatewayState::config`].
     pub(crate) settings: arc_swap::ArcSwap<Config>,
-    /// The SQLite store of what has no backend trait yet: audit, approvals, governance, trust
-    /// keys, the intent journal.
+    /// The SQLite store of what has no backend trait yet: trust keys, the intent journal (and
+    /// whatever the backends below keep on the SQLite file).
     pub store: Store,
     /// Workspaces, agents, keys, workspace settings and push callbacks, on the backend chosen
     /// at start ([`crate::store::backend`]).
@@ -26,6 +26,10 @@ pub struct GatewayState {
     /// Secrets (the page-token key), console sessions and trust keys, on the backend chosen
     /// at start (on PostgreSQL shared by replicas).
     pub shared: Shared,
+    /// The audit log and the admin audit, on the backend chosen at start.
+    pub audit: Audit,
+    /// Approvals (held requests) and session kills, on the backend chosen at start.
+    pub holds: Holds,
     /// The clients of peer calls (HTTP, gRPC roots, cards), rebuilt by a reload that changes
     /// `peer_ca_file`: read them with [`GatewayState::peers`].
     pub(crate) peer_clients: arc_swap::ArcSwap<crate::peer::clients::PeerClients>,

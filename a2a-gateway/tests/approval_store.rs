@@ -5,9 +5,7 @@
 
 use std::collections::HashSet;
 
-use a2a_gateway::governance::approval::{
-    Approval, ApprovalStore, ApprovalSummary, MAX_PAGE, SqliteApprovals,
-};
+use a2a_gateway::store::backend::{Approval, ApprovalSummary, HoldStore, MAX_PAGE, SqliteHolds};
 use a2a_gateway::store::{MIGRATIONS, Store, StoreError};
 use rusqlite::Connection;
 use serde_json::json;
@@ -53,8 +51,8 @@ fn query_plan(path: &std::path::Path, sql: &str) -> String {
     rows.join("; ")
 }
 
-#[test]
-fn a_database_held_before_the_split_keeps_every_request_and_bounds_old_previews() {
+#[tokio::test]
+async fn a_database_held_before_the_split_keeps_every_request_and_bounds_old_previews() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("gw.db");
     let big_request = json!({"message": {"parts": [{"text": "x".repeat(3 << 20)}]}}).to_string();
@@ -89,19 +87,26 @@ fn a_database_held_before_the_split_keeps_every_request_and_bounds_old_previews(
     }
     let store = Store::open(&path).unwrap();
     assert_eq!(store.schema_version().unwrap(), MIGRATIONS.len() as i64);
-    let a = SqliteApprovals::new(store.clone());
-    assert_eq!(a.get("w", "big").unwrap().unwrap().params, big_request);
-    assert_eq!(a.get("w", "done").unwrap().unwrap().params, "{}");
-    assert_eq!(a.count("w", "pending").unwrap(), 2);
-    assert_eq!(a.count("w", "denied").unwrap(), 1);
-    let wide = a.summary("w", "wide").unwrap().unwrap();
+    let a = SqliteHolds::new(store.clone());
+    assert_eq!(
+        a.approval("w", "big").await.unwrap().unwrap().params,
+        big_request
+    );
+    assert_eq!(a.approval("w", "done").await.unwrap().unwrap().params, "{}");
+    assert_eq!(a.approval_count("w", "pending").await.unwrap(), 2);
+    assert_eq!(a.approval_count("w", "denied").await.unwrap(), 1);
+    let wide = a.approval_summary("w", "wide").await.unwrap().unwrap();
     assert_eq!(
         wide.preview,
         json!({"operation": "SendMessage", "bytes": 123,
             "previewOmittedBytes": huge_preview.len()})
     );
     assert_eq!(
-        a.summary("w", "big").unwrap().unwrap().preview,
+        a.approval_summary("w", "big")
+            .await
+            .unwrap()
+            .unwrap()
+            .preview,
         json!({"text": "big"})
     );
     // The approvals' rows have no request column any more.
@@ -125,14 +130,14 @@ fn a_database_held_before_the_split_keeps_every_request_and_bounds_old_previews(
     assert_eq!(left, 0);
 }
 
-#[test]
-fn counts_read_the_index_alone_and_pages_walk_it_newest_first() {
+#[tokio::test]
+async fn counts_read_the_index_alone_and_pages_walk_it_newest_first() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("gw.db");
     let store = Store::open(&path).unwrap();
     store.create_workspace("w", "W").unwrap();
     store.create_workspace("other", "O").unwrap();
-    let a = SqliteApprovals::new(store.clone());
+    let a = SqliteHolds::new(store.clone());
     let request = "r".repeat(64 * 1024);
     // 130 pending (ten of them at the same second: the id orders them), 7 denied, one
     // pending in another workspace.
@@ -140,23 +145,25 @@ fn counts_read_the_index_alone_and_pages_walk_it_newest_first() {
         let state = if i % 20 == 3 { "denied" } else { "pending" };
         let mut s = summary(&format!("a{i:03}"), state, 1000 + i.min(120));
         s.preview = json!({"n": i});
-        a.create(&Approval {
+        a.create_approval(&Approval {
             summary: s,
             params: request.clone(),
         })
+        .await
         .unwrap();
     }
     let mut elsewhere = summary("x", "pending", 5000);
     elsewhere.workspace_id = "other".into();
-    a.create(&Approval {
+    a.create_approval(&Approval {
         summary: elsewhere,
         params: request.clone(),
     })
+    .await
     .unwrap();
-    assert_eq!(a.count("w", "pending").unwrap(), 130);
-    assert_eq!(a.count("w", "denied").unwrap(), 7);
-    assert_eq!(a.count("other", "pending").unwrap(), 1);
-    assert_eq!(a.count("w", "approved").unwrap(), 0);
+    assert_eq!(a.approval_count("w", "pending").await.unwrap(), 130);
+    assert_eq!(a.approval_count("w", "denied").await.unwrap(), 7);
+    assert_eq!(a.approval_count("other", "pending").await.unwrap(), 1);
+    assert_eq!(a.approval_count("w", "approved").await.unwrap(), 0);
     let count = query_plan(
         &path,
         "SELECT COUNT(*) FROM gov_approvals WHERE workspace_id = 'w' AND state = 'pending'",
@@ -178,6 +185,7 @@ fn counts_read_the_index_alone_and_pages_walk_it_newest_first() {
     loop {
         let rows = a
             .summaries("w", Some("pending"), after.as_deref(), 50)
+            .await
             .unwrap();
         assert!(rows.len() <= 50);
         let bytes = serde_json::to_string(&rows).unwrap().len();
@@ -207,24 +215,31 @@ fn counts_read_the_index_alone_and_pages_walk_it_newest_first() {
     sorted.sort_by(|x, y| y.cmp(x));
     assert_eq!(order, sorted, "newest first, then by id");
     // Every state at once; a page past the end is empty; an unknown `after` is not found.
-    assert_eq!(a.summaries("w", None, None, MAX_PAGE).unwrap().len(), 137);
-    assert_eq!(a.summaries("w", None, None, 0).unwrap().len(), 1);
+    assert_eq!(
+        a.summaries("w", None, None, MAX_PAGE).await.unwrap().len(),
+        137
+    );
+    assert_eq!(a.summaries("w", None, None, 0).await.unwrap().len(), 1);
     assert!(
         a.summaries("w", Some("pending"), Some(&seen[129].id), 50)
+            .await
             .unwrap()
             .is_empty()
     );
     assert!(matches!(
-        a.summaries("w", Some("pending"), Some("x"), 50),
+        a.summaries("w", Some("pending"), Some("x"), 50).await,
         Err(StoreError::NotFound(_))
     ));
     // Due ones expire in one update; the counts follow.
-    assert_eq!(a.expire_due("w", 1000 + 3600 + 4).unwrap(), 4);
-    assert_eq!(a.count("w", "pending").unwrap(), 126);
-    assert_eq!(a.count("w", "expired").unwrap(), 4);
-    let one = a.summary("w", "a000").unwrap().unwrap();
+    assert_eq!(a.expire_due("w", 1000 + 3600 + 4).await.unwrap(), 4);
+    assert_eq!(a.approval_count("w", "pending").await.unwrap(), 126);
+    assert_eq!(a.approval_count("w", "expired").await.unwrap(), 4);
+    let one = a.approval_summary("w", "a000").await.unwrap().unwrap();
     assert_eq!(one.state, "expired");
     assert_eq!(one.preview, json!({"n": 0}));
-    assert_eq!(a.get("w", "a000").unwrap().unwrap().params, request);
-    assert!(a.get("other", "a000").unwrap().is_none());
+    assert_eq!(
+        a.approval("w", "a000").await.unwrap().unwrap().params,
+        request
+    );
+    assert!(a.approval("other", "a000").await.unwrap().is_none());
 }

@@ -10,8 +10,8 @@ use crate::common;
 use std::collections::HashSet;
 
 use a2a_gateway::errors::Version;
-use a2a_gateway::governance::approval::{ApprovalStore, SqliteApprovals};
 use a2a_gateway::store::Store;
+use a2a_gateway::store::backend::{HoldStore, SqliteHolds};
 use common::console::{client, login_with};
 use common::echo::start_echo;
 use common::{seed_file, spawn_serve};
@@ -170,17 +170,18 @@ async fn console_pages_over_200_held_mebibyte_sends_read_no_bodies() {
     drop(gw);
     let mut ids: HashSet<String> = live.iter().cloned().collect();
     {
-        let approvals = SqliteApprovals::new(Store::open(&db).unwrap());
+        let approvals = SqliteHolds::new(Store::open(&db).unwrap());
         let stored = held_send(0)["params"].to_string().len();
         for n in THROUGH_GATEWAY..HELD {
             let mut a = approvals
-                .get("ws", &live[n % THROUGH_GATEWAY])
+                .approval("ws", &live[n % THROUGH_GATEWAY])
+                .await
                 .unwrap()
                 .unwrap();
             assert_eq!(a.params.len(), stored);
             a.summary.id = format!("copy{n:04}");
             a.summary.created_at -= i64::try_from(n).unwrap();
-            approvals.create(&a).unwrap();
+            approvals.create_approval(&a).await.unwrap();
             ids.insert(a.summary.id.clone());
         }
     }
@@ -283,13 +284,13 @@ async fn console_pages_over_200_held_mebibyte_sends_read_no_bodies() {
     .await;
     assert!(detail.len() > PART, "{} bytes", detail.len());
     {
-        let approvals = SqliteApprovals::new(Store::open(&db).unwrap());
-        let mut a = approvals.get("ws", &live[0]).unwrap().unwrap();
+        let approvals = SqliteHolds::new(Store::open(&db).unwrap());
+        let mut a = approvals.approval("ws", &live[0]).await.unwrap().unwrap();
         let mut params: Value = serde_json::from_str(&a.params).unwrap();
         params["message"]["parts"][1]["raw"] = json!("B".repeat(12 << 20));
         a.params = params.to_string();
         a.summary.id = "big".into();
-        approvals.create(&a).unwrap();
+        approvals.create_approval(&a).await.unwrap();
     }
     let detail = page(&base, &cookie, "/console/workspaces/ws/approvals/big").await;
     assert!(detail.len() > 12 << 20, "{} bytes", detail.len());

@@ -328,9 +328,8 @@ impl a2a_gateway::seams::Step for DenyDeep {
 
 #[tokio::test]
 async fn plugged_steps_are_called_and_hops_counted() {
-    use a2a_gateway::governance::{
-        Governance, approval::SqliteApprovals, loops::ChainKey, store::SqliteGov,
-    };
+    use a2a_gateway::governance::{Governance, loops::ChainKey};
+    use a2a_gateway::store::backend::{GovDocs, Holds, SqliteGovDocs, SqliteHolds};
     let dir = tempfile::tempdir().unwrap();
     let store = a2a_gateway::store::Store::open(&dir.path().join("s.db")).unwrap();
     store.create_workspace("ws1", "One").unwrap();
@@ -358,8 +357,8 @@ async fn plugged_steps_are_called_and_hops_counted() {
         ..Default::default()
     };
     let governance = Governance::new(
-        std::sync::Arc::new(SqliteGov::new(store.clone())),
-        std::sync::Arc::new(SqliteApprovals::new(store.clone())),
+        GovDocs::Sqlite(SqliteGovDocs::new(store.clone())),
+        Holds::Sqlite(SqliteHolds::new(store.clone())),
         &config.governance(),
     )
     .with_step(std::sync::Arc::new(DenyDeep));

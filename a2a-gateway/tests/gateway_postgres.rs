@@ -16,7 +16,8 @@ use a2a_gateway::config::Config;
 use a2a_gateway::ownership::Owner;
 use a2a_gateway::server::Gateway;
 use a2a_gateway::store::backend::{
-    PgRecords, PgRegistry, Records, Registry, RegistryStore, SendStore, SqliteRegistry, TaskStore,
+    Audit, Holds, PgRecords, PgRegistry, Records, Registry, RegistryStore, SendStore, SqliteAudit,
+    SqliteHolds, SqliteRegistry, TaskStore,
 };
 use a2a_gateway::store::sends::{Outcome, SendKey};
 use a2a_gateway::store::{Agent, Store};
@@ -87,7 +88,10 @@ async fn start(
         ..Config::default()
     };
     let (registry, records) = backends;
-    let gw = Gateway::with_backends(config, store.clone(), registry, records)
+    // The audit, approvals and kills stay on the SQLite file here.
+    let audit = Audit::Sqlite(SqliteAudit::new(store.clone()));
+    let holds = Holds::Sqlite(SqliteHolds::new(store.clone()));
+    let gw = Gateway::with_backends(config, store.clone(), registry, records, audit, holds)
         .unwrap()
         .serve(listener)
         .await

@@ -13,7 +13,8 @@ use a2a_client::{Binding, Version};
 use a2a_gateway::config::Config;
 use a2a_gateway::server::Gateway;
 use a2a_gateway::store::backend::{
-    PgRegistry, PgStreams, Records, Registry, RegistryStore, Shared, StreamBounds,
+    Audit, Holds, PgRegistry, PgStreams, Records, Registry, RegistryStore, Shared, SqliteAudit,
+    SqliteHolds, StreamBounds,
 };
 use a2a_gateway::store::{Agent, Store};
 use a2a_pg::PoolOptions;
@@ -73,6 +74,8 @@ pub(crate) async fn replica(url: &str, key: &str, shared: bool) -> (Env, String)
         store.clone(),
         Registry::Postgres(registry.clone()),
         records,
+        Audit::Sqlite(SqliteAudit::new(store.clone())),
+        Holds::Sqlite(SqliteHolds::new(store.clone())),
     )
     .unwrap();
     if shared {

@@ -9,7 +9,7 @@ use crate::common;
 
 use a2a_gateway::config::ErrorStatusMode;
 use a2a_gateway::errors::Version;
-use a2a_gateway::governance::approval::{ApprovalStore, SqliteApprovals};
+use a2a_gateway::store::backend::{HoldStore, SqliteHolds};
 use common::gov::admin;
 use common::*;
 use serde_json::{Value, json};
@@ -125,8 +125,9 @@ async fn follow_ups_on_held_denied_expired_and_approved_gateway_tasks() {
         assert_eq!(s, 200, "{r}");
         // Expired: as the hold's expiry marks it (timed expiry: `governance_approval.rs`).
         assert!(
-            SqliteApprovals::new(env.store.clone())
+            SqliteHolds::new(env.store.clone())
                 .decide("ws1", &approval_id(&expired), "expired", None, None)
+                .await
                 .unwrap()
         );
         for (task, status, code) in [

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use super::governance::workspace_exists;
 use crate::state::GatewayState;
+use crate::store::backend::HoldStore;
 use crate::{admin::reply::err, admin::reply::store_err};
 
 /// The approval routes (the caller adds the admin token check).
@@ -57,12 +58,15 @@ async fn approvals(
     if let Err(r) = workspace_exists(&st, &ws).await {
         return r;
     }
-    let store = &st.governance.approvals;
-    if let Err(e) = store.expire_due(&ws, now()) {
+    let store = &st.holds;
+    if let Err(e) = store.expire_due(&ws, now()).await {
         return store_err(e);
     }
     let limit = q.limit.unwrap_or(DEFAULT_PAGE);
-    match store.summaries(&ws, q.state.as_deref(), q.after.as_deref(), limit) {
+    match store
+        .summaries(&ws, q.state.as_deref(), q.after.as_deref(), limit)
+        .await
+    {
         Ok(list) => axum::Json(list).into_response(),
         Err(e) => store_err(e),
     }
@@ -74,13 +78,13 @@ async fn approval(
     State(st): State<Arc<GatewayState>>,
     Path((ws, id)): Path<(String, String)>,
 ) -> Response {
-    match st.governance.approvals.get(&ws, &id) {
+    match st.holds.approval(&ws, &id).await {
         Ok(Some(mut a)) => {
             if a.summary.is_expired(now())
                 && st
-                    .governance
-                    .approvals
+                    .holds
                     .decide(&ws, &id, "expired", None, None)
+                    .await
                     .unwrap_or(false)
             {
                 a.summary.state = "expired".into();
@@ -112,6 +116,11 @@ struct Decision {
 fn decided(r: Result<Value, (u16, String)>) -> Response {
     match r {
         Ok(v) => axum::Json(v).into_response(),
+        // The database could not be reached before the decision: nothing changed, retry.
+        Err((503, _)) => crate::protocol::render::render(
+            crate::protocol::render::Form::Rest,
+            &crate::protocol::errors::Refusal::store_unavailable(),
+        ),
         Err((s, m)) => err(
             StatusCode::from_u16(s).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
             &m,
@@ -138,11 +147,5 @@ async fn deny(
     if b.approver.trim().is_empty() {
         return err(StatusCode::BAD_REQUEST, "approver: required");
     }
-    decided(crate::hop::release::deny(
-        &st,
-        &ws,
-        &id,
-        &b.approver,
-        b.reason.as_deref(),
-    ))
+    decided(crate::hop::release::deny(&st, &ws, &id, &b.approver, b.reason.as_deref()).await)
 }

@@ -26,6 +26,7 @@ use serde_json::{Map, Value, json};
 
 use crate::state::GatewayState;
 use crate::store::Store;
+use crate::store::backend::AuditStore;
 
 pub use crate::store::backend::{AdminAuditRecord, AdminIdentity};
 
@@ -101,7 +102,7 @@ pub struct ConsoleActor {
 
 /// Records a console login attempt (`console login`, or `console login-link`) with its outcome
 /// and the operator's address; status 200 for a login, 401/403 for a refusal.
-pub(crate) fn record_console_login(
+pub(crate) async fn record_console_login(
     st: &GatewayState,
     action: &str,
     status: u16,
@@ -121,7 +122,7 @@ pub(crate) fn record_console_login(
         status: i64::from(status),
         detail: json!({"outcome": outcome}),
     };
-    if let Err(e) = st.store.append_admin_audit(&rec) {
+    if let Err(e) = st.audit.append_admin(&rec).await {
         tracing::error!("admin audit write failed: {e}");
     }
 }
@@ -223,7 +224,7 @@ pub(crate) async fn layer(
             "outcome": Value::Object(outcome),
         }),
     };
-    if let Err(e) = st.store.append_admin_audit(&rec) {
+    if let Err(e) = st.audit.append_admin(&rec).await {
         tracing::error!("admin audit write failed: {e}");
     }
     let mut out = Response::from_parts(rparts, Body::from(rbytes));
@@ -243,11 +244,15 @@ pub(crate) async fn export(
     State(st): State<Arc<GatewayState>>,
     Query(q): Query<AdminAuditQuery>,
 ) -> Response {
-    match st.store.admin_audit(
-        q.workspace.as_deref(),
-        q.after.unwrap_or(0),
-        q.limit.unwrap_or(100).clamp(1, 1000),
-    ) {
+    match st
+        .audit
+        .admin_records(
+            q.workspace.as_deref(),
+            q.after.unwrap_or(0),
+            q.limit.unwrap_or(100).clamp(1, 1000),
+        )
+        .await
+    {
         Ok(rows) => axum::Json(rows).into_response(),
         Err(e) => crate::protocol::render::render(
             crate::protocol::render::Form::Rest,

@@ -30,9 +30,7 @@ use crate::protocol::errors::Version;
 use crate::protocol::ops::Operation;
 use crate::state::GatewayState;
 use crate::store::StoreError;
-use crate::store::backend::{RegistryStore, TaskStore};
-
-use crate::governance::store::Kill;
+use crate::store::backend::{GovDocStore, HoldStore, Kill, RegistryStore, TaskStore};
 use crate::{governance::policy::Policy, governance::policy::PolicyDoc};
 
 use crate::{admin::reply::err, admin::reply::store_err};
@@ -69,7 +67,7 @@ async fn get_policy(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>)
         return r;
     }
     stored_json(
-        st.governance.cache.store().policy(&ws),
+        st.governance.cache.store().policy(&ws).await,
         &format!("workspace {ws} has no policy"),
     )
 }
@@ -113,7 +111,7 @@ async fn put_policy(
         Ok(t) => t,
         Err(e) => return err(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     };
-    let r = st.governance.cache.store().put_policy(&ws, &text);
+    let r = st.governance.cache.store().put_policy(&ws, &text).await;
     st.governance.cache.invalidate(&ws);
     match r {
         Ok(()) => axum::Json(policy.doc().clone()).into_response(),
@@ -122,7 +120,7 @@ async fn put_policy(
 }
 
 async fn delete_policy(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>) -> Response {
-    let r = st.governance.cache.store().delete_policy(&ws);
+    let r = st.governance.cache.store().delete_policy(&ws).await;
     st.governance.cache.invalidate(&ws);
     deleted(r, &format!("workspace {ws} has no policy"))
 }
@@ -149,7 +147,7 @@ async fn explain(
             Ok(p) => Arc::new(p),
             Err(e) => return err(StatusCode::BAD_REQUEST, &e),
         },
-        None => match st.governance.cache.get(&ws).policy.clone() {
+        None => match st.governance.cache.load(&ws).await.policy.clone() {
             Some(p) => p,
             None => {
                 let d = st.config().governance().policy_default;
@@ -174,7 +172,7 @@ async fn get_pii(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>) ->
         return r;
     }
     stored_json(
-        st.governance.cache.store().pii_rules(&ws),
+        st.governance.cache.store().pii_rules(&ws).await,
         &format!("workspace {ws} has no PII rules (scanning off)"),
     )
 }
@@ -192,7 +190,7 @@ async fn put_pii(
         Ok(t) => t,
         Err(e) => return err(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     };
-    let r = st.governance.cache.store().put_pii_rules(&ws, &text);
+    let r = st.governance.cache.store().put_pii_rules(&ws, &text).await;
     st.governance.cache.invalidate(&ws);
     match r {
         Ok(()) => axum::Json(rules).into_response(),
@@ -201,7 +199,7 @@ async fn put_pii(
 }
 
 async fn delete_pii(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>) -> Response {
-    let r = st.governance.cache.store().delete_pii_rules(&ws);
+    let r = st.governance.cache.store().delete_pii_rules(&ws).await;
     st.governance.cache.invalidate(&ws);
     deleted(r, &format!("workspace {ws} has no PII rules"))
 }
@@ -236,7 +234,7 @@ async fn kill(
         reason: b.reason.clone(),
         killed_at: time::OffsetDateTime::now_utc().unix_timestamp(),
     };
-    let r = st.governance.cache.store().add_kill(&k);
+    let r = st.holds.add_kill(&k).await;
     st.governance.cache.invalidate(&ws);
     if let Err(e) = r {
         return store_err(e);
@@ -269,7 +267,7 @@ async fn kill(
                     reason: Some(format!("context {} killed", b.id)),
                     ..k.clone()
                 };
-                if let Err(e) = st.governance.cache.store().add_kill(&tk) {
+                if let Err(e) = st.holds.add_kill(&tk).await {
                     tracing::error!("kill of task {t} (context {}) not stored: {e}", b.id);
                 }
                 tasks.push((agent.agent_id.clone(), t.clone()));
@@ -298,7 +296,7 @@ async fn kill(
             "rule": format!("{}:{}", b.kind, b.id)}], "canceled": canceled, "scanned": scans})),
         ..Default::default()
     };
-    if let Err(e) = st.store.append_audit_queued(&rec, None) {
+    if let Err(e) = crate::store::backend::AuditStore::enqueue(&st.audit, &rec, None) {
         tracing::error!("kill audit write failed: {e}");
     }
     (
@@ -312,7 +310,7 @@ async fn kills(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>) -> R
     if let Err(r) = workspace_exists(&st, &ws).await {
         return r;
     }
-    match st.governance.cache.store().kills(&ws) {
+    match st.holds.kills(&ws).await {
         Ok(k) => axum::Json(k).into_response(),
         Err(e) => store_err(e),
     }

@@ -23,7 +23,7 @@ pub mod settings;
 pub mod trust;
 
 pub(crate) mod reply;
-use crate::store::backend::RegistryStore;
+use crate::store::backend::{AuditStore, RegistryStore};
 use reply::{err, store_err};
 
 use std::sync::Arc;
@@ -331,9 +331,13 @@ async fn audit_export(
 ) -> Response {
     guard!(st, h);
     let mut out = Vec::new();
-    match st
-        .store
-        .export_audit_jsonl_after(q.workspace.as_deref(), q.after.unwrap_or(0), &mut out)
+    match crate::store::backend::export_jsonl(
+        &st.audit,
+        q.workspace.as_deref(),
+        q.after.unwrap_or(0),
+        &mut out,
+    )
+    .await
     {
         Ok(_) => {
             let mut r = (StatusCode::OK, out).into_response();
@@ -353,12 +357,16 @@ async fn hops(
     Query(q): Query<AuditQuery>,
 ) -> Response {
     guard!(st, h);
-    match st.store.audit(
-        q.workspace.as_deref(),
-        q.agent.as_deref(),
-        q.after.unwrap_or(0),
-        q.limit.unwrap_or(100).clamp(1, 1000),
-    ) {
+    match st
+        .audit
+        .records(
+            q.workspace.as_deref(),
+            q.agent.as_deref(),
+            q.after.unwrap_or(0),
+            q.limit.unwrap_or(100).clamp(1, 1000),
+        )
+        .await
+    {
         Ok(r) => axum::Json(r).into_response(),
         Err(e) => store_err(e),
     }

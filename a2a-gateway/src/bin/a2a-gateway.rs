@@ -105,9 +105,9 @@ async fn serve(
     let addr = listener.local_addr()?;
     // Cards name the bound address when no public URL is set (`--listen 127.0.0.1:0` included).
     config.listen = addr;
-    let audit = store.clone();
     let console = a2a_gateway::console::enabled(&config);
     let gateway = Gateway::new(config, store).map_err(anyhow::Error::msg)?;
+    let audit = gateway.state().audit.clone();
     let handle = gateway.serve(listener).await?;
     println!("LISTENING http://{addr}");
     if console {
@@ -134,7 +134,7 @@ async fn serve(
     }
     handle.shutdown().await;
     // Completion records queued for the audit writer's next batch commit before we exit.
-    audit.flush_audit();
+    a2a_gateway::store::backend::AuditStore::flushed(&audit).await;
     Ok(())
 }
 
@@ -209,15 +209,14 @@ async fn demo(args: DemoArgs) -> Result<()> {
         .await
         .map_err(anyhow::Error::msg)?;
     let (_, key) = store.create_key("demo", &[], Some("demo"), None)?;
+    let holds = a2a_gateway::store::backend::SqliteHolds::new(store.clone());
     a2a_gateway::governance::demo::install(
-        &a2a_gateway::governance::store::SqliteGov::new(store.clone()),
+        &a2a_gateway::store::backend::SqliteGovDocs::new(store.clone()),
+        &holds,
         "demo",
-    )?;
-    a2a_gateway::governance::demo::install_approvals(
-        &a2a_gateway::governance::approval::SqliteApprovals::new(store.clone()),
-        "demo",
-        "echo",
-    )?;
+    )
+    .await?;
+    a2a_gateway::governance::demo::install_approvals(&holds, "demo", "echo").await?;
     let listener = match args.port {
         Some(port) => tokio::net::TcpListener::bind(("127.0.0.1", port))
             .await

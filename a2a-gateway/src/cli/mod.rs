@@ -343,13 +343,16 @@ async fn admin_on(store: &Store, cmd: AdminCmd) -> Result<()> {
         AdminCmd::KeyList { workspace } => print_json(&store.list_keys(&workspace)?)?,
         AdminCmd::KeyRevoke { key_id } => store.revoke_key(&key_id)?,
         AdminCmd::AuditExport { workspace, after } => {
-            let mut out = std::io::stdout().lock();
-            store.export_audit_jsonl_after(workspace.as_deref(), after, &mut out)?;
+            let mut out = std::io::stdout();
+            // The same pages the admin API's export reads (`store::backend::export_jsonl`).
+            let audit = crate::store::backend::SqliteAudit::new(store.clone());
+            crate::store::backend::export_jsonl(&audit, workspace.as_deref(), after, &mut out)
+                .await?;
         }
         AdminCmd::Trust(cmd) => {
             print_json(&crate::cli::trust::run(store, cmd).map_err(anyhow::Error::msg)?)?
         }
-        cmd => governance_admin(store, cmd)?,
+        cmd => governance_admin(store, cmd).await?,
     }
     Ok(())
 }
@@ -385,12 +388,13 @@ async fn approve_remote(
 }
 
 /// The governance subcommands of `admin` (policies, PII rules, kills), on the database.
-fn governance_admin(store: &Store, cmd: AdminCmd) -> Result<()> {
+async fn governance_admin(store: &Store, cmd: AdminCmd) -> Result<()> {
     use crate::governance::policy::Policy;
-    use crate::{
-        governance::store::GovStore, governance::store::Kill, governance::store::SqliteGov,
+    use crate::store::backend::{
+        ApprovalSummary, GovDocStore, HoldStore, Kill, MAX_PAGE, SqliteGovDocs, SqliteHolds,
     };
-    let gov = SqliteGov::new(store.clone());
+    let gov = SqliteGovDocs::new(store.clone());
+    let holds = SqliteHolds::new(store.clone());
     match cmd {
         AdminCmd::PolicySet { workspace, file } => {
             let text = if file.as_os_str() == "-" {
@@ -400,20 +404,21 @@ fn governance_admin(store: &Store, cmd: AdminCmd) -> Result<()> {
                     .with_context(|| format!("reading {}", file.display()))?
             };
             let p = Policy::from_json(&text).map_err(anyhow::Error::msg)?;
-            gov.put_policy(&workspace, &serde_json::to_string(p.doc())?)?;
+            gov.put_policy(&workspace, &serde_json::to_string(p.doc())?)
+                .await?;
             print_json(p.doc())?
         }
-        AdminCmd::PolicyGet { workspace } => match gov.policy(&workspace)? {
+        AdminCmd::PolicyGet { workspace } => match gov.policy(&workspace).await? {
             Some(t) => print_json(&serde_json::from_str::<serde_json::Value>(&t)?)?,
             None => bail!("workspace {workspace} has no policy"),
         },
         AdminCmd::PolicyDelete { workspace } => {
-            if !gov.delete_policy(&workspace)? {
+            if !gov.delete_policy(&workspace).await? {
                 bail!("workspace {workspace} has no policy");
             }
         }
         AdminCmd::PolicyExplain { workspace, hop } => {
-            let Some(text) = gov.policy(&workspace)? else {
+            let Some(text) = gov.policy(&workspace).await? else {
                 bail!("workspace {workspace} has no policy: the operator default decides");
             };
             let p = Policy::from_json(&text).map_err(anyhow::Error::msg)?;
@@ -426,15 +431,16 @@ fn governance_admin(store: &Store, cmd: AdminCmd) -> Result<()> {
         }
         AdminCmd::PiiSet { workspace, rules } => {
             let r: crate::pii::PiiRules = serde_json::from_str(&rules).context("PII rules")?;
-            gov.put_pii_rules(&workspace, &serde_json::to_string(&r)?)?;
+            gov.put_pii_rules(&workspace, &serde_json::to_string(&r)?)
+                .await?;
             print_json(&r)?
         }
-        AdminCmd::PiiGet { workspace } => match gov.pii_rules(&workspace)? {
+        AdminCmd::PiiGet { workspace } => match gov.pii_rules(&workspace).await? {
             Some(t) => print_json(&serde_json::from_str::<serde_json::Value>(&t)?)?,
             None => bail!("workspace {workspace} has no PII rules (scanning off)"),
         },
         AdminCmd::PiiDelete { workspace } => {
-            if !gov.delete_pii_rules(&workspace)? {
+            if !gov.delete_pii_rules(&workspace).await? {
                 bail!("workspace {workspace} has no PII rules");
             }
         }
@@ -452,25 +458,18 @@ fn governance_admin(store: &Store, cmd: AdminCmd) -> Result<()> {
                 reason,
                 killed_at: time::OffsetDateTime::now_utc().unix_timestamp(),
             };
-            gov.add_kill(&k)?;
+            holds.add_kill(&k).await?;
             print_json(&k)?
         }
-        AdminCmd::KillList { workspace } => print_json(&gov.kills(&workspace)?)?,
+        AdminCmd::KillList { workspace } => print_json(&holds.kills(&workspace).await?)?,
         AdminCmd::ApprovalList { workspace, state } => {
-            use crate::governance::approval::{
-                ApprovalStore, ApprovalSummary, MAX_PAGE, SqliteApprovals,
-            };
-            let approvals = SqliteApprovals::new(store.clone());
             // Newest first, a page at a time: the facts and previews, never the requests.
             let mut all = Vec::new();
             loop {
                 let after = all.last().map(|a: &ApprovalSummary| a.id.clone());
-                let page = approvals.summaries(
-                    &workspace,
-                    state.as_deref(),
-                    after.as_deref(),
-                    MAX_PAGE,
-                )?;
+                let page = holds
+                    .summaries(&workspace, state.as_deref(), after.as_deref(), MAX_PAGE)
+                    .await?;
                 let last = page.len() < MAX_PAGE as usize;
                 all.extend(page);
                 if last {
@@ -485,20 +484,19 @@ fn governance_admin(store: &Store, cmd: AdminCmd) -> Result<()> {
             approver,
             reason,
         } => {
-            use crate::{
-                governance::approval::ApprovalStore, governance::approval::SqliteApprovals,
-            };
-            let approvals = SqliteApprovals::new(store.clone());
-            if !approvals.decide(
-                &workspace,
-                &id,
-                "denied",
-                Some(&approver),
-                reason.as_deref(),
-            )? {
+            if !holds
+                .decide(
+                    &workspace,
+                    &id,
+                    "denied",
+                    Some(&approver),
+                    reason.as_deref(),
+                )
+                .await?
+            {
                 bail!("approval {id} is not pending in workspace {workspace}");
             }
-            print_json(&approvals.summary(&workspace, &id)?)?
+            print_json(&holds.approval_summary(&workspace, &id).await?)?
         }
         _ => bail!("not a governance command"),
     }

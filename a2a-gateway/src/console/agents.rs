@@ -115,8 +115,9 @@ fn card_summary(card: &Result<Value, String>) -> String {
     }
 }
 
-fn last_error(st: &GatewayState, ws: &str, agent: &str) -> String {
-    match st.store.last_refusal(ws, agent) {
+async fn last_error(st: &GatewayState, ws: &str, agent: &str) -> String {
+    use crate::store::backend::AuditStore;
+    match st.audit.last_refusal(ws, agent).await {
         Ok(Some(r)) => format!(
             r#"<a href="/console/hops/{}">{} {}</a> <span class="muted">{}</span>"#,
             r.seq,
@@ -165,7 +166,7 @@ pub(crate) async fn list(
                 Err(e) => format!(r#"<span class="bad">{}</span>"#, esc(e)),
             },
             trust = esc(&v.trust),
-            err = last_error(&st, &ws, &a.agent_id),
+            err = last_error(&st, &ws, &a.agent_id).await,
         ));
     }
     if agents.is_empty() {
@@ -279,10 +280,10 @@ pub(crate) async fn detail(
             Err(e) => format!(r#"<span class="bad">{}</span>"#, esc(e)),
         },
         trust = esc(&v.trust),
-        err = last_error(&st, &ws, &id),
+        err = last_error(&st, &ws, &id).await,
         wsq = esc(&seg(&ws)),
         idq = esc(&seg(&id)),
-        chart = super::chart::agent_chart(&st, &ws, &id),
+        chart = super::chart::agent_chart(&st, &ws, &id).await,
         form = form(&ws, &op, &edit, true),
         h = esc(&ws_href(&ws)),
         ids = esc(&seg(&id)),

@@ -19,7 +19,7 @@ use super::backend::{admin, seg};
 use super::html::{csrf_field, esc, notice, opt, page, unix};
 use super::{Operator, admin_refusal, ok_notice};
 use crate::state::GatewayState;
-use crate::store::backend::RegistryStore;
+use crate::store::backend::{HoldStore, RegistryStore};
 
 const STATES: [&str; 6] = [
     "pending",
@@ -150,7 +150,7 @@ async fn render(
         for a in list.iter().take(PAGE) {
             rows.push_str(&row(ws, a, op));
         }
-        let total = st.governance.approvals.count(ws, state).unwrap_or(0);
+        let total = st.holds.approval_count(ws, state).await.unwrap_or(0);
         if total > 0 || after.is_some() {
             counts.push_str(&count_line(ws, state, total, &list, one, after.is_some()));
         }

@@ -44,12 +44,17 @@ fn buckets(samples: &[(String, i64)], now: time::OffsetDateTime) -> Vec<Bucket> 
 }
 
 /// The chart section of an agent's page.
-pub(crate) fn agent_chart(st: &GatewayState, ws: &str, agent: &str) -> String {
+pub(crate) async fn agent_chart(st: &GatewayState, ws: &str, agent: &str) -> String {
+    use crate::store::backend::AuditStore;
     let now = time::OffsetDateTime::now_utc();
     let since = (now - time::Duration::minutes(MINUTES as i64))
         .format(&Rfc3339)
         .unwrap_or_default();
-    let samples = match st.store.latency_samples(ws, agent, &since, MAX_SAMPLES) {
+    let samples = match st
+        .audit
+        .latency_samples(ws, agent, &since, MAX_SAMPLES)
+        .await
+    {
         Ok(s) => s,
         Err(e) => return super::html::notice(&e.to_string(), true),
     };

@@ -17,7 +17,7 @@ use super::Operator;
 use super::backend::seg;
 use super::html::{esc, html_type, notice, opt, page};
 use crate::state::GatewayState;
-use crate::store::backend::RegistryStore;
+use crate::store::backend::{AuditStore, RegistryStore};
 use crate::{store::AuditRecord, store::HopFilter};
 
 /// Rows per page.
@@ -183,7 +183,7 @@ pub(crate) async fn list(
             return page(StatusCode::BAD_REQUEST, "Hops", "Hops", &op.csrf, &body);
         }
     };
-    let rows = match st.store.hop_page(&f, q.before, PAGE) {
+    let rows = match st.audit.hop_page(&f, q.before, PAGE).await {
         Ok(r) => r,
         Err(e) => {
             return page(
@@ -247,7 +247,7 @@ pub(crate) async fn live(
     let Ok(f) = q.filter() else {
         return (StatusCode::BAD_REQUEST, html_type(), "").into_response();
     };
-    match st.store.hops_after(&f, q.after.unwrap_or(0), PAGE) {
+    match st.audit.hops_after(&f, q.after.unwrap_or(0), PAGE).await {
         Ok(rows) => (
             StatusCode::OK,
             html_type(),
@@ -264,7 +264,7 @@ pub(crate) async fn detail(
     Path(seq): Path<i64>,
 ) -> Response {
     let title = format!("Hop {seq}");
-    let rec = match st.store.audit_record(seq) {
+    let rec = match st.audit.record(seq).await {
         Ok(Some(r)) => r,
         _ => {
             return page(
@@ -276,7 +276,11 @@ pub(crate) async fn detail(
             );
         }
     };
-    let records = st.store.trace_records(&rec.trace_id).unwrap_or_default();
+    let records = st
+        .audit
+        .trace_records(&rec.trace_id)
+        .await
+        .unwrap_or_default();
     // An intent record that a later record completes is the hop's first record, not unfinished.
     let rows: String = records
         .iter()

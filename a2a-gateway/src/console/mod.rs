@@ -245,7 +245,7 @@ async fn login(
     ext: axum::http::Extensions,
     axum::Form(f): axum::Form<LoginForm>,
 ) -> Response {
-    let audit = |status: u16, outcome: &str| {
+    let audit = |status: u16, outcome: &'static str| {
         crate::admin::audit::record_console_login(
             &st,
             "console login",
@@ -255,12 +255,12 @@ async fn login(
         )
     };
     if !session::same_origin(&st, &headers) {
-        audit(403, "refused: Origin check");
+        audit(403, "refused: Origin check").await;
         return refused("The request did not come from this console (Origin check).");
     }
     let expected = session::cookie(&headers, session::LOGIN_COOKIE).unwrap_or("");
     if expected.is_empty() || !session::token_eq(expected, &f.csrf) {
-        audit(403, "refused: CSRF check");
+        audit(403, "refused: CSRF check").await;
         return login_page(
             &st,
             StatusCode::FORBIDDEN,
@@ -274,10 +274,10 @@ async fn login(
         } else {
             "That is not the admin token."
         };
-        audit(401, "refused: wrong token");
+        audit(401, "refused: wrong token").await;
         return login_page(&st, StatusCode::UNAUTHORIZED, &headers, Some(why));
     }
-    audit(200, "logged in");
+    audit(200, "logged in").await;
     start_session(&st, &sessions, &headers, false).await
 }
 
@@ -343,7 +343,8 @@ async fn login_link_handler(
             200,
             "logged in",
             remote,
-        );
+        )
+        .await;
         return start_session(&st, &sessions, &headers, true).await;
     }
     crate::admin::audit::record_console_login(
@@ -352,7 +353,8 @@ async fn login_link_handler(
         401,
         "refused: used or expired link",
         remote,
-    );
+    )
+    .await;
     login_page(
         &st,
         StatusCode::UNAUTHORIZED,

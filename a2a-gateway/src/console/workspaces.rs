@@ -15,7 +15,7 @@ use super::backend::{Refused, admin};
 use super::html::{csrf_field, esc, notice, page};
 use super::{Operator, admin_refusal, ok_notice, ws_href};
 use crate::state::GatewayState;
-use crate::store::backend::RegistryStore;
+use crate::store::backend::{HoldStore, RegistryStore};
 
 /// `?ok=` after a redirect.
 #[derive(Deserialize, Default)]
@@ -75,9 +75,12 @@ async fn render(
             .unwrap_or(0);
         // An index count (the held requests are never read); those past their hold are
         // marked expired first, as the queue does.
-        let approvals = &st.governance.approvals;
-        let _ = approvals.expire_due(&w.id, now);
-        let pending = approvals.count(&w.id, "pending").unwrap_or(0);
+        let approvals = &st.holds;
+        let _ = approvals.expire_due(&w.id, now).await;
+        let pending = approvals
+            .approval_count(&w.id, "pending")
+            .await
+            .unwrap_or(0);
         let href = ws_href(&w.id);
         rows.push_str(&format!(
             r#"<tr><th scope="row"><a href="{h}">{id}</a></th><td>{name}</td><td>{agents}</td><td><a href="{h}/keys">{keys}</a></td><td>{pending}</td></tr>"#,

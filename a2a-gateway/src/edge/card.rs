@@ -309,6 +309,7 @@ pub(crate) async fn card_handler(
     }
     // governance: what of the card came from the peer passes the workspace's steps (PII
     // redacted, or the card refused), as its answers do.
+    st.governance.cache.load(&principal.workspace_id).await;
     if let Err(r) = govern(
         &st,
         &mut call,

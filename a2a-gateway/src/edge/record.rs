@@ -65,14 +65,19 @@ pub(crate) fn record(st: &GatewayState, call: &mut Call, refusal: Option<&Refusa
         return;
     }
     let audit = call.step("audit");
-    if let Err(e) = st
-        .store
-        .append_audit_queued(&call.audit, call.intent.as_ref())
-    {
-        tracing::error!(trace_id = %call.trace_id, "audit write failed: {e}");
-    }
+    st.audit.write(&call.audit, call.intent.as_ref());
     drop(audit);
     access_line(call, &op, refusal);
+}
+
+/// The layer of a gateway whose audit is on PostgreSQL: the records written while a request
+/// is answered ([`Audit::write`](crate::store::backend::Audit::write)) are committed before
+/// its answer leaves (see [`crate::store::backend::answered`]).
+pub(crate) async fn durable_answers(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    crate::store::backend::answered(next.run(req)).await
 }
 
 /// The decided hop's attributes on its exported span (docs/operations.md, "Traces").
@@ -133,15 +138,20 @@ fn access_line(call: &Call, op: &str, refusal: Option<&Refusal>) {
 /// from the approvals' index), then the text exposition.
 pub(crate) async fn metrics_handler(State(st): State<Arc<GatewayState>>) -> Response {
     let open = st.governance.streams.open_count();
-    let approvals = st.governance.approvals.clone();
-    let pending = tokio::task::spawn_blocking(move || approvals.pending_by_workspace())
-        .await
-        .ok()
-        .and_then(|r| {
-            r.inspect_err(|e| tracing::warn!("metrics: approvals pending not read: {e}"))
-                .ok()
-        })
-        .unwrap_or_default();
+    // On a blocking thread: on SQLite the count runs on the calling thread.
+    let holds = st.holds.clone();
+    let rt = tokio::runtime::Handle::current();
+    let pending = tokio::task::spawn_blocking(move || {
+        use crate::store::backend::HoldStore;
+        rt.block_on(holds.pending_by_workspace())
+    })
+    .await
+    .ok()
+    .and_then(|r| {
+        r.inspect_err(|e| tracing::warn!("metrics: approvals pending not read: {e}"))
+            .ok()
+    })
+    .unwrap_or_default();
     st.metrics.set_scraped(open, &pending);
     let mut resp = st.metrics.render().into_response();
     resp.headers_mut().insert(

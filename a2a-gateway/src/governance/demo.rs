@@ -14,9 +14,8 @@
 //! - context `demo-killed-context` is killed (`a2a_session_killed`);
 //! - delegation chains are signed with [`DEMO_DELEGATION_KEY`] (a fixed, public key: demo only).
 
-use super::approval::{Approval, ApprovalStore, ApprovalSummary};
-use super::store::{GovStore, Kill};
 use crate::store::StoreError;
+use crate::store::backend::{Approval, ApprovalSummary, GovDocStore, HoldStore, Kill};
 
 /// The demo's delegation key (public: never use it outside the demo).
 pub const DEMO_DELEGATION_KEY: &str = "a2a-gateway-demo-delegation-key";
@@ -31,21 +30,30 @@ pub fn policy() -> serde_json::Value {
     ]})
 }
 
-/// Installs the demo governance for `workspace`.
-pub fn install(store: &dyn GovStore, workspace: &str) -> Result<(), StoreError> {
-    store.put_policy(workspace, &policy().to_string())?;
-    store.put_pii_rules(
-        workspace,
-        r#"{"default_action":"record","actions":{"EMAIL":"redact","SECRET":"block"}}"#,
-    )?;
-    store.add_kill(&Kill {
-        workspace_id: workspace.to_owned(),
-        kind: "context".into(),
-        id: DEMO_KILLED_CONTEXT.into(),
-        agent_id: None,
-        reason: Some("demo".into()),
-        killed_at: 0,
-    })
+/// Installs the demo governance for `workspace`: the policy and PII rules in `store`, the
+/// killed context in `holds`.
+pub async fn install<D: GovDocStore, H: HoldStore>(
+    store: &D,
+    holds: &H,
+    workspace: &str,
+) -> Result<(), StoreError> {
+    store.put_policy(workspace, &policy().to_string()).await?;
+    store
+        .put_pii_rules(
+            workspace,
+            r#"{"default_action":"record","actions":{"EMAIL":"redact","SECRET":"block"}}"#,
+        )
+        .await?;
+    holds
+        .add_kill(&Kill {
+            workspace_id: workspace.to_owned(),
+            kind: "context".into(),
+            id: DEMO_KILLED_CONTEXT.into(),
+            agent_id: None,
+            reason: Some("demo".into()),
+            killed_at: 0,
+        })
+        .await
 }
 
 /// The demo's decided approvals: `(id, state)`.
@@ -54,40 +62,42 @@ pub const DEMO_APPROVALS: [(&str, &str); 2] =
 
 /// Stores the demo's decided approvals of `workspace`'s agent `agent` (kept when already there:
 /// `--database` may reopen a demo database).
-pub fn install_approvals(
-    approvals: &dyn ApprovalStore,
+pub async fn install_approvals<H: HoldStore>(
+    approvals: &H,
     workspace: &str,
     agent: &str,
 ) -> Result<(), StoreError> {
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
     for (id, state) in DEMO_APPROVALS {
-        if approvals.summary(workspace, id)?.is_some() {
+        if approvals.approval_summary(workspace, id).await?.is_some() {
             continue;
         }
-        approvals.create(&Approval {
-            summary: ApprovalSummary {
-                id: id.into(),
-                workspace_id: workspace.into(),
-                agent_id: agent.into(),
-                caller_version: "1.0".into(),
-                preview: serde_json::json!({"operation": "SendMessage", "text": "demo"}),
-                context_id: format!("{}ctx-{id}", super::approval::TASK_PREFIX),
-                state: state.into(),
-                rule: Some("demo-approve-skill".into()),
-                approver: (state == "denied").then(|| "demo".into()),
-                reason: (state == "denied").then(|| "demo".into()),
-                peer_task_id: None,
-                chain: Vec::new(),
-                extensions: Vec::new(),
-                created_at: now,
-                expires_at: now,
-                key_id: None,
-                refusal: None,
-            },
-            params: serde_json::json!({"message": {"messageId": id, "role": "ROLE_USER",
+        approvals
+            .create_approval(&Approval {
+                summary: ApprovalSummary {
+                    id: id.into(),
+                    workspace_id: workspace.into(),
+                    agent_id: agent.into(),
+                    caller_version: "1.0".into(),
+                    preview: serde_json::json!({"operation": "SendMessage", "text": "demo"}),
+                    context_id: format!("{}ctx-{id}", super::approval::TASK_PREFIX),
+                    state: state.into(),
+                    rule: Some("demo-approve-skill".into()),
+                    approver: (state == "denied").then(|| "demo".into()),
+                    reason: (state == "denied").then(|| "demo".into()),
+                    peer_task_id: None,
+                    chain: Vec::new(),
+                    extensions: Vec::new(),
+                    created_at: now,
+                    expires_at: now,
+                    key_id: None,
+                    refusal: None,
+                },
+                params: serde_json::json!({"message": {"messageId": id, "role": "ROLE_USER",
                 "parts": [{"text": "demo"}]}})
-            .to_string(),
-        })?;
+                .to_string(),
+            })
+            .await?;
     }
     Ok(())
 }

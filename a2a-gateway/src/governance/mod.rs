@@ -3,14 +3,16 @@
 //!
 //! Order (see `docs/gateway/governance.md`): session kill → delegation chain (loops, depth)
 //! → PII → policy. Each step records its decision in the hop's [`Evidence`], which the audit
-//! record keeps (never the content). Per-workspace settings (policies, PII rules, kills) come
-//! from a [`store::GovStore`] through an in-memory [`Cache`] (one read per workspace until an
-//! admin write invalidates it), so a workspace without governance costs no database read.
+//! record keeps (never the content). Per-workspace settings (policies and PII rules from
+//! [`store::GovDocs`], kills from the approvals' and kills' store,
+//! [`crate::store::backend::Holds`]) go through an in-memory [`Cache`] (one read per workspace
+//! until an admin write invalidates it), so a workspace without governance costs no database
+//! read.
 //!
 //! Modules: [`policy`] (CEL documents), `policy_step`, `pii_step`, [`loops`] (signed
 //! delegation chains), [`kill`] (session kill), [`key_watch`] (streams of revoked or expired
-//! keys end), [`approval`] and [`approval_view`] (held hops and their SQLite store, what an
-//! approver sees), [`store`]
+//! keys end), [`approval`] and [`approval_view`] (held hops, kept by
+//! [`crate::store::backend::HoldStore`]; what an approver sees), [`store`]
 //! (the settings' storage trait).
 
 use std::collections::{HashMap, HashSet};
@@ -20,6 +22,7 @@ use serde_json::Value;
 
 use crate::pii::PiiRules;
 use crate::protocol::errors::Refusal;
+use crate::store::backend::{GovDocStore, GovDocs, HoldStore, Holds};
 use crate::{
     governance::step::Evidence, governance::step::Hop, governance::step::Step,
     governance::step::StreamStep,
@@ -44,15 +47,17 @@ pub use pii_step::PiiStep;
 pub use policy_step::PolicyStep;
 
 use policy::{Policy, PolicyDecision};
-use store::GovStore;
 
-/// How long a cached workspace entry is trusted: admin API writes invalidate it at once; writes
-/// by another process on the same database (the `admin` CLI) are seen within this time.
+/// How long a cached workspace entry is trusted on SQLite: admin API writes invalidate it at
+/// once; writes by another process on the same database (the `admin` CLI) are seen within this
+/// time. On PostgreSQL an entry is trusted while the registry epoch it was read at stands.
 pub const CACHE_TTL: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A workspace's governance settings, as cached.
 pub struct Entry {
     loaded: std::time::Instant,
+    /// The version it was read at (PostgreSQL: the registry epoch; `None` on SQLite).
+    epoch: Option<i64>,
     /// The compiled policy.
     pub policy: Option<Arc<Policy>>,
     /// PII rules (`None`: PII scanning off).
@@ -61,53 +66,105 @@ pub struct Entry {
     pub kills: HashSet<(String, String)>,
 }
 
-/// Per-workspace settings read once from the store and kept until an admin write.
+/// Per-workspace settings read once from the stores and kept until an admin write.
+///
+/// Policies and PII rules come from the [`GovDocs`], kills from the [`Holds`]. The hop loads
+/// a workspace's entry ([`Cache::load`], async) before its steps run; the steps read it with
+/// [`Cache::get`] (sync). On SQLite `get` reads the file itself when it must (every read
+/// completes on the calling thread); PostgreSQL is only read by `load`, when the registry
+/// epoch moved past the entry's (a change on any replica moves it, by notification).
 pub struct Cache {
-    store: Arc<dyn GovStore>,
+    docs: GovDocs,
+    holds: Holds,
     map: RwLock<HashMap<String, Arc<Entry>>>,
 }
 
 impl Cache {
-    /// A cache over `store`.
-    pub fn new(store: Arc<dyn GovStore>) -> Cache {
+    /// A cache over `docs` (policies, PII rules) and `holds` (kills).
+    pub fn new(docs: GovDocs, holds: Holds) -> Cache {
         Cache {
-            store,
+            docs,
+            holds,
             map: RwLock::default(),
         }
     }
 
-    /// The store behind the cache.
-    pub fn store(&self) -> &Arc<dyn GovStore> {
-        &self.store
+    /// The policies and PII rules behind the cache.
+    pub fn store(&self) -> &GovDocs {
+        &self.docs
     }
 
-    /// The workspace's settings (loaded on first use).
+    /// The workspace's entry when it is still fresh at version `epoch` (see [`Entry`]).
+    fn fresh(&self, workspace: &str, epoch: Option<i64>) -> Option<Arc<Entry>> {
+        let m = self.map.read().ok()?;
+        let e = m.get(workspace)?;
+        let fresh = match epoch {
+            Some(v) => e.epoch == Some(v),
+            None => e.epoch.is_none() && e.loaded.elapsed() < CACHE_TTL,
+        };
+        fresh.then(|| e.clone())
+    }
+
+    /// Whether every read completes on the calling thread (the SQLite backends).
+    fn in_place(&self) -> bool {
+        matches!(self.holds, Holds::Sqlite(_)) && matches!(self.docs, GovDocs::Sqlite(_))
+    }
+
+    /// The workspace's settings (loaded on first use). Without a fresh entry and with a store
+    /// that cannot be read in place, the last entry loaded, or none: governance that cannot be
+    /// read denies (see [`Cache::load`], which the hop awaits first).
     pub fn get(&self, workspace: &str) -> Arc<Entry> {
+        if self.in_place() {
+            // Every read of the SQLite backends completes on this thread.
+            if let Some(e) = futures::FutureExt::now_or_never(self.load(workspace)) {
+                return e;
+            }
+        }
         if let Ok(m) = self.map.read()
             && let Some(e) = m.get(workspace)
-            && e.loaded.elapsed() < CACHE_TTL
         {
             return e.clone();
         }
-        let e = Arc::new(self.load(workspace));
+        tracing::error!(workspace, "governance read before it was loaded: denied");
+        Arc::new(Entry {
+            loaded: std::time::Instant::now(),
+            epoch: None,
+            policy: deny_all(),
+            pii: Some(block_all()),
+            kills: HashSet::new(),
+        })
+    }
+
+    /// Loads the workspace's settings unless its entry is fresh; returns it. A version that
+    /// cannot be read (the database away) keeps the last entry (requests are refused by
+    /// their other reads meanwhile).
+    pub async fn load(&self, workspace: &str) -> Arc<Entry> {
+        let epoch = match self.docs.epoch().await {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::warn!(workspace, "governance version not readable: {e}");
+                if let Ok(m) = self.map.read()
+                    && let Some(e) = m.get(workspace)
+                {
+                    return e.clone();
+                }
+                Some(-1)
+            }
+        };
+        if let Some(e) = self.fresh(workspace, epoch) {
+            return e;
+        }
+        let e = Arc::new(self.read(workspace, epoch).await);
         if let Ok(mut m) = self.map.write() {
             m.insert(workspace.to_owned(), e.clone());
         }
         e
     }
 
-    fn load(&self, workspace: &str) -> Entry {
+    async fn read(&self, workspace: &str, epoch: Option<i64>) -> Entry {
         // A document that no longer compiles (or a store that cannot be read) denies: governance
         // that cannot be read is not skipped.
-        let deny_all = || {
-            Policy::compile(policy::PolicyDoc {
-                default: Some(PolicyDecision::Deny),
-                rules: vec![],
-            })
-            .ok()
-            .map(Arc::new)
-        };
-        let policy = match self.store.policy(workspace) {
+        let policy = match self.docs.policy(workspace).await {
             Ok(Some(text)) => match Policy::from_json(&text) {
                 Ok(p) => Some(Arc::new(p)),
                 Err(e) => {
@@ -121,7 +178,7 @@ impl Cache {
                 deny_all()
             }
         };
-        let pii = match self.store.pii_rules(workspace) {
+        let pii = match self.docs.pii_rules(workspace).await {
             Ok(Some(text)) => match serde_json::from_str::<PiiRules>(&text) {
                 Ok(r) => Some(r),
                 Err(e) => {
@@ -136,14 +193,16 @@ impl Cache {
             }
         };
         let kills = self
-            .store
+            .holds
             .kills(workspace)
+            .await
             .unwrap_or_default()
             .into_iter()
             .map(|k| (k.kind, k.id))
             .collect();
         Entry {
             loaded: std::time::Instant::now(),
+            epoch,
             policy,
             pii,
             kills,
@@ -156,6 +215,15 @@ impl Cache {
             m.remove(workspace);
         }
     }
+}
+
+fn deny_all() -> Option<Arc<Policy>> {
+    Policy::compile(policy::PolicyDoc {
+        default: Some(PolicyDecision::Deny),
+        rules: vec![],
+    })
+    .ok()
+    .map(Arc::new)
 }
 
 fn block_all() -> PiiRules {
@@ -177,8 +245,6 @@ pub struct Governance {
     pub streams: kill::Streams,
     /// Open streams by key, ended when their key is revoked or expires.
     pub keys: Arc<key_watch::KeyStreams>,
-    /// Held hops.
-    pub approvals: Arc<dyn approval::ApprovalStore>,
     /// The settings a reload may change ([`Governance::set_settings`]).
     knobs: Arc<knobs::Knobs>,
 }
@@ -197,13 +263,10 @@ pub struct Settings {
 }
 
 impl Governance {
-    /// The gateway's steps (kill, loops, PII, policy) over `store`.
-    pub fn new(
-        store: Arc<dyn GovStore>,
-        approvals: Arc<dyn approval::ApprovalStore>,
-        settings: &Settings,
-    ) -> Governance {
-        let cache = Arc::new(Cache::new(store));
+    /// The gateway's steps (kill, loops, PII, policy) over `docs` (policies, PII rules) and
+    /// `holds` (kills).
+    pub fn new(docs: GovDocs, holds: Holds, settings: &Settings) -> Governance {
+        let cache = Arc::new(Cache::new(docs, holds));
         let knobs = Arc::new(knobs::Knobs::new(settings));
         let steps: Vec<Arc<dyn Step>> = vec![
             Arc::new(kill::KillStep {
@@ -227,7 +290,6 @@ impl Governance {
             chain_key: loops::ChainKey::new(&settings.delegation_key),
             streams: kill::Streams::default(),
             keys: Arc::default(),
-            approvals,
             knobs,
         }
     }

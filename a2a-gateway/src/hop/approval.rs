@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use crate::hop::call::Call;
 use crate::protocol::ops::Operation;
+use crate::store::backend::{HoldStore, POLL};
 use crate::tasks::ownership;
 use crate::{
     governance::approval::Approval, governance::approval::ApprovalSummary,
@@ -26,6 +27,16 @@ fn now() -> i64 {
 
 pub(super) fn internal(e: impl std::fmt::Display) -> Refusal {
     Refusal::internal(&format!("approval store: {e}"))
+}
+
+/// A store error as the caller's refusal: 503 `a2a_store_unavailable` while the database
+/// cannot be reached (retry), else an internal error.
+pub(super) fn store_refusal(e: crate::store::StoreError) -> Refusal {
+    if e.is_unavailable() {
+        Refusal::store_unavailable()
+    } else {
+        internal(e)
+    }
 }
 
 /// Whether a SendMessage waits for its answer (1.0: not `returnImmediately`; 0.3: `blocking`
@@ -104,7 +115,10 @@ pub(crate) async fn hold(
         summary: a,
         params: params.to_string(),
     };
-    st.governance.approvals.create(&held).map_err(internal)?;
+    st.holds
+        .create_approval(&held)
+        .await
+        .map_err(store_refusal)?;
     let a = held.summary;
     ev.approval = Some(ApprovalEvidence {
         id: id.clone(),
@@ -119,26 +133,53 @@ pub(crate) async fn hold(
     if blocking(params, caller) && st.config().approval_wait_secs > 0 {
         let until =
             tokio::time::Instant::now() + Duration::from_secs(st.config().approval_wait_secs);
-        while tokio::time::Instant::now() < until {
-            tokio::select! {
-                _ = st.shutdown.cancelled() => break,
-                _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+        if let Some(c) = wait_outcome(st, &hop.workspace_id, &id, until).await? {
+            if c.state == "failed" {
+                return Err(refusal_of(&c));
             }
-            let cur = st
-                .governance
-                .approvals
-                .summary(&hop.workspace_id, &id)
-                .map_err(internal)?;
-            match cur {
-                Some(c) if undecided(&c) => continue,
-                Some(c) if c.state == "failed" => return Err(refusal_of(&c)),
-                Some(c) => return task_answer(Operation::SendMessage, caller, &c),
-                None => break,
-            }
+            return task_answer(Operation::SendMessage, caller, &c);
         }
     }
     task_answer(Operation::SendMessage, caller, &a)
 }
+
+/// Waits until approval `id` has its outcome (see [`undecided`]) or `until` (or shutdown):
+/// `None` when it is still undecided (or gone). The decision is awaited through
+/// [`HoldStore::decision`], which any replica's decision wakes; an approved one whose held
+/// request is on its way to the peer is re-read every [`RELEASING`] until it has the peer's
+/// task or failed.
+async fn wait_outcome(
+    st: &GatewayState,
+    workspace: &str,
+    id: &str,
+    until: tokio::time::Instant,
+) -> Result<Option<ApprovalSummary>, Refusal> {
+    loop {
+        let left = until.saturating_duration_since(tokio::time::Instant::now());
+        if left.is_zero() {
+            return Ok(None);
+        }
+        let cur = tokio::select! {
+            _ = st.shutdown.cancelled() => return Ok(None),
+            c = st.holds.decision(workspace, id, left) => c.map_err(store_refusal)?,
+        };
+        match cur {
+            Some(c) if c.state == "pending" => return Ok(None),
+            Some(c) if undecided(&c) => {
+                tokio::select! {
+                    _ = st.shutdown.cancelled() => return Ok(None),
+                    _ = tokio::time::sleep(RELEASING) => {}
+                }
+            }
+            Some(c) => return Ok(Some(c)),
+            None => return Ok(None),
+        }
+    }
+}
+
+/// How often an approved hop's outcome is re-read while its held request is being sent (its
+/// decision is heard at once; its peer task is written by the releasing replica right after).
+const RELEASING: Duration = Duration::from_millis(100);
 
 /// The stream that follows a held hop to its outcome (a held SendStreamingMessage, or
 /// SubscribeToTask on a pending gateway task): the gateway task, then, once a person decides or
@@ -146,15 +187,16 @@ pub(crate) async fn hold(
 /// approver's reason), then the end. A release the gateway refused (`failed`), or a session
 /// kill of the held request's context or task, ends it with that refusal.
 ///
-/// It polls the approval's facts ([`crate::governance::approval::ApprovalStore::summary`]),
-/// never its request; `held_task` is the task the held request's message names.
+/// It waits on the approval's decision ([`HoldStore::decision`], woken by any replica's), then
+/// reads its facts, never its request; `held_task` is the task the held request's message
+/// names.
 fn outcome_stream(
     st: &GatewayState,
     caller: Version,
     a: ApprovalSummary,
     held_task: Option<Value>,
 ) -> Answer {
-    let store = st.governance.approvals.clone();
+    let store = st.holds.clone();
     let shutdown = st.shutdown.clone();
     let open = st.governance.streams.open(
         &a.workspace_id,
@@ -167,22 +209,44 @@ fn outcome_stream(
             Ok(ev) => yield Ok(ev),
             Err(e) => { yield Err(crate::outbound::map_answer_error(e)); return; }
         }
+        let mut releasing = false;
         loop {
-            tokio::select! {
+            // The decision wakes the wait (whichever replica makes it); an approved one is
+            // re-read until the releasing replica wrote its peer task; the hold's expiry is
+            // checked at least every second.
+            let read = async {
+                if releasing {
+                    tokio::time::sleep(RELEASING).await;
+                    store.approval_summary(&a.workspace_id, &a.id).await
+                } else {
+                    store.decision(&a.workspace_id, &a.id, POLL).await
+                }
+            };
+            let read = tokio::select! {
                 _ = shutdown.cancelled() => { yield Err(crate::protocol::errors::shutting_down()); break; }
                 _ = open.token.cancelled() => { yield Err(open.refusal()); break; }
-                _ = tokio::time::sleep(Duration::from_millis(200)) => {}
-            }
-            let mut cur = match store.summary(&a.workspace_id, &a.id) {
+                r = read => r,
+            };
+            let mut cur = match read {
                 Ok(Some(c)) => c,
                 Ok(None) => { yield Err(ownership::not_found()); break; }
+                // The database away: wait and read again (the stream stays open).
+                Err(e) if e.is_unavailable() => {
+                    tokio::select! {
+                        _ = shutdown.cancelled() => { yield Err(crate::protocol::errors::shutting_down()); break; }
+                        _ = open.token.cancelled() => { yield Err(open.refusal()); break; }
+                        _ = tokio::time::sleep(POLL) => {}
+                    }
+                    continue;
+                }
                 Err(e) => { yield Err(internal(e)); break; }
             };
             if cur.is_expired(now()) {
-                let _ = store.decide(&a.workspace_id, &a.id, "expired", None, None);
+                let _ = store.decide(&a.workspace_id, &a.id, "expired", None, None).await;
                 cur.state = "expired".into();
             }
             if undecided(&cur) {
+                releasing = cur.state != "pending";
                 continue;
             }
             if cur.state == "failed" {
@@ -246,7 +310,7 @@ pub(crate) enum Follow {
 /// - once approved, every one of them is made on the peer's task.
 ///
 /// Another workspace's (or agent's) approval answers exactly like a task that does not exist.
-pub(crate) fn follow(
+pub(crate) async fn follow(
     st: &GatewayState,
     workspace: &str,
     agent: &str,
@@ -268,15 +332,20 @@ pub(crate) fn follow(
     let Some(id) = named.and_then(Value::as_str).and_then(approval_of) else {
         return Ok(Follow::No);
     };
-    let store = &st.governance.approvals;
-    let mut a = match store.summary(workspace, id).map_err(internal)? {
+    let store = &st.holds;
+    let mut a = match store
+        .approval_summary(workspace, id)
+        .await
+        .map_err(store_refusal)?
+    {
         Some(a) if a.agent_id == agent => a,
         _ => return Err(ownership::not_found()),
     };
     if a.is_expired(now()) {
         store
             .decide(workspace, id, "expired", None, None)
-            .map_err(internal)?;
+            .await
+            .map_err(store_refusal)?;
         a.state = "expired".into();
     }
     match (a.state.as_str(), op) {
@@ -291,7 +360,8 @@ pub(crate) fn follow(
                     None,
                     Some("canceled by the caller"),
                 )
-                .map_err(internal)?;
+                .await
+                .map_err(store_refusal)?;
             a.state = "withdrawn".into();
             Ok(Follow::Answer(task_answer(op, caller, &a)?))
         }
@@ -299,7 +369,7 @@ pub(crate) fn follow(
         (_, Operation::SubscribeToTask) if undecided(&a) => {
             // The held request is read once here, for the task it names (a session kill of
             // that task ends the stream).
-            let named = match store.get(workspace, id).map_err(internal)? {
+            let named = match store.approval(workspace, id).await.map_err(store_refusal)? {
                 Some(held) => serde_json::from_str::<Value>(&held.params)
                     .ok()
                     .and_then(|p| held_task(&p)),

@@ -136,11 +136,15 @@ async fn steps(
         op,
         call.version,
         &params,
-    )? {
+    )
+    .await?
+    {
         crate::hop::approval::Follow::No => params,
         crate::hop::approval::Follow::Answer(a) => return Ok(a),
         crate::hop::approval::Follow::Peer(p) => p,
     };
+    // The workspace's governance (policies, PII rules, kills) as of now, for the steps below.
+    st.governance.cache.load(&principal.workspace_id).await;
     // delegation chain: the signed chain the hop arrived with (a peer delegating again).
     let chain = match &call.chain {
         Some(h) => st.governance.chain_key.verify(h)?,
@@ -332,8 +336,7 @@ async fn steps(
     call.audit.decision = "allowed".into();
     call.audit.client_version = Some(call.version.as_str().to_owned());
     call.intent = Some(
-        st.store
-            .append_intent_committed(&call.audit)
+        crate::store::backend::AuditStore::intent(&st.audit, &call.audit)
             .await
             .map_err(|e| Refusal::internal(&format!("audit intent not written: {e}")))?,
     );

@@ -6,7 +6,9 @@ use serde_json::{Value, json};
 
 use super::approval::internal;
 use crate::protocol::ops::Operation;
-use crate::store::backend::RegistryStore;
+use crate::store::Agent;
+use crate::store::StoreError;
+use crate::store::backend::{AuditStore, HoldStore, RegistryStore};
 use crate::{
     governance::approval::ApprovalSummary, governance::approval::TASK_PREFIX,
     governance::approval::gateway_task, governance::approval::refusal_value,
@@ -49,17 +51,55 @@ fn audit(
         })),
         ..Default::default()
     };
-    if let Err(e) = st.store.append_audit_queued(&rec, None) {
+    if let Err(e) = st.audit.enqueue(&rec, None) {
         tracing::error!("approval audit write failed: {e}");
     }
 }
 
+/// A store error as a decision's answer: 503 while the database cannot be reached (the
+/// approval is left as it was: the operator retries), else 500.
+fn store_failed(e: StoreError) -> (u16, String) {
+    if e.is_unavailable() {
+        (503, e.to_string())
+    } else {
+        (500, e.to_string())
+    }
+}
+
+/// The approval `id` while it can be decided: a pending one whose hold has not expired. An
+/// expired one is marked expired (its gateway task shows REJECTED) and, like any decided one,
+/// refused with 409 naming its state; an unknown id is 404.
+async fn pending(
+    st: &GatewayState,
+    workspace: &str,
+    id: &str,
+) -> Result<ApprovalSummary, (u16, String)> {
+    let store = &st.holds;
+    let Some(a) = store
+        .approval_summary(workspace, id)
+        .await
+        .map_err(store_failed)?
+    else {
+        return Err((404, format!("approval {id} not found")));
+    };
+    if a.state == "pending" && a.is_expired(now()) {
+        store
+            .decide(workspace, id, "expired", None, None)
+            .await
+            .map_err(store_failed)?;
+        return Err((409, format!("approval {id} is expired")));
+    }
+    if a.state != "pending" {
+        return Err((409, format!("approval {id} is {}", a.state)));
+    }
+    Ok(a)
+}
+
 /// The one rule for an operator's decision (`to`: approved or denied): only a pending approval
-/// whose hold has not expired can be decided. An expired one is marked expired (its gateway task
-/// shows REJECTED) and, like any decided one, refused with 409 naming its state; an unknown id
-/// is 404. Two operators deciding at once: the store's conditional update lets one win. Only
+/// whose hold has not expired can be decided ([`pending`]). Two operators (or replicas)
+/// deciding at once: the store's conditional update lets one win, the other gets 409. Only
 /// the approval's facts are read (a denial never reads the held request).
-fn settle(
+async fn settle(
     st: &GatewayState,
     workspace: &str,
     id: &str,
@@ -67,21 +107,18 @@ fn settle(
     approver: &str,
     reason: Option<&str>,
 ) -> Result<ApprovalSummary, (u16, String)> {
-    let store = &st.governance.approvals;
-    let e500 = |e: crate::store::StoreError| (500, e.to_string());
-    let Some(mut a) = store.summary(workspace, id).map_err(e500)? else {
-        return Err((404, format!("approval {id} not found")));
-    };
-    if a.state == "pending" && a.is_expired(now()) {
-        store
-            .decide(workspace, id, "expired", None, None)
-            .map_err(e500)?;
-    }
+    let store = &st.holds;
+    let mut a = pending(st, workspace, id).await?;
     if !store
         .decide(workspace, id, to, Some(approver), reason)
-        .map_err(e500)?
+        .await
+        .map_err(store_failed)?
     {
-        let state = match store.summary(workspace, id).map_err(e500)? {
+        let state = match store
+            .approval_summary(workspace, id)
+            .await
+            .map_err(store_failed)?
+        {
             Some(cur) => cur.state,
             None => a.state,
         };
@@ -122,6 +159,11 @@ async fn recheck(st: &GatewayState, a: &ApprovalSummary, params: &Value) -> Opti
 /// refusal, or the peer's when the call fails (502), makes the approval `failed`: the caller
 /// gets it (the held stream's last event, a blocking send's answer, SubscribeToTask and sends
 /// into the gateway task; GetTask shows the task FAILED with its code).
+///
+/// What the release reads before it decides (the held request, the kills, the key, the
+/// agent) is read while the approval is still pending: a database that cannot be reached then
+/// answers 503 and leaves it pending, so the operator can approve it again once the database
+/// is back (it is not failed for a blip).
 pub async fn release(
     st: &GatewayState,
     workspace: &str,
@@ -129,25 +171,35 @@ pub async fn release(
     approver: &str,
     reason: Option<&str>,
 ) -> Result<Value, (u16, String)> {
-    let store = &st.governance.approvals;
-    let e500 = |e: crate::store::StoreError| (500, e.to_string());
-    let a = settle(st, workspace, id, "approved", approver, reason)?;
+    let store = &st.holds;
+    let e500 = |e: StoreError| (500, e.to_string());
+    let before = pending(st, workspace, id).await?;
     // The held request, read now that it is to be sent.
-    let params = match store.get(workspace, id).map_err(e500)? {
+    let params = match store.approval(workspace, id).await.map_err(store_failed)? {
         Some(held) => serde_json::from_str::<Value>(&held.params).map_err(internal),
         None => return Err((404, format!("approval {id} not found"))),
     };
-    let r = match recheck(st, &a, params.as_ref().unwrap_or(&Value::Null)).await {
-        Some(r) => Err((409, r)),
-        None => match params {
-            Ok(p) => send_held(st, &a, p).await.map_err(|r| (502, r)),
-            Err(r) => Err((502, r)),
+    st.governance.cache.load(workspace).await;
+    let refused = recheck(st, &before, params.as_ref().unwrap_or(&Value::Null)).await;
+    let agent = match &refused {
+        Some(r) if r.code == UNAVAILABLE => return Err((503, r.message.clone())),
+        Some(_) => None,
+        None => match held_agent(st, &before).await {
+            Err(r) if r.code == UNAVAILABLE => return Err((503, r.message.clone())),
+            a => Some(a),
         },
+    };
+    let a = settle(st, workspace, id, "approved", approver, reason).await?;
+    let r = match (refused, agent, params) {
+        (Some(r), _, _) => Err((409, r)),
+        (None, Some(Ok(agent)), Ok(p)) => send_held(st, &a, &agent, p).await.map_err(|r| (502, r)),
+        (None, Some(Err(r)), _) | (None, _, Err(r)) => Err((502, r)),
+        (None, None, _) => Err((502, internal("no agent"))),
     };
     match r {
         Ok(task) => {
             if let Some(t) = &task {
-                store.set_peer_task(workspace, id, t).map_err(e500)?;
+                store.set_peer_task(workspace, id, t).await.map_err(e500)?;
             }
             audit(st, &a, "approved", task.clone(), None);
             Ok(json!({"approval": a, "peerTaskId": task, "task": gateway_task(&a)}))
@@ -155,6 +207,7 @@ pub async fn release(
         Err((status, r)) => {
             store
                 .fail(workspace, id, &refusal_value(&r))
+                .await
                 .map_err(e500)?;
             audit(st, &a, "approved", None, Some(&r));
             Err(match status {
@@ -165,9 +218,25 @@ pub async fn release(
     }
 }
 
+/// The code of a refusal for a database that cannot be reached.
+const UNAVAILABLE: &str = "a2a_store_unavailable";
+
+/// The held hop's agent as registered now.
+async fn held_agent(st: &GatewayState, a: &ApprovalSummary) -> Result<Agent, Refusal> {
+    st.registry
+        .agent(&a.workspace_id, &a.agent_id)
+        .await
+        .map_err(|e| match e.is_unavailable() {
+            true => Refusal::store_unavailable(),
+            false => internal(e),
+        })?
+        .ok_or_else(|| Refusal::agent_not_found(&a.agent_id))
+}
+
 async fn send_held(
     st: &GatewayState,
     a: &ApprovalSummary,
+    agent: &Agent,
     mut params: Value,
 ) -> Result<Option<String>, Refusal> {
     let caller = if a.caller_version == "1.0" {
@@ -175,15 +244,6 @@ async fn send_held(
     } else {
         Version::V03
     };
-    let agent = st
-        .registry
-        .agent(&a.workspace_id, &a.agent_id)
-        .await
-        .map_err(|e| match e.is_unavailable() {
-            true => Refusal::store_unavailable(),
-            false => internal(e),
-        })?
-        .ok_or_else(|| Refusal::agent_not_found(&a.agent_id))?;
     // The caller already has its answer (the gateway task): the peer is asked not to block.
     if let Some(o) = params.as_object_mut() {
         let c = o.entry("configuration").or_insert_with(|| json!({}));
@@ -194,8 +254,7 @@ async fn send_held(
             };
         }
     }
-    let (chosen, _) =
-        crate::outbound::choose(st, &agent, st.config().limits.max_card_bytes).await?;
+    let (chosen, _) = crate::outbound::choose(st, agent, st.config().limits.max_card_bytes).await?;
     let hop = Hop {
         trace_id: String::new(),
         workspace_id: a.workspace_id.clone(),
@@ -212,7 +271,7 @@ async fn send_held(
         crate::outbound::peer_params(Operation::SendMessage, caller, &chosen, &params, false)?;
     let ctx = crate::outbound::PeerCall {
         st,
-        agent: &agent,
+        agent,
         chosen: &chosen,
         caller,
         traceparent: format!("00-{}-{}-01", random_hex(16), random_hex(8)),
@@ -258,14 +317,14 @@ async fn send_held(
 }
 
 /// Denies a pending approval (the gateway task shows REJECTED).
-pub fn deny(
+pub async fn deny(
     st: &GatewayState,
     workspace: &str,
     id: &str,
     approver: &str,
     reason: Option<&str>,
 ) -> Result<Value, (u16, String)> {
-    let a = settle(st, workspace, id, "denied", approver, reason)?;
+    let a = settle(st, workspace, id, "denied", approver, reason).await?;
     audit(st, &a, "denied", None, None);
     Ok(json!({"approval": a, "task": gateway_task(&a)}))
 }

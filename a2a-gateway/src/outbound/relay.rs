@@ -99,7 +99,7 @@ impl PeerCall<'_> {
             .unwrap_or(0);
         let open = self.open.clone();
         let kill = open.as_ref().map(|o| o.token.clone()).unwrap_or_default();
-        let store = self.st.store.clone();
+        let audit = self.st.audit.clone();
         // A resume: a snapshot first means the peer could not serve the id (a gap).
         let mut resumed_from = crate::tasks::resume::resuming().map(|f| f.sent);
         let s = async_stream::stream! {
@@ -197,7 +197,7 @@ impl PeerCall<'_> {
                 }
             }
             if governed && let Some(g) = &gov {
-                stream_audit(&store, g, decided_before);
+                stream_audit(&audit, g, decided_before);
             }
         };
         match &self.gov {
@@ -288,7 +288,7 @@ fn govern_events(
 /// A governed stream's evidence once it ends: one more audit row (`decision = "stream"`, the
 /// error code when a step ended it) naming the hop's trace id, when the stream steps decided
 /// anything (PII found in the events, a block); the hop's own row has the request's evidence.
-fn stream_audit(store: &crate::store::Store, g: &HopGov, decided_before: usize) {
+fn stream_audit(audit: &crate::store::backend::Audit, g: &HopGov, decided_before: usize) {
     let Ok(evd) = g.evidence.lock() else { return };
     if evd.decisions.len() == decided_before {
         return;
@@ -311,7 +311,7 @@ fn stream_audit(store: &crate::store::Store, g: &HopGov, decided_before: usize) 
         governance: serde_json::to_value(&*evd).ok(),
         ..Default::default()
     };
-    if let Err(e) = store.append_audit_queued(&rec, None) {
+    if let Err(e) = crate::store::backend::AuditStore::enqueue(audit, &rec, None) {
         tracing::error!(trace_id = %rec.trace_id, "stream audit write failed: {e}");
     }
 }

@@ -49,7 +49,7 @@ pub(crate) async fn check(
 /// that no PII value reaches a webhook unread (issue 39).
 async fn governed_mode(st: &GatewayState, workspace_id: &str) -> Result<Mode, Refusal> {
     let mode = push::mode(st, workspace_id).await?;
-    if matches!(mode, Mode::Direct) && st.governance.cache.get(workspace_id).pii.is_some() {
+    if matches!(mode, Mode::Direct) && st.governance.cache.load(workspace_id).await.pii.is_some() {
         return Err(Refusal::push_not_available(
             "the workspace has PII rules and delivers push notifications directly, past them: \
              set a2a.push.delivery to gateway",

@@ -119,9 +119,7 @@ pub async fn notify(
             started.elapsed(),
             None,
         );
-        if let Err(e) = st.store.append_audit(audit) {
-            tracing::error!("audit write failed: {e}");
-        }
+        st.audit.write(audit, None);
         match err {
             Some(e) if !code.is_success() => refused(code, e, &audit.trace_id),
             _ => status(code),
@@ -181,6 +179,7 @@ pub async fn notify(
         card_skills: Vec::new(),
         chain: Vec::new(),
     };
+    st.governance.cache.load(&cb.workspace_id).await;
     let governed = st.governance.active(&hop);
     let mut evidence = crate::governance::step::Evidence::default();
     let parsed = serde_json::from_slice::<Value>(&body).ok();

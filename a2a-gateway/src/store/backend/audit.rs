@@ -254,6 +254,60 @@ impl AuditStore for Audit {
     }
 }
 
+/// A boxed wait for a record's commit.
+type Wait = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
+
+tokio::task_local! {
+    /// The records of the request being answered, to be committed before its answer leaves
+    /// ([`answered`]).
+    static PENDING: std::cell::RefCell<Vec<Wait>>;
+}
+
+impl Audit {
+    /// Writes a request's record so that it is on record before the request's answer leaves:
+    /// on SQLite queued (with the intent journal open, journaled before this returns); on
+    /// PostgreSQL handed to [`answered`], which awaits its commit before the answer (queued,
+    /// not awaited, outside it). A failure is logged (the answer still goes: the hop happened).
+    pub fn write(&self, rec: &AuditRecord, intent: Option<&IntentRef>) {
+        if let Audit::Postgres(pg) = self {
+            let (pg, rec2, link) = (pg.clone(), rec.clone(), intent.cloned());
+            let wait: Wait = Box::pin(async move {
+                if let Err(e) = pg.durable(&rec2, link.as_ref()).await {
+                    tracing::error!(trace_id = %rec2.trace_id, "audit write failed: {e}");
+                }
+            });
+            let mut wait = Some(wait);
+            let _ = PENDING.try_with(|p| {
+                if let Some(w) = wait.take() {
+                    p.borrow_mut().push(w);
+                }
+            });
+            if wait.is_none() {
+                return;
+            }
+        }
+        if let Err(e) = self.enqueue(rec, intent) {
+            tracing::error!(trace_id = %rec.trace_id, "audit write failed: {e}");
+        }
+    }
+}
+
+/// Runs `answer` (a request's handling, up to its answer), then waits until the records it
+/// wrote with [`Audit::write`] on PostgreSQL are committed (the writer's next batch, committed
+/// with every other record in flight), and returns the answer.
+pub async fn answered<F: Future>(answer: F) -> F::Output {
+    PENDING
+        .scope(std::cell::RefCell::new(Vec::new()), async move {
+            let out = answer.await;
+            let waits = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
+            for w in waits {
+                w.await;
+            }
+            out
+        })
+        .await
+}
+
 /// Writes the hops after `after` (of one workspace, or all) as JSON lines, oldest first, a
 /// page at a time; returns how many (the export of `admin audit-export`, on either backend).
 pub async fn export_jsonl<A: AuditStore>(

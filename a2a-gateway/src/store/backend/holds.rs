@@ -2,9 +2,8 @@
 //! docs/replicas.md), in the registry's design ([`super::RegistryStore`]): async methods
 //! returning `Send` futures, an enum ([`Holds`]) chosen at start.
 //!
-//! The rows are the ones `governance::approval` and `governance::store` keep today
-//! (`gov_approvals`, `gov_approval_requests`, `gov_kills`), with the same rules on both
-//! backends: counts and lists never read a held request; a decision moves only a pending
+//! The rows (`gov_approvals`, `gov_approval_requests`, `gov_kills`) have the same rules on
+//! both backends: counts and lists never read a held request; a decision moves only a pending
 //! approval; a kill is recorded once.
 //!
 //! What replicas need beyond rows is to hear of a change made elsewhere:

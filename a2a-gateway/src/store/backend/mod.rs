@@ -33,6 +33,9 @@
 //! sessions and login links) and [`TrustStore`] (card signing keys, "require signed cards",
 //! the push JWT replay guard); [`SqliteShared`] keeps today's single-process behaviour,
 //! [`PgShared`] shares them through PostgreSQL; [`Shared`] is either.
+//!
+//! Workspace policies and PII rules are behind [`GovDocStore`] (module `gov_docs`), read at the
+//! registry's epoch on PostgreSQL; [`GovDocs`] either.
 
 use std::future::Future;
 
@@ -42,11 +45,13 @@ use super::{
 use crate::keys::Scope;
 
 mod audit;
+mod gov_docs;
 mod holds;
 mod pg;
 mod pg_audit;
 mod pg_audit_read;
 mod pg_epoch;
+mod pg_gov_docs;
 mod pg_holds;
 mod pg_keys;
 mod pg_push;
@@ -59,14 +64,17 @@ mod rows;
 mod shared;
 mod sqlite;
 mod sqlite_audit;
+mod sqlite_gov_docs;
 mod sqlite_holds;
 mod sqlite_records;
 mod sqlite_shared;
 
-pub use audit::{Audit, AuditStore, export_jsonl};
+pub use audit::{Audit, AuditStore, answered, export_jsonl};
+pub use gov_docs::{GovDocStore, GovDocs};
 pub use holds::{APPROVALS_CHANNEL, HoldStore, Holds, KILL_MARGIN, KILLS_CHANNEL, Kills, POLL};
 pub use pg::PgRegistry;
 pub use pg_audit::{PIPELINE, PgAudit};
+pub use pg_gov_docs::PgGovDocs;
 pub use pg_holds::PgHolds;
 pub use pg_shared::{KEY_POLL, NewestKey, PgShared};
 pub use pg_streams::{
@@ -74,13 +82,12 @@ pub use pg_streams::{
 };
 pub use pg_tasks::PgRecords;
 pub use records::{Records, SendStore, TaskStore};
-pub(crate) use rows::APPROVAL_COLS;
 pub use rows::{AdminAuditRecord, AdminIdentity, Approval, ApprovalSummary, Kill, MAX_PAGE};
 pub use shared::{PAGE_KEY, SecretStore, SessionStore, Shared, SigningKeyInfo, TrustStore};
 pub use sqlite::SqliteRegistry;
 pub use sqlite_audit::SqliteAudit;
+pub use sqlite_gov_docs::SqliteGovDocs;
 pub use sqlite_holds::SqliteHolds;
-pub(crate) use sqlite_holds::summary_row as approval_summary_row;
 pub use sqlite_records::SqliteRecords;
 pub use sqlite_shared::{MAX_SESSIONS, SqliteShared};
 

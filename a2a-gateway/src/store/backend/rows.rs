@@ -1,10 +1,8 @@
 //! The rows of the admin audit, the approvals and the kills as the store traits hand them out
 //! ([`super::AuditStore`], [`super::HoldStore`]).
 //!
-//! `admin::audit` (the admin audit's rows) and `governance::approval` (the approval summary)
-//! re-export these. `Approval`, `Kill` and `MAX_PAGE` still have twins in
-//! `governance::approval` and `governance::store`, to be removed when those call sites use
-//! the traits (issue 32).
+//! The one definition of each: `admin::audit` (the admin audit's rows), `governance::approval`
+//! (`Approval`, `ApprovalSummary`, `MAX_PAGE`) and `governance::store` (`Kill`) re-export them.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -143,7 +141,7 @@ pub struct Kill {
 }
 
 /// The columns of `gov_approvals` that make an [`ApprovalSummary`], in the order both backends'
-/// row readers (and `governance::approval`'s) take them.
+/// row readers take them.
 pub(crate) const APPROVAL_COLS: &str = "id, workspace_id, agent_id, caller_version, preview,
     context_id, state, rule, approver, reason, peer_task_id, created_at, expires_at, chain,
     extensions, key_id, refusal";

@@ -1,7 +1,5 @@
-//! Approvals and kills on the embedded SQLite file: the statements of `governance::approval`
-//! (`SqliteApprovals`) and `governance::store` (`SqliteGov`) on the same tables, which sit
-//! above the store and so cannot be called from here; once the call sites use [`HoldStore`]
-//! those become this (issue 32).
+//! Approvals and kills on the embedded SQLite file (`gov_approvals`, `gov_approval_requests`,
+//! `gov_kills`): what the gateway, the console and the admin CLI read and write them through.
 //!
 //! One process serves the file: this handle's own decisions and kills wake its waiters at once
 //! (clones share one set of waiters: make one handle per store and clone it); a change made by
@@ -69,8 +67,8 @@ fn json_list(r: &rusqlite::Row<'_>, i: usize) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// An [`ApprovalSummary`] from a SQLite row of [`COLS`] (also `governance::approval`'s reader).
-pub(crate) fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ApprovalSummary> {
+/// An [`ApprovalSummary`] from a SQLite row of [`COLS`].
+fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ApprovalSummary> {
     let preview: String = r.get(4)?;
     Ok(ApprovalSummary {
         id: r.get(0)?,
