@@ -79,6 +79,7 @@ mod registration;
 mod reload;
 mod reload_otlp;
 mod replica_streams;
+mod replicas_chaos;
 mod replicas_governance;
 mod resume;
 mod rust_peer;

@@ -30,6 +30,10 @@
 //!   escapes, base64), each at 1 and 2 MiB so that a doubling shows; then precision and recall
 //!   per detector on the labelled corpus `a2a-gateway/tests/data/pii_corpus.json`; ARGS go to
 //!   the example (`--only NAME`, sizes in MiB). A report, never a pass or fail.
+//! - `cargo xtask cluster [--release] [--replicas N] [--port P]`: a throwaway PostgreSQL, N
+//!   (3) `a2a-gateway serve` replicas on it, a round-robin load balancer on loopback and the
+//!   echo agent registered in a workspace; prints the addresses, a key and commands to try;
+//!   Ctrl-C or SIGTERM stops everything (see [`cluster`], docs/replicas.md "Try it").
 //! - `cargo xtask soak [--minutes N] [--workers W] [-- GATEWAY FLAGS]`: the soak of
 //!   `a2a-gateway/examples/soak.rs` against the release binaries (docs/benchmarks.md, "Soak").
 //!
@@ -70,6 +74,7 @@ use clap::{Parser, Subcommand};
 
 mod background;
 mod browser;
+mod cluster;
 mod dist;
 mod docs_check;
 mod features;
@@ -200,6 +205,20 @@ enum Cmd {
         #[arg(long)]
         update: bool,
     },
+    /// The replicas demo: a throwaway PostgreSQL, three `a2a-gateway serve` replicas on it, a
+    /// loopback load balancer and the echo agent; prints addresses, a key and commands to try;
+    /// Ctrl-C stops everything.
+    Cluster {
+        /// Release build of the binaries (default: debug).
+        #[arg(long)]
+        release: bool,
+        /// Number of replicas.
+        #[arg(long, default_value_t = 3)]
+        replicas: usize,
+        /// The load balancer's port on 127.0.0.1 (0: a free one).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+    },
     /// Gateway vs direct benchmark (release build, wrk): prints the ratios gateway/direct.
     /// `bench pii`: PII scanning MB/s on prose and adversarial corpora.
     Bench {
@@ -241,6 +260,11 @@ fn main() {
                 "unknown benchmark {other}; benchmarks: gateway, pii"
             )),
         },
+        Cmd::Cluster {
+            release,
+            replicas,
+            port,
+        } => cluster::cluster(release, replicas, port),
         Cmd::Package { no_verify } => release::package(!no_verify),
         Cmd::Dist {
             debug,

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 pub mod approval;
 pub mod callers;
+pub mod cluster;
 pub mod console;
 pub mod gov;
 /// The raw gRPC caller and bad-input table the agent's tests use too.
@@ -20,6 +21,7 @@ pub mod gov;
 pub mod grpc_raw;
 pub mod leaks;
 pub mod leaky;
+pub mod lb;
 /// The long-value probes the agent's tests use too.
 #[path = "../../../a2a-agent/tests/common/long_probe.rs"]
 pub mod long_probe;
