@@ -6,8 +6,10 @@
 //! with the chaos tests); prints the addresses, the key and commands to try; on Ctrl-C or
 //! SIGTERM stops everything and removes the temporary directories.
 //!
-//! Run: `cargo run -p a2ars-gateway --example cluster -- --gateway PATH --agent PATH
-//! [--replicas N] [--port P]` (xtask builds the binaries and passes their paths).
+//! Run: `cargo run -p a2ars-gateway --example cluster -- --gateway PATH (--agent PATH |
+//! --agent-url URL) [--replicas N] [--port P] [--fsync]` (xtask builds the binaries and passes
+//! their paths). Printed lines: `POSTGRES url`, `REPLICA i url pid log`, `AGENT url`,
+//! `LOAD_BALANCER url`, `export` lines (the key, the admin token), commands, then `READY`.
 
 // Shared with the chaos tests, which use all of it.
 #[allow(dead_code)]
@@ -30,8 +32,14 @@ struct Args {
     #[arg(long)]
     gateway: PathBuf,
     /// The `a2a-agent` binary (its built-in echo agent is registered as `echo`).
+    #[arg(long, required_unless_present = "agent_url")]
+    agent: Option<PathBuf>,
+    /// An agent already running, registered as `echo` instead of starting one (the benchmark).
+    #[arg(long, conflicts_with = "agent")]
+    agent_url: Option<String>,
+    /// PostgreSQL with `fsync=on` (off by default: throwaway data; the benchmark turns it on).
     #[arg(long)]
-    agent: PathBuf,
+    fsync: bool,
     /// Number of gateway replicas.
     #[arg(long, default_value_t = 3)]
     replicas: usize,
@@ -47,23 +55,37 @@ async fn main() -> Result<()> {
         bail!("--replicas must be at least 1");
     }
     let dir = tempfile::Builder::new().prefix("a2a-cluster-agent-").tempdir()?;
-    let (mut agent, agent_url) = cluster::spawn_listening(
-        Command::new(&args.agent).args(["serve", "--echo", "--host", "127.0.0.1", "--port", "0"]),
-        &dir.path().join("agent.log"),
-    )
-    .context("starting the echo agent")?;
+    let (mut agent, agent_url) = match (&args.agent, args.agent_url) {
+        (Some(bin), _) => {
+            let (child, url) = cluster::spawn_listening(
+                Command::new(bin).args(["serve", "--echo", "--host", "127.0.0.1", "--port", "0"]),
+                &dir.path().join("agent.log"),
+            )
+            .context("starting the echo agent")?;
+            (Some(child), url)
+        }
+        (None, Some(url)) => (None, url),
+        (None, None) => bail!("--agent or --agent-url"),
+    };
+    let pg = a2a_pg::testing::ClusterOptions {
+        fsync: args.fsync,
+        ..Default::default()
+    };
     let started = cluster::Cluster::start(
         &args.gateway,
         args.replicas,
         &agent_url,
         format!("127.0.0.1:{}", args.port).parse()?,
+        pg,
     )
     .await;
     let mut c = match started {
         Ok(c) => c,
         Err(e) => {
-            let _ = agent.kill();
-            let _ = agent.wait();
+            if let Some(mut a) = agent {
+                let _ = a.kill();
+                let _ = a.wait();
+            }
             return Err(e);
         }
     };
@@ -71,10 +93,12 @@ async fn main() -> Result<()> {
     wait_for_signal().await?;
     eprintln!("stopping: replicas, echo agent, PostgreSQL");
     c.stop_replicas();
-    let _ = Command::new("kill")
-        .args(["-TERM", &agent.id().to_string()])
-        .status();
-    let _ = agent.wait();
+    if let Some(agent) = &mut agent {
+        let _ = Command::new("kill")
+            .args(["-TERM", &agent.id().to_string()])
+            .status();
+        let _ = agent.wait();
+    }
     drop(c); // stops PostgreSQL, removes its directory and the logs
     drop(dir);
     eprintln!("stopped");
@@ -85,7 +109,7 @@ fn print_banner(c: &cluster::Cluster, agent: &str) {
     let lb = c.lb.url();
     println!("POSTGRES {}", c.database);
     for (i, r) in c.replicas.iter().enumerate() {
-        println!("REPLICA {i} {} (log {})", r.url(), r.log.display());
+        println!("REPLICA {i} {} {} {}", r.url(), r.child.id(), r.log.display());
     }
     println!("AGENT {agent}");
     println!("LOAD_BALANCER {lb}");
@@ -104,10 +128,7 @@ fn print_banner(c: &cluster::Cluster, agent: &str) {
     println!(
         "  curl -s {lb}/admin/audit -H \"Authorization: Bearer $A2A_GATEWAY_ADMIN_TOKEN\"   # every replica's hops"
     );
-    println!("  kill -9 <a replica's pid>   # the load balancer skips it; the others go on");
-    for (i, r) in c.replicas.iter().enumerate() {
-        println!("    replica {i}: pid {}", r.child.id());
-    }
+    println!("  kill -9 <a replica's pid, the third field of its REPLICA line>   # the load balancer skips it");
     println!("READY (Ctrl-C stops everything)");
 }
 

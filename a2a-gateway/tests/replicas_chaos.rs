@@ -43,7 +43,8 @@ pub async fn start(n: usize) -> Option<(Cluster, EchoAgent)> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let echo = start_echo(listener, Version::V1, None).await.unwrap();
     let gateway = Path::new(env!("CARGO_BIN_EXE_a2a-gateway"));
-    let c = Cluster::start(gateway, n, &echo.url, "127.0.0.1:0".parse().unwrap())
+    let local = "127.0.0.1:0".parse().unwrap();
+    let c = Cluster::start(gateway, n, &echo.url, local, Default::default())
         .await
         .expect("the cluster starts");
     Some((c, echo))

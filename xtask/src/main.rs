@@ -23,6 +23,10 @@
 //!   release build, the a2a-agent echo agent called directly and through the gateway with wrk
 //!   (SendMessage on JSON-RPC and HTTP+JSON at 1 and 16 connections, streams), and prints the
 //!   ratios gateway/direct of the same run (see docs/benchmarks.md).
+//! - `cargo xtask bench --store postgres [--secs N] [--no-build]`: the echo hop through a
+//!   gateway on SQLite and one on PostgreSQL (a throwaway cluster, fsync on) in the same run, at
+//!   1 and 16 connections: hops/s, gateway and PostgreSQL CPU per hop; then three replicas behind
+//!   the loopback load balancer (`a2a-gateway/bench/stores.sh`, docs/replicas.md "Sizing").
 //! - `cargo xtask bench pii [-- ARGS]`: PII scanning throughput (release build of the example
 //!   `a2a-gateway/examples/pii_adversarial.rs`): MB/s of `find` on ordinary prose and on
 //!   adversarial corpora (PEM headers, near-miss cards, e-mails, IPv6, digit runs, JWT-like
@@ -231,6 +235,10 @@ enum Cmd {
         /// What to measure: `gateway` (the default) or `pii`.
         #[arg(default_value = "gateway")]
         what: String,
+        /// `postgres`: the echo hop through a gateway on SQLite and one on PostgreSQL in the
+        /// same run, then three replicas behind a load balancer (`a2a-gateway/bench/stores.sh`).
+        #[arg(long, value_parser = ["sqlite", "postgres"], default_value = "sqlite")]
+        store: String,
         /// Arguments passed to the PII benchmark (`--only NAME`, sizes in MiB).
         #[arg(last = true)]
         args: Vec<String>,
@@ -252,8 +260,10 @@ fn main() {
             secs,
             no_build,
             what,
+            store,
             args,
         } => match what.as_str() {
+            "gateway" if store == "postgres" => bench_stores(secs, no_build),
             "gateway" => bench(secs, no_build),
             "pii" => bench_pii(&args),
             other => Err(anyhow::anyhow!(
@@ -332,6 +342,22 @@ fn bench(secs: u64, no_build: bool) -> Result<()> {
         c.arg("--no-build");
     }
     run("gateway benchmark", c)
+}
+
+/// Runs the store benchmark script (SQLite and PostgreSQL, then three replicas behind a load
+/// balancer) from the workspace root.
+fn bench_stores(secs: u64, no_build: bool) -> Result<()> {
+    if !postgres::present() {
+        bail!("no PostgreSQL server binaries (initdb): run `cargo xtask setup` (as root) first");
+    }
+    let mut c = Command::new("sh");
+    c.current_dir(root())
+        .arg("a2a-gateway/bench/stores.sh")
+        .arg(secs.to_string());
+    if no_build {
+        c.arg("--no-build");
+    }
+    run("store benchmark", c)
 }
 
 /// Builds the release binaries and runs the soak example against them.

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use a2a_pg::testing::TempCluster;
+use a2a_pg::testing::{ClusterOptions, TempCluster};
 use anyhow::{Context, Result, anyhow, bail};
 
 use super::lb::Lb;
@@ -133,9 +133,15 @@ fn addr_of(url: &str) -> Result<SocketAddr> {
 impl Cluster {
     /// Starts PostgreSQL, makes workspace [`WORKSPACE`] with `agent` registered as [`AGENT`]
     /// and a key, then `n` replicas of `gateway` (the binary) and the load balancer on
-    /// `listen` (port 0: a free one).
-    pub async fn start(gateway: &Path, n: usize, agent: &str, listen: SocketAddr) -> Result<Self> {
-        let pg = TempCluster::start().map_err(|e| anyhow!("PostgreSQL: {e}"))?;
+    /// `listen` (port 0: a free one); PostgreSQL started with `pg` (`fsync` is off by default).
+    pub async fn start(
+        gateway: &Path,
+        n: usize,
+        agent: &str,
+        listen: SocketAddr,
+        pg: ClusterOptions,
+    ) -> Result<Self> {
+        let pg = TempCluster::start_with(pg).map_err(|e| anyhow!("PostgreSQL: {e}"))?;
         pg.create_database("gateway")
             .map_err(|e| anyhow!("createdb: {e}"))?;
         let database = pg.url_of("gateway");
