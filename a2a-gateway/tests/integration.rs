@@ -82,6 +82,7 @@ mod replica_streams;
 mod replicas_governance;
 mod resume;
 mod rust_peer;
+mod serve_postgres;
 mod shutdown;
 mod slow_clients;
 mod stall;
