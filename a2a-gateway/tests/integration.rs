@@ -83,6 +83,7 @@ mod replicas_chaos;
 mod replicas_governance;
 mod resume;
 mod rust_peer;
+mod serve_postgres;
 mod shutdown;
 mod slow_clients;
 mod stall;

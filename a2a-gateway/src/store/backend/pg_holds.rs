@@ -104,11 +104,15 @@ impl PgHolds {
             let mut c = pool.get().await?;
             a2a_pg::migrate(&mut c, COMPONENT, PG_MIGRATIONS).await?;
         }
-        let listener = Listener::start(
-            a2a_pg::pg_config(url, opts)?,
-            &[APPROVALS_CHANNEL, KILLS_CHANNEL],
-            RETRY,
-        )?;
+        PgHolds::on(pool, a2a_pg::pg_config(url, opts)?)
+    }
+
+    /// On a migrated database's `pool`, listening with the connection settings `config`.
+    pub(super) fn on(
+        pool: Pool,
+        config: a2a_pg::tokio_postgres::Config,
+    ) -> Result<PgHolds, StoreError> {
+        let listener = Listener::start(config, &[APPROVALS_CHANNEL, KILLS_CHANNEL], RETRY)?;
         let signals = broadcast::channel(1024).0;
         let mut events = listener.subscribe();
         let out = signals.clone();
