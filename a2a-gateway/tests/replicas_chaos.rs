@@ -125,7 +125,7 @@ async fn audited(c: &Cluster, base: &str) -> BTreeMap<String, usize> {
     let mut out = BTreeMap::new();
     for line in r.text().await.unwrap().lines() {
         let rec: Value = serde_json::from_str(line).unwrap();
-        if let Some(t) = rec["task_id"].as_str() {
+        if let Some(t) = rec["taskId"].as_str() {
             *out.entry(t.to_owned()).or_insert(0) += 1;
         }
     }
