@@ -54,7 +54,9 @@ async fn main() -> Result<()> {
     if args.replicas == 0 {
         bail!("--replicas must be at least 1");
     }
-    let dir = tempfile::Builder::new().prefix("a2a-cluster-agent-").tempdir()?;
+    let dir = tempfile::Builder::new()
+        .prefix("a2a-cluster-agent-")
+        .tempdir()?;
     let (mut agent, agent_url) = match (&args.agent, args.agent_url) {
         (Some(bin), _) => {
             let (child, url) = cluster::spawn_listening(
@@ -109,7 +111,12 @@ fn print_banner(c: &cluster::Cluster, agent: &str) {
     let lb = c.lb.url();
     println!("POSTGRES {}", c.database);
     for (i, r) in c.replicas.iter().enumerate() {
-        println!("REPLICA {i} {} {} {}", r.url(), r.child.id(), r.log.display());
+        println!(
+            "REPLICA {i} {} {} {}",
+            r.url(),
+            r.child.id(),
+            r.log.display()
+        );
     }
     println!("AGENT {agent}");
     println!("LOAD_BALANCER {lb}");
@@ -118,7 +125,10 @@ fn print_banner(c: &cluster::Cluster, agent: &str) {
     println!("export A2A_GATEWAY_ADMIN_TOKEN={}", c.admin_token);
     println!();
     println!("Try it (each new connection goes to the next replica):");
-    println!("  a2a send {lb}/a2a/{} 'hello through three replicas'", cluster::AGENT);
+    println!(
+        "  a2a send {lb}/a2a/{} 'hello through three replicas'",
+        cluster::AGENT
+    );
     println!(
         "  curl -s {lb}/a2a/{} -H \"Authorization: Bearer $A2A_GATEWAY_KEY\" -H 'A2A-Version: 1.0' \
          -H 'content-type: application/json' -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"SendMessage\",\
@@ -128,7 +138,9 @@ fn print_banner(c: &cluster::Cluster, agent: &str) {
     println!(
         "  curl -s {lb}/admin/audit -H \"Authorization: Bearer $A2A_GATEWAY_ADMIN_TOKEN\"   # every replica's hops"
     );
-    println!("  kill -9 <a replica's pid, the third field of its REPLICA line>   # the load balancer skips it");
+    println!(
+        "  kill -9 <a replica's pid, the third field of its REPLICA line>   # the load balancer skips it"
+    );
     println!("READY (Ctrl-C stops everything)");
 }
 

@@ -80,6 +80,7 @@ mod reload;
 mod reload_otlp;
 mod replica_streams;
 mod replicas_chaos;
+mod replicas_chaos_held;
 mod replicas_governance;
 mod resume;
 mod rust_peer;

@@ -23,11 +23,11 @@ use crate::gateway_replicas::{quick, replica, seed};
 use crate::store_suite::cluster;
 
 /// Artifacts the peer sends, each when the test lets it (one permit each).
-const STEPS: usize = 6;
+pub(crate) const STEPS: usize = 6;
 
 /// A JSON-RPC 1.0 peer without SSE ids: the Task, then `STEPS` artifacts (each waits for a
 /// permit of `gate`), then the completed status.
-async fn gated_peer(gate: Arc<Semaphore>) -> (String, tokio::task::JoinHandle<()>) {
+pub(crate) async fn gated_peer(gate: Arc<Semaphore>) -> (String, tokio::task::JoinHandle<()>) {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", l.local_addr().unwrap());
     let card = json!({
@@ -87,15 +87,15 @@ fn answer(req: Value, gate: Arc<Semaphore>) -> Response {
 
 /// One SSE frame: its id, its event (the JSON-RPC result or error) and its comment.
 #[derive(Debug)]
-struct Frame {
-    id: Option<String>,
-    data: Option<Value>,
-    comment: Option<String>,
+pub(crate) struct Frame {
+    pub(crate) id: Option<String>,
+    pub(crate) data: Option<Value>,
+    pub(crate) comment: Option<String>,
 }
 
 /// Reads frames until the end, or until `max` data frames were read (then drops the
 /// connection: the cut). A stall of 20 s fails (a liveness bound, not a speed claim).
-async fn frames(resp: reqwest::Response, max: Option<usize>) -> Vec<Frame> {
+pub(crate) async fn frames(resp: reqwest::Response, max: Option<usize>) -> Vec<Frame> {
     let mut out: Vec<Frame> = Vec::new();
     let mut buf = String::new();
     let mut body = resp.bytes_stream();
@@ -130,7 +130,7 @@ async fn frames(resp: reqwest::Response, max: Option<usize>) -> Vec<Frame> {
 }
 
 /// What a data frame is: `task`, `step N`, `completed`, or its error code.
-fn shape(f: &Frame) -> String {
+pub(crate) fn shape(f: &Frame) -> String {
     let d = f.data.as_ref().unwrap();
     if let Some(e) = d.get("error") {
         return format!("error {}", e["data"][0]["metadata"]["code"]);

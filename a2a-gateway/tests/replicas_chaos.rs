@@ -37,7 +37,9 @@ pub enum Got {
 /// skipped, saying so) without PostgreSQL's server binaries.
 pub async fn start(n: usize) -> Option<(Cluster, EchoAgent)> {
     a2a_pg::testing::server_bin().or_else(|| {
-        eprintln!("SKIPPED: no initdb/pg_ctl (install Debian's `postgresql`; `cargo xtask test` does)");
+        eprintln!(
+            "SKIPPED: no initdb/pg_ctl (install Debian's `postgresql`; `cargo xtask test` does)"
+        );
         None
     })?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -92,7 +94,11 @@ pub async fn send(http: &reqwest::Client, base: &str, key: &str, id: &str) -> Go
     assert_eq!(v["id"], id, "an answer to another request: {v}");
     let task = &v["result"]["task"];
     let echoed = task["artifacts"][0]["parts"][0]["text"].as_str();
-    assert_eq!(echoed, Some(format!("echo: {id}").as_str()), "a wrong answer: {v}");
+    assert_eq!(
+        echoed,
+        Some(format!("echo: {id}").as_str()),
+        "a wrong answer: {v}"
+    );
     let tid = task["id"].as_str().expect("a task id").to_owned();
     Got::Answered(tid)
 }
@@ -157,7 +163,10 @@ async fn listed(c: &Cluster, base: &str) -> BTreeSet<String> {
         for t in v["result"]["tasks"].as_array().unwrap() {
             out.insert(t["id"].as_str().unwrap().to_owned());
         }
-        token = v["result"]["nextPageToken"].as_str().unwrap_or("").to_owned();
+        token = v["result"]["nextPageToken"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
         if token.is_empty() {
             return out;
         }
@@ -166,7 +175,9 @@ async fn listed(c: &Cluster, base: &str) -> BTreeSet<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_replica_killed_under_load_loses_no_answered_send() {
-    let Some((mut c, _echo)) = start(3).await else { return };
+    let Some((mut c, _echo)) = start(3).await else {
+        return;
+    };
     let lb = c.lb.url();
     let stop = Arc::new(AtomicBool::new(false));
     let answered = Arc::new(AtomicUsize::new(0));
@@ -241,10 +252,20 @@ async fn a_replica_killed_under_load_loses_no_answered_send() {
     let audit = audited(&c, &lb).await;
     let list = listed(&c, &lb).await;
     let distinct: BTreeSet<&String> = tasks.iter().copied().collect();
-    assert_eq!(distinct.len(), tasks.len(), "two sends answered with one task");
+    assert_eq!(
+        distinct.len(),
+        tasks.len(),
+        "two sends answered with one task"
+    );
     for t in &tasks {
-        assert!(audit.contains_key(*t), "answered task {t} not in the audit export");
-        assert!(list.contains(*t), "answered task {t} not listed by ListTasks");
+        assert!(
+            audit.contains_key(*t),
+            "answered task {t} not in the audit export"
+        );
+        assert!(
+            list.contains(*t),
+            "answered task {t} not listed by ListTasks"
+        );
     }
     // The same through each surviving replica directly.
     for i in [0, 2] {
@@ -256,11 +277,16 @@ async fn a_replica_killed_under_load_loses_no_answered_send() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_stopped_every_replica_answers_503_and_recovers_by_itself() {
-    let Some((c, _echo)) = start(3).await else { return };
+    let Some((c, _echo)) = start(3).await else {
+        return;
+    };
     let http = client();
     for (i, r) in c.replicas.iter().enumerate() {
         assert!(
-            matches!(send(&http, &r.url(), &c.key, &format!("before-{i}")).await, Got::Answered(_)),
+            matches!(
+                send(&http, &r.url(), &c.key, &format!("before-{i}")).await,
+                Got::Answered(_)
+            ),
             "replica {i} serves"
         );
     }
@@ -270,12 +296,18 @@ async fn postgres_stopped_every_replica_answers_503_and_recovers_by_itself() {
         let mut n = 0;
         eventually(&format!("replica {i} answers 503"), 20, || {
             n += 1;
-            let (http, base, key, id) = (http.clone(), base.clone(), c.key.clone(), format!("down-{i}-{n}"));
+            let (http, base, key, id) = (
+                http.clone(),
+                base.clone(),
+                c.key.clone(),
+                format!("down-{i}-{n}"),
+            );
             async move {
                 // Bounded: an answer within 10 s (the pools' timeouts are shorter), no hang.
-                let got = tokio::time::timeout(Duration::from_secs(10), send(&http, &base, &key, &id))
-                    .await
-                    .expect("an answer while PostgreSQL is down, not a hang");
+                let got =
+                    tokio::time::timeout(Duration::from_secs(10), send(&http, &base, &key, &id))
+                        .await
+                        .expect("an answer while PostgreSQL is down, not a hang");
                 match got {
                     Got::Refused(503, body) => {
                         assert!(body.contains("a2a_store_unavailable"), "{body}");
@@ -300,7 +332,12 @@ async fn postgres_stopped_every_replica_answers_503_and_recovers_by_itself() {
         let mut n = 0;
         eventually(&format!("replica {i} serves again"), 30, || {
             n += 1;
-            let (http, base, key, id) = (http.clone(), base.clone(), c.key.clone(), format!("up-{i}-{n}"));
+            let (http, base, key, id) = (
+                http.clone(),
+                base.clone(),
+                c.key.clone(),
+                format!("up-{i}-{n}"),
+            );
             async move { matches!(send(&http, &base, &key, &id).await, Got::Answered(_)) }
         })
         .await;

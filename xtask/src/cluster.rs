@@ -43,7 +43,12 @@ pub fn cluster(release: bool, replicas: usize, port: u16) -> Result<()> {
         .arg(target.join("a2a-gateway"))
         .arg("--agent")
         .arg(target.join("a2a-agent"))
-        .args(["--replicas", &replicas.to_string(), "--port", &port.to_string()])
+        .args([
+            "--replicas",
+            &replicas.to_string(),
+            "--port",
+            &port.to_string(),
+        ])
         .exec();
     bail!("could not start the cluster example: {err}")
 }

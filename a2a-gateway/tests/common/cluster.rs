@@ -184,6 +184,32 @@ impl Cluster {
         })
     }
 
+    /// Registers `url` as agent `agent_id` of [`WORKSPACE`] (through the registry's library
+    /// interface; every replica sees it by notification).
+    pub async fn register(&self, agent_id: &str, url: &str) -> Result<()> {
+        use a2a_gateway::store::Agent;
+        use a2a_gateway::store::backend::{PgRegistry, RegistryStore};
+        let registry = PgRegistry::connect(&self.database, &a2a_pg::PoolOptions::default())
+            .await
+            .map_err(|e| anyhow!("connecting to {}: {e}", self.database))?;
+        registry
+            .upsert_agent(&Agent {
+                workspace_id: WORKSPACE.into(),
+                agent_id: agent_id.into(),
+                endpoint: url.into(),
+                credential: None,
+                skills: None,
+                pinned_card_key: None,
+            })
+            .await
+            .map_err(|e| anyhow!("registering {agent_id}: {e}"))
+    }
+
+    /// The index of the replica listening on `addr`.
+    pub fn index_of(&self, addr: SocketAddr) -> Option<usize> {
+        self.replicas.iter().position(|r| r.addr == addr)
+    }
+
     /// `kill -9` of replica `i` (waits for the process to be gone).
     pub fn kill(&mut self, i: usize) {
         let r = &mut self.replicas[i];

@@ -11,6 +11,7 @@
 //! the HTTP ones (hyper-reverse-proxy, pingora) parse and re-frame requests, which is more than
 //! a per-connection pass-through needs and would hide what the replicas themselves answer.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,7 +25,11 @@ pub struct Lb {
     pub addr: SocketAddr,
     accept: JoinHandle<()>,
     conns: Arc<std::sync::Mutex<tokio::task::JoinSet<()>>>,
+    open: Open,
 }
+
+/// Open connections per backend.
+type Open = Arc<std::sync::Mutex<HashMap<SocketAddr, usize>>>;
 
 impl Lb {
     /// Listens on `listen` (`127.0.0.1:0` for a free port) and balances over `backends`.
@@ -34,7 +39,8 @@ impl Lb {
         let backends: Arc<[SocketAddr]> = backends.into();
         let next = Arc::new(AtomicUsize::new(0));
         let conns = Arc::new(std::sync::Mutex::new(tokio::task::JoinSet::new()));
-        let c = conns.clone();
+        let open = Open::default();
+        let (c, o) = (conns.clone(), open.clone());
         let accept = tokio::spawn(async move {
             loop {
                 let Ok((client, _)) = listener.accept().await else {
@@ -45,7 +51,7 @@ impl Lb {
                 if let Ok(mut set) = c.lock() {
                     // Reap the ended connections so the set stays as large as what is open.
                     while set.try_join_next().is_some() {}
-                    set.spawn(pass(client, backends, first));
+                    set.spawn(pass(client, backends, first, o.clone()));
                 }
             }
         });
@@ -53,7 +59,17 @@ impl Lb {
             addr,
             accept,
             conns,
+            open,
         })
+    }
+
+    /// The backends that have client connections open now (a test finds the replica holding
+    /// its stream).
+    pub fn open_to(&self) -> Vec<SocketAddr> {
+        self.open
+            .lock()
+            .map(|m| m.iter().filter(|(_, n)| **n > 0).map(|(a, _)| *a).collect())
+            .unwrap_or_default()
     }
 
     /// `http://ADDR`.
@@ -74,14 +90,37 @@ impl Drop for Lb {
 /// Connects to the first backend (from `first`, round robin) that accepts, then copies both
 /// ways until both sides are closed (or one fails: a killed replica resets, the client sees
 /// its connection dropped).
-async fn pass(mut client: TcpStream, backends: Arc<[SocketAddr]>, first: usize) {
+async fn pass(mut client: TcpStream, backends: Arc<[SocketAddr]>, first: usize, open: Open) {
     let _ = client.set_nodelay(true);
     for i in 0..backends.len() {
         let to = backends[(first + i) % backends.len()];
         if let Ok(mut server) = TcpStream::connect(to).await {
             let _ = server.set_nodelay(true);
+            let _counted = Counted::new(open, to);
             let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
             return;
+        }
+    }
+}
+
+/// One open connection to a backend, counted while it lives.
+struct Counted(Open, SocketAddr);
+
+impl Counted {
+    fn new(open: Open, to: SocketAddr) -> Counted {
+        if let Ok(mut m) = open.lock() {
+            *m.entry(to).or_insert(0) += 1;
+        }
+        Counted(open, to)
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        if let Ok(mut m) = self.0.lock()
+            && let Some(n) = m.get_mut(&self.1)
+        {
+            *n = n.saturating_sub(1);
         }
     }
 }

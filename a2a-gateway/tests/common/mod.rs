@@ -19,9 +19,9 @@ pub mod gov;
 /// The raw gRPC caller and bad-input table the agent's tests use too.
 #[path = "../../../a2a-agent/tests/common/grpc_raw.rs"]
 pub mod grpc_raw;
+pub mod lb;
 pub mod leaks;
 pub mod leaky;
-pub mod lb;
 /// The long-value probes the agent's tests use too.
 #[path = "../../../a2a-agent/tests/common/long_probe.rs"]
 pub mod long_probe;
