@@ -28,6 +28,7 @@ mod cache;
 mod checkpoint;
 mod hop_page;
 mod journal;
+pub mod migrate;
 mod model;
 pub mod pg_schema;
 mod push_callbacks;
