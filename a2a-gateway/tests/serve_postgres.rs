@@ -506,7 +506,10 @@ async fn migrate_store_copies_a_sqlite_deployment_and_a_gateway_serves_it() {
         .skip(1)
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
-            (f.len() == 3).then(|| (f[0].to_owned(), (f[1].parse().ok()?, f[2].parse().ok()?)))
+            if f.len() != 3 {
+                return None;
+            }
+            Some((f[0].to_owned(), (f[1].parse().ok()?, f[2].parse().ok()?)))
         })
         .collect();
     for table in [

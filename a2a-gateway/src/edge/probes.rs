@@ -1,6 +1,9 @@
 //! Liveness and readiness: `GET /healthz` answers 200 while the process serves; `GET /readyz`
 //! answers 200 when the gateway should get traffic (its store answers within [`STORE_WAIT`]
 //! with every migration applied, and it is not shutting down), 503 with the reason otherwise.
+//! On PostgreSQL the store's check is one small query (the schema version) within
+//! [`STORE_WAIT`], and the answer names the notification listeners that are away (the replica
+//! polls meanwhile and stays ready; `a2a_store_listener_up` says the same).
 //! Shutdown turns readiness off before it stops accepting connections. No authentication (no
 //! data beyond the schema version).
 
