@@ -63,6 +63,12 @@ pub mod names {
     pub const STORE_DURATION: &str = "a2a_store_duration_seconds";
     /// Store calls that failed, by `op`.
     pub const STORE_ERRORS: &str = "a2a_store_errors_total";
+    /// PostgreSQL only: 1 while a notification listener of this replica is connected, 0 while
+    /// it is away and the replica polls, by `listener` (`registry`, `holds`, `streams`).
+    pub const LISTENER_UP: &str = "a2a_store_listener_up";
+    /// PostgreSQL only: reads made by polling because a listener was away, by `listener`
+    /// (`registry`: cached reads that asked for the epoch; `holds`: approval waits re-read).
+    pub const POLLS: &str = "a2a_store_polls_total";
     /// Peer card resolutions by `result` (`fetched`, `fresh`, `revalidated`, `stale`, `error`).
     pub const CARD_FETCHES: &str = "a2a_peer_card_fetches_total";
 
@@ -104,6 +110,16 @@ pub mod names {
             "Held hops waiting for a decision, by workspace.",
         ),
         (OPEN_STREAMS, "gauge", "Streams open through the gateway."),
+        (
+            LISTENER_UP,
+            "gauge",
+            "PostgreSQL notification listener connected (1) or away, polling (0), by listener.",
+        ),
+        (
+            POLLS,
+            "counter",
+            "Reads made by polling while a PostgreSQL listener was away, by listener.",
+        ),
         (
             STORE_DURATION,
             "histogram",
@@ -430,6 +446,18 @@ impl Metrics {
         for (ws, n) in by_label {
             self.gauge(names::APPROVALS_PENDING, vec![Label::new("workspace", ws)])
                 .set(n as f64);
+        }
+    }
+
+    /// Sets the PostgreSQL listeners' state read at scrape time: `(listener, up, polls)`.
+    pub fn set_listeners(&self, listeners: &[(&'static str, bool, Option<u64>)]) {
+        for (name, up, polls) in listeners {
+            let labels = || vec![Label::from_static_parts("listener", name)];
+            self.gauge(names::LISTENER_UP, labels())
+                .set(if *up { 1.0 } else { 0.0 });
+            if let Some(n) = polls {
+                self.counter(names::POLLS, labels()).absolute(*n);
+            }
         }
     }
 

@@ -40,7 +40,8 @@ enum Cmd {
     /// Start a gateway with a demo workspace, key and the built-in echo agent registered, on an
     /// embedded SQLite file, and print working curl commands.
     Demo(DemoArgs),
-    /// Manage workspaces, agents, keys and the audit log directly in the SQLite file.
+    /// Manage workspaces, agents, keys and the audit log directly in the database (a SQLite
+    /// file or a PostgreSQL URL); `admin migrate-store` copies a SQLite file to PostgreSQL.
     Admin(a2a_gateway::admin_cmd::AdminArgs),
     /// `config sample`: print a commented TOML file of every setting with its default.
     Config {
@@ -59,8 +60,8 @@ struct DemoArgs {
     /// when 8080 is taken].
     #[arg(long, env = "A2A_GATEWAY_DEMO_PORT")]
     port: Option<u16>,
-    /// SQLite file of the demo [default: a fresh file in the system temp directory, removed on
-    /// exit].
+    /// SQLite file of the demo (the demo runs on SQLite only, never a PostgreSQL URL)
+    /// [default: a fresh file in the system temp directory, removed on exit].
     #[arg(long)]
     database: Option<PathBuf>,
     /// A2A version the built-in echo agent speaks (the gateway translates for the other).

@@ -156,6 +156,12 @@ impl PgRegistry {
         self.inner.epoch.listening()
     }
 
+    /// How many cached reads asked the database for the epoch because the listener was away
+    /// (`a2a_store_polls_total{listener="registry"}`).
+    pub fn polls(&self) -> u64 {
+        self.inner.epoch.polls()
+    }
+
     /// The epoch a read as of `seen` uses: `seen` itself while the cache still holds it.
     pub(super) async fn version(&self, seen: Option<i64>) -> Result<i64, StoreError> {
         if let Some(s) = seen

@@ -46,6 +46,8 @@ struct Inner {
     listener: Listener,
     signals: broadcast::Sender<Signal>,
     forward: tokio::task::JoinHandle<()>,
+    /// Waits that re-read on the short [`POLL`] because the listener was away.
+    polls: std::sync::atomic::AtomicU64,
 }
 
 impl Drop for Inner {
@@ -140,6 +142,7 @@ impl PgHolds {
                 listener,
                 signals,
                 forward,
+                polls: Default::default(),
             }),
         })
     }
@@ -150,12 +153,22 @@ impl PgHolds {
         self.inner.listener.is_connected()
     }
 
+    /// How many waits re-read on the short poll because the listener was away
+    /// (`a2a_store_polls_total{listener="holds"}`).
+    pub fn polls(&self) -> u64 {
+        self.inner.polls.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// A subscription to the signals, and how long waiters sleep between reads.
     pub(super) fn signals(&self) -> (broadcast::Receiver<Signal>, Poll) {
         let weak: Weak<Inner> = Arc::downgrade(&self.inner);
         let poll: Poll = Arc::new(move || match weak.upgrade() {
             Some(i) if i.listener.is_connected() => IDLE_POLL,
-            _ => POLL,
+            Some(i) => {
+                i.polls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                POLL
+            }
+            None => POLL,
         });
         (self.inner.signals.subscribe(), poll)
     }
