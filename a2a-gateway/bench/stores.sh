@@ -12,17 +12,20 @@
 #
 # Usage (from the repository root; `cargo xtask bench --store postgres [--secs N]` runs this):
 #   a2a-gateway/bench/stores.sh [seconds per run] [--no-build]
-# Environment: CARGO_TARGET_DIR (default target); BENCH_KEEP=1 keeps the temp dir.
+# Environment: CARGO_TARGET_DIR (default target); BENCH_KEEP=1 keeps the temp dir;
+# BENCH_PROFILE (default release; `dev` checks the script quickly, its figures mean nothing).
 set -eu
 SECS=${1:-10}
 DIR=$(dirname "$0")
 TARGET=${CARGO_TARGET_DIR:-target}
+PROFILE=${BENCH_PROFILE:-release}
+OUT=$([ "$PROFILE" = dev ] && echo debug || echo "$PROFILE")
 if [ "${2:-}" != "--no-build" ]; then
-  cargo build --release -p a2ars-gateway --bin a2a-gateway --example cluster -p a2ars-agent --bin a2a-agent
+  cargo build --profile "$PROFILE" -p a2ars-gateway --bin a2a-gateway --example cluster -p a2ars-agent --bin a2a-agent
 fi
-GWBIN=$TARGET/release/a2a-gateway
-AGBIN=$TARGET/release/a2a-agent
-CLBIN=$TARGET/release/examples/cluster
+GWBIN=$TARGET/$OUT/a2a-gateway
+AGBIN=$TARGET/$OUT/a2a-agent
+CLBIN=$TARGET/$OUT/examples/cluster
 command -v wrk >/dev/null || { echo "wrk not found (apt-get install -y wrk)" >&2; exit 1; }
 
 TMP=$(mktemp -d)
