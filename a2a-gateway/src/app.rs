@@ -36,8 +36,8 @@ use crate::ids::random_hex;
 use crate::metrics::Metrics;
 use crate::store::Store;
 use crate::store::backend::{
-    Audit, GovDocs, Holds, Records, Registry, SqliteAudit, SqliteGovDocs, SqliteHolds,
-    SqliteRecords, SqliteRegistry,
+    Audit, GovDocs, Holds, PAGE_KEY, Records, Registry, SecretStore, Shared, SqliteAudit,
+    SqliteGovDocs, SqliteHolds, SqliteRecords, SqliteRegistry, SqliteShared,
 };
 use crate::{edge::jsonrpc::rpc_path, edge::jsonrpc::rpc_root};
 use crate::{
@@ -154,10 +154,11 @@ impl Gateway {
         holds: Holds,
     ) -> Result<Gateway, String> {
         let peers = crate::peer::clients::PeerClients::build(&config)?;
-        let trust = crate::trust::TrustState::new(
+        let shared = Shared::Sqlite(SqliteShared::new(store.clone()));
+        let trust = crate::trust::TrustState::on(
             peers.http.clone(),
             &config,
-            store.clone(),
+            shared.clone(),
             crate::trust::own::SealKey::from_config(&config)?,
         );
         let signer = Arc::new(crate::trust::own::OwnSigner::new(
@@ -183,6 +184,7 @@ impl Gateway {
                 records,
                 audit,
                 holds: holds.clone(),
+                shared: shared.clone(),
                 peer_checks: Default::default(),
                 metrics,
                 governance: Arc::new(Governance::new(
@@ -200,7 +202,55 @@ impl Gateway {
                 page_key,
                 settings: arc_swap::ArcSwap::from_pointee(config),
             }),
-            sessions: Arc::default(),
+            sessions: Arc::new(crate::console::Sessions::new(shared)),
+        })
+    }
+
+    /// Puts the page-token key, the console's sessions and login links, and the card trust keys
+    /// and switches and the push JWT replay guard on `shared` (before serving), such as
+    /// PostgreSQL ([`PgShared::connect`](crate::store::backend::PgShared::connect),
+    /// [`PgRegistry::shared`](crate::store::backend::PgRegistry::shared)): replicas on one
+    /// database then accept each other's ListTasks page tokens and console logins. Reads the
+    /// shared page-token key (made once across replicas).
+    pub async fn with_shared(self, shared: Shared) -> Result<Gateway, String> {
+        let key = shared.secret(PAGE_KEY).await.map_err(|e| e.to_string())?;
+        let Ok(mut st) = Arc::try_unwrap(self.state) else {
+            return Err("with_shared: the gateway is already shared".to_owned());
+        };
+        let config = st.config().clone();
+        st.page_key = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, &key);
+        st.trust = crate::trust::TrustState::on(
+            st.peers().http.clone(),
+            &config,
+            shared.clone(),
+            crate::trust::own::SealKey::from_config(&config)?,
+        );
+        st.signer = Arc::new(crate::trust::own::OwnSigner::on(
+            &shared,
+            crate::trust::own::SealKey::from_config(&config)?,
+            &config,
+        ));
+        st.shared = shared.clone();
+        Ok(Gateway {
+            state: Arc::new(st),
+            sessions: Arc::new(crate::console::Sessions::new(shared)),
+        })
+    }
+
+    /// Keeps the relayed streams of peers that number no events in PostgreSQL as well
+    /// (before serving): a caller whose stream was cut resumes on any replica holding the same
+    /// `streams` database, not only on the one reading the peer (docs/replicas.md).
+    pub fn with_stream_events(
+        self,
+        streams: crate::store::backend::PgStreams,
+    ) -> Result<Gateway, String> {
+        let Ok(mut st) = Arc::try_unwrap(self.state) else {
+            return Err("with_stream_events: the gateway is already shared".to_owned());
+        };
+        st.replay = Arc::new(crate::tasks::replay::Buffers::shared(streams));
+        Ok(Gateway {
+            state: Arc::new(st),
+            sessions: self.sessions,
         })
     }
 
@@ -505,8 +555,8 @@ impl Gateway {
         st.settings.store(Arc::new(config));
         let seal =
             crate::trust::own::SealKey::from_config(&st.config()).map_err(std::io::Error::other)?;
-        st.signer = Arc::new(crate::trust::own::OwnSigner::new(
-            st.store.clone(),
+        st.signer = Arc::new(crate::trust::own::OwnSigner::on(
+            &st.shared,
             seal,
             &st.config(),
         ));

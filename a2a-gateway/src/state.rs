@@ -8,7 +8,7 @@ use crate::governance::Governance;
 use crate::governance::step::CardSigner;
 use crate::metrics::Metrics;
 use crate::store::Store;
-use crate::store::backend::{Audit, Holds, Records, Registry};
+use crate::store::backend::{Audit, Holds, Records, Registry, Shared};
 
 /// Shared state of a running gateway.
 pub struct GatewayState {
@@ -27,6 +27,9 @@ pub struct GatewayState {
     pub audit: Audit,
     /// Approvals (held requests) and session kills, on the backend chosen at start.
     pub holds: Holds,
+    /// Secrets (the page-token key), console sessions and trust keys, on the backend chosen
+    /// at start (on PostgreSQL shared by replicas).
+    pub shared: Shared,
     /// The clients of peer calls (HTTP, gRPC roots, cards), rebuilt by a reload that changes
     /// `peer_ca_file`: read them with [`GatewayState::peers`].
     pub(crate) peer_clients: arc_swap::ArcSwap<crate::peer::clients::PeerClients>,

@@ -74,6 +74,7 @@ mod dist;
 mod docs_check;
 mod features;
 mod fuzz;
+mod instructions;
 mod layers;
 mod matrix;
 mod packages;
@@ -191,6 +192,14 @@ enum Cmd {
     },
     /// Run the `# check` command blocks of docs/getting-started.md against the debug binaries.
     DocsCheck,
+    /// Instruction-count guard: instructions per gateway hop and per agent echo request of the
+    /// debug binaries under callgrind, against a2a-gateway/bench/instructions-baseline.txt
+    /// (fails above +10 %).
+    Instructions {
+        /// Rewrite the baseline with this run's counts instead of checking.
+        #[arg(long)]
+        update: bool,
+    },
     /// Gateway vs direct benchmark (release build, wrk): prints the ratios gateway/direct.
     /// `bench pii`: PII scanning MB/s on prose and adversarial corpora.
     Bench {
@@ -245,6 +254,7 @@ fn main() {
         })
         .map(|_| ()),
         Cmd::DocsCheck => docs_check::docs_check(),
+        Cmd::Instructions { update } => instructions::instructions(update),
         Cmd::Features {
             matrix_only,
             unify_only,

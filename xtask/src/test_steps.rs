@@ -7,8 +7,8 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 
 use crate::{
-    background, cargo, conformance, docs_check, features, fuzz, layers, proto, public_api, release,
-    root, run, schema,
+    background, cargo, conformance, docs_check, features, fuzz, instructions, layers, proto,
+    public_api, release, root, run, schema,
 };
 
 /// One named step of `cargo xtask test`.
@@ -100,6 +100,10 @@ pub fn test() -> Result<()> {
                 c.args(["test", "--doc", "--workspace"]);
                 run("cargo test --doc", c)
             },
+        },
+        Step {
+            name: "instruction counts within 10 % of the baseline (cargo xtask instructions: callgrind on the debug binaries the tests ran)",
+            run: || instructions::instructions(false),
         },
         Step {
             name: "packages and semver (cargo xtask package; A2A_CI_PACKAGE_VERIFY=0 skips building them)",

@@ -21,8 +21,8 @@ use serde_json::json;
 
 use crate::state::GatewayState;
 use crate::store::StoreError;
-use crate::store::backend::RegistryStore;
-use crate::{trust::own, trust::store as ts};
+use crate::store::backend::{RegistryStore, TrustStore};
+use crate::trust::own;
 
 use crate::admin::reply::err;
 
@@ -47,14 +47,14 @@ pub fn routes() -> Router<Arc<GatewayState>> {
 }
 
 async fn list(State(st): State<Arc<GatewayState>>) -> Response {
-    match ts::list_keys(&st.store) {
+    match st.shared.signing_keys().await {
         Ok(k) => axum::Json(k).into_response(),
         Err(e) => store_err(e),
     }
 }
 
 async fn make(st: &GatewayState, rotate: bool) -> Response {
-    match own::create_key(&st.store, st.trust.seal.as_ref(), rotate) {
+    match own::create_key_in(&st.shared, st.trust.seal.as_ref(), rotate).await {
         Ok(k) => (StatusCode::CREATED, axum::Json(k)).into_response(),
         Err(e) => store_err(e),
     }
@@ -69,8 +69,8 @@ async fn rotate(State(st): State<Arc<GatewayState>>) -> Response {
 }
 
 async fn retire(State(st): State<Arc<GatewayState>>, Path(kid): Path<String>) -> Response {
-    match ts::retire_key(&st.store, &kid) {
-        Ok(()) => match ts::list_keys(&st.store) {
+    match st.shared.retire_signing_key(&kid).await {
+        Ok(()) => match st.shared.signing_keys().await {
             Ok(k) => axum::Json(k.into_iter().find(|k| k.kid == kid)).into_response(),
             Err(e) => store_err(e),
         },
@@ -84,8 +84,8 @@ struct CardTrust {
     require_signed_cards: Option<bool>,
 }
 
-fn card_trust_body(st: &GatewayState, ws: &str) -> Response {
-    match ts::require_signed(&st.store, ws) {
+async fn card_trust_body(st: &GatewayState, ws: &str) -> Response {
+    match st.shared.require_signed(ws).await {
         Ok(v) => axum::Json(json!({
             "requireSignedCards": v,
             "fleetRequireSignedCards": st.config().require_signed_cards,
@@ -98,7 +98,7 @@ fn card_trust_body(st: &GatewayState, ws: &str) -> Response {
 
 async fn get_card_trust(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>) -> Response {
     match st.registry.workspace(&ws).await {
-        Ok(Some(_)) => card_trust_body(&st, &ws),
+        Ok(Some(_)) => card_trust_body(&st, &ws).await,
         Ok(None) => err(StatusCode::NOT_FOUND, &format!("workspace {ws} not found")),
         Err(e) => store_err(e),
     }
@@ -109,10 +109,14 @@ async fn put_card_trust(
     Path(ws): Path<String>,
     axum::Json(b): axum::Json<CardTrust>,
 ) -> Response {
-    match ts::set_require_signed(&st.store, &ws, b.require_signed_cards) {
+    match st
+        .shared
+        .set_require_signed(&ws, b.require_signed_cards)
+        .await
+    {
         Ok(()) => {
             st.trust.forget_switch(&ws);
-            card_trust_body(&st, &ws)
+            card_trust_body(&st, &ws).await
         }
         Err(e) => store_err(e),
     }
@@ -121,12 +125,11 @@ async fn put_card_trust(
 /// `GET /a2a/.well-known/jwks.json`: the gateway's card signing keys (active, and retired ones
 /// within their grace period). No API key.
 pub async fn jwks(State(st): State<Arc<GatewayState>>) -> Response {
-    match own::jwks(
-        &st.store,
-        st.config()
-            .signing_key_grace_secs
-            .max(crate::config::MIN_SIGNING_KEY_GRACE_SECS),
-    ) {
+    let grace = st
+        .config()
+        .signing_key_grace_secs
+        .max(crate::config::MIN_SIGNING_KEY_GRACE_SECS);
+    match own::jwks_in(&st.shared, grace).await {
         Ok(set) => {
             let mut r = axum::Json(set).into_response();
             r.headers_mut().insert(

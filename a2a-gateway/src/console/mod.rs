@@ -138,7 +138,11 @@ async fn require_session(
     req: Request,
     next: Next,
 ) -> Response {
-    let Some((sid, sess)) = session::current(&st, &sessions, req.headers()) else {
+    let current = match session::current(&st, &sessions, req.headers()).await {
+        Ok(c) => c,
+        Err(e) => return session::store_failed(&e),
+    };
+    let Some((sid, sess)) = current else {
         if req.method() == Method::GET && !req.uri().path().ends_with("/live") {
             return Redirect::to("/console/login").into_response();
         }
@@ -218,8 +222,10 @@ async fn login_form(
     Extension(sessions): Extension<Arc<Sessions>>,
     headers: HeaderMap,
 ) -> Response {
-    if session::current(&st, &sessions, &headers).is_some() {
-        return Redirect::to("/console").into_response();
+    match session::current(&st, &sessions, &headers).await {
+        Ok(Some(_)) => return Redirect::to("/console").into_response(),
+        Ok(None) => {}
+        Err(e) => return session::store_failed(&e),
     }
     login_page(&st, StatusCode::OK, &headers, None)
 }
@@ -272,20 +278,23 @@ async fn login(
         return login_page(&st, StatusCode::UNAUTHORIZED, &headers, Some(why));
     }
     audit(200, "logged in").await;
-    start_session(&st, &sessions, &headers, false)
+    start_session(&st, &sessions, &headers, false).await
 }
 
 /// Opens a session and sends the browser to the console with its cookie: a redirect after the
 /// login form, or (`landing`) a page that moves on by itself, for a login link opened from
 /// elsewhere (a navigation started on another site would not send the `SameSite=Strict` cookie
 /// along a redirect).
-fn start_session(
+async fn start_session(
     st: &GatewayState,
     sessions: &Sessions,
     headers: &HeaderMap,
     landing: bool,
 ) -> Response {
-    let id = sessions.open();
+    let id = match sessions.open().await {
+        Ok(id) => id,
+        Err(e) => return session::store_failed(&e),
+    };
     let secure = session::secure(st, headers);
     let path = if secure { "/" } else { "/console" };
     let mut resp = if landing {
@@ -323,7 +332,11 @@ async fn login_link_handler(
     Path(token): Path<String>,
 ) -> Response {
     let remote = remote_of(&ext);
-    if sessions.redeem(&token) {
+    let redeemed = match sessions.redeem(&token).await {
+        Ok(r) => r,
+        Err(e) => return session::store_failed(&e),
+    };
+    if redeemed {
         crate::admin::audit::record_console_login(
             &st,
             "console login-link",
@@ -332,7 +345,7 @@ async fn login_link_handler(
             remote,
         )
         .await;
-        return start_session(&st, &sessions, &headers, true);
+        return start_session(&st, &sessions, &headers, true).await;
     }
     crate::admin::audit::record_console_login(
         &st,
@@ -355,8 +368,13 @@ async fn logout(
     Extension(sessions): Extension<Arc<Sessions>>,
     headers: HeaderMap,
 ) -> Response {
-    if let Some((id, _)) = session::current(&st, &sessions, &headers) {
-        sessions.close(&id);
+    let closed = match session::current(&st, &sessions, &headers).await {
+        Ok(Some((id, _))) => sessions.close(&id).await,
+        Ok(None) => Ok(()),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = closed {
+        return session::store_failed(&e);
     }
     let secure = session::secure(&st, &headers);
     let path = if secure { "/" } else { "/console" };

@@ -6,35 +6,30 @@
 //! changing request (`POST`) must carry the session's CSRF token in its form (synchronizer
 //! token) and an `Origin` (or, without one, a `Referer`) naming the host it was sent to.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use axum::http::{HeaderMap, HeaderValue, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::Response;
 
 use crate::keys;
+use crate::store::StoreError;
+use crate::store::backend::{SessionStore, Shared};
 use crate::{ids::random_hex, state::GatewayState};
 
 /// How long a session lives after login.
 pub const SESSION_TTL: Duration = Duration::from_secs(8 * 3600);
 /// How long a one-time login link is valid.
 pub const LINK_TTL: Duration = Duration::from_secs(15 * 60);
-/// Open sessions kept at most (the oldest is dropped past it).
-const MAX_SESSIONS: usize = 256;
 /// The login form's double-submit cookie (before there is a session).
 pub const LOGIN_COOKIE: &str = "a2a_console_login";
 
-/// The console's server-side sessions and one-time login links (per gateway, in memory: a
-/// restart logs every operator out).
-#[derive(Default)]
+/// The console's server-side sessions and one-time login links, on the backend chosen at
+/// start ([`SessionStore`]): on SQLite in the process's memory (a restart logs every operator
+/// out), on PostgreSQL shared by every replica (a login on one is valid on all, a logout or
+/// an expiry ends it on all). At most [`MAX_SESSIONS`](crate::store::backend::MAX_SESSIONS)
+/// are open (the oldest is dropped past it).
 pub struct Sessions {
-    inner: Mutex<Inner>,
-}
-
-#[derive(Default)]
-struct Inner {
-    sessions: HashMap<[u8; 32], Session>,
-    links: HashMap<[u8; 32], Instant>,
+    store: Shared,
 }
 
 /// An open console session.
@@ -42,72 +37,77 @@ struct Inner {
 pub struct Session {
     /// The synchronizer token every form of this session carries.
     pub csrf: String,
-    expires: Instant,
 }
 
 impl Sessions {
-    /// Opens a session; returns the cookie value (the only copy of the session id).
-    pub fn open(&self) -> String {
+    /// The sessions of `store`.
+    pub fn new(store: Shared) -> Sessions {
+        Sessions { store }
+    }
+
+    /// Opens a session; returns the cookie value (the only copy of the session id: the store
+    /// keeps its SHA-256).
+    pub async fn open(&self) -> Result<String, StoreError> {
         let id = random_hex(32);
-        let now = Instant::now();
-        if let Ok(mut m) = self.inner.lock() {
-            m.sessions.retain(|_, s| s.expires > now);
-            if m.sessions.len() >= MAX_SESSIONS
-                && let Some(oldest) = m
-                    .sessions
-                    .iter()
-                    .min_by_key(|(_, s)| s.expires)
-                    .map(|(k, _)| *k)
-            {
-                m.sessions.remove(&oldest);
-            }
-            m.sessions.insert(
-                keys::hash(&id),
-                Session {
-                    csrf: random_hex(32),
-                    expires: now + SESSION_TTL,
-                },
-            );
-        }
-        id
+        self.store
+            .open_session(keys::hash(&id), &random_hex(32), SESSION_TTL)
+            .await?;
+        Ok(id)
     }
 
     /// The live session of a cookie value.
-    pub fn get(&self, id: &str) -> Option<Session> {
-        let m = self.inner.lock().ok()?;
-        m.sessions
-            .get(&keys::hash(id))
-            .filter(|s| s.expires > Instant::now())
-            .cloned()
+    pub async fn get(&self, id: &str) -> Result<Option<Session>, StoreError> {
+        Ok(self
+            .store
+            .session(keys::hash(id))
+            .await?
+            .map(|csrf| Session { csrf }))
     }
 
     /// Ends a session (logout).
-    pub fn close(&self, id: &str) {
-        if let Ok(mut m) = self.inner.lock() {
-            m.sessions.remove(&keys::hash(id));
-        }
+    pub async fn close(&self, id: &str) -> Result<(), StoreError> {
+        self.store.close_session(keys::hash(id)).await
     }
 
     /// A one-time login token, valid for [`LINK_TTL`] (`/console/login/{token}`).
     pub fn login_token(&self) -> String {
-        let token = random_hex(32);
-        if let Ok(mut m) = self.inner.lock() {
-            let now = Instant::now();
-            m.links.retain(|_, t| *t > now);
-            m.links.insert(keys::hash(&token), now + LINK_TTL);
-        }
-        token
+        self.store.login_token(LINK_TTL)
     }
 
     /// Whether `token` is a live login token; it is spent either way.
-    pub fn redeem(&self, token: &str) -> bool {
-        let Ok(mut m) = self.inner.lock() else {
-            return false;
-        };
-        m.links
-            .remove(&keys::hash(token))
-            .is_some_and(|t| t > Instant::now())
+    pub async fn redeem(&self, token: &str) -> Result<bool, StoreError> {
+        self.store.redeem(token).await
     }
+}
+
+/// The console's page for a session store that failed: 503 naming `a2a_store_unavailable`
+/// when the database cannot be reached (a load balancer may retry elsewhere), else 500.
+pub fn store_failed(e: &StoreError) -> Response {
+    use axum::response::IntoResponse;
+    let (status, text) = if e.is_unavailable() {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "The gateway's store cannot be reached (a2a_store_unavailable); retry later.",
+        )
+    } else {
+        tracing::error!("console session store: {e}");
+        (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "The console's sessions cannot be read (a2a_internal_error).",
+        )
+    };
+    let mut resp = super::html::page(
+        status,
+        "Unavailable",
+        "",
+        "",
+        &super::html::notice(text, true),
+    );
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    resp.into_response()
 }
 
 /// Whether the session cookie gets `Secure` (and the `__Host-` prefix): when `public_url` is
@@ -166,13 +166,15 @@ pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 }
 
 /// The session of the request's cookie, with the cookie value.
-pub fn current(
+pub async fn current(
     st: &GatewayState,
     sessions: &Sessions,
     headers: &HeaderMap,
-) -> Option<(String, Session)> {
-    let id = cookie(headers, &cookie_name(secure(st, headers), headers))?;
-    sessions.get(id).map(|s| (id.to_owned(), s))
+) -> Result<Option<(String, Session)>, StoreError> {
+    let Some(id) = cookie(headers, &cookie_name(secure(st, headers), headers)) else {
+        return Ok(None);
+    };
+    Ok(sessions.get(id).await?.map(|s| (id.to_owned(), s)))
 }
 
 /// The `Origin` (or, without one, `Referer`) is the console's own: the origin of the configured
@@ -226,24 +228,31 @@ pub fn token_eq(a: &str, b: &str) -> bool {
 mod tests {
     use super::*;
 
-    #[test]
-    fn sessions_open_expire_and_close() {
-        let s = Sessions::default();
-        let id = s.open();
-        let sess = s.get(&id).expect("live");
-        assert_eq!(sess.csrf.len(), 64);
-        assert!(s.get("other").is_none());
-        s.close(&id);
-        assert!(s.get(&id).is_none());
+    fn memory() -> Sessions {
+        let store = crate::store::Store::open_in_memory().unwrap();
+        Sessions::new(Shared::Sqlite(crate::store::backend::SqliteShared::new(
+            store,
+        )))
     }
 
-    #[test]
-    fn login_tokens_are_one_time() {
-        let s = Sessions::default();
+    #[tokio::test]
+    async fn sessions_open_expire_and_close() {
+        let s = memory();
+        let id = s.open().await.unwrap();
+        let sess = s.get(&id).await.unwrap().expect("live");
+        assert_eq!(sess.csrf.len(), 64);
+        assert!(s.get("other").await.unwrap().is_none());
+        s.close(&id).await.unwrap();
+        assert!(s.get(&id).await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn login_tokens_are_one_time() {
+        let s = memory();
         let t = s.login_token();
-        assert!(s.redeem(&t));
-        assert!(!s.redeem(&t));
-        assert!(!s.redeem("made-up"));
+        assert!(s.redeem(&t).await.unwrap());
+        assert!(!s.redeem(&t).await.unwrap());
+        assert!(!s.redeem("made-up").await.unwrap());
     }
 
     #[test]

@@ -344,7 +344,7 @@ async fn steps(
     let mut answer = if listed_here {
         list_tasks::list(st, &ctx, &st.records, &agent.endpoint, &owner, &params).await?
     } else if let Some(events) =
-        crate::tasks::replay::local(&st.replay, op, &owner, call.version, &params)
+        crate::tasks::replay::local(&st.replay, op, &owner, call.version, &params).await
     {
         // A resume from this gateway's own buffer (a peer that numbers no events).
         Answer::Stream(events)

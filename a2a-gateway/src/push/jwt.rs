@@ -8,6 +8,7 @@
 //! - `iat` and `exp`, at most [`MAX_LIFETIME_SECS`] apart (30 s of clock skew allowed);
 //! - `jti`: unique; a token is accepted once (ids are kept until the token expires).
 
+use crate::store::backend::TrustStore;
 use axum::http::{HeaderMap, StatusCode, header};
 use serde::Deserialize;
 
@@ -158,12 +159,17 @@ pub async fn check(
         return Err(mismatch());
     }
     let issuer = format!("{}/{}", cb.workspace_id, cb.agent_id);
-    match crate::trust::store::use_jti(&st.store, &issuer, &c.jti, c.exp) {
+    match st.shared.use_jti(&issuer, &c.jti, c.exp).await {
         Ok(true) => Ok(()),
         Ok(false) => Err((
             StatusCode::UNAUTHORIZED,
             "a2a_push_replayed",
             format!("token {:?} was already used", c.jti),
+        )),
+        Err(e) if e.is_unavailable() => Err((
+            StatusCode::SERVICE_UNAVAILABLE,
+            "a2a_store_unavailable",
+            e.to_string(),
         )),
         Err(e) => Err((
             StatusCode::INTERNAL_SERVER_ERROR,

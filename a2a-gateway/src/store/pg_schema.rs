@@ -22,7 +22,43 @@ pub const COMPONENT: &str = "gateway";
 
 /// The gateway's PostgreSQL migrations, in order (the index + 1 is the version in
 /// `a2a_schema`; a published migration is never edited, a fix is a new one).
-pub const PG_MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+pub const PG_MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
+
+/// 6: stream resume events as replicas share them (`store::backend::PgStreams`): a row names
+/// the whole key a resume must match (workspace, agent, task, caller version), a stream's end
+/// is a row of kind `end`; every insert statement announces the streams it added on channel
+/// `a2a_stream_events` (payload: the stream id), so a replica following a stream wakes.
+const V6: &str = r#"
+ALTER TABLE stream_events ADD COLUMN agent_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE stream_events ADD COLUMN caller_version TEXT NOT NULL DEFAULT '';
+ALTER TABLE stream_events ADD COLUMN kind TEXT NOT NULL DEFAULT 'event';
+CREATE INDEX stream_events_ended ON stream_events(created_at) WHERE kind = 'end';
+
+CREATE FUNCTION a2a_stream_events_added() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('a2a_stream_events', s) FROM (SELECT DISTINCT stream_id AS s FROM added) d;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER stream_events_added AFTER INSERT ON stream_events
+    REFERENCING NEW TABLE AS added
+    FOR EACH STATEMENT EXECUTE FUNCTION a2a_stream_events_added();
+"#;
+
+/// 5: console sessions, login links and signing keys as replicas share them
+/// (`store::backend::SessionStore`, `TrustStore`): a session keeps its CSRF token (every
+/// replica checks a form against it); a one-time login link, signed with the shared secret
+/// `console_link_key`, is spent by one row (of two replicas redeeming it, one inserts); the
+/// signing keys get an insertion order (SQLite's `rowid`, the tie-break of their listing).
+const V5: &str = r#"
+ALTER TABLE console_sessions ADD COLUMN csrf TEXT NOT NULL DEFAULT '';
+CREATE TABLE console_links_spent (
+    token_hash BYTEA PRIMARY KEY,
+    expires_at BIGINT NOT NULL
+);
+CREATE INDEX console_links_spent_expires ON console_links_spent(expires_at);
+ALTER TABLE card_signing_keys ADD COLUMN seq BIGINT GENERATED ALWAYS AS IDENTITY;
+CREATE INDEX push_jwt_seen_expires ON push_jwt_seen(expires_at);
+"#;
 
 /// 4: approvals and kills reach every replica (`store::backend::HoldStore`): a change of an
 /// approval's state is announced on channel `a2a_approvals` (payload: the approval id) and a

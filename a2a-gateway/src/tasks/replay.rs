@@ -18,6 +18,7 @@ use futures::StreamExt;
 use futures::stream::BoxStream;
 use serde_json::Value;
 
+use crate::store::backend::{PgStreams, StreamKey, StreamRow};
 use crate::{protocol::errors::Refusal, protocol::errors::Version};
 
 /// Events kept per stream.
@@ -32,11 +33,14 @@ pub const MAX_AGE: Duration = Duration::from_secs(3600);
 type Key = (String, String, String, Version, u64);
 type Item = Result<Value, Refusal>;
 
-/// The replay buffers of one gateway process.
+/// The replay buffers of one gateway process; with `shared`, each buffered stream is also
+/// written to PostgreSQL, and a resume this process does not keep is read from there
+/// (`super::replay_shared`).
 #[derive(Default)]
 pub struct Buffers {
     streams: Mutex<HashMap<Key, Arc<Buf>>>,
     next: AtomicU64,
+    shared: Option<PgStreams>,
 }
 
 struct Buf {
@@ -86,16 +90,19 @@ impl Buf {
         Read::Events(evs, s.ended.is_some())
     }
 
-    fn push(&self, ev: Value) {
+    /// Adds an event; its number.
+    fn push(&self, ev: Value) -> u64 {
+        let mut n = 0;
         if let Ok(mut s) = self.state.lock() {
             s.last += 1;
-            let n = s.last;
+            n = s.last;
             s.events.push_back((n, ev));
             while s.events.len() > MAX_EVENTS {
                 s.events.pop_front();
             }
         }
         self.changed.send_modify(|c| *c += 1);
+        n
     }
 
     fn end(&self, err: Option<Refusal>) {
@@ -162,6 +169,14 @@ fn task_of(ev: &Value) -> Option<String> {
 }
 
 impl Buffers {
+    /// Buffers that also keep their streams in PostgreSQL, for resumes on any replica.
+    pub fn shared(streams: PgStreams) -> Buffers {
+        Buffers {
+            shared: Some(streams),
+            ..Buffers::default()
+        }
+    }
+
     /// The relayed stream `events` of `workspace`/`agent` toward a `version` caller: through a
     /// buffer when the peer numbers nothing (its first event has no id) and the stream has a
     /// task; unchanged otherwise.
@@ -186,7 +201,20 @@ impl Buffers {
                 while let Some(ev) = events.next().await { yield ev }
                 return;
             };
-            let stream = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+            let stream = match &self.shared {
+                Some(_) => crate::tasks::replay_shared::stream_number(),
+                None => self.next.fetch_add(1, Ordering::Relaxed) + 1,
+            };
+            let kept = self.shared.clone().map(|pg| {
+                let key = StreamKey {
+                    stream,
+                    workspace: workspace.clone(),
+                    agent: agent.clone(),
+                    task: task.clone(),
+                    version: version.as_str().to_owned(),
+                };
+                (pg, key)
+            });
             let buf = Arc::new(Buf {
                 state: Mutex::new(State::default()),
                 changed: tokio::sync::watch::channel(0).0,
@@ -197,16 +225,32 @@ impl Buffers {
             let until = tokio::time::Instant::from_std(buf.began + MAX_AGE);
             tokio::spawn(async move {
                 let mut next = Some(first);
+                let mut last = 0;
                 while let Some(item) = next {
                     match item {
-                        Ok(ev) => pump.push(ev),
-                        Err(r) => { pump.end(Some(r)); return; }
+                        Ok(ev) => {
+                            let row = kept.as_ref().map(|_| ev.to_string());
+                            last = pump.push(ev);
+                            if let (Some((pg, key)), Some(body)) = (&kept, row) {
+                                pg.enqueue(key, StreamRow { seq: last, end: false, body });
+                            }
+                        }
+                        Err(r) => {
+                            if let Some((pg, key)) = &kept {
+                                pg.enqueue(key, crate::tasks::replay_shared::end_row(last, Some(&r)));
+                            }
+                            pump.end(Some(r));
+                            return;
+                        }
                     }
                     // Nobody reads and the buffer was evicted: stop reading the peer.
                     if Arc::strong_count(&pump) == 1 {
                         break;
                     }
                     next = tokio::time::timeout_at(until, events.next()).await.ok().flatten();
+                }
+                if let Some((pg, key)) = &kept {
+                    pg.enqueue(key, crate::tasks::replay_shared::end_row(last, None));
                 }
                 pump.end(None);
             });
@@ -257,9 +301,10 @@ impl Buffers {
 }
 
 /// A resuming SubscribeToTask of `owner` served from this gateway's buffer (see
-/// this module), when the id is one of its own and the buffer still holds it; `None`: the
-/// peer is asked (and a resume it cannot serve gets the gap marker).
-pub(crate) fn local(
+/// this module), when the id is one of its own and the buffer still holds it, or else from
+/// PostgreSQL when the streams are shared and the table keeps it; `None`: the peer is asked
+/// (and a resume it cannot serve gets the gap marker).
+pub(crate) async fn local(
     buffers: &Buffers,
     op: crate::protocol::ops::Operation,
     owner: &crate::tasks::ownership::Owner,
@@ -281,7 +326,19 @@ pub(crate) fn local(
         task,
         version,
     );
-    buffers.resume(key, stream, after)
+    if let Some(s) = buffers.resume(key.clone(), stream, after) {
+        return Some(s);
+    }
+    let pg = buffers.shared.clone()?;
+    let (workspace, agent, task, version) = key;
+    let key = StreamKey {
+        stream,
+        workspace,
+        agent,
+        task,
+        version: version.as_str().to_owned(),
+    };
+    crate::tasks::replay_shared::resume(pg, key, after, MAX_AGE).await
 }
 
 #[cfg(test)]
@@ -306,6 +363,14 @@ mod tests {
         }
         buf.end(None);
         (b, buf, key)
+    }
+
+    #[test]
+    fn the_tables_bounds_are_the_buffers() {
+        let b = crate::store::backend::StreamBounds::default();
+        assert_eq!(b.max_events, MAX_EVENTS as u64);
+        assert_eq!(b.grace, GRACE);
+        assert_eq!(b.max_age, MAX_AGE);
     }
 
     #[tokio::test]

@@ -30,7 +30,8 @@ pub use a2a_client::signing::Trust;
 use crate::config::Config;
 use crate::protocol::errors::Refusal;
 use crate::store::Agent;
-use crate::store::Store;
+use crate::store::backend::{Shared, SqliteShared, TrustStore};
+use crate::store::{Store, StoreError};
 pub use crate::{store::KeySource, store::deserialize_key_source};
 
 /// The response header with the trust state of the card behind a governed card or call.
@@ -49,7 +50,7 @@ pub struct TrustState {
     /// Each workspace's "require signed cards" switch, read at most every [`SWITCH_TTL`].
     switches: Mutex<HashMap<String, (bool, std::time::Instant)>>,
     /// Where the workspaces' switches are kept.
-    store: Store,
+    store: Shared,
     /// The fleet's `require_signed_cards`.
     require_signed_cards: bool,
     /// Development mode: http and loopback JWKS URLs allowed.
@@ -79,6 +80,17 @@ impl TrustState {
         http: reqwest::Client,
         config: &Config,
         store: Store,
+        seal: Option<own::SealKey>,
+    ) -> TrustState {
+        TrustState::on(http, config, Shared::Sqlite(SqliteShared::new(store)), seal)
+    }
+
+    /// [`TrustState::new`] with the switches on `store`'s backend (on PostgreSQL, shared by
+    /// every replica).
+    pub fn on(
+        http: reqwest::Client,
+        config: &Config,
+        store: Shared,
         seal: Option<own::SealKey>,
     ) -> TrustState {
         TrustState {
@@ -135,10 +147,11 @@ impl TrustState {
 
 impl TrustState {
     /// Whether signed cards are required for `workspace` (the fleet's `require_signed_cards`, or
-    /// the workspace's own switch).
-    pub fn signing_required(&self, workspace: &str) -> bool {
+    /// the workspace's own switch). A database that cannot be reached is an error (the caller
+    /// answers 503); another failed read counts as "not set", as it always has.
+    pub async fn signing_required(&self, workspace: &str) -> Result<bool, StoreError> {
         if self.require_signed_cards {
-            return true;
+            return Ok(true);
         }
         let now = std::time::Instant::now();
         if let Some((on, at)) = self
@@ -148,16 +161,17 @@ impl TrustState {
             .and_then(|m| m.get(workspace).copied())
             && now.duration_since(at) < SWITCH_TTL
         {
-            return on;
+            return Ok(on);
         }
-        let on = store::require_signed(&self.store, workspace)
-            .ok()
-            .flatten()
-            .unwrap_or(false);
+        let on = match self.store.require_signed(workspace).await {
+            Ok(v) => v.unwrap_or(false),
+            Err(e) if e.is_unavailable() => return Err(e),
+            Err(_) => false,
+        };
         if let Ok(mut m) = self.switches.lock() {
             m.insert(workspace.to_owned(), (on, now));
         }
-        on
+        Ok(on)
     }
 
     /// Forgets the kept switch of `workspace` (after the admin API changed it).
@@ -171,7 +185,10 @@ impl TrustState {
     /// (nothing is sent to the peer): an invalid signature always refuses; with trusted keys for
     /// the agent or required signing, anything but a verified card refuses.
     pub async fn check_card(&self, agent: &Agent, card: &FetchedCard) -> Result<Trust, Refusal> {
-        let required = self.signing_required(&agent.workspace_id);
+        let required = self
+            .signing_required(&agent.workspace_id)
+            .await
+            .map_err(|e| Refusal::store("card trust", &e))?;
         let source = match agent.pinned_card_key.as_deref() {
             Some(s) if !s.trim().is_empty() => Some(
                 KeySource::parse(s, self.dev_mode)

@@ -16,6 +16,7 @@ use a2a_client::signing::{self, CardKey};
 use super::store as ts;
 use crate::config::Config;
 use crate::governance::step::CardSigner;
+use crate::store::backend::{NewestKey, Shared, TrustStore};
 use crate::{store::Store, store::StoreError};
 
 /// Shortest secret accepted for sealing private keys (bytes).
@@ -115,38 +116,70 @@ fn no_seal() -> StoreError {
     )
 }
 
-/// Makes a new ES256 key; with `rotate`, every other active key is retired (it stays in the
-/// key set for the grace period).
+/// A fresh ES256 key: its kid, public JWK and sealed private key.
+fn new_key(seal: Option<&SealKey>) -> Result<(String, Value, Vec<u8>), StoreError> {
+    let seal = seal.ok_or_else(no_seal)?;
+    let kid = format!("gw-{}-{}", ts::now(), &crate::ids::random_hex(4));
+    let (pkcs8, jwk) = signing::generate_es256(&kid).map_err(StoreError::Invalid)?;
+    let sealed = seal.seal(&kid, &pkcs8).map_err(StoreError::Invalid)?;
+    Ok((kid, jwk, sealed))
+}
+
+fn listed(keys: Vec<ts::SigningKeyInfo>, kid: &str) -> Result<ts::SigningKeyInfo, StoreError> {
+    keys.into_iter()
+        .find(|k| k.kid == kid)
+        .ok_or_else(|| StoreError::NotFound(format!("signing key {kid}")))
+}
+
+/// Makes a new ES256 key on a SQLite file; with `rotate`, every other active key is retired
+/// (it stays in the key set for the grace period).
 pub fn create_key(
     store: &Store,
     seal: Option<&SealKey>,
     rotate: bool,
 ) -> Result<ts::SigningKeyInfo, StoreError> {
-    let seal = seal.ok_or_else(no_seal)?;
-    let kid = format!("gw-{}-{}", ts::now(), &crate::ids::random_hex(4));
-    let (pkcs8, jwk) = signing::generate_es256(&kid).map_err(StoreError::Invalid)?;
-    let sealed = seal.seal(&kid, &pkcs8).map_err(StoreError::Invalid)?;
+    let (kid, jwk, sealed) = new_key(seal)?;
     ts::insert_key(store, &kid, &jwk, &sealed)?;
     if rotate {
         ts::retire_others(store, &kid)?;
     }
-    ts::list_keys(store)?
-        .into_iter()
-        .find(|k| k.kid == kid)
-        .ok_or_else(|| StoreError::NotFound(format!("signing key {kid}")))
+    listed(ts::list_keys(store)?, &kid)
+}
+
+/// [`create_key`] on the running gateway's backend (on PostgreSQL, shared by every replica).
+pub async fn create_key_in(
+    trust: &impl TrustStore,
+    seal: Option<&SealKey>,
+    rotate: bool,
+) -> Result<ts::SigningKeyInfo, StoreError> {
+    let (kid, jwk, sealed) = new_key(seal)?;
+    trust.insert_signing_key(&kid, &jwk, &sealed).await?;
+    if rotate {
+        trust.retire_other_keys(&kid).await?;
+    }
+    listed(trust.signing_keys().await?, &kid)
 }
 
 /// The key set served at `/a2a/.well-known/jwks.json`: active keys, and retired keys until
 /// `grace_secs` after their retirement.
 pub fn jwks(store: &Store, grace_secs: u64) -> Result<Value, StoreError> {
+    Ok(key_set(ts::list_keys(store)?, grace_secs))
+}
+
+/// [`jwks`] on the running gateway's backend.
+pub async fn jwks_in(trust: &impl TrustStore, grace_secs: u64) -> Result<Value, StoreError> {
+    Ok(key_set(trust.signing_keys().await?, grace_secs))
+}
+
+fn key_set(keys: Vec<ts::SigningKeyInfo>, grace_secs: u64) -> Value {
     let now = ts::now();
     let grace = i64::try_from(grace_secs).unwrap_or(i64::MAX);
-    let keys: Vec<Value> = ts::list_keys(store)?
+    let keys: Vec<Value> = keys
         .into_iter()
         .filter(|k| k.retired_at.is_none_or(|r| r.saturating_add(grace) > now))
         .map(|k| k.public_jwk)
         .collect();
-    Ok(json!({ "keys": keys }))
+    json!({ "keys": keys })
 }
 
 /// The URL of the gateway's key set (the signatures' `jku`).
@@ -158,12 +191,23 @@ pub fn jku(config: &Config) -> String {
 /// (or no sealing key). The same card keeps the same signatures (kept per key and card), so
 /// its ETag changes only when the card or the key does.
 pub struct OwnSigner {
-    store: Store,
+    source: Source,
     seal: Option<SealKey>,
     jku: String,
     keys: Mutex<HashMap<String, CardKey>>,
     made: Mutex<HashMap<Slot, Vec<Value>>>,
 }
+
+/// Where the newest active key is read.
+enum Source {
+    /// The SQLite file, read at each signing (microseconds).
+    File(Store),
+    /// A backend shared by replicas: the key as last read, every [`KEY_POLL`] by a task of the
+    /// backend's (signing never waits for the database).
+    Polled(NewestKey),
+}
+
+pub use crate::store::backend::KEY_POLL;
 
 /// A key id and the SHA-256 of a card: the signatures made for it are kept.
 type Slot = (String, Vec<u8>);
@@ -174,8 +218,22 @@ const MAX_KEPT: usize = 1024;
 impl OwnSigner {
     /// A signer over `store`'s keys.
     pub fn new(store: Store, seal: Option<SealKey>, config: &Config) -> OwnSigner {
+        OwnSigner::of(Source::File(store), seal, config)
+    }
+
+    /// A signer over the keys of `shared`: the SQLite file's read in place, PostgreSQL's as
+    /// last read by the backend (every [`KEY_POLL`]).
+    pub fn on(shared: &Shared, seal: Option<SealKey>, config: &Config) -> OwnSigner {
+        let source = match shared {
+            Shared::Sqlite(s) => Source::File(s.store().clone()),
+            Shared::Postgres(p) => Source::Polled(p.newest_signing_key()),
+        };
+        OwnSigner::of(source, seal, config)
+    }
+
+    fn of(source: Source, seal: Option<SealKey>, config: &Config) -> OwnSigner {
         OwnSigner {
-            store,
+            source,
             seal,
             jku: jku(config),
             keys: Mutex::default(),
@@ -184,7 +242,11 @@ impl OwnSigner {
     }
 
     fn key(&self) -> Option<CardKey> {
-        let (kid, sealed) = match ts::signing_key(&self.store) {
+        let newest = match &self.source {
+            Source::File(store) => ts::signing_key(store),
+            Source::Polled(cell) => Ok(Option::clone(&cell.load())),
+        };
+        let (kid, sealed) = match newest {
             Ok(Some(k)) => k,
             Ok(None) => return None,
             Err(e) => {

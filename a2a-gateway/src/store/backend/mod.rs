@@ -29,6 +29,12 @@
 //! stream of kills that reach every replica on PostgreSQL by notification; [`Holds`] either.
 //! Workspace policies and PII rules are behind [`GovDocStore`] (module `gov_docs`), read at the
 //! registry's epoch on PostgreSQL; [`GovDocs`] either.
+//!
+//! What one process kept in memory and replicas must share is behind three more traits
+//! (module `shared`): [`SecretStore`] (the page-token key), [`SessionStore`] (console
+//! sessions and login links) and [`TrustStore`] (card signing keys, "require signed cards",
+//! the push JWT replay guard); [`SqliteShared`] keeps today's single-process behaviour,
+//! [`PgShared`] shares them through PostgreSQL; [`Shared`] is either.
 
 use std::future::Future;
 
@@ -49,14 +55,18 @@ mod pg_holds;
 mod pg_keys;
 mod pg_push;
 mod pg_sends;
+mod pg_shared;
+mod pg_streams;
 mod pg_tasks;
 mod records;
 mod rows;
+mod shared;
 mod sqlite;
 mod sqlite_audit;
 mod sqlite_gov_docs;
 mod sqlite_holds;
 mod sqlite_records;
+mod sqlite_shared;
 
 pub use audit::{Audit, AuditStore, answered, export_jsonl};
 pub use gov_docs::{GovDocStore, GovDocs};
@@ -65,14 +75,20 @@ pub use pg::PgRegistry;
 pub use pg_audit::{PIPELINE, PgAudit};
 pub use pg_gov_docs::PgGovDocs;
 pub use pg_holds::PgHolds;
+pub use pg_shared::{KEY_POLL, NewestKey, PgShared};
+pub use pg_streams::{
+    BATCH as STREAM_BATCH, PgStreams, STREAM_EVENTS_CHANNEL, StreamBounds, StreamKey, StreamRow,
+};
 pub use pg_tasks::PgRecords;
 pub use records::{Records, SendStore, TaskStore};
 pub use rows::{AdminAuditRecord, AdminIdentity, Approval, ApprovalSummary, Kill, MAX_PAGE};
+pub use shared::{PAGE_KEY, SecretStore, SessionStore, Shared, SigningKeyInfo, TrustStore};
 pub use sqlite::SqliteRegistry;
 pub use sqlite_audit::SqliteAudit;
 pub use sqlite_gov_docs::SqliteGovDocs;
 pub use sqlite_holds::SqliteHolds;
 pub use sqlite_records::SqliteRecords;
+pub use sqlite_shared::{MAX_SESSIONS, SqliteShared};
 
 /// The registry's operations, on either backend (see the module doc). The `_seen` reads take
 /// the registry version a hop started at ([`Principal::registry_version`]) and skip the
