@@ -31,6 +31,7 @@ mod gateway_ops;
 mod gateway_peers;
 mod gateway_postgres;
 mod gateway_replicas;
+mod gateway_replicas_gov;
 mod gateway_translation;
 mod governance_approval;
 mod governance_approval_denial;
