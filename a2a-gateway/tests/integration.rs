@@ -80,7 +80,6 @@ mod registration;
 mod reload;
 mod reload_otlp;
 mod replica_streams;
-mod replicas_governance;
 mod resume;
 mod rust_peer;
 mod shutdown;
