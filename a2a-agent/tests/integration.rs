@@ -45,6 +45,8 @@ mod recovery;
 #[cfg(feature = "cli")]
 mod reload;
 mod replicas;
+#[cfg(feature = "postgres")]
+mod replicas_live;
 mod resume;
 #[cfg(feature = "cli")]
 mod settings;

@@ -63,6 +63,11 @@ pub trait EventSink: Send + Sync + 'static {
     /// Deliver `out`, recorded in the store's outbox under the numbers `seqs` (in order; empty
     /// when not recorded).
     fn dispatch(&self, out: Vec<Outgoing>, seqs: Vec<i64>);
+    /// Task `task_id` is taken over from another replica: its push configs may have been
+    /// registered there, read them again. Default: nothing.
+    async fn refresh(&self, task_id: &str) {
+        let _ = task_id;
+    }
 }
 
 /// A notification owed to one webhook config: what the store records, and the config.
@@ -393,6 +398,12 @@ impl EventSink for Arc<Dispatcher> {
                 })
             })
             .collect()
+    }
+
+    async fn refresh(&self, task_id: &str) {
+        if matches!(self.store.list(task_id).await, Ok(r) if !r.is_empty()) {
+            self.mark(task_id);
+        }
     }
 
     fn dispatch(&self, out: Vec<Outgoing>, seqs: Vec<i64>) {

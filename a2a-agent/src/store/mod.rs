@@ -7,6 +7,8 @@ mod memory;
 #[cfg(feature = "sqlite")]
 mod outbox;
 #[cfg(feature = "postgres")]
+mod pg_lease;
+#[cfg(feature = "postgres")]
 mod pg_schema;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -22,6 +24,10 @@ pub use api::{
 };
 pub use choice::StoreChoice;
 pub use memory::MemoryStore;
+#[cfg(feature = "postgres")]
+pub use pg_lease::DEFAULT_LEASE;
+#[cfg(feature = "postgres")]
+pub(crate) use pg_lease::{CANCELS_CHANNEL, EVENTS_CHANNEL, renew_every};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 #[cfg(feature = "postgres")]

@@ -8,6 +8,12 @@
 //! a replica that no longer holds its liveness lock are taken over at the next start
 //! ([`super::postgres`]). A task's `version` grows at every write: a follow-up turn begins only
 //! on the version its replica last saw.
+//!
+//! `agent_replicas` holds each replica's lease (its id and when the lease ends, in the
+//! database's clock): the replica renews it, for all its tasks at once, every third of the lease
+//! time; the unfinished tasks of a runner whose lease has ended are taken over by another
+//! replica ([`super::pg_lease`]). `cancel_requested` marks a task another replica was asked to
+//! cancel: its runner cancels it (told by `NOTIFY`, or finding the mark when it polls).
 
 /// The component name of the agent's migrations (row `a2a_schema('agent')`).
 pub(crate) const COMPONENT: &str = "agent";
@@ -22,8 +28,9 @@ macro_rules! open_states {
 pub(crate) use open_states;
 
 /// The migrations, oldest first (never edit one that was released: add another).
-pub(crate) const MIGRATIONS: &[&str] = &[concat!(
-    r#"
+pub(crate) const MIGRATIONS: &[&str] = &[
+    concat!(
+        r#"
 CREATE TABLE agent_tasks (
     id TEXT COLLATE "C" PRIMARY KEY,
     owner TEXT NOT NULL,
@@ -36,8 +43,8 @@ CREATE TABLE agent_tasks (
 );
 CREATE INDEX agent_tasks_owner_ts ON agent_tasks (owner, ts DESC, id DESC);
 CREATE INDEX agent_tasks_open ON agent_tasks (runner) WHERE "#,
-    open_states!(),
-    r#";
+        open_states!(),
+        r#";
 CREATE TABLE agent_push_outbox (
     seq BIGSERIAL PRIMARY KEY,
     task_id TEXT NOT NULL,
@@ -71,7 +78,17 @@ CREATE TABLE agent_replay_events (
     PRIMARY KEY (task_id, seq)
 );
 "#
-)];
+    ),
+    // 2: leases and cancel requests (several replicas: docs/agent.md "Several replicas").
+    r#"
+CREATE TABLE agent_replicas (
+    id TEXT PRIMARY KEY,
+    expires TIMESTAMPTZ NOT NULL
+);
+ALTER TABLE agent_tasks ADD COLUMN cancel_requested BOOLEAN NOT NULL DEFAULT false;
+CREATE INDEX agent_tasks_cancel ON agent_tasks (runner) WHERE cancel_requested;
+"#,
+];
 
 #[cfg(test)]
 mod tests {

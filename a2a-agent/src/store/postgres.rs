@@ -7,12 +7,12 @@
 //! other stores do, so a page token from one replica is valid on every other.
 //!
 //! Unfinished tasks and due notices carry their `runner`, the replica that wrote them. Each
-//! store holds its replica's liveness lock ([`a2a_pg::Alive`]: a session advisory lock that
-//! PostgreSQL frees when the process exits or is killed) for as long as it lives. At start
-//! ([`TaskStore::unfinished`], [`TaskStore::due_notices`]) a replica takes over, in one
-//! `UPDATE`, only the rows of runners that are gone: a replica that starts never ends the
-//! running tasks of another that is alive, and of two replicas starting together one takes
-//! each row.
+//! store holds its replica's lease, renewed every third of the lease time for all its rows at
+//! once ([`super::pg_lease`]), and its liveness lock ([`a2a_pg::Alive`]). At start and then
+//! periodically ([`TaskStore::unfinished`], [`TaskStore::due_notices`]) a replica takes over,
+//! in one `UPDATE`, only the rows of runners that are gone (their lease ended): a replica never
+//! ends the running tasks of another that is alive, and of two replicas taking over together
+//! one takes each row.
 //!
 //! Follow-ups (optimistic concurrency): every write of a task moves its `version`; the store
 //! remembers the version it last read or wrote of each unfinished task, and
@@ -21,6 +21,7 @@
 //! once, the second finds the version moved and its caller is refused.
 
 use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 use a2a_pg::tokio_postgres::types::ToSql;
@@ -41,7 +42,7 @@ pub(crate) fn pg(e: impl std::fmt::Display) -> StoreError {
 }
 
 /// An error of the shared plumbing (its messages name PostgreSQL already).
-fn setup(e: a2a_pg::PgError) -> StoreError {
+pub(super) fn setup(e: a2a_pg::PgError) -> StoreError {
     StoreError(e.to_string())
 }
 
@@ -61,14 +62,32 @@ pub struct PostgresStore {
     inner: Arc<Inner>,
 }
 
-struct Inner {
-    pool: Pool,
+pub(super) struct Inner {
+    pub(super) pool: Pool,
     /// This replica's id (a v4 UUID, new at each start).
-    replica: String,
+    pub(super) replica: String,
     /// This replica's liveness lock (freed when the store is dropped).
     _alive: Alive,
     /// The version of each unfinished task this replica last read or wrote (bounded).
     versions: Mutex<HashMap<String, i64>>,
+    /// The connection settings (the replicas' listener connects with them).
+    pub(super) config: a2a_pg::tokio_postgres::Config,
+    /// The lease time in ms (see [`super::pg_lease`]).
+    pub(super) lease_ms: AtomicU64,
+}
+
+impl Drop for Inner {
+    /// A store dropped (its replica stopped) gives its lease up, so that what it left is taken
+    /// over without waiting for the lease to end (best effort: only inside a runtime).
+    fn drop(&mut self) {
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            let pool = self.pool.clone();
+            let id = self.replica.clone();
+            rt.spawn(async move {
+                let _ = a2a_pg::execute(&pool, super::pg_lease::RELEASE, &[&id]).await;
+            });
+        }
+    }
 }
 
 /// Versions remembered at most; beyond, the memory is cleared and a follow-up begins on the
@@ -92,14 +111,30 @@ impl PostgresStore {
         let alive = Alive::hold(&cfg, COMPONENT, &replica)
             .await
             .map_err(setup)?;
-        Ok(PostgresStore {
+        let store = PostgresStore {
             inner: Arc::new(Inner {
                 pool,
                 replica,
                 _alive: alive,
                 versions: Mutex::new(HashMap::new()),
+                config: cfg,
+                lease_ms: AtomicU64::new(super::pg_lease::DEFAULT_LEASE.as_millis() as u64),
             }),
-        })
+        };
+        // The lease is held before anything is written under this replica's id.
+        store.renew().await?;
+        super::pg_lease::keep_renewing(Arc::downgrade(&store.inner));
+        Ok(store)
+    }
+
+    /// The store of `inner` (the lease renewer holds it weakly).
+    pub(super) fn of(inner: Arc<Inner>) -> PostgresStore {
+        PostgresStore { inner }
+    }
+
+    /// Its shared state.
+    pub(super) fn inner(&self) -> &Inner {
+        &self.inner
     }
 
     /// This replica's id (stored as the `runner` of what it writes).
@@ -148,26 +183,6 @@ impl PostgresStore {
     /// The version of task `id` this replica last saw, taken out.
     fn take_version(&self, id: &str) -> Option<i64> {
         self.inner.versions.lock().ok()?.remove(id)
-    }
-
-    /// The runners named in `table`'s rows matching `cond` whose replica is gone (its liveness
-    /// lock is free), this one excepted.
-    async fn dead_runners(&self, table: &str, cond: &str) -> Result<Vec<String>, StoreError> {
-        let c = self.inner.pool.get().await.map_err(pg)?;
-        let sql = format!("SELECT DISTINCT runner FROM {table} WHERE {cond} AND runner <> $1");
-        let st = c.prepare_cached(&sql).await.map_err(pg)?;
-        let rows = c.query(&st, &[&self.inner.replica]).await.map_err(pg)?;
-        let mut dead = Vec::new();
-        for r in &rows {
-            let runner: String = col(r, 0)?;
-            if !a2a_pg::is_alive(&c, COMPONENT, &runner)
-                .await
-                .map_err(setup)?
-            {
-                dead.push(runner);
-            }
-        }
-        Ok(dead)
     }
 }
 
@@ -394,6 +409,7 @@ impl TaskStore for PostgresStore {
             .await?;
         let mut out = rows.iter().map(task_of).collect::<Result<Vec<_>, _>>()?;
         out.sort_by(|a, b| (a.ms(), &a.task.id).cmp(&(b.ms(), &b.task.id)));
+        self.forget_leases().await;
         Ok(out)
     }
 
@@ -412,7 +428,8 @@ impl TaskStore for PostgresStore {
         let version = self.take_version(id);
         let rows = self
             .query(
-                "UPDATE agent_tasks SET state = $5, runner = $6, version = version + 1
+                "UPDATE agent_tasks SET state = $5, runner = $6, version = version + 1,
+                   cancel_requested = false
                  WHERE id = $1 AND state = $2 AND ts = $3
                    AND ($4::BIGINT IS NULL OR version = $4)
                  RETURNING version",

@@ -45,6 +45,8 @@ pub(crate) struct Live {
     /// Set once the task has been shown to the caller (the handler emitted, or the turn ended).
     pub(super) announced: watch::Sender<bool>,
     pub(super) running: AtomicBool,
+    /// A follower reads what other replicas publish of it (`peers`).
+    pub(super) followed: AtomicBool,
     /// Where its changes go (held weakly: an emitter that outlives the manager changes nothing).
     pub(super) writer: Weak<Writer>,
 }
@@ -74,6 +76,7 @@ impl Live {
             watch: watch::channel(state).0,
             announced: watch::channel(false).0,
             running: AtomicBool::new(false),
+            followed: AtomicBool::new(false),
             writer,
         }
     }

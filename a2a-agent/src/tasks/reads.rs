@@ -7,7 +7,7 @@ use super::send::{Start, Subscription};
 use super::{TaskManager, not_cancelable, terminal_subscribe};
 use crate::caller::CallerProfile;
 use crate::error::A2aError;
-use crate::handler::{status_change, trim_history};
+use crate::handler::trim_history;
 use crate::model::{Task, TaskState};
 use crate::store::{PageCursor, StoredTask, TaskFilter, TaskPage};
 
@@ -78,43 +78,45 @@ impl TaskManager {
             .map_err(|e| A2aError::internal(e.to_string()))
     }
 
-    /// CancelTask.
+    /// CancelTask. A task another replica runs is canceled there (see [`super::peers`]); one
+    /// no replica runs (waiting for input) is canceled here, its CANCELED event published to
+    /// the subscribers of every replica.
     pub async fn cancel(&self, id: &str, caller: &CallerProfile) -> Result<Task, A2aError> {
-        if let Some(live) = self.live_get(id) {
-            {
-                let g = live.state.lock().await;
-                if g.owner != caller.owner_key() {
-                    return Err(self.limits().error_table.foreign_task(id));
+        let live = match self.live_get(id) {
+            Some(l) if l.running.load(Ordering::SeqCst) => l,
+            // Not running here: as stored, it may run on another replica.
+            held => {
+                let seq = self.last_seq(id).await;
+                let rec = self.load_owned(id, caller).await?;
+                let s = rec.task.status.state;
+                if s.is_terminal() {
+                    return Err(not_cancelable(id, s));
                 }
-                if g.task.status.state.is_terminal() {
-                    return Err(not_cancelable(id, g.task.status.state));
+                if matches!(s, TaskState::Submitted | TaskState::Working)
+                    && let Some(r) = self.cancel_remote(id).await
+                {
+                    return r;
+                }
+                match held {
+                    Some(l) => l,
+                    None => self.register(rec.task, rec.owner, seq),
                 }
             }
-            self.writer
-                .update(&live, |t| Some(status_change(t, TaskState::Canceled, None)))
-                .await;
-            live.cancel.cancel();
-            if !live.running.load(Ordering::SeqCst) {
-                self.live_remove(id);
-            }
+        };
+        {
             let g = live.state.lock().await;
-            if g.task.status.state != TaskState::Canceled {
+            if g.owner != caller.owner_key() {
+                return Err(self.limits().error_table.foreign_task(id));
+            }
+            if g.task.status.state.is_terminal() {
                 return Err(not_cancelable(id, g.task.status.state));
             }
-            return Ok(g.task.clone());
         }
-        let mut rec = self.load_owned(id, caller).await?;
-        if rec.task.status.state.is_terminal() {
-            return Err(not_cancelable(id, rec.task.status.state));
+        if !live.running.load(Ordering::SeqCst) {
+            // Followed from another replica: numbered after the last event there.
+            self.catch_up(&live).await;
         }
-        status_change(&mut rec.task, TaskState::Canceled, None);
-        let task = rec.task.clone();
-        self.writer
-            .store
-            .put(rec)
-            .await
-            .map_err(|e| A2aError::internal(e.to_string()))?;
-        Ok(task)
+        self.cancel_live(id, &live).await
     }
 
     /// SubscribeToTask.
@@ -138,8 +140,9 @@ impl TaskManager {
         let live = match self.live_get(id) {
             Some(l) => l,
             None => {
-                let rec = self.load_owned(id, caller).await?;
+                // The number first: a task stored meanwhile is newer, never older, than it.
                 let cur = self.last_seq(id).await;
+                let rec = self.load_owned(id, caller).await?;
                 if rec.task.status.state.is_terminal() {
                     let Some(after) = last_event_id else {
                         return Err(terminal_subscribe(id));
@@ -151,9 +154,11 @@ impl TaskManager {
                         events: Events::ended(),
                     });
                 }
-                // Not live in this process (e.g. after a restart): register it so later turns
-                // reach us.
-                self.register(rec.task, rec.owner, cur)
+                // Not live in this process (after a restart, or run by another replica):
+                // register it so later turns reach us, and follow what other replicas publish.
+                let live = self.register(rec.task, rec.owner, cur);
+                self.follow(id, &live);
+                live
             }
         };
         let mut g = live.state.lock().await;

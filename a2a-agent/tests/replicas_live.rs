@@ -1,0 +1,282 @@
+//! Several agents on one PostgreSQL database, live (issue 33): a subscriber on replica B of a
+//! task running on replica A gets every event in order exactly once, and so does a
+//! `Last-Event-ID` resume on B, on both bindings in both versions, also while B's listener is
+//! cut off; CancelTask on B reaches A's handler and every subscriber gets CANCELED; a
+//! replica killed with `kill -9` has its task failed by the survivor within the lease time,
+//! its subscriber and its webhook told.
+
+use crate::common::*;
+use crate::resume::{Ev, WAYS, Way, chunks, completes, event, ids, read, subscribe};
+use a2a_agent::model::{Artifact, Part, TaskState};
+use a2a_agent::{AgentConfig, Handler, HandlerError, Reply, RequestContext};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
+
+/// Emits `n` chunks (`c0`, `c1`, ...) of one artifact, each once the test gives a permit, then
+/// completes.
+struct Gated {
+    n: usize,
+    permits: Arc<Semaphore>,
+}
+
+#[async_trait::async_trait]
+impl Handler for Gated {
+    async fn handle(&self, ctx: RequestContext) -> Result<Reply, HandlerError> {
+        for i in 0..self.n {
+            match self.permits.acquire().await {
+                Ok(p) => p.forget(),
+                Err(_) => return Err(HandlerError::failed("closed")),
+            }
+            ctx.emit_artifact(
+                Artifact {
+                    artifact_id: "out".into(),
+                    parts: vec![Part::text(format!("c{i}"))],
+                    ..Default::default()
+                },
+                i > 0,
+                i + 1 == self.n,
+            )
+            .await;
+        }
+        Ok(Reply::State(TaskState::Completed, None))
+    }
+}
+
+/// Waits until its task is canceled (and says so), or until a 60 s bound.
+struct Waiter {
+    saw_cancel: Arc<AtomicBool>,
+}
+
+#[async_trait::async_trait]
+impl Handler for Waiter {
+    async fn handle(&self, ctx: RequestContext) -> Result<Reply, HandlerError> {
+        if ctx.text().contains("input") {
+            return Ok(Reply::input_required("more, please"));
+        }
+        tokio::select! {
+            _ = ctx.cancelled() => {
+                self.saw_cancel.store(true, Ordering::SeqCst);
+                Err(HandlerError::failed("canceled"))
+            }
+            _ = tokio::time::sleep(Duration::from_secs(60)) => Ok(Reply::text("too late")),
+        }
+    }
+}
+
+/// A library server on database `url` running `handler`.
+async fn replica(url: &str, handler: impl Handler) -> a2a_agent::ServerHandle {
+    start_with(
+        a2a_agent::demo::echo_card(),
+        handler,
+        AgentConfig {
+            store: Some(url.to_owned()),
+            ..open_config()
+        },
+    )
+    .await
+}
+
+/// Cuts every `LISTEN`ing session of the database at `url` (the replicas' listeners): they
+/// reconnect by themselves, and poll the log while they are away.
+async fn cut_listeners(url: &str) {
+    let (c, conn) = a2a_pg::tokio_postgres::connect(url, a2a_pg::tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let rows = c
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+             WHERE query LIKE 'LISTEN %' AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert!(!rows.is_empty(), "the replicas listen");
+}
+
+/// The stream's kind of its first event (the snapshot: `task`).
+fn first_kind(way: Way, evs: &[Ev]) -> String {
+    event(way, evs[0].data.as_ref().unwrap()).0
+}
+
+fn consecutive(evs: &[Ev]) -> bool {
+    ids(evs).windows(2).all(|w| w[1] == w[0] + 1)
+}
+
+fn texts(from: usize, to: usize) -> Vec<String> {
+    (from..to).map(|i| format!("c{i}")).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_and_a_resume_on_b_get_every_event_of_a_task_running_on_a() {
+    let Some(cluster) = crate::store_suite::cluster() else {
+        return;
+    };
+    cluster.create_database("live").unwrap();
+    let url = cluster.url_of("live");
+    let permits = Arc::new(Semaphore::new(0));
+    let a = replica(
+        &url,
+        Gated {
+            n: 10,
+            permits: permits.clone(),
+        },
+    )
+    .await;
+    let b = replica(
+        &url,
+        Gated {
+            n: 10,
+            permits: Arc::new(Semaphore::new(0)),
+        },
+    )
+    .await;
+    for (i, way) in WAYS.into_iter().enumerate() {
+        let id = send_async(a.url(), "go").await;
+        wait_task(b.url(), &id, |s| s == "TASK_STATE_WORKING").await;
+        // Subscribed on B before the task emits anything: one reads to the end, one reads the
+        // snapshot and five chunks, then comes back with Last-Event-ID.
+        let whole = tokio::spawn(read(subscribe(b.url(), way, &id, None).await, usize::MAX));
+        let cut = subscribe(b.url(), way, &id, None).await;
+        permits.add_permits(5);
+        let first = read(cut, 6).await;
+        assert_eq!(first_kind(way, &first), "task", "{way:?} {first:?}");
+        assert_eq!(chunks(way, &first), texts(0, 5), "{way:?} {first:?}");
+        assert!(consecutive(&first), "{way:?} {first:?}");
+        if i % 2 == 1 {
+            // The rest is announced while B's listener is away (polled, then caught up).
+            cut_listeners(&url).await;
+        }
+        let last = first.last().unwrap().id.unwrap().to_string();
+        let resumed = subscribe(b.url(), way, &id, Some(&last)).await;
+        permits.add_permits(5);
+        let rest = read(resumed, usize::MAX).await;
+        assert_eq!(chunks(way, &rest), texts(5, 10), "{way:?} {rest:?}");
+        assert_eq!(
+            rest[0].id.unwrap(),
+            first.last().unwrap().id.unwrap() + 1,
+            "{way:?} {rest:?}"
+        );
+        assert!(consecutive(&rest), "{way:?} {rest:?}");
+        assert!(completes(way, &rest), "{way:?} {rest:?}");
+        let all = tokio::time::timeout(Duration::from_secs(30), whole)
+            .await
+            .expect("the whole stream ends after the final event")
+            .unwrap();
+        assert_eq!(first_kind(way, &all), "task", "{way:?} {all:?}");
+        assert_eq!(chunks(way, &all), texts(0, 10), "{way:?} {all:?}");
+        assert!(consecutive(&all), "{way:?} {all:?}");
+        assert!(completes(way, &all), "{way:?} {all:?}");
+        assert_eq!(
+            all.len(),
+            12,
+            "the snapshot, ten chunks, the end: {way:?} {all:?}"
+        );
+    }
+    a.shutdown().await;
+    b.shutdown().await;
+}
+
+/// A 1.0 JSON-RPC SubscribeToTask on `url`, open (its response headers read).
+async fn open_subscription(url: &str, id: &str) -> reqwest::Response {
+    client()
+        .post(format!("{url}/"))
+        .header("A2A-Version", "1.0")
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask",
+                      "params": {"id": id}}),
+        )
+        .send()
+        .await
+        .unwrap()
+}
+
+/// The state of the last event of a 1.0 JSON-RPC stream.
+fn last_state(evs: &[Value]) -> String {
+    let r = &evs.last().unwrap_or_else(|| panic!("no events"))["result"];
+    let s = r["statusUpdate"]["status"]["state"]
+        .as_str()
+        .or_else(|| r["task"]["status"]["state"].as_str())
+        .unwrap_or("");
+    s.to_owned()
+}
+
+/// Polls `f` until it holds, for at most `within`.
+async fn until(within: Duration, f: impl Fn() -> bool) -> bool {
+    let deadline = Instant::now() + within;
+    while !f() {
+        if Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    true
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_on_b_reaches_the_handler_on_a_and_every_subscriber_gets_canceled() {
+    let Some(cluster) = crate::store_suite::cluster() else {
+        return;
+    };
+    cluster.create_database("cancel").unwrap();
+    let url = cluster.url_of("cancel");
+    let saw_cancel = Arc::new(AtomicBool::new(false));
+    let a = replica(
+        &url,
+        Waiter {
+            saw_cancel: saw_cancel.clone(),
+        },
+    )
+    .await;
+    let b = replica(
+        &url,
+        Waiter {
+            saw_cancel: Arc::new(AtomicBool::new(false)),
+        },
+    )
+    .await;
+    // Running on A.
+    let id = send_async(a.url(), "wait").await;
+    wait_task(b.url(), &id, |s| s == "TASK_STATE_WORKING").await;
+    let on_a = tokio::spawn(sse_events(open_subscription(a.url(), &id).await));
+    let on_b = tokio::spawn(sse_events(open_subscription(b.url(), &id).await));
+    let (_, v) = rpc(b.url(), "CancelTask", json!({"id": id})).await;
+    assert_eq!(state(&v["result"]), "TASK_STATE_CANCELED", "{v}");
+    assert!(
+        until(Duration::from_secs(5), || saw_cancel.load(Ordering::SeqCst)).await,
+        "A's handler saw the cancel"
+    );
+    for (who, sub) in [("A", on_a), ("B", on_b)] {
+        let evs = tokio::time::timeout(Duration::from_secs(30), sub)
+            .await
+            .unwrap_or_else(|_| panic!("{who}'s stream ends"))
+            .unwrap();
+        assert_eq!(last_state(&evs), "TASK_STATE_CANCELED", "{who}: {evs:?}");
+    }
+    let (_, v) = rpc(a.url(), "GetTask", json!({"id": id})).await;
+    assert_eq!(state(&v["result"]), "TASK_STATE_CANCELED", "{v}");
+    let (_, v) = rpc(b.url(), "CancelTask", json!({"id": id})).await;
+    assert_eq!(v["error"]["code"], -32002, "not cancelable any more: {v}");
+
+    // Waiting for input (no replica runs it): canceled on B, told to A's subscriber.
+    let (_, v) = rpc(a.url(), "SendMessage", json!({"message": msg("input")})).await;
+    assert_eq!(
+        state(&v["result"]["task"]),
+        "TASK_STATE_INPUT_REQUIRED",
+        "{v}"
+    );
+    let id = v["result"]["task"]["id"].as_str().unwrap().to_owned();
+    let on_a = tokio::spawn(sse_events(open_subscription(a.url(), &id).await));
+    let (_, v) = rpc(b.url(), "CancelTask", json!({"id": id})).await;
+    assert_eq!(state(&v["result"]), "TASK_STATE_CANCELED", "{v}");
+    let evs = tokio::time::timeout(Duration::from_secs(30), on_a)
+        .await
+        .expect("A's stream ends")
+        .unwrap();
+    assert_eq!(last_state(&evs), "TASK_STATE_CANCELED", "{evs:?}");
+    a.shutdown().await;
+    b.shutdown().await;
+}
