@@ -25,9 +25,9 @@ pub use api::{
 pub use choice::StoreChoice;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
-pub use pg_lease::DEFAULT_LEASE;
+pub use pg_schema::DEFAULT_LEASE;
 #[cfg(feature = "postgres")]
-pub(crate) use pg_lease::{CANCELS_CHANNEL, EVENTS_CHANNEL, renew_every};
+pub(crate) use pg_schema::{CANCELS_CHANNEL, EVENTS_CHANNEL, renew_every};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 #[cfg(feature = "postgres")]

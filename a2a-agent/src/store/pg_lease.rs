@@ -15,56 +15,12 @@
 //! (`cancel_requested`) and sends `NOTIFY` on [`CANCELS_CHANNEL`] with the task id; the runner
 //! cancels it (it listens, and reads the marks itself while its listener is away).
 
-use std::sync::Weak;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::api::StoreError;
-use super::pg_schema::{COMPONENT, open_states};
-use super::postgres::{Inner, PostgresStore, col, pg, setup};
-
-/// The lease time unless set ([`PostgresStore::set_lease`]; the agent's `replica_lease`).
-pub const DEFAULT_LEASE: Duration = Duration::from_secs(10);
-
-/// The channel on which a replica announces each event it adds to the replay log (payload:
-/// `SEQ TASK_ID`, never the event).
-pub(crate) const EVENTS_CHANNEL: &str = "a2a_agent_events";
-/// The channel on which a replica asks the runner of a task to cancel it (payload: the id).
-pub(crate) const CANCELS_CHANNEL: &str = "a2a_agent_cancels";
-
-/// Gives a replica's lease up (its store was dropped).
-pub(super) const RELEASE: &str = "DELETE FROM agent_replicas WHERE id = $1";
-
-const RENEW: &str = "INSERT INTO agent_replicas(id, expires)
-    VALUES ($1, now() + make_interval(secs => $2))
-    ON CONFLICT (id) DO UPDATE SET expires = EXCLUDED.expires";
-
-/// Renews the lease of the store behind `inner` every third of its lease time, until the store
-/// is dropped.
-pub(super) fn keep_renewing(inner: Weak<Inner>) {
-    let Ok(rt) = tokio::runtime::Handle::try_current() else {
-        return;
-    };
-    rt.spawn(async move {
-        loop {
-            let every = match inner.upgrade() {
-                Some(i) => renew_every(Duration::from_millis(i.lease_ms.load(Ordering::Relaxed))),
-                None => return,
-            };
-            tokio::time::sleep(every).await;
-            let Some(i) = inner.upgrade() else { return };
-            let store = PostgresStore::of(i);
-            if let Err(e) = store.renew().await {
-                tracing::warn!(error = %e, "postgres: renewing this replica's lease failed");
-            }
-        }
-    });
-}
-
-/// How often a lease of `lease` is renewed (and gone replicas looked for): a third of it.
-pub fn renew_every(lease: Duration) -> Duration {
-    (lease / 3).max(Duration::from_millis(50))
-}
+use super::pg_schema::{CANCELS_CHANNEL, COMPONENT, RENEW, open_states};
+use super::postgres::{PostgresStore, col, pg, setup};
 
 impl PostgresStore {
     /// The lease time: how long another replica waits, after this one stopped renewing, before

@@ -12,8 +12,32 @@
 //! `agent_replicas` holds each replica's lease (its id and when the lease ends, in the
 //! database's clock): the replica renews it, for all its tasks at once, every third of the lease
 //! time; the unfinished tasks of a runner whose lease has ended are taken over by another
-//! replica ([`super::pg_lease`]). `cancel_requested` marks a task another replica was asked to
+//! replica (`pg_lease`). `cancel_requested` marks a task another replica was asked to
 //! cancel: its runner cancels it (told by `NOTIFY`, or finding the mark when it polls).
+
+use std::time::Duration;
+
+/// The lease time unless set (`PostgresStore::set_lease`; the agent's `replica_lease`).
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(10);
+
+/// How often a lease of `lease` is renewed (and gone replicas looked for): a third of it.
+pub(crate) fn renew_every(lease: Duration) -> Duration {
+    (lease / 3).max(Duration::from_millis(50))
+}
+
+/// The channel on which a replica announces each event it adds to the replay log (payload:
+/// `SEQ TASK_ID`, never the event).
+pub(crate) const EVENTS_CHANNEL: &str = "a2a_agent_events";
+/// The channel on which a replica asks the runner of a task to cancel it (payload: the id).
+pub(crate) const CANCELS_CHANNEL: &str = "a2a_agent_cancels";
+
+/// Renews replica `$1`'s lease for `$2` seconds (one statement for all its tasks).
+pub(super) const RENEW: &str = "INSERT INTO agent_replicas(id, expires)
+    VALUES ($1, now() + make_interval(secs => $2))
+    ON CONFLICT (id) DO UPDATE SET expires = EXCLUDED.expires";
+
+/// Gives replica `$1`'s lease up (its store was dropped).
+pub(super) const RELEASE: &str = "DELETE FROM agent_replicas WHERE id = $1";
 
 /// The component name of the agent's migrations (row `a2a_schema('agent')`).
 pub(crate) const COMPONENT: &str = "agent";

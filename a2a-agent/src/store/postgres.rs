@@ -8,7 +8,7 @@
 //!
 //! Unfinished tasks and due notices carry their `runner`, the replica that wrote them. Each
 //! store holds its replica's lease, renewed every third of the lease time for all its rows at
-//! once ([`super::pg_lease`]), and its liveness lock ([`a2a_pg::Alive`]). At start and then
+//! once (`pg_lease`), and its liveness lock ([`a2a_pg::Alive`]). At start and then
 //! periodically ([`TaskStore::unfinished`], [`TaskStore::due_notices`]) a replica takes over,
 //! in one `UPDATE`, only the rows of runners that are gone (their lease ended): a replica never
 //! ends the running tasks of another that is alive, and of two replicas taking over together
@@ -21,8 +21,9 @@
 //! once, the second finds the version moved and its caller is refused.
 
 use std::collections::HashMap;
-use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 
 use a2a_pg::tokio_postgres::types::ToSql;
 use a2a_pg::tokio_postgres::{IsolationLevel, Row};
@@ -33,7 +34,7 @@ use bytes::Bytes;
 use super::api::{
     DueNotice, Notice, PageCursor, StoreError, StoredTask, TaskFilter, TaskPage, TaskStore,
 };
-use super::pg_schema::{COMPONENT, MIGRATIONS, open_states};
+use super::pg_schema::{COMPONENT, DEFAULT_LEASE, MIGRATIONS, RELEASE, open_states, renew_every};
 use crate::model::{Task, TaskState, TaskStatus};
 
 /// A PostgreSQL error (or any other failure of this store) as a store error.
@@ -72,7 +73,7 @@ pub(super) struct Inner {
     versions: Mutex<HashMap<String, i64>>,
     /// The connection settings (the replicas' listener connects with them).
     pub(super) config: a2a_pg::tokio_postgres::Config,
-    /// The lease time in ms (see [`super::pg_lease`]).
+    /// The lease time in ms (see `pg_lease`).
     pub(super) lease_ms: AtomicU64,
 }
 
@@ -84,7 +85,7 @@ impl Drop for Inner {
             let pool = self.pool.clone();
             let id = self.replica.clone();
             rt.spawn(async move {
-                let _ = a2a_pg::execute(&pool, super::pg_lease::RELEASE, &[&id]).await;
+                let _ = a2a_pg::execute(&pool, RELEASE, &[&id]).await;
             });
         }
     }
@@ -118,18 +119,13 @@ impl PostgresStore {
                 _alive: alive,
                 versions: Mutex::new(HashMap::new()),
                 config: cfg,
-                lease_ms: AtomicU64::new(super::pg_lease::DEFAULT_LEASE.as_millis() as u64),
+                lease_ms: AtomicU64::new(DEFAULT_LEASE.as_millis() as u64),
             }),
         };
         // The lease is held before anything is written under this replica's id.
         store.renew().await?;
-        super::pg_lease::keep_renewing(Arc::downgrade(&store.inner));
+        keep_renewing(Arc::downgrade(&store.inner));
         Ok(store)
-    }
-
-    /// The store of `inner` (the lease renewer holds it weakly).
-    pub(super) fn of(inner: Arc<Inner>) -> PostgresStore {
-        PostgresStore { inner }
     }
 
     /// Its shared state.
@@ -184,6 +180,27 @@ impl PostgresStore {
     fn take_version(&self, id: &str) -> Option<i64> {
         self.inner.versions.lock().ok()?.remove(id)
     }
+}
+
+/// Renews the lease of the store behind `inner` every third of its lease time, until the store
+/// is dropped.
+fn keep_renewing(inner: Weak<Inner>) {
+    let Ok(rt) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    rt.spawn(async move {
+        loop {
+            let every = match inner.upgrade() {
+                Some(i) => renew_every(Duration::from_millis(i.lease_ms.load(Ordering::Relaxed))),
+                None => return,
+            };
+            tokio::time::sleep(every).await;
+            let Some(i) = inner.upgrade() else { return };
+            if let Err(e) = (PostgresStore { inner: i }).renew().await {
+                tracing::warn!(error = %e, "postgres: renewing this replica's lease failed");
+            }
+        }
+    });
 }
 
 const UPSERT: &str = "INSERT INTO agent_tasks(id, owner, context_id, state, ts, runner, body)

@@ -84,6 +84,8 @@ impl Drop for Watch {
     }
 }
 
+// Used by the PostgreSQL peers only.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 impl Wakes {
     /// A watch of task `id`.
     pub(crate) fn watch(self: &Arc<Self>, id: &str) -> Watch {
@@ -126,6 +128,7 @@ impl Wakes {
 impl TaskManager {
     /// Take the replicas' channel (the server sets it for a store that replicas share). Only
     /// the first call takes effect.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) fn set_peers(&self, peers: Arc<dyn Peers>) {
         let _ = self.peers.set(peers);
     }
@@ -261,6 +264,7 @@ impl TaskManager {
 
     /// Another replica asks this one to cancel task `id`: canceled as a local CancelTask does,
     /// if its turn runs here.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) async fn cancel_requested(&self, id: &str) {
         if let Some(live) = self.live_get(id)
             && live.running.load(Ordering::SeqCst)
@@ -284,5 +288,30 @@ impl TaskManager {
             return Err(not_cancelable(id, g.task.status.state));
         }
         Ok(g.task.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_wake_reaches_the_watches_of_its_task_and_a_dropped_watch_is_forgotten() {
+        let wakes = Arc::new(Wakes::default());
+        let mut a = wakes.watch("t1");
+        let mut a2 = wakes.watch("t1");
+        let mut b = wakes.watch("t2");
+        wakes.wake("t1");
+        assert!(a.rx.has_changed().unwrap() && a2.rx.has_changed().unwrap());
+        assert!(!b.rx.has_changed().unwrap());
+        assert!(a.changed().await && a2.changed().await);
+        wakes.wake_all();
+        assert!(b.changed().await);
+        drop(a);
+        assert_eq!(wakes.map.lock().unwrap()["t1"].1, 1, "one watch of t1 left");
+        drop(a2);
+        assert!(!wakes.map.lock().unwrap().contains_key("t1"));
+        wakes.wake("t1");
+        assert!(!b.rx.has_changed().unwrap());
     }
 }
