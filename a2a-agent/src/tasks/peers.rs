@@ -34,7 +34,7 @@ use crate::model::{StreamResponse, Task, TaskState};
 use crate::store::StoreError;
 
 /// How long CancelTask on one replica waits for the replica running the task to cancel it.
-pub const REMOTE_CANCEL_WAIT: Duration = Duration::from_secs(5);
+pub(crate) const REMOTE_CANCEL_WAIT: Duration = Duration::from_secs(5);
 
 /// A follower reads the log this often even without an announcement (a missed one costs at
 /// most this much delay).

@@ -20,7 +20,7 @@ use super::recovery::REPLICA_LOST;
 use crate::store::{CANCELS_CHANNEL, EVENTS_CHANNEL, PostgresStore, StoreError, renew_every};
 
 /// How often the log and the cancel marks are read while the listener is away.
-pub const POLL: Duration = Duration::from_millis(250);
+pub(crate) const POLL: Duration = Duration::from_millis(250);
 
 /// How soon a lost listener connection is tried again.
 const RECONNECT: Duration = Duration::from_millis(500);

@@ -14,8 +14,8 @@ pub const RESTARTED: &str = "the agent restarted before this task finished";
 
 /// The status message of a task failed by another replica because the replica running it
 /// stopped renewing its lease (it died, or lost the database) before the task finished.
-pub const REPLICA_LOST: &str = "the agent replica running this task stopped (its lease \
-    expired) before the task finished";
+pub const REPLICA_LOST: &str =
+    "the agent replica running this task stopped (its lease expired) before the task finished";
 
 impl TaskManager {
     /// End every task a previous process left unfinished; returns how many were ended.
