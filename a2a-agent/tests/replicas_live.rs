@@ -464,9 +464,9 @@ async fn the_python_sdk_subscribes_on_b_to_a_task_running_on_a() {
             .map(|a| {
                 a.iter()
                     .flat_map(|x| x["parts"].as_array().unwrap().clone())
-                    .collect()
+                    .collect::<Vec<Value>>()
             })
-            .unwrap_or_else(Vec::new)
+            .unwrap_or_default()
             .iter()
             .map(|p| p["text"].as_str().unwrap().to_owned())
             .collect();
