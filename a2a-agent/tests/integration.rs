@@ -47,6 +47,8 @@ mod reload;
 mod replicas;
 #[cfg(feature = "postgres")]
 mod replicas_live;
+#[cfg(feature = "postgres")]
+mod replicas_push;
 mod resume;
 #[cfg(feature = "cli")]
 mod settings;

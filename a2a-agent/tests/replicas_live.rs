@@ -17,9 +17,9 @@ use tokio::sync::Semaphore;
 
 /// Emits `n` chunks (`c0`, `c1`, ...) of one artifact, each once the test gives a permit, then
 /// completes.
-struct Gated {
-    n: usize,
-    permits: Arc<Semaphore>,
+pub(crate) struct Gated {
+    pub(crate) n: usize,
+    pub(crate) permits: Arc<Semaphore>,
 }
 
 #[async_trait::async_trait]
@@ -67,16 +67,32 @@ impl Handler for Waiter {
 }
 
 /// A library server on database `url` running `handler`.
-async fn replica(url: &str, handler: impl Handler) -> a2a_agent::ServerHandle {
+pub(crate) async fn replica(url: &str, handler: impl Handler) -> a2a_agent::ServerHandle {
     start_with(
-        a2a_agent::demo::echo_card(),
+        push_card(),
         handler,
         AgentConfig {
             store: Some(url.to_owned()),
+            allow_local_webhook_urls: true,
             ..open_config()
         },
     )
     .await
+}
+
+/// The card of the test replicas: streaming and push notifications.
+pub(crate) fn push_card() -> a2a_agent::AgentCard {
+    a2a_agent::AgentCard::from_json(card_json()).unwrap()
+}
+
+/// [`push_card`] as JSON.
+pub(crate) fn card_json() -> Value {
+    json!({
+        "name": "echo", "description": "echoes", "version": "1.0.0",
+        "capabilities": {"streaming": true, "pushNotifications": true},
+        "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+        "skills": []
+    })
 }
 
 /// Cuts every `LISTEN`ing session of the database at `url` (the replicas' listeners): they
@@ -106,7 +122,7 @@ fn consecutive(evs: &[Ev]) -> bool {
     ids(evs).windows(2).all(|w| w[1] == w[0] + 1)
 }
 
-fn texts(from: usize, to: usize) -> Vec<String> {
+pub(crate) fn texts(from: usize, to: usize) -> Vec<String> {
     (from..to).map(|i| format!("c{i}")).collect()
 }
 
@@ -205,7 +221,7 @@ fn last_state(evs: &[Value]) -> String {
 }
 
 /// Polls `f` until it holds, for at most `within`.
-async fn until(within: Duration, f: impl Fn() -> bool) -> bool {
+pub(crate) async fn until(within: Duration, f: impl Fn() -> bool) -> bool {
     let deadline = Instant::now() + within;
     while !f() {
         if Instant::now() > deadline {
@@ -284,18 +300,8 @@ async fn a_cancel_on_b_reaches_the_handler_on_a_and_every_subscriber_gets_cancel
 /// `a2a-agent serve --echo` on database `url`, with a card offering push notifications, open
 /// (no authentication), loopback webhooks allowed and a lease of `lease`.
 #[cfg(feature = "cli")]
-fn echo_replica(dir: &std::path::Path, url: &str, lease: &str) -> Bin {
-    std::fs::write(
-        dir.join("card.json"),
-        json!({
-            "name": "echo", "description": "echoes", "version": "1.0.0",
-            "capabilities": {"streaming": true, "pushNotifications": true},
-            "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
-            "skills": []
-        })
-        .to_string(),
-    )
-    .unwrap();
+pub(crate) fn echo_replica(dir: &std::path::Path, url: &str, lease: &str) -> Bin {
+    std::fs::write(dir.join("card.json"), card_json().to_string()).unwrap();
     std::fs::write(
         dir.join("agent.toml"),
         format!(

@@ -171,6 +171,11 @@ pub trait TaskStore: Send + Sync + 'static {
     async fn due_notices(&self) -> Result<Vec<DueNotice>, StoreError> {
         Ok(Vec::new())
     }
+    /// The notices still due of other processes that are gone (a store replicas share), taken
+    /// over by this one, oldest first: called periodically to resend them. Default: none.
+    async fn orphaned_notices(&self) -> Result<Vec<DueNotice>, StoreError> {
+        Ok(Vec::new())
+    }
     /// Begin a follow-up turn of task `id`, which this process found with status `seen`
     /// (waiting for input): mark the stored task SUBMITTED only if nothing changed it since
     /// (its status is still `seen` and, where the store keeps one, its version is the one this

@@ -27,7 +27,7 @@ pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use pg_schema::DEFAULT_LEASE;
 #[cfg(feature = "postgres")]
-pub(crate) use pg_schema::{CANCELS_CHANNEL, EVENTS_CHANNEL, renew_every};
+pub(crate) use pg_schema::{CANCELS_CHANNEL, EVENTS_CHANNEL, PUSH_CONFIGS_CHANNEL, renew_every};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 #[cfg(feature = "postgres")]

@@ -29,11 +29,12 @@ impl PostgresStore {
         Duration::from_millis(self.inner().lease_ms.load(Ordering::Relaxed))
     }
 
-    /// Sets the lease time (default [`DEFAULT_LEASE`], at least 150 ms); the next renewal
-    /// writes it.
+    /// Sets the lease time (default [`DEFAULT_LEASE`](super::DEFAULT_LEASE), at least
+    /// 150 ms): the lease is renewed with it at once, then every third of it.
     pub fn set_lease(&self, lease: Duration) {
         let ms = lease.as_millis().clamp(150, u64::MAX as u128) as u64;
         self.inner().lease_ms.store(ms, Ordering::Relaxed);
+        self.inner().lease_changed.notify_one();
     }
 
     /// Renews this replica's lease: one statement for all its tasks.

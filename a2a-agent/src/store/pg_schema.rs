@@ -30,6 +30,8 @@ pub(crate) fn renew_every(lease: Duration) -> Duration {
 pub(crate) const EVENTS_CHANNEL: &str = "a2a_agent_events";
 /// The channel on which a replica asks the runner of a task to cancel it (payload: the id).
 pub(crate) const CANCELS_CHANNEL: &str = "a2a_agent_cancels";
+/// The channel on which a replica announces a push config it stored (payload: the task id).
+pub(crate) const PUSH_CONFIGS_CHANNEL: &str = "a2a_agent_push_configs";
 
 /// Renews replica `$1`'s lease for `$2` seconds (one statement for all its tasks).
 pub(super) const RENEW: &str = "INSERT INTO agent_replicas(id, expires)

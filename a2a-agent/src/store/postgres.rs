@@ -75,6 +75,8 @@ pub(super) struct Inner {
     pub(super) config: a2a_pg::tokio_postgres::Config,
     /// The lease time in ms (see `pg_lease`).
     pub(super) lease_ms: AtomicU64,
+    /// Wakes the renewer when the lease time changes (it renews at once with the new time).
+    pub(super) lease_changed: Arc<tokio::sync::Notify>,
 }
 
 impl Drop for Inner {
@@ -120,11 +122,15 @@ impl PostgresStore {
                 versions: Mutex::new(HashMap::new()),
                 config: cfg,
                 lease_ms: AtomicU64::new(DEFAULT_LEASE.as_millis() as u64),
+                lease_changed: Arc::new(tokio::sync::Notify::new()),
             }),
         };
         // The lease is held before anything is written under this replica's id.
         store.renew().await?;
-        keep_renewing(Arc::downgrade(&store.inner));
+        keep_renewing(
+            Arc::downgrade(&store.inner),
+            store.inner.lease_changed.clone(),
+        );
         Ok(store)
     }
 
@@ -182,9 +188,9 @@ impl PostgresStore {
     }
 }
 
-/// Renews the lease of the store behind `inner` every third of its lease time, until the store
-/// is dropped.
-fn keep_renewing(inner: Weak<Inner>) {
+/// Renews the lease of the store behind `inner` every third of its lease time, and at once when
+/// the lease time changes (`changed`), until the store is dropped.
+fn keep_renewing(inner: Weak<Inner>, changed: Arc<tokio::sync::Notify>) {
     let Ok(rt) = tokio::runtime::Handle::try_current() else {
         return;
     };
@@ -194,7 +200,10 @@ fn keep_renewing(inner: Weak<Inner>) {
                 Some(i) => renew_every(Duration::from_millis(i.lease_ms.load(Ordering::Relaxed))),
                 None => return,
             };
-            tokio::time::sleep(every).await;
+            tokio::select! {
+                _ = tokio::time::sleep(every) => {}
+                _ = changed.notified() => {}
+            }
             let Some(i) = inner.upgrade() else { return };
             if let Err(e) = (PostgresStore { inner: i }).renew().await {
                 tracing::warn!(error = %e, "postgres: renewing this replica's lease failed");
@@ -493,13 +502,28 @@ impl TaskStore for PostgresStore {
     }
 
     async fn due_notices(&self) -> Result<Vec<DueNotice>, StoreError> {
+        self.take_notices(true).await
+    }
+
+    async fn orphaned_notices(&self) -> Result<Vec<DueNotice>, StoreError> {
+        self.take_notices(false).await
+    }
+}
+
+impl PostgresStore {
+    /// The due notices of replicas that are gone, taken over in one statement (of two replicas
+    /// taking over at once, one takes each), with this replica's own when `own`.
+    async fn take_notices(&self, own: bool) -> Result<Vec<DueNotice>, StoreError> {
         let dead = self.dead_runners("agent_push_outbox", "TRUE").await?;
-        // This replica's own notices, and those of replicas that are gone (taken over).
+        if dead.is_empty() && !own {
+            return Ok(Vec::new());
+        }
         let rows = self
             .query(
-                "UPDATE agent_push_outbox SET runner = $1 WHERE runner = $1 OR runner = ANY($2)
+                "UPDATE agent_push_outbox SET runner = $1
+                 WHERE ($3 AND runner = $1) OR runner = ANY($2)
                  RETURNING seq, task_id, config_id, content_type, body",
-                &[&self.inner.replica, &dead],
+                &[&self.inner.replica, &dead, &own],
             )
             .await?;
         let mut out = rows

@@ -1,7 +1,8 @@
-//! [`Peers`] on PostgreSQL: one listener per replica (`a2a_pg::Listener`) on the events and
-//! cancels channels of [`crate::store::PostgresStore`], the wake-ups of the tasks this replica
-//! follows, the cancel requests meant for it, and the reaper that ends the tasks of replicas
-//! whose lease ended.
+//! [`Peers`] on PostgreSQL: one listener per replica (`a2a_pg::Listener`) on the events,
+//! cancels and push-config channels of [`crate::store::PostgresStore`], the wake-ups of the
+//! tasks this replica follows, the cancel requests meant for it, new push configs (the push
+//! sink reads them again), and the reaper that ends the tasks of replicas whose lease ended
+//! and resends the push notifications they left due.
 //!
 //! While the listener is away (it says so) the announcements are replaced by a poll every
 //! [`POLL`]: every followed task reads the log, and the cancel marks of this replica's tasks
@@ -17,7 +18,9 @@ use tokio::sync::broadcast::error::RecvError;
 use super::TaskManager;
 use super::peers::{Peers, Wakes, Watch};
 use super::recovery::REPLICA_LOST;
-use crate::store::{CANCELS_CHANNEL, EVENTS_CHANNEL, PostgresStore, StoreError, renew_every};
+use crate::store::{
+    CANCELS_CHANNEL, EVENTS_CHANNEL, PUSH_CONFIGS_CHANNEL, PostgresStore, StoreError, renew_every,
+};
 
 /// How often the log and the cancel marks are read while the listener is away.
 pub(crate) const POLL: Duration = Duration::from_millis(250);
@@ -47,7 +50,7 @@ impl Peers for PgPeers {
 pub(crate) fn start(store: PostgresStore, mgr: &Arc<TaskManager>) -> Result<(), StoreError> {
     let listener = Listener::start(
         store.pg_config().clone(),
-        &[EVENTS_CHANNEL, CANCELS_CHANNEL],
+        &[EVENTS_CHANNEL, CANCELS_CHANNEL, PUSH_CONFIGS_CHANNEL],
         RECONNECT,
     )
     .map_err(|e| StoreError(e.to_string()))?;
@@ -92,6 +95,8 @@ async fn listen(
                         }
                     } else if channel == CANCELS_CHANNEL {
                         cancel(&mgr, payload);
+                    } else if channel == PUSH_CONFIGS_CHANNEL {
+                        push_config(&mgr, Some(payload));
                     }
                     false
                 }
@@ -102,6 +107,7 @@ async fn listen(
         };
         if missed {
             wakes.wake_all();
+            push_config(&mgr, None);
             match store.cancel_requests().await {
                 Ok(ids) => {
                     for id in ids {
@@ -119,6 +125,20 @@ fn cancel(mgr: &Weak<TaskManager>, id: String) {
     if let Some(m) = mgr.upgrade() {
         tokio::spawn(async move { m.cancel_requested(&id).await });
     }
+}
+
+/// Another replica stored a push config of task `id` (`None`: of tasks unknown, the
+/// announcements may have been missed): the push sink reads them again, on its own task.
+fn push_config(mgr: &Weak<TaskManager>, id: Option<String>) {
+    let Some(sink) = mgr.upgrade().and_then(|m| m.writer.sink.get().cloned()) else {
+        return;
+    };
+    tokio::spawn(async move {
+        match id {
+            Some(id) => sink.refresh(&id).await,
+            None => sink.refresh_all().await,
+        }
+    });
 }
 
 /// Every third of the lease time: ends (or re-runs) the tasks of replicas whose lease ended.
@@ -139,6 +159,9 @@ async fn reap(
                 tasks = n,
                 "ended the tasks of a replica whose lease expired"
             );
+        }
+        if let Some(sink) = m.writer.sink.get() {
+            sink.take_over().await;
         }
     }
 }
