@@ -495,3 +495,56 @@ async fn the_python_sdk_subscribes_on_b_to_a_task_running_on_a() {
     a.shutdown().await;
     b.shutdown().await;
 }
+
+/// A task followed on B whose subscribers all went away is given up at its next event (B
+/// follows no task nobody reads); a later subscriber on B follows it again and gets the rest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn b_stops_following_a_task_nobody_reads_and_follows_it_again_for_a_new_subscriber() {
+    let Some(cluster) = crate::store_suite::cluster() else {
+        return;
+    };
+    cluster.create_database("abandon").unwrap();
+    let url = cluster.url_of("abandon");
+    let permits = Arc::new(Semaphore::new(0));
+    let a = replica(
+        &url,
+        Gated {
+            n: 4,
+            permits: permits.clone(),
+        },
+    )
+    .await;
+    let b = replica(
+        &url,
+        Gated {
+            n: 4,
+            permits: Arc::new(Semaphore::new(0)),
+        },
+    )
+    .await;
+    let way = Way::RpcV1;
+    let id = send_async(a.url(), "go").await;
+    wait_task(b.url(), &id, |s| s == "TASK_STATE_WORKING").await;
+    let first = read(subscribe(b.url(), way, &id, None).await, 1).await;
+    assert_eq!(first_kind(way, &first), "task");
+    assert_eq!(b.manager().live_count(), 1, "B follows the task");
+    // The subscriber is gone; the next event (once B's server noticed the closed connection)
+    // finds nobody to give it to.
+    let mut released = 0;
+    while released < 3 {
+        permits.add_permits(1);
+        released += 1;
+        if until(Duration::from_secs(2), || b.manager().live_count() == 0).await {
+            break;
+        }
+    }
+    assert_eq!(b.manager().live_count(), 0, "B gave the task up");
+    let again = subscribe(b.url(), way, &id, None).await;
+    permits.add_permits(4 - released);
+    let rest = read(again, usize::MAX).await;
+    assert_eq!(first_kind(way, &rest), "task", "{rest:?}");
+    assert_eq!(chunks(way, &rest[1..]), texts(released, 4), "{rest:?}");
+    assert!(consecutive(&rest) && completes(way, &rest), "{rest:?}");
+    a.shutdown().await;
+    b.shutdown().await;
+}

@@ -84,6 +84,13 @@ impl Fanout {
         }
     }
 
+    /// Whether a subscriber is left (those that went away are forgotten).
+    pub(crate) fn has_subscribers(&mut self) -> bool {
+        self.subs
+            .retain(|s| s.queue.lock().map(|q| !q.dropped).unwrap_or(false));
+        !self.subs.is_empty()
+    }
+
     /// A new subscriber; it sees every event published from now on.
     pub(crate) fn subscribe(&mut self) -> Events {
         let shared = Arc::new(Shared::default());

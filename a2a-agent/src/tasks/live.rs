@@ -47,6 +47,8 @@ pub(crate) struct Live {
     pub(super) running: AtomicBool,
     /// A follower reads what other replicas publish of it (`peers`).
     pub(super) followed: AtomicBool,
+    /// Its follower gave it up (no subscriber was left): it left the registry.
+    pub(super) abandoned: AtomicBool,
     /// Where its changes go (held weakly: an emitter that outlives the manager changes nothing).
     pub(super) writer: Weak<Writer>,
 }
@@ -77,6 +79,7 @@ impl Live {
             announced: watch::channel(false).0,
             running: AtomicBool::new(false),
             followed: AtomicBool::new(false),
+            abandoned: AtomicBool::new(false),
             writer,
         }
     }

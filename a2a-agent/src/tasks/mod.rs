@@ -212,12 +212,14 @@ impl TaskManager {
             return Start::Resume(Vec::new());
         }
         if after < cur {
-            let evs = self
+            let mut evs = self
                 .writer
                 .replay()
                 .since(id, after)
                 .await
                 .unwrap_or_default();
+            // Those after `cur` come live (another replica may have logged them already).
+            evs.retain(|(s, _)| *s <= cur);
             let whole = evs.len() as u64 == cur - after
                 && evs.first().is_some_and(|(s, _)| *s == after + 1)
                 && evs.last().is_some_and(|(s, _)| *s == cur);

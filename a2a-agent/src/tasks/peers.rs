@@ -9,8 +9,9 @@
 //! publishes what it finds into the task's fan-out, in order. So no event is missed or
 //! delivered twice. When the log no longer holds the next number (retention), the followers'
 //! subscribers get the stored task as a snapshot, as a slow subscriber does. The follower stops
-//! after the event that ends the turn (the task leaves B's registry, as on A), when a turn of
-//! the task starts on B itself (B's own events are the task's events then), or at shutdown.
+//! after the event that ends the turn (the task leaves B's registry, as on A), when none of
+//! B's subscribers is left (a later one registers the task again), when a turn of the task
+//! starts on B itself (B's own events are the task's events then), or at shutdown.
 //!
 //! **Cancels.** CancelTask on B of a task A runs asks A ([`Peers::request_cancel`]) and waits
 //! up to [`REMOTE_CANCEL_WAIT`] for the task to end: A cancels its handler as for a local
@@ -153,7 +154,7 @@ impl TaskManager {
                 if !here || live.running.load(Ordering::SeqCst) {
                     break;
                 }
-                if mgr.catch_up(&live).await {
+                if mgr.catch_up(&live).await || !mgr.still_followed(&id, &live).await {
                     mgr.live_remove_if(&id, &live);
                     break;
                 }
@@ -166,6 +167,21 @@ impl TaskManager {
             }
             live.followed.store(false, Ordering::SeqCst);
         });
+    }
+
+    /// Whether `live` (followed, not running here) still has a subscriber; without one it
+    /// leaves the registry now (a later subscriber registers it again), so that a task whose
+    /// subscribers went away is not followed for ever.
+    async fn still_followed(&self, id: &str, live: &Arc<Live>) -> bool {
+        let mut g = live.state.lock().await;
+        if live.running.load(Ordering::SeqCst) || g.fanout.has_subscribers() {
+            return true;
+        }
+        // Under the task's lock: a subscriber joining after this finds it abandoned.
+        live.abandoned.store(true, Ordering::SeqCst);
+        self.live_remove_if(id, live);
+        drop(g);
+        false
     }
 
     /// Publishes the events of `live` that other replicas added to the replay log since the

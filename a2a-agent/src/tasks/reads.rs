@@ -1,8 +1,10 @@
 //! Reading, listing, canceling and subscribing to tasks, each checked against its owner.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::fanout::Events;
+use super::live::Live;
 use super::send::{Start, Subscription};
 use super::{TaskManager, not_cancelable, terminal_subscribe};
 use crate::caller::CallerProfile;
@@ -137,6 +139,32 @@ impl TaskManager {
         caller: &CallerProfile,
         last_event_id: Option<u64>,
     ) -> Result<Subscription, A2aError> {
+        // A followed task whose follower gave it up (it had no subscriber left) between our
+        // finding it and subscribing is looked up again.
+        for _ in 0..3 {
+            let (sub, live) = self.subscribe_once(id, caller, last_event_id).await?;
+            let Some(live) = live else {
+                return Ok(sub);
+            };
+            if !live.abandoned.load(Ordering::SeqCst) {
+                if !live.running.load(Ordering::SeqCst) {
+                    self.follow(id, &live);
+                }
+                return Ok(sub);
+            }
+        }
+        Err(A2aError::internal(
+            "the task changed hands while subscribing; retry",
+        ))
+    }
+
+    /// One attempt of [`TaskManager::subscribe_from`]; the live task subscribed to, if any.
+    async fn subscribe_once(
+        &self,
+        id: &str,
+        caller: &CallerProfile,
+        last_event_id: Option<u64>,
+    ) -> Result<(Subscription, Option<Arc<Live>>), A2aError> {
         let live = match self.live_get(id) {
             Some(l) => l,
             None => {
@@ -147,18 +175,18 @@ impl TaskManager {
                     let Some(after) = last_event_id else {
                         return Err(terminal_subscribe(id));
                     };
-                    return Ok(Subscription {
+                    let sub = Subscription {
                         start: self.start_from(id, after, cur).await,
                         task: rec.task,
                         seq: cur,
                         events: Events::ended(),
-                    });
+                    };
+                    return Ok((sub, None));
                 }
                 // Not live in this process (after a restart, or run by another replica):
-                // register it so later turns reach us, and follow what other replicas publish.
-                let live = self.register(rec.task, rec.owner, cur);
-                self.follow(id, &live);
-                live
+                // register it so later turns reach us, and (once subscribed) follow what
+                // other replicas publish.
+                self.register(rec.task, rec.owner, cur)
             }
         };
         let mut g = live.state.lock().await;
@@ -176,11 +204,13 @@ impl TaskManager {
         } else {
             g.fanout.subscribe()
         };
-        Ok(Subscription {
+        let sub = Subscription {
             task: g.task.clone(),
             seq: g.seq,
             start,
             events,
-        })
+        };
+        drop(g);
+        Ok((sub, (!terminal).then_some(live)))
     }
 }
