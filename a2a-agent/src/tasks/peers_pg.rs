@@ -106,6 +106,7 @@ async fn listen(
             _ = poll.tick(), if !listener.is_connected() => true,
         };
         if missed {
+            metrics::counter!("a2a_agent_replica_polls_total").increment(1);
             wakes.wake_all();
             push_config(&mgr, None);
             match store.cancel_requests().await {
