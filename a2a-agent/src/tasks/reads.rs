@@ -84,21 +84,45 @@ impl TaskManager {
     /// no replica runs (waiting for input) is canceled here, its CANCELED event published to
     /// the subscribers of every replica.
     pub async fn cancel(&self, id: &str, caller: &CallerProfile) -> Result<Task, A2aError> {
+        for _ in 0..3 {
+            if let Some(r) = self.cancel_once(id, caller).await {
+                return r;
+            }
+        }
+        Err(A2aError::new(
+            crate::error::ErrorKind::TaskNotCancelable,
+            "the task kept changing on other replicas; retry",
+        )
+        .with_meta("taskId", id))
+    }
+
+    /// One attempt of [`TaskManager::cancel`]; `None`: another replica continued the task
+    /// (waiting for input) meanwhile, try again.
+    async fn cancel_once(
+        &self,
+        id: &str,
+        caller: &CallerProfile,
+    ) -> Option<Result<Task, A2aError>> {
+        let mut seen = None;
         let live = match self.live_get(id) {
             Some(l) if l.running.load(Ordering::SeqCst) => l,
             // Not running here: as stored, it may run on another replica.
             held => {
                 let seq = self.last_seq(id).await;
-                let rec = self.load_owned(id, caller).await?;
+                let rec = match self.load_owned(id, caller).await {
+                    Ok(r) => r,
+                    Err(e) => return Some(Err(e)),
+                };
                 let s = rec.task.status.state;
                 if s.is_terminal() {
-                    return Err(not_cancelable(id, s));
+                    return Some(Err(not_cancelable(id, s)));
                 }
                 if matches!(s, TaskState::Submitted | TaskState::Working)
                     && let Some(r) = self.cancel_remote(id).await
                 {
-                    return r;
+                    return Some(r);
                 }
+                seen = Some(rec.task.status.clone());
                 match held {
                     Some(l) => l,
                     None => self.register(rec.task, rec.owner, seq),
@@ -108,17 +132,24 @@ impl TaskManager {
         {
             let g = live.state.lock().await;
             if g.owner != caller.owner_key() {
-                return Err(self.limits().error_table.foreign_task(id));
+                return Some(Err(self.limits().error_table.foreign_task(id)));
             }
             if g.task.status.state.is_terminal() {
-                return Err(not_cancelable(id, g.task.status.state));
+                return Some(Err(not_cancelable(id, g.task.status.state)));
             }
         }
-        if !live.running.load(Ordering::SeqCst) {
-            // Followed from another replica: numbered after the last event there.
+        if let Some(seen) = seen.filter(|_| self.peers.get().is_some()) {
+            // Followed from another replica: numbered after the last event there; and taken
+            // as a follow-up is (`begin_turn`), so that a follow-up another replica begins at
+            // the same moment and this cancel do not both go ahead.
             self.catch_up(&live).await;
+            match self.writer.store.begin_turn(id, &seen).await {
+                Ok(true) => {}
+                Ok(false) => return None,
+                Err(e) => return Some(Err(A2aError::internal(e.to_string()))),
+            }
         }
-        self.cancel_live(id, &live).await
+        Some(self.cancel_live(id, &live).await)
     }
 
     /// SubscribeToTask.
