@@ -5,15 +5,15 @@
 //! The tables are named `agent_*` so that an agent and a gateway can share one database. Task
 //! ids compare byte-wise (`COLLATE "C"`), as SQLite compares them, so listings page alike on
 //! every store. `runner` is the replica that wrote an unfinished task or a due notice: rows of
-//! a replica that no longer holds its liveness lock are taken over at the next start
-//! ([`super::postgres`]). A task's `version` grows at every write: a follow-up turn begins only
-//! on the version its replica last saw.
+//! a replica that is gone are taken over by another ([`super::postgres`]). A task's `version`
+//! grows at every write: a follow-up turn begins only on the version its replica last saw.
 //!
-//! `agent_replicas` holds each replica's lease (its id and when the lease ends, in the
-//! database's clock): the replica renews it, for all its tasks at once, every third of the lease
-//! time; the unfinished tasks of a runner whose lease has ended are taken over by another
-//! replica (`pg_lease`). `cancel_requested` marks a task another replica was asked to
-//! cancel: its runner cancels it (told by `NOTIFY`, or finding the mark when it polls).
+//! `agent_replicas` (migration 2) holds each replica's lease (its id and when the lease ends,
+//! in the database's clock): the replica renews it, for all its rows at once, every third of
+//! the lease time; the rows of a runner whose lease has ended (or, without a lease row, whose
+//! liveness lock is free) are taken over by another replica (`pg_lease`). `cancel_requested`
+//! marks a task another replica was asked to cancel: its runner cancels it (told by `NOTIFY`,
+//! or finding the mark when it polls).
 
 use std::time::Duration;
 
