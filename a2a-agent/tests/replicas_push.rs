@@ -15,6 +15,8 @@ use tokio::sync::Semaphore;
 struct Webhook {
     url: String,
     got: Arc<Mutex<Vec<Value>>>,
+    // Changed by the process test only.
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
     delay_ms: Arc<AtomicU64>,
 }
 
