@@ -548,3 +548,140 @@ async fn b_stops_following_a_task_nobody_reads_and_follows_it_again_for_a_new_su
     a.shutdown().await;
     b.shutdown().await;
 }
+
+/// A status event of task `id` in `state` saying `text`, as the log keeps it.
+fn status_event(id: &str, state: &str, text: &str) -> a2a_agent::model::StreamResponse {
+    serde_json::from_value(json!({"statusUpdate": {
+        "taskId": id, "contextId": "c",
+        "status": {"state": state, "message": {
+            "messageId": format!("m-{text}"), "role": "ROLE_AGENT", "parts": [{"text": text}]}}
+    }}))
+    .unwrap()
+}
+
+/// B's snapshot of a task another replica runs names the last event the stored task includes:
+/// a task stored before its event is logged does not get that event again, and one logged
+/// ahead of the store (the runtime's WORKING) gets the logged events after the snapshot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_on_b_names_the_event_the_stored_task_includes() {
+    use a2a_agent::TaskStore;
+    use a2a_agent::replay::ReplayLog;
+    let Some(cluster) = crate::store_suite::cluster() else {
+        return;
+    };
+    cluster.create_database("snapshot").unwrap();
+    let url = cluster.url_of("snapshot");
+    // "A": a live replica that writes the task and its log by hand.
+    let a = a2a_agent::PostgresStore::connect(&url, &a2a_agent::store::PoolOptions::default())
+        .await
+        .unwrap();
+    let log = a2a_agent::replay_pg::PgReplay::new(a.clone(), 256);
+    let b = replica(
+        &url,
+        Gated {
+            n: 1,
+            permits: Arc::new(Semaphore::new(0)),
+        },
+    )
+    .await;
+    let owner = a2a_agent::CallerProfile::anonymous().owner_key();
+    let task = |id: &str, text: &str| -> a2a_agent::store::StoredTask {
+        a2a_agent::store::StoredTask {
+            task: serde_json::from_value(json!({
+                "id": id, "contextId": "c",
+                "status": {"state": "TASK_STATE_WORKING", "message": {
+                    "messageId": format!("m-{text}"), "role": "ROLE_AGENT",
+                    "parts": [{"text": text}]}}
+            }))
+            .unwrap(),
+            owner: owner.clone(),
+        }
+    };
+    let text_of = |e: &Ev| -> String {
+        let (_, body) = event(Way::RpcV1, e.data.as_ref().unwrap());
+        body["status"]["message"]["parts"][0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned()
+    };
+    // Stored with event 3, which is not logged yet (events 1 and 2 are).
+    for n in 1..=2 {
+        log.append(
+            "ahead",
+            n,
+            &status_event("ahead", "TASK_STATE_WORKING", &format!("e{n}")),
+        )
+        .await
+        .unwrap();
+    }
+    a.put_numbered(task("ahead", "e3"), vec![], 3)
+        .await
+        .unwrap();
+    let sub = tokio::spawn(read(
+        subscribe(b.url(), Way::RpcV1, "ahead", None).await,
+        usize::MAX,
+    ));
+    assert!(until(Duration::from_secs(10), || b.manager().live_count() == 1).await);
+    log.append(
+        "ahead",
+        3,
+        &status_event("ahead", "TASK_STATE_WORKING", "e3"),
+    )
+    .await
+    .unwrap();
+    log.append(
+        "ahead",
+        4,
+        &status_event("ahead", "TASK_STATE_COMPLETED", "e4"),
+    )
+    .await
+    .unwrap();
+    let evs = tokio::time::timeout(Duration::from_secs(30), sub)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(ids(&evs), [3, 4], "{evs:?}");
+    assert_eq!(first_kind(Way::RpcV1, &evs), "task", "{evs:?}");
+    assert_eq!(
+        text_of(&evs[0]),
+        "e3",
+        "the snapshot includes event 3: {evs:?}"
+    );
+    assert_eq!(text_of(&evs[1]), "e4", "{evs:?}");
+
+    // Stored with event 1; events 2 and 3 logged only.
+    for n in 1..=3 {
+        log.append(
+            "behind",
+            n,
+            &status_event("behind", "TASK_STATE_WORKING", &format!("e{n}")),
+        )
+        .await
+        .unwrap();
+    }
+    a.put_numbered(task("behind", "e1"), vec![], 1)
+        .await
+        .unwrap();
+    let sub = tokio::spawn(read(
+        subscribe(b.url(), Way::RpcV1, "behind", None).await,
+        usize::MAX,
+    ));
+    assert!(until(Duration::from_secs(10), || b.manager().live_count() == 1).await);
+    log.append(
+        "behind",
+        4,
+        &status_event("behind", "TASK_STATE_COMPLETED", "e4"),
+    )
+    .await
+    .unwrap();
+    let evs = tokio::time::timeout(Duration::from_secs(30), sub)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(ids(&evs), [1, 2, 3, 4], "{evs:?}");
+    assert_eq!(first_kind(Way::RpcV1, &evs), "task", "{evs:?}");
+    assert_eq!(text_of(&evs[0]), "e1", "{evs:?}");
+    let texts: Vec<String> = evs[1..].iter().map(text_of).collect();
+    assert_eq!(texts, ["e2", "e3", "e4"], "{evs:?}");
+    b.shutdown().await;
+}

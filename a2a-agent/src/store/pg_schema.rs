@@ -13,7 +13,8 @@
 //! the lease time; the rows of a runner whose lease has ended (or, without a lease row, whose
 //! liveness lock is free) are taken over by another replica (`pg_lease`). `cancel_requested`
 //! marks a task another replica was asked to cancel: its runner cancels it (told by `NOTIFY`,
-//! or finding the mark when it polls).
+//! or finding the mark when it polls). `seq` is the number of the last event the stored task
+//! includes (NULL: not known), so that another replica's snapshot of it names the right event.
 
 use std::time::Duration;
 
@@ -112,6 +113,7 @@ CREATE TABLE agent_replicas (
     expires TIMESTAMPTZ NOT NULL
 );
 ALTER TABLE agent_tasks ADD COLUMN cancel_requested BOOLEAN NOT NULL DEFAULT false;
+ALTER TABLE agent_tasks ADD COLUMN seq BIGINT;
 CREATE INDEX agent_tasks_cancel ON agent_tasks (runner) WHERE cancel_requested;
 "#,
 ];

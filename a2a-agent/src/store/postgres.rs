@@ -212,11 +212,11 @@ fn keep_renewing(inner: Weak<Inner>, changed: Arc<tokio::sync::Notify>) {
     });
 }
 
-const UPSERT: &str = "INSERT INTO agent_tasks(id, owner, context_id, state, ts, runner, body)
-    VALUES ($1, $2, $3, $4, $5, $6, $7)
+const UPSERT: &str = "INSERT INTO agent_tasks(id, owner, context_id, state, ts, runner, body, seq)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
     ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, context_id = EXCLUDED.context_id,
       state = EXCLUDED.state, ts = EXCLUDED.ts, runner = EXCLUDED.runner, body = EXCLUDED.body,
-      version = agent_tasks.version + 1
+      version = agent_tasks.version + 1, seq = COALESCE(EXCLUDED.seq, agent_tasks.seq)
     RETURNING version";
 
 const OUTBOX_INSERT: &str = "INSERT INTO agent_push_outbox(task_id, config_id, content_type,
@@ -291,11 +291,18 @@ impl PostgresStore {
         Ok(seqs)
     }
 
-    /// Upserts `t` and records `notices`, in one transaction.
-    async fn write(&self, t: &StoredTask, notices: &[Notice]) -> Result<Vec<i64>, StoreError> {
+    /// Upserts `t` (including event `seq` when known) and records `notices`, in one
+    /// transaction.
+    async fn write(
+        &self,
+        t: &StoredTask,
+        notices: &[Notice],
+        seq: Option<u64>,
+    ) -> Result<Vec<i64>, StoreError> {
         let body = serde_json::to_string(&t.task).map_err(pg)?;
         let (state, ms) = (t.task.status.state.as_str(), t.ms());
-        let args: [&(dyn ToSql + Sync); 7] = [
+        let seq = seq.map(crate::replay::as_i64);
+        let args: [&(dyn ToSql + Sync); 8] = [
             &t.task.id,
             &t.owner,
             &t.task.context_id,
@@ -303,6 +310,7 @@ impl PostgresStore {
             &ms,
             &self.inner.replica,
             &body,
+            &seq,
         ];
         let mut c = self.inner.pool.get().await.map_err(pg)?;
         if notices.is_empty() {
@@ -324,7 +332,35 @@ impl PostgresStore {
 #[async_trait]
 impl TaskStore for PostgresStore {
     async fn put(&self, t: StoredTask) -> Result<(), StoreError> {
-        self.write(&t, &[]).await.map(|_| ())
+        self.write(&t, &[], None).await.map(|_| ())
+    }
+
+    async fn put_numbered(
+        &self,
+        t: StoredTask,
+        notices: Vec<Notice>,
+        seq: u64,
+    ) -> Result<Vec<i64>, StoreError> {
+        self.write(&t, &notices, Some(seq)).await
+    }
+
+    async fn get_numbered(
+        &self,
+        id: &str,
+    ) -> Result<Option<(StoredTask, Option<u64>)>, StoreError> {
+        let rows = self
+            .query(
+                "SELECT body, owner, version, seq FROM agent_tasks WHERE id = $1",
+                &[&id],
+            )
+            .await?;
+        let Some(r) = rows.first() else {
+            return Ok(None);
+        };
+        let t = task_of(r)?;
+        self.remember(id, t.task.status.state, col(r, 2)?);
+        let seq: Option<i64> = col(r, 3)?;
+        Ok(Some((t, seq.and_then(|n| u64::try_from(n).ok()))))
     }
 
     async fn get(&self, id: &str) -> Result<Option<StoredTask>, StoreError> {
@@ -481,7 +517,7 @@ impl TaskStore for PostgresStore {
         t: StoredTask,
         notices: Vec<Notice>,
     ) -> Result<Vec<i64>, StoreError> {
-        self.write(&t, &notices).await
+        self.write(&t, &notices, None).await
     }
 
     async fn record_notices(&self, notices: Vec<Notice>) -> Result<Vec<i64>, StoreError> {

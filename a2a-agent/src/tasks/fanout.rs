@@ -93,9 +93,26 @@ impl Fanout {
 
     /// A new subscriber; it sees every event published from now on.
     pub(crate) fn subscribe(&mut self) -> Events {
+        self.subscribe_between(Vec::new(), 0)
+    }
+
+    /// A new subscriber that first gets `before` (events already published, numbered), then
+    /// every event published from now on numbered above `skip` (its snapshot includes those
+    /// up to `skip`).
+    pub(crate) fn subscribe_between(
+        &mut self,
+        before: Vec<(u64, StreamResponse)>,
+        skip: u64,
+    ) -> Events {
         let shared = Arc::new(Shared::default());
+        if let Ok(mut q) = shared.queue.lock() {
+            for (n, ev) in before {
+                let size = crate::bounds::json_len(&ev);
+                q.push(n, ev, size);
+            }
+        }
         self.subs.push(shared.clone());
-        Events { shared }
+        Events { shared, skip }
     }
 
     /// Queue `ev` (event number `seq` of the task) for every subscriber; `task` is the task
@@ -267,6 +284,8 @@ impl Drop for Fanout {
 /// The receiving end of one subscription.
 pub struct Events {
     shared: Arc<Shared>,
+    /// Events numbered up to this are not handed out (the subscriber's snapshot has them).
+    skip: u64,
 }
 
 impl Events {
@@ -276,7 +295,7 @@ impl Events {
         if let Ok(mut q) = shared.queue.lock() {
             q.closed = true;
         }
-        Events { shared }
+        Events { shared, skip: 0 }
     }
 
     /// The next event; `None` once the task is no longer live in this process (its turn ended
@@ -294,6 +313,9 @@ impl Events {
                 let mut q = self.shared.queue.lock().ok()?;
                 if let Some((seq, ev, size)) = q.items.pop_front() {
                     q.bytes -= size;
+                    if seq <= self.skip && !matches!(ev, StreamResponse::Task(_)) {
+                        continue;
+                    }
                     return Some((seq, ev));
                 }
                 if q.closed {

@@ -240,7 +240,9 @@ impl Writer {
         };
         let notices: Vec<Notice> = out.iter().map(|o| o.notice.clone()).collect();
         let seqs = if store {
-            self.put_live_with(g, notices).await
+            // The stored task includes `ev`, numbered next by `publish`.
+            let next = g.seq + 1;
+            self.put_live_with(g, notices, next).await
         } else {
             g.unstored = true;
             if notices.is_empty() {
@@ -263,17 +265,18 @@ impl Writer {
     /// Store the live task as it stands (called with its lock held). Best effort: a failure to
     /// store progress never fails the handler.
     pub(super) async fn put_live(&self, g: &mut LiveState) {
-        self.put_live_with(g, Vec::new()).await;
+        let seq = g.seq;
+        self.put_live_with(g, Vec::new(), seq).await;
     }
 
     /// [`Self::put_live`], recording `notices` in the store's outbox with it; their numbers.
-    async fn put_live_with(&self, g: &mut LiveState, notices: Vec<Notice>) -> Vec<i64> {
+    async fn put_live_with(&self, g: &mut LiveState, notices: Vec<Notice>, seq: u64) -> Vec<i64> {
         g.unstored = false;
         let rec = StoredTask {
             task: g.task.clone(),
             owner: g.owner.clone(),
         };
-        match self.store.put_with_notices(rec, notices).await {
+        match self.store.put_numbered(rec, notices, seq).await {
             Ok(seqs) => seqs,
             Err(e) => {
                 tracing::debug!(error = %e, "storing task progress failed");

@@ -7,7 +7,8 @@
 //! before it is announced (see `replay_pg`); B's follower, woken by the announcement (or by a
 //! poll while its listener is away), reads the log after the last number it delivered and
 //! publishes what it finds into the task's fan-out, in order. So no event is missed or
-//! delivered twice. When the log no longer holds the next number (retention), the followers'
+//! delivered twice. A new subscriber's snapshot is the task as stored with the number of the
+//! last event it includes (`TaskStore::get_numbered`; `reads::numbered_snapshot`). When the log no longer holds the next number (retention), the followers'
 //! subscribers get the stored task as a snapshot, as a slow subscriber does. The follower stops
 //! after the event that ends the turn (the task leaves B's registry, as on A), when none of
 //! B's subscribers is left (a later one registers the task again), when a turn of the task

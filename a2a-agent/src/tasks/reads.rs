@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::fanout::Events;
-use super::live::Live;
+use super::live::{Live, LiveState};
 use super::send::{Start, Subscription};
 use super::{TaskManager, not_cancelable, terminal_subscribe};
 use crate::caller::CallerProfile;
@@ -230,6 +230,21 @@ impl TaskManager {
             None => Start::Snapshot,
             Some(after) => self.start_from(id, after, g.seq).await,
         };
+        let followed = self.peers.get().is_some() && !live.running.load(Ordering::SeqCst);
+        if !terminal
+            && start == Start::Snapshot
+            && followed
+            && let Some((task, seq, events)) = self.numbered_snapshot(id, &mut g).await
+        {
+            let sub = Subscription {
+                task,
+                seq,
+                start,
+                events,
+            };
+            drop(g);
+            return Ok((sub, Some(live)));
+        }
         let events = if terminal {
             Events::ended()
         } else {
@@ -243,5 +258,30 @@ impl TaskManager {
         };
         drop(g);
         Ok((sub, (!terminal).then_some(live)))
+    }
+
+    /// The snapshot of a task run on another replica, as stored with the number of the last
+    /// event it includes, and a subscription to what follows it (lock of the live task held):
+    /// the logged events between that number and the last one published here first, or the
+    /// live events up to that number skipped. `None` when the store keeps no number (or the
+    /// log no longer holds those events): the live task is the snapshot then.
+    async fn numbered_snapshot(&self, id: &str, g: &mut LiveState) -> Option<(Task, u64, Events)> {
+        let (rec, Some(at)) = self.writer.store.get_numbered(id).await.ok()?? else {
+            return None;
+        };
+        if rec.task.status.state.is_terminal() || at == g.seq {
+            return (!rec.task.status.state.is_terminal())
+                .then(|| (rec.task, at, g.fanout.subscribe()));
+        }
+        if at > g.seq {
+            // Stored before its event was logged: the event comes live, and is skipped.
+            return Some((rec.task, at, g.fanout.subscribe_between(Vec::new(), at)));
+        }
+        // Logged without a store write (the runtime's WORKING): those events first.
+        let mut evs = self.writer.replay().since(id, at).await.ok()?;
+        evs.retain(|(n, _)| *n <= g.seq);
+        let whole =
+            evs.len() as u64 == g.seq - at && evs.first().is_some_and(|(n, _)| *n == at + 1);
+        whole.then(|| (rec.task, at, g.fanout.subscribe_between(evs, 0)))
     }
 }
