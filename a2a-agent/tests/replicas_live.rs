@@ -525,9 +525,10 @@ async fn b_stops_following_a_task_nobody_reads_and_follows_it_again_for_a_new_su
     let way = Way::RpcV1;
     let id = send_async(a.url(), "go").await;
     wait_task(b.url(), &id, |s| s == "TASK_STATE_WORKING").await;
-    let first = read(subscribe(b.url(), way, &id, None).await, 1).await;
-    assert_eq!(first_kind(way, &first), "task");
+    let open = subscribe(b.url(), way, &id, None).await;
     assert_eq!(b.manager().live_count(), 1, "B follows the task");
+    let first = read(open, 1).await;
+    assert_eq!(first_kind(way, &first), "task");
     // The subscriber is gone; the next event (once B's server noticed the closed connection)
     // finds nobody to give it to.
     let mut released = 0;

@@ -284,7 +284,8 @@ impl Drop for Fanout {
 /// The receiving end of one subscription.
 pub struct Events {
     shared: Arc<Shared>,
-    /// Events numbered up to this are not handed out (the subscriber's snapshot has them).
+    /// Events numbered up to this are not handed out (the subscriber's snapshot has them);
+    /// 0: none skipped.
     skip: u64,
 }
 
@@ -313,7 +314,7 @@ impl Events {
                 let mut q = self.shared.queue.lock().ok()?;
                 if let Some((seq, ev, size)) = q.items.pop_front() {
                     q.bytes -= size;
-                    if seq <= self.skip && !matches!(ev, StreamResponse::Task(_)) {
+                    if self.skip > 0 && seq <= self.skip && !matches!(ev, StreamResponse::Task(_)) {
                         continue;
                     }
                     return Some((seq, ev));
@@ -442,6 +443,32 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[tokio::test]
+    async fn a_subscriber_between_gets_its_prefix_then_what_follows_its_skip() {
+        let mut f = Fanout::new(QueueLimits::default(), Default::default());
+        let t = task(TaskState::Working);
+        let mut ahead = f.subscribe_between(Vec::new(), 3);
+        let mut behind = f.subscribe_between(vec![(2, status("e2")), (3, status("e3"))], 0);
+        for n in 3..=4 {
+            f.publish(n, &status(&format!("e{n}")), &t);
+        }
+        drop(f);
+        let mut got = Vec::new();
+        while let Some((n, _)) = ahead.next().await {
+            got.push(n);
+        }
+        assert_eq!(
+            got,
+            [4],
+            "the events up to its snapshot's number are skipped"
+        );
+        let mut got = Vec::new();
+        while let Some((n, _)) = behind.next().await {
+            got.push(n);
+        }
+        assert_eq!(got, [2, 3, 3, 4], "its prefix, then every live event");
     }
 
     #[tokio::test]
