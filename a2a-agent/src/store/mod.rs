@@ -34,5 +34,11 @@ pub use postgres::PostgresStore;
 pub(crate) use postgres::{col, pg};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
+
+/// A sequence number (an event's, a window's) as a database integer (saturating).
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn as_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
 #[cfg(feature = "sqlite")]
 pub(crate) use sqlite::{SqliteDb, sq};

@@ -301,7 +301,7 @@ impl PostgresStore {
     ) -> Result<Vec<i64>, StoreError> {
         let body = serde_json::to_string(&t.task).map_err(pg)?;
         let (state, ms) = (t.task.status.state.as_str(), t.ms());
-        let seq = seq.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
+        let seq = seq.map(super::as_i64);
         let args: [&(dyn ToSql + Sync); 8] = [
             &t.task.id,
             &t.owner,
