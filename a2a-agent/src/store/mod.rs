@@ -9,6 +9,8 @@ mod outbox;
 #[cfg(feature = "postgres")]
 mod pg_lease;
 #[cfg(feature = "postgres")]
+mod pg_outbox;
+#[cfg(feature = "postgres")]
 mod pg_schema;
 #[cfg(feature = "postgres")]
 mod postgres;

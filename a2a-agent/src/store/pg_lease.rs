@@ -16,13 +16,40 @@
 //! cancels it (it listens, and reads the marks itself while its listener is away).
 
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use super::api::StoreError;
-use super::pg_schema::{CANCELS_CHANNEL, COMPONENT, RENEW, open_states};
-use super::postgres::{PostgresStore, col, pg, setup};
+use super::pg_schema::{CANCELS_CHANNEL, COMPONENT, RENEW, open_states, renew_every};
+use super::postgres::{Inner, PostgresStore, col, pg, setup};
 
 impl PostgresStore {
+    /// Renews the lease of the store behind `inner` every third of its lease time, and at once when
+    /// the lease time changes (`changed`), until the store is dropped.
+    pub(super) fn keep_renewing(inner: Weak<Inner>, changed: Arc<tokio::sync::Notify>) {
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        rt.spawn(async move {
+            loop {
+                let every = match inner.upgrade() {
+                    Some(i) => {
+                        renew_every(Duration::from_millis(i.lease_ms.load(Ordering::Relaxed)))
+                    }
+                    None => return,
+                };
+                tokio::select! {
+                    _ = tokio::time::sleep(every) => {}
+                    _ = changed.notified() => {}
+                }
+                let Some(i) = inner.upgrade() else { return };
+                if let Err(e) = (PostgresStore { inner: i }).renew().await {
+                    tracing::warn!(error = %e, "postgres: renewing this replica's lease failed");
+                }
+            }
+        });
+    }
+
     /// The lease time: how long another replica waits, after this one stopped renewing, before
     /// it ends (or re-runs) this one's tasks.
     pub fn lease(&self) -> Duration {

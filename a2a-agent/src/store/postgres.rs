@@ -21,20 +21,18 @@
 //! once, the second finds the version moved and its caller is refused.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
 
 use a2a_pg::tokio_postgres::types::ToSql;
 use a2a_pg::tokio_postgres::{IsolationLevel, Row};
 use a2a_pg::{Alive, Pool, PoolOptions};
 use async_trait::async_trait;
-use bytes::Bytes;
 
 use super::api::{
     DueNotice, Notice, PageCursor, StoreError, StoredTask, TaskFilter, TaskPage, TaskStore,
 };
-use super::pg_schema::{COMPONENT, DEFAULT_LEASE, MIGRATIONS, RELEASE, open_states, renew_every};
+use super::pg_schema::{COMPONENT, DEFAULT_LEASE, MIGRATIONS, RELEASE, open_states};
 use crate::model::{Task, TaskState, TaskStatus};
 
 /// A PostgreSQL error (or any other failure of this store) as a store error.
@@ -60,7 +58,7 @@ pub(crate) fn col<'a, T: a2a_pg::tokio_postgres::types::FromSql<'a>>(
 /// share one pool and one liveness lock.
 #[derive(Clone)]
 pub struct PostgresStore {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
 pub(super) struct Inner {
@@ -127,7 +125,7 @@ impl PostgresStore {
         };
         // The lease is held before anything is written under this replica's id.
         store.renew().await?;
-        keep_renewing(
+        Self::keep_renewing(
             Arc::downgrade(&store.inner),
             store.inner.lease_changed.clone(),
         );
@@ -188,39 +186,12 @@ impl PostgresStore {
     }
 }
 
-/// Renews the lease of the store behind `inner` every third of its lease time, and at once when
-/// the lease time changes (`changed`), until the store is dropped.
-fn keep_renewing(inner: Weak<Inner>, changed: Arc<tokio::sync::Notify>) {
-    let Ok(rt) = tokio::runtime::Handle::try_current() else {
-        return;
-    };
-    rt.spawn(async move {
-        loop {
-            let every = match inner.upgrade() {
-                Some(i) => renew_every(Duration::from_millis(i.lease_ms.load(Ordering::Relaxed))),
-                None => return,
-            };
-            tokio::select! {
-                _ = tokio::time::sleep(every) => {}
-                _ = changed.notified() => {}
-            }
-            let Some(i) = inner.upgrade() else { return };
-            if let Err(e) = (PostgresStore { inner: i }).renew().await {
-                tracing::warn!(error = %e, "postgres: renewing this replica's lease failed");
-            }
-        }
-    });
-}
-
 const UPSERT: &str = "INSERT INTO agent_tasks(id, owner, context_id, state, ts, runner, body, seq)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
     ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, context_id = EXCLUDED.context_id,
       state = EXCLUDED.state, ts = EXCLUDED.ts, runner = EXCLUDED.runner, body = EXCLUDED.body,
       version = agent_tasks.version + 1, seq = COALESCE(EXCLUDED.seq, agent_tasks.seq)
     RETURNING version";
-
-const OUTBOX_INSERT: &str = "INSERT INTO agent_push_outbox(task_id, config_id, content_type,
-    body, runner) VALUES ($1, $2, $3, $4, $5) RETURNING seq";
 
 fn task_of(r: &Row) -> Result<StoredTask, StoreError> {
     let body: &str = col(r, 0)?;
@@ -263,34 +234,6 @@ impl<'a> Where<'a> {
 }
 
 impl PostgresStore {
-    /// Inserts `notices` for this replica within `tx`; their numbers, in order.
-    async fn insert_notices(
-        &self,
-        tx: &a2a_pg::deadpool_postgres::Transaction<'_>,
-        notices: &[Notice],
-    ) -> Result<Vec<i64>, StoreError> {
-        let st = tx.prepare_cached(OUTBOX_INSERT).await.map_err(pg)?;
-        let mut seqs = Vec::with_capacity(notices.len());
-        for n in notices {
-            let body: &[u8] = &n.body;
-            let row = tx
-                .query_one(
-                    &st,
-                    &[
-                        &n.task_id,
-                        &n.config_id,
-                        &n.content_type,
-                        &body,
-                        &self.inner.replica,
-                    ],
-                )
-                .await
-                .map_err(pg)?;
-            seqs.push(col(&row, 0)?);
-        }
-        Ok(seqs)
-    }
-
     /// Upserts `t` (including event `seq` when known) and records `notices`, in one
     /// transaction.
     async fn write(
@@ -521,20 +464,11 @@ impl TaskStore for PostgresStore {
     }
 
     async fn record_notices(&self, notices: Vec<Notice>) -> Result<Vec<i64>, StoreError> {
-        if notices.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut c = self.inner.pool.get().await.map_err(pg)?;
-        let tx = c.transaction().await.map_err(pg)?;
-        let seqs = self.insert_notices(&tx, &notices).await?;
-        tx.commit().await.map_err(pg)?;
-        Ok(seqs)
+        self.record(&notices).await
     }
 
     async fn notice_done(&self, seq: i64) -> Result<(), StoreError> {
-        self.execute("DELETE FROM agent_push_outbox WHERE seq = $1", &[&seq])
-            .await?;
-        Ok(())
+        self.done(seq).await
     }
 
     async fn due_notices(&self) -> Result<Vec<DueNotice>, StoreError> {
@@ -543,41 +477,5 @@ impl TaskStore for PostgresStore {
 
     async fn orphaned_notices(&self) -> Result<Vec<DueNotice>, StoreError> {
         self.take_notices(false).await
-    }
-}
-
-impl PostgresStore {
-    /// The due notices of replicas that are gone, taken over in one statement (of two replicas
-    /// taking over at once, one takes each), with this replica's own when `own`.
-    async fn take_notices(&self, own: bool) -> Result<Vec<DueNotice>, StoreError> {
-        let dead = self.dead_runners("agent_push_outbox", "TRUE").await?;
-        if dead.is_empty() && !own {
-            return Ok(Vec::new());
-        }
-        let rows = self
-            .query(
-                "UPDATE agent_push_outbox SET runner = $1
-                 WHERE ($3 AND runner = $1) OR runner = ANY($2)
-                 RETURNING seq, task_id, config_id, content_type, body",
-                &[&self.inner.replica, &dead, &own],
-            )
-            .await?;
-        let mut out = rows
-            .iter()
-            .map(|r| -> Result<DueNotice, StoreError> {
-                let body: Vec<u8> = col(r, 4)?;
-                Ok(DueNotice {
-                    seq: col(r, 0)?,
-                    notice: Notice {
-                        task_id: col(r, 1)?,
-                        config_id: col(r, 2)?,
-                        content_type: col(r, 3)?,
-                        body: Bytes::from(body),
-                    },
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        out.sort_by_key(|d| d.seq);
-        Ok(out)
     }
 }
