@@ -151,8 +151,8 @@ async fn a_notification_a_killed_replica_left_undelivered_is_resent_by_the_survi
     let dir = tempfile::tempdir().unwrap();
     // The webhook holds every request: A's deliveries are in flight when A is killed.
     let hook = Webhook::start(60_000).await;
-    let a = crate::replicas_live::echo_replica(dir.path(), &url, "1s");
-    let b = crate::replicas_live::echo_replica(dir.path(), &url, "1s");
+    let a = crate::replicas_procs::echo_replica(dir.path(), &url, "1s");
+    let b = crate::replicas_procs::echo_replica(dir.path(), &url, "1s");
     let (_, v) = rpc(
         &a.url,
         "SendMessage",

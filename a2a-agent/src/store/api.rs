@@ -60,6 +60,7 @@ impl TaskFilter {
 pub struct StoreError(pub String);
 
 const FULL: &str = "full: ";
+const FENCED: &str = "fenced: ";
 
 impl StoreError {
     /// The store has no room for a new task (its byte bound is reached by unfinished tasks).
@@ -69,6 +70,15 @@ impl StoreError {
     /// Whether this is a [`StoreError::full`].
     pub fn is_full(&self) -> bool {
         self.0.starts_with(FULL)
+    }
+    /// The write was refused because another replica took the task over (its lease ended while
+    /// this replica could not renew it): this replica must stop running the task.
+    pub fn fenced(msg: impl std::fmt::Display) -> Self {
+        StoreError(format!("{FENCED}{msg}"))
+    }
+    /// Whether this is a [`StoreError::fenced`].
+    pub fn is_fenced(&self) -> bool {
+        self.0.starts_with(FENCED)
     }
 }
 

@@ -14,6 +14,14 @@
 //! ends the running tasks of another that is alive, and of two replicas taking over together
 //! one takes each row.
 //!
+//! Fencing: a task's `runner` is its claim. A write of a task that exists changes it only while
+//! its `runner` is still this replica (the `UPSERT`'s `WHERE`): a replica that lost the
+//! database for longer than its lease, and whose tasks another replica took over (and ended),
+//! finds its writes refused ([`StoreError::is_fenced`]) and stops running the task instead of
+//! overwriting the survivor's final state. A turn on another replica takes the claim with
+//! [`TaskStore::begin_turn`]; a take-over with [`TaskStore::unfinished`]; the runner id is new
+//! at each start, so a claim is never taken back by a restarted replica.
+//!
 //! Follow-ups (optimistic concurrency): every write of a task moves its `version`; the store
 //! remembers the version it last read or wrote of each unfinished task, and
 //! [`TaskStore::begin_turn`] marks the task SUBMITTED only while the row still has that
@@ -191,7 +199,15 @@ const UPSERT: &str = "INSERT INTO agent_tasks(id, owner, context_id, state, ts, 
     ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, context_id = EXCLUDED.context_id,
       state = EXCLUDED.state, ts = EXCLUDED.ts, runner = EXCLUDED.runner, body = EXCLUDED.body,
       version = agent_tasks.version + 1, seq = COALESCE(EXCLUDED.seq, agent_tasks.seq)
+    WHERE agent_tasks.runner = EXCLUDED.runner
     RETURNING version";
+
+/// The error of a write [`UPSERT`] refused: the task is another replica's now.
+fn fenced(id: &str) -> StoreError {
+    StoreError::fenced(format!(
+        "task {id} was taken over by another replica (this replica's lease ended)"
+    ))
+}
 
 fn task_of(r: &Row) -> Result<StoredTask, StoreError> {
     let body: &str = col(r, 0)?;
@@ -258,13 +274,16 @@ impl PostgresStore {
         let mut c = self.inner.pool.get().await.map_err(pg)?;
         if notices.is_empty() {
             let st = c.prepare_cached(UPSERT).await.map_err(pg)?;
-            let row = c.query_one(&st, &args).await.map_err(pg)?;
+            let row = c.query_opt(&st, &args).await.map_err(pg)?;
+            let row = row.ok_or_else(|| fenced(&t.task.id))?;
             self.remember(&t.task.id, t.task.status.state, col(&row, 0)?);
             return Ok(Vec::new());
         }
         let tx = c.transaction().await.map_err(pg)?;
         let st = tx.prepare_cached(UPSERT).await.map_err(pg)?;
-        let row = tx.query_one(&st, &args).await.map_err(pg)?;
+        // Refused: the transaction is dropped (rolled back) with its notices.
+        let row = tx.query_opt(&st, &args).await.map_err(pg)?;
+        let row = row.ok_or_else(|| fenced(&t.task.id))?;
         let seqs = self.insert_notices(&tx, notices).await?;
         tx.commit().await.map_err(pg)?;
         self.remember(&t.task.id, t.task.status.state, col(&row, 0)?);
