@@ -35,14 +35,16 @@ pub(crate) fn echo_replica(dir: &std::path::Path, url: &str, lease: &str) -> Bin
     )
 }
 
-/// Three replicas (A, B, C) on a fresh database `db` of the suite's cluster, lease `lease`.
-fn three(db: &str, lease: &str) -> Option<(tempfile::TempDir, [Bin; 3])> {
+/// Three replicas (A, B, C) on a fresh database `db` of a throwaway cluster (returned: it
+/// stops when dropped), lease `lease`.
+type Three = (a2a_pg::testing::TempCluster, tempfile::TempDir, [Bin; 3]);
+fn three(db: &str, lease: &str) -> Option<Three> {
     let cluster = crate::store_suite::cluster()?;
     cluster.create_database(db).unwrap();
     let url = cluster.url_of(db);
     let dir = tempfile::tempdir().unwrap();
     let bins = [(); 3].map(|_| echo_replica(dir.path(), &url, lease));
-    Some((dir, bins))
+    Some((cluster, dir, bins))
 }
 
 /// The texts of the artifact parts in a 1.0 JSON-RPC stream (the snapshot's, then the events').
@@ -68,7 +70,7 @@ fn artifact_texts(evs: &[Value]) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_processes_a_subscriber_on_b_gets_the_events_of_a_task_running_on_a() {
-    let Some((_dir, [a, b, c])) = three("procs_sub", "10s") else {
+    let Some((_cluster, _dir, [a, b, c])) = three("procs_sub", "10s") else {
         return;
     };
     // Running on A: it waits, then emits two updates and an artifact, and completes.
@@ -95,7 +97,7 @@ async fn three_processes_a_subscriber_on_b_gets_the_events_of_a_task_running_on_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_processes_a_cancel_on_c_ends_the_task_running_on_a_for_subscribers_on_a_and_b() {
-    let Some((_dir, [a, b, c])) = three("procs_cancel", "10s") else {
+    let Some((_cluster, _dir, [a, b, c])) = three("procs_cancel", "10s") else {
         return;
     };
     // "slow": the echo agent waits until the task is canceled.
@@ -121,7 +123,7 @@ async fn three_processes_a_cancel_on_c_ends_the_task_running_on_a_for_subscriber
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_of_the_replica_running_a_task_fails_it_on_the_survivors() {
-    let Some((_dir, [a, b, c])) = three("chaos", "1s") else {
+    let Some((_cluster, _dir, [a, b, c])) = three("chaos", "1s") else {
         return;
     };
     let hook = crate::common::sdk::receiver().await;
