@@ -125,3 +125,8 @@ for c in $CONNS; do
         (pg ? sprintf("%d", pus) : "-"), (pg ? sprintf("%.2f / %.2f", st, xa) : "-") }'
   done
 done
+echo
+echo "PostgreSQL statements over the whole run (pg_stat_statements, most called first):"
+echo
+psql "SELECT calls || ' | ' || regexp_replace(left(query, 110), '\s+', ' ', 'g') FROM pg_stat_statements
+      WHERE query NOT LIKE '%pg_stat%' ORDER BY calls DESC LIMIT 8"
