@@ -2,7 +2,8 @@
 //! task running on A gets its later events, each once, and its end; a CancelTask on C ends the
 //! task running on A for the subscribers on A and B; `kill -9` of A, running a task with a
 //! webhook, has the task FAILED on the survivors (the subscriber on B and the webhook told, C
-//! reads it) within the lease time, and no task A acknowledged is lost. One cluster per test.
+//! reads it) within the lease time, and no task A acknowledged is lost; the official Python SDK
+//! client subscribes on B to a task running on A and C lists it. One cluster per test.
 
 use crate::common::*;
 use crate::replicas_live::{card_json, last_state, open_subscription};
@@ -180,4 +181,44 @@ async fn kill_9_of_the_replica_running_a_task_fails_it_on_the_survivors() {
         assert_eq!(state(&v["result"]), "TASK_STATE_COMPLETED", "{v}");
     }
     drop(b);
+}
+
+/// The official Python SDK client (a2a-sdk 1.x, both bindings) subscribes on process B to a
+/// task running on process A: the task first, then the later events, the artifact once, and
+/// the end; process C lists the task (a ListTasks on a third replica).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_processes_the_python_sdk_subscribes_on_b_to_a_task_running_on_a() {
+    let Some((_cluster, _dir, [a, b, c])) = three("procs_sdk", "10s") else {
+        return;
+    };
+    for binding in ["jsonrpc", "rest"] {
+        let text = "sleep:3000 stream";
+        let id = send_async(&a.url, text).await;
+        wait_task(&b.url, &id, |s| s == "TASK_STATE_WORKING").await;
+        let scenario = json!([{"op": "subscribe", "taskId": id}]);
+        let lines = tokio::time::timeout(
+            Duration::from_secs(90),
+            crate::common::sdk::run("sdk1", &b.url, binding, Some("1.0"), scenario),
+        )
+        .await
+        .expect("the SDK's subscription ends");
+        let evs = crate::common::sdk::events(&lines, 0);
+        assert!(
+            evs.first().is_some_and(|e| e.get("task").is_some()),
+            "{binding}: {lines:?}"
+        );
+        // The SDK's events are the stream responses without the JSON-RPC envelope.
+        let wrapped: Vec<Value> = evs.iter().map(|e| json!({"result": e})).collect();
+        assert_eq!(artifact_texts(&wrapped), [text], "{binding}: {lines:?}");
+        assert_eq!(
+            crate::common::sdk::st(evs.last().unwrap()),
+            "TASK_STATE_COMPLETED",
+            "{binding}: {lines:?}"
+        );
+        let (_, v) = rpc(&c.url, "ListTasks", json!({})).await;
+        let listed = v["result"]["tasks"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["id"] == id.as_str()));
+        assert!(listed, "{binding}: C lists the task: {v}");
+    }
 }
