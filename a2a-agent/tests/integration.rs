@@ -45,6 +45,10 @@ mod recovery;
 #[cfg(feature = "cli")]
 mod reload;
 mod replicas;
+#[cfg(feature = "postgres")]
+mod replicas_live;
+#[cfg(feature = "postgres")]
+mod replicas_push;
 mod resume;
 #[cfg(feature = "cli")]
 mod settings;

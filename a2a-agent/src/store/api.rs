@@ -156,6 +156,27 @@ pub trait TaskStore: Send + Sync + 'static {
         self.put(task).await?;
         Ok(Vec::new())
     }
+    /// [`TaskStore::put_with_notices`] of the task as it stands after its event number `seq`: a
+    /// store replicas share keeps the number with the task ([`TaskStore::get_numbered`]), so
+    /// that a snapshot another replica takes names the event it includes. Default:
+    /// `put_with_notices`.
+    async fn put_numbered(
+        &self,
+        task: StoredTask,
+        notices: Vec<Notice>,
+        seq: u64,
+    ) -> Result<Vec<i64>, StoreError> {
+        let _ = seq;
+        self.put_with_notices(task, notices).await
+    }
+    /// A task with the number of the last event its stored form includes, when the store
+    /// keeps it ([`TaskStore::put_numbered`]). Default: [`TaskStore::get`], no number.
+    async fn get_numbered(
+        &self,
+        id: &str,
+    ) -> Result<Option<(StoredTask, Option<u64>)>, StoreError> {
+        Ok(self.get(id).await?.map(|t| (t, None)))
+    }
     /// Record `notices` as due without a task change (one published before it is stored); their
     /// numbers (empty: no outbox). Default: none.
     async fn record_notices(&self, notices: Vec<Notice>) -> Result<Vec<i64>, StoreError> {
@@ -169,6 +190,11 @@ pub trait TaskStore: Send + Sync + 'static {
     }
     /// Every notice still due, oldest first (read once at start to resend). Default: none.
     async fn due_notices(&self) -> Result<Vec<DueNotice>, StoreError> {
+        Ok(Vec::new())
+    }
+    /// The notices still due of other processes that are gone (a store replicas share), taken
+    /// over by this one, oldest first: called periodically to resend them. Default: none.
+    async fn orphaned_notices(&self) -> Result<Vec<DueNotice>, StoreError> {
         Ok(Vec::new())
     }
     /// Begin a follow-up turn of task `id`, which this process found with status `seen`

@@ -45,6 +45,10 @@ pub(crate) struct Live {
     /// Set once the task has been shown to the caller (the handler emitted, or the turn ended).
     pub(super) announced: watch::Sender<bool>,
     pub(super) running: AtomicBool,
+    /// A follower reads what other replicas publish of it (`peers`).
+    pub(super) followed: AtomicBool,
+    /// Its follower gave it up (no subscriber was left): it left the registry.
+    pub(super) abandoned: AtomicBool,
     /// Where its changes go (held weakly: an emitter that outlives the manager changes nothing).
     pub(super) writer: Weak<Writer>,
 }
@@ -74,6 +78,8 @@ impl Live {
             watch: watch::channel(state).0,
             announced: watch::channel(false).0,
             running: AtomicBool::new(false),
+            followed: AtomicBool::new(false),
+            abandoned: AtomicBool::new(false),
             writer,
         }
     }
@@ -234,7 +240,9 @@ impl Writer {
         };
         let notices: Vec<Notice> = out.iter().map(|o| o.notice.clone()).collect();
         let seqs = if store {
-            self.put_live_with(g, notices).await
+            // The stored task includes `ev`, numbered next by `publish`.
+            let next = g.seq + 1;
+            self.put_live_with(g, notices, next).await
         } else {
             g.unstored = true;
             if notices.is_empty() {
@@ -257,17 +265,18 @@ impl Writer {
     /// Store the live task as it stands (called with its lock held). Best effort: a failure to
     /// store progress never fails the handler.
     pub(super) async fn put_live(&self, g: &mut LiveState) {
-        self.put_live_with(g, Vec::new()).await;
+        let seq = g.seq;
+        self.put_live_with(g, Vec::new(), seq).await;
     }
 
     /// [`Self::put_live`], recording `notices` in the store's outbox with it; their numbers.
-    async fn put_live_with(&self, g: &mut LiveState, notices: Vec<Notice>) -> Vec<i64> {
+    async fn put_live_with(&self, g: &mut LiveState, notices: Vec<Notice>, seq: u64) -> Vec<i64> {
         g.unstored = false;
         let rec = StoredTask {
             task: g.task.clone(),
             owner: g.owner.clone(),
         };
-        match self.store.put_with_notices(rec, notices).await {
+        match self.store.put_numbered(rec, notices, seq).await {
             Ok(seqs) => seqs,
             Err(e) => {
                 tracing::debug!(error = %e, "storing task progress failed");
