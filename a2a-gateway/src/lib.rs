@@ -88,6 +88,7 @@ pub mod hop;
 pub mod ids;
 pub mod keys;
 pub mod metrics;
+pub mod open;
 pub(crate) mod outbound;
 pub mod peer;
 pub mod pii;

@@ -63,8 +63,29 @@ pub mod names {
     pub const STORE_DURATION: &str = "a2a_store_duration_seconds";
     /// Store calls that failed, by `op`.
     pub const STORE_ERRORS: &str = "a2a_store_errors_total";
+    /// PostgreSQL only: 1 while a notification listener of this replica is connected, 0 while
+    /// it is away and the replica polls, by `listener` (`registry`, `holds`, `streams`).
+    pub const LISTENER_UP: &str = "a2a_store_listener_up";
+    /// PostgreSQL only: reads made by polling because a listener was away, by `listener`
+    /// (`registry`: cached reads that asked for the epoch; `holds`: approval waits re-read).
+    pub const POLLS: &str = "a2a_store_polls_total";
     /// Peer card resolutions by `result` (`fetched`, `fresh`, `revalidated`, `stale`, `error`).
     pub const CARD_FETCHES: &str = "a2a_peer_card_fetches_total";
+
+    /// The families a gateway on PostgreSQL adds (`database = "postgres://…"`), with their
+    /// type and help text; not in [`ALL`], which every gateway exposes.
+    pub const POSTGRES_ONLY: &[(&str, &str, &str)] = &[
+        (
+            LISTENER_UP,
+            "gauge",
+            "PostgreSQL notification listener connected (1) or away, polling (0), by listener.",
+        ),
+        (
+            POLLS,
+            "counter",
+            "Reads made by polling while a PostgreSQL listener was away, by listener.",
+        ),
+    ];
 
     /// Every family with its type and help text.
     pub const ALL: &[(&str, &str, &str)] = &[
@@ -216,7 +237,7 @@ impl Metrics {
     /// A registry labelling the first `label_cap` workspaces and agents (`metrics_label_cap`).
     pub fn new(label_cap: usize) -> Metrics {
         let recorder = a2a_agent::metrics::builder().build_recorder();
-        for (name, _, help) in names::ALL {
+        for (name, _, help) in names::ALL.iter().chain(names::POSTGRES_ONLY) {
             recorder.describe_counter(KeyName::from_const_str(name), None, (*help).into());
         }
         let store_hist = |op: &'static str| {
@@ -430,6 +451,18 @@ impl Metrics {
         for (ws, n) in by_label {
             self.gauge(names::APPROVALS_PENDING, vec![Label::new("workspace", ws)])
                 .set(n as f64);
+        }
+    }
+
+    /// Sets the PostgreSQL listeners' state read at scrape time: `(listener, up, polls)`.
+    pub fn set_listeners(&self, listeners: &[(&'static str, bool, Option<u64>)]) {
+        for (name, up, polls) in listeners {
+            let labels = || vec![Label::from_static_parts("listener", name)];
+            self.gauge(names::LISTENER_UP, labels())
+                .set(if *up { 1.0 } else { 0.0 });
+            if let Some(n) = polls {
+                self.counter(names::POLLS, labels()).absolute(*n);
+            }
         }
     }
 

@@ -16,7 +16,8 @@ pub struct GatewayState {
     /// [`GatewayState::config`].
     pub(crate) settings: arc_swap::ArcSwap<Config>,
     /// The SQLite store of what has no backend trait yet: trust keys, the intent journal (and
-    /// whatever the backends below keep on the SQLite file).
+    /// whatever the backends below keep on the SQLite file). With `database = "postgres://…"`
+    /// ([`crate::app::Gateway::on_postgres`]) an empty in-memory store nothing keeps data in.
     pub store: Store,
     /// Workspaces, agents, keys, workspace settings and push callbacks, on the backend chosen
     /// at start ([`crate::store::backend`]).

@@ -82,6 +82,7 @@ mod reload_otlp;
 mod replica_streams;
 mod resume;
 mod rust_peer;
+mod serve_postgres;
 mod shutdown;
 mod slow_clients;
 mod stall;

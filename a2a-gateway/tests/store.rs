@@ -157,8 +157,9 @@ fn a_database_from_a_newer_release_is_refused_by_the_store_and_the_binary() {
     }
 }
 
-/// `database = "postgres://…"` is not served yet (issue 32): the store and the binary refuse
-/// it with a clear message instead of taking it for a SQLite file path.
+/// `database = "postgres://…"` is never taken for a SQLite file path: the SQLite store refuses
+/// it clearly, and `serve` on an unreachable URL fails naming PostgreSQL without creating a
+/// file (tests/serve_postgres.rs serves a reachable one).
 #[test]
 fn a_postgres_url_as_the_database_is_refused_clearly() {
     let url = "postgres://gw@127.0.0.1:1/gw";
@@ -177,7 +178,7 @@ fn a_postgres_url_as_the_database_is_refused_clearly() {
         .unwrap();
     assert!(!out.status.success());
     let text = String::from_utf8_lossy(&out.stderr);
-    assert!(text.contains("not supported yet"), "{text}");
+    assert!(text.contains("PostgreSQL"), "{text}");
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),
         0,

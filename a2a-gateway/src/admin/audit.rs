@@ -275,14 +275,24 @@ const CLI_NOT_WORKSPACE_FIRST: &[&str] = &["key-revoke"];
 /// `--database` included), `error` the failure, if any. Reads are not recorded; values of
 /// flags named like secrets (`--credential`, `--admin-token` ...) are redacted.
 pub fn record_cli(store: &Store, args: &[String], error: Option<&str>) {
+    let Some(rec) = cli_record(args, error) else {
+        return;
+    };
+    if let Err(e) = store.append_admin_audit(&rec) {
+        eprintln!("warning: the admin audit row was not written: {e}");
+    }
+}
+
+/// The admin audit row of a CLI action ([`record_cli`]); `None` for a read.
+pub(crate) fn cli_record(args: &[String], error: Option<&str>) -> Option<AdminAuditRecord> {
     // The subcommand: the first argument that is not a flag or a flag's value.
     let mut i = 0;
     while i < args.len() && args[i].starts_with("--") {
         i += if args[i].contains('=') { 1 } else { 2 };
     }
-    let Some(sub) = args.get(i) else { return };
+    let sub = args.get(i)?;
     if cli_is_read(sub) {
-        return;
+        return None;
     }
     let rest = &args[i + 1..];
     let mut shown = Vec::with_capacity(rest.len());
@@ -322,7 +332,7 @@ pub fn record_cli(store: &Store, args: &[String], error: Option<&str>) {
     let subject = std::env::var("USER")
         .or_else(|_| std::env::var("USERNAME"))
         .unwrap_or_else(|_| "unknown".into());
-    let rec = AdminAuditRecord {
+    Some(AdminAuditRecord {
         seq: 0,
         ts: String::new(),
         actor: AdminIdentity {
@@ -337,10 +347,7 @@ pub fn record_cli(store: &Store, args: &[String], error: Option<&str>) {
             Some(e) => json!({"error": e}),
             None => json!({}),
         }}),
-    };
-    if let Err(e) = store.append_admin_audit(&rec) {
-        eprintln!("warning: the admin audit row was not written: {e}");
-    }
+    })
 }
 
 #[cfg(test)]

@@ -40,7 +40,8 @@ enum Cmd {
     /// Start a gateway with a demo workspace, key and the built-in echo agent registered, on an
     /// embedded SQLite file, and print working curl commands.
     Demo(DemoArgs),
-    /// Manage workspaces, agents, keys and the audit log directly in the SQLite file.
+    /// Manage workspaces, agents, keys and the audit log directly in the database (a SQLite
+    /// file or a PostgreSQL URL); `admin migrate-store` copies a SQLite file to PostgreSQL.
     Admin(a2a_gateway::admin_cmd::AdminArgs),
     /// `config sample`: print a commented TOML file of every setting with its default.
     Config {
@@ -59,8 +60,8 @@ struct DemoArgs {
     /// when 8080 is taken].
     #[arg(long, env = "A2A_GATEWAY_DEMO_PORT")]
     port: Option<u16>,
-    /// SQLite file of the demo [default: a fresh file in the system temp directory, removed on
-    /// exit].
+    /// SQLite file of the demo (the demo runs on SQLite only, never a PostgreSQL URL)
+    /// [default: a fresh file in the system temp directory, removed on exit].
     #[arg(long)]
     database: Option<PathBuf>,
     /// A2A version the built-in echo agent speaks (the gateway translates for the other).
@@ -83,22 +84,11 @@ async fn serve(
     let mut hangups = a2a_agent::listen::Hangups::new().context("catching SIGHUP")?;
     let boot = config.clone();
     let mut before = config.clone();
-    let store = Store::open(&config.database)
-        .with_context(|| format!("opening {}", config.database.display()))?;
-    // This process serves the database: intent and completion records go through the journal
-    // (a write each instead of a commit); what a killed predecessor journaled is recovered first.
-    let recovered = store.open_intent_journal().with_context(|| {
-        format!(
-            "opening the intent journal of {}",
-            config.database.display()
-        )
-    })?;
-    if recovered.intents + recovered.outcomes > 0 {
-        eprintln!(
-            "recovered {} intent record(s) and {} hop outcome(s) journaled by a previous process",
-            recovered.intents, recovered.outcomes
-        );
-    }
+    // A SQLite file: this process serves it alone. A PostgreSQL URL: every store there.
+    let store = match config.postgres_url() {
+        Some(_) => None,
+        None => Some(open_sqlite(&config)?),
+    };
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("binding {}", config.listen))?;
@@ -106,7 +96,12 @@ async fn serve(
     // Cards name the bound address when no public URL is set (`--listen 127.0.0.1:0` included).
     config.listen = addr;
     let console = a2a_gateway::console::enabled(&config);
-    let gateway = Gateway::new(config, store).map_err(anyhow::Error::msg)?;
+    let gateway = match store {
+        Some(store) => Gateway::new(config, store).map_err(anyhow::Error::msg)?,
+        None => Gateway::on_postgres(config)
+            .await
+            .map_err(anyhow::Error::msg)?,
+    };
     let audit = gateway.state().audit.clone();
     let handle = gateway.serve(listener).await?;
     println!("LISTENING http://{addr}");
@@ -136,6 +131,27 @@ async fn serve(
     // Completion records queued for the audit writer's next batch commit before we exit.
     a2a_gateway::store::backend::AuditStore::flushed(&audit).await;
     Ok(())
+}
+
+/// The SQLite file of `config.database`, with its intent journal opened: this process serves
+/// the file, so intent and completion records go through the journal (a write each instead of
+/// a commit); what a killed predecessor journaled is recovered first.
+fn open_sqlite(config: &Config) -> Result<Store> {
+    let store = Store::open(&config.database)
+        .with_context(|| format!("opening {}", config.database.display()))?;
+    let recovered = store.open_intent_journal().with_context(|| {
+        format!(
+            "opening the intent journal of {}",
+            config.database.display()
+        )
+    })?;
+    if recovered.intents + recovered.outcomes > 0 {
+        eprintln!(
+            "recovered {} intent record(s) and {} hop outcome(s) journaled by a previous process",
+            recovered.intents, recovered.outcomes
+        );
+    }
+    Ok(store)
 }
 
 /// One reload: the settings read again; the process's part (log filter, trace export) and the
@@ -402,6 +418,9 @@ fn check_config(a: &ServeArgs) -> Result<()> {
         a2a_agent::logs::filter(c.log_level.as_deref(), "RUST_LOG", "warn")
             .map_err(anyhow::Error::msg)?;
         a2a_agent::otel::Export::from_env(&c.otlp(), "a2a-gateway").map_err(anyhow::Error::msg)?;
+        if let Some(url) = c.postgres_url() {
+            a2a_pg::pg_config(url, &c.pool_options()).map_err(anyhow::Error::msg)?;
+        }
         let store = Store::open_in_memory()?;
         Gateway::new(c, store).map_err(anyhow::Error::msg)?;
         Ok(())

@@ -4,6 +4,7 @@
 //! Every change is recorded in the admin audit log with the CLI user ([`crate::admin::audit`]).
 
 pub mod admin;
+mod admin_pg;
 pub mod demo;
 pub mod demo_text;
 pub mod ops;
@@ -21,7 +22,8 @@ use crate::{store::Agent, store::Store};
 /// `a2a-gateway admin`: the database and one command.
 #[derive(Args)]
 pub struct AdminArgs {
-    /// SQLite file.
+    /// The database: a SQLite file's path, or a PostgreSQL URL `postgres://…` (the database
+    /// of `serve --database postgres://…`; the offline `trust` commands need a SQLite file).
     #[arg(long, env = "A2A_GATEWAY_DATABASE", default_value = "a2a-gateway.db")]
     database: PathBuf,
     #[command(subcommand)]
@@ -229,6 +231,17 @@ enum AdminCmd {
     },
     #[command(flatten)]
     Trust(crate::cli::trust::TrustCmd),
+    /// Copy a SQLite deployment's state (stop its gateway first) into an empty PostgreSQL
+    /// database, in batches and one transaction, and print each table's rows in the file and
+    /// in PostgreSQL; refused when the target holds data or any count differs.
+    MigrateStore {
+        /// The SQLite file.
+        #[arg(long)]
+        from: PathBuf,
+        /// The PostgreSQL URL (`postgres://…`), an empty database.
+        #[arg(long)]
+        to: String,
+    },
     /// Deny a pending approval (in the database; a running gateway sees it at once).
     ApprovalDeny {
         /// Workspace id.
@@ -262,14 +275,20 @@ pub async fn run(args: AdminArgs) -> Result<()> {
     {
         return approve_remote(&gateway, admin_token, &workspace, &id, &approver, reason).await;
     }
-    let store = Store::open(&args.database)
-        .with_context(|| format!("opening {}", args.database.display()))?;
-    let result = admin_on(&store, args.cmd).await;
+    if let AdminCmd::MigrateStore { from, to } = &args.cmd {
+        return migrate_store(from, to).await;
+    }
     // Every change is recorded with the CLI user (reads are not).
     let argv: Vec<String> = std::env::args()
         .skip_while(|a| a != "admin")
         .skip(1)
         .collect();
+    if let Some(url) = crate::config::postgres_url(&args.database) {
+        return admin_pg::run(url, args.cmd, &argv).await;
+    }
+    let store = Store::open(&args.database)
+        .with_context(|| format!("opening {}", args.database.display()))?;
+    let result = admin_on(&store, args.cmd).await;
     let error = result.as_ref().err().map(|e| format!("{e:#}"));
     crate::admin::audit::record_cli(&store, &argv, error.as_deref());
     result
@@ -352,8 +371,31 @@ async fn admin_on(store: &Store, cmd: AdminCmd) -> Result<()> {
         AdminCmd::Trust(cmd) => {
             print_json(&crate::cli::trust::run(store, cmd).map_err(anyhow::Error::msg)?)?
         }
-        cmd => governance_admin(store, cmd).await?,
+        cmd => {
+            let gov = crate::store::backend::SqliteGovDocs::new(store.clone());
+            let holds = crate::store::backend::SqliteHolds::new(store.clone());
+            governance_admin(&gov, &holds, cmd).await?
+        }
     }
+    Ok(())
+}
+
+/// `admin migrate-store`: the copy, and its counts printed one table a line.
+async fn migrate_store(from: &std::path::Path, to: &str) -> Result<()> {
+    if crate::config::postgres_url(std::path::Path::new(to)).is_none() {
+        bail!("--to: a PostgreSQL URL (postgres://…)");
+    }
+    if !from.is_file() {
+        bail!("--from {}: no such SQLite file", from.display());
+    }
+    let copied = crate::store::migrate::migrate_store(from, to)
+        .await
+        .with_context(|| format!("migrating {}", from.display()))?;
+    println!("{:<24} {:>10} {:>10}", "table", "sqlite", "postgres");
+    for c in &copied {
+        println!("{:<24} {:>10} {:>10}", c.table, c.sqlite, c.postgres);
+    }
+    println!("migrated: every count matches");
     Ok(())
 }
 
@@ -388,13 +430,13 @@ async fn approve_remote(
 }
 
 /// The governance subcommands of `admin` (policies, PII rules, kills), on the database.
-async fn governance_admin(store: &Store, cmd: AdminCmd) -> Result<()> {
+async fn governance_admin(
+    gov: &impl crate::store::backend::GovDocStore,
+    holds: &impl crate::store::backend::HoldStore,
+    cmd: AdminCmd,
+) -> Result<()> {
     use crate::governance::policy::Policy;
-    use crate::store::backend::{
-        ApprovalSummary, GovDocStore, HoldStore, Kill, MAX_PAGE, SqliteGovDocs, SqliteHolds,
-    };
-    let gov = SqliteGovDocs::new(store.clone());
-    let holds = SqliteHolds::new(store.clone());
+    use crate::store::backend::{ApprovalSummary, Kill, MAX_PAGE};
     match cmd {
         AdminCmd::PolicySet { workspace, file } => {
             let text = if file.as_os_str() == "-" {

@@ -34,9 +34,21 @@ pub struct ServeArgs {
     /// the Origin check and the cookie choice [default: false].
     #[arg(long, env = "A2A_GATEWAY_CONSOLE_TRUSTED_PROXY")]
     console_trusted_proxy: Option<bool>,
-    /// SQLite file [default: a2a-gateway.db].
+    /// The database: a SQLite file's path (embedded), or a PostgreSQL URL
+    /// `postgres://user:pass@host:port/db` (every store there, shared by the replicas started
+    /// with the same URL; no file is made) [default: a2a-gateway.db].
     #[arg(long, env = "A2A_GATEWAY_DATABASE")]
     database: Option<PathBuf>,
+    /// PostgreSQL: connections of this replica's pool at most [default: 16].
+    #[arg(long, env = "A2A_GATEWAY_DATABASE_POOL_SIZE")]
+    database_pool_size: Option<usize>,
+    /// PostgreSQL: longest wait to connect or for a pooled connection; a request that cannot
+    /// get one in time is answered 503 a2a_store_unavailable [default: 3s].
+    #[arg(long, env = "A2A_GATEWAY_DATABASE_TIMEOUT")]
+    database_timeout: Option<Dur>,
+    /// PostgreSQL: the server cancels a statement running longer (0 = no limit) [default: 30s].
+    #[arg(long, env = "A2A_GATEWAY_DATABASE_STATEMENT_TIMEOUT")]
+    database_statement_timeout: Option<Dur>,
     /// Bearer token of the admin API, also the operator console's login (/console)
     /// [default: none = admin API and console off].
     #[arg(long, env = "A2A_GATEWAY_ADMIN_TOKEN")]
@@ -241,6 +253,15 @@ impl ServeArgs {
         }
         if let Some(v) = &self.database {
             c.database = v.clone();
+        }
+        if let Some(v) = self.database_pool_size {
+            c.database_pool_size = v;
+        }
+        if let Some(v) = self.database_timeout {
+            c.database_timeout_secs = secs(v, "database_timeout")?;
+        }
+        if let Some(v) = self.database_statement_timeout {
+            c.database_statement_timeout_secs = secs(v, "database_statement_timeout")?;
         }
         if let Some(v) = &self.admin_token {
             c.admin_token = Some(v.clone());

@@ -99,8 +99,26 @@ pub struct Config {
     /// Honour a reverse proxy's `X-Forwarded-Host` and `X-Forwarded-Proto` in the console's
     /// Origin check and cookie choice. Off: only `public_url` (when set) or `Host` count.
     pub console_trusted_proxy: bool,
-    /// SQLite file.
+    /// The database: a SQLite file's path (embedded, one process per file), or a PostgreSQL
+    /// URL (`postgres://user:pass@host:port/db`, or `postgresql://…`): every store of the
+    /// gateway on that database, shared by every replica started with the same URL
+    /// (docs/replicas.md).
     pub database: PathBuf,
+    /// PostgreSQL only: connections of the replica's pool at most (the notification listeners
+    /// take one connection each beside it).
+    pub database_pool_size: usize,
+    /// PostgreSQL only: longest wait to open a connection or to get one from the pool; a
+    /// request that cannot get one in time is answered 503 `a2a_store_unavailable`.
+    /// TOML key `database_timeout`, a duration (`"3s"`) held here in whole seconds.
+    #[serde(rename = "database_timeout", with = "a2a_agent::settings::secs")]
+    pub database_timeout_secs: u64,
+    /// PostgreSQL only: the server cancels a statement running longer (0: no limit).
+    /// TOML key `database_statement_timeout`, a duration (`"30s"`) held here in whole seconds.
+    #[serde(
+        rename = "database_statement_timeout",
+        with = "a2a_agent::settings::secs"
+    )]
+    pub database_statement_timeout_secs: u64,
     /// Bearer token of the admin API (and the console login); both are off when unset.
     pub admin_token: Option<String>,
     /// Serve A2A 1.0 (false holds the gateway at 0.3: `a2a.protocol.serve-v1`).
@@ -245,6 +263,26 @@ pub struct Config {
 }
 
 impl Config {
+    /// The PostgreSQL URL `database` names (`postgres://…` or `postgresql://…`), or `None`
+    /// for a SQLite file.
+    pub fn postgres_url(&self) -> Option<&str> {
+        postgres_url(&self.database)
+    }
+
+    /// The PostgreSQL pool's settings (`database_pool_size`, `database_timeout`,
+    /// `database_statement_timeout`).
+    pub fn pool_options(&self) -> a2a_pg::PoolOptions {
+        let wait = std::time::Duration::from_secs(self.database_timeout_secs.max(1));
+        a2a_pg::PoolOptions {
+            max_size: self.database_pool_size.max(1),
+            connect_timeout: wait,
+            wait_timeout: wait,
+            statement_timeout: (self.database_statement_timeout_secs > 0)
+                .then(|| std::time::Duration::from_secs(self.database_statement_timeout_secs)),
+            application_name: "a2a-gateway".into(),
+        }
+    }
+
     /// The trace settings of this configuration (`a2a_agent::otel`).
     pub fn otlp(&self) -> a2a_agent::otel::Settings<'_> {
         a2a_agent::otel::Settings {
@@ -254,6 +292,13 @@ impl Config {
             service_name: self.service_name.as_deref(),
         }
     }
+}
+
+/// The PostgreSQL URL a `database` setting names (`postgres://…` or `postgresql://…`), or
+/// `None` for a SQLite file's path.
+pub fn postgres_url(database: &std::path::Path) -> Option<&str> {
+    let text = database.to_str()?;
+    (text.starts_with("postgres://") || text.starts_with("postgresql://")).then_some(text)
 }
 
 /// Default of `metrics_label_cap`.
@@ -304,6 +349,9 @@ impl Default for Config {
             public_url: None,
             console_trusted_proxy: false,
             database: PathBuf::from("a2a-gateway.db"),
+            database_pool_size: 16,
+            database_timeout_secs: 3,
+            database_statement_timeout_secs: 30,
             admin_token: None,
             serve_v1: true,
             streaming_enabled: true,

@@ -153,6 +153,8 @@ pub(crate) async fn metrics_handler(State(st): State<Arc<GatewayState>>) -> Resp
     })
     .unwrap_or_default();
     st.metrics.set_scraped(open, &pending);
+    st.metrics
+        .set_listeners(&crate::edge::probes::listeners(&st));
     let mut resp = st.metrics.render().into_response();
     resp.headers_mut().insert(
         header::CONTENT_TYPE,

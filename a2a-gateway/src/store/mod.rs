@@ -28,6 +28,7 @@ mod cache;
 mod checkpoint;
 mod hop_page;
 mod journal;
+pub mod migrate;
 mod model;
 pub mod pg_schema;
 mod push_callbacks;
@@ -126,14 +127,14 @@ fn now() -> i64 {
 
 impl Store {
     /// Opens (creating if needed) the SQLite file at `path` and applies migrations. A
-    /// PostgreSQL URL is refused ([`StoreError::Invalid`]): `serve` runs on SQLite only for now
-    /// (docs/replicas.md).
+    /// PostgreSQL URL is refused ([`StoreError::Invalid`]): `serve` and `admin` take it through
+    /// [`crate::app::Gateway::on_postgres`] and the backends (docs/replicas.md), never here.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         let text = path.to_string_lossy();
         if text.starts_with("postgres://") || text.starts_with("postgresql://") {
             return Err(StoreError::Invalid(
-                "a PostgreSQL URL as the database is not supported yet (issue 32, \
-                 docs/replicas.md): give the path of a SQLite file"
+                "this command needs a SQLite file, not a PostgreSQL URL (`serve` and `admin` \
+                 take a URL; docs/replicas.md): give the path of a SQLite file"
                     .into(),
             ));
         }

@@ -177,6 +177,12 @@ impl Buffers {
         }
     }
 
+    /// Whether the stream resume events' listener hears notifications now (`None`: the
+    /// buffers are this process's memory only).
+    pub(crate) fn listening(&self) -> Option<bool> {
+        self.shared.as_ref().map(PgStreams::listening)
+    }
+
     /// The relayed stream `events` of `workspace`/`agent` toward a `version` caller: through a
     /// buffer when the peer numbers nothing (its first event has no id) and the stream has a
     /// task; unchanged otherwise.

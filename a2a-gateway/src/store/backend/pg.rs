@@ -36,6 +36,9 @@ struct Inner {
     pool: Pool,
     cache: Cache,
     epoch: Epoch,
+    /// The connection settings (for the listeners of [`PgRegistry::holds`] and
+    /// [`PgRegistry::stream_events`]).
+    config: a2a_pg::tokio_postgres::Config,
 }
 
 impl From<a2a_pg::tokio_postgres::Error> for StoreError {
@@ -93,14 +96,53 @@ impl PgRegistry {
             let mut c = pool.get().await?;
             a2a_pg::migrate(&mut c, COMPONENT, PG_MIGRATIONS).await?;
         }
-        let epoch = Epoch::start(pool.clone(), a2a_pg::pg_config(url, opts)?).await?;
+        let config = a2a_pg::pg_config(url, opts)?;
+        let epoch = Epoch::start(pool.clone(), config.clone()).await?;
         Ok(PgRegistry {
             inner: Arc::new(Inner {
                 pool,
                 cache: Cache::default(),
                 epoch,
+                config,
             }),
         })
+    }
+
+    /// Approvals and kills on the same database and pool as this registry (their listener on
+    /// a connection of its own).
+    pub fn holds(&self) -> Result<super::PgHolds, StoreError> {
+        super::PgHolds::on(self.inner.pool.clone(), self.inner.config.clone())
+    }
+
+    /// Stream resume events on the same database and pool as this registry (their writer
+    /// task and listener started here).
+    pub fn stream_events(
+        &self,
+        bounds: super::StreamBounds,
+    ) -> Result<super::PgStreams, StoreError> {
+        super::PgStreams::on(self.inner.pool.clone(), self.inner.config.clone(), bounds)
+    }
+
+    /// Whether the database answers a trivial query within `wait` (readiness), and the
+    /// gateway schema version it holds.
+    pub async fn ping(&self, wait: std::time::Duration) -> Result<i64, StoreError> {
+        let read = async {
+            let c = self.inner.pool.get().await?;
+            let row = c
+                .query_one(
+                    "SELECT version FROM a2a_schema WHERE component = $1",
+                    &[&COMPONENT],
+                )
+                .await?;
+            Ok::<i64, StoreError>(row.get::<_, i64>(0))
+        };
+        match tokio::time::timeout(wait, read).await {
+            Ok(r) => r,
+            Err(_) => Err(StoreError::Postgres(PgError::Setup(format!(
+                "the database did not answer within {} ms",
+                wait.as_millis()
+            )))),
+        }
     }
 
     /// The pool (shared with [`super::PgRecords`]).
@@ -112,6 +154,12 @@ impl PgRegistry {
     /// the database for the epoch first).
     pub fn listening(&self) -> bool {
         self.inner.epoch.listening()
+    }
+
+    /// How many cached reads asked the database for the epoch because the listener was away
+    /// (`a2a_store_polls_total{listener="registry"}`).
+    pub fn polls(&self) -> u64 {
+        self.inner.epoch.polls()
     }
 
     /// The epoch a read as of `seen` uses: `seen` itself while the cache still holds it.

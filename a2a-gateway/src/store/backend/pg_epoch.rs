@@ -11,7 +11,7 @@
 //! reads its own change at once; other replicas see it once the notification has arrived.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 use a2a_pg::{Listener, Pool};
@@ -31,6 +31,8 @@ pub(super) struct Epoch {
     stale: Arc<AtomicBool>,
     listener: Listener,
     watcher: tokio::task::JoinHandle<()>,
+    /// Reads of the epoch made because the listener was away (polls).
+    polls: AtomicU64,
 }
 
 impl Drop for Epoch {
@@ -82,6 +84,7 @@ impl Epoch {
             stale,
             listener,
             watcher,
+            polls: AtomicU64::new(0),
         })
     }
 
@@ -89,6 +92,9 @@ impl Epoch {
     pub async fn current(&self, pool: &Pool) -> Result<i64, StoreError> {
         if self.listener.is_connected() && !self.stale.load(Ordering::Acquire) {
             return Ok(self.known.load(Ordering::Acquire));
+        }
+        if !self.listener.is_connected() {
+            self.polls.fetch_add(1, Ordering::Relaxed);
         }
         let e = read(pool).await?;
         self.stale.store(false, Ordering::Release);
@@ -110,5 +116,10 @@ impl Epoch {
     /// Whether notifications are being heard (false: every cached read asks the table).
     pub fn listening(&self) -> bool {
         self.listener.is_connected()
+    }
+
+    /// How many reads asked the table because the listener was away.
+    pub fn polls(&self) -> u64 {
+        self.polls.load(Ordering::Relaxed)
     }
 }

@@ -46,6 +46,8 @@ struct Inner {
     listener: Listener,
     signals: broadcast::Sender<Signal>,
     forward: tokio::task::JoinHandle<()>,
+    /// Waits that re-read on the short [`POLL`] because the listener was away.
+    polls: std::sync::atomic::AtomicU64,
 }
 
 impl Drop for Inner {
@@ -104,11 +106,15 @@ impl PgHolds {
             let mut c = pool.get().await?;
             a2a_pg::migrate(&mut c, COMPONENT, PG_MIGRATIONS).await?;
         }
-        let listener = Listener::start(
-            a2a_pg::pg_config(url, opts)?,
-            &[APPROVALS_CHANNEL, KILLS_CHANNEL],
-            RETRY,
-        )?;
+        PgHolds::on(pool, a2a_pg::pg_config(url, opts)?)
+    }
+
+    /// On a migrated database's `pool`, listening with the connection settings `config`.
+    pub(super) fn on(
+        pool: Pool,
+        config: a2a_pg::tokio_postgres::Config,
+    ) -> Result<PgHolds, StoreError> {
+        let listener = Listener::start(config, &[APPROVALS_CHANNEL, KILLS_CHANNEL], RETRY)?;
         let signals = broadcast::channel(1024).0;
         let mut events = listener.subscribe();
         let out = signals.clone();
@@ -136,6 +142,7 @@ impl PgHolds {
                 listener,
                 signals,
                 forward,
+                polls: Default::default(),
             }),
         })
     }
@@ -146,12 +153,22 @@ impl PgHolds {
         self.inner.listener.is_connected()
     }
 
+    /// How many waits re-read on the short poll because the listener was away
+    /// (`a2a_store_polls_total{listener="holds"}`).
+    pub fn polls(&self) -> u64 {
+        self.inner.polls.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// A subscription to the signals, and how long waiters sleep between reads.
     pub(super) fn signals(&self) -> (broadcast::Receiver<Signal>, Poll) {
         let weak: Weak<Inner> = Arc::downgrade(&self.inner);
         let poll: Poll = Arc::new(move || match weak.upgrade() {
             Some(i) if i.listener.is_connected() => IDLE_POLL,
-            _ => POLL,
+            Some(i) => {
+                i.polls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                POLL
+            }
+            None => POLL,
         });
         (self.inner.signals.subscribe(), poll)
     }

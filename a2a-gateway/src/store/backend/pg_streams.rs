@@ -126,11 +126,16 @@ impl PgStreams {
             let mut c = pool.get().await?;
             a2a_pg::migrate(&mut c, COMPONENT, PG_MIGRATIONS).await?;
         }
-        let listener = Listener::start(
-            a2a_pg::pg_config(url, opts)?,
-            &[STREAM_EVENTS_CHANNEL],
-            Duration::from_secs(1),
-        )?;
+        PgStreams::on(pool, a2a_pg::pg_config(url, opts)?, bounds)
+    }
+
+    /// On a migrated database's `pool`, listening with the connection settings `config`.
+    pub(super) fn on(
+        pool: Pool,
+        config: a2a_pg::tokio_postgres::Config,
+        bounds: StreamBounds,
+    ) -> Result<PgStreams, StoreError> {
+        let listener = Listener::start(config, &[STREAM_EVENTS_CHANNEL], Duration::from_secs(1))?;
         let (queue, rows) = mpsc::unbounded_channel();
         tokio::spawn(write(pool.clone(), rows, bounds));
         Ok(PgStreams {
