@@ -72,7 +72,7 @@ async fn shared(a: &str, b: &str) {
 
 #[cfg(feature = "cli")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_second_agent_process_serves_the_tasks_of_the_first() {
+async fn agent_processes_serve_each_others_tasks_and_follow_ups() {
     let Some(cluster) = crate::store_suite::cluster() else {
         return;
     };
@@ -81,7 +81,10 @@ async fn a_second_agent_process_serves_the_tasks_of_the_first() {
     // One by flag, one by environment variable.
     let a = bin(&["--echo", "--store", url.as_str()], &[]);
     let b = bin(&["--echo"], &[("A2A_AGENT_STORE", url.as_str())]);
+    let c = bin(&["--echo", "--store", url.as_str()], &[]);
     shared(&a.url, &b.url).await;
+    // Follow-ups across processes: a turn on B, the next on C; a task working on B refused on C.
+    follow_ups(&b.url, &c.url).await;
     // And the other way round: B's task on A.
     let (_, v) = rpc(&b.url, "SendMessage", json!({"message": msg("from b")})).await;
     let id = v["result"]["task"]["id"].as_str().unwrap();
