@@ -112,6 +112,11 @@ agent_config! {
     /// `postgres`) or `memory`; unset = `sqlite_path`'s file, else memory. Giving both this and
     /// `sqlite_path` is refused.
     store: Option<String> => String = None;
+    /// With `store = "postgres://…"`: how long a replica's tasks stay its own after it last
+    /// renewed its lease (it renews every third of it). When a replica dies, another one ends
+    /// (FAILED, or re-runs through `Handler::resume`) its unfinished tasks within about this
+    /// long plus a third. Default: 10s (at least 150ms).
+    replica_lease: Dur = Dur::from_secs(10);
     /// In-memory store capacity (tasks). Default: 10000.
     memory_store_cap: usize = 10_000;
     /// How long terminal tasks stay in the in-memory store. Default: 1h.

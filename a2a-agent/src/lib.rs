@@ -175,7 +175,7 @@ pub use store::PostgresStore;
 #[cfg(feature = "sqlite")]
 pub use store::SqliteStore;
 pub use store::{MemoryStore, TaskStore};
-pub use tasks::recovery::RESTARTED;
+pub use tasks::recovery::{REPLICA_LOST, RESTARTED};
 
 // Paths of the previous layout, kept for one release (also `auth::CallerProfile` and
 // `tasks::Emitter`, named in their modules).

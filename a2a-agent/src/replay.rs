@@ -225,11 +225,9 @@ impl SqliteReplay {
     }
 }
 
-/// A sequence number as a database integer (saturating).
+/// A sequence number as a database integer (saturating; at home in the store).
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) fn as_i64(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
+pub(crate) use crate::store::as_i64;
 
 #[cfg(feature = "sqlite")]
 #[async_trait]

@@ -1,11 +1,15 @@
 //! A replay log in PostgreSQL (table `agent_replay_events` of the agent's schema), on the pool
 //! of a [`PostgresStore`]: a subscriber resuming with `Last-Event-ID` on any replica gets the
-//! events it missed (those written to the database; how events reach live subscribers on
-//! other replicas is planned, docs/agent.md "Several replicas").
+//! events it missed, and each event added is announced to the other replicas (`NOTIFY` on
+//! [`EVENTS_CHANNEL`] with its number and task id), whose subscribers of the task read it from
+//! here (`tasks::peers`).
 
 use crate::model::StreamResponse;
 use crate::replay::{ReplayLog, as_i64};
-use crate::store::{PostgresStore, StoreError, col, pg};
+use crate::store::{EVENTS_CHANNEL, PostgresStore, StoreError, col, pg};
+
+/// The longest `NOTIFY` payload PostgreSQL takes (bytes, less one).
+const MAX_PAYLOAD: usize = 7999;
 use async_trait::async_trait;
 
 /// The numbered events of tasks in the database of a [`PostgresStore`], the newest
@@ -40,14 +44,23 @@ impl ReplayLog for PgReplay {
         }
         let body = serde_json::to_string(event).map_err(pg)?;
         let n = as_i64(seq);
-        // The insert and the trim of what falls out of the window, in one statement.
+        // The insert, the trim of what falls out of the window and the announcement to the
+        // other replicas (delivered once the row is committed; at most the number and the id,
+        // within NOTIFY's 8000 bytes: a longer id is announced without it, waking every
+        // follower), in one statement.
+        let mut note = format!("{seq} {task_id}");
+        if note.len() > MAX_PAYLOAD {
+            note = seq.to_string();
+        }
         self.db
             .execute(
                 "WITH ins AS (
                    INSERT INTO agent_replay_events(task_id, seq, body) VALUES ($1, $2, $3)
-                   ON CONFLICT (task_id, seq) DO UPDATE SET body = EXCLUDED.body)
-                 DELETE FROM agent_replay_events WHERE task_id = $1 AND seq <= $2 - $4",
-                &[&task_id, &n, &body, &as_i64(keep)],
+                   ON CONFLICT (task_id, seq) DO UPDATE SET body = EXCLUDED.body),
+                 del AS (
+                   DELETE FROM agent_replay_events WHERE task_id = $1 AND seq <= $2 - $4)
+                 SELECT pg_notify($5, $6)",
+                &[&task_id, &n, &body, &as_i64(keep), &EVENTS_CHANNEL, &note],
             )
             .await?;
         Ok(())

@@ -45,6 +45,14 @@ mod recovery;
 #[cfg(feature = "cli")]
 mod reload;
 mod replicas;
+#[cfg(all(feature = "postgres", feature = "cli"))]
+mod replicas_fence;
+#[cfg(feature = "postgres")]
+mod replicas_live;
+#[cfg(all(feature = "postgres", feature = "cli"))]
+mod replicas_procs;
+#[cfg(feature = "postgres")]
+mod replicas_push;
 mod resume;
 #[cfg(feature = "cli")]
 mod settings;

@@ -72,7 +72,7 @@ async fn shared(a: &str, b: &str) {
 
 #[cfg(feature = "cli")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_second_agent_process_serves_the_tasks_of_the_first() {
+async fn agent_processes_serve_each_others_tasks_and_follow_ups() {
     let Some(cluster) = crate::store_suite::cluster() else {
         return;
     };
@@ -81,7 +81,10 @@ async fn a_second_agent_process_serves_the_tasks_of_the_first() {
     // One by flag, one by environment variable.
     let a = bin(&["--echo", "--store", url.as_str()], &[]);
     let b = bin(&["--echo"], &[("A2A_AGENT_STORE", url.as_str())]);
+    let c = bin(&["--echo", "--store", url.as_str()], &[]);
     shared(&a.url, &b.url).await;
+    // Follow-ups across processes: a turn on B, the next on C; a task working on B refused on C.
+    follow_ups(&b.url, &c.url).await;
     // And the other way round: B's task on A.
     let (_, v) = rpc(&b.url, "SendMessage", json!({"message": msg("from b")})).await;
     let id = v["result"]["task"]["id"].as_str().unwrap();
@@ -378,5 +381,92 @@ fn check_config_refuses_store_beside_sqlite_path() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("both set"), "{err}");
         assert!(!err.contains("secret"), "{err}");
+    }
+}
+
+/// A follow-up on A and a cancel on B of one waiting task, both replicas reading it waiting
+/// before either acts: they do not both go ahead. The answers agree with how the task ends:
+/// CANCELED (and the follow-up did not complete it), or B refused and A's follow-up
+/// completed it.
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_and_a_follow_up_racing_on_two_replicas_agree_on_the_end() {
+    let Some(cluster) = crate::store_suite::cluster() else {
+        return;
+    };
+    cluster.create_database("cancel_race").unwrap();
+    let url = cluster.url_of("cancel_race");
+    let gate = std::sync::Arc::new(Gate {
+        armed: Default::default(),
+        both: tokio::sync::Barrier::new(2),
+        met: Default::default(),
+    });
+    let mut servers = Vec::new();
+    for _ in 0..3 {
+        let pg = a2a_agent::PostgresStore::connect(&url, &a2a_agent::store::PoolOptions::default())
+            .await
+            .unwrap();
+        let store = std::sync::Arc::new(Gated {
+            pg: pg.clone(),
+            gate: gate.clone(),
+        });
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        servers.push(
+            a2a_agent::AgentServer::new(
+                a2a_agent::demo::echo_card(),
+                a2a_agent::demo::echo_handler(),
+            )
+            .config(open_config())
+            .postgres(pg)
+            .store(store)
+            .serve(l)
+            .await
+            .unwrap(),
+        );
+    }
+    let (a, b, c) = (servers[0].url(), servers[1].url(), servers[2].url());
+    let (_, v) = rpc(c, "SendMessage", json!({"message": msg("need input")})).await;
+    let id = v["result"]["task"]["id"].as_str().unwrap().to_owned();
+    let mut more = msg("here it is");
+    more["taskId"] = json!(id);
+    *gate.armed.lock().unwrap() = Some(id.clone());
+    let (follow, cancel) = tokio::join!(
+        rpc(a, "SendMessage", json!({"message": more})),
+        rpc(b, "CancelTask", json!({"id": id}))
+    );
+    assert!(
+        gate.met.load(std::sync::atomic::Ordering::SeqCst),
+        "both replicas read the waiting task before either acted"
+    );
+    let end = wait_task(c, &id, |s| {
+        s == "TASK_STATE_CANCELED" || s == "TASK_STATE_COMPLETED"
+    })
+    .await;
+    if state(&cancel.1["result"]) == "TASK_STATE_CANCELED" {
+        assert_eq!(
+            state(&end),
+            "TASK_STATE_CANCELED",
+            "{follow:?} {cancel:?} {end}"
+        );
+        assert_ne!(
+            state(&follow.1["result"]["task"]),
+            "TASK_STATE_COMPLETED",
+            "the follow-up did not also go ahead: {follow:?} {cancel:?}"
+        );
+    } else {
+        assert_eq!(cancel.1["error"]["code"], -32002, "{cancel:?}");
+        assert_eq!(
+            state(&end),
+            "TASK_STATE_COMPLETED",
+            "{follow:?} {cancel:?} {end}"
+        );
+        assert_eq!(
+            state(&follow.1["result"]["task"]),
+            "TASK_STATE_COMPLETED",
+            "{follow:?}"
+        );
+    }
+    for s in servers {
+        s.shutdown().await;
     }
 }

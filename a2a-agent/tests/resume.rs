@@ -56,14 +56,14 @@ async fn start(n: usize, gap_ms: u64, cfg: AgentConfig) -> a2a_agent::ServerHand
 
 /// One SSE event as read off the wire.
 #[derive(Debug, Clone, PartialEq)]
-struct Ev {
-    id: Option<u64>,
-    comment: Option<String>,
-    data: Option<Value>,
+pub(crate) struct Ev {
+    pub(crate) id: Option<u64>,
+    pub(crate) comment: Option<String>,
+    pub(crate) data: Option<Value>,
 }
 
 /// Reads SSE events from `resp`; stops after `limit` data events (dropping the connection).
-async fn read(resp: reqwest::Response, limit: usize) -> Vec<Ev> {
+pub(crate) async fn read(resp: reqwest::Response, limit: usize) -> Vec<Ev> {
     assert!(
         resp.headers()
             .get("content-type")
@@ -117,16 +117,16 @@ async fn read(resp: reqwest::Response, limit: usize) -> Vec<Ev> {
 
 /// A binding and version to drive.
 #[derive(Debug, Clone, Copy)]
-enum Way {
+pub(crate) enum Way {
     RpcV1,
     RpcV03,
     RestV1,
     RestV03,
 }
 
-const WAYS: [Way; 4] = [Way::RpcV1, Way::RpcV03, Way::RestV1, Way::RestV03];
+pub(crate) const WAYS: [Way; 4] = [Way::RpcV1, Way::RpcV03, Way::RestV1, Way::RestV03];
 
-fn user_msg(way: Way) -> Value {
+pub(crate) fn user_msg(way: Way) -> Value {
     match way {
         Way::RpcV1 | Way::RestV1 => msg("go"),
         Way::RestV03 => {
@@ -162,7 +162,12 @@ async fn send_stream(url: &str, way: Way) -> reqwest::Response {
 }
 
 /// Subscribes to task `id`, resuming after `last` when given.
-async fn subscribe(url: &str, way: Way, id: &str, last: Option<&str>) -> reqwest::Response {
+pub(crate) async fn subscribe(
+    url: &str,
+    way: Way,
+    id: &str,
+    last: Option<&str>,
+) -> reqwest::Response {
     let c = client();
     let mut r = match way {
         Way::RpcV1 => c.post(format!("{url}/")).header("A2A-Version", "1.0").json(
@@ -183,7 +188,7 @@ async fn subscribe(url: &str, way: Way, id: &str, last: Option<&str>) -> reqwest
 }
 
 /// The stream event inside an SSE data line, whatever the binding and version: (kind, body).
-fn event(way: Way, data: &Value) -> (String, Value) {
+pub(crate) fn event(way: Way, data: &Value) -> (String, Value) {
     let v = match way {
         Way::RpcV1 | Way::RpcV03 => {
             assert!(data.get("error").is_none(), "error event: {data}");
@@ -204,7 +209,7 @@ fn event(way: Way, data: &Value) -> (String, Value) {
     }
 }
 
-fn task_id(way: Way, first: &Ev) -> String {
+pub(crate) fn task_id(way: Way, first: &Ev) -> String {
     let (_, b) = event(way, first.data.as_ref().unwrap());
     b["id"]
         .as_str()
@@ -214,7 +219,7 @@ fn task_id(way: Way, first: &Ev) -> String {
 }
 
 /// The chunk texts of artifact events, in order.
-fn chunks(way: Way, evs: &[Ev]) -> Vec<String> {
+pub(crate) fn chunks(way: Way, evs: &[Ev]) -> Vec<String> {
     evs.iter()
         .filter_map(|e| e.data.as_ref())
         .map(|d| event(way, d))
@@ -228,7 +233,7 @@ fn chunks(way: Way, evs: &[Ev]) -> Vec<String> {
         .collect()
 }
 
-fn ids(evs: &[Ev]) -> Vec<u64> {
+pub(crate) fn ids(evs: &[Ev]) -> Vec<u64> {
     evs.iter()
         .filter(|e| e.data.is_some())
         .map(|e| e.id.expect("every data event has an id"))
@@ -236,7 +241,7 @@ fn ids(evs: &[Ev]) -> Vec<u64> {
 }
 
 /// Whether the last event ends the task COMPLETED.
-fn completes(way: Way, evs: &[Ev]) -> bool {
+pub(crate) fn completes(way: Way, evs: &[Ev]) -> bool {
     evs.last()
         .and_then(|e| e.data.as_ref())
         .map(|d| event(way, d))

@@ -539,6 +539,11 @@ async fn a_postgres_replica_takes_over_only_what_a_gone_replica_left() {
         b.due_notices().await.unwrap().is_empty(),
         "A lives: it delivers its notices"
     );
+    assert!(b.orphaned_notices().await.unwrap().is_empty());
+    assert!(
+        a.orphaned_notices().await.unwrap().is_empty(),
+        "a replica's own notices are never orphaned"
+    );
     assert_eq!(
         a.due_notices()
             .await

@@ -141,10 +141,9 @@ impl Gateway {
     /// [`PgRegistry::records`](crate::store::backend::PgRegistry::records),
     /// [`PgRegistry::audit`](crate::store::backend::PgRegistry::audit),
     /// [`PgHolds::connect`](crate::store::backend::PgHolds::connect)); the workspaces'
-    /// policies and PII rules go with the registry. Everything else (trust keys, the intent
-    /// journal) stays on `store`'s SQLite file. Trust settings are kept per workspace on that
-    /// file: with the registry elsewhere they refer to workspaces it does not hold
-    /// (docs/replicas.md).
+    /// policies and PII rules go with the registry. Everything else (the intent journal; trust
+    /// keys, sessions and the page-token key unless [`Gateway::with_shared`] puts them
+    /// elsewhere) stays on `store`'s SQLite file or in this process (docs/replicas.md).
     pub fn with_backends(
         config: Config,
         store: Store,
@@ -182,9 +181,9 @@ impl Gateway {
                 store: store.clone(),
                 registry,
                 records,
-                shared: shared.clone(),
                 audit,
                 holds: holds.clone(),
+                shared: shared.clone(),
                 peer_checks: Default::default(),
                 metrics,
                 governance: Arc::new(Governance::new(

@@ -72,6 +72,21 @@ pub mod names {
     /// Peer card resolutions by `result` (`fetched`, `fresh`, `revalidated`, `stale`, `error`).
     pub const CARD_FETCHES: &str = "a2a_peer_card_fetches_total";
 
+    /// The families a gateway on PostgreSQL adds (`database = "postgres://…"`), with their
+    /// type and help text; not in [`ALL`], which every gateway exposes.
+    pub const POSTGRES_ONLY: &[(&str, &str, &str)] = &[
+        (
+            LISTENER_UP,
+            "gauge",
+            "PostgreSQL notification listener connected (1) or away, polling (0), by listener.",
+        ),
+        (
+            POLLS,
+            "counter",
+            "Reads made by polling while a PostgreSQL listener was away, by listener.",
+        ),
+    ];
+
     /// Every family with its type and help text.
     pub const ALL: &[(&str, &str, &str)] = &[
         (
@@ -110,16 +125,6 @@ pub mod names {
             "Held hops waiting for a decision, by workspace.",
         ),
         (OPEN_STREAMS, "gauge", "Streams open through the gateway."),
-        (
-            LISTENER_UP,
-            "gauge",
-            "PostgreSQL notification listener connected (1) or away, polling (0), by listener.",
-        ),
-        (
-            POLLS,
-            "counter",
-            "Reads made by polling while a PostgreSQL listener was away, by listener.",
-        ),
         (
             STORE_DURATION,
             "histogram",
@@ -232,7 +237,7 @@ impl Metrics {
     /// A registry labelling the first `label_cap` workspaces and agents (`metrics_label_cap`).
     pub fn new(label_cap: usize) -> Metrics {
         let recorder = a2a_agent::metrics::builder().build_recorder();
-        for (name, _, help) in names::ALL {
+        for (name, _, help) in names::ALL.iter().chain(names::POSTGRES_ONLY) {
             recorder.describe_counter(KeyName::from_const_str(name), None, (*help).into());
         }
         let store_hist = |op: &'static str| {

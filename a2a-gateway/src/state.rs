@@ -16,20 +16,21 @@ pub struct GatewayState {
     /// [`GatewayState::config`].
     pub(crate) settings: arc_swap::ArcSwap<Config>,
     /// The SQLite store of what has no backend trait yet: trust keys, the intent journal (and
-    /// whatever the backends below keep on the SQLite file).
+    /// whatever the backends below keep on the SQLite file). With `database = "postgres://…"`
+    /// ([`crate::app::Gateway::on_postgres`]) an empty in-memory store nothing keeps data in.
     pub store: Store,
     /// Workspaces, agents, keys, workspace settings and push callbacks, on the backend chosen
     /// at start ([`crate::store::backend`]).
     pub registry: Registry,
     /// Task ownership, task records and idempotent sends, on the backend chosen at start.
     pub records: Records,
-    /// Secrets (the page-token key), console sessions and trust keys, on the backend chosen
-    /// at start (on PostgreSQL shared by replicas).
-    pub shared: Shared,
     /// The audit log and the admin audit, on the backend chosen at start.
     pub audit: Audit,
     /// Approvals (held requests) and session kills, on the backend chosen at start.
     pub holds: Holds,
+    /// Secrets (the page-token key), console sessions and trust keys, on the backend chosen
+    /// at start (on PostgreSQL shared by replicas).
+    pub shared: Shared,
     /// The clients of peer calls (HTTP, gRPC roots, cards), rebuilt by a reload that changes
     /// `peer_ca_file`: read them with [`GatewayState::peers`].
     pub(crate) peer_clients: arc_swap::ArcSwap<crate::peer::clients::PeerClients>,

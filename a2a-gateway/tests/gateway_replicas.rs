@@ -74,6 +74,8 @@ pub(crate) async fn replica(url: &str, key: &str, shared: bool) -> (Env, String)
         store.clone(),
         Registry::Postgres(registry.clone()),
         records,
+        // The audit, approvals and kills stay on the file here (`gateway_replicas_gov.rs`
+        // puts them on PostgreSQL).
         Audit::Sqlite(SqliteAudit::new(store.clone())),
         Holds::Sqlite(SqliteHolds::new(store.clone())),
     )

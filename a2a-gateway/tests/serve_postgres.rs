@@ -75,9 +75,14 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     out
 }
 
+/// The longest any request of these tests may take: a store that cannot be reached is answered
+/// within `--database-timeout` (1 s here), never left hanging.
+const BOUND: Duration = Duration::from_secs(10);
+
 pub(crate) async fn admin(base: &str, method: &str, path: &str, body: Value) -> (u16, Value) {
     let r = reqwest::Client::new()
         .request(method.parse().unwrap(), format!("{base}{path}"))
+        .timeout(BOUND)
         .bearer_auth(ADMIN)
         .json(&body)
         .send()
@@ -91,6 +96,7 @@ pub(crate) async fn admin(base: &str, method: &str, path: &str, body: Value) -> 
 pub(crate) async fn rpc(base: &str, agent: &str, key: &str, body: Value) -> (u16, Value) {
     let r = reqwest::Client::new()
         .post(format!("{base}/a2a/{agent}"))
+        .timeout(BOUND)
         .header("A2A-Version", "1.0")
         .bearer_auth(key)
         .json(&body)
@@ -108,12 +114,7 @@ fn list(size: u32, token: &str) -> Value {
 }
 
 async fn get(url: &str) -> u16 {
-    match reqwest::Client::new()
-        .get(url)
-        .timeout(Duration::from_secs(10))
-        .send()
-        .await
-    {
+    match reqwest::Client::new().get(url).timeout(BOUND).send().await {
         Ok(r) => r.status().as_u16(),
         Err(_) => 0,
     }

@@ -5,8 +5,10 @@
 //! by trying the lock ([`is_alive`]): rows a gone replica owned can then be taken over.
 //!
 //! A replica whose liveness connection breaks while it keeps running looks gone to the others;
-//! [`Alive`] logs it. (Leases renewed in rows, which also bound how long a stalled replica
-//! keeps its work, are the next step of the replicas work.)
+//! [`Alive`] logs it. The agent's replicas therefore rely on leases renewed in rows (its
+//! `agent_replicas` table, `a2a-agent`'s `pg_lease`), which also bound how long a stalled
+//! replica keeps its work, and fence its writes once another replica took the work over; a
+//! runner without a lease row (an older release's) falls back to this lock.
 
 use tokio_postgres::{Client, NoTls};
 

@@ -63,6 +63,19 @@ pub trait EventSink: Send + Sync + 'static {
     /// Deliver `out`, recorded in the store's outbox under the numbers `seqs` (in order; empty
     /// when not recorded).
     fn dispatch(&self, out: Vec<Outgoing>, seqs: Vec<i64>);
+    /// Another replica may have registered push configs for task `task_id` (it took the task
+    /// over, or it was told of a new config): read them again. Default: nothing.
+    async fn refresh(&self, task_id: &str) {
+        let _ = task_id;
+    }
+    /// Other replicas may have registered configs this one was not told of: read which tasks
+    /// have configs again. Default: nothing.
+    async fn refresh_all(&self) {}
+    /// Resend the notifications replicas that are gone left due (taken over in the store);
+    /// how many. Default: none.
+    async fn take_over(&self) -> usize {
+        0
+    }
 }
 
 /// A notification owed to one webhook config: what the store records, and the config.
@@ -178,6 +191,19 @@ impl Dispatcher {
     /// are queued again in recording order (those of a config deleted since are dropped).
     /// Returns how many were queued again.
     pub async fn start(self: &Arc<Self>) -> usize {
+        self.load_index().await;
+        let due = match self.tasks.due_notices().await {
+            Ok(d) => d,
+            Err(e) => {
+                tracing::warn!(error = %e, "push: reading the outbox failed");
+                return 0;
+            }
+        };
+        self.resend(due).await
+    }
+
+    /// Marks every task that has configs in the store.
+    async fn load_index(&self) {
         match self.store.task_ids().await {
             Ok(ids) => {
                 for id in ids {
@@ -186,13 +212,11 @@ impl Dispatcher {
             }
             Err(e) => tracing::warn!(error = %e, "push: loading config index failed"),
         }
-        let due = match self.tasks.due_notices().await {
-            Ok(d) => d,
-            Err(e) => {
-                tracing::warn!(error = %e, "push: reading the outbox failed");
-                return 0;
-            }
-        };
+    }
+
+    /// Queues `due` again, in order (a notice whose config was deleted since is dropped); how
+    /// many were queued.
+    async fn resend(self: &Arc<Self>, due: Vec<crate::store::DueNotice>) -> usize {
         let mut configs: HashMap<String, Vec<PushRecord>> = HashMap::new();
         let mut resent = 0;
         for d in due {
@@ -393,6 +417,27 @@ impl EventSink for Arc<Dispatcher> {
                 })
             })
             .collect()
+    }
+
+    async fn refresh(&self, task_id: &str) {
+        if matches!(self.store.list(task_id).await, Ok(r) if !r.is_empty()) {
+            self.mark(task_id);
+        }
+    }
+
+    async fn refresh_all(&self) {
+        self.load_index().await;
+    }
+
+    async fn take_over(&self) -> usize {
+        match self.tasks.orphaned_notices().await {
+            Ok(due) if !due.is_empty() => self.resend(due).await,
+            Ok(_) => 0,
+            Err(e) => {
+                tracing::warn!(error = %e, "push: taking over a gone replica's notices failed");
+                0
+            }
+        }
     }
 
     fn dispatch(&self, out: Vec<Outgoing>, seqs: Vec<i64>) {

@@ -1,9 +1,10 @@
 //! Push configs in PostgreSQL (table `agent_push_configs` of the agent's schema), on the pool
-//! of a [`PostgresStore`]: every replica reads the configs any replica registered.
+//! of a [`PostgresStore`]: every replica reads the configs any replica registered, and each new
+//! one is announced (`NOTIFY` with the task id) so that the replica running the task uses it.
 
 use super::store::{PushConfigStore, PushRecord, PushStoreError};
 use crate::edge::version::Version;
-use crate::store::PostgresStore;
+use crate::store::{PUSH_CONFIGS_CHANNEL, PostgresStore};
 use async_trait::async_trait;
 
 /// Push configs in the database of a [`PostgresStore`] (shared by replicas, survive restarts).
@@ -27,18 +28,22 @@ fn err(e: impl std::fmt::Display) -> PushStoreError {
 impl PushConfigStore for PgPushStore {
     async fn put(&self, rec: PushRecord) -> Result<(), PushStoreError> {
         let body = serde_json::to_string(&rec.config).map_err(err)?;
+        // Announced to the other replicas (the one running the task uses it from then on).
         self.db
             .execute(
-                "INSERT INTO agent_push_configs(task_id, id, owner, version, body)
-                 VALUES ($1, $2, $3, $4, $5)
-                 ON CONFLICT (task_id, id) DO UPDATE SET owner = EXCLUDED.owner,
-                   version = EXCLUDED.version, body = EXCLUDED.body",
+                "WITH ins AS (
+                   INSERT INTO agent_push_configs(task_id, id, owner, version, body)
+                   VALUES ($1, $2, $3, $4, $5)
+                   ON CONFLICT (task_id, id) DO UPDATE SET owner = EXCLUDED.owner,
+                     version = EXCLUDED.version, body = EXCLUDED.body)
+                 SELECT pg_notify($6, $1)",
                 &[
                     &rec.task_id(),
                     &rec.id(),
                     &rec.owner,
                     &rec.version.as_str(),
                     &body,
+                    &PUSH_CONFIGS_CHANNEL,
                 ],
             )
             .await

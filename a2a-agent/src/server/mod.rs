@@ -248,6 +248,7 @@ impl AgentServer {
             d.start().await;
         }
         manager.recover().await;
+        backend.start_peers(&manager)?;
         let mut hidden_headers = card.api_key_header_names();
         hidden_headers.push(cfg.api_key_header.to_ascii_lowercase());
         let app = Arc::new(App {

@@ -62,7 +62,9 @@ impl Backend {
                     application_name: APPLICATION_NAME.into(),
                     ..Default::default()
                 };
-                Ok(Backend::Postgres(PostgresStore::connect(url, &opts).await?))
+                let pg = PostgresStore::connect(url, &opts).await?;
+                pg.set_lease(cfg.replica_lease.get());
+                Ok(Backend::Postgres(pg))
             }
             // Refused by `missing_features` before the server gets here.
             #[allow(unreachable_patterns)]
@@ -70,6 +72,20 @@ impl Backend {
                 "the store named in the settings needs a feature this build left out".into(),
             )),
         }
+    }
+
+    /// Starts what replicas on one database tell each other (events, cancels, leases) for
+    /// `manager`; nothing on a store one process owns.
+    pub(super) fn start_peers(
+        &self,
+        manager: &Arc<crate::tasks::TaskManager>,
+    ) -> Result<(), ServeError> {
+        #[cfg(feature = "postgres")]
+        if let Backend::Postgres(pg) = self {
+            crate::tasks::peers_pg::start(pg.clone(), manager)?;
+        }
+        let _ = manager;
+        Ok(())
     }
 
     /// The task store and its replay log (the memory store is its own).

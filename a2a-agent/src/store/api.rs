@@ -60,6 +60,7 @@ impl TaskFilter {
 pub struct StoreError(pub String);
 
 const FULL: &str = "full: ";
+const FENCED: &str = "fenced: ";
 
 impl StoreError {
     /// The store has no room for a new task (its byte bound is reached by unfinished tasks).
@@ -69,6 +70,15 @@ impl StoreError {
     /// Whether this is a [`StoreError::full`].
     pub fn is_full(&self) -> bool {
         self.0.starts_with(FULL)
+    }
+    /// The write was refused because another replica took the task over (its lease ended while
+    /// this replica could not renew it): this replica must stop running the task.
+    pub fn fenced(msg: impl std::fmt::Display) -> Self {
+        StoreError(format!("{FENCED}{msg}"))
+    }
+    /// Whether this is a [`StoreError::fenced`].
+    pub fn is_fenced(&self) -> bool {
+        self.0.starts_with(FENCED)
     }
 }
 
@@ -156,6 +166,27 @@ pub trait TaskStore: Send + Sync + 'static {
         self.put(task).await?;
         Ok(Vec::new())
     }
+    /// [`TaskStore::put_with_notices`] of the task as it stands after its event number `seq`: a
+    /// store replicas share keeps the number with the task ([`TaskStore::get_numbered`]), so
+    /// that a snapshot another replica takes names the event it includes. Default:
+    /// `put_with_notices`.
+    async fn put_numbered(
+        &self,
+        task: StoredTask,
+        notices: Vec<Notice>,
+        seq: u64,
+    ) -> Result<Vec<i64>, StoreError> {
+        let _ = seq;
+        self.put_with_notices(task, notices).await
+    }
+    /// A task with the number of the last event its stored form includes, when the store
+    /// keeps it ([`TaskStore::put_numbered`]). Default: [`TaskStore::get`], no number.
+    async fn get_numbered(
+        &self,
+        id: &str,
+    ) -> Result<Option<(StoredTask, Option<u64>)>, StoreError> {
+        Ok(self.get(id).await?.map(|t| (t, None)))
+    }
     /// Record `notices` as due without a task change (one published before it is stored); their
     /// numbers (empty: no outbox). Default: none.
     async fn record_notices(&self, notices: Vec<Notice>) -> Result<Vec<i64>, StoreError> {
@@ -169,6 +200,11 @@ pub trait TaskStore: Send + Sync + 'static {
     }
     /// Every notice still due, oldest first (read once at start to resend). Default: none.
     async fn due_notices(&self) -> Result<Vec<DueNotice>, StoreError> {
+        Ok(Vec::new())
+    }
+    /// The notices still due of other processes that are gone (a store replicas share), taken
+    /// over by this one, oldest first: called periodically to resend them. Default: none.
+    async fn orphaned_notices(&self) -> Result<Vec<DueNotice>, StoreError> {
         Ok(Vec::new())
     }
     /// Begin a follow-up turn of task `id`, which this process found with status `seen`

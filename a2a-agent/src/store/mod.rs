@@ -7,6 +7,10 @@ mod memory;
 #[cfg(feature = "sqlite")]
 mod outbox;
 #[cfg(feature = "postgres")]
+mod pg_lease;
+#[cfg(feature = "postgres")]
+mod pg_outbox;
+#[cfg(feature = "postgres")]
 mod pg_schema;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -23,10 +27,20 @@ pub use api::{
 pub use choice::StoreChoice;
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
+pub use pg_schema::DEFAULT_LEASE;
+#[cfg(feature = "postgres")]
+pub(crate) use pg_schema::{CANCELS_CHANNEL, EVENTS_CHANNEL, PUSH_CONFIGS_CHANNEL, renew_every};
+#[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 #[cfg(feature = "postgres")]
 pub(crate) use postgres::{col, pg};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
+
+/// A sequence number (an event's, a window's) as a database integer (saturating).
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn as_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
 #[cfg(feature = "sqlite")]
 pub(crate) use sqlite::{SqliteDb, sq};

@@ -7,12 +7,20 @@
 //! other stores do, so a page token from one replica is valid on every other.
 //!
 //! Unfinished tasks and due notices carry their `runner`, the replica that wrote them. Each
-//! store holds its replica's liveness lock ([`a2a_pg::Alive`]: a session advisory lock that
-//! PostgreSQL frees when the process exits or is killed) for as long as it lives. At start
-//! ([`TaskStore::unfinished`], [`TaskStore::due_notices`]) a replica takes over, in one
-//! `UPDATE`, only the rows of runners that are gone: a replica that starts never ends the
-//! running tasks of another that is alive, and of two replicas starting together one takes
-//! each row.
+//! store holds its replica's lease, renewed every third of the lease time for all its rows at
+//! once (`pg_lease`), and its liveness lock ([`a2a_pg::Alive`]). At start and then
+//! periodically ([`TaskStore::unfinished`], [`TaskStore::due_notices`]) a replica takes over,
+//! in one `UPDATE`, only the rows of runners that are gone (their lease ended): a replica never
+//! ends the running tasks of another that is alive, and of two replicas taking over together
+//! one takes each row.
+//!
+//! Fencing: a task's `runner` is its claim. A write of a task that exists changes it only while
+//! its `runner` is still this replica (the `UPSERT`'s `WHERE`): a replica that lost the
+//! database for longer than its lease, and whose tasks another replica took over (and ended),
+//! finds its writes refused ([`StoreError::is_fenced`]) and stops running the task instead of
+//! overwriting the survivor's final state. A turn on another replica takes the claim with
+//! [`TaskStore::begin_turn`]; a take-over with [`TaskStore::unfinished`]; the runner id is new
+//! at each start, so a claim is never taken back by a restarted replica.
 //!
 //! Follow-ups (optimistic concurrency): every write of a task moves its `version`; the store
 //! remembers the version it last read or wrote of each unfinished task, and
@@ -21,18 +29,18 @@
 //! once, the second finds the version moved and its caller is refused.
 
 use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 use a2a_pg::tokio_postgres::types::ToSql;
 use a2a_pg::tokio_postgres::{IsolationLevel, Row};
 use a2a_pg::{Alive, Pool, PoolOptions};
 use async_trait::async_trait;
-use bytes::Bytes;
 
 use super::api::{
     DueNotice, Notice, PageCursor, StoreError, StoredTask, TaskFilter, TaskPage, TaskStore,
 };
-use super::pg_schema::{COMPONENT, MIGRATIONS, open_states};
+use super::pg_schema::{COMPONENT, DEFAULT_LEASE, MIGRATIONS, RELEASE, open_states};
 use crate::model::{Task, TaskState, TaskStatus};
 
 /// A PostgreSQL error (or any other failure of this store) as a store error.
@@ -41,7 +49,7 @@ pub(crate) fn pg(e: impl std::fmt::Display) -> StoreError {
 }
 
 /// An error of the shared plumbing (its messages name PostgreSQL already).
-fn setup(e: a2a_pg::PgError) -> StoreError {
+pub(super) fn setup(e: a2a_pg::PgError) -> StoreError {
     StoreError(e.to_string())
 }
 
@@ -58,17 +66,37 @@ pub(crate) fn col<'a, T: a2a_pg::tokio_postgres::types::FromSql<'a>>(
 /// share one pool and one liveness lock.
 #[derive(Clone)]
 pub struct PostgresStore {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
-struct Inner {
-    pool: Pool,
+pub(super) struct Inner {
+    pub(super) pool: Pool,
     /// This replica's id (a v4 UUID, new at each start).
-    replica: String,
+    pub(super) replica: String,
     /// This replica's liveness lock (freed when the store is dropped).
     _alive: Alive,
     /// The version of each unfinished task this replica last read or wrote (bounded).
     versions: Mutex<HashMap<String, i64>>,
+    /// The connection settings (the replicas' listener connects with them).
+    pub(super) config: a2a_pg::tokio_postgres::Config,
+    /// The lease time in ms (see `pg_lease`).
+    pub(super) lease_ms: AtomicU64,
+    /// Wakes the renewer when the lease time changes (it renews at once with the new time).
+    pub(super) lease_changed: Arc<tokio::sync::Notify>,
+}
+
+impl Drop for Inner {
+    /// A store dropped (its replica stopped) gives its lease up, so that what it left is taken
+    /// over without waiting for the lease to end (best effort: only inside a runtime).
+    fn drop(&mut self) {
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            let pool = self.pool.clone();
+            let id = self.replica.clone();
+            rt.spawn(async move {
+                let _ = a2a_pg::execute(&pool, RELEASE, &[&id]).await;
+            });
+        }
+    }
 }
 
 /// Versions remembered at most; beyond, the memory is cleared and a follow-up begins on the
@@ -92,14 +120,29 @@ impl PostgresStore {
         let alive = Alive::hold(&cfg, COMPONENT, &replica)
             .await
             .map_err(setup)?;
-        Ok(PostgresStore {
+        let store = PostgresStore {
             inner: Arc::new(Inner {
                 pool,
                 replica,
                 _alive: alive,
                 versions: Mutex::new(HashMap::new()),
+                config: cfg,
+                lease_ms: AtomicU64::new(DEFAULT_LEASE.as_millis() as u64),
+                lease_changed: Arc::new(tokio::sync::Notify::new()),
             }),
-        })
+        };
+        // The lease is held before anything is written under this replica's id.
+        store.renew().await?;
+        Self::keep_renewing(
+            Arc::downgrade(&store.inner),
+            store.inner.lease_changed.clone(),
+        );
+        Ok(store)
+    }
+
+    /// Its shared state.
+    pub(super) fn inner(&self) -> &Inner {
+        &self.inner
     }
 
     /// This replica's id (stored as the `runner` of what it writes).
@@ -149,37 +192,22 @@ impl PostgresStore {
     fn take_version(&self, id: &str) -> Option<i64> {
         self.inner.versions.lock().ok()?.remove(id)
     }
-
-    /// The runners named in `table`'s rows matching `cond` whose replica is gone (its liveness
-    /// lock is free), this one excepted.
-    async fn dead_runners(&self, table: &str, cond: &str) -> Result<Vec<String>, StoreError> {
-        let c = self.inner.pool.get().await.map_err(pg)?;
-        let sql = format!("SELECT DISTINCT runner FROM {table} WHERE {cond} AND runner <> $1");
-        let st = c.prepare_cached(&sql).await.map_err(pg)?;
-        let rows = c.query(&st, &[&self.inner.replica]).await.map_err(pg)?;
-        let mut dead = Vec::new();
-        for r in &rows {
-            let runner: String = col(r, 0)?;
-            if !a2a_pg::is_alive(&c, COMPONENT, &runner)
-                .await
-                .map_err(setup)?
-            {
-                dead.push(runner);
-            }
-        }
-        Ok(dead)
-    }
 }
 
-const UPSERT: &str = "INSERT INTO agent_tasks(id, owner, context_id, state, ts, runner, body)
-    VALUES ($1, $2, $3, $4, $5, $6, $7)
+const UPSERT: &str = "INSERT INTO agent_tasks(id, owner, context_id, state, ts, runner, body, seq)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
     ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, context_id = EXCLUDED.context_id,
       state = EXCLUDED.state, ts = EXCLUDED.ts, runner = EXCLUDED.runner, body = EXCLUDED.body,
-      version = agent_tasks.version + 1
+      version = agent_tasks.version + 1, seq = COALESCE(EXCLUDED.seq, agent_tasks.seq)
+    WHERE agent_tasks.runner = EXCLUDED.runner
     RETURNING version";
 
-const OUTBOX_INSERT: &str = "INSERT INTO agent_push_outbox(task_id, config_id, content_type,
-    body, runner) VALUES ($1, $2, $3, $4, $5) RETURNING seq";
+/// The error of a write [`UPSERT`] refused: the task is another replica's now.
+fn fenced(id: &str) -> StoreError {
+    StoreError::fenced(format!(
+        "task {id} was taken over by another replica (this replica's lease ended)"
+    ))
+}
 
 fn task_of(r: &Row) -> Result<StoredTask, StoreError> {
     let body: &str = col(r, 0)?;
@@ -222,39 +250,18 @@ impl<'a> Where<'a> {
 }
 
 impl PostgresStore {
-    /// Inserts `notices` for this replica within `tx`; their numbers, in order.
-    async fn insert_notices(
+    /// Upserts `t` (including event `seq` when known) and records `notices`, in one
+    /// transaction.
+    async fn write(
         &self,
-        tx: &a2a_pg::deadpool_postgres::Transaction<'_>,
+        t: &StoredTask,
         notices: &[Notice],
+        seq: Option<u64>,
     ) -> Result<Vec<i64>, StoreError> {
-        let st = tx.prepare_cached(OUTBOX_INSERT).await.map_err(pg)?;
-        let mut seqs = Vec::with_capacity(notices.len());
-        for n in notices {
-            let body: &[u8] = &n.body;
-            let row = tx
-                .query_one(
-                    &st,
-                    &[
-                        &n.task_id,
-                        &n.config_id,
-                        &n.content_type,
-                        &body,
-                        &self.inner.replica,
-                    ],
-                )
-                .await
-                .map_err(pg)?;
-            seqs.push(col(&row, 0)?);
-        }
-        Ok(seqs)
-    }
-
-    /// Upserts `t` and records `notices`, in one transaction.
-    async fn write(&self, t: &StoredTask, notices: &[Notice]) -> Result<Vec<i64>, StoreError> {
         let body = serde_json::to_string(&t.task).map_err(pg)?;
         let (state, ms) = (t.task.status.state.as_str(), t.ms());
-        let args: [&(dyn ToSql + Sync); 7] = [
+        let seq = seq.map(super::as_i64);
+        let args: [&(dyn ToSql + Sync); 8] = [
             &t.task.id,
             &t.owner,
             &t.task.context_id,
@@ -262,17 +269,21 @@ impl PostgresStore {
             &ms,
             &self.inner.replica,
             &body,
+            &seq,
         ];
         let mut c = self.inner.pool.get().await.map_err(pg)?;
         if notices.is_empty() {
             let st = c.prepare_cached(UPSERT).await.map_err(pg)?;
-            let row = c.query_one(&st, &args).await.map_err(pg)?;
+            let row = c.query_opt(&st, &args).await.map_err(pg)?;
+            let row = row.ok_or_else(|| fenced(&t.task.id))?;
             self.remember(&t.task.id, t.task.status.state, col(&row, 0)?);
             return Ok(Vec::new());
         }
         let tx = c.transaction().await.map_err(pg)?;
         let st = tx.prepare_cached(UPSERT).await.map_err(pg)?;
-        let row = tx.query_one(&st, &args).await.map_err(pg)?;
+        // Refused: the transaction is dropped (rolled back) with its notices.
+        let row = tx.query_opt(&st, &args).await.map_err(pg)?;
+        let row = row.ok_or_else(|| fenced(&t.task.id))?;
         let seqs = self.insert_notices(&tx, notices).await?;
         tx.commit().await.map_err(pg)?;
         self.remember(&t.task.id, t.task.status.state, col(&row, 0)?);
@@ -283,7 +294,35 @@ impl PostgresStore {
 #[async_trait]
 impl TaskStore for PostgresStore {
     async fn put(&self, t: StoredTask) -> Result<(), StoreError> {
-        self.write(&t, &[]).await.map(|_| ())
+        self.write(&t, &[], None).await.map(|_| ())
+    }
+
+    async fn put_numbered(
+        &self,
+        t: StoredTask,
+        notices: Vec<Notice>,
+        seq: u64,
+    ) -> Result<Vec<i64>, StoreError> {
+        self.write(&t, &notices, Some(seq)).await
+    }
+
+    async fn get_numbered(
+        &self,
+        id: &str,
+    ) -> Result<Option<(StoredTask, Option<u64>)>, StoreError> {
+        let rows = self
+            .query(
+                "SELECT body, owner, version, seq FROM agent_tasks WHERE id = $1",
+                &[&id],
+            )
+            .await?;
+        let Some(r) = rows.first() else {
+            return Ok(None);
+        };
+        let t = task_of(r)?;
+        self.remember(id, t.task.status.state, col(r, 2)?);
+        let seq: Option<i64> = col(r, 3)?;
+        Ok(Some((t, seq.and_then(|n| u64::try_from(n).ok()))))
     }
 
     async fn get(&self, id: &str) -> Result<Option<StoredTask>, StoreError> {
@@ -394,6 +433,7 @@ impl TaskStore for PostgresStore {
             .await?;
         let mut out = rows.iter().map(task_of).collect::<Result<Vec<_>, _>>()?;
         out.sort_by(|a, b| (a.ms(), &a.task.id).cmp(&(b.ms(), &b.task.id)));
+        self.forget_leases().await;
         Ok(out)
     }
 
@@ -412,7 +452,8 @@ impl TaskStore for PostgresStore {
         let version = self.take_version(id);
         let rows = self
             .query(
-                "UPDATE agent_tasks SET state = $5, runner = $6, version = version + 1
+                "UPDATE agent_tasks SET state = $5, runner = $6, version = version + 1,
+                   cancel_requested = false
                  WHERE id = $1 AND state = $2 AND ts = $3
                    AND ($4::BIGINT IS NULL OR version = $4)
                  RETURNING version",
@@ -438,52 +479,22 @@ impl TaskStore for PostgresStore {
         t: StoredTask,
         notices: Vec<Notice>,
     ) -> Result<Vec<i64>, StoreError> {
-        self.write(&t, &notices).await
+        self.write(&t, &notices, None).await
     }
 
     async fn record_notices(&self, notices: Vec<Notice>) -> Result<Vec<i64>, StoreError> {
-        if notices.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut c = self.inner.pool.get().await.map_err(pg)?;
-        let tx = c.transaction().await.map_err(pg)?;
-        let seqs = self.insert_notices(&tx, &notices).await?;
-        tx.commit().await.map_err(pg)?;
-        Ok(seqs)
+        self.record(&notices).await
     }
 
     async fn notice_done(&self, seq: i64) -> Result<(), StoreError> {
-        self.execute("DELETE FROM agent_push_outbox WHERE seq = $1", &[&seq])
-            .await?;
-        Ok(())
+        self.done(seq).await
     }
 
     async fn due_notices(&self) -> Result<Vec<DueNotice>, StoreError> {
-        let dead = self.dead_runners("agent_push_outbox", "TRUE").await?;
-        // This replica's own notices, and those of replicas that are gone (taken over).
-        let rows = self
-            .query(
-                "UPDATE agent_push_outbox SET runner = $1 WHERE runner = $1 OR runner = ANY($2)
-                 RETURNING seq, task_id, config_id, content_type, body",
-                &[&self.inner.replica, &dead],
-            )
-            .await?;
-        let mut out = rows
-            .iter()
-            .map(|r| -> Result<DueNotice, StoreError> {
-                let body: Vec<u8> = col(r, 4)?;
-                Ok(DueNotice {
-                    seq: col(r, 0)?,
-                    notice: Notice {
-                        task_id: col(r, 1)?,
-                        config_id: col(r, 2)?,
-                        content_type: col(r, 3)?,
-                        body: Bytes::from(body),
-                    },
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        out.sort_by_key(|d| d.seq);
-        Ok(out)
+        self.take_notices(true).await
+    }
+
+    async fn orphaned_notices(&self) -> Result<Vec<DueNotice>, StoreError> {
+        self.take_notices(false).await
     }
 }

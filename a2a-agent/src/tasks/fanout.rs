@@ -84,11 +84,35 @@ impl Fanout {
         }
     }
 
+    /// Whether a subscriber is left (those that went away are forgotten).
+    pub(crate) fn has_subscribers(&mut self) -> bool {
+        self.subs
+            .retain(|s| s.queue.lock().map(|q| !q.dropped).unwrap_or(false));
+        !self.subs.is_empty()
+    }
+
     /// A new subscriber; it sees every event published from now on.
     pub(crate) fn subscribe(&mut self) -> Events {
+        self.subscribe_between(Vec::new(), 0)
+    }
+
+    /// A new subscriber that first gets `before` (events already published, numbered), then
+    /// every event published from now on numbered above `skip` (its snapshot includes those
+    /// up to `skip`).
+    pub(crate) fn subscribe_between(
+        &mut self,
+        before: Vec<(u64, StreamResponse)>,
+        skip: u64,
+    ) -> Events {
         let shared = Arc::new(Shared::default());
+        if let Ok(mut q) = shared.queue.lock() {
+            for (n, ev) in before {
+                let size = crate::bounds::json_len(&ev);
+                q.push(n, ev, size);
+            }
+        }
         self.subs.push(shared.clone());
-        Events { shared }
+        Events { shared, skip }
     }
 
     /// Queue `ev` (event number `seq` of the task) for every subscriber; `task` is the task
@@ -260,6 +284,9 @@ impl Drop for Fanout {
 /// The receiving end of one subscription.
 pub struct Events {
     shared: Arc<Shared>,
+    /// Events numbered up to this are not handed out (the subscriber's snapshot has them);
+    /// 0: none skipped.
+    skip: u64,
 }
 
 impl Events {
@@ -269,7 +296,7 @@ impl Events {
         if let Ok(mut q) = shared.queue.lock() {
             q.closed = true;
         }
-        Events { shared }
+        Events { shared, skip: 0 }
     }
 
     /// The next event; `None` once the task is no longer live in this process (its turn ended
@@ -287,6 +314,9 @@ impl Events {
                 let mut q = self.shared.queue.lock().ok()?;
                 if let Some((seq, ev, size)) = q.items.pop_front() {
                     q.bytes -= size;
+                    if self.skip > 0 && seq <= self.skip && !matches!(ev, StreamResponse::Task(_)) {
+                        continue;
+                    }
                     return Some((seq, ev));
                 }
                 if q.closed {
@@ -413,6 +443,32 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[tokio::test]
+    async fn a_subscriber_between_gets_its_prefix_then_what_follows_its_skip() {
+        let mut f = Fanout::new(QueueLimits::default(), Default::default());
+        let t = task(TaskState::Working);
+        let mut ahead = f.subscribe_between(Vec::new(), 3);
+        let mut behind = f.subscribe_between(vec![(2, status("e2")), (3, status("e3"))], 0);
+        for n in 3..=4 {
+            f.publish(n, &status(&format!("e{n}")), &t);
+        }
+        drop(f);
+        let mut got = Vec::new();
+        while let Some((n, _)) = ahead.next().await {
+            got.push(n);
+        }
+        assert_eq!(
+            got,
+            [4],
+            "the events up to its snapshot's number are skipped"
+        );
+        let mut got = Vec::new();
+        while let Some((n, _)) = behind.next().await {
+            got.push(n);
+        }
+        assert_eq!(got, [2, 3, 3, 4], "its prefix, then every live event");
     }
 
     #[tokio::test]

@@ -36,6 +36,9 @@ pub(crate) struct LiveState {
     /// at once and stored when the handler first waits (see `TaskManager::run`), by the
     /// handler's next update, or at the end of the turn, whichever comes first.
     pub(super) unstored: bool,
+    /// The store refused a write of it: another replica took it over (this one lost the
+    /// database for longer than its lease). Nothing more of it is stored or published here.
+    pub(super) fenced: bool,
 }
 
 pub(crate) struct Live {
@@ -45,6 +48,10 @@ pub(crate) struct Live {
     /// Set once the task has been shown to the caller (the handler emitted, or the turn ended).
     pub(super) announced: watch::Sender<bool>,
     pub(super) running: AtomicBool,
+    /// A follower reads what other replicas publish of it (`peers`).
+    pub(super) followed: AtomicBool,
+    /// Its follower gave it up (no subscriber was left): it left the registry.
+    pub(super) abandoned: AtomicBool,
     /// Where its changes go (held weakly: an emitter that outlives the manager changes nothing).
     pub(super) writer: Weak<Writer>,
 }
@@ -69,11 +76,14 @@ impl Live {
                 direct: None,
                 seq,
                 unstored: false,
+                fenced: false,
             }),
             cancel: CancellationToken::new(),
             watch: watch::channel(state).0,
             announced: watch::channel(false).0,
             running: AtomicBool::new(false),
+            followed: AtomicBool::new(false),
+            abandoned: AtomicBool::new(false),
             writer,
         }
     }
@@ -172,6 +182,9 @@ impl Writer {
     /// replay log (which takes it). Called with the task's lock held, so numbers, queues and
     /// the log agree: a resume reads the log under the same lock.
     pub(super) async fn publish(&self, g: &mut LiveState, ev: StreamResponse) {
+        if g.fenced {
+            return;
+        }
         g.seq += 1;
         let LiveState {
             fanout, task, seq, ..
@@ -212,13 +225,19 @@ impl Writer {
         store: bool,
     ) -> Option<TaskState> {
         let mut g = live.state.lock().await;
-        if g.task.status.state.is_terminal() {
+        if g.task.status.state.is_terminal() || g.fenced {
             return None;
         }
         let ev = f(&mut g.task)?;
         crate::bounds::cap_history(&mut g.task, self.max_history_length);
         let state = g.task.status.state;
         self.record(&mut g, &ev, store).await;
+        if g.fenced {
+            // The handler's task ends here (as a cancel does); the state is the survivor's.
+            live.cancel.cancel();
+            live.watch.send_replace(g.task.status.state);
+            return None;
+        }
         self.publish(&mut g, ev).await;
         live.watch.send_replace(state);
         Some(state)
@@ -234,7 +253,9 @@ impl Writer {
         };
         let notices: Vec<Notice> = out.iter().map(|o| o.notice.clone()).collect();
         let seqs = if store {
-            self.put_live_with(g, notices).await
+            // The stored task includes `ev`, numbered next by `publish`.
+            let next = g.seq + 1;
+            self.put_live_with(g, notices, next).await
         } else {
             g.unstored = true;
             if notices.is_empty() {
@@ -257,23 +278,53 @@ impl Writer {
     /// Store the live task as it stands (called with its lock held). Best effort: a failure to
     /// store progress never fails the handler.
     pub(super) async fn put_live(&self, g: &mut LiveState) {
-        self.put_live_with(g, Vec::new()).await;
+        let seq = g.seq;
+        self.put_live_with(g, Vec::new(), seq).await;
     }
 
     /// [`Self::put_live`], recording `notices` in the store's outbox with it; their numbers.
-    async fn put_live_with(&self, g: &mut LiveState, notices: Vec<Notice>) -> Vec<i64> {
+    async fn put_live_with(&self, g: &mut LiveState, notices: Vec<Notice>, seq: u64) -> Vec<i64> {
         g.unstored = false;
         let rec = StoredTask {
             task: g.task.clone(),
             owner: g.owner.clone(),
         };
-        match self.store.put_with_notices(rec, notices).await {
+        match self.store.put_numbered(rec, notices, seq).await {
             Ok(seqs) => seqs,
+            Err(e) if e.is_fenced() => {
+                self.fence(g, &e).await;
+                Vec::new()
+            }
             Err(e) => {
                 tracing::debug!(error = %e, "storing task progress failed");
                 Vec::new()
             }
         }
+    }
+
+    /// The store refused a write of the live task (lock held; see [`LiveState::fenced`]): take
+    /// the task as the replica that took it over stored it, and show its status to this
+    /// replica's own subscribers (not to the replay log: that replica logged it).
+    async fn fence(&self, g: &mut LiveState, e: &crate::store::StoreError) {
+        tracing::warn!(task_id = %g.task.id, error = %e,
+            "another replica took this task over: its handler is stopped here");
+        metrics::counter!("a2a_agent_fenced_writes_total").increment(1);
+        g.fenced = true;
+        let Ok(Some(stored)) = self.store.get(&g.task.id).await else {
+            return;
+        };
+        g.task = stored.task;
+        let ev = StreamResponse::StatusUpdate(crate::model::TaskStatusUpdateEvent {
+            task_id: g.task.id.clone(),
+            context_id: g.task.context_id.clone().unwrap_or_default(),
+            status: g.task.status.clone(),
+            metadata: None,
+        });
+        g.seq += 1;
+        let LiveState {
+            fanout, task, seq, ..
+        } = g;
+        fanout.publish(*seq, &ev, task);
     }
 
     /// Store the live task if it has a change the store does not have yet.

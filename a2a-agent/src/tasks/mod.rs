@@ -4,7 +4,8 @@
 //! The [`TaskManager`] (here) owns the live tasks (`live`); a send (`send`) goes through the
 //! retry contract ([`idempotency`], its records in `sends`), then a turn (`turn`: the task
 //! created or continued; `run`: the handler run and its end). Reads, cancels and subscriptions
-//! are in `reads`, the subscribers' queues in [`fanout`], crash recovery in `recovery`.
+//! are in `reads`, the subscribers' queues in [`fanout`], crash recovery in `recovery`, what
+//! replicas on one database tell each other (events, cancels, leases) in `peers`.
 
 use crate::bounds::StoreLimits;
 use crate::config::OverflowPolicy;
@@ -29,6 +30,9 @@ use tokio_util::task::TaskTracker;
 pub mod fanout;
 pub mod idempotency;
 mod live;
+mod peers;
+#[cfg(feature = "postgres")]
+pub(crate) mod peers_pg;
 mod reads;
 pub(crate) mod recovery;
 mod run;
@@ -126,6 +130,8 @@ pub struct TaskManager {
     claims: Claims,
     /// The drop warnings of this manager's streams.
     drops: Arc<fanout::DropLog>,
+    /// The other replicas on the same database (none: this process owns its store).
+    peers: std::sync::OnceLock<Arc<dyn peers::Peers>>,
 }
 
 impl TaskManager {
@@ -156,6 +162,7 @@ impl TaskManager {
             sends_set: std::sync::OnceLock::new(),
             claims: Default::default(),
             drops: Default::default(),
+            peers: std::sync::OnceLock::new(),
         })
     }
 
@@ -205,12 +212,14 @@ impl TaskManager {
             return Start::Resume(Vec::new());
         }
         if after < cur {
-            let evs = self
+            let mut evs = self
                 .writer
                 .replay()
                 .since(id, after)
                 .await
                 .unwrap_or_default();
+            // Those after `cur` come live (another replica may have logged them already).
+            evs.retain(|(s, _)| *s <= cur);
             let whole = evs.len() as u64 == cur - after
                 && evs.first().is_some_and(|(s, _)| *s == after + 1)
                 && evs.last().is_some_and(|(s, _)| *s == cur);
@@ -258,6 +267,15 @@ impl TaskManager {
 
     fn live_remove(&self, id: &str) {
         if let Ok(mut m) = self.live.lock() {
+            m.remove(id);
+        }
+    }
+
+    /// Removes task `id` from the registry if `live` is what it holds.
+    fn live_remove_if(&self, id: &str, live: &Arc<Live>) {
+        if let Ok(mut m) = self.live.lock()
+            && m.get(id).is_some_and(|l| Arc::ptr_eq(l, live))
+        {
             m.remove(id);
         }
     }

@@ -12,10 +12,22 @@ use crate::handler::HandlerError;
 /// The status message of a task failed because the agent restarted while it ran.
 pub const RESTARTED: &str = "the agent restarted before this task finished";
 
+/// The status message of a task failed by another replica because the replica running it
+/// stopped renewing its lease (it died, or lost the database) before the task finished.
+pub const REPLICA_LOST: &str =
+    "the agent replica running this task stopped (its lease expired) before the task finished";
+
 impl TaskManager {
     /// End every task a previous process left unfinished; returns how many were ended.
     /// Called once by the server before it accepts requests.
     pub async fn recover(&self) -> usize {
+        self.recover_with(RESTARTED).await
+    }
+
+    /// [`TaskManager::recover`], a task the handler does not resume failed with `reason`
+    /// (replicas: also every third of the lease time, for the tasks of replicas whose lease
+    /// ended, with [`REPLICA_LOST`]).
+    pub(crate) async fn recover_with(&self, reason: &str) -> usize {
         let recs = match self.store().unfinished().await {
             Ok(r) => r,
             Err(e) => {
@@ -28,6 +40,11 @@ impl TaskManager {
             let id = rec.task.id.clone();
             let seq = self.last_seq(&id).await;
             let live = self.register(rec.task.clone(), rec.owner, seq);
+            // Followed here (a subscriber of this replica): numbered after its last event.
+            self.catch_up(&live).await;
+            if let Some(s) = self.writer.sink.get() {
+                s.refresh(&id).await;
+            }
             let resumed = futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(
                 self.handler().resume(&rec.task),
             ))
@@ -40,12 +57,12 @@ impl TaskManager {
                 )))
             });
             match resumed {
-                None => self.fail(&live, RESTARTED, None).await,
+                None => self.fail(&live, reason, None).await,
                 Some(Ok(reply)) => self.complete(&live, reply).await,
                 Some(Err(e)) => self.fail(&live, &e.message, None).await,
             }
             self.finish(&live, &id).await;
-            tracing::info!(task_id = %id, "recovery: ended a task left unfinished by a previous run");
+            tracing::info!(task_id = %id, reason, "recovery: ended a task left unfinished by a replica that is gone");
         }
         if n > 0 {
             metrics::counter!("a2a_agent_recovered_tasks_total").increment(n as u64);

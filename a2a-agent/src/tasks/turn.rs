@@ -109,7 +109,13 @@ impl TaskManager {
         let live = match message.task_id.clone() {
             Some(tid) => {
                 let live = match self.live_get(&tid) {
-                    Some(l) => l,
+                    Some(l) => {
+                        if l.followed.load(Ordering::SeqCst) {
+                            // Numbered after what other replicas published of it.
+                            self.catch_up(&l).await;
+                        }
+                        l
+                    }
                     None => match self.load_owned(&tid, &caller).await {
                         Ok(rec) => {
                             if rec.task.status.state.is_terminal() {

@@ -27,15 +27,14 @@
 //! per replica committing batches; [`Audit`] either. Approvals (held requests) and session
 //! kills are behind [`HoldStore`] (module `holds`), with a wait for an approval's decision and a
 //! stream of kills that reach every replica on PostgreSQL by notification; [`Holds`] either.
+//! Workspace policies and PII rules are behind [`GovDocStore`] (module `gov_docs`), read at the
+//! registry's epoch on PostgreSQL; [`GovDocs`] either.
 //!
 //! What one process kept in memory and replicas must share is behind three more traits
 //! (module `shared`): [`SecretStore`] (the page-token key), [`SessionStore`] (console
 //! sessions and login links) and [`TrustStore`] (card signing keys, "require signed cards",
 //! the push JWT replay guard); [`SqliteShared`] keeps today's single-process behaviour,
 //! [`PgShared`] shares them through PostgreSQL; [`Shared`] is either.
-//!
-//! Workspace policies and PII rules are behind [`GovDocStore`] (module `gov_docs`), read at the
-//! registry's epoch on PostgreSQL; [`GovDocs`] either.
 
 use std::future::Future;
 

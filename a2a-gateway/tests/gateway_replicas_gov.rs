@@ -1,5 +1,5 @@
-//! Governance across two gateways ("replicas") on one PostgreSQL database (issue 32,
-//! docs/replicas.md), each with its own SQLite file for what is not on PostgreSQL yet, started with
+//! Two gateways ("replicas") on one PostgreSQL database (issue 32, docs/replicas.md), each with
+//! its own SQLite file for what is not on PostgreSQL yet, started with
 //! `Gateway::with_backends`: a blocking send held for approval on replica B is released by a
 //! decision made through replica A's admin API (and refused by a denial there); a session
 //! kill made on A ends a stream open on B; a policy change made on A refuses the next matching
