@@ -79,6 +79,7 @@
 // The layers, top to bottom (docs/architecture.md): each module imports only those below it.
 pub mod admin;
 pub mod app;
+mod background;
 pub mod cli;
 pub mod config;
 pub mod console;
