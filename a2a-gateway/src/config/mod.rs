@@ -298,7 +298,13 @@ impl Config {
 /// `None` for a SQLite file's path.
 pub fn postgres_url(database: &std::path::Path) -> Option<&str> {
     let text = database.to_str()?;
-    (text.starts_with("postgres://") || text.starts_with("postgresql://")).then_some(text)
+    is_postgres_url(text).then_some(text)
+}
+
+/// Whether `text` is a PostgreSQL URL (`postgres://…` or `postgresql://…`): the one rule the
+/// `database` setting and [`crate::store::Store::open`]'s refusal share.
+pub fn is_postgres_url(text: &str) -> bool {
+    text.starts_with("postgres://") || text.starts_with("postgresql://")
 }
 
 /// Default of `metrics_label_cap`.

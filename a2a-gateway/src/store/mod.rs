@@ -130,8 +130,7 @@ impl Store {
     /// PostgreSQL URL is refused ([`StoreError::Invalid`]): `serve` and `admin` take it through
     /// [`crate::app::Gateway::on_postgres`] and the backends (docs/replicas.md), never here.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        let text = path.to_string_lossy();
-        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+        if crate::config::is_postgres_url(&path.to_string_lossy()) {
             return Err(StoreError::Invalid(
                 "this command needs a SQLite file, not a PostgreSQL URL (`serve` and `admin` \
                  take a URL; docs/replicas.md): give the path of a SQLite file"
