@@ -111,10 +111,10 @@ for cs in $CASES; do
       for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
       return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
     }
-    { n++; o[n] = $1; s[n] = $3; ou[n] = $2; su[n] = $4; q[n] = $1 / $3; qq[n] = q[n] }
+    { n++; o[n] = $1; s[n] = $3; ou[n] = $2; su[n] = $4; q[n] = $1 / $3 }
     END {
       lo = q[1]; hi = q[1]; for (i = 1; i <= n; i++) { if (q[i] < lo) lo = q[i]; if (q[i] > hi) hi = q[i] }
       name = b == "rest" ? "HTTP+JSON send" : (b == "stream" ? "JSON-RPC stream" : "JSON-RPC send")
       printf "| %s | %d | %.0f | %.0f | **%.2f** (%.2f-%.2f) | %.1f / %.1f |\n",
-        name, c, median(o, n), median(s, n), median(qq, n), lo, hi, median(ou, n), median(su, n) }'
+        name, c, median(o, n), median(s, n), median(q, n), lo, hi, median(ou, n), median(su, n) }'
 done
