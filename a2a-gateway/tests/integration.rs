@@ -58,6 +58,7 @@ mod interop_table;
 mod isolation;
 mod isolation_spellings;
 mod key_streams;
+mod lb_configs;
 mod limits;
 mod list_kept;
 mod list_records;
