@@ -1,5 +1,5 @@
 //! The sample load-balancer configurations of docs/replicas.md ("Load balancer"):
-//! `dist/lb/nginx.conf` and `dist/lb/haproxy.cfg`, run as they are (only the listen address and
+//! `dist/a2a-gateway/lb/nginx.conf` and `dist/a2a-gateway/lb/haproxy.cfg`, run as they are (only the listen address and
 //! the replicas' addresses rewritten for loopback) by the real nginx and HAProxy in front of two
 //! `a2a-gateway serve --database postgres://…` replicas. Through each: sends reach both
 //! replicas; a stream's events pass one by one as the peer sends them (no buffering: the peer
@@ -22,8 +22,8 @@ use crate::replica_streams::{STEPS, gated_peer, shape};
 use crate::replicas_chaos::{Got, client, eventually, send, start};
 use crate::replicas_chaos_held::Sse;
 
-const NGINX: &str = include_str!("../../dist/lb/nginx.conf");
-const HAPROXY: &str = include_str!("../../dist/lb/haproxy.cfg");
+const NGINX: &str = include_str!("../../dist/a2a-gateway/lb/nginx.conf");
+const HAPROXY: &str = include_str!("../../dist/a2a-gateway/lb/haproxy.cfg");
 const DOCS: &str = include_str!("../../docs/replicas.md");
 
 /// The sample addresses of the replicas, in the order the samples list them.
@@ -34,7 +34,7 @@ fn the_docs_show_the_sample_configurations_as_they_are() {
     for (name, text) in [("nginx.conf", NGINX), ("haproxy.cfg", HAPROXY)] {
         assert!(
             DOCS.contains(text.trim_end()),
-            "docs/replicas.md does not show dist/lb/{name} as it is"
+            "docs/replicas.md does not show dist/a2a-gateway/lb/{name} as it is"
         );
     }
 }

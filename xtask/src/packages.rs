@@ -93,7 +93,7 @@ fn system_packages() -> Result<()> {
     Ok(())
 }
 
-/// The load balancers whose sample configurations (`dist/lb/`) the tests run.
+/// The load balancers whose sample configurations (`dist/a2a-gateway/lb/`) the tests run.
 const LOAD_BALANCERS: [&str; 2] = ["nginx", "haproxy"];
 
 /// Whether `name` is on `PATH` or in `/usr/sbin` (where Debian puts the load balancers).
