@@ -84,6 +84,7 @@ mod reload_otlp;
 mod replica_streams;
 mod replicas_chaos;
 mod replicas_chaos_held;
+mod replicas_sdk;
 mod resume;
 mod rust_peer;
 mod serve_postgres;
