@@ -50,6 +50,7 @@ mod grpc_callers;
 mod grpc_errors;
 mod grpc_peer;
 mod grpc_tls_peer;
+mod held_retries;
 mod idempotent_journal;
 mod idempotent_sends;
 mod interop;

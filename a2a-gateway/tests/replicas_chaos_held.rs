@@ -7,7 +7,8 @@
 //! held for approval on a replica that is then killed: the caller's connection drops; the
 //! approval, still pending, is decided through another replica, which releases the held
 //! request to the peer; the caller's retry of the same send (same message id) through the load
-//! balancer gets the released task.
+//! balancer gets the approved gateway task naming the released peer task (one approval, one
+//! peer call).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -325,9 +326,10 @@ async fn an_approval_held_on_a_killed_replica_is_decided_through_another() {
     );
 
     // The blocking caller whose answer was cut knows neither: it retries the same send (same
-    // message id). Today (a gap, reported in docs/replicas.md "Failures") a held send claims no
-    // idempotency record while it waits, so the retry is held again as a new approval, pending:
-    // an operator approving it too would send the request to the peer a second time.
+    // message id) through the load balancer. The held send claimed its message id when it was
+    // held, so the retry (on whichever replica) is answered as the held send is: the gateway
+    // task, approved, with the peer's task; nothing is held again and the peer is not called
+    // a second time.
     let again = post(
         &client(),
         &lb,
@@ -341,9 +343,19 @@ async fn an_approval_held_on_a_killed_replica_is_decided_through_another() {
     .unwrap();
     let s = again.status().as_u16();
     let v: Value = again.json().await.unwrap();
-    eprintln!("retry: {s} {v}");
     assert_eq!(s, 200, "{v}");
     let task = &v["result"]["task"];
-    assert_eq!(task["metadata"]["code"], "a2a_approval_pending", "{v}");
-    assert_ne!(task["id"], format!("gw-approval-{id}"), "{v}");
+    assert_eq!(task["id"], format!("gw-approval-{id}"), "{v}");
+    assert_eq!(task["status"]["state"], "TASK_STATE_WORKING", "{v}");
+    assert_eq!(task["metadata"]["peerTaskId"], peer_task.as_str(), "{v}");
+    let (_, all) = admin(
+        &c,
+        &lb,
+        "GET",
+        &format!("/admin/workspaces/{WORKSPACE}/approvals"),
+        None,
+    )
+    .await;
+    assert_eq!(all.as_array().map(Vec::len), Some(1), "one approval: {all}");
+    assert_eq!(echo.sends(), 1, "the peer got the held request once");
 }
