@@ -86,6 +86,7 @@ mod replicas_chaos_held;
 mod resume;
 mod rust_peer;
 mod serve_postgres;
+mod serve_postgres_down;
 mod shutdown;
 mod slow_clients;
 mod stall;
