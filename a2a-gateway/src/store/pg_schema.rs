@@ -22,7 +22,21 @@ pub const COMPONENT: &str = "gateway";
 
 /// The gateway's PostgreSQL migrations, in order (the index + 1 is the version in
 /// `a2a_schema`; a published migration is never edited, a fix is a new one).
-pub const PG_MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
+pub const PG_MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
+
+/// The table of the replicas' leases (`a2a_pg::lease`).
+pub const REPLICAS_TABLE: &str = "gateway_replicas";
+
+/// 7: the replicas' leases (`gateway_replicas`, renewed by each replica through
+/// `a2a_pg::lease`), and which replica relays each stream kept in `stream_events` (`replica`):
+/// a replica following a stream another one relays ends it once that replica's lease ended.
+const V7: &str = r#"
+CREATE TABLE gateway_replicas (
+    id TEXT PRIMARY KEY,
+    expires TIMESTAMPTZ NOT NULL
+);
+ALTER TABLE stream_events ADD COLUMN replica TEXT NOT NULL DEFAULT '';
+"#;
 
 /// 6: stream resume events as replicas share them (`store::backend::PgStreams`): a row names
 /// the whole key a resume must match (workspace, agent, task, caller version), a stream's end
