@@ -14,6 +14,7 @@ pub(crate) mod idempotency;
 pub mod list_tasks;
 pub(crate) mod listing;
 pub(crate) mod release;
+pub(crate) mod repeat;
 pub mod v03_peer;
 
 use std::sync::Arc;
@@ -232,7 +233,7 @@ async fn steps(
                     repeat => {
                         call.audit.governance = serde_json::to_value(&evidence).ok();
                         call.audit.decision = "duplicate".into();
-                        return crate::hop::idempotency::held_repeat(
+                        return crate::hop::repeat::held_repeat(
                             st,
                             call,
                             &owner,
