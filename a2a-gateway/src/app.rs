@@ -95,6 +95,11 @@ impl ServerHandle {
         crate::reload::apply(&self.state, &self.listening, boot, before, after)
     }
 
+    /// The running gateway's state (its stores).
+    pub fn state(&self) -> &Arc<GatewayState> {
+        &self.state
+    }
+
     /// `http://addr`.
     pub fn base_url(&self) -> String {
         format!("http://{}", self.addr)
@@ -368,21 +373,34 @@ impl Gateway {
             self.bind_to(addr)?;
         }
         let app = self.router();
-        let serve_v1 = self.state.config().serve_v1;
-        let refuse: a2a_agent::listen::Refuser =
-            Arc::new(move |parts, why| crate::edge::edge_refusal(serve_v1, parts, why));
+        let refuse = refuser(self.state.config().serve_v1);
         let listening =
             a2a_agent::listen::serve(listener, app, self.state.config().listen(), refuse)?;
+        Ok(self.started(addr, listening))
+    }
+
+    /// The running gateway once `listening` serves its router: its background tasks start.
+    pub(crate) fn started(
+        self,
+        addr: SocketAddr,
+        listening: a2a_agent::listen::Listening,
+    ) -> ServerHandle {
         let background = tokio_util::sync::CancellationToken::new();
         crate::background::spawn_retention(&self.state, background.clone());
         crate::background::spawn_kill_watch(&self.state, background.clone());
-        Ok(ServerHandle {
+        ServerHandle {
             addr,
             listening,
             state: self.state,
             background,
-        })
+        }
     }
+}
+
+/// How the listener answers what it refuses before the router (a slow body, the connection
+/// cap): in the form the path and version imply.
+pub(crate) fn refuser(serve_v1: bool) -> a2a_agent::listen::Refuser {
+    Arc::new(move |parts, why| crate::edge::edge_refusal(serve_v1, parts, why))
 }
 
 impl Gateway {

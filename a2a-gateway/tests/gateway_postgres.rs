@@ -220,7 +220,7 @@ async fn a_gateway_on_postgres_sends_lists_and_answers_a_retry_from_the_first_se
 /// JSON-RPC stream refused once its method is known (`sse03`: not at the key) gets it as its
 /// one SSE error event.
 #[track_caller]
-fn assert_store_unavailable(form: Form, c: &Call, got: &Got, sse03: bool) {
+pub(crate) fn assert_store_unavailable(form: Form, c: &Call, got: &Got, sse03: bool) {
     let what = format!("{form:?} {c:?}: {got:?}");
     if form == Form::Grpc {
         assert!(

@@ -28,7 +28,7 @@ use crate::store_suite::{cluster, wait_listening};
 
 /// Longest a change may take to reach a replica in the liveness checks (not a speed claim;
 /// the policy test's bound is the 1 s).
-const BOUND: Duration = Duration::from_secs(20);
+pub const BOUND: Duration = Duration::from_secs(20);
 
 /// Pools that give up quickly on a database that is away.
 fn quick() -> PoolOptions {
@@ -58,7 +58,7 @@ where
 /// One replica on database `db`: registry, task records, audit, approvals and kills (and so
 /// policies and PII rules, which go with the registry) on PostgreSQL; its own SQLite file for
 /// the rest. `key` is the caller's key (made on the first replica).
-async fn replica(cluster: &TempCluster, db: &str, key: &str) -> Env {
+pub async fn replica(cluster: &TempCluster, db: &str, key: &str) -> Env {
     let url = cluster.url_of(db);
     let registry = PgRegistry::connect(&url, &quick()).await.unwrap();
     assert!(wait_listening(&registry).await);
@@ -113,7 +113,7 @@ async fn serve(
 }
 
 /// Database `db` with workspace `ws1`, its agent `echo` (a 1.0 echo peer) and a key.
-async fn seed(cluster: &TempCluster, db: &str) -> (EchoAgent, String) {
+pub async fn seed(cluster: &TempCluster, db: &str) -> (EchoAgent, String) {
     cluster.create_database(db).unwrap();
     let registry = PgRegistry::connect(&cluster.url_of(db), &quick())
         .await
@@ -141,19 +141,19 @@ async fn seed(cluster: &TempCluster, db: &str) -> (EchoAgent, String) {
     (peer, key)
 }
 
-fn policy() -> Value {
+pub fn policy() -> Value {
     json!({"rules": [{"id": "needs-a-person", "when": "skill == 'refund'", "decision": "approve"}]})
 }
 
 /// A 1.0 SendMessage with `skill` in its metadata (blocking: the caller waits).
-fn send_with(text: &str, skill: &str) -> Value {
+pub fn send_with(text: &str, skill: &str) -> Value {
     let mut r = send10(text);
     r["params"]["metadata"] = json!({"skill": skill});
     r
 }
 
 /// The pending approval of `ws1` as `env`'s admin API lists it, once there is one.
-async fn pending_one(env: &Env) -> String {
+pub async fn pending_one(env: &Env) -> String {
     let until = tokio::time::Instant::now() + BOUND;
     while tokio::time::Instant::now() < until {
         let (_, q) = admin(
@@ -176,7 +176,7 @@ async fn pending_one(env: &Env) -> String {
 }
 
 /// A blocking send on `env`, answered later.
-fn blocking_send(env: &Env, body: Value) -> tokio::task::JoinHandle<Value> {
+pub fn blocking_send(env: &Env, body: Value) -> tokio::task::JoinHandle<Value> {
     let (url, key, http) = (env.url("/a2a/echo"), env.key.clone(), env.http.clone());
     tokio::spawn(async move {
         http.post(url)

@@ -7,7 +7,10 @@
 //! held for approval on a replica that is then killed: the caller's connection drops; the
 //! approval, still pending, is decided through another replica, which releases the held
 //! request to the peer; the caller's retry of the same send (same message id) through the load
-//! balancer gets the released task.
+//! balancer gets the approved gateway task naming the released peer task (one approval, one
+//! peer call). (d) A caller resumed on replica B of a stream replica A relays follows A's
+//! events; `kill -9` of A ends B's stream with the `a2a_stream_relay_lost` error event once
+//! A's lease ends.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -325,9 +328,10 @@ async fn an_approval_held_on_a_killed_replica_is_decided_through_another() {
     );
 
     // The blocking caller whose answer was cut knows neither: it retries the same send (same
-    // message id). Today (a gap, reported in docs/replicas.md "Failures") a held send claims no
-    // idempotency record while it waits, so the retry is held again as a new approval, pending:
-    // an operator approving it too would send the request to the peer a second time.
+    // message id) through the load balancer. The held send claimed its message id when it was
+    // held, so the retry (on whichever replica) is answered as the held send is: the gateway
+    // task, approved, with the peer's task; nothing is held again and the peer is not called
+    // a second time.
     let again = post(
         &client(),
         &lb,
@@ -341,9 +345,95 @@ async fn an_approval_held_on_a_killed_replica_is_decided_through_another() {
     .unwrap();
     let s = again.status().as_u16();
     let v: Value = again.json().await.unwrap();
-    eprintln!("retry: {s} {v}");
     assert_eq!(s, 200, "{v}");
     let task = &v["result"]["task"];
-    assert_eq!(task["metadata"]["code"], "a2a_approval_pending", "{v}");
-    assert_ne!(task["id"], format!("gw-approval-{id}"), "{v}");
+    assert_eq!(task["id"], format!("gw-approval-{id}"), "{v}");
+    assert_eq!(task["status"]["state"], "TASK_STATE_WORKING", "{v}");
+    assert_eq!(task["metadata"]["peerTaskId"], peer_task.as_str(), "{v}");
+    let (_, all) = admin(
+        &c,
+        &lb,
+        "GET",
+        &format!("/admin/workspaces/{WORKSPACE}/approvals"),
+        None,
+    )
+    .await;
+    assert_eq!(all.as_array().map(Vec::len), Some(1), "one approval: {all}");
+    assert_eq!(echo.sends(), 1, "the peer got the held request once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_ends_its_stream_once_the_relaying_replica_is_killed() {
+    let Some((mut c, _echo)) = start(2).await else {
+        return;
+    };
+    let gate = Arc::new(Semaphore::new(0));
+    let (peer, peer_task) = gated_peer(gate.clone()).await;
+    c.register("steps", &peer).await.unwrap();
+    let (a, b) = (c.replicas[0].url(), c.replicas[1].url());
+    let send = json!({"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage",
+        "params": {"message": {"messageId": "f1", "role": "ROLE_USER", "parts": [{"text": "go"}]}}});
+
+    // The stream relayed by A: the Task and one step.
+    gate.add_permits(1);
+    let resp = post(&client(), &a, "steps", &c.key, &send, None)
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let mut on_a = Sse::new(resp);
+    let head = on_a.data(2).await;
+    let task = head[0].data.as_ref().unwrap()["result"]["task"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let first = head[0].id.clone().expect("a gateway event id");
+    eventually("the events written", 20, || {
+        let c = &c;
+        let task = task.clone();
+        async move { rows_of(c, &task).await >= 2 }
+    })
+    .await;
+
+    // A second caller (a real SSE client) resumes on B after the Task: B follows A's events
+    // through the table, the kept one and then a live one.
+    let sub =
+        json!({"jsonrpc": "2.0", "id": 2, "method": "SubscribeToTask", "params": {"id": task}});
+    let resp = post(&client(), &b, "steps", &c.key, &sub, Some(&first))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let mut on_b = Sse::new(resp);
+    assert_eq!(shape(&on_b.data(1).await[0]), "step 0");
+    gate.add_permits(1);
+    assert_eq!(shape(&on_b.data(1).await[0]), "step 1");
+
+    // kill -9 of A, the relay: nobody reads the peer any more. B notices once A's lease ends
+    // and ends its caller's stream with the error event, in the caller's form (A2A 1.0
+    // JSON-RPC), instead of waiting an hour.
+    c.kill(0);
+    let until = tokio::time::Instant::now() + Duration::from_secs(40);
+    let mut end = None;
+    while tokio::time::Instant::now() < until {
+        match on_b.next().await {
+            Some(f) if f.data.is_some() => {
+                end = Some(f);
+                break;
+            }
+            Some(_) => {}
+            None => break,
+        }
+    }
+    let end = end.expect("an error event before the end");
+    assert_eq!(shape(&end), "error \"a2a_stream_relay_lost\"", "{end:?}");
+    let info = &end.data.as_ref().unwrap()["error"]["data"][0];
+    assert_eq!(info["reason"], "A2A_STREAM_RELAY_LOST", "{end:?}");
+    // Then the stream ends.
+    while let Some(f) = on_b.next().await {
+        assert!(f.data.is_none(), "an event after the end: {f:?}");
+    }
+    drop(on_a);
+    peer_task.abort();
 }

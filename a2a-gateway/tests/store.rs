@@ -1,5 +1,7 @@
 //! The SQLite store on a real file: migrations, WAL, keys at rest, isolation, audit export.
 
+use std::io::{Read, Write};
+
 use a2a_gateway::keys::Scope;
 use a2a_gateway::store::{Agent, AuditRecord, KeyRejection, Store};
 
@@ -158,8 +160,8 @@ fn a_database_from_a_newer_release_is_refused_by_the_store_and_the_binary() {
 }
 
 /// `database = "postgres://…"` is never taken for a SQLite file path: the SQLite store refuses
-/// it clearly, and `serve` on an unreachable URL fails naming PostgreSQL without creating a
-/// file (tests/serve_postgres.rs serves a reachable one).
+/// it clearly, and `serve` on an unreachable URL answers `/readyz` 503 naming PostgreSQL
+/// without creating a file (tests/serve_postgres.rs serves a reachable one).
 #[test]
 fn a_postgres_url_as_the_database_is_refused_clearly() {
     let url = "postgres://gw@127.0.0.1:1/gw";
@@ -170,14 +172,21 @@ fn a_postgres_url_as_the_database_is_refused_clearly() {
         Err(e) => panic!("{e}"),
         Ok(_) => panic!("opened {url} as a SQLite file"),
     }
+    // `serve` takes it as PostgreSQL, never as a file: nothing answers there, so it serves
+    // 503 while it waits for the database (tests/serve_postgres_down.rs), saying why.
     let dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-gateway"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--database", url])
-        .current_dir(dir.path())
-        .output()
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-gateway"));
+    cmd.args(["serve", "--listen", "127.0.0.1:0", "--database", url])
+        .current_dir(dir.path());
+    let (mut child, base, _lines) = crate::common::spawn_gateway_cmd(cmd);
+    let mut s = std::net::TcpStream::connect(base.trim_start_matches("http://")).unwrap();
+    s.write_all(b"GET /readyz HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n")
         .unwrap();
-    assert!(!out.status.success());
-    let text = String::from_utf8_lossy(&out.stderr);
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(text.starts_with("HTTP/1.1 503"), "{text}");
     assert!(text.contains("PostgreSQL"), "{text}");
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),

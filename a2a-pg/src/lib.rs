@@ -11,6 +11,9 @@
 //! - [`Alive`]: a replica's liveness lock, held by a session of its own while the replica runs,
 //!   and [`is_alive`], which tells another replica whether it is still held (the rows of a
 //!   gone replica can then be taken over);
+//! - [`lease`]: a replica's lease in a row, renewed every third of its time ([`Lease`]), and
+//!   [`lease::gone`], which tells another replica the lease ended (a stalled or unreachable
+//!   replica too, within the lease time);
 //! - [`query`] and [`execute`]: one statement on a pooled connection, prepared once per
 //!   connection;
 //! - [`testing::TempCluster`]: a throwaway cluster (`initdb` into a temporary directory,
@@ -36,6 +39,7 @@
 //! ```
 
 mod alive;
+pub mod lease;
 mod migrate;
 mod notify;
 mod pool;
@@ -43,6 +47,7 @@ pub mod testing;
 
 pub use alive::{Alive, is_alive};
 pub use deadpool_postgres;
+pub use lease::Lease;
 pub use migrate::{Migrated, advisory_key, migrate};
 pub use notify::{Event, Listener, notify};
 pub use pool::{PoolOptions, execute, pg_config, pool, query};

@@ -211,3 +211,44 @@ async fn a_replica_is_alive_while_its_session_lasts() {
     );
     drop(r2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_ends_when_its_replica_stops_renewing_it_or_gives_it_up() {
+    use a2a_pg::lease;
+    let cluster = TempCluster::start().unwrap();
+    let p = pool(&cluster.url(), &quick()).unwrap();
+    p.get()
+        .await
+        .unwrap()
+        .batch_execute("CREATE TABLE r (id TEXT PRIMARY KEY, expires TIMESTAMPTZ NOT NULL)")
+        .await
+        .unwrap();
+    assert!(lease::gone(&p, "r", "a").await.unwrap(), "never taken");
+    // Kept: renewed every third of 1.5 s, so it stays current well past 1.5 s.
+    let kept = a2a_pg::Lease::keep(p.clone(), "r", "a".into(), Duration::from_millis(1500));
+    assert_eq!(kept.id(), "a");
+    wait_until_async(|| async { !lease::gone(&p, "r", "a").await.unwrap() }).await;
+    tokio::time::sleep(Duration::from_millis(3000)).await;
+    assert!(!lease::gone(&p, "r", "a").await.unwrap(), "renewed");
+    // Taken once and not renewed (a replica killed or stalled): gone after its time.
+    lease::renew(&p, "r", "b", Duration::from_millis(300))
+        .await
+        .unwrap();
+    assert!(!lease::gone(&p, "r", "b").await.unwrap());
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert!(lease::gone(&p, "r", "b").await.unwrap(), "not renewed");
+    // Given up (dropped): gone at once.
+    drop(kept);
+    wait_until_async(|| async { lease::gone(&p, "r", "a").await.unwrap() }).await;
+}
+
+/// Waits until `f` holds (bounded: 20 s, a liveness bound).
+async fn wait_until_async<F: std::future::Future<Output = bool>>(f: impl Fn() -> F) {
+    for _ in 0..400 {
+        if f().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("never");
+}

@@ -2,7 +2,8 @@
 //! between them.
 //!
 //! **Leases.** A replica holds a lease (a row of `agent_replicas`: its id and when the lease
-//! ends, in the database's clock, so the replicas' clocks need not agree). It renews it every
+//! ends, in the database's clock, so the replicas' clocks need not agree; renewed and given up
+//! through `a2a_pg::lease`, shared with the gateway). It renews it every
 //! third of the lease time with one statement, for all its unfinished tasks and due notices at
 //! once (they name it as their `runner`). A runner is gone when its lease has ended; a runner
 //! without a lease row (written by an older release, or given up by a store that was dropped)
@@ -20,7 +21,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use super::api::StoreError;
-use super::pg_schema::{CANCELS_CHANNEL, COMPONENT, RENEW, open_states, renew_every};
+use super::pg_schema::{CANCELS_CHANNEL, COMPONENT, REPLICAS, open_states, renew_every};
 use super::postgres::{Inner, PostgresStore, col, pg, setup};
 
 impl PostgresStore {
@@ -66,9 +67,14 @@ impl PostgresStore {
 
     /// Renews this replica's lease: one statement for all its tasks.
     pub(crate) async fn renew(&self) -> Result<(), StoreError> {
-        let secs = self.lease().as_secs_f64();
-        self.execute(RENEW, &[&self.inner().replica, &secs]).await?;
-        Ok(())
+        a2a_pg::lease::renew(
+            &self.inner().pool,
+            REPLICAS,
+            &self.inner().replica,
+            self.lease(),
+        )
+        .await
+        .map_err(setup)
     }
 
     /// Forgets the leases that ended long ago (their rows were taken over).

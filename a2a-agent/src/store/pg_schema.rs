@@ -34,13 +34,8 @@ pub(crate) const CANCELS_CHANNEL: &str = "a2a_agent_cancels";
 /// The channel on which a replica announces a push config it stored (payload: the task id).
 pub(crate) const PUSH_CONFIGS_CHANNEL: &str = "a2a_agent_push_configs";
 
-/// Renews replica `$1`'s lease for `$2` seconds (one statement for all its tasks).
-pub(super) const RENEW: &str = "INSERT INTO agent_replicas(id, expires)
-    VALUES ($1, now() + make_interval(secs => $2))
-    ON CONFLICT (id) DO UPDATE SET expires = EXCLUDED.expires";
-
-/// Gives replica `$1`'s lease up (its store was dropped).
-pub(super) const RELEASE: &str = "DELETE FROM agent_replicas WHERE id = $1";
+/// The replicas' leases (`a2a_pg::lease`: renewed, given up and asked through it).
+pub(super) const REPLICAS: &str = "agent_replicas";
 
 /// The component name of the agent's migrations (row `a2a_schema('agent')`).
 pub(crate) const COMPONENT: &str = "agent";

@@ -40,7 +40,7 @@ use async_trait::async_trait;
 use super::api::{
     DueNotice, Notice, PageCursor, StoreError, StoredTask, TaskFilter, TaskPage, TaskStore,
 };
-use super::pg_schema::{COMPONENT, DEFAULT_LEASE, MIGRATIONS, RELEASE, open_states};
+use super::pg_schema::{COMPONENT, DEFAULT_LEASE, MIGRATIONS, REPLICAS, open_states};
 use crate::model::{Task, TaskState, TaskStatus};
 
 /// A PostgreSQL error (or any other failure of this store) as a store error.
@@ -93,7 +93,7 @@ impl Drop for Inner {
             let pool = self.pool.clone();
             let id = self.replica.clone();
             rt.spawn(async move {
-                let _ = a2a_pg::execute(&pool, RELEASE, &[&id]).await;
+                let _ = a2a_pg::lease::release(&pool, REPLICAS, &id).await;
             });
         }
     }

@@ -96,15 +96,29 @@ async fn serve(
     // Cards name the bound address when no public URL is set (`--listen 127.0.0.1:0` included).
     config.listen = addr;
     let console = a2a_gateway::console::enabled(&config);
-    let gateway = match store {
-        Some(store) => Gateway::new(config, store).map_err(anyhow::Error::msg)?,
-        None => Gateway::on_postgres(config)
-            .await
-            .map_err(anyhow::Error::msg)?,
+    let shutdown = a2a_agent::listen::shutdown_signal();
+    tokio::pin!(shutdown);
+    let handle = match store {
+        Some(store) => {
+            let handle = Gateway::new(config, store)
+                .map_err(anyhow::Error::msg)?
+                .serve(listener)
+                .await?;
+            println!("LISTENING http://{addr}");
+            handle
+        }
+        // On PostgreSQL the replica serves at once, also while the database cannot be
+        // reached (503 until it can; docs/replicas.md, "Failures").
+        None => {
+            let starting = Gateway::serve_on_postgres(config, listener).await?;
+            println!("LISTENING http://{addr}");
+            tokio::select! {
+                h = starting.ready() => h.map_err(anyhow::Error::msg)?,
+                _ = &mut shutdown => return Ok(()),
+            }
+        }
     };
-    let audit = gateway.state().audit.clone();
-    let handle = gateway.serve(listener).await?;
-    println!("LISTENING http://{addr}");
+    let audit = handle.state().audit.clone();
     if console {
         println!("CONSOLE http://{addr}/console (log in with the admin token)");
     }
@@ -113,8 +127,6 @@ async fn serve(
         "WORKERS {}",
         tokio::runtime::Handle::current().metrics().num_workers()
     );
-    let shutdown = a2a_agent::listen::shutdown_signal();
-    tokio::pin!(shutdown);
     loop {
         tokio::select! {
             _ = &mut shutdown => break,

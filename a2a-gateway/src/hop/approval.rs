@@ -60,6 +60,11 @@ fn blocking(params: &Value, v: Version) -> bool {
 /// SendStreamingMessage is stored the same way and answered with a stream: the gateway task,
 /// then one status update when a person decides (WORKING once approved: SubscribeToTask on the
 /// gateway task then goes on as the peer's task; REJECTED when denied or expired).
+///
+/// `claim` is the send's idempotency claim (`crate::hop::idempotency`): completed with the
+/// gateway task once the approval is stored, so a retry of the same send is answered by
+/// [`repeat`] instead of being held again.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn hold(
     st: &GatewayState,
     call: &mut Call,
@@ -68,6 +73,7 @@ pub(crate) async fn hold(
     params: &Value,
     p10: &Value,
     ev: &mut Evidence,
+    claim: Option<crate::hop::idempotency::Guard>,
 ) -> Result<Answer, Refusal> {
     let caller = hop.version;
     let facts = crate::governance::policy::facts(hop, p10, ev);
@@ -119,6 +125,9 @@ pub(crate) async fn hold(
         .create_approval(&held)
         .await
         .map_err(store_refusal)?;
+    if let Some(g) = claim {
+        g.held(&id).await;
+    }
     let a = held.summary;
     ev.approval = Some(ApprovalEvidence {
         id: id.clone(),
@@ -127,18 +136,63 @@ pub(crate) async fn hold(
     });
     call.audit.governance = serde_json::to_value(&*ev).ok();
     call.audit.task_id = Some(format!("{TASK_PREFIX}{id}"));
+    held_answer(st, op, caller, params, a).await
+}
+
+/// A retry of a send held as approval `id` (the same `messageId` and message, on any replica:
+/// `crate::hop::idempotency`): answered as the held send is ([`held_answer`]), from the
+/// approval as it stands now, so one approval and at most one peer call exist per send.
+pub(crate) async fn repeat(
+    st: &GatewayState,
+    workspace: &str,
+    agent: &str,
+    id: &str,
+    op: Operation,
+    caller: Version,
+    params: &Value,
+) -> Result<Answer, Refusal> {
+    let store = &st.holds;
+    let mut a = match store
+        .approval_summary(workspace, id)
+        .await
+        .map_err(store_refusal)?
+    {
+        Some(a) if a.agent_id == agent => a,
+        _ => return Err(ownership::not_found()),
+    };
+    if a.is_expired(now()) {
+        store
+            .decide(workspace, id, "expired", None, None)
+            .await
+            .map_err(store_refusal)?;
+        a.state = "expired".into();
+    }
+    held_answer(st, op, caller, params, a).await
+}
+
+/// The answer of a held send (`params` in the caller's form) from its approval `a`: a stream
+/// follows it to its outcome; a blocking send still undecided waits up to
+/// `approval_wait_secs` for it; then the gateway task as it stands (or the refusal of a
+/// release that was not sent).
+async fn held_answer(
+    st: &GatewayState,
+    op: Operation,
+    caller: Version,
+    params: &Value,
+    mut a: ApprovalSummary,
+) -> Result<Answer, Refusal> {
     if op == Operation::SendStreamingMessage {
         return Ok(outcome_stream(st, caller, a, held_task(params)));
     }
-    if blocking(params, caller) && st.config().approval_wait_secs > 0 {
+    if undecided(&a) && blocking(params, caller) && st.config().approval_wait_secs > 0 {
         let until =
             tokio::time::Instant::now() + Duration::from_secs(st.config().approval_wait_secs);
-        if let Some(c) = wait_outcome(st, &hop.workspace_id, &id, until).await? {
-            if c.state == "failed" {
-                return Err(refusal_of(&c));
-            }
-            return task_answer(Operation::SendMessage, caller, &c);
+        if let Some(c) = wait_outcome(st, &a.workspace_id, &a.id, until).await? {
+            a = c;
         }
+    }
+    if a.state == "failed" {
+        return Err(refusal_of(&a));
     }
     task_answer(Operation::SendMessage, caller, &a)
 }

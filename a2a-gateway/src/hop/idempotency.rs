@@ -26,12 +26,17 @@
 //!
 //! A store that cannot be reached refuses the send with 503 `a2a_store_unavailable` before the
 //! peer is called.
+//!
+//! A send held for approval claims its `messageId` too, and its record is completed at once
+//! with the gateway task (`gw-approval-<id>`): a retry of it, on any replica, is answered as the
+//! held send is ([`Check::Held`], `crate::hop::approval::repeat`), never held a second time.
 
 use std::time::Duration;
 
 use futures::{FutureExt, StreamExt};
 use serde_json::{Value, json};
 
+use crate::governance::approval::{TASK_PREFIX, approval_of};
 use crate::protocol::ops::Operation;
 use crate::protocol::xlate;
 use crate::store::backend::{Records, SendStore};
@@ -54,6 +59,20 @@ pub(crate) enum Check {
     First(Guard),
     /// A repeat: the answer from the first send's record.
     Answer(Answer),
+    /// A repeat of a send held for approval (the approval's id): answered as the held send is.
+    Held(String),
+}
+
+/// What [`claim`] found for a send.
+pub(crate) enum Claim {
+    /// Not a send, the window is 0, or the message has no id.
+    Off,
+    /// The first send of its `messageId`.
+    First(Guard),
+    /// A repeat of a send held for approval (the approval's id).
+    Held(String),
+    /// A repeat of a send that reached the peer: what it became.
+    Done(Outcome),
 }
 
 /// A claimed send; dropped without an outcome, the claim is released (a retry may try again).
@@ -100,13 +119,29 @@ pub(crate) async fn check(
     caller: Version,
     p10: &Value,
 ) -> Result<Check, Refusal> {
+    Ok(match claim(st, owner, op, p10).await? {
+        Claim::Off => Check::Off,
+        Claim::First(g) => Check::First(g),
+        Claim::Held(id) => Check::Held(id),
+        Claim::Done(outcome) => Check::Answer(answer(ctx, op, caller, outcome).await?),
+    })
+}
+
+/// Claims the `messageId` of a send of `owner` (`p10`: the request in its 1.0 form), waiting
+/// while a first send of it is in flight (bounded by the peer timeout).
+pub(crate) async fn claim(
+    st: &GatewayState,
+    owner: &Owner,
+    op: Operation,
+    p10: &Value,
+) -> Result<Claim, Refusal> {
     let window = st.config().idempotency_window_secs;
     if !applies(st, op) {
-        return Ok(Check::Off);
+        return Ok(Claim::Off);
     }
     let (message_id, digest) = message_digest(p10)?;
     if message_id.is_empty() {
-        return Ok(Check::Off);
+        return Ok(Claim::Off);
     }
     let records = st.records.clone();
     let key = SendKey {
@@ -124,7 +159,7 @@ pub(crate) async fn check(
             .map_err(|e| Refusal::store("send records", &e))?;
         match claimed {
             Claimed::First => {
-                return Ok(Check::First(Guard {
+                return Ok(Claim::First(Guard {
                     records,
                     key,
                     done: false,
@@ -137,7 +172,12 @@ pub(crate) async fn check(
                 )));
             }
             Claimed::Done(outcome) => {
-                return answer(ctx, op, caller, outcome).await.map(Check::Answer);
+                if let Outcome::Task(t) = &outcome
+                    && let Some(id) = approval_of(t)
+                {
+                    return Ok(Claim::Held(id.to_owned()));
+                }
+                return Ok(Claim::Done(outcome));
             }
             Claimed::Pending if tokio::time::Instant::now() < deadline => {
                 tokio::select! {
@@ -151,7 +191,7 @@ pub(crate) async fn check(
 }
 
 /// A repeat's answer in the caller's version: the task as the peer has it now, or the message.
-async fn answer(
+pub(crate) async fn answer(
     ctx: &PeerCall<'_>,
     op: Operation,
     caller: Version,
@@ -218,6 +258,13 @@ impl Guard {
             Ok(()) => self.done = true,
             Err(e) => tracing::error!("send record not completed: {e}"),
         }
+    }
+
+    /// Records that the first send was held for approval `approval`: a retry is answered as
+    /// the held send is (the record names the gateway task).
+    pub(crate) async fn held(mut self, approval: &str) {
+        self.complete(&Outcome::Task(format!("{TASK_PREFIX}{approval}")))
+            .await;
     }
 
     /// Records what the first send became from its `answer` (for a stream: its first event

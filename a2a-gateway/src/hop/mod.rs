@@ -14,6 +14,7 @@ pub(crate) mod idempotency;
 pub mod list_tasks;
 pub(crate) mod listing;
 pub(crate) mod release;
+pub(crate) mod repeat;
 pub mod v03_peer;
 
 use std::sync::Arc;
@@ -225,6 +226,27 @@ async fn steps(
                 && matches!(op, Operation::SendMessage | Operation::SendStreamingMessage)
             {
                 let p10 = req.v1()?.clone();
+                // A retry of a send already held (or sent) is answered from its first claim.
+                let claim = match crate::hop::idempotency::claim(st, &owner, op, &p10).await? {
+                    crate::hop::idempotency::Claim::Off => None,
+                    crate::hop::idempotency::Claim::First(g) => Some(g),
+                    repeat => {
+                        call.audit.governance = serde_json::to_value(&evidence).ok();
+                        call.audit.decision = "duplicate".into();
+                        return crate::hop::repeat::held_repeat(
+                            st,
+                            call,
+                            &owner,
+                            &agent,
+                            &chosen,
+                            (max_resp, max_stream),
+                            req.caller(),
+                            op,
+                            repeat,
+                        )
+                        .await;
+                    }
+                };
                 return crate::hop::approval::hold(
                     st,
                     call,
@@ -233,6 +255,7 @@ async fn steps(
                     req.caller(),
                     &p10,
                     &mut evidence,
+                    claim,
                 )
                 .await;
             }
@@ -326,6 +349,21 @@ async fn steps(
             crate::hop::idempotency::Check::Answer(a) => {
                 call.audit.decision = "duplicate".into();
                 return Ok(a);
+            }
+            crate::hop::idempotency::Check::Held(id) => {
+                call.audit.decision = "duplicate".into();
+                call.audit.task_id =
+                    Some(format!("{}{id}", crate::governance::approval::TASK_PREFIX));
+                return crate::hop::approval::repeat(
+                    st,
+                    &principal.workspace_id,
+                    agent_id,
+                    &id,
+                    op,
+                    call.version,
+                    req.caller(),
+                )
+                .await;
             }
         }
     } else {

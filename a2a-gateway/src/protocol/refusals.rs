@@ -259,6 +259,18 @@ impl Refusal {
         )
     }
 
+    /// 502 `a2a_stream_relay_lost`: a stream resumed on this replica follows the events
+    /// another replica relays, and that replica stopped (its lease ended): nobody relays the
+    /// peer's later events.
+    pub fn stream_relay_lost() -> Refusal {
+        Refusal::gateway(
+            502,
+            "a2a_stream_relay_lost",
+            "The gateway replica relaying this stream stopped; SubscribeToTask without \
+             Last-Event-ID follows the task from the peer again",
+        )
+    }
+
     /// 502 `a2a_peer_credential_rejected`: the peer refused the agent's registered credential.
     pub fn peer_credential_rejected(agent_id: &str, status: u16) -> Refusal {
         Refusal::gateway(

@@ -22,12 +22,26 @@ pub const COMPONENT: &str = "gateway";
 
 /// The gateway's PostgreSQL migrations, in order (the index + 1 is the version in
 /// `a2a_schema`; a published migration is never edited, a fix is a new one).
-pub const PG_MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
+pub const PG_MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8];
 
-/// 7: console operators (issue 35): a session names its operator (the column of migration 1,
+/// The table of the replicas' leases (`a2a_pg::lease`).
+pub const REPLICAS_TABLE: &str = "gateway_replicas";
+
+/// 7: the replicas' leases (`gateway_replicas`, renewed by each replica through
+/// `a2a_pg::lease`), and which replica relays each stream kept in `stream_events` (`replica`):
+/// a replica following a stream another one relays ends it once that replica's lease ended.
+const V7: &str = r#"
+CREATE TABLE gateway_replicas (
+    id TEXT PRIMARY KEY,
+    expires TIMESTAMPTZ NOT NULL
+);
+ALTER TABLE stream_events ADD COLUMN replica TEXT NOT NULL DEFAULT '';
+"#;
+
+/// 8: console operators (issue 35): a session names its operator (the column of migration 1,
 /// which held `admin`) and keeps the roles the login gave (`console::roles`); sessions opened
 /// before are the admin token's.
-const V7: &str = r#"
+const V8: &str = r#"
 ALTER TABLE console_sessions ADD COLUMN roles TEXT NOT NULL DEFAULT 'admin';
 UPDATE console_sessions SET operator = 'admin-token' WHERE operator = 'admin';
 "#;

@@ -9,6 +9,11 @@
 //! 200 ms while the listener is away), until the stream's end. The rows must match the
 //! caller's workspace, agent, task and version: another workspace reads nothing. Events no
 //! longer kept (retention, or a batch the writer had to drop) give the gap marker.
+//!
+//! A follower whose stream's relaying replica died (its lease, `gateway_replicas`, ended:
+//! [`PgStreams::relay_gone`], asked at most every [`RELAY_CHECK`] while no event comes) reads
+//! what that replica committed, then ends its caller's stream with the error event
+//! `a2a_stream_relay_lost` instead of waiting for events nobody relays.
 
 use std::time::{Duration, Instant};
 
@@ -28,6 +33,9 @@ pub const WRITE_WAIT: Duration = Duration::from_secs(2);
 pub const FOLLOW_POLL: Duration = Duration::from_secs(1);
 /// How often it re-reads while the listener is away.
 pub const FALLBACK_POLL: Duration = Duration::from_millis(200);
+/// How often, at most, a follower waiting for events asks whether the relaying replica is
+/// still there (its lease).
+pub const RELAY_CHECK: Duration = Duration::from_secs(1);
 
 /// A stream number for a replica sharing its streams: random (below 2^53, so any JSON reader
 /// keeps it exact), so replicas never hand out the same one.
@@ -110,6 +118,9 @@ fn follow(
     let mut changes = pg.changes();
     let id = key.stream.to_string();
     Box::pin(async_stream::stream! {
+        // The relaying replica (read once), when its lease was last asked, and whether it is
+        // gone (then what it committed is read once more before the end).
+        let (mut relay, mut checked, mut lost) = (None::<String>, Instant::now(), false);
         loop {
             let rows = match pg.after(&key, after, STREAM_BATCH).await {
                 Ok(r) => r,
@@ -134,8 +145,35 @@ fn follow(
             if !none {
                 continue;
             }
+            if lost {
+                yield Err(Refusal::stream_relay_lost());
+                break;
+            }
             if Instant::now() > until {
                 break;
+            }
+            if checked.elapsed() >= RELAY_CHECK {
+                checked = Instant::now();
+                let gone = match &relay {
+                    Some(r) => pg.relay_gone(r).await,
+                    None => match pg.relay(&key).await {
+                        Ok(Some(r)) => {
+                            let g = pg.relay_gone(&r).await;
+                            relay = Some(r);
+                            g
+                        }
+                        Ok(None) => Ok(false),
+                        Err(e) => Err(e),
+                    },
+                };
+                match gone {
+                    Ok(true) => {
+                        lost = true;
+                        continue;
+                    }
+                    Ok(false) => {}
+                    Err(e) => { yield Err(Refusal::store("stream resume", &e)); break; }
+                }
             }
             let wait = if pg.listening() { FOLLOW_POLL } else { FALLBACK_POLL };
             let _ = tokio::time::timeout(wait, async {

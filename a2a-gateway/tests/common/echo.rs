@@ -28,6 +28,8 @@ struct EchoState {
     last_headers: Vec<(String, String)>,
     /// Last JSON-RPC request body.
     last_body: Value,
+    /// Sends received (SendMessage and SendStreamingMessage, either version).
+    sends: usize,
 }
 
 /// A running echo agent.
@@ -54,6 +56,11 @@ impl EchoAgent {
             .lock()
             .map(|s| s.last_body.clone())
             .unwrap_or(Value::Null)
+    }
+
+    /// How many sends (SendMessage, SendStreamingMessage) it received.
+    pub fn sends(&self) -> usize {
+        self.state.lock().map(|s| s.sends).unwrap_or(0)
     }
 
     /// Stops the agent.
@@ -199,6 +206,11 @@ async fn echo_rpc(State(c): State<Ctx>, headers: HeaderMap, body: axum::body::By
         ))
         .into_response();
     };
+    if matches!(op, Operation::SendMessage | Operation::SendStreamingMessage)
+        && let Ok(mut s) = c.state.lock()
+    {
+        s.sends += 1;
+    }
     // Work in 1.0 internally.
     let p = if c.version == Version::V03 {
         match xlate::request(op, Version::V03, Version::V1, &params) {

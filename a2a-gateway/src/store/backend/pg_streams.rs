@@ -13,6 +13,10 @@
 //! - Retention, by the writer every [`TRIM_EVERY`]: the rows of streams that ended more than
 //!   `grace` ago, rows older than `max_age`, and each stream's events older than its newest
 //!   `max_events`.
+//! - Each row names the replica that relays its stream ([`PgStreams::replica`]), which holds a
+//!   lease (`gateway_replicas`, renewed every third of [`LEASE`] through `a2a_pg::lease`): a
+//!   replica following the stream asks [`PgStreams::relay_gone`] when no event comes, and
+//!   ends its caller's stream once the relay's lease ended (`tasks::replay_shared`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,7 +27,7 @@ use a2a_pg::{Pool, PoolOptions};
 use tokio::sync::{broadcast, mpsc};
 
 use super::super::StoreError;
-use super::super::pg_schema::{COMPONENT, PG_MIGRATIONS};
+use super::super::pg_schema::{COMPONENT, PG_MIGRATIONS, REPLICAS_TABLE};
 
 /// The channel new stream events are announced on (payload: the stream id).
 pub const STREAM_EVENTS_CHANNEL: &str = "a2a_stream_events";
@@ -35,6 +39,9 @@ pub const RETRY: Duration = Duration::from_millis(250);
 pub const HOLD: Duration = Duration::from_secs(10);
 /// How often the writer trims old rows.
 pub const TRIM_EVERY: Duration = Duration::from_secs(30);
+/// A replica's lease: another replica takes it for gone (and ends the streams it follows of
+/// that replica's relays) once it has not renewed it for this long.
+pub const LEASE: Duration = Duration::from_secs(10);
 
 /// Whose stream a row belongs to: a resume names all of it (another workspace, agent, task
 /// or caller version reads nothing).
@@ -98,6 +105,7 @@ struct Inner {
     pool: Pool,
     queue: mpsc::UnboundedSender<(StreamKey, StreamRow)>,
     listener: Listener,
+    lease: a2a_pg::Lease,
 }
 
 fn now_ms() -> i64 {
@@ -137,14 +145,42 @@ impl PgStreams {
     ) -> Result<PgStreams, StoreError> {
         let listener = Listener::start(config, &[STREAM_EVENTS_CHANNEL], Duration::from_secs(1))?;
         let (queue, rows) = mpsc::unbounded_channel();
-        tokio::spawn(write(pool.clone(), rows, bounds));
+        let replica = crate::ids::random_hex(16);
+        let lease = a2a_pg::Lease::keep(pool.clone(), REPLICAS_TABLE, replica.clone(), LEASE);
+        tokio::spawn(write(pool.clone(), rows, bounds, replica));
         Ok(PgStreams {
             inner: Arc::new(Inner {
                 pool,
                 queue,
                 listener,
+                lease,
             }),
         })
+    }
+
+    /// This replica's id: the relay its rows name (new at each start).
+    pub fn replica(&self) -> &str {
+        self.inner.lease.id()
+    }
+
+    /// The replica relaying stream `key` (`None`: no row of it).
+    pub async fn relay(&self, key: &StreamKey) -> Result<Option<String>, StoreError> {
+        let rows = self
+            .query(
+                "SELECT replica FROM stream_events WHERE stream_id = $1 AND workspace_id = $2
+                 LIMIT 1",
+                &[&key.stream.to_string(), &key.workspace],
+            )
+            .await?;
+        Ok(rows.first().map(|r| r.get(0)))
+    }
+
+    /// Whether replica `relay` is gone (its lease ended, or it gave it up); this one never is.
+    pub async fn relay_gone(&self, relay: &str) -> Result<bool, StoreError> {
+        if relay == self.replica() {
+            return Ok(false);
+        }
+        Ok(a2a_pg::lease::gone(&self.inner.pool, REPLICAS_TABLE, relay).await?)
     }
 
     /// Queues a row for this replica's writer; never waits.
@@ -248,6 +284,7 @@ async fn write(
     pool: Pool,
     mut rows: mpsc::UnboundedReceiver<(StreamKey, StreamRow)>,
     bounds: StreamBounds,
+    replica: String,
 ) {
     let mut trim = tokio::time::interval(TRIM_EVERY);
     trim.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -273,7 +310,7 @@ async fn write(
         }
         let give_up = tokio::time::Instant::now() + HOLD;
         loop {
-            match insert(&pool, &batch).await {
+            match insert(&pool, &batch, &replica).await {
                 Ok(()) => break,
                 Err(e) if tokio::time::Instant::now() < give_up => {
                     tracing::debug!("stream events batch: {e}; trying again");
@@ -288,7 +325,11 @@ async fn write(
     }
 }
 
-async fn insert(pool: &Pool, batch: &[(StreamKey, StreamRow)]) -> Result<(), StoreError> {
+async fn insert(
+    pool: &Pool,
+    batch: &[(StreamKey, StreamRow)],
+    replica: &str,
+) -> Result<(), StoreError> {
     let n = batch.len();
     let (mut ids, mut seqs, mut ws, mut agents, mut tasks, mut versions, mut kinds, mut bodies) = (
         Vec::with_capacity(n),
@@ -314,8 +355,8 @@ async fn insert(pool: &Pool, batch: &[(StreamKey, StreamRow)]) -> Result<(), Sto
     let st = c
         .prepare_cached(
             "INSERT INTO stream_events(stream_id, seq, workspace_id, agent_id, task_id,
-               caller_version, kind, event, created_at)
-             SELECT s, q, w, a, t, v, k, e, $9 FROM unnest($1::text[], $2::bigint[],
+               caller_version, kind, event, created_at, replica)
+             SELECT s, q, w, a, t, v, k, e, $9, $10 FROM unnest($1::text[], $2::bigint[],
                $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
                AS x(s, q, w, a, t, v, k, e)
              ON CONFLICT (stream_id, seq) DO NOTHING",
@@ -333,6 +374,7 @@ async fn insert(pool: &Pool, batch: &[(StreamKey, StreamRow)]) -> Result<(), Sto
             &kinds,
             &bodies,
             &now_ms(),
+            &replica,
         ],
     )
     .await?;
