@@ -8,28 +8,28 @@
 //!    provider's authorization endpoint (`S256` challenge).
 //! 2. `GET /console/oidc/callback?code&state`: the state must be the cookie's; the code is
 //!    exchanged at the token endpoint with the verifier and the client's secret (HTTP Basic);
-//!    the ID token's signature is checked against the provider's key set (asymmetric
-//!    algorithms only), then its issuer, audience, expiry and nonce. The operator is named by
+//!    the ID token is checked by the agent's token validator (`a2a_agent::oidc`, the one the
+//!    agent checks its callers' bearer tokens with: the provider's key set, asymmetric
+//!    algorithms only, issuer, audience, expiry), then its nonce here. The operator is named by
 //!    the token's `email`, else `preferred_username`, else `sub`; roles come from the claim
 //!    `console_oidc_roles_claim` (a list or a space-separated string; a dotted name reads a
 //!    nested claim, as `realm_access.roles`). A login without a console role is refused.
 //!
-//! Why by hand: `jsonwebtoken` (already the gateway's for push JWTs and card keys) checks the
-//! ID token and reads the key set; the rest of the flow is three HTTP requests on the gateway's
-//! `reqwest`. The `openidconnect` crate was not taken: it brings a second HTTP client and its own
-//! signature stacks for what these few lines do.
+//! Why by hand: the ID token's check is the agent's token validator (on `jsonwebtoken`); the
+//! rest of the flow is three HTTP requests on the gateway's `reqwest`. The `openidconnect`
+//! crate was not taken: it brings a second HTTP client and its own signature stacks for what
+//! these few lines do.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use a2a_agent::oidc::{OidcConfig, TokenValidator};
 use axum::Extension;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use jsonwebtoken::jwk::JwkSet;
-use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::Mutex;
@@ -47,8 +47,7 @@ use crate::state::GatewayState;
 const FLOW_COOKIE: &str = "a2a_console_oidc";
 /// How long a started login may take at the provider.
 const FLOW_TTL_SECS: u64 = 600;
-/// How long the discovery document and the key set are kept (a token signed by a key not in
-/// the kept set fetches the set again at once).
+/// How long the discovery document's endpoints are kept.
 const META_TTL: Duration = Duration::from_secs(3600);
 /// The provider's answers are small: a larger one is refused.
 const MAX_ANSWER_BYTES: usize = 256 * 1024;
@@ -61,23 +60,16 @@ pub struct Provider {
     roles_claim: String,
     http: reqwest::Client,
     meta: Mutex<Option<(Meta, Instant)>>,
+    /// The ID token's check (the key set, kept and refreshed on an unknown key id).
+    tokens: TokenValidator,
 }
 
-/// What the discovery document and the key set say.
-#[derive(Clone)]
+/// The endpoints of the discovery document.
+#[derive(Clone, Deserialize)]
 struct Meta {
-    authorization_endpoint: String,
-    token_endpoint: String,
-    jwks_uri: String,
-    keys: JwkSet,
-}
-
-#[derive(Deserialize)]
-struct Discovery {
     issuer: String,
     authorization_endpoint: String,
     token_endpoint: String,
-    jwks_uri: String,
 }
 
 impl Provider {
@@ -90,47 +82,47 @@ impl Provider {
                 .map(str::to_owned)
         };
         let issuer = set(&config.console_oidc_issuer)?;
+        let client_id = set(&config.console_oidc_client_id)?;
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .ok()?;
+        let tokens = TokenValidator::new(OidcConfig {
+            issuer: Some(issuer.clone()),
+            audience: vec![client_id.clone()],
+            leeway_s: 60,
+            ..OidcConfig::default()
+        })
+        .ok()?;
         Some(Arc::new(Provider {
             issuer: issuer.trim_end_matches('/').to_owned(),
-            client_id: set(&config.console_oidc_client_id)?,
+            client_id,
             client_secret: set(&config.console_oidc_client_secret)?,
             roles_claim: config.console_oidc_roles_claim.clone(),
             http,
             meta: Mutex::new(None),
+            tokens,
         }))
     }
 
-    /// The provider's endpoints and keys, read again when older than [`META_TTL`] or `fresh`.
-    async fn meta(&self, fresh: bool) -> Result<Meta, String> {
+    /// The provider's endpoints, read again when older than [`META_TTL`].
+    async fn meta(&self) -> Result<Meta, String> {
         let mut kept = self.meta.lock().await;
         if let Some((m, at)) = kept.as_ref()
-            && !fresh
             && at.elapsed() < META_TTL
         {
             return Ok(m.clone());
         }
         let url = format!("{}/.well-known/openid-configuration", self.issuer);
-        let d: Discovery = serde_json::from_slice(&self.get(&url).await?)
+        let m: Meta = serde_json::from_slice(&self.get(&url).await?)
             .map_err(|e| format!("the discovery document is not one: {e}"))?;
-        if d.issuer.trim_end_matches('/') != self.issuer {
+        if m.issuer.trim_end_matches('/') != self.issuer {
             return Err(format!(
                 "the discovery document names issuer {:?}, not {:?}",
-                d.issuer, self.issuer
+                m.issuer, self.issuer
             ));
         }
-        let keys: JwkSet = serde_json::from_slice(&self.get(&d.jwks_uri).await?)
-            .map_err(|e| format!("the key set is not one: {e}"))?;
-        let m = Meta {
-            authorization_endpoint: d.authorization_endpoint,
-            token_endpoint: d.token_endpoint,
-            jwks_uri: d.jwks_uri,
-            keys,
-        };
         *kept = Some((m.clone(), Instant::now()));
         Ok(m)
     }
@@ -153,7 +145,7 @@ impl Provider {
         redirect: &str,
         nonce: &str,
     ) -> Result<Value, String> {
-        let meta = self.meta(false).await?;
+        let meta = self.meta().await?;
         let resp = self
             .http
             .post(&meta.token_endpoint)
@@ -173,30 +165,14 @@ impl Provider {
         let token = body["id_token"]
             .as_str()
             .ok_or("the token answer has no id_token")?;
-        let head = jsonwebtoken::decode_header(token).map_err(|e| format!("the ID token: {e}"))?;
-        if matches!(
-            head.alg,
-            Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512
-        ) {
-            return Err(
-                "the ID token is signed with a shared secret; an asymmetric key is required".into(),
-            );
+        if token.split('.').count() != 3 {
+            return Err("the ID token is not a JWT".into());
         }
-        let mut meta = meta;
-        let mut jwk = find_key(&meta.keys, head.kid.as_deref());
-        if jwk.is_none() {
-            meta = self.meta(true).await?;
-            jwk = find_key(&meta.keys, head.kid.as_deref());
-        }
-        let jwk = jwk.ok_or_else(|| format!("no key of {} signs this ID token", meta.jwks_uri))?;
-        let key = DecodingKey::from_jwk(&jwk).map_err(|e| format!("the provider's key: {e}"))?;
-        let mut v = Validation::new(head.alg);
-        v.set_issuer(&[&self.issuer, &format!("{}/", self.issuer)]);
-        v.set_audience(&[&self.client_id]);
-        v.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
-        v.leeway = 60;
-        let claims = jsonwebtoken::decode::<Value>(token, &key, &v)
-            .map_err(|e| format!("the ID token was refused: {e}"))?
+        let claims = self
+            .tokens
+            .validate(token)
+            .await
+            .map_err(|e| format!("the ID token was refused: {}", e.message))?
             .claims;
         if !claims["nonce"]
             .as_str()
@@ -230,14 +206,6 @@ impl Provider {
             _ => Roles::default(),
         };
         (format!("oidc:{name}"), roles)
-    }
-}
-
-fn find_key(keys: &JwkSet, kid: Option<&str>) -> Option<jsonwebtoken::jwk::Jwk> {
-    match kid {
-        Some(k) => keys.find(k).cloned(),
-        None if keys.keys.len() == 1 => keys.keys.first().cloned(),
-        None => None,
     }
 }
 
@@ -291,7 +259,7 @@ pub(crate) async fn start(
             "Single sign-on is not set up on this gateway.",
         );
     };
-    let meta = match p.meta(false).await {
+    let meta = match p.meta().await {
         Ok(m) => m,
         Err(e) => {
             tracing::warn!("console OIDC: {e}");
