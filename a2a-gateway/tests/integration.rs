@@ -14,6 +14,7 @@ mod card_dates;
 mod common;
 mod console_audit;
 mod console_browser;
+mod console_governance;
 mod console_held;
 mod console_security;
 mod console_speed;

@@ -5,6 +5,7 @@
 //! - [`session`]: login, sessions, cookies, CSRF and Origin checks;
 //! - [`backend`]: every change is one admin API request answered in process;
 //! - `workspaces`, `agents`, `keys`, `hops`, `approvals`, `chart`: one file per view;
+//! - `governance/`: a workspace's policy, PII, kills, settings and trust pages, the admin audit;
 //! - `assets/`: the stylesheet and the small script (live hop updates), embedded.
 //!
 //! Every answer carries a strict Content-Security-Policy ([`html::CSP`]); there is no inline
@@ -26,6 +27,7 @@ mod agents;
 mod approvals;
 pub mod backend;
 mod chart;
+mod governance;
 mod hops;
 pub mod html;
 mod keys;
@@ -99,6 +101,7 @@ pub fn router(state: Arc<GatewayState>, sessions: Arc<Sessions>) -> Router {
         .route("/console/hops/live", get(hops::live))
         .route("/console/hops/{seq}", get(hops::detail))
         .route("/console/logout", post(logout))
+        .merge(governance::routes())
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             require_session,
@@ -449,6 +452,15 @@ pub(crate) fn ws_tabs(ws: &str, active: &str) -> String {
         (
             "Hops",
             format!("/console/hops?workspace={}", backend::seg(ws)),
+        ),
+        ("Policy", format!("{base}/policy")),
+        ("PII", format!("{base}/pii")),
+        ("Kills", format!("{base}/kills")),
+        ("Settings", format!("{base}/settings")),
+        ("Trust", format!("{base}/trust")),
+        (
+            "Admin audit",
+            format!("/console/admin-audit?workspace={}", backend::seg(ws)),
         ),
     ] {
         let cur = if name == active {
