@@ -375,7 +375,7 @@ async fn render(
         _ => String::new(),
     };
     let body = format!(
-        r#"{top}
+        r#"{top}{explained}
 <p class="hint">Rules are tried in order; the first whose condition is true decides. Conditions are
 CEL over the hop's attributes (<code>agent.id</code>, <code>declared_skill</code>, <code>operation</code>,
 <code>message.bytes</code>, <code>pii.EMAIL</code>, <code>key.scopes</code>, <code>chain.depth</code>,
@@ -399,7 +399,6 @@ CEL over the hop's attributes (<code>agent.id</code>, <code>declared_skill</code
 <p><button type="submit" name="do" value="explain" class="secondary">Explain</button></p>
 </fieldset>
 </form>
-{explained}
 {dry}
 <section aria-labelledby="delete-policy"><h2 id="delete-policy">Delete the policy</h2>
 <form method="post" action="{h}/policy/delete">{csrf}<p class="hint">Without a policy the operator's default decides every hop.</p>
@@ -446,7 +445,7 @@ fn explain_view(v: &Value) -> String {
         .map(|n| format!(r#"<p class="hint">{}</p>"#, esc(n)))
         .unwrap_or_default();
     format!(
-        r#"<section aria-labelledby="explained" id="explain-result"><h2 id="explained">Explained</h2>
+        r#"<section aria-labelledby="explained" id="explain-result"><h2 id="explained">Explained (nothing saved)</h2>
 <div class="notice" role="status">Decision <strong class="decision-{d}">{d}</strong> by rule <code>{r}</code>.</div>{note}
 <div class="scroll"><table><caption>Each rule's result, in order (evaluation stops at the deciding rule)</caption>
 <thead><tr><th scope="col">Rule</th><th scope="col">Condition result</th><th scope="col">Dry run</th></tr></thead>
