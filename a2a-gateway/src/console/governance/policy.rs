@@ -105,7 +105,7 @@ pub(crate) fn parse(body: &[u8]) -> PolicyForm {
         default: field(&p, "default"),
         rules: rows
             .into_values()
-            .filter(|r| !r.remove && !(r.id.is_empty() && r.when.is_empty()))
+            .filter(|r| !(r.remove || (r.id.is_empty() && r.when.is_empty())))
             .collect(),
         action: field(&p, "do"),
         sample: Sample {
