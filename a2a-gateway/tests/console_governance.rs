@@ -259,6 +259,23 @@ async fn governance_forms_check_csrf_and_answer_in_the_page() {
         .await;
     assert_eq!(s, 400, "{html}");
     assert!(html.contains("id: must be 1 to 1024 characters"), "{html}");
+    // Lifting a kill that does not stand: the admin API's 404, in the page.
+    let (s, html) = con
+        .post(
+            "/console/workspaces/ws1/kills/lift",
+            &[
+                ("csrf", &con.csrf),
+                ("kind", "context"),
+                ("id", "never/killed"),
+            ],
+            o,
+        )
+        .await;
+    assert_eq!(s, 404, "{html}");
+    assert!(
+        html.contains("no kill of context never/killed in workspace ws1"),
+        "{html}"
+    );
     // A good save: redirected to the page, stored, and recorded as the console's action.
     let (s, _) = con
         .post(
@@ -484,6 +501,13 @@ async fn governance_pages_in_a_real_browser() {
     shot(&c, "g4-kills").await;
     let (_, killed) = send(&env, "again", None, Some("ctx-runaway")).await;
     assert_eq!(gw_code(&killed), "a2a_session_killed", "{killed}");
+    // Lifted from its row: the next send in that context is served.
+    click(&c, "tr[data-kill=\"context:ctx-runaway\"] button").await;
+    wait_text(&c, "Kill lifted").await;
+    wait_text(&c, "No kills in this workspace.").await;
+    let (status, served) = send(&env, "once more", None, Some("ctx-runaway")).await;
+    assert_eq!(status, 200, "{served}");
+    assert!(served.get("result").is_some(), "{served}");
 
     // Settings: an allowed extension and a card limit.
     c.goto(&format!("{base}/console/workspaces/ws1/settings"))
@@ -582,6 +606,7 @@ async fn governance_pages_in_a_real_browser() {
     fill(&c, "#a-action", "kill").await;
     click(&c, "#audit-filters button[type=submit]").await;
     wait_text(&c, "POST /admin/workspaces/{ws}/kill").await;
+    wait_text(&c, "DELETE /admin/workspaces/{ws}/kills/{kind}/{id}").await;
     // Keyboard: from the action filter, Tab moves on through the form's fields.
     c.find(Locator::Css("#a-action"))
         .await

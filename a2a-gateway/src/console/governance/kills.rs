@@ -1,16 +1,14 @@
 //! A workspace's session kills: the standing kills (context or task, agent, reason, when) and
 //! the form that kills a context or a task (`POST /admin/workspaces/{ws}/kill`); the answer
-//! shows what the kill canceled at the peers and which tasks a context kill found.
-//!
-//! Lifting a kill is not offered: the admin API has no such operation yet (a kill is
-//! permanent; see docs/console.md, "Session kills").
+//! shows what the kill canceled at the peers and which tasks a context kill found; and lift
+//! (`DELETE /admin/workspaces/{ws}/kills/{kind}/{id}`).
 
 use std::sync::Arc;
 
 use axum::Extension;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{Method, StatusCode};
-use axum::response::Response;
+use axum::response::{IntoResponse, Redirect, Response};
 use serde_json::{Value, json};
 
 use super::super::backend::{admin, seg};
@@ -20,12 +18,42 @@ use super::{field, options, pairs, refused_status, require_ws, ws_page};
 use crate::state::GatewayState;
 use crate::store::backend::{HoldStore, RegistryStore};
 
+/// `?ok=` notices of this page.
+#[derive(serde::Deserialize, Default)]
+pub(crate) struct Flash {
+    ok: Option<String>,
+}
+
 pub(crate) async fn view(
     State(st): State<Arc<GatewayState>>,
     Extension(op): Extension<Operator>,
     Path(ws): Path<String>,
+    Query(q): Query<Flash>,
 ) -> Response {
-    render(&st, &op, &ws, StatusCode::OK, "").await
+    let top = match q.ok.as_deref() {
+        Some("lifted") => notice("Kill lifted: requests naming it are served again.", false),
+        _ => String::new(),
+    };
+    render(&st, &op, &ws, StatusCode::OK, &top).await
+}
+
+pub(crate) async fn lift(
+    State(st): State<Arc<GatewayState>>,
+    Extension(op): Extension<Operator>,
+    Path(ws): Path<String>,
+    body: axum::body::Bytes,
+) -> Response {
+    let p = pairs(&body);
+    let path = format!(
+        "/admin/workspaces/{}/kills/{}/{}",
+        seg(&ws),
+        seg(&field(&p, "kind")),
+        seg(&field(&p, "id"))
+    );
+    match admin(&st, Method::DELETE, &path, None).await {
+        Ok(_) => Redirect::to(&format!("{}/kills?ok=lifted", ws_href(&ws))).into_response(),
+        Err(r) => render(&st, &op, &ws, refused_status(&r), &admin_refusal(&r)).await,
+    }
 }
 
 /// The kill request a posted form describes.
@@ -99,7 +127,10 @@ async fn render(
     let mut rows = String::new();
     for k in kills.iter().rev() {
         rows.push_str(&format!(
-            r#"<tr data-kill="{kind}:{id}"><td>{kind}</td><th scope="row"><code>{id}</code></th><td>{agent}</td><td>{reason}</td><td>{when}</td></tr>"#,
+            r#"<tr data-kill="{kind}:{id}"><td>{kind}</td><th scope="row"><code>{id}</code></th><td>{agent}</td><td>{reason}</td><td>{when}</td>
+<td><form method="post" action="{h}/kills/lift">{csrf}<input type="hidden" name="kind" value="{kind}"><input type="hidden" name="id" value="{id}"><button type="submit" aria-label="Lift the kill of {kind} {id}">Lift</button></form></td></tr>"#,
+            h = esc(&ws_href(ws)),
+            csrf = csrf_field(&op.csrf),
             kind = esc(&k.kind),
             id = esc(&k.id),
             agent = opt(k.agent_id.as_deref()),
@@ -108,7 +139,7 @@ async fn render(
         ));
     }
     if kills.is_empty() {
-        rows.push_str(r#"<tr><td colspan="5">No kills in this workspace.</td></tr>"#);
+        rows.push_str(r#"<tr><td colspan="6">No kills in this workspace.</td></tr>"#);
     }
     let agent_choices: Vec<(&str, &str)> =
         std::iter::once(("", "any (every agent of the workspace)"))
@@ -121,9 +152,9 @@ async fn render(
     let body = format!(
         r#"{top}
 <div class="scroll"><table id="kills"><caption>Standing kills, newest first ({n})</caption>
-<thead><tr><th scope="col">Kind</th><th scope="col">Id</th><th scope="col">Agent</th><th scope="col">Reason</th><th scope="col">Killed at</th></tr></thead>
+<thead><tr><th scope="col">Kind</th><th scope="col">Id</th><th scope="col">Agent</th><th scope="col">Reason</th><th scope="col">Killed at</th><th scope="col"><span class="sr">Actions</span></th></tr></thead>
 <tbody>{rows}</tbody></table></div>
-<p class="hint">A kill stands until the workspace is removed: the admin API has no operation that lifts one.</p>
+<p class="hint">Lifting a kill serves requests naming it again; what it ended (streams, canceled tasks) stays ended. A context kill also killed the context's tasks it found: lift those rows too.</p>
 <section aria-labelledby="new-kill"><h2 id="new-kill">Kill a session</h2>
 <form method="post" action="{h}/kills" class="card" id="kill-form">{csrf}
 <label for="kill-kind">Kind</label>

@@ -44,6 +44,7 @@ pub(crate) fn routes() -> Router<Arc<GatewayState>> {
             "/console/workspaces/{ws}/kills",
             get(kills::view).post(kills::kill),
         )
+        .route("/console/workspaces/{ws}/kills/lift", post(kills::lift))
         .route(
             "/console/workspaces/{ws}/settings",
             get(settings::view).post(settings::save),
