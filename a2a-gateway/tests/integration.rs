@@ -16,6 +16,7 @@ mod console_audit;
 mod console_browser;
 mod console_governance;
 mod console_held;
+mod console_routes;
 mod console_security;
 mod console_speed;
 mod console_views;

@@ -18,7 +18,7 @@
 
 pub mod approvals;
 pub mod audit;
-pub mod audit_read;
+pub(crate) mod audit_read;
 pub mod governance;
 pub mod registration;
 pub mod settings;

@@ -3,7 +3,8 @@
 //! audit. Each change is one admin API request ([`super::backend::admin`]), so the page runs
 //! the admin API's checks, shows its refusal verbatim and leaves its admin-audit row.
 //!
-//! One file per page: `policy`, `pii`, `kills`, `settings`, `trust`, `audit`.
+//! One file per page: `policy` (with `policy_form` and `policy_view`), `pii`, `kills`,
+//! `settings`, `trust`, `audit`.
 
 use std::sync::Arc;
 
@@ -21,6 +22,8 @@ mod audit;
 mod kills;
 mod pii;
 mod policy;
+mod policy_form;
+mod policy_view;
 mod settings;
 mod trust;
 

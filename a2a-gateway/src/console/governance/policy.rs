@@ -2,28 +2,24 @@
 //! decision, dry run, remove; a blank row adds one), saved with the admin API's save-time
 //! validation (its message shown beside the rule it names), an explain of a sample request over
 //! the rules in the form (saved or not: `policy:explain`), and the dry-run rules' results over
-//! the workspace's recent hops (their `policy_dry_run` evidence).
+//! the workspace's recent hops (their `policy_dry_run` evidence). The form's parsing is
+//! `policy_form`, the explain and dry-run views `policy_view`.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use axum::Extension;
 use axum::extract::{Path, Query, State};
 use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::super::backend::{Refused, admin, seg};
 use super::super::html::{csrf_field, esc, notice};
 use super::super::{Operator, admin_refusal, ws_href};
-use super::{field, options, pairs, refused_status, require_ws, ws_page};
-use crate::governance::policy::MAX_RULES;
+use super::policy_form::{PolicyForm, RuleRow, parse, rule_of};
+use super::policy_view::{dry_run_results, explain_view};
+use super::{options, refused_status, require_ws, ws_page};
 use crate::state::GatewayState;
-use crate::store::HopFilter;
-use crate::store::backend::AuditStore;
-
-/// Recent hops the dry-run results are read from.
-const DRY_RUN_HOPS: i64 = 500;
 
 const DECISIONS: [(&str, &str); 4] = [
     ("allow", "allow"),
@@ -45,156 +41,6 @@ const OPERATIONS: [&str; 10] = [
     "ListTaskPushNotificationConfigs",
     "DeleteTaskPushNotificationConfig",
 ];
-
-/// One rule row of the form.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct RuleRow {
-    pub id: String,
-    pub when: String,
-    pub decision: String,
-    pub dry_run: bool,
-    pub remove: bool,
-}
-
-/// The sample request of an explain.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct Sample {
-    pub agent: String,
-    pub skill: String,
-    pub operation: String,
-    /// More attributes, as a JSON object.
-    pub extra: String,
-}
-
-/// The policy form as posted.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct PolicyForm {
-    /// `""` (the operator's default) or a decision.
-    pub default: String,
-    /// The rules kept (blank and removed rows dropped), in the form's order.
-    pub rules: Vec<RuleRow>,
-    /// `save` or `explain`.
-    pub action: String,
-    pub sample: Sample,
-}
-
-/// Parses the posted form: rows are `id.N`, `when.N`, `decision.N`, `dry.N`, `remove.N`
-/// (N up to [`MAX_RULES`]); a row without id and condition, or marked remove, is dropped.
-pub(crate) fn parse(body: &[u8]) -> PolicyForm {
-    let p = pairs(body);
-    let mut rows: BTreeMap<usize, RuleRow> = BTreeMap::new();
-    for (k, v) in &p {
-        let Some((name, n)) = k.split_once('.') else {
-            continue;
-        };
-        let Ok(n) = n.parse::<usize>() else { continue };
-        if n > MAX_RULES {
-            continue;
-        }
-        let row = rows.entry(n).or_default();
-        match name {
-            "id" => row.id = v.trim().to_owned(),
-            "when" => row.when = v.trim().to_owned(),
-            "decision" => row.decision = v.trim().to_owned(),
-            "dry" => row.dry_run = !v.is_empty(),
-            "remove" => row.remove = !v.is_empty(),
-            _ => {}
-        }
-    }
-    PolicyForm {
-        default: field(&p, "default"),
-        rules: rows
-            .into_values()
-            .filter(|r| !(r.remove || (r.id.is_empty() && r.when.is_empty())))
-            .collect(),
-        action: field(&p, "do"),
-        sample: Sample {
-            agent: field(&p, "x_agent"),
-            skill: field(&p, "x_skill"),
-            operation: field(&p, "x_operation"),
-            extra: field(&p, "x_extra"),
-        },
-    }
-}
-
-impl PolicyForm {
-    /// The policy document the form describes.
-    pub(crate) fn doc(&self) -> Value {
-        let rules: Vec<Value> = self
-            .rules
-            .iter()
-            .map(|r| {
-                let mut v = json!({"id": r.id, "when": r.when, "decision": r.decision});
-                if r.dry_run {
-                    v["dry_run"] = json!(true);
-                }
-                v
-            })
-            .collect();
-        let mut doc = json!({"rules": rules});
-        if !self.default.is_empty() {
-            doc["default"] = json!(self.default);
-        }
-        doc
-    }
-
-    /// The form of a stored document.
-    fn of_doc(doc: &Value) -> PolicyForm {
-        let rules = doc["rules"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|r| RuleRow {
-                id: r["id"].as_str().unwrap_or_default().to_owned(),
-                when: r["when"].as_str().unwrap_or_default().to_owned(),
-                decision: r["decision"].as_str().unwrap_or_default().to_owned(),
-                dry_run: r["dry_run"].as_bool().unwrap_or(false),
-                remove: false,
-            })
-            .collect();
-        PolicyForm {
-            default: doc["default"].as_str().unwrap_or_default().to_owned(),
-            rules,
-            ..Default::default()
-        }
-    }
-}
-
-impl Sample {
-    /// The `hop` attributes of an explain request.
-    pub(crate) fn hop(&self) -> Result<Map<String, Value>, String> {
-        let mut hop =
-            if self.extra.is_empty() {
-                Map::new()
-            } else {
-                match serde_json::from_str::<Value>(&self.extra) {
-                    Ok(Value::Object(o)) => o,
-                    _ => return Err(
-                        "More attributes: a JSON object, such as {\"message\": {\"bytes\": 200}}."
-                            .into(),
-                    ),
-                }
-            };
-        if !self.agent.is_empty() {
-            hop.insert("agent".into(), json!({"id": self.agent}));
-        }
-        if !self.skill.is_empty() {
-            hop.insert("declared_skill".into(), json!(self.skill));
-            hop.insert("skill".into(), json!(self.skill));
-        }
-        if !self.operation.is_empty() {
-            hop.insert("operation".into(), json!(self.operation));
-        }
-        Ok(hop)
-    }
-}
-
-/// The rule a validation message names (`rules[2].when: ...` is rule 2).
-pub(crate) fn rule_of(message: &str) -> Option<usize> {
-    let at = message.find("rules[")? + "rules[".len();
-    let end = message[at..].find(']')? + at;
-    message[at..end].parse().ok()
-}
 
 /// `?ok=` notices of this page.
 #[derive(serde::Deserialize, Default)]
@@ -413,155 +259,4 @@ CEL over the hop's attributes (<code>agent.id</code>, <code>declared_skill</code
         dry = dry_run_results(st, ws, form).await,
     );
     ws_page(op, ws, "Policy", &title, status, &body)
-}
-
-/// An explain answer: the decision, the deciding rule and each rule's result.
-fn explain_view(v: &Value) -> String {
-    let mut rows = String::new();
-    for t in v["trace"].as_array().into_iter().flatten() {
-        let result = match (t.get("result"), t.get("error")) {
-            (_, Some(e)) if !e.is_null() => format!(
-                r#"<span class="bad">error: {}</span>"#,
-                esc(e.as_str().unwrap_or_default())
-            ),
-            (Some(r), _) => esc(&r.to_string()),
-            _ => "—".into(),
-        };
-        rows.push_str(&format!(
-            r#"<tr><th scope="row"><code>{}</code></th><td>{result}</td><td>{}</td></tr>"#,
-            esc(t["id"].as_str().unwrap_or_default()),
-            if t["dry_run"].as_bool() == Some(true) {
-                "yes"
-            } else {
-                ""
-            }
-        ));
-    }
-    if rows.is_empty() {
-        rows.push_str(r#"<tr><td colspan="3">No rule was evaluated.</td></tr>"#);
-    }
-    let note = v["note"]
-        .as_str()
-        .map(|n| format!(r#"<p class="hint">{}</p>"#, esc(n)))
-        .unwrap_or_default();
-    format!(
-        r#"<section aria-labelledby="explained" id="explain-result"><h2 id="explained">Explained (nothing saved)</h2>
-<div class="notice" role="status">Decision <strong class="decision-{d}">{d}</strong> by rule <code>{r}</code>.</div>{note}
-<div class="scroll"><table><caption>Each rule's result, in order (evaluation stops at the deciding rule)</caption>
-<thead><tr><th scope="col">Rule</th><th scope="col">Condition result</th><th scope="col">Dry run</th></tr></thead>
-<tbody>{rows}</tbody></table></div></section>"#,
-        d = esc(v["decision"].as_str().unwrap_or_default()),
-        r = esc(v["rule"].as_str().unwrap_or_default()),
-    )
-}
-
-/// What the dry-run rules recorded over the workspace's recent hops.
-async fn dry_run_results(st: &GatewayState, ws: &str, form: &PolicyForm) -> String {
-    let f = HopFilter {
-        workspace: Some(ws.to_owned()),
-        ..Default::default()
-    };
-    let hops = match st.audit.hop_page(&f, None, DRY_RUN_HOPS).await {
-        Ok(h) => h,
-        Err(e) => return notice(&format!("The hops could not be read: {e}"), true),
-    };
-    // rule -> (would-be decision -> count, newest hop)
-    let mut seen: BTreeMap<String, (BTreeMap<String, u64>, i64)> = BTreeMap::new();
-    for h in &hops {
-        let decisions = h
-            .governance
-            .as_ref()
-            .and_then(|g| g.get("decisions"))
-            .and_then(Value::as_array);
-        for d in decisions.into_iter().flatten() {
-            if d["step"] != "policy_dry_run" {
-                continue;
-            }
-            let rule = d["rule"].as_str().unwrap_or_default().to_owned();
-            let e = seen.entry(rule).or_default();
-            *e.0.entry(d["decision"].as_str().unwrap_or_default().to_owned())
-                .or_default() += 1;
-            e.1 = e.1.max(h.seq);
-        }
-    }
-    let dry_rules: Vec<&str> = form
-        .rules
-        .iter()
-        .filter(|r| r.dry_run)
-        .map(|r| r.id.as_str())
-        .collect();
-    let mut rows = String::new();
-    for (rule, (counts, newest)) in &seen {
-        let would: Vec<String> = counts.iter().map(|(d, n)| format!("{d}: {n}")).collect();
-        rows.push_str(&format!(
-            r#"<tr><th scope="row"><code>{}</code></th><td>{}</td><td><a href="/console/hops/{newest}">hop {newest}</a></td></tr>"#,
-            esc(rule),
-            esc(&would.join(", ")),
-        ));
-    }
-    for r in dry_rules.iter().filter(|r| !seen.contains_key(**r)) {
-        rows.push_str(&format!(
-            r#"<tr><th scope="row"><code>{}</code></th><td>no match yet</td><td>—</td></tr>"#,
-            esc(r)
-        ));
-    }
-    if rows.is_empty() {
-        rows.push_str(r#"<tr><td colspan="3">No dry-run rule, and no dry-run evidence in these hops.</td></tr>"#);
-    }
-    format!(
-        r#"<section aria-labelledby="dry-runs"><h2 id="dry-runs">Dry-run results</h2>
-<div class="scroll"><table id="dry-run-results"><caption>What dry-run rules would have decided, over the last {n} hops of {wse} ({DRY_RUN_HOPS} at most)</caption>
-<thead><tr><th scope="col">Rule</th><th scope="col">Would have decided (hops)</th><th scope="col">Newest</th></tr></thead>
-<tbody>{rows}</tbody></table></div></section>"#,
-        n = hops.len(),
-        wse = esc(ws),
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_form_becomes_the_document_in_order() {
-        let body = "csrf=t&id.1=b&when.1=true&decision.1=allow&id.0=a&when.0=skill+%3D%3D+%27x%27\
-            &decision.0=deny&dry.0=1&id.2=gone&when.2=true&decision.2=deny&remove.2=1\
-            &id.3=&when.3=&decision.3=deny&default=allow&do=save&id.9999=far&when.9999=true";
-        let f = parse(body.as_bytes());
-        assert_eq!(f.action, "save");
-        assert_eq!(
-            f.doc(),
-            json!({"default": "allow", "rules": [
-                {"id": "a", "when": "skill == 'x'", "decision": "deny", "dry_run": true},
-                {"id": "b", "when": "true", "decision": "allow"}]})
-        );
-        assert_eq!(parse(b"do=save").doc(), json!({"rules": []}));
-    }
-
-    #[test]
-    fn the_sample_becomes_hop_attributes() {
-        let s = Sample {
-            agent: "billing".into(),
-            skill: "refund".into(),
-            operation: "CancelTask".into(),
-            extra: r#"{"message": {"bytes": 5}}"#.into(),
-        };
-        let hop = s.hop().unwrap();
-        assert_eq!(hop["agent"], json!({"id": "billing"}));
-        assert_eq!(hop["declared_skill"], "refund");
-        assert_eq!(hop["operation"], "CancelTask");
-        assert_eq!(hop["message"]["bytes"], 5);
-        let bad = Sample {
-            extra: "[1]".into(),
-            ..Default::default()
-        };
-        assert!(bad.hop().is_err());
-    }
-
-    #[test]
-    fn a_message_names_its_rule() {
-        assert_eq!(rule_of("rules[2].when: Syntax error"), Some(2));
-        assert_eq!(rule_of("policy: expected value"), None);
-        assert_eq!(rule_of("rules[x]"), None);
-    }
 }
