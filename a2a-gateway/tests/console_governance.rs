@@ -281,6 +281,13 @@ async fn governance_pages_in_a_real_browser() {
     fill(&c, "#x-skill", "refund").await;
     click(&c, "button[value=explain]").await;
     wait_text(&c, "Each rule's result").await;
+    c.execute(
+        "document.getElementById('dry-run-results').scrollIntoView();",
+        vec![],
+    )
+    .await
+    .unwrap();
+    shot(&c, "g2b-policy-dry-run").await;
     let explained = text_of(&c, "#explain-result").await;
     assert!(
         explained.contains("Decision deny by rule no-refunds"),
@@ -427,6 +434,23 @@ async fn governance_pages_in_a_real_browser() {
     );
     assert!(texts.iter().all(|t| t.contains("console")), "{texts:?}");
     shot(&c, "g7-admin-audit").await;
+    // "The last hour" keeps the filters and finds the same rows.
+    click(&c, "#last-hour").await;
+    wait_text(&c, "PUT /admin/workspaces/{ws}/policy").await;
+    let since = c
+        .find(Locator::Css("#a-since"))
+        .await
+        .unwrap()
+        .prop("value")
+        .await
+        .unwrap()
+        .unwrap_or_default();
+    assert!(!since.is_empty());
+    let recent = c
+        .find_all(Locator::Css("#admin-audit tbody tr[data-seq]"))
+        .await
+        .unwrap();
+    assert_eq!(recent.len(), 2);
     fill(&c, "#a-action", "kill").await;
     click(&c, "#audit-filters button[type=submit]").await;
     wait_text(&c, "POST /admin/workspaces/{ws}/kill").await;

@@ -75,6 +75,28 @@ impl AuditQuery {
     }
 }
 
+/// The query of the same filters since an hour ago.
+fn last_hour(q: &AuditQuery) -> String {
+    let t = time::OffsetDateTime::now_utc() - time::Duration::hours(1);
+    let since = format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute()
+    );
+    AuditQuery {
+        workspace: q.workspace.clone(),
+        actor: q.actor.clone(),
+        action: q.action.clone(),
+        since,
+        until: String::new(),
+        after: None,
+    }
+    .query(None)
+}
+
 pub(crate) async fn view(
     State(st): State<Arc<GatewayState>>,
     Extension(op): Extension<Operator>,
@@ -144,6 +166,7 @@ pub(crate) async fn view(
 <div><label for="a-since">Since (UTC)</label><input id="a-since" name="since" type="datetime-local" value="{since}"></div>
 <div><label for="a-until">Until (UTC)</label><input id="a-until" name="until" type="datetime-local" value="{until}"></div>
 <div><button type="submit">Filter</button></div></form>
+<p class="hint">Times are UTC. Recent actions: <a href="/console/admin-audit?{recent}" id="last-hour">the last hour</a>.</p>
 <div class="scroll"><table id="admin-audit"><caption>Admin actions, oldest first from the filters' start ({n} shown)</caption>
 <thead><tr><th scope="col">#</th><th scope="col">Time (UTC)</th><th scope="col">Operator</th><th scope="col">Action</th><th scope="col">Workspace</th><th scope="col">Status</th><th scope="col">Detail</th></tr></thead>
 <tbody>{body_rows}</tbody></table></div>{next}"#,
@@ -153,6 +176,7 @@ pub(crate) async fn view(
         since = esc(&q.since),
         until = esc(&q.until),
         n = rows.len(),
+        recent = esc(&last_hour(&q)),
     );
     page(status, "Admin audit", "Admin audit", &op.csrf, &body)
 }
