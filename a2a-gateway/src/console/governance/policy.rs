@@ -180,7 +180,7 @@ async fn render(
 <td><label class="sr" for="id-{i}">{label}: id</label><input id="id-{i}" name="id.{i}" value="{id}" maxlength="128"{described}></td>
 <td><label class="sr" for="when-{i}">{label}: condition (CEL)</label><textarea id="when-{i}" name="when.{i}" rows="2" class="mono"{described}>{when}</textarea></td>
 <td><label class="sr" for="decision-{i}">{label}: decision</label><select id="decision-{i}" name="decision.{i}">{decisions}</select></td>
-<td><label class="inline"><input type="checkbox" name="dry.{i}" value="1"{dry}> dry run</label></td>
+<td><label class="inline"><input type="checkbox" name="dry.{i}" value="1"{dry} aria-label="{label}: dry run"> dry run</label></td>
 <td>{remove}</td></tr>"#,
             cls = if err.is_some() { r#" class="invalid""# } else { "" },
             id = esc(&r.id),
@@ -191,7 +191,7 @@ async fn render(
                 String::new()
             } else {
                 format!(
-                    r#"<label class="inline"><input type="checkbox" name="remove.{i}" value="1"> remove</label>"#
+                    r#"<label class="inline"><input type="checkbox" name="remove.{i}" value="1" aria-label="{label}: remove"> remove</label>"#
                 )
             },
         ));
