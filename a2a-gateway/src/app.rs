@@ -152,6 +152,7 @@ impl Gateway {
         audit: Audit,
         holds: Holds,
     ) -> Result<Gateway, String> {
+        config.check_console_oidc()?;
         let peers = crate::peer::clients::PeerClients::build(&config)?;
         let shared = Shared::Sqlite(SqliteShared::new(store.clone()));
         let trust = crate::trust::TrustState::on(

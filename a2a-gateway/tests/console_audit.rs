@@ -41,7 +41,9 @@ async fn logins_and_console_actions_are_audited_with_the_operators_address() {
         .collect();
     assert_eq!(logins.len(), 2, "{rows:?}");
     assert_eq!(logins[0]["status"], 401);
+    assert_eq!(logins[0]["actor"]["subject"], "login", "nobody known yet");
     assert_eq!(logins[1]["status"], 200);
+    assert_eq!(logins[1]["actor"]["subject"], "admin-token");
     for l in &logins {
         assert_eq!(l["actor"]["kind"], "console", "{l}");
         assert!(
@@ -56,8 +58,10 @@ async fn logins_and_console_actions_are_audited_with_the_operators_address() {
         .find(|r| r["action"] == "POST /admin/workspaces/{ws}/keys")
         .expect("the console's key creation is audited");
     assert_eq!(made["actor"]["kind"], "console", "{made}");
+    // The operator is the subject (the admin token's login here), the session in the detail.
+    assert_eq!(made["actor"]["subject"], "admin-token", "{made}");
     assert!(
-        made["actor"]["subject"]
+        made["detail"]["session"]
             .as_str()
             .is_some_and(|s| s.starts_with("session:")),
         "{made}"

@@ -64,13 +64,13 @@ fn parse(text: &str) -> Frame {
 }
 
 /// An SSE body read frame by frame.
-struct Sse {
+pub(crate) struct Sse {
     body: futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
     buf: String,
 }
 
 impl Sse {
-    fn new(resp: reqwest::Response) -> Sse {
+    pub(crate) fn new(resp: reqwest::Response) -> Sse {
         Sse {
             body: resp.bytes_stream().boxed(),
             buf: String::new(),
@@ -79,7 +79,7 @@ impl Sse {
 
     /// The next frame; `None` at the end or when the connection drops. A stall of 20 s fails
     /// (a liveness bound).
-    async fn next(&mut self) -> Option<Frame> {
+    pub(crate) async fn next(&mut self) -> Option<Frame> {
         loop {
             if let Some(end) = self.buf.find("\n\n") {
                 let text: String = self.buf.drain(..end + 2).collect();
@@ -96,7 +96,7 @@ impl Sse {
     }
 
     /// The next `n` data frames (comments and keep-alives skipped).
-    async fn data(&mut self, n: usize) -> Vec<Frame> {
+    pub(crate) async fn data(&mut self, n: usize) -> Vec<Frame> {
         let mut out = Vec::new();
         while out.len() < n {
             let f = self.next().await.expect("the stream ended early");

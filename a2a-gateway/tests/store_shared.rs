@@ -9,8 +9,8 @@
 use std::time::Duration;
 
 use a2a_gateway::store::backend::{
-    MAX_SESSIONS, PAGE_KEY, PgShared, RegistryStore, SecretStore, SessionStore, Shared,
-    SqliteRegistry, SqliteShared, TrustStore,
+    MAX_SESSIONS, PAGE_KEY, PgShared, RegistryStore, SecretStore, SessionInfo, SessionStore,
+    Shared, SqliteRegistry, SqliteShared, TrustStore,
 };
 use a2a_gateway::store::{Store, StoreError};
 use a2a_pg::PoolOptions;
@@ -39,18 +39,31 @@ async fn secrets<S: SecretStore>(s: &S) {
     assert_ne!(s.secret("another").await.unwrap(), a);
 }
 
+/// A session of operator `op-{csrf}` with two roles (both kept as given).
+fn info(csrf: &str) -> SessionInfo {
+    SessionInfo {
+        csrf: csrf.into(),
+        operator: format!("oidc:op-{csrf}"),
+        roles: "viewer approver:ws1".into(),
+    }
+}
+
 async fn sessions<S: SessionStore>(s: &S) {
     let long = Duration::from_secs(3600);
-    s.open_session(hash(1), "csrf-1", long).await.unwrap();
-    s.open_session(hash(2), "csrf-2", long).await.unwrap();
-    assert_eq!(s.session(hash(1)).await.unwrap().as_deref(), Some("csrf-1"));
-    assert_eq!(s.session(hash(2)).await.unwrap().as_deref(), Some("csrf-2"));
+    s.open_session(hash(1), &info("csrf-1"), long)
+        .await
+        .unwrap();
+    s.open_session(hash(2), &info("csrf-2"), long)
+        .await
+        .unwrap();
+    assert_eq!(s.session(hash(1)).await.unwrap(), Some(info("csrf-1")));
+    assert_eq!(s.session(hash(2)).await.unwrap(), Some(info("csrf-2")));
     assert_eq!(s.session(hash(3)).await.unwrap(), None);
     s.close_session(hash(1)).await.unwrap();
     assert_eq!(s.session(hash(1)).await.unwrap(), None, "closed");
     s.close_session(hash(1)).await.unwrap();
     // An expired session is not live.
-    s.open_session(hash(4), "csrf-4", Duration::from_millis(1))
+    s.open_session(hash(4), &info("csrf-4"), Duration::from_millis(1))
         .await
         .unwrap();
     tokio::time::sleep(Duration::from_millis(20)).await;
@@ -59,7 +72,9 @@ async fn sessions<S: SessionStore>(s: &S) {
     let n = u32::try_from(MAX_SESSIONS).unwrap();
     for i in 0..n {
         let ttl = long + Duration::from_secs(u64::from(i) + 1);
-        s.open_session(hash(100 + i), "b", ttl).await.unwrap();
+        s.open_session(hash(100 + i), &info("b"), ttl)
+            .await
+            .unwrap();
     }
     assert_eq!(
         s.session(hash(2)).await.unwrap(),
@@ -68,7 +83,7 @@ async fn sessions<S: SessionStore>(s: &S) {
     );
     assert!(s.session(hash(100)).await.unwrap().is_some());
     assert!(s.session(hash(99 + n)).await.unwrap().is_some());
-    s.open_session(hash(99 + n + 1), "b", long * 2)
+    s.open_session(hash(99 + n + 1), &info("b"), long * 2)
         .await
         .unwrap();
     assert_eq!(s.session(hash(100)).await.unwrap(), None, "then the next");
@@ -218,16 +233,16 @@ async fn two_replicas_share_secrets_sessions_links_keys_and_used_jtis() {
         b.secret(PAGE_KEY).await.unwrap()
     );
     // A session opened on A is live on B; closed on B, it is gone on A.
-    a.open_session(hash(7), "c7", Duration::from_secs(60))
+    a.open_session(hash(7), &info("c7"), Duration::from_secs(60))
         .await
         .unwrap();
-    assert_eq!(b.session(hash(7)).await.unwrap().as_deref(), Some("c7"));
+    assert_eq!(b.session(hash(7)).await.unwrap(), Some(info("c7")));
     b.close_session(hash(7)).await.unwrap();
     assert_eq!(a.session(hash(7)).await.unwrap(), None);
     // Only the hash is stored.
     let admin = a2a_pg::pool(&url, &PoolOptions::default()).unwrap();
     let c = admin.get().await.unwrap();
-    a.open_session(hash(8), "c8", Duration::from_secs(60))
+    a.open_session(hash(8), &info("c8"), Duration::from_secs(60))
         .await
         .unwrap();
     let row = c
@@ -301,7 +316,8 @@ async fn with_postgres_stopped_every_call_fails_as_unavailable_then_works_again(
     down("secret", s.secret(PAGE_KEY).await);
     down(
         "open",
-        s.open_session(hash(1), "c", Duration::from_secs(60)).await,
+        s.open_session(hash(1), &info("c"), Duration::from_secs(60))
+            .await,
     );
     down("session", s.session(hash(1)).await);
     down("close", s.close_session(hash(1)).await);
@@ -323,7 +339,7 @@ async fn with_postgres_stopped_every_call_fails_as_unavailable_then_works_again(
         s.redeem(&t).await.unwrap(),
         "the link was not spent by the outage"
     );
-    s.open_session(hash(1), "c", Duration::from_secs(60))
+    s.open_session(hash(1), &info("c"), Duration::from_secs(60))
         .await
         .unwrap();
     assert!(s.session(hash(1)).await.unwrap().is_some());

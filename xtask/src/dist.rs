@@ -6,7 +6,8 @@
 //! (`{bin}.toml`, printed by the binary's own `config sample`, so it lists every setting of the
 //! build it ships with), a systemd unit, a Dockerfile, an empty `state/` folder (the image's state
 //! directory) and a README, from the templates in `dist/{bin}/` (`@VERSION@`, `@TARGET@`
-//! replaced). The client's bundle holds `bin/a2a`, its crate README and the licence.
+//! replaced); the gateway's also the sample load-balancer configurations `lb/nginx.conf` and
+//! `lb/haproxy.cfg` (docs/replicas.md, "Load balancer"). The client's bundle holds `bin/a2a`, its crate README and the licence.
 //!
 //! The archives are written with the `tar` and `flate2` crates: entries sorted, owned by root,
 //! modes 0755 (binaries, folders) and 0644, one modification time (`SOURCE_DATE_EPOCH`, else
@@ -161,6 +162,11 @@ fn contents(bundle: &Bundle, binary: &Path, version: &str, host: &str) -> Result
             .with_context(|| format!("{name} is not UTF-8"))?;
         let text = text.replace("@VERSION@", version).replace("@TARGET@", host);
         entries.push(file(&name, text.into_bytes()));
+    }
+    if bundle.bin == "a2a-gateway" {
+        for name in ["lb/nginx.conf", "lb/haproxy.cfg"] {
+            entries.push(file(name, read(&templates.join(name))?));
+        }
     }
     entries.push(Entry {
         path: "state".into(),

@@ -230,6 +230,13 @@ fn server_bundles_unpack_start_with_their_sample_and_stop() {
             ("state/".into(), 0o755),
         ];
         let mut expected = expected.to_vec();
+        if bin == "a2a-gateway" {
+            expected.extend([
+                ("lb/".into(), 0o755),
+                ("lb/haproxy.cfg".into(), 0o644),
+                ("lb/nginx.conf".into(), 0o644),
+            ]);
+        }
         expected.sort();
         assert_eq!(files, expected, "{bin} bundle contents");
         let docker = std::fs::read_to_string(dir.join("Dockerfile")).unwrap();

@@ -93,19 +93,25 @@ fn decode_segment(s: &str) -> String {
 /// console, read by [`layer`].
 #[derive(Debug, Clone)]
 pub struct ConsoleActor {
-    /// `session:` and the first 16 hex digits of the session id's digest.
+    /// The operator (`admin-token`, or `oidc:` and the provider's name for them): the
+    /// subject of the records.
+    pub operator: String,
+    /// `session:` and the first 16 hex digits of the session id's digest (in the records'
+    /// detail).
     pub session: String,
     /// The operator's address, when known.
     pub remote: Option<String>,
 }
 
-/// Records a console login attempt (`console login`, or `console login-link`) with its outcome
-/// and the operator's address; status 200 for a login, 401/403 for a refusal.
+/// Records a console login attempt (`console login`, `console login-link` or `console
+/// login-oidc`) with its outcome and the operator's address; status 200 for a login, 401/403
+/// for a refusal. `subject` is `login` while nobody is known, else the operator.
 pub(crate) async fn record_console_login(
     st: &GatewayState,
     action: &str,
     status: u16,
-    outcome: &str,
+    subject: impl Into<String>,
+    outcome: impl Into<String>,
     remote: Option<String>,
 ) {
     let rec = AdminAuditRecord {
@@ -113,13 +119,13 @@ pub(crate) async fn record_console_login(
         ts: String::new(),
         actor: AdminIdentity {
             kind: "console".into(),
-            subject: "login".into(),
+            subject: subject.into(),
             remote,
         },
         action: action.to_owned(),
         workspace_id: None,
         status: i64::from(status),
-        detail: json!({"outcome": outcome}),
+        detail: json!({"outcome": outcome.into()}),
     };
     if let Err(e) = st.audit.append_admin(&rec).await {
         tracing::error!("admin audit write failed: {e}");
@@ -201,10 +207,10 @@ pub(crate) async fn layer(
     let rec = AdminAuditRecord {
         seq: 0,
         ts: String::new(),
-        actor: match console {
+        actor: match &console {
             Some(c) => AdminIdentity {
                 kind: "console".into(),
-                subject: c.session,
+                subject: c.operator.clone(),
                 remote,
             },
             None => AdminIdentity {
@@ -221,6 +227,7 @@ pub(crate) async fn layer(
             "query": query,
             "request": redact(&request_body),
             "outcome": Value::Object(outcome),
+            "session": console.as_ref().map(|c| c.session.clone()),
         }),
     };
     if let Err(e) = st.audit.append_admin(&rec).await {

@@ -1,8 +1,9 @@
 //! `GET /admin/admin-audit?workspace=&after=&limit=&actor=&action=&since=&until=`: the admin
 //! audit rows ([`super::audit`]) as a JSON list, oldest first.
 //!
-//! `workspace` is exact; `actor` matches (any case) part of the actor's kind, subject or
-//! address (`console`, `session:1a2b`, `admin-token`, `cli`, `127.0.0.1`); `action` part of
+//! `workspace` is exact; `actor` matches (any case) part of the actor's kind, subject (the
+//! operator), address or console session (`console`, `oidc:alice`, `admin-token`, `cli`,
+//! `127.0.0.1`, `session:1a2b`); `action` part of
 //! the action (`PUT /admin/workspaces/{ws}/policy`, `cli agent-add`); `since` / `until` are
 //! RFC 3339 times or prefixes (`2026-12-07T10:00`), `since` included, `until` not. The rows
 //! after `after` are read in pages of [`SCAN_PAGE`] until `limit` rows match (at most 1,000)
@@ -29,7 +30,7 @@ pub struct AdminAuditQuery {
     pub after: Option<i64>,
     /// At most this many rows (100 by default, 1 to 1,000).
     pub limit: Option<i64>,
-    /// Part of the actor's kind, subject or address.
+    /// Part of the actor's kind, subject, address or console session.
     pub actor: Option<String>,
     /// Part of the action.
     pub action: Option<String>,
@@ -55,6 +56,7 @@ impl AdminAuditQuery {
                 Some(r.actor.kind.as_str()),
                 Some(r.actor.subject.as_str()),
                 r.actor.remote.as_deref(),
+                r.detail["session"].as_str(),
             ]
             .into_iter()
             .flatten()
@@ -158,7 +160,7 @@ mod tests {
             action: action.into(),
             workspace_id: None,
             status: 200,
-            detail: json!({}),
+            detail: json!({"session": "session:ab12"}),
         }
     }
 
@@ -168,7 +170,7 @@ mod tests {
             1,
             "2026-12-07T10:00:00Z",
             "console",
-            "session:ab12",
+            "oidc:alice@example.com",
             "PUT /admin/workspaces/{ws}/policy",
         );
         let q = |actor: &str, action: &str, since: &str, until: &str| AdminAuditQuery {
@@ -179,6 +181,7 @@ mod tests {
             ..Default::default()
         };
         assert!(q("SESSION:AB", "policy", "2026-12-07T10", "").keeps(&r));
+        assert!(q("oidc:alice", "", "", "").keeps(&r));
         assert!(q("127.0.0.1", "", "", "").keeps(&r));
         assert!(!q("cli", "", "", "").keeps(&r));
         assert!(!q("", "pii", "", "").keeps(&r));

@@ -34,6 +34,26 @@ pub struct ServeArgs {
     /// the Origin check and the cookie choice [default: false].
     #[arg(long, env = "A2A_GATEWAY_CONSOLE_TRUSTED_PROXY")]
     console_trusted_proxy: Option<bool>,
+    /// The console's OpenID Connect provider, its issuer URL: operators log in there and get
+    /// their roles from a claim; needs the client id and secret [default: none = admin token
+    /// login only].
+    #[arg(long, env = "A2A_GATEWAY_CONSOLE_OIDC_ISSUER")]
+    console_oidc_issuer: Option<String>,
+    /// The console's client id at the OpenID Connect provider [default: none].
+    #[arg(long, env = "A2A_GATEWAY_CONSOLE_OIDC_CLIENT_ID")]
+    console_oidc_client_id: Option<String>,
+    /// The console's client secret at the OpenID Connect provider (prefer the environment)
+    /// [default: none].
+    #[arg(
+        long,
+        env = "A2A_GATEWAY_CONSOLE_OIDC_CLIENT_SECRET",
+        hide_env_values = true
+    )]
+    console_oidc_client_secret: Option<String>,
+    /// The ID token claim with the operator's console roles (viewer, approver,
+    /// approver:WORKSPACE, admin); dotted for a nested claim [default: roles].
+    #[arg(long, env = "A2A_GATEWAY_CONSOLE_OIDC_ROLES_CLAIM")]
+    console_oidc_roles_claim: Option<String>,
     /// The database: a SQLite file's path (embedded), or a PostgreSQL URL
     /// `postgres://user:pass@host:port/db` (every store there, shared by the replicas started
     /// with the same URL; no file is made) [default: a2a-gateway.db].
@@ -250,6 +270,18 @@ impl ServeArgs {
         }
         if let Some(v) = self.console_trusted_proxy {
             c.console_trusted_proxy = v;
+        }
+        if let Some(v) = &self.console_oidc_issuer {
+            c.console_oidc_issuer = Some(v.clone());
+        }
+        if let Some(v) = &self.console_oidc_client_id {
+            c.console_oidc_client_id = Some(v.clone());
+        }
+        if let Some(v) = &self.console_oidc_client_secret {
+            c.console_oidc_client_secret = Some(v.clone());
+        }
+        if let Some(v) = &self.console_oidc_roles_claim {
+            c.console_oidc_roles_claim = v.clone();
         }
         if let Some(v) = &self.database {
             c.database = v.clone();

@@ -99,6 +99,20 @@ pub struct Config {
     /// Honour a reverse proxy's `X-Forwarded-Host` and `X-Forwarded-Proto` in the console's
     /// Origin check and cookie choice. Off: only `public_url` (when set) or `Host` count.
     pub console_trusted_proxy: bool,
+    /// The console's OpenID Connect provider (its issuer URL, e.g.
+    /// `https://login.example.com/realms/ops`): operators log in there (authorization code
+    /// with PKCE) and get their roles from a claim; the admin token's login stays. Needs
+    /// `console_oidc_client_id` and `console_oidc_client_secret` (docs/console.md).
+    pub console_oidc_issuer: Option<String>,
+    /// The console's client id at the OpenID Connect provider.
+    pub console_oidc_client_id: Option<String>,
+    /// The console's client secret at the OpenID Connect provider (better in the environment:
+    /// `A2A_GATEWAY_CONSOLE_OIDC_CLIENT_SECRET`).
+    pub console_oidc_client_secret: Option<String>,
+    /// The ID token claim holding the operator's console roles (`viewer`, `approver`,
+    /// `approver:WORKSPACE`, `admin`): a list or a space-separated string; a dotted name
+    /// reads a nested claim (`realm_access.roles`).
+    pub console_oidc_roles_claim: String,
     /// The database: a SQLite file's path (embedded, one process per file), or a PostgreSQL
     /// URL (`postgres://user:pass@host:port/db`, or `postgresql://…`): every store of the
     /// gateway on that database, shared by every replica started with the same URL
@@ -269,6 +283,43 @@ impl Config {
         postgres_url(&self.database)
     }
 
+    /// The console's OpenID Connect settings are all set or all unset, and the issuer is an
+    /// `https` URL (plain `http` only on loopback, for tests and local providers).
+    pub fn check_console_oidc(&self) -> Result<(), String> {
+        let set = |v: &Option<String>| v.as_deref().is_some_and(|s| !s.trim().is_empty());
+        let n = [
+            &self.console_oidc_issuer,
+            &self.console_oidc_client_id,
+            &self.console_oidc_client_secret,
+        ]
+        .into_iter()
+        .filter(|v| set(v))
+        .count();
+        if n == 0 {
+            return Ok(());
+        }
+        if n != 3 {
+            return Err("console_oidc_issuer, console_oidc_client_id and \
+                 console_oidc_client_secret are set together (or none of them)"
+                .into());
+        }
+        let issuer = self.console_oidc_issuer.as_deref().unwrap_or_default();
+        let url = url::Url::parse(issuer)
+            .map_err(|e| format!("console_oidc_issuer {issuer:?} is not a URL: {e}"))?;
+        let loopback = match url.host() {
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            Some(url::Host::Domain(d)) => d == "localhost",
+            None => false,
+        };
+        if url.scheme() != "https" && !(url.scheme() == "http" && loopback) {
+            return Err(format!(
+                "console_oidc_issuer {issuer:?} must be https (http only on loopback)"
+            ));
+        }
+        Ok(())
+    }
+
     /// The PostgreSQL pool's settings (`database_pool_size`, `database_timeout`,
     /// `database_statement_timeout`).
     pub fn pool_options(&self) -> a2a_pg::PoolOptions {
@@ -354,6 +405,10 @@ impl Default for Config {
             log_level: None,
             public_url: None,
             console_trusted_proxy: false,
+            console_oidc_issuer: None,
+            console_oidc_client_id: None,
+            console_oidc_client_secret: None,
+            console_oidc_roles_claim: "roles".into(),
             database: PathBuf::from("a2a-gateway.db"),
             database_pool_size: 16,
             database_timeout_secs: 3,

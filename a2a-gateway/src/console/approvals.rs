@@ -279,16 +279,22 @@ pub(crate) async fn detail(
         Some(r) => serde_json::to_string_pretty(r).unwrap_or_default(),
         None => a["requestError"].as_str().unwrap_or("").to_owned(),
     };
-    let decide = if state == "pending" {
+    let decide = if state == "pending" && !op.roles.may_approve(&ws) {
+        format!(
+            "<p>Pending. {} may not decide approvals of this workspace.</p>",
+            esc(&op.name)
+        )
+    } else if state == "pending" {
         let action = |verb: &str, label: &str, class: &str| {
             format!(
                 r#"<form method="post" action="{href}/{verb}" class="decide">{csrf}
-<label for="{verb}-by-{idh}">Approver</label><input id="{verb}-by-{idh}" name="approver" required value="console">
+<p class="hint">Decided as <strong>{who}</strong>.</p>
 <label for="{verb}-why-{idh}">Reason (the caller sees it when denied)</label><input id="{verb}-why-{idh}" name="reason">
 <button type="submit" class="{class}" aria-label="{label} {idh}">{label}</button></form>"#,
                 href = esc(&href(&ws, &id)),
                 idh = esc(&id),
                 csrf = csrf_field(&op.csrf),
+                who = esc(&op.name),
             )
         };
         format!(
@@ -322,10 +328,9 @@ pub(crate) async fn detail(
     page(StatusCode::OK, "Approval", "Approvals", &op.csrf, &body)
 }
 
+/// An approval's decision form: the reason only; the approver is the logged-in operator.
 #[derive(Deserialize)]
 pub(crate) struct DecideForm {
-    #[serde(default)]
-    approver: String,
     #[serde(default)]
     reason: String,
 }
@@ -350,7 +355,7 @@ pub(crate) async fn decide(
         }
     };
     let reason = f.reason.trim();
-    let body = json!({"approver": f.approver.trim(),
+    let body = json!({"approver": op.name,
         "reason": (!reason.is_empty()).then_some(reason)});
     let path = format!(
         "/admin/workspaces/{}/approvals/{}/{verb}",

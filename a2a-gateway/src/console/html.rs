@@ -1,8 +1,18 @@
-//! The console's HTML: escaping, the page layout (landmarks, navigation, logout form), the
-//! security headers of every console answer, and small formatting helpers.
+//! The console's HTML: escaping, the page layout (landmarks, navigation, the operator and the
+//! logout form), the forms a role may not send left out ([`PAGE_OPERATOR`]), the security
+//! headers of every console answer, and small formatting helpers.
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+
+use super::roles::Roles;
+
+tokio::task_local! {
+    /// The logged-in operator's name and roles while a console request's handler runs (set by
+    /// the session check): [`page`] names the operator and leaves out every form whose target
+    /// the operator may not send ([`Roles::may_post`], the rule the server enforces).
+    pub(crate) static PAGE_OPERATOR: (String, Roles);
+}
 
 /// The Content-Security-Policy of every console answer: only the console's own script, style
 /// and fetches; no inline script or style, no frames, forms only to the console.
@@ -63,6 +73,11 @@ const NAV: [(&str, &str); 4] = [
 /// A full console page: `title` as its `<h1>`, `active` the navigation entry it belongs to,
 /// `csrf` the session's token (for the logout form; empty on the login page).
 pub fn page(status: StatusCode, title: &str, active: &str, csrf: &str, body: &str) -> Response {
+    let operator = PAGE_OPERATOR.try_with(Clone::clone).ok();
+    let body = match &operator {
+        Some((name, roles)) => allowed_forms(body, roles, name),
+        None => body.to_owned(),
+    };
     let mut nav = String::new();
     if !csrf.is_empty() {
         nav.push_str(r#"<nav aria-label="Main"><ul>"#);
@@ -74,8 +89,15 @@ pub fn page(status: StatusCode, title: &str, active: &str, csrf: &str, body: &st
             };
             nav.push_str(&format!(r#"<li><a href="{href}"{current}>{name}</a></li>"#));
         }
+        let who = operator.as_ref().map_or_else(String::new, |(name, roles)| {
+            format!(
+                r#"<p class="operator">Logged in as <strong>{}</strong> ({})</p>"#,
+                esc(name),
+                esc(&roles.stored())
+            )
+        });
         nav.push_str(&format!(
-            r#"</ul><form method="post" action="/console/logout" class="logout">{}<button type="submit">Log out</button></form></nav>"#,
+            r#"</ul>{who}<form method="post" action="/console/logout" class="logout">{}<button type="submit">Log out</button></form></nav>"#,
             csrf_field(csrf)
         ));
     }
@@ -95,6 +117,34 @@ pub fn page(status: StatusCode, title: &str, active: &str, csrf: &str, body: &st
         t = esc(title)
     );
     (status, html_type(), html).into_response()
+}
+
+/// `body` with every `POST` form `roles` may not send replaced by a note naming `who` (one
+/// pass over the page).
+fn allowed_forms(body: &str, roles: &Roles, who: &str) -> String {
+    const OPEN: &str = r#"<form method="post" action=""#;
+    const CLOSE: &str = "</form>";
+    let mut out = String::with_capacity(body.len());
+    let mut rest = body;
+    while let Some(at) = rest.find(OPEN) {
+        let after = &rest[at + OPEN.len()..];
+        let action = after.split('"').next().unwrap_or("").replace("&amp;", "&");
+        let Some(end) = after.find(CLOSE) else {
+            break;
+        };
+        out.push_str(&rest[..at]);
+        if roles.may_post(&action) {
+            out.push_str(&rest[at..at + OPEN.len() + end + CLOSE.len()]);
+        } else {
+            out.push_str(&format!(
+                r#"<p class="hint read-only">Read only: {} may not change this.</p>"#,
+                esc(who)
+            ));
+        }
+        rest = &after[end + CLOSE.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `Content-Type: text/html; charset=utf-8`.
@@ -148,5 +198,25 @@ mod tests {
         );
         assert_eq!(opt(None), "—");
         assert_eq!(unix(0), "1970-01-01 00:00:00Z");
+    }
+
+    #[test]
+    fn forms_a_role_may_not_send_are_left_out() {
+        let body = concat!(
+            r#"<p>a</p><form method="post" action="/console/workspaces/ws1/keys">k</form>"#,
+            r#"<form method="post" action="/console/workspaces/ws1/approvals/ap/approve">d</form>"#,
+            r#"<p>b</p>"#
+        );
+        let approver = Roles::from_names(["approver:ws1"]);
+        let out = allowed_forms(body, &approver, "oidc:ana");
+        assert!(!out.contains(">k</form>"), "{out}");
+        assert!(out.contains(">d</form>"), "{out}");
+        assert!(
+            out.contains("Read only: oidc:ana") && out.ends_with("<p>b</p>"),
+            "{out}"
+        );
+        let viewer = allowed_forms(body, &Roles::from_names(["viewer"]), "v");
+        assert!(!viewer.contains("<form"), "{viewer}");
+        assert_eq!(allowed_forms(body, &Roles::admin(), "admin-token"), body);
     }
 }

@@ -1,8 +1,10 @@
 //! The operator console at `/console` (docs/console.md): server-rendered HTML pages over the
 //! admin API's operations, served only when the admin API is on, behind a login with the
-//! admin token.
+//! admin token or, when set up, an OpenID Connect provider.
 //!
-//! - [`session`]: login, sessions, cookies, CSRF and Origin checks;
+//! - [`session`]: sessions, cookies, CSRF and Origin checks; `login`: the admin token's login,
+//!   login links, logout; `oidc`: the OpenID Connect login; [`roles`]: what each operator may
+//!   change (checked here, for every request, in [`require_session`]);
 //! - [`backend`]: every change is one admin API request answered in process;
 //! - `workspaces`, `agents`, `keys`, `hops`, `approvals`, `chart`: one file per view;
 //! - `governance/`: a workspace's policy, PII, kills, settings and trust pages, the admin audit;
@@ -16,7 +18,7 @@ use std::sync::Arc;
 use axum::Extension;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Path, Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
@@ -31,21 +33,28 @@ mod governance;
 mod hops;
 pub mod html;
 mod keys;
+mod login;
+mod oidc;
+pub mod roles;
 pub mod session;
 mod workspaces;
 
 pub use session::Sessions;
 
-use html::{csrf_field, esc, notice, page};
+use html::{esc, notice, page};
 
 /// Largest console form body.
 const MAX_FORM_BYTES: usize = 64 * 1024;
 
-/// The logged-in operator of a request (its session's CSRF token).
+/// The logged-in operator of a request.
 #[derive(Clone, Debug)]
 pub struct Operator {
     /// The session's synchronizer token, put in every form.
     pub csrf: String,
+    /// Who (`admin-token`, or `oidc:` and the provider's name for them).
+    pub name: String,
+    /// What they may change: pages leave out the forms a role may not send.
+    pub roles: roles::Roles,
 }
 
 /// A one-time login link (`{base}/console/login/{token}`, valid for
@@ -100,7 +109,7 @@ pub fn router(state: Arc<GatewayState>, sessions: Arc<Sessions>) -> Router {
         .route("/console/hops", get(hops::list))
         .route("/console/hops/live", get(hops::live))
         .route("/console/hops/{seq}", get(hops::detail))
-        .route("/console/logout", post(logout))
+        .route("/console/logout", post(login::logout))
         .merge(governance::routes())
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -111,12 +120,17 @@ pub fn router(state: Arc<GatewayState>, sessions: Arc<Sessions>) -> Router {
             "/console/",
             get(|| async { Redirect::permanent("/console") }),
         )
-        .route("/console/login", get(login_form).post(login))
-        .route("/console/login/{token}", get(login_link_handler))
+        .route("/console/login", get(login::login_form).post(login::login))
+        .route("/console/login/{token}", get(login::login_link_handler))
+        .route("/console/oidc/start", get(oidc::start))
+        .route("/console/oidc/callback", get(oidc::callback))
         .route("/console/assets/{file}", get(asset))
         .merge(protected)
         .layer(DefaultBodyLimit::max(MAX_FORM_BYTES))
         .layer(axum::middleware::map_response(html::security_headers))
+        .layer(axum::Extension(oidc::Provider::from_config(
+            &state.config(),
+        )))
         .with_state(state)
         .layer(axum::Extension(sessions))
 }
@@ -133,8 +147,8 @@ fn remote_of(ext: &axum::http::Extensions) -> Option<String> {
         .map(|c| c.0.to_string())
 }
 
-/// Lets a request through only with a live session; a `POST` also needs the same origin and
-/// the session's CSRF token in its form.
+/// Lets a request through only with a live session; a `POST` also needs the same origin, the
+/// session's CSRF token in its form, and a role that may send it ([`roles::Roles::may_post`]).
 async fn require_session(
     State(st): State<Arc<GatewayState>>,
     Extension(sessions): Extension<Arc<Sessions>>,
@@ -159,6 +173,13 @@ async fn require_session(
     };
     let mut req = req;
     if req.method() != Method::GET && req.method() != Method::HEAD {
+        if !sess.roles.may_post(req.uri().path()) {
+            return refused(&format!(
+                "{} may not do this (roles: {}).",
+                sess.operator,
+                none_if_empty(&sess.roles.stored())
+            ));
+        }
         if !session::same_origin(&st, req.headers()) {
             return refused("The request did not come from this console (Origin check).");
         }
@@ -175,8 +196,8 @@ async fn require_session(
         }
         req = Request::from_parts(parts, axum::body::Body::from(bytes));
     }
-    req.extensions_mut().insert(Operator { csrf: sess.csrf });
     let actor = crate::admin::audit::ConsoleActor {
+        operator: sess.operator.clone(),
         session: format!(
             "session:{}",
             crate::keys::hash(&sid)[..8]
@@ -186,207 +207,23 @@ async fn require_session(
         ),
         remote: remote_of(req.extensions()),
     };
-    OPERATOR.scope(actor, next.run(req)).await
+    let shown = (sess.operator.clone(), sess.roles.clone());
+    req.extensions_mut().insert(Operator {
+        csrf: sess.csrf,
+        name: sess.operator,
+        roles: sess.roles,
+    });
+    html::PAGE_OPERATOR
+        .scope(shown, OPERATOR.scope(actor, next.run(req)))
+        .await
+}
+
+fn none_if_empty(s: &str) -> &str {
+    if s.is_empty() { "none" } else { s }
 }
 
 fn refused(why: &str) -> Response {
     page(StatusCode::FORBIDDEN, "Refused", "", "", &notice(why, true))
-}
-
-fn login_page(
-    st: &GatewayState,
-    status: StatusCode,
-    headers: &HeaderMap,
-    error: Option<&str>,
-) -> Response {
-    let token = crate::ids::random_hex(16);
-    let body = format!(
-        r#"{err}<form method="post" action="/console/login" class="card">
-{csrf}
-<label for="token">Admin token</label>
-<input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
-<p class="hint">The gateway's <code>admin_token</code> (workspace API keys cannot open the console).</p>
-<button type="submit">Log in</button>
-</form>"#,
-        err = error.map(|e| notice(e, true)).unwrap_or_default(),
-        csrf = csrf_field(&token),
-    );
-    let mut resp = page(status, "Log in", "", "", &body);
-    let secure = session::secure(st, headers);
-    resp.headers_mut().append(
-        header::SET_COOKIE,
-        session::set_cookie(session::LOGIN_COOKIE, &token, "/console/login", 900, secure),
-    );
-    resp
-}
-
-async fn login_form(
-    State(st): State<Arc<GatewayState>>,
-    Extension(sessions): Extension<Arc<Sessions>>,
-    headers: HeaderMap,
-) -> Response {
-    match session::current(&st, &sessions, &headers).await {
-        Ok(Some(_)) => return Redirect::to("/console").into_response(),
-        Ok(None) => {}
-        Err(e) => return session::store_failed(&e),
-    }
-    login_page(&st, StatusCode::OK, &headers, None)
-}
-
-#[derive(serde::Deserialize)]
-struct LoginForm {
-    #[serde(default)]
-    csrf: String,
-    #[serde(default)]
-    token: String,
-}
-
-async fn login(
-    State(st): State<Arc<GatewayState>>,
-    Extension(sessions): Extension<Arc<Sessions>>,
-    headers: HeaderMap,
-    ext: axum::http::Extensions,
-    axum::Form(f): axum::Form<LoginForm>,
-) -> Response {
-    let audit = |status: u16, outcome: &'static str| {
-        crate::admin::audit::record_console_login(
-            &st,
-            "console login",
-            status,
-            outcome,
-            remote_of(&ext),
-        )
-    };
-    if !session::same_origin(&st, &headers) {
-        audit(403, "refused: Origin check").await;
-        return refused("The request did not come from this console (Origin check).");
-    }
-    let expected = session::cookie(&headers, session::LOGIN_COOKIE).unwrap_or("");
-    if expected.is_empty() || !session::token_eq(expected, &f.csrf) {
-        audit(403, "refused: CSRF check").await;
-        return login_page(
-            &st,
-            StatusCode::FORBIDDEN,
-            &headers,
-            Some("The login form expired (CSRF check); try again."),
-        );
-    }
-    if !crate::admin::token_matches(&st, &f.token) {
-        let why = if crate::keys::key_id_of(f.token.trim()).is_some() {
-            "That is a workspace API key; the console needs the admin token."
-        } else {
-            "That is not the admin token."
-        };
-        audit(401, "refused: wrong token").await;
-        return login_page(&st, StatusCode::UNAUTHORIZED, &headers, Some(why));
-    }
-    audit(200, "logged in").await;
-    start_session(&st, &sessions, &headers, false).await
-}
-
-/// Opens a session and sends the browser to the console with its cookie: a redirect after the
-/// login form, or (`landing`) a page that moves on by itself, for a login link opened from
-/// elsewhere (a navigation started on another site would not send the `SameSite=Strict` cookie
-/// along a redirect).
-async fn start_session(
-    st: &GatewayState,
-    sessions: &Sessions,
-    headers: &HeaderMap,
-    landing: bool,
-) -> Response {
-    let id = match sessions.open().await {
-        Ok(id) => id,
-        Err(e) => return session::store_failed(&e),
-    };
-    let secure = session::secure(st, headers);
-    let path = if secure { "/" } else { "/console" };
-    let mut resp = if landing {
-        let html = r#"<!doctype html><html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="refresh" content="0;url=/console"><title>Logged in · a2a-gateway console</title>
-<link rel="stylesheet" href="/console/assets/console.css"></head>
-<body><main id="main"><h1>Logged in</h1><p><a href="/console">Continue to the console</a></p></main></body></html>"#;
-        (StatusCode::OK, html::html_type(), html).into_response()
-    } else {
-        Redirect::to("/console").into_response()
-    };
-    let h = resp.headers_mut();
-    h.append(
-        header::SET_COOKIE,
-        session::set_cookie(
-            &session::cookie_name(secure, headers),
-            &id,
-            path,
-            session::SESSION_TTL.as_secs(),
-            secure,
-        ),
-    );
-    h.append(
-        header::SET_COOKIE,
-        session::set_cookie(session::LOGIN_COOKIE, "", "/console/login", 0, secure),
-    );
-    resp
-}
-
-async fn login_link_handler(
-    State(st): State<Arc<GatewayState>>,
-    Extension(sessions): Extension<Arc<Sessions>>,
-    headers: HeaderMap,
-    ext: axum::http::Extensions,
-    Path(token): Path<String>,
-) -> Response {
-    let remote = remote_of(&ext);
-    let redeemed = match sessions.redeem(&token).await {
-        Ok(r) => r,
-        Err(e) => return session::store_failed(&e),
-    };
-    if redeemed {
-        crate::admin::audit::record_console_login(
-            &st,
-            "console login-link",
-            200,
-            "logged in",
-            remote,
-        )
-        .await;
-        return start_session(&st, &sessions, &headers, true).await;
-    }
-    crate::admin::audit::record_console_login(
-        &st,
-        "console login-link",
-        401,
-        "refused: used or expired link",
-        remote,
-    )
-    .await;
-    login_page(
-        &st,
-        StatusCode::UNAUTHORIZED,
-        &headers,
-        Some("This login link was already used or has expired; log in with the admin token."),
-    )
-}
-
-async fn logout(
-    State(st): State<Arc<GatewayState>>,
-    Extension(sessions): Extension<Arc<Sessions>>,
-    headers: HeaderMap,
-) -> Response {
-    let closed = match session::current(&st, &sessions, &headers).await {
-        Ok(Some((id, _))) => sessions.close(&id).await,
-        Ok(None) => Ok(()),
-        Err(e) => Err(e),
-    };
-    if let Err(e) = closed {
-        return session::store_failed(&e);
-    }
-    let secure = session::secure(&st, &headers);
-    let path = if secure { "/" } else { "/console" };
-    let mut resp = Redirect::to("/console/login").into_response();
-    resp.headers_mut().append(
-        header::SET_COOKIE,
-        session::set_cookie(&session::cookie_name(secure, &headers), "", path, 0, secure),
-    );
-    resp
 }
 
 async fn asset(Path(file): Path<String>) -> Response {

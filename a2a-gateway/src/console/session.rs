@@ -1,5 +1,6 @@
-//! Console sessions: the admin-token login, server-side sessions with expiry, one-time login
-//! links, the session cookie, and the CSRF and Origin checks of every form.
+//! Console sessions: server-side sessions with expiry, each naming its operator and roles (the
+//! admin token's login, a one-time login link, or an OpenID Connect login: `super::oidc`), the
+//! session cookie, and the CSRF and Origin checks of every form.
 //!
 //! A session is a random 256-bit id in an `HttpOnly; SameSite=Strict; Path=/console` cookie;
 //! the gateway keeps only its SHA-256, with the session's CSRF token and expiry. Every state
@@ -11,9 +12,10 @@ use std::time::Duration;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 
+use super::roles::Roles;
 use crate::keys;
 use crate::store::StoreError;
-use crate::store::backend::{SessionStore, Shared};
+use crate::store::backend::{SessionInfo, SessionStore, Shared};
 use crate::{ids::random_hex, state::GatewayState};
 
 /// How long a session lives after login.
@@ -32,11 +34,18 @@ pub struct Sessions {
     store: Shared,
 }
 
+/// The operator of a login with the admin token or a login link.
+pub const ADMIN_TOKEN_OPERATOR: &str = "admin-token";
+
 /// An open console session.
 #[derive(Clone, Debug)]
 pub struct Session {
     /// The synchronizer token every form of this session carries.
     pub csrf: String,
+    /// Who logged in ([`ADMIN_TOKEN_OPERATOR`], or `oidc:` and the provider's name for them).
+    pub operator: String,
+    /// What they may do.
+    pub roles: Roles,
 }
 
 impl Sessions {
@@ -45,23 +54,28 @@ impl Sessions {
         Sessions { store }
     }
 
-    /// Opens a session; returns the cookie value (the only copy of the session id: the store
-    /// keeps its SHA-256).
-    pub async fn open(&self) -> Result<String, StoreError> {
+    /// Opens a session for `operator` with `roles`; returns the cookie value (the only copy of
+    /// the session id: the store keeps its SHA-256).
+    pub async fn open(&self, operator: &str, roles: &Roles) -> Result<String, StoreError> {
         let id = random_hex(32);
+        let info = SessionInfo {
+            csrf: random_hex(32),
+            operator: operator.to_owned(),
+            roles: roles.stored(),
+        };
         self.store
-            .open_session(keys::hash(&id), &random_hex(32), SESSION_TTL)
+            .open_session(keys::hash(&id), &info, SESSION_TTL)
             .await?;
         Ok(id)
     }
 
     /// The live session of a cookie value.
     pub async fn get(&self, id: &str) -> Result<Option<Session>, StoreError> {
-        Ok(self
-            .store
-            .session(keys::hash(id))
-            .await?
-            .map(|csrf| Session { csrf }))
+        Ok(self.store.session(keys::hash(id)).await?.map(|i| Session {
+            csrf: i.csrf,
+            operator: i.operator,
+            roles: Roles::parse(&i.roles),
+        }))
     }
 
     /// Ends a session (logout).
@@ -238,9 +252,14 @@ mod tests {
     #[tokio::test]
     async fn sessions_open_expire_and_close() {
         let s = memory();
-        let id = s.open().await.unwrap();
+        let id = s
+            .open("oidc:ana@example.com", &Roles::from_names(["viewer"]))
+            .await
+            .unwrap();
         let sess = s.get(&id).await.unwrap().expect("live");
         assert_eq!(sess.csrf.len(), 64);
+        assert_eq!(sess.operator, "oidc:ana@example.com");
+        assert_eq!(sess.roles, Roles::from_names(["viewer"]));
         assert!(s.get("other").await.unwrap().is_none());
         s.close(&id).await.unwrap();
         assert!(s.get(&id).await.unwrap().is_none());

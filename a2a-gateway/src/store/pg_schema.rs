@@ -22,7 +22,15 @@ pub const COMPONENT: &str = "gateway";
 
 /// The gateway's PostgreSQL migrations, in order (the index + 1 is the version in
 /// `a2a_schema`; a published migration is never edited, a fix is a new one).
-pub const PG_MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
+pub const PG_MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
+
+/// 7: console operators (issue 35): a session names its operator (the column of migration 1,
+/// which held `admin`) and keeps the roles the login gave (`console::roles`); sessions opened
+/// before are the admin token's.
+const V7: &str = r#"
+ALTER TABLE console_sessions ADD COLUMN roles TEXT NOT NULL DEFAULT 'admin';
+UPDATE console_sessions SET operator = 'admin-token' WHERE operator = 'admin';
+"#;
 
 /// 6: stream resume events as replicas share them (`store::backend::PgStreams`): a row names
 /// the whole key a resume must match (workspace, agent, task, caller version), a stream's end

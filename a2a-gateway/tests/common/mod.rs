@@ -25,6 +25,7 @@ pub mod leaky;
 /// The long-value probes the agent's tests use too.
 #[path = "../../../a2a-agent/tests/common/long_probe.rs"]
 pub mod long_probe;
+pub mod oidc;
 /// The OTLP trace receiver the agent's tests use too.
 #[path = "../../../a2a-agent/tests/common/otlp.rs"]
 pub mod otlp;

@@ -161,7 +161,7 @@ pub(crate) async fn view(
     let body = format!(
         r#"{top}<form method="get" action="/console/admin-audit" class="filters" id="audit-filters">
 <div><label for="a-workspace">Workspace</label><input id="a-workspace" name="workspace" value="{ws}"></div>
-<div><label for="a-actor">Operator (kind, session, address)</label><input id="a-actor" name="actor" value="{actor}" placeholder="console, session:1a2b, cli"></div>
+<div><label for="a-actor">Operator (name, kind, address, session)</label><input id="a-actor" name="actor" value="{actor}" placeholder="oidc:alice, admin-token, cli"></div>
 <div><label for="a-action">Action contains</label><input id="a-action" name="action" value="{action}" placeholder="policy, kill, cli agent-add"></div>
 <div><label for="a-since">Since (UTC)</label><input id="a-since" name="since" type="datetime-local" value="{since}"></div>
 <div><label for="a-until">Until (UTC)</label><input id="a-until" name="until" type="datetime-local" value="{until}"></div>

@@ -82,7 +82,9 @@ pub use pg_streams::{
 pub use pg_tasks::PgRecords;
 pub use records::{Records, SendStore, TaskStore};
 pub use rows::{AdminAuditRecord, AdminIdentity, Approval, ApprovalSummary, Kill, MAX_PAGE};
-pub use shared::{PAGE_KEY, SecretStore, SessionStore, Shared, SigningKeyInfo, TrustStore};
+pub use shared::{
+    PAGE_KEY, SecretStore, SessionInfo, SessionStore, Shared, SigningKeyInfo, TrustStore,
+};
 pub use sqlite::SqliteRegistry;
 pub use sqlite_audit::SqliteAudit;
 pub use sqlite_gov_docs::SqliteGovDocs;

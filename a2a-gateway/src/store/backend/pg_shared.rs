@@ -24,7 +24,7 @@ use super::super::StoreError;
 use super::super::pg_schema::{COMPONENT, PG_MIGRATIONS};
 use super::PgRegistry;
 use super::pg::refused;
-use super::shared::{SecretStore, SessionStore, SigningKeyInfo, TrustStore};
+use super::shared::{SecretStore, SessionInfo, SessionStore, SigningKeyInfo, TrustStore};
 use super::sqlite_shared::{MAX_SESSIONS, now_secs};
 use crate::ids::{hex, random_hex};
 
@@ -206,7 +206,7 @@ impl SessionStore for PgShared {
     async fn open_session(
         &self,
         id_hash: [u8; 32],
-        csrf: &str,
+        info: &SessionInfo,
         ttl: Duration,
     ) -> Result<(), StoreError> {
         self.sweep().await?;
@@ -218,9 +218,16 @@ impl SessionStore for PgShared {
         )
         .await?;
         self.execute(
-            "INSERT INTO console_sessions(token_hash, operator, created_at, expires_at, csrf)
-             VALUES ($1, 'admin', $2, $3, $4)",
-            &[&&id_hash[..], &now, &now.saturating_add(ms(ttl)), &csrf],
+            "INSERT INTO console_sessions(token_hash, operator, created_at, expires_at, csrf,
+               roles) VALUES ($1, $2, $3, $4, $5, $6)",
+            &[
+                &&id_hash[..],
+                &info.operator,
+                &now,
+                &now.saturating_add(ms(ttl)),
+                &info.csrf,
+                &info.roles,
+            ],
         )
         .await?;
         let keep = i64::try_from(MAX_SESSIONS).unwrap_or(i64::MAX);
@@ -233,14 +240,19 @@ impl SessionStore for PgShared {
         Ok(())
     }
 
-    async fn session(&self, id_hash: [u8; 32]) -> Result<Option<String>, StoreError> {
+    async fn session(&self, id_hash: [u8; 32]) -> Result<Option<SessionInfo>, StoreError> {
         let rows = self
             .query(
-                "SELECT csrf FROM console_sessions WHERE token_hash = $1 AND expires_at > $2",
+                "SELECT csrf, operator, roles FROM console_sessions
+                 WHERE token_hash = $1 AND expires_at > $2",
                 &[&&id_hash[..], &now_ms()],
             )
             .await?;
-        Ok(rows.first().map(|r| r.get(0)))
+        Ok(rows.first().map(|r| SessionInfo {
+            csrf: r.get(0),
+            operator: r.get(1),
+            roles: r.get(2),
+        }))
     }
 
     async fn close_session(&self, id_hash: [u8; 32]) -> Result<(), StoreError> {

@@ -74,23 +74,37 @@ pub trait SecretStore: Clone + Send + Sync + 'static {
     fn secret(&self, name: &str) -> impl Future<Output = Result<Vec<u8>, StoreError>> + Send;
 }
 
+/// Who a console session is for: its CSRF token, the operator's identity and roles.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionInfo {
+    /// The synchronizer token every form of the session carries.
+    pub csrf: String,
+    /// The operator: `admin-token` for a login with the admin token (or a login link), else
+    /// the identity the OpenID Connect provider vouched for (`oidc:` and its e-mail, user name
+    /// or subject).
+    pub operator: String,
+    /// The operator's roles, space-separated (`admin`, `viewer`, `approver`,
+    /// `approver:{workspace}`), as `console::roles` reads them.
+    pub roles: String,
+}
+
 /// The console's sessions (see the module doc). Sessions are named by the SHA-256 of their
 /// id: the id itself is never stored.
 pub trait SessionStore: Clone + Send + Sync + 'static {
-    /// Opens a session for `ttl` with its CSRF token; the oldest sessions past the bound
-    /// (256) are dropped.
+    /// Opens a session for `ttl` for `info`; the oldest sessions past the bound (256) are
+    /// dropped.
     fn open_session(
         &self,
         id_hash: [u8; 32],
-        csrf: &str,
+        info: &SessionInfo,
         ttl: Duration,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
-    /// The CSRF token of a live session (`None`: unknown, closed or expired).
+    /// A live session (`None`: unknown, closed or expired).
     fn session(
         &self,
         id_hash: [u8; 32],
-    ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
+    ) -> impl Future<Output = Result<Option<SessionInfo>, StoreError>> + Send;
 
     /// Ends a session (idempotent).
     fn close_session(
@@ -182,12 +196,12 @@ impl SessionStore for Shared {
     async fn open_session(
         &self,
         id_hash: [u8; 32],
-        csrf: &str,
+        info: &SessionInfo,
         ttl: Duration,
     ) -> Result<(), StoreError> {
-        either!(self.open_session(id_hash, csrf, ttl))
+        either!(self.open_session(id_hash, info, ttl))
     }
-    async fn session(&self, id_hash: [u8; 32]) -> Result<Option<String>, StoreError> {
+    async fn session(&self, id_hash: [u8; 32]) -> Result<Option<SessionInfo>, StoreError> {
         either!(self.session(id_hash))
     }
     async fn close_session(&self, id_hash: [u8; 32]) -> Result<(), StoreError> {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use rusqlite::{OptionalExtension, params};
 
 use super::super::{Store, StoreError};
-use super::shared::{SecretStore, SessionStore, SigningKeyInfo, TrustStore};
+use super::shared::{SecretStore, SessionInfo, SessionStore, SigningKeyInfo, TrustStore};
 use crate::ids::random_hex;
 
 /// Open sessions kept at most (the oldest is dropped past it), on both backends.
@@ -27,7 +27,7 @@ pub struct SqliteShared {
 #[derive(Default)]
 struct Memory {
     secrets: HashMap<String, Vec<u8>>,
-    sessions: HashMap<[u8; 32], (String, Instant)>,
+    sessions: HashMap<[u8; 32], (SessionInfo, Instant)>,
     links: HashMap<[u8; 32], Instant>,
 }
 
@@ -64,7 +64,7 @@ impl SessionStore for SqliteShared {
     async fn open_session(
         &self,
         id_hash: [u8; 32],
-        csrf: &str,
+        info: &SessionInfo,
         ttl: Duration,
     ) -> Result<(), StoreError> {
         let now = Instant::now();
@@ -75,11 +75,11 @@ impl SessionStore for SqliteShared {
         {
             m.sessions.remove(&oldest);
         }
-        m.sessions.insert(id_hash, (csrf.to_owned(), now + ttl));
+        m.sessions.insert(id_hash, (info.clone(), now + ttl));
         Ok(())
     }
 
-    async fn session(&self, id_hash: [u8; 32]) -> Result<Option<String>, StoreError> {
+    async fn session(&self, id_hash: [u8; 32]) -> Result<Option<SessionInfo>, StoreError> {
         let m = self.memory()?;
         Ok(m.sessions
             .get(&id_hash)
