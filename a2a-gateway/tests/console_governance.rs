@@ -288,6 +288,7 @@ async fn governance_pages_in_a_real_browser() {
     .await
     .unwrap();
     shot(&c, "g2b-policy-dry-run").await;
+    c.execute("window.scrollTo(0, 0);", vec![]).await.unwrap();
     let explained = text_of(&c, "#explain-result").await;
     assert!(
         explained.contains("Decision deny by rule no-refunds"),
