@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 /// How long a page condition is waited for (a loaded 2-core machine).
-const WAIT: Duration = Duration::from_secs(30);
+pub(crate) const WAIT: Duration = Duration::from_secs(30);
 
 /// chromedriver on a free loopback port; killed on drop.
 pub(crate) struct Driver {
@@ -160,7 +160,7 @@ pub(crate) async fn wait_text(c: &Client, text: &str) {
     }
 }
 
-async fn fill(c: &Client, css: &str, text: &str) {
+pub(crate) async fn fill(c: &Client, css: &str, text: &str) {
     let e = c.find(Locator::Css(css)).await.unwrap();
     e.clear().await.unwrap();
     e.send_keys(text).await.unwrap();

@@ -145,6 +145,12 @@ async fn a_viewer_reads_every_page_and_changes_nothing() {
         "/console/hops",
         "/console/approvals",
         &format!("/console/workspaces/ws1/approvals/{id}"),
+        "/console/workspaces/ws1/policy",
+        "/console/workspaces/ws1/pii",
+        "/console/workspaces/ws1/kills",
+        "/console/workspaces/ws1/settings",
+        "/console/workspaces/ws1/trust",
+        "/console/admin-audit",
     ] {
         let (s, page) = c.get(path).await;
         assert_eq!(s, 200, "{path}");
@@ -156,6 +162,20 @@ async fn a_viewer_reads_every_page_and_changes_nothing() {
     for (path, form) in [
         ("/console/workspaces", vec![("id", "ws9")]),
         ("/console/workspaces/ws1/keys", vec![("label", "x")]),
+        (
+            "/console/workspaces/ws1/policy",
+            vec![
+                ("id.0", "r"),
+                ("when.0", "true"),
+                ("decision.0", "deny"),
+                ("do", "save"),
+            ],
+        ),
+        (
+            "/console/workspaces/ws1/kills",
+            vec![("kind", "context"), ("id", "c1")],
+        ),
+        ("/console/workspaces/ws1/trust/signing-keys", vec![]),
         (
             &*format!("/console/workspaces/ws1/approvals/{id}/approve"),
             vec![],
@@ -172,6 +192,8 @@ async fn a_viewer_reads_every_page_and_changes_nothing() {
     }
     let (_, ws) = admin(&env, "GET", "/admin/workspaces", None).await;
     assert!(!ws.to_string().contains("ws9"), "{ws}");
+    let (_, kills) = admin(&env, "GET", "/admin/workspaces/ws1/kills", None).await;
+    assert_eq!(kills, json!([]), "no kill made by a viewer");
     let (_, a) = admin(
         &env,
         "GET",

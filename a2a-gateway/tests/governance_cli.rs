@@ -1,7 +1,7 @@
 //! The governance commands of the `a2a-gateway admin` CLI against a running gateway on the same
 //! database: `policy-set` (validated; from stdin), `policy-get`, `policy-explain`,
-//! `policy-delete`, `pii-set`/`pii-get`/`pii-delete`, `kill` (a context and a single task) and
-//! `kill-list`, and `audit-export` showing each hop's governance evidence. The running gateway sees the database writes within its cache time
+//! `policy-delete`, `pii-set`/`pii-get`/`pii-delete`, `kill` (a context and a single task),
+//! `kill-lift` and `kill-list`, and `audit-export` showing each hop's governance evidence. The running gateway sees the database writes within its cache time
 //! (`governance::CACHE_TTL`, 5 s): the test waits for them with a bounded retry.
 
 use crate::common;
@@ -225,6 +225,22 @@ async fn governance_cli_drives_a_running_gateway() {
     let (_, b) = env.rpc("/a2a/echo", Some("1.0"), m).await;
     assert_eq!(gw_code(&b), "a2a_session_killed", "{b}");
     let (_, b) = env.rpc("/a2a/echo", Some("1.0"), get(&other_task)).await;
+    assert!(b["result"].is_object(), "{b}");
+    // kill-lift: the context is served again (within the cache time); a second lift fails.
+    assert!(
+        cli(&env, &["kill-lift", "ws1", "context", "ctx-cli"], "")
+            .await
+            .ok
+    );
+    let o = cli(&env, &["kill-lift", "ws1", "context", "ctx-cli"], "").await;
+    assert!(
+        !o.ok && o.stderr.contains("no kill of context ctx-cli"),
+        "{}",
+        o.stderr
+    );
+    let mut lifted = send10("in a lifted context");
+    lifted["params"]["message"]["contextId"] = json!("ctx-cli");
+    let b = until(&env, &lifted, |b| b["result"].is_object()).await;
     assert!(b["result"].is_object(), "{b}");
 
     // policy-delete and pii-delete: the operator default decides again, PII is left alone.

@@ -228,6 +228,14 @@ async fn kills<H: HoldStore>(h: &H) {
         .unwrap()
         .unwrap();
     assert_eq!((k.workspace_id.as_str(), k.id.as_str()), ("wb", "c2"));
+    // A lift removes that kill only (the same id in another workspace or of another kind
+    // stands), once.
+    h.add_kill(&kill("wa", "context", "c2")).await.unwrap();
+    assert!(h.lift_kill("wb", "context", "c2").await.unwrap());
+    assert!(!h.lift_kill("wb", "context", "c2").await.unwrap());
+    assert!(!h.lift_kill("wa", "task", "c2").await.unwrap());
+    assert!(h.kills("wb").await.unwrap().is_empty());
+    assert!(h.kills("wa").await.unwrap().iter().any(|k| k.id == "c2"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,7 +7,7 @@
 //!   a route added later is covered without code of its own; reads (`GET`, `:explain` dry
 //!   runs) are not recorded;
 //! - the CLI writes it with [`record_cli`];
-//! - `GET /admin/admin-audit?workspace=&after=&limit=` and `a2a-gateway admin admin-audit`
+//! - `GET /admin/admin-audit` ([`super::audit_read`]) and `a2a-gateway admin admin-audit`
 //!   read it.
 //!
 //! The admin API has one credential today, the admin token, so the identity is
@@ -17,11 +17,10 @@
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::{ConnectInfo, MatchedPath, Query, Request, State};
+use axum::extract::{ConnectInfo, MatchedPath, Request, State};
 use axum::http::{Method, header};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
+use axum::response::Response;
 use serde_json::{Map, Value, json};
 
 use crate::state::GatewayState;
@@ -237,35 +236,6 @@ pub(crate) async fn layer(
     let mut out = Response::from_parts(rparts, Body::from(rbytes));
     out.headers_mut().remove(header::CONTENT_LENGTH);
     out
-}
-
-#[derive(Deserialize)]
-pub(crate) struct AdminAuditQuery {
-    workspace: Option<String>,
-    after: Option<i64>,
-    limit: Option<i64>,
-}
-
-/// `GET /admin/admin-audit?workspace=&after=&limit=`: the admin audit rows as a JSON list.
-pub(crate) async fn export(
-    State(st): State<Arc<GatewayState>>,
-    Query(q): Query<AdminAuditQuery>,
-) -> Response {
-    match st
-        .audit
-        .admin_records(
-            q.workspace.as_deref(),
-            q.after.unwrap_or(0),
-            q.limit.unwrap_or(100).clamp(1, 1000),
-        )
-        .await
-    {
-        Ok(rows) => axum::Json(rows).into_response(),
-        Err(e) => crate::protocol::render::render(
-            crate::protocol::render::Form::Rest,
-            &crate::protocol::errors::Refusal::admin(500, &e.to_string()),
-        ),
-    }
 }
 
 /// Subcommands of `a2a-gateway admin` that only read (not recorded).

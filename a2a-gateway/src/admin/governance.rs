@@ -7,7 +7,8 @@
 //!   [`crate::governance::policy::ATTRIBUTES`], the rest filled with a plain SendMessage);
 //! - `GET|PUT|DELETE /admin/workspaces/{ws}/pii`: the workspace's PII rules (absent: off);
 //! - `POST /admin/workspaces/{ws}/kill` `{kind: context|task, id, agentId?, reason?}`, `GET
-//!   /admin/workspaces/{ws}/kills`: session kill;
+//!   /admin/workspaces/{ws}/kills`, `DELETE /admin/workspaces/{ws}/kills/{kind}/{id}` (lift):
+//!   session kill;
 //! - approvals: `super::approvals`.
 //!
 //! Every write invalidates the workspace's cached settings at once.
@@ -49,6 +50,10 @@ pub fn routes() -> Router<Arc<GatewayState>> {
         )
         .route("/admin/workspaces/{ws}/kill", post(kill))
         .route("/admin/workspaces/{ws}/kills", get(kills))
+        .route(
+            "/admin/workspaces/{ws}/kills/{kind}/{id}",
+            axum::routing::delete(lift),
+        )
 }
 
 pub(super) async fn workspace_exists(st: &GatewayState, ws: &str) -> Result<(), Response> {
@@ -312,6 +317,30 @@ async fn kills(State(st): State<Arc<GatewayState>>, Path(ws): Path<String>) -> R
     }
     match st.holds.kills(&ws).await {
         Ok(k) => axum::Json(k).into_response(),
+        Err(e) => store_err(e),
+    }
+}
+
+/// `DELETE /admin/workspaces/{ws}/kills/{kind}/{id}`: lifts a kill (sends naming the context or
+/// task are served again from the next request; what it ended stays ended); 404 without one.
+async fn lift(
+    State(st): State<Arc<GatewayState>>,
+    Path((ws, kind, id)): Path<(String, String, String)>,
+) -> Response {
+    if let Err(r) = workspace_exists(&st, &ws).await {
+        return r;
+    }
+    let r = st.holds.lift_kill(&ws, &kind, &id).await;
+    st.governance.cache.invalidate(&ws);
+    match r {
+        Ok(true) => {
+            tracing::info!(workspace = %ws, kind = %kind, id = %id, "session kill lifted");
+            StatusCode::NO_CONTENT.into_response()
+        }
+        Ok(false) => err(
+            StatusCode::NOT_FOUND,
+            &format!("no kill of {kind} {id} in workspace {ws}"),
+        ),
         Err(e) => store_err(e),
     }
 }

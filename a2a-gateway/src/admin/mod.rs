@@ -8,8 +8,9 @@
 //!   (the key is shown only here), `GET` lists, `POST /admin/keys/{keyId}/revoke`
 //!   (the card is checked first, [`crate::admin::registration`]; `?force=true` saves a refused one)
 //! - `GET /admin/audit?workspace=` JSON lines; `GET /admin/hops?workspace=&agent=&after=&limit=`
-//!   the hop history as a JSON list; `GET /admin/admin-audit?workspace=&after=&limit=` the
-//!   admin actions ([`crate::admin::audit`], written for every change made here);
+//!   the hop history as a JSON list; `GET /admin/admin-audit?workspace=&after=&limit=&actor=&action=&since=&until=`
+//!   the admin actions ([`crate::admin::audit`], written for every change made here; filters:
+//!   [`crate::admin::audit_read`]);
 //! - `GET|PATCH /admin/workspaces/{ws}/settings` ([`crate::admin::settings`]).
 //!
 //! The token is checked before the body is read or parsed (401 for any body); errors are 1.0
@@ -17,6 +18,7 @@
 
 pub mod approvals;
 pub mod audit;
+pub(crate) mod audit_read;
 pub mod governance;
 pub mod registration;
 pub mod settings;
@@ -111,7 +113,7 @@ pub fn router(state: Arc<GatewayState>) -> Router {
         .route("/admin/keys/{key}/revoke", post(revoke_key))
         .route("/admin/audit", get(audit_export))
         .route("/admin/hops", get(hops))
-        .route("/admin/admin-audit", get(audit::export))
+        .route("/admin/admin-audit", get(audit_read::export))
         .merge(governance::routes())
         .merge(approvals::routes())
         .merge(trust::routes())

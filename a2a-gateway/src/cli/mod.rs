@@ -194,6 +194,17 @@ enum AdminCmd {
         #[arg(long)]
         reason: Option<String>,
     },
+    /// Lift a kill: requests naming the context or task are served again (a running gateway
+    /// within 5 s; `DELETE /admin/workspaces/{ws}/kills/{kind}/{id}` at once).
+    KillLift {
+        /// Workspace id.
+        workspace: String,
+        /// `context` or `task`.
+        #[arg(value_parser = ["context", "task"])]
+        kind: String,
+        /// Context id or task id.
+        id: String,
+    },
     /// List a workspace's kills.
     KillList {
         /// Workspace id.
@@ -502,6 +513,15 @@ async fn governance_admin(
             };
             holds.add_kill(&k).await?;
             print_json(&k)?
+        }
+        AdminCmd::KillLift {
+            workspace,
+            kind,
+            id,
+        } => {
+            if !holds.lift_kill(&workspace, &kind, &id).await? {
+                bail!("no kill of {kind} {id} in workspace {workspace}");
+            }
         }
         AdminCmd::KillList { workspace } => print_json(&holds.kills(&workspace).await?)?,
         AdminCmd::ApprovalList { workspace, state } => {

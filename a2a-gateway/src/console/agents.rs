@@ -26,18 +26,18 @@ use crate::store::backend::RegistryStore;
 const CARD_WAIT: Duration = Duration::from_secs(3);
 
 /// What the console shows of a registered agent's peer.
-struct PeerView {
+pub(super) struct PeerView {
     /// The card, or why it could not be read.
-    card: Result<Value, String>,
+    pub(super) card: Result<Value, String>,
     /// `binding version at url` of the interface the gateway would call, or why none.
-    interface: Result<String, String>,
+    pub(super) interface: Result<String, String>,
     /// The card's signature trust as a hop would see it (`crate::trust::TrustState::check_card`).
-    trust: String,
+    pub(super) trust: String,
 }
 
 /// Reads the peer's card the way a hop does (address checks, the card cache), checks its
 /// signatures the way a hop does, and picks the interface.
-async fn peer_view(st: &GatewayState, agent: &Agent) -> PeerView {
+pub(super) async fn peer_view(st: &GatewayState, agent: &Agent) -> PeerView {
     let fetch = async {
         let ws = st
             .registry

@@ -63,10 +63,11 @@ pub fn csrf_field(csrf: &str) -> String {
 }
 
 /// The sections of the main navigation.
-const NAV: [(&str, &str); 3] = [
+const NAV: [(&str, &str); 4] = [
     ("Workspaces", "/console"),
     ("Hops", "/console/hops"),
     ("Approvals", "/console/approvals"),
+    ("Admin audit", "/console/admin-audit"),
 ];
 
 /// A full console page: `title` as its `<h1>`, `active` the navigation entry it belongs to,

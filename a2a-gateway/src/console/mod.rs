@@ -7,6 +7,7 @@
 //!   change (checked here, for every request, in [`require_session`]);
 //! - [`backend`]: every change is one admin API request answered in process;
 //! - `workspaces`, `agents`, `keys`, `hops`, `approvals`, `chart`: one file per view;
+//! - `governance/`: a workspace's policy, PII, kills, settings and trust pages, the admin audit;
 //! - `assets/`: the stylesheet and the small script (live hop updates), embedded.
 //!
 //! Every answer carries a strict Content-Security-Policy ([`html::CSP`]); there is no inline
@@ -28,6 +29,7 @@ mod agents;
 mod approvals;
 pub mod backend;
 mod chart;
+mod governance;
 mod hops;
 pub mod html;
 mod keys;
@@ -108,6 +110,7 @@ pub fn router(state: Arc<GatewayState>, sessions: Arc<Sessions>) -> Router {
         .route("/console/hops/live", get(hops::live))
         .route("/console/hops/{seq}", get(hops::detail))
         .route("/console/logout", post(login::logout))
+        .merge(governance::routes())
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             require_session,
@@ -286,6 +289,15 @@ pub(crate) fn ws_tabs(ws: &str, active: &str) -> String {
         (
             "Hops",
             format!("/console/hops?workspace={}", backend::seg(ws)),
+        ),
+        ("Policy", format!("{base}/policy")),
+        ("PII", format!("{base}/pii")),
+        ("Kills", format!("{base}/kills")),
+        ("Settings", format!("{base}/settings")),
+        ("Trust", format!("{base}/trust")),
+        (
+            "Admin audit",
+            format!("/console/admin-audit?workspace={}", backend::seg(ws)),
         ),
     ] {
         let cur = if name == active {

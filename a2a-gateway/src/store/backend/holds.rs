@@ -143,6 +143,15 @@ pub trait HoldStore: Clone + Send + Sync + 'static {
     /// [`StoreError::NotFound`].
     fn add_kill(&self, kill: &Kill) -> impl Future<Output = Result<(), StoreError>> + Send;
 
+    /// Lifts the kill of context or task (`kind`) `id` in `workspace`: requests naming it are
+    /// served again (what the kill ended stays ended). False when there was no such kill.
+    fn lift_kill(
+        &self,
+        workspace: &str,
+        kind: &str,
+        id: &str,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
     /// A stream of the kills made from now on, by any replica (see [`Kills`]).
     fn kill_events(&self) -> impl Future<Output = Result<Kills<Self>, StoreError>> + Send;
 }
@@ -354,6 +363,9 @@ impl HoldStore for Holds {
     }
     async fn add_kill(&self, kill: &Kill) -> Result<(), StoreError> {
         either!(self.add_kill(kill))
+    }
+    async fn lift_kill(&self, workspace: &str, kind: &str, id: &str) -> Result<bool, StoreError> {
+        either!(self.lift_kill(workspace, kind, id))
     }
     async fn kill_events(&self) -> Result<Kills<Holds>, StoreError> {
         let (signals, poll) = match self {

@@ -460,6 +460,16 @@ impl HoldStore for PgHolds {
         Ok(())
     }
 
+    async fn lift_kill(&self, workspace: &str, kind: &str, id: &str) -> Result<bool, StoreError> {
+        let n = self
+            .execute(
+                "DELETE FROM gov_kills WHERE workspace_id = $1 AND kind = $2 AND id = $3",
+                &[&workspace, &kind, &id],
+            )
+            .await?;
+        Ok(n > 0)
+    }
+
     async fn kill_events(&self) -> Result<Kills<PgHolds>, StoreError> {
         let (signals, poll) = self.signals();
         Kills::start(self.clone(), signals, poll).await

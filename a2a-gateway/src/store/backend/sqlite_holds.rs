@@ -373,6 +373,16 @@ impl HoldStore for SqliteHolds {
         Ok(())
     }
 
+    async fn lift_kill(&self, workspace: &str, kind: &str, id: &str) -> Result<bool, StoreError> {
+        let n = self.store.with(|c| {
+            Ok(c.execute(
+                "DELETE FROM gov_kills WHERE workspace_id = ?1 AND kind = ?2 AND id = ?3",
+                params![workspace, kind, id],
+            )?)
+        })?;
+        Ok(n > 0)
+    }
+
     async fn kill_events(&self) -> Result<Kills<SqliteHolds>, StoreError> {
         let (signals, poll) = self.signals();
         Kills::start(self.clone(), signals, poll).await
