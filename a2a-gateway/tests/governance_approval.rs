@@ -57,7 +57,7 @@ fn task_id(b: &Value) -> String {
 #[tokio::test]
 async fn approval_holds_then_releases_denies_and_expires() {
     let env = env_with(Version::V1, |c| {
-        c.approval_ttl_secs = 2;
+        c.approval_ttl_secs = 6; // long enough for a CLI process under load to approve in time
         c.approval_wait_secs = 0;
         c.delegation_key = Some("k".into());
     })
@@ -312,7 +312,7 @@ async fn approval_holds_then_releases_denies_and_expires() {
         .await;
     let gw_task = task_id(&b);
     let id = gw_task.trim_start_matches("gw-approval-").to_owned();
-    tokio::time::sleep(Duration::from_millis(2200)).await;
+    tokio::time::sleep(Duration::from_millis(6200)).await;
     let (_, b) = env
         .rpc("/a2a/echo", Some("1.0"), get(Some("1.0"), &gw_task))
         .await;
@@ -335,7 +335,7 @@ async fn approval_holds_then_releases_denies_and_expires() {
         )
         .await;
     let id = task_id(&b).trim_start_matches("gw-approval-").to_owned();
-    tokio::time::sleep(Duration::from_millis(2200)).await;
+    tokio::time::sleep(Duration::from_millis(6200)).await;
     let (s, b) = admin(
         &env,
         "POST",
