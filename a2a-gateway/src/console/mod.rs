@@ -4,8 +4,9 @@
 //!
 //! - [`session`]: login, sessions, cookies, CSRF and Origin checks;
 //! - [`backend`]: every change is one admin API request answered in process;
-//! - `workspaces`, `agents`, `keys`, `hops`, `approvals`, `chart`: one file per view;
-//! - `assets/`: the stylesheet and the small script (live hop updates), embedded.
+//! - `overview` (with `figures`), `workspaces`, `agents`, `keys`, `hops` (with `hop_filter`
+//!   and `story`), `approvals`, `chart`: one file per view;
+//! - `assets/`: the stylesheet and the small script (live hops and overview), embedded.
 //!
 //! Every answer carries a strict Content-Security-Policy ([`html::CSP`]); there is no inline
 //! script or style, and nothing is loaded from anywhere but the gateway.
@@ -26,15 +27,22 @@ mod agents;
 mod approvals;
 pub mod backend;
 mod chart;
+mod figures;
+mod hop_filter;
 mod hops;
 pub mod html;
 mod keys;
+mod overview;
 pub mod session;
+mod story;
 mod workspaces;
 
 pub use session::Sessions;
 
 use html::{csrf_field, esc, notice, page};
+
+/// The console's home after login: the overview.
+pub const HOME: &str = "/console/overview";
 
 /// Largest console form body.
 const MAX_FORM_BYTES: usize = 64 * 1024;
@@ -95,6 +103,8 @@ pub fn router(state: Arc<GatewayState>, sessions: Arc<Sessions>) -> Router {
             post(approvals::decide),
         )
         .route("/console/approvals", get(approvals::list))
+        .route("/console/overview", get(overview::page_handler))
+        .route("/console/overview/live", get(overview::live))
         .route("/console/hops", get(hops::list))
         .route("/console/hops/live", get(hops::live))
         .route("/console/hops/{seq}", get(hops::detail))
@@ -223,7 +233,7 @@ async fn login_form(
     headers: HeaderMap,
 ) -> Response {
     match session::current(&st, &sessions, &headers).await {
-        Ok(Some(_)) => return Redirect::to("/console").into_response(),
+        Ok(Some(_)) => return Redirect::to(HOME).into_response(),
         Ok(None) => {}
         Err(e) => return session::store_failed(&e),
     }
@@ -299,12 +309,12 @@ async fn start_session(
     let path = if secure { "/" } else { "/console" };
     let mut resp = if landing {
         let html = r#"<!doctype html><html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="refresh" content="0;url=/console"><title>Logged in · a2a-gateway console</title>
+<meta http-equiv="refresh" content="0;url=/console/overview"><title>Logged in · a2a-gateway console</title>
 <link rel="stylesheet" href="/console/assets/console.css"></head>
-<body><main id="main"><h1>Logged in</h1><p><a href="/console">Continue to the console</a></p></main></body></html>"#;
+<body><main id="main"><h1>Logged in</h1><p><a href="/console/overview">Continue to the console</a></p></main></body></html>"#;
         (StatusCode::OK, html::html_type(), html).into_response()
     } else {
-        Redirect::to("/console").into_response()
+        Redirect::to(HOME).into_response()
     };
     let h = resp.headers_mut();
     h.append(
