@@ -24,10 +24,10 @@ use serde_json::{Value, json};
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 /// How long a page condition is waited for (a loaded 2-core machine).
-const WAIT: Duration = Duration::from_secs(30);
+pub(crate) const WAIT: Duration = Duration::from_secs(30);
 
 /// chromedriver on a free loopback port; killed on drop.
-struct Driver {
+pub(crate) struct Driver {
     child: Child,
     url: String,
 }
@@ -39,7 +39,7 @@ impl Drop for Driver {
     }
 }
 
-async fn start_driver() -> Option<Driver> {
+pub(crate) async fn start_driver() -> Option<Driver> {
     let present =
         std::path::Path::new(CHROMIUM).exists() && std::path::Path::new(CHROMEDRIVER).exists();
     if !present {
@@ -91,7 +91,7 @@ async fn start_driver() -> Option<Driver> {
     panic!("chromedriver did not become ready");
 }
 
-async fn browser(driver: &Driver, profile: &std::path::Path) -> Client {
+pub(crate) async fn browser(driver: &Driver, profile: &std::path::Path) -> Client {
     let mut caps = serde_json::Map::new();
     caps.insert(
         "goog:chromeOptions".into(),
@@ -115,7 +115,7 @@ fn shots() -> PathBuf {
     dir
 }
 
-async fn shot(c: &Client, name: &str) {
+pub(crate) async fn shot(c: &Client, name: &str) {
     let png = c.screenshot().await.unwrap();
     std::fs::write(shots().join(format!("{name}.png")), png).unwrap();
 }
@@ -141,7 +141,7 @@ async fn new_secret_other_than(c: &Client, previous: &str) -> String {
     }
 }
 
-async fn wait_text(c: &Client, text: &str) {
+pub(crate) async fn wait_text(c: &Client, text: &str) {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
         // Between two pages there may be no body yet: read again.
@@ -160,13 +160,13 @@ async fn wait_text(c: &Client, text: &str) {
     }
 }
 
-async fn fill(c: &Client, css: &str, text: &str) {
+pub(crate) async fn fill(c: &Client, css: &str, text: &str) {
     let e = c.find(Locator::Css(css)).await.unwrap();
     e.clear().await.unwrap();
     e.send_keys(text).await.unwrap();
 }
 
-async fn click(c: &Client, css: &str) {
+pub(crate) async fn click(c: &Client, css: &str) {
     c.find(Locator::Css(css))
         .await
         .unwrap()
@@ -252,6 +252,10 @@ async fn console_in_a_real_browser() {
     wait_text(&c, "That is not the admin token.").await;
     fill(&c, "#token", ADMIN).await;
     click(&c, "form.card button[type=submit]").await;
+    // The overview is the home after login; the workspaces are one click away.
+    wait_text(&c, "Hops per minute").await;
+    assert_eq!(c.current_url().await.unwrap().path(), "/console/overview");
+    click(&c, "a[href=\"/console\"]").await;
     wait_text(&c, "New workspace").await;
     assert_eq!(c.current_url().await.unwrap().path(), "/console");
     shot(&c, "02-workspaces").await;

@@ -36,7 +36,7 @@ async fn nothing_without_the_session_cookie() {
     }
     let r = http.get(env.url("/console/")).send().await.unwrap();
     assert_eq!(r.status(), 308);
-    assert_eq!(r.headers()[LOCATION], "/console/overview");
+    assert_eq!(r.headers()[LOCATION], "/console");
     let r = http
         .get(env.url("/console/hops/live"))
         .send()

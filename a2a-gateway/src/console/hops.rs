@@ -163,7 +163,7 @@ async fn filters(st: &GatewayState, q: &HopQuery) -> String {
 <div><label for="f-since">Since (UTC)</label><input id="f-since" name="since" type="datetime-local" value="{since}"></div>
 <div><label for="f-until">Until (UTC)</label><input id="f-until" name="until" type="datetime-local" value="{until}"></div>
 <div class="check"><input id="f-cards" name="cards" type="checkbox" value="1"{checked}><label for="f-cards" class="inline">Show card fetches</label></div>
-<div><button type="submit">Filter</button> <a href="/console/hops">Clear</a></div></form>"#,
+<div class="actions"><button type="submit">Filter</button> <a href="/console/hops">Clear</a></div></form>"#,
         ws = options(&ids, &q.workspace, "all"),
         agent = esc(&q.agent),
         dec = options(&DECISIONS, q.decision.trim(), "any"),

@@ -73,7 +73,7 @@ pub(crate) async fn page_handler(
     let body = format!(
         r#"<form method="get" action="/console/overview" class="filters" aria-label="Choose the workspace">
 <div><label for="o-ws">Workspace</label><select id="o-ws" name="workspace">{opts}</select></div>
-<div><button type="submit">Show</button> <a href="/console/overview{q}">Refresh</a> · <a href="/console">All workspaces</a></div></form>
+<div class="actions"><button type="submit">Show</button> <a href="/console/overview{q}">Refresh</a> <a href="/console">All workspaces</a></div></form>
 <p class="hint">The last {MINUTES} minutes of {scope}, from the audit log (on PostgreSQL every replica's hops). Figures marked <em>this replica</em> are this gateway process's own, since it started. <span id="overview-status"></span></p>
 <div id="overview" data-refresh="/console/overview/live{q}" data-every="{REFRESH_SECS}">{figures}</div>"#,
         q = esc(&query),
@@ -330,7 +330,8 @@ async fn figures(st: &GatewayState, ws: &str, ids: &[String]) -> Result<String, 
     let _ = write!(
         out,
         r#"<section aria-labelledby="ov-lat"><h2 id="ov-lat">Gateway overhead and peer time</h2>
-<table id="latency"><caption>This replica since it started, every workspace (from the <code>a2a_gateway_overhead_seconds</code> and <code>a2a_peer_duration_seconds</code> histograms, as <code>histogram_quantile</code> reads them)</caption>
+<p class="hint">This replica since it started, every workspace: the <code>a2a_gateway_overhead_seconds</code> and <code>a2a_peer_duration_seconds</code> histograms of <code>/metrics</code>, read as <code>histogram_quantile</code> reads them (within a bucket, linear).</p>
+<table id="latency"><caption>Overhead and peer time (this replica)</caption>
 <thead><tr><th scope="col">Share of a hop</th><th scope="col">p50 (ms)</th><th scope="col">p99 (ms)</th><th scope="col">Hops measured</th></tr></thead>
 <tbody>{}{}</tbody></table></section></div>"#,
         row("overhead", "Gateway overhead", &overhead),
