@@ -2,7 +2,8 @@
 //! after known traffic (5 allowed hops, 2 refused by policy, 1 held, 1 to a dead peer, 1
 //! without a key), the hop filters (card fetches hidden, decision, code, operation, version,
 //! binding, trace id, task) and a held hop's story (held, decided by whom and when, the peer
-//! task) over plain HTTP; then the same in headless Chromium, with screenshots.
+//! task) over plain HTTP; the overview fleet-wide over two replicas on PostgreSQL; then the
+//! same in headless Chromium, with screenshots.
 
 use crate::common;
 use crate::console_browser::{WAIT, browser, click, fill, shot, start_driver, wait_text};
@@ -234,9 +235,17 @@ async fn overview_figures_match_the_metrics_endpoint() {
     // Strict CSP: no inline script or style on the page.
     assert!(!page.contains("style=") && !page.contains("<script>"));
     assert!(page.contains(r#"<script src="/console/assets/console.js" defer>"#));
-    // The home after login is the overview.
-    let (_, cookie) = login_with(&client(), &c.base, ADMIN).await;
-    assert!(cookie.is_some());
+    // A decision is not a hop: once the held hop is approved (and sent), the figures still
+    // match, the approval no longer waits and the decision is counted apart.
+    let id = common::approval::pending_id(&env).await;
+    let (s, b) = common::approval::decide(&env, &id, "approve", None).await;
+    assert_eq!(s, 200, "{b}");
+    let (_, after) = c.get("/console/overview?workspace=ws1").await;
+    let m = metrics(&env).await;
+    assert_matches_metrics(&after, &m, Some("ws1"));
+    assert_eq!(figure(&after, "hops"), 10.0);
+    assert_eq!(figure(&after, "approvals-waiting"), 0.0);
+    assert!(after.contains("Decided in the last 60 minutes: 1 approved."), "{after}");
     env.stop().await;
 }
 
@@ -329,6 +338,51 @@ async fn hop_filters_and_a_held_hops_story() {
     let (_, held_rows) = c.get("/console/hops?decision=held").await;
     assert!(held_rows.contains("held (approved)"));
     env.stop().await;
+}
+
+/// Two replicas with their audit on one PostgreSQL: the overview of either counts the hops
+/// of both (and says which figures are its own), as the sum of their `/metrics` does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_overview_is_fleet_wide_over_replicas_on_postgres() {
+    use crate::gateway_replicas_gov::{replica, seed};
+    let Some(cluster) = crate::store_suite::cluster() else {
+        return;
+    };
+    let (peer, key) = seed(&cluster, "overview").await;
+    let a = replica(&cluster, "overview", &key).await;
+    let b = replica(&cluster, "overview", &key).await;
+    for (env, n) in [(&a, 3), (&b, 2)] {
+        for i in 0..n {
+            let (s, r) = env.rpc("/a2a/echo", Some("1.0"), send10(&format!("m{i}"))).await;
+            assert_eq!(s, 200, "{r}");
+        }
+    }
+    let (_, r) = b.rpc("/a2a/nope", Some("1.0"), send10("x")).await;
+    assert_eq!(gw_code(&r), "a2a_agent_not_found", "{r}");
+    let c = login(&a).await;
+    let (status, page) = c.get("/console/overview?workspace=ws1").await;
+    assert_eq!(status, 200, "{page}");
+    let (ma, mb) = (metrics(&a).await, metrics(&b).await);
+    let sent = |m: &Scrape, decision: &str| {
+        m.sum("a2a_requests_total", &[("workspace", "ws1"), ("decision", decision)])
+    };
+    assert_eq!(
+        figure(&page, "hops"),
+        sent(&ma, "allowed") + sent(&mb, "allowed") + sent(&mb, "refused")
+    );
+    assert_eq!(figure(&page, "hops"), 6.0);
+    assert_eq!(figure(&page, "refused"), sent(&mb, "refused"));
+    assert_eq!(
+        cell_after(&page, r#"data-code="a2a_agent_not_found""#, "num"),
+        Some("1")
+    );
+    // Per-process figures are this replica's, and say so.
+    assert!(page.contains("this replica, every workspace"));
+    let count = cell_after(&page, r#"data-latency="peer""#, "num count").unwrap();
+    assert_eq!(count, ma.sum("a2a_peer_duration_seconds_count", &[]).to_string());
+    a.stop().await;
+    b.stop().await;
+    peer.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

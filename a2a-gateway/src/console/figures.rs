@@ -127,19 +127,19 @@ impl Window {
     }
 
     /// Reads the last hour's rows of `workspace` (all: `None`), newest first, at most
-    /// [`MAX_HOPS`].
+    /// [`MAX_HOPS`]. The walk stops at the first page that reaches rows older than the window
+    /// (by a margin for replicas' clocks): the audit's times grow with its sequence numbers,
+    /// so this reads the window's rows and one page more, however long the log is (a time
+    /// condition in the query would have the database look at every older row).
     pub(crate) async fn read(
         st: &GatewayState,
         workspace: Option<&str>,
         now: time::OffsetDateTime,
     ) -> Result<Window, StoreError> {
-        let since = (now - time::Duration::minutes(MINUTES as i64))
-            .format(&Rfc3339)
-            .unwrap_or_default();
+        let start = now - time::Duration::minutes(MINUTES as i64 + 2);
+        let start = start.format(&Rfc3339).unwrap_or_default();
         let f = HopFilter {
             workspace: workspace.map(str::to_owned),
-            // A prefix (no zone) compares below every time of that second.
-            since: Some(since.get(..19).unwrap_or(&since).to_owned()),
             ..HopFilter::default()
         };
         let mut w = Window {
@@ -149,14 +149,17 @@ impl Window {
         let mut before = None;
         let mut read = 0;
         loop {
-            let batch = st.audit.hop_page(&f, before, 1000).await?;
-            let full = batch.len() == 1000;
+            let batch = st.audit.hop_page(&f, before, BATCH).await?;
+            let full = batch.len() as i64 == BATCH;
+            let mut past = false;
             for r in &batch {
                 w.add(r, now);
                 before = Some(r.seq);
+                // RFC 3339 UTC times compare as text up to the second.
+                past |= r.ts.get(..19).unwrap_or(&r.ts) < start.get(..19).unwrap_or(&start);
             }
             read += batch.len();
-            if !full {
+            if !full || past {
                 return Ok(w);
             }
             if read >= MAX_HOPS {
@@ -166,6 +169,9 @@ impl Window {
         }
     }
 }
+
+/// Rows read per store call.
+const BATCH: i64 = 1000;
 
 /// One histogram family of the exposition, its series' buckets summed: `(upper bound,
 /// cumulative count)` in bound order, the last `+Inf`.
