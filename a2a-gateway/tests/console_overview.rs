@@ -61,7 +61,16 @@ fn quantile(s: &Scrape, family: &str, q: f64) -> Option<f64> {
     }
     let mut b: Vec<(f64, f64)> = by_le
         .into_iter()
-        .map(|(le, n)| (if le == "+Inf" { f64::INFINITY } else { le.parse().unwrap() }, n))
+        .map(|(le, n)| {
+            (
+                if le == "+Inf" {
+                    f64::INFINITY
+                } else {
+                    le.parse().unwrap()
+                },
+                n,
+            )
+        })
         .collect();
     b.sort_by(|x, y| x.0.total_cmp(&y.0));
     let total = b.last()?.1;
@@ -96,15 +105,27 @@ async fn traffic(env: &Env) -> Value {
     let (s, b) = admin(env, "PUT", "/admin/workspaces/ws1/policy", Some(policy())).await;
     assert_eq!(s, 200, "{b}");
     for i in 0..5 {
-        let (s, b) = env.rpc("/a2a/echo", Some("1.0"), send10(&format!("hi {i}"))).await;
+        let (s, b) = env
+            .rpc("/a2a/echo", Some("1.0"), send10(&format!("hi {i}")))
+            .await;
         assert_eq!(s, 200, "{b}");
     }
     for _ in 0..2 {
-        let (_, b) = env.rpc("/a2a/echo", Some("1.0"), with_skill("forbidden")).await;
+        let (_, b) = env
+            .rpc("/a2a/echo", Some("1.0"), with_skill("forbidden"))
+            .await;
         assert_eq!(gw_code(&b), "a2a_policy_denied", "{b}");
     }
-    let (_, h) = env.rpc("/a2a/echo", Some("1.0"), held(Some("1.0"), "refund me")).await;
-    assert!(result_task(&h)["id"].as_str().unwrap().starts_with("gw-approval-"), "{h}");
+    let (_, h) = env
+        .rpc("/a2a/echo", Some("1.0"), held(Some("1.0"), "refund me"))
+        .await;
+    assert!(
+        result_task(&h)["id"]
+            .as_str()
+            .unwrap()
+            .starts_with("gw-approval-"),
+        "{h}"
+    );
     env.register("ws1", "dead", "http://127.0.0.1:9", None);
     let (_, b) = env.rpc("/a2a/dead", Some("1.0"), send10("anyone?")).await;
     assert!(b.get("error").is_some(), "{b}");
@@ -176,10 +197,7 @@ fn assert_matches_metrics(page: &str, m: &Scrape, ws: Option<&str>) {
         m.sum("a2a_approvals_pending", &want),
         "approvals waiting"
     );
-    assert_eq!(
-        figure(page, "open-streams"),
-        m.sum("a2a_open_streams", &[])
-    );
+    assert_eq!(figure(page, "open-streams"), m.sum("a2a_open_streams", &[]));
     assert_eq!(
         figure(page, "unauthenticated"),
         m.sum("a2a_unauthenticated_total", &[])
@@ -218,7 +236,10 @@ async fn overview_figures_match_the_metrics_endpoint() {
         cell_after(&page, r#"data-code="a2a_policy_denied""#, "num"),
         Some("2")
     );
-    assert!(page.contains(r#"data-peer="dead""#), "a peer with errors: {page}");
+    assert!(
+        page.contains(r#"data-peer="dead""#),
+        "a peer with errors: {page}"
+    );
     assert_matches_metrics(&page, &m, Some("ws1"));
     // Fleet-wide: the same (ws2 had no traffic), and the live fragment has the same figures.
     let (_, fleet) = c.get("/console/overview").await;
@@ -245,7 +266,10 @@ async fn overview_figures_match_the_metrics_endpoint() {
     assert_matches_metrics(&after, &m, Some("ws1"));
     assert_eq!(figure(&after, "hops"), 10.0);
     assert_eq!(figure(&after, "approvals-waiting"), 0.0);
-    assert!(after.contains("Decided in the last 60 minutes: 1 approved."), "{after}");
+    assert!(
+        after.contains("Decided in the last 60 minutes: 1 approved."),
+        "{after}"
+    );
     env.stop().await;
 }
 
@@ -285,7 +309,10 @@ async fn hop_filters_and_a_held_hops_story() {
     };
     let trace = trace_of(&held_rows);
     let (_, by_trace) = c
-        .get(&format!("/console/hops?trace={}", &trace[8..20].to_uppercase()))
+        .get(&format!(
+            "/console/hops?trace={}",
+            &trace[8..20].to_uppercase()
+        ))
         .await;
     assert_eq!(seqs(&by_trace), held_seq);
     let (status, bad) = c.get("/console/hops?decision=maybe").await;
@@ -294,7 +321,10 @@ async fn hop_filters_and_a_held_hops_story() {
     // Live rows keep the filter; the header says where the next poll starts.
     let r = c
         .http
-        .get(format!("{}/console/hops/live?decision=held&after=0", c.base))
+        .get(format!(
+            "{}/console/hops/live?decision=held&after=0",
+            c.base
+        ))
         .header(reqwest::header::COOKIE, &c.cookie)
         .send()
         .await
@@ -320,19 +350,32 @@ async fn hop_filters_and_a_held_hops_story() {
     assert_eq!(decision_seq.len(), 1, "{decisions}");
     assert!(decisions.contains("approved by ana"));
     let (_, allowed) = c.get("/console/hops?decision=allowed").await;
-    assert!(!seqs(&allowed).contains(&decision_seq[0]), "a decision is not a hop");
+    assert!(
+        !seqs(&allowed).contains(&decision_seq[0]),
+        "a decision is not a hop"
+    );
     let task_link = format!("/console/hops?workspace=ws1&amp;agent=echo&amp;task={peer_task}");
-    for (seq, other) in [(held_seq[0], decision_seq[0]), (decision_seq[0], held_seq[0])] {
+    for (seq, other) in [
+        (held_seq[0], decision_seq[0]),
+        (decision_seq[0], held_seq[0]),
+    ] {
         let (_, page) = c.get(&format!("/console/hops/{seq}")).await;
         assert!(page.contains("Held for approval: what happened"), "{page}");
-        assert!(page.contains(&format!(r#"href="/console/hops/{other}""#)), "{page}");
-        assert!(page.contains(&format!(r#"href="/console/hops/{seq}" aria-current="step""#)));
+        assert!(
+            page.contains(&format!(r#"href="/console/hops/{other}""#)),
+            "{page}"
+        );
+        assert!(page.contains(&format!(
+            r#"href="/console/hops/{seq}" aria-current="step""#
+        )));
         assert!(page.contains(r#"Approved</strong> by <span class="who">ana</span>"#));
         assert!(page.contains(&task_link), "{page}");
         assert!(page.contains(&format!("/console/workspaces/ws1/approvals/{id}")));
     }
     let (_, task_hops) = c
-        .get(&format!("/console/hops?workspace=ws1&agent=echo&task={peer_task}"))
+        .get(&format!(
+            "/console/hops?workspace=ws1&agent=echo&task={peer_task}"
+        ))
         .await;
     assert!(seqs(&task_hops).contains(&decision_seq[0]), "{task_hops}");
     let (_, held_rows) = c.get("/console/hops?decision=held").await;
@@ -353,7 +396,9 @@ async fn the_overview_is_fleet_wide_over_replicas_on_postgres() {
     let b = replica(&cluster, "overview", &key).await;
     for (env, n) in [(&a, 3), (&b, 2)] {
         for i in 0..n {
-            let (s, r) = env.rpc("/a2a/echo", Some("1.0"), send10(&format!("m{i}"))).await;
+            let (s, r) = env
+                .rpc("/a2a/echo", Some("1.0"), send10(&format!("m{i}")))
+                .await;
             assert_eq!(s, 200, "{r}");
         }
     }
@@ -364,7 +409,10 @@ async fn the_overview_is_fleet_wide_over_replicas_on_postgres() {
     assert_eq!(status, 200, "{page}");
     let (ma, mb) = (metrics(&a).await, metrics(&b).await);
     let sent = |m: &Scrape, decision: &str| {
-        m.sum("a2a_requests_total", &[("workspace", "ws1"), ("decision", decision)])
+        m.sum(
+            "a2a_requests_total",
+            &[("workspace", "ws1"), ("decision", decision)],
+        )
     };
     assert_eq!(
         figure(&page, "hops"),
@@ -379,7 +427,10 @@ async fn the_overview_is_fleet_wide_over_replicas_on_postgres() {
     // Per-process figures are this replica's, and say so.
     assert!(page.contains("this replica, every workspace"));
     let count = cell_after(&page, r#"data-latency="peer""#, "num count").unwrap();
-    assert_eq!(count, ma.sum("a2a_peer_duration_seconds_count", &[]).to_string());
+    assert_eq!(
+        count,
+        ma.sum("a2a_peer_duration_seconds_count", &[]).to_string()
+    );
     a.stop().await;
     b.stop().await;
     peer.shutdown().await;
@@ -411,9 +462,17 @@ async fn overview_and_hops_in_a_real_browser() {
     wait_text(&c, "The last 60 minutes of workspace ws1").await;
     let page = c.source().await.unwrap();
     assert_matches_metrics(&page, &metrics(&env).await, Some("ws1"));
-    assert!(!c.find_all(Locator::Css(".chart svg rect")).await.unwrap().is_empty());
     assert!(
-        !c.find_all(Locator::Css(".chart svg .legend text")).await.unwrap().is_empty(),
+        !c.find_all(Locator::Css(".chart svg rect"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        !c.find_all(Locator::Css(".chart svg .legend text"))
+            .await
+            .unwrap()
+            .is_empty(),
         "a legend"
     );
     // Usable at 1,280 px: nothing scrolls sideways.
@@ -424,8 +483,14 @@ async fn overview_and_hops_in_a_real_browser() {
         )
         .await
         .unwrap();
-    assert!(overflow.as_i64().unwrap_or(99) <= 1, "sideways scroll: {overflow}");
+    assert!(
+        overflow.as_i64().unwrap_or(99) <= 1,
+        "sideways scroll: {overflow}"
+    );
+    // The whole page in the screenshot.
+    c.set_window_size(1280, 1500).await.unwrap();
     shot(&c, "13-overview").await;
+    c.set_window_size(1280, 1000).await.unwrap();
     // Live: one more hop shows in the figures without a reload.
     let (s, _) = env.rpc("/a2a/echo", Some("1.0"), send10("one more")).await;
     assert_eq!(s, 200);
@@ -456,8 +521,16 @@ async fn overview_and_hops_in_a_real_browser() {
         )
         .await
         .unwrap();
-    assert!(overflow.as_i64().unwrap_or(99) <= 1, "the hop table scrolls: {overflow}");
-    assert!(c.find_all(Locator::Css(r#"tr[data-kind="card"]"#)).await.unwrap().is_empty());
+    assert!(
+        overflow.as_i64().unwrap_or(99) <= 1,
+        "the hop table scrolls: {overflow}"
+    );
+    assert!(
+        c.find_all(Locator::Css(r#"tr[data-kind="card"]"#))
+            .await
+            .unwrap()
+            .is_empty()
+    );
     c.find(Locator::Css("#f-decision"))
         .await
         .unwrap()
@@ -466,8 +539,18 @@ async fn overview_and_hops_in_a_real_browser() {
         .unwrap();
     click(&c, "form.filters button[type=submit]").await;
     wait_text(&c, "held (pending)").await;
-    assert!(c.current_url().await.unwrap().query().unwrap_or("").contains("decision=held"));
-    let rows = c.find_all(Locator::Css("#hops tbody tr[data-seq]")).await.unwrap();
+    assert!(
+        c.current_url()
+            .await
+            .unwrap()
+            .query()
+            .unwrap_or("")
+            .contains("decision=held")
+    );
+    let rows = c
+        .find_all(Locator::Css("#hops tbody tr[data-seq]"))
+        .await
+        .unwrap();
     assert_eq!(rows.len(), 1);
     shot(&c, "14-hops-filtered").await;
     // Show card fetches with the checkbox (keyboard: Space on the focused box).
@@ -482,7 +565,9 @@ async fn overview_and_hops_in_a_real_browser() {
     wait_text(&c, "agent/card").await;
 
     // The held hop's story: approve it from its approval page, then follow the three links.
-    c.goto(&format!("{base}/console/hops?decision=held")).await.unwrap();
+    c.goto(&format!("{base}/console/hops?decision=held"))
+        .await
+        .unwrap();
     click(&c, "#hops tbody tr[data-seq] th a").await;
     wait_text(&c, "Waiting for a decision").await;
     click(&c, r#"li[data-step="held"] a[href*="/approvals/"]"#).await;
@@ -497,7 +582,9 @@ async fn overview_and_hops_in_a_real_browser() {
         .unwrap_or_default();
     click(&c, "#approval form.decide button:not(.danger)").await;
     wait_text(&c, "Approved: the held hop was sent.").await;
-    c.goto(&format!("{base}/console/hops?decision=held")).await.unwrap();
+    c.goto(&format!("{base}/console/hops?decision=held"))
+        .await
+        .unwrap();
     wait_text(&c, "held (approved)").await;
     click(&c, "#hops tbody tr[data-seq] th a").await;
     wait_text(&c, &format!("Approved by {approver}")).await;
@@ -505,10 +592,12 @@ async fn overview_and_hops_in_a_real_browser() {
     click(&c, r#"li[data-step="decision"] a"#).await;
     wait_text(&c, "approved by").await;
     assert!(
-        c.find_all(Locator::Css(r#"li[data-step="decision"] a[aria-current="step"]"#))
-            .await
-            .unwrap()
-            .len()
+        c.find_all(Locator::Css(
+            r#"li[data-step="decision"] a[aria-current="step"]"#
+        ))
+        .await
+        .unwrap()
+        .len()
             == 1,
         "the decision's own page"
     );
@@ -516,8 +605,18 @@ async fn overview_and_hops_in_a_real_browser() {
     wait_text(&c, "Held for approval: what happened").await;
     click(&c, r#"li[data-step="task"] a"#).await;
     wait_text(&c, "Hops, newest first").await;
-    assert!(c.current_url().await.unwrap().query().unwrap_or("").contains("task="));
-    let rows = c.find_all(Locator::Css(r#"#hops tr[data-kind="approval"]"#)).await.unwrap();
+    assert!(
+        c.current_url()
+            .await
+            .unwrap()
+            .query()
+            .unwrap_or("")
+            .contains("task=")
+    );
+    let rows = c
+        .find_all(Locator::Css(r#"#hops tr[data-kind="approval"]"#))
+        .await
+        .unwrap();
     assert_eq!(rows.len(), 1, "the release, on the peer task");
 
     c.close().await.unwrap();

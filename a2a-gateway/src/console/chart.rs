@@ -81,7 +81,13 @@ fn tick_label(v: f64) -> String {
 
 /// Draws `c` (see the module doc).
 pub(crate) fn render(c: &Chart<'_>) -> String {
-    let n = c.series.iter().map(|s| s.values.len()).max().unwrap_or(0).max(1);
+    let n = c
+        .series
+        .iter()
+        .map(|s| s.values.len())
+        .max()
+        .unwrap_or(0)
+        .max(1);
     // The value axis covers the stacked bars and every line.
     let mut top = 0f64;
     for i in 0..n {
@@ -285,9 +291,7 @@ fn render_agent(b: &[Bucket], agent: &str) -> String {
     let max_count = b.iter().map(|x| x.count).max().unwrap_or(1);
     let max_ms = b.iter().map(|x| x.max).max().unwrap_or(0);
     let some = |f: &dyn Fn(&Bucket) -> f64| -> Vec<Option<f64>> {
-        b.iter()
-            .map(|x| (x.count > 0).then(|| f(x)))
-            .collect()
+        b.iter().map(|x| (x.count > 0).then(|| f(x))).collect()
     };
     let throughput = render(&Chart {
         id: "tp-t",
@@ -304,9 +308,7 @@ fn render_agent(b: &[Bucket], agent: &str) -> String {
     });
     let latency = render(&Chart {
         id: "lat-t",
-        title: format!(
-            "Latency of {agent} per minute: average and maximum, up to {max_ms} ms"
-        ),
+        title: format!("Latency of {agent} per minute: average and maximum, up to {max_ms} ms"),
         unit: "ms",
         series: vec![
             Series {

@@ -281,7 +281,10 @@ a2a_unauthenticated_total{reason="invalid"} 3
     #[test]
     fn histograms_sum_their_series_and_give_quantiles() {
         let h = Histogram::parse(TEXT, "a2a_gateway_overhead_seconds").unwrap();
-        assert_eq!(h.buckets, vec![(0.005, 2.0), (0.01, 4.0), (f64::INFINITY, 5.0)]);
+        assert_eq!(
+            h.buckets,
+            vec![(0.005, 2.0), (0.01, 4.0), (f64::INFINITY, 5.0)]
+        );
         assert_eq!(h.count(), 5.0);
         // Rank 2.5 of 5: halfway between 0.005 (2) and 0.01 (4), a quarter of the way.
         let p50 = h.quantile(0.5).unwrap();

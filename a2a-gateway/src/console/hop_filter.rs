@@ -16,7 +16,13 @@ use crate::store::{AuditRecord, HopFilter, StoreError};
 /// Decisions offered in the filter: the stored ones, and `held` (a hop held for approval) and
 /// `approval` (a person's decision on one), told apart by their evidence.
 pub(crate) const DECISIONS: [&str; 7] = [
-    "allowed", "refused", "held", "approval", "killed", "duplicate", "stream",
+    "allowed",
+    "refused",
+    "held",
+    "approval",
+    "killed",
+    "duplicate",
+    "stream",
 ];
 /// Bindings offered in the filter (as the audit names them).
 pub(crate) const BINDINGS: [&str; 3] = ["JSONRPC", "HTTP+JSON", "GRPC"];
@@ -177,7 +183,10 @@ impl HopQuery {
             ));
         }
         if !self.version.is_empty() && !VERSIONS.contains(&self.version.as_str()) {
-            return Err(format!("{:?} is not an A2A version (0.3 or 1.0)", self.version));
+            return Err(format!(
+                "{:?} is not an A2A version (0.3 or 1.0)",
+                self.version
+            ));
         }
         if !self.binding.is_empty() && !BINDINGS.contains(&self.binding.as_str()) {
             return Err(format!(
@@ -298,7 +307,9 @@ pub(crate) async fn scan(
 ) -> Result<Scan, StoreError> {
     if !q.scans() {
         let rows = st.audit.hop_page(f, before, want as i64).await?;
-        let next = (rows.len() == want).then(|| rows.last().map(|r| r.seq)).flatten();
+        let next = (rows.len() == want)
+            .then(|| rows.last().map(|r| r.seq))
+            .flatten();
         let newest = rows.first().map(|r| r.seq);
         return Ok(Scan {
             scanned: rows.len(),
@@ -351,7 +362,9 @@ mod tests {
     /// The query string parsed as axum's `Query` does.
     fn serde_urlencoded_like(s: &str) -> HopQuery {
         let uri: axum::http::Uri = format!("/x?{s}").parse().unwrap();
-        axum::extract::Query::<HopQuery>::try_from_uri(&uri).unwrap().0
+        axum::extract::Query::<HopQuery>::try_from_uri(&uri)
+            .unwrap()
+            .0
     }
 
     fn rec(op: &str, decision: &str) -> AuditRecord {
@@ -369,10 +382,16 @@ mod tests {
 
     #[test]
     fn filters_parse_and_round_trip() {
-        let a = q("workspace=w&decision=held&code=a2a_policy_denied&version=0.3&binding=GRPC&trace=4BF9&cards=1&since=2026-01-31T13:45");
+        let a = q(
+            "workspace=w&decision=held&code=a2a_policy_denied&version=0.3&binding=GRPC&trace=4BF9&cards=1&since=2026-01-31T13:45",
+        );
         let f = a.filter().unwrap();
         assert_eq!(f.workspace.as_deref(), Some("w"));
-        assert_eq!(f.decision.as_deref(), Some("allowed"), "held is stored allowed");
+        assert_eq!(
+            f.decision.as_deref(),
+            Some("allowed"),
+            "held is stored allowed"
+        );
         assert_eq!(f.since.as_deref(), Some("2026-01-31T13:45"));
         assert!(a.scans() && a.cards());
         let again = q(&a.query());
@@ -380,7 +399,13 @@ mod tests {
         assert!(q("decision=approval").filter().unwrap().decision.is_none());
         // Nothing but the store's filters, card fetches shown: the store pages alone.
         assert!(!q("workspace=w&decision=refused&cards=1").scans());
-        for bad in ["decision=maybe", "version=2.0", "binding=SOAP", "trace=xyz", "since=today"] {
+        for bad in [
+            "decision=maybe",
+            "version=2.0",
+            "binding=SOAP",
+            "trace=xyz",
+            "since=today",
+        ] {
             assert!(q(bad).filter().is_err(), "{bad}");
         }
     }
@@ -400,14 +425,16 @@ mod tests {
         assert!(!q("trace=ffff").matches(&send));
         assert!(!q("code=a2a_policy_denied").matches(&send));
         let mut held = send.clone();
-        held.governance = Some(json!({"approval": {"id": "ab12", "approver": "", "state": "pending"}}));
+        held.governance =
+            Some(json!({"approval": {"id": "ab12", "approver": "", "state": "pending"}}));
         held.task_id = Some("gw-approval-ab12".into());
         assert_eq!(kind(&held), Kind::Held("ab12".into()));
         assert!(q("decision=held").matches(&held) && !q("decision=held").matches(&send));
         assert!(q("task=gw-approval-ab12").matches(&held));
         let mut decided = send.clone();
         decided.client_method = Some("approval:approved".into());
-        decided.governance = Some(json!({"approval": {"id": "ab12", "approver": "alice", "state": "approved"}}));
+        decided.governance =
+            Some(json!({"approval": {"id": "ab12", "approver": "alice", "state": "approved"}}));
         assert_eq!(
             kind(&decided),
             Kind::Decision {

@@ -388,4 +388,3 @@ pub(crate) async fn detail(
     );
     page(StatusCode::OK, &title, "Hops", &op.csrf, &body)
 }
-

@@ -54,7 +54,11 @@ pub(crate) async fn page_handler(
     let mut opts = String::from(r#"<option value="">every workspace (fleet)</option>"#);
     for id in &ids {
         let sel = if id == ws { " selected" } else { "" };
-        let _ = write!(opts, r#"<option value="{id}"{sel}>{id}</option>"#, id = esc(id));
+        let _ = write!(
+            opts,
+            r#"<option value="{id}"{sel}>{id}</option>"#,
+            id = esc(id)
+        );
     }
     let (status, figures) = match figures(&st, ws, &ids).await {
         Ok(f) => (StatusCode::OK, f),
@@ -96,7 +100,12 @@ pub(crate) async fn live(
         .collect();
     match figures(&st, q.workspace.trim(), &ids).await {
         Ok(f) => (StatusCode::OK, html_type(), f).into_response(),
-        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, html_type(), notice(&e, true)).into_response(),
+        Err(e) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            html_type(),
+            notice(&e, true),
+        )
+            .into_response(),
     }
 }
 
@@ -158,7 +167,10 @@ async fn figures(st: &GatewayState, ws: &str, ids: &[String]) -> Result<String, 
     let overhead = Histogram::parse(&text, names::OVERHEAD).unwrap_or_default();
     let peer = Histogram::parse(&text, names::PEER_DURATION).unwrap_or_default();
 
-    let last_minute = w.minutes.last().map_or(0, |m| m.allowed + m.refused + m.held);
+    let last_minute = w
+        .minutes
+        .last()
+        .map_or(0, |m| m.allowed + m.refused + m.held);
     let per_min = w.hops as f64 / MINUTES as f64;
     let q = |extra: &str| {
         let mut s = String::from("/console/hops?");
@@ -169,7 +181,12 @@ async fn figures(st: &GatewayState, ws: &str, ids: &[String]) -> Result<String, 
         esc(&s)
     };
     let mut out = String::from(r#"<dl class="tiles">"#);
-    out.push_str(&tile("hops", "Hops", &w.hops.to_string(), &format!("in {MINUTES} min")));
+    out.push_str(&tile(
+        "hops",
+        "Hops",
+        &w.hops.to_string(),
+        &format!("in {MINUTES} min"),
+    ));
     out.push_str(&tile(
         "per-minute",
         "Hops per minute",
@@ -263,7 +280,11 @@ async fn figures(st: &GatewayState, ws: &str, ids: &[String]) -> Result<String, 
         p50.push(percentile(&mut v, 0.5).map(|x| x as f64));
         p99.push(percentile(&mut v, 0.99).map(|x| x as f64));
     }
-    let mut all: Vec<i64> = w.minutes.iter().flat_map(|m| m.latency.iter().copied()).collect();
+    let mut all: Vec<i64> = w
+        .minutes
+        .iter()
+        .flat_map(|m| m.latency.iter().copied())
+        .collect();
     let (h50, h99) = (percentile(&mut all, 0.5), percentile(&mut all, 0.99));
     let lat_chart = render(&Chart {
         id: "ov-lat",
@@ -278,20 +299,44 @@ async fn figures(st: &GatewayState, ws: &str, ids: &[String]) -> Result<String, 
                 name: "p50".into(),
                 class: "line-avg",
                 kind: Kind::Line,
-                values: p50,
+                values: p50.clone(),
             },
             Series {
                 name: "p99".into(),
                 class: "line-max",
                 kind: Kind::Line,
-                values: p99,
+                values: p99.clone(),
             },
         ],
     });
+    let mut numbers = String::new();
+    for (i, m) in w.minutes.iter().enumerate() {
+        let n = m.allowed + m.held + m.refused;
+        if n == 0 {
+            continue;
+        }
+        let dash = |v: Option<f64>| v.map_or("—".to_owned(), |v| (v as i64).to_string());
+        let _ = write!(
+            numbers,
+            "<tr><td>−{} min</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            MINUTES - 1 - i,
+            m.allowed,
+            m.held,
+            m.refused,
+            dash(p50[i]),
+            dash(p99[i]),
+        );
+    }
+    if numbers.is_empty() {
+        numbers.push_str(r#"<tr><td colspan="6">No hops in the last hour.</td></tr>"#);
+    }
     let _ = write!(
         out,
         r#"<div class="charts"><figure class="chart">{hops_chart}<figcaption>Hops per minute: allowed, held for approval and refused (stacked).</figcaption></figure>
-<figure class="chart">{lat_chart}<figcaption>Hop latency per minute (ms, as the audit records it): median (p50) and p99. Over the hour: p50 {a} ms, p99 {b} ms.</figcaption></figure></div>"#,
+<figure class="chart">{lat_chart}<figcaption>Hop latency per minute (ms, as the audit records it): median (p50) and p99. Over the hour: p50 {a} ms, p99 {b} ms.</figcaption></figure></div>
+<details><summary>The charts' numbers</summary><div class="scroll"><table><caption>Per minute (minutes with hops)</caption>
+<thead><tr><th scope="col">Minute</th><th scope="col">Allowed</th><th scope="col">Held</th><th scope="col">Refused</th><th scope="col">p50 ms</th><th scope="col">p99 ms</th></tr></thead>
+<tbody>{numbers}</tbody></table></div></details>"#,
         a = h50.map_or("—".into(), |v| v.to_string()),
         b = h99.map_or("—".into(), |v| v.to_string()),
     );

@@ -160,10 +160,10 @@ pub(crate) fn render(s: &Story, current: i64) -> String {
         .and_then(|a| a.rule.as_deref())
         .map(|r| format!(" by rule <code>{}</code>", esc(r)))
         .unwrap_or_default();
-    let held_link = s
-        .held
-        .as_ref()
-        .map_or_else(|| "the held hop is no longer in the audit".to_owned(), |h| hop_link(h.seq, current));
+    let held_link = s.held.as_ref().map_or_else(
+        || "the held hop is no longer in the audit".to_owned(),
+        |h| hop_link(h.seq, current),
+    );
     let _ = write!(
         out,
         r#"<li data-step="held"><strong>Held</strong> at {at}{rule}: {held_link} · <a href="{ah}">approval {id}</a></li>"#,
@@ -179,10 +179,15 @@ pub(crate) fn render(s: &Story, current: i64) -> String {
             a.map_or_else(String::new, |a| esc(&unix(a.expires_at))),
             esc(&approval_href)
         ),
-        (_, "expired") => "<strong>Expired</strong>: nobody decided before the hold ended; nothing was sent".to_owned(),
+        (_, "expired") => {
+            "<strong>Expired</strong>: nobody decided before the hold ended; nothing was sent"
+                .to_owned()
+        }
         (Some(d), _) => {
             let (verb, who) = match kind(d) {
-                Kind::Decision { state, approver, .. } => (state, approver),
+                Kind::Decision {
+                    state, approver, ..
+                } => (state, approver),
                 _ => (state.to_owned(), String::new()),
             };
             let who = a
@@ -223,8 +228,13 @@ pub(crate) fn render(s: &Story, current: i64) -> String {
             )),
             t = esc(t),
         ),
-        (None, "denied" | "expired" | "withdrawn") => "<strong>Not sent</strong>: the peer never saw it".to_owned(),
-        (None, "failed") => "<strong>Not sent</strong>: approved, but the release was refused (see the decision)".to_owned(),
+        (None, "denied" | "expired" | "withdrawn") => {
+            "<strong>Not sent</strong>: the peer never saw it".to_owned()
+        }
+        (None, "failed") => {
+            "<strong>Not sent</strong>: approved, but the release was refused (see the decision)"
+                .to_owned()
+        }
         (None, _) => "<strong>Not sent yet</strong>".to_owned(),
     };
     let _ = write!(out, r#"<li data-step="task">{task}</li></ol>"#);
@@ -286,10 +296,18 @@ mod tests {
             decision: Some(row(9, Some("approval:approved"), "alice")),
         };
         let html = render(&s, 4);
-        assert!(html.contains(r#"href="/console/hops/4" aria-current="step""#), "{html}");
+        assert!(
+            html.contains(r#"href="/console/hops/4" aria-current="step""#),
+            "{html}"
+        );
         assert!(html.contains(r#"href="/console/hops/9""#), "{html}");
-        assert!(html.contains("Approved</strong> by <span class=\"who\">alice</span> at 2026-12-07 10:00:00Z"));
-        assert!(html.contains("/console/hops?workspace=w&amp;agent=echo&amp;task=t-9"), "{html}");
+        assert!(html.contains(
+            "Approved</strong> by <span class=\"who\">alice</span> at 2026-12-07 10:00:00Z"
+        ));
+        assert!(
+            html.contains("/console/hops?workspace=w&amp;agent=echo&amp;task=t-9"),
+            "{html}"
+        );
         assert!(html.contains("/console/workspaces/w/approvals/ab12"));
     }
 
@@ -307,7 +325,10 @@ mod tests {
         s.approval = Some(summary("denied", Some("bob"), None));
         s.decision = Some(row(7, Some("approval:denied"), "bob"));
         let html = render(&s, 7);
-        assert!(html.contains("Denied</strong> by <span class=\"who\">bob</span>"), "{html}");
+        assert!(
+            html.contains("Denied</strong> by <span class=\"who\">bob</span>"),
+            "{html}"
+        );
         assert!(html.contains("Not sent</strong>: the peer never saw it"));
         assert!(html.contains(r#"href="/console/hops/4">hop 4</a>"#));
     }
