@@ -154,7 +154,7 @@ async fn filters(st: &GatewayState, q: &HopQuery) -> String {
 <div><label for="f-ws">Workspace</label><select id="f-ws" name="workspace">{ws}</select></div>
 <div><label for="f-agent">Agent</label><input id="f-agent" name="agent" value="{agent}" size="12"></div>
 <div><label for="f-decision">Decision</label><select id="f-decision" name="decision">{dec}</select></div>
-<div><label for="f-code">Error code</label><input id="f-code" name="code" value="{code}" size="18" placeholder="a2a_policy_denied"></div>
+<div><label for="f-code">Error code</label><input id="f-code" name="code" value="{code}" size="18" placeholder="e.g. a2a_policy_denied"></div>
 <div><label for="f-op">Operation</label><select id="f-op" name="operation">{ops}</select></div>
 <div><label for="f-version">Version</label><select id="f-version" name="version">{ver}</select></div>
 <div><label for="f-binding">Binding</label><select id="f-binding" name="binding">{bind}</select></div>

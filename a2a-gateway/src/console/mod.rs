@@ -42,7 +42,7 @@ pub use session::Sessions;
 use html::{csrf_field, esc, notice, page};
 
 /// The console's home after login: the overview.
-pub const HOME: &str = "/console/overview";
+pub(crate) const HOME: &str = "/console/overview";
 
 /// Largest console form body.
 const MAX_FORM_BYTES: usize = 64 * 1024;
@@ -459,6 +459,10 @@ pub(crate) fn ws_tabs(ws: &str, active: &str) -> String {
         (
             "Hops",
             format!("/console/hops?workspace={}", backend::seg(ws)),
+        ),
+        (
+            "Overview",
+            format!("/console/overview?workspace={}", backend::seg(ws)),
         ),
     ] {
         let cur = if name == active {
