@@ -380,6 +380,14 @@ async fn hop_filters_and_a_held_hops_story() {
     assert!(seqs(&task_hops).contains(&decision_seq[0]), "{task_hops}");
     let (_, held_rows) = c.get("/console/hops?decision=held").await;
     assert!(held_rows.contains("held (approved)"));
+    // The approval's page links its held hop (the list filtered to its gateway task).
+    let (_, approval) = c
+        .get(&format!("/console/workspaces/ws1/approvals/{id}"))
+        .await;
+    let to_hop = format!("/console/hops?workspace=ws1&amp;agent=echo&amp;task=gw-approval-{id}");
+    assert!(approval.contains(&to_hop), "{approval}");
+    let (_, by_task) = c.get(&to_hop.replace("&amp;", "&")).await;
+    assert_eq!(seqs(&by_task), held_seq);
     env.stop().await;
 }
 
