@@ -249,8 +249,12 @@ async fn overview_figures_match_the_metrics_endpoint() {
     assert_eq!(figure(&live, "hops"), 10.0);
     assert!(!live.contains("<html"), "a fragment");
     // An unknown workspace is said so; ws2's figures are zero.
-    let (status, _) = c.get("/console/overview?workspace=nope").await;
-    assert_eq!(status, 500);
+    let (status, nope) = c.get("/console/overview?workspace=nope").await;
+    assert_eq!(status, 404);
+    assert!(
+        nope.contains("workspace &quot;nope&quot; not found"),
+        "{nope}"
+    );
     let (_, two) = c.get("/console/overview?workspace=ws2").await;
     assert_eq!(figure(&two, "hops"), 0.0);
     // Strict CSP: no inline script or style on the page.

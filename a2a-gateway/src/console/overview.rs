@@ -62,7 +62,7 @@ pub(crate) async fn page_handler(
     }
     let (status, figures) = match figures(&st, ws, &ids).await {
         Ok(f) => (StatusCode::OK, f),
-        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, notice(&e, true)),
+        Err((status, e)) => (status, notice(&e, true)),
     };
     let query = if ws.is_empty() {
         String::new()
@@ -100,12 +100,7 @@ pub(crate) async fn live(
         .collect();
     match figures(&st, q.workspace.trim(), &ids).await {
         Ok(f) => (StatusCode::OK, html_type(), f).into_response(),
-        Err(e) => (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            html_type(),
-            notice(&e, true),
-        )
-            .into_response(),
+        Err((status, e)) => (status, html_type(), notice(&e, true)).into_response(),
     }
 }
 
@@ -136,15 +131,20 @@ fn ms(seconds: Option<f64>) -> String {
     }
 }
 
-async fn figures(st: &GatewayState, ws: &str, ids: &[String]) -> Result<String, String> {
+/// The figures of workspace `ws` (`""`: every one of `ids`); an unknown workspace is 404, a
+/// store error 500.
+async fn figures(
+    st: &GatewayState,
+    ws: &str,
+    ids: &[String],
+) -> Result<String, (StatusCode, String)> {
+    let failed = |e: crate::store::StoreError| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string());
     if !ws.is_empty() && !ids.iter().any(|i| i == ws) {
-        return Err(format!("workspace {ws:?} not found"));
+        return Err((StatusCode::NOT_FOUND, format!("workspace {ws:?} not found")));
     }
     let now = time::OffsetDateTime::now_utc();
     let scope = (!ws.is_empty()).then_some(ws);
-    let w = Window::read(st, scope, now)
-        .await
-        .map_err(|e| e.to_string())?;
+    let w = Window::read(st, scope, now).await.map_err(failed)?;
     // Approvals waiting, counted from the approvals' index as /metrics counts them (those
     // past their hold marked expired first, as the queue does).
     let mut waiting: Vec<(String, u64)> = Vec::new();
@@ -155,7 +155,7 @@ async fn figures(st: &GatewayState, ws: &str, ids: &[String]) -> Result<String, 
             .holds
             .approval_count(id, "pending")
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(failed)?;
         if n > 0 {
             waiting.push((id.clone(), n));
         }
