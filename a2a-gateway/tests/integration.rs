@@ -15,6 +15,7 @@ mod common;
 mod console_audit;
 mod console_browser;
 mod console_held;
+mod console_hops_story;
 mod console_overview;
 mod console_security;
 mod console_speed;
