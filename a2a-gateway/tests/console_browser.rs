@@ -252,6 +252,10 @@ async fn console_in_a_real_browser() {
     wait_text(&c, "That is not the admin token.").await;
     fill(&c, "#token", ADMIN).await;
     click(&c, "form.card button[type=submit]").await;
+    // The overview is the home after login; the workspaces are one click away.
+    wait_text(&c, "Hops per minute").await;
+    assert_eq!(c.current_url().await.unwrap().path(), "/console/overview");
+    click(&c, "a[href=\"/console\"]").await;
     wait_text(&c, "New workspace").await;
     assert_eq!(c.current_url().await.unwrap().path(), "/console");
     shot(&c, "02-workspaces").await;

@@ -58,7 +58,7 @@ where
 /// One replica on database `db`: registry, task records, audit, approvals and kills (and so
 /// policies and PII rules, which go with the registry) on PostgreSQL; its own SQLite file for
 /// the rest. `key` is the caller's key (made on the first replica).
-pub async fn replica(cluster: &TempCluster, db: &str, key: &str) -> Env {
+pub(crate) async fn replica(cluster: &TempCluster, db: &str, key: &str) -> Env {
     let url = cluster.url_of(db);
     let registry = PgRegistry::connect(&url, &quick()).await.unwrap();
     assert!(wait_listening(&registry).await);
@@ -113,7 +113,7 @@ async fn serve(
 }
 
 /// Database `db` with workspace `ws1`, its agent `echo` (a 1.0 echo peer) and a key.
-pub async fn seed(cluster: &TempCluster, db: &str) -> (EchoAgent, String) {
+pub(crate) async fn seed(cluster: &TempCluster, db: &str) -> (EchoAgent, String) {
     cluster.create_database(db).unwrap();
     let registry = PgRegistry::connect(&cluster.url_of(db), &quick())
         .await

@@ -307,7 +307,7 @@ pub(crate) async fn detail(
     };
     let body = format!(
         r#"<section id="approval" data-approval="{idh}" aria-label="Approval {idh}">
-<p>Workspace <code>{wsh}</code>, agent {agent}, rule {rule}, key {key}, state <strong>{state}</strong>; held {from}, until {to}.</p>
+<p>Workspace <code>{wsh}</code>, agent {agent}, rule {rule}, key {key}, state <strong>{state}</strong>; held {from}, until {to}. <a href="{story}">The held hop and its story</a>.</p>
 <h2>Whole request ({bytes} bytes), as it will be sent</h2>
 <div class="scroll"><table id="parts"><caption>Parts</caption>
 <thead><tr><th scope="col">#</th><th scope="col">Kind</th><th scope="col">Bytes</th><th scope="col">Media type</th><th scope="col">File name</th></tr></thead>
@@ -316,6 +316,12 @@ pub(crate) async fn detail(
 <h2>Decision</h2>{decide}</section>"#,
         idh = esc(&id),
         wsh = esc(&ws),
+        story = esc(&format!(
+            "/console/hops?workspace={}&agent={}&task={}",
+            seg(&ws),
+            seg(a["agentId"].as_str().unwrap_or("")),
+            seg(&format!("{}{id}", crate::governance::approval::TASK_PREFIX))
+        )),
         agent = opt(a["agentId"].as_str()),
         rule = opt(a["rule"].as_str()),
         key = opt(a["keyId"].as_str()),

@@ -63,7 +63,8 @@ pub fn csrf_field(csrf: &str) -> String {
 }
 
 /// The sections of the main navigation.
-const NAV: [(&str, &str); 4] = [
+const NAV: &[(&str, &str)] = &[
+    ("Overview", "/console/overview"),
     ("Workspaces", "/console"),
     ("Hops", "/console/hops"),
     ("Approvals", "/console/approvals"),
@@ -81,7 +82,7 @@ pub fn page(status: StatusCode, title: &str, active: &str, csrf: &str, body: &st
     let mut nav = String::new();
     if !csrf.is_empty() {
         nav.push_str(r#"<nav aria-label="Main"><ul>"#);
-        for (name, href) in NAV {
+        for &(name, href) in NAV {
             let current = if name == active {
                 r#" aria-current="page""#
             } else {

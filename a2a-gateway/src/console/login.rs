@@ -61,7 +61,7 @@ pub(crate) async fn login_form(
     headers: HeaderMap,
 ) -> Response {
     match session::current(&st, &sessions, &headers).await {
-        Ok(Some(_)) => return Redirect::to("/console").into_response(),
+        Ok(Some(_)) => return Redirect::to(super::HOME).into_response(),
         Ok(None) => {}
         Err(e) => return session::store_failed(&e),
     }
@@ -153,12 +153,12 @@ pub(crate) async fn start_session(
     let path = if secure { "/" } else { "/console" };
     let mut resp = if landing {
         let html = r#"<!doctype html><html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="refresh" content="0;url=/console"><title>Logged in · a2a-gateway console</title>
+<meta http-equiv="refresh" content="0;url=/console/overview"><title>Logged in · a2a-gateway console</title>
 <link rel="stylesheet" href="/console/assets/console.css"></head>
-<body><main id="main"><h1>Logged in</h1><p><a href="/console">Continue to the console</a></p></main></body></html>"#;
+<body><main id="main"><h1>Logged in</h1><p><a href="/console/overview">Continue to the console</a></p></main></body></html>"#;
         (StatusCode::OK, html::html_type(), html).into_response()
     } else {
-        Redirect::to("/console").into_response()
+        Redirect::to(super::HOME).into_response()
     };
     let h = resp.headers_mut();
     h.append(

@@ -6,9 +6,10 @@
 //!   login links, logout; `oidc`: the OpenID Connect login; [`roles`]: what each operator may
 //!   change (checked here, for every request, in [`require_session`]);
 //! - [`backend`]: every change is one admin API request answered in process;
-//! - `workspaces`, `agents`, `keys`, `hops`, `approvals`, `chart`: one file per view;
+//! - `overview` (with `figures`), `workspaces`, `agents`, `keys`, `hops` (with `hop_filter`
+//!   and `story`), `approvals`, `chart`: one file per view;
 //! - `governance/`: a workspace's policy, PII, kills, settings and trust pages, the admin audit;
-//! - `assets/`: the stylesheet and the small script (live hop updates), embedded.
+//! - `assets/`: the stylesheet and the small script (live hops and overview), embedded.
 //!
 //! Every answer carries a strict Content-Security-Policy ([`html::CSP`]); there is no inline
 //! script or style, and nothing is loaded from anywhere but the gateway.
@@ -29,19 +30,26 @@ mod agents;
 mod approvals;
 pub mod backend;
 mod chart;
+mod figures;
 mod governance;
+mod hop_filter;
 mod hops;
 pub mod html;
 mod keys;
 mod login;
 mod oidc;
+mod overview;
 pub mod roles;
 pub mod session;
+mod story;
 mod workspaces;
 
 pub use session::Sessions;
 
 use html::{esc, notice, page};
+
+/// The console's home after login: the overview.
+pub(crate) const HOME: &str = "/console/overview";
 
 /// Largest console form body.
 const MAX_FORM_BYTES: usize = 64 * 1024;
@@ -106,6 +114,8 @@ pub fn router(state: Arc<GatewayState>, sessions: Arc<Sessions>) -> Router {
             post(approvals::decide),
         )
         .route("/console/approvals", get(approvals::list))
+        .route("/console/overview", get(overview::page_handler))
+        .route("/console/overview/live", get(overview::live))
         .route("/console/hops", get(hops::list))
         .route("/console/hops/live", get(hops::live))
         .route("/console/hops/{seq}", get(hops::detail))
