@@ -230,7 +230,8 @@ async fn governance_pages_in_a_real_browser() {
     c.goto(&format!("{base}/console/login")).await.unwrap();
     fill(&c, "#token", ADMIN).await;
     click(&c, "form.card button[type=submit]").await;
-    wait_text(&c, "New workspace").await;
+    // The login lands on the overview.
+    wait_text(&c, "Logged in as admin-token").await;
 
     // Policy: a rule with a name the hop lacks is refused at save, the message beside it.
     c.goto(&format!("{base}/console/workspaces/ws1/policy"))

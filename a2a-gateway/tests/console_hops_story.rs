@@ -271,14 +271,9 @@ async fn overview_and_hops_in_a_real_browser() {
     wait_text(&c, "Waiting for a decision").await;
     click(&c, r#"li[data-step="held"] a[href*="/approvals/"]"#).await;
     wait_text(&c, "as it will be sent").await;
-    let approver = c
-        .find(Locator::Css(r#"input[name="approver"]"#))
-        .await
-        .unwrap()
-        .prop("value")
-        .await
-        .unwrap()
-        .unwrap_or_default();
+    // Decided as the logged-in operator (the admin token's login here).
+    wait_text(&c, "Decided as admin-token").await;
+    let approver = "admin-token";
     click(&c, "#approval form.decide button:not(.danger)").await;
     wait_text(&c, "Approved: the held hop was sent.").await;
     c.goto(&format!("{base}/console/hops?decision=held"))

@@ -478,6 +478,7 @@ async fn operators_log_in_through_the_provider_in_a_real_browser() {
     p.next_login(json!({"sub": "u-vera", "email": "vera@example.com", "roles": ["viewer"]}));
     c.goto(&format!("{base}/console/oidc/start")).await.unwrap();
     wait_text(&c, "Logged in as oidc:vera@example.com (viewer)").await;
+    c.goto(&format!("{base}/console")).await.unwrap();
     wait_text(&c, "Read only: oidc:vera@example.com may not change this.").await;
     assert!(
         c.find(fantoccini::Locator::Css("#ws-id")).await.is_err(),
