@@ -92,6 +92,7 @@ mod store;
 mod store_audit;
 mod store_gov_docs;
 mod store_holds;
+mod store_group_commit;
 mod store_race;
 mod store_records;
 mod store_replicas;

@@ -58,6 +58,7 @@ mod pg_sends;
 mod pg_shared;
 mod pg_streams;
 mod pg_tasks;
+mod pg_writer;
 mod records;
 mod rows;
 mod shared;
