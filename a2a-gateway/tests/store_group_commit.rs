@@ -52,7 +52,9 @@ async fn hop<A: AuditStore, R: SendStore + TaskStore>(a: &A, r: &R, i: usize) {
     let task = format!("task-{i}");
     assert_eq!(r.bind(E, &task, &owner("w1")).await.unwrap(), Bound::New);
     r.complete(&k, &Outcome::Task(task)).await.unwrap();
-    a.durable(&rec(&format!("t{i}")), Some(&intent)).await.unwrap();
+    a.durable(&rec(&format!("t{i}")), Some(&intent))
+        .await
+        .unwrap();
 }
 
 /// 64 hops at once commit in fewer transactions than there are hops (each hop makes five
@@ -85,7 +87,10 @@ async fn concurrent_hops_share_commits() {
     }
     let rows = a.records(Some("w1"), None, 0, 1000).await.unwrap();
     assert_eq!(rows.len(), hops + 1, "one record per hop");
-    assert!(rows.iter().all(|r| r.outcome.as_deref() != Some("incomplete")));
+    assert!(
+        rows.iter()
+            .all(|r| r.outcome.as_deref() != Some("incomplete"))
+    );
 }
 
 /// A job refused inside a batch (a task id with a NUL character, which PostgreSQL's text
@@ -97,7 +102,8 @@ async fn a_refused_write_fails_alone_not_its_batch() {
     let (a, r) = (reg.audit(), reg.records());
     hop(&a, &r, 0).await;
     let good = futures::future::join_all((1..=16).map(|i| hop(&a, &r, i)));
-    let bad = r.bind(E, "orphan\0", &owner("w1"));
+    let w1 = owner("w1");
+    let bad = r.bind(E, "orphan\0", &w1);
     let (_, bad) = futures::join!(good, bad);
     let err = bad.unwrap_err();
     assert!(

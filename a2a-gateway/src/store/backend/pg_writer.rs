@@ -28,8 +28,8 @@ use a2a_pg::{PgError, Pool};
 use futures::future::join_all;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
-use super::super::audit_writer::MAX_BATCH;
 use super::super::StoreError;
+use super::super::audit_writer::MAX_BATCH;
 use super::pg_audit::{Row, insert_rows, linked};
 
 /// Batches a replica's writer has in flight at once.
@@ -125,7 +125,10 @@ impl Writer {
 
     /// Queues the statements `f` makes for the next batch; the receiver gets what they
     /// returned once their transaction has committed.
-    pub(super) fn submit<T, F>(&self, f: F) -> Result<oneshot::Receiver<Result<T, StoreError>>, StoreError>
+    pub(super) fn submit<T, F>(
+        &self,
+        f: F,
+    ) -> Result<oneshot::Receiver<Result<T, StoreError>>, StoreError>
     where
         T: Send + 'static,
         F: for<'a> Fn(&'a Client) -> Step<'a, T> + Send + 'static,
