@@ -49,6 +49,7 @@ mod holds;
 mod pg;
 mod pg_audit;
 mod pg_audit_read;
+mod pg_audit_rows;
 mod pg_epoch;
 mod pg_gov_docs;
 mod pg_holds;

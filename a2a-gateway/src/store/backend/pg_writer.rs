@@ -30,7 +30,7 @@ use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use super::super::StoreError;
 use super::super::audit_writer::MAX_BATCH;
-use super::pg_audit::{Row, insert_rows, linked};
+use super::pg_audit_rows::{Row, insert_rows, linked};
 
 /// Batches a replica's writer has in flight at once.
 pub const PIPELINE: usize = 4;
