@@ -100,6 +100,7 @@ mod stall;
 mod store;
 mod store_audit;
 mod store_gov_docs;
+mod store_group_commit;
 mod store_holds;
 mod store_race;
 mod store_records;

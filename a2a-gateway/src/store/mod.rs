@@ -92,13 +92,21 @@ pub enum StoreError {
     /// PostgreSQL refused a statement, or could not be reached ([`StoreError::is_unavailable`]).
     #[error("database error: {0}")]
     Postgres(#[from] a2a_pg::PgError),
+    /// PostgreSQL could not be reached, as another caller waiting on the same attempt was told
+    /// (the text of that error; [`StoreError::is_unavailable`]).
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
 }
 
 impl StoreError {
     /// Whether the database is unreachable or gone away (the caller answers 503 and retries
     /// later) rather than refusing a statement or a value.
     pub fn is_unavailable(&self) -> bool {
-        matches!(self, StoreError::Postgres(e) if e.is_unavailable())
+        match self {
+            StoreError::Postgres(e) => e.is_unavailable(),
+            StoreError::Unavailable(_) => true,
+            _ => false,
+        }
     }
 }
 
@@ -267,7 +275,10 @@ impl Store {
         if let Some(m) = self.metrics.get() {
             let failed = matches!(
                 out,
-                Err(StoreError::Sql(_) | StoreError::Poisoned | StoreError::Postgres(_))
+                Err(StoreError::Sql(_)
+                    | StoreError::Poisoned
+                    | StoreError::Postgres(_)
+                    | StoreError::Unavailable(_))
             );
             m.store("query", started.elapsed(), !failed);
         }

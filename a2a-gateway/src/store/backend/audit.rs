@@ -255,7 +255,7 @@ impl AuditStore for Audit {
 }
 
 /// A boxed wait for a record's commit.
-type Wait = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
+pub(super) type Wait = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
 
 tokio::task_local! {
     /// The records of the request being answered, to be committed before its answer leaves
@@ -269,27 +269,46 @@ impl Audit {
     /// PostgreSQL handed to [`answered`], which awaits its commit before the answer (queued,
     /// not awaited, outside it). A failure is logged (the answer still goes: the hop happened).
     pub fn write(&self, rec: &AuditRecord, intent: Option<&IntentRef>) {
-        if let Audit::Postgres(pg) = self {
-            let (pg, rec2, link) = (pg.clone(), rec.clone(), intent.cloned());
-            let wait: Wait = Box::pin(async move {
-                if let Err(e) = pg.durable(&rec2, link.as_ref()).await {
-                    tracing::error!(trace_id = %rec2.trace_id, "audit write failed: {e}");
+        if let Audit::Postgres(pg) = self
+            && answering()
+        {
+            // Queued now, so it shares a commit with what the hop queued before it (the
+            // completion of its claim); awaited before the answer leaves.
+            match pg.queued(rec, false, intent.cloned()) {
+                Ok(committed) => {
+                    let trace = rec.trace_id.clone();
+                    let _ = defer(Box::pin(async move {
+                        if let Err(e) = committed.await {
+                            tracing::error!(trace_id = %trace, "audit write failed: {e}");
+                        }
+                    }));
                 }
-            });
-            let mut wait = Some(wait);
-            let _ = PENDING.try_with(|p| {
-                if let Some(w) = wait.take() {
-                    p.borrow_mut().push(w);
-                }
-            });
-            if wait.is_none() {
-                return;
+                Err(e) => tracing::error!(trace_id = %rec.trace_id, "audit write failed: {e}"),
             }
+            return;
         }
         if let Err(e) = self.enqueue(rec, intent) {
             tracing::error!(trace_id = %rec.trace_id, "audit write failed: {e}");
         }
     }
+}
+
+/// Hands `wait` (a write's commit) to the [`answered`] layer of the request being answered, to
+/// be awaited before its answer leaves, with the request's records (so they can share one
+/// commit); gives it back outside such a request (a stream's events, a task of its own).
+pub(super) fn defer(wait: Wait) -> Option<Wait> {
+    let mut wait = Some(wait);
+    let _ = PENDING.try_with(|p| {
+        if let Some(w) = wait.take() {
+            p.borrow_mut().push(w);
+        }
+    });
+    wait
+}
+
+/// Whether a request is being answered inside the [`answered`] layer (so [`defer`] takes a wait).
+pub(super) fn answering() -> bool {
+    PENDING.try_with(|_| ()).is_ok()
 }
 
 /// Runs `answer` (a request's handling, up to its answer), then waits until the records it

@@ -23,6 +23,7 @@ use super::super::{
 };
 use super::RegistryStore;
 use super::pg_epoch::{self, Epoch};
+use super::pg_writer::Writer;
 use crate::keys::Scope;
 
 /// The registry on PostgreSQL (see the module doc). Cheap to clone; the clones share one
@@ -36,6 +37,8 @@ struct Inner {
     pool: Pool,
     cache: Cache,
     epoch: Epoch,
+    /// The replica's group-commit writer (`pg_writer`), shared by its audit and records.
+    writer: Writer,
     /// The connection settings (for the listeners of [`PgRegistry::holds`] and
     /// [`PgRegistry::stream_events`]).
     config: a2a_pg::tokio_postgres::Config,
@@ -98,11 +101,13 @@ impl PgRegistry {
         }
         let config = a2a_pg::pg_config(url, opts)?;
         let epoch = Epoch::start(pool.clone(), config.clone()).await?;
+        let writer = Writer::start(pool.clone());
         Ok(PgRegistry {
             inner: Arc::new(Inner {
                 pool,
                 cache: Cache::default(),
                 epoch,
+                writer,
                 config,
             }),
         })
@@ -148,6 +153,11 @@ impl PgRegistry {
     /// The pool (shared with [`super::PgRecords`]).
     pub(super) fn pool(&self) -> &Pool {
         &self.inner.pool
+    }
+
+    /// The replica's group-commit writer (shared with its audit and records).
+    pub(super) fn writer(&self) -> &Writer {
+        &self.inner.writer
     }
 
     /// Whether registry changes are heard by notification now (false: every cached read asks

@@ -1,8 +1,9 @@
 //! Task ownership bindings and task records on PostgreSQL, shared by replicas (the
 //! `task_owners` table of `pg_schema`); idempotent sends are in `pg_sends`.
 //!
-//! Unlike the SQLite file, nothing is journaled or queued: each bind and status record is one
-//! statement on the pool, so every replica reads it once it returns. A bind is an
+//! Unlike the SQLite file, nothing is journaled: each bind and status record goes through the
+//! replica's group-commit writer (`pg_writer`), in the transaction of the next batch, and
+//! returns once that has committed, so every replica reads it once it returns. A bind is an
 //! `INSERT … ON CONFLICT DO NOTHING` on the unique (endpoint, task id): of two replicas
 //! binding one task at once exactly one inserts, the other reads the winner's owner. A
 //! listing reads its page and its count in one read-only `REPEATABLE READ` transaction (the
@@ -18,6 +19,7 @@ use a2a_pg::{Pool, PoolOptions};
 
 use super::super::pg_schema::{COMPONENT, PG_MIGRATIONS};
 use super::super::{Bound, Owner, StoreError, TaskQuery, TaskRecord, TaskStatusRow, now};
+use super::pg_writer::{Client, Writer};
 use super::{PgRegistry, TaskStore};
 
 /// Task records and idempotent sends on PostgreSQL (see the module doc). Cheap to clone;
@@ -25,6 +27,8 @@ use super::{PgRegistry, TaskStore};
 #[derive(Clone)]
 pub struct PgRecords {
     pub(super) pool: Pool,
+    /// The replica's group-commit writer.
+    pub(super) writer: Writer,
 }
 
 impl PgRecords {
@@ -36,7 +40,8 @@ impl PgRecords {
             let mut c = pool.get().await?;
             a2a_pg::migrate(&mut c, COMPONENT, PG_MIGRATIONS).await?;
         }
-        Ok(PgRecords { pool })
+        let writer = Writer::start(pool.clone());
+        Ok(PgRecords { pool, writer })
     }
 
     /// One statement's affected rows.
@@ -67,9 +72,14 @@ impl PgRegistry {
     pub fn records(&self) -> PgRecords {
         PgRecords {
             pool: self.pool().clone(),
+            writer: self.writer().clone(),
         }
     }
 }
+
+/// A task's owner.
+const OWNER: &str = "SELECT workspace_id, agent_id FROM task_owners
+    WHERE endpoint = $1 AND task_id = $2";
 
 /// Unix milliseconds now (a status record's `checked_at`).
 fn now_ms() -> i64 {
@@ -88,41 +98,18 @@ impl TaskStore for PgRecords {
         task_id: &str,
         owner: &Owner,
     ) -> Result<Bound, StoreError> {
-        // A binding deleted between the insert and the read (retention, forget) is bound
-        // again: a few rounds at most.
-        for _ in 0..3 {
-            let n = self
-                .execute(
-                    "INSERT INTO task_owners(endpoint, task_id, workspace_id, agent_id, created_at)
-                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (endpoint, task_id) DO NOTHING",
-                    &[
-                        &endpoint,
-                        &task_id,
-                        &owner.workspace_id,
-                        &owner.agent_id,
-                        &now(),
-                    ],
-                )
-                .await?;
-            if n == 1 {
-                return Ok(Bound::New);
-            }
-            if let Some(o) = self.owner(endpoint, task_id).await? {
-                return Ok(Bound::existing(owner, &o.workspace_id, &o.agent_id));
-            }
-        }
-        Err(StoreError::Invalid(format!(
-            "task {task_id}: its binding kept changing while being bound"
-        )))
+        let (e, t, o) = (endpoint.to_owned(), task_id.to_owned(), owner.clone());
+        self.writer
+            .run(move |c: &Client| {
+                let (e, t, o) = (e.clone(), t.clone(), o.clone());
+                Box::pin(async move { bind_on(c, &e, &t, &o).await })
+            })
+            .await
     }
 
     async fn owner(&self, endpoint: &str, task_id: &str) -> Result<Option<Owner>, StoreError> {
         Ok(self
-            .query(
-                "SELECT workspace_id, agent_id FROM task_owners
-                 WHERE endpoint = $1 AND task_id = $2",
-                &[&endpoint, &task_id],
-            )
+            .query(OWNER, &[&endpoint, &task_id])
             .await?
             .first()
             .map(|r| Owner {
@@ -164,45 +151,13 @@ impl TaskStore for PgRecords {
     }
 
     async fn record_status(&self, r: TaskStatusRow) -> Result<(), StoreError> {
-        let checked_at = now_ms();
-        if r.gone {
-            self.execute(
-                "UPDATE task_owners SET gone = TRUE, checked_at = $5
-                 WHERE endpoint = $1 AND task_id = $2 AND workspace_id = $3 AND agent_id = $4",
-                &[
-                    &r.endpoint,
-                    &r.task_id,
-                    &r.workspace_id,
-                    &r.agent_id,
-                    &checked_at,
-                ],
-            )
-            .await?;
-            return Ok(());
-        }
-        // As SQLite's writer applies it (`task_records::update_status`): when fresh, when the
-        // task was gone, when later, or at the same time unless it would reopen a terminal
-        // record. The row lock orders two replicas' records of one task.
-        self.execute(
-            "UPDATE task_owners SET context_id = COALESCE($5, context_id), state = $6,
-               status_at = $7, open = $8, gone = FALSE, checked_at = $9
-             WHERE endpoint = $1 AND task_id = $2 AND workspace_id = $3 AND agent_id = $4
-               AND ($10 OR gone OR status_at < $7 OR (status_at = $7 AND (open OR NOT $8)))",
-            &[
-                &r.endpoint,
-                &r.task_id,
-                &r.workspace_id,
-                &r.agent_id,
-                &r.context_id,
-                &r.state,
-                &r.status_at,
-                &r.open,
-                &checked_at,
-                &r.fresh,
-            ],
-        )
-        .await?;
-        Ok(())
+        let r = std::sync::Arc::new(r);
+        self.writer
+            .run(move |c: &Client| {
+                let r = r.clone();
+                Box::pin(async move { record_on(c, &r).await })
+            })
+            .await
     }
 
     async fn settle(&self) {
@@ -345,4 +300,99 @@ impl TaskStore for PgRecords {
         let n: i64 = rows.first().map_or(0, |r| r.get(0));
         Ok(u64::try_from(n).unwrap_or(0))
     }
+}
+
+/// Binds a task on `c` (see [`TaskStore::bind`]).
+async fn bind_on(
+    c: &Client,
+    endpoint: &str,
+    task_id: &str,
+    owner: &Owner,
+) -> Result<Bound, StoreError> {
+    // A binding deleted between the insert and the read (retention, forget) is bound again: a
+    // few rounds at most.
+    for _ in 0..3 {
+        let st = c
+            .prepare_cached(
+                "INSERT INTO task_owners(endpoint, task_id, workspace_id, agent_id, created_at)
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (endpoint, task_id) DO NOTHING",
+            )
+            .await?;
+        let n = c
+            .execute(
+                &st,
+                &[
+                    &endpoint,
+                    &task_id,
+                    &owner.workspace_id,
+                    &owner.agent_id,
+                    &now(),
+                ],
+            )
+            .await?;
+        if n == 1 {
+            return Ok(Bound::New);
+        }
+        let st = c.prepare_cached(OWNER).await?;
+        if let Some(r) = c.query(&st, &[&endpoint, &task_id]).await?.first() {
+            let (ws, agent): (String, String) = (r.get(0), r.get(1));
+            return Ok(Bound::existing(owner, &ws, &agent));
+        }
+    }
+    Err(StoreError::Invalid(format!(
+        "task {task_id}: its binding kept changing while being bound"
+    )))
+}
+
+/// Records a task's status on `c` (see [`TaskStore::record_status`]).
+async fn record_on(c: &Client, r: &TaskStatusRow) -> Result<(), StoreError> {
+    let checked_at = now_ms();
+    if r.gone {
+        let st = c
+            .prepare_cached(
+                "UPDATE task_owners SET gone = TRUE, checked_at = $5
+                 WHERE endpoint = $1 AND task_id = $2 AND workspace_id = $3 AND agent_id = $4",
+            )
+            .await?;
+        c.execute(
+            &st,
+            &[
+                &r.endpoint,
+                &r.task_id,
+                &r.workspace_id,
+                &r.agent_id,
+                &checked_at,
+            ],
+        )
+        .await?;
+        return Ok(());
+    }
+    // As SQLite's writer applies it (`task_records::update_status`): when fresh, when the task
+    // was gone, when later, or at the same time unless it would reopen a terminal record. The
+    // row lock orders two replicas' records of one task.
+    let st = c
+        .prepare_cached(
+            "UPDATE task_owners SET context_id = COALESCE($5, context_id), state = $6,
+               status_at = $7, open = $8, gone = FALSE, checked_at = $9
+             WHERE endpoint = $1 AND task_id = $2 AND workspace_id = $3 AND agent_id = $4
+               AND ($10 OR gone OR status_at < $7 OR (status_at = $7 AND (open OR NOT $8)))",
+        )
+        .await?;
+    c.execute(
+        &st,
+        &[
+            &r.endpoint,
+            &r.task_id,
+            &r.workspace_id,
+            &r.agent_id,
+            &r.context_id,
+            &r.state,
+            &r.status_at,
+            &r.open,
+            &checked_at,
+            &r.fresh,
+        ],
+    )
+    .await?;
+    Ok(())
 }
