@@ -237,6 +237,19 @@ async fn admin(
     (s, serde_json::from_str(&t).unwrap_or(Value::String(t)))
 }
 
+/// The task a send's claim names (`gateway_sends.task_id` of message id `message`).
+async fn claim_of(c: &Cluster, message: &str) -> Option<String> {
+    let pool = a2a_pg::pool(&c.database, &a2a_pg::PoolOptions::default()).unwrap();
+    let rows = a2a_pg::query(
+        &pool,
+        "SELECT task_id FROM gateway_sends WHERE message_id = $1",
+        &[&message],
+    )
+    .await
+    .unwrap();
+    rows.first().and_then(|r| r.get::<_, Option<String>>(0))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_held_on_a_killed_replica_is_decided_through_another() {
     let Some((mut c, echo)) = start(3).await else {
@@ -275,6 +288,14 @@ async fn an_approval_held_on_a_killed_replica_is_decided_through_another() {
     .await;
     let id = found.lock().unwrap().clone();
     assert!(echo.last_body().is_null(), "nothing sent while held");
+    // The caller waits once its send's claim names the gateway task (committed before the
+    // wait begins): from then on a retry anywhere is answered as the held send.
+    let claimed = format!("gw-approval-{id}");
+    eventually("the held send's claim completed", 20, || {
+        let (c, claimed) = (&c, claimed.clone());
+        async move { claim_of(c, "r1").await.as_deref() == Some(claimed.as_str()) }
+    })
+    .await;
     let x = holder(&c);
     c.kill(x);
     // The waiting caller's connection drops: no answer, no wrong one.

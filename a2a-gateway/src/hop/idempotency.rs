@@ -261,10 +261,19 @@ impl Guard {
     }
 
     /// Records that the first send was held for approval `approval`: a retry is answered as
-    /// the held send is (the record names the gateway task).
+    /// the held send is (the record names the gateway task). Committed before the held caller
+    /// waits: on PostgreSQL a completion inside a request is otherwise awaited only with its
+    /// answer, and a replica killed while its caller waits would leave the claim open, so a
+    /// retry on another replica would wait on it. Run on a task of its own, outside the
+    /// request's answered layer, so it is committed (and awaited) now.
     pub(crate) async fn held(mut self, approval: &str) {
-        self.complete(&Outcome::Task(format!("{TASK_PREFIX}{approval}")))
-            .await;
+        let outcome = Outcome::Task(format!("{TASK_PREFIX}{approval}"));
+        let (records, key) = (self.records.clone(), self.key.clone());
+        match tokio::spawn(async move { records.complete(&key, &outcome).await }).await {
+            Ok(Ok(())) => self.done = true,
+            Ok(Err(e)) => tracing::error!("send record not completed: {e}"),
+            Err(e) => tracing::error!("send record not completed: {e}"),
+        }
     }
 
     /// Records what the first send became from its `answer` (for a stream: its first event
