@@ -471,6 +471,20 @@ async fn operators_log_in_through_the_provider_in_a_real_browser() {
     .await;
     assert_eq!(a["state"], "approved", "{a}");
     assert_eq!(a["approver"], "oidc:ana@example.com", "{a}");
+    // The held hop's story names the approver from the login, and so does the admin audit.
+    c.goto(&format!("{base}/console/hops?workspace=ws1&decision=held"))
+        .await
+        .unwrap();
+    wait_text(&c, "held (approved)").await;
+    click(&c, "#hops tbody tr[data-seq] th a").await;
+    wait_text(&c, "Approved by oidc:ana@example.com").await;
+    shot(&c, "oidc-04-approver-story").await;
+    let audit = admin_audit(&env).await;
+    let decided = audit
+        .iter()
+        .find(|r| r["action"].as_str().is_some_and(|a| a.ends_with("/approve")))
+        .expect("the decision in the admin audit");
+    assert_eq!(decided["actor"]["subject"], "oidc:ana@example.com", "{decided}");
     c.close().await.unwrap();
 
     let profile = tempfile::tempdir().unwrap();

@@ -51,6 +51,34 @@ pub(crate) fn cell_after<'a>(html: &'a str, anchor: &str, class: &str) -> Option
 /// `histogram_quantile(q, sum by (le) (family_bucket))` of a scrape, written apart from the
 /// console's.
 pub(crate) fn quantile(s: &Scrape, family: &str, q: f64) -> Option<f64> {
+    let b = buckets(s, family);
+    let total = b.last()?.1;
+    if total == 0.0 {
+        return None;
+    }
+    let rank = q * total;
+    let i = b.iter().position(|x| x.1 >= rank)?;
+    if b[i].0.is_infinite() {
+        return Some(b[i - 1].0);
+    }
+    let (lo, below) = if i == 0 { (0.0, 0.0) } else { b[i - 1] };
+    if b[i].1 == below {
+        return Some(b[i].0);
+    }
+    Some(lo + (b[i].0 - lo) * (rank - below) / (b[i].1 - below))
+}
+
+/// The bounds (seconds) of the bucket of `family` holding its `q` quantile: where the exact
+/// quantile of the same samples lies.
+fn bucket_of(s: &Scrape, family: &str, q: f64) -> (f64, f64) {
+    let b = buckets(s, family);
+    let rank = q * b.last().unwrap().1;
+    let i = b.iter().position(|x| x.1 >= rank).unwrap();
+    (if i == 0 { 0.0 } else { b[i - 1].0 }, b[i].0)
+}
+
+/// `(upper bound, cumulative count)` of `family`'s buckets, every series summed.
+fn buckets(s: &Scrape, family: &str) -> Vec<(f64, f64)> {
     let mut by_le: BTreeMap<String, f64> = BTreeMap::new();
     for x in s.matching(&format!("{family}_bucket"), &[]) {
         *by_le.entry(x.labels["le"].clone()).or_default() += x.value;
@@ -69,20 +97,7 @@ pub(crate) fn quantile(s: &Scrape, family: &str, q: f64) -> Option<f64> {
         })
         .collect();
     b.sort_by(|x, y| x.0.total_cmp(&y.0));
-    let total = b.last()?.1;
-    if total == 0.0 {
-        return None;
-    }
-    let rank = q * total;
-    let i = b.iter().position(|x| x.1 >= rank)?;
-    if b[i].0.is_infinite() {
-        return Some(b[i - 1].0);
-    }
-    let (lo, below) = if i == 0 { (0.0, 0.0) } else { b[i - 1] };
-    if b[i].1 == below {
-        return Some(b[i].0);
-    }
-    Some(lo + (b[i].0 - lo) * (rank - below) / (b[i].1 - below))
+    b
 }
 
 /// The `data-seq` of every hop row of a page.
@@ -202,7 +217,8 @@ pub(crate) fn assert_matches_metrics(page: &str, m: &Scrape, ws: Option<&str>) {
         ("overhead", "a2a_gateway_overhead_seconds"),
         ("peer", "a2a_peer_duration_seconds"),
     ] {
-        let anchor = format!(r#"data-latency="{row}""#);
+        // This replica's histograms, as Prometheus reads them.
+        let anchor = format!(r#"data-latency="{row}-replica""#);
         let count = cell_after(page, &anchor, "num count").unwrap();
         assert_eq!(count, m.sum(&format!("{family}_count"), &[]).to_string());
         for (q, class) in [(0.5, "num p50"), (0.99, "num p99")] {
@@ -210,6 +226,20 @@ pub(crate) fn assert_matches_metrics(page: &str, m: &Scrape, ws: Option<&str>) {
             let shown: f64 = cell_after(page, &anchor, class).unwrap().parse().unwrap();
             // Shown with one decimal under 10 ms, whole above.
             assert!((shown - want).abs() <= 0.5, "{row} p{q}: {shown} vs {want}");
+        }
+        // The audit's split of the same hops (one replica, one workspace with traffic): as
+        // many, and each exact percentile in the bucket the histogram's estimate is in.
+        let anchor = format!(r#"data-latency="{row}""#);
+        let count = cell_after(page, &anchor, "num count").unwrap();
+        assert_eq!(count, m.sum(&format!("{family}_count"), &[]).to_string());
+        assert!(m.sum(&format!("{family}_count"), &[]) >= 5.0, "the allowed hops");
+        for (q, class) in [(0.5, "num p50"), (0.99, "num p99")] {
+            let (lo, hi) = bucket_of(m, family, q);
+            let shown: f64 = cell_after(page, &anchor, class).unwrap().parse().unwrap();
+            assert!(
+                lo * 1000.0 - 0.5 <= shown && shown <= hi * 1000.0 + 0.5,
+                "{row} p{q} from the audit: {shown} ms, not in the bucket ({lo}, {hi}] s"
+            );
         }
     }
 }
@@ -316,11 +346,24 @@ async fn the_overview_is_fleet_wide_over_replicas_on_postgres() {
     );
     // Per-process figures are this replica's, and say so.
     assert!(page.contains("this replica, every workspace"));
-    let count = cell_after(&page, r#"data-latency="peer""#, "num count").unwrap();
+    let count = cell_after(&page, r#"data-latency="peer-replica""#, "num count").unwrap();
     assert_eq!(
         count,
         ma.sum("a2a_peer_duration_seconds_count", &[]).to_string()
     );
+    // The overhead and peer time from the audit are both replicas' hops.
+    for (row, family) in [
+        ("overhead", "a2a_gateway_overhead_seconds_count"),
+        ("peer", "a2a_peer_duration_seconds_count"),
+    ] {
+        let count = cell_after(&page, &format!(r#"data-latency="{row}""#), "num count");
+        assert_eq!(
+            count,
+            Some((ma.sum(family, &[]) + mb.sum(family, &[])).to_string().as_str()),
+            "{row}"
+        );
+        assert!(ma.sum(family, &[]) >= 3.0, "{row}: replica A's own hops");
+    }
     a.stop().await;
     b.stop().await;
     peer.shutdown().await;

@@ -1,9 +1,9 @@
 //! The overview's figures. From the audit (every replica's hops on PostgreSQL): the last hour's
 //! hops per minute, refusals by code, hops held for approval, hop latency percentiles per
-//! minute and the peers with errors ([`Window`]). From this replica's metrics (the same text
-//! `/metrics` serves): the gateway overhead and peer time percentiles, computed from the
-//! histograms' buckets as Prometheus' `histogram_quantile` does ([`Histogram`]), and the
-//! requests refused before a key was accepted (never audited).
+//! minute, the gateway overhead and peer time of each hop and the peers with errors
+//! ([`Window`]). From this replica's metrics (the same text `/metrics` serves): the same split
+//! as its histograms hold it, read as Prometheus' `histogram_quantile` reads them
+//! ([`Histogram`]), and the requests refused before a key was accepted (never audited).
 
 use std::collections::BTreeMap;
 
@@ -53,6 +53,10 @@ pub(crate) struct Window {
     pub peers: BTreeMap<(String, String), PeerErrors>,
     /// Stopped at [`MAX_HOPS`]: the oldest minutes are missing.
     pub capped: bool,
+    /// The peer time and the gateway's own time (microseconds) of each hop that called its
+    /// peer, in the audit's order.
+    pub peer_us: Vec<i64>,
+    pub overhead_us: Vec<i64>,
 }
 
 /// Whether a refusal's code says the peer (or the way to it) failed, not the caller.
@@ -97,6 +101,10 @@ impl Window {
         let m = &mut self.minutes[i];
         self.hops += 1;
         m.latency.push(r.latency_ms);
+        if let (Some(p), Some(o)) = (r.peer_us, r.overhead_us) {
+            self.peer_us.push(p);
+            self.overhead_us.push(o);
+        }
         if r.decision == "refused" {
             self.refused += 1;
             m.refused += 1;

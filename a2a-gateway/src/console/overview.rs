@@ -363,24 +363,40 @@ async fn figures(
 <table id="refusals"><caption>Refused hops of the last {MINUTES} minutes by error code</caption><thead><tr><th scope="col">Code</th><th scope="col">Hops</th><th scope="col">Share</th></tr></thead><tbody>{rows}</tbody></table></section>"#
     );
 
-    // Overhead and peer time (this replica).
-    let row = |name: &str, label: &str, h: &Histogram| {
+    // Overhead and peer time: every replica's hops of the scope, from the audit; then this
+    // replica's histograms, as Prometheus reads them.
+    let row = |name: &str, label: &str, p50: Option<f64>, p99: Option<f64>, n: u64| {
         format!(
-            r#"<tr data-latency="{name}"><th scope="row">{label}</th><td class="num p50">{}</td><td class="num p99">{}</td><td class="num count">{}</td></tr>"#,
-            ms(h.quantile(0.5)),
-            ms(h.quantile(0.99)),
-            h.count()
+            r#"<tr data-latency="{name}"><th scope="row">{label}</th><td class="num p50">{}</td><td class="num p99">{}</td><td class="num count">{n}</td></tr>"#,
+            ms(p50),
+            ms(p99),
         )
+    };
+    let audited = |v: &[i64], label: &str, name: &str| {
+        let mut v = v.to_vec();
+        let secs = |us: Option<i64>| us.map(|u| u as f64 / 1e6);
+        let (p50, p99) = (percentile(&mut v, 0.5), percentile(&mut v, 0.99));
+        row(name, label, secs(p50), secs(p99), v.len() as u64)
+    };
+    let metric = |h: &Histogram, label: &str, name: &str| {
+        row(name, label, h.quantile(0.5), h.quantile(0.99), h.count() as u64)
     };
     let _ = write!(
         out,
         r#"<section aria-labelledby="ov-lat"><h2 id="ov-lat">Gateway overhead and peer time</h2>
-<p class="hint">This replica since it started, every workspace: the <code>a2a_gateway_overhead_seconds</code> and <code>a2a_peer_duration_seconds</code> histograms of <code>/metrics</code>, read as <code>histogram_quantile</code> reads them (within a bucket, linear).</p>
-<table id="latency"><caption>Overhead and peer time (this replica)</caption>
+<p class="hint">Of each hop that called its peer in the last {MINUTES} minutes ({scope}, every replica, from the audit): the time it waited for the peer (a stream: for the answer's head) and the gateway's own time (the rest). Below them, this replica's own since it started, every workspace: the <code>a2a_gateway_overhead_seconds</code> and <code>a2a_peer_duration_seconds</code> histograms of <code>/metrics</code> read as <code>histogram_quantile</code> reads them (within a bucket, linear).</p>
+<table id="latency"><caption>Overhead and peer time</caption>
 <thead><tr><th scope="col">Share of a hop</th><th scope="col">p50 (ms)</th><th scope="col">p99 (ms)</th><th scope="col">Hops measured</th></tr></thead>
-<tbody>{}{}</tbody></table></section></div>"#,
-        row("overhead", "Gateway overhead", &overhead),
-        row("peer", "Peer time", &peer),
+<tbody>{}{}{}{}</tbody></table></section></div>"#,
+        audited(&w.overhead_us, "Gateway overhead", "overhead"),
+        audited(&w.peer_us, "Peer time", "peer"),
+        metric(&overhead, "Gateway overhead, this replica (metrics)", "overhead-replica"),
+        metric(&peer, "Peer time, this replica (metrics)", "peer-replica"),
+        scope = if ws.is_empty() {
+            "every workspace".to_owned()
+        } else {
+            format!("workspace {}", esc(ws))
+        },
     );
 
     // Peers with errors, and approvals waiting per workspace.

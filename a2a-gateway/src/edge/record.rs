@@ -16,6 +16,11 @@ use crate::state::GatewayState;
 pub(crate) fn record(st: &GatewayState, call: &mut Call, refusal: Option<&Refusal>) {
     let latency = call.started.elapsed();
     call.audit.latency_ms = latency.as_millis() as i64;
+    // The split the metrics record (peer time and the gateway's own), kept per hop so the
+    // console can give it per workspace and for every replica.
+    let micros = |d: std::time::Duration| i64::try_from(d.as_micros()).unwrap_or(i64::MAX);
+    call.audit.peer_us = call.peer.map(micros);
+    call.audit.overhead_us = call.peer.map(|p| micros(latency.saturating_sub(p)));
     call.audit.client_version = Some(call.version.as_str().to_owned());
     match refusal {
         Some(r) => {

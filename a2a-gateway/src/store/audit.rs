@@ -207,9 +207,9 @@ pub(super) fn insert_audit_row_linked(
                 "INSERT INTO audit(ts, trace_id, workspace_id, key_id, target, operation, client_method,
                    peer_method, client_version, client_binding, peer_version, peer_binding, decision,
                    status, latency_ms, error_code, phase, intent_of, task_id, governance,
-                   signature_trust, journal)
+                   signature_trust, journal, peer_us, overhead_us)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                   ?17, ?18, ?19, ?20, ?21, ?22)",
+                   ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
                 params![
                     ts,
                     rec.trace_id,
@@ -232,7 +232,9 @@ pub(super) fn insert_audit_row_linked(
                     rec.task_id,
                     rec.governance.as_ref().map(Value::to_string),
                     rec.signature_trust,
-                    journal.and_then(|j| i64::try_from(j).ok())
+                    journal.and_then(|j| i64::try_from(j).ok()),
+                    rec.peer_us,
+                    rec.overhead_us
                 ],
             )?;
         Ok(c.last_insert_rowid())

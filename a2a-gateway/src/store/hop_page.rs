@@ -105,7 +105,8 @@ pub const MIGRATION_AUDIT_REBUILD: &str = r#"
 pub(super) const RECORD_COLUMNS: &str = "seq, ts, trace_id, workspace_id, key_id, target,
     operation, client_method, peer_method, client_version, client_binding, peer_version,
     peer_binding, decision, status, latency_ms, error_code, task_id, intent_of,
-    CASE WHEN phase = 'intent' THEN 'incomplete' END, governance, signature_trust";
+    CASE WHEN phase = 'intent' THEN 'incomplete' END, governance, signature_trust, peer_us,
+    overhead_us";
 
 /// One audit row selected with [`RECORD_COLUMNS`].
 pub(super) fn row_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<AuditRecord> {
@@ -134,6 +135,8 @@ pub(super) fn row_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<AuditRecord>
             .get::<_, Option<String>>(20)?
             .and_then(|g| serde_json::from_str(&g).ok()),
         signature_trust: r.get(21)?,
+        peer_us: r.get(22)?,
+        overhead_us: r.get(23)?,
     })
 }
 

@@ -161,6 +161,14 @@ pub struct AuditRecord {
     pub status: i64,
     /// Latency in milliseconds.
     pub latency_ms: i64,
+    /// Of the hop's time, how long it waited for its peer (microseconds; a stream: for
+    /// the answer's head), when the peer was called: what `a2a_peer_duration_seconds` records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_us: Option<i64>,
+    /// Of the hop's time, the gateway's own (microseconds: the hop's time less its peer
+    /// call's), when the peer was called: what `a2a_gateway_overhead_seconds` records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overhead_us: Option<i64>,
     /// Gateway error code, if refused.
     pub error_code: Option<String>,
     /// The task the hop concerned or created, when known.

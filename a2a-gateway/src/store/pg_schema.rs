@@ -22,7 +22,7 @@ pub const COMPONENT: &str = "gateway";
 
 /// The gateway's PostgreSQL migrations, in order (the index + 1 is the version in
 /// `a2a_schema`; a published migration is never edited, a fix is a new one).
-pub const PG_MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8];
+pub const PG_MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9];
 
 /// The table of the replicas' leases (`a2a_pg::lease`).
 pub const REPLICAS_TABLE: &str = "gateway_replicas";
@@ -44,6 +44,14 @@ ALTER TABLE stream_events ADD COLUMN replica TEXT NOT NULL DEFAULT '';
 const V8: &str = r#"
 ALTER TABLE console_sessions ADD COLUMN roles TEXT NOT NULL DEFAULT 'admin';
 UPDATE console_sessions SET operator = 'admin-token' WHERE operator = 'admin';
+"#;
+
+/// 9: each hop's split of its time (issue 35): how long it waited for its peer and the
+/// gateway's own time, in microseconds (`AuditRecord::peer_us`, `overhead_us`), so the
+/// console's overview gives their percentiles per workspace and for every replica.
+const V9: &str = r#"
+ALTER TABLE audit ADD COLUMN peer_us BIGINT;
+ALTER TABLE audit ADD COLUMN overhead_us BIGINT;
 "#;
 
 /// 6: stream resume events as replicas share them (`store::backend::PgStreams`): a row names

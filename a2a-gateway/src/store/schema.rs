@@ -154,6 +154,12 @@ pub const MIGRATIONS: &[&str] = &[
     // 21: each owner's count of listed tasks, kept by triggers (issue 40: a listing's
     // `totalSize` without counting the owner's rows on every call).
     super::task_records::COUNTS,
+    // 22: each hop's split of its time (issue 35): peer time and the gateway's own, in
+    // microseconds, for the console's overview per workspace.
+    r#"
+    ALTER TABLE audit ADD COLUMN peer_us INTEGER;
+    ALTER TABLE audit ADD COLUMN overhead_us INTEGER;
+    "#,
 ];
 
 /// Migration of the listing columns of `task_owners` (see `super::task_records`). Every index

@@ -57,6 +57,8 @@ fn record_of(r: &Row) -> AuditRecord {
             .get::<_, Option<String>>(20)
             .and_then(|g| serde_json::from_str(&g).ok()),
         signature_trust: r.get(21),
+        peer_us: r.get(22),
+        overhead_us: r.get(23),
     }
 }
 

@@ -50,7 +50,7 @@ pub(super) fn linked(rows: &[Row], seqs: &[Option<i64>]) {
 const COLUMNS: &str = "seq, ts, trace_id, workspace_id, key_id, target, operation,
     client_method, peer_method, client_version, client_binding, peer_version, peer_binding,
     decision, status, latency_ms, error_code, phase, intent_of, task_id, governance,
-    signature_trust";
+    signature_trust, peer_us, overhead_us";
 
 /// One statement for a whole batch: the rows as arrays, one per column. A row without a
 /// sequence number takes the identity's next.
@@ -60,7 +60,7 @@ fn insert_sql() -> String {
     let types = [
         "bigint", "text", "text", "text", "text", "text", "text", "text", "text", "text", "text",
         "text", "text", "text", "bigint", "bigint", "text", "text", "bigint", "text", "text",
-        "text",
+        "text", "bigint", "bigint",
     ];
     let arrays: Vec<String> = types
         .iter()
@@ -164,7 +164,9 @@ pub(super) async fn insert_rows(
         text(|r| r.task_id.as_deref()),
         text(|r| r.signature_trust.as_deref()),
     );
-    let params: [&(dyn ToSql + Sync); 22] = [
+    let peer_us: Vec<Option<i64>> = recs.iter().map(|r| r.peer_us).collect();
+    let overhead_us: Vec<Option<i64>> = recs.iter().map(|r| r.overhead_us).collect();
+    let params: [&(dyn ToSql + Sync); 24] = [
         &seq,
         &ts,
         &trace,
@@ -187,6 +189,8 @@ pub(super) async fn insert_rows(
         &task_id,
         &governance,
         &trust,
+        &peer_us,
+        &overhead_us,
     ];
     let st = c.prepare_cached(&INSERT).await?;
     c.execute(&st, &params).await?;

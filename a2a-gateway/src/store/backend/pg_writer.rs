@@ -213,9 +213,23 @@ impl Batch {
         self.rows.is_empty() && self.works.is_empty()
     }
 
+    /// Whether the batch is one job: its statements need no transaction of the writer's (each
+    /// job is correct with its statements committing on their own, as [`Batch::alone`] runs
+    /// them), so `BEGIN` and `COMMIT` would be two round trips for nothing.
+    fn is_lone(&self) -> bool {
+        match (self.rows.is_empty(), self.works.len()) {
+            (true, n) => n == 1,
+            (false, n) => n == 0,
+        }
+    }
+
     /// Commits the batch in one transaction and answers its callers; after a failure not
-    /// caused by the database being away, runs each job once more alone.
+    /// caused by the database being away, runs each job once more alone. A batch of one job
+    /// runs alone at once.
     async fn commit(mut self, pool: &Pool) {
+        if self.is_lone() {
+            return self.alone(pool).await;
+        }
         let failed = match pool.get().await {
             Ok(c) => match self.together(&c).await {
                 Ok(seqs) => {
@@ -249,10 +263,11 @@ impl Batch {
         self.alone(pool).await;
     }
 
-    /// `BEGIN`, every statement of the batch (pipelined), `COMMIT`; the intents' sequence
+    /// `BEGIN`, every statement of the batch (pipelined behind it: the `BEGIN` is sent first,
+    /// its answer not awaited before the statements go), `COMMIT`; the intents' sequence
     /// numbers.
     async fn together(&mut self, c: &Client) -> Result<Vec<Option<i64>>, StoreError> {
-        c.batch_execute("BEGIN").await?;
+        let begin = async { c.batch_execute("BEGIN").await.map_err(StoreError::from) };
         let rows = &self.rows;
         let audit = async move {
             match rows.is_empty() {
@@ -261,7 +276,9 @@ impl Batch {
             }
         };
         let works = join_all(self.works.iter_mut().map(|w| w.run(c)));
-        let (seqs, ran) = futures::join!(audit, works);
+        // `join!` polls in order: the `BEGIN` is queued on the connection before any statement.
+        let (begun, seqs, ran) = futures::join!(begin, audit, works);
+        begun?;
         let seqs = seqs?;
         ran.into_iter().collect::<Result<Vec<()>, StoreError>>()?;
         c.batch_execute("COMMIT").await?;
