@@ -482,9 +482,16 @@ async fn operators_log_in_through_the_provider_in_a_real_browser() {
     let audit = admin_audit(&env).await;
     let decided = audit
         .iter()
-        .find(|r| r["action"].as_str().is_some_and(|a| a.ends_with("/approve")))
+        .find(|r| {
+            r["action"]
+                .as_str()
+                .is_some_and(|a| a.ends_with("/approve"))
+        })
         .expect("the decision in the admin audit");
-    assert_eq!(decided["actor"]["subject"], "oidc:ana@example.com", "{decided}");
+    assert_eq!(
+        decided["actor"]["subject"], "oidc:ana@example.com",
+        "{decided}"
+    );
     c.close().await.unwrap();
 
     let profile = tempfile::tempdir().unwrap();

@@ -232,7 +232,10 @@ pub(crate) fn assert_matches_metrics(page: &str, m: &Scrape, ws: Option<&str>) {
         let anchor = format!(r#"data-latency="{row}""#);
         let count = cell_after(page, &anchor, "num count").unwrap();
         assert_eq!(count, m.sum(&format!("{family}_count"), &[]).to_string());
-        assert!(m.sum(&format!("{family}_count"), &[]) >= 5.0, "the allowed hops");
+        assert!(
+            m.sum(&format!("{family}_count"), &[]) >= 5.0,
+            "the allowed hops"
+        );
         for (q, class) in [(0.5, "num p50"), (0.99, "num p99")] {
             let (lo, hi) = bucket_of(m, family, q);
             let shown: f64 = cell_after(page, &anchor, class).unwrap().parse().unwrap();
@@ -359,7 +362,11 @@ async fn the_overview_is_fleet_wide_over_replicas_on_postgres() {
         let count = cell_after(&page, &format!(r#"data-latency="{row}""#), "num count");
         assert_eq!(
             count,
-            Some((ma.sum(family, &[]) + mb.sum(family, &[])).to_string().as_str()),
+            Some(
+                (ma.sum(family, &[]) + mb.sum(family, &[]))
+                    .to_string()
+                    .as_str()
+            ),
             "{row}"
         );
         assert!(ma.sum(family, &[]) >= 3.0, "{row}: replica A's own hops");

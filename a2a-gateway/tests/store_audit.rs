@@ -66,9 +66,13 @@ async fn hops<A: AuditStore>(a: &A) {
         .intent(&rec("h1", "wa", "echo", "allowed", &at(1)))
         .await
         .unwrap();
-    a.durable(&rec("h1", "wa", "echo", "allowed", &at(1)), Some(&link))
-        .await
-        .unwrap();
+    // With its split of time (peer and gateway), kept as written.
+    let timed = AuditRecord {
+        peer_us: Some(1234),
+        overhead_us: Some(567),
+        ..rec("h1", "wa", "echo", "allowed", &at(1))
+    };
+    a.durable(&timed, Some(&link)).await.unwrap();
     // A hop cut after its intent: read as incomplete.
     a.intent(&rec("cut", "wa", "echo", "allowed", &at(2)))
         .await
@@ -102,6 +106,13 @@ async fn hops<A: AuditStore>(a: &A) {
     assert_eq!(h1.len(), 1, "one record per hop");
     assert_eq!(h1[0].outcome, None);
     assert_eq!(h1[0].intent_seq, link.seq(), "linked to its intent's row");
+    assert_eq!((h1[0].peer_us, h1[0].overhead_us), (Some(1234), Some(567)));
+    assert!(
+        all.iter()
+            .filter(|r| r.trace_id != "h1")
+            .all(|r| r.peer_us.is_none() && r.overhead_us.is_none()),
+        "no split where none was measured"
+    );
     let cut = all.iter().find(|r| r.trace_id == "cut").unwrap();
     assert_eq!(cut.outcome.as_deref(), Some("incomplete"));
     assert_eq!(a.records(Some("wb"), None, 0, 100).await.unwrap().len(), 3);

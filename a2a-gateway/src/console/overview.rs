@@ -379,7 +379,13 @@ async fn figures(
         row(name, label, secs(p50), secs(p99), v.len() as u64)
     };
     let metric = |h: &Histogram, label: &str, name: &str| {
-        row(name, label, h.quantile(0.5), h.quantile(0.99), h.count() as u64)
+        row(
+            name,
+            label,
+            h.quantile(0.5),
+            h.quantile(0.99),
+            h.count() as u64,
+        )
     };
     let _ = write!(
         out,
@@ -390,7 +396,11 @@ async fn figures(
 <tbody>{}{}{}{}</tbody></table></section></div>"#,
         audited(&w.overhead_us, "Gateway overhead", "overhead"),
         audited(&w.peer_us, "Peer time", "peer"),
-        metric(&overhead, "Gateway overhead, this replica (metrics)", "overhead-replica"),
+        metric(
+            &overhead,
+            "Gateway overhead, this replica (metrics)",
+            "overhead-replica"
+        ),
         metric(&peer, "Peer time, this replica (metrics)", "peer-replica"),
         scope = if ws.is_empty() {
             "every workspace".to_owned()
