@@ -388,6 +388,7 @@ impl Gateway {
         let background = tokio_util::sync::CancellationToken::new();
         crate::background::spawn_retention(&self.state, background.clone());
         crate::background::spawn_kill_watch(&self.state, background.clone());
+        crate::background::spawn_open_streams(&self.state, background.clone());
         ServerHandle {
             addr,
             listening,

@@ -108,6 +108,47 @@ pub(crate) fn spawn_kill_watch(st: &Arc<GatewayState>, stop: tokio_util::sync::C
     });
 }
 
+/// How often a replica on PostgreSQL looks whether its open streams changed (and publishes
+/// them when they did, and at least every [`OPEN_STREAMS_REFRESH`]).
+pub(crate) const OPEN_STREAMS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+/// Published again after this even when unchanged (a publish that failed, a row trimmed).
+const OPEN_STREAMS_REFRESH: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// On PostgreSQL, keeps this replica's open streams per workspace in `gateway_open_streams`
+/// for the console's overview of every replica, until `stop` (on SQLite there is one process:
+/// the overview counts its own).
+pub(crate) fn spawn_open_streams(
+    st: &Arc<GatewayState>,
+    stop: tokio_util::sync::CancellationToken,
+) {
+    if st.replay.shared_store().is_none() {
+        return;
+    }
+    let st = st.clone();
+    tokio::spawn(async move {
+        let mut last: Option<(Vec<(String, i64)>, tokio::time::Instant)> = None;
+        loop {
+            let now = st.governance.streams.open_by_workspace();
+            let fresh = last
+                .as_ref()
+                .is_some_and(|(c, at)| *c == now && at.elapsed() < OPEN_STREAMS_REFRESH);
+            if let (false, Some(pg)) = (fresh, st.replay.shared_store()) {
+                match pg.publish_open(&now).await {
+                    Ok(()) => last = Some((now, tokio::time::Instant::now())),
+                    Err(e) => {
+                        tracing::debug!("open streams not published: {e}");
+                        last = None;
+                    }
+                }
+            }
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = tokio::time::sleep(OPEN_STREAMS_EVERY) => {}
+            }
+        }
+    });
+}
+
 /// One audit retention pass on a backend other than the SQLite file: batches until the rule
 /// keeps every row, an error (logged; the next pass tries again) or `stop`.
 async fn trim_audit(

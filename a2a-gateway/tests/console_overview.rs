@@ -348,7 +348,7 @@ async fn the_overview_is_fleet_wide_over_replicas_on_postgres() {
         Some("1")
     );
     // Per-process figures are this replica's, and say so.
-    assert!(page.contains("this replica, every workspace"));
+    assert!(page.contains("this replica since start"));
     let count = cell_after(&page, r#"data-latency="peer-replica""#, "num count").unwrap();
     assert_eq!(
         count,
@@ -374,6 +374,100 @@ async fn the_overview_is_fleet_wide_over_replicas_on_postgres() {
     a.stop().await;
     b.stop().await;
     peer.shutdown().await;
+}
+
+/// The open streams figure of a console's overview (`q`: its query string).
+async fn open(c: &Console, q: &str) -> f64 {
+    let (status, page) = c.get(&format!("/console/overview{q}")).await;
+    assert_eq!(status, 200, "{page}");
+    figure(&page, "open-streams")
+}
+
+/// Open streams over two replicas on PostgreSQL: a stream relayed by A is counted on B's
+/// overview (its workspace's and the fleet's, as A published it), not in another workspace's,
+/// and no more once it ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_streams_are_counted_over_replicas_on_postgres() {
+    use crate::gateway_replicas::{quick, replica, seed};
+    use crate::replica_streams::{STEPS, gated_peer};
+    use crate::replicas_chaos::eventually;
+    use a2a_gateway::store::Agent;
+    use a2a_gateway::store::backend::{PgRegistry, RegistryStore};
+    use futures::StreamExt;
+    let Some(cluster) = crate::store_suite::cluster() else {
+        return;
+    };
+    let gate = std::sync::Arc::new(tokio::sync::Semaphore::new(0));
+    let (peer, peer_task) = gated_peer(gate.clone()).await;
+    cluster.create_database("openstreams").unwrap();
+    let url = cluster.url_of("openstreams");
+    let seeding = PgRegistry::connect(&url, &quick()).await.unwrap();
+    let key = seed(&seeding, "http://127.0.0.1:9").await;
+    seeding.create_workspace("ws2", "Two").await.unwrap();
+    let agent = Agent {
+        workspace_id: "ws1".into(),
+        agent_id: "steps".into(),
+        endpoint: peer,
+        credential: None,
+        skills: None,
+        pinned_card_key: None,
+    };
+    seeding.upsert_agent(&agent).await.unwrap();
+    let (a, _) = replica(&url, &key, true).await;
+    let (b, _) = replica(&url, &key, true).await;
+    let (ca, cb) = (&login(&a).await, &login(&b).await);
+    assert_eq!(open(cb, "").await, 0.0);
+
+    // A stream on A, held open by the peer after its first event.
+    let send = json!({"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage",
+        "params": {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "go"}]}}});
+    let resp = a
+        .http
+        .post(a.url("/a2a/steps"))
+        .header("content-type", "application/json")
+        .header("accept", "text/event-stream")
+        .header("A2A-Version", "1.0")
+        .bearer_auth(&key)
+        .body(send.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let mut body = resp.bytes_stream();
+    let mut seen = String::new();
+    while !seen.contains("\n\n") {
+        let chunk = body.next().await.expect("the first event").unwrap();
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    assert_eq!(
+        open(ca, "?workspace=ws1").await,
+        1.0,
+        "A counts its own now"
+    );
+    eventually("B counts A's stream", 10, || async {
+        open(cb, "?workspace=ws1").await == 1.0 && open(cb, "").await == 1.0
+    })
+    .await;
+    assert_eq!(
+        open(cb, "?workspace=ws2").await,
+        0.0,
+        "not another workspace's"
+    );
+    let (_, page) = cb.get("/console/overview").await;
+    assert!(page.contains("now, every replica"), "{page}");
+
+    // The stream ends: counted nowhere.
+    gate.add_permits(STEPS);
+    while let Some(chunk) = body.next().await {
+        chunk.unwrap();
+    }
+    eventually("the ended stream uncounted", 10, || async {
+        open(cb, "").await == 0.0 && open(ca, "").await == 0.0
+    })
+    .await;
+    a.stop().await;
+    b.stop().await;
+    peer_task.abort();
 }
 
 /// 100,000 hops written straight into the file, `recent` of them in the last hour (one a

@@ -162,7 +162,29 @@ async fn figures(
     }
     let pending: u64 = waiting.iter().map(|(_, n)| n).sum();
     let text = st.metrics.render();
-    let open = st.governance.streams.open_count();
+    // Open streams: this replica's now, plus on PostgreSQL every other live replica's as it
+    // last published them (within a second).
+    let here: i64 = st
+        .governance
+        .streams
+        .open_by_workspace()
+        .iter()
+        .filter(|(w, _)| scope.is_none_or(|s| s == w))
+        .map(|(_, n)| n)
+        .sum();
+    let (open, open_note) = match st.replay.shared_store() {
+        None => (here as u64, "now"),
+        Some(pg) => match pg.others_open_streams(scope).await {
+            Ok(n) => (here as u64 + n, "now, every replica"),
+            Err(e) => {
+                tracing::warn!("open streams of the other replicas not read: {e}");
+                (
+                    here as u64,
+                    "now, this replica only: the others' not readable",
+                )
+            }
+        },
+    };
     let unauth = counter_sum(&text, names::UNAUTHENTICATED);
     let overhead = Histogram::parse(&text, names::OVERHEAD).unwrap_or_default();
     let peer = Histogram::parse(&text, names::PEER_DURATION).unwrap_or_default();
@@ -222,7 +244,7 @@ async fn figures(
         "open-streams",
         "Open streams",
         &open.to_string(),
-        "this replica, every workspace",
+        open_note,
     ));
     out.push_str(&tile(
         "unauthenticated",

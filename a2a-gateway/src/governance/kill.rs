@@ -142,6 +142,18 @@ impl Streams {
             .unwrap_or(0)
     }
 
+    /// How many streams are open now per workspace, in workspace order (workspaces with
+    /// none are absent).
+    pub fn open_by_workspace(&self) -> Vec<(String, i64)> {
+        let mut by: std::collections::BTreeMap<String, i64> = Default::default();
+        if let Ok(open) = self.open.lock() {
+            for s in open.iter().filter_map(Weak::upgrade) {
+                *by.entry(s.workspace.clone()).or_default() += 1;
+            }
+        }
+        by.into_iter().collect()
+    }
+
     /// Ends the open streams of `workspace` naming the `kind` (`context`/`task`) `id`; returns
     /// the (agent, task id) pairs they carried, for canceling at the peer.
     pub fn kill(&self, workspace: &str, kind: &str, id: &str) -> Vec<(String, String)> {

@@ -46,12 +46,20 @@ ALTER TABLE console_sessions ADD COLUMN roles TEXT NOT NULL DEFAULT 'admin';
 UPDATE console_sessions SET operator = 'admin-token' WHERE operator = 'admin';
 "#;
 
-/// 9: each hop's split of its time (issue 35): how long it waited for its peer and the
-/// gateway's own time, in microseconds (`AuditRecord::peer_us`, `overhead_us`), so the
-/// console's overview gives their percentiles per workspace and for every replica.
+/// 9: the console's overview for every replica (issue 35): each hop's split of its time, how
+/// long it waited for its peer and the gateway's own time, in microseconds
+/// (`AuditRecord::peer_us`, `overhead_us`); and each replica's open streams per workspace
+/// (`gateway_open_streams`, rewritten by the replica when they change, read with the live
+/// leases of `gateway_replicas`).
 const V9: &str = r#"
 ALTER TABLE audit ADD COLUMN peer_us BIGINT;
 ALTER TABLE audit ADD COLUMN overhead_us BIGINT;
+CREATE TABLE gateway_open_streams (
+    replica TEXT NOT NULL,
+    workspace_id TEXT NOT NULL,
+    open BIGINT NOT NULL,
+    PRIMARY KEY (replica, workspace_id)
+);
 "#;
 
 /// 6: stream resume events as replicas share them (`store::backend::PgStreams`): a row names

@@ -177,6 +177,11 @@ impl Buffers {
         }
     }
 
+    /// The shared stream events (`None`: this process's memory only).
+    pub(crate) fn shared_store(&self) -> Option<&PgStreams> {
+        self.shared.as_ref()
+    }
+
     /// Whether the stream resume events' listener hears notifications now (`None`: the
     /// buffers are this process's memory only).
     pub(crate) fn listening(&self) -> Option<bool> {

@@ -262,6 +262,48 @@ impl PgStreams {
             .collect())
     }
 
+    /// Replaces this replica's open-stream counts (`(workspace, open)`, see
+    /// [`PgStreams::others_open_streams`]) in one transaction, and deletes the rows of replicas gone
+    /// for more than a minute.
+    pub async fn publish_open(&self, counts: &[(String, i64)]) -> Result<(), StoreError> {
+        let mut c = self.inner.pool.get().await?;
+        let tx = c.transaction().await?;
+        let replica = self.replica();
+        let (ws, n): (Vec<&str>, Vec<i64>) = counts.iter().map(|(w, n)| (w.as_str(), *n)).unzip();
+        tx.execute(
+            "DELETE FROM gateway_open_streams o WHERE o.replica = $1
+               OR NOT EXISTS (SELECT 1 FROM gateway_replicas r
+                              WHERE r.id = o.replica AND r.expires >= now() - interval '1 minute')",
+            &[&replica],
+        )
+        .await?;
+        tx.execute(
+            "INSERT INTO gateway_open_streams(replica, workspace_id, open)
+             SELECT $1, w, n FROM unnest($2::text[], $3::bigint[]) AS u(w, n)",
+            &[&replica, &ws, &n],
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// The streams open on every other replica whose lease is live, of `workspace` (`None`:
+    /// every workspace), as each last published them ([`PgStreams::publish_open`]); this
+    /// replica's own are its caller's to count, as they are now.
+    pub async fn others_open_streams(&self, workspace: Option<&str>) -> Result<u64, StoreError> {
+        let rows = self
+            .query(
+                "SELECT coalesce(sum(o.open), 0)::bigint FROM gateway_open_streams o
+                 JOIN gateway_replicas r ON r.id = o.replica AND r.expires >= now()
+                 WHERE o.replica <> $1 AND ($2::text IS NULL OR o.workspace_id = $2)",
+                &[&self.replica(), &workspace],
+            )
+            .await?;
+        Ok(rows
+            .first()
+            .map_or(0, |r| u64::try_from(r.get::<_, i64>(0)).unwrap_or(0)))
+    }
+
     /// One retention pass now (the writer runs one every [`TRIM_EVERY`]).
     pub async fn trim(&self, bounds: StreamBounds) -> Result<(), StoreError> {
         trim_rows(&self.inner.pool, bounds).await
