@@ -344,6 +344,18 @@ async fn bind_on(
     )))
 }
 
+/// A task's status record: marks it gone.
+const GONE: &str = "UPDATE task_owners SET gone = TRUE, checked_at = $5
+     WHERE endpoint = $1 AND task_id = $2
+       AND (workspace_id, agent_id) IS NOT DISTINCT FROM ($3, $4)";
+
+/// A task's status record: its state, as SQLite's writer applies it.
+const STATUS: &str = "UPDATE task_owners SET context_id = COALESCE($5, context_id), state = $6,
+       status_at = $7, open = $8, gone = FALSE, checked_at = $9
+     WHERE endpoint = $1 AND task_id = $2
+       AND (workspace_id, agent_id) IS NOT DISTINCT FROM ($3, $4)
+       AND ($10 OR gone OR status_at < $7 OR (status_at = $7 AND (open OR NOT $8)))";
+
 /// Records a task's status on `c` (see [`TaskStore::record_status`]).
 ///
 /// Both statements find the row by its unique key `(endpoint, task_id)` alone and check the
@@ -354,13 +366,7 @@ async fn bind_on(
 async fn record_on(c: &Client, r: &TaskStatusRow) -> Result<(), StoreError> {
     let checked_at = now_ms();
     if r.gone {
-        let st = c
-            .prepare_cached(
-                "UPDATE task_owners SET gone = TRUE, checked_at = $5
-                 WHERE endpoint = $1 AND task_id = $2
-                   AND (workspace_id, agent_id) IS NOT DISTINCT FROM ($3, $4)",
-            )
-            .await?;
+        let st = c.prepare_cached(GONE).await?;
         c.execute(
             &st,
             &[
@@ -377,15 +383,7 @@ async fn record_on(c: &Client, r: &TaskStatusRow) -> Result<(), StoreError> {
     // As SQLite's writer applies it (`task_records::update_status`): when fresh, when the task
     // was gone, when later, or at the same time unless it would reopen a terminal record. The
     // row lock orders two replicas' records of one task.
-    let st = c
-        .prepare_cached(
-            "UPDATE task_owners SET context_id = COALESCE($5, context_id), state = $6,
-               status_at = $7, open = $8, gone = FALSE, checked_at = $9
-             WHERE endpoint = $1 AND task_id = $2
-               AND (workspace_id, agent_id) IS NOT DISTINCT FROM ($3, $4)
-               AND ($10 OR gone OR status_at < $7 OR (status_at = $7 AND (open OR NOT $8)))",
-        )
-        .await?;
+    let st = c.prepare_cached(STATUS).await?;
     c.execute(
         &st,
         &[
@@ -403,4 +401,66 @@ async fn record_on(c: &Client, r: &TaskStatusRow) -> Result<(), StoreError> {
     )
     .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::pg_schema::{COMPONENT, PG_MIGRATIONS};
+    use super::{GONE, STATUS};
+
+    /// The generic plan of each status statement, on a table of 2,000 tasks of one owner
+    /// never analyzed (a young deployment's statistics), finds the row by the unique key.
+    #[tokio::test]
+    async fn a_status_record_finds_its_row_by_the_unique_key() {
+        if a2a_pg::testing::server_bin().is_none() {
+            eprintln!("SKIPPED: no initdb/pg_ctl");
+            return;
+        }
+        let cluster = a2a_pg::testing::TempCluster::start().unwrap();
+        cluster.create_database("plans").unwrap();
+        let pool = a2a_pg::pool(&cluster.url_of("plans"), &Default::default()).unwrap();
+        let mut c = pool.get().await.unwrap();
+        a2a_pg::migrate(&mut c, COMPONENT, PG_MIGRATIONS)
+            .await
+            .unwrap();
+        c.batch_execute(
+            "INSERT INTO task_owners(endpoint, task_id, workspace_id, agent_id, created_at)
+             SELECT 'http://peer', 't' || i, 'ws', 'agent', 0 FROM generate_series(1, 2000) i;
+             SET plan_cache_mode = force_generic_plan",
+        )
+        .await
+        .unwrap();
+        for (name, sql, types, args) in [
+            (
+                "gone",
+                GONE,
+                "text, text, text, text, bigint",
+                "'http://peer', 't1', 'ws', 'agent', 1",
+            ),
+            (
+                "status",
+                STATUS,
+                "text, text, text, text, text, text, bigint, boolean, bigint, boolean",
+                "'http://peer', 't1', 'ws', 'agent', NULL, 'x', 1, TRUE, 1, TRUE",
+            ),
+        ] {
+            c.batch_execute(&format!("PREPARE {name}({types}) AS {sql}"))
+                .await
+                .unwrap();
+            let plan: Vec<String> = c
+                .simple_query(&format!("EXPLAIN EXECUTE {name}({args})"))
+                .await
+                .unwrap()
+                .into_iter()
+                .filter_map(|m| match m {
+                    a2a_pg::tokio_postgres::SimpleQueryMessage::Row(r) => {
+                        r.get(0).map(str::to_owned)
+                    }
+                    _ => None,
+                })
+                .collect();
+            let plan = plan.join("\n");
+            assert!(plan.contains("task_owners_task"), "{name}: {plan}");
+        }
+    }
 }
