@@ -284,6 +284,50 @@ async fn retention<R: TaskStore, G: RegistryStore>(r: &R, reg: &G) {
     );
 }
 
+/// A binding made with its first status (`Records::bind_recorded`, one write of the row on
+/// PostgreSQL): listed with that status at once; an existing binding's status recorded as a
+/// record would be; another owner's task refused and its record untouched.
+async fn bound_with_status(r: &Records) {
+    let e = "http://127.0.0.1:11/a2a";
+    let (a, b) = (owner("wa"), owner("wb"));
+    let st = |task: &str, ws: &str, state: &str, at: i64| TaskStatusRow {
+        endpoint: e.into(),
+        ..status(task, ws, state, at, Some("c1"))
+    };
+    let new = r.bind_recorded(e, "s1", &a, Some(st("s1", "wa", WORKING, 5)));
+    assert_eq!(new.await.unwrap(), Bound::New);
+    let (rows, total) = r.task_records(e, &a, &all(10)).await.unwrap();
+    assert_eq!(total, 1);
+    assert_eq!(
+        (rows[0].state.as_deref(), rows[0].status_at),
+        (Some(WORKING), 5),
+        "listed with its status at once"
+    );
+    let again = r.bind_recorded(e, "s1", &a, Some(st("s1", "wa", DONE, 6)));
+    assert_eq!(again.await.unwrap(), Bound::Already);
+    let theirs = r.bind_recorded(e, "s1", &b, Some(st("s1", "wb", WORKING, 7)));
+    assert_eq!(theirs.await.unwrap(), Bound::Other);
+    assert_eq!(
+        r.bind_recorded(e, "s2", &a, None).await.unwrap(),
+        Bound::New
+    );
+    r.settle().await;
+    let (rows, total) = r.task_records(e, &a, &all(10)).await.unwrap();
+    assert_eq!(total, 2);
+    let s1 = rows.iter().find(|t| t.task_id == "s1").unwrap();
+    assert_eq!(
+        (s1.state.as_deref(), s1.status_at, s1.context_id.as_deref()),
+        (Some(DONE), 6, Some("c1")),
+        "the owner's later status applied, the other owner's not"
+    );
+    let s2 = rows.iter().find(|t| t.task_id == "s2").unwrap();
+    assert_eq!(s2.state, None, "bound without a status");
+    assert!(r.task_records(e, &b, &all(10)).await.unwrap().0.is_empty());
+    for t in ["s1", "s2"] {
+        r.forget(e, t).await.unwrap();
+    }
+}
+
 pub async fn sqlite_store(dir: &tempfile::TempDir) -> Store {
     let store = Store::open(&dir.path().join("gw.db")).unwrap();
     store.open_intent_journal().unwrap();
@@ -296,6 +340,7 @@ async fn the_records_suite_on_a_sqlite_file() {
     let store = sqlite_store(&dir).await;
     let r = Records::Sqlite(SqliteRecords::new(store.clone()));
     suite(&r, &SqliteRegistry::new(store.clone())).await;
+    bound_with_status(&r).await;
 }
 
 /// Creates database `db` ordering text by a locale (ICU `en-US`: `t00` before `T01`, where
@@ -342,6 +387,7 @@ async fn the_records_suite_on_postgres() {
         "ICU orders t00 first, C orders T01 first"
     );
     suite(&Records::Postgres(reg.records()), &reg).await;
+    bound_with_status(&Records::Postgres(reg.records())).await;
     // A listing page (the statement of `pg_tasks`, each filter) reads an index in its order:
     // no sort of the owner's rows, whatever the collation.
     c.batch_execute("SET enable_seqscan = off").await.unwrap();

@@ -151,27 +151,50 @@ async fn bind_revealed(
     endpoint: &str,
     owner: &Owner,
     v: &Value,
+    facts: Option<&TaskFacts>,
 ) -> Result<Option<String>, Refusal> {
     let Some(task) = revealed_task(v) else {
         return Ok(None);
     };
-    bind_task(records, endpoint, owner, task).await
+    bind_task(records, endpoint, owner, task, facts).await
 }
 
-/// Binds `task` to `owner` ([`bind_revealed`] once the task is known).
+/// Binds `task` to `owner` ([`bind_revealed`] once the task is known), recording with the
+/// binding what `facts` (of the same answer) say of the task, when they are of it.
 async fn bind_task(
     records: &Records,
     endpoint: &str,
     owner: &Owner,
     task: String,
+    facts: Option<&TaskFacts>,
 ) -> Result<Option<String>, Refusal> {
-    match records.bind(endpoint, &task, owner).await {
+    let status = facts
+        .filter(|f| f.task_id == task)
+        .map(|f| status_row(endpoint, owner, f, false));
+    match records.bind_recorded(endpoint, &task, owner, status).await {
         Ok(Bound::New | Bound::Already) => Ok(Some(task)),
         Ok(Bound::Other) => {
             tracing::warn!(task = %task, "peer answered a task bound to another owner");
             Err(not_found())
         }
         Err(e) => Err(Refusal::store("", &e)),
+    }
+}
+
+/// Records `facts` unless the binding of `task` recorded them ([`bind_task`]: facts of the
+/// bound task).
+async fn record_unbound(
+    records: &Records,
+    endpoint: &str,
+    owner: &Owner,
+    task: Option<&str>,
+    facts: Option<&TaskFacts>,
+) {
+    match facts {
+        Some(f) if task != Some(f.task_id.as_str()) => {
+            record_facts(records, endpoint, owner, f).await
+        }
+        _ => {}
     }
 }
 
@@ -187,18 +210,18 @@ pub async fn bind_answer(
 ) -> Result<(Answer, Option<String>), Refusal> {
     match answer {
         Answer::Unary(v) => {
-            let task = bind_revealed(&records, endpoint, owner, &v).await?;
-            record(&records, endpoint, owner, &v).await;
+            let facts = revealed_status(&v);
+            let task = bind_revealed(&records, endpoint, owner, &v, facts.as_ref()).await?;
+            record_unbound(&records, endpoint, owner, task.as_deref(), facts.as_ref()).await;
             Ok((Answer::Unary(v), task))
         }
         Answer::Passed(p) => {
+            let facts = p.status();
             let task = match p.task_id() {
-                Some(t) => bind_task(&records, endpoint, owner, t.to_owned()).await?,
+                Some(t) => bind_task(&records, endpoint, owner, t.to_owned(), facts).await?,
                 None => None,
             };
-            if let Some(f) = p.status() {
-                record_facts(&records, endpoint, owner, f).await;
-            }
+            record_unbound(&records, endpoint, owner, task.as_deref(), facts).await;
             Ok((Answer::Passed(p), task))
         }
         Answer::Stream(mut events) => {
@@ -214,7 +237,7 @@ pub async fn bind_answer(
                         }
                     };
                     if !bound {
-                        match bind_revealed(&records, &endpoint, &owner, &ev).await {
+                        match bind_revealed(&records, &endpoint, &owner, &ev, None).await {
                             Ok(Some(_)) => bound = true,
                             Ok(None) => {
                                 yield Ok(ev);

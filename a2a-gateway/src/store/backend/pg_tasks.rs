@@ -91,6 +91,34 @@ fn clamp(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
+impl PgRecords {
+    /// Binds like [`TaskStore::bind`]; a new binding is inserted with `status` (the first
+    /// status of the same task, applied as a record of it would be). Returns the binding and
+    /// the status still to record (an existing binding's).
+    pub(super) async fn bind_with_status(
+        &self,
+        endpoint: &str,
+        task_id: &str,
+        owner: &Owner,
+        status: Option<TaskStatusRow>,
+    ) -> Result<(Bound, Option<TaskStatusRow>), StoreError> {
+        let status = status.filter(|s| s.task_id == task_id && s.endpoint == endpoint && !s.gone);
+        let (e, t, o) = (endpoint.to_owned(), task_id.to_owned(), owner.clone());
+        let first = status.clone().map(std::sync::Arc::new);
+        let bound = self
+            .writer
+            .run(move |c: &Client| {
+                let (e, t, o, first) = (e.clone(), t.clone(), o.clone(), first.clone());
+                Box::pin(async move { bind_on(c, &e, &t, &o, first.as_deref()).await })
+            })
+            .await?;
+        Ok(match bound {
+            Bound::New => (bound, None),
+            _ => (bound, status),
+        })
+    }
+}
+
 impl TaskStore for PgRecords {
     async fn bind(
         &self,
@@ -102,7 +130,7 @@ impl TaskStore for PgRecords {
         self.writer
             .run(move |c: &Client| {
                 let (e, t, o) = (e.clone(), t.clone(), o.clone());
-                Box::pin(async move { bind_on(c, &e, &t, &o).await })
+                Box::pin(async move { bind_on(c, &e, &t, &o, None).await })
             })
             .await
     }
@@ -302,34 +330,61 @@ impl TaskStore for PgRecords {
     }
 }
 
-/// Binds a task on `c` (see [`TaskStore::bind`]).
+/// Binds a task on `c` (see [`TaskStore::bind`]); a new binding is inserted with `status`
+/// when given (what [`record_on`] would make of the fresh row: its context, state, time and
+/// whether it is open, checked now).
 async fn bind_on(
     c: &Client,
     endpoint: &str,
     task_id: &str,
     owner: &Owner,
+    status: Option<&TaskStatusRow>,
 ) -> Result<Bound, StoreError> {
     // A binding deleted between the insert and the read (retention, forget) is bound again: a
     // few rounds at most.
     for _ in 0..3 {
-        let st = c
-            .prepare_cached(
-                "INSERT INTO task_owners(endpoint, task_id, workspace_id, agent_id, created_at)
-                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (endpoint, task_id) DO NOTHING",
-            )
-            .await?;
-        let n = c
-            .execute(
-                &st,
-                &[
+        let n = match status {
+            None => {
+                let st = c
+                    .prepare_cached(
+                        "INSERT INTO task_owners(endpoint, task_id, workspace_id, agent_id,
+                           created_at)
+                         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (endpoint, task_id) DO NOTHING",
+                    )
+                    .await?;
+                let args: [&(dyn ToSql + Sync); 5] = [
                     &endpoint,
                     &task_id,
                     &owner.workspace_id,
                     &owner.agent_id,
                     &now(),
-                ],
-            )
-            .await?;
+                ];
+                c.execute(&st, &args).await?
+            }
+            Some(r) => {
+                let st = c
+                    .prepare_cached(
+                        "INSERT INTO task_owners(endpoint, task_id, workspace_id, agent_id,
+                           created_at, context_id, state, status_at, open, gone, checked_at)
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, FALSE, $10)
+                         ON CONFLICT (endpoint, task_id) DO NOTHING",
+                    )
+                    .await?;
+                let args: [&(dyn ToSql + Sync); 10] = [
+                    &endpoint,
+                    &task_id,
+                    &owner.workspace_id,
+                    &owner.agent_id,
+                    &now(),
+                    &r.context_id,
+                    &r.state,
+                    &r.status_at,
+                    &r.open,
+                    &now_ms(),
+                ];
+                c.execute(&st, &args).await?
+            }
+        };
         if n == 1 {
             return Ok(Bound::New);
         }

@@ -147,6 +147,31 @@ pub enum Records {
     Postgres(PgRecords),
 }
 
+impl Records {
+    /// Binds like [`TaskStore::bind`] and records `status`, the first status of the same task
+    /// from the answer that revealed it (a status that cannot be recorded is logged, as the
+    /// callers of [`TaskStore::record_status`] do). On PostgreSQL a new binding is inserted
+    /// with its status: one write of the row instead of an insert and an update.
+    pub async fn bind_recorded(
+        &self,
+        endpoint: &str,
+        task_id: &str,
+        owner: &Owner,
+        status: Option<TaskStatusRow>,
+    ) -> Result<Bound, StoreError> {
+        let (bound, rest) = match self {
+            Records::Postgres(r) => r.bind_with_status(endpoint, task_id, owner, status).await?,
+            Records::Sqlite(r) => (r.bind(endpoint, task_id, owner).await?, status),
+        };
+        if let (Some(row), Bound::New | Bound::Already) = (rest, &bound)
+            && let Err(e) = self.record_status(row).await
+        {
+            tracing::warn!(task = %task_id, "task status not recorded: {e}");
+        }
+        Ok(bound)
+    }
+}
+
 /// Calls the same method on whichever backend `self` is.
 macro_rules! either {
     ($self:ident.$m:ident($($a:expr),*)) => {
