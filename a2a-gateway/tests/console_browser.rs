@@ -120,7 +120,6 @@ pub(crate) async fn shot(c: &Client, name: &str) {
     std::fs::write(shots().join(format!("{name}.png")), png).unwrap();
 }
 
-/// Waits until the page's text contains `text`.
 /// The value of `#new-secret` once it differs from `previous` (the page before a form's answer
 /// may still show the last secret).
 async fn new_secret_other_than(c: &Client, previous: &str) -> String {
@@ -141,6 +140,7 @@ async fn new_secret_other_than(c: &Client, previous: &str) -> String {
     }
 }
 
+/// Waits until the page's text contains `text`.
 pub(crate) async fn wait_text(c: &Client, text: &str) {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
