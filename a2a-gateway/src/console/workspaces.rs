@@ -28,6 +28,15 @@ impl Flash {
     pub(crate) fn ok(&self) -> Option<&str> {
         self.ok.as_deref()
     }
+
+    /// The notice of this code among a page's `(code, text)` pairs (none for another code).
+    pub(crate) fn notice(&self, texts: &[(&str, &str)]) -> String {
+        texts
+            .iter()
+            .find(|(code, _)| self.ok() == Some(*code))
+            .map(|(_, text)| super::html::notice(text, false))
+            .unwrap_or_default()
+    }
 }
 
 pub(crate) async fn index(

@@ -13,16 +13,11 @@ use serde_json::{Value, json};
 
 use super::super::backend::{admin, seg};
 use super::super::html::{csrf_field, esc, notice, opt, unix};
+use super::super::workspaces::Flash;
 use super::super::{Operator, admin_refusal, ws_href};
 use super::{field, options, pairs, refused_status, require_ws, ws_page};
 use crate::state::GatewayState;
 use crate::store::backend::{HoldStore, RegistryStore};
-
-/// `?ok=` notices of this page.
-#[derive(serde::Deserialize, Default)]
-pub(crate) struct Flash {
-    ok: Option<String>,
-}
 
 pub(crate) async fn view(
     State(st): State<Arc<GatewayState>>,
@@ -30,10 +25,10 @@ pub(crate) async fn view(
     Path(ws): Path<String>,
     Query(q): Query<Flash>,
 ) -> Response {
-    let top = match q.ok.as_deref() {
-        Some("lifted") => notice("Kill lifted: requests naming it are served again.", false),
-        _ => String::new(),
-    };
+    let top = q.notice(&[(
+        "lifted",
+        "Kill lifted: requests naming it are served again.",
+    )]);
     render(&st, &op, &ws, StatusCode::OK, &top).await
 }
 

@@ -11,7 +11,8 @@ use axum::response::{IntoResponse, Redirect, Response};
 use serde_json::{Map, Value, json};
 
 use super::super::backend::{Refused, admin, seg};
-use super::super::html::{csrf_field, esc, notice};
+use super::super::html::{csrf_field, esc};
+use super::super::workspaces::Flash;
 use super::super::{Operator, admin_refusal, ws_href};
 use super::{field, options, pairs, refused_status, require_ws, ws_page};
 use crate::pii::PiiKind;
@@ -56,23 +57,16 @@ pub(crate) fn doc_of(body: &[u8]) -> Value {
     doc
 }
 
-/// `?ok=` notices of this page.
-#[derive(serde::Deserialize, Default)]
-pub(crate) struct Flash {
-    ok: Option<String>,
-}
-
 pub(crate) async fn view(
     State(st): State<Arc<GatewayState>>,
     Extension(op): Extension<Operator>,
     Path(ws): Path<String>,
     Query(q): Query<Flash>,
 ) -> Response {
-    let top = match q.ok.as_deref() {
-        Some("saved") => notice("PII rules saved: they apply from the next hop.", false),
-        Some("deleted") => notice("PII rules deleted: scanning is off.", false),
-        _ => String::new(),
-    };
+    let top = q.notice(&[
+        ("saved", "PII rules saved: they apply from the next hop."),
+        ("deleted", "PII rules deleted: scanning is off."),
+    ]);
     let path = format!("/admin/workspaces/{}/pii", seg(&ws));
     match admin(&st, Method::GET, &path, None).await {
         Ok(doc) => render(&st, &op, &ws, Some(&doc), StatusCode::OK, &top).await,

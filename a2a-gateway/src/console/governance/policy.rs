@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use super::super::backend::{Refused, admin, seg};
 use super::super::html::{csrf_field, esc, notice};
+use super::super::workspaces::Flash;
 use super::super::{Operator, admin_refusal, ws_href};
 use super::policy_form::{PolicyForm, RuleRow, parse, rule_of};
 use super::policy_view::{dry_run_results, explain_view};
@@ -42,23 +43,16 @@ const OPERATIONS: [&str; 10] = [
     "DeleteTaskPushNotificationConfig",
 ];
 
-/// `?ok=` notices of this page.
-#[derive(serde::Deserialize, Default)]
-pub(crate) struct Flash {
-    ok: Option<String>,
-}
-
 pub(crate) async fn view(
     State(st): State<Arc<GatewayState>>,
     Extension(op): Extension<Operator>,
     Path(ws): Path<String>,
     Query(q): Query<Flash>,
 ) -> Response {
-    let top = match q.ok.as_deref() {
-        Some("saved") => notice("Policy saved: it governs the next hop.", false),
-        Some("deleted") => notice("Policy deleted: the operator's default decides.", false),
-        _ => String::new(),
-    };
+    let top = q.notice(&[
+        ("saved", "Policy saved: it governs the next hop."),
+        ("deleted", "Policy deleted: the operator's default decides."),
+    ]);
     let form = match saved(&st, &ws).await {
         Ok(Some(doc)) => PolicyForm::of_doc(&doc),
         Ok(None) => PolicyForm::default(),

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use super::super::backend::{admin, seg};
 use super::super::html::{csrf_field, esc, notice};
+use super::super::workspaces::Flash;
 use super::super::{Operator, admin_refusal, ws_href};
 use super::{field, options, pairs, refused_status, require_ws, ws_page};
 use crate::state::GatewayState;
@@ -63,23 +64,16 @@ pub(crate) fn limits_of(body: &[u8]) -> Result<Value, String> {
     Ok(Value::Object(out))
 }
 
-/// `?ok=` notices of this page.
-#[derive(serde::Deserialize, Default)]
-pub(crate) struct Flash {
-    ok: Option<String>,
-}
-
 pub(crate) async fn view(
     State(st): State<Arc<GatewayState>>,
     Extension(op): Extension<Operator>,
     Path(ws): Path<String>,
     Query(q): Query<Flash>,
 ) -> Response {
-    let top = match q.ok.as_deref() {
-        Some("saved") => notice("Settings saved: they apply from the next request.", false),
-        Some("limits") => notice("Limits saved.", false),
-        _ => String::new(),
-    };
+    let top = q.notice(&[
+        ("saved", "Settings saved: they apply from the next request."),
+        ("limits", "Limits saved."),
+    ]);
     render(&st, &op, &ws, StatusCode::OK, &top).await
 }
 

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use super::super::backend::{Refused, admin, seg};
 use super::super::html::{csrf_field, esc, notice, unix};
+use super::super::workspaces::Flash;
 use super::super::{Operator, admin_refusal, ws_href};
 use super::{field, options, pairs, refused_status, require_ws, ws_page};
 use crate::state::GatewayState;
@@ -39,33 +40,26 @@ pub(crate) fn signature_kids(card: &Value) -> Vec<String> {
         })
 }
 
-/// `?ok=` notices of this page.
-#[derive(serde::Deserialize, Default)]
-pub(crate) struct Flash {
-    ok: Option<String>,
-}
-
 pub(crate) async fn view(
     State(st): State<Arc<GatewayState>>,
     Extension(op): Extension<Operator>,
     Path(ws): Path<String>,
     Query(q): Query<Flash>,
 ) -> Response {
-    let top = match q.ok.as_deref() {
-        Some("switch") => notice("Card trust saved.", false),
-        Some("pinned") => notice(
+    let top = q.notice(&[
+        ("switch", "Card trust saved."),
+        (
+            "pinned",
             "Card key pinned: this agent's card must verify with it.",
-            false,
         ),
-        Some("unpinned") => notice("Pinned card key removed.", false),
-        Some("key") => notice(
+        ("unpinned", "Pinned card key removed."),
+        (
+            "key",
             "New signing key: it signs the governed cards from now on.",
-            false,
         ),
-        Some("rotated") => notice("Rotated: a new signing key, the others retired.", false),
-        Some("retired") => notice("Signing key retired.", false),
-        _ => String::new(),
-    };
+        ("rotated", "Rotated: a new signing key, the others retired."),
+        ("retired", "Signing key retired."),
+    ]);
     render(&st, &op, &ws, StatusCode::OK, &top).await
 }
 
