@@ -121,9 +121,9 @@ pub(crate) fn spawn_open_streams(
     st: &Arc<GatewayState>,
     stop: tokio_util::sync::CancellationToken,
 ) {
-    if st.replay.shared_store().is_none() {
+    let Some(pg) = st.replay.shared_store().cloned() else {
         return;
-    }
+    };
     let st = st.clone();
     tokio::spawn(async move {
         let mut last: Option<(Vec<(String, i64)>, tokio::time::Instant)> = None;
@@ -132,7 +132,7 @@ pub(crate) fn spawn_open_streams(
             let fresh = last
                 .as_ref()
                 .is_some_and(|(c, at)| *c == now && at.elapsed() < OPEN_STREAMS_REFRESH);
-            if let (false, Some(pg)) = (fresh, st.replay.shared_store()) {
+            if !fresh {
                 match pg.publish_open(&now).await {
                     Ok(()) => last = Some((now, tokio::time::Instant::now())),
                     Err(e) => {

@@ -69,11 +69,7 @@ pub(crate) async fn page_handler(
     } else {
         format!("?workspace={}", seg(ws))
     };
-    let scope = if ws.is_empty() {
-        "every workspace".to_owned()
-    } else {
-        format!("workspace {}", esc(ws))
-    };
+    let scope = scope_label(ws);
     let body = format!(
         r#"<form method="get" action="/console/overview" class="filters" aria-label="Choose the workspace">
 <div><label for="o-ws">Workspace</label><select id="o-ws" name="workspace">{opts}</select></div>
@@ -101,6 +97,15 @@ pub(crate) async fn live(
     match figures(&st, q.workspace.trim(), &ids).await {
         Ok(f) => (StatusCode::OK, html_type(), f).into_response(),
         Err((status, e)) => (status, html_type(), notice(&e, true)).into_response(),
+    }
+}
+
+/// What the figures are of, as the page says it: `every workspace` or `workspace ws` (HTML).
+fn scope_label(ws: &str) -> String {
+    if ws.is_empty() {
+        "every workspace".to_owned()
+    } else {
+        format!("workspace {}", esc(ws))
     }
 }
 
@@ -424,11 +429,7 @@ async fn figures(
             "overhead-replica"
         ),
         metric(&peer, "Peer time, this replica (metrics)", "peer-replica"),
-        scope = if ws.is_empty() {
-            "every workspace".to_owned()
-        } else {
-            format!("workspace {}", esc(ws))
-        },
+        scope = scope_label(ws),
     );
 
     // Peers with errors, and approvals waiting per workspace.

@@ -102,9 +102,14 @@ impl PgRecords {
         owner: &Owner,
         status: Option<TaskStatusRow>,
     ) -> Result<(Bound, Option<TaskStatusRow>), StoreError> {
-        let status = status.filter(|s| s.task_id == task_id && s.endpoint == endpoint && !s.gone);
+        // Inserted with the row only when it is this task's (else recorded after, as any).
+        let first = status
+            .as_ref()
+            .filter(|s| s.task_id == task_id && s.endpoint == endpoint && !s.gone)
+            .cloned()
+            .map(std::sync::Arc::new);
+        let inserted_with = first.is_some();
         let (e, t, o) = (endpoint.to_owned(), task_id.to_owned(), owner.clone());
-        let first = status.clone().map(std::sync::Arc::new);
         let bound = self
             .writer
             .run(move |c: &Client| {
@@ -113,7 +118,7 @@ impl PgRecords {
             })
             .await?;
         Ok(match bound {
-            Bound::New => (bound, None),
+            Bound::New if inserted_with => (bound, None),
             _ => (bound, status),
         })
     }
