@@ -120,6 +120,18 @@ pub(crate) async fn shot(c: &Client, name: &str) {
     std::fs::write(shots().join(format!("{name}.png")), png).unwrap();
 }
 
+/// How many pixels the page scrolls sideways (0: it fits the window).
+pub(crate) async fn sideways_overflow(c: &Client) -> i64 {
+    c.execute(
+        "return document.documentElement.scrollWidth - document.documentElement.clientWidth;",
+        vec![],
+    )
+    .await
+    .unwrap()
+    .as_i64()
+    .unwrap_or(99)
+}
+
 /// The value of `#new-secret` once it differs from `previous` (the page before a form's answer
 /// may still show the last secret).
 async fn new_secret_other_than(c: &Client, previous: &str) -> String {
@@ -460,17 +472,8 @@ async fn console_in_a_real_browser() {
     c.set_window_size(390, 844).await.unwrap();
     c.goto(&format!("{base}/console/hops")).await.unwrap();
     wait_text(&c, "Hops, newest first").await;
-    let overflow = c
-        .execute(
-            "return document.documentElement.scrollWidth - document.documentElement.clientWidth;",
-            vec![],
-        )
-        .await
-        .unwrap();
-    assert!(
-        overflow.as_i64().unwrap_or(99) <= 1,
-        "sideways scroll: {overflow}"
-    );
+    let overflow = sideways_overflow(&c).await;
+    assert!(overflow <= 1, "sideways scroll: {overflow}");
     shot(&c, "12-hops-narrow").await;
 
     // Log out: the session is gone.

@@ -7,7 +7,9 @@
 //! admin route has a console page is `console_routes.rs`.
 
 use crate::common;
-use crate::console_browser::{browser, click, fill, shot, start_driver, wait_text};
+use crate::console_browser::{
+    browser, click, fill, shot, sideways_overflow, start_driver, wait_text,
+};
 
 use a2a_client::signing;
 use common::console::login;
@@ -193,15 +195,9 @@ async fn page_rules(c: &Client, name: &str) {
         .await
         .unwrap();
     assert_eq!(inline, json!(0), "{name}: inline script or style");
-    let overflow = c
-        .execute(
-            "return document.documentElement.scrollWidth - document.documentElement.clientWidth;",
-            vec![],
-        )
-        .await
-        .unwrap();
+    let overflow = sideways_overflow(c).await;
     assert!(
-        overflow.as_i64().unwrap_or(99) <= 1,
+        overflow <= 1,
         "{name}: sideways scroll at 1,280 px: {overflow}"
     );
 }

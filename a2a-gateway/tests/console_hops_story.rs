@@ -4,7 +4,9 @@
 //! the hops in headless Chromium, with screenshots (`target/console-screenshots/13-15`).
 
 use crate::common;
-use crate::console_browser::{WAIT, browser, click, fill, shot, start_driver, wait_text};
+use crate::console_browser::{
+    WAIT, browser, click, fill, shot, sideways_overflow, start_driver, wait_text,
+};
 use crate::console_overview::{assert_matches_metrics, metrics, seqs, traffic};
 
 use std::time::Duration;
@@ -175,17 +177,8 @@ async fn overview_and_hops_in_a_real_browser() {
         "a legend"
     );
     // Usable at 1,280 px: nothing scrolls sideways.
-    let overflow = c
-        .execute(
-            "return document.documentElement.scrollWidth - document.documentElement.clientWidth;",
-            vec![],
-        )
-        .await
-        .unwrap();
-    assert!(
-        overflow.as_i64().unwrap_or(99) <= 1,
-        "sideways scroll: {overflow}"
-    );
+    let overflow = sideways_overflow(&c).await;
+    assert!(overflow <= 1, "sideways scroll: {overflow}");
     // The whole page in the screenshot.
     c.set_window_size(1280, 1500).await.unwrap();
     shot(&c, "13-overview").await;
