@@ -84,16 +84,18 @@ async fn rss_stays_bounded_under_large_messages_and_returns_near_baseline() {
         cap / MIB
     );
     // After the load: terminal tasks expire (TTL 1 s, evicted on the next store access), and
-    // the allocator hands the freed pages back over its decay times (jemalloc's dirty and then
-    // muzzy decay: measured here, RSS stayed at the peak for about 28 s after the load, then
-    // fell): wait for it, up to 60 s. The first reading is often under the bound already.
+    // jemalloc's background thread hands the freed pages back over its decay time (measured:
+    // within 8 s, to 3 MiB over the baseline). Without that thread, pages were returned only
+    // when their arena allocated again, and an idle agent sat 10-17 MiB over its baseline for
+    // the whole minute (the bound below fails then). Wait up to 60 s.
+    let near = baseline + 8 * MIB;
     let mut after = u64::MAX;
     let started = std::time::Instant::now();
     while started.elapsed() < Duration::from_secs(60) {
         tokio::time::sleep(Duration::from_millis(200)).await;
         rpc(&url, "ListTasks", json!({"pageSize": 1})).await;
         after = rss_bytes(pid);
-        if after < baseline + 16 * MIB {
+        if after < near {
             break;
         }
     }
@@ -103,7 +105,7 @@ async fn rss_stays_bounded_under_large_messages_and_returns_near_baseline() {
         started.elapsed().as_secs_f64()
     );
     assert!(
-        after < baseline + 16 * MIB,
+        after < near,
         "RSS after the load {} MiB, baseline {} MiB",
         after / MIB,
         baseline / MIB

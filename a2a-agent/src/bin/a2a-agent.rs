@@ -7,13 +7,17 @@
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// jemalloc's start-up options (its `malloc_conf`; `_RJEM_MALLOC_CONF` in the environment still
-/// applies on top): each thread's cache is trimmed after every 1 MiB allocated instead of every
-/// 64 KiB. The trims were about 3.5 % of an echo request's instructions; the cache each thread
-/// may keep between trims stays bounded by jemalloc's per-size limits (docs/benchmarks.md,
-/// "the echo path without the router").
+/// applies on top):
+/// - each thread's cache is trimmed after every 1 MiB allocated instead of every 64 KiB. The
+///   trims were about 3.5 % of an echo request's instructions; the cache each thread may keep
+///   between trims stays bounded by jemalloc's per-size limits (docs/benchmarks.md, "the echo
+///   path without the router");
+/// - a background thread returns freed pages to the system over jemalloc's decay times. Without
+///   it, pages are only returned when their arena allocates again, so an agent that went idle
+///   after a burst of large messages kept the burst's memory (tests/memory.rs).
 #[cfg(all(feature = "jemalloc", unix, not(target_env = "musl")))]
 #[unsafe(export_name = "_rjem_malloc_conf")]
-pub static MALLOC_CONF: &[u8; 29] = b"tcache_gc_incr_bytes:1048576\0";
+pub static MALLOC_CONF: &[u8; 52] = b"tcache_gc_incr_bytes:1048576,background_thread:true\0";
 
 use a2a_agent::{AgentCard, AgentConfig, AgentServer, Handler};
 use clap::{Args, Parser, Subcommand};

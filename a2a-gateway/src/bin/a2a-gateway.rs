@@ -6,6 +6,14 @@
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
+/// jemalloc's start-up options (its `malloc_conf`; `_RJEM_MALLOC_CONF` in the environment still
+/// applies on top): a background thread returns freed pages to the system over jemalloc's decay
+/// times. Without it, pages are only returned when their arena allocates again, so a gateway
+/// that went idle after a burst of large messages kept the burst's memory.
+#[cfg(all(feature = "jemalloc", unix, not(target_env = "musl")))]
+#[unsafe(export_name = "_rjem_malloc_conf")]
+pub static MALLOC_CONF: &[u8; 23] = b"background_thread:true\0";
+
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
