@@ -43,9 +43,32 @@ fn rec(trace: &str) -> AuditRecord {
     }
 }
 
+/// The trace id of each audit row numbered `seqs` (intents only), read on a connection of its
+/// own.
+async fn intent_traces(url: &str, seqs: &[i64]) -> Vec<Option<String>> {
+    let (c, conn) = a2a_pg::tokio_postgres::connect(url, a2a_pg::tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let task = tokio::spawn(conn);
+    let mut traces = Vec::new();
+    for seq in seqs {
+        let row = c
+            .query_opt(
+                "SELECT trace_id FROM audit WHERE seq = $1 AND phase = 'intent'",
+                &[seq],
+            )
+            .await
+            .unwrap();
+        traces.push(row.map(|r| r.get(0)));
+    }
+    drop(c);
+    let _ = task.await;
+    traces
+}
+
 /// One echo hop's durable writes, in the hop's order: claim, intent, bind, completion of the
-/// claim, the hop's record.
-async fn hop<A: AuditStore, R: SendStore + TaskStore>(a: &A, r: &R, i: usize) {
+/// claim, the hop's record; returns the number its intent was given.
+async fn hop<A: AuditStore, R: SendStore + TaskStore>(a: &A, r: &R, i: usize) -> i64 {
     let k = key("w1", &format!("m{i}"));
     assert_eq!(r.claim(&k, "d", 100, 0, 0).await.unwrap(), Claimed::First);
     let intent = a.intent(&rec(&format!("t{i}"))).await.unwrap();
@@ -55,6 +78,7 @@ async fn hop<A: AuditStore, R: SendStore + TaskStore>(a: &A, r: &R, i: usize) {
     a.durable(&rec(&format!("t{i}")), Some(&intent))
         .await
         .unwrap();
+    intent.seq().expect("a committed intent has its number")
 }
 
 /// 64 hops at once commit in fewer transactions than there are hops (each hop makes five
@@ -70,7 +94,7 @@ async fn concurrent_hops_share_commits() {
     hop(&a, &r, 0).await;
     let before = xid(&url).await;
     let hops = 64;
-    futures::future::join_all((1..=hops).map(|i| hop(&a, &r, i))).await;
+    let seqs = futures::future::join_all((1..=hops).map(|i| hop(&a, &r, i))).await;
     let after = xid(&url).await;
     let commits = after - before - 1;
     assert!(
@@ -84,6 +108,12 @@ async fn concurrent_hops_share_commits() {
         assert_eq!(first, Some(Outcome::Task(format!("task-{i}"))), "send {i}");
         let bound = r.owner(E, &format!("task-{i}")).await.unwrap();
         assert_eq!(bound, Some(owner("w1")), "binding {i}");
+    }
+    // Each intent got the number of its own row (a batch of intents inserted in one
+    // statement hands each caller its row's number, not a neighbour's).
+    let traces = intent_traces(&url, &seqs).await;
+    for (i, trace) in (1..=hops).zip(traces) {
+        assert_eq!(trace, Some(format!("t{i}")), "intent of hop {i}");
     }
     let rows = a.records(Some("w1"), None, 0, 1000).await.unwrap();
     assert_eq!(rows.len(), hops + 1, "one record per hop");
