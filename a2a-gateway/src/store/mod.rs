@@ -226,6 +226,13 @@ impl Store {
         Self::configure(&w, std::time::Duration::from_secs(30))?;
         // Checkpoints run from the checkpointer's connection (`checkpoint::Checkpointer`).
         w.pragma_update(None, "wal_autocheckpoint", 0)?;
+        // Statement journals in memory: inside a batch's transaction SQLite keeps one per
+        // statement that may have to be undone alone, and past 64 KiB it spilled to a temporary
+        // file, written, read back and deleted in every batch (most of this thread's writes
+        // at 16 connections: docs/benchmarks.md, "The audit writer's temporary files"). This
+        // connection only inserts, updates and deletes by key: no sort or temporary table
+        // that could grow with the data.
+        w.pragma_update(None, "temp_store", "MEMORY")?;
         Ok(w)
     }
 
