@@ -14,20 +14,7 @@ set -eu
 A=$1; B=$2; ROUNDS=${3:-6}; SECS=${4:-5}; CONNS=${5:-16}
 DIR=$(dirname "$0")
 AGBIN=${AGENT_BIN:-${CARGO_TARGET_DIR:-target}/release/a2a-agent}
-TMP=$(mktemp -d)
-PIDS=""
-cleanup() {
-  for p in $PIDS; do kill "$p" 2>/dev/null || true; done
-  for p in $PIDS; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP PIPE
-wait_listening() {
-  for _ in $(seq 100); do grep -q '^LISTENING' "$1" && break; sleep 0.1; done
-  grep -q '^LISTENING' "$1" || { echo "server did not start:" >&2; cat "$2" >&2; exit 1; }
-  sed -n 's/^LISTENING //p' "$1" | head -1
-}
+. "$DIR/servers.sh"
 "$AGBIN" serve --echo --host 127.0.0.1 --port 0 >"$TMP/agent.out" 2>"$TMP/agent.err" &
 PIDS="$PIDS $!"
 AGENT=$(wait_listening "$TMP/agent.out" "$TMP/agent.err")

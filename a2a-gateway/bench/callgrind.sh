@@ -19,34 +19,21 @@ TARGET=${CARGO_TARGET_DIR:-target}
 PROFILE=${BENCH_PROFILE:-profiling}
 GWBIN=$TARGET/$PROFILE/a2a-gateway
 AGBIN=$TARGET/$PROFILE/a2a-agent
-TMP=$(mktemp -d)
-APID=""; GPID=""
-cleanup() {
-  for p in $GPID $APID; do kill "$p" 2>/dev/null || true; done
-  for p in $GPID $APID; do wait "$p" 2>/dev/null || true; done
-  [ "${BENCH_KEEP:-}" = 1 ] && echo "kept $TMP" >&2 || rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP PIPE
-wait_listening() {
-  for _ in $(seq 600); do grep -q '^LISTENING' "$1" && break; sleep 0.1; done
-  grep -q '^LISTENING' "$1" || { echo "server did not start:" >&2; cat "$2" >&2; exit 1; }
-  sed -n 's/^LISTENING //p' "$1" | head -1
-}
+. "$DIR/servers.sh"
 CG="valgrind --tool=callgrind --dump-instr=no --collect-atstart=yes"
 
 $CG --callgrind-out-file="$TMP/agent.%p.out" "$AGBIN" serve --echo --host 127.0.0.1 --port 0 \
   >"$TMP/agent.out" 2>"$TMP/agent.err" &
-APID=$!
-DIRECT=$(wait_listening "$TMP/agent.out" "$TMP/agent.err")
+APID=$!; PIDS="$PIDS $APID"
+DIRECT=$(wait_listening "$TMP/agent.out" "$TMP/agent.err" 60)
 DB=$TMP/gw.db
 "$GWBIN" admin --database "$DB" workspace-create bench >/dev/null
 "$GWBIN" admin --database "$DB" agent-add bench echo "$DIRECT" >/dev/null
 KEY=$("$GWBIN" admin --database "$DB" key-create bench 2>/dev/null | grep -o 'a2agw_[A-Za-z0-9_-]*' | head -1)
 $CG --callgrind-out-file="$TMP/gw.%p.out" "$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev \
   >"$TMP/gw.out" 2>"$TMP/gw.err" &
-GPID=$!
-GW=$(wait_listening "$TMP/gw.out" "$TMP/gw.err")/a2a/echo
+GPID=$!; PIDS="$PIDS $GPID"
+GW=$(wait_listening "$TMP/gw.out" "$TMP/gw.err" 60)/a2a/echo
 echo "direct $DIRECT, gateway $GW; $(uptime)"
 
 # total Ir of the last dump of PID

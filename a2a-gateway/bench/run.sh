@@ -49,24 +49,10 @@ if [ "${BENCH_SPLIT:-1}" != 0 ]; then
   echo
 fi
 
-TMP=$(mktemp -d)
-APID=""; GPID=""; PPID_=""
-cleanup() {
-  for p in $GPID $APID $PPID_; do kill "$p" 2>/dev/null || true; done
-  for p in $GPID $APID $PPID_; do wait "$p" 2>/dev/null || true; done
-  [ "${BENCH_KEEP:-}" = 1 ] && echo "kept $TMP" >&2 || rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP PIPE
-# wait_listening FILE ERRFILE -> prints the URL after LISTENING
-wait_listening() {
-  for _ in $(seq 100); do grep -q '^LISTENING' "$1" && break; sleep 0.1; done
-  grep -q '^LISTENING' "$1" || { echo "server did not start:" >&2; cat "$2" >&2; exit 1; }
-  sed -n 's/^LISTENING //p' "$1" | head -1
-}
+. "$DIR/servers.sh"
 
 env ${BENCH_PRELOAD:+LD_PRELOAD=$BENCH_PRELOAD} "$AGBIN" serve --echo --host 127.0.0.1 --port 0 >"$TMP/agent.out" 2>"$TMP/agent.err" &
-APID=$!
+APID=$!; PIDS="$PIDS $APID"
 DIRECT=$(wait_listening "$TMP/agent.out" "$TMP/agent.err")
 DB=$TMP/gw.db
 "$GWBIN" admin --database "$DB" workspace-create bench >/dev/null
@@ -81,12 +67,12 @@ if [ "${BENCH_GOVERNANCE:-}" = 1 ]; then
   echo "governance: ten-rule policy and PII redaction on"
 fi
 env ${BENCH_PRELOAD:+LD_PRELOAD=$BENCH_PRELOAD} ${BENCH_GW_ENV:-} "$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev >"$TMP/gw.out" 2>"$TMP/gw.err" &
-GPID=$!
+GPID=$!; PIDS="$PIDS $GPID"
 GW=$(wait_listening "$TMP/gw.out" "$TMP/gw.err")/a2a/echo
 # The proxy floor (a2a-gateway/examples/proxy_floor.rs): a plain reverse proxy on the gateway's
 # HTTP stack in front of the same agent, reading nothing: the cost of any extra HTTP hop here.
 env ${BENCH_PRELOAD:+LD_PRELOAD=$BENCH_PRELOAD} "$PXBIN" "$DIRECT" >"$TMP/px.out" 2>"$TMP/px.err" &
-PPID_=$!
+PPID_=$!; PIDS="$PIDS $PPID_"
 PX=$(wait_listening "$TMP/px.out" "$TMP/px.err")
 echo "direct $DIRECT (a2a-agent pid $APID), gateway $GW (pid $GPID), proxy floor $PX (pid $PPID_); $(uptime)"
 

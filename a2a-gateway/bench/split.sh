@@ -26,23 +26,10 @@ PXBIN=$TARGET/$PROFILE/examples/proxy_floor
 [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null || {
   echo "split placement needs taskset and two CPUs" >&2; exit 1; }
 
-TMP=$(mktemp -d)
-APID=""; GPID=""; PPID_=""
-cleanup() {
-  for p in $GPID $APID $PPID_; do kill "$p" 2>/dev/null || true; done
-  for p in $GPID $APID $PPID_; do wait "$p" 2>/dev/null || true; done
-  [ "${BENCH_KEEP:-}" = 1 ] && echo "kept $TMP" >&2 || rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP PIPE
-wait_listening() {
-  for _ in $(seq 100); do grep -q '^LISTENING' "$1" && break; sleep 0.1; done
-  grep -q '^LISTENING' "$1" || { echo "server did not start:" >&2; cat "$2" >&2; exit 1; }
-  sed -n 's/^LISTENING //p' "$1" | head -1
-}
+. "$DIR/servers.sh"
 
 taskset -c 1 "$AGBIN" serve --echo --host 127.0.0.1 --port 0 >"$TMP/agent.out" 2>"$TMP/agent.err" &
-APID=$!
+APID=$!; PIDS="$PIDS $APID"
 AGENT=$(wait_listening "$TMP/agent.out" "$TMP/agent.err")
 DB=$TMP/gw.db
 "$GWBIN" admin --database "$DB" workspace-create bench >/dev/null
@@ -54,10 +41,10 @@ if [ "${BENCH_GOVERNANCE:-}" = 1 ]; then
   echo "governance: ten-rule policy and PII redaction on"
 fi
 taskset -c 1 "$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev >"$TMP/gw.out" 2>"$TMP/gw.err" &
-GPID=$!
+GPID=$!; PIDS="$PIDS $GPID"
 GW=$(wait_listening "$TMP/gw.out" "$TMP/gw.err")/a2a/echo
 taskset -c 1 "$PXBIN" "$AGENT" >"$TMP/px.out" 2>"$TMP/px.err" &
-PPID_=$!
+PPID_=$!; PIDS="$PIDS $PPID_"
 PX=$(wait_listening "$TMP/px.out" "$TMP/px.err")
 echo "split placement: agent (pid $APID, $(sed -n 's/^WORKERS //p' "$TMP/agent.out") worker), gateway (pid $GPID, $(sed -n 's/^WORKERS //p' "$TMP/gw.out") worker) and proxy floor (pid $PPID_) on CPU 1, wrk on CPU 0; $ROUNDS rounds of ${SECS} s runs; $(uptime)"
 

@@ -14,33 +14,20 @@ TARGET=${CARGO_TARGET_DIR:-target}
 PROFILE=${BENCH_PROFILE:-profiling}
 GWBIN=$TARGET/$PROFILE/a2a-gateway
 AGBIN=$TARGET/$PROFILE/a2a-agent
-TMP=$(mktemp -d)
-APID=""; GPID=""; SPID=""
-cleanup() {
-  for p in $SPID $GPID $APID; do kill "$p" 2>/dev/null || true; done
-  for p in $SPID $GPID $APID; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP PIPE
-wait_listening() {
-  for _ in $(seq 300); do grep -q '^LISTENING' "$1" && break; sleep 0.1; done
-  grep -q '^LISTENING' "$1" || { echo "server did not start:" >&2; cat "$2" >&2; exit 1; }
-  sed -n 's/^LISTENING //p' "$1" | head -1
-}
+. "$DIR/servers.sh"
 "$AGBIN" serve --echo --host 127.0.0.1 --port 0 >"$TMP/agent.out" 2>"$TMP/agent.err" &
-APID=$!
-DIRECT=$(wait_listening "$TMP/agent.out" "$TMP/agent.err")
+APID=$!; PIDS="$PIDS $APID"
+DIRECT=$(wait_listening "$TMP/agent.out" "$TMP/agent.err" 30)
 DB=$TMP/gw.db
 "$GWBIN" admin --database "$DB" workspace-create bench >/dev/null
 "$GWBIN" admin --database "$DB" agent-add bench echo "$DIRECT" >/dev/null 2>&1
 KEY=$("$GWBIN" admin --database "$DB" key-create bench 2>/dev/null | grep -o 'a2agw_[A-Za-z0-9_-]*' | head -1)
 "$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev >"$TMP/gw.out" 2>"$TMP/gw.err" &
-GPID=$!
-GW=$(wait_listening "$TMP/gw.out" "$TMP/gw.err")/a2a/echo
+GPID=$!; PIDS="$PIDS $GPID"
+GW=$(wait_listening "$TMP/gw.out" "$TMP/gw.err" 30)/a2a/echo
 python3 "$DIR/drive.py" "$GW" 50 jsonrpc "$KEY"
 strace -c -f -p "$GPID" -o "$TMP/strace.txt" &
-SPID=$!
+SPID=$!; PIDS="$PIDS $SPID"
 sleep 1
 python3 "$DIR/drive.py" "$GW" "$N" jsonrpc "$KEY"
 sleep 0.5

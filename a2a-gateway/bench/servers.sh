@@ -1,0 +1,19 @@
+# Sourced by the gateway's bench scripts (after they set DIR): a temporary directory ($TMP),
+# the processes a script starts ($PIDS: add each with PIDS="$PIDS $!"; all are stopped and
+# waited for when the script ends, however it ends) and wait_listening. BENCH_KEEP=1 keeps $TMP.
+TMP=$(mktemp -d)
+PIDS=""
+cleanup() {
+  for p in $PIDS; do kill "$p" 2>/dev/null || true; done
+  for p in $PIDS; do wait "$p" 2>/dev/null || true; done
+  if [ "${BENCH_KEEP:-}" = 1 ]; then echo "kept $TMP" >&2; else rm -rf "$TMP"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP PIPE
+# wait_listening OUT ERR [SECONDS=10]: the URL a server printed after LISTENING in OUT, or
+# exits with its ERR once SECONDS have passed without it.
+wait_listening() {
+  for _ in $(seq $((${3:-10} * 10))); do grep -q '^LISTENING' "$1" && break; sleep 0.1; done
+  grep -q '^LISTENING' "$1" || { echo "server did not start:" >&2; cat "$2" >&2; exit 1; }
+  sed -n 's/^LISTENING //p' "$1" | head -1
+}
