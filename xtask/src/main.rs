@@ -20,9 +20,11 @@
 //!   only when `A2A_CI_FUZZ_SECS` is set above 0 (their instrumented build of the whole tree costs
 //!   about 15 CPU-minutes, half of CI's 30-minute budget on 2 cores).
 //! - `cargo xtask bench [--secs N] [--no-build]`: the gateway benchmark (`a2a-gateway/bench/run.sh`):
-//!   release build, the a2a-agent echo agent called directly and through the gateway with wrk
-//!   (SendMessage on JSON-RPC and HTTP+JSON at 1 and 16 connections, streams), and prints the
-//!   ratios gateway/direct of the same run (see docs/benchmarks.md).
+//!   release build; first the gateway beside the proxy floor with the servers on one CPU and wrk
+//!   on the other, medians of three rounds (`split.sh`), then the a2a-agent echo agent called
+//!   directly and through the gateway with wrk (SendMessage on JSON-RPC and HTTP+JSON at 1 and
+//!   16 connections, streams) and the ratios gateway/direct of the same run (see
+//!   docs/benchmarks.md).
 //! - `cargo xtask bench --store postgres [--secs N] [--no-build]`: the echo hop through a
 //!   gateway on SQLite and one on PostgreSQL (a throwaway cluster, fsync on) in the same run, at
 //!   1 and 16 connections: hops/s, gateway and PostgreSQL CPU per hop; then three replicas behind
@@ -223,7 +225,7 @@ enum Cmd {
         #[arg(long, default_value_t = 0)]
         port: u16,
     },
-    /// Gateway vs direct benchmark (release build, wrk): prints the ratios gateway/direct.
+    /// Gateway benchmark (release build, wrk): gateway/proxy floor, then gateway/direct.
     /// `bench pii`: PII scanning MB/s on prose and adversarial corpora.
     Bench {
         /// Seconds per wrk run.

@@ -229,7 +229,7 @@ impl Store {
         // Statement journals in memory: inside a batch's transaction SQLite keeps one per
         // statement that may have to be undone alone, and past 64 KiB it spilled to a temporary
         // file, written, read back and deleted in every batch (most of this thread's writes
-        // at 16 connections: docs/benchmarks.md, "The audit writer's temporary files"). This
+        // at 16 connections: docs/benchmarks.md, "a2a-gateway beside the proxy floor"). This
         // connection only inserts, updates and deletes by key: no sort or temporary table
         // that could grow with the data.
         w.pragma_update(None, "temp_store", "MEMORY")?;
