@@ -21,9 +21,7 @@ AGENT=$(wait_listening "$TMP/agent.out" "$TMP/agent.err")
 # start NAME BINARY -> sets URL_<NAME>, KEY_<NAME>, PID_<NAME>
 start() {
   db=$TMP/$1.db
-  "$2" admin --database "$db" workspace-create bench >/dev/null
-  "$2" admin --database "$db" agent-add bench echo "$AGENT" >/dev/null
-  key=$("$2" admin --database "$db" key-create bench | grep -o 'a2agw_[A-Za-z0-9_-]*' | head -1)
+  key=$(bench_key "$2" "$db" "$AGENT")
   "$2" serve --listen 127.0.0.1:0 --database "$db" --dev >"$TMP/$1.out" 2>"$TMP/$1.err" &
   pid=$!; PIDS="$PIDS $pid"
   url=$(wait_listening "$TMP/$1.out" "$TMP/$1.err")/a2a/echo

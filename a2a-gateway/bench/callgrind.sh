@@ -27,9 +27,7 @@ $CG --callgrind-out-file="$TMP/agent.%p.out" "$AGBIN" serve --echo --host 127.0.
 APID=$!; PIDS="$PIDS $APID"
 DIRECT=$(wait_listening "$TMP/agent.out" "$TMP/agent.err" 60)
 DB=$TMP/gw.db
-"$GWBIN" admin --database "$DB" workspace-create bench >/dev/null
-"$GWBIN" admin --database "$DB" agent-add bench echo "$DIRECT" >/dev/null
-KEY=$("$GWBIN" admin --database "$DB" key-create bench 2>/dev/null | grep -o 'a2agw_[A-Za-z0-9_-]*' | head -1)
+KEY=$(bench_key "$GWBIN" "$DB" "$DIRECT")
 $CG --callgrind-out-file="$TMP/gw.%p.out" "$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev \
   >"$TMP/gw.out" 2>"$TMP/gw.err" &
 GPID=$!; PIDS="$PIDS $GPID"

@@ -55,17 +55,8 @@ env ${BENCH_PRELOAD:+LD_PRELOAD=$BENCH_PRELOAD} "$AGBIN" serve --echo --host 127
 APID=$!; PIDS="$PIDS $APID"
 DIRECT=$(wait_listening "$TMP/agent.out" "$TMP/agent.err")
 DB=$TMP/gw.db
-"$GWBIN" admin --database "$DB" workspace-create bench >/dev/null
-"$GWBIN" admin --database "$DB" agent-add bench echo "$DIRECT" >/dev/null
-KEY=$("$GWBIN" admin --database "$DB" key-create bench | grep -o 'a2agw_[A-Za-z0-9_-]*' | head -1)
-# BENCH_GOVERNANCE=1: a policy of ten rules (governance-policy.json: none denies the
-# benchmark's sends, so each hop evaluates all ten) and PII redaction of every type on the
-# bench workspace (issue 14).
-if [ "${BENCH_GOVERNANCE:-}" = 1 ]; then
-  "$GWBIN" admin --database "$DB" policy-set bench "$DIR/governance-policy.json" >/dev/null
-  "$GWBIN" admin --database "$DB" pii-set bench '{"default_action":"redact"}' >/dev/null
-  echo "governance: ten-rule policy and PII redaction on"
-fi
+KEY=$(bench_key "$GWBIN" "$DB" "$DIRECT")
+bench_governance "$GWBIN" "$DB"
 env ${BENCH_PRELOAD:+LD_PRELOAD=$BENCH_PRELOAD} ${BENCH_GW_ENV:-} "$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev >"$TMP/gw.out" 2>"$TMP/gw.err" &
 GPID=$!; PIDS="$PIDS $GPID"
 GW=$(wait_listening "$TMP/gw.out" "$TMP/gw.err")/a2a/echo

@@ -17,3 +17,19 @@ wait_listening() {
   grep -q '^LISTENING' "$1" || { echo "server did not start:" >&2; cat "$2" >&2; exit 1; }
   sed -n 's/^LISTENING //p' "$1" | head -1
 }
+# bench_key GATEWAY_BIN DB AGENT_URL: registers the echo agent at AGENT_URL as `echo` in a new
+# workspace `bench` of the database DB and prints an API key of that workspace.
+bench_key() {
+  "$1" admin --database "$2" workspace-create bench >/dev/null
+  "$1" admin --database "$2" agent-add bench echo "$3" >/dev/null
+  "$1" admin --database "$2" key-create bench 2>/dev/null | grep -o 'a2agw_[A-Za-z0-9_-]*' | head -1
+}
+# bench_governance GATEWAY_BIN DB: with BENCH_GOVERNANCE=1, the workspace `bench` gets the
+# ten-rule policy of governance-policy.json (none denies the benchmarks' sends, so each hop
+# evaluates all ten) and PII redaction of every type (issue 14); nothing otherwise.
+bench_governance() {
+  [ "${BENCH_GOVERNANCE:-}" = 1 ] || return 0
+  "$1" admin --database "$2" policy-set bench "$DIR/governance-policy.json" >/dev/null
+  "$1" admin --database "$2" pii-set bench '{"default_action":"redact"}' >/dev/null
+  echo "governance: ten-rule policy and PII redaction on"
+}

@@ -32,14 +32,8 @@ taskset -c 1 "$AGBIN" serve --echo --host 127.0.0.1 --port 0 >"$TMP/agent.out" 2
 APID=$!; PIDS="$PIDS $APID"
 AGENT=$(wait_listening "$TMP/agent.out" "$TMP/agent.err")
 DB=$TMP/gw.db
-"$GWBIN" admin --database "$DB" workspace-create bench >/dev/null
-"$GWBIN" admin --database "$DB" agent-add bench echo "$AGENT" >/dev/null
-KEY=$("$GWBIN" admin --database "$DB" key-create bench | grep -o 'a2agw_[A-Za-z0-9_-]*' | head -1)
-if [ "${BENCH_GOVERNANCE:-}" = 1 ]; then
-  "$GWBIN" admin --database "$DB" policy-set bench "$DIR/governance-policy.json" >/dev/null
-  "$GWBIN" admin --database "$DB" pii-set bench '{"default_action":"redact"}' >/dev/null
-  echo "governance: ten-rule policy and PII redaction on"
-fi
+KEY=$(bench_key "$GWBIN" "$DB" "$AGENT")
+bench_governance "$GWBIN" "$DB"
 taskset -c 1 "$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev >"$TMP/gw.out" 2>"$TMP/gw.err" &
 GPID=$!; PIDS="$PIDS $GPID"
 GW=$(wait_listening "$TMP/gw.out" "$TMP/gw.err")/a2a/echo

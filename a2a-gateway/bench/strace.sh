@@ -19,9 +19,7 @@ AGBIN=$TARGET/$PROFILE/a2a-agent
 APID=$!; PIDS="$PIDS $APID"
 DIRECT=$(wait_listening "$TMP/agent.out" "$TMP/agent.err" 30)
 DB=$TMP/gw.db
-"$GWBIN" admin --database "$DB" workspace-create bench >/dev/null
-"$GWBIN" admin --database "$DB" agent-add bench echo "$DIRECT" >/dev/null 2>&1
-KEY=$("$GWBIN" admin --database "$DB" key-create bench 2>/dev/null | grep -o 'a2agw_[A-Za-z0-9_-]*' | head -1)
+KEY=$(bench_key "$GWBIN" "$DB" "$DIRECT")
 "$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev >"$TMP/gw.out" 2>"$TMP/gw.err" &
 GPID=$!; PIDS="$PIDS $GPID"
 GW=$(wait_listening "$TMP/gw.out" "$TMP/gw.err" 30)/a2a/echo

@@ -16,35 +16,16 @@ TARGET=${CARGO_TARGET_DIR:-target}
 PROFILE=${BENCH_PROFILE:-profiling}
 GWBIN=$TARGET/$PROFILE/a2a-gateway
 AGBIN=$TARGET/$PROFILE/a2a-agent
-TMP=$(mktemp -d)
-APID=""; GPID=""
-cleanup() {
-  for p in $GPID $APID; do kill "$p" 2>/dev/null || true; done
-  for p in $GPID $APID; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-wait_listening() {
-  for _ in $(seq 100); do grep -q '^LISTENING' "$1" && break; sleep 0.1; done
-  sed -n 's/^LISTENING //p' "$1" | head -1
-}
+. "$DIR/servers.sh"
 "$AGBIN" serve --echo --host 127.0.0.1 --port 0 >"$TMP/agent.out" 2>"$TMP/agent.err" &
-APID=$!
-DIRECT=$(wait_listening "$TMP/agent.out")
+APID=$!; PIDS="$PIDS $APID"
+DIRECT=$(wait_listening "$TMP/agent.out" "$TMP/agent.err")
 DB=$TMP/gw.db
-"$GWBIN" admin --database "$DB" workspace-create bench >/dev/null
-"$GWBIN" admin --database "$DB" agent-add bench echo "$DIRECT" >/dev/null
-KEY=$("$GWBIN" admin --database "$DB" key-create bench 2>/dev/null | grep -o 'a2agw_[A-Za-z0-9_-]*' | head -1)
-if [ "${BENCH_GOVERNANCE:-}" = 1 ]; then
-  # run.sh's policy document, verbatim.
-  sed -n "/<<'POLICY'/,/^POLICY/p" "$DIR/run.sh" | sed '1d;$d' >"$TMP/policy.json"
-  "$GWBIN" admin --database "$DB" policy-set bench "$TMP/policy.json" >/dev/null
-  "$GWBIN" admin --database "$DB" pii-set bench '{"default_action":"redact"}' >/dev/null
-  echo "governance: ten-rule policy and PII redaction on"
-fi
+KEY=$(bench_key "$GWBIN" "$DB" "$DIRECT")
+bench_governance "$GWBIN" "$DB"
 "$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev >"$TMP/gw.out" 2>"$TMP/gw.err" &
-GPID=$!
-GW=$(wait_listening "$TMP/gw.out")/a2a/echo
+GPID=$!; PIDS="$PIDS $GPID"
+GW=$(wait_listening "$TMP/gw.out" "$TMP/gw.err")/a2a/echo
 A2A_GATEWAY_KEY=$KEY wrk -t1 -c1 -d2s -s "$DIR/stream.lua" "$GW" >/dev/null
 TCK=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
