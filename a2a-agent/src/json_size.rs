@@ -54,6 +54,23 @@ fn extra_of(bytes: &[u8]) -> usize {
         .sum()
 }
 
+/// Whether `serde_json` escapes any byte of `b` (eight bytes at a time; used by
+/// [`crate::json_write`] to copy a string that needs no escape in one piece).
+pub(crate) fn needs_escape(b: &[u8]) -> bool {
+    let mut words = b.chunks_exact(8);
+    for w in &mut words {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(w);
+        if word_needs_escape(u64::from_le_bytes(a)) {
+            return true;
+        }
+    }
+    words
+        .remainder()
+        .iter()
+        .any(|c| EXTRA[usize::from(*c)] != 0)
+}
+
 /// The JSON length of the string `s`: its bytes, the escapes, the two quotes.
 pub(crate) fn str_len(s: &str) -> usize {
     let b = s.as_bytes();
@@ -540,4 +557,4 @@ impl<'a> ser::Serializer for KeyLen<'a> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

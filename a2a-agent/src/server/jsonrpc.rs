@@ -173,8 +173,8 @@ fn answer(
         Err(e) if v03_stream => edge::sse::single(id.error_text(&e.jsonrpc_error(version))),
         Err(e) => reply_err(id, &e, version),
         Ok(Outcome::Sent(r)) if version == Version::V1 => {
-            match id.result_bytes_of(&*r, ops::SENT_CAPACITY) {
-                Ok(bytes) => text_json(bytes),
+            match crate::json_write::to_string(&*r, ops::SENT_CAPACITY) {
+                Ok(text) => text_json(id.result_text_raw(&text)),
                 Err(e) => reply_err(id, &A2aError::internal(e.to_string()), version),
             }
         }
