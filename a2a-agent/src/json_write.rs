@@ -33,6 +33,12 @@ pub(crate) fn to_string<T: Serialize + ?Sized>(
     }
 }
 
+/// A JSON tree's compact text, as its `Display` (and `serde_json::to_string`) writes it: the
+/// form a stream event takes, keys in the tree's order.
+pub(crate) fn value_text(value: &serde_json::Value) -> String {
+    to_string(value, 256).unwrap_or_else(|_| value.to_string())
+}
+
 /// The text written so far.
 struct Writer(String);
 

@@ -213,7 +213,8 @@ fn answer(
             let id2 = id.clone();
             match version {
                 Version::V1 => sse_response(*sub, heartbeat, move |ev, _| {
-                    vec![id2.result_text(&serde_json::to_value(ev).unwrap_or_default())]
+                    let v = serde_json::to_value(ev).unwrap_or_default();
+                    vec![id2.result_text_raw(&crate::json_write::value_text(&v))]
                 }),
                 Version::V03 => {
                     let mut tr = edge::V03Stream::new(false);

@@ -272,7 +272,9 @@ fn answer(app: &App, v: Version, m1: &str, out: Outcome) -> Result<Response, A2a
         }
         Outcome::Stream(sub) => Ok(match v {
             Version::V1 => sse_response(*sub, heartbeat, |ev, _| {
-                vec![serde_json::to_value(ev).unwrap_or(Value::Null)]
+                vec![crate::json_write::value_text(
+                    &serde_json::to_value(ev).unwrap_or(Value::Null),
+                )]
             }),
             Version::V03 => {
                 let mut tr = edge::V03Stream::new(true);
