@@ -39,8 +39,9 @@ const EXTRA: [u8; 256] = {
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
-/// Whether any byte of `w` is below 0x20, `"` or `\` (the bytes `serde_json` escapes).
-fn word_needs_escape(w: u64) -> bool {
+/// Whether any byte of `w` is below 0x20, `"` or `\` (the bytes `serde_json` escapes; also
+/// [`crate::json_write`]'s check).
+pub(crate) fn word_needs_escape(w: u64) -> bool {
     let zero_in = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
     let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
     (below_space | zero_in(w ^ (ONES * u64::from(b'"'))) | zero_in(w ^ (ONES * u64::from(b'\\'))))
@@ -52,23 +53,6 @@ fn extra_of(bytes: &[u8]) -> usize {
         .iter()
         .map(|b| usize::from(EXTRA[usize::from(*b)]))
         .sum()
-}
-
-/// Whether `serde_json` escapes any byte of `b` (eight bytes at a time; used by
-/// [`crate::json_write`] to copy a string that needs no escape in one piece).
-pub(crate) fn needs_escape(b: &[u8]) -> bool {
-    let mut words = b.chunks_exact(8);
-    for w in &mut words {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(w);
-        if word_needs_escape(u64::from_le_bytes(a)) {
-            return true;
-        }
-    }
-    words
-        .remainder()
-        .iter()
-        .any(|c| EXTRA[usize::from(*c)] != 0)
 }
 
 /// The JSON length of the string `s`: its bytes, the escapes, the two quotes.

@@ -39,6 +39,23 @@ pub(crate) fn value_text(value: &serde_json::Value) -> String {
     to_string(value, 256).unwrap_or_else(|_| value.to_string())
 }
 
+/// Whether `serde_json` escapes any byte of `b` (a control character, `"` or `\`), checked
+/// eight bytes at a time.
+fn needs_escape(b: &[u8]) -> bool {
+    let mut words = b.chunks_exact(8);
+    for w in &mut words {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(w);
+        if crate::json_size::word_needs_escape(u64::from_le_bytes(a)) {
+            return true;
+        }
+    }
+    words
+        .remainder()
+        .iter()
+        .any(|&c| c < 0x20 || c == b'"' || c == b'\\')
+}
+
 /// The text written so far.
 struct Writer(String);
 
@@ -65,7 +82,7 @@ const SERDE_JSON_PRIVATE: &str = "$serde_json::private::";
 impl Writer {
     /// `s` as a JSON string: one copy when no byte needs an escape, else `serde_json`'s own.
     fn string(&mut self, s: &str) -> Result<(), Refused> {
-        if crate::json_size::needs_escape(s.as_bytes()) {
+        if needs_escape(s.as_bytes()) {
             let text = serde_json::to_string(s).map_err(|_| Refused)?;
             self.0.push_str(&text);
         } else {
