@@ -19,6 +19,7 @@ mod errors;
 #[cfg(feature = "grpc")]
 pub mod grpc;
 pub mod media;
+pub(crate) mod names;
 pub mod routes;
 pub mod sse;
 mod v03;

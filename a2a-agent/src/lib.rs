@@ -146,6 +146,7 @@ pub mod cli_tools;
 pub mod cors;
 pub mod error;
 mod json_size;
+mod json_write;
 #[doc(hidden)]
 pub mod listen;
 #[cfg(feature = "cli")]

@@ -97,11 +97,10 @@ impl RawId {
     /// as it is (the caller vouches that it is one checked JSON value, e.g. a peer's answer
     /// passed through).
     pub fn result_text_raw(&self, result: &str) -> String {
-        let mut out = self.open("result", result.len());
-        out.extend_from_slice(result.as_bytes());
-        out.push(b'}');
-        // Only UTF-8 went in: the id and `result` are `str`s.
-        String::from_utf8(out).unwrap_or_default()
+        let mut out = self.open_text("result", result.len());
+        out.push_str(result);
+        out.push('}');
+        out
     }
 
     /// `{"jsonrpc":"2.0","id":<id>,"error":<error>}` as text.
@@ -140,13 +139,18 @@ impl RawId {
 
     /// `{"jsonrpc":"2.0","id":<id>,"<name>":` in a buffer with room for `capacity` more bytes.
     fn open(&self, name: &str, capacity: usize) -> Vec<u8> {
+        self.open_text(name, capacity).into_bytes()
+    }
+
+    /// [`Self::open`] as text (what follows is text too: no UTF-8 check of the whole).
+    fn open_text(&self, name: &str, capacity: usize) -> String {
         let id = self.get();
-        let mut out = Vec::with_capacity(40 + id.len() + name.len() + capacity);
-        out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-        out.extend_from_slice(id.as_bytes());
-        out.extend_from_slice(b",\"");
-        out.extend_from_slice(name.as_bytes());
-        out.extend_from_slice(b"\":");
+        let mut out = String::with_capacity(40 + id.len() + name.len() + capacity);
+        out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+        out.push_str(id);
+        out.push_str(",\"");
+        out.push_str(name);
+        out.push_str("\":");
         out
     }
 }

@@ -17,7 +17,7 @@ pub const BOTH: [Version; 2] = Version::ALL;
 /// A header that is not visible ASCII counts as sent and unreadable (`Some("")` is never
 /// returned; such a header is returned as `Some("?")`, which no interface serves).
 pub fn requested(headers: &http::HeaderMap, query: Option<&str>) -> Option<String> {
-    if let Some(h) = headers.get("a2a-version") {
+    if let Some(h) = headers.get(&crate::edge::names::A2A_VERSION) {
         match h.to_str() {
             Ok(s) if !s.trim().is_empty() => return Some(s.trim().to_owned()),
             Ok(_) => {}
@@ -73,7 +73,7 @@ pub fn requested_version(
     headers: &http::HeaderMap,
     query: Option<&str>,
 ) -> Result<Option<Version>, A2aError> {
-    if let Some(h) = headers.get("a2a-version") {
+    if let Some(h) = headers.get(&crate::edge::names::A2A_VERSION) {
         let Ok(s) = h.to_str() else {
             return Err(A2aError::new(
                 ErrorKind::VersionNotSupported,

@@ -194,7 +194,7 @@ pub(crate) async fn send_op(
         crate::otel::note("a2a.operation", op);
     }
     let knobs = SendKnobs {
-        header_override: header_bool(&call.headers, "a2a-return-immediately"),
+        header_override: header_bool(&call.headers, &crate::edge::names::A2A_RETURN_IMMEDIATELY),
         endpoint_default: app.cfg().return_immediately,
     };
     match send(
@@ -299,7 +299,7 @@ pub(crate) async fn dispatch(
 }
 
 /// A boolean request header (`true`/`1`/`yes`, `false`/`0`/`no`; anything else: not given).
-fn header_bool(h: &HeaderMap, name: &str) -> Option<bool> {
+fn header_bool(h: &HeaderMap, name: &http::HeaderName) -> Option<bool> {
     h.get(name).and_then(|v| v.to_str().ok()).and_then(|v| {
         match v.trim().to_ascii_lowercase().as_str() {
             "true" | "1" | "yes" => Some(true),

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::auth::AuthRequest;
 use crate::caller::CallerProfile;
+use crate::edge::names;
 use crate::error::{A2aError, ErrorKind};
 use crate::state::App;
 
@@ -24,7 +25,7 @@ pub(crate) async fn admit(
     Ok((caller, extensions))
 }
 
-fn header_list(h: &HeaderMap, name: &str) -> Vec<String> {
+fn header_list(h: &HeaderMap, name: &http::HeaderName) -> Vec<String> {
     h.get_all(name)
         .iter()
         .filter_map(|v| v.to_str().ok())
@@ -38,8 +39,8 @@ impl App {
     /// The extensions of the request's `A2A-Extensions` (and `X-A2A-Extensions`): each one
     /// declared by the card, every required one requested.
     fn negotiate_extensions(&self, headers: &HeaderMap) -> Result<Vec<String>, A2aError> {
-        let mut requested = header_list(headers, "a2a-extensions");
-        for e in header_list(headers, "x-a2a-extensions") {
+        let mut requested = header_list(headers, &names::A2A_EXTENSIONS);
+        for e in header_list(headers, &names::X_A2A_EXTENSIONS) {
             if !requested.contains(&e) {
                 requested.push(e);
             }

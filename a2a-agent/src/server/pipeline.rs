@@ -18,6 +18,7 @@ use super::{jsonrpc, rest};
 use crate::caller::CallerProfile;
 use crate::card::etag;
 use crate::edge::media::check_content_type;
+use crate::edge::names;
 use crate::edge::version::{Version, requested_version};
 use crate::error::{A2aError, ErrorKind};
 use crate::listen::EdgeRefusal;
@@ -196,7 +197,7 @@ async fn serve_request(app: Arc<App>, mut req: Request) -> Response {
     // The caller's request id when it is short text (shared, not copied), else a new one.
     let trace_id = match req
         .headers()
-        .get("x-request-id")
+        .get(&names::X_REQUEST_ID)
         .filter(|v| v.len() <= a2a_types::elide::MAX_ECHO_BYTES && v.to_str().is_ok())
     {
         Some(v) => Some(v.clone()),
@@ -214,7 +215,7 @@ async fn serve_request(app: Arc<App>, mut req: Request) -> Response {
     // delegations send on (`crate::delegate`).
     if let Some(tp) = crate::otel::traceparent(&traced).and_then(|t| HeaderValue::from_str(&t).ok())
     {
-        req.headers_mut().insert("traceparent", tp);
+        req.headers_mut().insert(names::TRACEPARENT, tp);
     }
     let span = if traced.is_none() {
         tracing::debug_span!(
@@ -246,7 +247,7 @@ async fn serve_request(app: Arc<App>, mut req: Request) -> Response {
     metrics::histogram!("a2a_agent_request_duration_seconds")
         .record(started.elapsed().as_secs_f64());
     if let Some(v) = trace_id {
-        resp.headers_mut().insert("x-trace-id", v);
+        resp.headers_mut().insert(names::X_TRACE_ID, v);
     }
     resp
 }
@@ -452,8 +453,8 @@ async fn pipeline(app: Arc<App>, req: Request) -> Response {
     if !call.extensions.is_empty()
         && let Ok(v) = HeaderValue::from_str(&call.extensions.join(", "))
     {
-        resp.headers_mut().insert("a2a-extensions", v.clone());
-        resp.headers_mut().insert("x-a2a-extensions", v);
+        resp.headers_mut().insert(names::A2A_EXTENSIONS, v.clone());
+        resp.headers_mut().insert(names::X_A2A_EXTENSIONS, v);
     }
     resp
 }

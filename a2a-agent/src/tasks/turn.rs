@@ -106,7 +106,7 @@ impl TaskManager {
 
         // Resume an existing task (multi-turn) or create one.
         let mut prior: Option<Task> = None;
-        let live = match message.task_id.clone() {
+        let (live, first_turn) = match message.task_id.clone() {
             Some(tid) => {
                 let live = match self.live_get(&tid) {
                     Some(l) => {
@@ -206,7 +206,8 @@ impl TaskManager {
                 self.writer.publish(&mut g, ev).await;
                 live.watch.send_replace(TaskState::Submitted);
                 drop(g);
-                live
+                // A continued task is not a first turn (`direct_ok` was cleared above).
+                (live, false)
             }
             None => {
                 let id = uuid::Uuid::new_v4().to_string();
@@ -255,20 +256,16 @@ impl TaskManager {
                 let direct_ok = mode == SendMode::Blocking
                     || (mode == SendMode::Stream && self.handler.may_reply_directly());
                 live.state.lock().await.direct_ok = direct_ok;
-                live
+                (live, direct_ok)
             }
         };
-        let first_turn = {
-            let g = live.state.lock().await;
-            message.task_id = Some(g.task.id.clone());
-            g.direct_ok
-        };
+        // Both ways above left the task's id in `message.task_id` (a continued task is the one
+        // the message names) and told whether this is a first turn: no lock taken again here.
         // Kept before the handler runs: a retry after a crash finds the task.
-        self.keep_send(
-            idem,
-            SendTarget::Task(live.state.lock().await.task.id.clone()),
-        )
-        .await;
+        if idem.is_some() {
+            let id = message.task_id.clone().unwrap_or_default();
+            self.keep_send(idem, SendTarget::Task(id)).await;
+        }
         let mut announced_rx = live.announced.subscribe();
 
         // Subscribe before the run starts so no event is missed.
