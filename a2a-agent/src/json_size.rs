@@ -39,9 +39,8 @@ const EXTRA: [u8; 256] = {
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
-/// Whether any byte of `w` is below 0x20, `"` or `\` (the bytes `serde_json` escapes; also
-/// [`crate::json_write`]'s check).
-pub(crate) fn word_needs_escape(w: u64) -> bool {
+/// Whether any byte of `w` is below 0x20, `"` or `\` (the bytes `serde_json` escapes).
+fn word_needs_escape(w: u64) -> bool {
     let zero_in = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
     let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
     (below_space | zero_in(w ^ (ONES * u64::from(b'"'))) | zero_in(w ^ (ONES * u64::from(b'\\'))))
@@ -541,4 +540,4 @@ impl<'a> ser::Serializer for KeyLen<'a> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests;
+mod tests;

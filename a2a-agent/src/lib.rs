@@ -146,7 +146,6 @@ pub mod cli_tools;
 pub mod cors;
 pub mod error;
 mod json_size;
-mod json_write;
 #[doc(hidden)]
 pub mod listen;
 #[cfg(feature = "cli")]

@@ -1,5 +1,5 @@
 //! The counter held against `serde_json` on fixed values and on generated tasks, messages and
-//! events (the generators are shared with `json_write`'s tests).
+//! events.
 
 use super::len;
 use crate::model::{
@@ -62,11 +62,11 @@ fn counts_what_serde_json_writes() {
 }
 
 /// Text with the bytes serde_json escapes, non-ASCII, and runs longer than a word.
-pub(crate) fn text() -> impl Strategy<Value = String> {
+fn text() -> impl Strategy<Value = String> {
     r#"[a-z"\\\n\t\x00\x01\x1f\x7fé日🎉 ]{0,40}"#
 }
 
-pub(crate) fn value() -> impl Strategy<Value = Value> {
+fn value() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
@@ -83,11 +83,11 @@ pub(crate) fn value() -> impl Strategy<Value = Value> {
     })
 }
 
-pub(crate) fn meta() -> impl Strategy<Value = Option<crate::model::Struct>> {
+fn meta() -> impl Strategy<Value = Option<crate::model::Struct>> {
     option::of(btree_map(text(), value(), 0..3).prop_map(|m| m.into_iter().collect()))
 }
 
-pub(crate) fn part() -> impl Strategy<Value = Part> {
+fn part() -> impl Strategy<Value = Part> {
     let content = prop_oneof![
         text().prop_map(PartContent::Text),
         vec(any::<u8>(), 0..40).prop_map(|b| PartContent::Raw(Base64Bytes::encode(b))),
@@ -104,7 +104,7 @@ pub(crate) fn part() -> impl Strategy<Value = Part> {
     )
 }
 
-pub(crate) fn message() -> impl Strategy<Value = Message> {
+fn message() -> impl Strategy<Value = Message> {
     (
         text(),
         option::of(text()),
@@ -127,7 +127,7 @@ pub(crate) fn message() -> impl Strategy<Value = Message> {
         )
 }
 
-pub(crate) fn status() -> impl Strategy<Value = TaskStatus> {
+fn status() -> impl Strategy<Value = TaskStatus> {
     (
         prop::sample::select(TaskState::ALL),
         option::of(message()),
@@ -140,7 +140,7 @@ pub(crate) fn status() -> impl Strategy<Value = TaskStatus> {
         })
 }
 
-pub(crate) fn artifact() -> impl Strategy<Value = Artifact> {
+fn artifact() -> impl Strategy<Value = Artifact> {
     (text(), option::of(text()), vec(part(), 0..3), meta()).prop_map(
         |(artifact_id, name, parts, metadata)| Artifact {
             artifact_id,
@@ -153,7 +153,7 @@ pub(crate) fn artifact() -> impl Strategy<Value = Artifact> {
     )
 }
 
-pub(crate) fn task() -> impl Strategy<Value = Task> {
+fn task() -> impl Strategy<Value = Task> {
     (
         text(),
         option::of(text()),

@@ -173,8 +173,8 @@ fn answer(
         Err(e) if v03_stream => edge::sse::single(id.error_text(&e.jsonrpc_error(version))),
         Err(e) => reply_err(id, &e, version),
         Ok(Outcome::Sent(r)) if version == Version::V1 => {
-            match crate::json_write::to_string(&*r, ops::SENT_CAPACITY) {
-                Ok(text) => text_json(id.result_text_raw(&text)),
+            match id.result_bytes_of(&*r, ops::SENT_CAPACITY) {
+                Ok(bytes) => text_json(bytes),
                 Err(e) => reply_err(id, &A2aError::internal(e.to_string()), version),
             }
         }
@@ -213,8 +213,7 @@ fn answer(
             let id2 = id.clone();
             match version {
                 Version::V1 => sse_response(*sub, heartbeat, move |ev, _| {
-                    let v = serde_json::to_value(ev).unwrap_or_default();
-                    vec![id2.result_text_raw(&crate::json_write::value_text(&v))]
+                    vec![id2.result_text(&serde_json::to_value(ev).unwrap_or_default())]
                 }),
                 Version::V03 => {
                     let mut tr = edge::V03Stream::new(false);

@@ -236,13 +236,9 @@ fn answer(app: &App, v: Version, m1: &str, out: Outcome) -> Result<Response, A2a
     let heartbeat = app.cfg().sse_heartbeat_interval.get();
     match out {
         Outcome::Sent(r) if v == Version::V1 => {
-            let body = crate::json_write::to_string(&*r, ops::SENT_CAPACITY)
-                .map_err(|e| A2aError::internal(e.to_string()))?;
-            Ok(json_bytes_response(
-                StatusCode::OK,
-                A2A_JSON,
-                body.into_bytes(),
-            ))
+            let mut body = Vec::with_capacity(ops::SENT_CAPACITY);
+            serde_json::to_writer(&mut body, &*r).map_err(|e| A2aError::internal(e.to_string()))?;
+            Ok(json_bytes_response(StatusCode::OK, A2A_JSON, body))
         }
         out @ (Outcome::Unary(_) | Outcome::Sent(_)) => {
             let r = out
@@ -272,9 +268,7 @@ fn answer(app: &App, v: Version, m1: &str, out: Outcome) -> Result<Response, A2a
         }
         Outcome::Stream(sub) => Ok(match v {
             Version::V1 => sse_response(*sub, heartbeat, |ev, _| {
-                vec![crate::json_write::value_text(
-                    &serde_json::to_value(ev).unwrap_or(Value::Null),
-                )]
+                vec![serde_json::to_value(ev).unwrap_or(Value::Null)]
             }),
             Version::V03 => {
                 let mut tr = edge::V03Stream::new(true);
