@@ -1,7 +1,8 @@
 //! The audit writer's jobs and the transaction that commits a batch of them (cut out of
 //! `audit_writer` to keep each file readable): what a job is, how a hop's intent is linked to
 //! its completion ([`IntentRef`]), which journaled intents need no row ([`folded_intents`]),
-//! and [`commit`].
+//! which status records are written with their task's binding ([`folded_statuses`]), and
+//! [`commit`].
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -132,6 +133,68 @@ fn folded_intents(batch: &[Job]) -> Vec<&IntentRef> {
     folded
 }
 
+/// Status records written with their task's binding: for each `Job::Bind` of the batch, the
+/// index of the first `Job::Status` after it of the same task, when that record is of the
+/// binding's owner and not `gone`. A send's answer binds its task and queues its first status
+/// right after, so both usually share a batch: the row is then inserted with the status
+/// instead of inserted and updated at once (the update rewrote four listing indexes and, as a
+/// statement that may abort, copied every page it touched into a statement journal first:
+/// about as much as the insert itself). On a freshly inserted row the update always applies
+/// (`status_at` -1, open, not gone), so the row ends the same either way.
+fn folded_statuses(batch: &[Job]) -> Vec<Option<usize>> {
+    let mut folded = vec![None; batch.len()];
+    // Bindings of this batch whose task has had no status record since.
+    let mut open: Vec<usize> = Vec::new();
+    for (i, job) in batch.iter().enumerate() {
+        match job {
+            Job::Bind { .. } => open.push(i),
+            Job::Status(row) => {
+                let same_task = |&&b: &&usize| {
+                    matches!(&batch[b], Job::Bind { binding, .. }
+                        if binding.endpoint == row.endpoint && binding.task_id == row.task_id)
+                };
+                if let Some(k) = open.iter().position(|b| same_task(&b)) {
+                    let b = open.swap_remove(k);
+                    if let Job::Bind { binding, .. } = &batch[b]
+                        && binding.workspace_id == row.workspace_id
+                        && binding.agent_id == row.agent_id
+                        && !row.gone
+                    {
+                        folded[b] = Some(i);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    folded
+}
+
+/// Inserts `b` with its first status record `r` (see [`folded_statuses`]) unless the task is
+/// bound already: the row as [`insert_binding`] and then [`update_status`] leave it.
+fn insert_bound_with_status(
+    conn: &Connection,
+    b: &TaskBinding,
+    r: &TaskStatusRow,
+) -> rusqlite::Result<usize> {
+    conn.execute_cached(
+        "INSERT OR IGNORE INTO task_owners(endpoint, task_id, workspace_id, agent_id, created_at,
+           context_id, state, status_at, open, checked_at)
+         VALUES (?1, ?2, ?3, ?4, strftime('%s','now'), ?5, ?6, ?7, ?8, ?9)",
+        params![
+            b.endpoint,
+            b.task_id,
+            b.workspace_id,
+            b.agent_id,
+            r.context_id,
+            r.state,
+            r.status_at,
+            r.open,
+            r.checked_at
+        ],
+    )
+}
+
 /// Inserts the batch's records in one transaction; one result per job, and the highest
 /// journal number committed (recorded in `journal_state` in the same transaction).
 pub(super) fn commit(
@@ -150,12 +213,15 @@ pub(super) fn commit(
     }
     let tx: &Connection = &c;
     let folded = folded_intents(batch);
+    let statuses = folded_statuses(batch);
+    // Status jobs already applied by their binding's insert.
+    let mut applied = vec![false; batch.len()];
     let mut out = Vec::with_capacity(batch.len());
     let mut journaled = None;
     // Intents linked in this batch (a completion later in the batch needs the rowid); unset
     // again if the transaction does not commit.
     let mut linked: Vec<&IntentRef> = Vec::new();
-    for job in batch {
+    for (i, job) in batch.iter().enumerate() {
         out.push(match job {
             Job::Insert {
                 phase: Some(_),
@@ -197,9 +263,18 @@ pub(super) fn commit(
             }
             Job::Bind { binding, journal } => {
                 journaled = journaled.max(Some(*journal));
-                insert_binding(tx, binding)
-                    .map(|_| 0)
-                    .map_err(|e| e.to_string())
+                let inserted = match statuses[i].map(|j| (j, &batch[j])) {
+                    Some((j, Job::Status(row))) => {
+                        let n = insert_bound_with_status(tx, binding, row);
+                        // Ignored (bound already): the status job updates the row as usual.
+                        if let Ok(1) = n {
+                            applied[j] = true;
+                        }
+                        n
+                    }
+                    _ => insert_binding(tx, binding),
+                };
+                inserted.map(|_| 0).map_err(|e| e.to_string())
             }
             Job::Send {
                 row,
@@ -222,6 +297,7 @@ pub(super) fn commit(
                     .map(|_| 0)
                     .map_err(|e| e.to_string())
             }
+            Job::Status(_) if applied[i] => Ok(0),
             Job::Status(row) => update_status(tx, row).map(|_| 0).map_err(|e| e.to_string()),
             Job::Flush(_) => Ok(0),
         });
@@ -247,3 +323,7 @@ pub(super) fn commit(
     }
     (out, journaled)
 }
+
+#[cfg(test)]
+#[path = "audit_batch_tests.rs"]
+mod tests;

@@ -102,24 +102,39 @@ pub(crate) fn update_status(c: &Connection, r: &TaskStatusRow) -> rusqlite::Resu
         );
     }
     // Applied when fresh, when the task was gone, when later, or at the same time unless it
-    // would reopen a terminal record.
+    // would reopen a terminal record. A row that is not gone by a statement that leaves `gone`
+    // alone: it fires no trigger (`task_owner_counts_gone`), so inside the writer's batch SQLite
+    // keeps no statement journal for it (a copy of every page it touches, as much again as the
+    // update); else by the statement that applies to any row (a gone row: it clears `gone`;
+    // a row not gone: the condition the first one found false).
+    let args = params![
+        r.endpoint,
+        r.task_id,
+        r.workspace_id,
+        r.agent_id,
+        r.context_id,
+        r.state,
+        r.status_at,
+        r.open,
+        r.checked_at,
+        r.fresh,
+    ];
+    let n = c.execute_cached(
+        "UPDATE task_owners SET context_id = COALESCE(?5, context_id), state = ?6,
+           status_at = ?7, open = ?8, checked_at = ?9
+         WHERE endpoint = ?1 AND task_id = ?2 AND workspace_id = ?3 AND agent_id = ?4
+           AND gone = 0 AND (?10 OR status_at < ?7 OR (status_at = ?7 AND (open = 1 OR ?8 = 0)))",
+        args,
+    )?;
+    if n > 0 {
+        return Ok(n);
+    }
     c.execute_cached(
         "UPDATE task_owners SET context_id = COALESCE(?5, context_id), state = ?6,
            status_at = ?7, open = ?8, gone = 0, checked_at = ?9
          WHERE endpoint = ?1 AND task_id = ?2 AND workspace_id = ?3 AND agent_id = ?4
            AND (?10 OR gone = 1 OR status_at < ?7 OR (status_at = ?7 AND (open = 1 OR ?8 = 0)))",
-        params![
-            r.endpoint,
-            r.task_id,
-            r.workspace_id,
-            r.agent_id,
-            r.context_id,
-            r.state,
-            r.status_at,
-            r.open,
-            r.checked_at,
-            r.fresh,
-        ],
+        args,
     )
 }
 
