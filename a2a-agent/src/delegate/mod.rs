@@ -131,7 +131,7 @@ impl Delegate {
         // With traces exported, the request's `traceparent` names its span (see
         // `crate::server`), so the child's spans join the same trace.
         let traceparent = crate::otel::enabled()
-            .then(|| self.ctx.headers().get("traceparent"))
+            .then(|| self.ctx.headers().get(&crate::edge::names::TRACEPARENT))
             .flatten()
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);

@@ -82,7 +82,7 @@ pub(crate) async fn handle(app: Arc<App>, req: Request) -> Response {
         if !extensions.is_empty()
             && let Ok(v) = http::HeaderValue::from_str(&extensions)
         {
-            reply.headers.insert("a2a-extensions", v);
+            reply.headers.insert(crate::edge::names::A2A_EXTENSIONS, v);
         }
         Ok(reply)
     })

@@ -44,11 +44,8 @@ impl TaskManager {
         self.sends_set.get().unwrap_or(&self.sends)
     }
 
-    /// Records that the send `idem` (if any) became `target`.
-    pub(crate) async fn keep_send(&self, idem: Option<&Idem>, target: SendTarget) {
-        let Some(i) = idem else {
-            return;
-        };
+    /// Records that the send `i` became `target`.
+    pub(crate) async fn keep_send(&self, i: &Idem, target: SendTarget) {
         let rec = SendRecord {
             digest: i.digest.clone(),
             target,
@@ -121,7 +118,7 @@ impl TaskManager {
                     ))
                     .await;
                     if let Ok(SendOutcome::Message(m)) = &r {
-                        self.keep_send(Some(&idem), SendTarget::Message(Box::new(m.clone())))
+                        self.keep_send(&idem, SendTarget::Message(Box::new(m.clone())))
                             .await;
                     }
                     self.claims.release(&idem.owner, &idem.message_id, tx);

@@ -262,9 +262,9 @@ impl TaskManager {
         // Both ways above left the task's id in `message.task_id` (a continued task is the one
         // the message names) and told whether this is a first turn: no lock taken again here.
         // Kept before the handler runs: a retry after a crash finds the task.
-        if idem.is_some() {
+        if let Some(i) = idem {
             let id = message.task_id.clone().unwrap_or_default();
-            self.keep_send(idem, SendTarget::Task(id)).await;
+            self.keep_send(i, SendTarget::Task(id)).await;
         }
         let mut announced_rx = live.announced.subscribe();
 
