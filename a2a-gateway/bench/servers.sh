@@ -33,3 +33,17 @@ bench_governance() {
   "$1" admin --database "$2" pii-set bench '{"default_action":"redact"}' >/dev/null
   echo "governance: ten-rule policy and PII redaction on"
 }
+# pinned_pair GATEWAY_BIN AGENT_BIN: the echo agent and the gateway (its database $TMP/gw.db,
+# governed per bench_governance) started on CPU 1 for the split placement; sets APID, GPID,
+# AGENT (the agent's URL), DB, KEY and GW (the gateway's URL of the agent `echo`).
+pinned_pair() {
+  taskset -c 1 "$2" serve --echo --host 127.0.0.1 --port 0 >"$TMP/agent.out" 2>"$TMP/agent.err" &
+  APID=$!; PIDS="$PIDS $APID"
+  AGENT=$(wait_listening "$TMP/agent.out" "$TMP/agent.err")
+  DB=$TMP/gw.db
+  KEY=$(bench_key "$1" "$DB" "$AGENT")
+  bench_governance "$1" "$DB"
+  taskset -c 1 "$1" serve --listen 127.0.0.1:0 --database "$DB" --dev >"$TMP/gw.out" 2>"$TMP/gw.err" &
+  GPID=$!; PIDS="$PIDS $GPID"
+  GW=$(wait_listening "$TMP/gw.out" "$TMP/gw.err")/a2a/echo
+}

@@ -28,15 +28,7 @@ PXBIN=$TARGET/$PROFILE/examples/proxy_floor
 
 . "$DIR/servers.sh"
 
-taskset -c 1 "$AGBIN" serve --echo --host 127.0.0.1 --port 0 >"$TMP/agent.out" 2>"$TMP/agent.err" &
-APID=$!; PIDS="$PIDS $APID"
-AGENT=$(wait_listening "$TMP/agent.out" "$TMP/agent.err")
-DB=$TMP/gw.db
-KEY=$(bench_key "$GWBIN" "$DB" "$AGENT")
-bench_governance "$GWBIN" "$DB"
-taskset -c 1 "$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev >"$TMP/gw.out" 2>"$TMP/gw.err" &
-GPID=$!; PIDS="$PIDS $GPID"
-GW=$(wait_listening "$TMP/gw.out" "$TMP/gw.err")/a2a/echo
+pinned_pair "$GWBIN" "$AGBIN"
 taskset -c 1 "$PXBIN" "$AGENT" >"$TMP/px.out" 2>"$TMP/px.err" &
 PPID_=$!; PIDS="$PIDS $PPID_"
 PX=$(wait_listening "$TMP/px.out" "$TMP/px.err")

@@ -7,7 +7,7 @@
 #
 # Usage (repository root, after the release builds run.sh makes; needs perf and wrk):
 #   a2a-gateway/bench/split_syscalls.sh
-# Environment: CARGO_TARGET_DIR, BENCH_PROFILE (release), BENCH_GW_BIN, BENCH_KEEP=1.
+# Environment: CARGO_TARGET_DIR, BENCH_PROFILE (release), BENCH_GW_BIN, BENCH_GOVERNANCE=1, BENCH_KEEP=1.
 set -eu
 DIR=$(dirname "$0")
 TARGET=${CARGO_TARGET_DIR:-target}
@@ -17,14 +17,7 @@ AGBIN=$TARGET/$PROFILE/a2a-agent
 command -v perf >/dev/null && command -v wrk >/dev/null || { echo "needs perf and wrk" >&2; exit 1; }
 . "$DIR/servers.sh"
 
-taskset -c 1 "$AGBIN" serve --echo --host 127.0.0.1 --port 0 >"$TMP/agent.out" 2>"$TMP/agent.err" &
-PIDS="$PIDS $!"
-AGENT=$(wait_listening "$TMP/agent.out" "$TMP/agent.err")
-DB=$TMP/gw.db
-KEY=$(bench_key "$GWBIN" "$DB" "$AGENT")
-taskset -c 1 "$GWBIN" serve --listen 127.0.0.1:0 --database "$DB" --dev >"$TMP/gw.out" 2>"$TMP/gw.err" &
-GPID=$!; PIDS="$PIDS $GPID"
-GW=$(wait_listening "$TMP/gw.out" "$TMP/gw.err")/a2a/echo
+pinned_pair "$GWBIN" "$AGBIN"
 echo "$(uptime)"
 A2A_GATEWAY_KEY=$KEY taskset -c 0 wrk -t2 -c16 -d3s -s "$DIR/send.lua" "$GW" >/dev/null
 A2A_GATEWAY_KEY=$KEY taskset -c 0 wrk -t2 -c16 -d10s -s "$DIR/send.lua" "$GW" >"$TMP/w" &

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 use super::{Job, commit, folded_statuses};
 use crate::store::Store;
@@ -44,27 +44,26 @@ fn status(task: &str, ws: &str, at: i64, gone: bool) -> Job {
 type Row = (String, Option<String>, Option<String>, i64, i64, i64, i64);
 
 fn row(c: &Mutex<Connection>, task: &str) -> Option<Row> {
-    let c = c.lock().unwrap();
-    let mut st = c
-        .prepare(
+    c.lock()
+        .unwrap()
+        .query_row(
             "SELECT workspace_id, context_id, state, status_at, open, gone, checked_at
              FROM task_owners WHERE task_id = ?1",
+            [task],
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                ))
+            },
         )
-        .unwrap();
-    let mut rows = st
-        .query_map([task], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-            ))
-        })
-        .unwrap();
-    rows.next().map(Result::unwrap)
+        .optional()
+        .unwrap()
 }
 
 fn listed(c: &Mutex<Connection>, ws: &str) -> i64 {
