@@ -245,6 +245,60 @@ async fn the_postgres_tables_match_the_sqlite_file_and_keep_its_rules() {
     assert_eq!((listed("w").await, listed("v").await), (2, 0));
 }
 
+/// Binds of one owner's tasks from two backends at once do not wait for each other: the
+/// owner's count is kept in stripes per backend (migration 10), so an uncommitted batch of one
+/// replica's writer does not hold back another's; the count is their sum once both commit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_owners_binds_from_two_backends_do_not_wait_for_each_other() {
+    let Some(cluster) = crate::store_suite::cluster() else {
+        return;
+    };
+    let p = pool(&cluster.url(), &PoolOptions::default()).unwrap();
+    {
+        let mut c = p.get().await.unwrap();
+        migrate(&mut c, COMPONENT, PG_MIGRATIONS).await.unwrap();
+    }
+    // Two connections whose backends count in different stripes.
+    let mut held: Vec<(i32, a2a_pg::deadpool_postgres::Object)> = Vec::new();
+    let (a, b) = loop {
+        let c = p.get().await.unwrap();
+        let pid: i32 = c
+            .query_one("SELECT pg_backend_pid()", &[])
+            .await
+            .unwrap()
+            .get(0);
+        if let Some(i) = held.iter().position(|(other, _)| other % 16 != pid % 16) {
+            break (held.swap_remove(i).1, c);
+        }
+        held.push((pid, c));
+    };
+    let insert = "INSERT INTO task_owners(endpoint, task_id, workspace_id, agent_id, created_at)
+                  VALUES ('e', $1, 'w', 'a', 0)";
+    a.batch_execute("BEGIN").await.unwrap();
+    a.execute(insert, &[&"t1"]).await.unwrap();
+    b.batch_execute("BEGIN; SET LOCAL lock_timeout = '2s'")
+        .await
+        .unwrap();
+    let second = b.execute(insert, &[&"t2"]).await;
+    assert!(
+        second.is_ok(),
+        "the second backend waited for the first: {:?}",
+        second.err().map(|e| message(&e))
+    );
+    b.batch_execute("COMMIT").await.unwrap();
+    a.batch_execute("COMMIT").await.unwrap();
+    let listed: i64 = a
+        .query_one(
+            "SELECT COALESCE(SUM(listed), 0)::BIGINT FROM task_owner_counts
+             WHERE workspace_id = 'w' AND agent_id = 'a' AND endpoint = 'e'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(listed, 2);
+}
+
 async fn epoch(c: &a2a_pg::deadpool_postgres::Object) -> i64 {
     c.query_one("SELECT epoch FROM registry_epoch", &[])
         .await

@@ -22,7 +22,7 @@ pub const COMPONENT: &str = "gateway";
 
 /// The gateway's PostgreSQL migrations, in order (the index + 1 is the version in
 /// `a2a_schema`; a published migration is never edited, a fix is a new one).
-pub const PG_MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9];
+pub const PG_MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10];
 
 /// The table of the replicas' leases (`a2a_pg::lease`).
 pub const REPLICAS_TABLE: &str = "gateway_replicas";
@@ -44,6 +44,37 @@ ALTER TABLE stream_events ADD COLUMN replica TEXT NOT NULL DEFAULT '';
 const V8: &str = r#"
 ALTER TABLE console_sessions ADD COLUMN roles TEXT NOT NULL DEFAULT 'admin';
 UPDATE console_sessions SET operator = 'admin-token' WHERE operator = 'admin';
+"#;
+
+/// 10: each owner's count of listed tasks in stripes (issue 32): the counting trigger adds to
+/// the row of its backend's stripe (`pg_backend_pid() % 16`) instead of the owner's one row.
+/// With one row, every transaction that bound a task of an owner held that row's lock until
+/// it committed, so the writers of every replica (and a replica's batches in flight) took
+/// turns, one commit each, for as long as one owner was busy (`bench/pg_floor.sh`). A count
+/// is the sum of the owner's stripes (at most 16 rows, read by the primary key's prefix); a
+/// stripe may go below zero when a task is counted in one and uncounted in another.
+const V10: &str = r#"
+ALTER TABLE task_owner_counts ADD COLUMN stripe BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE task_owner_counts DROP CONSTRAINT task_owner_counts_pkey;
+ALTER TABLE task_owner_counts ADD PRIMARY KEY (workspace_id, agent_id, endpoint, stripe);
+CREATE OR REPLACE FUNCTION a2a_task_owner_count() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    s BIGINT := pg_backend_pid() % 16;
+BEGIN
+    IF TG_OP IN ('UPDATE', 'DELETE') AND NOT OLD.gone THEN
+        INSERT INTO task_owner_counts AS c(workspace_id, agent_id, endpoint, stripe, listed)
+            VALUES (OLD.workspace_id, OLD.agent_id, OLD.endpoint, s, -1)
+            ON CONFLICT (workspace_id, agent_id, endpoint, stripe)
+            DO UPDATE SET listed = c.listed - 1;
+    END IF;
+    IF TG_OP IN ('UPDATE', 'INSERT') AND NOT NEW.gone THEN
+        INSERT INTO task_owner_counts AS c(workspace_id, agent_id, endpoint, stripe, listed)
+            VALUES (NEW.workspace_id, NEW.agent_id, NEW.endpoint, s, 1)
+            ON CONFLICT (workspace_id, agent_id, endpoint, stripe)
+            DO UPDATE SET listed = c.listed + 1;
+    END IF;
+    RETURN NULL;
+END $$;
 "#;
 
 /// 9: the console's overview for every replica (issue 35): each hop's split of its time, how

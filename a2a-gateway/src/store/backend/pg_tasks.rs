@@ -219,12 +219,13 @@ impl TaskStore for PgRecords {
             args.push(c);
             filter.push_str(&format!(" AND context_id = ${}", args.len()));
         }
-        // Unfiltered: the owner's kept count (one row, however many tasks).
+        // Unfiltered: the owner's kept count (its stripes: at most 16 rows, however many
+        // tasks; migration 10).
         let unfiltered = state.is_none() && context_id.is_none() && q.after.is_none();
         let (count_sql, count_args) = if unfiltered {
             (
-                "SELECT COALESCE((SELECT listed FROM task_owner_counts
-                   WHERE workspace_id = $1 AND agent_id = $2 AND endpoint = $3), 0)"
+                "SELECT COALESCE((SELECT SUM(listed) FROM task_owner_counts
+                   WHERE workspace_id = $1 AND agent_id = $2 AND endpoint = $3), 0)::BIGINT"
                     .to_owned(),
                 &args[..3],
             )
