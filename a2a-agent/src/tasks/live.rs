@@ -14,7 +14,7 @@ use crate::handler::{Edit, MetadataFuture, MetadataGuard, SinkFuture, TaskSink};
 use crate::model::{Message, StreamResponse, Struct, Task, TaskState, Timestamp};
 use crate::push::EventSink;
 use crate::replay::{MemoryReplay, ReplayLog, Retention};
-use crate::store::{Notice, StoredTask, TaskStore};
+use crate::store::{Notice, TaskStore};
 
 /// Now (UTC, millisecond precision).
 pub(crate) fn now_ts() -> Timestamp {
@@ -22,7 +22,9 @@ pub(crate) fn now_ts() -> Timestamp {
 }
 
 pub(crate) struct LiveState {
-    pub(super) task: Task,
+    /// The task, shared with the store that keeps it in memory (`TaskStore::put_shared`): a
+    /// change copies it first when the store still holds it (`Arc::make_mut`).
+    pub(super) task: Arc<Task>,
     pub(super) owner: String,
     pub(super) fanout: Fanout,
     pub(super) error: Option<A2aError>,
@@ -59,7 +61,7 @@ pub(crate) struct Live {
 impl Live {
     /// `task` live, its last event number `seq`, its subscribers' queues bounded by `fanout`.
     pub(super) fn new(
-        task: Task,
+        task: Arc<Task>,
         owner: String,
         seq: u64,
         fanout: Fanout,
@@ -123,7 +125,9 @@ struct LockedMetadata<'a> {
 
 impl<'a> MetadataGuard<'a> for LockedMetadata<'a> {
     fn metadata(&mut self) -> &mut Struct {
-        self.g.task.metadata.get_or_insert_default()
+        Arc::make_mut(&mut self.g.task)
+            .metadata
+            .get_or_insert_default()
     }
 
     fn store(self: Box<Self>) -> SinkFuture<'a> {
@@ -228,8 +232,8 @@ impl Writer {
         if g.task.status.state.is_terminal() || g.fenced {
             return None;
         }
-        let ev = f(&mut g.task)?;
-        crate::bounds::cap_history(&mut g.task, self.max_history_length);
+        let ev = f(Arc::make_mut(&mut g.task))?;
+        crate::bounds::cap_history(Arc::make_mut(&mut g.task), self.max_history_length);
         let state = g.task.status.state;
         self.record(&mut g, &ev, store).await;
         if g.fenced {
@@ -285,11 +289,11 @@ impl Writer {
     /// [`Self::put_live`], recording `notices` in the store's outbox with it; their numbers.
     async fn put_live_with(&self, g: &mut LiveState, notices: Vec<Notice>, seq: u64) -> Vec<i64> {
         g.unstored = false;
-        let rec = StoredTask {
-            task: g.task.clone(),
-            owner: g.owner.clone(),
-        };
-        match self.store.put_numbered(rec, notices, seq).await {
+        let put = self
+            .store
+            .put_numbered_shared(&g.task, &g.owner, notices, seq)
+            .await;
+        match put {
             Ok(seqs) => seqs,
             Err(e) if e.is_fenced() => {
                 self.fence(g, &e).await;
@@ -313,7 +317,7 @@ impl Writer {
         let Ok(Some(stored)) = self.store.get(&g.task.id).await else {
             return;
         };
-        g.task = stored.task;
+        g.task = Arc::new(stored.task);
         let ev = StreamResponse::StatusUpdate(crate::model::TaskStatusUpdateEvent {
             task_id: g.task.id.clone(),
             context_id: g.task.context_id.clone().unwrap_or_default(),

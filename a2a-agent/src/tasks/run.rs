@@ -287,7 +287,7 @@ impl TaskManager {
         }
         m.role = Role::Agent;
         g.direct = Some(m);
-        g.task.status.state = TaskState::Completed;
+        Arc::make_mut(&mut g.task).status.state = TaskState::Completed;
         // The task leaves the store: nothing of it is to be stored any more.
         g.unstored = false;
         let id = g.task.id.clone();

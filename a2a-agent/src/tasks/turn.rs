@@ -6,13 +6,14 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::live::now_ts;
-use super::send::{SendExtras, SendInput, SendMode, SendOutcome, Start, Subscription};
+use super::send::{SendAnswer, SendExtras, SendInput, SendMode, Start, Subscription};
 use super::sends::{Idem, SendTarget};
 use super::{TaskManager, terminal_send, too_large};
 use crate::error::{A2aError, ErrorKind};
-use crate::handler::{Emitter, Headers, RawMessage, RequestContext, status_change, trim_history};
+use crate::handler::{
+    Emitter, Headers, RawMessage, RequestContext, status_change, trim_history, trim_shared,
+};
 use crate::model::{Role, Task, TaskState, TaskStatus};
-use crate::store::StoredTask;
 
 /// A follow-up to a task whose previous message is still being handled.
 fn still_working() -> A2aError {
@@ -30,7 +31,7 @@ impl TaskManager {
         input: SendInput,
         extras: SendExtras,
         idem: Option<&Idem>,
-    ) -> Result<SendOutcome, A2aError> {
+    ) -> Result<SendAnswer, A2aError> {
         let SendInput {
             request,
             raw_message,
@@ -194,11 +195,12 @@ impl TaskManager {
                 g.direct = None;
                 live.announced.send_replace(true);
                 // The task as it stood when this message arrived (for the handler).
-                prior = Some(g.task.clone());
+                prior = Some(Task::clone(&g.task));
                 let snapshot_msg = message.clone();
-                let ev = status_change(&mut g.task, TaskState::Submitted, None);
-                g.task.history.push(snapshot_msg);
-                crate::bounds::cap_history(&mut g.task, self.limits().store.max_history_length);
+                let t = Arc::make_mut(&mut g.task);
+                let ev = status_change(t, TaskState::Submitted, None);
+                t.history.push(snapshot_msg);
+                crate::bounds::cap_history(t, self.limits().store.max_history_length);
                 if let Some(s) = self.writer.sink.get() {
                     s.on_task_started(&g.task, &g.owner).await;
                 }
@@ -229,15 +231,10 @@ impl TaskManager {
                     ..Default::default()
                 };
                 let owner = caller.owner_key();
-                if let Err(e) = self
-                    .writer
-                    .store
-                    .put(StoredTask {
-                        task: task.clone(),
-                        owner: owner.clone(),
-                    })
-                    .await
-                {
+                // Shared with a store that keeps it in memory: the live task is copied at its
+                // next change, not here.
+                let task = Arc::new(task);
+                if let Err(e) = self.writer.store.put_shared(&task, &owner).await {
                     release_queue(queued_slot);
                     if e.is_full() {
                         return Err(self.limits().error_table.capacity_refusal(
@@ -273,7 +270,7 @@ impl TaskManager {
             let mut g = live.state.lock().await;
             let rx = g.fanout.subscribe();
             Some(Subscription {
-                task: trim_history(g.task.clone(), history_length),
+                task: trim_history(Task::clone(&g.task), history_length),
                 seq: g.seq,
                 start: Start::Snapshot,
                 events: rx,
@@ -325,17 +322,17 @@ impl TaskManager {
                     // Announce the stream only once the handler has emitted or ended.
                     let _ = announced_rx.wait_for(|a| *a).await;
                     if let Some(m) = live.state.lock().await.direct.take() {
-                        return Ok(SendOutcome::Message(m));
+                        return Ok(SendAnswer::Message(m));
                     }
                 }
                 match sub {
-                    Some(s) => Ok(SendOutcome::Stream(s)),
+                    Some(s) => Ok(SendAnswer::Stream(Box::new(s))),
                     None => Err(A2aError::internal("stream subscription missing")),
                 }
             }
             SendMode::ReturnImmediately => {
                 let g = live.state.lock().await;
-                Ok(SendOutcome::Task(trim_history(
+                Ok(SendAnswer::Task(trim_shared(
                     g.task.clone(),
                     history_length,
                 )))
@@ -346,19 +343,16 @@ impl TaskManager {
                     .await;
                 let mut g = live.state.lock().await;
                 if let Some(m) = g.direct.take() {
-                    return Ok(SendOutcome::Message(m));
+                    return Ok(SendAnswer::Message(m));
                 }
                 if let Some(e) = &g.error {
                     return Err(e.clone());
                 }
-                // Nobody else holds the live task (it left the registry when its turn ended and
-                // no emitter outlived the handler): answer with it instead of a copy.
-                let task = if Arc::strong_count(&live) == 1 {
-                    std::mem::take(&mut g.task)
-                } else {
-                    g.task.clone()
-                };
-                Ok(SendOutcome::Task(trim_history(task, history_length)))
+                // The live task itself, shared (with the store too): no copy for the answer.
+                Ok(SendAnswer::Task(trim_shared(
+                    g.task.clone(),
+                    history_length,
+                )))
             }
         }
     }
