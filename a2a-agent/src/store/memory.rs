@@ -419,3 +419,49 @@ fn stored(task: &Task, filter: &TaskFilter) -> StoredTask {
         owner: filter.owner.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Message, Part, TaskState, TaskStatus};
+
+    /// A shared write keeps the caller's task: the caller's next change (a copy on write) reaches
+    /// the store only when written, and the byte count follows each write.
+    #[tokio::test]
+    async fn a_shared_task_changes_in_the_store_only_when_written() {
+        let s = MemoryStore::default();
+        let mut t = Arc::new(Task {
+            id: "t1".into(),
+            status: TaskStatus {
+                state: TaskState::Submitted,
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        s.put_shared(&t, "alice").await.unwrap();
+        assert_eq!(s.bytes(), crate::bounds::task_bytes(&t));
+        let live = Arc::make_mut(&mut t);
+        live.status.state = TaskState::Completed;
+        live.history.push(Message {
+            message_id: "m1".into(),
+            parts: vec![Part::text("hi")],
+            ..Default::default()
+        });
+        let got = s.get("t1").await.unwrap().unwrap();
+        assert_eq!(got.task.status.state, TaskState::Submitted);
+        assert!(got.task.history.is_empty());
+        assert_eq!(got.owner, "alice");
+        s.put_numbered_shared(&t, "alice", Vec::new(), 2)
+            .await
+            .unwrap();
+        let got = s.get("t1").await.unwrap().unwrap();
+        assert_eq!(got.task, *t);
+        assert_eq!(s.bytes(), crate::bounds::task_bytes(&t));
+        let mine = TaskFilter {
+            owner: "alice".into(),
+            ..Default::default()
+        };
+        assert_eq!(s.list(&mine).await.unwrap(), vec![got]);
+        assert_eq!(s.count().await.unwrap(), 1);
+    }
+}
