@@ -255,7 +255,9 @@ impl TaskManager {
     pub(crate) async fn wait_turn(&self, id: &str) {
         if let Some(l) = self.live_get(id) {
             let mut rx = l.watch.subscribe();
-            let _ = rx.wait_for(|s| s.is_terminal() || s.is_interrupted()).await;
+            let _ = rx
+                .wait_for(|w| w.state.is_terminal() || w.state.is_interrupted())
+                .await;
         }
     }
 

@@ -233,7 +233,7 @@ impl TaskManager {
                 }
             }
         }
-        live.watch.send_replace(g.task.status.state);
+        live.tell(Some(g.task.status.state), false);
         ended
     }
 

@@ -193,7 +193,7 @@ impl TaskManager {
                 g.error = None;
                 g.direct_ok = false;
                 g.direct = None;
-                live.announced.send_replace(true);
+                live.tell(None, true);
                 // The task as it stood when this message arrived (for the handler).
                 prior = Some(Task::clone(&g.task));
                 let snapshot_msg = message.clone();
@@ -206,7 +206,7 @@ impl TaskManager {
                 }
                 self.writer.record(&mut g, &ev, true).await;
                 self.writer.publish(&mut g, ev).await;
-                live.watch.send_replace(TaskState::Submitted);
+                live.tell(Some(TaskState::Submitted), false);
                 drop(g);
                 // A continued task is not a first turn (`direct_ok` was cleared above).
                 (live, false)
@@ -263,7 +263,7 @@ impl TaskManager {
             let id = message.task_id.clone().unwrap_or_default();
             self.keep_send(i, SendTarget::Task(id)).await;
         }
-        let mut announced_rx = live.announced.subscribe();
+        let mut announced_rx = live.watch.subscribe();
 
         // Subscribe before the run starts so no event is missed.
         let sub = if mode == SendMode::Stream {
@@ -320,7 +320,7 @@ impl TaskManager {
             SendMode::Stream => {
                 if first_turn {
                     // Announce the stream only once the handler has emitted or ended.
-                    let _ = announced_rx.wait_for(|a| *a).await;
+                    let _ = announced_rx.wait_for(|w| w.announced).await;
                     if let Some(m) = live.state.lock().await.direct.take() {
                         return Ok(SendAnswer::Message(m));
                     }
@@ -339,7 +339,7 @@ impl TaskManager {
             }
             SendMode::Blocking => {
                 let _ = watch_rx
-                    .wait_for(|s| s.is_terminal() || s.is_interrupted())
+                    .wait_for(|w| w.state.is_terminal() || w.state.is_interrupted())
                     .await;
                 let mut g = live.state.lock().await;
                 if let Some(m) = g.direct.take() {
