@@ -201,6 +201,16 @@ pub(crate) fn add_artifact(
     })
 }
 
+/// [`trim_history`] of a shared task: copied only when it loses history.
+pub(crate) fn trim_shared(t: Arc<Task>, history_length: Option<i32>) -> Arc<Task> {
+    match history_length {
+        Some(n) if t.history.len() > n.max(0) as usize => {
+            Arc::new(trim_history(Arc::unwrap_or_clone(t), history_length))
+        }
+        _ => t,
+    }
+}
+
 /// Apply `historyLength` (None: all; 0: none; N: the N most recent).
 pub(crate) fn trim_history(mut t: Task, history_length: Option<i32>) -> Task {
     if let Some(n) = history_length {

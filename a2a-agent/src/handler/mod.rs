@@ -13,6 +13,6 @@ pub(crate) use api::{Headers, RawMessage};
 pub use emitter::Emitter;
 pub(crate) use emitter::{
     Edit, MetadataFuture, MetadataGuard, SinkFuture, TaskSink, add_artifact, status_change,
-    trim_history,
+    trim_history, trim_shared,
 };
 pub use subtask::{SUB_TASK_ID_KEY, SubTask};

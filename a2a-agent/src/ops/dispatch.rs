@@ -7,13 +7,13 @@ use serde_json::Value;
 
 use super::list::list;
 use super::push;
-use super::send::{SendKnobs, SendParams, send};
+use super::send::{SendKnobs, SendParams, SendResult, send};
 use crate::edge::version::Version;
 use crate::error::{A2aError, ErrorKind};
 use crate::handler::Headers;
-use crate::model::{ListTasksRequest, SendMessageResponse, StreamResponse};
+use crate::model::{ListTasksRequest, StreamResponse};
 use crate::state::{App, Call};
-use crate::tasks::{SendOutcome, Subscription};
+use crate::tasks::{SendAnswer, Subscription};
 
 /// The buffer a SendMessage answer is written into starts this large: an echo answer (a task
 /// with two history messages) is about 800 bytes, and a buffer grown from less is copied on
@@ -26,7 +26,7 @@ pub(crate) enum Outcome {
     Unary(Value),
     /// The result of a SendMessage, typed: a 1.0 answer serialises it straight to bytes (no
     /// JSON tree); [`Outcome::into_unary`] gives its JSON.
-    Sent(Box<SendMessageResponse>),
+    Sent(Box<SendResult>),
     /// An event stream.
     Stream(Box<Subscription>),
     /// A stream of exactly one event (a direct message reply).
@@ -208,20 +208,20 @@ pub(crate) async fn send_op(
     )
     .await?
     {
-        SendOutcome::Task(t) if traced => {
+        SendAnswer::Task(t) if traced => {
             crate::otel::note("a2a.task_id", &t.id);
             crate::otel::note(
                 "a2a.context_id",
                 t.context_id.as_deref().unwrap_or_default(),
             );
-            Ok(Outcome::Sent(Box::new(SendMessageResponse::Task(t))))
+            Ok(Outcome::Sent(Box::new(SendResult::Task(t))))
         }
-        SendOutcome::Task(t) => Ok(Outcome::Sent(Box::new(SendMessageResponse::Task(t)))),
-        SendOutcome::Stream(sub) => Ok(Outcome::Stream(Box::new(sub))),
-        SendOutcome::Message(m) if streaming => {
+        SendAnswer::Task(t) => Ok(Outcome::Sent(Box::new(SendResult::Task(t)))),
+        SendAnswer::Stream(sub) => Ok(Outcome::Stream(sub)),
+        SendAnswer::Message(m) if streaming => {
             Ok(Outcome::Single(Box::new(StreamResponse::Message(m))))
         }
-        SendOutcome::Message(m) => Ok(Outcome::Sent(Box::new(SendMessageResponse::Message(m)))),
+        SendAnswer::Message(m) => Ok(Outcome::Sent(Box::new(SendResult::Message(m)))),
     }
 }
 

@@ -1,15 +1,40 @@
 //! A send in 1.0 terms: its params (a JSON tree or read by type), how long the caller waits
 //! (`returnImmediately` and its overrides), handed to the task manager.
 
-use serde::Deserialize;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
 use crate::caller::CallerProfile;
 use crate::error::{A2aError, ErrorKind};
 use crate::handler::Headers;
-use crate::model::SendMessageRequest;
-use crate::tasks::{SendExtras, SendInput, SendMode, SendOutcome, TaskManager};
+use crate::model::{Message, SendMessageRequest, Task};
+use crate::tasks::{SendAnswer, SendExtras, SendInput, SendMode, TaskManager};
 use crate::typed_send::TypedSend;
+
+/// A SendMessage result: a `SendMessageResponse` whose task is shared (the live task's), so
+/// that answering needs no copy of it. Serialised as `SendMessageResponse` is.
+pub(crate) enum SendResult {
+    /// `task`.
+    Task(Arc<Task>),
+    /// `message`.
+    Message(Message),
+}
+
+impl Serialize for SendResult {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // What the derive writes for `SendMessageResponse` (externally tagged, camelCase).
+        match self {
+            SendResult::Task(t) => {
+                s.serialize_newtype_variant("SendMessageResponse", 0, "task", &**t)
+            }
+            SendResult::Message(m) => {
+                s.serialize_newtype_variant("SendMessageResponse", 1, "message", m)
+            }
+        }
+    }
+}
 
 /// The per-request knobs of a send besides its body.
 pub(crate) struct SendKnobs {
@@ -85,7 +110,7 @@ pub(crate) async fn send(
     knobs: SendKnobs,
     streaming: bool,
     headers: Headers,
-) -> Result<SendOutcome, A2aError> {
+) -> Result<SendAnswer, A2aError> {
     let immediately =
         |p: &Value| resolve_return_immediately(p, knobs.header_override, knobs.endpoint_default);
     let mode = if streaming {
@@ -129,6 +154,33 @@ pub(crate) async fn send(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_send_result_is_written_as_a_send_message_response() {
+        use crate::model::{Message, Part, Role, SendMessageResponse, Task};
+        use std::sync::Arc;
+        let m = Message {
+            message_id: "m1".into(),
+            role: Role::Agent,
+            parts: vec![Part::text("hi \"there\"")],
+            ..Default::default()
+        };
+        let t = Task {
+            id: "t1".into(),
+            context_id: Some("c1".into()),
+            history: vec![m.clone()],
+            ..Default::default()
+        };
+        let text = serde_json::to_string::<super::SendResult>;
+        assert_eq!(
+            text(&super::SendResult::Task(Arc::new(t.clone()))).ok(),
+            serde_json::to_string(&SendMessageResponse::Task(t)).ok()
+        );
+        assert_eq!(
+            text(&super::SendResult::Message(m.clone())).ok(),
+            serde_json::to_string(&SendMessageResponse::Message(m)).ok()
+        );
+    }
+
     use super::*;
     use serde_json::json;
 

@@ -3,6 +3,7 @@
 
 use crate::model::{Task, TaskState, TaskStatus, Timestamp};
 use async_trait::async_trait;
+use std::sync::Arc;
 
 /// A stored task with the key of the caller that owns it.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,13 +17,17 @@ pub struct StoredTask {
 impl StoredTask {
     /// The status timestamp in ms (0 without one): the listing order.
     pub(crate) fn ms(&self) -> i64 {
-        self.task
-            .status
-            .timestamp
-            .as_ref()
-            .map(|t| t.unix_millis() as i64)
-            .unwrap_or(0)
+        task_ms(&self.task)
     }
+}
+
+/// The status timestamp of `t` in ms (0 without one).
+pub(crate) fn task_ms(t: &Task) -> i64 {
+    t.status
+        .timestamp
+        .as_ref()
+        .map(|t| t.unix_millis() as i64)
+        .unwrap_or(0)
 }
 
 /// Filters of a task listing (the store returns every match, newest status first).
@@ -41,16 +46,21 @@ pub struct TaskFilter {
 impl TaskFilter {
     /// Whether `t` matches.
     pub fn matches(&self, t: &StoredTask) -> bool {
-        t.owner == self.owner
+        self.matches_parts(&t.task, &t.owner)
+    }
+
+    /// Whether `task` of `owner` matches.
+    pub(crate) fn matches_parts(&self, task: &Task, owner: &str) -> bool {
+        owner == self.owner
             && self
                 .context_id
                 .as_ref()
-                .is_none_or(|c| t.task.context_id.as_ref() == Some(c))
-            && self.state.is_none_or(|s| t.task.status.state == s)
+                .is_none_or(|c| task.context_id.as_ref() == Some(c))
+            && self.state.is_none_or(|s| task.status.state == s)
             && self
                 .status_timestamp_after
                 .as_ref()
-                .is_none_or(|after| t.ms() >= after.unix_millis() as i64)
+                .is_none_or(|after| task_ms(task) >= after.unix_millis() as i64)
     }
 }
 
@@ -178,6 +188,31 @@ pub trait TaskStore: Send + Sync + 'static {
     ) -> Result<Vec<i64>, StoreError> {
         let _ = seq;
         self.put_with_notices(task, notices).await
+    }
+    /// [`TaskStore::put`] of a task its caller keeps too (a live task, which the caller copies
+    /// before its next change): a store that keeps tasks in memory keeps `task` itself.
+    /// Default: `put` of a copy.
+    async fn put_shared(&self, task: &Arc<Task>, owner: &str) -> Result<(), StoreError> {
+        self.put(StoredTask {
+            task: Task::clone(task),
+            owner: owner.to_string(),
+        })
+        .await
+    }
+    /// [`TaskStore::put_numbered`] of a task its caller keeps too (see
+    /// [`TaskStore::put_shared`]). Default: `put_numbered` of a copy.
+    async fn put_numbered_shared(
+        &self,
+        task: &Arc<Task>,
+        owner: &str,
+        notices: Vec<Notice>,
+        seq: u64,
+    ) -> Result<Vec<i64>, StoreError> {
+        let rec = StoredTask {
+            task: Task::clone(task),
+            owner: owner.to_string(),
+        };
+        self.put_numbered(rec, notices, seq).await
     }
     /// A task with the number of the last event its stored form includes, when the store
     /// keeps it ([`TaskStore::put_numbered`]). Default: [`TaskStore::get`], no number.

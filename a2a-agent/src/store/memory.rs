@@ -1,16 +1,20 @@
 //! [`MemoryStore`]: the bounded in-memory task store (with each task's replayable events).
 
-use super::api::{PageCursor, StoreError, StoredTask, TaskFilter, TaskPage, TaskStore};
-use crate::model::StreamResponse;
+use super::api::{
+    Notice, PageCursor, StoreError, StoredTask, TaskFilter, TaskPage, TaskStore, task_ms,
+};
+use crate::model::{StreamResponse, Task};
 use async_trait::async_trait;
 use foldhash::HashMap;
+use std::borrow::Cow;
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// In-memory store, bounded: terminal tasks expire after a TTL, and beyond `cap` tasks the oldest
 /// terminal tasks are evicted, so memory stays flat under load. Listings page from a per-owner
-/// index ordered by (status timestamp, id), cloning only the page.
+/// index ordered by (status timestamp, id), cloning only the page. A live task's write
+/// ([`TaskStore::put_shared`]) keeps the caller's task itself, not a copy.
 pub struct MemoryStore {
     inner: Mutex<MemInner>,
     cap: usize,
@@ -20,7 +24,9 @@ pub struct MemoryStore {
 }
 
 struct Entry {
-    t: Arc<StoredTask>,
+    task: Arc<Task>,
+    /// Owner key of the task.
+    owner: String,
     /// JSON size of the task.
     task_bytes: usize,
     /// JSON size of its kept events.
@@ -38,7 +44,7 @@ struct MemInner {
     /// Sum of the stored sizes (JSON bytes) of every task.
     bytes: usize,
     /// Per owner: (status ms, id) of each of its tasks.
-    by_owner: HashMap<String, BTreeSet<PageCursor>>,
+    by_owner: OwnerIndex,
     terminal: VecDeque<(String, Instant)>,
 }
 
@@ -86,61 +92,69 @@ impl Default for MemoryStore {
     }
 }
 
+/// Listing index: per owner, (status ms, id) of each of its tasks.
+type OwnerIndex = HashMap<String, BTreeSet<PageCursor>>;
+
+/// Drop task `id` of `owner` at `ms` from its owner's listing index.
+fn unindex(idx: &mut OwnerIndex, owner: &str, ms: i64, id: &str) {
+    if let Some(set) = idx.get_mut(owner) {
+        set.remove(&(ms, id.to_string()));
+        if set.is_empty() {
+            idx.remove(owner);
+        }
+    }
+}
+
+/// Add task `id` of `owner` at `ms` to its owner's listing index (the owner's name is copied
+/// only for a new owner).
+fn index(idx: &mut OwnerIndex, owner: &str, ms: i64, id: &str) {
+    let key = (ms, id.to_string());
+    match idx.get_mut(owner) {
+        Some(set) => {
+            set.insert(key);
+        }
+        None => {
+            idx.insert(owner.to_string(), BTreeSet::from([key]));
+        }
+    }
+}
+
 impl MemInner {
-    /// Drop `t` from its owner's listing index.
-    fn unindex(&mut self, t: &StoredTask) {
-        if let Some(set) = self.by_owner.get_mut(&t.owner) {
-            set.remove(&(t.ms(), t.task.id.clone()));
-            if set.is_empty() {
-                self.by_owner.remove(&t.owner);
-            }
-        }
-    }
-
-    /// Add `t` at `ms` to its owner's listing index (the owner's name is copied only for a new
-    /// owner).
-    fn index(&mut self, t: &StoredTask, ms: i64) {
-        let key = (ms, t.task.id.clone());
-        match self.by_owner.get_mut(&t.owner) {
-            Some(set) => {
-                set.insert(key);
-            }
-            None => {
-                self.by_owner.insert(t.owner.clone(), BTreeSet::from([key]));
-            }
-        }
-    }
-
     fn remove(&mut self, id: &str) -> Option<Entry> {
         let e = self.tasks.remove(id)?;
         self.bytes = self.bytes.saturating_sub(e.task_bytes + e.log_bytes);
-        self.unindex(&e.t);
+        unindex(&mut self.by_owner, &e.owner, task_ms(&e.task), &e.task.id);
         Some(e)
     }
 
-    /// Insert or replace `t` (a replaced task keeps its events, in place); returns the task
-    /// replaced.
-    fn insert(&mut self, t: StoredTask) -> Option<Arc<StoredTask>> {
-        let ms = t.ms();
-        let task_bytes = crate::bounds::task_bytes(&t.task);
-        if let Some(e) = self.tasks.get_mut(&t.task.id) {
-            let old = std::mem::replace(&mut e.t, Arc::new(t));
+    /// Insert or replace `task` of `owner` (a replaced task keeps its events, in place);
+    /// returns the task replaced.
+    fn insert(&mut self, task: Arc<Task>, owner: Cow<'_, str>) -> Option<Arc<Task>> {
+        let ms = task_ms(&task);
+        let task_bytes = crate::bounds::task_bytes(&task);
+        if let Some(e) = self.tasks.get_mut(&task.id) {
+            let old = std::mem::replace(&mut e.task, task);
             self.bytes = self.bytes.saturating_sub(e.task_bytes) + task_bytes;
             e.task_bytes = task_bytes;
-            let new = e.t.clone();
+            let old_ms = task_ms(&old);
             // The listing index moves only when the task's key in it changes.
-            if old.owner != new.owner || old.ms() != ms {
-                self.unindex(&old);
-                self.index(&new, ms);
+            let moved = e.owner != *owner;
+            if moved || old_ms != ms {
+                unindex(&mut self.by_owner, &e.owner, old_ms, &old.id);
+                if moved {
+                    e.owner = owner.into_owned();
+                }
+                index(&mut self.by_owner, &e.owner, ms, &old.id);
             }
             return Some(old);
         }
-        self.index(&t, ms);
+        index(&mut self.by_owner, &owner, ms, &task.id);
         self.bytes += task_bytes;
         self.tasks.insert(
-            t.task.id.clone(),
+            task.id.clone(),
             Entry {
-                t: Arc::new(t),
+                task,
+                owner: owner.into_owned(),
                 task_bytes,
                 log_bytes: 0,
                 log: VecDeque::new(),
@@ -166,7 +180,7 @@ impl MemInner {
             if self
                 .tasks
                 .get(&id)
-                .is_some_and(|e| e.t.task.status.state.is_terminal())
+                .is_some_and(|e| e.task.status.state.is_terminal())
             {
                 self.remove(&id);
             }
@@ -179,7 +193,7 @@ impl MemInner {
         filter: &TaskFilter,
         after: Option<&PageCursor>,
         limit: usize,
-    ) -> (Vec<Arc<StoredTask>>, usize, bool) {
+    ) -> (Vec<Arc<Task>>, usize, bool) {
         let (mut out, mut total, mut more) = (Vec::new(), 0, false);
         let Some(idx) = self.by_owner.get(&filter.owner) else {
             return (out, total, more);
@@ -192,10 +206,10 @@ impl MemInner {
             if min_ms.is_some_and(|m| *ms < m) {
                 break;
             }
-            let Some(Entry { t, .. }) = self.tasks.get(id) else {
+            let Some(Entry { task: t, owner, .. }) = self.tasks.get(id) else {
                 continue;
             };
-            if !filter.matches(t) {
+            if !filter.matches_parts(t, owner) {
                 continue;
             }
             total += 1;
@@ -274,16 +288,17 @@ impl MemoryStore {
     }
 }
 
-#[async_trait]
-impl TaskStore for MemoryStore {
-    async fn put(&self, task: StoredTask) -> Result<(), StoreError> {
+impl MemoryStore {
+    /// Insert or replace `task` of `owner`, then evict; a new task beyond the byte bound is
+    /// refused.
+    fn put_task(&self, task: Arc<Task>, owner: Cow<'_, str>) -> Result<(), StoreError> {
         let mut g = self.lock()?;
-        let terminal = task.task.status.state.is_terminal();
+        let terminal = task.status.state.is_terminal();
         // The id is needed below only for the terminal queue or a refusal.
-        let mut id = (terminal || self.max_bytes > 0).then(|| task.task.id.clone());
-        let old = g.insert(task);
+        let mut id = (terminal || self.max_bytes > 0).then(|| task.id.clone());
+        let old = g.insert(task, owner);
         let is_new = old.is_none();
-        let was_terminal = old.is_some_and(|old| old.task.status.state.is_terminal());
+        let was_terminal = old.is_some_and(|old| old.status.state.is_terminal());
         if terminal && !was_terminal {
             // A new task may still be refused below: it keeps its id.
             let queued = if is_new { id.clone() } else { id.take() };
@@ -302,6 +317,48 @@ impl TaskStore for MemoryStore {
         }
         Ok(())
     }
+}
+
+#[async_trait]
+impl TaskStore for MemoryStore {
+    async fn put(&self, task: StoredTask) -> Result<(), StoreError> {
+        self.put_task(Arc::new(task.task), Cow::Owned(task.owner))
+    }
+
+    async fn put_shared(&self, task: &Arc<Task>, owner: &str) -> Result<(), StoreError> {
+        self.put_task(task.clone(), Cow::Borrowed(owner))
+    }
+
+    // No outbox, no event numbers with the task: each is a put (without the defaults' layers).
+    async fn put_with_notices(
+        &self,
+        task: StoredTask,
+        _notices: Vec<Notice>,
+    ) -> Result<Vec<i64>, StoreError> {
+        self.put_task(Arc::new(task.task), Cow::Owned(task.owner))?;
+        Ok(Vec::new())
+    }
+
+    async fn put_numbered(
+        &self,
+        task: StoredTask,
+        _notices: Vec<Notice>,
+        _seq: u64,
+    ) -> Result<Vec<i64>, StoreError> {
+        self.put_task(Arc::new(task.task), Cow::Owned(task.owner))?;
+        Ok(Vec::new())
+    }
+
+    async fn put_numbered_shared(
+        &self,
+        task: &Arc<Task>,
+        owner: &str,
+        _notices: Vec<Notice>,
+        _seq: u64,
+    ) -> Result<Vec<i64>, StoreError> {
+        self.put_task(task.clone(), Cow::Borrowed(owner))?;
+        Ok(Vec::new())
+    }
 
     async fn delete(&self, id: &str) -> Result<(), StoreError> {
         let mut g = self.lock()?;
@@ -311,8 +368,15 @@ impl TaskStore for MemoryStore {
     }
 
     async fn get(&self, id: &str) -> Result<Option<StoredTask>, StoreError> {
-        let found = self.lock()?.tasks.get(id).map(|e| e.t.clone());
-        Ok(found.map(|t| (*t).clone()))
+        let found = self
+            .lock()?
+            .tasks
+            .get(id)
+            .map(|e| (e.task.clone(), e.owner.clone()));
+        Ok(found.map(|(t, owner)| StoredTask {
+            task: Task::clone(&t),
+            owner,
+        }))
     }
 
     async fn list(&self, filter: &TaskFilter) -> Result<Vec<StoredTask>, StoreError> {
@@ -321,7 +385,7 @@ impl TaskStore for MemoryStore {
             g.evict(self.cap, self.ttl, self.max_bytes);
             g.page(filter, None, usize::MAX)
         };
-        Ok(v.into_iter().map(|t| (*t).clone()).collect())
+        Ok(v.into_iter().map(|t| stored(&t, filter)).collect())
     }
 
     async fn page(
@@ -337,7 +401,7 @@ impl TaskStore for MemoryStore {
         };
         // Clone only the page, outside the lock.
         Ok(TaskPage {
-            tasks: v.into_iter().map(|t| (*t).clone()).collect(),
+            tasks: v.into_iter().map(|t| stored(&t, filter)).collect(),
             total,
             more,
         })
@@ -345,5 +409,59 @@ impl TaskStore for MemoryStore {
 
     async fn count(&self) -> Result<usize, StoreError> {
         Ok(self.lock()?.tasks.len())
+    }
+}
+
+/// A copy of `task` as listed for `filter` (whose owner it has: listings are per owner).
+fn stored(task: &Task, filter: &TaskFilter) -> StoredTask {
+    StoredTask {
+        task: task.clone(),
+        owner: filter.owner.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Message, Part, TaskState, TaskStatus};
+
+    /// A shared write keeps the caller's task: the caller's next change (a copy on write) reaches
+    /// the store only when written, and the byte count follows each write.
+    #[tokio::test]
+    async fn a_shared_task_changes_in_the_store_only_when_written() {
+        let s = MemoryStore::default();
+        let mut t = Arc::new(Task {
+            id: "t1".into(),
+            status: TaskStatus {
+                state: TaskState::Submitted,
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        s.put_shared(&t, "alice").await.unwrap();
+        assert_eq!(s.bytes(), crate::bounds::task_bytes(&t));
+        let live = Arc::make_mut(&mut t);
+        live.status.state = TaskState::Completed;
+        live.history.push(Message {
+            message_id: "m1".into(),
+            parts: vec![Part::text("hi")],
+            ..Default::default()
+        });
+        let got = s.get("t1").await.unwrap().unwrap();
+        assert_eq!(got.task.status.state, TaskState::Submitted);
+        assert!(got.task.history.is_empty());
+        assert_eq!(got.owner, "alice");
+        s.put_numbered_shared(&t, "alice", Vec::new(), 2)
+            .await
+            .unwrap();
+        let got = s.get("t1").await.unwrap().unwrap();
+        assert_eq!(got.task, *t);
+        assert_eq!(s.bytes(), crate::bounds::task_bytes(&t));
+        let mine = TaskFilter {
+            owner: "alice".into(),
+            ..Default::default()
+        };
+        assert_eq!(s.list(&mine).await.unwrap(), vec![got]);
+        assert_eq!(s.count().await.unwrap(), 1);
     }
 }

@@ -13,7 +13,7 @@
 
 use super::TaskManager;
 use super::fanout::Events;
-use super::send::{SendExtras, SendInput, SendMode, SendOutcome, Start, Subscription};
+use super::send::{SendAnswer, SendExtras, SendInput, SendMode, SendOutcome, Start, Subscription};
 #[cfg(feature = "sqlite")]
 pub use super::sends::SqliteSendLog;
 use super::sends::{Claim, Idem};
@@ -59,7 +59,9 @@ impl TaskManager {
     /// SendMessage / SendStreamingMessage. A `messageId` the caller already used within the
     /// idempotency window answers from that send without running the handler again.
     pub async fn send(&self, input: SendInput) -> Result<SendOutcome, A2aError> {
-        self.send_with(input, SendExtras::default()).await
+        self.send_with(input, SendExtras::default())
+            .await
+            .map(SendOutcome::from)
     }
 
     /// [`TaskManager::send`], with the handler's raw message and headers given in the lazy forms
@@ -68,7 +70,7 @@ impl TaskManager {
         &self,
         input: SendInput,
         extras: SendExtras,
-    ) -> Result<SendOutcome, A2aError> {
+    ) -> Result<SendAnswer, A2aError> {
         let mut extras = Some(extras);
         let window = self.limits().idempotency_window;
         if window.is_zero() || input.request.message.message_id.is_empty() {
@@ -117,7 +119,7 @@ impl TaskManager {
                         Some(&idem),
                     ))
                     .await;
-                    if let Ok(SendOutcome::Message(m)) = &r {
+                    if let Ok(SendAnswer::Message(m)) = &r {
                         self.keep_send(&idem, SendTarget::Message(Box::new(m.clone())))
                             .await;
                     }
@@ -135,9 +137,9 @@ impl TaskManager {
         mode: SendMode,
         history_length: Option<i32>,
         caller: &CallerProfile,
-    ) -> Result<SendOutcome, A2aError> {
+    ) -> Result<SendAnswer, A2aError> {
         let id = match target {
-            SendTarget::Message(m) => return Ok(SendOutcome::Message(*m)),
+            SendTarget::Message(m) => return Ok(SendAnswer::Message(*m)),
             SendTarget::Task(id) => id,
         };
         match mode {
@@ -145,19 +147,21 @@ impl TaskManager {
             SendMode::Blocking => self.wait_turn(&id).await,
             SendMode::Stream => {
                 if self.is_running(&id) {
-                    return Ok(SendOutcome::Stream(self.subscribe(&id, caller).await?));
+                    return Ok(SendAnswer::Stream(Box::new(
+                        self.subscribe(&id, caller).await?,
+                    )));
                 }
                 let task = self.get(&id, history_length, caller).await?;
-                return Ok(SendOutcome::Stream(Subscription {
+                return Ok(SendAnswer::Stream(Box::new(Subscription {
                     task,
                     seq: self.last_seq(&id).await,
                     start: Start::Snapshot,
                     events: Events::ended(),
-                }));
+                })));
             }
         }
-        Ok(SendOutcome::Task(
+        Ok(SendAnswer::Task(Arc::new(
             self.get(&id, history_length, caller).await?,
-        ))
+        )))
     }
 }

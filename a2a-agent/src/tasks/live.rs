@@ -14,7 +14,7 @@ use crate::handler::{Edit, MetadataFuture, MetadataGuard, SinkFuture, TaskSink};
 use crate::model::{Message, StreamResponse, Struct, Task, TaskState, Timestamp};
 use crate::push::EventSink;
 use crate::replay::{MemoryReplay, ReplayLog, Retention};
-use crate::store::{Notice, StoredTask, TaskStore};
+use crate::store::{Notice, TaskStore};
 
 /// Now (UTC, millisecond precision).
 pub(crate) fn now_ts() -> Timestamp {
@@ -22,7 +22,9 @@ pub(crate) fn now_ts() -> Timestamp {
 }
 
 pub(crate) struct LiveState {
-    pub(super) task: Task,
+    /// The task, shared with the store that keeps it in memory (`TaskStore::put_shared`): a
+    /// change copies it first when the store still holds it (`Arc::make_mut`).
+    pub(super) task: Arc<Task>,
     pub(super) owner: String,
     pub(super) fanout: Fanout,
     pub(super) error: Option<A2aError>,
@@ -41,12 +43,19 @@ pub(crate) struct LiveState {
     pub(super) fenced: bool,
 }
 
+/// What the waiters of a live task watch (one channel: one notification per change).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Watched {
+    /// Its state.
+    pub(super) state: TaskState,
+    /// Set once the task has been shown to the caller (the handler emitted, or the turn ended).
+    pub(super) announced: bool,
+}
+
 pub(crate) struct Live {
     pub(super) state: tokio::sync::Mutex<LiveState>,
     pub(super) cancel: CancellationToken,
-    pub(super) watch: watch::Sender<TaskState>,
-    /// Set once the task has been shown to the caller (the handler emitted, or the turn ended).
-    pub(super) announced: watch::Sender<bool>,
+    pub(super) watch: watch::Sender<Watched>,
     pub(super) running: AtomicBool,
     /// A follower reads what other replicas publish of it (`peers`).
     pub(super) followed: AtomicBool,
@@ -59,7 +68,7 @@ pub(crate) struct Live {
 impl Live {
     /// `task` live, its last event number `seq`, its subscribers' queues bounded by `fanout`.
     pub(super) fn new(
-        task: Task,
+        task: Arc<Task>,
         owner: String,
         seq: u64,
         fanout: Fanout,
@@ -79,13 +88,32 @@ impl Live {
                 fenced: false,
             }),
             cancel: CancellationToken::new(),
-            watch: watch::channel(state).0,
-            announced: watch::channel(false).0,
+            watch: watch::channel(Watched {
+                state,
+                announced: false,
+            })
+            .0,
             running: AtomicBool::new(false),
             followed: AtomicBool::new(false),
             abandoned: AtomicBool::new(false),
             writer,
         }
+    }
+}
+
+impl Live {
+    /// Tell the task's waiters its `state` (None: unchanged) and, with `announce`, that it has
+    /// been shown to the caller, in one notification (none when there is nothing to tell).
+    pub(super) fn tell(&self, state: Option<TaskState>, announce: bool) {
+        if state.is_none() && !announce {
+            return;
+        }
+        self.watch.send_modify(|w| {
+            if let Some(s) = state {
+                w.state = s;
+            }
+            w.announced |= announce;
+        });
     }
 }
 
@@ -123,7 +151,9 @@ struct LockedMetadata<'a> {
 
 impl<'a> MetadataGuard<'a> for LockedMetadata<'a> {
     fn metadata(&mut self) -> &mut Struct {
-        self.g.task.metadata.get_or_insert_default()
+        Arc::make_mut(&mut self.g.task)
+            .metadata
+            .get_or_insert_default()
     }
 
     fn store(self: Box<Self>) -> SinkFuture<'a> {
@@ -202,44 +232,51 @@ impl Writer {
         live: &Live,
         f: impl FnOnce(&mut Task) -> Option<StreamResponse>,
     ) -> Option<TaskState> {
-        let r = self.update_quiet(live, f).await;
-        live.announced.send_replace(true);
-        r
+        self.update_as(live, f, true, true).await
     }
 
-    /// [`Self::update`] without announcing the task.
-    pub(super) async fn update_quiet(
-        &self,
-        live: &Live,
-        f: impl FnOnce(&mut Task) -> Option<StreamResponse>,
-    ) -> Option<TaskState> {
-        self.update_with(live, f, true).await
-    }
-
-    /// [`Self::update_quiet`]; with `store` false the change is published but only marked for
-    /// the store (see [`LiveState::unstored`]).
+    /// [`Self::update`] without announcing the task; with `store` false the change is published
+    /// but only marked for the store (see [`LiveState::unstored`]).
     pub(super) async fn update_with(
         &self,
         live: &Live,
         f: impl FnOnce(&mut Task) -> Option<StreamResponse>,
         store: bool,
     ) -> Option<TaskState> {
+        self.update_as(live, f, store, false).await
+    }
+
+    /// [`Self::update_with`]; with `announce`, the task is also marked shown to the caller
+    /// (told with its new state, in one notification), whether or not it changed.
+    async fn update_as(
+        &self,
+        live: &Live,
+        f: impl FnOnce(&mut Task) -> Option<StreamResponse>,
+        store: bool,
+        announce: bool,
+    ) -> Option<TaskState> {
         let mut g = live.state.lock().await;
-        if g.task.status.state.is_terminal() || g.fenced {
+        let ev = if g.task.status.state.is_terminal() || g.fenced {
+            None
+        } else {
+            f(Arc::make_mut(&mut g.task))
+        };
+        let Some(ev) = ev else {
+            drop(g);
+            live.tell(None, announce);
             return None;
-        }
-        let ev = f(&mut g.task)?;
-        crate::bounds::cap_history(&mut g.task, self.max_history_length);
+        };
+        crate::bounds::cap_history(Arc::make_mut(&mut g.task), self.max_history_length);
         let state = g.task.status.state;
         self.record(&mut g, &ev, store).await;
         if g.fenced {
             // The handler's task ends here (as a cancel does); the state is the survivor's.
             live.cancel.cancel();
-            live.watch.send_replace(g.task.status.state);
+            live.tell(Some(g.task.status.state), announce);
             return None;
         }
         self.publish(&mut g, ev).await;
-        live.watch.send_replace(state);
+        live.tell(Some(state), announce);
         Some(state)
     }
 
@@ -285,11 +322,11 @@ impl Writer {
     /// [`Self::put_live`], recording `notices` in the store's outbox with it; their numbers.
     async fn put_live_with(&self, g: &mut LiveState, notices: Vec<Notice>, seq: u64) -> Vec<i64> {
         g.unstored = false;
-        let rec = StoredTask {
-            task: g.task.clone(),
-            owner: g.owner.clone(),
-        };
-        match self.store.put_numbered(rec, notices, seq).await {
+        let put = self
+            .store
+            .put_numbered_shared(&g.task, &g.owner, notices, seq)
+            .await;
+        match put {
             Ok(seqs) => seqs,
             Err(e) if e.is_fenced() => {
                 self.fence(g, &e).await;
@@ -313,7 +350,7 @@ impl Writer {
         let Ok(Some(stored)) = self.store.get(&g.task.id).await else {
             return;
         };
-        g.task = stored.task;
+        g.task = Arc::new(stored.task);
         let ev = StreamResponse::StatusUpdate(crate::model::TaskStatusUpdateEvent {
             task_id: g.task.id.clone(),
             context_id: g.task.context_id.clone().unwrap_or_default(),

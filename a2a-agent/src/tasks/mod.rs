@@ -47,7 +47,7 @@ mod turn;
 pub use crate::handler::Emitter;
 pub(crate) use crate::handler::trim_history;
 pub(crate) use fanout::ends_stream;
-pub(crate) use send::SendExtras;
+pub(crate) use send::{SendAnswer, SendExtras};
 pub use send::{SendInput, SendMode, SendOutcome, Start, Subscription};
 
 /// Runtime limits of the task manager.
@@ -255,7 +255,9 @@ impl TaskManager {
     pub(crate) async fn wait_turn(&self, id: &str) {
         if let Some(l) = self.live_get(id) {
             let mut rx = l.watch.subscribe();
-            let _ = rx.wait_for(|s| s.is_terminal() || s.is_interrupted()).await;
+            let _ = rx
+                .wait_for(|w| w.state.is_terminal() || w.state.is_interrupted())
+                .await;
         }
     }
 
@@ -290,7 +292,13 @@ impl TaskManager {
     }
 
     /// Make `task` live in this process; its last event was number `seq`.
-    pub(crate) fn register(&self, task: Task, owner: String, seq: u64) -> Arc<Live> {
+    pub(crate) fn register(
+        &self,
+        task: impl Into<Arc<Task>>,
+        owner: String,
+        seq: u64,
+    ) -> Arc<Live> {
+        let task = task.into();
         let id = task.id.clone();
         let live = Arc::new(Live::new(
             task,

@@ -210,7 +210,7 @@ impl TaskManager {
         // The task as stored now: the snapshot of a gap, and what GetTask and new subscribers
         // of this replica read.
         if let Ok(Some(rec)) = self.writer.store.get(&id).await {
-            g.task = rec.task;
+            g.task = Arc::new(rec.task);
         }
         let mut ended = false;
         if first != g.seq + 1 {
@@ -219,7 +219,7 @@ impl TaskManager {
             metrics::counter!("a2a_agent_replay_gaps_total").increment(1);
             g.seq = last;
             let LiveState { fanout, task, .. } = &mut *g;
-            fanout.publish(last, &StreamResponse::Task(task.clone()), task);
+            fanout.publish(last, &StreamResponse::Task(Task::clone(task)), task);
             ended = task.status.state.is_terminal() || task.status.state.is_interrupted();
         } else {
             for (n, ev) in evs {
@@ -233,7 +233,7 @@ impl TaskManager {
                 }
             }
         }
-        live.watch.send_replace(g.task.status.state);
+        live.tell(Some(g.task.status.state), false);
         ended
     }
 
@@ -304,7 +304,7 @@ impl TaskManager {
         if g.task.status.state != TaskState::Canceled {
             return Err(not_cancelable(id, g.task.status.state));
         }
-        Ok(g.task.clone())
+        Ok(Task::clone(&g.task))
     }
 }
 

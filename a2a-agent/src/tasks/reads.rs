@@ -47,7 +47,7 @@ impl TaskManager {
         if let Some(live) = self.live_get(id) {
             let g = live.state.lock().await;
             if g.owner == caller.owner_key() {
-                return Ok(trim_history(g.task.clone(), history_length));
+                return Ok(trim_history(Task::clone(&g.task), history_length));
             }
             return Err(self.limits().error_table.foreign_task(id));
         }
@@ -251,7 +251,7 @@ impl TaskManager {
             g.fanout.subscribe()
         };
         let sub = Subscription {
-            task: g.task.clone(),
+            task: Task::clone(&g.task),
             seq: g.seq,
             start,
             events,

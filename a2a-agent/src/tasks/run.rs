@@ -275,7 +275,7 @@ impl TaskManager {
     /// is dropped from the store); otherwise give the message back (the task completes with it).
     async fn answer_directly(&self, live: &Arc<Live>, mut m: Message) -> Option<Message> {
         let mut g = live.state.lock().await;
-        if !g.direct_ok || *live.announced.borrow() || g.task.status.state.is_terminal() {
+        if !g.direct_ok || live.watch.borrow().announced || g.task.status.state.is_terminal() {
             return Some(m);
         }
         m.task_id = None;
@@ -287,7 +287,7 @@ impl TaskManager {
         }
         m.role = Role::Agent;
         g.direct = Some(m);
-        g.task.status.state = TaskState::Completed;
+        Arc::make_mut(&mut g.task).status.state = TaskState::Completed;
         // The task leaves the store: nothing of it is to be stored any more.
         g.unstored = false;
         let id = g.task.id.clone();
@@ -299,8 +299,7 @@ impl TaskManager {
         if let Err(e) = self.writer.store.delete(&id).await {
             tracing::debug!(error = %e, "dropping the task of a direct reply failed");
         }
-        live.watch.send_replace(TaskState::Completed);
-        live.announced.send_replace(true);
+        live.tell(Some(TaskState::Completed), true);
         None
     }
 }

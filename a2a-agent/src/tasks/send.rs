@@ -1,6 +1,8 @@
 //! What a send is and what it gives: the input, how the caller waits ([`SendMode`]), the outcome
 //! and, for a stream, the [`Subscription`] and how it starts ([`Start`]).
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::fanout::Events;
@@ -91,4 +93,25 @@ pub enum SendOutcome {
     Stream(Subscription),
     /// The handler answered with a direct message: no task.
     Message(Message),
+}
+
+/// [`SendOutcome`] as the runtime answers its own bindings: the task is the live task's, shared
+/// (with the store that keeps it in memory), and is serialised without a copy.
+pub(crate) enum SendAnswer {
+    /// The task (blocking or return-immediately).
+    Task(Arc<Task>),
+    /// A stream.
+    Stream(Box<Subscription>),
+    /// The handler answered with a direct message: no task.
+    Message(Message),
+}
+
+impl From<SendAnswer> for SendOutcome {
+    fn from(a: SendAnswer) -> Self {
+        match a {
+            SendAnswer::Task(t) => SendOutcome::Task(Arc::unwrap_or_clone(t)),
+            SendAnswer::Stream(s) => SendOutcome::Stream(*s),
+            SendAnswer::Message(m) => SendOutcome::Message(m),
+        }
+    }
 }

@@ -6,13 +6,14 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::live::now_ts;
-use super::send::{SendExtras, SendInput, SendMode, SendOutcome, Start, Subscription};
+use super::send::{SendAnswer, SendExtras, SendInput, SendMode, Start, Subscription};
 use super::sends::{Idem, SendTarget};
 use super::{TaskManager, terminal_send, too_large};
 use crate::error::{A2aError, ErrorKind};
-use crate::handler::{Emitter, Headers, RawMessage, RequestContext, status_change, trim_history};
+use crate::handler::{
+    Emitter, Headers, RawMessage, RequestContext, status_change, trim_history, trim_shared,
+};
 use crate::model::{Role, Task, TaskState, TaskStatus};
-use crate::store::StoredTask;
 
 /// A follow-up to a task whose previous message is still being handled.
 fn still_working() -> A2aError {
@@ -30,7 +31,7 @@ impl TaskManager {
         input: SendInput,
         extras: SendExtras,
         idem: Option<&Idem>,
-    ) -> Result<SendOutcome, A2aError> {
+    ) -> Result<SendAnswer, A2aError> {
         let SendInput {
             request,
             raw_message,
@@ -192,19 +193,20 @@ impl TaskManager {
                 g.error = None;
                 g.direct_ok = false;
                 g.direct = None;
-                live.announced.send_replace(true);
+                live.tell(None, true);
                 // The task as it stood when this message arrived (for the handler).
-                prior = Some(g.task.clone());
+                prior = Some(Task::clone(&g.task));
                 let snapshot_msg = message.clone();
-                let ev = status_change(&mut g.task, TaskState::Submitted, None);
-                g.task.history.push(snapshot_msg);
-                crate::bounds::cap_history(&mut g.task, self.limits().store.max_history_length);
+                let t = Arc::make_mut(&mut g.task);
+                let ev = status_change(t, TaskState::Submitted, None);
+                t.history.push(snapshot_msg);
+                crate::bounds::cap_history(t, self.limits().store.max_history_length);
                 if let Some(s) = self.writer.sink.get() {
                     s.on_task_started(&g.task, &g.owner).await;
                 }
                 self.writer.record(&mut g, &ev, true).await;
                 self.writer.publish(&mut g, ev).await;
-                live.watch.send_replace(TaskState::Submitted);
+                live.tell(Some(TaskState::Submitted), false);
                 drop(g);
                 // A continued task is not a first turn (`direct_ok` was cleared above).
                 (live, false)
@@ -229,15 +231,10 @@ impl TaskManager {
                     ..Default::default()
                 };
                 let owner = caller.owner_key();
-                if let Err(e) = self
-                    .writer
-                    .store
-                    .put(StoredTask {
-                        task: task.clone(),
-                        owner: owner.clone(),
-                    })
-                    .await
-                {
+                // Shared with a store that keeps it in memory: the live task is copied at its
+                // next change, not here.
+                let task = Arc::new(task);
+                if let Err(e) = self.writer.store.put_shared(&task, &owner).await {
                     release_queue(queued_slot);
                     if e.is_full() {
                         return Err(self.limits().error_table.capacity_refusal(
@@ -266,14 +263,14 @@ impl TaskManager {
             let id = message.task_id.clone().unwrap_or_default();
             self.keep_send(i, SendTarget::Task(id)).await;
         }
-        let mut announced_rx = live.announced.subscribe();
+        let mut announced_rx = live.watch.subscribe();
 
         // Subscribe before the run starts so no event is missed.
         let sub = if mode == SendMode::Stream {
             let mut g = live.state.lock().await;
             let rx = g.fanout.subscribe();
             Some(Subscription {
-                task: trim_history(g.task.clone(), history_length),
+                task: trim_history(Task::clone(&g.task), history_length),
                 seq: g.seq,
                 start: Start::Snapshot,
                 events: rx,
@@ -323,42 +320,39 @@ impl TaskManager {
             SendMode::Stream => {
                 if first_turn {
                     // Announce the stream only once the handler has emitted or ended.
-                    let _ = announced_rx.wait_for(|a| *a).await;
+                    let _ = announced_rx.wait_for(|w| w.announced).await;
                     if let Some(m) = live.state.lock().await.direct.take() {
-                        return Ok(SendOutcome::Message(m));
+                        return Ok(SendAnswer::Message(m));
                     }
                 }
                 match sub {
-                    Some(s) => Ok(SendOutcome::Stream(s)),
+                    Some(s) => Ok(SendAnswer::Stream(Box::new(s))),
                     None => Err(A2aError::internal("stream subscription missing")),
                 }
             }
             SendMode::ReturnImmediately => {
                 let g = live.state.lock().await;
-                Ok(SendOutcome::Task(trim_history(
+                Ok(SendAnswer::Task(trim_shared(
                     g.task.clone(),
                     history_length,
                 )))
             }
             SendMode::Blocking => {
                 let _ = watch_rx
-                    .wait_for(|s| s.is_terminal() || s.is_interrupted())
+                    .wait_for(|w| w.state.is_terminal() || w.state.is_interrupted())
                     .await;
                 let mut g = live.state.lock().await;
                 if let Some(m) = g.direct.take() {
-                    return Ok(SendOutcome::Message(m));
+                    return Ok(SendAnswer::Message(m));
                 }
                 if let Some(e) = &g.error {
                     return Err(e.clone());
                 }
-                // Nobody else holds the live task (it left the registry when its turn ended and
-                // no emitter outlived the handler): answer with it instead of a copy.
-                let task = if Arc::strong_count(&live) == 1 {
-                    std::mem::take(&mut g.task)
-                } else {
-                    g.task.clone()
-                };
-                Ok(SendOutcome::Task(trim_history(task, history_length)))
+                // The live task itself, shared (with the store too): no copy for the answer.
+                Ok(SendAnswer::Task(trim_shared(
+                    g.task.clone(),
+                    history_length,
+                )))
             }
         }
     }
