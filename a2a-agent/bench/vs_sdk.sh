@@ -10,9 +10,14 @@
 # per row the median over the rounds of ours/sdk, with the lowest and highest. Everything on
 # 127.0.0.1, port 0.
 #
+# The agent's no-A2A floor (a2a-agent/examples/floor.rs: axum answering the same bytes without
+# reading anything) runs in the same rounds on the sends, also on CPU 1 with one runtime thread:
+# floor/sdk bounds what any A2A server on this HTTP stack could reach against the SDK
+# (BENCH_FLOOR=0 leaves it out).
+#
 # Usage (repository root): a2a-agent/bench/vs_sdk.sh [rounds] [seconds per run]   (default 3, 10)
-# Builds both in release first (BENCH_NO_BUILD=1 uses the binaries already built: AGENT_BIN,
-# SDK_BIN, defaults under $CARGO_TARGET_DIR or target/).
+# Builds all three in release first (BENCH_NO_BUILD=1 uses the binaries already built:
+# AGENT_BIN, SDK_BIN, FLOOR_BIN, defaults under $CARGO_TARGET_DIR or target/).
 set -eu
 ROUNDS=${1:-3}
 SECS=${2:-10}
@@ -20,16 +25,18 @@ DIR=$(dirname "$0")
 TARGET=${CARGO_TARGET_DIR:-target}
 AGENT=${AGENT_BIN:-$TARGET/release/a2a-agent}
 SDK=${SDK_BIN:-$TARGET/release/sdk-rs-echo}
+FLOOR=${FLOOR_BIN:-$TARGET/release/examples/floor}
+[ "${BENCH_FLOOR:-1}" != 0 ] || FLOOR=
 command -v wrk >/dev/null || { echo "wrk not found (apt-get install -y wrk)" >&2; exit 1; }
 if [ "${BENCH_NO_BUILD:-0}" != 1 ]; then
-  cargo build --release -p a2ars-agent --features cli --bin a2a-agent
+  cargo build --release -p a2ars-agent --features cli --bin a2a-agent --example floor
   CARGO_TARGET_DIR=$TARGET cargo build --release --manifest-path "$DIR/sdk-rs/Cargo.toml"
 fi
 TMP=$(mktemp -d)
-APID=""; SPID=""
+APID=""; SPID=""; FPID=""
 cleanup() {
-  for p in $APID $SPID; do kill "$p" 2>/dev/null || true; done
-  for p in $APID $SPID; do wait "$p" 2>/dev/null || true; done
+  for p in $APID $SPID $FPID; do kill "$p" 2>/dev/null || true; done
+  for p in $APID $SPID $FPID; do wait "$p" 2>/dev/null || true; done
   rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -47,6 +54,13 @@ $PIN "$AGENT" serve --echo --host 127.0.0.1 --port 0 $AW >"$TMP/agent.out" 2>/de
 APID=$!
 WORKERS=${SW:-} $PIN "$SDK" >"$TMP/sdk.out" 2>/dev/null &
 SPID=$!
+if [ -n "$FLOOR" ]; then
+  # shellcheck disable=SC2086
+  env ${SW:+TOKIO_WORKER_THREADS=$SW} $PIN "$FLOOR" >"$TMP/floor.out" 2>/dev/null &
+  FPID=$!
+  FURL=$(listening "$TMP/floor.out")
+  [ -n "$FURL" ] || { echo "the floor did not start" >&2; exit 1; }
+fi
 AURL=$(listening "$TMP/agent.out"); SURL=$(listening "$TMP/sdk.out")
 [ -n "$AURL" ] && [ -n "$SURL" ] || { echo "a server did not start" >&2; exit 1; }
 echo "ours $AURL (pid $APID), sdk $SURL (pid $SPID), placement ${PIN:-none}; $(uptime)"
@@ -96,25 +110,29 @@ while [ "$r" -le "$ROUNDS" ]; do
     else
       run "sdk-$b-$c" "$SPID" "$b" "$c" "$SURL"; run "ours-$b-$c" "$APID" "$b" "$c" "$AURL"
     fi
+    if [ -n "$FLOOR" ] && [ "$b" != stream ]; then run "floor-$b-$c" "$FPID" "$b" "$c" "$FURL"; fi
   done
   r=$((r + 1))
 done
 rss() { awk '/VmRSS/ {printf "%.0f MB", $2 / 1024}' "/proc/$1/status"; }
 echo "RSS after the runs: ours $(rss "$APID"), sdk $(rss "$SPID"); $(uptime)"
 echo
-echo "| case | connections | ours req/s | sdk req/s | ours/sdk median (min-max) | CPU us/req ours / sdk |"
-echo "| --- | --- | ---: | ---: | --- | --- |"
+echo "| case | connections | ours req/s | sdk req/s | ours/sdk median (min-max) | CPU us/req ours / sdk | floor/sdk median (min-max) |"
+echo "| --- | --- | ---: | ---: | --- | --- | --- |"
 for cs in $CASES; do
   b=${cs%%:*}; c=${cs##*:}
-  paste -d' ' "$TMP/ours-$b-$c.res" "$TMP/sdk-$b-$c.res" | awk -v b="$b" -v c="$c" '
+  f="$TMP/floor-$b-$c.res"; [ -f "$f" ] || { awk '{print "0 0"}' "$TMP/sdk-$b-$c.res" >"$TMP/nofloor"; f="$TMP/nofloor"; }
+  paste -d' ' "$TMP/ours-$b-$c.res" "$TMP/sdk-$b-$c.res" "$f" | awk -v b="$b" -v c="$c" '
     function median(a, n,   i, j, t) {
       for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
       return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
     }
-    { n++; o[n] = $1; s[n] = $3; ou[n] = $2; su[n] = $4; q[n] = $1 / $3 }
+    { n++; o[n] = $1; s[n] = $3; ou[n] = $2; su[n] = $4; q[n] = $1 / $3; fq[n] = $5 / $3 }
     END {
       lo = q[1]; hi = q[1]; for (i = 1; i <= n; i++) { if (q[i] < lo) lo = q[i]; if (q[i] > hi) hi = q[i] }
+      flo = fq[1]; fhi = fq[1]; for (i = 1; i <= n; i++) { if (fq[i] < flo) flo = fq[i]; if (fq[i] > fhi) fhi = fq[i] }
+      fl = fhi > 0 ? sprintf("%.2f (%.2f-%.2f)", median(fq, n), flo, fhi) : "-"
       name = b == "rest" ? "HTTP+JSON send" : (b == "stream" ? "JSON-RPC stream" : "JSON-RPC send")
-      printf "| %s | %d | %.0f | %.0f | **%.2f** (%.2f-%.2f) | %.1f / %.1f |\n",
-        name, c, median(o, n), median(s, n), median(q, n), lo, hi, median(ou, n), median(su, n) }'
+      printf "| %s | %d | %.0f | %.0f | **%.2f** (%.2f-%.2f) | %.1f / %.1f | %s |\n",
+        name, c, median(o, n), median(s, n), median(q, n), lo, hi, median(ou, n), median(su, n), fl }'
 done
