@@ -31,7 +31,8 @@ pub struct PyAgent {
 }
 
 impl PyAgent {
-    /// Starts the agent of `sdk` with default options. Call [`ensure_venvs`] first.
+    /// Starts the agent of `sdk` with default options. Call
+    /// [`ensure_venvs`](super::ensure_venvs) first.
     pub fn start(sdk: Sdk) -> Result<PyAgent> {
         Self::start_with(sdk, &[])
     }
