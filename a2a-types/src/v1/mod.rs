@@ -19,14 +19,12 @@
 mod card;
 mod message;
 mod requests;
+mod security;
 mod task;
 
 pub use card::{
     AgentCapabilities, AgentCard, AgentCardSignature, AgentExtension, AgentInterface,
-    AgentProvider, AgentSkill, ApiKeySecurityScheme, AuthorizationCodeOAuthFlow,
-    ClientCredentialsOAuthFlow, DeviceCodeOAuthFlow, HttpAuthSecurityScheme, ImplicitOAuthFlow,
-    MutualTlsSecurityScheme, OAuth2SecurityScheme, OAuthFlows, OpenIdConnectSecurityScheme,
-    PasswordOAuthFlow, SecurityRequirement, SecurityScheme, StringList,
+    AgentProvider, AgentSkill,
 };
 pub use message::{Message, Part, PartContent, Role};
 pub use requests::{
@@ -35,6 +33,12 @@ pub use requests::{
     ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
     ListTasksRequest, ListTasksResponse, SendMessageConfiguration, SendMessageRequest,
     SendMessageResponse, SubscribeToTaskRequest, TaskPushNotificationConfig,
+};
+pub use security::{
+    ApiKeySecurityScheme, AuthorizationCodeOAuthFlow, ClientCredentialsOAuthFlow,
+    DeviceCodeOAuthFlow, HttpAuthSecurityScheme, ImplicitOAuthFlow, MutualTlsSecurityScheme,
+    OAuth2SecurityScheme, OAuthFlows, OpenIdConnectSecurityScheme, PasswordOAuthFlow,
+    SecurityRequirement, SecurityScheme, StringList,
 };
 pub use task::{
     Artifact, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus,
