@@ -16,8 +16,8 @@ mod model;
 #[path = "../../conformance/src/registry.rs"]
 mod registry;
 #[cfg(feature = "schema")]
-#[allow(dead_code)]
-#[path = "../../conformance/src/spec.rs"]
+#[allow(dead_code, unused_imports)]
+#[path = "../../conformance/src/spec/mod.rs"]
 mod spec;
 
 #[cfg(feature = "grpc")]
