@@ -23,6 +23,7 @@ T=${CARGO_TARGET_DIR:-target}/release
 PGBENCH=$(ls /usr/lib/postgresql/*/bin/pgbench 2>/dev/null | tail -1)
 [ -x "$PGBENCH" ] && command -v wrk >/dev/null || { echo "needs wrk and pgbench" >&2; exit 1; }
 . "$DIR/servers.sh"
+. "$DIR/pg_cluster.sh"
 TCK=$(getconf CLK_TCK)
 
 "$T/a2a-agent" serve --echo --host 127.0.0.1 --port 0 >"$TMP/agent.out" 2>"$TMP/agent.err" &
@@ -39,31 +40,20 @@ SQLITE=$(awk '/^Requests\/sec/ {print $2}' "$TMP/sqlite.wrk")
 echo "SQLite gateway, 16 connections: $SQLITE hops/s"
 kill "$GPID"; wait "$GPID" 2>/dev/null || true
 
-"$T/examples/cluster" --gateway "$T/a2a-gateway" --agent-url "$AGENT" --replicas 1 --fsync \
-  >"$TMP/cl.out" 2>"$TMP/cl.err" &
-CPID=$!; PIDS="$CPID $PIDS"
-for _ in $(seq 300); do grep -q READY "$TMP/cl.out" && break; sleep 0.2; done
-grep -q READY "$TMP/cl.out" || { echo "cluster did not start:" >&2; cat "$TMP/cl.err" >&2; exit 1; }
+GWBIN=$T/a2a-gateway
+CLBIN=$T/examples/cluster
+start_cluster 1
+PIDS="$CPID $PIDS"
 kill "$APID"
-DATA=${TMPDIR:-/tmp}/a2a-pg-$CPID-0
-PG=$(head -1 "$DATA/data/postmaster.pid")
-PORT=$(sed -n 4p "$DATA/data/postmaster.pid")
-# pgcpu: ticks of the postmaster (with its reaped children: pgbench's backends once they end)
-# and of its live children
-pgcpu() {
-  own=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$PG/stat")
-  kids=$(for s in /proc/[0-9]*/stat; do awk -v pp="$PG" '$4 == pp {print $14 + $15}' "$s" 2>/dev/null; done | awk '{s+=$1} END {print s+0}')
-  echo $((own + kids))
-}
 echo "| hops per transaction pair (B) | hops/s | PostgreSQL CPU us/hop | vs SQLite gateway |"
 echo "| --- | --- | --- | --- |"
 for B in ${BENCH_FLOOR_BATCHES:-1 16 64}; do
   sleep 1
-  p0=$(pgcpu)
-  "$PGBENCH" -n -h "$DATA" -p "$PORT" -U postgres -c "${BENCH_FLOOR_CLIENTS:-4}" -j 2 -T "$SECS" \
+  p0=$(pgcpu "$PGPID")
+  "$PGBENCH" -n -h "$PGDIR" -p "$PGPORT" -U postgres -c "${BENCH_FLOOR_CLIENTS:-4}" -j 2 -T "$SECS" \
     -M prepared -D B="$B" -f "${BENCH_FLOOR_SQL:-$DIR/pg_floor.sql}" gateway >"$TMP/pgb" 2>&1 || { cat "$TMP/pgb" >&2; exit 1; }
   sleep 1
-  p1=$(pgcpu)
+  p1=$(pgcpu "$PGPID")
   n=$(awk '/number of transactions actually processed/ {split($NF, a, "/"); print a[1] * '"$B"'}' "$TMP/pgb")
   awk -v n="$n" -v s="$SECS" -v p="$((p1 - p0))" -v t="$TCK" -v b="$B" -v q="$SQLITE" 'BEGIN {
     printf "| %d | %.0f | %.0f | %.2f |\n", b, n / s, p * 1e6 / t / n, n / s / q }'

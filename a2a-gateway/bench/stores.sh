@@ -30,9 +30,6 @@ command -v wrk >/dev/null || { echo "wrk not found (apt-get install -y wrk)" >&2
 
 TMP=$(mktemp -d)
 APID=""; GPID=""; CPID=""
-stop_cluster() {
-  if [ -n "$CPID" ]; then kill "$CPID" 2>/dev/null || true; wait "$CPID" 2>/dev/null || true; CPID=""; fi
-}
 cleanup() {
   stop_cluster
   for p in $GPID $APID; do kill "$p" 2>/dev/null || true; done
@@ -41,12 +38,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP PIPE
-# wait_line FILE ERRFILE PREFIX -> prints the rest of the first line starting with PREFIX
-wait_line() {
-  for _ in $(seq 600); do grep -q "^$3" "$1" && break; sleep 0.1; done
-  grep -q "^$3" "$1" || { echo "no $3 line:" >&2; cat "$1" "$2" >&2; exit 1; }
-  sed -n "s/^$3//p" "$1" | head -1
-}
+. "$DIR/pg_cluster.sh"
 
 "$AGBIN" serve --echo --host 127.0.0.1 --port 0 >"$TMP/agent.out" 2>"$TMP/agent.err" &
 APID=$!
@@ -63,12 +55,6 @@ echo "agent $AGENT (pid $APID), SQLite gateway $SQLGW (pid $GPID); $(uptime)"
 TCK=$(getconf CLK_TCK)
 # cpu PID... -> utime+stime (ticks) summed over the processes
 cpu() { for p in "$@"; do awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0; done | awk '{s+=$1} END {print s+0}'; }
-# pgcpu POSTMASTER -> ticks of the postmaster (with its reaped children) and its live children
-pgcpu() {
-  own=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$1/stat")
-  kids=$(for s in /proc/[0-9]*/stat; do awk -v pp="$1" '$4 == pp {print $14 + $15}' "$s" 2>/dev/null; done | awk '{s+=$1} END {print s+0}')
-  echo $((own + kids))
-}
 # run NAME CONNS URL KEY "GATEWAY PIDS" [POSTMASTER] -> RES file: hops/s, gw us/hop, pg us/hop
 run() {
   t=$([ "$2" -lt 2 ] && echo 1 || echo 2)
@@ -87,17 +73,6 @@ SEND='{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messa
 check() {
   curl -s "$1" -H "Authorization: Bearer $2" -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -d "$SEND" \
     | grep -q '"result"' || { echo "no JSON-RPC result from $1" >&2; exit 1; }
-}
-# start_cluster N -> sets CPID, CLURL (load balancer), REPLICAS (urls), RPIDS, PGPID, PGKEY
-start_cluster() {
-  "$CLBIN" --gateway "$GWBIN" --agent-url "$AGENT" --replicas "$1" --fsync >"$TMP/cl$1.out" 2>"$TMP/cl$1.err" &
-  CPID=$!
-  wait_line "$TMP/cl$1.out" "$TMP/cl$1.err" "READY" >/dev/null
-  CLURL=$(sed -n 's/^LOAD_BALANCER //p' "$TMP/cl$1.out")
-  REPLICAS=$(awk '/^REPLICA / {print $3}' "$TMP/cl$1.out")
-  RPIDS=$(awk '/^REPLICA / {printf "%s ", $4}' "$TMP/cl$1.out")
-  PGKEY=$(sed -n 's/^export A2A_GATEWAY_KEY=//p' "$TMP/cl$1.out")
-  PGPID=$(head -1 "/tmp/a2a-pg-$CPID-0/data/postmaster.pid" 2>/dev/null || head -1 "${TMPDIR:-/tmp}/a2a-pg-$CPID-0/data/postmaster.pid")
 }
 
 check "$SQLGW" "$SQLKEY"
