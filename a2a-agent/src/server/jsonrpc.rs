@@ -30,6 +30,14 @@ fn reply_err(id: &RawId, e: &A2aError, v: Version) -> Response {
     text_json(id.error_text(&e.jsonrpc_error(v)))
 }
 
+/// A 1.0 stream event as one JSON-RPC answer's text, written straight from the typed event; an
+/// event that cannot be written (no A2A event is one) is an internal error's answer instead.
+fn event_text(id: &RawId, ev: &crate::model::StreamResponse) -> String {
+    id.result_text_of(ev).unwrap_or_else(|e| {
+        id.error_text(&A2aError::internal(e.to_string()).jsonrpc_error(Version::V1))
+    })
+}
+
 /// The envelope refusal as an A2A error (the answer's id is `null`).
 fn envelope_error(e: &EnvelopeError) -> A2aError {
     match e.kind {
@@ -192,9 +200,7 @@ fn answer(
         }
         Ok(Outcome::Single(ev)) => {
             let data = match version {
-                Version::V1 => {
-                    vec![id.result_text(&serde_json::to_value(*ev).unwrap_or_default())]
-                }
+                Version::V1 => vec![event_text(&id, &ev)],
                 Version::V03 => edge::V03Stream::new(false)
                     .push(*ev, true)
                     .into_iter()
@@ -212,9 +218,9 @@ fn answer(
         Ok(Outcome::Stream(sub)) => {
             let id2 = id.clone();
             match version {
-                Version::V1 => sse_response(*sub, heartbeat, move |ev, _| {
-                    vec![id2.result_text(&serde_json::to_value(ev).unwrap_or_default())]
-                }),
+                Version::V1 => {
+                    sse_response(*sub, heartbeat, move |ev, _| vec![event_text(&id2, &ev)])
+                }
                 Version::V03 => {
                     let mut tr = edge::V03Stream::new(false);
                     sse_response(*sub, heartbeat, move |ev, last| {

@@ -251,34 +251,45 @@ fn answer(app: &App, v: Version, m1: &str, out: Outcome) -> Result<Response, A2a
             Ok(ok_json(v, &body))
         }
         Outcome::Single(ev) => {
-            let data: Vec<Value> = match v {
-                Version::V1 => vec![serde_json::to_value(*ev).unwrap_or(Value::Null)],
-                Version::V03 => edge::V03Stream::new(true)
-                    .push(*ev, true)
-                    .into_iter()
-                    .map(|r| r.unwrap_or_else(|e| e.rest_body(Version::V03)))
-                    .collect(),
+            let data: Vec<String> = match v {
+                Version::V1 => vec![event_text(&ev)],
+                Version::V03 => v03_event_texts(&mut edge::V03Stream::new(true), *ev, true),
             };
             Ok(edge::sse::response(
-                futures_util::stream::iter(
-                    data.into_iter().map(|d| edge::sse::data(d.to_string())),
-                ),
+                futures_util::stream::iter(data.into_iter().map(edge::sse::data)),
                 None,
             ))
         }
         Outcome::Stream(sub) => Ok(match v {
-            Version::V1 => sse_response(*sub, heartbeat, |ev, _| {
-                vec![serde_json::to_value(ev).unwrap_or(Value::Null)]
-            }),
+            Version::V1 => sse_response(*sub, heartbeat, |ev, _| vec![event_text(&ev)]),
             Version::V03 => {
                 let mut tr = edge::V03Stream::new(true);
                 sse_response(*sub, heartbeat, move |ev, last| {
-                    tr.push(ev, last)
-                        .into_iter()
-                        .map(|r| r.unwrap_or_else(|e| e.rest_body(Version::V03)))
-                        .collect()
+                    v03_event_texts(&mut tr, ev, last)
                 })
             }
         }),
     }
+}
+
+/// A 1.0 stream event's `data`: its JSON text, written straight from the typed event; an event
+/// that cannot be written (no A2A event is one) is an internal error's body instead.
+fn event_text(ev: &crate::model::StreamResponse) -> String {
+    serde_json::to_string(ev).unwrap_or_else(|e| {
+        A2aError::internal(e.to_string())
+            .rest_body(Version::V1)
+            .to_string()
+    })
+}
+
+/// The `data` of the 0.3 events one event becomes (a failed translation: its error's body).
+fn v03_event_texts(
+    tr: &mut edge::V03Stream,
+    ev: crate::model::StreamResponse,
+    last: bool,
+) -> Vec<String> {
+    tr.push(ev, last)
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|e| e.rest_body(Version::V03)).to_string())
+        .collect()
 }

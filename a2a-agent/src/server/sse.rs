@@ -10,16 +10,15 @@ use std::time::Duration;
 
 /// An SSE response: the task snapshot first (or, on a resume, the events missed; see
 /// [`Start`]), then every event until the turn ends. `map` gives each event's `data` lines as
-/// JSON values or as JSON text (exact JSON-RPC ids); each line carries the event's number as
-/// its SSE `id`.
+/// JSON text, written straight from the typed event (no JSON tree in between: that was about
+/// a third of a stream's instructions); each line carries the event's number as its SSE `id`.
 ///
 /// Each connection reads from its own queue, bounded in events and bytes (`sse_queue_capacity`,
 /// `sse_queue_max_bytes`); a client too slow to keep up gets the task snapshot and its stream ends
 /// (see [`crate::tasks::fanout`]) instead of growing memory.
-pub(crate) fn sse_response<F, T>(sub: Subscription, heartbeat: Duration, mut map: F) -> Response
+pub(crate) fn sse_response<F>(sub: Subscription, heartbeat: Duration, mut map: F) -> Response
 where
-    F: FnMut(StreamResponse, bool) -> Vec<T> + Send + 'static,
-    T: std::fmt::Display + Send + 'static,
+    F: FnMut(StreamResponse, bool) -> Vec<String> + Send + 'static,
 {
     let stream = items(sub).flat_map(move |item| {
         futures_util::stream::iter(match item {
@@ -28,7 +27,7 @@ where
             ))],
             Item::Event(n, ev, last) => map(*ev, last)
                 .into_iter()
-                .map(|v| sse::numbered(n, v.to_string()))
+                .map(|v| sse::numbered(n, v))
                 .collect(),
         })
     });
