@@ -15,9 +15,9 @@ use crate::model::{ListTasksRequest, StreamResponse};
 use crate::state::{App, Call};
 use crate::tasks::{SendAnswer, Subscription};
 
-/// The buffer a SendMessage answer is written into starts this large: an echo answer (a task
-/// with two history messages) is about 800 bytes, and a buffer grown from less is copied on
-/// every regrowth.
+/// The buffer a SendMessage answer (or a stream event) is written into starts this large: an
+/// echo answer (a task with two history messages) is about 800 bytes, and a buffer grown from
+/// less is copied on every regrowth.
 pub(crate) const SENT_CAPACITY: usize = 1024;
 
 /// The result of a 1.0 operation.

@@ -33,9 +33,12 @@ fn reply_err(id: &RawId, e: &A2aError, v: Version) -> Response {
 /// A 1.0 stream event as one JSON-RPC answer's text, written straight from the typed event; an
 /// event that cannot be written (no A2A event is one) is an internal error's answer instead.
 fn event_text(id: &RawId, ev: &crate::model::StreamResponse) -> String {
-    id.result_text_of(ev).unwrap_or_else(|e| {
-        id.error_text(&A2aError::internal(e.to_string()).jsonrpc_error(Version::V1))
-    })
+    // Room for a whole event at once, as for a send's answer (no regrowth of the buffer).
+    let text = id
+        .result_bytes_of(ev, ops::SENT_CAPACITY)
+        .map_err(|e| e.to_string())
+        .and_then(|b| String::from_utf8(b).map_err(|e| e.to_string()));
+    text.unwrap_or_else(|e| id.error_text(&A2aError::internal(e).jsonrpc_error(Version::V1)))
 }
 
 /// The envelope refusal as an A2A error (the answer's id is `null`).

@@ -275,11 +275,12 @@ fn answer(app: &App, v: Version, m1: &str, out: Outcome) -> Result<Response, A2a
 /// A 1.0 stream event's `data`: its JSON text, written straight from the typed event; an event
 /// that cannot be written (no A2A event is one) is an internal error's body instead.
 fn event_text(ev: &crate::model::StreamResponse) -> String {
-    serde_json::to_string(ev).unwrap_or_else(|e| {
-        A2aError::internal(e.to_string())
-            .rest_body(Version::V1)
-            .to_string()
-    })
+    // Room for a whole event at once, as for a send's answer (no regrowth of the buffer).
+    let mut b = Vec::with_capacity(ops::SENT_CAPACITY);
+    let text = serde_json::to_writer(&mut b, ev)
+        .map_err(|e| e.to_string())
+        .and_then(|()| String::from_utf8(b).map_err(|e| e.to_string()));
+    text.unwrap_or_else(|e| A2aError::internal(e).rest_body(Version::V1).to_string())
 }
 
 /// The `data` of the 0.3 events one event becomes (a failed translation: its error's body).

@@ -310,10 +310,12 @@ impl TaskManager {
                 mgr.run(live2, ctx, permit, queued_slot).await;
             }
         };
-        if mode == SendMode::Blocking {
-            self.run_inline_first(Box::pin(turn)).await;
-        } else {
+        if mode == SendMode::ReturnImmediately {
             self.tracker.spawn(turn);
+        } else {
+            // A stream too: its subscription above already queues every event, so a turn that
+            // ends at once leaves them all queued for the response, in order.
+            self.run_inline_first(Box::pin(turn)).await;
         }
 
         match mode {
@@ -357,9 +359,9 @@ impl TaskManager {
         }
     }
 
-    /// Run a blocking send's turn on the caller's own task as long as it does not wait: a
-    /// handler that answers at once (the echo agent) costs no task spawn and no wake-up of
-    /// another task or worker thread. At its first wait the turn moves, as it is, to a task of
+    /// Run a blocking send's or a stream's turn on the caller's own task as long as it does not
+    /// wait: a handler that answers at once (the echo agent) costs no task spawn and no wake-up
+    /// of another task or worker thread. At its first wait the turn moves, as it is, to a task of
     /// its own (tracked for shutdown, like every turn), so a caller that goes away while the
     /// handler waits never cuts the turn short. Sound because a spawned task is always polled
     /// once: the moved turn registers the new task's wakers in that first poll.
