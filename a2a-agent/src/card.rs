@@ -80,16 +80,20 @@ impl AgentCard {
 
     /// `capabilities.streaming` is true.
     pub fn streaming(&self) -> bool {
-        self.0
-            .pointer("/capabilities/streaming")
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
+        self.capability("streaming")
     }
 
     /// `capabilities.pushNotifications` is true.
     pub fn push_notifications(&self) -> bool {
+        self.capability("pushNotifications")
+    }
+
+    /// `capabilities.<name>` is true. Read on every streaming request: looked up by key, not
+    /// by JSON pointer (which parses and unescapes its path each time).
+    fn capability(&self, name: &str) -> bool {
         self.0
-            .pointer("/capabilities/pushNotifications")
+            .get("capabilities")
+            .and_then(|c| c.get(name))
             .and_then(Value::as_bool)
             .unwrap_or(false)
     }
