@@ -61,6 +61,22 @@ fn counts_what_serde_json_writes() {
     same(&Bytes(vec![0, 1, 255]));
 }
 
+#[test]
+fn one_escape_anywhere_in_a_string_of_any_length_is_counted() {
+    // Each length around the word and block sizes (8, 16, 32), the escape at every position:
+    // in a full block, in the overlapping last block, in a word, in the bytes before them.
+    for len in 0..=40usize {
+        same(&"a".repeat(len));
+        for at in 0..len {
+            for esc in ['"', '\\', '\n', '\u{1}', '\u{1f}'] {
+                let mut s = "a".repeat(len);
+                s.replace_range(at..=at, esc.encode_utf8(&mut [0; 4]));
+                same(&s);
+            }
+        }
+    }
+}
+
 /// Text with the bytes serde_json escapes, non-ASCII, and runs longer than a word.
 fn text() -> impl Strategy<Value = String> {
     r#"[a-z"\\\n\t\x00\x01\x1f\x7fé日🎉 ]{0,40}"#

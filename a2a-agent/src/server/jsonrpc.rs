@@ -203,7 +203,7 @@ fn answer(
         }
         Ok(Outcome::Single(ev)) => {
             let data = match version {
-                Version::V1 => vec![event_text(&id, &ev)],
+                Version::V1 => vec![event_text(id, &ev)],
                 Version::V03 => edge::V03Stream::new(false)
                     .push(*ev, true)
                     .into_iter()
