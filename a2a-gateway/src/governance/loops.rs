@@ -104,7 +104,7 @@ impl ChainKey {
 
 /// The chain member naming `agent` in `workspace`.
 pub fn member(workspace: &str, agent: &str) -> String {
-    format!("{workspace}/{agent}")
+    [workspace, "/", agent].concat()
 }
 
 /// The loop and depth step.

@@ -110,7 +110,7 @@ impl Call {
     }
 
     pub(crate) fn traceparent(&self) -> String {
-        format!("00-{}-{}-01", self.trace_id, id_hex(8))
+        ["00-", &self.trace_id, "-", &id_hex(8), "-01"].concat()
     }
 
     /// The `traceparent` of a peer call made under `step` (the hop's "peer call" span): that

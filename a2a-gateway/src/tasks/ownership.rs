@@ -261,19 +261,25 @@ pub async fn bind_answer(
 /// The task id a request of `op` names (caller's version), if any: `id` of task operations,
 /// the push config's task, or `message.taskId` of a send. ListTasks names none.
 pub fn requested_task(op: Operation, version: Version, params: &Value) -> Option<String> {
-    let s = |p: &str| params.pointer(p).and_then(Value::as_str).map(str::to_owned);
+    // Looked up member by member (a JSON pointer parses and unescapes its path on every call).
+    let s = |path: &[&str]| {
+        path.iter()
+            .try_fold(params, |v, k| v.get(k))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
     match op {
-        Operation::SendMessage | Operation::SendStreamingMessage => s("/message/taskId"),
+        Operation::SendMessage | Operation::SendStreamingMessage => s(&["message", "taskId"]),
         Operation::GetTask | Operation::CancelTask | Operation::SubscribeToTask => {
-            Some(s("/id").unwrap_or_default())
+            Some(s(&["id"]).unwrap_or_default())
         }
-        Operation::CreateTaskPushNotificationConfig => Some(s("/taskId").unwrap_or_default()),
+        Operation::CreateTaskPushNotificationConfig => Some(s(&["taskId"]).unwrap_or_default()),
         Operation::GetTaskPushNotificationConfig
         | Operation::ListTaskPushNotificationConfigs
         | Operation::DeleteTaskPushNotificationConfig => Some(
             match version {
-                Version::V03 => s("/id"),
-                Version::V1 => s("/taskId"),
+                Version::V03 => s(&["id"]),
+                Version::V1 => s(&["taskId"]),
             }
             .unwrap_or_default(),
         ),
