@@ -54,14 +54,13 @@ fn final_update(task: &Value) -> Option<Value> {
 /// Whether a relayed event (1.0 or 0.3 form) puts its task in a terminal state: after it, a
 /// stream ended by a cancel sends no second final update.
 pub(crate) fn is_terminal_event(ev: &Value) -> bool {
-    // Member by member (`Value::pointer` parses its path and allocates each token).
     let state = [
         &["statusUpdate", "status", "state"][..],
         &["task", "status", "state"],
         &["status", "state"],
     ]
     .iter()
-    .find_map(|path| path.iter().try_fold(ev, |v, k| v.get(k)))
+    .find_map(|path| crate::protocol::member(ev, path))
     .and_then(Value::as_str);
     matches!(
         state,

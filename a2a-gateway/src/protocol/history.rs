@@ -16,7 +16,6 @@ use crate::protocol::ops::Operation;
 /// `historyLength` or a send's `configuration.historyLength`, where a 0.3 `0` means no limit
 /// (`a2a_translate::to_v1::history_length`) and a 1.0 `0` means no history.
 pub fn history_limit(op: Operation, caller: Version, params: &Value) -> Option<usize> {
-    // Looked up member by member (a JSON pointer parses and unescapes its path on every call).
     let at: &[&str] = match op {
         Operation::GetTask => &["historyLength"],
         Operation::SendMessage | Operation::SendStreamingMessage => {
@@ -24,9 +23,7 @@ pub fn history_limit(op: Operation, caller: Version, params: &Value) -> Option<u
         }
         _ => return None,
     };
-    let h = at
-        .iter()
-        .try_fold(params, |v, k| v.get(k))
+    let h = super::member(params, at)
         .and_then(Value::as_i64)
         .and_then(|h| i32::try_from(h).ok());
     let h = match caller {

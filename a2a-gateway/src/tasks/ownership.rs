@@ -261,10 +261,8 @@ pub async fn bind_answer(
 /// The task id a request of `op` names (caller's version), if any: `id` of task operations,
 /// the push config's task, or `message.taskId` of a send. ListTasks names none.
 pub fn requested_task(op: Operation, version: Version, params: &Value) -> Option<String> {
-    // Looked up member by member (a JSON pointer parses and unescapes its path on every call).
     let s = |path: &[&str]| {
-        path.iter()
-            .try_fold(params, |v, k| v.get(k))
+        crate::protocol::member(params, path)
             .and_then(Value::as_str)
             .map(str::to_owned)
     };
