@@ -53,21 +53,10 @@ fn block_needs_escape(block: &[u8; 16]) -> bool {
     m != 0
 }
 
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGHS: u64 = 0x8080_8080_8080_8080;
-
-/// Whether any byte of `w` is below 0x20, `"` or `\` (eight bytes of a shorter string).
-fn word_needs_escape(w: u64) -> bool {
-    let zero_in = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
-    let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
-    (below_space | zero_in(w ^ (ONES * u64::from(b'"'))) | zero_in(w ^ (ONES * u64::from(b'\\'))))
-        != 0
-}
-
 /// The JSON length of the string `s`: its bytes, the escapes, the two quotes. Almost no string
-/// has a byte to escape: it is looked for sixteen bytes at a time (eight in strings shorter than
-/// that), the last block overlapping the one before, and a string that has one is then counted
-/// byte by byte.
+/// has a byte to escape: it is looked for sixteen bytes at a time (a shorter string padded to
+/// sixteen with a byte that needs none), the last block overlapping the one before, and a
+/// string that has one is then counted byte by byte.
 pub(crate) fn str_len(s: &str) -> usize {
     let b = s.as_bytes();
     let n = b.len() + 2;
@@ -84,15 +73,10 @@ pub(crate) fn str_len(s: &str) -> usize {
             }
             at += 16;
         }
-    } else if b.len() >= 8 {
-        let word = |i: usize| {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(&b[i..i + 8]);
-            u64::from_le_bytes(a)
-        };
-        word_needs_escape(word(0)) || word_needs_escape(word(b.len() - 8))
     } else {
-        return n + extra_of(b);
+        let mut block = [b'a'; 16];
+        block[..b.len()].copy_from_slice(b);
+        block_needs_escape(&block)
     };
     if escapes { n + extra_of(b) } else { n }
 }
