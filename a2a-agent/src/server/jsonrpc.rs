@@ -41,6 +41,23 @@ fn event_text(id: &RawId, ev: &crate::model::StreamResponse) -> String {
     text.unwrap_or_else(|e| id.error_text(&A2aError::internal(e).jsonrpc_error(Version::V1)))
 }
 
+/// The JSON-RPC answers of the 0.3 events one event becomes (a failed translation: its error's
+/// answer).
+fn v03_event_texts(
+    id: &RawId,
+    tr: &mut edge::V03Stream,
+    ev: crate::model::StreamResponse,
+    last: bool,
+) -> Vec<String> {
+    tr.push(ev, last)
+        .into_iter()
+        .map(|r| match r {
+            Ok(v) => id.result_text(&v),
+            Err(e) => id.error_text(&e.jsonrpc_error(Version::V03)),
+        })
+        .collect()
+}
+
 /// The envelope refusal as an A2A error (the answer's id is `null`).
 fn envelope_error(e: &EnvelopeError) -> A2aError {
     match e.kind {
@@ -204,14 +221,7 @@ fn answer(
         Ok(Outcome::Single(ev)) => {
             let data = match version {
                 Version::V1 => vec![event_text(id, &ev)],
-                Version::V03 => edge::V03Stream::new(false)
-                    .push(*ev, true)
-                    .into_iter()
-                    .map(|r| match r {
-                        Ok(v) => id.result_text(&v),
-                        Err(e) => id.error_text(&e.jsonrpc_error(Version::V03)),
-                    })
-                    .collect(),
+                Version::V03 => v03_event_texts(id, &mut edge::V03Stream::new(false), *ev, true),
             };
             edge::sse::response(
                 futures_util::stream::iter(data.into_iter().map(edge::sse::data)),
@@ -227,13 +237,7 @@ fn answer(
                 Version::V03 => {
                     let mut tr = edge::V03Stream::new(false);
                     sse_response(*sub, heartbeat, move |ev, last| {
-                        tr.push(ev, last)
-                            .into_iter()
-                            .map(|r| match r {
-                                Ok(v) => id2.result_text(&v),
-                                Err(e) => id2.error_text(&e.jsonrpc_error(Version::V03)),
-                            })
-                            .collect()
+                        v03_event_texts(&id2, &mut tr, ev, last)
                     })
                 }
             }
