@@ -87,13 +87,7 @@ impl std::fmt::Debug for Compiled {
 impl Compiled {
     /// Compiles `root` (every object in it is treated as a possible schema node).
     pub fn build(root: &'static Value) -> Compiled {
-        let w = Walker {
-            root,
-            opts: Options::PROTOJSON,
-            out: Vec::new(),
-            compiled: None,
-            renames: Vec::new(),
-        };
+        let w = Walker::new(root, Options::PROTOJSON, None);
         let mut c = Compiled {
             root,
             nodes: HashMap::new(),

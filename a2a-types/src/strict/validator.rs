@@ -153,13 +153,7 @@ impl Validator {
             Some(c) => c.root,
             None => self.schema.as_ref(),
         };
-        let mut w = Walker {
-            root,
-            opts: self.options,
-            out: Vec::new(),
-            compiled: self.compiled,
-            renames: Vec::new(),
-        };
+        let mut w = Walker::new(root, self.options, self.compiled);
         let mut path = base.to_owned();
         w.check(root, value, &mut path, 0);
         w

@@ -7,17 +7,23 @@ use serde_json::Value;
 /// update event (`{"statusUpdate": ..}` in 1.x, `kind: status-update` in 0.3) or a push body.
 /// Returns an empty string when there is no state.
 pub fn task_state(v: &Value) -> String {
-    let status = if let Some(t) = v.get("task") {
+    let status = status_of(v);
+    let raw = status["state"].as_str().unwrap_or_default();
+    raw.trim_start_matches("TASK_STATE_")
+        .to_lowercase()
+        .replace('_', "-")
+}
+
+/// The status of a Task, a `{"task": ..}` send result or a status update event (1.x
+/// `{"statusUpdate": ..}`, 0.3 `kind: status-update`) in either SDK's dump (`Null` when none).
+fn status_of(v: &Value) -> &Value {
+    if let Some(t) = v.get("task") {
         &t["status"]
     } else if let Some(u) = v.get("statusUpdate") {
         &u["status"]
     } else {
         &v["status"]
-    };
-    let raw = status["state"].as_str().unwrap_or_default();
-    raw.trim_start_matches("TASK_STATE_")
-        .to_lowercase()
-        .replace('_', "-")
+    }
 }
 
 /// The kind of a stream event in a dump of either SDK: `task`, `status`, `artifact`, `message`,
@@ -39,13 +45,7 @@ pub fn event_kind(ev: &Value) -> &'static str {
 /// The text of the first part of the status message of a Task / send result / status event, in
 /// either SDK's dump (`""` when absent).
 pub fn status_text(v: &Value) -> String {
-    let status = if let Some(t) = v.get("task") {
-        &t["status"]
-    } else if let Some(u) = v.get("statusUpdate") {
-        &u["status"]
-    } else {
-        &v["status"]
-    };
+    let status = status_of(v);
     status["message"]["parts"][0]["text"]
         .as_str()
         .unwrap_or_default()

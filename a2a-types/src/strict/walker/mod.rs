@@ -40,6 +40,17 @@ pub(super) struct Rename {
 const MAX_DEPTH: usize = 128;
 
 impl<'a> Walker<'a> {
+    /// A walker with nothing found yet, over the schema `root` (with its compiled facts, if any).
+    pub(super) fn new(root: &'a Value, opts: Options, compiled: Option<&'a Compiled>) -> Self {
+        Walker {
+            root,
+            opts,
+            out: Vec::new(),
+            compiled,
+            renames: Vec::new(),
+        }
+    }
+
     fn violation(&mut self, path: &str, kind: ViolationKind) {
         let path = if path.is_empty() { "$" } else { path };
         self.out.push(Violation {

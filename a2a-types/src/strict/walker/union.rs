@@ -221,13 +221,7 @@ impl<'a> Walker<'a> {
         let value = Value::Object(o.clone());
         let mut best: Option<(usize, usize)> = None;
         for (i, (b, _)) in resolved.iter().enumerate() {
-            let mut w = Walker {
-                root: self.root,
-                opts: self.opts,
-                out: Vec::new(),
-                compiled: self.compiled,
-                renames: Vec::new(),
-            };
+            let mut w = Walker::new(self.root, self.opts, self.compiled);
             let mut p = path.to_owned();
             w.check(b, &value, &mut p, 0);
             if w.out.is_empty() {
@@ -298,13 +292,7 @@ impl<'a> Walker<'a> {
         }
         let mut best: Option<Vec<Violation>> = None;
         for b in &resolved {
-            let mut w = Walker {
-                root: self.root,
-                opts: self.opts,
-                out: Vec::new(),
-                compiled: self.compiled,
-                renames: Vec::new(),
-            };
+            let mut w = Walker::new(self.root, self.opts, self.compiled);
             let mut p = path.to_owned();
             w.check(b, v, &mut p, depth + 1);
             if w.out.is_empty() {
