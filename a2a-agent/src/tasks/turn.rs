@@ -263,7 +263,8 @@ impl TaskManager {
             let id = message.task_id.clone().unwrap_or_default();
             self.keep_send(i, SendTarget::Task(id)).await;
         }
-        let mut announced_rx = live.watch.subscribe();
+        // One receiver for both waits below: `wait_for` looks at the current value first.
+        let mut watch_rx = live.watch.subscribe();
 
         // Subscribe before the run starts so no event is missed.
         let sub = if mode == SendMode::Stream {
@@ -278,8 +279,6 @@ impl TaskManager {
         } else {
             None
         };
-        let mut watch_rx = live.watch.subscribe();
-        watch_rx.mark_unchanged();
 
         let ctx_id = message.context_id.clone().unwrap_or_default();
         let task_id = message.task_id.clone().unwrap_or_default();
@@ -322,7 +321,7 @@ impl TaskManager {
             SendMode::Stream => {
                 if first_turn {
                     // Announce the stream only once the handler has emitted or ended.
-                    let _ = announced_rx.wait_for(|w| w.announced).await;
+                    let _ = watch_rx.wait_for(|w| w.announced).await;
                     if let Some(m) = live.state.lock().await.direct.take() {
                         return Ok(SendAnswer::Message(m));
                     }
